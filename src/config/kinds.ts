@@ -1,0 +1,120 @@
+// The registry of every kind Sluice knows: Istio's CRDs, the Gateway API kinds, and the Kubernetes
+// built-ins the mesh reads. Versions and short names follow Istio's metadata.yaml and crd-all.gen.yaml.
+
+export interface KindInfo {
+  group: string;
+  kind: string;
+  /** The version Sluice stores and prefers; always in `versions`. */
+  preferredVersion: string;
+  /** Every served version (including aliases Istio accepts as the same schema). */
+  versions: readonly string[];
+  plural: string;
+  shortNames: readonly string[];
+  namespaced: boolean;
+  /** Which family the kind belongs to; decides which validators apply. */
+  family: "istio" | "gateway-api" | "kubernetes";
+  /** False for kinds Sluice recognises but does not act on (UDPRoute). */
+  supported: boolean;
+}
+
+function kind(
+  family: KindInfo["family"],
+  group: string,
+  kindName: string,
+  versions: string[],
+  opts: { plural?: string; short?: string[]; clusterScoped?: boolean; unsupported?: boolean } = {},
+): KindInfo {
+  return {
+    family,
+    group,
+    kind: kindName,
+    preferredVersion: versions[0],
+    versions,
+    plural: opts.plural ?? `${kindName.toLowerCase()}s`,
+    shortNames: opts.short ?? [],
+    namespaced: !opts.clusterScoped,
+    supported: !opts.unsupported,
+  };
+}
+
+const NET = "networking.istio.io";
+const SEC = "security.istio.io";
+const GW = "gateway.networking.k8s.io";
+const ISTIO_NET_VERSIONS = ["v1", "v1alpha3", "v1beta1"];
+const GW_VERSIONS = ["v1", "v1beta1", "v1alpha2"];
+
+export const KINDS: readonly KindInfo[] = [
+  kind("istio", NET, "VirtualService", ISTIO_NET_VERSIONS, { short: ["vs"] }),
+  kind("istio", NET, "DestinationRule", ISTIO_NET_VERSIONS, { short: ["dr"] }),
+  kind("istio", NET, "Gateway", ISTIO_NET_VERSIONS, { short: ["gw"] }),
+  kind("istio", NET, "ServiceEntry", ISTIO_NET_VERSIONS, { plural: "serviceentries", short: ["se"] }),
+  kind("istio", NET, "Sidecar", ISTIO_NET_VERSIONS),
+  kind("istio", NET, "WorkloadEntry", ISTIO_NET_VERSIONS, { plural: "workloadentries", short: ["we"] }),
+  kind("istio", NET, "WorkloadGroup", ISTIO_NET_VERSIONS, { short: ["wg"] }),
+  kind("istio", NET, "EnvoyFilter", ["v1alpha3"]),
+  kind("istio", NET, "ProxyConfig", ["v1beta1"]),
+  kind("istio", SEC, "AuthorizationPolicy", ["v1", "v1beta1"], { plural: "authorizationpolicies", short: ["ap"] }),
+  kind("istio", SEC, "PeerAuthentication", ["v1", "v1beta1"], { short: ["pa"] }),
+  kind("istio", SEC, "RequestAuthentication", ["v1", "v1beta1"], { short: ["ra"] }),
+  kind("istio", "telemetry.istio.io", "Telemetry", ["v1", "v1alpha1"], { plural: "telemetries", short: ["telemetry"] }),
+  kind("istio", "extensions.istio.io", "WasmPlugin", ["v1alpha1"]),
+
+  kind("gateway-api", GW, "GatewayClass", GW_VERSIONS, {
+    plural: "gatewayclasses",
+    short: ["gc"],
+    clusterScoped: true,
+  }),
+  kind("gateway-api", GW, "Gateway", GW_VERSIONS, { short: ["gtw"] }),
+  kind("gateway-api", GW, "HTTPRoute", GW_VERSIONS),
+  kind("gateway-api", GW, "GRPCRoute", ["v1", "v1alpha2"]),
+  kind("gateway-api", GW, "TCPRoute", ["v1", "v1alpha2"]),
+  kind("gateway-api", GW, "TLSRoute", ["v1", "v1alpha2"]),
+  kind("gateway-api", GW, "ReferenceGrant", ["v1beta1", "v1alpha2"], { short: ["refgrant"] }),
+  kind("gateway-api", GW, "BackendTLSPolicy", ["v1"], { plural: "backendtlspolicies", short: ["btlspolicy"] }),
+  kind("gateway-api", GW, "ListenerSet", ["v1"], { short: ["lset"] }),
+  kind("gateway-api", GW, "UDPRoute", ["v1alpha2"], { unsupported: true }),
+
+  kind("kubernetes", "", "Namespace", ["v1"], { short: ["ns"], clusterScoped: true }),
+  kind("kubernetes", "", "Service", ["v1"], { short: ["svc"] }),
+  kind("kubernetes", "", "Endpoints", ["v1"], { plural: "endpoints", short: ["ep"] }),
+  kind("kubernetes", "discovery.k8s.io", "EndpointSlice", ["v1"]),
+  kind("kubernetes", "", "Pod", ["v1"], { short: ["po"] }),
+  kind("kubernetes", "", "Node", ["v1"], { short: ["no"], clusterScoped: true }),
+  kind("kubernetes", "", "Secret", ["v1"]),
+  kind("kubernetes", "", "ConfigMap", ["v1"], { short: ["cm"] }),
+  kind("kubernetes", "", "ServiceAccount", ["v1"], { short: ["sa"] }),
+];
+
+/** "group/Kind" (group empty for the core API): the identity of a kind regardless of version. */
+export function kindKey(group: string, kindName: string): string {
+  return `${group}/${kindName}`;
+}
+
+const byKey = new Map(KINDS.map((k) => [kindKey(k.group, k.kind), k]));
+
+/** Splits an apiVersion ("networking.istio.io/v1", "v1") into group and version. */
+export function parseApiVersion(apiVersion: string): { group: string; version: string } {
+  const slash = apiVersion.lastIndexOf("/");
+  return slash < 0
+    ? { group: "", version: apiVersion }
+    : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
+}
+
+/** The kind an object's apiVersion and kind name, if Sluice knows that kind at that version. */
+export function lookupKind(apiVersion: string, kindName: string): KindInfo | undefined {
+  const { group, version } = parseApiVersion(apiVersion);
+  const info = byKey.get(kindKey(group, kindName));
+  return info?.versions.includes(version) ? info : undefined;
+}
+
+/** Finds a kind by what a user types on a command line: Kind, plural, short name, or "kind.group". */
+export function resolveKindName(name: string): KindInfo[] {
+  const lower = name.toLowerCase();
+  const dot = lower.indexOf(".");
+  const [bare, group] = dot < 0 ? [lower, undefined] : [lower.slice(0, dot), lower.slice(dot + 1)];
+  return KINDS.filter(
+    (k) =>
+      (group === undefined || k.group === group) &&
+      (k.kind.toLowerCase() === bare || k.plural === bare || k.shortNames.includes(bare)),
+  );
+}
