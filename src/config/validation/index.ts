@@ -2,6 +2,7 @@
 // Kinds without an entry get only the metadata checks, as Istio's EmptyValidate.
 import { kindKey } from "../kinds.ts";
 import type { SemanticValidator } from "./findings.ts";
+import { validateVirtualService } from "./virtualservice.ts";
 
 export { DEFAULT_CONTEXT, Findings, type SemanticValidator, type ValidationContext } from "./findings.ts";
 
@@ -9,7 +10,7 @@ const NET = "networking.istio.io";
 const SEC = "security.istio.io";
 
 export const SEMANTIC_VALIDATORS: ReadonlyMap<string, SemanticValidator> = new Map<string, SemanticValidator>([
-  // [kindKey(NET, "VirtualService"), validateVirtualService],
+  [kindKey(NET, "VirtualService"), validateVirtualService],
 ]);
 
 export function semanticValidator(group: string, kind: string): SemanticValidator | undefined {
