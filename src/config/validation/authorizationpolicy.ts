@@ -1,6 +1,7 @@
 // AuthorizationPolicy (security.istio.io): Istio's ValidateAuthorizationPolicy. Every error is
 // prefixed `invalid policy <name>.<namespace>: `; warnings are not.
 import type { ConfigObject } from "../model.ts";
+import { readEnum } from "./common/enums.ts";
 import { asList, asObject, asString, asStringList, type JsonObject } from "./common/json.ts";
 import { validatePolicyTargets } from "./common/selectors.ts";
 import { Findings, type SemanticValidator } from "./findings.ts";
@@ -13,9 +14,7 @@ import {
   validateIPs,
   validatePorts,
 } from "./security.ts";
-import { decodeEnum } from "./security-decode.ts";
-
-const ACTIONS = ["ALLOW", "DENY", "AUDIT", "CUSTOM"];
+import { AUTHORIZATION_ACTION } from "./security-decode.ts";
 
 // Source fields in the order Istio checks them, with the Go field name its messages use.
 const SOURCE_FIELDS: readonly (readonly [json: string, goName: string])[] = [
@@ -84,12 +83,7 @@ const DENY_TCP_WARNING =
 
 export const validateAuthorizationPolicy: SemanticValidator = (obj, _ctx, out) => {
   const spec = asObject(obj.spec) ?? {};
-  const action = decodeEnum(
-    spec.action,
-    ACTIONS,
-    "istio.security.v1beta1.AuthorizationPolicy.Action",
-    out.at("action"),
-  );
+  const action = readEnum(spec.action, AUTHORIZATION_ACTION, out.at("action"));
   if (action === undefined) return;
   // Checked on a scratch collector so every error can take the policy prefix.
   const found = new Findings(out.path);
