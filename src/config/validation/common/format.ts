@@ -34,3 +34,9 @@ export function goFloat(n: number): string {
 export function goFixed(n: number): string {
   return n.toFixed(6);
 }
+
+/** go-multierror's text for a list of errors (`1 error occurred:\n\t* ...\n\n`). */
+export function goMultiError(messages: string[]): string {
+  const count = messages.length === 1 ? "1 error occurred" : `${messages.length} errors occurred`;
+  return `${count}:\n${messages.map((m) => `\t* ${m}`).join("\n")}\n\n`;
+}

@@ -1,5 +1,6 @@
 // Hostname rules (Istio's host/name and agent FQDN/wildcard checks) and namespace/host pairs.
 import type { Findings } from "../findings.ts";
+import { goQuote } from "./format.ts";
 import { isIpAddress } from "./net.ts";
 import { report } from "./report.ts";
 
@@ -151,12 +152,12 @@ export function validateNamespaceHost(host: string, owner: HostOwner, gatewaySem
     if (owner === "sidecar") {
       const ns = namespace.startsWith("~") ? namespace.slice(1) : namespace;
       if (ns !== "" && ns !== "*" && ns !== "." && !isDns1123Label(ns)) {
-        out.error(`invalid namespace value "${namespace}" in sidecar`);
+        out.error(`invalid namespace value ${goQuote(namespace)} in sidecar`);
       }
     } else {
       const allowed =
         namespace === "*" || namespace === "." || isDns1123Label(namespace) || (gatewaySemantics && namespace === "~");
-      if (!allowed) out.error(`invalid namespace value "${namespace}" in gateway`);
+      if (!allowed) out.error(`invalid namespace value ${goQuote(namespace)} in gateway`);
     }
   }
   if (dnsName !== "*" && !dnsName.includes(".")) out.error("short names (non FQDN) are not allowed");

@@ -3,6 +3,7 @@
 // reports it on a Findings positioned at the field.
 export * from "./destination.ts";
 export * from "./durations.ts";
+export * from "./enums.ts";
 export * from "./exportto.ts";
 export * from "./format.ts";
 export * from "./gateways.ts";
@@ -15,3 +16,4 @@ export * from "./net.ts";
 export * from "./ports.ts";
 export * from "./report.ts";
 export * from "./selectors.ts";
+export * from "./trafficpolicy.ts";

@@ -22,16 +22,20 @@ export function labelValueError(value: string): string | undefined {
   return LABEL_VALUE.test(value) ? undefined : `invalid tag value: ${goQuote(value)}`;
 }
 
-/** Validates every key and value of a label map; one error per bad key or value. True when all are valid. */
-export function validateLabels(labels: Record<string, string>, out: Findings): boolean {
-  let ok = true;
+/** Every error of a label map, one per bad key or value (Istio returns them as one multierror). */
+export function labelErrors(labels: Record<string, string>): string[] {
+  const errors: string[] = [];
   for (const [key, value] of Object.entries(labels)) {
     for (const message of [labelKeyError(key), labelValueError(value)]) {
-      if (message) {
-        out.error(message);
-        ok = false;
-      }
+      if (message) errors.push(message);
     }
   }
-  return ok;
+  return errors;
+}
+
+/** Reports each label error on `out` (positioned at the labels field). True when all are valid. */
+export function validateLabels(labels: Record<string, string>, out: Findings): boolean {
+  const errors = labelErrors(labels);
+  for (const message of errors) out.error(message);
+  return errors.length === 0;
 }
