@@ -1,11 +1,16 @@
 // Istio's webhook validation, one file per kind; this map is the dispatch (Istio's collections.gen.go).
 // Kinds without an entry get only the metadata checks, as Istio's EmptyValidate.
 import { kindKey } from "../kinds.ts";
+import { validateAuthorizationPolicy } from "./authorizationpolicy.ts";
 import { validateDestinationRule } from "./destinationrule.ts";
 import type { SemanticValidator } from "./findings.ts";
+import { validatePeerAuthentication } from "./peerauthentication.ts";
 import { validateProxyConfig } from "./proxyconfig.ts";
+import { validateRequestAuthentication } from "./requestauthentication.ts";
 import { validateServiceEntry } from "./serviceentry.ts";
+import { validateTelemetry } from "./telemetry.ts";
 import { validateVirtualService } from "./virtualservice.ts";
+import { validateWasmPlugin } from "./wasmplugin.ts";
 import { validateWorkloadEntry } from "./workloadentry.ts";
 import { validateWorkloadGroup } from "./workloadgroup.ts";
 
@@ -21,6 +26,11 @@ export const SEMANTIC_VALIDATORS: ReadonlyMap<string, SemanticValidator> = new M
   [kindKey(NET, "WorkloadGroup"), validateWorkloadGroup],
   [kindKey(NET, "ProxyConfig"), validateProxyConfig],
   [kindKey(NET, "VirtualService"), validateVirtualService],
+  [kindKey(SEC, "AuthorizationPolicy"), validateAuthorizationPolicy],
+  [kindKey(SEC, "PeerAuthentication"), validatePeerAuthentication],
+  [kindKey(SEC, "RequestAuthentication"), validateRequestAuthentication],
+  [kindKey("telemetry.istio.io", "Telemetry"), validateTelemetry],
+  [kindKey("extensions.istio.io", "WasmPlugin"), validateWasmPlugin],
 ]);
 
 export function semanticValidator(group: string, kind: string): SemanticValidator | undefined {

@@ -1,0 +1,122 @@
+// Telemetry (telemetry.istio.io): Istio's ValidateTelemetry for metrics, tracing and access logging.
+import { parse as parseCel } from "@bufbuild/cel";
+import { decodeDurationField } from "./common/durations.ts";
+import { readEnum } from "./common/enums.ts";
+import { asList, asObject, asString, isSet, type JsonObject } from "./common/json.ts";
+import { validatePolicyTargets } from "./common/selectors.ts";
+import type { Findings, SemanticValidator } from "./findings.ts";
+import { ISTIO_METRIC, TAG_OPERATION, TELEMETRY_WORKLOAD_MODE } from "./security-decode.ts";
+
+export const validateTelemetry: SemanticValidator = (obj, _ctx, out) => {
+  const spec = asObject(obj.spec) ?? {};
+  validatePolicyTargets(spec, out);
+  forEachEntry(spec, "metrics", out, validateMetrics);
+  if ((asList(spec.tracing) ?? []).length > 1) out.at("tracing").warn("multiple tracing is not currently supported");
+  forEachEntry(spec, "tracing", out, validateTracing);
+  forEachEntry(spec, "accessLogging", out, validateAccessLogging);
+};
+
+// Null list entries are skipped, as Istio does for metrics, tracing and access logging.
+function forEachEntry(
+  container: JsonObject,
+  field: string,
+  out: Findings,
+  check: (entry: JsonObject, out: Findings) => void,
+): void {
+  (asList(container[field]) ?? []).forEach((entry, i) => {
+    const obj = asObject(entry);
+    if (obj) check(obj, out.at(field, i));
+  });
+}
+
+// Istio reports only the first provider reference without a name.
+function validateProviders(entry: JsonObject, out: Findings): void {
+  const providers = asList(entry.providers) ?? [];
+  const unnamed = providers.findIndex((provider) => asString(asObject(provider)?.name) === "");
+  if (unnamed >= 0) out.at("providers", unnamed).error("providers.name may not be empty");
+}
+
+function validateMetrics(metrics: JsonObject, out: Findings): void {
+  validateProviders(metrics, out);
+  decodeDurationField(metrics, "reportingInterval", out);
+  (asList(metrics.overrides) ?? []).forEach((value, i) => {
+    const at = out.at("overrides", i);
+    const override = asObject(value);
+    if (!override) {
+      at.error("tagOverrides may not be null");
+      return;
+    }
+    for (const [name, tag] of Object.entries(asObject(override.tagOverrides) ?? {})) {
+      validateTagOverride(name, tag, at.at("tagOverrides").at(name));
+    }
+    const match = asObject(override.match);
+    if (match) {
+      readEnum(match.metric, ISTIO_METRIC, at.at("match.metric"));
+      readEnum(match.mode, TELEMETRY_WORKLOAD_MODE, at.at("match.mode"));
+      if (match.customMetric === "") at.at("match.customMetric").error("customMetric may not be empty");
+    }
+  });
+}
+
+function validateTagOverride(name: string, value: unknown, out: Findings): void {
+  if (name === "") out.warn("tagOverrides.name may not be empty");
+  const tag = asObject(value);
+  if (!tag) {
+    out.error("tagOverrides may not be null");
+    return;
+  }
+  // The operation defaults to UPSERT, so an override without one needs a value.
+  const operation = readEnum(tag.operation, TAG_OPERATION, out.at("operation"));
+  const tagValue = asString(tag.value);
+  if (operation === "UPSERT" && tagValue === "") out.error("tagOverrides.value must be set when operation is UPSERT");
+  if (operation === "REMOVE" && tagValue !== "") {
+    out.error("tagOverrides.value may only be set when operation is UPSERT");
+  }
+}
+
+function validateTracing(tracing: JsonObject, out: Findings): void {
+  if ((asList(tracing.providers) ?? []).length > 1)
+    out.at("providers").warn("multiple providers is not currently supported");
+  validateProviders(tracing, out);
+  const percentage = tracing.randomSamplingPercentage;
+  if (typeof percentage === "number" && (percentage < 0 || percentage > 100)) {
+    out.at("randomSamplingPercentage").error("randomSamplingPercentage must be in range [0.0, 100.0]");
+  }
+  readEnum(asObject(tracing.match)?.mode, TELEMETRY_WORKLOAD_MODE, out.at("match.mode"));
+  for (const [name, value] of Object.entries(asObject(tracing.customTags) ?? {})) {
+    validateCustomTag(name, value, out.at("customTags").at(name));
+  }
+}
+
+function validateCustomTag(name: string, value: unknown, out: Findings): void {
+  if (name === "") out.error("tag name may not be empty");
+  const tag = asObject(value);
+  if (!tag) {
+    out.error(`tag '${name}' may not have a nil value`);
+    return;
+  }
+  // A tag sets one of literal, environment, header (or formatter, unchecked).
+  if (isSet(tag.literal)) {
+    if (asString(asObject(tag.literal)?.value) === "")
+      out.at("literal.value").error("literal tag value may not be empty");
+  } else if (isSet(tag.environment)) {
+    if (asString(asObject(tag.environment)?.name) === "") {
+      out.at("environment.name").error("environment tag name may not be empty");
+    }
+  } else if (isSet(tag.header)) {
+    if (asString(asObject(tag.header)?.name) === "") out.at("header.name").error("header tag name may not be empty");
+  }
+}
+
+function validateAccessLogging(logging: JsonObject, out: Findings): void {
+  const filter = asObject(logging.filter);
+  if (filter) {
+    try {
+      parseCel(asString(filter.expression));
+    } catch (err) {
+      out.at("filter.expression").error(`must be a valid CEL expression, ${(err as Error).message}`);
+    }
+  }
+  validateProviders(logging, out);
+  readEnum(asObject(logging.match)?.mode, TELEMETRY_WORKLOAD_MODE, out.at("match.mode"));
+}
