@@ -1,0 +1,266 @@
+// Istio Gateway webhook validation (validation-rules.md §6) and server TLS settings (§6.1), which
+// Sidecar ingress listeners reuse.
+import type { ConfigObject } from "../model.ts";
+import {
+  asBool,
+  asList,
+  asNumber,
+  asObject,
+  asString,
+  asStringList,
+  goQuote,
+  isDns1123Label,
+  isHttpProtocol,
+  isTlsProtocol,
+  type JsonObject,
+  parseProtocol,
+  readEnum,
+  SERVER_TLS_MODE,
+  TLS_PROTOCOL,
+  validateIpAddress,
+  validateNamespaceHost,
+  validatePort,
+  validateUnixAddress,
+} from "./common/index.ts";
+import type { Findings, SemanticValidator } from "./findings.ts";
+
+const GATEWAY_SEMANTICS_ANNOTATION = "internal.istio.io/gateway-semantics";
+const UNIX_PREFIX = "unix://";
+
+export const validateGateway: SemanticValidator = (obj: ConfigObject, _ctx, out: Findings) => {
+  const spec = asObject(obj.spec) ?? {};
+  // Gateways converted from the Gateway API may use names and namespaces Istio Gateways cannot.
+  const gatewaySemantics = obj.metadata.annotations?.[GATEWAY_SEMANTICS_ANNOTATION] === "gateway";
+  const name = obj.metadata.name ?? "";
+  if (!isDns1123Label(name) && !gatewaySemantics) {
+    out.error(`invalid gateway name: ${goQuote(name)}`);
+  }
+  const servers = asList(spec.servers) ?? [];
+  if (servers.length === 0) out.at("servers").error("gateway must have at least one server");
+  servers.forEach((server, i) => {
+    validateServer(server, gatewaySemantics, out.at("servers", i));
+  });
+
+  const portNames = new Set<string>();
+  servers.forEach((entry, i) => {
+    const at = out.at("servers", i);
+    const server = asObject(entry);
+    if (!server) {
+      at.error("server may not be nil");
+      return;
+    }
+    const port = asObject(server.port);
+    if (!port) return;
+    const portName = asString(port.name);
+    if (portNames.has(portName)) {
+      at.at("port.name").error(`port names in servers must be unique: duplicate name ${portName}`);
+    }
+    portNames.add(portName);
+    if (!isHttpProtocol(asString(port.protocol)) && asBool(asObject(server.tls)?.httpsRedirect)) {
+      at.at("tls.httpsRedirect").warn("tls.httpsRedirect should only be used with http servers");
+    }
+  });
+};
+
+function validateServer(entry: unknown, gatewaySemantics: boolean, out: Findings): void {
+  const server = asObject(entry);
+  if (!server) {
+    out.error("cannot have nil server");
+    return;
+  }
+  const hosts = asStringList(server.hosts);
+  if (hosts.length === 0) out.at("hosts").error("server config must contain at least one host");
+  hosts.forEach((host, i) => {
+    validateNamespaceHost(host, "gateway", gatewaySemantics, out.at("hosts", i));
+  });
+  const bind = asString(server.bind);
+  const port = asObject(server.port);
+  const portValid = validateServerPort(port, bind, out.at("port"));
+  validateServerBind(port, bind, out.at("bind"));
+  const tls = asObject(server.tls);
+  const mode = validateServerTls(tls, out.at("tls"));
+  if (!portValid || !port) return;
+  const protocol = asString(port.protocol);
+  if (isTlsProtocol(protocol)) {
+    if (!tls) out.at("tls").error("server must have TLS settings for HTTPS/TLS protocols");
+  } else if (tls) {
+    if (!isHttpProtocol(protocol)) {
+      out.at("tls").error("server cannot have TLS settings for non HTTPS/TLS ports");
+    } else {
+      // A plain HTTP server may carry TLS settings only to redirect to HTTPS.
+      const passthrough = mode === "PASSTHROUGH" || mode === "AUTO_PASSTHROUGH";
+      const hasCertificates = ["caCertificates", "privateKey", "serverCertificate"].some(
+        (f) => asString(tls[f]) !== "",
+      );
+      if (!passthrough || hasCertificates) {
+        out.at("tls").error("server cannot have TLS settings for plain text HTTP ports");
+      }
+    }
+  }
+}
+
+/** Go's compact text form of a Port message, as Istio prints it with `%v`. */
+function portText(port: JsonObject): string {
+  const parts: string[] = [];
+  if (asNumber(port.number) !== 0) parts.push(`number:${asNumber(port.number)}`);
+  if (asString(port.protocol) !== "") parts.push(`protocol:${goQuote(asString(port.protocol))}`);
+  if (asString(port.name) !== "") parts.push(`name:${goQuote(asString(port.name))}`);
+  if (asNumber(port.targetPort) !== 0) parts.push(`target_port:${asNumber(port.targetPort)}`);
+  return parts.join(" ");
+}
+
+// Returns whether the port has no errors (TLS/protocol consistency is checked only then).
+function validateServerPort(port: JsonObject | undefined, bind: string, out: Findings): boolean {
+  if (!port) {
+    out.error("port is required");
+    return false;
+  }
+  const before = out.errors.length;
+  const protocol = asString(port.protocol);
+  if (!parseProtocol(protocol)) {
+    out
+      .at("protocol")
+      .error(
+        `invalid protocol ${goQuote(protocol)}, supported protocols are HTTP, HTTP2, GRPC, GRPC-WEB, MONGO, REDIS, MYSQL, TCP`,
+      );
+  }
+  const number = asNumber(port.number);
+  if (number > 0 || !bind.startsWith(UNIX_PREFIX)) validatePort(number, out.at("number"));
+  if (asNumber(port.targetPort) > 0) out.at("targetPort").error("targetPort has no impact on Gateways");
+  if (asString(port.name) === "") out.at("name").error(`port name must be set: ${portText(port)}`);
+  return out.errors.length === before;
+}
+
+function validateServerBind(port: JsonObject | undefined, bind: string, out: Findings): void {
+  if (bind.startsWith(UNIX_PREFIX)) {
+    validateUnixAddress(bind.slice(UNIX_PREFIX.length), out);
+    if (port && asNumber(port.number) !== 0) {
+      out.error(`port number must be 0 for unix domain socket: ${portText(port)}`);
+    }
+  } else if (bind !== "") {
+    validateIpAddress(bind, out);
+  }
+}
+
+const VALID_CIPHER_SUITES = new Set([
+  "ECDHE-ECDSA-AES128-GCM-SHA256",
+  "ECDHE-RSA-AES128-GCM-SHA256",
+  "ECDHE-ECDSA-AES256-GCM-SHA384",
+  "ECDHE-RSA-AES256-GCM-SHA384",
+  "ECDHE-ECDSA-CHACHA20-POLY1305",
+  "ECDHE-RSA-CHACHA20-POLY1305",
+  "ECDHE-ECDSA-AES128-SHA",
+  "ECDHE-RSA-AES128-SHA",
+  "ECDHE-ECDSA-AES256-SHA",
+  "ECDHE-RSA-AES256-SHA",
+  "AES128-GCM-SHA256",
+  "AES256-GCM-SHA384",
+  "AES128-SHA",
+  "AES256-SHA",
+  "DES-CBC3-SHA",
+]);
+
+// Entries starting with an operator (`-`, `+`, `!`, `[`) are Envoy cipher expressions Istio lets through.
+function isValidCipherSuite(cs: string): boolean {
+  return cs === "" || cs === "ALL" || !/^[\p{L}\p{N}]/u.test(cs) || VALID_CIPHER_SUITES.has(cs);
+}
+
+/** Go's `%v` of a sorted string list: `[a b]`. */
+function sortedList(values: Iterable<string>): string {
+  return `[${[...values].sort().join(" ")}]`;
+}
+
+/**
+ * Istio's validateTLSOptions for server TLS (Gateway servers, Sidecar ingress). `out` is at the
+ * tls field. Returns the TLS mode name (undefined when absent or undecodable).
+ */
+export function validateServerTls(tls: JsonObject | undefined, out: Findings): string | undefined {
+  if (!tls) return undefined;
+  const mode = readEnum(tls.mode, SERVER_TLS_MODE, out.at("mode"));
+  const minVersion = readEnum(tls.minProtocolVersion, TLS_PROTOCOL, out.at("minProtocolVersion"));
+  readEnum(tls.maxProtocolVersion, TLS_PROTOCOL, out.at("maxProtocolVersion"));
+  const cipherSuites = asStringList(tls.cipherSuites);
+  if ((minVersion === "TLSV1_0" || minVersion === "TLSV1_1") && cipherSuites.length === 0) {
+    out.warn(
+      "TLS version below TLSV1_2 require setting compatible ciphers as by default they no longer include compatible ciphers.",
+    );
+  }
+  const invalid = new Set<string>();
+  const valid = new Set<string>();
+  const duplicate = new Set<string>();
+  for (const cs of cipherSuites) {
+    if (!isValidCipherSuite(cs)) invalid.add(cs);
+    else if (valid.has(cs)) duplicate.add(cs);
+    else valid.add(cs);
+  }
+  if (invalid.size > 0) out.at("cipherSuites").warn(`ignoring invalid cipher suites: ${sortedList(invalid)}`);
+  if (duplicate.size > 0) out.at("cipherSuites").warn(`ignoring duplicate cipher suites: ${sortedList(duplicate)}`);
+
+  const serverCertificate = asString(tls.serverCertificate);
+  const privateKey = asString(tls.privateKey);
+  const caCertificates = asString(tls.caCertificates);
+  const credentialName = asString(tls.credentialName);
+  const caCrl = asString(tls.caCrl);
+  const tlsCertificates = asList(tls.tlsCertificates) ?? [];
+  const hasCredentialNames = asList(tls.credentialNames) !== undefined;
+
+  if (mode === "ISTIO_MUTUAL") {
+    const forbidden: [boolean, string][] = [
+      [serverCertificate !== "", "server certificate"],
+      [privateKey !== "", "private key"],
+      [caCertificates !== "", "CA bundle"],
+      [tlsCertificates.length > 0, "tlsCertificates"],
+      [credentialName !== "", "credentialName"],
+      [hasCredentialNames, "credentialNames"],
+    ];
+    for (const [set, what] of forbidden) {
+      if (set) out.error(`ISTIO_MUTUAL TLS cannot have associated ${what}`);
+    }
+    return mode;
+  }
+  const anyCertificate =
+    caCrl !== "" ||
+    serverCertificate !== "" ||
+    privateKey !== "" ||
+    caCertificates !== "" ||
+    tlsCertificates.length > 0 ||
+    credentialName !== "" ||
+    hasCredentialNames;
+  if ((mode === "PASSTHROUGH" || mode === "AUTO_PASSTHROUGH") && anyCertificate) {
+    out.warn(`${mode} mode does not use certificates, they will be ignored`);
+  }
+  const sources = [
+    serverCertificate !== "" && privateKey !== "",
+    credentialName !== "",
+    hasCredentialNames,
+    tlsCertificates.length > 0,
+  ].filter(Boolean).length;
+  if (sources > 1) {
+    out.error(
+      "only one of credential_name, credential_names, server_certificate/private_key, tls_certificates should be specified",
+    );
+  }
+  const terminates = mode === "SIMPLE" || mode === "MUTUAL" || mode === "OPTIONAL_MUTUAL";
+  // Credentials fetched by name carry their own certificates and CRL.
+  if (terminates && (credentialName !== "" || hasCredentialNames)) return mode;
+  if (terminates) {
+    const label = mode === "SIMPLE" ? "SIMPLE TLS" : "MUTUAL TLS";
+    if (label === "MUTUAL TLS" && caCertificates === "") out.error(`${label} requires a client CA bundle`);
+    if (tlsCertificates.length > 2) out.warn(`${label} can support up to 2 server certificates`);
+    const pairs =
+      tlsCertificates.length > 0
+        ? tlsCertificates.map((c) => asObject(c) ?? {})
+        : [{ serverCertificate, privateKey } as JsonObject];
+    for (const pair of pairs) {
+      if (asString(pair.serverCertificate) === "") out.error(`${label} requires a server certificate`);
+      if (asString(pair.privateKey) === "") out.error(`${label} requires a private key`);
+    }
+  }
+  if (caCrl !== "") {
+    if (credentialName !== "") {
+      out.error("CRL is not supported with credentialName. CRL has to be specified in the credential");
+    }
+    if (mode === "SIMPLE") out.error("CRL is not supported with SIMPLE TLS");
+  }
+  return mode;
+}

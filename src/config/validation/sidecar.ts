@@ -1,0 +1,276 @@
+// Sidecar webhook validation (validation-rules.md §8).
+import type { ConfigObject } from "../model.ts";
+import {
+  asBool,
+  asList,
+  asNumber,
+  asObject,
+  asString,
+  asStringList,
+  CAPTURE_MODE,
+  goQuote,
+  isHttpProtocol,
+  isTlsProtocol,
+  type JsonObject,
+  OUTBOUND_TRAFFIC_POLICY_MODE,
+  portError,
+  readEnum,
+  report,
+  validateConnectionPool,
+  validateDestination,
+  validateFqdn,
+  validateIpAddress,
+  validateLabelsSelector,
+  validateNamespaceHost,
+  validatePort,
+  validatePortName,
+  validateProtocol,
+  validateUnixAddress,
+} from "./common/index.ts";
+import type { Findings, SemanticValidator } from "./findings.ts";
+import { validateServerTls } from "./gateway.ts";
+
+const UNIX_PREFIX = "unix://";
+// MeshConfig's ALLOW_ANY_DYNAMIC_DNS number; the Sidecar enum has no name for it.
+const MESH_ALLOW_ANY_DYNAMIC_DNS = "2";
+
+export const validateSidecar: SemanticValidator = (obj: ConfigObject, _ctx, out: Findings) => {
+  const spec = asObject(obj.spec) ?? {};
+  const selector = validateLabelsSelector(spec.workloadSelector, out.at("workloadSelector"));
+  if (!selector.ok) return;
+  const ingress = asList(spec.ingress) ?? [];
+  const egress = asList(spec.egress) ?? [];
+  if (
+    ingress.length === 0 &&
+    egress.length === 0 &&
+    !asObject(spec.outboundTrafficPolicy) &&
+    !asObject(spec.inboundConnectionPool)
+  ) {
+    // Istio returns only this error, dropping the selector warning.
+    out.error("sidecar: empty configuration provided");
+    return;
+  }
+  if (selector.empty) {
+    out
+      .at("workloadSelector")
+      .warn("sidecar: workload selector specified without labels, will be applied to all services in namespace");
+  }
+  const ingressPorts = new Set<number>();
+  ingress.forEach((listener, i) => {
+    validateIngressListener(listener, ingressPorts, out.at("ingress", i));
+  });
+  validateConnectionPool(spec.inboundConnectionPool, out.at("inboundConnectionPool"));
+  validateEgressListeners(egress, obj.metadata.namespace ?? "", out.at("egress"));
+  validateOutboundTrafficPolicy(spec.outboundTrafficPolicy, out.at("outboundTrafficPolicy"));
+};
+
+function validateIngressListener(entry: unknown, seenPorts: Set<number>, out: Findings): void {
+  const listener = asObject(entry);
+  if (!listener) {
+    out.error("sidecar: ingress may not be null");
+    return;
+  }
+  const port = asObject(listener.port);
+  if (!port) {
+    out.at("port").error("sidecar: port is required for ingress listeners");
+    return;
+  }
+  const portAt = out.at("port");
+  if (asNumber(port.targetPort) > 0) portAt.at("targetPort").error("targetPort has no impact on Sidecars");
+  const name = asString(port.name);
+  const number = asNumber(port.number);
+  const protocol = asString(port.protocol);
+  if (name !== "") validatePortName(name, portAt.at("name"));
+  validateProtocol(protocol, portAt.at("protocol"));
+  validatePort(number, portAt.at("number"));
+  const bind = asString(listener.bind);
+  if (bind !== "") validateIpAddress(bind, out.at("bind"));
+  if (seenPorts.has(number)) portAt.at("number").error("sidecar: ports on IP bound listeners must be unique");
+  seenPorts.add(number);
+
+  const defaultEndpoint = asString(listener.defaultEndpoint);
+  if (defaultEndpoint !== "") validateDefaultEndpoint(defaultEndpoint, out.at("defaultEndpoint"));
+
+  const tls = asObject(listener.tls);
+  if (tls) {
+    const at = out.at("tls");
+    if (asList(tls.subjectAltNames)) at.error("sidecar: subjectAltNames is not supported in ingress tls");
+    if (asBool(tls.httpsRedirect)) at.error("sidecar: httpsRedirect is not supported");
+    if (asString(tls.credentialName) !== "") at.error("sidecar: credentialName is not currently supported");
+    if (asList(tls.credentialNames)) at.error("sidecar: credentialNames is not currently supported");
+    if (asList(tls.tlsCertificates)) at.error("sidecar: tls_certificates is not currently supported");
+    if (!isTlsProtocol(protocol)) at.error("server cannot have TLS settings for non HTTPS/TLS ports");
+    const mode = validateServerTls(tls, at);
+    if (mode === "ISTIO_MUTUAL" || mode === "AUTO_PASSTHROUGH") {
+      at.at("mode").error(`configuration is invalid: cannot set mode to ${mode} in sidecar ingress tls`);
+    }
+  }
+
+  const pool = asObject(listener.connectionPool);
+  validateConnectionPool(pool, out.at("connectionPool"));
+  if (pool && asObject(pool.http) && !isHttpProtocol(protocol)) {
+    out
+      .at("connectionPool.http")
+      .warn(
+        `sidecar: HTTP connection pool settings are configured for port ${number} (${goQuote(name)}) but its protocol is not HTTP (${protocol}); only TCP settings will apply`,
+      );
+  }
+}
+
+/** Go net.SplitHostPort: `host:port` or `[host]:port`; on error both parts are empty. */
+function splitHostPort(address: string): { host: string; port: string; error?: string } {
+  const fail = (why: string) => ({ host: "", port: "", error: `address ${address}: ${why}` });
+  const colon = address.lastIndexOf(":");
+  if (colon < 0) return fail("missing port in address");
+  let host: string;
+  let hostStart = 0;
+  let hostEnd = 0;
+  if (address.startsWith("[")) {
+    const close = address.indexOf("]");
+    if (close < 0) return fail("missing ']' in address");
+    if (close + 1 === address.length) return fail("missing port in address");
+    if (close + 1 !== colon)
+      return fail(address[close + 1] === ":" ? "too many colons in address" : "missing port in address");
+    host = address.slice(1, close);
+    hostStart = 1;
+    hostEnd = close + 1;
+  } else {
+    host = address.slice(0, colon);
+    if (host.includes(":")) return fail("too many colons in address");
+  }
+  if (address.slice(hostStart).includes("[")) return fail("unexpected '[' in address");
+  if (address.slice(hostEnd).includes("]")) return fail("unexpected ']' in address");
+  return { host, port: address.slice(colon + 1) };
+}
+
+const LOOPBACK_OR_ANY = new Set(["", "127.0.0.1", "0.0.0.0", "::1", "::"]);
+
+// Where an ingress listener forwards: a unix socket, or a loopback/any address with a port.
+function validateDefaultEndpoint(endpoint: string, out: Findings): void {
+  if (endpoint.startsWith(UNIX_PREFIX)) {
+    validateUnixAddress(endpoint.slice(UNIX_PREFIX.length), out);
+    return;
+  }
+  const { host, port, error } = splitHostPort(endpoint);
+  if (error) out.error(error);
+  if (!LOOPBACK_OR_ANY.has(host)) {
+    out.error(
+      "sidecar: defaultEndpoint must be of form 127.0.0.1:<port>,0.0.0.0:<port>,[::1]:port,[::]:port,unix://filepath or unset",
+    );
+  }
+  if (!/^[+-]?[0-9]+$/.test(port)) {
+    out.error(
+      `sidecar: defaultEndpoint port (${port}) is not a number: strconv.Atoi: parsing ${goQuote(port)}: invalid syntax`,
+    );
+    return;
+  }
+  report(out, portError(Number(port)));
+}
+
+function validateEgressListeners(listeners: unknown[], namespace: string, out: Findings): void {
+  const ipPorts = new Set<number>();
+  const udsBinds = new Set<string>();
+  listeners.forEach((entry, i) => {
+    const at = out.at("", i);
+    const listener = asObject(entry);
+    if (!listener) {
+      at.error("egress listener may not be null");
+      return;
+    }
+    const port = asObject(listener.port);
+    if (!port) {
+      // The catch-all listener (no port) must come last.
+      if (i !== listeners.length - 1) {
+        at.error("sidecar: the egress listener with empty port should be the last listener in the list");
+      }
+    } else {
+      validateEgressPort(listener, port, at);
+      const bind = asString(listener.bind);
+      const number = asNumber(port.number);
+      if (number === 0) {
+        if (udsBinds.has(bind)) at.at("bind").error("sidecar: unix domain socket values for listeners must be unique");
+        udsBinds.add(bind);
+      } else {
+        if (ipPorts.has(number)) at.at("port.number").error("sidecar: ports on IP bound listeners must be unique");
+        ipPorts.add(number);
+      }
+    }
+    validateEgressHosts(asStringList(listener.hosts), namespace, at.at("hosts"));
+  });
+}
+
+function validateEgressPort(listener: JsonObject, port: JsonObject, out: Findings): void {
+  const portAt = out.at("port");
+  if (asNumber(port.targetPort) > 0) portAt.at("targetPort").error("targetPort has no impact on Sidecars");
+  const name = asString(port.name);
+  if (name !== "") validatePortName(name, portAt.at("name"));
+  validateProtocol(asString(port.protocol), portAt.at("protocol"));
+  const bind = asString(listener.bind);
+  const captureMode = readEnum(listener.captureMode, CAPTURE_MODE, out.at("captureMode"));
+  const number = asNumber(port.number);
+  if (number === 0) {
+    // Port 0 means a unix domain socket listener.
+    if (!bind.startsWith(UNIX_PREFIX)) {
+      out.at("bind").error("sidecar: ports with 0 value must have a unix domain socket bind address");
+    } else {
+      validateUnixAddress(bind.slice(UNIX_PREFIX.length), out.at("bind"));
+    }
+    if (captureMode !== undefined && captureMode !== "DEFAULT" && captureMode !== "NONE") {
+      out.at("captureMode").error("sidecar: captureMode must be DEFAULT/NONE for unix domain socket listeners");
+    }
+  } else {
+    validatePort(number, portAt.at("number"));
+    if (bind !== "") validateIpAddress(bind, out.at("bind"));
+  }
+}
+
+function validateEgressHosts(hosts: string[], namespace: string, out: Findings): void {
+  if (hosts.length === 0) {
+    out.error("sidecar: egress listener must contain at least one host");
+    return;
+  }
+  // namespace → hosts already listed for it, to warn about repeats ("~ns" exclusions are not tracked).
+  const seen = new Map<string, Set<string>>();
+  hosts.forEach((host, i) => {
+    const at = out.at("", i);
+    const slash = host.indexOf("/");
+    if (slash >= 0 && !host.startsWith("~")) {
+      const ns = host.slice(0, slash) === "." ? namespace : host.slice(0, slash);
+      const name = host.slice(slash + 1);
+      const names = seen.get(ns) ?? new Set<string>();
+      seen.set(ns, names);
+      const duplicate = name === "*" ? names.size > 0 : names.has(name) || names.has("*");
+      if (duplicate) at.warn(`duplicated egress host: ${host}`);
+      names.add(name);
+    }
+    validateNamespaceHost(host, "sidecar", false, at);
+  });
+  if (seen.get("*")?.has("*") && seen.size !== 1) {
+    out.warn("`*/*` host select all resources, no other hosts can be added");
+  }
+}
+
+function validateOutboundTrafficPolicy(value: unknown, out: Findings): void {
+  const policy = asObject(value);
+  if (!policy) return;
+  const mode = readEnum(policy.mode, OUTBOUND_TRAFFIC_POLICY_MODE, out.at("mode"));
+  if (mode === MESH_ALLOW_ANY_DYNAMIC_DNS) {
+    out
+      .at("mode")
+      .error("sidecar: ALLOW_ANY_DYNAMIC_DNS mode is only supported in MeshConfig, not in Sidecar resource");
+    return;
+  }
+  const proxy = asObject(policy.egressProxy);
+  if (!proxy) return;
+  const at = out.at("egressProxy");
+  if (mode !== "ALLOW_ANY") {
+    at.error("sidecar: egress_proxy must be set only with ALLOW_ANY outbound_traffic_policy mode");
+    return;
+  }
+  validateFqdn(asString(proxy.host), at.at("host"));
+  if (!asObject(proxy.port)) {
+    at.at("port").error("sidecar: egress_proxy port must be non-nil");
+    return;
+  }
+  validateDestination(proxy, at);
+}
