@@ -4,10 +4,12 @@ import { kindKey } from "../kinds.ts";
 import { validateAuthorizationPolicy } from "./authorizationpolicy.ts";
 import { validateDestinationRule } from "./destinationrule.ts";
 import type { SemanticValidator } from "./findings.ts";
+import { validateGateway } from "./gateway.ts";
 import { validatePeerAuthentication } from "./peerauthentication.ts";
 import { validateProxyConfig } from "./proxyconfig.ts";
 import { validateRequestAuthentication } from "./requestauthentication.ts";
 import { validateServiceEntry } from "./serviceentry.ts";
+import { validateSidecar } from "./sidecar.ts";
 import { validateTelemetry } from "./telemetry.ts";
 import { validateVirtualService } from "./virtualservice.ts";
 import { validateWasmPlugin } from "./wasmplugin.ts";
@@ -21,6 +23,8 @@ const SEC = "security.istio.io";
 
 export const SEMANTIC_VALIDATORS: ReadonlyMap<string, SemanticValidator> = new Map<string, SemanticValidator>([
   [kindKey(NET, "DestinationRule"), validateDestinationRule],
+  [kindKey(NET, "Gateway"), validateGateway],
+  [kindKey(NET, "Sidecar"), validateSidecar],
   [kindKey(NET, "ServiceEntry"), validateServiceEntry],
   [kindKey(NET, "WorkloadEntry"), validateWorkloadEntry],
   [kindKey(NET, "WorkloadGroup"), validateWorkloadGroup],
