@@ -1,21 +1,16 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { Issue } from "../model.ts";
+import type { ValidationResult } from "../model.ts";
 import { validateAuthorizationPolicy } from "./authorizationpolicy.ts";
-import { DEFAULT_CONTEXT, Findings } from "./findings.ts";
+import { runSemantic } from "./common/testing.ts";
 
-const PREFIX = "invalid policy p.ns: ";
+const PREFIX = "invalid policy n.ns: ";
 
-function check(spec: unknown): { errors: Issue[]; warnings: Issue[] } {
-  const out = new Findings("spec");
-  const obj = {
+function check(spec: unknown): ValidationResult {
+  return runSemantic(validateAuthorizationPolicy, spec, {
     apiVersion: "security.istio.io/v1",
     kind: "AuthorizationPolicy",
-    metadata: { name: "p", namespace: "ns" },
-    spec,
-  };
-  validateAuthorizationPolicy(obj, DEFAULT_CONTEXT, out);
-  return { errors: out.errors, warnings: out.warnings };
+  });
 }
 
 test("errors carry the `invalid policy <name>.<namespace>:` prefix; selector warning does not", () => {

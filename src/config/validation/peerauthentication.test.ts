@@ -1,14 +1,14 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { Issue } from "../model.ts";
-import { DEFAULT_CONTEXT, Findings } from "./findings.ts";
+import type { ValidationResult } from "../model.ts";
+import { runSemantic } from "./common/testing.ts";
 import { validatePeerAuthentication } from "./peerauthentication.ts";
 
-function check(spec: unknown): { errors: Issue[]; warnings: Issue[] } {
-  const out = new Findings("spec");
-  const obj = { apiVersion: "security.istio.io/v1", kind: "PeerAuthentication", metadata: { name: "p" }, spec };
-  validatePeerAuthentication(obj, DEFAULT_CONTEXT, out);
-  return { errors: out.errors, warnings: out.warnings };
+function check(spec: unknown): ValidationResult {
+  return runSemantic(validatePeerAuthentication, spec, {
+    apiVersion: "security.istio.io/v1",
+    kind: "PeerAuthentication",
+  });
 }
 
 const STRICT = { mode: "STRICT" };

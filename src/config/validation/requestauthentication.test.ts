@@ -1,14 +1,14 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { Issue } from "../model.ts";
-import { DEFAULT_CONTEXT, Findings } from "./findings.ts";
+import type { Issue, ValidationResult } from "../model.ts";
+import { runSemantic } from "./common/testing.ts";
 import { validateRequestAuthentication } from "./requestauthentication.ts";
 
-function check(spec: unknown): { errors: Issue[]; warnings: Issue[] } {
-  const out = new Findings("spec");
-  const obj = { apiVersion: "security.istio.io/v1", kind: "RequestAuthentication", metadata: { name: "r" }, spec };
-  validateRequestAuthentication(obj, DEFAULT_CONTEXT, out);
-  return { errors: out.errors, warnings: out.warnings };
+function check(spec: unknown): ValidationResult {
+  return runSemantic(validateRequestAuthentication, spec, {
+    apiVersion: "security.istio.io/v1",
+    kind: "RequestAuthentication",
+  });
 }
 
 function errorsOf(rule: unknown): Issue[] {

@@ -1,14 +1,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { Issue } from "../model.ts";
-import { DEFAULT_CONTEXT, Findings } from "./findings.ts";
+import type { ValidationResult } from "../model.ts";
+import { runSemantic } from "./common/testing.ts";
 import { validateTelemetry } from "./telemetry.ts";
 
-function check(spec: unknown): { errors: Issue[]; warnings: Issue[] } {
-  const out = new Findings("spec");
-  const obj = { apiVersion: "telemetry.istio.io/v1", kind: "Telemetry", metadata: { name: "t" }, spec };
-  validateTelemetry(obj, DEFAULT_CONTEXT, out);
-  return { errors: out.errors, warnings: out.warnings };
+function check(spec: unknown): ValidationResult {
+  return runSemantic(validateTelemetry, spec, { apiVersion: "telemetry.istio.io/v1", kind: "Telemetry" });
 }
 
 test("selector and targetRef rules apply", () => {

@@ -1,14 +1,12 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { Issue } from "../model.ts";
-import { DEFAULT_CONTEXT, Findings } from "./findings.ts";
+import { runSemantic } from "./common/testing.ts";
 import { validateWasmPlugin } from "./wasmplugin.ts";
 
 function check(spec: unknown): Issue[] {
-  const out = new Findings("spec");
-  const obj = { apiVersion: "extensions.istio.io/v1alpha1", kind: "WasmPlugin", metadata: { name: "w" }, spec };
-  validateWasmPlugin(obj, DEFAULT_CONTEXT, out);
-  return out.errors;
+  return runSemantic(validateWasmPlugin, spec, { apiVersion: "extensions.istio.io/v1alpha1", kind: "WasmPlugin" })
+    .errors;
 }
 
 const URL = "oci://ghcr.io/plugin:1";
