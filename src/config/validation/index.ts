@@ -3,6 +3,7 @@
 import { kindKey } from "../kinds.ts";
 import { validateAuthorizationPolicy } from "./authorizationpolicy.ts";
 import { validateDestinationRule } from "./destinationrule.ts";
+import { validateEnvoyFilter } from "./envoyfilter.ts";
 import type { SemanticValidator } from "./findings.ts";
 import { validateGateway } from "./gateway.ts";
 import { validatePeerAuthentication } from "./peerauthentication.ts";
@@ -30,6 +31,7 @@ export const SEMANTIC_VALIDATORS: ReadonlyMap<string, SemanticValidator> = new M
   [kindKey(NET, "WorkloadGroup"), validateWorkloadGroup],
   [kindKey(NET, "ProxyConfig"), validateProxyConfig],
   [kindKey(NET, "VirtualService"), validateVirtualService],
+  [kindKey(NET, "EnvoyFilter"), validateEnvoyFilter],
   [kindKey(SEC, "AuthorizationPolicy"), validateAuthorizationPolicy],
   [kindKey(SEC, "PeerAuthentication"), validatePeerAuthentication],
   [kindKey(SEC, "RequestAuthentication"), validateRequestAuthentication],

@@ -1,0 +1,240 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import type { Issue } from "../model.ts";
+import { corpusDocuments, runSemantic } from "./common/testing.ts";
+import { validateEnvoyFilter } from "./envoyfilter.ts";
+import { DEFAULT_CONTEXT, Findings } from "./findings.ts";
+
+const ALWAYS =
+  "EnvoyFilter exposes internal implementation details that may change at any time. Prefer other APIs if possible, and exercise extreme caution, especially around upgrades.";
+
+function run(spec: unknown) {
+  return runSemantic(validateEnvoyFilter, spec, { kind: "EnvoyFilter", apiVersion: "networking.istio.io/v1alpha3" });
+}
+
+function messages(issues: Issue[]): string[] {
+  return issues.map((i) => i.message);
+}
+
+/** One config patch; `patch` fields override a valid MERGE of a cluster. */
+function onePatch(cp: Record<string, unknown>) {
+  return run({ configPatches: [cp] });
+}
+
+const clusterMerge = { applyTo: "CLUSTER", patch: { operation: "MERGE", value: { name: "c" } } };
+
+describe("EnvoyFilter webhook validation", () => {
+  test("EnvoyFilter: every object gets the internal-details warning", () => {
+    const r = onePatch(clusterMerge);
+    assert.deepEqual(r.errors, []);
+    assert.deepEqual(r.warnings, [{ path: "spec", message: ALWAYS }]);
+  });
+
+  test("EnvoyFilter: workloadSelector label errors are returned alone", () => {
+    const r = run({ workloadSelector: { labels: { app: "*" } }, configPatches: [null] });
+    assert.deepEqual(r.errors, [
+      { path: "spec.workloadSelector.labels", message: 'wildcard is not supported in selector: "app=*"' },
+    ]);
+    assert.deepEqual(r.warnings, []);
+  });
+
+  test("EnvoyFilter: workloadSelector without labels is a warning", () => {
+    const r = run({ workloadSelector: {}, configPatches: [clusterMerge] });
+    assert.deepEqual(r.errors, []);
+    assert.deepEqual(r.warnings[1], {
+      path: "spec.workloadSelector",
+      message: "Envoy filter: workload selector specified without labels, will be applied to all services in namespace",
+    });
+  });
+
+  test("EnvoyFilter: null config patch", () => {
+    assert.deepEqual(run({ configPatches: [null, clusterMerge] }).errors, [
+      { path: "spec.configPatches[0]", message: "Envoy filter: null config patch" },
+    ]);
+  });
+
+  test("EnvoyFilter: patches with context WAYPOINT are not validated", () => {
+    assert.deepEqual(onePatch({ match: { context: "WAYPOINT" } }).errors, []);
+  });
+
+  test("EnvoyFilter: applyTo, patch, operation and value are required, in that order", () => {
+    assert.deepEqual(onePatch({ patch: { operation: "MERGE" } }).errors, [
+      { path: "spec.configPatches[0].applyTo", message: "Envoy filter: missing applyTo" },
+    ]);
+    assert.deepEqual(messages(onePatch({ applyTo: "CLUSTER" }).errors), ["Envoy filter: missing patch"]);
+    assert.deepEqual(onePatch({ applyTo: "CLUSTER", patch: { value: {} } }).errors, [
+      { path: "spec.configPatches[0].patch.operation", message: "Envoy filter: missing patch operation" },
+    ]);
+    assert.deepEqual(messages(onePatch({ applyTo: "CLUSTER", patch: { operation: "ADD" } }).errors), [
+      "Envoy filter: missing patch value for non-remove operation",
+    ]);
+    assert.deepEqual(onePatch({ applyTo: "CLUSTER", patch: { operation: "REMOVE" } }).errors, []);
+  });
+
+  test("EnvoyFilter: enums decode from names or numbers; unknown names fail decoding", () => {
+    assert.deepEqual(onePatch({ applyTo: 8, patch: { operation: 3 } }).errors, []);
+    assert.deepEqual(onePatch({ applyTo: "CLUSTERS", patch: { operation: "REMOVE" } }).errors, [
+      {
+        path: "spec.configPatches[0].applyTo",
+        message: 'unknown value "\\"CLUSTERS\\"" for enum istio.networking.v1alpha3.EnvoyFilter.ApplyTo',
+      },
+    ]);
+  });
+
+  test("EnvoyFilter: proxyVersion must be an RE2 regex; over 1024 characters it is ignored with a warning", () => {
+    const bad = onePatch({ ...clusterMerge, match: { proxy: { proxyVersion: "1.(2" } } });
+    assert.equal(bad.errors.length, 1);
+    assert.match(
+      bad.errors[0].message,
+      /^Envoy filter: invalid regex for proxy version, \[error parsing regexp: .*\]$/,
+    );
+    const long = onePatch({ ...clusterMerge, match: { proxy: { proxyVersion: "x".repeat(1025) } } });
+    assert.deepEqual(long.errors, []);
+    assert.ok(
+      long.warnings.some(
+        (w) => w.message === "Envoy filter: proxyVersion match exceeds 1024 characters and will be ignored",
+      ),
+    );
+  });
+
+  test("EnvoyFilter: listener-class applyTo needs a listener match", () => {
+    const r = onePatch({
+      applyTo: "HTTP_FILTER",
+      match: { cluster: {} },
+      patch: { operation: "ADD", value: { name: "x", typed_config: {} } },
+    });
+    assert.deepEqual(r.errors, [
+      {
+        path: "spec.configPatches[0].match",
+        message: "Envoy filter: applyTo for listener class objects cannot have non listener match",
+      },
+    ]);
+  });
+
+  test("EnvoyFilter: filter match rules (name, subFilter only for HTTP_FILTER under the HCM, subFilter name)", () => {
+    const listener = (filter: unknown) => ({ listener: { filterChain: { filter } } });
+    const remove = { operation: "REMOVE" };
+    const cases: [string, unknown, string][] = [
+      ["NETWORK_FILTER", {}, "Envoy filter: filter match has no name to match on"],
+      [
+        "NETWORK_FILTER",
+        { name: "envoy.filters.network.http_connection_manager", subFilter: { name: "r" } },
+        "Envoy filter: subfilter match can be used with applyTo HTTP_FILTER only",
+      ],
+      [
+        "HTTP_FILTER",
+        { name: "envoy.filters.network.tcp_proxy", subFilter: { name: "r" } },
+        "Envoy filter: subfilter match requires filter match with envoy.filters.network.http_connection_manager",
+      ],
+      [
+        "HTTP_FILTER",
+        { name: "envoy.filters.network.http_connection_manager", subFilter: {} },
+        "Envoy filter: subfilter match has no name to match on",
+      ],
+    ];
+    for (const [applyTo, filter, message] of cases) {
+      assert.deepEqual(messages(onePatch({ applyTo, match: listener(filter), patch: remove }).errors), [message]);
+    }
+    const withListener = onePatch({ applyTo: "LISTENER", match: listener({ name: "x" }), patch: remove });
+    assert.deepEqual(withListener.warnings[1], {
+      path: "spec.configPatches[0].match.listener.filterChain.filter",
+      message: "Envoy filter: filter match has no effect when used with LISTENER",
+    });
+  });
+
+  test("EnvoyFilter: deprecated filter names in matches are warnings", () => {
+    const r = onePatch({
+      applyTo: "HTTP_FILTER",
+      match: {
+        listener: {
+          filterChain: { filter: { name: "envoy.http_connection_manager", subFilter: { name: "envoy.router" } } },
+        },
+      },
+      patch: { operation: "REMOVE" },
+    });
+    assert.deepEqual(r.errors, []);
+    assert.deepEqual(r.warnings.slice(1), [
+      {
+        path: "spec.configPatches[0].match.listener.filterChain.filter.name",
+        message:
+          'using deprecated filter name "envoy.http_connection_manager"; use "envoy.filters.network.http_connection_manager" instead',
+      },
+      {
+        path: "spec.configPatches[0].match.listener.filterChain.filter.subFilter.name",
+        message: 'using deprecated filter name "envoy.router"; use "envoy.filters.http.router" instead',
+      },
+    ]);
+  });
+
+  test("EnvoyFilter: route-class and cluster applyTo need matching match objects", () => {
+    assert.deepEqual(
+      messages(onePatch({ applyTo: "VIRTUAL_HOST", match: { cluster: {} }, patch: { operation: "REMOVE" } }).errors),
+      ["Envoy filter: applyTo for http route class objects cannot have non route configuration match"],
+    );
+    assert.deepEqual(
+      messages(onePatch({ applyTo: "CLUSTER", match: { listener: {} }, patch: { operation: "REMOVE" } }).errors),
+      ["Envoy filter: applyTo for cluster class objects cannot have non cluster match"],
+    );
+  });
+
+  test("EnvoyFilter: the patch value must decode as the applyTo's Envoy message", () => {
+    const r = onePatch({ applyTo: "CLUSTER", patch: { operation: "ADD", value: { name: 5 } } });
+    assert.equal(r.errors.length, 1);
+    assert.equal(r.errors[0].path, "spec.configPatches[0].patch.value");
+    assert.match(r.errors[0].message, /^Envoy filter: .*envoy\.config\.cluster\.v3\.Cluster\.name/);
+  });
+
+  test("EnvoyFilter: unknown fields in the patch value are a warning", () => {
+    const r = onePatch({ applyTo: "CLUSTER", patch: { operation: "ADD", value: { name: "c", bogus: 1 } } });
+    assert.deepEqual(r.errors, []);
+    assert.match(r.warnings[1].message, /^Envoy filter: .*"bogus" is unknown/);
+  });
+
+  test("EnvoyFilter: unresolvable Any types are rejected (v2 types with a hint)", () => {
+    const filter = (type: string) =>
+      onePatch({
+        applyTo: "HTTP_FILTER",
+        patch: { operation: "ADD", value: { name: "f", typed_config: { "@type": `type.googleapis.com/${type}` } } },
+      });
+    assert.deepEqual(messages(filter("envoy.config.filter.http.lua.v2.Lua").errors), [
+      "referenced type unknown (hint: try using the v3 XDS API): Envoy filter: could not resolve Any message type: type.googleapis.com/envoy.config.filter.http.lua.v2.Lua",
+    ]);
+    assert.deepEqual(messages(filter("example.com.Nope").errors), [
+      "referenced type unknown: Envoy filter: could not resolve Any message type: type.googleapis.com/example.com.Nope",
+    ]);
+    assert.deepEqual(filter("envoy.extensions.filters.http.router.v3.Router").errors, []);
+  });
+
+  test("EnvoyFilter: filters named without typed_config get a deprecation warning", () => {
+    const r = onePatch({
+      applyTo: "HTTP_FILTER",
+      patch: { operation: "ADD", value: { name: "envoy.filters.http.cors" } },
+    });
+    assert.deepEqual(r.errors, []);
+    assert.deepEqual(r.warnings[1], {
+      path: "spec.configPatches[0].patch.value",
+      message: "using deprecated types by name without typed_config; envoy.filters.http.cors",
+    });
+  });
+});
+
+describe("EnvoyFilter: Istio's CRD-validation corpus", () => {
+  function validate(doc: ReturnType<typeof corpusDocuments>[number]) {
+    const out = new Findings("spec");
+    validateEnvoyFilter(doc, DEFAULT_CONTEXT, out);
+    return out.errors;
+  }
+
+  test("EnvoyFilter: every envoyfilter-valid.yaml document passes", () => {
+    const docs = corpusDocuments("envoyfilter-valid.yaml");
+    assert.equal(docs.length, 5);
+    for (const doc of docs) assert.deepEqual(validate(doc), [], doc.metadata.name);
+  });
+
+  test("EnvoyFilter: of envoyfilter-invalid.yaml the webhook rejects only waypoint-wrong-context (the rest are CRD CEL rules)", () => {
+    const rejected = corpusDocuments("envoyfilter-invalid.yaml")
+      .filter((doc) => validate(doc).length > 0)
+      .map((doc) => doc.metadata.name);
+    assert.deepEqual(rejected, ["waypoint-wrong-context"]);
+  });
+});
