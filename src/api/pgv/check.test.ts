@@ -40,6 +40,7 @@ import {
   tls,
   tlsInspector,
   typeUrl,
+  xdsType,
 } from "../index.ts";
 import { checkMessage, type Violation } from "./index.ts";
 
@@ -396,6 +397,48 @@ describe("PGV checker on broken Envoy resources", () => {
       requestHeadersToAdd: [{ header: { key: "x-ok header", value: "v" } }, { header: { key: "x-bad\nheader" } }],
     });
     assert.deepEqual(rules(found), ["request_headers_to_add[1].header.key string.well_known_regex"]);
+  });
+
+  it("honours ignore_empty on Envoy rules (override_auto_sni_header)", () => {
+    assert.deepEqual(violations(core.UpstreamHttpProtocolOptionsSchema, { overrideAutoSniHeader: "" }), []);
+    assert.deepEqual(rules(violations(core.UpstreamHttpProtocolOptionsSchema, { overrideAutoSniHeader: "a\nb" })), [
+      "override_auto_sni_header string.well_known_regex",
+    ]);
+  });
+
+  it("converts a TypedStruct to its named type and checks it, and reports an unknown one", () => {
+    const typedStruct = (typeUrl: string) =>
+      any(xdsType.TypedStructSchema, { typeUrl, value: { strict_check_headers: ["x-bogus"] } });
+    const found = violations(hcm.HttpConnectionManagerSchema, {
+      ...hcmInit("x"),
+      httpFilters: [
+        { name: "a", configType: { case: "typedConfig", value: typedStruct(typeUrl(router.RouterSchema)) } },
+        {
+          name: "b",
+          configType: { case: "typedConfig", value: typedStruct("type.googleapis.com/stats.PluginConfig") },
+        },
+      ],
+    });
+    assert.deepEqual(rules(found), [
+      "http_filters[0].typed_config.value.strict_check_headers[0] string.in",
+      "http_filters[1].typed_config.type_url any.known_type",
+    ]);
+  });
+
+  it("reports durations Envoy refuses whatever the field's rules: negative or beyond 10000 years", () => {
+    const found = violations(cluster.ClusterSchema, {
+      ...clusterInit,
+      connectTimeout: { seconds: 1n, nanos: -1 },
+      commonLbConfig: { updateMergeWindow: { seconds: 315_576_000_001n } },
+    });
+    assert.deepEqual(found, [
+      {
+        path: "common_lb_config.update_merge_window",
+        rule: "duration.valid",
+        message: "duration out of range (at most 315576000000s)",
+      },
+      { path: "connect_timeout", rule: "duration.valid", message: "duration must not be negative" },
+    ]);
   });
 
   it("reports an empty access log path", () => {

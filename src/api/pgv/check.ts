@@ -17,7 +17,13 @@ import {
   ScalarType,
 } from "@bufbuild/protobuf";
 import { type ReflectMessage, reflect } from "@bufbuild/protobuf/reflect";
-import type { Any, Duration, Timestamp } from "@bufbuild/protobuf/wkt";
+import {
+  type Any,
+  type Duration,
+  FeatureSet_FieldPresence,
+  isWrapperDesc,
+  type Timestamp,
+} from "@bufbuild/protobuf/wkt";
 import {
   type AnyRules,
   type BytesRules,
@@ -142,14 +148,23 @@ function setRules(rules: Message): Map<string, unknown> {
   return out;
 }
 
-function isZero(value: unknown): boolean {
-  if (typeof value === "string") return value === "";
-  if (typeof value === "number") return value === 0;
-  if (typeof value === "bigint") return value === 0n;
-  if (typeof value === "boolean") return !value;
-  if (value instanceof Uint8Array) return value.length === 0;
-  return value === undefined;
-}
+const NUMERIC_RULES = new Set<FieldRules["type"]["case"]>([
+  "float",
+  "double",
+  "int32",
+  "int64",
+  "uint32",
+  "uint64",
+  "sint32",
+  "sint64",
+  "fixed32",
+  "fixed64",
+  "sfixed32",
+  "sfixed64",
+]);
+
+const hasExplicitPresence = (field: DescField) =>
+  field.presence !== FeatureSet_FieldPresence.IMPLICIT || field.oneof !== undefined;
 
 function isHostname(host: string): string | undefined {
   const name = host.endsWith(".") ? host.slice(0, -1) : host;
@@ -207,10 +222,10 @@ class Checker {
       if (rules?.type.case === "timestamp") this.timestamp(msg.message as Timestamp, rules.type.value, path);
       return;
     }
-    if (typeName.startsWith("google.protobuf.") && typeName.endsWith("Value") && msg.desc.fields.length === 1) {
-      // A wrapper: the rules are the wrapped scalar's.
+    if (isWrapperDesc(msg.desc)) {
+      // The rules of a wrapper field are the wrapped scalar's.
       const field = msg.desc.fields[0];
-      if (rules && field.fieldKind === "scalar") this.scalar(field.scalar, msg.get(field), rules, path);
+      if (rules) this.scalar(field.scalar, msg.get(field), rules, path);
       return;
     }
     if (rules?.message?.skip || typeName.startsWith("google.protobuf.")) return;
@@ -235,11 +250,11 @@ class Checker {
     switch (field.fieldKind) {
       case "scalar":
         // A field with explicit presence (proto2, proto3 optional) is checked only when set.
-        if (rules && (field.presence !== 2 || field.oneof) && !msg.isSet(field)) return;
-        if (rules) this.scalar(field.scalar, msg.get(field), rules, path);
+        if (rules && (!hasExplicitPresence(field) || msg.isSet(field)))
+          this.scalar(field.scalar, msg.get(field), rules, path);
         return;
       case "enum":
-        if (rules?.type.case === "enum" && (field.presence === 2 || msg.isSet(field))) {
+        if (rules?.type.case === "enum" && (!hasExplicitPresence(field) || msg.isSet(field))) {
           this.enumValue(field.enum, msg.get(field), rules.type.value, path);
         }
         return;
@@ -337,22 +352,23 @@ class Checker {
     }
   }
 
+  /** A scalar value against the rules of its kind; rules of another kind (a proto mistake) are ignored. */
   private scalar(type: ScalarType, value: unknown, rules: FieldRules, path: string): void {
-    const { case: kind, value: typeRules } = rules.type;
-    if (kind === undefined) return;
-    if (kind === "string" && type === ScalarType.STRING) this.string(value as string, typeRules as StringRules, path);
-    else if (kind === "bytes" && type === ScalarType.BYTES)
-      this.bytes(value as Uint8Array, typeRules as BytesRules, path);
-    else if (kind === "bool" && type === ScalarType.BOOL) {
-      const r = setRules(typeRules);
+    const typed = rules.type;
+    if (typed.case === "string" && type === ScalarType.STRING) this.string(value as string, typed.value, path);
+    else if (typed.case === "bytes" && type === ScalarType.BYTES) this.bytes(value as Uint8Array, typed.value, path);
+    else if (typed.case === "bool" && type === ScalarType.BOOL) {
+      const r = setRules(typed.value);
       if (r.has("const") && value !== r.get("const"))
         this.add(path, "bool.const", `value must equal ${r.get("const")}`);
-    } else if (typeof value === "number" || typeof value === "bigint") {
-      if (kind === "enum" || kind === "any" || kind === "duration" || kind === "timestamp") return;
-      if (kind === "repeated" || kind === "map" || kind === "string" || kind === "bytes" || kind === "bool") return;
-      const r = setRules(typeRules);
-      if (r.get("ignore_empty") && isZero(value)) return;
-      this.numeric(kind, value, r, path, fmtNum);
+    } else if (
+      typed.case &&
+      NUMERIC_RULES.has(typed.case) &&
+      (typeof value === "number" || typeof value === "bigint")
+    ) {
+      const r = setRules(typed.value);
+      if (r.get("ignore_empty") && (value === 0 || value === 0n)) return;
+      this.numeric(typed.case, value, r, path, fmtNum);
     }
   }
 
@@ -580,8 +596,12 @@ class Checker {
 
   private duration(value: Duration, rules: DurationRules | undefined, path: string): void {
     const nanos = durationNanos(value);
-    if (value.seconds < 0n || value.nanos < 0 || value.nanos > 999_999_999 || value.seconds > MAX_DURATION_SECONDS) {
-      this.add(path, "duration.valid", "value must be a non-negative duration of at most 315576000000s");
+    if (value.seconds < 0n || value.nanos < 0) {
+      this.add(path, "duration.valid", "duration must not be negative");
+      return;
+    }
+    if (value.nanos > 999_999_999 || value.seconds > MAX_DURATION_SECONDS) {
+      this.add(path, "duration.valid", `duration out of range (at most ${MAX_DURATION_SECONDS}s)`);
       return;
     }
     if (!rules) return;
