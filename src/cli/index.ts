@@ -1,0 +1,10 @@
+// The sluice commands, one module each. A new command is one file here and one line below.
+import type { Argv } from "yargs";
+import { validateCommand } from "./validate.ts";
+
+export { defaultConfigPath, loadCliConfig } from "./config.ts";
+export { EXIT_INVALID, EXIT_OK, EXIT_USAGE } from "./exit-codes.ts";
+
+export function registerCommands(cli: Argv): Argv {
+  return cli.command(validateCommand);
+}
