@@ -25,7 +25,9 @@ function isAllNumeric(s: string): boolean {
 }
 
 function domainPreconditionError(domain: string): string | undefined {
-  if (domain.length > MAX_DOMAIN_LENGTH) return `domain name "${domain}" too long (max ${MAX_DOMAIN_LENGTH})`;
+  if (Buffer.byteLength(domain, "utf8") > MAX_DOMAIN_LENGTH) {
+    return `domain name ${goQuote(domain)} too long (max ${MAX_DOMAIN_LENGTH})`;
+  }
   if (domain.length === 0) return "empty domain name not allowed";
   return undefined;
 }
@@ -34,11 +36,13 @@ function domainPreconditionError(domain: string): string | undefined {
 function domainLabelsError(domain: string): string | undefined {
   const labels = domain.split(".");
   const tld = labels[labels.length - 1];
-  if (isAllNumeric(tld)) return `domain name "${domain}" invalid (top level domain "${tld}" cannot be all-numeric)`;
+  if (isAllNumeric(tld)) {
+    return `domain name ${goQuote(domain)} invalid (top level domain ${goQuote(tld)} cannot be all-numeric)`;
+  }
   for (let i = 0; i < labels.length; i++) {
     const isTrailingEmpty = i === labels.length - 1 && labels[i] === "";
     if (!isTrailingEmpty && !isDns1123Label(labels[i])) {
-      return `domain name "${domain}" invalid (label "${labels[i]}" invalid)`;
+      return `domain name ${goQuote(domain)} invalid (label ${goQuote(labels[i])} invalid)`;
     }
   }
   return undefined;
@@ -58,14 +62,14 @@ export function wildcardDomainError(domain: string): string | undefined {
   if (pre) return pre;
   const dot = domain.indexOf(".");
   const first = dot < 0 ? domain : domain.slice(0, dot);
-  if (!isWildcardLabel(first)) return `domain name "${domain}" invalid (label "${first}" invalid)`;
+  if (!isWildcardLabel(first)) return `domain name ${goQuote(domain)} invalid (label ${goQuote(first)} invalid)`;
   return dot < 0 ? undefined : domainLabelsError(domain.slice(dot + 1));
 }
 
 /** `*` alone and `*.` prefixes are the only wildcards Istio allows in most host fields. */
 export function partialWildcardError(host: string): string | undefined {
   return host.includes("*") && host.length !== 1 && !host.startsWith("*.")
-    ? `partial wildcard "${host}" not allowed`
+    ? `partial wildcard ${goQuote(host)} not allowed`
     : undefined;
 }
 
@@ -83,15 +87,15 @@ export function gatewayBoundVirtualServiceHostError(sni: boolean, domain: string
     }
     const port = trimDots(parts[1]);
     const hostname = trimDots(parts[3]);
-    if (!/[0-9]/.test(port)) return outboundSniLabelError(domain, parts[1]);
-    if (!/[a-zA-Z]/.test(hostname)) return outboundSniLabelError(domain, parts[3]);
+    if (!/[0-9]/.test(port)) return outboundSniLabelError(domain, port);
+    if (!/[a-zA-Z]/.test(hostname)) return outboundSniLabelError(domain, hostname);
     return undefined;
   }
   return wildcardDomainError(domain);
 }
 
-function outboundSniLabelError(domain: string, part: string): string {
-  return `domain name "${domain}" invalid (label "${part}" invalid). should follow outbound_.<PORT>_._.<HOSTNAME> format`;
+function outboundSniLabelError(domain: string, label: string): string {
+  return `domain name ${goQuote(domain)} invalid (label ${goQuote(label)} invalid). should follow outbound_.<PORT>_._.<HOSTNAME> format`;
 }
 
 function trimDots(s: string): string {

@@ -11,6 +11,9 @@ const RE2_HINT = "Istio uses RE2 style regex-based match (https://github.com/goo
 // Perl syntax RE2 does not support: lookaround, backreferences, atomic and possessive forms.
 const UNSUPPORTED_PERL = /\(\?(?:=|!|<=|<!|>)/;
 const BACKREFERENCE = /\\(?:[1-9]|k<)/;
+// RE2 caps counted repetition at 1000.
+const REPEAT_COUNT = /\{([0-9]+)(?:,([0-9]*))?\}/g;
+const MAX_REPEAT = 1000;
 
 /** Why Go's regexp.Compile would reject `re`, approximately worded; undefined when it compiles. */
 export function re2SyntaxError(re: string): string | undefined {
@@ -18,6 +21,10 @@ export function re2SyntaxError(re: string): string | undefined {
   if (perl) return `error parsing regexp: invalid or unsupported Perl syntax: \`${perl[0]}\``;
   const backref = BACKREFERENCE.exec(re);
   if (backref) return `error parsing regexp: invalid escape sequence: \`${backref[0]}\``;
+  const repeat = [...re.matchAll(REPEAT_COUNT)].find((m) =>
+    m.slice(1).some((n) => n !== undefined && Number(n) > MAX_REPEAT),
+  );
+  if (repeat) return `error parsing regexp: invalid repeat count: \`${repeat[0]}\``;
   try {
     new RegExp(toJavaScriptRegex(re));
     return undefined;

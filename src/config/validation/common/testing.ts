@@ -45,3 +45,15 @@ export function runOnDocument(validator: SemanticValidator, doc: ConfigObject): 
   validator(doc, DEFAULT_CONTEXT, out);
   return { errors: out.errors, warnings: out.warnings };
 }
+
+/** Runs a check that reports on a Findings positioned at `spec`, and returns what it found. */
+export function collect(check: (out: Findings) => void): ValidationResult {
+  const out = new Findings("spec");
+  check(out);
+  return { errors: out.errors, warnings: out.warnings };
+}
+
+/** The messages of a list of issues, for tests that do not care about paths. */
+export function messages(issues: { message: string }[]): string[] {
+  return issues.map((i) => i.message);
+}
