@@ -21,10 +21,8 @@ export interface Schema {
   maximum?: number;
   exclusiveMinimum?: boolean;
   exclusiveMaximum?: boolean;
-  multipleOf?: number;
   minItems?: number;
   maxItems?: number;
-  uniqueItems?: boolean;
   minProperties?: number;
   maxProperties?: number;
   properties?: Record<string, Schema>;
@@ -36,10 +34,8 @@ export interface Schema {
   not?: Schema;
   "x-kubernetes-int-or-string"?: boolean;
   "x-kubernetes-preserve-unknown-fields"?: boolean;
-  "x-kubernetes-embedded-resource"?: boolean;
   "x-kubernetes-list-type"?: "atomic" | "set" | "map";
   "x-kubernetes-list-map-keys"?: string[];
-  "x-kubernetes-map-type"?: "atomic" | "granular";
   "x-kubernetes-validations"?: ValidationRule[];
 }
 
