@@ -187,7 +187,8 @@ function main() {
   const started = Date.now();
   const { sources, wellKnown } = collectClosure();
   const hash = inputHash(sources);
-  if (existsSync(stampFile) && readFileSync(stampFile, "utf8").trim() === hash) {
+  const upToDate = existsSync(stampFile) && readFileSync(stampFile, "utf8").trim() === hash;
+  if (upToDate && existsSync(join(outDir, "files.ts"))) {
     console.log(`gen-proto: ${sources.size} files unchanged, skipped`);
     return;
   }

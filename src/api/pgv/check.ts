@@ -6,6 +6,7 @@ import {
   type DescEnum,
   type DescField,
   type DescMessage,
+  type DescOneof,
   fromBinary,
   fromJson,
   getOption,
@@ -90,6 +91,26 @@ function fieldRules(field: DescField): FieldRules | undefined {
     fieldRulesCache.set(field, hasOption(field, rulesOption) ? getOption(field, rulesOption) : undefined);
   }
   return fieldRulesCache.get(field);
+}
+
+const messageSkipCache = new Map<DescMessage, boolean>();
+function messageSkipped(desc: DescMessage): boolean {
+  let skipped = messageSkipCache.get(desc);
+  if (skipped === undefined) {
+    skipped = getOption(desc, disabled) || getOption(desc, ignored);
+    messageSkipCache.set(desc, skipped);
+  }
+  return skipped;
+}
+
+const requiredOneofCache = new Map<DescMessage, DescOneof[]>();
+function requiredOneofs(desc: DescMessage): DescOneof[] {
+  let oneofs = requiredOneofCache.get(desc);
+  if (!oneofs) {
+    oneofs = desc.oneofs.filter((oneof) => getOption(oneof, required));
+    requiredOneofCache.set(desc, oneofs);
+  }
+  return oneofs;
 }
 
 const patternCache = new Map<string, RegExp>();
@@ -234,9 +255,9 @@ class Checker {
 
   private fields(msg: ReflectMessage, path: string): void {
     const desc = msg.desc;
-    if (getOption(desc, disabled) || getOption(desc, ignored)) return;
-    for (const oneof of desc.oneofs) {
-      if (getOption(oneof, required) && !msg.oneofCase(oneof)) {
+    if (messageSkipped(desc)) return;
+    for (const oneof of requiredOneofs(desc)) {
+      if (!msg.oneofCase(oneof)) {
         this.add(join(path, oneof.name), "oneof.required", "value is required");
       }
     }
