@@ -44,6 +44,12 @@ describe("CEL rules", () => {
     assert.match(String(run("url(self).getScheme()", "hTPp\\lah")), /^error: /);
   });
 
+  it("converts strings to int as Go does, with cel-go's error", () => {
+    assert.equal(run("int(self)", "+80"), 80n);
+    assert.equal(run("int(self)", "acd"), "error: type conversion error from 'string' to 'int'");
+    assert.equal(run("int(self)", "9223372036854775808"), "error: type conversion error from 'string' to 'int'");
+  });
+
   it("implements isIP without zones", () => {
     assert.equal(run("isIP(self)", "10.0.0.1"), true);
     assert.equal(run("isIP(self)", "2001:db8::1"), true);

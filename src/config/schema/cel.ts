@@ -5,7 +5,7 @@ import { CelScalar, celEnv, celFunc, celMethod, isCelError, parse, plan } from "
 import { strings } from "@bufbuild/cel/ext";
 import type { Schema } from "./types.ts";
 
-const { BOOL, STRING } = CelScalar;
+const { BOOL, INT, STRING } = CelScalar;
 
 /** What Go's url.ParseRequestURI accepts (the Kubernetes `isURL`/`url` functions): an absolute URL or path. */
 function parseRequestURI(text: string): { scheme: string } | undefined {
@@ -43,6 +43,14 @@ const kubernetesLibrary = [
     return parseRequestURI(this)?.scheme ?? "";
   }),
   celFunc("isIP", [STRING], BOOL, (text) => !text.includes("%") && isIP(text) !== 0),
+  // Go's strconv.ParseInt, with cel-go's message (Istio's tests look for it).
+  celFunc("int", [STRING], INT, (text) => {
+    const value = /^[+-]?\d+$/.test(text) ? BigInt(text) : undefined;
+    if (value === undefined || value < -(2n ** 63n) || value >= 2n ** 63n) {
+      throw new Error("type conversion error from 'string' to 'int'");
+    }
+    return value;
+  }),
 ];
 
 const env = celEnv({ variables: { self: CelScalar.DYN }, funcs: [...strings, ...kubernetesLibrary] });

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { describe, it } from "node:test";
-import { parse } from "yaml";
+import { parse, parseAllDocuments } from "yaml";
 import { KINDS, lookupKind } from "../kinds.ts";
 import type { ConfigObject } from "../model.ts";
 import { Findings } from "../validation/findings.ts";
@@ -131,7 +131,7 @@ describe("validateStructure", () => {
 });
 
 /** Istio's CRD test corpus: each file split on `---` lines; `_err` is the expected error fragment. */
-function corpus(suffix: string): { file: string; obj: ConfigObject }[] {
+function corpus(suffix: string): { file: string; obj: ConfigObject; expected: string }[] {
   const dir = new URL("../../../../shared/conformance/istio/crd-validation/", import.meta.url);
   return readdirSync(dir)
     .filter((file) => file.endsWith(suffix))
@@ -141,8 +141,9 @@ function corpus(suffix: string): { file: string; obj: ConfigObject }[] {
         .filter((part) => part.trim() !== "")
         .map((part) => {
           const obj = parse(part) as ConfigObject;
+          const expected = String(obj._err ?? "");
           delete obj._err;
-          return { file, obj };
+          return { file, obj, expected };
         }),
     );
 }
@@ -159,10 +160,33 @@ describe("Istio CRD validation corpus", () => {
     }
   });
 
-  it("rejects invalid documents (the webhook rules reject the rest)", () => {
+  it("rejects invalid documents with the expected error (the webhook rules reject the rest)", () => {
     const invalid = corpus("-invalid.yaml");
-    const rejected = invalid.filter(({ obj }) => errorsOf(obj).length > 0);
-    console.log(`structural validation rejects ${rejected.length} of ${invalid.length} invalid CRD documents`);
-    assert.ok(rejected.length >= 75, `only ${rejected.length} of ${invalid.length} rejected`);
+    let rejected = 0;
+    for (const { file, obj, expected } of invalid) {
+      const errors = errorsOf(obj);
+      if (errors.length === 0) continue;
+      rejected++;
+      assert.ok(errors.join("; ").includes(expected), `${file} ${obj.metadata.name}: ${errors.join("; ")}`);
+    }
+    console.log(`structural validation rejects ${rejected} of ${invalid.length} invalid CRD documents`);
+    assert.ok(rejected >= 75, `only ${rejected} of ${invalid.length} rejected`);
+  });
+});
+
+describe("Gateway API conversion corpus", () => {
+  it("accepts every Gateway API and Istio object of the conversion inputs", () => {
+    const dir = new URL("../../../../shared/conformance/istio/gateway-api-conversion/", import.meta.url);
+    let checked = 0;
+    for (const file of readdirSync(dir).filter((name) => /^[a-z0-9-]+\.yaml$/.test(name))) {
+      for (const doc of parseAllDocuments(readFileSync(new URL(file, dir), "utf8"))) {
+        const obj = doc.toJS() as ConfigObject | null;
+        const info = obj && lookupKind(obj.apiVersion, obj.kind);
+        if (!obj || !info || info.family === "kubernetes") continue;
+        assert.deepEqual(errorsOf(obj), [], `${file} ${obj.kind} ${obj.metadata.name}`);
+        checked++;
+      }
+    }
+    assert.ok(checked > 200, `only ${checked} objects checked`);
   });
 });
