@@ -1,8 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { registry } from "../../api/index.ts";
 import type { Issue } from "../model.ts";
 import { corpusDocuments, runSemantic } from "./common/testing.ts";
 import { validateEnvoyFilter } from "./envoyfilter.ts";
+import { PATCH_MESSAGE_TYPES } from "./envoyfilter-patch.ts";
 import { DEFAULT_CONTEXT, Findings } from "./findings.ts";
 
 const ALWAYS =
@@ -203,6 +205,28 @@ describe("EnvoyFilter webhook validation", () => {
       "referenced type unknown: Envoy filter: could not resolve Any message type: type.googleapis.com/example.com.Nope",
     ]);
     assert.deepEqual(filter("envoy.extensions.filters.http.router.v3.Router").errors, []);
+  });
+
+  test("EnvoyFilter: Envoy types istiod knows but Sluice does not generate are admitted with a warning", () => {
+    const r = onePatch({
+      applyTo: "HTTP_FILTER",
+      patch: {
+        operation: "ADD",
+        value: { name: "f", typed_config: { "@type": "type.googleapis.com/envoy.extensions.filters.http.lua.v3.Lua" } },
+      },
+    });
+    assert.deepEqual(r.errors, []);
+    assert.deepEqual(r.warnings[1], {
+      path: "spec.configPatches[0].patch.value",
+      message:
+        "Envoy filter: type type.googleapis.com/envoy.extensions.filters.http.lua.v3.Lua is not known to Sluice; its value is not checked",
+    });
+  });
+
+  test("EnvoyFilter: every applyTo has its Envoy message in the proto registry", () => {
+    for (const [applyTo, typeName] of Object.entries(PATCH_MESSAGE_TYPES)) {
+      assert.ok(registry.getMessage(typeName), applyTo);
+    }
   });
 
   test("EnvoyFilter: filters named without typed_config get a deprecation warning", () => {

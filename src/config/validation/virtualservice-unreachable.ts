@@ -1,18 +1,29 @@
-// Warnings for VirtualService rules that can never match (validation-rules.md §4.5): rules after a
-// match-less rule, matches repeated from an earlier rule, and HTTP prefix matches covered by an
-// earlier, shorter prefix with the same other conditions.
+// VirtualService rules that can never match (validation-rules.md §4.5): rules after a match-less
+// rule, matches repeated from an earlier rule, and HTTP prefix matches covered by an earlier,
+// shorter prefix with the same other conditions. The webhook reports them as warnings; the
+// analyzers report them as IST0130 / IST0131 with the same parameters.
 
 import { goQuote } from "./common/format.ts";
 import { asObject, type JsonObject } from "./common/json.ts";
-import type { Findings } from "./findings.ts";
 import { listField, mapEntries, numberField, objectField, stringField } from "./virtualservice-helpers.ts";
 
-type RouteKind = "http" | "tcp" | "tls";
+export type RouteKind = "http" | "tcp" | "tls";
+
+/** One unreachable rule or match; `path` is relative to the spec (`http[1].match[0]`). */
+export type UnreachableRule =
+  | { type: "VirtualServiceUnreachableRule"; path: string; rule: string; reason: string }
+  | { type: "VirtualServiceIneffectiveMatch"; path: string; rule: string; match: string; duplicateOf: string };
+
+/** The webhook's warning text for a finding. */
+export function unreachableRuleMessage(r: UnreachableRule): string {
+  return r.type === "VirtualServiceUnreachableRule"
+    ? `virtualService rule ${r.rule} not used (${r.reason})`
+    : `virtualService rule ${r.rule} match ${r.match} is not used (duplicate/overlapping match in rule ${r.duplicateOf})`;
+}
 
 /** A prefix-URI HTTP match reduced to what the overlap check compares. */
 interface PrefixMatch {
-  /** Where a warning about this match is reported. */
-  at: Findings;
+  path: string;
   route: string;
   match: string;
   prefix: string;
@@ -24,15 +35,18 @@ interface PrefixMatch {
   withoutHeaders: Map<string, string>;
 }
 
-/** Reports unreachable rules of one route list (`spec.http`, `spec.tcp` or `spec.tls`). */
-export function warnUnreachableRules(kind: RouteKind, routes: unknown[], out: Findings): void {
+/** The unreachable rules and matches of one route list (`spec.http`, `spec.tcp` or `spec.tls`). */
+export function findUnreachableRules(kind: RouteKind, routes: unknown[]): UnreachableRule[] {
+  const found: UnreachableRule[] = [];
+  const unused = (path: string, rule: string, reason: string) =>
+    found.push({ type: "VirtualServiceUnreachableRule", path, rule, reason });
   const seen = new Map<string, number>();
   const prefixMatches: PrefixMatch[] = [];
   let matchLessRule = -1;
   routes.forEach((value, ruleIndex) => {
     const route = asObject(value);
     if (!route) return;
-    const at = out.at(kind, ruleIndex);
+    const at = `${kind}[${ruleIndex}]`;
     const name = routeName(kind, route, ruleIndex);
     const matches = listField(route, "match");
     if (!matches) {
@@ -50,32 +64,26 @@ export function warnUnreachableRules(kind: RouteKind, routes: unknown[], out: Fi
       const key = canonicalJson(kind === "http" && match ? withoutName(match) : value);
       const earlier = seen.get(key);
       if (earlier !== undefined) {
-        ineffective(
-          at.at("match", matchIndex),
-          name,
-          matchName(kind, match, matchIndex),
-          earlierName(kind, routes, earlier),
-        );
+        found.push({
+          type: "VirtualServiceIneffectiveMatch",
+          path: `${at}.match[${matchIndex}]`,
+          rule: name,
+          match: matchName(kind, match, matchIndex),
+          duplicateOf: earlierName(kind, routes, earlier),
+        });
         duplicates++;
         return;
       }
       seen.set(key, ruleIndex);
       if (kind === "http" && match) {
-        const prefix = prefixMatch(at.at("match", matchIndex), name, match, matchIndex);
+        const prefix = prefixMatch(`${at}.match[${matchIndex}]`, name, match, matchIndex);
         if (prefix) prefixMatches.push(prefix);
       }
     });
     if (duplicates === matches.length) unused(at, name, "all matches used by prior rules");
   });
-  warnOverlappingPrefixes(prefixMatches);
-}
-
-function unused(out: Findings, rule: string, reason: string): void {
-  out.warn(`virtualService rule ${rule} not used (${reason})`);
-}
-
-function ineffective(out: Findings, rule: string, match: string, by: string): void {
-  out.warn(`virtualService rule ${rule} match ${match} is not used (duplicate/overlapping match in rule ${by})`);
+  found.push(...overlappingPrefixes(prefixMatches));
+  return found;
 }
 
 function routeName(kind: RouteKind, route: JsonObject, index: number): string {
@@ -127,13 +135,13 @@ function exactOrPrefix(value: unknown): string {
   return prefix !== "" ? `prefix:${prefix}` : "";
 }
 
-function prefixMatch(at: Findings, route: string, match: JsonObject, matchIndex: number): PrefixMatch | undefined {
+function prefixMatch(path: string, route: string, match: JsonObject, matchIndex: number): PrefixMatch | undefined {
   const uri = objectField(match, "uri");
   const prefix = uri ? stringField(uri, "prefix") : "";
   if (prefix === "") return undefined;
   const reduce = (name: string) => new Map(mapEntries(match, name).map(([k, v]) => [k, exactOrPrefix(v)]));
   return {
-    at,
+    path,
     route,
     match: matchName("http", match, matchIndex),
     prefix,
@@ -172,11 +180,19 @@ function covers(a: PrefixMatch, b: PrefixMatch): boolean {
   );
 }
 
-function warnOverlappingPrefixes(matches: PrefixMatch[]): void {
-  matches.forEach((a, i) => {
-    for (const b of matches.slice(i + 1)) {
-      if (b.prefix === a.prefix || !covers(a, b)) continue;
-      ineffective(b.at, b.route, `${b.match} of prefix ${b.prefix}`, `${a.match} of prefix ${a.prefix} on ${a.route}`);
-    }
-  });
+function overlappingPrefixes(matches: PrefixMatch[]): UnreachableRule[] {
+  return matches.flatMap((a, i) =>
+    matches
+      .slice(i + 1)
+      .filter((b) => b.prefix !== a.prefix && covers(a, b))
+      .map(
+        (b): UnreachableRule => ({
+          type: "VirtualServiceIneffectiveMatch",
+          path: b.path,
+          rule: b.route,
+          match: `${b.match} of prefix ${b.prefix}`,
+          duplicateOf: `${a.match} of prefix ${a.prefix} on ${a.route}`,
+        }),
+      ),
+  );
 }

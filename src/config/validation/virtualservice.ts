@@ -21,7 +21,7 @@ import {
 import type { Findings, SemanticValidator } from "./findings.ts";
 import { field, listField, mapEntries, numberField, stringListField } from "./virtualservice-helpers.ts";
 import { stringMap, validateHttpRoute, validateRouteDestinations } from "./virtualservice-http.ts";
-import { warnUnreachableRules } from "./virtualservice-unreachable.ts";
+import { findUnreachableRules, unreachableRuleMessage } from "./virtualservice-unreachable.ts";
 
 const ROUTE_SEMANTICS = "internal.istio.io/route-semantics";
 const MESH_GATEWAY = "mesh";
@@ -78,9 +78,12 @@ export const validateVirtualService: SemanticValidator = (obj, _ctx, out) => {
 
   validateExportTo(obj.metadata.namespace ?? "", stringListField(spec, "exportTo"), {}, out.at("exportTo"));
 
-  warnUnreachableRules("http", http, out);
-  warnUnreachableRules("tcp", tcp, out);
-  warnUnreachableRules("tls", tls, out);
+  const unreachable = [
+    ...findUnreachableRules("http", http),
+    ...findUnreachableRules("tcp", tcp),
+    ...findUnreachableRules("tls", tls),
+  ];
+  for (const rule of unreachable) out.at(rule.path).warn(unreachableRuleMessage(rule));
 };
 
 // Routing on JWT claims needs the gateway's authentication filter, so mesh-bound routes cannot use it.
