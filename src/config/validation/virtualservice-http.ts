@@ -49,7 +49,12 @@ type RouteRole = "independent" | "root" | "delegate";
  * Validates `spec.http[i]`; `out` is positioned at it. `delegateVs` is true for a VirtualService
  * without hosts; `gatewaySemantics` skips destination checks (Gateway API derived routes).
  */
-export function validateHttpRoute(route: JsonObject, delegateVs: boolean, gatewaySemantics: boolean, out: Findings) {
+export function validateHttpRoute(
+  route: JsonObject,
+  delegateVs: boolean,
+  gatewaySemantics: boolean,
+  out: Findings,
+): void {
   const role: RouteRole = delegateVs ? "delegate" : has(route, "delegate") ? "root" : "independent";
   validateConflicts(route, role, out);
   validateMatches(route, out);
