@@ -2,7 +2,7 @@
 // the file and line it came from. A broken document becomes one error and never hides its neighbours.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { extname, join } from "node:path";
-import { type Document, isMap, isSeq, LineCounter, type Node, parseAllDocuments } from "yaml";
+import { type Document, isMap, isScalar, isSeq, LineCounter, type Node, parseAllDocuments, Scalar, visit } from "yaml";
 import type { ConfigObject, SourcePosition } from "./model.ts";
 
 /** One document of a config file: either the object it holds or why it could not be read. */
@@ -47,6 +47,7 @@ export function decodeConfigText(text: string, file: string): DecodedDocument[] 
       const contents = doc.contents;
       if (contents === null) continue;
       const docLine = lineOf(contents.range?.[0] ?? 0);
+      keepColonScalarsInFlowSequences(doc, part.text);
       let value: unknown;
       try {
         value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
@@ -131,6 +132,26 @@ function isList(value: unknown): value is Mapping & { items: unknown[] } {
 function listItemNodes(doc: Document): readonly Node[] {
   const items = isMap(doc.contents) ? doc.contents.get("items", true) : undefined;
   return isSeq(items) ? (items.items as Node[]) : [];
+}
+
+/**
+ * Go's YAML parser (and so Kubernetes and istioctl) ends a plain scalar at ":" only before whitespace,
+ * so `[2001:db8::, k:]` is two strings. The YAML 1.2 parser here reads a ":" before "," or "]" as a
+ * key, making `{"2001:db8:": null}`; turn such single-key items of flow sequences back into strings.
+ */
+function keepColonScalarsInFlowSequences(doc: Document, text: string): void {
+  visit(doc, {
+    Seq(_, seq) {
+      if (!seq.flow) return;
+      seq.items = seq.items.map((item) => {
+        if (!isMap(item) || item.items.length !== 1 || !item.range) return item;
+        const [{ value }] = item.items;
+        const emptyValue = value === null || (isScalar(value) && value.source === "");
+        const [start, end] = item.range;
+        return emptyValue && text[end - 1] === ":" ? new Scalar(text.slice(start, end)) : item;
+      });
+    },
+  });
 }
 
 function describe(value: unknown): string {

@@ -1,0 +1,5 @@
+// Every conformance corpus, in report order. A new corpus is one module and one line here.
+import type { Corpus } from "./corpus.ts";
+import { crdValidation } from "./crd-validation.ts";
+
+export const CORPORA: readonly Corpus[] = [crdValidation];
