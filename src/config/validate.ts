@@ -6,7 +6,7 @@ import type { ConfigObject, ValidationResult } from "./model.ts";
 import { validateStructure } from "./schema/index.ts";
 import { DEFAULT_CONTEXT, Findings, semanticValidator, type ValidationContext } from "./validation/index.ts";
 
-const ISTIO_TOP_LEVEL = new Set(["apiVersion", "kind", "metadata", "spec", "status"]);
+const CRD_TOP_LEVEL = new Set(["apiVersion", "kind", "metadata", "spec", "status"]);
 const DRY_RUN = "istio.io/dry-run";
 const GO_BOOLS = new Set(["1", "t", "T", "TRUE", "true", "True", "0", "f", "F", "FALSE", "false", "False"]);
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -27,8 +27,11 @@ export function validateObject(obj: ConfigObject, ctx: ValidationContext = DEFAU
   validateStructure(obj, info, out);
   if (info.family === "istio") {
     semanticValidator(info.group, info.kind)?.(obj, ctx, out.at("spec"));
+  }
+  // Built-in Kubernetes kinds carry other top-level fields (data, subsets, ...); CRD kinds do not.
+  if (info.family !== "kubernetes") {
     for (const key of Object.keys(obj)) {
-      if (!ISTIO_TOP_LEVEL.has(key)) {
+      if (!CRD_TOP_LEVEL.has(key)) {
         out.at(key).error(`unknown field "${key}" on ${obj.kind} resource ${objectRef(obj)}`);
       }
     }
