@@ -1,9 +1,18 @@
 // Decoding an EnvoyFilter patch value into the Envoy message its applyTo names, as istiod does
 // before accepting it (validation-rules.md §11, §20): a value that does not decode is an error,
 // one that decodes only when unknown fields are ignored gets a warning.
-import { type DescMessage, fromJson, type Message } from "@bufbuild/protobuf";
+import {
+  type DescEnum,
+  type DescField,
+  type DescMessage,
+  fromJson,
+  type JsonValue,
+  type Message,
+} from "@bufbuild/protobuf";
 import { type ReflectMessage, reflect } from "@bufbuild/protobuf/reflect";
 import { registry } from "../../api/index.ts";
+import { parseGoDuration } from "./common/durations.ts";
+import { goQuote } from "./common/format.ts";
 import { asObject, type JsonObject } from "./common/json.ts";
 import type { Findings } from "./findings.ts";
 
@@ -35,9 +44,10 @@ const PLACEHOLDER_TYPE = "type.googleapis.com/google.protobuf.Empty";
 export function validatePatchValue(applyTo: string, value: JsonObject, out: Findings): void {
   const schema = registry.getMessage(PATCH_MESSAGE_TYPES[applyTo] ?? "");
   if (!schema) return;
-  const unresolved: string[] = [];
-  const decodable = replaceUnresolvedAnys(value, unresolved);
-  for (const url of unresolved) {
+  const errorsBefore = out.errors.length;
+  const prepared = new PreparedJson();
+  const decodable = asObject(prepared.message(schema, value)) ?? value;
+  for (const url of prepared.unresolved) {
     if (url.includes(".v2.")) {
       out.error(
         `referenced type unknown (hint: try using the v3 XDS API): Envoy filter: could not resolve Any message type: ${url}`,
@@ -48,7 +58,8 @@ export function validatePatchValue(applyTo: string, value: JsonObject, out: Find
       out.warn(`Envoy filter: type ${url} is not known to Sluice; its value is not checked`);
     }
   }
-  if (!out.ok) return;
+  for (const problem of prepared.errors) out.error(`Envoy filter: ${problem}`);
+  if (out.errors.length > errorsBefore) return;
   const message = decode(schema, decodable, true);
   if (typeof message === "string") {
     out.error(`Envoy filter: ${message}`);
@@ -69,29 +80,112 @@ function typeName(url: string): string {
 /** The message, or the decoder's error text. */
 function decode(schema: DescMessage, json: JsonObject, ignoreUnknownFields: boolean): Message | string {
   try {
-    return fromJson(schema, json as Parameters<typeof fromJson>[1], { registry, ignoreUnknownFields });
+    return fromJson(schema, json as JsonValue, { registry, ignoreUnknownFields });
   } catch (e) {
     return e instanceof Error ? e.message : String(e);
   }
 }
 
 /**
- * A copy of `value` in which every Any (`{"@type": ...}`) whose type Sluice cannot resolve is
- * replaced by an empty placeholder, so the rest can still be decoded; their URLs go to `unresolved`.
+ * Brings a patch value to what protobuf-es decodes the way istiod's decoder (golang/protobuf jsonpb)
+ * reads it, walking the JSON along the message schema: Durations may be written as Go durations
+ * (`500ms`), and are rewritten to proto JSON; an unknown enum name is an error even where unknown
+ * fields are not; an Any whose type Sluice lacks becomes an empty placeholder so that the rest
+ * still decodes. Keys the schema does not know are kept for the strict decode to report.
  */
-function replaceUnresolvedAnys(value: JsonObject, unresolved: string[]): JsonObject {
-  const walk = (node: unknown): unknown => {
-    if (Array.isArray(node)) return node.map(walk);
-    const obj = asObject(node);
-    if (!obj) return node;
+class PreparedJson {
+  readonly unresolved: string[] = [];
+  readonly errors: string[] = [];
+
+  message(schema: DescMessage, value: unknown): unknown {
+    const obj = asObject(value);
+    if (!obj) return value;
+    if (schema.typeName === "google.protobuf.Any") return this.any(obj);
+    if (FREE_FORM_TYPES.has(schema.typeName)) return value;
+    const result: JsonObject = {};
+    for (const [key, v] of Object.entries(obj)) {
+      const field = schema.fields.find((f) => f.jsonName === key || f.name === key);
+      result[key] = field ? this.field(field, v) : v;
+    }
+    return result;
+  }
+
+  private any(obj: JsonObject): unknown {
     const url = obj["@type"];
-    if (typeof url === "string" && !registry.getMessage(typeName(url))) {
-      unresolved.push(url);
+    if (typeof url !== "string") return obj;
+    const schema = registry.getMessage(typeName(url));
+    if (!schema) {
+      this.unresolved.push(url);
       return { "@type": PLACEHOLDER_TYPE };
     }
-    return Object.fromEntries(Object.entries(obj).map(([k, v]) => [k, walk(v)]));
-  };
-  return walk(value) as JsonObject;
+    if (schema.typeName === DURATION) return { ...obj, value: this.duration(obj.value) };
+    // Other well-known types keep their JSON under "value"; messages spread their fields.
+    if (schema.typeName.startsWith("google.protobuf.")) return obj;
+    const { "@type": _type, ...fields } = obj;
+    return { "@type": url, ...asObject(this.message(schema, fields)) };
+  }
+
+  private field(field: DescField, value: unknown): unknown {
+    if (value === null) return value;
+    switch (field.fieldKind) {
+      case "message":
+        return this.messageValue(field.message, value);
+      case "enum":
+        return this.enumValue(field.enum, value);
+      case "list":
+        if (!Array.isArray(value)) return value;
+        if (field.listKind === "message") return value.map((v) => this.messageValue(field.message, v));
+        if (field.listKind === "enum") return value.map((v) => this.enumValue(field.enum, v));
+        return value;
+      case "map": {
+        const map = asObject(value);
+        if (!map || field.mapKind === "scalar") return value;
+        const entries = Object.entries(map);
+        return Object.fromEntries(
+          field.mapKind === "message"
+            ? entries.map(([k, v]) => [k, this.messageValue(field.message, v)])
+            : entries.map(([k, v]) => [k, this.enumValue(field.enum, v)]),
+        );
+      }
+      default:
+        return value;
+    }
+  }
+
+  private messageValue(schema: DescMessage, value: unknown): unknown {
+    return schema.typeName === DURATION ? this.duration(value) : this.message(schema, value);
+  }
+
+  private enumValue(schema: DescEnum, value: unknown): unknown {
+    if (typeof value === "string" && !schema.values.some((v) => v.name === value)) {
+      this.errors.push(`unknown value ${goQuote(JSON.stringify(value))} for enum ${schema.typeName}`);
+    }
+    return value;
+  }
+
+  private duration(value: unknown): unknown {
+    if (typeof value !== "string") return value;
+    const parsed = parseGoDuration(value);
+    if ("error" in parsed) {
+      this.errors.push(`bad Duration: ${parsed.error}`);
+      return value;
+    }
+    return protoJsonDuration(parsed.nanos);
+  }
+}
+
+const DURATION = "google.protobuf.Duration";
+// Messages whose JSON is free-form: nothing inside them follows an Envoy schema.
+const FREE_FORM_TYPES = new Set(["google.protobuf.Struct", "google.protobuf.Value", "google.protobuf.ListValue"]);
+const NANOS_PER_SECOND = 1_000_000_000n;
+
+/** A Duration in proto JSON form: seconds with up to nine fractional digits (`-1.500000000s`). */
+function protoJsonDuration(nanos: bigint): string {
+  const sign = nanos < 0n ? "-" : "";
+  const abs = nanos < 0n ? -nanos : nanos;
+  const fraction = abs % NANOS_PER_SECOND;
+  const seconds = `${sign}${abs / NANOS_PER_SECOND}`;
+  return fraction === 0n ? `${seconds}s` : `${seconds}.${fraction.toString().padStart(9, "0")}s`;
 }
 
 /**

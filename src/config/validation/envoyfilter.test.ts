@@ -186,6 +186,58 @@ describe("EnvoyFilter webhook validation", () => {
     assert.match(r.errors[0].message, /^Envoy filter: .*envoy\.config\.cluster\.v3\.Cluster\.name/);
   });
 
+  test("EnvoyFilter: Durations in patch values are read as Go durations", () => {
+    const cluster = (value: Record<string, unknown>) =>
+      onePatch({ applyTo: "CLUSTER", patch: { operation: "ADD", value } });
+    assert.deepEqual(cluster({ name: "c", dns_refresh_rate: "500ms", connectTimeout: "1m30s" }).errors, []);
+    assert.deepEqual(messages(cluster({ name: "c", dns_refresh_rate: "5 seconds" }).errors), [
+      'Envoy filter: bad Duration: time: unknown unit " seconds" in duration "5 seconds"',
+    ]);
+  });
+
+  test("EnvoyFilter: unknown enum names in patch values fail decoding", () => {
+    const r = onePatch({ applyTo: "CLUSTER", patch: { operation: "ADD", value: { name: "c", lb_policy: "FASTEST" } } });
+    assert.deepEqual(messages(r.errors), [
+      'Envoy filter: unknown value "\\"FASTEST\\"" for enum envoy.config.cluster.v3.Cluster.LbPolicy',
+    ]);
+  });
+
+  test("EnvoyFilter: nested typed configs are decoded with their own types", () => {
+    const hcm = (extra: Record<string, unknown>) =>
+      onePatch({
+        applyTo: "NETWORK_FILTER",
+        patch: {
+          operation: "MERGE",
+          value: {
+            name: "envoy.filters.network.http_connection_manager",
+            typed_config: {
+              "@type":
+                "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager",
+              stream_idle_timeout: "90s",
+              ...extra,
+            },
+          },
+        },
+      });
+    assert.deepEqual(hcm({}).errors, []);
+    assert.deepEqual(messages(hcm({ codec_type: "HTTP9" }).errors), [
+      'Envoy filter: unknown value "\\"HTTP9\\"" for enum envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager.CodecType',
+    ]);
+  });
+
+  test("EnvoyFilter: each patch is checked on its own", () => {
+    const r = run({
+      configPatches: [
+        { applyTo: "CLUSTER", patch: { operation: "ADD", value: { name: 1 } } },
+        { applyTo: "CLUSTER", patch: { operation: "ADD", value: { name: 2 } } },
+      ],
+    });
+    assert.deepEqual(
+      r.errors.map((e) => e.path),
+      ["spec.configPatches[0].patch.value", "spec.configPatches[1].patch.value"],
+    );
+  });
+
   test("EnvoyFilter: unknown fields in the patch value are a warning", () => {
     const r = onePatch({ applyTo: "CLUSTER", patch: { operation: "ADD", value: { name: "c", bogus: 1 } } });
     assert.deepEqual(r.errors, []);
