@@ -101,6 +101,25 @@ describe("VirtualService top level", () => {
   });
 });
 
+describe("VirtualService delegation (Istio's chaining cases)", () => {
+  const delegate = { name: "test", namespace: "test" };
+  const cases: [string, Record<string, unknown>, boolean][] = [
+    ["root simple", { hosts: ["foo.bar"], gateways: ["test-gateway"], http: [{ delegate }] }, true],
+    ["root applies to sidecar with delegate", { hosts: ["foo.bar"], http: [{ delegate }] }, true],
+    ["root with delegate and destination in one route", { hosts: ["foo.bar"], http: [{ delegate, route }] }, false],
+    ["delegate with no destination", { hosts: [], http: [{}] }, false],
+    ["delegate with delegate", { hosts: [], http: [{ delegate }] }, false],
+    ["delegate with TCP route", { hosts: [], tcp: [{ route }] }, false],
+    ["delegate with gateway", { hosts: [], gateways: ["test"], http: [{ route }] }, false],
+    ["delegate with sourceNamespace", { hosts: [], http: [{ match: [{ sourceNamespace: "test" }], route }] }, true],
+  ];
+  for (const [name, spec, valid] of cases) {
+    test(`VirtualService: ${name} is ${valid ? "valid" : "invalid"}`, () => {
+      assert.equal(vs(spec).errors.length === 0, valid);
+    });
+  }
+});
+
 describe("VirtualService TLS and TCP routes", () => {
   const tlsRoute = (match: unknown[], extra: Record<string, unknown> = {}) =>
     vs({ hosts: ["a.com", "*.b.com"], gateways: ["ns/gw"], tls: [{ match, route }], ...extra });
