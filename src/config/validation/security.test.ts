@@ -5,7 +5,6 @@ import {
   checkServiceAccounts,
   checkTrustDomainValues,
   checkWildcardValues,
-  formatMultiError,
   validateAttribute,
   validateIPs,
   validatePorts,
@@ -75,7 +74,7 @@ test("when attributes: map keys, IPs, ports, identities, replaced and unknown at
     "bad key (request.auth.claims[]): should have format a[b]",
   );
   assert.equal(validateAttribute("source.ip", [""]), "empty value not allowed, found in source.ip");
-  assert.equal(validateAttribute("source.ip", ["x"]), formatMultiError(["bad IP address (x)"]));
+  assert.equal(validateAttribute("source.ip", ["x"]), "1 error occurred:\n\t* bad IP address (x)\n\n");
   assert.equal(validateAttribute("destination.port", ["99999"]), "1 error occurred:\n\t* bad port (99999): <nil>\n\n");
   assert.equal(
     validateAttribute("source.serviceAccount", ["*"]),

@@ -1,19 +1,13 @@
 // Istio's security value checks (pkg/config/security): the `when` attribute table, service-account,
 // trust-domain and wildcard rules, path templates, and the IP and port parsing AuthorizationPolicy uses.
 // Each check returns its error messages; an empty list means the values are valid.
-import { goQuote } from "./common/format.ts";
+import { goMultiError, goQuote } from "./common/format.ts";
 import { isIpAddress } from "./common/net.ts";
 
 const MATCH_ONE = "{*}";
 const MATCH_ANY = "{**}";
 // RFC 3986 pchar: the only characters allowed in a literal segment of a templated path.
 const PATH_LITERAL = /^[a-zA-Z0-9\-._~%!$&'()+,;:@=]+$/;
-
-/** go-multierror's text, used where Istio formats a multierror with `%v` inside another message. */
-export function formatMultiError(items: readonly string[]): string {
-  const noun = items.length === 1 ? "error" : "errors";
-  return `${items.length} ${noun} occurred:\n${items.map((item) => `\t* ${item}\n`).join("")}\n`;
-}
 
 export function checkEmptyValues(key: string, values: readonly string[]): string[] {
   return values.includes("") ? [`empty value not allowed, found in ${key}`] : [];
@@ -155,7 +149,7 @@ export function validateAttribute(key: string, values: readonly string[]): strin
 }
 
 function asMultiError(items: string[]): string | undefined {
-  return items.length === 0 ? undefined : formatMultiError(items);
+  return items.length === 0 ? undefined : goMultiError(items);
 }
 
 // `name[inner]`: a non-empty name, then at least one character between the brackets.
