@@ -1,5 +1,6 @@
 // Istio's ValidateMeshConfig (pkg/config/validation/agent), run on the merged mesh config. Messages
 // are Istio's; each is reported at the field it concerns.
+import { checkExtensionProviders } from "./mesh-providers.ts";
 import type { MeshConfig, ProxyConfig } from "./mesh-types.ts";
 import { durationError, type GoDuration, parseGoDuration } from "./validation/common/durations.ts";
 import { goQuote } from "./validation/common/format.ts";
@@ -61,6 +62,7 @@ export function validateMeshConfig(mesh: MeshConfig, out: Findings): void {
       prefix(`trustDomainAliases[${i}], domain \`${alias}\` :`, trustDomainError(alias)),
     );
   });
+  checkExtensionProviders(mesh, out);
   if (mesh.meshMTLS?.ecdhCurves)
     out.at("meshMTLS.ecdhCurves").error("mesh TLS does not support ECDH curves configuration");
   checkEcdhCurves(mesh.tlsDefaults?.ecdhCurves ?? [], out.at("tlsDefaults.ecdhCurves"));

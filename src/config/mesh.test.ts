@@ -229,3 +229,31 @@ test("Go formatting helpers: duration strings and proxy address errors", () => {
     `port (http) is not a number: strconv.Atoi: parsing "http": invalid syntax`,
   );
 });
+
+test("extension provider problems are warnings (Istio only logs them), prefixed with the provider name", () => {
+  // Same-named providers merge, so the list the checks see has unique names.
+  const { warnings } = loadMeshConfig(
+    [
+      "extensionProviders:",
+      "- name: authz",
+      "  envoyExtAuthzHttp: {service: authz.foo.svc.cluster.local, port: 0, statusOnError: '999', pathPrefix: check}",
+      "- name: ''",
+      "  zipkin: {service: zipkin.svc, port: 9411}",
+      "- name: otel",
+      "  opentelemetry: {service: otel/collector.svc, port: 4317, grpc: {}, http: {path: /v1}}",
+      "- name: ls",
+      "  lightstep: {service: ls.com, port: 80}",
+    ].join("\n"),
+  );
+  assert.deepEqual(
+    warnings.map((w) => w.replace(/supported values: map\[.*\]$/, "supported values: map[...]")),
+    [
+      "extensionProviders[3]: invalid extension provider authz: port number 0 must be in the range 1..65535",
+      "extensionProviders[3]: invalid extension provider authz: unsupported statusOnError value 999, supported values: map[...]",
+      'extensionProviders[3]: invalid extension provider authz: pathPrefix should begin with `/` but found "check"',
+      "extensionProviders[4]: invalid extension provider : empty extension provider name",
+      "extensionProviders[5]: invalid extension provider otel: OpenTelemetryTracingProvider cannot specify both grpc and http",
+      "extensionProviders[6]: invalid extension provider ls: access token is required",
+    ],
+  );
+});
