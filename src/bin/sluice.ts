@@ -21,25 +21,38 @@ const cli = yargs(hideBin(process.argv))
     loadCliConfig,
   );
 
-await registerCommands(cli)
-  .completion("completion", "Print a shell completion script (bash, zsh): sluice completion >> ~/.bashrc")
-  .demandCommand(1, "Name a command; see --help.")
-  .recommendCommands()
-  .strictCommands()
-  .check((_argv, options) => {
-    // yargs passes the running command's option table, though its typings call it an alias map.
-    const declared = declaredFlagNames(options as unknown as DeclaredOptions);
-    const unknown = unknownCommandLineFlags(hideBin(process.argv), declared);
-    return unknown.length === 0 || `Unknown argument: ${unknown.join(", ")}`;
-  }, true)
-  .help()
-  .alias("help", "h")
-  .version(false)
-  .wrap(Math.min(120, process.stdout.columns ?? 120))
-  .fail((message, error) => {
-    // yargs' own failures would exit 1, which means "invalid input" here; a usage error is 2.
-    process.stderr.write(`Error: ${message ?? error?.message}\n`);
-    if (message) process.stderr.write("Run with --help for usage.\n");
-    process.exit(EXIT_USAGE);
-  })
-  .parseAsync();
+try {
+  await registerCommands(cli)
+    .completion("completion", "Print a shell completion script (bash, zsh): sluice completion >> ~/.bashrc")
+    .demandCommand(1, "Name a command; see --help.")
+    .recommendCommands()
+    .strictCommands()
+    .check((_argv, options) => {
+      // yargs passes the running command's option table, though its typings call it an alias map.
+      const declared = declaredFlagNames(options as unknown as DeclaredOptions);
+      const unknown = unknownCommandLineFlags(hideBin(process.argv), declared);
+      return unknown.length === 0 || `Unknown argument: ${unknown.join(", ")}`;
+    }, true)
+    .help()
+    .alias("help", "h")
+    .version(false)
+    .wrap(Math.min(120, process.stdout.columns ?? 120))
+    .fail((message, error) => (message ? exitUsageError(message, true) : exitUsageError(describeError(error), false)))
+    .parseAsync();
+} catch (err) {
+  // A command that could not do its work (an unreadable file, say) has not found invalid input.
+  exitUsageError(describeError(err), false);
+}
+
+// yargs' own failures would exit 1, which means "invalid input" here; not being able to run is 2.
+function exitUsageError(message: string, showUsageHint: boolean): never {
+  process.stderr.write(`Error: ${message}\n`);
+  if (showUsageHint) process.stderr.write("Run with --help for usage.\n");
+  process.exit(EXIT_USAGE);
+}
+
+// System errors (ENOENT, EACCES) speak for themselves; anything else is a bug, worth its stack.
+function describeError(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  return "code" in err ? err.message : (err.stack ?? err.message);
+}

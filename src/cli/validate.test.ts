@@ -1,7 +1,7 @@
 // Runs the real `sluice` binary on temporary files: exit codes, exact output lines, JSON shape.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
@@ -194,6 +194,15 @@ describe("sluice validate", () => {
       sluice(["validate", "-f", join(dir, "missing.yaml")]).stderr,
       /no such file or directory: .*missing\.yaml/,
     );
+  });
+
+  test("a file that cannot be read exits 2", () => {
+    const brokenLinkDir = join(dir, "broken-link");
+    mkdirSync(brokenLinkDir);
+    symlinkSync(join(dir, "nowhere.yaml"), join(brokenLinkDir, "link.yaml"));
+    const run = sluice(["validate", "-f", brokenLinkDir]);
+    assert.match(run.stderr, /^Error: ENOENT: .*link\.yaml/);
+    assert.equal(run.code, 2);
   });
 
   test("takes defaults from the config file and SLUICE_* variables; flags win", () => {
