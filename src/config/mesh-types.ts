@@ -555,6 +555,27 @@ export type PathWithEscapedSlashesAction =
   | "UNESCAPE_AND_REDIRECT"
   | "UNESCAPE_AND_FORWARD";
 
+// istio.mesh.v1alpha1.MeshNetworks: the `--meshNetworks` file.
+export interface MeshNetworks {
+  networks?: Record<string, Network>;
+}
+export interface Network {
+  endpoints?: NetworkEndpoints[];
+  gateways?: IstioNetworkGateway[];
+}
+/** One of fromCidr or fromRegistry. */
+export interface NetworkEndpoints {
+  fromCidr?: string;
+  fromRegistry?: string;
+}
+/** One of registryServiceName or address. */
+export interface IstioNetworkGateway {
+  registryServiceName?: string;
+  address?: string;
+  port?: number;
+  locality?: string;
+}
+
 /**
  * Field kinds by message (full proto name without package) and JSON field name: a scalar
  * (`string`, `bool`, `int32`, `uint32`, `int64`, `double`, `duration`), `struct` (any JSON object),
@@ -939,6 +960,15 @@ export const MESSAGE_FIELDS: Readonly<Record<string, Readonly<Record<string, str
     globalDownstreamConnectionLimit: "int32",
   },
   RemoteService: { address: "string", tlsSettings: "object", tcpKeepalive: "object" },
+  MeshNetworks: { networks: "map:msg:Network" },
+  Network: { endpoints: "msg:Network.NetworkEndpoints[]", gateways: "msg:Network.IstioNetworkGateway[]" },
+  "Network.NetworkEndpoints": { fromCidr: "string", fromRegistry: "string" },
+  "Network.IstioNetworkGateway": {
+    registryServiceName: "string",
+    address: "string",
+    port: "uint32",
+    locality: "string",
+  },
 };
 export const ENUM_VALUES: Readonly<Record<string, Readonly<Record<string, number>>>> = {
   "MeshConfig.IngressControllerMode": { UNSPECIFIED: 0, OFF: 1, DEFAULT: 2, STRICT: 3 },
