@@ -188,7 +188,16 @@ test("Sidecar outbound policy: egressProxy only with ALLOW_ANY, an FQDN host and
     policy({ mode: "ALLOW_ANY", egressProxy: { host: "proxy.com", subset: "a_b", port: { number: 80 } } }),
     ["subset name is invalid: a_b"],
   );
-  assert.deepEqual(policy({ mode: 2 }), [
+  assert.deepEqual(policy({ mode: 3 }), [
     "sidecar: ALLOW_ANY_DYNAMIC_DNS mode is only supported in MeshConfig, not in Sidecar resource",
+  ]);
+});
+
+test("Sidecar egress: an unknown capture mode is a decode error, on any listener", () => {
+  assert.deepEqual(check({ egress: [{ captureMode: "TPROXY", hosts: ["*/*"] }] }).errors, [
+    {
+      path: "spec.egress[0].captureMode",
+      message: 'unknown value "\\"TPROXY\\"" for enum istio.networking.v1alpha3.CaptureMode',
+    },
   ]);
 });

@@ -32,7 +32,7 @@ import { validateServerTls } from "./gateway.ts";
 
 const UNIX_PREFIX = "unix://";
 // MeshConfig's ALLOW_ANY_DYNAMIC_DNS number; the Sidecar enum has no name for it.
-const MESH_ALLOW_ANY_DYNAMIC_DNS = "2";
+const MESH_ALLOW_ANY_DYNAMIC_DNS = "3";
 
 export const validateSidecar: SemanticValidator = (obj: ConfigObject, _ctx, out: Findings) => {
   const spec = asObject(obj.spec) ?? {};
@@ -177,6 +177,7 @@ function validateEgressListeners(listeners: unknown[], namespace: string, out: F
       at.error("egress listener may not be null");
       return;
     }
+    const captureMode = readEnum(listener.captureMode, CAPTURE_MODE, at.at("captureMode"));
     const port = asObject(listener.port);
     if (!port) {
       // The catch-all listener (no port) must come last.
@@ -184,7 +185,7 @@ function validateEgressListeners(listeners: unknown[], namespace: string, out: F
         at.error("sidecar: the egress listener with empty port should be the last listener in the list");
       }
     } else {
-      validateEgressPort(listener, port, at);
+      validateEgressPort(listener, port, captureMode, at);
       const bind = asString(listener.bind);
       const number = asNumber(port.number);
       if (number === 0) {
@@ -199,14 +200,18 @@ function validateEgressListeners(listeners: unknown[], namespace: string, out: F
   });
 }
 
-function validateEgressPort(listener: JsonObject, port: JsonObject, out: Findings): void {
+function validateEgressPort(
+  listener: JsonObject,
+  port: JsonObject,
+  captureMode: string | undefined,
+  out: Findings,
+): void {
   const portAt = out.at("port");
   if (asNumber(port.targetPort) > 0) portAt.at("targetPort").error("targetPort has no impact on Sidecars");
   const name = asString(port.name);
   if (name !== "") validatePortName(name, portAt.at("name"));
   validateProtocol(asString(port.protocol), portAt.at("protocol"));
   const bind = asString(listener.bind);
-  const captureMode = readEnum(listener.captureMode, CAPTURE_MODE, out.at("captureMode"));
   const number = asNumber(port.number);
   if (number === 0) {
     // Port 0 means a unix domain socket listener.
