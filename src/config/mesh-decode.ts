@@ -2,7 +2,7 @@
 // mesh-types.ts: JSON or proto field names, unknown fields and bad values reported with their path,
 // Go durations, enums by name or number, empty lists as absent.
 import { parse as parseYaml } from "yaml";
-import { ENUM_VALUES, MESSAGE_FIELDS } from "./mesh-types.ts";
+import { ENUM_VALUES, MESSAGE_FIELDS, ONEOF_GROUPS } from "./mesh-types.ts";
 import { parseGoDuration } from "./validation/common/durations.ts";
 import { goQuote } from "./validation/common/format.ts";
 import { asObject, type JsonObject } from "./validation/common/json.ts";
@@ -44,6 +44,11 @@ function decodeMessage(value: unknown, message: string, out: Findings): JsonObje
     }
     const result = decodeField(fieldValue, kind, out.at(name));
     if (result !== undefined) decoded[name] = result;
+  }
+  for (const group of ONEOF_GROUPS[message] ?? []) {
+    const set = group.filter((field) => field in decoded);
+    for (const extra of set.slice(1))
+      out.at(extra).error(`only one of ${group.join(", ")} may be set; ${set[0]} is already set`);
   }
   return decoded;
 }

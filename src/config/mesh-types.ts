@@ -1038,3 +1038,35 @@ export const ENUM_VALUES: Readonly<Record<string, Readonly<Record<string, number
     UNESCAPE_AND_FORWARD: 4,
   },
 };
+
+/** Proto oneofs by message: at most one field of each group may be set. */
+export const ONEOF_GROUPS: Readonly<Record<string, readonly (readonly string[])[]>> = {
+  "MeshConfig.CertificateData": [["pem", "spiffeBundleUrl"]],
+  "MeshConfig.ExtensionProvider": [
+    [
+      "envoyExtAuthzHttp",
+      "envoyExtAuthzGrpc",
+      "zipkin",
+      "lightstep",
+      "datadog",
+      "stackdriver",
+      "opencensus",
+      "skywalking",
+      "opentelemetry",
+      "prometheus",
+      "envoyFileAccessLog",
+      "envoyHttpAls",
+      "envoyTcpAls",
+      "envoyOtelAls",
+      "sds",
+    ],
+  ],
+  "MeshConfig.ExtensionProvider.EnvoyFileAccessLogProvider.LogFormat": [["text", "labels"]],
+  "MeshConfig.ExtensionProvider.HttpHeader": [["value", "envName"]],
+  Tracing: [["zipkin", "lightstep", "datadog", "stackdriver", "openCensusAgent"]],
+  "Tracing.CustomTag": [["literal", "environment", "header"]],
+  PrivateKeyProvider: [["cryptomb", "qat"]],
+  ProxyConfig: [["serviceCluster", "tracingServiceName"]],
+  "Network.NetworkEndpoints": [["fromCidr", "fromRegistry"]],
+  "Network.IstioNetworkGateway": [["registryServiceName", "address"]],
+};

@@ -157,7 +157,6 @@ test("defaultConfig: tracing collectors, connection settings, private key provid
       [
         "defaultConfig:",
         "  tracing:",
-        "    zipkin: {address: 'bad host:9411'}",
         "    lightstep: {address: 'ls:8080'}",
         "  connectionSettings: {httpMaxConcurrentStreams: 0, http2InitialStreamWindowSize: 100}",
         "  privateKeyProvider: {cryptomb: {pollDelay: 0s}}",
@@ -165,12 +164,15 @@ test("defaultConfig: tracing collectors, connection settings, private key provid
     ),
     [
       "defaultConfig.tracing.lightstep: invalid lightstep config: access token is required",
-      'defaultConfig.tracing.zipkin.address: invalid zipkin config: "bad host" is not a valid hostname or an IP address',
       "defaultConfig.privateKeyProvider: invalid private key provider configuration: pollDelay must be non zero",
       "defaultConfig.connectionSettings: invalid connection settings: http_max_concurrent_streams must be positive",
       "defaultConfig.connectionSettings: invalid connection settings: http2_initial_stream_window_size must be at least 65535",
     ],
   );
+  assert.deepEqual(problems("defaultConfig: {tracing: {zipkin: {address: 'bad host:9411'}}}"), [
+    'defaultConfig.tracing.zipkin.address: invalid zipkin config: "bad host" is not a valid hostname or an IP address',
+  ]);
+  assert.deepEqual(loadMeshConfig("defaultConfig: {tracing: {datadog: {address: '$(HOST_IP):8126'}}}").warnings, []);
 });
 
 test("warnings: unknown and duplicate ECDH curves, deprecated DNS auto allocation, ignored inbound retry fields", () => {
@@ -256,4 +258,10 @@ test("extension provider problems are warnings (Istio only logs them), prefixed 
       "extensionProviders[6]: invalid extension provider ls: access token is required",
     ],
   );
+});
+
+test("decoding: at most one field of a proto oneof", () => {
+  assert.deepEqual(problems("defaultConfig: {tracing: {zipkin: {address: 'z:9411'}, datadog: {address: 'd:8126'}}}"), [
+    "defaultConfig.tracing.datadog: only one of zipkin, lightstep, datadog, stackdriver, openCensusAgent may be set; zipkin is already set",
+  ]);
 });
