@@ -31,7 +31,7 @@ import {
 import type { Findings, SemanticValidator } from "./findings.ts";
 import { validateWorkloadEntryFields } from "./workloadentry.ts";
 
-// Istio's PILOT_ENABLE_IP_AUTOALLOCATE, on by default; Sluice always allocates.
+// Istio's PILOT_ENABLE_IP_AUTOALLOCATE; Sluice keeps Istio's default (on).
 const IP_AUTOALLOCATE_ENABLED = true;
 const AUTOALLOCATE_LABEL = "networking.istio.io/enable-autoallocate-ip";
 const USE_WAYPOINT_LABEL = "istio.io/use-waypoint";
@@ -51,6 +51,7 @@ export const validateServiceEntry: SemanticValidator = (obj: ConfigObject, _ctx,
   }
   const resolution = readEnum(spec.resolution, SERVICE_ENTRY_RESOLUTION, out.at("resolution"));
   const location = readEnum(spec.location, SERVICE_ENTRY_LOCATION, out.at("location"));
+  // Istio's decoder rejects the whole object on an unknown enum, so nothing else is checked.
   if (resolution === undefined || location === undefined) return;
 
   const hosts = asStringList(spec.hosts);
