@@ -188,6 +188,17 @@ describe("decodeConfigText", () => {
     });
   });
 
+  test("reads plain scalars as Kubernetes does (YAML 1.1 booleans, leading-zero octal)", () => {
+    const [doc] = decodeConfigText(
+      "apiVersion: v1\nkind: X\nmetadata: {}\nspec: {a: [yes, No, on, OFF, y, n, true, 'yes', \"on\", yess], b: [0777, -010, 0o17, 08, 0, 10]}\n",
+      "f.yaml",
+    );
+    assert.deepEqual(doc.object?.spec, {
+      a: [true, false, true, false, true, false, true, "yes", "on", "yess"],
+      b: [511, -8, 15, 8, 0, 10],
+    });
+  });
+
   test("resolves merge keys and refuses excessive aliases", () => {
     const merged = decodeConfigText(
       "base: &b {apiVersion: v1, kind: Service}\n<<: *b\nmetadata: {name: a}\n",

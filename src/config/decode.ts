@@ -2,7 +2,18 @@
 // the file and line it came from. A broken document becomes one error and never hides its neighbours.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { extname, join } from "node:path";
-import { type Document, isMap, isScalar, isSeq, LineCounter, type Node, parseAllDocuments, Scalar, visit } from "yaml";
+import {
+  type Document,
+  isMap,
+  isScalar,
+  isSeq,
+  LineCounter,
+  type Node,
+  parseAllDocuments,
+  Scalar,
+  type ScalarTag,
+  visit,
+} from "yaml";
 import type { ConfigObject, SourcePosition } from "./model.ts";
 
 /** One document of a config file: either the object it holds or why it could not be read. */
@@ -22,6 +33,15 @@ export const STDIN_PATH = "-";
 // unclosed quote, say) from running into the next document; YAML itself ends scalars at such a line.
 const DOCUMENT_START = /^---(\s|$)/;
 
+// Kubernetes reads YAML with Go's YAML 1.1 rules (kubectl, sigs.k8s.io/yaml): y/yes/on and n/no/off
+// are booleans, and a leading zero makes an integer octal. Reading them the same way means `value: on`
+// cannot be the string "on" here and true in the cluster. Quoted scalars stay strings.
+const GO_YAML_SCALARS: ScalarTag[] = [
+  { tag: "tag:yaml.org,2002:bool", default: true, test: /^(?:y|Y|yes|Yes|YES|on|On|ON)$/, resolve: () => true },
+  { tag: "tag:yaml.org,2002:bool", default: true, test: /^(?:n|N|no|No|NO|off|Off|OFF)$/, resolve: () => false },
+  { tag: "tag:yaml.org,2002:int", default: true, test: /^[-+]?0[0-7]+$/, resolve: (text) => parseInt(text, 8) },
+];
+
 // Aliases can expand exponentially ("billion laughs"); a config file has no reason to use many.
 const MAX_ALIAS_COUNT = 100;
 
@@ -34,7 +54,12 @@ export function decodeConfigText(text: string, file: string): DecodedDocument[] 
   for (const part of splitDocuments(text)) {
     const lineCounter = new LineCounter();
     const lineOf = (offset: number) => part.firstLine - 1 + Math.max(lineCounter.linePos(offset).line, 1);
-    const docs = parseAllDocuments(part.text, { lineCounter, prettyErrors: false, merge: true });
+    const docs = parseAllDocuments(part.text, {
+      lineCounter,
+      prettyErrors: false,
+      merge: true,
+      customTags: (coreTags) => [...GO_YAML_SCALARS, ...coreTags],
+    });
     for (const doc of docs) {
       const syntaxError = doc.errors[0];
       if (syntaxError) {
