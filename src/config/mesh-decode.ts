@@ -64,8 +64,9 @@ function decodeField(value: unknown, kind: string, out: Findings): unknown {
     if (value.length === 0) return undefined;
     const element = kind.slice(0, -2);
     return value.map((item, i) => {
-      if (item === null) out.at("", i).error("null is not allowed in a list");
-      return decodeField(item, element, out.at("", i));
+      if (item !== null) return decodeField(item, element, out.at("", i));
+      out.at("", i).error("null is not allowed in a list");
+      return undefined;
     });
   }
   if (kind.startsWith("map:")) {
@@ -107,6 +108,8 @@ function decodeScalar(value: unknown, kind: string, out: Findings): unknown {
       break;
     case "double":
       if (typeof value === "number") return value;
+      // jsonpb also reads numbers written as strings.
+      if (typeof value === "string" && value.trim() !== "" && Number.isFinite(Number(value))) return Number(value);
       break;
     case "duration": {
       if (typeof value !== "string") break;
@@ -126,8 +129,7 @@ function decodeScalar(value: unknown, kind: string, out: Findings): unknown {
       const n = typeof value === "string" && /^-?[0-9]+$/.test(value) ? Number(value) : value;
       const [min, max] = INT_RANGES[kind];
       if (typeof n === "number" && Number.isInteger(n) && n >= min && n <= max) return n;
-      out.error(`invalid value for ${kind} field: ${JSON.stringify(value)}`);
-      return undefined;
+      break;
     }
   }
   out.error(`invalid value for ${kind} field: ${JSON.stringify(value)}`);

@@ -176,9 +176,9 @@ export interface SkyWalkingTracingProvider {
 }
 export interface StackdriverProvider {
   debug?: boolean;
-  maxNumberOfAttributes?: number | string;
-  maxNumberOfAnnotations?: number | string;
-  maxNumberOfMessageEvents?: number | string;
+  maxNumberOfAttributes?: number;
+  maxNumberOfAnnotations?: number;
+  maxNumberOfMessageEvents?: number;
   maxTagLength?: number;
   logging?: Logging;
 }
@@ -346,9 +346,9 @@ export interface Datadog {
 }
 export interface Stackdriver {
   debug?: boolean;
-  maxNumberOfAttributes?: number | string;
-  maxNumberOfAnnotations?: number | string;
-  maxNumberOfMessageEvents?: number | string;
+  maxNumberOfAttributes?: number;
+  maxNumberOfAnnotations?: number;
+  maxNumberOfMessageEvents?: number;
 }
 export interface OpenCensusAgent {
   address?: string;
