@@ -49,6 +49,8 @@ const BAD_NAME_VS = VALID_VS.replace("name: reviews", "name: Bad_Name").replace(
 const NAME_ERROR =
   "metadata.name: invalid name \"Bad_Name\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
 const DEPLOYMENT = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n";
+const DEPLOYMENT_WARNING =
+  'spec.template.metadata.labels: may not provide Istio metrics and telemetry without the label "app" (or service.istio.io/canonical-name, app.kubernetes.io/name) and "version" (or service.istio.io/canonical-revision, app.kubernetes.io/version); see https://istio.io/latest/docs/ops/deployment/application-requirements/';
 
 const validFile = writeFile("valid.yaml", VALID_VS);
 // Lines: VS 1-10, "---" 11, bad VS 12-20, "---" 21, Deployment 22-24.
@@ -69,7 +71,7 @@ describe("sluice validate", () => {
       run.stdout,
       [
         `Error: VirtualService default/Bad_Name (${mixedFile}:12): ${NAME_ERROR}`,
-        `Warning: Deployment default/web (${mixedFile}:22): not validated: Sluice does not know apps/v1 Deployment`,
+        `Warning: Deployment default/web (${mixedFile}:22): ${DEPLOYMENT_WARNING}`,
         "validation failed: 1 of 3 documents invalid",
         "",
       ].join("\n"),
@@ -128,7 +130,7 @@ describe("sluice validate", () => {
         name: "web",
         valid: true,
         errors: [],
-        warnings: ["not validated: Sluice does not know apps/v1 Deployment"],
+        warnings: [DEPLOYMENT_WARNING],
       },
     ]);
   });

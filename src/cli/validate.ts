@@ -5,6 +5,8 @@ import type { CommandModule } from "yargs";
 import { type DecodedDocument, readConfigPaths, STDIN_PATH } from "../config/decode.ts";
 import {
   type ConfigObject,
+  emptyResult,
+  Findings,
   type Issue,
   KINDS,
   lookupKind,
@@ -13,6 +15,7 @@ import {
   validateObject,
 } from "../config/index.ts";
 import { EXIT_INVALID, EXIT_OK } from "./exit-codes.ts";
+import { ISTIO_SYSTEM_NAMESPACE, workloadCheck } from "./validate-workloads.ts";
 
 /** Namespace of a namespaced object that names none, as istioctl and kubectl assume. */
 export const DEFAULT_NAMESPACE = "default";
@@ -87,8 +90,10 @@ export const validateCommand: CommandModule<object, ValidateArgs> = {
           '  errors and warnings are strings "<field path>: <message>" (just the message when the path is empty);',
           "  apiVersion, kind, namespace and name are null when the document could not be decoded.",
           "",
-          `Objects without metadata.namespace are validated in namespace "${DEFAULT_NAMESPACE}". Kinds outside the`,
-          "Istio and Gateway API groups that Sluice does not know are not validated (a warning says so).",
+          `Objects without metadata.namespace are validated in namespace "${DEFAULT_NAMESPACE}". As istioctl, Service`,
+          "ports must name their protocol (name prefix or appProtocol), and Deployments without the canonical service",
+          `labels get a warning (not in ${ISTIO_SYSTEM_NAMESPACE}). Other kinds outside the Istio and Gateway API groups`,
+          "that Sluice does not know are not validated (a warning says so).",
         ].join("\n"),
       ),
   handler: (argv) => {
@@ -132,13 +137,17 @@ export function validateDocument(doc: DecodedDocument): DocumentReport {
 }
 
 function validateOrSkip(obj: ConfigObject): ValidationResult {
-  if (!lookupKind(obj.apiVersion, obj.kind) && !MESH_GROUPS.has(parseApiVersion(obj.apiVersion).group)) {
+  const extraCheck = workloadCheck(obj);
+  const known = lookupKind(obj.apiVersion, obj.kind) || MESH_GROUPS.has(parseApiVersion(obj.apiVersion).group);
+  if (!known && !extraCheck) {
     return {
       errors: [],
       warnings: [{ path: "", message: `not validated: Sluice does not know ${obj.apiVersion} ${obj.kind}` }],
     };
   }
-  return validateObject(obj);
+  const result = known ? validateObject(obj) : emptyResult();
+  extraCheck?.(obj, new Findings("", result.errors, result.warnings));
+  return result;
 }
 
 function withDefaultNamespace(obj: ConfigObject): ConfigObject {
