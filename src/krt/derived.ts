@@ -1,0 +1,216 @@
+import type { CollectionOptions, Event } from "./collection.ts";
+import { Collection, latest } from "./collection.ts";
+import type { Bucket, Dependency } from "./fetch.ts";
+import { FetchContext } from "./fetch.ts";
+import type { Index } from "./indexes.ts";
+
+/** What one input produced last time, and what it fetched to produce it. */
+interface InputState<O> {
+  outputs: Map<string, O>;
+  dependencies: readonly Dependency<unknown>[];
+}
+
+/** For one fetched collection: which inputs to recompute when one of its objects changes. */
+class Routes {
+  readonly byKey = new Map<string, Set<string>>();
+  readonly byIndex = new Map<Index<unknown>, Map<string, Set<string>>>();
+  /** Inputs whose fetch has no key or index: every change is checked against their filter. */
+  readonly unbucketed = new Set<string>();
+
+  add(inputKey: string, bucket: Bucket<unknown>): void {
+    if (bucket.kind === "all") this.unbucketed.add(inputKey);
+    else if (bucket.kind === "keys") for (const key of bucket.keys) addTo(this.byKey, key, inputKey);
+    else addTo(this.indexRoutes(bucket.index), bucket.key, inputKey);
+  }
+
+  remove(inputKey: string, bucket: Bucket<unknown>): void {
+    if (bucket.kind === "all") this.unbucketed.delete(inputKey);
+    else if (bucket.kind === "keys") for (const key of bucket.keys) removeFrom(this.byKey, key, inputKey);
+    else removeFrom(this.indexRoutes(bucket.index), bucket.key, inputKey);
+  }
+
+  /** Inputs that may have fetched `item`; each still has to pass its own filter. */
+  *candidates(objectKey: string, item: unknown): Generator<string> {
+    yield* this.byKey.get(objectKey) ?? [];
+    for (const [index, routes] of this.byIndex) {
+      for (const key of index.extract(item)) yield* routes.get(key) ?? [];
+    }
+    yield* this.unbucketed;
+  }
+
+  private indexRoutes(index: Index<unknown>): Map<string, Set<string>> {
+    let routes = this.byIndex.get(index);
+    if (!routes) {
+      routes = new Map();
+      this.byIndex.set(index, routes);
+    }
+    return routes;
+  }
+}
+
+function addTo(map: Map<string, Set<string>>, key: string, value: string): void {
+  let set = map.get(key);
+  if (!set) {
+    set = new Set();
+    map.set(key, set);
+  }
+  set.add(value);
+}
+
+function removeFrom(map: Map<string, Set<string>>, key: string, value: string): void {
+  const set = map.get(key);
+  set?.delete(value);
+  if (set?.size === 0) map.delete(key);
+}
+
+/**
+ * Outputs computed from each object of an input collection. The transform reruns for an input when
+ * the input object changes or when something it fetched changes; outputs equal to the previous ones
+ * emit nothing. Two inputs producing the same output key: the one that produced it first wins, and
+ * the next takes over when it stops.
+ */
+export class DerivedCollection<I, O> extends Collection<O> {
+  private readonly states = new Map<string, InputState<O>>();
+  /** Output key → the inputs producing it, earliest first. */
+  private readonly producers = new Map<string, string[]>();
+  private readonly upstreams = new Map<Collection<unknown>, Routes>();
+
+  constructor(
+    private readonly input: Collection<I>,
+    private readonly transform: (ctx: FetchContext, item: I) => readonly O[],
+    options: CollectionOptions<O> = {},
+  ) {
+    super("derived", options);
+    input.registerBatch((events) => this.recompute(this.inputKeys(input, events)), true);
+  }
+
+  protected dependencyNames(): string[] {
+    return [this.input.name, ...[...this.upstreams.keys()].map((c) => c.name)];
+  }
+
+  private inputKeys<T>(collection: Collection<T>, events: readonly Event<T>[]): Set<string> {
+    return new Set(events.map((event) => collection.keyOf(latest(event))));
+  }
+
+  private onUpstream<U>(collection: Collection<U>, routes: Routes, events: readonly Event<U>[]): void {
+    const affected = new Set<string>();
+    for (const event of events) {
+      const objectKey = collection.keyOf(latest(event));
+      for (const item of [event.old, event.new]) {
+        if (item === undefined) continue;
+        for (const inputKey of routes.candidates(objectKey, item)) {
+          if (affected.has(inputKey)) continue;
+          const dependencies = this.states.get(inputKey)?.dependencies ?? [];
+          if (dependencies.some((d) => d.collection === collection && d.matches(item))) affected.add(inputKey);
+        }
+      }
+    }
+    this.recompute(affected);
+  }
+
+  private recompute(inputKeys: ReadonlySet<string>): void {
+    const touched = new Set<string>();
+    for (const inputKey of inputKeys) {
+      const before = this.states.get(inputKey);
+      if (before) this.route(inputKey, before.dependencies, "remove");
+      const item = this.input.get(inputKey);
+      const after = item === undefined ? undefined : this.run(item);
+      if (after) {
+        this.states.set(inputKey, after);
+        this.route(inputKey, after.dependencies, "add");
+      } else {
+        this.states.delete(inputKey);
+      }
+      this.trackProducers(inputKey, before?.outputs, after?.outputs, touched);
+    }
+    const events: Event<O>[] = [];
+    for (const outputKey of touched) {
+      const event = this.diff(outputKey, this.visible(outputKey));
+      if (event) events.push(event);
+    }
+    this.commit(events);
+  }
+
+  private run(item: I): InputState<O> {
+    const ctx = new FetchContext();
+    const outputs = new Map<string, O>();
+    for (const output of this.transform(ctx, item)) {
+      const key = this.keyOf(output);
+      if (!outputs.has(key)) outputs.set(key, output);
+    }
+    this.recomputes += 1;
+    return { outputs, dependencies: ctx.dependencies };
+  }
+
+  private route(inputKey: string, dependencies: readonly Dependency<unknown>[], action: "add" | "remove"): void {
+    for (const dependency of dependencies) {
+      const routes = this.routesFor(dependency.collection);
+      if (action === "add") routes.add(inputKey, dependency.bucket);
+      else routes.remove(inputKey, dependency.bucket);
+    }
+  }
+
+  private routesFor(collection: Collection<unknown>): Routes {
+    let routes = this.upstreams.get(collection);
+    if (!routes) {
+      const created = new Routes();
+      // Registered on first fetch; the state fetched so far is already reflected in the outputs.
+      collection.registerBatch((events) => this.onUpstream(collection, created, events), false);
+      this.upstreams.set(collection, created);
+      routes = created;
+    }
+    return routes;
+  }
+
+  private trackProducers(
+    inputKey: string,
+    before: ReadonlyMap<string, O> | undefined,
+    after: ReadonlyMap<string, O> | undefined,
+    touched: Set<string>,
+  ): void {
+    for (const outputKey of before?.keys() ?? []) {
+      touched.add(outputKey);
+      if (after?.has(outputKey)) continue;
+      const producers = this.producers.get(outputKey) ?? [];
+      producers.splice(producers.indexOf(inputKey), 1);
+      if (producers.length === 0) this.producers.delete(outputKey);
+    }
+    for (const outputKey of after?.keys() ?? []) {
+      touched.add(outputKey);
+      if (before?.has(outputKey)) continue;
+      const producers = this.producers.get(outputKey);
+      if (producers) producers.push(inputKey);
+      else this.producers.set(outputKey, [inputKey]);
+    }
+  }
+
+  private visible(outputKey: string): O | undefined {
+    const producer = this.producers.get(outputKey)?.[0];
+    return producer === undefined ? undefined : this.states.get(producer)?.outputs.get(outputKey);
+  }
+}
+
+/** One output (or none, for undefined) per input object. */
+export function derive<I, O>(
+  input: Collection<I>,
+  transform: (ctx: FetchContext, item: I) => O | undefined,
+  options?: CollectionOptions<O>,
+): Collection<O> {
+  return new DerivedCollection(
+    input,
+    (ctx, item) => {
+      const output = transform(ctx, item);
+      return output === undefined ? [] : [output];
+    },
+    options,
+  );
+}
+
+/** Any number of outputs per input object. */
+export function deriveMany<I, O>(
+  input: Collection<I>,
+  transform: (ctx: FetchContext, item: I) => readonly O[],
+  options?: CollectionOptions<O>,
+): Collection<O> {
+  return new DerivedCollection(input, transform, options);
+}

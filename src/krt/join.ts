@@ -1,0 +1,49 @@
+import type { CollectionOptions, Event } from "./collection.ts";
+import { Collection, latest } from "./collection.ts";
+
+export interface JoinOptions<T> extends CollectionOptions<T> {
+  /** Combines the objects the inputs hold under one key (in input order). Without it, the first input wins. */
+  merge?(items: readonly T[]): T | undefined;
+}
+
+/** The union of several collections of the same kind of object, one object per key. */
+export class JoinCollection<T> extends Collection<T> {
+  constructor(
+    private readonly inputs: readonly Collection<T>[],
+    private readonly joinOptions: JoinOptions<T> = {},
+  ) {
+    const first = inputs[0];
+    // Objects keep the keys their inputs gave them.
+    const keyOf = joinOptions.keyOf ?? (first ? (item: T) => first.keyOf(item) : undefined);
+    super("join", { ...joinOptions, keyOf });
+    for (const input of inputs) {
+      input.registerBatch((events) => this.recompute(input, events), true);
+    }
+  }
+
+  protected dependencyNames(): string[] {
+    return this.inputs.map((c) => c.name);
+  }
+
+  private recompute(changed: Collection<T>, events: readonly Event<T>[]): void {
+    const changes: Event<T>[] = [];
+    for (const key of new Set(events.map((event) => changed.keyOf(latest(event))))) {
+      const present: T[] = [];
+      for (const input of this.inputs) {
+        const item = input.get(key);
+        if (item !== undefined) present.push(item);
+      }
+      const { merge } = this.joinOptions;
+      const joined = merge && present.length > 0 ? merge(present) : present[0];
+      this.recomputes += 1;
+      const event = this.diff(key, joined);
+      if (event) changes.push(event);
+    }
+    this.commit(changes);
+  }
+}
+
+/** Union of `inputs`: for a key held by several, the first input's object, or `merge` of all of them. */
+export function join<T>(inputs: readonly Collection<T>[], options?: JoinOptions<T>): Collection<T> {
+  return new JoinCollection(inputs, options);
+}
