@@ -1,5 +1,5 @@
-import { isDeepStrictEqual } from "node:util";
 import type { CollectionDebug, DebugRegistry } from "./debug.ts";
+import { deepEqual } from "./equal.ts";
 import { Index } from "./indexes.ts";
 import type { Labels } from "./traits.ts";
 import { defaultKeyOf, defaultLabelsOf, defaultNamespaceOf, defaultSelectorOf } from "./traits.ts";
@@ -41,10 +41,6 @@ interface QueuedBatch<T> {
 }
 
 let sequence = 0;
-
-function deepEquals(a: unknown, b: unknown): boolean {
-  return Object.is(a, b) || isDeepStrictEqual(a, b);
-}
 
 /**
  * A keyed set of immutable objects that tells its handlers about every change. Subclasses decide
@@ -160,7 +156,7 @@ export abstract class Collection<T> {
     const previous = this.items.get(key);
     if (previous === undefined) return next === undefined ? undefined : { type: "add", new: next };
     if (next === undefined) return { type: "delete", old: previous };
-    const equal = this.options.equals ? this.options.equals(previous, next) : deepEquals(previous, next);
+    const equal = this.options.equals ? this.options.equals(previous, next) : deepEqual(previous, next);
     return equal ? undefined : { type: "update", old: previous, new: next };
   }
 

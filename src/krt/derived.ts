@@ -29,13 +29,13 @@ class Routes {
     else removeFrom(this.indexRoutes(bucket.index), bucket.key, inputKey);
   }
 
-  /** Inputs that may have fetched `item`; each still has to pass its own filter. */
-  *candidates(objectKey: string, item: unknown): Generator<string> {
-    yield* this.byKey.get(objectKey) ?? [];
+  /** Calls `visit` with each input that may have fetched `item`; each still has to pass its own filter. */
+  forCandidates(objectKey: string, item: unknown, visit: (inputKey: string) => void): void {
+    this.byKey.get(objectKey)?.forEach(visit);
     for (const [index, routes] of this.byIndex) {
-      for (const key of index.extract(item)) yield* routes.get(key) ?? [];
+      for (const key of index.extract(item)) routes.get(key)?.forEach(visit);
     }
-    yield* this.unbucketed;
+    this.unbucketed.forEach(visit);
   }
 
   private indexRoutes(index: Index<unknown>): Map<string, Set<string>> {
@@ -94,16 +94,16 @@ export class DerivedCollection<I, O> extends Collection<O> {
 
   private onUpstream<U>(collection: Collection<U>, routes: Routes, events: readonly Event<U>[]): void {
     const affected = new Set<string>();
+    const check = (item: U, inputKey: string): void => {
+      if (affected.has(inputKey)) return;
+      const dependencies = this.states.get(inputKey)?.dependencies ?? [];
+      if (dependencies.some((d) => d.collection === collection && d.matches(item))) affected.add(inputKey);
+    };
     for (const event of events) {
       const objectKey = collection.keyOf(latest(event));
-      for (const item of [event.old, event.new]) {
-        if (item === undefined) continue;
-        for (const inputKey of routes.candidates(objectKey, item)) {
-          if (affected.has(inputKey)) continue;
-          const dependencies = this.states.get(inputKey)?.dependencies ?? [];
-          if (dependencies.some((d) => d.collection === collection && d.matches(item))) affected.add(inputKey);
-        }
-      }
+      const { old: before, new: after } = event;
+      if (before !== undefined) routes.forCandidates(objectKey, before, (inputKey) => check(before, inputKey));
+      if (after !== undefined) routes.forCandidates(objectKey, after, (inputKey) => check(after, inputKey));
     }
     this.recompute(affected);
   }
