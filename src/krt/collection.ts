@@ -59,6 +59,8 @@ export abstract class Collection<T> {
   private readonly queue: QueuedBatch<T>[] = [];
   private delivering = false;
   protected recomputes = 0;
+  private errors = 0;
+  private lastError: string | undefined;
 
   constructor(kind: string, options: CollectionOptions<T>) {
     sequence += 1;
@@ -144,12 +146,20 @@ export abstract class Collection<T> {
       size: this.items.size,
       dependencies: this.dependencyNames(),
       recomputes: this.recomputes,
+      errors: this.errors,
+      ...(this.lastError === undefined ? {} : { lastError: this.lastError }),
       handlers: this.registrations.size,
       indexes: this.indexes.map((i) => i.name),
     };
   }
 
   protected abstract dependencyNames(): string[];
+
+  /** A throwing transform is a bug; it is counted and shown in debug output instead of breaking delivery. */
+  protected recordError(inputKey: string, error: unknown): void {
+    this.errors += 1;
+    this.lastError = `${inputKey}: ${error instanceof Error ? error.message : String(error)}`;
+  }
 
   /** The event that moving `key` to `next` (undefined: absent) would be, or undefined when nothing changes. */
   protected diff(key: string, next: T | undefined): Event<T> | undefined {

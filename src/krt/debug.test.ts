@@ -15,8 +15,8 @@ test("the debug registry lists each collection with its size, dependencies and r
   zones.register(() => {});
   nodes.upsert({ metadata: { name: "n1" }, zone: "z2" });
   assert.deepEqual(debug.snapshot(), [
-    { name: "nodes", size: 1, dependencies: [], recomputes: 0, handlers: 1, indexes: [] },
-    { name: "pods", size: 3, dependencies: [], recomputes: 0, handlers: 1, indexes: [] },
-    { name: "pod-zones", size: 3, dependencies: ["pods", "nodes"], recomputes: 5, handlers: 1, indexes: [] },
+    { name: "nodes", size: 1, dependencies: [], recomputes: 0, errors: 0, handlers: 1, indexes: [] },
+    { name: "pods", size: 3, dependencies: [], recomputes: 0, errors: 0, handlers: 1, indexes: [] },
+    { name: "pod-zones", size: 3, dependencies: ["pods", "nodes"], recomputes: 5, errors: 0, handlers: 1, indexes: [] },
   ]);
 });

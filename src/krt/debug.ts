@@ -7,6 +7,9 @@ export interface CollectionDebug {
   dependencies: string[];
   /** Times a transform (or a join's per-key merge) ran. Static collections never recompute. */
   recomputes: number;
+  /** Transforms (or merges) that threw; the object kept its last good output. */
+  errors: number;
+  lastError?: string;
   handlers: number;
   indexes: string[];
 }

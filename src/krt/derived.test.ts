@@ -350,13 +350,35 @@ test("a where-only fetch is checked against every change and recomputes only on 
   assert.equal(counts.get("n1")?.pods, 1);
 });
 
-test("fetchOne with more than one match is a programming error", () => {
+test("fetchOne with more than one match is a bug, recorded in debug output", () => {
   const pods = new StaticCollection([pod("a", "n1"), pod("b", "n1")]);
   const names = new StaticCollection(["n1"]);
-  assert.throws(
-    () => derive(names, (ctx, n) => ctx.fetchOne(pods, { where: (p) => p.spec.nodeName === n })),
-    /matched 2 objects/,
+  const found = derive(names, (ctx, n) => ctx.fetchOne(pods, { where: (p) => p.spec.nodeName === n })?.metadata.name);
+  assert.equal(found.size, 0);
+  assert.equal(found.debug().errors, 1);
+  assert.match(found.debug().lastError ?? "", /^n1: krt: fetchOne on .* matched 2 objects$/);
+});
+
+test("a throwing transform keeps the input's last good output and retries when what it read changes", () => {
+  const limits = new StaticCollection([{ metadata: { name: "limit" }, max: 10 }]);
+  const sizes = new StaticCollection([{ metadata: { name: "s" }, size: 5 }]);
+  const checked = derive(
+    sizes,
+    (ctx, s) => {
+      const max = ctx.fetchOne(limits, { key: "limit" })?.max ?? 0;
+      if (s.size > max) throw new Error(`size ${s.size} over ${max}`);
+      return { name: s.metadata.name, size: s.size };
+    },
+    { keyOf: (c) => c.name },
   );
+  const seen = collect(checked, false);
+  sizes.upsert({ metadata: { name: "s" }, size: 20 });
+  assert.deepEqual(checked.get("s"), { name: "s", size: 5 });
+  assert.deepEqual(seen, []);
+  assert.equal(checked.debug().lastError, "s: size 20 over 10");
+  limits.upsert({ metadata: { name: "limit" }, max: 100 });
+  assert.deepEqual(checked.get("s"), { name: "s", size: 20 });
+  assert.equal(checked.debug().errors, 1);
 });
 
 test("handlers of a derived collection see one batch per source change, in order", () => {

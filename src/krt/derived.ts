@@ -114,7 +114,7 @@ export class DerivedCollection<I, O> extends Collection<O> {
       const before = this.states.get(inputKey);
       if (before) this.route(inputKey, before.dependencies, "remove");
       const item = this.input.get(inputKey);
-      const after = item === undefined ? undefined : this.run(item);
+      const after = item === undefined ? undefined : this.run(inputKey, item, before);
       if (after) {
         this.states.set(inputKey, after);
         this.route(inputKey, after.dependencies, "add");
@@ -131,15 +131,21 @@ export class DerivedCollection<I, O> extends Collection<O> {
     this.commit(events);
   }
 
-  private run(item: I): InputState<O> {
+  private run(inputKey: string, item: I, previous: InputState<O> | undefined): InputState<O> {
     const ctx = new FetchContext();
-    const outputs = new Map<string, O>();
-    for (const output of this.transform(ctx, item)) {
-      const key = this.keyOf(output);
-      if (!outputs.has(key)) outputs.set(key, output);
-    }
     this.recomputes += 1;
-    return { outputs, dependencies: ctx.dependencies };
+    try {
+      const outputs = new Map<string, O>();
+      for (const output of this.transform(ctx, item)) {
+        const key = this.keyOf(output);
+        if (!outputs.has(key)) outputs.set(key, output);
+      }
+      return { outputs, dependencies: ctx.dependencies };
+    } catch (error) {
+      this.recordError(inputKey, error);
+      // Keep the last good outputs; rerun when anything the failed run read changes.
+      return { outputs: previous?.outputs ?? new Map(), dependencies: ctx.dependencies };
+    }
   }
 
   private route(inputKey: string, dependencies: readonly Dependency<unknown>[], action: "add" | "remove"): void {

@@ -60,3 +60,17 @@ test("merge combines the objects every input holds under a key, in input order",
   first.upsert(host("c", "one"));
   assert.equal(merged.debug().recomputes, recomputes + 1);
 });
+
+test("a throwing merge keeps the key's last joined object", () => {
+  const first = new StaticCollection([host("a", "one", [80])], byName);
+  const second = new StaticCollection<Host>([], byName);
+  const merged = join([first, second], {
+    merge: (hosts) => {
+      if (hosts.length > 1) throw new Error("conflict");
+      return hosts[0];
+    },
+  });
+  second.upsert(host("a", "two"));
+  assert.deepEqual(merged.get("a"), host("a", "one", [80]));
+  assert.equal(merged.debug().lastError, "a: conflict");
+});

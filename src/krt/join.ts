@@ -33,9 +33,14 @@ export class JoinCollection<T> extends Collection<T> {
         const item = input.get(key);
         if (item !== undefined) present.push(item);
       }
-      const { merge } = this.joinOptions;
-      const joined = merge && present.length > 0 ? merge(present) : present[0];
       this.recomputes += 1;
+      let joined: T | undefined;
+      try {
+        joined = this.joinOptions.merge && present.length > 0 ? this.joinOptions.merge(present) : present[0];
+      } catch (error) {
+        this.recordError(key, error);
+        continue;
+      }
       const event = this.diff(key, joined);
       if (event) changes.push(event);
     }
