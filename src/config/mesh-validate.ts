@@ -5,7 +5,7 @@ import type { MeshConfig, ProxyConfig } from "./mesh-types.ts";
 import { durationError, type GoDuration, parseGoDuration } from "./validation/common/durations.ts";
 import { goQuote } from "./validation/common/format.ts";
 import { fqdnError, isDns1123Label, wildcardDomainError } from "./validation/common/hosts.ts";
-import { asObject, type JsonObject } from "./validation/common/json.ts";
+import { asObject, type JsonObject, protoName } from "./validation/common/json.ts";
 import { isIpAddress } from "./validation/common/net.ts";
 import { portError } from "./validation/common/ports.ts";
 import { report } from "./validation/common/report.ts";
@@ -304,11 +304,7 @@ const NON_NEGATIVE_DURATIONS = [
 const WINDOW_SIZES = ["http2InitialStreamWindowSize", "http2InitialConnectionWindowSize"] as const;
 const POSITIVE_LIMITS = ["listenerConnectionLimit", "globalDownstreamConnectionLimit"] as const;
 
-/** The messages name fields by their proto (snake_case) names. */
-function protoName(field: string): string {
-  return field.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
-}
-
+// The messages name fields by their proto (snake_case) names.
 function connectionSettingsErrors(settings: NonNullable<ProxyConfig["connectionSettings"]>): string[] {
   const errors: string[] = [];
   const fields = settings as JsonObject;

@@ -1,10 +1,20 @@
 // Istio's EnvoyFilter webhook validation (validation-rules.md §11): the workload selector, then each
 // config patch: applyTo, patch, operation, value, proxy version, the match object's kind for the
 // applyTo, filter/sub-filter matches, and finally the patch value decoded as an Envoy message.
-import { asObject, type JsonObject, re2SyntaxError, validateLabelsSelector } from "./common/index.ts";
+import {
+  asObject,
+  field,
+  has,
+  type JsonObject,
+  listField,
+  objectField,
+  re2SyntaxError,
+  readEnum,
+  stringField,
+  validateLabelsSelector,
+} from "./common/index.ts";
 import { validatePatchValue } from "./envoyfilter-patch.ts";
 import type { Findings, SemanticValidator } from "./findings.ts";
-import { field, has, listField, objectField, readEnum, stringField } from "./virtualservice-helpers.ts";
 
 const APPLY_TO = [
   "INVALID",
@@ -94,7 +104,7 @@ export const validateEnvoyFilter: SemanticValidator = (obj, _ctx, out) => {
   });
 };
 
-/** An enum field read as its name: numbers map to names, unknown names are reported. */
+/** An enum field read as its name (absent: the first name); an undecodable value is reported. */
 function enumName(
   obj: JsonObject,
   name: string,
@@ -102,8 +112,7 @@ function enumName(
   enumType: string,
   out: Findings,
 ): string | undefined {
-  const value = readEnum(field(obj, name), names, `${ENUM_PREFIX}.${enumType}`, out.at(name));
-  return typeof value === "number" ? (names[value] ?? String(value)) : value;
+  return readEnum(field(obj, name), { fullName: `${ENUM_PREFIX}.${enumType}`, values: names }, out.at(name));
 }
 
 function validateConfigPatch(cp: JsonObject, out: Findings): void {

@@ -4,40 +4,41 @@
 import {
   asObject,
   asString,
+  asStringMap,
+  CORS_UNMATCHED_PREFLIGHTS,
   corsHeaderNameError,
   durationError,
+  field,
   goFixed,
   goQuote,
+  HTTP_REDIRECT_PORT_SELECTION,
+  has,
   headerOperationNameError,
   headerValueError,
   isDns1123Label,
   type JsonObject,
+  listField,
+  mapEntries,
   matchHeaderNameError,
+  numberField,
+  objectField,
   portError,
   readDuration,
+  readEnum,
   regexError,
   report,
   requestHeaderSetNameError,
+  stringField,
+  stringListField,
   validateDestination,
   validateGatewayNames,
   validateLabels,
   validatePercentMessage,
   validateStringMatch,
   validateStringMatchRegex,
+  wrappedNumber,
 } from "./common/index.ts";
 import type { Findings } from "./findings.ts";
-import {
-  field,
-  has,
-  listField,
-  mapEntries,
-  numberField,
-  objectField,
-  readEnum,
-  stringField,
-  stringListField,
-  wrappedNumber,
-} from "./virtualservice-helpers.ts";
 
 const MiB = 1024 * 1024;
 const KiB = 1024;
@@ -146,18 +147,12 @@ function validateMatchStrings(match: JsonObject, out: Findings): void {
 function validateMatchSources(match: JsonObject, out: Findings): void {
   const port = numberField(match, "port");
   if (port !== 0) report(out.at("port"), portError(port));
-  validateLabels(stringMap(field(match, "sourceLabels")), out.at("sourceLabels"));
+  validateLabels(asStringMap(field(match, "sourceLabels")) ?? {}, out.at("sourceLabels"));
   validateGatewayNames(stringListField(match, "gateways"), false, out.at("gateways"));
   const sourceNamespace = stringField(match, "sourceNamespace");
   if (sourceNamespace !== "" && !isDns1123Label(sourceNamespace)) {
     out.at("sourceNamespace").error(`sourceNamespace match ${sourceNamespace} is invalid`);
   }
-}
-
-/** A string map (labels); non-string values are left to the structural validator. */
-export function stringMap(value: unknown): Record<string, string> {
-  const entries = Object.entries(asObject(value) ?? {}).filter((e): e is [string, string] => typeof e[1] === "string");
-  return Object.fromEntries(entries);
 }
 
 /** `headers.request` / `headers.response` add, set and remove, on a route or on one destination. */
@@ -203,12 +198,7 @@ function validateCorsPolicy(policy: JsonObject | undefined, out: Findings): void
       report(out.at(name, i), corsHeaderNameError(header));
     });
   }
-  readEnum(
-    field(policy, "unmatchedPreflights"),
-    ["UNSPECIFIED", "FORWARD", "IGNORE"],
-    "istio.networking.v1alpha3.CorsPolicy.UnmatchedPreflights",
-    out.at("unmatchedPreflights"),
-  );
+  readEnum(field(policy, "unmatchedPreflights"), CORS_UNMATCHED_PREFLIGHTS, out.at("unmatchedPreflights"));
   const maxAge = checkDuration(policy, "maxAge", out);
   if (maxAge !== undefined && maxAge > 0n && maxAge % NANOS_PER_SECOND !== 0n) {
     out.at("maxAge").error("max_age duration is accurate only to seconds precision");
@@ -315,12 +305,7 @@ function validateMirrors(mirrors: unknown[], out: Findings): void {
 // Only the first failing redirect check is reported, as in Istio.
 function validateRedirect(redirect: JsonObject | undefined, matches: unknown[], out: Findings): void {
   if (!redirect) return;
-  readEnum(
-    field(redirect, "derivePort"),
-    ["FROM_PROTOCOL_DEFAULT", "FROM_REQUEST_PORT"],
-    "istio.networking.v1alpha3.HTTPRedirect.RedirectPortSelection",
-    out.at("derivePort"),
-  );
+  readEnum(field(redirect, "derivePort"), HTTP_REDIRECT_PORT_SELECTION, out.at("derivePort"));
   report(out, redirectError(redirect, matches));
 }
 

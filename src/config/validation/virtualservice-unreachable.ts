@@ -4,8 +4,15 @@
 // analyzers report them as IST0130 / IST0131 with the same parameters.
 
 import { goQuote } from "./common/format.ts";
-import { asObject, type JsonObject } from "./common/json.ts";
-import { listField, mapEntries, numberField, objectField, stringField } from "./virtualservice-helpers.ts";
+import {
+  asObject,
+  type JsonObject,
+  listField,
+  mapEntries,
+  numberField,
+  objectField,
+  stringField,
+} from "./common/json.ts";
 
 export type RouteKind = "http" | "tcp" | "tls";
 

@@ -3,6 +3,8 @@
 // the unreachable-rule warnings.
 import {
   asObject,
+  asStringMap,
+  field,
   gatewayBoundVirtualServiceHostError,
   goQuote,
   hostSubsetOf,
@@ -11,16 +13,19 @@ import {
   isIpAddress,
   isJwtClaimHeader,
   type JsonObject,
+  listField,
+  mapEntries,
+  numberField,
   portError,
   report,
+  stringListField,
   validateExportTo,
   validateGatewayNames,
   validateLabels,
   wildcardDomainError,
 } from "./common/index.ts";
 import type { Findings, SemanticValidator } from "./findings.ts";
-import { field, listField, mapEntries, numberField, stringListField } from "./virtualservice-helpers.ts";
-import { stringMap, validateHttpRoute, validateRouteDestinations } from "./virtualservice-http.ts";
+import { validateHttpRoute, validateRouteDestinations } from "./virtualservice-http.ts";
 import { findUnreachableRules, unreachableRuleMessage } from "./virtualservice-unreachable.ts";
 
 const ROUTE_SEMANTICS = "internal.istio.io/route-semantics";
@@ -148,7 +153,7 @@ function validateL4Match(match: JsonObject, out: Findings): void {
   });
   const port = numberField(match, "port");
   if (port !== 0) report(out.at("port"), portError(port));
-  validateLabels(stringMap(field(match, "sourceLabels")), out.at("sourceLabels"));
+  validateLabels(asStringMap(field(match, "sourceLabels")) ?? {}, out.at("sourceLabels"));
   validateGatewayNames(stringListField(match, "gateways"), false, out.at("gateways"));
 }
 

@@ -58,6 +58,15 @@ export const SERVICE_ENTRY_RESOLUTION = enumType(`${NET}.ServiceEntry.Resolution
   "DYNAMIC_DNS",
 ]);
 export const CAPTURE_MODE = enumType(`${NET}.CaptureMode`, ["DEFAULT", "IPTABLES", "NONE"]);
+export const CORS_UNMATCHED_PREFLIGHTS = enumType(`${NET}.CorsPolicy.UnmatchedPreflights`, [
+  "UNSPECIFIED",
+  "FORWARD",
+  "IGNORE",
+]);
+export const HTTP_REDIRECT_PORT_SELECTION = enumType(`${NET}.HTTPRedirect.RedirectPortSelection`, [
+  "FROM_PROTOCOL_DEFAULT",
+  "FROM_REQUEST_PORT",
+]);
 export const OUTBOUND_TRAFFIC_POLICY_MODE = enumType(`${NET}.OutboundTrafficPolicy.Mode`, [
   "REGISTRY_ONLY",
   "ALLOW_ANY",

@@ -1,5 +1,7 @@
-// Narrowing helpers for spec objects that arrive as plain JSON. Proto3 semantics: an absent scalar
-// reads as its zero value, `null` is absent, and an empty list is absent (Istio's decoder yields nil).
+// Reading spec objects that arrive as plain JSON the way Istio's jsonpb decoder does. Proto3
+// semantics: an absent scalar reads as its zero value, `null` is absent, and an empty list is
+// absent (Istio's decoder yields nil). The `xxxField(obj, name)` readers also take a field by its
+// proto (snake_case) name, which the decoder accepts for every kind.
 
 export type JsonObject = Record<string, unknown>;
 
@@ -43,4 +45,59 @@ export function asStringMap(value: unknown): Record<string, string> | undefined 
 /** Presence of a message or wrapper field (UInt32Value, DoubleValue, ...): set and not null. */
 export function isSet(value: unknown): boolean {
   return value !== undefined && value !== null;
+}
+
+/** A field's proto name from its JSON name: `perTryTimeout` → `per_try_timeout`. */
+export function protoName(jsonName: string): string {
+  return jsonName.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+}
+
+/** A field by its JSON (camelCase) name or its proto (snake_case) name; `null` reads as absent. */
+export function field(obj: JsonObject, name: string): unknown {
+  const value = obj[name] ?? obj[protoName(name)];
+  return value === null ? undefined : value;
+}
+
+export function has(obj: JsonObject, name: string): boolean {
+  return field(obj, name) !== undefined;
+}
+
+export function objectField(obj: JsonObject, name: string): JsonObject | undefined {
+  return asObject(field(obj, name));
+}
+
+/** A repeated field; absent or empty gives undefined. */
+export function listField(obj: JsonObject, name: string): unknown[] | undefined {
+  return asList(field(obj, name));
+}
+
+export function stringField(obj: JsonObject, name: string): string {
+  return asString(field(obj, name));
+}
+
+export function stringListField(obj: JsonObject, name: string): string[] {
+  return asStringList(field(obj, name));
+}
+
+/** A numeric field; jsonpb also accepts integers written as strings. Absent reads as 0. */
+export function numberField(obj: JsonObject, name: string): number {
+  return toNumber(field(obj, name));
+}
+
+function toNumber(value: unknown): number {
+  if (typeof value === "number") return value;
+  if (typeof value === "string" && value.trim() !== "" && Number.isFinite(Number(value))) return Number(value);
+  return 0;
+}
+
+/** The value of a wrapper or Percent message (`{value: n}`); jsonpb also takes a bare number for wrappers. */
+export function wrappedNumber(value: unknown): number {
+  const obj = asObject(value);
+  return obj ? numberField(obj, "value") : toNumber(value);
+}
+
+/** A map field's entries; a present-but-empty map gives an empty list. */
+export function mapEntries(obj: JsonObject, name: string): [string, unknown][] {
+  const map = asObject(field(obj, name));
+  return map ? Object.entries(map) : [];
 }
