@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { DecodedDocument } from "../config/decode.ts";
 import type { ConfigObject } from "../config/index.ts";
-import { validateDocument } from "./validate.ts";
+import { validateDocument } from "./validate-report.ts";
 
 const report = (object: ConfigObject) =>
   validateDocument({ position: { file: "f.yaml", index: 0, line: 1 }, object } satisfies DecodedDocument);

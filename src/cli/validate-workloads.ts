@@ -5,8 +5,7 @@
 import { type ConfigObject, type Findings, kindKey, parseApiVersion } from "../config/index.ts";
 // Istio's protocol names; src/config/index.ts does not export them (yet).
 import { parseProtocol } from "../config/validation/common/ports.ts";
-
-export const ISTIO_SYSTEM_NAMESPACE = "istio-system";
+import { ISTIO_SYSTEM_NAMESPACE } from "./validate.ts";
 
 const APPLICATION_REQUIREMENTS_URL = "https://istio.io/latest/docs/ops/deployment/application-requirements/";
 const PROTOCOL_SELECTION_URL = "https://istio.io/latest/docs/ops/configuration/traffic-management/protocol-selection/";

@@ -14,6 +14,7 @@ import {
   type ScalarTag,
   visit,
 } from "yaml";
+import { CONFIG_FILE_EXTENSIONS, STDIN_PATH } from "./decode-paths.ts";
 import type { ConfigObject, SourcePosition } from "./model.ts";
 
 /** One document of a config file: either the object it holds or why it could not be read. */
@@ -22,12 +23,6 @@ export interface DecodedDocument {
   object?: ConfigObject;
   error?: string;
 }
-
-/** Extensions a directory walk picks up. A file named explicitly is read whatever its extension. */
-export const CONFIG_FILE_EXTENSIONS: readonly string[] = [".yaml", ".yml", ".json"];
-
-/** The path that means standard input, as in kubectl and istioctl. */
-export const STDIN_PATH = "-";
 
 // A line that starts a new YAML document. Splitting on it before parsing keeps a syntax error (an
 // unclosed quote, say) from running into the next document; YAML itself ends scalars at such a line.
