@@ -5,10 +5,11 @@ import type { MeshConfig, ProxyConfig } from "./mesh-types.ts";
 import { durationError, type GoDuration, parseGoDuration } from "./validation/common/durations.ts";
 import { goQuote } from "./validation/common/format.ts";
 import { fqdnError, isDns1123Label, wildcardDomainError } from "./validation/common/hosts.ts";
-import { asObject, type JsonObject, protoName } from "./validation/common/json.ts";
+import { asObject, has, type JsonObject, numberField, protoName } from "./validation/common/json.ts";
 import { isIpAddress } from "./validation/common/net.ts";
 import { portError } from "./validation/common/ports.ts";
 import { report } from "./validation/common/report.ts";
+import { validateHttpRetry } from "./validation/common/retries.ts";
 import {
   validateClientTls,
   validateConnectionPool,
@@ -332,64 +333,19 @@ function connectionSettingsErrors(settings: NonNullable<ProxyConfig["connectionS
 
 // ---- defaultInboundHttpRetryPolicy (HTTPRetry)
 
-// Envoy's x-envoy-retry-on and x-envoy-retry-grpc-on policies.
-const RETRY_ON_POLICIES = new Set([
-  "5xx",
-  "gateway-error",
-  "reset",
-  "reset-before-request",
-  "connect-failure",
-  "retriable-4xx",
-  "refused-stream",
-  "retriable-status-codes",
-  "retriable-headers",
-  "envoy-ratelimited",
-  "http3-post-connect-failure",
-  "cancelled",
-  "deadline-exceeded",
-  "internal",
-  "resource-exhausted",
-  "unavailable",
-]);
-// The status codes Go's http.StatusText names.
-const NAMED_HTTP_STATUSES = new Set([
-  100, 101, 102, 103, 200, 201, 202, 203, 204, 205, 206, 207, 208, 226, 300, 301, 302, 303, 304, 305, 307, 308, 400,
-  401, 402, 403, 404, 405, 406, 407, 408, 409, 410, 411, 412, 413, 414, 415, 416, 417, 418, 421, 422, 423, 424, 425,
-  426, 428, 429, 431, 451, 500, 501, 502, 503, 504, 505, 506, 507, 508, 510, 511,
-]);
 const INBOUND_RETRY = "invalid default inbound http retry policy:";
 
 /** Only attempts, retryOn and backoff apply to inbound routes; the rest is ignored with a warning. */
 function validateInboundRetryPolicy(value: unknown, out: Findings): void {
   const retry = asObject(value);
   if (!retry) return;
-  const attempts = typeof retry.attempts === "number" ? retry.attempts : 0;
-  const retryOn = typeof retry.retryOn === "string" ? retry.retryOn : "";
-  const has = (field: string) => retry[field] !== undefined && retry[field] !== null;
-  if (attempts < 0) out.at("attempts").error(`${INBOUND_RETRY} attempts cannot be negative`);
-  if (attempts === 0 && (has("perTryTimeout") || retryOn !== "" || has("retryRemoteLocalities"))) {
-    out.error(`${INBOUND_RETRY} http retry policy configured when attempts are set to 0 (disabled)`);
-  }
-  checkRetryDuration(retry, "perTryTimeout", out);
-  for (const policy of retryOn === "" ? [] : retryOn.split(",")) {
-    const status = /^[+-]?[0-9]+$/.test(policy) ? Number(policy) : 0;
-    if (!NAMED_HTTP_STATUSES.has(status) && !RETRY_ON_POLICIES.has(policy)) {
-      out.at("retryOn").error(`${INBOUND_RETRY} ${goQuote(policy)} is not a valid retryOn policy`);
-    }
-  }
-  checkRetryDuration(retry, "backoff", out);
-  if (attempts === 0 && has("backoff")) {
+  withPrefix(out, INBOUND_RETRY, (scratch) => {
+    validateHttpRetry(retry, scratch);
+  });
+  if (numberField(retry, "attempts") === 0 && has(retry, "backoff")) {
     out.error(`${INBOUND_RETRY} backoff configured when attempts are set to 0 (disabled)`);
   }
   for (const field of ["perTryTimeout", "retryRemoteLocalities", "retryIgnorePreviousHosts"]) {
-    if (has(field)) out.at(field).warn(`${field} is ignored by the default inbound http retry policy`);
+    if (has(retry, field)) out.at(field).warn(`${field} is ignored by the default inbound http retry policy`);
   }
-}
-
-function checkRetryDuration(retry: JsonObject, field: string, out: Findings): void {
-  const value = retry[field];
-  if (value === undefined || value === null) return;
-  const parsed = parseGoDuration(String(value));
-  const problem = "error" in parsed ? `bad Duration: ${parsed.error}` : durationError(parsed);
-  report(out.at(field), prefix(INBOUND_RETRY, problem));
 }

@@ -6,8 +6,8 @@ import {
   asString,
   asStringMap,
   CORS_UNMATCHED_PREFLIGHTS,
+  checkDurationField,
   corsHeaderNameError,
-  durationError,
   field,
   goFixed,
   goQuote,
@@ -23,7 +23,6 @@ import {
   numberField,
   objectField,
   portError,
-  readDuration,
   readEnum,
   regexError,
   report,
@@ -32,6 +31,7 @@ import {
   stringListField,
   validateDestination,
   validateGatewayNames,
+  validateHttpRetry,
   validateLabels,
   validatePercentMessage,
   validateStringMatch,
@@ -67,19 +67,12 @@ export function validateHttpRoute(
   validateMirrors(listField(route, "mirrors") ?? [], out);
   validateRedirect(objectField(route, "redirect"), listField(route, "match") ?? [], out.at("redirect"));
   validateDirectResponse(objectField(route, "directResponse"), out.at("directResponse"));
-  validateRetries(objectField(route, "retries"), out.at("retries"));
+  const retries = objectField(route, "retries");
+  if (retries) validateHttpRetry(retries, out.at("retries"));
   validateRewrite(objectField(route, "rewrite"), out.at("rewrite"));
   validateAuthorityRewrite(route, out);
   validateRouteDestinations(listField(route, "route") ?? [], "http", gatewaySemantics, out.at("route"));
-  checkDuration(route, "timeout", out);
-}
-
-/** Decodes a Duration field and, when set, applies Istio's duration rule. Returns its length in ns. */
-export function checkDuration(obj: JsonObject, name: string, out: Findings): bigint | undefined {
-  const at = out.at(name);
-  const d = readDuration(field(obj, name), at);
-  if (d) report(at, durationError(d));
-  return d?.nanos;
+  checkDurationField(route, "timeout", out);
 }
 
 function validateConflicts(route: JsonObject, role: RouteRole, out: Findings): void {
@@ -199,7 +192,7 @@ function validateCorsPolicy(policy: JsonObject | undefined, out: Findings): void
     });
   }
   readEnum(field(policy, "unmatchedPreflights"), CORS_UNMATCHED_PREFLIGHTS, out.at("unmatchedPreflights"));
-  const maxAge = checkDuration(policy, "maxAge", out);
+  const maxAge = checkDurationField(policy, "maxAge", out)?.nanos;
   if (maxAge !== undefined && maxAge > 0n && maxAge % NANOS_PER_SECOND !== 0n) {
     out.at("maxAge").error("max_age duration is accurate only to seconds precision");
   }
@@ -257,9 +250,9 @@ function validateFault(fault: JsonObject | undefined, out: Findings): void {
     const at = out.at("delay");
     validatePercentMessage(field(delay, "percentage"), at.at("percentage"));
     if (has(delay, "fixedDelay")) {
-      checkDuration(delay, "fixedDelay", at);
+      checkDurationField(delay, "fixedDelay", at);
     } else if (has(delay, "exponentialDelay")) {
-      checkDuration(delay, "exponentialDelay", at);
+      checkDurationField(delay, "exponentialDelay", at);
       at.at("exponentialDelay").error("exponentialDelay not supported yet");
     }
   }
@@ -348,56 +341,6 @@ function validateDirectResponse(response: JsonObject | undefined, out: Findings)
     }
   }
   report(out.at("status"), httpStatusError(numberField(response, "status")));
-}
-
-const RETRY_ON_POLICIES = new Set([
-  "5xx",
-  "gateway-error",
-  "reset",
-  "reset-before-request",
-  "connect-failure",
-  "retriable-4xx",
-  "refused-stream",
-  "retriable-status-codes",
-  "retriable-headers",
-  "envoy-ratelimited",
-  "http3-post-connect-failure",
-  "cancelled",
-  "deadline-exceeded",
-  "internal",
-  "resource-exhausted",
-  "unavailable",
-]);
-
-// The status codes Go's http.StatusText names.
-const NAMED_HTTP_STATUSES = new Set([
-  100, 101, 102, 103, 200, 201, 202, 203, 204, 205, 206, 207, 208, 226, 300, 301, 302, 303, 304, 305, 307, 308, 400,
-  401, 402, 403, 404, 405, 406, 407, 408, 409, 410, 411, 412, 413, 414, 415, 416, 417, 418, 421, 422, 423, 424, 425,
-  426, 428, 429, 431, 451, 500, 501, 502, 503, 504, 505, 506, 507, 508, 510, 511,
-]);
-
-// Go's strconv.Atoi: optional sign, decimal digits only.
-function goAtoi(s: string): number {
-  return /^[+-]?[0-9]+$/.test(s) ? Number(s) : 0;
-}
-
-function validateRetries(retries: JsonObject | undefined, out: Findings): void {
-  if (!retries) return;
-  const attempts = numberField(retries, "attempts");
-  const retryOn = stringField(retries, "retryOn");
-  if (attempts < 0) out.at("attempts").error("attempts cannot be negative");
-  if (attempts === 0 && (has(retries, "perTryTimeout") || retryOn !== "" || has(retries, "retryRemoteLocalities"))) {
-    out.error("http retry policy configured when attempts are set to 0 (disabled)");
-  }
-  checkDuration(retries, "perTryTimeout", out);
-  if (retryOn !== "") {
-    for (const policy of retryOn.split(",")) {
-      if (!NAMED_HTTP_STATUSES.has(goAtoi(policy)) && !RETRY_ON_POLICIES.has(policy)) {
-        out.at("retryOn").error(`${goQuote(policy)} is not a valid retryOn policy`);
-      }
-    }
-  }
-  checkDuration(retries, "backoff", out);
 }
 
 function validateRewrite(rewrite: JsonObject | undefined, out: Findings): void {

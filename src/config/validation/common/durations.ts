@@ -1,7 +1,7 @@
 // Durations as Istio's decoder reads them (Go time.ParseDuration) and Istio's duration and percentage rules.
 import type { Findings } from "../findings.ts";
 import { goFloat, goQuote } from "./format.ts";
-import { asObject, type JsonObject } from "./json.ts";
+import { asObject, field, type JsonObject } from "./json.ts";
 import { report } from "./report.ts";
 
 export interface GoDuration {
@@ -87,19 +87,19 @@ export function durationError(d: GoDuration): string | undefined {
 }
 
 /**
- * Reads `container[field]` as a Duration and, when set, applies Istio's duration rule; findings go
- * to `out.at(field)`. Returns the duration when it decoded.
+ * Reads the Duration field `name` (JSON or proto name) and, when set, applies Istio's duration rule;
+ * findings go to `out.at(name)`. Returns the duration when it decoded.
  */
-export function checkDurationField(container: JsonObject, field: string, out: Findings): GoDuration | undefined {
-  const at = out.at(field);
-  const d = readDuration(container[field], at);
+export function checkDurationField(container: JsonObject, name: string, out: Findings): GoDuration | undefined {
+  const at = out.at(name);
+  const d = readDuration(field(container, name), at);
   if (d) report(at, durationError(d));
   return d;
 }
 
-/** Decodes `container[field]` as a Duration without applying a rule (fields Istio does not check). */
-export function decodeDurationField(container: JsonObject, field: string, out: Findings): GoDuration | undefined {
-  return readDuration(container[field], out.at(field));
+/** Decodes the Duration field `name` without applying a rule (fields Istio does not check). */
+export function decodeDurationField(container: JsonObject, name: string, out: Findings): GoDuration | undefined {
+  return readDuration(field(container, name), out.at(name));
 }
 
 /** Integer percentage 0..100 (outlier detection percents). */

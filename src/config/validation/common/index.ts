@@ -15,5 +15,6 @@ export * from "./match.ts";
 export * from "./net.ts";
 export * from "./ports.ts";
 export * from "./report.ts";
+export * from "./retries.ts";
 export * from "./selectors.ts";
 export * from "./trafficpolicy.ts";
