@@ -179,12 +179,12 @@ describe("decodeConfigText", () => {
 
   test("reads a colon before ',' or ']' in a flow sequence as part of the string, as Go's YAML does", () => {
     const [doc] = decodeConfigText(
-      "apiVersion: v1\nkind: X\nmetadata: {}\nspec:\n  addresses: [1.2.3.4, 001:db8::, k:, k2: , '::', ::]\n  m: [k: v]\n",
+      "apiVersion: v1\nkind: X\nmetadata: {}\nspec:\n  addresses: [1.2.3.4, 001:db8::, k:, k2: , '::', ::]\n  m: [k: v, \"q\":]\n",
       "f.yaml",
     );
     assert.deepEqual(doc.object?.spec, {
       addresses: ["1.2.3.4", "001:db8::", "k:", { k2: null }, "::", "::"],
-      m: [{ k: "v" }],
+      m: [{ k: "v" }, { q: null }],
     });
   });
 

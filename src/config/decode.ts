@@ -165,10 +165,11 @@ function keepColonScalarsInFlowSequences(doc: Document, text: string): void {
       if (!seq.flow) return;
       seq.items = seq.items.map((item) => {
         if (!isMap(item) || item.items.length !== 1 || !item.range) return item;
-        const [{ value }] = item.items;
+        const [{ key, value }] = item.items;
+        const plainKey = isScalar(key) && key.type === Scalar.PLAIN;
         const emptyValue = value === null || (isScalar(value) && value.source === "");
         const [start, end] = item.range;
-        return emptyValue && text[end - 1] === ":" ? new Scalar(text.slice(start, end)) : item;
+        return plainKey && emptyValue && text[end - 1] === ":" ? new Scalar(text.slice(start, end)) : item;
       });
     },
   });
