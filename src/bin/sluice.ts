@@ -2,8 +2,15 @@
 // lives in its own module under src/cli/.
 import yargs from "yargs";
 import { hideBin } from "yargs/helpers";
-import { type DeclaredOptions, declaredFlagNames, unknownCommandLineFlags } from "../cli/flags.ts";
-import { defaultConfigPath, EXIT_USAGE, loadCliConfig, registerCommands } from "../cli/index.ts";
+import {
+  type DeclaredOptions,
+  declaredFlagNames,
+  defaultConfigPath,
+  EXIT_USAGE,
+  loadCliConfig,
+  registerCommands,
+  unknownCommandLineFlags,
+} from "../cli/index.ts";
 
 const cli = yargs(hideBin(process.argv))
   .scriptName("sluice")
