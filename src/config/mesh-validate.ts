@@ -6,7 +6,7 @@ import { durationError, type GoDuration, parseGoDuration } from "./validation/co
 import { goQuote } from "./validation/common/format.ts";
 import { fqdnError, isDns1123Label, wildcardDomainError } from "./validation/common/hosts.ts";
 import { asObject, has, type JsonObject, numberField, protoName } from "./validation/common/json.ts";
-import { isIpAddress } from "./validation/common/net.ts";
+import { isIpAddress, splitHostPort } from "./validation/common/net.ts";
 import { portError } from "./validation/common/ports.ts";
 import { report } from "./validation/common/report.ts";
 import { validateHttpRetry } from "./validation/common/retries.ts";
@@ -228,30 +228,6 @@ export function proxyAddressError(address: string): string | undefined {
   if (fqdnError(host) !== undefined && !isIpAddress(host))
     return `${goQuote(host)} is not a valid hostname or an IP address`;
   return undefined;
-}
-
-/** Go's net.SplitHostPort, with its error text (`address <a>: missing port in address`). */
-function splitHostPort(address: string): { host: string; port: string } | { error: string } {
-  const fail = (why: string) => ({ error: address === "" ? why : `address ${address}: ${why}` });
-  const colon = address.lastIndexOf(":");
-  if (colon < 0) return fail("missing port in address");
-  let host: string;
-  let rest = 0;
-  if (address.startsWith("[")) {
-    const end = address.indexOf("]");
-    if (end < 0) return fail("missing ']' in address");
-    if (end + 1 === address.length) return fail("missing port in address");
-    if (end + 1 !== colon)
-      return fail(address[end + 1] === ":" ? "too many colons in address" : "missing port in address");
-    host = address.slice(1, end);
-    rest = end + 1;
-  } else {
-    host = address.slice(0, colon);
-    if (host.includes(":")) return fail("too many colons in address");
-  }
-  if (address.slice(address.startsWith("[") ? 1 : 0).includes("[")) return fail("unexpected '[' in address");
-  if (address.slice(rest).includes("]")) return fail("unexpected ']' in address");
-  return { host, port: address.slice(colon + 1) };
 }
 
 function validateTracing(tracing: ProxyConfig["tracing"], out: Findings): void {

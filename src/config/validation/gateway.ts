@@ -17,6 +17,7 @@ import {
   readEnum,
   SERVER_TLS_MODE,
   TLS_PROTOCOL,
+  UNIX_PREFIX,
   validateIpAddress,
   validateNamespaceHost,
   validatePort,
@@ -25,7 +26,6 @@ import {
 import type { Findings, SemanticValidator } from "./findings.ts";
 
 const GATEWAY_SEMANTICS_ANNOTATION = "internal.istio.io/gateway-semantics";
-const UNIX_PREFIX = "unix://";
 
 export const validateGateway: SemanticValidator = (obj: ConfigObject, _ctx, out: Findings) => {
   const spec = asObject(obj.spec) ?? {};

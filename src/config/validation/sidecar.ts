@@ -16,6 +16,8 @@ import {
   portError,
   readEnum,
   report,
+  splitHostPort,
+  UNIX_PREFIX,
   validateConnectionPool,
   validateDestination,
   validateFqdn,
@@ -30,7 +32,6 @@ import {
 import type { Findings, SemanticValidator } from "./findings.ts";
 import { validateServerTls } from "./gateway.ts";
 
-const UNIX_PREFIX = "unix://";
 // MeshConfig's ALLOW_ANY_DYNAMIC_DNS number; the Sidecar enum has no name for it.
 const MESH_ALLOW_ANY_DYNAMIC_DNS = "3";
 
@@ -76,12 +77,10 @@ function validateIngressListener(entry: unknown, seenPorts: Set<number>, out: Fi
     return;
   }
   const portAt = out.at("port");
-  if (asNumber(port.targetPort) > 0) portAt.at("targetPort").error("targetPort has no impact on Sidecars");
   const name = asString(port.name);
   const number = asNumber(port.number);
   const protocol = asString(port.protocol);
-  if (name !== "") validatePortName(name, portAt.at("name"));
-  validateProtocol(protocol, portAt.at("protocol"));
+  validateListenerPort(port, portAt);
   validatePort(number, portAt.at("number"));
   const bind = asString(listener.bind);
   if (bind !== "") validateIpAddress(bind, out.at("bind"));
@@ -117,30 +116,12 @@ function validateIngressListener(entry: unknown, seenPorts: Set<number>, out: Fi
   }
 }
 
-/** Go net.SplitHostPort: `host:port` or `[host]:port`; on error both parts are empty. */
-function splitHostPort(address: string): { host: string; port: string; error?: string } {
-  const fail = (why: string) => ({ host: "", port: "", error: `address ${address}: ${why}` });
-  const colon = address.lastIndexOf(":");
-  if (colon < 0) return fail("missing port in address");
-  let host: string;
-  let hostStart = 0;
-  let hostEnd = 0;
-  if (address.startsWith("[")) {
-    const close = address.indexOf("]");
-    if (close < 0) return fail("missing ']' in address");
-    if (close + 1 === address.length) return fail("missing port in address");
-    if (close + 1 !== colon)
-      return fail(address[close + 1] === ":" ? "too many colons in address" : "missing port in address");
-    host = address.slice(1, close);
-    hostStart = 1;
-    hostEnd = close + 1;
-  } else {
-    host = address.slice(0, colon);
-    if (host.includes(":")) return fail("too many colons in address");
-  }
-  if (address.slice(hostStart).includes("[")) return fail("unexpected '[' in address");
-  if (address.slice(hostEnd).includes("]")) return fail("unexpected ']' in address");
-  return { host, port: address.slice(colon + 1) };
+// The port checks ingress and egress listeners share; each checks the number its own way.
+function validateListenerPort(port: JsonObject, out: Findings): void {
+  if (asNumber(port.targetPort) > 0) out.at("targetPort").error("targetPort has no impact on Sidecars");
+  const name = asString(port.name);
+  if (name !== "") validatePortName(name, out.at("name"));
+  validateProtocol(asString(port.protocol), out.at("protocol"));
 }
 
 const LOOPBACK_OR_ANY = new Set(["", "127.0.0.1", "0.0.0.0", "::1", "::"]);
@@ -151,8 +132,10 @@ function validateDefaultEndpoint(endpoint: string, out: Findings): void {
     validateUnixAddress(endpoint.slice(UNIX_PREFIX.length), out);
     return;
   }
-  const { host, port, error } = splitHostPort(endpoint);
-  if (error) out.error(error);
+  const split = splitHostPort(endpoint);
+  if ("error" in split) out.error(split.error);
+  // Istio goes on with an empty host and port after a split error.
+  const { host, port } = "error" in split ? { host: "", port: "" } : split;
   if (!LOOPBACK_OR_ANY.has(host)) {
     out.error(
       "sidecar: defaultEndpoint must be of form 127.0.0.1:<port>,0.0.0.0:<port>,[::1]:port,[::]:port,unix://filepath or unset",
@@ -207,10 +190,7 @@ function validateEgressPort(
   out: Findings,
 ): void {
   const portAt = out.at("port");
-  if (asNumber(port.targetPort) > 0) portAt.at("targetPort").error("targetPort has no impact on Sidecars");
-  const name = asString(port.name);
-  if (name !== "") validatePortName(name, portAt.at("name"));
-  validateProtocol(asString(port.protocol), portAt.at("protocol"));
+  validateListenerPort(port, portAt);
   const bind = asString(listener.bind);
   const number = asNumber(port.number);
   if (number === 0) {

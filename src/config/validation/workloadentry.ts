@@ -9,14 +9,13 @@ import {
   goQuote,
   isIpAddress,
   type JsonObject,
+  UNIX_PREFIX,
   validateLabels,
   validatePort,
   validatePortName,
   validateUnixAddress,
 } from "./common/index.ts";
 import type { Findings, SemanticValidator } from "./findings.ts";
-
-const UNIX_PREFIX = "unix://";
 
 export interface WorkloadEntryContext {
   /** Port names of the ServiceEntry the endpoint belongs to; undefined for a standalone WorkloadEntry. */

@@ -29,6 +29,9 @@ export function ipSubnetError(s: string): string | undefined {
   return ipAddressError(s);
 }
 
+/** The scheme of a unix domain socket address (binds, endpoints): `unix:///path` or `unix://@abstract`. */
+export const UNIX_PREFIX = "unix://";
+
 /** Istio's ValidateUnixAddress, on the path after `unix://`: absolute file path or `@abstract`. */
 export function unixAddressError(path: string): string | undefined {
   if (path === "") return "unix address must not be empty";
@@ -46,4 +49,28 @@ export function validateIpSubnet(s: string, out: Findings): boolean {
 
 export function validateUnixAddress(path: string, out: Findings): boolean {
   return report(out, unixAddressError(path));
+}
+
+/** Go's net.SplitHostPort: `host:port` or `[host]:port`, with Go's error text (`address <a>: ...`). */
+export function splitHostPort(address: string): { host: string; port: string } | { error: string } {
+  const fail = (why: string) => ({ error: address === "" ? why : `address ${address}: ${why}` });
+  const colon = address.lastIndexOf(":");
+  if (colon < 0) return fail("missing port in address");
+  let host: string;
+  let rest = 0;
+  if (address.startsWith("[")) {
+    const end = address.indexOf("]");
+    if (end < 0) return fail("missing ']' in address");
+    if (end + 1 === address.length) return fail("missing port in address");
+    if (end + 1 !== colon)
+      return fail(address[end + 1] === ":" ? "too many colons in address" : "missing port in address");
+    host = address.slice(1, end);
+    rest = end + 1;
+  } else {
+    host = address.slice(0, colon);
+    if (host.includes(":")) return fail("too many colons in address");
+  }
+  if (address.slice(address.startsWith("[") ? 1 : 0).includes("[")) return fail("unexpected '[' in address");
+  if (address.slice(rest).includes("]")) return fail("unexpected ']' in address");
+  return { host, port: address.slice(colon + 1) };
 }
