@@ -17,7 +17,7 @@ import {
   validateOutlierDetection,
   validateZoneAwareLbSetting,
 } from "./validation/common/trafficpolicy.ts";
-import { Findings } from "./validation/findings.ts";
+import { type Findings, withErrorPrefix } from "./validation/findings.ts";
 
 const NANOS_PER_MS = 1_000_000n;
 const NANOS_PER_SECOND = 1_000_000_000n;
@@ -76,14 +76,6 @@ export function validateMeshConfig(mesh: MeshConfig, out: Findings): void {
 /** `multierror.Prefix`: Istio's way of saying which setting an error is about. */
 function prefix(text: string, message: string | undefined): string | undefined {
   return message === undefined ? undefined : `${text} ${message}`;
-}
-
-/** Runs `check` and reports its errors with `text` in front (warnings unchanged). */
-function withPrefix(out: Findings, text: string, check: (scratch: Findings) => void): void {
-  const scratch = new Findings(out.path);
-  check(scratch);
-  for (const issue of scratch.errors) out.errors.push({ path: issue.path, message: `${text} ${issue.message}` });
-  out.warnings.push(...scratch.warnings);
 }
 
 // Durations were checked while decoding; an absent one reads as zero, as in Go.
@@ -250,7 +242,7 @@ function validateTracing(tracing: ProxyConfig["tracing"], out: Findings): void {
     report(out.at(collector).at("address"), prefix(`invalid ${collector} config:`, proxyAddressError(resolved)));
   }
   if (tracing.tlsSettings) {
-    withPrefix(out.at("tlsSettings"), "invalid tracing TLS config:", (scratch) => {
+    withErrorPrefix(out.at("tlsSettings"), "invalid tracing TLS config:", (scratch) => {
       validateClientTls("", tracing.tlsSettings, scratch);
     });
   }
@@ -315,7 +307,7 @@ const INBOUND_RETRY = "invalid default inbound http retry policy:";
 function validateInboundRetryPolicy(value: unknown, out: Findings): void {
   const retry = asObject(value);
   if (!retry) return;
-  withPrefix(out, INBOUND_RETRY, (scratch) => {
+  withErrorPrefix(out, INBOUND_RETRY, (scratch) => {
     validateHttpRetry(retry, scratch);
   });
   if (numberField(retry, "attempts") === 0 && has(retry, "backoff")) {

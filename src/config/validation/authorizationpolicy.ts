@@ -4,7 +4,7 @@ import type { ConfigObject } from "../model.ts";
 import { readEnum } from "./common/enums.ts";
 import { asList, asObject, asString, asStringList, type JsonObject } from "./common/json.ts";
 import { validatePolicyTargets } from "./common/selectors.ts";
-import { Findings, type SemanticValidator } from "./findings.ts";
+import { type Findings, type SemanticValidator, withErrorPrefix } from "./findings.ts";
 import {
   checkEmptyValues,
   checkPathTemplates,
@@ -85,13 +85,10 @@ export const validateAuthorizationPolicy: SemanticValidator = (obj, _ctx, out) =
   const spec = asObject(obj.spec) ?? {};
   const action = readEnum(spec.action, AUTHORIZATION_ACTION, out.at("action"));
   if (action === undefined) return;
-  // Checked on a scratch collector so every error can take the policy prefix.
-  const found = new Findings(out.path);
-  validatePolicyTargets(spec, found);
-  validatePolicy(spec, action, found);
-  const prefix = `invalid policy ${policyName(obj)}: `;
-  for (const issue of found.errors) out.errors.push({ path: issue.path, message: prefix + issue.message });
-  out.warnings.push(...found.warnings);
+  withErrorPrefix(out, `invalid policy ${policyName(obj)}:`, (found) => {
+    validatePolicyTargets(spec, found);
+    validatePolicy(spec, action, found);
+  });
 };
 
 function policyName(obj: ConfigObject): string {
@@ -151,38 +148,16 @@ function checkRule(value: unknown, i: number, action: string, out: Findings): vo
   }
   let hasSource = false;
   let hasTcpSource = false;
-  (asList(rule.from) ?? []).forEach((from, j) => {
-    const at = out.at("from", j);
-    const entry = asObject(from);
-    if (!entry) {
-      at.error(`\`from\` must not be nil, found at rule ${i}`);
-      return;
-    }
-    const source = asObject(entry.source);
-    if (!source) {
-      at.at("source").error(`\`from.source\` must not be nil, found at rule ${i}`);
-      return;
-    }
+  forEachClause(rule, "from", "source", i, out, (source, at) => {
     hasSource = true;
-    checkSource(source, i, at.at("source"));
+    checkSource(source, i, at);
     if (TCP_SOURCE_FIELDS.some((field) => asList(source[field]))) hasTcpSource = true;
   });
   let hasOperation = false;
   let hasPorts = false;
-  (asList(rule.to) ?? []).forEach((to, j) => {
-    const at = out.at("to", j);
-    const entry = asObject(to);
-    if (!entry) {
-      at.error(`\`to\` must not be nil, found at rule ${i}`);
-      return;
-    }
-    const operation = asObject(entry.operation);
-    if (!operation) {
-      at.at("operation").error(`\`to.operation\` must not be nil, found at rule ${i}`);
-      return;
-    }
+  forEachClause(rule, "to", "operation", i, out, (operation, at) => {
     hasOperation = true;
-    checkOperation(operation, i, at.at("operation"));
+    checkOperation(operation, i, at);
     if (asList(operation.ports) || asList(operation.notPorts)) hasPorts = true;
   });
   (asList(rule.when) ?? []).forEach((when, k) => {
@@ -190,6 +165,34 @@ function checkRule(value: unknown, i: number, action: string, out: Findings): vo
   });
   const httpOnly = (hasSource && !hasOperation && !hasTcpSource) || (hasOperation && !hasPorts);
   if (action === "DENY" && httpOnly) out.warn(DENY_TCP_WARNING);
+}
+
+/**
+ * Each `from` (`to`) entry of rule `i` must carry its `source` (`operation`); `check` gets each one
+ * that does, with a collector positioned at it.
+ */
+function forEachClause(
+  rule: JsonObject,
+  list: "from" | "to",
+  inner: "source" | "operation",
+  i: number,
+  out: Findings,
+  check: (clause: JsonObject, at: Findings) => void,
+): void {
+  (asList(rule[list]) ?? []).forEach((value, j) => {
+    const at = out.at(list, j);
+    const entry = asObject(value);
+    if (!entry) {
+      at.error(`\`${list}\` must not be nil, found at rule ${i}`);
+      return;
+    }
+    const clause = asObject(entry[inner]);
+    if (!clause) {
+      at.at(inner).error(`\`${list}.${inner}\` must not be nil, found at rule ${i}`);
+      return;
+    }
+    check(clause, at.at(inner));
+  });
 }
 
 function checkSource(source: JsonObject, i: number, out: Findings): void {

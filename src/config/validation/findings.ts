@@ -42,5 +42,16 @@ export class Findings implements ValidationResult {
   }
 }
 
+/**
+ * Runs `check` on a scratch collector at `out`'s path, then adds its errors to `out` with `prefix`
+ * in front, as Go's multierror.Prefix does ("<prefix> <message>"); warnings are added unchanged.
+ */
+export function withErrorPrefix(out: Findings, prefix: string, check: (scratch: Findings) => void): void {
+  const scratch = new Findings(out.path);
+  check(scratch);
+  for (const issue of scratch.errors) out.errors.push({ path: issue.path, message: `${prefix} ${issue.message}` });
+  out.warnings.push(...scratch.warnings);
+}
+
 /** A kind's semantic (webhook) validator. Returns errors and warnings; never throws on bad input. */
 export type SemanticValidator = (obj: ConfigObject, ctx: ValidationContext, out: Findings) => void;
