@@ -1,69 +1,72 @@
 // What Istio's decoder needs of the policy kinds (security, telemetry, extensions) beyond
 // common/enums.ts: their enum types, and uint32 map keys (PeerAuthentication ports).
-import type { EnumType } from "./common/enums.ts";
+import { enumType } from "./common/enums.ts";
 import { goQuote } from "./common/format.ts";
 import type { Findings } from "./findings.ts";
 
-export const AUTHORIZATION_ACTION: EnumType = {
-  fullName: "istio.security.v1beta1.AuthorizationPolicy.Action",
-  values: ["ALLOW", "DENY", "AUDIT", "CUSTOM"],
-};
-export const MUTUAL_TLS_MODE: EnumType = {
-  fullName: "istio.security.v1beta1.PeerAuthentication.MutualTLS.Mode",
-  values: ["UNSET", "DISABLE", "PERMISSIVE", "STRICT"],
-};
-export const JWT_PRESENCE: EnumType = {
-  fullName: "istio.security.v1beta1.JWTRule.Presence",
-  values: ["OPTIONAL", "REQUIRED"],
-};
-export const TELEMETRY_WORKLOAD_MODE: EnumType = {
-  fullName: "istio.telemetry.v1alpha1.WorkloadMode",
-  values: ["CLIENT_AND_SERVER", "CLIENT", "SERVER"],
-};
-export const ISTIO_METRIC: EnumType = {
-  fullName: "istio.telemetry.v1alpha1.MetricSelector.IstioMetric",
-  values: [
-    "ALL_METRICS",
-    "REQUEST_COUNT",
-    "REQUEST_DURATION",
-    "REQUEST_SIZE",
-    "RESPONSE_SIZE",
-    "TCP_OPENED_CONNECTIONS",
-    "TCP_CLOSED_CONNECTIONS",
-    "TCP_SENT_BYTES",
-    "TCP_RECEIVED_BYTES",
-    "GRPC_REQUEST_MESSAGES",
-    "GRPC_RESPONSE_MESSAGES",
-  ],
-};
-export const TAG_OPERATION: EnumType = {
-  fullName: "istio.telemetry.v1alpha1.MetricsOverrides.TagOverride.Operation",
-  values: ["UPSERT", "REMOVE"],
-};
-export const WASM_PLUGIN_TYPE: EnumType = {
-  fullName: "istio.extensions.v1alpha1.PluginType",
-  values: ["UNSPECIFIED_PLUGIN_TYPE", "HTTP", "NETWORK"],
-};
-export const WASM_PLUGIN_PHASE: EnumType = {
-  fullName: "istio.extensions.v1alpha1.PluginPhase",
-  values: ["UNSPECIFIED_PHASE", "AUTHN", "AUTHZ", "STATS"],
-};
-export const WASM_PULL_POLICY: EnumType = {
-  fullName: "istio.extensions.v1alpha1.PullPolicy",
-  values: ["UNSPECIFIED_POLICY", "IfNotPresent", "Always"],
-};
-export const WASM_FAIL_STRATEGY: EnumType = {
-  fullName: "istio.extensions.v1alpha1.FailStrategy",
-  values: ["FAIL_CLOSE", "FAIL_OPEN", "FAIL_RELOAD"],
-};
-export const ENV_VALUE_SOURCE: EnumType = {
-  fullName: "istio.extensions.v1alpha1.EnvValueSource",
-  values: ["INLINE", "HOST"],
-};
-export const SELECTOR_WORKLOAD_MODE: EnumType = {
-  fullName: "istio.type.v1beta1.WorkloadMode",
-  values: ["UNDEFINED", "CLIENT", "SERVER", "CLIENT_AND_SERVER"],
-};
+export const AUTHORIZATION_ACTION = enumType("istio.security.v1beta1.AuthorizationPolicy.Action", [
+  "ALLOW",
+  "DENY",
+  "AUDIT",
+  "CUSTOM",
+]);
+export const MUTUAL_TLS_MODE = enumType("istio.security.v1beta1.PeerAuthentication.MutualTLS.Mode", [
+  "UNSET",
+  "DISABLE",
+  "PERMISSIVE",
+  "STRICT",
+]);
+export const JWT_PRESENCE = enumType("istio.security.v1beta1.JWTRule.Presence", ["OPTIONAL", "REQUIRED"]);
+export const TELEMETRY_WORKLOAD_MODE = enumType("istio.telemetry.v1alpha1.WorkloadMode", [
+  "CLIENT_AND_SERVER",
+  "CLIENT",
+  "SERVER",
+]);
+export const ISTIO_METRIC = enumType("istio.telemetry.v1alpha1.MetricSelector.IstioMetric", [
+  "ALL_METRICS",
+  "REQUEST_COUNT",
+  "REQUEST_DURATION",
+  "REQUEST_SIZE",
+  "RESPONSE_SIZE",
+  "TCP_OPENED_CONNECTIONS",
+  "TCP_CLOSED_CONNECTIONS",
+  "TCP_SENT_BYTES",
+  "TCP_RECEIVED_BYTES",
+  "GRPC_REQUEST_MESSAGES",
+  "GRPC_RESPONSE_MESSAGES",
+]);
+export const TAG_OPERATION = enumType("istio.telemetry.v1alpha1.MetricsOverrides.TagOverride.Operation", [
+  "UPSERT",
+  "REMOVE",
+]);
+export const WASM_PLUGIN_TYPE = enumType("istio.extensions.v1alpha1.PluginType", [
+  "UNSPECIFIED_PLUGIN_TYPE",
+  "HTTP",
+  "NETWORK",
+]);
+export const WASM_PLUGIN_PHASE = enumType("istio.extensions.v1alpha1.PluginPhase", [
+  "UNSPECIFIED_PHASE",
+  "AUTHN",
+  "AUTHZ",
+  "STATS",
+]);
+export const WASM_PULL_POLICY = enumType("istio.extensions.v1alpha1.PullPolicy", [
+  "UNSPECIFIED_POLICY",
+  "IfNotPresent",
+  "Always",
+]);
+export const WASM_FAIL_STRATEGY = enumType("istio.extensions.v1alpha1.FailStrategy", [
+  "FAIL_CLOSE",
+  "FAIL_OPEN",
+  "FAIL_RELOAD",
+]);
+export const ENV_VALUE_SOURCE = enumType("istio.extensions.v1alpha1.EnvValueSource", ["INLINE", "HOST"]);
+export const SELECTOR_WORKLOAD_MODE = enumType("istio.type.v1beta1.WorkloadMode", [
+  "UNDEFINED",
+  "CLIENT",
+  "SERVER",
+  "CLIENT_AND_SERVER",
+]);
 
 /** A map key that must decode as a uint32 (PeerAuthentication port keys); reported when it does not. */
 export function decodeUint32Key(key: string, out: Findings): number | undefined {

@@ -9,7 +9,7 @@ export interface EnumType {
   values: readonly string[];
 }
 
-function enumType(fullName: string, values: readonly string[]): EnumType {
+export function enumType(fullName: string, values: readonly string[]): EnumType {
   return { fullName, values };
 }
 
