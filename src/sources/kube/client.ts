@@ -1,0 +1,92 @@
+// The transport to the Kubernetes API, all of it from @kubernetes/client-node: KubeConfig for the
+// cluster address and credentials (kubeconfig file or in-cluster service account), its request
+// plumbing for plain JSON requests, and its Watch class for streaming watches. Objects stay raw JSON
+// (client-node's typed API classes would turn timestamps into Dates and drop unknown fields, which
+// validation needs to see).
+import { HttpMethod, IsomorphicFetchHttpLibrary, KubeConfig, RequestContext, Watch } from "@kubernetes/client-node";
+
+/** KubeConfig from a kubeconfig file (`--kubeconfig`), or the in-cluster service account when none is given. */
+export function loadKubeConfig(kubeconfigPath?: string): KubeConfig {
+  const kubeConfig = new KubeConfig();
+  if (kubeconfigPath) kubeConfig.loadFromFile(kubeconfigPath);
+  else kubeConfig.loadFromCluster();
+  return kubeConfig;
+}
+
+/** A non-2xx answer of the API server, with the Status object's reason ("NotFound", "Conflict", ...). */
+export class KubeApiError extends Error {
+  constructor(
+    readonly code: number,
+    readonly reason: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export type WatchEventHandler = (type: string, object: Record<string, unknown>) => void;
+
+/** One open watch: `ended` settles when the stream ends (resolves) or fails (rejects). */
+export interface OpenWatch {
+  ended: Promise<void>;
+  abort(): void;
+}
+
+export class KubeClient {
+  private readonly http = new IsomorphicFetchHttpLibrary();
+  private readonly watcher: Watch;
+
+  constructor(private readonly kubeConfig: KubeConfig) {
+    this.watcher = new Watch(kubeConfig);
+  }
+
+  /** Sends one JSON request; throws KubeApiError on a non-2xx answer. */
+  async request(method: "GET" | "PUT", path: string, body?: unknown, signal?: AbortSignal): Promise<unknown> {
+    const server = this.kubeConfig.getCurrentCluster()?.server;
+    if (!server) throw new Error("kubeconfig has no current cluster");
+    const context = new RequestContext(server + path, HttpMethod[method]);
+    context.setHeaderParam("Accept", "application/json");
+    if (body !== undefined) {
+      context.setHeaderParam("Content-Type", "application/json");
+      context.setBody(JSON.stringify(body));
+    }
+    if (signal) context.setSignal(signal);
+    await this.kubeConfig.applySecurityAuthentication(context);
+    const response = await this.http.send(context).toPromise();
+    const text = await response.body.text();
+    const parsed: unknown = text === "" ? undefined : JSON.parse(text);
+    if (response.httpStatusCode < 200 || response.httpStatusCode > 299) {
+      const status = (parsed ?? {}) as { reason?: string; message?: string };
+      throw new KubeApiError(
+        response.httpStatusCode,
+        status.reason ?? "Unknown",
+        status.message ?? `HTTP ${response.httpStatusCode} from ${method} ${path}`,
+      );
+    }
+    return parsed;
+  }
+
+  /**
+   * Opens a watch (client-node adds watch=true). Events go to `onEvent` until the stream ends. A
+   * non-200 answer fails `ended` with KubeApiError; an idle stream is closed by client-node after
+   * its inactivity timeout, which ends the watch normally.
+   */
+  async watch(
+    path: string,
+    params: Record<string, string | number | boolean>,
+    onEvent: WatchEventHandler,
+  ): Promise<OpenWatch> {
+    let settle: (err: unknown) => void = () => {};
+    const ended = new Promise<void>((resolve, reject) => {
+      settle = (err) => {
+        const failure = err as { statusCode?: number; name?: string; message?: string } | null | undefined;
+        if (!failure || failure.name === "TimeoutError") resolve();
+        else if (failure.statusCode)
+          reject(new KubeApiError(failure.statusCode, "", failure.message ?? "watch failed"));
+        else reject(err);
+      };
+    });
+    const controller = await this.watcher.watch(path, params, onEvent, (err: unknown) => settle(err));
+    return { ended, abort: () => controller.abort() };
+  }
+}

@@ -1,0 +1,4 @@
+export type { BackoffOptions } from "./backoff.ts";
+export { KubeApiError, loadKubeConfig } from "./client.ts";
+export type { LabelSelector } from "./labels.ts";
+export { KubeSource, type KubeSourceOptions } from "./source.ts";
