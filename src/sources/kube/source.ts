@@ -3,10 +3,9 @@
 // one validation path. Namespaces are listed first, because the namespace filter needs their labels
 // before any namespaced object can be judged; a namespace whose labels change its selection brings
 // its objects in or takes them out. Status is written back through the status subresource.
-
 import type { KubeConfig } from "@kubernetes/client-node";
 import { type Logger, pino } from "pino";
-import { type ConfigObject, KINDS, type KindInfo, lookupKind, parseApiVersion } from "../../config/index.ts";
+import { type ConfigObject, KINDS, type KindInfo, kindKey, lookupKind, parseApiVersion } from "../../config/index.ts";
 import type { ConfigWriter } from "../types.ts";
 import type { BackoffOptions } from "./backoff.ts";
 import { KubeClient } from "./client.ts";
@@ -21,7 +20,7 @@ export interface KubeSourceOptions {
   writer: ConfigWriter;
   /** The source id in the store; default "kubernetes". */
   source?: string;
-  /** MeshConfig discoverySelectors; none selects every namespace. */
+  /** MeshConfig discoverySelectors; none selects every namespace. Needs the Namespace kind in `kinds`. */
   discoverySelectors?: readonly LabelSelector[];
   /** This control plane's revision (istio.io/rev); "" takes config of every revision. Default "default". */
   revision?: string;
@@ -85,7 +84,7 @@ export class KubeSource {
 
   /** The resourceVersion each kind's informer has reached, by kind key (for debugging and tests). */
   resourceVersions(): Map<string, string> {
-    return new Map(this.informers.map((informer, i) => [this.mirrors[i].kindKey, informer.lastResourceVersion]));
+    return new Map(this.informers.map((i) => [kindKey(i.kind.group, i.kind.kind), i.lastResourceVersion]));
   }
 
   /** New discoverySelectors (a MeshConfig reload): objects of newly selected namespaces come in, others go. */

@@ -4,7 +4,13 @@
 // ERROR) resumable from a resourceVersion, 410 Expired once that version is compacted away, and
 // create/update/merge-patch/delete on objects and their status subresource. Test controls drop
 // watches and compact the history, the two failures a client must survive.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from "node:http";
 import type { AddressInfo } from "node:net";
 import { KubeConfig } from "@kubernetes/client-node";
 import { type ConfigObject, KINDS, type KindInfo, parseApiVersion } from "../../../config/index.ts";
@@ -23,6 +29,7 @@ export interface RecordedRequest {
   method: string;
   path: string;
   query: URLSearchParams;
+  headers: IncomingHttpHeaders;
 }
 
 interface OpenWatch {
@@ -150,7 +157,12 @@ export class KubeTestServer {
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? "/", this.url);
-    this.requests.push({ method: req.method ?? "GET", path: url.pathname, query: url.searchParams });
+    this.requests.push({
+      method: req.method ?? "GET",
+      path: url.pathname,
+      query: url.searchParams,
+      headers: req.headers,
+    });
     try {
       const parsed = this.parsePath(url.pathname);
       if (parsed.type === "api-versions") return sendJson(res, 200, { kind: "APIVersions", versions: ["v1"] });
