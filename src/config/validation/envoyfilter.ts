@@ -3,6 +3,7 @@
 // applyTo, filter/sub-filter matches, and finally the patch value decoded as an Envoy message.
 import {
   asObject,
+  emptySelectorWarning,
   field,
   has,
   type JsonObject,
@@ -91,11 +92,7 @@ export const validateEnvoyFilter: SemanticValidator = (obj, _ctx, out) => {
   out.warn(
     "EnvoyFilter exposes internal implementation details that may change at any time. Prefer other APIs if possible, and exercise extreme caution, especially around upgrades.",
   );
-  if (selector.empty) {
-    out
-      .at("workloadSelector")
-      .warn("Envoy filter: workload selector specified without labels, will be applied to all services in namespace");
-  }
+  if (selector.empty) out.at("workloadSelector").warn(emptySelectorWarning("Envoy filter"));
   (listField(spec, "configPatches") ?? []).forEach((value, i) => {
     const at = out.at("configPatches", i);
     const patch = asObject(value);

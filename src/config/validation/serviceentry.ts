@@ -7,6 +7,7 @@ import {
   asString,
   asStringList,
   asStringMap,
+  emptySelectorWarning,
   fqdnError,
   goQuote,
   isHttpProtocol,
@@ -40,11 +41,7 @@ export const validateServiceEntry: SemanticValidator = (obj: ConfigObject, _ctx,
   const spec = asObject(obj.spec) ?? {};
   const selector = validateLabelsSelector(spec.workloadSelector, out.at("workloadSelector"));
   if (!selector.ok) return;
-  if (selector.empty) {
-    out
-      .at("workloadSelector")
-      .warn("service entry: workload selector specified without labels, will be applied to all services in namespace");
-  }
+  if (selector.empty) out.at("workloadSelector").warn(emptySelectorWarning("service entry"));
   const endpoints = asList(spec.endpoints) ?? [];
   if (asObject(spec.workloadSelector) && endpoints.length > 0) {
     out.error("only one of WorkloadSelector or Endpoints is allowed in Service Entry");

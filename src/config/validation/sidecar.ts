@@ -8,6 +8,7 @@ import {
   asString,
   asStringList,
   CAPTURE_MODE,
+  emptySelectorWarning,
   goQuote,
   isHttpProtocol,
   isTlsProtocol,
@@ -51,11 +52,7 @@ export const validateSidecar: SemanticValidator = (obj: ConfigObject, _ctx, out:
     out.error("sidecar: empty configuration provided");
     return;
   }
-  if (selector.empty) {
-    out
-      .at("workloadSelector")
-      .warn("sidecar: workload selector specified without labels, will be applied to all services in namespace");
-  }
+  if (selector.empty) out.at("workloadSelector").warn(emptySelectorWarning("sidecar"));
   const ingressPorts = new Set<number>();
   ingress.forEach((listener, i) => {
     validateIngressListener(listener, ingressPorts, out.at("ingress", i));

@@ -47,6 +47,11 @@ export function validateLabelsSelector(selector: unknown, out: Findings): Labels
   return { ok: validateSelectorLabels(labels, out.at("labels")), empty: Object.keys(labels).length === 0 };
 }
 
+/** What Sidecar, ServiceEntry and EnvoyFilter warn (`kind` as Istio words it) for a selector without labels. */
+export function emptySelectorWarning(kind: string): string {
+  return `${kind}: workload selector specified without labels, will be applied to all services in namespace`;
+}
+
 const TARGET_KINDS = new Set([
   "core/Service",
   "networking.istio.io/ServiceEntry",
