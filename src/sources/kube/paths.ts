@@ -8,7 +8,7 @@ export function groupVersion(group: string, version: string): string {
 }
 
 /** The discovery root of a group version: /api/v1 or /apis/{group}/{version}. */
-export function groupVersionPath(group: string, version: string): string {
+function groupVersionPath(group: string, version: string): string {
   return group === "" ? `/api/${version}` : `/apis/${group}/${version}`;
 }
 

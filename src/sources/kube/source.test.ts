@@ -172,6 +172,25 @@ describe("KubeSource", () => {
     assert.deepEqual(writer.duplicateWrites(), []);
   });
 
+  test("a watch cut in the middle of a burst of events loses nothing and repeats nothing", async () => {
+    server.create(namespace("burst"));
+    await startSource();
+    await until(() => server.openWatches() === 3, "three watches");
+    const names = Array.from({ length: 40 }, (_, i) => `vs-${String(i).padStart(2, "0")}`);
+    // Half go to the open watch, which is cut as soon as the first arrives (the others may be in
+    // flight); the second half are made in the gap.
+    for (const name of names.slice(0, 20)) server.create(virtualService("burst", name));
+    await until(() => writer.names(VS, "burst").length > 0, "the first of the burst");
+    server.disconnectWatches();
+    for (const name of names.slice(20)) server.create(virtualService("burst", name));
+    await until(() => writer.names(VS, "burst").length === 40, "all forty");
+    assert.deepEqual(
+      writer.names(VS, "burst"),
+      names.map((n) => `burst/${n}`),
+    );
+    assert.deepEqual(writer.duplicateWrites(), []);
+  });
+
   test("410 Expired → relist: deletes made during the gap are applied, nothing is duplicated", async () => {
     server.create(namespace("t3"));
     server.create(virtualService("t3", "stays"));
