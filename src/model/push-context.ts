@@ -1,0 +1,110 @@
+// The immutable snapshot a push works on, and the request that starts a push (Istio's
+// PushContext and PushRequest, pilot/pkg/model/push_context.go). The snapshot is opaque here:
+// the stages that build indexes (services, Sidecar scopes, policies) define what it holds.
+
+/** Identity of one config object: kind key ("group/Kind" as in the config store), namespace, name. */
+export interface ConfigKey {
+  kind: string;
+  namespace: string;
+  name: string;
+}
+
+/** A set of config keys, deduplicated by value. */
+export type ConfigKeySet = ReadonlyMap<string, ConfigKey>;
+
+export function configKeyString(key: ConfigKey): string {
+  return `${key.kind}/${key.namespace}/${key.name}`;
+}
+
+export function configKeySet(keys: Iterable<ConfigKey>): ConfigKeySet {
+  return new Map([...keys].map((k) => [configKeyString(k), k]));
+}
+
+/** Why a push happened (Istio's TriggerReason values, used as the pilot_push_triggers label). */
+export type TriggerReason =
+  | "endpoint"
+  | "config"
+  | "service"
+  | "proxy"
+  | "global"
+  | "ambient"
+  | "unknown"
+  | "debug"
+  | "secret"
+  | "networks"
+  | "proxyrequest"
+  | "namespace"
+  | "clusterupdate";
+
+export interface PushContext<Snapshot = unknown> {
+  /** `<RFC 3339 time>/<counter>`, as Istio's push versions; sent as `version_info`. */
+  readonly version: string;
+  readonly createdAt: Date;
+  readonly snapshot: Snapshot;
+}
+
+let versionCounter = 0;
+
+/** A new push context over `snapshot`, with the next push version. */
+export function newPushContext<Snapshot>(snapshot: Snapshot, now = new Date()): PushContext<Snapshot> {
+  versionCounter++;
+  const version = `${now.toISOString().replace(/\.\d{3}Z$/, "Z")}/${versionCounter}`;
+  return Object.freeze({ version, createdAt: now, snapshot });
+}
+
+export interface PushRequest {
+  /** A full push recomputes every watched type; an incremental one only what `configsUpdated` touches (EDS). */
+  readonly full: boolean;
+  /** The configs that changed. Empty on a full push means "everything may have changed". */
+  readonly configsUpdated: ConfigKeySet;
+  /** How many events of each reason were merged into this request. */
+  readonly reasons: ReadonlyMap<TriggerReason, number>;
+  /** When the first change behind this request happened (for pilot_proxy_convergence_time). */
+  readonly start: Date;
+  readonly push: PushContext;
+  /** Push even when the generators would find nothing changed (debug, cert rotation). */
+  readonly forced?: boolean;
+}
+
+export interface PushRequestInit {
+  full: boolean;
+  push: PushContext;
+  configsUpdated?: Iterable<ConfigKey>;
+  reasons?: Iterable<TriggerReason>;
+  start?: Date;
+  forced?: boolean;
+}
+
+export function pushRequest(init: PushRequestInit): PushRequest {
+  const reasons = new Map<TriggerReason, number>();
+  for (const r of init.reasons ?? []) reasons.set(r, (reasons.get(r) ?? 0) + 1);
+  return Object.freeze({
+    full: init.full,
+    push: init.push,
+    configsUpdated: configKeySet(init.configsUpdated ?? []),
+    reasons,
+    start: init.start ?? new Date(),
+    forced: init.forced,
+  });
+}
+
+/**
+ * One request covering both, as Istio merges a queued request with a newer one: full wins,
+ * the newer push context wins, the older start time stays, and a full request with no keys
+ * (everything) absorbs the keys of the other.
+ */
+export function mergePushRequests(older: PushRequest, newer: PushRequest): PushRequest {
+  const everything = (r: PushRequest) => r.full && r.configsUpdated.size === 0;
+  const configsUpdated: ConfigKeySet =
+    everything(older) || everything(newer) ? new Map() : new Map([...older.configsUpdated, ...newer.configsUpdated]);
+  const reasons = new Map(older.reasons);
+  for (const [r, n] of newer.reasons) reasons.set(r, (reasons.get(r) ?? 0) + n);
+  return Object.freeze({
+    full: older.full || newer.full,
+    push: newer.push,
+    configsUpdated,
+    reasons,
+    start: new Date(Math.min(older.start.getTime(), newer.start.getTime())),
+    forced: older.forced || newer.forced || undefined,
+  });
+}
