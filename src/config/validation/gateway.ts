@@ -2,20 +2,22 @@
 // Sidecar ingress listeners reuse.
 import type { ConfigObject } from "../model.ts";
 import {
-  asBool,
-  asList,
-  asNumber,
   asObject,
-  asString,
-  asStringList,
+  boolField,
+  field,
   goQuote,
   isDns1123Label,
   isHttpProtocol,
   isTlsProtocol,
   type JsonObject,
+  listField,
+  numberField,
+  objectField,
   parseProtocol,
   readEnum,
   SERVER_TLS_MODE,
+  stringField,
+  stringListField,
   TLS_PROTOCOL,
   UNIX_PREFIX,
   validateIpAddress,
@@ -35,7 +37,7 @@ export const validateGateway: SemanticValidator = (obj: ConfigObject, _ctx, out:
   if (!isDns1123Label(name) && !gatewaySemantics) {
     out.error(`invalid gateway name: ${goQuote(name)}`);
   }
-  const servers = asList(spec.servers) ?? [];
+  const servers = listField(spec, "servers") ?? [];
   if (servers.length === 0) out.at("servers").error("gateway must have at least one server");
   servers.forEach((server, i) => {
     validateServer(server, gatewaySemantics, out.at("servers", i));
@@ -49,14 +51,17 @@ export const validateGateway: SemanticValidator = (obj: ConfigObject, _ctx, out:
       at.error("server may not be nil");
       return;
     }
-    const port = asObject(server.port);
+    const port = objectField(server, "port");
     if (!port) return;
-    const portName = asString(port.name);
+    const portName = stringField(port, "name");
     if (portNames.has(portName)) {
       at.at("port.name").error(`port names in servers must be unique: duplicate name ${portName}`);
     }
     portNames.add(portName);
-    if (!isHttpProtocol(asString(port.protocol)) && asBool(asObject(server.tls)?.httpsRedirect)) {
+    if (
+      !isHttpProtocol(stringField(port, "protocol")) &&
+      boolField(objectField(server, "tls") ?? {}, "httpsRedirect")
+    ) {
       at.at("tls.httpsRedirect").warn("tls.httpsRedirect should only be used with http servers");
     }
   });
@@ -68,19 +73,19 @@ function validateServer(entry: unknown, gatewaySemantics: boolean, out: Findings
     out.error("cannot have nil server");
     return;
   }
-  const hosts = asStringList(server.hosts);
+  const hosts = stringListField(server, "hosts");
   if (hosts.length === 0) out.at("hosts").error("server config must contain at least one host");
   hosts.forEach((host, i) => {
     validateNamespaceHost(host, "gateway", gatewaySemantics, out.at("hosts", i));
   });
-  const bind = asString(server.bind);
-  const port = asObject(server.port);
+  const bind = stringField(server, "bind");
+  const port = objectField(server, "port");
   const portValid = validateServerPort(port, bind, out.at("port"));
   validateServerBind(port, bind, out.at("bind"));
-  const tls = asObject(server.tls);
+  const tls = objectField(server, "tls");
   const mode = validateServerTls(tls, out.at("tls"));
   if (!portValid || !port) return;
-  const protocol = asString(port.protocol);
+  const protocol = stringField(port, "protocol");
   if (isTlsProtocol(protocol)) {
     if (!tls) out.at("tls").error("server must have TLS settings for HTTPS/TLS protocols");
   } else if (tls) {
@@ -90,7 +95,7 @@ function validateServer(entry: unknown, gatewaySemantics: boolean, out: Findings
       // A plain HTTP server may carry TLS settings only to redirect to HTTPS.
       const passthrough = mode === "PASSTHROUGH" || mode === "AUTO_PASSTHROUGH";
       const hasCertificates = ["caCertificates", "privateKey", "serverCertificate"].some(
-        (f) => asString(tls[f]) !== "",
+        (f) => stringField(tls, f) !== "",
       );
       if (!passthrough || hasCertificates) {
         out.at("tls").error("server cannot have TLS settings for plain text HTTP ports");
@@ -102,10 +107,10 @@ function validateServer(entry: unknown, gatewaySemantics: boolean, out: Findings
 /** Go's compact text form of a Port message, as Istio prints it with `%v`. */
 function portText(port: JsonObject): string {
   const parts: string[] = [];
-  if (asNumber(port.number) !== 0) parts.push(`number:${asNumber(port.number)}`);
-  if (asString(port.protocol) !== "") parts.push(`protocol:${goQuote(asString(port.protocol))}`);
-  if (asString(port.name) !== "") parts.push(`name:${goQuote(asString(port.name))}`);
-  if (asNumber(port.targetPort) !== 0) parts.push(`target_port:${asNumber(port.targetPort)}`);
+  if (numberField(port, "number") !== 0) parts.push(`number:${numberField(port, "number")}`);
+  if (stringField(port, "protocol") !== "") parts.push(`protocol:${goQuote(stringField(port, "protocol"))}`);
+  if (stringField(port, "name") !== "") parts.push(`name:${goQuote(stringField(port, "name"))}`);
+  if (numberField(port, "targetPort") !== 0) parts.push(`target_port:${numberField(port, "targetPort")}`);
   return parts.join(" ");
 }
 
@@ -116,7 +121,7 @@ function validateServerPort(port: JsonObject | undefined, bind: string, out: Fin
     return false;
   }
   const before = out.errors.length;
-  const protocol = asString(port.protocol);
+  const protocol = stringField(port, "protocol");
   if (!parseProtocol(protocol)) {
     out
       .at("protocol")
@@ -124,17 +129,17 @@ function validateServerPort(port: JsonObject | undefined, bind: string, out: Fin
         `invalid protocol ${goQuote(protocol)}, supported protocols are HTTP, HTTP2, GRPC, GRPC-WEB, MONGO, REDIS, MYSQL, TCP`,
       );
   }
-  const number = asNumber(port.number);
+  const number = numberField(port, "number");
   if (number > 0 || !bind.startsWith(UNIX_PREFIX)) validatePort(number, out.at("number"));
-  if (asNumber(port.targetPort) > 0) out.at("targetPort").error("targetPort has no impact on Gateways");
-  if (asString(port.name) === "") out.at("name").error(`port name must be set: ${portText(port)}`);
+  if (numberField(port, "targetPort") > 0) out.at("targetPort").error("targetPort has no impact on Gateways");
+  if (stringField(port, "name") === "") out.at("name").error(`port name must be set: ${portText(port)}`);
   return out.errors.length === before;
 }
 
 function validateServerBind(port: JsonObject | undefined, bind: string, out: Findings): void {
   if (bind.startsWith(UNIX_PREFIX)) {
     validateUnixAddress(bind.slice(UNIX_PREFIX.length), out);
-    if (port && asNumber(port.number) !== 0) {
+    if (port && numberField(port, "number") !== 0) {
       out.error(`port number must be 0 for unix domain socket: ${portText(port)}`);
     }
   } else if (bind !== "") {
@@ -176,10 +181,10 @@ function sortedList(values: Iterable<string>): string {
  */
 export function validateServerTls(tls: JsonObject | undefined, out: Findings): string | undefined {
   if (!tls) return undefined;
-  const mode = readEnum(tls.mode, SERVER_TLS_MODE, out.at("mode"));
-  const minVersion = readEnum(tls.minProtocolVersion, TLS_PROTOCOL, out.at("minProtocolVersion"));
-  readEnum(tls.maxProtocolVersion, TLS_PROTOCOL, out.at("maxProtocolVersion"));
-  const cipherSuites = asStringList(tls.cipherSuites);
+  const mode = readEnum(field(tls, "mode"), SERVER_TLS_MODE, out.at("mode"));
+  const minVersion = readEnum(field(tls, "minProtocolVersion"), TLS_PROTOCOL, out.at("minProtocolVersion"));
+  readEnum(field(tls, "maxProtocolVersion"), TLS_PROTOCOL, out.at("maxProtocolVersion"));
+  const cipherSuites = stringListField(tls, "cipherSuites");
   if ((minVersion === "TLSV1_0" || minVersion === "TLSV1_1") && cipherSuites.length === 0) {
     out.warn(
       "TLS version below TLSV1_2 require setting compatible ciphers as by default they no longer include compatible ciphers.",
@@ -196,13 +201,13 @@ export function validateServerTls(tls: JsonObject | undefined, out: Findings): s
   if (invalid.size > 0) out.at("cipherSuites").warn(`ignoring invalid cipher suites: ${sortedList(invalid)}`);
   if (duplicate.size > 0) out.at("cipherSuites").warn(`ignoring duplicate cipher suites: ${sortedList(duplicate)}`);
 
-  const serverCertificate = asString(tls.serverCertificate);
-  const privateKey = asString(tls.privateKey);
-  const caCertificates = asString(tls.caCertificates);
-  const credentialName = asString(tls.credentialName);
-  const caCrl = asString(tls.caCrl);
-  const tlsCertificates = asList(tls.tlsCertificates) ?? [];
-  const hasCredentialNames = asList(tls.credentialNames) !== undefined;
+  const serverCertificate = stringField(tls, "serverCertificate");
+  const privateKey = stringField(tls, "privateKey");
+  const caCertificates = stringField(tls, "caCertificates");
+  const credentialName = stringField(tls, "credentialName");
+  const caCrl = stringField(tls, "caCrl");
+  const tlsCertificates = listField(tls, "tlsCertificates") ?? [];
+  const hasCredentialNames = listField(tls, "credentialNames") !== undefined;
 
   if (mode === "ISTIO_MUTUAL") {
     const forbidden: [boolean, string][] = [
@@ -252,8 +257,8 @@ export function validateServerTls(tls: JsonObject | undefined, out: Findings): s
         ? tlsCertificates.map((c) => asObject(c) ?? {})
         : [{ serverCertificate, privateKey } as JsonObject];
     for (const pair of pairs) {
-      if (asString(pair.serverCertificate) === "") out.error(`${label} requires a server certificate`);
-      if (asString(pair.privateKey) === "") out.error(`${label} requires a private key`);
+      if (stringField(pair, "serverCertificate") === "") out.error(`${label} requires a server certificate`);
+      if (stringField(pair, "privateKey") === "") out.error(`${label} requires a private key`);
     }
   }
   if (caCrl !== "") {

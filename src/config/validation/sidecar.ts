@@ -1,23 +1,25 @@
 // Sidecar webhook validation (validation-rules.md §8).
 import type { ConfigObject } from "../model.ts";
 import {
-  asBool,
-  asList,
-  asNumber,
   asObject,
-  asString,
-  asStringList,
+  boolField,
   CAPTURE_MODE,
   emptySelectorWarning,
+  field,
   goQuote,
   isHttpProtocol,
   isTlsProtocol,
   type JsonObject,
+  listField,
+  numberField,
   OUTBOUND_TRAFFIC_POLICY_MODE,
+  objectField,
   portError,
   readEnum,
   report,
   splitHostPort,
+  stringField,
+  stringListField,
   UNIX_PREFIX,
   validateConnectionPool,
   validateDestination,
@@ -38,15 +40,15 @@ const MESH_ALLOW_ANY_DYNAMIC_DNS = "3";
 
 export const validateSidecar: SemanticValidator = (obj: ConfigObject, _ctx, out: Findings) => {
   const spec = asObject(obj.spec) ?? {};
-  const selector = validateLabelsSelector(spec.workloadSelector, out.at("workloadSelector"));
+  const selector = validateLabelsSelector(field(spec, "workloadSelector"), out.at("workloadSelector"));
   if (!selector.ok) return;
-  const ingress = asList(spec.ingress) ?? [];
-  const egress = asList(spec.egress) ?? [];
+  const ingress = listField(spec, "ingress") ?? [];
+  const egress = listField(spec, "egress") ?? [];
   if (
     ingress.length === 0 &&
     egress.length === 0 &&
-    !asObject(spec.outboundTrafficPolicy) &&
-    !asObject(spec.inboundConnectionPool)
+    !objectField(spec, "outboundTrafficPolicy") &&
+    !objectField(spec, "inboundConnectionPool")
   ) {
     // Istio returns only this error, dropping the selector warning.
     out.error("sidecar: empty configuration provided");
@@ -57,9 +59,9 @@ export const validateSidecar: SemanticValidator = (obj: ConfigObject, _ctx, out:
   ingress.forEach((listener, i) => {
     validateIngressListener(listener, ingressPorts, out.at("ingress", i));
   });
-  validateConnectionPool(spec.inboundConnectionPool, out.at("inboundConnectionPool"));
+  validateConnectionPool(field(spec, "inboundConnectionPool"), out.at("inboundConnectionPool"));
   validateEgressListeners(egress, obj.metadata.namespace ?? "", out.at("egress"));
-  validateOutboundTrafficPolicy(spec.outboundTrafficPolicy, out.at("outboundTrafficPolicy"));
+  validateOutboundTrafficPolicy(field(spec, "outboundTrafficPolicy"), out.at("outboundTrafficPolicy"));
 };
 
 function validateIngressListener(entry: unknown, seenPorts: Set<number>, out: Findings): void {
@@ -68,33 +70,33 @@ function validateIngressListener(entry: unknown, seenPorts: Set<number>, out: Fi
     out.error("sidecar: ingress may not be null");
     return;
   }
-  const port = asObject(listener.port);
+  const port = objectField(listener, "port");
   if (!port) {
     out.at("port").error("sidecar: port is required for ingress listeners");
     return;
   }
   const portAt = out.at("port");
-  const name = asString(port.name);
-  const number = asNumber(port.number);
-  const protocol = asString(port.protocol);
+  const name = stringField(port, "name");
+  const number = numberField(port, "number");
+  const protocol = stringField(port, "protocol");
   validateListenerPort(port, portAt);
   validatePort(number, portAt.at("number"));
-  const bind = asString(listener.bind);
+  const bind = stringField(listener, "bind");
   if (bind !== "") validateIpAddress(bind, out.at("bind"));
   if (seenPorts.has(number)) portAt.at("number").error("sidecar: ports on IP bound listeners must be unique");
   seenPorts.add(number);
 
-  const defaultEndpoint = asString(listener.defaultEndpoint);
+  const defaultEndpoint = stringField(listener, "defaultEndpoint");
   if (defaultEndpoint !== "") validateDefaultEndpoint(defaultEndpoint, out.at("defaultEndpoint"));
 
-  const tls = asObject(listener.tls);
+  const tls = objectField(listener, "tls");
   if (tls) {
     const at = out.at("tls");
-    if (asList(tls.subjectAltNames)) at.error("sidecar: subjectAltNames is not supported in ingress tls");
-    if (asBool(tls.httpsRedirect)) at.error("sidecar: httpsRedirect is not supported");
-    if (asString(tls.credentialName) !== "") at.error("sidecar: credentialName is not currently supported");
-    if (asList(tls.credentialNames)) at.error("sidecar: credentialNames is not currently supported");
-    if (asList(tls.tlsCertificates)) at.error("sidecar: tls_certificates is not currently supported");
+    if (listField(tls, "subjectAltNames")) at.error("sidecar: subjectAltNames is not supported in ingress tls");
+    if (boolField(tls, "httpsRedirect")) at.error("sidecar: httpsRedirect is not supported");
+    if (stringField(tls, "credentialName") !== "") at.error("sidecar: credentialName is not currently supported");
+    if (listField(tls, "credentialNames")) at.error("sidecar: credentialNames is not currently supported");
+    if (listField(tls, "tlsCertificates")) at.error("sidecar: tls_certificates is not currently supported");
     if (!isTlsProtocol(protocol)) at.error("server cannot have TLS settings for non HTTPS/TLS ports");
     const mode = validateServerTls(tls, at);
     if (mode === "ISTIO_MUTUAL" || mode === "AUTO_PASSTHROUGH") {
@@ -102,9 +104,9 @@ function validateIngressListener(entry: unknown, seenPorts: Set<number>, out: Fi
     }
   }
 
-  const pool = asObject(listener.connectionPool);
+  const pool = objectField(listener, "connectionPool");
   validateConnectionPool(pool, out.at("connectionPool"));
-  if (pool && asObject(pool.http) && !isHttpProtocol(protocol)) {
+  if (pool && objectField(pool, "http") && !isHttpProtocol(protocol)) {
     out
       .at("connectionPool.http")
       .warn(
@@ -115,10 +117,10 @@ function validateIngressListener(entry: unknown, seenPorts: Set<number>, out: Fi
 
 // The port checks ingress and egress listeners share; each checks the number its own way.
 function validateListenerPort(port: JsonObject, out: Findings): void {
-  if (asNumber(port.targetPort) > 0) out.at("targetPort").error("targetPort has no impact on Sidecars");
-  const name = asString(port.name);
+  if (numberField(port, "targetPort") > 0) out.at("targetPort").error("targetPort has no impact on Sidecars");
+  const name = stringField(port, "name");
   if (name !== "") validatePortName(name, out.at("name"));
-  validateProtocol(asString(port.protocol), out.at("protocol"));
+  validateProtocol(stringField(port, "protocol"), out.at("protocol"));
 }
 
 const LOOPBACK_OR_ANY = new Set(["", "127.0.0.1", "0.0.0.0", "::1", "::"]);
@@ -157,8 +159,8 @@ function validateEgressListeners(listeners: unknown[], namespace: string, out: F
       at.error("egress listener may not be null");
       return;
     }
-    const captureMode = readEnum(listener.captureMode, CAPTURE_MODE, at.at("captureMode"));
-    const port = asObject(listener.port);
+    const captureMode = readEnum(field(listener, "captureMode"), CAPTURE_MODE, at.at("captureMode"));
+    const port = objectField(listener, "port");
     if (!port) {
       // The catch-all listener (no port) must come last.
       if (i !== listeners.length - 1) {
@@ -166,8 +168,8 @@ function validateEgressListeners(listeners: unknown[], namespace: string, out: F
       }
     } else {
       validateEgressPort(listener, port, captureMode, at);
-      const bind = asString(listener.bind);
-      const number = asNumber(port.number);
+      const bind = stringField(listener, "bind");
+      const number = numberField(port, "number");
       if (number === 0) {
         if (udsBinds.has(bind)) at.at("bind").error("sidecar: unix domain socket values for listeners must be unique");
         udsBinds.add(bind);
@@ -176,7 +178,7 @@ function validateEgressListeners(listeners: unknown[], namespace: string, out: F
         ipPorts.add(number);
       }
     }
-    validateEgressHosts(asStringList(listener.hosts), namespace, at.at("hosts"));
+    validateEgressHosts(stringListField(listener, "hosts"), namespace, at.at("hosts"));
   });
 }
 
@@ -188,8 +190,8 @@ function validateEgressPort(
 ): void {
   const portAt = out.at("port");
   validateListenerPort(port, portAt);
-  const bind = asString(listener.bind);
-  const number = asNumber(port.number);
+  const bind = stringField(listener, "bind");
+  const number = numberField(port, "number");
   if (number === 0) {
     // Port 0 means a unix domain socket listener.
     if (!bind.startsWith(UNIX_PREFIX)) {
@@ -235,22 +237,22 @@ function validateEgressHosts(hosts: string[], namespace: string, out: Findings):
 function validateOutboundTrafficPolicy(value: unknown, out: Findings): void {
   const policy = asObject(value);
   if (!policy) return;
-  const mode = readEnum(policy.mode, OUTBOUND_TRAFFIC_POLICY_MODE, out.at("mode"));
+  const mode = readEnum(field(policy, "mode"), OUTBOUND_TRAFFIC_POLICY_MODE, out.at("mode"));
   if (mode === MESH_ALLOW_ANY_DYNAMIC_DNS) {
     out
       .at("mode")
       .error("sidecar: ALLOW_ANY_DYNAMIC_DNS mode is only supported in MeshConfig, not in Sidecar resource");
     return;
   }
-  const proxy = asObject(policy.egressProxy);
+  const proxy = objectField(policy, "egressProxy");
   if (!proxy) return;
   const at = out.at("egressProxy");
   if (mode !== "ALLOW_ANY") {
     at.error("sidecar: egress_proxy must be set only with ALLOW_ANY outbound_traffic_policy mode");
     return;
   }
-  validateFqdn(asString(proxy.host), at.at("host"));
-  if (!asObject(proxy.port)) {
+  validateFqdn(stringField(proxy, "host"), at.at("host"));
+  if (!objectField(proxy, "port")) {
     at.at("port").error("sidecar: egress_proxy port must be non-nil");
     return;
   }

@@ -75,6 +75,10 @@ export function stringField(obj: JsonObject, name: string): string {
   return asString(field(obj, name));
 }
 
+export function boolField(obj: JsonObject, name: string): boolean {
+  return asBool(field(obj, name));
+}
+
 export function stringListField(obj: JsonObject, name: string): string[] {
   return asStringList(field(obj, name));
 }
