@@ -332,6 +332,43 @@ describe("KubeSource", () => {
     );
   });
 
+  test("failing requests are retried with backoff until the kind is listed", async () => {
+    server.create(namespace("retry"));
+    server.create(service("retry", "svc"));
+    const before = server.requests.length;
+    server.failRequests(4);
+    await startSource();
+    assert.deepEqual(writer.names(SVC, "retry"), ["retry/svc"]);
+    // Four failed answers, then one successful list per kind.
+    assert.ok(server.requests.length - before >= 4 + 3);
+  });
+
+  test("a kind whose CRD is removed while the watch is down loses its objects", async () => {
+    const partial = await KubeTestServer.start();
+    const local = new RecordingWriter();
+    const localSource = new KubeSource({
+      kubeConfig: partial.kubeConfig(),
+      writer: local,
+      kinds: [NS, VS].map(findKind),
+      backoff: { initialMs: 5, maxMs: 20 },
+      notInstalledRetryMs: 20,
+    });
+    try {
+      partial.create(virtualService("default", "doomed"));
+      await localSource.start();
+      assert.deepEqual(local.names(VS), ["default/doomed"]);
+      await until(() => partial.openWatches() === 2, "two watches");
+      // The watch is cut first, so the deletes are never seen as events: only the 404 relist tells.
+      partial.disconnectWatches();
+      partial.uninstallKind(findKind(VS));
+      await until(() => local.names(VS).length === 0, "the kind's objects removed");
+      assert.ok(local.replaces >= 3, "removed by replacing the kind with nothing");
+    } finally {
+      localSource.stop();
+      await partial.close();
+    }
+  });
+
   test("a kind the server does not serve is skipped, then picked up once installed", async () => {
     const partial = await KubeTestServer.start({ kinds: [NS, SVC].map(findKind) });
     const local = new RecordingWriter();

@@ -50,6 +50,8 @@ export class KubeTestServer {
   private readonly store: ObjectStore;
   private readonly installed = new Set<KindInfo>();
   private readonly watches = new Set<OpenWatch>();
+  /** How many of the next requests answer 500, to exercise a client's retries. */
+  private failuresToInject = 0;
 
   private constructor(
     private readonly http: Server,
@@ -89,6 +91,20 @@ export class KubeTestServer {
   /** Starts serving a kind, as installing its CRD does. */
   installKind(kind: KindInfo): void {
     this.installed.add(kind);
+  }
+
+  /** Stops serving a kind, as deleting its CRD does: its objects are deleted and its watches end. */
+  uninstallKind(kind: KindInfo): void {
+    for (const obj of this.store.list(kind)) {
+      this.store.delete(kind, { namespace: obj.metadata.namespace ?? "", name: obj.metadata.name ?? "" });
+    }
+    this.installed.delete(kind);
+    for (const watch of this.watches) if (watch.kind === kind) watch.response.end();
+  }
+
+  /** The next `count` requests fail with 500 InternalError. */
+  failRequests(count: number): void {
+    this.failuresToInject = count;
   }
 
   create(obj: ConfigObject): ConfigObject {
@@ -164,6 +180,10 @@ export class KubeTestServer {
       headers: req.headers,
     });
     try {
+      if (this.failuresToInject > 0) {
+        this.failuresToInject--;
+        throw new ApiError(500, "InternalError", "injected failure");
+      }
       const parsed = this.parsePath(url.pathname);
       if (parsed.type === "api-versions") return sendJson(res, 200, { kind: "APIVersions", versions: ["v1"] });
       if (parsed.type === "api-groups") return sendJson(res, 200, this.apiGroups());
