@@ -1,6 +1,7 @@
 import type { CollectionDebug, DebugRegistry } from "./debug.ts";
 import { deepEqual } from "./equal.ts";
 import { Index } from "./indexes.ts";
+import { settle } from "./scheduler.ts";
 import type { Labels } from "./traits.ts";
 import { defaultKeyOf, defaultLabelsOf, defaultNamespaceOf, defaultSelectorOf } from "./traits.ts";
 
@@ -48,9 +49,13 @@ let sequence = 0;
  * and hand each batch of changes to `commit`, which updates the store and its indexes first and
  * then delivers the batch. Delivery is synchronous; a change made by a handler while a batch is
  * being delivered is queued behind it, so every handler sees batches in the order they happened.
+ * Derived collections only note what to recompute when they are told; the recomputes run (see
+ * scheduler.ts) before the outermost change returns.
  */
 export abstract class Collection<T> {
   readonly name: string;
+  /** Creation order, which is the order waiting recomputes run in (see scheduler.ts). */
+  readonly order: number;
   private readonly options: CollectionOptions<T>;
   private readonly items = new Map<string, T>();
   private readonly indexes: Index<T>[] = [];
@@ -64,6 +69,7 @@ export abstract class Collection<T> {
 
   constructor(kind: string, options: CollectionOptions<T>) {
     sequence += 1;
+    this.order = sequence;
     this.name = options.name ?? `${kind}#${sequence}`;
     this.options = options;
     options.debug?.add(this);
@@ -170,7 +176,7 @@ export abstract class Collection<T> {
     return equal ? undefined : { type: "update", old: previous, new: next };
   }
 
-  /** Applies a batch (at most one event per key, built with `diff`) and delivers it. */
+  /** Applies a batch (at most one event per key, built with `diff`), delivers it, and settles what it caused. */
   protected commit(events: readonly Event<T>[]): void {
     if (events.length === 0) return;
     for (const event of events) {
@@ -190,5 +196,6 @@ export abstract class Collection<T> {
     } finally {
       this.delivering = false;
     }
+    settle();
   }
 }

@@ -1,8 +1,10 @@
-import type { CollectionOptions, Event } from "./collection.ts";
-import { Collection, latest } from "./collection.ts";
+import type { Collection, CollectionOptions, Event } from "./collection.ts";
+import { latest } from "./collection.ts";
+import { ComputedCollection } from "./computed.ts";
 import type { Bucket, Dependency } from "./fetch.ts";
 import { FetchContext } from "./fetch.ts";
 import type { Index } from "./indexes.ts";
+import { settle } from "./scheduler.ts";
 
 /** What one input produced last time, and what it fetched to produce it. */
 interface InputState<O> {
@@ -69,7 +71,7 @@ function removeFrom(map: Map<string, Set<string>>, key: string, value: string): 
  * emit nothing. Two inputs producing the same output key: the one that produced it first wins, and
  * the next takes over when it stops.
  */
-export class DerivedCollection<I, O> extends Collection<O> {
+export class DerivedCollection<I, O> extends ComputedCollection<O> {
   private readonly states = new Map<string, InputState<O>>();
   /** Output key → the inputs producing it, earliest first. */
   private readonly producers = new Map<string, string[]>();
@@ -81,23 +83,21 @@ export class DerivedCollection<I, O> extends Collection<O> {
     options: CollectionOptions<O> = {},
   ) {
     super("derived", options);
-    input.registerBatch((events) => this.recompute(this.inputKeys(input, events)), true);
+    input.registerBatch((events) => {
+      for (const event of events) this.markPending(input.keyOf(latest(event)));
+    }, true);
+    settle();
   }
 
   protected dependencyNames(): string[] {
     return [this.input.name, ...[...this.upstreams.keys()].map((c) => c.name)];
   }
 
-  private inputKeys<T>(collection: Collection<T>, events: readonly Event<T>[]): Set<string> {
-    return new Set(events.map((event) => collection.keyOf(latest(event))));
-  }
-
   private onUpstream<U>(collection: Collection<U>, routes: Routes, events: readonly Event<U>[]): void {
-    const affected = new Set<string>();
     const check = (item: U, inputKey: string): void => {
-      if (affected.has(inputKey)) return;
+      if (this.isPending(inputKey)) return;
       const dependencies = this.states.get(inputKey)?.dependencies ?? [];
-      if (dependencies.some((d) => d.collection === collection && d.matches(item))) affected.add(inputKey);
+      if (dependencies.some((d) => d.collection === collection && d.matches(item))) this.markPending(inputKey);
     };
     for (const event of events) {
       const objectKey = collection.keyOf(latest(event));
@@ -105,10 +105,9 @@ export class DerivedCollection<I, O> extends Collection<O> {
       if (before !== undefined) routes.forCandidates(objectKey, before, (inputKey) => check(before, inputKey));
       if (after !== undefined) routes.forCandidates(objectKey, after, (inputKey) => check(after, inputKey));
     }
-    this.recompute(affected);
   }
 
-  private recompute(inputKeys: ReadonlySet<string>): void {
+  protected recompute(inputKeys: ReadonlySet<string>): void {
     const touched = new Set<string>();
     for (const inputKey of inputKeys) {
       const before = this.states.get(inputKey);

@@ -1,5 +1,7 @@
-import type { CollectionOptions, Event } from "./collection.ts";
-import { Collection, latest } from "./collection.ts";
+import type { Collection, CollectionOptions, Event } from "./collection.ts";
+import { latest } from "./collection.ts";
+import { ComputedCollection } from "./computed.ts";
+import { settle } from "./scheduler.ts";
 
 export interface JoinOptions<T> extends CollectionOptions<T> {
   /** Combines the objects the inputs hold under one key (in input order). Without it, the first input wins. */
@@ -7,7 +9,7 @@ export interface JoinOptions<T> extends CollectionOptions<T> {
 }
 
 /** The union of several collections of the same kind of object, one object per key. */
-export class JoinCollection<T> extends Collection<T> {
+export class JoinCollection<T> extends ComputedCollection<T> {
   constructor(
     private readonly inputs: readonly Collection<T>[],
     private readonly joinOptions: JoinOptions<T> = {},
@@ -17,17 +19,20 @@ export class JoinCollection<T> extends Collection<T> {
     const keyOf = joinOptions.keyOf ?? (first ? (item: T) => first.keyOf(item) : undefined);
     super("join", { ...joinOptions, keyOf });
     for (const input of inputs) {
-      input.registerBatch((events) => this.recompute(input, events), true);
+      input.registerBatch((events) => {
+        for (const event of events) this.markPending(input.keyOf(latest(event)));
+      }, true);
     }
+    settle();
   }
 
   protected dependencyNames(): string[] {
     return this.inputs.map((c) => c.name);
   }
 
-  private recompute(changed: Collection<T>, events: readonly Event<T>[]): void {
+  protected recompute(keys: ReadonlySet<string>): void {
     const changes: Event<T>[] = [];
-    for (const key of new Set(events.map((event) => changed.keyOf(latest(event))))) {
+    for (const key of keys) {
       const present: T[] = [];
       for (const input of this.inputs) {
         const item = input.get(key);
