@@ -18,6 +18,10 @@ export function inRevision(kind: KindInfo, obj: ConfigObject, revision: string):
   return label === undefined || label === revision;
 }
 
+export function isNamespaceKind(kind: KindInfo): boolean {
+  return kind.group === "" && kind.kind === "Namespace";
+}
+
 /** The namespaces selected by discoverySelectors, from the labels of every namespace seen. */
 export class NamespaceFilter {
   private readonly namespaceLabels = new Map<string, Labels>();
@@ -36,7 +40,7 @@ export class NamespaceFilter {
    * selected, anything else when its namespace is.
    */
   admits(kind: KindInfo, obj: ConfigObject): boolean {
-    if (kind.group === "" && kind.kind === "Namespace") return this.isSelected(obj.metadata.name ?? "");
+    if (isNamespaceKind(kind)) return this.isSelected(obj.metadata.name ?? "");
     return !kind.namespaced || this.isSelected(obj.metadata.namespace ?? "");
   }
 

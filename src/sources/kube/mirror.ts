@@ -5,6 +5,7 @@
 // while its last good version stays in the store.
 import { type ConfigObject, type KindInfo, kindKey, validateObject } from "../../config/index.ts";
 import type { ConfigWriter, ObjectKey } from "../types.ts";
+import { isNamespaceKind } from "./filters.ts";
 import type { InformerHandler, WatchEventType } from "./informer.ts";
 
 export interface MirrorContext {
@@ -61,7 +62,7 @@ export class KindMirror implements InformerHandler {
 
   private namespaceOf(key: string): string {
     const [namespace, name] = key.split("/");
-    return this.kind.kind === "Namespace" && this.kind.group === "" ? name : namespace;
+    return isNamespaceKind(this.kind) ? name : namespace;
   }
 
   /** Brings the store's copy of one object in line with what it should be. */

@@ -9,7 +9,7 @@ import { type ConfigObject, KINDS, type KindInfo, kindKey, lookupKind, parseApiV
 import type { ConfigWriter } from "../types.ts";
 import type { BackoffOptions } from "./backoff.ts";
 import { KubeClient } from "./client.ts";
-import { inRevision, NamespaceFilter } from "./filters.ts";
+import { inRevision, isNamespaceKind, NamespaceFilter } from "./filters.ts";
 import { Informer, type InformerHandler, type WatchEventType } from "./informer.ts";
 import type { LabelSelector } from "./labels.ts";
 import { KindMirror } from "./mirror.ts";
@@ -129,8 +129,4 @@ export class KubeSource {
       },
     };
   }
-}
-
-function isNamespaceKind(kind: KindInfo): boolean {
-  return kind.group === "" && kind.kind === "Namespace";
 }
