@@ -2,7 +2,15 @@
 // prefixed `invalid policy <name>.<namespace>: `; warnings are not.
 import type { ConfigObject } from "../model.ts";
 import { readEnum } from "./common/enums.ts";
-import { asList, asObject, asString, asStringList, type JsonObject } from "./common/json.ts";
+import {
+  asObject,
+  field,
+  type JsonObject,
+  listField,
+  objectField,
+  stringField,
+  stringListField,
+} from "./common/json.ts";
 import { validatePolicyTargets } from "./common/selectors.ts";
 import { type Findings, type SemanticValidator, withErrorPrefix } from "./findings.ts";
 import {
@@ -83,7 +91,7 @@ const DENY_TCP_WARNING =
 
 export const validateAuthorizationPolicy: SemanticValidator = (obj, _ctx, out) => {
   const spec = asObject(obj.spec) ?? {};
-  const action = readEnum(spec.action, AUTHORIZATION_ACTION, out.at("action"));
+  const action = readEnum(field(spec, "action"), AUTHORIZATION_ACTION, out.at("action"));
   if (action === undefined) return;
   withErrorPrefix(out, `invalid policy ${policyName(obj)}:`, (found) => {
     validatePolicyTargets(spec, found);
@@ -96,11 +104,12 @@ function policyName(obj: ConfigObject): string {
 }
 
 function validatePolicy(spec: JsonObject, action: string, out: Findings): void {
-  const rules = asList(spec.rules);
-  const provider = asObject(spec.provider);
+  const rules = listField(spec, "rules");
+  const provider = objectField(spec, "provider");
   if (action === "CUSTOM") {
     if (!rules) out.at("rules").error(`CUSTOM ${NEVER_TRIGGERED}`);
-    else if (asString(provider?.name) === "") out.at("provider.name").error("`provider.name` must not be empty");
+    else if (stringField(provider ?? {}, "name") === "")
+      out.at("provider.name").error("`provider.name` must not be empty");
     rules?.forEach((rule, i) => {
       checkCustomRule(asObject(rule), out.at("rules", i));
     });
@@ -117,23 +126,23 @@ function validatePolicy(spec: JsonObject, action: string, out: Findings): void {
 // CUSTOM (external authorization) cannot match on peer or request identities.
 function checkCustomRule(rule: JsonObject | undefined, out: Findings): void {
   if (!rule) return;
-  (asList(rule.from) ?? []).forEach((from, j) => {
-    const source = asObject(asObject(from)?.source);
+  (listField(rule, "from") ?? []).forEach((from, j) => {
+    const source = objectField(asObject(from) ?? {}, "source");
     if (!source) return;
     for (const [field, label] of CUSTOM_UNSUPPORTED_SOURCE) {
-      if (asList(source[field])) {
+      if (listField(source, field)) {
         out.at("from", j).at(`source.${field}`).error(`${label} is currently not supported with CUSTOM action`);
       }
     }
   });
-  (asList(rule.when) ?? []).forEach((when, k) => {
+  (listField(rule, "when") ?? []).forEach((when, k) => {
     const at = out.at("when", k);
     const condition = asObject(when);
     if (!condition) {
       at.error("when field cannot be nil");
       return;
     }
-    const key = asString(condition.key);
+    const key = stringField(condition, "key");
     if (CUSTOM_UNSUPPORTED_KEYS.has(key) || key.startsWith("request.auth.")) {
       at.at("key").error(`${key} is currently not supported with CUSTOM action`);
     }
@@ -151,16 +160,16 @@ function checkRule(value: unknown, i: number, action: string, out: Findings): vo
   forEachClause(rule, "from", "source", i, out, (source, at) => {
     hasSource = true;
     checkSource(source, i, at);
-    if (TCP_SOURCE_FIELDS.some((field) => asList(source[field]))) hasTcpSource = true;
+    if (TCP_SOURCE_FIELDS.some((field) => listField(source, field))) hasTcpSource = true;
   });
   let hasOperation = false;
   let hasPorts = false;
   forEachClause(rule, "to", "operation", i, out, (operation, at) => {
     hasOperation = true;
     checkOperation(operation, i, at);
-    if (asList(operation.ports) || asList(operation.notPorts)) hasPorts = true;
+    if (listField(operation, "ports") || listField(operation, "notPorts")) hasPorts = true;
   });
-  (asList(rule.when) ?? []).forEach((when, k) => {
+  (listField(rule, "when") ?? []).forEach((when, k) => {
     checkCondition(asObject(when) ?? {}, out.at("when", k));
   });
   const httpOnly = (hasSource && !hasOperation && !hasTcpSource) || (hasOperation && !hasPorts);
@@ -179,14 +188,14 @@ function forEachClause(
   out: Findings,
   check: (clause: JsonObject, at: Findings) => void,
 ): void {
-  (asList(rule[list]) ?? []).forEach((value, j) => {
+  (listField(rule, list) ?? []).forEach((value, j) => {
     const at = out.at(list, j);
     const entry = asObject(value);
     if (!entry) {
       at.error(`\`${list}\` must not be nil, found at rule ${i}`);
       return;
     }
-    const clause = asObject(entry[inner]);
+    const clause = objectField(entry, inner);
     if (!clause) {
       at.at(inner).error(`\`${list}.${inner}\` must not be nil, found at rule ${i}`);
       return;
@@ -196,7 +205,7 @@ function forEachClause(
 }
 
 function checkSource(source: JsonObject, i: number, out: Findings): void {
-  const has = (field: string) => asList(source[field]) !== undefined;
+  const has = (field: string) => listField(source, field) !== undefined;
   if (
     ["principals", "notPrincipals", "namespaces", "notNamespaces"].some(has) &&
     ["serviceAccounts", "notServiceAccounts"].some(has)
@@ -207,10 +216,10 @@ function checkSource(source: JsonObject, i: number, out: Findings): void {
     out.error(`\`from.source\` must not be empty, found at rule ${i}`);
   }
   for (const field of IP_FIELDS) {
-    for (const message of validateIPs(asStringList(source[field]))) out.at(field).error(message);
+    for (const message of validateIPs(stringListField(source, field))) out.at(field).error(message);
   }
   for (const [field, goName] of SOURCE_FIELDS) {
-    const values = asStringList(source[field]);
+    const values = stringListField(source, field);
     const at = out.at(field);
     if (field === "serviceAccounts" || field === "notServiceAccounts") {
       for (const message of checkServiceAccounts(goName, values)) at.error(message);
@@ -223,31 +232,31 @@ function checkSource(source: JsonObject, i: number, out: Findings): void {
 }
 
 function checkOperation(operation: JsonObject, i: number, out: Findings): void {
-  if (!OPERATION_FIELDS.some(([field]) => asList(operation[field]))) {
+  if (!OPERATION_FIELDS.some(([field]) => listField(operation, field))) {
     out.error(`\`to.operation\` must not be empty, found at rule ${i}`);
   }
   for (const field of ["ports", "notPorts"]) {
-    for (const message of validatePorts(asStringList(operation[field]))) out.at(field).error(message);
+    for (const message of validatePorts(stringListField(operation, field))) out.at(field).error(message);
   }
   for (const [field, goName] of OPERATION_FIELDS) {
-    for (const message of checkEmptyValues(goName, asStringList(operation[field]))) out.at(field).error(message);
+    for (const message of checkEmptyValues(goName, stringListField(operation, field))) out.at(field).error(message);
   }
   for (const [field, goName] of [
     ["paths", "Paths"],
     ["notPaths", "NotPaths"],
   ]) {
-    for (const message of checkPathTemplates(goName, asStringList(operation[field]))) out.at(field).error(message);
+    for (const message of checkPathTemplates(goName, stringListField(operation, field))) out.at(field).error(message);
   }
 }
 
 function checkCondition(condition: JsonObject, out: Findings): void {
-  const key = asString(condition.key);
+  const key = stringField(condition, "key");
   if (key === "") {
     out.at("key").error("`key` must not be empty");
     return;
   }
-  const values = asStringList(condition.values);
-  const notValues = asStringList(condition.notValues);
+  const values = stringListField(condition, "values");
+  const notValues = stringListField(condition, "notValues");
   if (values.length === 0 && notValues.length === 0) {
     out.error(`at least one of \`values\` or \`notValues\` must be set for key ${key}`);
     return;

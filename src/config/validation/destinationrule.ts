@@ -1,11 +1,13 @@
 // DestinationRule webhook validation (validation-rules.md §5).
 import type { ConfigObject } from "../model.ts";
 import {
-  asList,
   asObject,
-  asString,
-  asStringList,
   asStringMap,
+  field,
+  listField,
+  objectField,
+  stringField,
+  stringListField,
   validateExportTo,
   validateLabels,
   validateMatchLabelsSelector,
@@ -18,28 +20,28 @@ import type { Findings, SemanticValidator } from "./findings.ts";
 export const validateDestinationRule: SemanticValidator = (obj: ConfigObject, _ctx, out: Findings) => {
   const spec = asObject(obj.spec) ?? {};
   const namespace = obj.metadata.namespace ?? "";
-  validateWildcardDomain(asString(spec.host), out.at("host"));
-  validateTrafficPolicy(namespace, spec.trafficPolicy, out.at("trafficPolicy"));
+  validateWildcardDomain(stringField(spec, "host"), out.at("host"));
+  validateTrafficPolicy(namespace, field(spec, "trafficPolicy"), out.at("trafficPolicy"));
   const names = new Set<string>();
-  (asList(spec.subsets) ?? []).forEach((entry, i) => {
+  (listField(spec, "subsets") ?? []).forEach((entry, i) => {
     const at = out.at("subsets", i);
     const subset = asObject(entry);
     if (!subset) {
       at.error("subset may not be null");
       return;
     }
-    const name = asString(subset.name);
+    const name = stringField(subset, "name");
     if (names.has(name)) at.at("name").error(`duplicate subset names: ${name}`);
     names.add(name);
     validateSubsetName(name, at.at("name"));
-    validateLabels(asStringMap(subset.labels) ?? {}, at.at("labels"));
-    validateTrafficPolicy(namespace, subset.trafficPolicy, at.at("trafficPolicy"));
+    validateLabels(asStringMap(field(subset, "labels")) ?? {}, at.at("labels"));
+    validateTrafficPolicy(namespace, field(subset, "trafficPolicy"), at.at("trafficPolicy"));
   });
   validateExportTo(
     namespace,
-    asStringList(spec.exportTo),
-    { destinationRuleWithSelector: asObject(spec.workloadSelector) !== undefined },
+    stringListField(spec, "exportTo"),
+    { destinationRuleWithSelector: objectField(spec, "workloadSelector") !== undefined },
     out.at("exportTo"),
   );
-  validateMatchLabelsSelector(spec.workloadSelector, out.at("workloadSelector"));
+  validateMatchLabelsSelector(field(spec, "workloadSelector"), out.at("workloadSelector"));
 };

@@ -4,7 +4,7 @@ import { checkDurationField } from "./common/durations.ts";
 import { readEnum } from "./common/enums.ts";
 import { goQuote } from "./common/format.ts";
 import { strictHeaderNameError } from "./common/headers.ts";
-import { asList, asObject, asString, asStringList, type JsonObject } from "./common/json.ts";
+import { asObject, asString, field, type JsonObject, listField, stringField, stringListField } from "./common/json.ts";
 import { report } from "./common/report.ts";
 import { validatePolicyTargets } from "./common/selectors.ts";
 import type { Findings, SemanticValidator } from "./findings.ts";
@@ -14,45 +14,47 @@ import { parseGoUrl } from "./security-url.ts";
 export const validateRequestAuthentication: SemanticValidator = (obj, _ctx, out) => {
   const spec = asObject(obj.spec) ?? {};
   validatePolicyTargets(spec, out);
-  (asList(spec.jwtRules) ?? []).forEach((rule, i) => {
+  (listField(spec, "jwtRules") ?? []).forEach((rule, i) => {
     const jwtRule = asObject(rule);
     if (jwtRule) validateJwtRule(jwtRule, out.at("jwtRules", i));
   });
 };
 
 function validateJwtRule(rule: JsonObject, out: Findings): void {
-  if (asStringList(rule.audiences).includes("")) out.at("audiences").error("audience must be non-empty string");
+  if (stringListField(rule, "audiences").includes("")) out.at("audiences").error("audience must be non-empty string");
   // jsonpb also accepts the proto field name, and the CRD declares both.
   const [uriField, jwksUri] = rule.jwksUri !== undefined ? ["jwksUri", rule.jwksUri] : ["jwks_uri", rule.jwks_uri];
   const uri = asString(jwksUri);
-  if (asString(rule.issuer) === "" && uri === "") out.error("issuer or jwksUri must be non-empty string");
+  if (stringField(rule, "issuer") === "" && uri === "") out.error("issuer or jwksUri must be non-empty string");
   if (uri !== "") report(out.at(uriField), jwksUriError(uri));
-  const jwks = asString(rule.jwks);
+  const jwks = stringField(rule, "jwks");
   if (jwks !== "") checkInlineJwks(jwks, out.at("jwks"));
-  (asList(rule.fromHeaders) ?? []).forEach((header, j) => {
+  (listField(rule, "fromHeaders") ?? []).forEach((header, j) => {
     const at = out.at("fromHeaders", j);
     const location = asObject(header);
     if (!location) at.error("location header name must be non-null");
-    else if (asString(location.name) === "") at.at("name").error("location header name must be non-empty string");
+    else if (stringField(location, "name") === "") at.at("name").error("location header name must be non-empty string");
   });
-  if (asStringList(rule.fromParams).includes("")) out.at("fromParams").error("location query must be non-empty string");
-  if (asStringList(rule.fromCookies).includes("")) out.at("fromCookies").error("cookie name must be non-empty string");
-  (asList(rule.outputClaimToHeaders) ?? []).forEach((entry, j) => {
+  if (stringListField(rule, "fromParams").includes(""))
+    out.at("fromParams").error("location query must be non-empty string");
+  if (stringListField(rule, "fromCookies").includes(""))
+    out.at("fromCookies").error("cookie name must be non-empty string");
+  (listField(rule, "outputClaimToHeaders") ?? []).forEach((entry, j) => {
     const at = out.at("outputClaimToHeaders", j);
     const claimToHeader = asObject(entry);
     if (!claimToHeader) {
       at.error("outputClaimToHeaders must not be null");
       return;
     }
-    const header = asString(claimToHeader.header);
-    if (asString(claimToHeader.claim) === "" || header === "") {
+    const header = stringField(claimToHeader, "header");
+    if (stringField(claimToHeader, "claim") === "" || header === "") {
       at.error("outputClaimToHeaders header and claim value must be non-empty string");
       return;
     }
     report(at.at("header"), strictHeaderNameError(header));
   });
   checkDurationField(rule, "timeout", out);
-  readEnum(rule.presence, JWT_PRESENCE, out.at("presence"));
+  readEnum(field(rule, "presence"), JWT_PRESENCE, out.at("presence"));
 }
 
 // Istio's ParseJwksURI: Go url.Parse, then an http or https scheme and a port that fits an int.
@@ -96,7 +98,7 @@ function checkInlineJwks(text: string, out: Findings): void {
     return;
   }
   set.keys.forEach((key, i) => {
-    const kty = asString(key.kty);
+    const kty = stringField(key, "kty");
     const required = REQUIRED_KEY_FIELDS.get(kty);
     if (!required) {
       out.error(`jwks parse error: failed to parse key at index ${i}: invalid key type from JSON (${kty})`);

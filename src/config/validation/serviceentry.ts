@@ -1,13 +1,11 @@
 // ServiceEntry webhook validation (validation-rules.md §7), in Istio's order.
 import type { ConfigObject } from "../model.ts";
 import {
-  asList,
   asNumber,
   asObject,
-  asString,
-  asStringList,
   asStringMap,
   emptySelectorWarning,
+  field,
   fqdnError,
   goQuote,
   isHttpProtocol,
@@ -15,11 +13,17 @@ import {
   isTcpBasedProtocol,
   isTlsProtocol,
   type JsonObject,
+  listField,
+  mapEntries,
+  numberField,
+  objectField,
   parseProtocol,
   partialWildcardError,
   readEnum,
   SERVICE_ENTRY_LOCATION,
   SERVICE_ENTRY_RESOLUTION,
+  stringField,
+  stringListField,
   validateExportTo,
   validateIpSubnet,
   validateLabels,
@@ -39,19 +43,19 @@ const USE_WAYPOINT_LABEL = "istio.io/use-waypoint";
 
 export const validateServiceEntry: SemanticValidator = (obj: ConfigObject, _ctx, out: Findings) => {
   const spec = asObject(obj.spec) ?? {};
-  const selector = validateLabelsSelector(spec.workloadSelector, out.at("workloadSelector"));
+  const selector = validateLabelsSelector(field(spec, "workloadSelector"), out.at("workloadSelector"));
   if (!selector.ok) return;
   if (selector.empty) out.at("workloadSelector").warn(emptySelectorWarning("service entry"));
-  const endpoints = asList(spec.endpoints) ?? [];
-  if (asObject(spec.workloadSelector) && endpoints.length > 0) {
+  const endpoints = listField(spec, "endpoints") ?? [];
+  if (objectField(spec, "workloadSelector") && endpoints.length > 0) {
     out.error("only one of WorkloadSelector or Endpoints is allowed in Service Entry");
   }
-  const resolution = readEnum(spec.resolution, SERVICE_ENTRY_RESOLUTION, out.at("resolution"));
-  const location = readEnum(spec.location, SERVICE_ENTRY_LOCATION, out.at("location"));
+  const resolution = readEnum(field(spec, "resolution"), SERVICE_ENTRY_RESOLUTION, out.at("resolution"));
+  const location = readEnum(field(spec, "location"), SERVICE_ENTRY_LOCATION, out.at("location"));
   // Istio's decoder rejects the whole object on an unknown enum, so nothing else is checked.
   if (resolution === undefined || location === undefined) return;
 
-  const hosts = asStringList(spec.hosts);
+  const hosts = stringListField(spec, "hosts");
   if (hosts.length === 0) out.at("hosts").error("service entry must have at least one host");
   hosts.forEach((host, i) => {
     const at = out.at("hosts", i);
@@ -64,7 +68,7 @@ export const validateServiceEntry: SemanticValidator = (obj: ConfigObject, _ctx,
     if (resolution !== "DYNAMIC_DNS" && partial) at.warn(partial);
   });
 
-  const addresses = asStringList(spec.addresses);
+  const addresses = stringListField(spec, "addresses");
   addresses.forEach((address, i) => {
     validateIpSubnet(address, out.at("addresses", i));
   });
@@ -72,13 +76,13 @@ export const validateServiceEntry: SemanticValidator = (obj: ConfigObject, _ctx,
     out.at("addresses").error("CIDR addresses are allowed only for NONE/STATIC resolution types");
   }
 
-  const ports = asList(spec.ports) ?? [];
+  const ports = listField(spec, "ports") ?? [];
   const portNames = validatePorts(obj, spec, resolution, ports, out.at("ports"));
 
   switch (resolution) {
     case "NONE":
       if (endpoints.length > 0) out.at("endpoints").error("no endpoints should be provided for resolution type none");
-      if (asObject(spec.workloadSelector)) {
+      if (objectField(spec, "workloadSelector")) {
         out.at("workloadSelector").warn("workloadSelector should not be set when resolution mode is NONE");
       }
       break;
@@ -114,7 +118,7 @@ export const validateServiceEntry: SemanticValidator = (obj: ConfigObject, _ctx,
         out.at("ports", i).error("ports cannot be nil");
         continue;
       }
-      const protocol = asString(p.protocol);
+      const protocol = stringField(p, "protocol");
       if (!isHttpProtocol(protocol) && !isTlsProtocol(protocol)) {
         out.at("ports", i).error("multiple hosts provided with non-HTTP, non-TLS ports");
         break;
@@ -124,7 +128,7 @@ export const validateServiceEntry: SemanticValidator = (obj: ConfigObject, _ctx,
 
   validateExportTo(
     obj.metadata.namespace ?? "",
-    asStringList(spec.exportTo),
+    stringListField(spec, "exportTo"),
     { serviceEntry: true },
     out.at("exportTo"),
   );
@@ -141,7 +145,7 @@ function validatePorts(
   const names = new Set<string>();
   const numbers = new Set<number>();
   const optOut = (obj.metadata.labels?.[AUTOALLOCATE_LABEL] ?? "").toLowerCase() === "false";
-  const hasAddresses = asStringList(spec.addresses).length > 0;
+  const hasAddresses = stringListField(spec, "addresses").length > 0;
   const autoAllocate = IP_AUTOALLOCATE_ENABLED && resolution !== "NONE" && !optOut && !hasAddresses;
   ports.forEach((entry, i) => {
     const at = out.at("", i);
@@ -150,14 +154,14 @@ function validatePorts(
       at.error("service entry port may not be null");
       return;
     }
-    const name = asString(port.name);
-    const number = asNumber(port.number);
-    const protocol = asString(port.protocol);
+    const name = stringField(port, "name");
+    const number = numberField(port, "number");
+    const protocol = stringField(port, "protocol");
     if (names.has(name)) at.at("name").error(`service entry port name ${goQuote(name)} already defined`);
     names.add(name);
     if (numbers.has(number)) at.at("number").error(`service entry port ${number} already defined`);
     numbers.add(number);
-    if (asNumber(port.targetPort) !== 0) validatePort(asNumber(port.targetPort), at.at("targetPort"));
+    if (numberField(port, "targetPort") !== 0) validatePort(numberField(port, "targetPort"), at.at("targetPort"));
     if (!hasAddresses && !autoAllocate && (protocol === "" || protocol === "TCP")) {
       at.warn("addresses are required for ports serving TCP (or unset) protocol when IP Autoallocation is not enabled");
     }
@@ -200,12 +204,12 @@ function validateDnsResolution(
       at.error("endpoint cannot be nil");
       return;
     }
-    const address = asString(endpoint.address);
+    const address = stringField(endpoint, "address");
     if (!isIpAddress(address) && fqdnError(address)) {
       at.at("address").error(`endpoint address ${goQuote(address)} is not a valid FQDN or an IP address`);
     }
-    validateLabels(asStringMap(endpoint.labels) ?? {}, at.at("labels"));
-    for (const [name, port] of Object.entries(asObject(endpoint.ports) ?? {})) {
+    validateLabels(asStringMap(field(endpoint, "labels")) ?? {}, at.at("labels"));
+    for (const [name, port] of mapEntries(endpoint, "ports")) {
       const portAt = at.at(`ports.${name}`);
       if (!portNames.has(name)) portAt.error(`endpoint port ${asNumber(port)} is not defined by the service entry`);
       validatePortName(name, portAt);
@@ -219,7 +223,7 @@ function validateDnsResolution(
         out.at("ports", i).error("ports cannot be nil");
         continue;
       }
-      if (isTcpBasedProtocol(asString(port.protocol))) {
+      if (isTcpBasedProtocol(stringField(port, "protocol"))) {
         if (hosts.length > 1) {
           out.warn("service entry can not have more than one host specified simultaneously with address and tcp port");
         }
@@ -265,7 +269,7 @@ function validateDynamicDns(
       out.at("ports", i).error("port cannot be nil");
       return;
     }
-    const protocol = parseProtocol(asString(port.protocol));
+    const protocol = parseProtocol(stringField(port, "protocol"));
     if (protocol !== "HTTP" && protocol !== "TLS" && protocol !== "GRPC" && protocol !== "HTTP2") {
       out
         .at("ports", i)

@@ -2,7 +2,16 @@
 import { parse as parseCel } from "@bufbuild/cel";
 import { decodeDurationField } from "./common/durations.ts";
 import { readEnum } from "./common/enums.ts";
-import { asList, asObject, asString, isSet, type JsonObject } from "./common/json.ts";
+import {
+  asObject,
+  field,
+  isSet,
+  type JsonObject,
+  listField,
+  mapEntries,
+  objectField,
+  stringField,
+} from "./common/json.ts";
 import { validatePolicyTargets } from "./common/selectors.ts";
 import type { Findings, SemanticValidator } from "./findings.ts";
 import { ISTIO_METRIC, TAG_OPERATION, TELEMETRY_WORKLOAD_MODE } from "./security-decode.ts";
@@ -11,7 +20,8 @@ export const validateTelemetry: SemanticValidator = (obj, _ctx, out) => {
   const spec = asObject(obj.spec) ?? {};
   validatePolicyTargets(spec, out);
   forEachEntry(spec, "metrics", out, validateMetrics);
-  if ((asList(spec.tracing) ?? []).length > 1) out.at("tracing").warn("multiple tracing is not currently supported");
+  if ((listField(spec, "tracing") ?? []).length > 1)
+    out.at("tracing").warn("multiple tracing is not currently supported");
   forEachEntry(spec, "tracing", out, validateTracing);
   forEachEntry(spec, "accessLogging", out, validateAccessLogging);
 };
@@ -19,41 +29,41 @@ export const validateTelemetry: SemanticValidator = (obj, _ctx, out) => {
 // Null list entries are skipped, as Istio does for metrics, tracing and access logging.
 function forEachEntry(
   container: JsonObject,
-  field: string,
+  name: string,
   out: Findings,
   check: (entry: JsonObject, out: Findings) => void,
 ): void {
-  (asList(container[field]) ?? []).forEach((entry, i) => {
+  (listField(container, name) ?? []).forEach((entry, i) => {
     const obj = asObject(entry);
-    if (obj) check(obj, out.at(field, i));
+    if (obj) check(obj, out.at(name, i));
   });
 }
 
 // Istio reports only the first provider reference without a name.
 function validateProviders(entry: JsonObject, out: Findings): void {
-  const providers = asList(entry.providers) ?? [];
-  const unnamed = providers.findIndex((provider) => asString(asObject(provider)?.name) === "");
+  const providers = listField(entry, "providers") ?? [];
+  const unnamed = providers.findIndex((provider) => stringField(asObject(provider) ?? {}, "name") === "");
   if (unnamed >= 0) out.at("providers", unnamed).error("providers.name may not be empty");
 }
 
 function validateMetrics(metrics: JsonObject, out: Findings): void {
   validateProviders(metrics, out);
   decodeDurationField(metrics, "reportingInterval", out);
-  (asList(metrics.overrides) ?? []).forEach((value, i) => {
+  (listField(metrics, "overrides") ?? []).forEach((value, i) => {
     const at = out.at("overrides", i);
     const override = asObject(value);
     if (!override) {
       at.error("tagOverrides may not be null");
       return;
     }
-    for (const [name, tag] of Object.entries(asObject(override.tagOverrides) ?? {})) {
+    for (const [name, tag] of mapEntries(override, "tagOverrides")) {
       validateTagOverride(name, tag, at.at("tagOverrides").at(name));
     }
-    const match = asObject(override.match);
+    const match = objectField(override, "match");
     if (match) {
-      readEnum(match.metric, ISTIO_METRIC, at.at("match.metric"));
-      readEnum(match.mode, TELEMETRY_WORKLOAD_MODE, at.at("match.mode"));
-      if (match.customMetric === "") at.at("match.customMetric").error("customMetric may not be empty");
+      readEnum(field(match, "metric"), ISTIO_METRIC, at.at("match.metric"));
+      readEnum(field(match, "mode"), TELEMETRY_WORKLOAD_MODE, at.at("match.mode"));
+      if (field(match, "customMetric") === "") at.at("match.customMetric").error("customMetric may not be empty");
     }
   });
 }
@@ -66,8 +76,8 @@ function validateTagOverride(name: string, value: unknown, out: Findings): void 
     return;
   }
   // The operation defaults to UPSERT, so an override without one needs a value.
-  const operation = readEnum(tag.operation, TAG_OPERATION, out.at("operation"));
-  const tagValue = asString(tag.value);
+  const operation = readEnum(field(tag, "operation"), TAG_OPERATION, out.at("operation"));
+  const tagValue = stringField(tag, "value");
   if (operation === "UPSERT" && tagValue === "") out.error("tagOverrides.value must be set when operation is UPSERT");
   if (operation === "REMOVE" && tagValue !== "") {
     out.error("tagOverrides.value may only be set when operation is UPSERT");
@@ -75,15 +85,15 @@ function validateTagOverride(name: string, value: unknown, out: Findings): void 
 }
 
 function validateTracing(tracing: JsonObject, out: Findings): void {
-  if ((asList(tracing.providers) ?? []).length > 1)
+  if ((listField(tracing, "providers") ?? []).length > 1)
     out.at("providers").warn("multiple providers is not currently supported");
   validateProviders(tracing, out);
-  const percentage = tracing.randomSamplingPercentage;
+  const percentage = field(tracing, "randomSamplingPercentage");
   if (typeof percentage === "number" && (percentage < 0 || percentage > 100)) {
     out.at("randomSamplingPercentage").error("randomSamplingPercentage must be in range [0.0, 100.0]");
   }
-  readEnum(asObject(tracing.match)?.mode, TELEMETRY_WORKLOAD_MODE, out.at("match.mode"));
-  for (const [name, value] of Object.entries(asObject(tracing.customTags) ?? {})) {
+  readEnum(field(objectField(tracing, "match") ?? {}, "mode"), TELEMETRY_WORKLOAD_MODE, out.at("match.mode"));
+  for (const [name, value] of mapEntries(tracing, "customTags")) {
     validateCustomTag(name, value, out.at("customTags").at(name));
   }
 }
@@ -96,27 +106,28 @@ function validateCustomTag(name: string, value: unknown, out: Findings): void {
     return;
   }
   // A tag sets one of literal, environment, header (or formatter, unchecked).
-  if (isSet(tag.literal)) {
-    if (asString(asObject(tag.literal)?.value) === "")
+  if (isSet(field(tag, "literal"))) {
+    if (stringField(objectField(tag, "literal") ?? {}, "value") === "")
       out.at("literal.value").error("literal tag value may not be empty");
-  } else if (isSet(tag.environment)) {
-    if (asString(asObject(tag.environment)?.name) === "") {
+  } else if (isSet(field(tag, "environment"))) {
+    if (stringField(objectField(tag, "environment") ?? {}, "name") === "") {
       out.at("environment.name").error("environment tag name may not be empty");
     }
-  } else if (isSet(tag.header)) {
-    if (asString(asObject(tag.header)?.name) === "") out.at("header.name").error("header tag name may not be empty");
+  } else if (isSet(field(tag, "header"))) {
+    if (stringField(objectField(tag, "header") ?? {}, "name") === "")
+      out.at("header.name").error("header tag name may not be empty");
   }
 }
 
 function validateAccessLogging(logging: JsonObject, out: Findings): void {
-  const filter = asObject(logging.filter);
+  const filter = objectField(logging, "filter");
   if (filter) {
     try {
-      parseCel(asString(filter.expression));
+      parseCel(stringField(filter, "expression"));
     } catch (err) {
       out.at("filter.expression").error(`must be a valid CEL expression, ${(err as Error).message}`);
     }
   }
   validateProviders(logging, out);
-  readEnum(asObject(logging.match)?.mode, TELEMETRY_WORKLOAD_MODE, out.at("match.mode"));
+  readEnum(field(objectField(logging, "match") ?? {}, "mode"), TELEMETRY_WORKLOAD_MODE, out.at("match.mode"));
 }

@@ -1,7 +1,7 @@
 // WasmPlugin (extensions.istio.io): Istio's ValidateWasmPlugin. The url, sha256, name, env and match
 // checks each report only their first problem.
 import { readEnum } from "./common/enums.ts";
-import { asList, asNumber, asObject, asString, type JsonObject } from "./common/json.ts";
+import { asObject, field, type JsonObject, listField, numberField, objectField, stringField } from "./common/json.ts";
 import { report } from "./common/report.ts";
 import { validatePolicyTargets } from "./common/selectors.ts";
 import type { Findings, SemanticValidator } from "./findings.ts";
@@ -19,20 +19,20 @@ const URL_SCHEMES = new Set(["", "file", "http", "https", "oci"]);
 
 export const validateWasmPlugin: SemanticValidator = (obj, _ctx, out) => {
   const spec = asObject(obj.spec) ?? {};
-  readEnum(spec.type, WASM_PLUGIN_TYPE, out.at("type"));
-  readEnum(spec.phase, WASM_PLUGIN_PHASE, out.at("phase"));
-  readEnum(spec.imagePullPolicy, WASM_PULL_POLICY, out.at("imagePullPolicy"));
-  readEnum(spec.failStrategy, WASM_FAIL_STRATEGY, out.at("failStrategy"));
+  readEnum(field(spec, "type"), WASM_PLUGIN_TYPE, out.at("type"));
+  readEnum(field(spec, "phase"), WASM_PLUGIN_PHASE, out.at("phase"));
+  readEnum(field(spec, "imagePullPolicy"), WASM_PULL_POLICY, out.at("imagePullPolicy"));
+  readEnum(field(spec, "failStrategy"), WASM_FAIL_STRATEGY, out.at("failStrategy"));
   validatePolicyTargets(spec, out);
-  report(out.at("url"), urlError(asString(spec.url)));
-  report(out.at("sha256"), sha256Error(asString(spec.sha256)));
-  if (asString(spec.imagePullSecret).length > 253) {
+  report(out.at("url"), urlError(stringField(spec, "url")));
+  report(out.at("sha256"), sha256Error(stringField(spec, "sha256")));
+  if (stringField(spec, "imagePullSecret").length > 253) {
     out.at("imagePullSecret").error("imagePullSecret field must be less than 253 characters long");
   }
-  if (asString(spec.pluginName).length > 256) {
+  if (stringField(spec, "pluginName").length > 256) {
     out.at("pluginName").error("pluginName field must be less than 255 characters long");
   }
-  validateEnv(asObject(spec.vmConfig) ?? {}, out.at("vmConfig"));
+  validateEnv(objectField(spec, "vmConfig") ?? {}, out.at("vmConfig"));
   validateMatch(spec, out);
 };
 
@@ -61,13 +61,13 @@ function sha256Error(sha: string): string | undefined {
 
 function validateEnv(vmConfig: JsonObject, out: Findings): void {
   const seen = new Set<string>();
-  for (const [i, value] of (asList(vmConfig.env) ?? []).entries()) {
+  for (const [i, value] of (listField(vmConfig, "env") ?? []).entries()) {
     const env = asObject(value);
     if (!env) continue;
     const at = out.at("env", i);
-    const valueFrom = readEnum(env.valueFrom, ENV_VALUE_SOURCE, at.at("valueFrom"));
-    const name = asString(env.name);
-    if (!report(at, envProblem(name, valueFrom, asString(env.value), seen))) return;
+    const valueFrom = readEnum(field(env, "valueFrom"), ENV_VALUE_SOURCE, at.at("valueFrom"));
+    const name = stringField(env, "name");
+    if (!report(at, envProblem(name, valueFrom, stringField(env, "value"), seen))) return;
     seen.add(name);
   }
 }
@@ -81,22 +81,22 @@ function envProblem(name: string, valueFrom: string | undefined, value: string, 
 }
 
 function validateMatch(spec: JsonObject, out: Findings): void {
-  for (const [i, value] of (asList(spec.match) ?? []).entries()) {
+  for (const [i, value] of (listField(spec, "match") ?? []).entries()) {
     const at = out.at("match", i);
     const selector = asObject(value);
     if (!selector) {
       at.error(`spec.Match[${i}] is nil`);
       return;
     }
-    readEnum(selector.mode, SELECTOR_WORKLOAD_MODE, at.at("mode"));
-    for (const [j, port] of (asList(selector.ports) ?? []).entries()) {
+    readEnum(field(selector, "mode"), SELECTOR_WORKLOAD_MODE, at.at("mode"));
+    for (const [j, port] of (listField(selector, "ports") ?? []).entries()) {
       const portAt = at.at("ports", j);
       const portSelector = asObject(port);
       if (!portSelector) {
         portAt.error(`spec.Match[${i}].Ports[${j}] is nil`);
         return;
       }
-      const number = asNumber(portSelector.number);
+      const number = numberField(portSelector, "number");
       if (number <= 0 || number > 65535) {
         portAt.at("number").error(`spec.Match[${i}].Ports[${j}] is out of range: ${number}`);
         return;

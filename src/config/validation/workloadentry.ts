@@ -3,12 +3,14 @@ import type { ConfigObject } from "../model.ts";
 import {
   asNumber,
   asObject,
-  asString,
   asStringMap,
+  field,
   fqdnError,
   goQuote,
   isIpAddress,
   type JsonObject,
+  mapEntries,
+  stringField,
   UNIX_PREFIX,
   validateLabels,
   validatePort,
@@ -26,8 +28,8 @@ export interface WorkloadEntryContext {
 
 /** Istio's validateWorkloadEntry, on a WorkloadEntry spec or a ServiceEntry endpoint. */
 export function validateWorkloadEntryFields(entry: JsonObject, ctx: WorkloadEntryContext, out: Findings): void {
-  const address = asString(entry.address);
-  const network = asString(entry.network);
+  const address = stringField(entry, "address");
+  const network = stringField(entry, "network");
   if (address === "") {
     if (network === "") {
       out.at("address").error("address is required");
@@ -35,7 +37,7 @@ export function validateWorkloadEntryFields(entry: JsonObject, ctx: WorkloadEntr
     }
     out.at("address").warn(`address is unset with network ${goQuote(network)}`);
   }
-  const ports = Object.entries(asObject(entry.ports) ?? {});
+  const ports = mapEntries(entry, "ports");
   const isUnix = address.startsWith(UNIX_PREFIX);
   if (isUnix) {
     validateUnixAddress(address.slice(UNIX_PREFIX.length), out.at("address"));
@@ -55,7 +57,7 @@ export function validateWorkloadEntryFields(entry: JsonObject, ctx: WorkloadEntr
     validatePortName(name, at);
     validatePort(asNumber(port), at);
   }
-  validateLabels(asStringMap(entry.labels) ?? {}, out.at("labels"));
+  validateLabels(asStringMap(field(entry, "labels")) ?? {}, out.at("labels"));
   if (isUnix && ctx.servicePorts && ctx.servicePorts.size !== 1) {
     out.error("exactly 1 service port required for unix endpoints");
   }

@@ -2,35 +2,37 @@
 // such as the address are filled in per workload.
 import type { ConfigObject } from "../model.ts";
 import {
-  asList,
-  asNumber,
   asObject,
-  asString,
   asStringMap,
+  field,
   goMultiError,
   type JsonObject,
   labelErrors,
+  listField,
+  numberField,
+  objectField,
   probeHeaderNameError,
   report,
+  stringField,
   validatePort,
 } from "./common/index.ts";
 import type { Findings, SemanticValidator } from "./findings.ts";
 
 export const validateWorkloadGroup: SemanticValidator = (obj: ConfigObject, _ctx, out: Findings) => {
   const spec = asObject(obj.spec) ?? {};
-  if (!asObject(spec.template)) {
+  if (!objectField(spec, "template")) {
     out.at("template").error("template is required");
     return;
   }
-  const metadata = asObject(spec.metadata);
+  const metadata = objectField(spec, "metadata");
   if (metadata) {
-    const errors = labelErrors(asStringMap(metadata.labels) ?? {});
+    const errors = labelErrors(asStringMap(field(metadata, "labels")) ?? {});
     if (errors.length > 0) {
       out.at("metadata.labels").error(`invalid labels: ${goMultiError(errors)}`);
       return;
     }
   }
-  const probe = asObject(spec.probe);
+  const probe = objectField(spec, "probe");
   if (probe) validateReadinessProbe(probe, out.at("probe"));
 };
 
@@ -48,7 +50,7 @@ const PROBE_METHODS = ["httpGet", "tcpSocket", "exec", "grpc"] as const;
 
 function validateReadinessProbe(probe: JsonObject, out: Findings): void {
   for (const field of PROBE_COUNTERS) {
-    if (asNumber(probe[field]) < 0) out.at(field).error(`${field} must be non-negative`);
+    if (numberField(probe, field) < 0) out.at(field).error(`${field} must be non-negative`);
   }
   const method = PROBE_METHODS.find((m) => m in probe && probe[m] !== undefined);
   if (method === undefined) {
@@ -66,19 +68,19 @@ function validateReadinessProbe(probe: JsonObject, out: Findings): void {
     return;
   }
   if (method === "httpGet") {
-    validatePort(asNumber(body.port), at.at("port"));
-    const scheme = asString(body.scheme);
+    validatePort(numberField(body, "port"), at.at("port"));
+    const scheme = stringField(body, "scheme");
     if (scheme !== "" && scheme !== "HTTPS" && scheme !== "HTTP") {
       at.at("scheme").error('httpGet.scheme must be one of "HTTPS", "HTTP"');
     }
-    (asList(body.httpHeaders) ?? []).forEach((header, i) => {
+    (listField(body, "httpHeaders") ?? []).forEach((header, i) => {
       const h = asObject(header);
       if (!h) at.at("httpHeaders", i).error("invalid nil header");
-      else report(at.at("httpHeaders", i).at("name"), probeHeaderNameError(asString(h.name)));
+      else report(at.at("httpHeaders", i).at("name"), probeHeaderNameError(stringField(h, "name")));
     });
   } else if (method === "tcpSocket") {
-    validatePort(asNumber(body.port), at.at("port"));
-  } else if (!asList(body.command)) {
+    validatePort(numberField(body, "port"), at.at("port"));
+  } else if (!listField(body, "command")) {
     at.at("command").error("exec.command is required");
   }
 }
