@@ -20,3 +20,10 @@ test("the debug registry lists each collection with its size, dependencies and r
     { name: "pod-zones", size: 3, dependencies: ["pods", "nodes"], recomputes: 5, errors: 0, handlers: 1, indexes: [] },
   ]);
 });
+
+test("the debug snapshot carries the objects when asked", () => {
+  const debug = new DebugRegistry();
+  new StaticCollection(["a", "b"], { name: "names", debug });
+  assert.equal(debug.snapshot()[0].items, undefined);
+  assert.deepEqual(debug.snapshot({ items: true })[0].items, ["a", "b"]);
+});

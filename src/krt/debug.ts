@@ -12,10 +12,13 @@ export interface CollectionDebug {
   lastError?: string;
   handlers: number;
   indexes: string[];
+  /** The objects themselves, when asked for. */
+  items?: unknown[];
 }
 
 interface Debuggable {
   debug(): CollectionDebug;
+  list(): unknown[];
 }
 
 /** Collections given this registry in their options list themselves here, in creation order. */
@@ -26,7 +29,7 @@ export class DebugRegistry {
     this.collections.push(collection);
   }
 
-  snapshot(): CollectionDebug[] {
-    return this.collections.map((c) => c.debug());
+  snapshot(options: { items?: boolean } = {}): CollectionDebug[] {
+    return this.collections.map((c) => (options.items ? { ...c.debug(), items: c.list() } : c.debug()));
   }
 }
