@@ -5,6 +5,7 @@ import { readFileSync } from "node:fs";
 import { pino } from "pino";
 import yargs from "yargs";
 import { hideBin } from "yargs/helpers";
+import { type DeclaredOptions, declaredFlagNames, unknownCommandLineFlags } from "../cli/index.ts";
 import { readConfigPaths } from "../config/decode.ts";
 import { type ConfigObject, objectRef, validateObject } from "../config/index.ts";
 import { loadMeshConfig } from "../config/mesh.ts";
@@ -15,7 +16,12 @@ const argv = yargs(hideBin(process.argv))
   .option("configDir", { type: "string", describe: "Directory of Istio/Gateway API/Kubernetes YAML to serve" })
   .option("meshConfig", { type: "string", describe: "MeshConfig YAML file (Istio's defaults when absent)" })
   .option("log-level", { type: "string", default: "info", choices: ["debug", "info", "warn", "error"] })
-  .strict()
+  // Not .strict(): it would also reject SLUICE_* variables meant for other tools; check only the command line.
+  .check((_argv, options) => {
+    const declared = declaredFlagNames(options as unknown as DeclaredOptions);
+    const unknown = unknownCommandLineFlags(hideBin(process.argv), declared);
+    return unknown.length === 0 || `Unknown argument: ${unknown.join(", ")}`;
+  }, true)
   .help()
   .parseSync();
 

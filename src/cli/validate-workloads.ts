@@ -2,9 +2,8 @@
 // must say its protocol (by name prefix or appProtocol) or Istio can only guess it, and a Deployment
 // without the canonical service labels gets unlabeled telemetry. Objects in the Istio system
 // namespace are exempt, as in istioctl.
-import { type ConfigObject, type Findings, kindKey, parseApiVersion } from "../config/index.ts";
 // Istio's protocol names; src/config/index.ts does not export them (yet).
-import { parseProtocol } from "../config/validation/common/ports.ts";
+import { type ConfigObject, type Findings, kindKey, parseApiVersion, parseProtocol } from "../config/index.ts";
 import { ISTIO_SYSTEM_NAMESPACE } from "./validate.ts";
 
 const APPLICATION_REQUIREMENTS_URL = "https://istio.io/latest/docs/ops/deployment/application-requirements/";

@@ -18,11 +18,12 @@ export function validateObject(obj: ConfigObject, ctx: ValidationContext = DEFAU
     out.at("apiVersion").error(`unrecognized type ${obj.apiVersion}, Kind=${obj.kind}`);
     return out;
   }
+  // A bad name is reported with the rest, as the API server does; only Istio's annotation checks stop early.
   checkName(obj, info, out.at("metadata"));
-  if (!out.ok) return out;
   if (info.family === "istio") {
+    const before = out.errors.length;
     checkIstioAnnotations(obj, out.at("metadata.annotations"));
-    if (!out.ok) return out;
+    if (out.errors.length > before) return out;
   }
   validateStructure(obj, info, out);
   if (info.family === "istio") {
