@@ -187,15 +187,24 @@ export abstract class Collection<T> {
     this.queue.push({ events, targets: [...this.registrations] });
     if (this.delivering) return;
     this.delivering = true;
+    // A throwing handler must not starve the others (derived collections among them): everyone is
+    // served and the graph settles, then the first error goes to whoever made the change.
+    let failure: { error: unknown } | undefined;
     try {
       for (let batch = this.queue.shift(); batch; batch = this.queue.shift()) {
         for (const target of batch.targets) {
-          if (target.active) target.deliver(batch.events);
+          if (!target.active) continue;
+          try {
+            target.deliver(batch.events);
+          } catch (error) {
+            failure ??= { error };
+          }
         }
       }
     } finally {
       this.delivering = false;
     }
     settle();
+    if (failure) throw failure.error;
   }
 }

@@ -8,7 +8,7 @@ export interface JoinOptions<T> extends CollectionOptions<T> {
   merge?(items: readonly T[]): T | undefined;
 }
 
-/** The union of several collections of the same kind of object, one object per key. */
+/** The union of several collections of the same kind of object, one object per key. The inputs must key objects alike. */
 export class JoinCollection<T> extends ComputedCollection<T> {
   constructor(
     private readonly inputs: readonly Collection<T>[],

@@ -89,3 +89,20 @@ test("a collection fetching one created after it still converges", () => {
   source.upsert({ name: "x", value: 3 });
   assert.deepEqual(early.get("x"), { name: "x", value: 21 });
 });
+
+test("a throwing handler reaches the caller only after every other handler and collection got the change", () => {
+  const source = new StaticCollection([{ name: "x", value: 1 }], byName);
+  const doubled = scaled(source, 2);
+  const tripled = scaled(source, 3);
+  doubled.register((event) => {
+    if (event.new?.value === 10) throw new Error("handler bug");
+  });
+  const seen: number[] = [];
+  doubled.register((event) => seen.push(event.new?.value ?? 0));
+  assert.throws(() => source.upsert({ name: "x", value: 5 }), /handler bug/);
+  assert.deepEqual(seen, [2, 10]);
+  assert.equal(tripled.get("x")?.value, 15);
+  source.upsert({ name: "x", value: 6 });
+  assert.deepEqual(seen, [2, 10, 12]);
+  assert.equal(tripled.get("x")?.value, 18);
+});

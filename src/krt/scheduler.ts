@@ -21,6 +21,8 @@ export function schedule(work: PendingWork): void {
 export function settle(): void {
   if (holds > 0) return;
   holds += 1;
+  // As in delivery: one failing recompute (a throwing handler downstream) does not stop the rest.
+  let failure: { error: unknown } | undefined;
   try {
     while (waiting.size > 0) {
       let next: PendingWork | undefined;
@@ -29,11 +31,16 @@ export function settle(): void {
       }
       if (!next) break;
       waiting.delete(next);
-      next.runPending();
+      try {
+        next.runPending();
+      } catch (error) {
+        failure ??= { error };
+      }
     }
   } finally {
     holds -= 1;
   }
+  if (failure) throw failure.error;
 }
 
 /**
