@@ -100,7 +100,7 @@ export interface IstioVersion {
   patch: number;
 }
 
-export interface Proxy {
+export interface ProxyNode {
   type: NodeType;
   /** The `id` part of the node id: `<pod>.<namespace>` for Kubernetes workloads. */
   id: string;
@@ -123,9 +123,11 @@ export interface Proxy {
   /** The node's `cluster` field (Envoy's service cluster). */
   serviceCluster: string;
   userAgent: string;
+  /** SPIFFE identities of a caller that passed authentication and the identity check (15012 only). */
+  verifiedIdentities?: readonly string[];
 }
 
-export type ProxyParseResult = { proxy: Proxy; error?: undefined } | { proxy?: undefined; error: string };
+export type ProxyParseResult = { proxy: ProxyNode; error?: undefined } | { proxy?: undefined; error: string };
 
 /** Reads the proxy from an Envoy node; a bad id or metadata gives an error value (InvalidArgument). */
 export function parseProxy(node: core.Node | undefined): ProxyParseResult {

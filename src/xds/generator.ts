@@ -1,0 +1,123 @@
+// Generators turn a push context into the resources of one type URL for one proxy. They are kept
+// in a registry keyed as Istio keys its XdsResourceGenerator map (pilot/pkg/xds/xdsgen.go), and
+// never touch a stream: the server asks, encodes and sends.
+import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import type { Message } from "@bufbuild/protobuf";
+import type { Any } from "@bufbuild/protobuf/wkt";
+import type { ProxyNode } from "../model/proxy.ts";
+import type { PushRequest } from "../model/push-context.ts";
+import { DEBUG_TYPE_PREFIX } from "./types.ts";
+
+/** What a proxy subscribes to for one type URL. */
+export interface WatchedResource {
+  readonly typeUrl: string;
+  /** The names subscribed to; ignored when `wildcard`. */
+  readonly resourceNames: ReadonlySet<string>;
+  /** The proxy wants every resource of the type (LDS/CDS with no names, or `*`). */
+  readonly wildcard: boolean;
+}
+
+export interface XdsResource {
+  name: string;
+  /**
+   * The resource: a message (encoded once per object by the server, so share the object between
+   * proxies) or an Any whose `value` is already encoded.
+   */
+  resource: Message | Any;
+  /** Delta xDS version; defaults to a hash of the encoded bytes. */
+  version?: string;
+}
+
+export interface LogDetails {
+  /** The response carries only part of the type (incremental EDS). */
+  incremental?: boolean;
+  additionalInfo?: string;
+}
+
+export interface GenerateResult {
+  resources: XdsResource[];
+  logDetails?: LogDetails;
+}
+
+export interface DeltaGenerateResult extends GenerateResult {
+  /** Names the proxy must drop. */
+  removed: string[];
+}
+
+export interface Generator {
+  /**
+   * All the resources `watched` asks for. Return undefined when this push does not concern the
+   * type (nothing is sent); return an empty list to tell the proxy it has none.
+   */
+  generate(proxy: ProxyNode, watched: WatchedResource, req: PushRequest): GenerateResult | undefined;
+  /**
+   * Only what changed, for delta streams. Without it the server diffs the output of `generate`
+   * against what the proxy holds.
+   */
+  generateDeltas?(proxy: ProxyNode, watched: WatchedResource, req: PushRequest): DeltaGenerateResult | undefined;
+}
+
+/**
+ * Generators by key: a type URL, `<proxyType>/<typeURL>`, `<GENERATOR>/<typeURL>`, a bare
+ * GENERATOR metadata value (`grpc`), `event` (istio.io/debug/*) or `api` (the fallback).
+ */
+export class GeneratorRegistry {
+  readonly #generators = new Map<string, Generator>();
+
+  /** Adds or replaces the generator for `key`. */
+  register(key: string, generator: Generator): void {
+    this.#generators.set(key, generator);
+  }
+
+  get(key: string): Generator | undefined {
+    return this.#generators.get(key);
+  }
+
+  keys(): string[] {
+    return [...this.#generators.keys()];
+  }
+
+  /**
+   * Istio's lookup order: `GENERATOR/typeURL`, `proxyType/typeURL`, `typeURL`, the proxy's
+   * GENERATOR, then `event` for debug types and `api` for the rest.
+   */
+  find(proxy: ProxyNode, typeUrl: string): Generator | undefined {
+    return (
+      (proxy.generator !== undefined ? this.#generators.get(`${proxy.generator}/${typeUrl}`) : undefined) ??
+      this.#generators.get(`${proxy.type}/${typeUrl}`) ??
+      this.#generators.get(typeUrl) ??
+      (proxy.generator !== undefined ? this.#generators.get(proxy.generator) : undefined) ??
+      this.#generators.get(typeUrl.startsWith(DEBUG_TYPE_PREFIX) ? "event" : "api")
+    );
+  }
+}
+
+/** What a plugin module exports: `register(registry)`, as a named export or as the default export. */
+type PluginRegister = (registry: GeneratorRegistry) => void | Promise<void>;
+
+/**
+ * Imports each plugin module (ESM) and lets it register its generators. A module exports
+ * `register(registry)`, or a default export that is that function or an object holding it.
+ */
+export async function loadGeneratorPlugins(paths: readonly string[], registry: GeneratorRegistry): Promise<void> {
+  for (const path of paths) {
+    const url = pathToFileURL(resolve(path)).href;
+    let mod: Record<string, unknown>;
+    try {
+      mod = await import(url);
+    } catch (err) {
+      throw new Error(`generator plugin ${path}: cannot load: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    const register = pluginRegister(mod);
+    if (!register) {
+      throw new Error(`generator plugin ${path}: exports no register(registry) function (named or default)`);
+    }
+    await register(registry);
+  }
+}
+
+function pluginRegister(mod: Record<string, unknown>): PluginRegister | undefined {
+  const candidates = [mod.register, mod.default, (mod.default as { register?: unknown } | undefined)?.register];
+  return candidates.find((c): c is PluginRegister => typeof c === "function");
+}

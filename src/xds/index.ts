@@ -1,0 +1,15 @@
+// Public face of the xDS layer: type URLs, the generator registry and plugins, resource encoding,
+// and the ADS server.
+export { type EncodedResource, encodeResource } from "./encode.ts";
+export {
+  type DeltaGenerateResult,
+  type GenerateResult,
+  type Generator,
+  GeneratorRegistry,
+  type LogDetails,
+  loadGeneratorPlugins,
+  type WatchedResource,
+  type XdsResource,
+} from "./generator.ts";
+export * from "./server/index.ts";
+export { DEBUG_TYPE_PREFIX, isWildcardTypeUrl, metricType, shortType, TypeUrl } from "./types.ts";

@@ -1,0 +1,180 @@
+// One ADS stream: the proxy behind it, what it watches per type URL, and what was sent, acked and
+// rejected (the data behind /debug/syncz, /debug/adsz and istio.io/debug/syncz).
+import type { ServerDuplexStream } from "@grpc/grpc-js";
+import type { ProxyNode } from "../../model/proxy.ts";
+import type { PushContext } from "../../model/push-context.ts";
+import type { WatchedResource } from "../generator.ts";
+import { isWildcardTypeUrl, TypeUrl } from "../types.ts";
+
+export interface SentInfo {
+  version: string;
+  nonce: string;
+  time: Date;
+  resources: number;
+  bytes: number;
+}
+
+export interface AckInfo {
+  version: string;
+  nonce: string;
+  time: Date;
+}
+
+export interface NackInfo extends AckInfo {
+  /** google.rpc.Code of the error_detail. */
+  code: number;
+  message: string;
+}
+
+/** Sync state of one type on one connection. */
+export interface TypeSyncStatus {
+  typeUrl: string;
+  wildcard: boolean;
+  resourceNames: string[];
+  /** SYNCED: the last response was acked; NOT_SENT; STALE: a response awaits its ack; NACKED: the last response was rejected. */
+  state: "SYNCED" | "NOT_SENT" | "STALE" | "NACKED";
+  sent?: SentInfo;
+  acked?: AckInfo;
+  /** The last rejection, kept after later ACKs for debugging. */
+  lastNack?: NackInfo;
+}
+
+export interface ConnectionStatus {
+  connectionId: string;
+  proxy: ProxyNode;
+  protocol: "sotw" | "delta";
+  peerAddress: string;
+  connectedAt: Date;
+  /** Identities that authenticated the stream (secure port only). */
+  identities: readonly string[];
+  /** Version of the push context the connection last worked from. */
+  pushVersion: string;
+  types: TypeSyncStatus[];
+}
+
+/** The per-type state of a connection. Generators see it as a read-only WatchedResource. */
+export class Watch implements WatchedResource {
+  resourceNames: Set<string>;
+  wildcard: boolean;
+  sent?: SentInfo;
+  acked?: AckInfo;
+  lastNack?: NackInfo;
+  /** Names and versions of the last SotW response, to skip pushing an identical state again. */
+  sentDigest?: string;
+  /** Delta: what the proxy holds, name → version. */
+  readonly known = new Map<string, string>();
+
+  constructor(
+    readonly typeUrl: string,
+    names: Iterable<string>,
+  ) {
+    this.resourceNames = new Set(names);
+    this.wildcard = isWildcardTypeUrl(typeUrl) && (this.resourceNames.size === 0 || this.resourceNames.has("*"));
+    this.resourceNames.delete("*");
+  }
+
+  status(): TypeSyncStatus {
+    let state: TypeSyncStatus["state"] = "NOT_SENT";
+    if (this.sent) {
+      if (this.lastNack?.nonce === this.sent.nonce) state = "NACKED";
+      else if (this.acked?.nonce === this.sent.nonce) state = "SYNCED";
+      else state = "STALE";
+    }
+    return {
+      typeUrl: this.typeUrl,
+      wildcard: this.wildcard,
+      resourceNames: [...this.resourceNames].sort(),
+      state,
+      sent: this.sent,
+      acked: this.acked,
+      lastNack: this.lastNack,
+    };
+  }
+}
+
+/** Istio pushes in this order so clusters (and their endpoints) exist before listeners and routes use them. */
+const PUSH_ORDER: readonly string[] = [
+  TypeUrl.Cluster,
+  TypeUrl.Endpoint,
+  TypeUrl.Listener,
+  TypeUrl.Route,
+  TypeUrl.Secret,
+  TypeUrl.Address,
+  TypeUrl.Workload,
+  TypeUrl.WorkloadAuthorization,
+];
+
+function pushRank(typeUrl: string): number {
+  const i = PUSH_ORDER.indexOf(typeUrl);
+  return i === -1 ? PUSH_ORDER.length : i;
+}
+
+/** A stream whose responses are written as already-encoded bytes. */
+export type AdsStream<Req> = ServerDuplexStream<Req, Uint8Array>;
+
+export class Connection<Req = unknown> {
+  readonly watches = new Map<string, Watch>();
+  readonly connectedAt = new Date();
+  #nonce = 0;
+  #closed = false;
+  #onClose: (() => void)[] = [];
+
+  constructor(
+    readonly id: string,
+    readonly proxy: ProxyNode,
+    readonly protocol: "sotw" | "delta",
+    readonly peerAddress: string,
+    readonly identities: readonly string[],
+    /** The push context this connection last worked from (Istio's LastPushContext). */
+    public pushContext: PushContext,
+    private readonly stream: AdsStream<Req>,
+  ) {}
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const f of this.#onClose.splice(0)) f();
+  }
+
+  /** A nonce unique on this connection. */
+  nextNonce(): string {
+    this.#nonce++;
+    return `${this.id}-${this.#nonce}`;
+  }
+
+  /** Watches in Istio's push order. */
+  orderedWatches(): Watch[] {
+    return [...this.watches.values()].sort((a, b) => pushRank(a.typeUrl) - pushRank(b.typeUrl));
+  }
+
+  /** Writes a response; waits while the stream's buffer is full so slow proxies hold back only themselves. */
+  async send(bytes: Uint8Array): Promise<void> {
+    if (this.#closed) return;
+    if (this.stream.write(bytes)) return;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        this.stream.off("drain", done);
+        resolve();
+      };
+      this.stream.on("drain", done);
+      this.#onClose.push(done);
+    });
+  }
+
+  status(): ConnectionStatus {
+    return {
+      connectionId: this.id,
+      proxy: this.proxy,
+      protocol: this.protocol,
+      peerAddress: this.peerAddress,
+      connectedAt: this.connectedAt,
+      identities: this.identities,
+      pushVersion: this.pushContext.version,
+      types: this.orderedWatches().map((w) => w.status()),
+    };
+  }
+}

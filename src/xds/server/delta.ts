@@ -1,0 +1,131 @@
+// Delta (incremental) ADS (DeltaAggregatedResources), as Istio's delta.go: subscriptions change by
+// subscribe/unsubscribe lists, the proxy reports what it holds on reconnect, and the server sends
+// only resources whose version changed plus the names the proxy must drop.
+import type { discovery } from "../../api/index.ts";
+import type { PushRequest } from "../../model/push-context.ts";
+import { type EncodedResource, encodeDeltaResponse, encodeResource } from "../encode.ts";
+import type { DeltaGenerateResult, GenerateResult } from "../generator.ts";
+import { isWildcardTypeUrl, shortType } from "../types.ts";
+import { type Connection, Watch } from "./connection.ts";
+import {
+  findGenerator,
+  recordAck,
+  recordExpiredNonce,
+  recordNack,
+  requestPush,
+  runGenerator,
+  sendResponse,
+  type XdsEnv,
+} from "./env.ts";
+
+export async function handleDeltaRequest(
+  env: XdsEnv,
+  conn: Connection,
+  req: discovery.DeltaDiscoveryRequest,
+): Promise<void> {
+  const typeUrl = req.typeUrl;
+  const w = conn.watches.get(typeUrl);
+  if (req.errorDetail) {
+    recordNack(env, conn, typeUrl, w?.sent?.version ?? "", req.responseNonce, req.errorDetail);
+    return;
+  }
+  if (!w) {
+    // First request for the type, or a reconnect: the proxy tells what it already holds.
+    const watch = new Watch(typeUrl, req.resourceNamesSubscribe);
+    for (const [name, version] of Object.entries(req.initialResourceVersions)) watch.known.set(name, version);
+    conn.watches.set(typeUrl, watch);
+    env.log.debug(
+      { connection: conn.id, type: shortType(typeUrl), known: watch.known.size },
+      watch.known.size > 0 ? "ADS: delta RECONNECT" : "ADS: delta INIT",
+    );
+    await pushDeltaType(env, conn, watch, requestPush(conn), { initial: true, subscribed: [...watch.resourceNames] });
+    return;
+  }
+  if (req.responseNonce !== "" && req.responseNonce !== w.sent?.nonce) {
+    recordExpiredNonce(env, conn, w, req.responseNonce);
+    return;
+  }
+  if (req.responseNonce !== "") recordAck(w, w.sent?.version ?? "", req.responseNonce);
+
+  const subscribed: string[] = [];
+  let changed = false;
+  for (const name of req.resourceNamesSubscribe) {
+    if (name === "*") {
+      changed ||= isWildcardTypeUrl(typeUrl) && !w.wildcard;
+      w.wildcard = isWildcardTypeUrl(typeUrl);
+    } else if (!w.resourceNames.has(name)) {
+      w.resourceNames.add(name);
+      subscribed.push(name);
+      changed = true;
+    }
+  }
+  for (const name of req.resourceNamesUnsubscribe) {
+    if (name === "*") {
+      changed ||= w.wildcard;
+      w.wildcard = false;
+    } else if (w.resourceNames.delete(name)) {
+      changed = true;
+    }
+    // The proxy forgets what it unsubscribed from; a later subscribe must send it again.
+    if (!w.wildcard) w.known.delete(name);
+  }
+  if (!changed) return;
+  await pushDeltaType(env, conn, w, requestPush(conn), { initial: false, subscribed });
+}
+
+interface DeltaTrigger {
+  /** The first request for the type on this stream: always answered, even with nothing. */
+  initial: boolean;
+  /** Names just subscribed to: the proxy learns of the missing ones through removed_resources. */
+  subscribed: readonly string[];
+}
+
+/** Generates one type and sends what changed since what the proxy holds. Nothing changed, nothing sent. */
+export async function pushDeltaType(
+  env: XdsEnv,
+  conn: Connection,
+  w: Watch,
+  req: PushRequest,
+  trigger: DeltaTrigger = { initial: false, subscribed: [] },
+): Promise<void> {
+  const gen = findGenerator(env, conn, w.typeUrl);
+  if (!gen) return;
+  const startMs = performance.now();
+  const result = runGenerator(env, conn, w.typeUrl, () =>
+    gen.generateDeltas ? gen.generateDeltas(conn.proxy, w, req) : withRemoved(gen.generate(conn.proxy, w, req)),
+  );
+  if (!result) return;
+
+  const resources: EncodedResource[] = result.resources.map(encodeResource);
+  const present = new Set(resources.map((r) => r.name));
+  const removed = new Set(result.removed);
+  if (!gen.generateDeltas && !result.logDetails?.incremental) {
+    // A complete answer: whatever the proxy holds in scope and did not come back is gone.
+    for (const name of w.known.keys()) {
+      if (!present.has(name) && (w.wildcard || w.resourceNames.has(name))) removed.add(name);
+    }
+  }
+  for (const name of trigger.subscribed) if (!present.has(name)) removed.add(name);
+  // Only names the proxy may hold are worth removing; a name it never had needs no news unless just asked for.
+  const toRemove = [...removed].filter((n) => w.known.has(n) || trigger.subscribed.includes(n)).sort();
+  const changed = resources.filter((r) => w.known.get(r.name) !== r.version);
+  if (changed.length === 0 && toRemove.length === 0 && !trigger.initial) return;
+
+  const nonce = conn.nextNonce();
+  const version = req.push.version;
+  const bytes = encodeDeltaResponse({
+    systemVersionInfo: version,
+    typeUrl: w.typeUrl,
+    nonce,
+    resources: changed,
+    removed: toRemove,
+    controlPlane: env.controlPlane,
+  });
+  for (const r of changed) w.known.set(r.name, r.version);
+  for (const name of toRemove) w.known.delete(name);
+  await sendResponse(env, conn, w, bytes, { version, nonce, resources: changed.length, startMs });
+}
+
+function withRemoved(result: GenerateResult | undefined): DeltaGenerateResult | undefined {
+  return result && { ...result, removed: [] };
+}

@@ -1,0 +1,111 @@
+// What the SotW and delta protocol handlers share: the generators, metrics and log, and the steps
+// both take (NACK bookkeeping, calling a generator, recording a sent response).
+import type { Logger } from "pino";
+import type { rpcStatus } from "../../api/index.ts";
+import { type PushRequest, pushRequest } from "../../model/push-context.ts";
+import type { Generator, GeneratorRegistry } from "../generator.ts";
+import { metricType, shortType } from "../types.ts";
+import type { Connection, Watch } from "./connection.ts";
+import type { XdsMetrics } from "./metrics.ts";
+
+export interface XdsEnv {
+  generators: GeneratorRegistry;
+  metrics?: XdsMetrics;
+  log: Logger;
+  /** Encoded envoy.config.core.v3.ControlPlane sent with every response. */
+  controlPlane: Uint8Array;
+}
+
+/** A push for a proxy's own request (new subscription): full, from the connection's push context. */
+export function requestPush(conn: Connection): PushRequest {
+  return pushRequest({ full: true, push: conn.pushContext, reasons: ["proxyrequest"] });
+}
+
+/** Records a rejection; nothing is re-sent until the config changes. */
+export function recordNack(
+  env: XdsEnv,
+  conn: Connection,
+  typeUrl: string,
+  version: string,
+  nonce: string,
+  error: rpcStatus.Status,
+): void {
+  env.metrics?.rejects.inc({ type: metricType(typeUrl) });
+  env.log.warn(
+    { connection: conn.id, type: shortType(typeUrl), nonce, code: error.code, error: error.message },
+    "ADS: NACK",
+  );
+  const w = conn.watches.get(typeUrl);
+  if (w) w.lastNack = { version, nonce, time: new Date(), code: error.code, message: error.message };
+}
+
+export function recordExpiredNonce(env: XdsEnv, conn: Connection, w: Watch, nonce: string): void {
+  env.metrics?.expiredNonce.inc({ type: metricType(w.typeUrl) });
+  env.log.debug({ connection: conn.id, type: shortType(w.typeUrl), nonce, sent: w.sent?.nonce }, "ADS: expired nonce");
+}
+
+export function recordAck(w: Watch, version: string, nonce: string): void {
+  w.acked = { version, nonce, time: new Date() };
+}
+
+/** The generator for a watch, or undefined (logged) when none serves the type. */
+export function findGenerator(env: XdsEnv, conn: Connection, typeUrl: string): Generator | undefined {
+  const gen = env.generators.find(conn.proxy, typeUrl);
+  if (!gen) env.log.warn({ connection: conn.id, type: typeUrl }, "ADS: no generator for type");
+  return gen;
+}
+
+/** Runs a generator; a throwing generator is logged and counted, and the type is skipped for this push. */
+export function runGenerator<T>(env: XdsEnv, conn: Connection, typeUrl: string, run: () => T): T | undefined {
+  try {
+    return run();
+  } catch (err) {
+    env.metrics?.pushes.inc({ type: `${metricType(typeUrl)}_builderr` });
+    env.log.error(
+      { connection: conn.id, type: shortType(typeUrl), err: err instanceof Error ? err.message : String(err) },
+      "ADS: generator failed",
+    );
+    return undefined;
+  }
+}
+
+/** Sends a response and records it in the watch and the metrics. */
+export async function sendResponse(
+  env: XdsEnv,
+  conn: Connection,
+  w: Watch,
+  bytes: Uint8Array,
+  info: { version: string; nonce: string; resources: number; startMs: number },
+): Promise<void> {
+  w.sent = {
+    version: info.version,
+    nonce: info.nonce,
+    time: new Date(),
+    resources: info.resources,
+    bytes: bytes.length,
+  };
+  const type = metricType(w.typeUrl);
+  try {
+    await conn.send(bytes);
+  } catch (err) {
+    env.metrics?.pushes.inc({ type: `${type}_senderr` });
+    env.log.warn(
+      { connection: conn.id, type, err: err instanceof Error ? err.message : String(err) },
+      "ADS: send failed",
+    );
+    return;
+  }
+  env.metrics?.pushes.inc({ type });
+  env.metrics?.pushTime.observe({ type }, (performance.now() - info.startMs) / 1000);
+  env.metrics?.configSize.observe({ type }, bytes.length);
+  env.log.debug(
+    {
+      connection: conn.id,
+      type: shortType(w.typeUrl),
+      resources: info.resources,
+      size: bytes.length,
+      nonce: info.nonce,
+    },
+    "ADS: PUSH",
+  );
+}

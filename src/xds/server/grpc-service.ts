@@ -1,0 +1,50 @@
+// @grpc/grpc-js service definitions from protobuf-es service descriptors: the method path and
+// toBinary/fromBinary as (de)serializers. A response may also be given as already-encoded bytes,
+// which the xDS server uses to send responses assembled from cached resource encodings.
+import {
+  type DescMessage,
+  type DescMethod,
+  type DescService,
+  fromBinary,
+  type Message,
+  type MessageShape,
+  toBinary,
+} from "@bufbuild/protobuf";
+import type { MethodDefinition } from "@grpc/grpc-js";
+
+/** The gRPC path of a method: `/package.Service/Method`. */
+export function methodPath(method: DescMethod): string {
+  return `/${method.parent.typeName}/${method.name}`;
+}
+
+/** Encodes a message, or passes already-encoded bytes through. */
+export function serializer<Desc extends DescMessage>(schema: Desc): (value: MessageShape<Desc> | Uint8Array) => Buffer {
+  return (value) => {
+    const bytes = value instanceof Uint8Array ? value : toBinary(schema, value);
+    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  };
+}
+
+export function deserializer<Desc extends DescMessage>(schema: Desc): (bytes: Buffer) => MessageShape<Desc> {
+  return (bytes) => fromBinary(schema, bytes);
+}
+
+/** One definition per method, keyed by the method's local name (`streamAggregatedResources`). */
+export function grpcServiceDefinition(
+  service: DescService,
+): Record<string, MethodDefinition<Message | Uint8Array, Message | Uint8Array>> {
+  const definition: Record<string, MethodDefinition<Message | Uint8Array, Message | Uint8Array>> = {};
+  for (const method of service.methods) {
+    definition[method.localName] = {
+      path: methodPath(method),
+      originalName: method.name,
+      requestStream: method.methodKind === "client_streaming" || method.methodKind === "bidi_streaming",
+      responseStream: method.methodKind === "server_streaming" || method.methodKind === "bidi_streaming",
+      requestSerialize: serializer(method.input),
+      requestDeserialize: deserializer(method.input),
+      responseSerialize: serializer(method.output),
+      responseDeserialize: deserializer(method.output),
+    };
+  }
+  return definition;
+}

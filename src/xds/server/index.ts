@@ -1,0 +1,23 @@
+// The ADS server: streams, subscriptions, ACK/NACK, pushes, authentication and sync status.
+export {
+  type AuthContext,
+  type Authenticator,
+  authenticate,
+  type Caller,
+  ClientCertAuthenticator,
+  checkConnectionIdentity,
+  parseSpiffeId,
+  type SpiffeId,
+} from "./auth.ts";
+export type { AckInfo, ConnectionStatus, NackInfo, SentInfo, TypeSyncStatus } from "./connection.ts";
+export { deserializer, grpcServiceDefinition, methodPath, serializer } from "./grpc-service.ts";
+export { XdsMetrics } from "./metrics.ts";
+export { PushQueue } from "./push-queue.ts";
+export {
+  adsServiceDefinition,
+  type BoundPorts,
+  type ListenOptions,
+  type TlsFiles,
+  XdsServer,
+  type XdsServerOptions,
+} from "./server.ts";

@@ -1,0 +1,84 @@
+// The xDS server's Prometheus metrics under Istio's names (pilot/pkg/xds/monitoring.go), on a
+// registry the caller owns, plus grpc-prometheus style counters for every RPC.
+import { Counter, Gauge, Histogram, type Registry } from "prom-client";
+
+export class XdsMetrics {
+  /** pilot_xds: connected xDS clients, by Istio version. */
+  readonly connections: Gauge<"version">;
+  /** pilot_xds_pushes: responses sent, by type (`cds`, `eds`, ..., `<type>_senderr` on failure). */
+  readonly pushes: Counter<"type">;
+  readonly pushTime: Histogram<"type">;
+  readonly rejects: Counter<"type">;
+  readonly configSize: Histogram<"type">;
+  readonly convergence: Histogram;
+  readonly queueTime: Histogram;
+  readonly expiredNonce: Counter<"type">;
+  readonly rpcStarted: Counter<"grpc_type" | "grpc_service" | "grpc_method">;
+  readonly rpcHandled: Counter<"grpc_type" | "grpc_service" | "grpc_method" | "grpc_code">;
+
+  constructor(registry: Registry) {
+    const registers = [registry];
+    this.connections = new Gauge({
+      name: "pilot_xds",
+      help: "Number of endpoints connected to this pilot using XDS.",
+      labelNames: ["version"],
+      registers,
+    });
+    this.pushes = new Counter({
+      name: "pilot_xds_pushes",
+      help: "Pilot build and send errors for lds, rds, cds and eds.",
+      labelNames: ["type"],
+      registers,
+    });
+    this.pushTime = new Histogram({
+      name: "pilot_xds_push_time",
+      help: "Total time in seconds Pilot takes to push lds, rds, cds and eds.",
+      labelNames: ["type"],
+      buckets: [0.01, 0.1, 1, 3, 5, 10, 20, 30],
+      registers,
+    });
+    this.rejects = new Counter({
+      name: "pilot_total_xds_rejects",
+      help: "Total number of XDS responses from pilot rejected by proxy.",
+      labelNames: ["type"],
+      registers,
+    });
+    this.configSize = new Histogram({
+      name: "pilot_xds_config_size_bytes",
+      help: "Distribution of configuration sizes pushed to clients",
+      labelNames: ["type"],
+      buckets: [1, 10000, 1000000, 4000000, 10000000, 40000000],
+      registers,
+    });
+    this.convergence = new Histogram({
+      name: "pilot_proxy_convergence_time",
+      help: "Delay in seconds between config change and a proxy receiving all required configuration.",
+      buckets: [0.1, 0.5, 1, 3, 5, 10, 20, 30],
+      registers,
+    });
+    this.queueTime = new Histogram({
+      name: "pilot_proxy_queue_time",
+      help: "Time in seconds, a proxy is in the push queue before being dequeued.",
+      buckets: [0.1, 0.5, 1, 3, 5, 10, 20, 30],
+      registers,
+    });
+    this.expiredNonce = new Counter({
+      name: "pilot_xds_expired_nonce",
+      help: "Total number of XDS requests with an expired nonce.",
+      labelNames: ["type"],
+      registers,
+    });
+    this.rpcStarted = new Counter({
+      name: "grpc_server_started_total",
+      help: "Total number of RPCs started on the server.",
+      labelNames: ["grpc_type", "grpc_service", "grpc_method"],
+      registers,
+    });
+    this.rpcHandled = new Counter({
+      name: "grpc_server_handled_total",
+      help: "Total number of RPCs completed on the server, regardless of success or failure.",
+      labelNames: ["grpc_type", "grpc_service", "grpc_method", "grpc_code"],
+      registers,
+    });
+  }
+}

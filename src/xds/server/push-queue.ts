@@ -1,0 +1,91 @@
+// The push queue (Istio's PushQueue, pilot/pkg/xds/pushqueue.go): proxies wait in FIFO order, at
+// most `concurrency` are pushed at once, and a newer request for a proxy that is already queued (or
+// being pushed) merges into the pending one instead of queueing twice.
+import { mergePushRequests, type PushRequest } from "../../model/push-context.ts";
+
+interface Pending {
+  req: PushRequest;
+  queuedAt: number;
+}
+
+export type PushProcessor<K> = (key: K, req: PushRequest, queuedAtMs: number) => Promise<void>;
+
+export class PushQueue<K> {
+  readonly #pending = new Map<K, Pending>();
+  /** Keys being pushed, with a request that arrived meanwhile (pushed again when done). */
+  readonly #inProgress = new Map<K, Pending | undefined>();
+  #scheduled = false;
+  #idleWaiters: (() => void)[] = [];
+
+  constructor(
+    private readonly concurrency: number,
+    private readonly process: PushProcessor<K>,
+  ) {}
+
+  enqueue(key: K, req: PushRequest): void {
+    if (this.#inProgress.has(key)) {
+      const later = this.#inProgress.get(key);
+      this.#inProgress.set(key, later ? { ...later, req: mergePushRequests(later.req, req) } : pending(req));
+      return;
+    }
+    const queued = this.#pending.get(key);
+    if (queued) queued.req = mergePushRequests(queued.req, req);
+    else this.#pending.set(key, pending(req));
+    this.#schedule();
+  }
+
+  /** Forgets a key (its connection closed). */
+  remove(key: K): void {
+    this.#pending.delete(key);
+    if (this.#inProgress.has(key)) this.#inProgress.set(key, undefined);
+  }
+
+  /** Proxies waiting, not counting those being pushed. */
+  get pending(): number {
+    return this.#pending.size;
+  }
+
+  /** Resolves once nothing is queued or in progress. */
+  idle(): Promise<void> {
+    if (this.#pending.size === 0 && this.#inProgress.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+  }
+
+  // Starting on the next turn lets one push() enqueue every proxy before any is processed.
+  #schedule(): void {
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    setImmediate(() => {
+      this.#scheduled = false;
+      this.#pump();
+    });
+  }
+
+  #pump(): void {
+    while (this.#inProgress.size < this.concurrency && this.#pending.size > 0) {
+      const [key, item] = this.#pending.entries().next().value as [K, Pending];
+      this.#pending.delete(key);
+      this.#inProgress.set(key, undefined);
+      this.process(key, item.req, item.queuedAt)
+        .catch(() => {
+          // The processor records its own failures; the queue only keeps going.
+        })
+        .finally(() => this.#done(key));
+    }
+    if (this.#pending.size === 0 && this.#inProgress.size === 0) {
+      for (const resolve of this.#idleWaiters.splice(0)) resolve();
+    }
+  }
+
+  #done(key: K): void {
+    const again = this.#inProgress.get(key);
+    this.#inProgress.delete(key);
+    // Requests that arrived during the push wait for it to finish, then go back in the queue.
+    if (again) this.#pending.set(key, again);
+    this.#pump();
+  }
+}
+
+function pending(req: PushRequest): Pending {
+  return { req, queuedAt: performance.now() };
+}

@@ -1,0 +1,330 @@
+// The ADS gRPC server (Istio's DiscoveryServer, pilot/pkg/xds/ads.go): accepts SotW and delta
+// streams on the plaintext and TLS ports, reads the proxy from the first request, and pushes
+// every connection through a bounded queue when a new push context arrives. It never builds
+// Envoy config: the generators do.
+import { create, toBinary } from "@bufbuild/protobuf";
+import {
+  experimental,
+  type Metadata,
+  Server,
+  type ServerCredentials,
+  ServerCredentials as ServerCredentialsImpl,
+  type ServerDuplexStream,
+  type ServiceDefinition,
+  status,
+  type UntypedServiceImplementation,
+} from "@grpc/grpc-js";
+import { type Logger, pino } from "pino";
+import { core, discovery } from "../../api/index.ts";
+import { parseProxy } from "../../model/proxy.ts";
+import type { PushContext, PushRequest } from "../../model/push-context.ts";
+import type { GeneratorRegistry } from "../generator.ts";
+import { type AuthContext, type Authenticator, authenticate, checkConnectionIdentity } from "./auth.ts";
+import { type AdsStream, Connection, type ConnectionStatus } from "./connection.ts";
+import { handleDeltaRequest, pushDeltaType } from "./delta.ts";
+import type { XdsEnv } from "./env.ts";
+import { grpcServiceDefinition } from "./grpc-service.ts";
+import type { XdsMetrics } from "./metrics.ts";
+import { PushQueue } from "./push-queue.ts";
+import { handleSotwRequest, pushSotwType } from "./sotw.ts";
+
+export interface XdsServerOptions {
+  generators: GeneratorRegistry;
+  /** Without a push context the server answers Unavailable, as istiod does before its caches sync. */
+  initialPush?: PushContext;
+  /** Tried in order on the TLS port; one must vouch for the caller (the plaintext port skips them). */
+  authenticators?: readonly Authenticator[];
+  /** Require the caller's SPIFFE id to match the proxy's namespace and service account (PILOT_ENABLE_XDS_IDENTITY_CHECK). */
+  identityCheck?: boolean;
+  /** Proxies pushed at once (PILOT_PUSH_THROTTLE, default 100). */
+  pushConcurrency?: number;
+  metrics?: XdsMetrics;
+  log?: Logger;
+  /** Sent as the control plane identifier in every response. */
+  controlPlaneId?: string;
+}
+
+export interface TlsFiles {
+  certFile: string;
+  keyFile: string;
+  /** Roots that client certificates are verified against; a client certificate is then verified if given. */
+  caFile?: string;
+}
+
+export interface ListenOptions {
+  /** Plaintext `host:port` (Istio's --grpcAddr, :15010); empty to disable. */
+  grpcAddr?: string;
+  /** TLS `host:port` (Istio's --secureGRPCAddr, :15012); needs `tls`. */
+  secureGrpcAddr?: string;
+  tls?: TlsFiles;
+  keepaliveTimeMs?: number;
+  keepaliveTimeoutMs?: number;
+  /** Connections older than this are closed gracefully (clients reconnect, spreading load across replicas). */
+  maxConnectionAgeMs?: number;
+  maxConnectionAgeGraceMs?: number;
+}
+
+export interface BoundPorts {
+  grpcPort?: number;
+  securePort?: number;
+}
+
+/** The ADS service definition: requests decoded with protobuf-es, responses sent as pre-encoded bytes. */
+export const adsServiceDefinition = grpcServiceDefinition(discovery.AggregatedDiscoveryService);
+
+type Protocol = "sotw" | "delta";
+type AnyRequest = discovery.DiscoveryRequest | discovery.DeltaDiscoveryRequest;
+
+export class XdsServer {
+  readonly #env: XdsEnv;
+  readonly #options: XdsServerOptions;
+  readonly #connections = new Map<string, Connection<AnyRequest>>();
+  readonly #queue: PushQueue<Connection<AnyRequest>>;
+  readonly #servers: Server[] = [];
+  #push: PushContext | undefined;
+  #connectionCounter = 0;
+
+  constructor(options: XdsServerOptions) {
+    this.#options = options;
+    this.#push = options.initialPush;
+    this.#env = {
+      generators: options.generators,
+      metrics: options.metrics,
+      log: options.log ?? pino({ level: "silent" }),
+      controlPlane: toBinary(
+        core.ControlPlaneSchema,
+        create(core.ControlPlaneSchema, { identifier: options.controlPlaneId ?? "sluiced" }),
+      ),
+    };
+    this.#queue = new PushQueue(options.pushConcurrency ?? 100, (conn, req, queuedAt) =>
+      this.#pushConnection(conn, req, queuedAt),
+    );
+  }
+
+  /** The push context new requests are answered from. */
+  get pushContext(): PushContext | undefined {
+    return this.#push;
+  }
+
+  /** Makes `req.push` current and queues every connection for it; generators decide what each one gets. */
+  push(req: PushRequest): void {
+    this.#push = req.push;
+    for (const conn of this.#connections.values()) this.#queue.enqueue(conn, req);
+  }
+
+  /** Resolves when the push queue is empty and nothing is being pushed. */
+  pushesDone(): Promise<void> {
+    return this.#queue.idle();
+  }
+
+  /** Sync status of every connection, for /debug/syncz, /debug/adsz and istio.io/debug/syncz. */
+  syncStatus(): ConnectionStatus[] {
+    return [...this.#connections.values()].map((c) => c.status());
+  }
+
+  /** The ADS handlers, to add to a gRPC server this class does not own (the TLS server shared with the CA). */
+  service(secure: boolean): UntypedServiceImplementation {
+    return {
+      streamAggregatedResources: (call: ServerDuplexStream<discovery.DiscoveryRequest, Uint8Array>) =>
+        this.#stream(call, "sotw", secure),
+      deltaAggregatedResources: (call: ServerDuplexStream<discovery.DeltaDiscoveryRequest, Uint8Array>) =>
+        this.#stream(call, "delta", secure),
+    };
+  }
+
+  register(server: Server, secure: boolean): void {
+    server.addService(adsServiceDefinition as ServiceDefinition, this.service(secure));
+  }
+
+  /** Starts the plaintext and/or TLS servers; port 0 asks the OS for a free one. */
+  async listen(options: ListenOptions): Promise<BoundPorts> {
+    const serverOptions = {
+      "grpc.keepalive_time_ms": options.keepaliveTimeMs,
+      "grpc.keepalive_timeout_ms": options.keepaliveTimeoutMs,
+      "grpc.max_connection_age_ms": options.maxConnectionAgeMs,
+      "grpc.max_connection_age_grace_ms": options.maxConnectionAgeGraceMs,
+      // Large configurations exceed the 4 MiB default in both directions.
+      "grpc.max_receive_message_length": -1,
+      "grpc.max_send_message_length": -1,
+    };
+    const ports: BoundPorts = {};
+    if (options.grpcAddr) {
+      ports.grpcPort = await this.#bind(options.grpcAddr, ServerCredentialsImpl.createInsecure(), false, serverOptions);
+    }
+    if (options.secureGrpcAddr) {
+      if (!options.tls) throw new Error("xds: --secureGRPCAddr needs a server certificate and key");
+      ports.securePort = await this.#bind(options.secureGrpcAddr, tlsCredentials(options.tls), true, serverOptions);
+    }
+    return ports;
+  }
+
+  async #bind(
+    addr: string,
+    credentials: ServerCredentials,
+    secure: boolean,
+    options: Record<string, number | undefined>,
+  ): Promise<number> {
+    const defined = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined));
+    const server = new Server(defined);
+    this.register(server, secure);
+    const port = await new Promise<number>((resolve, reject) =>
+      server.bindAsync(addr, credentials, (err, p) => (err ? reject(err) : resolve(p))),
+    );
+    this.#servers.push(server);
+    return port;
+  }
+
+  /** Stops accepting, lets open streams finish for `graceMs`, then cuts them. */
+  async close(graceMs = 5000): Promise<void> {
+    await Promise.all(
+      this.#servers.splice(0).map(
+        (server) =>
+          new Promise<void>((resolve) => {
+            const timer = setTimeout(() => server.forceShutdown(), graceMs);
+            server.tryShutdown(() => {
+              clearTimeout(timer);
+              resolve();
+            });
+            // Streams never end on their own: ask clients to go away by ending them.
+            for (const conn of this.#connections.values()) conn.close();
+          }),
+      ),
+    );
+  }
+
+  #stream(call: AdsStream<AnyRequest>, protocol: Protocol, secure: boolean): void {
+    const method = protocol === "sotw" ? "StreamAggregatedResources" : "DeltaAggregatedResources";
+    const labels = {
+      grpc_type: "bidi_stream",
+      grpc_service: discovery.AggregatedDiscoveryService.typeName,
+      grpc_method: method,
+    };
+    this.#env.metrics?.rpcStarted.inc(labels);
+    let conn: Connection<AnyRequest> | undefined;
+    let finished = false;
+    const finish = (code: status, details: string) => {
+      if (finished) return;
+      finished = true;
+      this.#env.metrics?.rpcHandled.inc({ ...labels, grpc_code: status[code] });
+      if (conn) this.#disconnect(conn);
+      if (code === status.OK) call.end();
+      else call.emit("error", { code, details });
+    };
+    if (!this.#push) {
+      finish(status.UNAVAILABLE, "server is not ready to serve discovery information");
+      return;
+    }
+    // Requests of one stream are handled one after another, as Istio's per-stream loop does.
+    let chain: Promise<void> = Promise.resolve();
+    call.on("data", (req: AnyRequest) => {
+      chain = chain.then(async () => {
+        if (finished) return;
+        if (!conn) {
+          const opened = await this.#open(call, req, protocol, secure);
+          if ("code" in opened) return finish(opened.code, opened.details);
+          conn = opened;
+        }
+        if (protocol === "sotw") await handleSotwRequest(this.#env, conn, req as discovery.DiscoveryRequest);
+        else await handleDeltaRequest(this.#env, conn, req as discovery.DeltaDiscoveryRequest);
+      });
+      chain = chain.catch((err: unknown) => {
+        this.#env.log.error({ err: err instanceof Error ? err.message : String(err) }, "ADS: request failed");
+        finish(status.INTERNAL, err instanceof Error ? err.message : String(err));
+      });
+    });
+    call.on("end", () => finish(status.OK, "OK"));
+    call.on("cancelled", () => finish(status.CANCELLED, "cancelled"));
+    call.on("error", () => {
+      if (conn) this.#disconnect(conn);
+    });
+    call.on("close", () => {
+      if (conn) this.#disconnect(conn);
+    });
+  }
+
+  /** Reads the proxy from the first request, authenticates it, and registers the connection. */
+  async #open(
+    call: AdsStream<AnyRequest>,
+    first: AnyRequest,
+    protocol: Protocol,
+    secure: boolean,
+  ): Promise<Connection<AnyRequest> | { code: status; details: string }> {
+    const parsed = parseProxy(first.node);
+    if (parsed.error !== undefined) return { code: status.INVALID_ARGUMENT, details: parsed.error };
+    const proxy = parsed.proxy;
+    let identities: string[] = [];
+    if (secure) {
+      const caller = await authenticate(this.#options.authenticators ?? [], authContext(call));
+      if (caller instanceof Error) return { code: status.UNAUTHENTICATED, details: caller.message };
+      identities = caller.identities;
+      if (this.#options.identityCheck ?? true) {
+        const id = checkConnectionIdentity(proxy, identities);
+        if (id instanceof Error) return { code: status.PERMISSION_DENIED, details: id.message };
+      }
+      proxy.verifiedIdentities = identities;
+    }
+    this.#connectionCounter++;
+    const push = this.#push as PushContext;
+    const conn = new Connection<AnyRequest>(
+      `${proxy.id}-${this.#connectionCounter}`,
+      proxy,
+      protocol,
+      call.getPeer(),
+      identities,
+      push,
+      call,
+    );
+    this.#connections.set(conn.id, conn);
+    this.#env.metrics?.connections.inc({ version: proxy.metadata.ISTIO_VERSION ?? "unknown" });
+    this.#env.log.info({ connection: conn.id, protocol, peer: conn.peerAddress }, "ADS: new connection");
+    return conn;
+  }
+
+  #disconnect(conn: Connection<AnyRequest>): void {
+    if (!this.#connections.delete(conn.id)) return;
+    conn.close();
+    this.#queue.remove(conn);
+    this.#env.metrics?.connections.dec({ version: conn.proxy.metadata.ISTIO_VERSION ?? "unknown" });
+    this.#env.log.info({ connection: conn.id }, "ADS: connection closed");
+  }
+
+  async #pushConnection(conn: Connection<AnyRequest>, req: PushRequest, queuedAtMs: number): Promise<void> {
+    this.#env.metrics?.queueTime.observe((performance.now() - queuedAtMs) / 1000);
+    if (conn.closed) return;
+    conn.pushContext = req.push;
+    for (const w of conn.orderedWatches()) {
+      if (conn.closed) return;
+      if (conn.protocol === "sotw") await pushSotwType(this.#env, conn, w, req, false);
+      else await pushDeltaType(this.#env, conn, w, req);
+    }
+    // Istio leaves incremental (EDS-only) pushes out of the convergence time.
+    if (req.full) this.#env.metrics?.convergence.observe((Date.now() - req.start.getTime()) / 1000);
+  }
+}
+
+function tlsCredentials(tls: TlsFiles): ServerCredentials {
+  const identity = new experimental.FileWatcherCertificateProvider({
+    certificateFile: tls.certFile,
+    privateKeyFile: tls.keyFile,
+    refreshIntervalMs: 60_000,
+  });
+  const roots = tls.caFile
+    ? new experimental.FileWatcherCertificateProvider({ caCertificateFile: tls.caFile, refreshIntervalMs: 60_000 })
+    : null;
+  // grpc-js names the first parameter after the CA, but it is the identity provider. With roots, a
+  // client certificate is requested and verified if given (Go's VerifyClientCertIfGiven).
+  return experimental.createCertificateProviderServerCredentials(identity, roots, false);
+}
+
+function authContext(call: AdsStream<AnyRequest>): AuthContext {
+  const cert = call.getAuthContext()?.sslPeerCertificate;
+  const metadata: Metadata = call.metadata;
+  return {
+    verifiedPeerCertificate: cert?.raw ? new Uint8Array(cert.raw) : undefined,
+    header: (name) => {
+      const v = metadata.get(name)[0];
+      return typeof v === "string" ? v : undefined;
+    },
+    remoteAddress: call.getPeer(),
+  };
+}

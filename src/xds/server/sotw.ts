@@ -1,0 +1,87 @@
+// State-of-the-world ADS (StreamAggregatedResources), as Istio decides when to answer
+// (pkg/xds/server.go ShouldRespond): a request is a first request, a NACK, an ACK, an ACK that
+// changes the subscription, a stale nonce, or an unsubscribe.
+import type { discovery } from "../../api/index.ts";
+import type { PushRequest } from "../../model/push-context.ts";
+import { type EncodedResource, encodeResource, encodeSotwResponse } from "../encode.ts";
+import { isWildcardTypeUrl, shortType } from "../types.ts";
+import { type Connection, Watch } from "./connection.ts";
+import {
+  findGenerator,
+  recordAck,
+  recordExpiredNonce,
+  recordNack,
+  requestPush,
+  runGenerator,
+  sendResponse,
+  type XdsEnv,
+} from "./env.ts";
+
+export async function handleSotwRequest(env: XdsEnv, conn: Connection, req: discovery.DiscoveryRequest): Promise<void> {
+  const typeUrl = req.typeUrl;
+  if (req.errorDetail) {
+    recordNack(env, conn, typeUrl, req.versionInfo, req.responseNonce, req.errorDetail);
+    return;
+  }
+  // An empty list on a named-only type (RDS, EDS, SDS, ECDS) drops the subscription.
+  if (req.resourceNames.length === 0 && !isWildcardTypeUrl(typeUrl)) {
+    conn.watches.delete(typeUrl);
+    env.log.debug({ connection: conn.id, type: shortType(typeUrl) }, "ADS: UNSUBSCRIBE");
+    return;
+  }
+  const w = conn.watches.get(typeUrl);
+  // First request for the type, or a reconnect to a server that does not know the stream: answer.
+  if (req.responseNonce === "" || !w) {
+    const watch = new Watch(typeUrl, req.resourceNames);
+    conn.watches.set(typeUrl, watch);
+    await pushSotwType(env, conn, watch, requestPush(conn), true);
+    return;
+  }
+  if (req.responseNonce !== w.sent?.nonce) {
+    recordExpiredNonce(env, conn, w, req.responseNonce);
+    return;
+  }
+  recordAck(w, req.versionInfo, req.responseNonce);
+  const previous = w.resourceNames;
+  const replacement = new Watch(typeUrl, req.resourceNames);
+  w.resourceNames = replacement.resourceNames;
+  w.wildcard = replacement.wildcard;
+  const added = [...w.resourceNames].some((n) => !previous.has(n));
+  const removed = [...previous].some((n) => !w.resourceNames.has(n));
+  if (!added && !removed) return;
+  // Dropping names from a named-only type needs no answer: the proxy just stops using them.
+  if (!isWildcardTypeUrl(typeUrl) && !added) return;
+  await pushSotwType(env, conn, w, requestPush(conn), true);
+}
+
+/**
+ * Generates and sends one type. Pushes (not requests) skip a response identical to the last one
+ * sent, so a rejected state is not sent again until the config changes.
+ */
+export async function pushSotwType(
+  env: XdsEnv,
+  conn: Connection,
+  w: Watch,
+  req: PushRequest,
+  requested: boolean,
+): Promise<void> {
+  const gen = findGenerator(env, conn, w.typeUrl);
+  if (!gen) return;
+  const startMs = performance.now();
+  const result = runGenerator(env, conn, w.typeUrl, () => gen.generate(conn.proxy, w, req));
+  if (!result) return;
+  const resources: EncodedResource[] = result.resources.map(encodeResource);
+  const digest = resources.map((r) => `${r.name}\u0000${r.version}`).join("\u0001");
+  if (!requested && !req.forced && digest === w.sentDigest) return;
+  const nonce = conn.nextNonce();
+  const version = req.push.version;
+  const bytes = encodeSotwResponse({
+    versionInfo: version,
+    typeUrl: w.typeUrl,
+    nonce,
+    resources,
+    controlPlane: env.controlPlane,
+  });
+  w.sentDigest = digest;
+  await sendResponse(env, conn, w, bytes, { version, nonce, resources: resources.length, startMs });
+}

@@ -1,0 +1,61 @@
+// xDS type URLs as Istio names them (pkg/model/xds.go), and the short names its logs and metrics use.
+const ENVOY = "type.googleapis.com/envoy.";
+
+export const TypeUrl = {
+  Cluster: `${ENVOY}config.cluster.v3.Cluster`,
+  Listener: `${ENVOY}config.listener.v3.Listener`,
+  Route: `${ENVOY}config.route.v3.RouteConfiguration`,
+  Endpoint: `${ENVOY}config.endpoint.v3.ClusterLoadAssignment`,
+  Secret: `${ENVOY}extensions.transport_sockets.tls.v3.Secret`,
+  ExtensionConfiguration: `${ENVOY}config.core.v3.TypedExtensionConfig`,
+  NameTable: "type.googleapis.com/istio.networking.nds.v1.NameTable",
+  HealthInfo: "type.googleapis.com/istio.v1.HealthInformation",
+  ProxyConfig: "type.googleapis.com/istio.mesh.v1alpha1.ProxyConfig",
+  Bootstrap: `${ENVOY}config.bootstrap.v3.Bootstrap`,
+  Address: "type.googleapis.com/istio.workload.Address",
+  Workload: "type.googleapis.com/istio.workload.Workload",
+  WorkloadAuthorization: "type.googleapis.com/istio.security.Authorization",
+  Debug: "istio.io/debug",
+} as const;
+
+/** Type URLs under this prefix are served by the `event` (status) generator: syncz, config_dump. */
+export const DEBUG_TYPE_PREFIX = "istio.io/debug/";
+
+const SHORT: ReadonlyMap<string, string> = new Map([
+  [TypeUrl.Cluster, "CDS"],
+  [TypeUrl.Listener, "LDS"],
+  [TypeUrl.Route, "RDS"],
+  [TypeUrl.Endpoint, "EDS"],
+  [TypeUrl.Secret, "SDS"],
+  [TypeUrl.ExtensionConfiguration, "ECDS"],
+  [TypeUrl.NameTable, "NDS"],
+  [TypeUrl.ProxyConfig, "PCDS"],
+  [TypeUrl.Address, "WDS"],
+  [TypeUrl.Workload, "WDS"],
+  [TypeUrl.WorkloadAuthorization, "WADS"],
+]);
+
+/** `CDS`, `EDS`, ... for the known types; the type URL itself otherwise (Istio's GetShortType). */
+export function shortType(typeUrl: string): string {
+  return SHORT.get(typeUrl) ?? typeUrl;
+}
+
+/** The `type` label of pilot_xds_* metrics: `cds`, `eds`, ..., `bds`, or the type URL. */
+export function metricType(typeUrl: string): string {
+  if (typeUrl === TypeUrl.Bootstrap) return "bds";
+  const short = SHORT.get(typeUrl);
+  return short ? short.toLowerCase() : typeUrl;
+}
+
+/**
+ * Whether an empty subscription means "everything". The xDS spec makes LDS and CDS wildcard and
+ * SDS, EDS, RDS and ECDS named-only; Istio treats its own types as wildcard.
+ */
+export function isWildcardTypeUrl(typeUrl: string): boolean {
+  return !(
+    typeUrl === TypeUrl.Secret ||
+    typeUrl === TypeUrl.Endpoint ||
+    typeUrl === TypeUrl.Route ||
+    typeUrl === TypeUrl.ExtensionConfiguration
+  );
+}
