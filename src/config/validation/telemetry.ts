@@ -5,7 +5,7 @@ import { readEnum } from "./common/enums.ts";
 import {
   asObject,
   field,
-  isSet,
+  has,
   type JsonObject,
   listField,
   mapEntries,
@@ -106,14 +106,14 @@ function validateCustomTag(name: string, value: unknown, out: Findings): void {
     return;
   }
   // A tag sets one of literal, environment, header (or formatter, unchecked).
-  if (isSet(field(tag, "literal"))) {
+  if (has(tag, "literal")) {
     if (stringField(objectField(tag, "literal") ?? {}, "value") === "")
       out.at("literal.value").error("literal tag value may not be empty");
-  } else if (isSet(field(tag, "environment"))) {
+  } else if (has(tag, "environment")) {
     if (stringField(objectField(tag, "environment") ?? {}, "name") === "") {
       out.at("environment.name").error("environment tag name may not be empty");
     }
-  } else if (isSet(field(tag, "header"))) {
+  } else if (has(tag, "header")) {
     if (stringField(objectField(tag, "header") ?? {}, "name") === "")
       out.at("header.name").error("header tag name may not be empty");
   }

@@ -1,7 +1,7 @@
 // Workload selectors (matchLabels and the older `labels` form) and policy targetRef(s).
 import type { Findings } from "../findings.ts";
 import { goQuote } from "./format.ts";
-import { asList, asObject, asString, asStringMap, type JsonObject } from "./json.ts";
+import { asObject, asStringMap, field, type JsonObject, listField, objectField, stringField } from "./json.ts";
 
 // The checks both selector forms share: no empty key, no `*` in a key or value.
 function validateSelectorLabels(labels: Record<string, string>, out: Findings): boolean {
@@ -27,7 +27,7 @@ function validateSelectorLabels(labels: Record<string, string>, out: Findings): 
 export function validateMatchLabelsSelector(selector: unknown, out: Findings): void {
   const obj = asObject(selector);
   if (!obj) return;
-  const labels = asStringMap(obj.matchLabels) ?? {};
+  const labels = asStringMap(field(obj, "matchLabels")) ?? {};
   validateSelectorLabels(labels, out.at("matchLabels"));
   if (Object.keys(labels).length === 0) out.warn("workload selector specified without labels");
 }
@@ -43,7 +43,7 @@ export interface LabelsSelectorResult {
 export function validateLabelsSelector(selector: unknown, out: Findings): LabelsSelectorResult {
   const obj = asObject(selector);
   if (!obj) return { ok: true, empty: false };
-  const labels = asStringMap(obj.labels) ?? {};
+  const labels = asStringMap(field(obj, "labels")) ?? {};
   return { ok: validateSelectorLabels(labels, out.at("labels")), empty: Object.keys(labels).length === 0 };
 }
 
@@ -60,12 +60,12 @@ const TARGET_KINDS = new Set([
 ]);
 
 function validateTargetRef(ref: JsonObject, out: Findings): void {
-  if (asString(ref.name) === "") out.error("targetRef name must be set");
-  if (asString(ref.namespace) !== "") {
+  if (stringField(ref, "name") === "") out.error("targetRef name must be set");
+  if (stringField(ref, "namespace") !== "") {
     out.error("targetRef namespace must not be set; cross namespace referencing is not supported");
   }
-  const group = asString(ref.group);
-  const kind = asString(ref.kind);
+  const group = stringField(ref, "group");
+  const kind = stringField(ref, "kind");
   if (!TARGET_KINDS.has(`${group === "" ? "core" : group}/${kind}`)) {
     out.error(
       `targetRef must be to one of [core/v1/Service networking.istio.io/v1/ServiceEntry gateway.networking.k8s.io/v1/Gateway gateway.networking.k8s.io/v1/GatewayClass] but was ${group}/${kind}`,
@@ -78,13 +78,17 @@ function validateTargetRef(ref: JsonObject, out: Findings): void {
  * `targetRefs`, then each of them. `out` is positioned at the spec.
  */
 export function validatePolicyTargets(spec: JsonObject, out: Findings): void {
-  const targetRefs = asList(spec.targetRefs) ?? [];
-  const used = [asObject(spec.selector), asObject(spec.targetRef), targetRefs.length > 0 ? targetRefs : undefined];
+  const targetRefs = listField(spec, "targetRefs") ?? [];
+  const used = [
+    objectField(spec, "selector"),
+    objectField(spec, "targetRef"),
+    targetRefs.length > 0 ? targetRefs : undefined,
+  ];
   if (used.filter((x) => x !== undefined).length > 1) {
     out.error("only one of targetRefs or workloadSelector can be set");
   }
-  validateMatchLabelsSelector(spec.selector, out.at("selector"));
-  const targetRef = asObject(spec.targetRef);
+  validateMatchLabelsSelector(field(spec, "selector"), out.at("selector"));
+  const targetRef = objectField(spec, "targetRef");
   if (targetRef) validateTargetRef(targetRef, out.at("targetRef"));
   targetRefs.forEach((ref, i) => {
     validateTargetRef(asObject(ref) ?? {}, out.at("targetRefs", i));

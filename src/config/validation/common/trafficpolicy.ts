@@ -6,7 +6,21 @@ import { checkDurationField, decodeDurationField, intPercentError, readDuration 
 import { CLIENT_TLS_MODE, H2_UPGRADE_POLICY, PROXY_PROTOCOL_VERSION, readEnum, SIMPLE_LB } from "./enums.ts";
 import { goQuote } from "./format.ts";
 import { fqdnError } from "./hosts.ts";
-import { asBool, asList, asNumber, asObject, asString, isSet, type JsonObject } from "./json.ts";
+import {
+  asList,
+  asNumber,
+  asObject,
+  asString,
+  boolField,
+  field,
+  has,
+  type JsonObject,
+  listField,
+  mapEntries,
+  numberField,
+  objectField,
+  stringField,
+} from "./json.ts";
 import { ipAddressError } from "./net.ts";
 import { portError } from "./ports.ts";
 import { report } from "./report.ts";
@@ -15,8 +29,8 @@ import { report } from "./report.ts";
 export function validateConnectionPool(value: unknown, out: Findings): void {
   const pool = asObject(value);
   if (!pool) return;
-  const http = asObject(pool.http);
-  const tcp = asObject(pool.tcp);
+  const http = objectField(pool, "http");
+  const tcp = objectField(pool, "tcp");
   if (!http && !tcp) {
     out.error("connection pool must have at least one field");
     return;
@@ -26,7 +40,7 @@ export function validateConnectionPool(value: unknown, out: Findings): void {
 }
 
 function nonNegative(obj: JsonObject, field: string, message: string, out: Findings): void {
-  if (asNumber(obj[field]) < 0) out.at(field).error(message);
+  if (numberField(obj, field) < 0) out.at(field).error(message);
 }
 
 function validateHttpPool(http: JsonObject, out: Findings): void {
@@ -35,16 +49,16 @@ function validateHttpPool(http: JsonObject, out: Findings): void {
   nonNegative(http, "maxRequestsPerConnection", "max requests per connection must be non-negative", out);
   nonNegative(http, "maxRetries", "max retries must be non-negative", out);
   checkDurationField(http, "idleTimeout", out);
-  const upgrade = readEnum(http.h2UpgradePolicy, H2_UPGRADE_POLICY, out.at("h2UpgradePolicy"));
-  if (upgrade === "UPGRADE" && asBool(http.useClientProtocol)) {
+  const upgrade = readEnum(field(http, "h2UpgradePolicy"), H2_UPGRADE_POLICY, out.at("h2UpgradePolicy"));
+  if (upgrade === "UPGRADE" && boolField(http, "useClientProtocol")) {
     out.error("use client protocol must not be true when H2UpgradePolicy is UPGRADE");
   }
   nonNegative(http, "maxConcurrentStreams", "max concurrent streams must be non-negative", out);
-  const keepalive = asObject(http.http2KeepAlive);
+  const keepalive = objectField(http, "http2KeepAlive");
   if (keepalive) {
     const at = out.at("http2KeepAlive");
     for (const field of ["interval", "timeout"]) {
-      if (isSet(keepalive[field])) checkDurationField(keepalive, field, at);
+      if (has(keepalive, field)) checkDurationField(keepalive, field, at);
       else at.at(field).error(`http2 keepalive ${field} is required`);
     }
   }
@@ -55,9 +69,9 @@ function validateTcpPool(tcp: JsonObject, out: Findings): void {
   checkDurationField(tcp, "connectTimeout", out);
   checkDurationField(tcp, "maxConnectionDuration", out);
   // An idle timeout of 0s disables it, so only non-zero values get the duration rule.
-  const idle = readDuration(tcp.idleTimeout, out.at("idleTimeout"));
+  const idle = readDuration(field(tcp, "idleTimeout"), out.at("idleTimeout"));
   if (idle && Math.trunc(idle.ms) !== 0) checkDurationField(tcp, "idleTimeout", out);
-  const keepalive = asObject(tcp.tcpKeepalive);
+  const keepalive = objectField(tcp, "tcpKeepalive");
   if (keepalive) {
     checkDurationField(keepalive, "time", out.at("tcpKeepalive"));
     checkDurationField(keepalive, "interval", out.at("tcpKeepalive"));
@@ -69,14 +83,17 @@ export function validateOutlierDetection(value: unknown, out: Findings): void {
   const outlier = asObject(value);
   if (!outlier) return;
   checkDurationField(outlier, "baseEjectionTime", out);
-  if (asNumber(outlier.consecutiveErrors) !== 0) {
+  if (numberField(outlier, "consecutiveErrors") !== 0) {
     out
       .at("consecutiveErrors")
       .warn(
         "outlier detection consecutive errors is deprecated, use consecutiveGatewayErrors or consecutive5xxErrors instead",
       );
   }
-  if (!asBool(outlier.splitExternalLocalOriginErrors) && asNumber(outlier.consecutiveLocalOriginFailures) > 0) {
+  if (
+    !boolField(outlier, "splitExternalLocalOriginErrors") &&
+    numberField(outlier, "consecutiveLocalOriginFailures") > 0
+  ) {
     out
       .at("consecutiveLocalOriginFailures")
       .error(
@@ -85,7 +102,7 @@ export function validateOutlierDetection(value: unknown, out: Findings): void {
   }
   checkDurationField(outlier, "interval", out);
   for (const field of ["maxEjectionPercent", "minHealthPercent"]) {
-    report(out.at(field), intPercentError(asNumber(outlier[field])));
+    report(out.at(field), intPercentError(numberField(outlier, field)));
   }
 }
 
@@ -109,28 +126,28 @@ function isEnvoyPrime(n: number): boolean {
 export function validateLoadBalancer(value: unknown, outlierPresent: boolean, out: Findings): void {
   const lb = asObject(value);
   if (!lb) return;
-  readEnum(lb.simple, SIMPLE_LB, out.at("simple"));
-  const hash = asObject(lb.consistentHash);
+  readEnum(field(lb, "simple"), SIMPLE_LB, out.at("simple"));
+  const hash = objectField(lb, "consistentHash");
   if (hash) validateConsistentHash(hash, out.at("consistentHash"));
-  if (asObject(lb.localityLbSetting) && asObject(lb.zoneAwareLbSetting)) {
+  if (objectField(lb, "localityLbSetting") && objectField(lb, "zoneAwareLbSetting")) {
     out.error("only one of localityLbSetting and zoneAwareLbSetting can be set");
   }
-  validateLocalityLbSetting(lb.localityLbSetting, outlierPresent, out.at("localityLbSetting"));
-  validateZoneAwareLbSetting(lb.zoneAwareLbSetting, outlierPresent, out.at("zoneAwareLbSetting"));
-  const warmup = asObject(lb.warmup);
+  validateLocalityLbSetting(field(lb, "localityLbSetting"), outlierPresent, out.at("localityLbSetting"));
+  validateZoneAwareLbSetting(field(lb, "zoneAwareLbSetting"), outlierPresent, out.at("zoneAwareLbSetting"));
+  const warmup = objectField(lb, "warmup");
   if (warmup) {
     const at = out.at("warmup");
-    if (isSet(warmup.duration)) checkDurationField(warmup, "duration", at);
+    if (has(warmup, "duration")) checkDurationField(warmup, "duration", at);
     else at.at("duration").error("duration is required");
-    if (asNumber(warmup.minimumPercent) > 100) {
+    if (numberField(warmup, "minimumPercent") > 100) {
       at.at("minimumPercent").error("minimumPercent value should be less than or equal to 100");
     }
-    if (isSet(warmup.aggression) && asNumber(warmup.aggression) <= 0) {
+    if (has(warmup, "aggression") && numberField(warmup, "aggression") <= 0) {
       at.at("aggression").error("aggression should be greater than 0");
     }
   }
   decodeDurationField(lb, "warmupDurationSecs", out);
-  const utilization = asObject(lb.backendUtilization);
+  const utilization = objectField(lb, "backendUtilization");
   if (utilization) {
     for (const field of ["weightExpirationPeriod", "weightStabilizationPeriod", "weightUpdatePeriod"]) {
       decodeDurationField(utilization, field, out.at("backendUtilization"));
@@ -139,32 +156,32 @@ export function validateLoadBalancer(value: unknown, outlierPresent: boolean, ou
 }
 
 function validateConsistentHash(hash: JsonObject, out: Findings): void {
-  const cookie = asObject(hash.httpCookie);
+  const cookie = objectField(hash, "httpCookie");
   if (cookie) {
     const at = out.at("httpCookie");
-    if (asString(cookie.name) === "") at.at("name").error("name required for HttpCookie");
+    if (stringField(cookie, "name") === "") at.at("name").error("name required for HttpCookie");
     decodeDurationField(cookie, "ttl", at);
     const seen = new Set<string>();
-    (asList(cookie.attributes) ?? []).forEach((attr, i) => {
-      const name = asString(asObject(attr)?.name);
+    (listField(cookie, "attributes") ?? []).forEach((attr, i) => {
+      const name = stringField(asObject(attr) ?? {}, "name");
       if (name === "") at.at("attributes", i).error("cookie attribute name cannot be empty");
       else if (seen.has(name)) at.at("attributes", i).error(`duplicate cookie attribute name: ${name}`);
       else seen.add(name);
     });
   }
-  const minimumRingSize = asNumber(hash.minimumRingSize);
+  const minimumRingSize = numberField(hash, "minimumRingSize");
   if (minimumRingSize !== 0) {
     out
       .at("minimumRingSize")
       .warn("consistent hash MinimumRingSize is deprecated, use ConsistentHashLB's RingHash configuration instead");
-    if (asObject(hash.ringHash) || asObject(hash.maglev)) {
+    if (objectField(hash, "ringHash") || objectField(hash, "maglev")) {
       out.error("only one of MinimumRingSize or Maglev/Ringhash can be specified");
     }
   }
-  const maglev = asObject(hash.maglev);
+  const maglev = objectField(hash, "maglev");
   if (maglev) {
     const at = out.at("maglev.tableSize");
-    const size = asNumber(maglev.tableSize);
+    const size = numberField(maglev, "tableSize");
     if (size === 0) at.error("tableSize must be set for maglev");
     if (size >= MAGLEV_MAX_TABLE_SIZE) at.error(`tableSize must be less than ${MAGLEV_MAX_TABLE_SIZE} for maglev`);
     if (!isEnvoyPrime(size)) at.error("tableSize must be a prime number for maglev");
@@ -185,7 +202,7 @@ interface Failover {
 function readFailovers(value: unknown): Failover[] {
   return (asList(value) ?? []).map((f) => {
     const obj = asObject(f) ?? {};
-    return { from: asString(obj.from), to: asString(obj.to) };
+    return { from: stringField(obj, "from"), to: stringField(obj, "to") };
   });
 }
 
@@ -193,9 +210,9 @@ function readFailovers(value: unknown): Failover[] {
 export function validateLocalityLbSetting(value: unknown, outlierPresent: boolean, out: Findings): void {
   const lb = asObject(value);
   if (!lb) return;
-  const distribute = asList(lb.distribute) ?? [];
-  const failovers = readFailovers(lb.failover);
-  const priorities = (asList(lb.failoverPriority) ?? []).map(asString);
+  const distribute = listField(lb, "distribute") ?? [];
+  const failovers = readFailovers(field(lb, "failover"));
+  const priorities = (listField(lb, "failoverPriority") ?? []).map(asString);
   if (distribute.length > 0 && failovers.length > 0) {
     out.error("can not simultaneously specify 'distribute' and 'failover'");
     return;
@@ -210,8 +227,8 @@ export function validateLocalityLbSetting(value: unknown, outlierPresent: boolea
   const sources: string[] = [];
   for (const [i, entry] of distribute.entries()) {
     const rule = asObject(entry) ?? {};
-    sources.push(asString(rule.from));
-    const weights = Object.entries(asObject(rule.to) ?? {});
+    sources.push(stringField(rule, "from"));
+    const weights = mapEntries(rule, "to");
     const at = out.at("distribute", i);
     if (weights.some(([, w]) => asNumber(w) <= 0 || asNumber(w) > 100)) {
       at.error("locality weight must be in range [1, 100]");
@@ -237,8 +254,8 @@ export function validateLocalityLbSetting(value: unknown, outlierPresent: boolea
 export function validateZoneAwareLbSetting(value: unknown, outlierPresent: boolean, out: Findings): void {
   const lb = asObject(value);
   if (!lb) return;
-  const failovers = readFailovers(lb.failover);
-  const priorities = (asList(lb.failoverPriority) ?? []).map(asString);
+  const failovers = readFailovers(field(lb, "failover"));
+  const priorities = (listField(lb, "failoverPriority") ?? []).map(asString);
   for (const p of priorities) {
     if (TOPOLOGY_LABELS.has(p)) {
       out
@@ -337,14 +354,14 @@ function configMapCredentialError(credentialName: string, namespace: string): st
 export function validateClientTls(namespace: string, value: unknown, out: Findings): void {
   const tls = asObject(value);
   if (!tls) return;
-  const mode = readEnum(tls.mode, CLIENT_TLS_MODE, out.at("mode"));
-  const credentialName = asString(tls.credentialName);
-  const caCertificates = asString(tls.caCertificates);
-  const hasSubjectAltNames = asList(tls.subjectAltNames) !== undefined;
+  const mode = readEnum(field(tls, "mode"), CLIENT_TLS_MODE, out.at("mode"));
+  const credentialName = stringField(tls, "credentialName");
+  const caCertificates = stringField(tls, "caCertificates");
+  const hasSubjectAltNames = listField(tls, "subjectAltNames") !== undefined;
   if (credentialName.startsWith(CONFIGMAP_PREFIX)) {
     report(out.at("credentialName"), configMapCredentialError(credentialName, namespace));
   }
-  if (asBool(tls.insecureSkipVerify)) {
+  if (boolField(tls, "insecureSkipVerify")) {
     if (mode === "SIMPLE" && (caCertificates !== "" || credentialName !== "" || hasSubjectAltNames)) {
       out.error(
         "cannot specify CaCertificates or CredentialName or SubjectAltNames when InsecureSkipVerify is set true",
@@ -354,10 +371,10 @@ export function validateClientTls(namespace: string, value: unknown, out: Findin
       out.error("cannot specify CaCertificates or SubjectAltNames when InsecureSkipVerify is set true");
     }
   }
-  const clientCertificate = asString(tls.clientCertificate);
-  const privateKey = asString(tls.privateKey);
+  const clientCertificate = stringField(tls, "clientCertificate");
+  const privateKey = stringField(tls, "privateKey");
   if ((mode === "SIMPLE" || mode === "MUTUAL") && credentialName !== "") {
-    if (clientCertificate !== "" || caCertificates !== "" || privateKey !== "" || asString(tls.caCrl) !== "") {
+    if (clientCertificate !== "" || caCertificates !== "" || privateKey !== "" || stringField(tls, "caCrl") !== "") {
       out.error("cannot specify client certificates or CA certificate or CA CRL If credentialName is set");
     }
     return;
@@ -384,35 +401,39 @@ export function validateTrafficPolicy(namespace: string, value: unknown, out: Fi
     "proxyProtocol",
     "retryBudget",
   ];
-  if (!fields.some((f) => asObject(policy[f])) && !asList(policy.portLevelSettings)) {
+  if (!fields.some((f) => objectField(policy, f)) && !listField(policy, "portLevelSettings")) {
     out.error("traffic policy must have at least one field");
     return;
   }
-  if (asObject(policy.tunnel) && asObject(policy.proxyProtocol)) {
+  if (objectField(policy, "tunnel") && objectField(policy, "proxyProtocol")) {
     out.error("tunnel and proxyProtocol must not be set together");
     return;
   }
   validatePolicyParts(namespace, policy, out);
-  validatePortTrafficPolicies(namespace, policy.portLevelSettings, out.at("portLevelSettings"));
-  validateTunnel(policy.tunnel, out.at("tunnel"));
-  const proxyProtocol = asObject(policy.proxyProtocol);
+  validatePortTrafficPolicies(namespace, field(policy, "portLevelSettings"), out.at("portLevelSettings"));
+  validateTunnel(field(policy, "tunnel"), out.at("tunnel"));
+  const proxyProtocol = objectField(policy, "proxyProtocol");
   if (proxyProtocol) {
     const at = out.at("proxyProtocol.version");
-    const version = readEnum(proxyProtocol.version, PROXY_PROTOCOL_VERSION, at);
+    const version = readEnum(field(proxyProtocol, "version"), PROXY_PROTOCOL_VERSION, at);
     if (version !== undefined && version !== "V1" && version !== "V2") {
       at.error(`proxy protocol version is invalid: ${version}`);
     }
   }
-  const retryBudget = asObject(policy.retryBudget);
+  const retryBudget = objectField(policy, "retryBudget");
   if (retryBudget) decodeDurationField(retryBudget, "budgetInterval", out.at("retryBudget"));
 }
 
 // The four parts a policy and its port-level settings share.
 function validatePolicyParts(namespace: string, policy: JsonObject, out: Findings): void {
-  validateOutlierDetection(policy.outlierDetection, out.at("outlierDetection"));
-  validateConnectionPool(policy.connectionPool, out.at("connectionPool"));
-  validateLoadBalancer(policy.loadBalancer, asObject(policy.outlierDetection) !== undefined, out.at("loadBalancer"));
-  validateClientTls(namespace, policy.tls, out.at("tls"));
+  validateOutlierDetection(field(policy, "outlierDetection"), out.at("outlierDetection"));
+  validateConnectionPool(field(policy, "connectionPool"), out.at("connectionPool"));
+  validateLoadBalancer(
+    field(policy, "loadBalancer"),
+    objectField(policy, "outlierDetection") !== undefined,
+    out.at("loadBalancer"),
+  );
+  validateClientTls(namespace, field(policy, "tls"), out.at("tls"));
 }
 
 function validatePortTrafficPolicies(namespace: string, value: unknown, out: Findings): void {
@@ -424,8 +445,8 @@ function validatePortTrafficPolicies(namespace: string, value: unknown, out: Fin
       return;
     }
     // The port number itself is not range-checked, as in Istio.
-    if (!asObject(policy.port)) at.error("portTrafficPolicy must have valid port");
-    if (!["outlierDetection", "connectionPool", "loadBalancer", "tls"].some((f) => asObject(policy[f]))) {
+    if (!objectField(policy, "port")) at.error("portTrafficPolicy must have valid port");
+    if (!["outlierDetection", "connectionPool", "loadBalancer", "tls"].some((f) => objectField(policy, f))) {
       at.error("port traffic policy must have at least one field");
       return;
     }
@@ -436,16 +457,16 @@ function validatePortTrafficPolicies(namespace: string, value: unknown, out: Fin
 function validateTunnel(value: unknown, out: Findings): void {
   const tunnel = asObject(value);
   if (!tunnel) return;
-  const protocol = asString(tunnel.protocol);
+  const protocol = stringField(tunnel, "protocol");
   if (protocol !== "" && protocol !== "CONNECT" && protocol !== "POST") {
     out.at("protocol").error('tunnel protocol must be "CONNECT" or "POST"');
   }
-  const host = asString(tunnel.targetHost);
+  const host = stringField(tunnel, "targetHost");
   const hostError = fqdnError(host);
   const ipError = ipAddressError(host);
   if (hostError && ipError) {
     out.at("targetHost").error(`tunnel target host must be valid FQDN or IP address: ${hostError}; ${ipError}`);
   }
-  const targetPortError = portError(asNumber(tunnel.targetPort));
+  const targetPortError = portError(numberField(tunnel, "targetPort"));
   if (targetPortError) out.at("targetPort").error(`tunnel target port is invalid: ${targetPortError}`);
 }
