@@ -52,7 +52,7 @@ function slice(name: string, serviceName: string, endpoints: string[]): Endpoint
 
 const locatedKey = { keyOf: (l: Located) => l.name };
 
-function recompute(c: { debug(): { recomputes: number } }): number {
+function recomputes(c: { debug(): { recomputes: number } }): number {
   return c.debug().recomputes;
 }
 
@@ -96,7 +96,7 @@ test("an input change whose output is equal recomputes but emits nothing", () =>
   const names = derive(pods, (_ctx, p) => p.metadata.name);
   const seen = collect(names);
   pods.upsert({ ...pod("a", "n1"), ip: "10.9.9.9" });
-  assert.equal(recompute(names), 2);
+  assert.equal(recomputes(names), 2);
   assert.deepEqual(seen, [{ type: "add", new: "a" }]);
 });
 
@@ -170,11 +170,11 @@ function locate(nodes: StaticCollection<Node>, pods: StaticCollection<Pod>) {
 test("changing one fetched object recomputes exactly the outputs that fetched it", () => {
   const { nodes, pods } = podsOnNodes();
   const located = locate(nodes, pods);
-  assert.equal(recompute(located), 1000);
+  assert.equal(recomputes(located), 1000);
   const seen = collect(located, false);
 
   nodes.upsert(node("node-7", "zone-b"));
-  assert.equal(recompute(located), 1010);
+  assert.equal(recomputes(located), 1010);
   assert.deepEqual(seen.map((e) => e.new?.name).sort(), [
     "pod-107",
     "pod-207",
@@ -195,7 +195,7 @@ test("a fetched object that changes nothing the outputs use recomputes them but 
   const located = locate(nodes, pods);
   const seen = collect(located, false);
   nodes.upsert({ metadata: { name: "node-3", labels: { "topology.kubernetes.io/zone": "zone-a", extra: "1" } } });
-  assert.equal(recompute(located), 1010);
+  assert.equal(recomputes(located), 1010);
   assert.deepEqual(seen, []);
 });
 
@@ -204,14 +204,14 @@ test("a fetch by key of a missing object is woken when that object appears, and 
   pods.upsert(pod("orphan", "node-new"));
   const located = locate(nodes, pods);
   assert.equal(located.get("orphan")?.zone, undefined);
-  const before = recompute(located);
+  const before = recomputes(located);
   nodes.upsert(node("node-unused", "zone-c"));
-  assert.equal(recompute(located), before);
+  assert.equal(recomputes(located), before);
   nodes.upsert(node("node-new", "zone-c"));
-  assert.equal(recompute(located), before + 1);
+  assert.equal(recomputes(located), before + 1);
   assert.equal(located.get("orphan")?.zone, "zone-c");
   nodes.delete("node-new");
-  assert.equal(recompute(located), before + 2);
+  assert.equal(recomputes(located), before + 2);
   assert.equal(located.get("orphan")?.zone, undefined);
 });
 
@@ -219,9 +219,9 @@ test("an input that stops fetching an object is no longer recomputed when that o
   const { nodes, pods } = podsOnNodes();
   const located = locate(nodes, pods);
   pods.upsert(pod("pod-5", "node-6"));
-  const before = recompute(located);
+  const before = recomputes(located);
   nodes.upsert(node("node-5", "zone-z"));
-  assert.equal(recompute(located), before + 9);
+  assert.equal(recomputes(located), before + 9);
   assert.equal(located.get("pod-5")?.zone, "zone-a");
 });
 
@@ -229,7 +229,7 @@ test("a batch touching many fetched objects recomputes each dependent once", () 
   const { nodes, pods } = podsOnNodes();
   const located = locate(nodes, pods);
   nodes.update({ upsert: [node("node-1", "zone-b"), node("node-2", "zone-b")], delete: ["node-3"] });
-  assert.equal(recompute(located), 1030);
+  assert.equal(recomputes(located), 1030);
 });
 
 test("fetchIndex: a slice change recomputes only the services whose index key it had or has", () => {
@@ -249,15 +249,15 @@ test("fetchIndex: a slice change recomputes only the services whose index key it
     }),
     { keyOf: (e) => e.name },
   );
-  assert.equal(recompute(endpoints), 50);
+  assert.equal(recomputes(endpoints), 50);
 
   slices.upsert(slice("svc-3-x", "svc-3", ["10.0.3.1", "10.0.3.2"]));
-  assert.equal(recompute(endpoints), 51);
+  assert.equal(recomputes(endpoints), 51);
   assert.deepEqual(endpoints.get("svc-3")?.ips, ["10.0.3.1", "10.0.3.2"]);
 
   // Moving a slice to another service wakes the old owner and the new one.
   slices.upsert(slice("svc-3-x", "svc-4", ["10.0.3.1"]));
-  assert.equal(recompute(endpoints), 53);
+  assert.equal(recomputes(endpoints), 53);
   assert.deepEqual(endpoints.get("svc-3")?.ips, []);
   assert.deepEqual(endpoints.get("svc-4")?.ips, ["10.0.4.1", "10.0.3.1"]);
 });
@@ -284,20 +284,20 @@ test("namespace and label filters: a pod change wakes only services in its names
     { keyOf: (s) => s.service },
   );
   assert.deepEqual(selected.get("ns1/web")?.pods, ["w1"]);
-  assert.equal(recompute(selected), 3);
+  assert.equal(recomputes(selected), 3);
 
   pods.upsert(pod("w3", "n", { app: "web" }, "ns1"));
-  assert.equal(recompute(selected), 4);
+  assert.equal(recomputes(selected), 4);
   assert.deepEqual(selected.get("ns1/web")?.pods, ["w1", "w3"]);
 
   // Relabelled from web to db: both services that saw it before or see it now recompute.
   pods.upsert(pod("w3", "n", { app: "db" }, "ns1"));
-  assert.equal(recompute(selected), 6);
+  assert.equal(recomputes(selected), 6);
   assert.deepEqual(selected.get("ns1/db")?.pods, ["d1", "w3"]);
 
   // A pod nobody selects recomputes nothing.
   pods.upsert(pod("other", "n", { app: "cache" }, "ns1"));
-  assert.equal(recompute(selected), 6);
+  assert.equal(recomputes(selected), 6);
 });
 
 test("selects filter: a workload change wakes the policies whose selector selects it", () => {
@@ -325,14 +325,14 @@ test("selects filter: a workload change wakes the policies whose selector select
     { keyOf: (a) => a.pod },
   );
   assert.deepEqual(applied.get("w1"), { pod: "w1", policies: ["all", "web"], strict: ["web"] });
-  const before = recompute(applied);
+  const before = recomputes(applied);
   policies.upsert({
     metadata: { name: "db", namespace: "ns" },
     spec: { selector: { matchLabels: { app: "db", v: "2" } } },
   });
-  assert.equal(recompute(applied), before);
+  assert.equal(recomputes(applied), before);
   policies.upsert({ metadata: { name: "db", namespace: "ns" }, spec: { selector: { matchLabels: { app: "web" } } } });
-  assert.equal(recompute(applied), before + 1);
+  assert.equal(recomputes(applied), before + 1);
   assert.deepEqual(applied.get("w1")?.strict, ["web", "db"]);
 });
 
@@ -345,7 +345,7 @@ test("a where-only fetch is checked against every change and recomputes only on 
     { keyOf: (c) => c.nodeName },
   );
   pods.upsert(pod("c", "n2"));
-  assert.equal(recompute(counts), 3);
+  assert.equal(recomputes(counts), 3);
   assert.equal(counts.get("n2")?.pods, 2);
   assert.equal(counts.get("n1")?.pods, 1);
 });
