@@ -11,6 +11,7 @@ import {
   stringField,
   stringListField,
 } from "./common/json.ts";
+import { forEachMessage } from "./common/report.ts";
 import { validatePolicyTargets } from "./common/selectors.ts";
 import { type Findings, type SemanticValidator, withErrorPrefix } from "./findings.ts";
 import {
@@ -135,13 +136,7 @@ function checkCustomRule(rule: JsonObject | undefined, out: Findings): void {
       }
     }
   });
-  (listField(rule, "when") ?? []).forEach((when, k) => {
-    const at = out.at("when", k);
-    const condition = asObject(when);
-    if (!condition) {
-      at.error("when field cannot be nil");
-      return;
-    }
+  forEachMessage(listField(rule, "when"), out.at("when"), "when field cannot be nil", (condition, at) => {
     const key = stringField(condition, "key");
     if (CUSTOM_UNSUPPORTED_KEYS.has(key) || key.startsWith("request.auth.")) {
       at.at("key").error(`${key} is currently not supported with CUSTOM action`);

@@ -4,6 +4,7 @@ import {
   asObject,
   asStringMap,
   field,
+  forEachMessage,
   listField,
   objectField,
   stringField,
@@ -23,13 +24,7 @@ export const validateDestinationRule: SemanticValidator = (obj: ConfigObject, _c
   validateWildcardDomain(stringField(spec, "host"), out.at("host"));
   validateTrafficPolicy(namespace, field(spec, "trafficPolicy"), out.at("trafficPolicy"));
   const names = new Set<string>();
-  (listField(spec, "subsets") ?? []).forEach((entry, i) => {
-    const at = out.at("subsets", i);
-    const subset = asObject(entry);
-    if (!subset) {
-      at.error("subset may not be null");
-      return;
-    }
+  forEachMessage(listField(spec, "subsets"), out.at("subsets"), "subset may not be null", (subset, at) => {
     const name = stringField(subset, "name");
     if (names.has(name)) at.at("name").error(`duplicate subset names: ${name}`);
     names.add(name);

@@ -5,6 +5,7 @@ import {
   asObject,
   boolField,
   field,
+  forEachMessage,
   goQuote,
   isDns1123Label,
   isHttpProtocol,
@@ -44,13 +45,7 @@ export const validateGateway: SemanticValidator = (obj: ConfigObject, _ctx, out:
   });
 
   const portNames = new Set<string>();
-  servers.forEach((entry, i) => {
-    const at = out.at("servers", i);
-    const server = asObject(entry);
-    if (!server) {
-      at.error("server may not be nil");
-      return;
-    }
+  forEachMessage(servers, out.at("servers"), "server may not be nil", (server, at) => {
     const port = objectField(server, "port");
     if (!port) return;
     const portName = stringField(port, "name");

@@ -5,7 +5,7 @@ import { readEnum } from "./common/enums.ts";
 import { goQuote } from "./common/format.ts";
 import { strictHeaderNameError } from "./common/headers.ts";
 import { asObject, asString, field, type JsonObject, listField, stringField, stringListField } from "./common/json.ts";
-import { report } from "./common/report.ts";
+import { forEachMessage, report } from "./common/report.ts";
 import { validatePolicyTargets } from "./common/selectors.ts";
 import type { Findings, SemanticValidator } from "./findings.ts";
 import { JWT_PRESENCE } from "./security-decode.ts";
@@ -39,20 +39,19 @@ function validateJwtRule(rule: JsonObject, out: Findings): void {
     out.at("fromParams").error("location query must be non-empty string");
   if (stringListField(rule, "fromCookies").includes(""))
     out.at("fromCookies").error("cookie name must be non-empty string");
-  (listField(rule, "outputClaimToHeaders") ?? []).forEach((entry, j) => {
-    const at = out.at("outputClaimToHeaders", j);
-    const claimToHeader = asObject(entry);
-    if (!claimToHeader) {
-      at.error("outputClaimToHeaders must not be null");
-      return;
-    }
-    const header = stringField(claimToHeader, "header");
-    if (stringField(claimToHeader, "claim") === "" || header === "") {
-      at.error("outputClaimToHeaders header and claim value must be non-empty string");
-      return;
-    }
-    report(at.at("header"), strictHeaderNameError(header));
-  });
+  forEachMessage(
+    listField(rule, "outputClaimToHeaders"),
+    out.at("outputClaimToHeaders"),
+    "outputClaimToHeaders must not be null",
+    (claimToHeader, at) => {
+      const header = stringField(claimToHeader, "header");
+      if (stringField(claimToHeader, "claim") === "" || header === "") {
+        at.error("outputClaimToHeaders header and claim value must be non-empty string");
+        return;
+      }
+      report(at.at("header"), strictHeaderNameError(header));
+    },
+  );
   checkDurationField(rule, "timeout", out);
   readEnum(field(rule, "presence"), JWT_PRESENCE, out.at("presence"));
 }

@@ -6,6 +6,7 @@ import {
   asStringMap,
   emptySelectorWarning,
   field,
+  forEachMessage,
   fqdnError,
   goQuote,
   isHttpProtocol,
@@ -147,13 +148,7 @@ function validatePorts(
   const optOut = (obj.metadata.labels?.[AUTOALLOCATE_LABEL] ?? "").toLowerCase() === "false";
   const hasAddresses = stringListField(spec, "addresses").length > 0;
   const autoAllocate = IP_AUTOALLOCATE_ENABLED && resolution !== "NONE" && !optOut && !hasAddresses;
-  ports.forEach((entry, i) => {
-    const at = out.at("", i);
-    const port = asObject(entry);
-    if (!port) {
-      at.error("service entry port may not be null");
-      return;
-    }
+  forEachMessage(ports, out, "service entry port may not be null", (port, at) => {
     const name = stringField(port, "name");
     const number = numberField(port, "number");
     const protocol = stringField(port, "protocol");
@@ -197,13 +192,7 @@ function validateDnsResolution(
   if (resolution === "DNS_ROUND_ROBIN" && endpoints.length > 1) {
     out.at("endpoints").error(`there must only be 0 or 1 endpoint for resolution mode ${resolution}`);
   }
-  endpoints.forEach((entry, i) => {
-    const at = out.at("endpoints", i);
-    const endpoint = asObject(entry);
-    if (!endpoint) {
-      at.error("endpoint cannot be nil");
-      return;
-    }
+  forEachMessage(endpoints, out.at("endpoints"), "endpoint cannot be nil", (endpoint, at) => {
     const address = stringField(endpoint, "address");
     if (!isIpAddress(address) && fqdnError(address)) {
       at.at("address").error(`endpoint address ${goQuote(address)} is not a valid FQDN or an IP address`);

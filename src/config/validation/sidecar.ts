@@ -6,6 +6,7 @@ import {
   CAPTURE_MODE,
   emptySelectorWarning,
   field,
+  forEachMessage,
   goQuote,
   isHttpProtocol,
   isTlsProtocol,
@@ -152,13 +153,7 @@ function validateDefaultEndpoint(endpoint: string, out: Findings): void {
 function validateEgressListeners(listeners: unknown[], namespace: string, out: Findings): void {
   const ipPorts = new Set<number>();
   const udsBinds = new Set<string>();
-  listeners.forEach((entry, i) => {
-    const at = out.at("", i);
-    const listener = asObject(entry);
-    if (!listener) {
-      at.error("egress listener may not be null");
-      return;
-    }
+  forEachMessage(listeners, out, "egress listener may not be null", (listener, at, i) => {
     const captureMode = readEnum(field(listener, "captureMode"), CAPTURE_MODE, at.at("captureMode"));
     const port = objectField(listener, "port");
     if (!port) {

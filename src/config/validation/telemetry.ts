@@ -12,6 +12,7 @@ import {
   objectField,
   stringField,
 } from "./common/json.ts";
+import { forEachMessage } from "./common/report.ts";
 import { validatePolicyTargets } from "./common/selectors.ts";
 import type { Findings, SemanticValidator } from "./findings.ts";
 import { ISTIO_METRIC, TAG_OPERATION, TELEMETRY_WORKLOAD_MODE } from "./security-decode.ts";
@@ -49,23 +50,22 @@ function validateProviders(entry: JsonObject, out: Findings): void {
 function validateMetrics(metrics: JsonObject, out: Findings): void {
   validateProviders(metrics, out);
   decodeDurationField(metrics, "reportingInterval", out);
-  (listField(metrics, "overrides") ?? []).forEach((value, i) => {
-    const at = out.at("overrides", i);
-    const override = asObject(value);
-    if (!override) {
-      at.error("tagOverrides may not be null");
-      return;
-    }
-    for (const [name, tag] of mapEntries(override, "tagOverrides")) {
-      validateTagOverride(name, tag, at.at("tagOverrides").at(name));
-    }
-    const match = objectField(override, "match");
-    if (match) {
-      readEnum(field(match, "metric"), ISTIO_METRIC, at.at("match.metric"));
-      readEnum(field(match, "mode"), TELEMETRY_WORKLOAD_MODE, at.at("match.mode"));
-      if (field(match, "customMetric") === "") at.at("match.customMetric").error("customMetric may not be empty");
-    }
-  });
+  forEachMessage(
+    listField(metrics, "overrides"),
+    out.at("overrides"),
+    "tagOverrides may not be null",
+    (override, at) => {
+      for (const [name, tag] of mapEntries(override, "tagOverrides")) {
+        validateTagOverride(name, tag, at.at("tagOverrides").at(name));
+      }
+      const match = objectField(override, "match");
+      if (match) {
+        readEnum(field(match, "metric"), ISTIO_METRIC, at.at("match.metric"));
+        readEnum(field(match, "mode"), TELEMETRY_WORKLOAD_MODE, at.at("match.mode"));
+        if (field(match, "customMetric") === "") at.at("match.customMetric").error("customMetric may not be empty");
+      }
+    },
+  );
 }
 
 function validateTagOverride(name: string, value: unknown, out: Findings): void {

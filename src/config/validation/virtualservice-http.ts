@@ -9,6 +9,7 @@ import {
   checkDurationField,
   corsHeaderNameError,
   field,
+  forEachMessage,
   goFixed,
   goQuote,
   HTTP_REDIRECT_PORT_SELECTION,
@@ -274,13 +275,7 @@ function validateMirrorPercent(route: JsonObject, out: Findings): void {
 }
 
 function validateMirrors(mirrors: unknown[], out: Findings): void {
-  mirrors.forEach((value, i) => {
-    const at = out.at("mirrors", i);
-    const mirror = asObject(value);
-    if (!mirror) {
-      at.error("mirror cannot be null");
-      return;
-    }
+  forEachMessage(mirrors, out.at("mirrors"), "mirror cannot be null", (mirror, at) => {
     if (!has(mirror, "destination")) {
       at.error("destination is required for mirrors");
       return;
@@ -405,13 +400,7 @@ export function validateRouteDestinations(
   out: Findings,
 ): void {
   let totalWeight = 0;
-  destinations.forEach((value, i) => {
-    const at = out.at("", i);
-    const destination = asObject(value);
-    if (!destination) {
-      at.error("weight may not be nil");
-      return;
-    }
+  forEachMessage(destinations, out, "weight may not be nil", (destination, at) => {
     if (!has(destination, "destination")) at.error("destination is required");
     if (kind === "http") validateHeaderOperations(field(destination, "headers"), at.at("headers"));
     if (!gatewaySemantics) validateDestination(field(destination, "destination"), at.at("destination"));

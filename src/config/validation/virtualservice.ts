@@ -5,6 +5,7 @@ import {
   asObject,
   asStringMap,
   field,
+  forEachMessage,
   gatewayBoundVirtualServiceHostError,
   goQuote,
   hostSubsetOf,
@@ -160,13 +161,7 @@ function validateL4Match(match: JsonObject, out: Findings): void {
 function validateTlsRoute(route: JsonObject, vs: VsContext, out: Findings): void {
   const matches = listField(route, "match");
   if (!matches) out.error("TLS route must have at least one match condition");
-  (matches ?? []).forEach((value, i) => {
-    const at = out.at("match", i);
-    const match = asObject(value);
-    if (!match) {
-      at.error("TLS match may not be null");
-      return;
-    }
+  forEachMessage(matches, out.at("match"), "TLS match may not be null", (match, at) => {
     const sniHosts = stringListField(match, "sniHosts");
     if (sniHosts.length === 0) at.error("TLS match must have at least one SNI host");
     sniHosts.forEach((sni, j) => {

@@ -23,7 +23,7 @@ import {
 } from "./json.ts";
 import { ipAddressError } from "./net.ts";
 import { portError } from "./ports.ts";
-import { report } from "./report.ts";
+import { forEachMessage, report } from "./report.ts";
 
 /** Istio's validateConnectionPool. `out` is at the connection pool field; absent is fine. */
 export function validateConnectionPool(value: unknown, out: Findings): void {
@@ -437,13 +437,7 @@ function validatePolicyParts(namespace: string, policy: JsonObject, out: Finding
 }
 
 function validatePortTrafficPolicies(namespace: string, value: unknown, out: Findings): void {
-  (asList(value) ?? []).forEach((entry, i) => {
-    const at = out.at("", i);
-    const policy = asObject(entry);
-    if (!policy) {
-      at.error("traffic policy may not be null");
-      return;
-    }
+  forEachMessage(asList(value), out, "traffic policy may not be null", (policy, at) => {
     // The port number itself is not range-checked, as in Istio.
     if (!objectField(policy, "port")) at.error("portTrafficPolicy must have valid port");
     if (!["outlierDetection", "connectionPool", "loadBalancer", "tls"].some((f) => objectField(policy, f))) {
