@@ -1,7 +1,7 @@
 // Istio's checks of MeshConfig extension providers. Istio only logs these problems ("can be ignored
 // if the given extension provider is not used"); Sluice returns them as warnings.
 import type { ExtensionProvider, MeshConfig } from "./mesh-types.ts";
-import { goQuote } from "./validation/common/format.ts";
+import { goAtoi, goQuote } from "./validation/common/format.ts";
 import { fqdnError, validateNamespaceHost } from "./validation/common/hosts.ts";
 import { ipAddressError } from "./validation/common/net.ts";
 import { portError } from "./validation/common/ports.ts";
@@ -147,7 +147,7 @@ function serviceError(service: string): string | undefined {
 /** An HTTP status code Envoy names (Go strconv.ParseInt, then envoy.type.v3.StatusCode). */
 function statusOnErrorError(status: string): string | undefined {
   if (status === "") return undefined;
-  if (!/^[+-]?[0-9]+$/.test(status)) {
+  if (goAtoi(status) === undefined) {
     return `invalid statusOnError value ${status}: strconv.ParseInt: parsing ${goQuote(status)}: invalid syntax`;
   }
   if (ENVOY_STATUS_CODES.has(Number(status))) return undefined;

@@ -3,7 +3,7 @@
 import { checkExtensionProviders } from "./mesh-providers.ts";
 import type { MeshConfig, ProxyConfig } from "./mesh-types.ts";
 import { durationError, type GoDuration, parseGoDuration } from "./validation/common/durations.ts";
-import { goQuote } from "./validation/common/format.ts";
+import { goAtoi, goQuote } from "./validation/common/format.ts";
 import { fqdnError, isDns1123Label, wildcardDomainError } from "./validation/common/hosts.ts";
 import { asObject, has, type JsonObject, numberField, protoName } from "./validation/common/json.ts";
 import { isIpAddress, splitHostPort } from "./validation/common/net.ts";
@@ -212,10 +212,11 @@ export function proxyAddressError(address: string): string | undefined {
   const split = splitHostPort(address);
   if ("error" in split) return `unable to split ${goQuote(address)}: ${split.error}`;
   const { host, port } = split;
-  if (!/^[+-]?[0-9]+$/.test(port)) {
+  const number = goAtoi(port);
+  if (number === undefined) {
     return `port (${port}) is not a number: strconv.Atoi: parsing ${goQuote(port)}: invalid syntax`;
   }
-  const portProblem = portError(Number(port));
+  const portProblem = portError(number);
   if (portProblem !== undefined) return portProblem;
   if (fqdnError(host) !== undefined && !isIpAddress(host))
     return `${goQuote(host)} is not a valid hostname or an IP address`;

@@ -7,6 +7,7 @@ import {
   emptySelectorWarning,
   field,
   forEachMessage,
+  goAtoi,
   goQuote,
   isHttpProtocol,
   isTlsProtocol,
@@ -141,13 +142,14 @@ function validateDefaultEndpoint(endpoint: string, out: Findings): void {
       "sidecar: defaultEndpoint must be of form 127.0.0.1:<port>,0.0.0.0:<port>,[::1]:port,[::]:port,unix://filepath or unset",
     );
   }
-  if (!/^[+-]?[0-9]+$/.test(port)) {
+  const number = goAtoi(port);
+  if (number === undefined) {
     out.error(
       `sidecar: defaultEndpoint port (${port}) is not a number: strconv.Atoi: parsing ${goQuote(port)}: invalid syntax`,
     );
     return;
   }
-  report(out, portError(Number(port)));
+  report(out, portError(number));
 }
 
 function validateEgressListeners(listeners: unknown[], namespace: string, out: Findings): void {

@@ -1,4 +1,5 @@
-// Go's formatting verbs, so messages read exactly as Istio's (`%q`, float `%v`, `%f`).
+// Go's formatting verbs, so messages read exactly as Istio's (`%q`, float `%v`, `%f`), and the integer
+// syntax of Go's strconv.
 
 /** Go `%q` / strconv.Quote: double-quoted with Go escapes. */
 export function goQuote(s: string): string {
@@ -39,4 +40,9 @@ export function goFixed(n: number): string {
 export function goMultiError(messages: string[]): string {
   const count = messages.length === 1 ? "1 error occurred" : `${messages.length} errors occurred`;
   return `${count}:\n${messages.map((m) => `\t* ${m}`).join("\n")}\n\n`;
+}
+
+/** Go's strconv.Atoi (and ParseInt base 10) syntax: an optional sign, then decimal digits; else undefined. */
+export function goAtoi(s: string): number | undefined {
+  return /^[+-]?[0-9]+$/.test(s) ? Number(s) : undefined;
 }

@@ -1,6 +1,6 @@
 // Hostname rules (Istio's host/name and agent FQDN/wildcard checks) and namespace/host pairs.
 import type { Findings } from "../findings.ts";
-import { goQuote } from "./format.ts";
+import { goAtoi, goQuote } from "./format.ts";
 import { isIpAddress } from "./net.ts";
 import { report } from "./report.ts";
 
@@ -19,11 +19,6 @@ export function isWildcardLabel(s: string): boolean {
   return s.length <= MAX_LABEL_LENGTH && WILDCARD_LABEL.test(s);
 }
 
-// Go strconv.Atoi accepts an optional sign.
-function isAllNumeric(s: string): boolean {
-  return /^[+-]?[0-9]+$/.test(s);
-}
-
 function domainPreconditionError(domain: string): string | undefined {
   if (Buffer.byteLength(domain, "utf8") > MAX_DOMAIN_LENGTH) {
     return `domain name ${goQuote(domain)} too long (max ${MAX_DOMAIN_LENGTH})`;
@@ -36,7 +31,7 @@ function domainPreconditionError(domain: string): string | undefined {
 function domainLabelsError(domain: string): string | undefined {
   const labels = domain.split(".");
   const tld = labels[labels.length - 1];
-  if (isAllNumeric(tld)) {
+  if (goAtoi(tld) !== undefined) {
     return `domain name ${goQuote(domain)} invalid (top level domain ${goQuote(tld)} cannot be all-numeric)`;
   }
   for (let i = 0; i < labels.length; i++) {

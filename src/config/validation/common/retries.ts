@@ -1,7 +1,7 @@
 // Istio's HTTPRetry rule, shared by VirtualService routes and MeshConfig's default inbound retry policy.
 import type { Findings } from "../findings.ts";
 import { checkDurationField } from "./durations.ts";
-import { goQuote } from "./format.ts";
+import { goAtoi, goQuote } from "./format.ts";
 import { has, type JsonObject, numberField, stringField } from "./json.ts";
 
 // Envoy's x-envoy-retry-on and x-envoy-retry-grpc-on policies.
@@ -31,11 +31,6 @@ const NAMED_HTTP_STATUSES = new Set([
   426, 428, 429, 431, 451, 500, 501, 502, 503, 504, 505, 506, 507, 508, 510, 511,
 ]);
 
-// Go's strconv.Atoi: optional sign, decimal digits only.
-function goAtoi(s: string): number {
-  return /^[+-]?[0-9]+$/.test(s) ? Number(s) : 0;
-}
-
 /** Istio's validateHTTPRetry; `out` is positioned at the HTTPRetry message. */
 export function validateHttpRetry(retries: JsonObject, out: Findings): void {
   const attempts = numberField(retries, "attempts");
@@ -47,7 +42,7 @@ export function validateHttpRetry(retries: JsonObject, out: Findings): void {
   checkDurationField(retries, "perTryTimeout", out);
   if (retryOn !== "") {
     for (const policy of retryOn.split(",")) {
-      if (!NAMED_HTTP_STATUSES.has(goAtoi(policy)) && !RETRY_ON_POLICIES.has(policy)) {
+      if (!NAMED_HTTP_STATUSES.has(goAtoi(policy) ?? 0) && !RETRY_ON_POLICIES.has(policy)) {
         out.at("retryOn").error(`${goQuote(policy)} is not a valid retryOn policy`);
       }
     }
