@@ -1,7 +1,7 @@
 // Who is calling: the authenticator chain of the secure xDS port (Istio's security.Authenticate,
 // pkg/security/authentication.go) and the identity check that ties a caller to the proxy it claims
 // to be (pilot/pkg/xds/auth.go). The plaintext port skips both, as in Istio.
-import { SubjectAlternativeNameExtension, X509Certificate } from "@peculiar/x509";
+import { X509Certificate } from "node:crypto";
 import type { ProxyNode } from "../../model/proxy.ts";
 
 /** What an authenticator sees of a call, independent of gRPC or HTTP. */
@@ -57,9 +57,40 @@ export class ClientCertAuthenticator implements Authenticator {
 }
 
 function uriSans(der: Uint8Array): string[] {
-  const cert = new X509Certificate(new Uint8Array(der));
-  const san = cert.getExtension(SubjectAlternativeNameExtension);
-  return (san?.names.items ?? []).filter((n) => n.type === "url").map((n) => n.value);
+  const san = new X509Certificate(der).subjectAltName ?? "";
+  return subjectAltNames(san)
+    .filter(([type]) => type === "URI")
+    .map(([, value]) => value);
+}
+
+/**
+ * Node's `subjectAltName` text, `URI:spiffe://td/ns/a/sa/b, DNS:x`, as [type, value] pairs. Node
+ * writes a value holding a comma or a quote as a JSON string. (Node's parser is used because
+ * @peculiar/x509 needs a reflect-metadata polyfill this package does not ship.)
+ */
+export function subjectAltNames(text: string): [string, string][] {
+  const out: [string, string][] = [];
+  let i = 0;
+  while (i < text.length) {
+    const colon = text.indexOf(":", i);
+    if (colon === -1) break;
+    const type = text.slice(i, colon);
+    let value: string;
+    let end: number;
+    if (text[colon + 1] === '"') {
+      end = colon + 2;
+      while (end < text.length && text[end] !== '"') end += text[end] === "\\" ? 2 : 1;
+      value = JSON.parse(text.slice(colon + 1, end + 1)) as string;
+      end++;
+    } else {
+      end = text.indexOf(", ", colon);
+      if (end === -1) end = text.length;
+      value = text.slice(colon + 1, end);
+    }
+    out.push([type, value]);
+    i = end + 2;
+  }
+  return out;
 }
 
 export interface SpiffeId {

@@ -3,7 +3,7 @@
 // only resources whose version changed plus the names the proxy must drop.
 import type { discovery } from "../../api/index.ts";
 import type { PushRequest } from "../../model/push-context.ts";
-import { type EncodedResource, encodeDeltaResponse, encodeResource } from "../encode.ts";
+import { encodeDeltaResponse, encodeResource } from "../encode.ts";
 import type { DeltaGenerateResult, GenerateResult } from "../generator.ts";
 import { isWildcardTypeUrl, shortType } from "../types.ts";
 import { type Connection, Watch } from "./connection.ts";
@@ -91,12 +91,14 @@ export async function pushDeltaType(
   const gen = findGenerator(env, conn, w.typeUrl);
   if (!gen) return;
   const startMs = performance.now();
-  const result = runGenerator(env, conn, w.typeUrl, () =>
-    gen.generateDeltas ? gen.generateDeltas(conn.proxy, w, req) : withRemoved(gen.generate(conn.proxy, w, req)),
-  );
-  if (!result) return;
-
-  const resources: EncodedResource[] = result.resources.map(encodeResource);
+  const generated = runGenerator(env, conn, w.typeUrl, () => {
+    const result = gen.generateDeltas
+      ? gen.generateDeltas(conn.proxy, w, req)
+      : withRemoved(gen.generate(conn.proxy, w, req));
+    return result && { result, resources: result.resources.map(encodeResource) };
+  });
+  if (!generated) return;
+  const { result, resources } = generated;
   const present = new Set(resources.map((r) => r.name));
   const removed = new Set(result.removed);
   if (!gen.generateDeltas && !result.logDetails?.incremental) {

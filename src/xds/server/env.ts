@@ -55,7 +55,7 @@ export function findGenerator(env: XdsEnv, conn: Connection, typeUrl: string): G
   return gen;
 }
 
-/** Runs a generator; a throwing generator is logged and counted, and the type is skipped for this push. */
+/** Runs a generator and encodes its output; a failure is logged and counted, and the type is skipped for this push. */
 export function runGenerator<T>(env: XdsEnv, conn: Connection, typeUrl: string, run: () => T): T | undefined {
   try {
     return run();

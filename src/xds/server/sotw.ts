@@ -3,7 +3,7 @@
 // changes the subscription, a stale nonce, or an unsubscribe.
 import type { discovery } from "../../api/index.ts";
 import type { PushRequest } from "../../model/push-context.ts";
-import { type EncodedResource, encodeResource, encodeSotwResponse } from "../encode.ts";
+import { encodeResource, encodeSotwResponse } from "../encode.ts";
 import { isWildcardTypeUrl, shortType } from "../types.ts";
 import { type Connection, Watch } from "./connection.ts";
 import {
@@ -68,9 +68,10 @@ export async function pushSotwType(
   const gen = findGenerator(env, conn, w.typeUrl);
   if (!gen) return;
   const startMs = performance.now();
-  const result = runGenerator(env, conn, w.typeUrl, () => gen.generate(conn.proxy, w, req));
-  if (!result) return;
-  const resources: EncodedResource[] = result.resources.map(encodeResource);
+  const resources = runGenerator(env, conn, w.typeUrl, () =>
+    gen.generate(conn.proxy, w, req)?.resources.map(encodeResource),
+  );
+  if (!resources) return;
   const digest = resources.map((r) => `${r.name}\u0000${r.version}`).join("\u0001");
   if (!requested && !req.forced && digest === w.sentDigest) return;
   const nonce = conn.nextNonce();
