@@ -183,20 +183,19 @@ function forEachClause(
   out: Findings,
   check: (clause: JsonObject, at: Findings) => void,
 ): void {
-  (listField(rule, list) ?? []).forEach((value, j) => {
-    const at = out.at(list, j);
-    const entry = asObject(value);
-    if (!entry) {
-      at.error(`\`${list}\` must not be nil, found at rule ${i}`);
-      return;
-    }
-    const clause = objectField(entry, inner);
-    if (!clause) {
-      at.at(inner).error(`\`${list}.${inner}\` must not be nil, found at rule ${i}`);
-      return;
-    }
-    check(clause, at.at(inner));
-  });
+  forEachMessage(
+    listField(rule, list),
+    out.at(list),
+    `\`${list}\` must not be nil, found at rule ${i}`,
+    (entry, at) => {
+      const clause = objectField(entry, inner);
+      if (!clause) {
+        at.at(inner).error(`\`${list}.${inner}\` must not be nil, found at rule ${i}`);
+        return;
+      }
+      check(clause, at.at(inner));
+    },
+  );
 }
 
 function checkSource(source: JsonObject, i: number, out: Findings): void {
