@@ -123,6 +123,15 @@ export function loadAssignment(clusterName: string, addresses: [string, number][
   );
 }
 
+/** Polls `condition` every 20 ms until it holds, failing after 10 s (a bounded wait, not a timing assert). */
+export async function waitFor(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    if (await condition()) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  assert.fail(`timed out waiting for ${what}`);
+}
+
 export interface Harness {
   server: XdsServer;
   address: string;

@@ -1,0 +1,194 @@
+// End to end with a real, independent xDS client: @grpc/grpc-js-xds resolves `xds:///echo.test`
+// through Sluice's ADS server (SotW), and RPCs reach the test servers the generated config names.
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { create } from "@bufbuild/protobuf";
+import { anyPack } from "@bufbuild/protobuf/wkt";
+import {
+  Client,
+  credentials,
+  type MethodDefinition,
+  Server,
+  ServerCredentials,
+  type ServerUnaryCall,
+  type sendUnaryData,
+} from "@grpc/grpc-js";
+import * as grpcXds from "@grpc/grpc-js-xds";
+import { fault, hcm, listener, route, router } from "../../src/api/index.ts";
+import { type TypeSyncStatus, TypeUrl } from "../../src/xds/index.ts";
+import {
+  edsCluster,
+  type Harness,
+  loadAssignment,
+  startServer,
+  type TestSnapshot,
+  valid,
+  waitFor,
+} from "./fixtures.ts";
+
+const TARGET = "echo.test";
+const ROUTE = "echo-route";
+const CLUSTER = "outbound|50051||echo.default.svc.cluster.local";
+
+const raw = (b: Buffer) => b;
+const echoMethod: MethodDefinition<Buffer, Buffer> = {
+  path: "/sluice.test.Echo/Echo",
+  requestStream: false,
+  responseStream: false,
+  requestSerialize: raw,
+  requestDeserialize: raw,
+  responseSerialize: raw,
+  responseDeserialize: raw,
+};
+
+/** A backend answering every call with its own name. */
+async function startBackend(name: string): Promise<{ port: number; server: Server }> {
+  const server = new Server();
+  server.addService(
+    { echo: echoMethod },
+    {
+      echo: (_call: ServerUnaryCall<Buffer, Buffer>, callback: sendUnaryData<Buffer>) =>
+        callback(null, Buffer.from(name)),
+    },
+  );
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+  );
+  return { port, server };
+}
+
+/** Listener (api_listener + RDS), route, EDS cluster and endpoints for `echo.test`, all PGV-checked. */
+function meshSnapshot(backendPort: number, lastFilter: "router" | "fault" = "router"): TestSnapshot {
+  const manager = valid(
+    hcm.HttpConnectionManagerSchema,
+    create(hcm.HttpConnectionManagerSchema, {
+      statPrefix: TARGET,
+      routeSpecifier: {
+        case: "rds",
+        value: { routeConfigName: ROUTE, configSource: { configSourceSpecifier: { case: "ads", value: {} } } },
+      },
+      httpFilters: [
+        lastFilter === "router"
+          ? {
+              name: "envoy.filters.http.router",
+              configType: { case: "typedConfig", value: anyPack(router.RouterSchema, create(router.RouterSchema)) },
+            }
+          : {
+              name: "envoy.filters.http.fault",
+              configType: { case: "typedConfig", value: anyPack(fault.HTTPFaultSchema, create(fault.HTTPFaultSchema)) },
+            },
+      ],
+    }),
+  );
+  const lis = valid(
+    listener.ListenerSchema,
+    create(listener.ListenerSchema, {
+      name: TARGET,
+      apiListener: { apiListener: anyPack(hcm.HttpConnectionManagerSchema, manager) },
+    }),
+  );
+  const routes = valid(
+    route.RouteConfigurationSchema,
+    create(route.RouteConfigurationSchema, {
+      name: ROUTE,
+      virtualHosts: [
+        {
+          name: TARGET,
+          domains: ["*"],
+          routes: [
+            {
+              match: { pathSpecifier: { case: "prefix", value: "" } },
+              action: { case: "route", value: { clusterSpecifier: { case: "cluster", value: CLUSTER } } },
+            },
+          ],
+        },
+      ],
+    }),
+  );
+  return {
+    [TypeUrl.Listener]: [lis],
+    [TypeUrl.Route]: [routes],
+    [TypeUrl.Cluster]: [edsCluster(CLUSTER)],
+    [TypeUrl.Endpoint]: [loadAssignment(CLUSTER, [["127.0.0.1", backendPort]])],
+  };
+}
+
+let h: Harness;
+let backends: { port: number; server: Server }[];
+let client: Client;
+
+before(async () => {
+  backends = [await startBackend("one"), await startBackend("two")];
+  h = await startServer(meshSnapshot(backends[0].port));
+  process.env.GRPC_XDS_BOOTSTRAP_CONFIG = JSON.stringify({
+    xds_servers: [{ server_uri: h.address, channel_creds: [{ type: "insecure" }], server_features: ["xds_v3"] }],
+    node: {
+      id: "sidecar~127.0.0.1~echo-client.default~default.svc.cluster.local",
+      metadata: { NAMESPACE: "default", GENERATOR: "grpc" },
+      locality: { zone: "z1" },
+    },
+  });
+  grpcXds.register();
+  client = new Client(`xds:///${TARGET}`, credentials.createInsecure());
+});
+
+after(async () => {
+  client?.close();
+  await h?.close();
+  for (const b of backends ?? []) b.server.forceShutdown();
+});
+
+function echo(): Promise<string> {
+  return new Promise((resolve, reject) =>
+    client.makeUnaryRequest(
+      echoMethod.path,
+      raw,
+      raw,
+      Buffer.alloc(0),
+      { deadline: Date.now() + 10_000 },
+      (err, res) => (err ? reject(err) : resolve(String(res))),
+    ),
+  );
+}
+
+test("grpc-js-xds resolves LDS → RDS → CDS → EDS from Sluice and the RPC reaches the backend", async () => {
+  assert.equal(await echo(), "one");
+  const conn = h.server.syncStatus().find((s) => s.proxy.id === "echo-client.default");
+  assert.ok(conn, "the xDS client is connected");
+  assert.equal(conn.proxy.generator, "grpc");
+  assert.deepEqual(conn.proxy.locality, { region: "", zone: "z1", subZone: "" });
+  for (const t of [TypeUrl.Listener, TypeUrl.Route, TypeUrl.Cluster, TypeUrl.Endpoint]) {
+    const watch: TypeSyncStatus | undefined = conn.types.find((x) => x.typeUrl === t);
+    assert.ok(watch?.sent, `${t} was sent`);
+    assert.equal(watch.lastNack, undefined, `${t} was not rejected`);
+  }
+  // The client names its listener and cluster: not wildcard subscriptions.
+  assert.deepEqual(conn.types.find((x) => x.typeUrl === TypeUrl.Listener)?.resourceNames, [TARGET]);
+});
+
+test("an endpoint change pushed by Sluice moves the traffic", async () => {
+  await h.push(meshSnapshot(backends[1].port));
+  // The client switches once it has applied the new ClusterLoadAssignment.
+  await waitFor(async () => (await echo()) === "two", "traffic on backend two");
+  assert.equal(clientType(TypeUrl.Endpoint)?.lastNack, undefined);
+});
+
+function clientType(typeUrl: string): TypeSyncStatus | undefined {
+  return h.server
+    .syncStatus()
+    .find((s) => s.proxy.id === "echo-client.default")
+    ?.types.find((x) => x.typeUrl === typeUrl);
+}
+
+test("a listener whose last HTTP filter is not the router is NACKed by grpc-js-xds; a fixed one is ACKed", async () => {
+  await h.push(meshSnapshot(backends[1].port, "fault"));
+  await waitFor(() => clientType(TypeUrl.Listener)?.state === "NACKED", "the LDS NACK");
+  assert.match(clientType(TypeUrl.Listener)?.lastNack?.message ?? "", /final filter is .*HTTPFault/);
+  // The client keeps its last good listener.
+  assert.equal(await echo(), "two");
+
+  await h.push(meshSnapshot(backends[0].port));
+  await waitFor(() => clientType(TypeUrl.Listener)?.state === "SYNCED", "the LDS ACK");
+  await waitFor(() => clientType(TypeUrl.Endpoint)?.state === "SYNCED", "the EDS ACK");
+  assert.equal(await echo(), "one");
+});
