@@ -14,21 +14,12 @@ export function asList(value: unknown): unknown[] | undefined {
   return Array.isArray(value) && value.length > 0 ? value : undefined;
 }
 
-/** The strings of a list; other element types are left to the structural validator. */
-export function asStringList(value: unknown): string[] {
-  return (asList(value) ?? []).filter((v): v is string => typeof v === "string");
-}
-
 export function asString(value: unknown): string {
   return typeof value === "string" ? value : "";
 }
 
 export function asNumber(value: unknown): number {
   return typeof value === "number" ? value : 0;
-}
-
-export function asBool(value: unknown): boolean {
-  return value === true;
 }
 
 /** A map of strings (labels, matchLabels); non-string values are skipped. */
@@ -42,11 +33,6 @@ export function asStringMap(value: unknown): Record<string, string> | undefined 
   return map;
 }
 
-/** Presence of a message or wrapper field (UInt32Value, DoubleValue, ...): set and not null. */
-export function isSet(value: unknown): boolean {
-  return value !== undefined && value !== null;
-}
-
 /** A field's proto name from its JSON name: `perTryTimeout` → `per_try_timeout`. */
 export function protoName(jsonName: string): string {
   return jsonName.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
@@ -58,6 +44,7 @@ export function field(obj: JsonObject, name: string): unknown {
   return value === null ? undefined : value;
 }
 
+/** Presence of a field (a message, a wrapper such as UInt32Value, ...): set and not null. */
 export function has(obj: JsonObject, name: string): boolean {
   return field(obj, name) !== undefined;
 }
@@ -76,11 +63,12 @@ export function stringField(obj: JsonObject, name: string): string {
 }
 
 export function boolField(obj: JsonObject, name: string): boolean {
-  return asBool(field(obj, name));
+  return field(obj, name) === true;
 }
 
+/** The strings of a repeated field; other element types are left to the structural validator. */
 export function stringListField(obj: JsonObject, name: string): string[] {
-  return asStringList(field(obj, name));
+  return (listField(obj, name) ?? []).filter((v): v is string => typeof v === "string");
 }
 
 /** A numeric field; jsonpb also accepts integers written as strings. Absent reads as 0. */
