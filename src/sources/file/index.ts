@@ -1,0 +1,1 @@
+export { FileSource, type FileSourceOptions } from "./source.ts";

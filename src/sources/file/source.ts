@@ -1,0 +1,210 @@
+// The file source (sluiced --configDir): every .yaml/.yml/.json under a directory, watched. Changes
+// are debounced, then the directory is scanned: files that changed are decoded and validated (see
+// load.ts for what a bad document does) and each file is applied atomically with store.replace, its
+// path being its scope. One scan is one store batch, so a rename (one file gone, one new) moves
+// objects without a moment in which they are missing. fs.watch (recursive) tells when to scan; where
+// it is unavailable or fails, the directory is polled instead.
+import { type FSWatcher, watch } from "node:fs";
+import { readFile, stat } from "node:fs/promises";
+import { join } from "node:path";
+import { type Logger, pino } from "pino";
+import type { ConfigObject } from "../../config/index.ts";
+import type { ConfigStore } from "../store.ts";
+import type { SourceProblem } from "../types.ts";
+import { loadFile } from "./load.ts";
+import { listConfigFiles } from "./scan.ts";
+
+export interface FileSourceOptions {
+  dir: string;
+  store: ConfigStore;
+  /** The source id in the store; default "file". */
+  source?: string;
+  /** Quiet time after a change before the scan, so a burst of writes is read once; default 100 ms. */
+  debounceMs?: number;
+  /** Poll instead of watching (for file systems without change notification). */
+  poll?: boolean;
+  /** How often to scan when polling; default 1 s. */
+  pollIntervalMs?: number;
+  log?: Logger;
+}
+
+interface FileState {
+  signature: string;
+  /** The text last read; undefined while the file cannot be read. */
+  text: string | undefined;
+  /** What the file contributes to the store. */
+  objects: readonly ConfigObject[];
+}
+
+/** A file's new text, or why it could not be read. */
+type FileRead = { path: string; signature: string } & ({ text: string } | { error: string });
+
+export class FileSource {
+  readonly source: string;
+  readonly dir: string;
+  private readonly store: ConfigStore;
+  private readonly debounceMs: number;
+  private readonly poll: boolean;
+  private readonly pollIntervalMs: number;
+  private readonly log: Logger;
+  private readonly files = new Map<string, FileState>();
+  private watcher: FSWatcher | undefined;
+  private poller: NodeJS.Timeout | undefined;
+  private debounce: NodeJS.Timeout | undefined;
+  /** When the first change not yet scanned was seen; a steady stream of changes waits at most 10 debounces. */
+  private firstUnscanned: number | undefined;
+  /** Files named by change notifications since the last scan, read even if their signature looks unchanged. */
+  private notified = new Set<string>();
+  private scanning: Promise<void> | undefined;
+  private rescan = false;
+  private stopped = false;
+
+  constructor(options: FileSourceOptions) {
+    this.dir = options.dir;
+    this.store = options.store;
+    this.source = options.source ?? "file";
+    this.debounceMs = options.debounceMs ?? 100;
+    this.pollIntervalMs = options.pollIntervalMs ?? 1000;
+    this.poll = options.poll ?? false;
+    this.log = options.log ?? pino({ level: "silent" });
+  }
+
+  /** Loads the directory, and from then on follows it. Rejects if `dir` is not a readable directory. */
+  async start(): Promise<void> {
+    if (!(await stat(this.dir)).isDirectory()) throw new Error(`${this.dir} is not a directory`);
+    // Watch before the first scan, so a change made while it runs is not missed.
+    if (this.poll) this.startPolling();
+    else this.startWatching();
+    this.requestScan();
+    await this.scanning;
+  }
+
+  /** Stops following the directory; resolves once a scan under way has been applied. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.watcher?.close();
+    clearInterval(this.poller);
+    clearTimeout(this.debounce);
+    await this.scanning;
+  }
+
+  /** The files loaded, sorted. */
+  loadedFiles(): string[] {
+    return [...this.files.keys()].sort();
+  }
+
+  private startWatching(): void {
+    try {
+      this.watcher = watch(this.dir, { recursive: true }, (_event, filename) => {
+        if (filename) this.notified.add(join(this.dir, filename));
+        this.changed();
+      });
+      this.watcher.on("error", (err) => {
+        this.log.warn({ dir: this.dir, err: err.message }, "watching the config directory failed; polling it instead");
+        this.watcher?.close();
+        this.startPolling();
+      });
+    } catch (err) {
+      this.log.warn({ dir: this.dir, err: (err as Error).message }, "cannot watch the config directory; polling it");
+      this.startPolling();
+    }
+  }
+
+  private startPolling(): void {
+    if (this.stopped) return;
+    this.poller = setInterval(() => this.requestScan(), this.pollIntervalMs);
+  }
+
+  private changed(): void {
+    if (this.stopped) return;
+    const now = Date.now();
+    this.firstUnscanned ??= now;
+    clearTimeout(this.debounce);
+    const wait = Math.min(this.debounceMs, this.firstUnscanned + 10 * this.debounceMs - now);
+    this.debounce = setTimeout(() => this.requestScan(), Math.max(wait, 0));
+  }
+
+  /** Scans now, or right after the scan under way (scans never overlap). */
+  private requestScan(): void {
+    this.firstUnscanned = undefined;
+    if (this.stopped) return;
+    if (this.scanning) {
+      this.rescan = true;
+      return;
+    }
+    this.scanning = this.scanUntilSettled().finally(() => {
+      this.scanning = undefined;
+    });
+  }
+
+  private async scanUntilSettled(): Promise<void> {
+    do {
+      this.rescan = false;
+      try {
+        await this.scan();
+      } catch (err) {
+        // The directory itself is unreadable (removed, unmounted): keep the config in force.
+        this.log.error({ dir: this.dir, err: (err as Error).message }, "cannot scan the config directory");
+      }
+    } while (this.rescan && !this.stopped);
+  }
+
+  private async scan(): Promise<void> {
+    const notified = this.notified;
+    this.notified = new Set();
+    const listed = await listConfigFiles(this.dir);
+    const reads: FileRead[] = [];
+    for (const [path, signature] of listed) {
+      if (this.files.get(path)?.signature === signature && !notified.has(path)) continue;
+      try {
+        reads.push({ path, signature, text: await readFile(path, "utf8") });
+      } catch (err) {
+        const error = err as NodeJS.ErrnoException;
+        // Removed since listed: the next scan (a change notification is on its way) sees it gone.
+        if (error.code === "ENOENT") continue;
+        reads.push({ path, signature, error: error.message });
+      }
+    }
+    if (this.stopped) return;
+    // Everything read is applied at once: one store batch, one event batch.
+    this.store.batch(() => {
+      for (const path of this.files.keys()) if (!listed.has(path)) this.remove(path);
+      for (const read of reads) this.apply(read);
+    });
+  }
+
+  private remove(path: string): void {
+    this.files.delete(path);
+    this.store.replace(this.source, path, []);
+    this.store.reportProblems(this.source, path, []);
+    this.log.info({ file: path }, "config file removed");
+  }
+
+  private apply(read: FileRead): void {
+    const previous = this.files.get(read.path);
+    if ("error" in read) {
+      // Unreadable (permissions): what the file defined stays, until it can be read again.
+      this.files.set(read.path, { signature: read.signature, text: undefined, objects: previous?.objects ?? [] });
+      this.report(read.path, [{ source: this.source, where: read.path, message: read.error }]);
+      return;
+    }
+    if (previous && previous.text === read.text) {
+      this.files.set(read.path, { ...previous, signature: read.signature });
+      return;
+    }
+    const load = loadFile(this.source, read.path, read.text, previous?.objects ?? []);
+    for (const warning of load.warnings) this.log.warn({ where: warning.where }, warning.message);
+    this.files.set(read.path, { signature: read.signature, text: read.text, objects: load.objects });
+    this.store.replace(this.source, read.path, load.objects);
+    this.report(read.path, load.problems);
+    this.log.debug(
+      { file: read.path, objects: load.objects.length, problems: load.problems.length },
+      "config file loaded",
+    );
+  }
+
+  private report(path: string, problems: SourceProblem[]): void {
+    for (const problem of problems) this.log.error({ where: problem.where }, problem.message);
+    this.store.reportProblems(this.source, path, problems);
+  }
+}
