@@ -140,6 +140,12 @@ export class Connection<Req = unknown> {
     for (const f of this.#onClose.splice(0)) f();
   }
 
+  /** Ends the stream with OK (shutdown) and closes the connection. */
+  end(): void {
+    if (!this.#closed) this.stream.end();
+    this.close();
+  }
+
   /** A nonce unique on this connection. */
   nextNonce(): string {
     this.#nonce++;

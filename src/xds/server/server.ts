@@ -174,22 +174,26 @@ export class XdsServer {
     return port;
   }
 
-  /** Stops accepting, lets open streams finish for `graceMs`, then cuts them. */
+  /**
+   * Graceful shutdown: stops accepting, ends every open stream with OK (clients reconnect to
+   * another replica), and cuts what is still open after `graceMs`.
+   */
   async close(graceMs = 5000): Promise<void> {
-    await Promise.all(
-      this.#servers.splice(0).map(
-        (server) =>
-          new Promise<void>((resolve) => {
-            const timer = setTimeout(() => server.forceShutdown(), graceMs);
-            server.tryShutdown(() => {
-              clearTimeout(timer);
-              resolve();
-            });
-            // Streams never end on their own: ask clients to go away by ending them.
-            for (const conn of this.#connections.values()) conn.close();
-          }),
-      ),
+    const shutdowns = this.#servers.splice(0).map(
+      (server) =>
+        new Promise<void>((resolve) => {
+          const timer = setTimeout(() => server.forceShutdown(), graceMs);
+          server.tryShutdown(() => {
+            clearTimeout(timer);
+            resolve();
+          });
+        }),
     );
+    for (const conn of [...this.#connections.values()]) {
+      conn.end();
+      this.#disconnect(conn);
+    }
+    await Promise.all(shutdowns);
   }
 
   #stream(call: AdsStream<AnyRequest>, protocol: Protocol, secure: boolean): void {

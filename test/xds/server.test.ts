@@ -1,0 +1,155 @@
+// The server around the protocol: readiness, generator plugins served over ADS, the TLS port with
+// client-certificate authentication and Istio's identity check, and shutdown.
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import { credentials, status } from "@grpc/grpc-js";
+import { ClientCertAuthenticator, loadGeneratorPlugins, TypeUrl, XdsServer } from "../../src/xds/index.ts";
+import { DeltaClient, SotwClient, sidecarNode } from "./ads-client.ts";
+import { edsCluster, startServer, testGenerators } from "./fixtures.ts";
+import { CUSTOM_TYPE } from "./testdata/custom-type-plugin.ts";
+
+const snapshot = { [TypeUrl.Cluster]: [edsCluster("a")] };
+
+test("before the first push context the server answers Unavailable, as istiod before its caches sync", async () => {
+  const server = new XdsServer({ generators: testGenerators() });
+  const { grpcPort } = await server.listen({ grpcAddr: "127.0.0.1:0" });
+  const c = SotwClient.connect(`127.0.0.1:${grpcPort}`);
+  c.request({ node: sidecarNode(), typeUrl: TypeUrl.Cluster });
+  const end = await c.ended;
+  assert.equal(end.code, status.UNAVAILABLE);
+  assert.equal(end.details, "server is not ready to serve discovery information");
+  c.close();
+  await server.close(0);
+});
+
+test("a generator plugin loaded from a file serves its custom type URL over SotW and delta", async () => {
+  const generators = testGenerators();
+  await loadGeneratorPlugins(["test/xds/testdata/custom-type-plugin.ts"], generators);
+  const h = await startServer(snapshot, { generators });
+  const c = SotwClient.connect(h.address);
+  c.request({ node: sidecarNode("plug"), typeUrl: CUSTOM_TYPE });
+  const res = await c.next();
+  assert.equal(res.typeUrl, CUSTOM_TYPE);
+  assert.equal(res.resources.length, 1);
+  assert.equal(res.resources[0].typeUrl, CUSTOM_TYPE);
+  assert.equal(new TextDecoder().decode(res.resources[0].value), "hello plug.default");
+
+  const d = DeltaClient.connect(h.address);
+  d.request({ node: sidecarNode("plug-delta"), typeUrl: CUSTOM_TYPE });
+  const dres = await d.next();
+  assert.deepEqual(
+    dres.resources.map((r) => r.name),
+    ["greeting/plug-delta.default"],
+  );
+  c.close();
+  d.close();
+  await h.close();
+});
+
+test("close() ends open streams and stops accepting", async () => {
+  const h = await startServer(snapshot);
+  const c = SotwClient.connect(h.address);
+  c.request({ node: sidecarNode("bye"), typeUrl: TypeUrl.Cluster });
+  await c.next();
+  await h.close();
+  const end = await c.ended;
+  assert.equal(end.code, status.OK);
+  assert.deepEqual(h.server.syncStatus(), []);
+  c.close();
+  const late = SotwClient.connect(h.address);
+  late.request({ node: sidecarNode("late"), typeUrl: TypeUrl.Cluster });
+  assert.equal((await late.ended).code, status.UNAVAILABLE);
+  late.close();
+});
+
+// --- TLS (15012): certificates made with the openssl CLI for the test.
+
+let dir: string;
+const file = (name: string) => join(dir, name);
+function openssl(...args: string[]) {
+  execFileSync("openssl", args, { stdio: "pipe" });
+}
+function issue(name: string, san: string) {
+  openssl("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", file(`${name}.key`));
+  writeFileSync(file(`${name}.ext`), `subjectAltName=${san}\n`);
+  openssl(
+    ...["req", "-new", "-key", file(`${name}.key`), "-out", file(`${name}.csr`), "-subj", `/O=sluice-test/CN=${name}`],
+  );
+  openssl(
+    ...["x509", "-req", "-in", file(`${name}.csr`), "-CA", file("ca.crt"), "-CAkey", file("ca.key")],
+    ...["-CAcreateserial", "-out", file(`${name}.crt`), "-days", "1", "-extfile", file(`${name}.ext`)],
+  );
+}
+
+let secure: XdsServer;
+let secureAddress: string;
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), "sluice-xds-tls-"));
+  openssl(
+    ...["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"],
+    ...["-keyout", file("ca.key"), "-out", file("ca.crt"), "-subj", "/CN=sluice-test-ca", "-days", "1"],
+  );
+  issue("istiod", "DNS:localhost,IP:127.0.0.1");
+  issue("app", "URI:spiffe://cluster.local/ns/default/sa/app");
+  issue("intruder", "URI:spiffe://cluster.local/ns/other/sa/intruder");
+
+  const h = await startServer(snapshot);
+  await h.close();
+  secure = new XdsServer({
+    generators: testGenerators(),
+    initialPush: h.server.pushContext,
+    authenticators: [new ClientCertAuthenticator()],
+  });
+  const { securePort } = await secure.listen({
+    secureGrpcAddr: "127.0.0.1:0",
+    tls: { certFile: file("istiod.crt"), keyFile: file("istiod.key"), caFile: file("ca.crt") },
+  });
+  secureAddress = `127.0.0.1:${securePort}`;
+});
+
+after(async () => {
+  await secure?.close(0);
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+function tlsClient(cert?: string): SotwClient {
+  const ca = readFileSync(file("ca.crt"));
+  const creds = cert
+    ? credentials.createSsl(ca, readFileSync(file(`${cert}.key`)), readFileSync(file(`${cert}.crt`)))
+    : credentials.createSsl(ca);
+  return SotwClient.connect(secureAddress, creds);
+}
+
+test("secure port: a client certificate with the proxy's SPIFFE id is served and recorded as its identity", async () => {
+  const c = tlsClient("app");
+  c.request({ node: sidecarNode("app-1", "default", { SERVICE_ACCOUNT: "app" }), typeUrl: TypeUrl.Cluster });
+  const res = await c.next();
+  assert.equal(res.resources.length, 1);
+  const conn = secure.syncStatus().find((s) => s.proxy.id === "app-1.default");
+  assert.deepEqual(conn?.identities, ["spiffe://cluster.local/ns/default/sa/app"]);
+  assert.deepEqual(conn?.proxy.verifiedIdentities, ["spiffe://cluster.local/ns/default/sa/app"]);
+  c.close();
+});
+
+test("secure port: no client certificate means Unauthenticated", async () => {
+  const c = tlsClient();
+  c.request({ node: sidecarNode("anon"), typeUrl: TypeUrl.Cluster });
+  const end = await c.ended;
+  assert.equal(end.code, status.UNAUTHENTICATED);
+  assert.match(end.details, /authentication failure.*no verified client certificate/);
+  c.close();
+});
+
+test("secure port: an identity from another namespace is PermissionDenied (Istio's identity check)", async () => {
+  const c = tlsClient("intruder");
+  c.request({ node: sidecarNode("app-1", "default"), typeUrl: TypeUrl.Cluster });
+  const end = await c.ended;
+  assert.equal(end.code, status.PERMISSION_DENIED);
+  assert.match(end.details, /no identities \(spiffe:\/\/cluster.local\/ns\/other\/sa\/intruder\) matched default\//);
+  c.close();
+});
