@@ -1,0 +1,214 @@
+import assert from "node:assert/strict";
+import { mkdir, mkdtemp, rename, rm, unlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, test } from "node:test";
+import type { ConfigObject } from "../../config/index.ts";
+import { ConfigStore } from "../store.ts";
+import type { ConfigEvent } from "../types.ts";
+import { FileSource } from "./source.ts";
+
+const VS = "networking.istio.io/VirtualService";
+const NS = "/Namespace";
+
+function vs(name: string, host = name): string {
+  return `apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata:
+  name: ${name}
+  namespace: prod
+spec:
+  hosts: [${host}]
+  http:
+  - route:
+    - destination:
+        host: ${host}
+`;
+}
+
+function namespaceJson(name: string): string {
+  return JSON.stringify({ apiVersion: "v1", kind: "Namespace", metadata: { name } });
+}
+
+function hostOf(obj: ConfigObject | undefined): string | undefined {
+  return (obj?.spec as { hosts: string[] } | undefined)?.hosts[0];
+}
+
+/** The VirtualServices in force, as "name=host", sorted. */
+function virtualServices(store: ConfigStore): string[] {
+  return store
+    .collection(VS)
+    .list()
+    .map((o) => `${o.metadata.name}=${hostOf(o)}`)
+    .sort();
+}
+
+/** Waits (at most 5 s) until `condition` holds. */
+async function until(condition: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while (!condition()) {
+    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+const started: FileSource[] = [];
+
+async function startSource(dir: string, options: { poll?: boolean } = {}): Promise<ConfigStore> {
+  const store = new ConfigStore();
+  const source = new FileSource({ dir, store, debounceMs: 20, pollIntervalMs: 20, ...options });
+  started.push(source);
+  await source.start();
+  return store;
+}
+
+async function tempDir(): Promise<string> {
+  return mkdtemp(join(tmpdir(), "sluice-file-source-"));
+}
+
+afterEach(async () => {
+  for (const source of started.splice(0)) await source.stop();
+});
+
+describe("FileSource", () => {
+  test("loads .yaml, .yml and .json files in nested directories, skipping hidden and other files", async () => {
+    const dir = await tempDir();
+    await mkdir(join(dir, "team/sub"), { recursive: true });
+    await mkdir(join(dir, "..data"));
+    await writeFile(join(dir, "a.yaml"), vs("a"));
+    await writeFile(join(dir, "team/b.yml"), vs("b"));
+    await writeFile(join(dir, "team/sub/ns.json"), namespaceJson("prod"));
+    await writeFile(join(dir, "..data/hidden.yaml"), vs("hidden"));
+    await writeFile(join(dir, ".c.yaml"), vs("c"));
+    await writeFile(join(dir, "notes.txt"), vs("txt"));
+    const store = await startSource(dir);
+    assert.deepEqual(virtualServices(store), ["a=a", "b=b"]);
+    assert.equal(store.collection(NS).get("prod")?.metadata.name, "prod");
+    assert.equal(store.get({ kindKey: VS, namespace: "prod", name: "b" })?.scope, join(dir, "team/b.yml"));
+    assert.deepEqual(store.problems(), []);
+  });
+
+  test("an edit is applied as one event batch per scan", async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, "a.yaml"), [vs("a"), vs("b")].join("---\n"));
+    const store = await startSource(dir);
+    const batches: ConfigEvent[][] = [];
+    store.onChange((events) => batches.push([...events]));
+    await writeFile(join(dir, "a.yaml"), [vs("a", "a2"), vs("b", "b2")].join("---\n"));
+    await until(() => virtualServices(store).join() === "a=a2,b=b2", "the edit");
+    assert.equal(batches.length, 1);
+    assert.deepEqual(
+      batches[0].map((e) => e.type),
+      ["update", "update"],
+    );
+  });
+
+  test("an invalid file next to valid ones: the valid ones load, the invalid one is reported with file:line", async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, "good.yaml"), vs("good"));
+    const bad = join(dir, "bad.yaml");
+    await writeFile(bad, `${vs("fine")}---\n${vs("broken").replace("  hosts: [broken]", "  hosts: 7")}---\nkind: [\n`);
+    const store = await startSource(dir);
+    assert.deepEqual(virtualServices(store), ["fine=fine", "good=good"]);
+    const wheres = store.problems().map((p) => p.where);
+    assert.ok(wheres.includes(`${bad}:13`), `problems at ${wheres}`);
+    assert.ok(wheres.includes(`${bad}:25`), `problems at ${wheres}`);
+    assert.ok(
+      store.problems().every((p) => p.source === "file" && p.scope === bad),
+      "every problem belongs to the bad file",
+    );
+  });
+
+  test("a partial write keeps the old state until the file parses again", async () => {
+    const dir = await tempDir();
+    const file = join(dir, "a.yaml");
+    await writeFile(file, [vs("a"), vs("b")].join("---\n"));
+    const store = await startSource(dir);
+    const complete = [vs("a", "a2"), vs("b", "b2"), vs("c")].join("---\n");
+    // Cut inside b's host list: b's document does not decode, c is not written yet.
+    await writeFile(file, complete.slice(0, complete.indexOf("[b2") + 2));
+    await until(() => store.problems().length > 0, "the syntax error to be reported");
+    assert.deepEqual(virtualServices(store), ["a=a2", "b=b"]);
+    assert.match(store.problems()[0].message, /syntax error/);
+
+    await writeFile(file, complete);
+    await until(() => virtualServices(store).join() === "a=a2,b=b2,c=c", "the completed file");
+    assert.deepEqual(store.problems(), []);
+  });
+
+  test("an invalid edit keeps the last good version of that object", async () => {
+    const dir = await tempDir();
+    const file = join(dir, "a.yaml");
+    await writeFile(file, [vs("a"), vs("b")].join("---\n"));
+    const store = await startSource(dir);
+    await writeFile(file, [vs("a", "a2"), vs("b").replace("  hosts: [b]", "  hosts: 7")].join("---\n"));
+    await until(() => store.problems().length > 0, "the invalid document to be reported");
+    assert.deepEqual(virtualServices(store), ["a=a2", "b=b"]);
+    assert.ok(store.problems().every((p) => p.where === `${file}:13`));
+  });
+
+  test("a deleted file removes its objects and its problems", async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, "keep.yaml"), vs("keep"));
+    await writeFile(join(dir, "gone.yaml"), `${vs("gone")}---\nkind: [\n`);
+    const store = await startSource(dir);
+    assert.equal(store.problems().length, 1);
+    await unlink(join(dir, "gone.yaml"));
+    await until(() => virtualServices(store).join() === "keep=keep", "the deletion");
+    assert.deepEqual(store.problems(), []);
+  });
+
+  test("a rename moves the objects to the new file without removing them", async () => {
+    const dir = await tempDir();
+    await mkdir(join(dir, "sub"));
+    await writeFile(join(dir, "old.yaml"), vs("a"));
+    const store = await startSource(dir);
+    const events: ConfigEvent[] = [];
+    store.onChange((batch) => events.push(...batch));
+    await rename(join(dir, "old.yaml"), join(dir, "sub/new.yaml"));
+    const key = { kindKey: VS, namespace: "prod", name: "a" };
+    await until(() => store.get(key)?.scope === join(dir, "sub/new.yaml"), "the rename");
+    assert.deepEqual(events, []);
+    assert.deepEqual(virtualServices(store), ["a=a"]);
+  });
+
+  test("a directory created or removed after start brings or takes its files", async () => {
+    const dir = await tempDir();
+    const store = await startSource(dir);
+    await mkdir(join(dir, "late/deeper"), { recursive: true });
+    await writeFile(join(dir, "late/deeper/a.yaml"), vs("a"));
+    await until(() => virtualServices(store).join() === "a=a", "the new directory's file");
+    await rm(join(dir, "late"), { recursive: true });
+    await until(() => store.collection(VS).size === 0, "the removed directory's file to go");
+  });
+
+  test("the same object in two files: the first file wins, the other is reported, and takes over", async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, "a.yaml"), vs("dup", "from-a"));
+    await writeFile(join(dir, "b.yaml"), vs("dup", "from-b"));
+    const store = await startSource(dir);
+    assert.deepEqual(virtualServices(store), ["dup=from-a"]);
+    assert.deepEqual(
+      store.problems().map((p) => p.scope),
+      [join(dir, "b.yaml")],
+    );
+    await unlink(join(dir, "a.yaml"));
+    await until(() => virtualServices(store).join() === "dup=from-b", "b.yaml to take over");
+    assert.deepEqual(store.problems(), []);
+  });
+
+  test("polling follows the directory when watching is off", async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, "a.yaml"), vs("a"));
+    const store = await startSource(dir, { poll: true });
+    assert.deepEqual(virtualServices(store), ["a=a"]);
+    await writeFile(join(dir, "a.yaml"), vs("a", "a2"));
+    await writeFile(join(dir, "b.yaml"), vs("b"));
+    await until(() => virtualServices(store).join() === "a=a2,b=b", "the polled changes");
+  });
+
+  test("start rejects a directory that does not exist", async () => {
+    const dir = join(await tempDir(), "missing");
+    await assert.rejects(new FileSource({ dir, store: new ConfigStore() }).start(), /ENOENT/);
+  });
+});
