@@ -13,6 +13,7 @@ import {
   loadAssignment,
   startServer,
   type TestSnapshot,
+  testGenerators,
 } from "./fixtures.ts";
 
 const clusters = (...n: string[]) => n.map((name) => edsCluster(name));
@@ -20,6 +21,8 @@ const base: TestSnapshot = {
   [TypeUrl.Cluster]: clusters("a", "b"),
   [TypeUrl.Endpoint]: [loadAssignment("a", [["10.0.0.1", 80]]), loadAssignment("b", [["10.0.0.2", 80]])],
 };
+
+const BROKEN_TYPE = "type.googleapis.com/sluice.test.Broken";
 
 let h: Harness;
 let metrics: Registry;
@@ -38,7 +41,13 @@ function delta(): DeltaClient {
 
 before(async () => {
   metrics = new Registry();
-  h = await startServer(base, { metrics: new XdsMetrics(metrics) });
+  const generators = testGenerators();
+  generators.register(BROKEN_TYPE, {
+    generate() {
+      throw new Error("generator bug");
+    },
+  });
+  h = await startServer(base, { metrics: new XdsMetrics(metrics), generators });
 });
 after(async () => {
   for (const c of open) c.close();
@@ -281,6 +290,52 @@ test("delta NACK is recorded and the same state is not pushed again", async () =
     ?.types.find((t) => t.typeUrl === TypeUrl.Cluster);
   assert.equal(cds?.state, "NACKED");
   assert.equal(cds?.lastNack?.message, "rejected");
+});
+
+test("delta: subscribing and unsubscribing '*' at once asks for nothing until names are subscribed", async () => {
+  const d = delta();
+  d.request({
+    node: sidecarNode("delta-5"),
+    typeUrl: TypeUrl.Cluster,
+    resourceNamesSubscribe: ["*"],
+    resourceNamesUnsubscribe: ["*"],
+  });
+  const first = await d.next();
+  assert.deepEqual(first.resources, [], "the first request is answered, with nothing");
+  d.request({ typeUrl: TypeUrl.Cluster, responseNonce: first.nonce, resourceNamesSubscribe: ["b"] });
+  assert.deepEqual(names(await d.next()), ["b"]);
+});
+
+test("delta reconnect on a named type: initial_resource_versions are subscriptions too", async () => {
+  const d1 = delta();
+  d1.request({ node: sidecarNode("delta-6"), typeUrl: TypeUrl.Endpoint, resourceNamesSubscribe: ["a", "b"] });
+  const held = await d1.next();
+  d1.close();
+  const d2 = delta();
+  d2.request({
+    node: sidecarNode("delta-6"),
+    typeUrl: TypeUrl.Endpoint,
+    initialResourceVersions: Object.fromEntries(held.resources.map((r) => [r.name, r.version])),
+  });
+  const first = await d2.next();
+  assert.deepEqual(first.resources, [], "nothing changed since");
+  d2.ack(first);
+  await h.push({
+    ...base,
+    [TypeUrl.Endpoint]: [loadAssignment("a", [["10.0.0.1", 80]]), loadAssignment("b", [["10.7.7.7", 80]])],
+  });
+  assert.deepEqual(names(await d2.next()), ["b"], "b is watched again without being named in a subscribe");
+  await h.push(base);
+});
+
+test("a throwing generator is an internal error, not a broken stream", async () => {
+  const before = await metricValue("pilot_total_xds_internal_errors", {});
+  const c = sotw();
+  c.request({ node: sidecarNode("broken-1"), typeUrl: BROKEN_TYPE });
+  await assertNoResponse(c);
+  assert.equal(await metricValue("pilot_total_xds_internal_errors", {}), before + 1);
+  c.request({ typeUrl: TypeUrl.Cluster });
+  assert.deepEqual(names(await c.next()), ["a", "b"]);
 });
 
 test("metrics: pushes, config size and connected proxies under Istio's names", async () => {

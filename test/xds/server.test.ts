@@ -9,7 +9,7 @@ import { after, before, test } from "node:test";
 import { credentials, status } from "@grpc/grpc-js";
 import { ClientCertAuthenticator, loadGeneratorPlugins, TypeUrl, XdsServer } from "../../src/xds/index.ts";
 import { DeltaClient, SotwClient, sidecarNode } from "./ads-client.ts";
-import { edsCluster, startServer, testGenerators } from "./fixtures.ts";
+import { assertNoResponse, edsCluster, startServer, testGenerators } from "./fixtures.ts";
 import { CUSTOM_TYPE } from "./testdata/custom-type-plugin.ts";
 
 const snapshot = { [TypeUrl.Cluster]: [edsCluster("a")] };
@@ -47,6 +47,26 @@ test("a generator plugin loaded from a file serves its custom type URL over SotW
   );
   c.close();
   d.close();
+  await h.close();
+});
+
+test("proxyNeedsPush keeps a push from proxies it does not concern", async () => {
+  const h = await startServer(snapshot, { proxyNeedsPush: (proxy) => proxy.configNamespace !== "quiet" });
+  const quiet = SotwClient.connect(h.address);
+  const busy = SotwClient.connect(h.address);
+  quiet.request({ node: sidecarNode("q", "quiet"), typeUrl: TypeUrl.Cluster });
+  busy.request({ node: sidecarNode("b", "busy"), typeUrl: TypeUrl.Cluster });
+  quiet.ack(await quiet.next());
+  busy.ack(await busy.next());
+  const next = await h.push({ [TypeUrl.Cluster]: [edsCluster("a"), edsCluster("new")] });
+  assert.equal((await busy.next()).resources.length, 2);
+  await assertNoResponse(quiet);
+  // A later request of the skipped proxy is answered from the new push context.
+  quiet.request({ typeUrl: TypeUrl.Endpoint, resourceNames: ["x"] });
+  const eds = await quiet.next();
+  assert.equal(eds.versionInfo, next.version);
+  quiet.close();
+  busy.close();
   await h.close();
 });
 

@@ -30,15 +30,22 @@ export async function handleDeltaRequest(
     return;
   }
   if (!w) {
-    // First request for the type, or a reconnect: the proxy tells what it already holds.
-    const watch = new Watch(typeUrl, req.resourceNamesSubscribe);
-    for (const [name, version] of Object.entries(req.initialResourceVersions)) watch.known.set(name, version);
+    // First request for the type, or a reconnect. Per the xDS spec a wildcard type with no
+    // explicit subscription is wildcard; subscribing and unsubscribing "*" at once asks for nothing.
+    const watch = new Watch(typeUrl, []);
+    watch.wildcard = isWildcardTypeUrl(typeUrl) && req.resourceNamesSubscribe.length === 0;
+    const { subscribed } = applySubscriptions(watch, req);
+    // On reconnect the proxy tells what it holds: those are not resent unless they changed.
+    for (const [name, version] of Object.entries(req.initialResourceVersions)) {
+      watch.known.set(name, version);
+      if (!watch.wildcard) watch.resourceNames.add(name);
+    }
     conn.watches.set(typeUrl, watch);
     env.log.debug(
       { connection: conn.id, type: shortType(typeUrl), known: watch.known.size },
       watch.known.size > 0 ? "ADS: delta RECONNECT" : "ADS: delta INIT",
     );
-    await pushDeltaType(env, conn, watch, requestPush(conn), { initial: true, subscribed: [...watch.resourceNames] });
+    await pushDeltaType(env, conn, watch, requestPush(conn), { initial: true, subscribed });
     return;
   }
   if (req.responseNonce !== "" && req.responseNonce !== w.sent?.nonce) {
@@ -46,13 +53,23 @@ export async function handleDeltaRequest(
     return;
   }
   if (req.responseNonce !== "") recordAck(w, w.sent?.version ?? "", req.responseNonce);
+  const { changed, subscribed } = applySubscriptions(w, req);
+  if (!changed) return;
+  await pushDeltaType(env, conn, w, requestPush(conn), { initial: false, subscribed });
+}
 
+/** Applies resource_names_subscribe/unsubscribe ("*" toggles wildcard); returns the names newly subscribed. */
+function applySubscriptions(
+  w: Watch,
+  req: discovery.DeltaDiscoveryRequest,
+): { changed: boolean; subscribed: string[] } {
+  const wildcardType = isWildcardTypeUrl(w.typeUrl);
   const subscribed: string[] = [];
   let changed = false;
   for (const name of req.resourceNamesSubscribe) {
     if (name === "*") {
-      changed ||= isWildcardTypeUrl(typeUrl) && !w.wildcard;
-      w.wildcard = isWildcardTypeUrl(typeUrl);
+      changed ||= wildcardType && !w.wildcard;
+      w.wildcard = wildcardType;
     } else if (!w.resourceNames.has(name)) {
       w.resourceNames.add(name);
       subscribed.push(name);
@@ -69,8 +86,7 @@ export async function handleDeltaRequest(
     // The proxy forgets what it unsubscribed from; a later subscribe must send it again.
     if (!w.wildcard) w.known.delete(name);
   }
-  if (!changed) return;
-  await pushDeltaType(env, conn, w, requestPush(conn), { initial: false, subscribed });
+  return { changed, subscribed };
 }
 
 interface DeltaTrigger {

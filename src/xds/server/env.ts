@@ -60,7 +60,7 @@ export function runGenerator<T>(env: XdsEnv, conn: Connection, typeUrl: string, 
   try {
     return run();
   } catch (err) {
-    env.metrics?.pushes.inc({ type: `${metricType(typeUrl)}_builderr` });
+    env.metrics?.internalErrors.inc();
     env.log.error(
       { connection: conn.id, type: shortType(typeUrl), err: err instanceof Error ? err.message : String(err) },
       "ADS: generator failed",

@@ -5,7 +5,7 @@ import { Counter, Gauge, Histogram, type Registry } from "prom-client";
 export class XdsMetrics {
   /** pilot_xds: connected xDS clients, by Istio version. */
   readonly connections: Gauge<"version">;
-  /** pilot_xds_pushes: responses sent, by type (`cds`, `eds`, ..., `<type>_senderr` on failure). */
+  /** pilot_xds_pushes: responses sent, by type (`cds`, `eds`, ..., `<type>_senderr` when the write fails). */
   readonly pushes: Counter<"type">;
   readonly pushTime: Histogram<"type">;
   readonly rejects: Counter<"type">;
@@ -13,6 +13,8 @@ export class XdsMetrics {
   readonly convergence: Histogram;
   readonly queueTime: Histogram;
   readonly expiredNonce: Counter<"type">;
+  /** pilot_total_xds_internal_errors: a generator threw or produced something unencodable. */
+  readonly internalErrors: Counter;
   readonly rpcStarted: Counter<"grpc_type" | "grpc_service" | "grpc_method">;
   readonly rpcHandled: Counter<"grpc_type" | "grpc_service" | "grpc_method" | "grpc_code">;
 
@@ -66,6 +68,11 @@ export class XdsMetrics {
       name: "pilot_xds_expired_nonce",
       help: "Total number of XDS requests with an expired nonce.",
       labelNames: ["type"],
+      registers,
+    });
+    this.internalErrors = new Counter({
+      name: "pilot_total_xds_internal_errors",
+      help: "Total number of internal XDS errors in pilot.",
       registers,
     });
     this.rpcStarted = new Counter({

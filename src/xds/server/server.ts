@@ -16,7 +16,7 @@ import {
 } from "@grpc/grpc-js";
 import { type Logger, pino } from "pino";
 import { core, discovery } from "../../api/index.ts";
-import { parseProxy } from "../../model/proxy.ts";
+import { type ProxyNode, parseProxy } from "../../model/proxy.ts";
 import type { PushContext, PushRequest } from "../../model/push-context.ts";
 import type { GeneratorRegistry } from "../generator.ts";
 import { type AuthContext, type Authenticator, authenticate, checkConnectionIdentity } from "./auth.ts";
@@ -36,6 +36,11 @@ export interface XdsServerOptions {
   authenticators?: readonly Authenticator[];
   /** Require the caller's SPIFFE id to match the proxy's namespace and service account (PILOT_ENABLE_XDS_IDENTITY_CHECK). */
   identityCheck?: boolean;
+  /**
+   * Whether a push concerns a proxy at all (Istio's ProxyNeedsPush: Sidecar scoping, namespaces).
+   * Without it every connection is queued and the generators decide per type.
+   */
+  proxyNeedsPush?: (proxy: ProxyNode, req: PushRequest) => boolean;
   /** Proxies pushed at once (PILOT_PUSH_THROTTLE, default 100). */
   pushConcurrency?: number;
   metrics?: XdsMetrics;
@@ -109,7 +114,12 @@ export class XdsServer {
   /** Makes `req.push` current and queues every connection for it; generators decide what each one gets. */
   push(req: PushRequest): void {
     this.#push = req.push;
-    for (const conn of this.#connections.values()) this.#queue.enqueue(conn, req);
+    const needsPush = this.#options.proxyNeedsPush;
+    for (const conn of this.#connections.values()) {
+      if (req.forced || !needsPush || needsPush(conn.proxy, req)) this.#queue.enqueue(conn, req);
+      // Nothing it sees changed: later requests of this proxy are answered from the new context.
+      else conn.pushContext = req.push;
+    }
   }
 
   /** Resolves when the push queue is empty and nothing is being pushed. */
