@@ -1,0 +1,53 @@
+// Registry inputs for tests: a StaticCollection per kind, as the config store provides them.
+import type { ConfigObject } from "../config/index.ts";
+import { StaticCollection } from "../krt/index.ts";
+import type { RegistryInputs } from "./index.ts";
+
+const KIND_INPUTS: Record<string, keyof RegistryInputs> = {
+  Service: "services",
+  EndpointSlice: "endpointSlices",
+  Endpoints: "endpoints",
+  Pod: "pods",
+  Node: "nodes",
+  ServiceEntry: "serviceEntries",
+  WorkloadEntry: "workloadEntries",
+  WorkloadGroup: "workloadGroups",
+};
+
+export type StaticInputs = { [K in keyof RegistryInputs]: StaticCollection<ConfigObject> };
+
+/** Objects of the kinds the registry reads go to their collection; other kinds are ignored. */
+export function staticInputs(objects: readonly ConfigObject[] = []): StaticInputs {
+  const byInput = new Map<keyof RegistryInputs, ConfigObject[]>();
+  for (const object of objects) {
+    const input = KIND_INPUTS[object.kind];
+    if (input) byInput.set(input, [...(byInput.get(input) ?? []), object]);
+  }
+  const collection = (input: keyof RegistryInputs) => new StaticCollection(byInput.get(input) ?? []);
+  return {
+    services: collection("services"),
+    endpointSlices: collection("endpointSlices"),
+    endpoints: collection("endpoints"),
+    pods: collection("pods"),
+    nodes: collection("nodes"),
+    serviceEntries: collection("serviceEntries"),
+    workloadEntries: collection("workloadEntries"),
+    workloadGroups: collection("workloadGroups"),
+  };
+}
+
+export function k8s(kind: string, namespace: string, name: string, body: Record<string, unknown> = {}): ConfigObject {
+  const apiVersion = kind === "EndpointSlice" ? "discovery.k8s.io/v1" : "v1";
+  const { metadata, ...rest } = body;
+  return { apiVersion, kind, metadata: { name, namespace, ...(metadata as object | undefined) }, ...rest };
+}
+
+export function istio(
+  kind: string,
+  namespace: string,
+  name: string,
+  spec: unknown,
+  metadata: object = {},
+): ConfigObject {
+  return { apiVersion: "networking.istio.io/v1", kind, metadata: { name, namespace, ...metadata }, spec };
+}
