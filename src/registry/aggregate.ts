@@ -10,10 +10,10 @@
 // Both are "group by" collections: each member of a group (a registry's service, a registry's
 // endpoint list) computes its whole group's result under the group's key, reading the group through
 // an index, so a change recomputes the members of one group only.
-import type { Collection, CollectionOptions, DebugRegistry, Index } from "../krt/index.ts";
+import type { Collection, CollectionOptions, DebugRegistry, FetchContext, Index } from "../krt/index.ts";
 import { derive, deriveMany } from "../krt/index.ts";
 import type { PortEndpoints, RegistryEndpoints, Service } from "./model.ts";
-import { hostKey } from "./model.ts";
+import { hostKey, registryKey } from "./model.ts";
 
 function byNamespaceHost<T extends { namespace: string; hostname: string }>(collection: Collection<T>): Index<T> {
   return collection.addIndex(`${collection.name}/by-host`, (item) => [hostKey(item.namespace, item.hostname)]);
@@ -25,48 +25,47 @@ function precedes(a: Service, b: Service): number {
   return a.objectName.localeCompare(b.objectName);
 }
 
-export function aggregateServices(
-  services: Collection<Service>,
-  debug: DebugRegistry | undefined,
-): Collection<Service> {
-  const group = byNamespaceHost(services);
-  return derive(
-    services,
-    (ctx, service) => ctx.fetchIndex(group, hostKey(service.namespace, service.hostname)).sort(precedes)[0],
-    { name: "registry/services", keyOf: (s) => hostKey(s.namespace, s.hostname), debug },
-  );
-}
-
-/** Kubernetes endpoint lists first, then ServiceEntries' by key, so merged lists have a stable order. */
-function registryOrder(a: RegistryEndpoints, b: RegistryEndpoints): number {
-  const aKube = a.key.startsWith("Kubernetes/");
-  const bKube = b.key.startsWith("Kubernetes/");
-  if (aKube !== bKube) return aKube ? -1 : 1;
-  return a.key.localeCompare(b.key);
-}
-
 export function portEndpointsKey(namespace: string, hostname: string, port: number): string {
   return `${namespace}/${hostname}/${port}`;
 }
 
-export function aggregateEndpoints(
-  endpoints: Collection<RegistryEndpoints>,
+/** The aggregate services and port endpoints over every registry's services and endpoint lists. */
+export function aggregate(
   services: Collection<Service>,
+  endpoints: Collection<RegistryEndpoints>,
   debug: DebugRegistry | undefined,
-): Collection<PortEndpoints> {
-  const group = byNamespaceHost(endpoints);
+): { services: Collection<Service>; endpoints: Collection<PortEndpoints> } {
+  const servicesByHost = byNamespaceHost(services);
+  const endpointsByHost = byNamespaceHost(endpoints);
+  /** The group's services, the one that stands for it first. */
+  const contenders = (ctx: FetchContext, key: string) => ctx.fetchIndex(servicesByHost, key).sort(precedes);
+
+  const aggregateServices = derive(
+    services,
+    (ctx, service) => contenders(ctx, hostKey(service.namespace, service.hostname))[0],
+    {
+      name: "registry/services",
+      keyOf: (s) => hostKey(s.namespace, s.hostname),
+      debug,
+    },
+  );
   const options: CollectionOptions<PortEndpoints> = {
     name: "registry/endpoints",
     keyOf: (e) => portEndpointsKey(e.namespace, e.hostname, e.port),
     debug,
   };
-  return deriveMany(
+  const aggregateEndpoints = deriveMany(
     endpoints,
     (ctx, member) => {
       const key = hostKey(member.namespace, member.hostname);
-      const service = ctx.fetch(services, { key })[0];
+      const group = contenders(ctx, key);
+      const service = group[0];
       if (!service) return [];
-      const lists = ctx.fetchIndex(group, key).sort(registryOrder);
+      const ordered = group.map(registryKey);
+      // Lists in the order of their services, so a merged list is stable.
+      const lists = ctx
+        .fetchIndex(endpointsByHost, key)
+        .sort((a, b) => ordered.indexOf(a.key) - ordered.indexOf(b.key));
       return service.ports.map((port) => ({
         hostname: service.hostname,
         namespace: service.namespace,
@@ -76,4 +75,5 @@ export function aggregateEndpoints(
     },
     options,
   );
+  return { services: aggregateServices, endpoints: aggregateEndpoints };
 }

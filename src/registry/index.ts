@@ -11,7 +11,7 @@ import type { ConfigObject, MeshConfig } from "../config/index.ts";
 import type { ServiceEntrySpec, WorkloadEntrySpec, WorkloadGroupSpec } from "../config/types/index.ts";
 import type { Collection, DebugRegistry, Index, Labels } from "../krt/index.ts";
 import { derive, deriveMany, join, labelsContain } from "../krt/index.ts";
-import { aggregateEndpoints, aggregateServices, portEndpointsKey } from "./aggregate.ts";
+import { aggregate, portEndpointsKey } from "./aggregate.ts";
 import type { KubeOptions } from "./kube.ts";
 import { kubeEndpoints, kubeService, sliceServiceKey } from "./kube.ts";
 import type { PortEndpoints, RegistryEndpoints, Service, ServiceEndpoint, WorkloadInstance } from "./model.ts";
@@ -129,8 +129,9 @@ export class ServiceRegistry {
       keyOf: (e) => e.key,
       debug,
     });
-    this.services = aggregateServices(this.registryServices, debug);
-    this.endpoints = aggregateEndpoints(this.registryEndpoints, this.services, debug);
+    const aggregated = aggregate(this.registryServices, this.registryEndpoints, debug);
+    this.services = aggregated.services;
+    this.endpoints = aggregated.endpoints;
     this.servicesByHostname = this.services.addIndex("registry/services-by-hostname", (s) => [s.hostname]);
     this.workloadGroups = derive(
       inputs.workloadGroups,
