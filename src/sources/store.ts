@@ -36,7 +36,7 @@ export interface ConfigStoreOptions {
   metrics?: Registry;
   /** Shows the per-kind collections in krt debug output. */
   debug?: DebugRegistry;
-  /** Conflicts between definitions are logged as they appear. */
+  /** Problems and conflicts are logged as they appear. */
   log?: Logger;
 }
 
@@ -150,14 +150,16 @@ export class ConfigStore implements ConfigWriter {
     });
   }
 
+  /** New or changed problems are logged here, once, whichever source found them. */
   reportProblems(source: string, scope: string, problems: readonly SourceProblem[]): void {
     const id = scopeId(source, scope);
-    if (problems.length === 0) this.reported.delete(id);
-    else
-      this.reported.set(
-        id,
-        problems.map((p) => ({ ...p, scope })),
-      );
+    const previous = this.reported.get(id) ?? [];
+    const next = problems.map((p) => ({ ...p, scope }));
+    if (next.length === 0) this.reported.delete(id);
+    else this.reported.set(id, next);
+    if (isDeepStrictEqual(previous, next)) return;
+    for (const problem of next) this.log?.error({ source, where: problem.where }, problem.message);
+    if (next.length === 0) this.log?.info({ source, scope }, "problems resolved");
   }
 
   /**

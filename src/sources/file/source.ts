@@ -10,7 +10,6 @@ import { join } from "node:path";
 import { type Logger, pino } from "pino";
 import type { ConfigObject } from "../../config/index.ts";
 import type { ConfigStore } from "../store.ts";
-import type { SourceProblem } from "../types.ts";
 import { loadFile } from "./load.ts";
 import { listConfigFiles } from "./scan.ts";
 
@@ -58,6 +57,8 @@ export class FileSource {
   private scanning: Promise<void> | undefined;
   private rescan = false;
   private stopped = false;
+  /** After the first load, file changes are logged at info level (the first load is summed up by the caller). */
+  private changeLevel: "debug" | "info" = "debug";
 
   constructor(options: FileSourceOptions) {
     this.dir = options.dir;
@@ -77,6 +78,7 @@ export class FileSource {
     else this.startWatching();
     this.requestScan();
     await this.scanning;
+    this.changeLevel = "info";
   }
 
   /** Stops following the directory; resolves once a scan under way has been applied. */
@@ -177,7 +179,7 @@ export class FileSource {
     this.files.delete(path);
     this.store.replace(this.source, path, []);
     this.store.reportProblems(this.source, path, []);
-    this.log.info({ file: path }, "config file removed");
+    this.log[this.changeLevel]({ file: path }, "config file removed");
   }
 
   private apply(read: FileRead): void {
@@ -185,7 +187,9 @@ export class FileSource {
     if ("error" in read) {
       // Unreadable (permissions): what the file defined stays, until it can be read again.
       this.files.set(read.path, { signature: read.signature, text: undefined, objects: previous?.objects ?? [] });
-      this.report(read.path, [{ source: this.source, where: read.path, message: read.error }]);
+      this.store.reportProblems(this.source, read.path, [
+        { source: this.source, where: read.path, message: read.error },
+      ]);
       return;
     }
     if (previous && previous.text === read.text) {
@@ -196,15 +200,10 @@ export class FileSource {
     for (const warning of load.warnings) this.log.warn({ where: warning.where }, warning.message);
     this.files.set(read.path, { signature: read.signature, text: read.text, objects: load.objects });
     this.store.replace(this.source, read.path, load.objects);
-    this.report(read.path, load.problems);
-    this.log.debug(
+    this.store.reportProblems(this.source, read.path, load.problems);
+    this.log[this.changeLevel](
       { file: read.path, objects: load.objects.length, problems: load.problems.length },
       "config file loaded",
     );
-  }
-
-  private report(path: string, problems: SourceProblem[]): void {
-    for (const problem of problems) this.log.error({ where: problem.where }, problem.message);
-    this.store.reportProblems(this.source, path, problems);
   }
 }
