@@ -13,6 +13,7 @@ export type { AckInfo, ConnectionStatus, NackInfo, SentInfo, TypeSyncStatus } fr
 export { deserializer, grpcServiceDefinition, methodPath, serializer } from "./grpc-service.ts";
 export { XdsMetrics } from "./metrics.ts";
 export { PushQueue } from "./push-queue.ts";
+export { addReflection, Reflection } from "./reflection.ts";
 export {
   adsServiceDefinition,
   type BoundPorts,

@@ -15,7 +15,7 @@ import {
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
 import { type Logger, pino } from "pino";
-import { core, discovery } from "../../api/index.ts";
+import { core, discovery, registry } from "../../api/index.ts";
 import { type ProxyNode, parseProxy } from "../../model/proxy.ts";
 import type { PushContext, PushRequest } from "../../model/push-context.ts";
 import type { GeneratorRegistry } from "../generator.ts";
@@ -26,6 +26,7 @@ import type { XdsEnv } from "./env.ts";
 import { grpcServiceDefinition } from "./grpc-service.ts";
 import type { XdsMetrics } from "./metrics.ts";
 import { PushQueue } from "./push-queue.ts";
+import { addReflection } from "./reflection.ts";
 import { handleSotwRequest, pushSotwType } from "./sotw.ts";
 
 export interface XdsServerOptions {
@@ -57,7 +58,7 @@ export interface TlsFiles {
 }
 
 export interface ListenOptions {
-  /** Plaintext `host:port` (Istio's --grpcAddr, :15010); empty to disable. */
+  /** Plaintext `host:port` (Istio's --grpcAddr, :15010); empty to disable. Both ports serve gRPC reflection. */
   grpcAddr?: string;
   /** TLS `host:port` (Istio's --secureGRPCAddr, :15012); needs `tls`. */
   secureGrpcAddr?: string;
@@ -177,6 +178,7 @@ export class XdsServer {
     const defined = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined));
     const server = new Server(defined);
     this.register(server, secure);
+    addReflection(server, registry, [discovery.AggregatedDiscoveryService]);
     const port = await new Promise<number>((resolve, reject) =>
       server.bindAsync(addr, credentials, (err, p) => (err ? reject(err) : resolve(p))),
     );
