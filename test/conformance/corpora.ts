@@ -1,5 +1,6 @@
 // Every conformance corpus, in report order. A new corpus is one module and one line here.
+import { authzRbac } from "./authz-rbac.ts";
 import type { Corpus } from "./corpus.ts";
 import { crdValidation } from "./crd-validation.ts";
 
-export const CORPORA: readonly Corpus[] = [crdValidation];
+export const CORPORA: readonly Corpus[] = [crdValidation, authzRbac];

@@ -1,0 +1,11 @@
+// AuthorizationPolicy → Envoy RBAC / ext_authz filters: select a workload's policies, then build.
+export {
+  type AuthzBuildOptions,
+  type AuthzFilters,
+  buildHttpAuthzFilters,
+  buildTcpAuthzFilters,
+  type CustomAuthzOptions,
+} from "./builder.ts";
+export type { RegistryService } from "./extauthz.ts";
+export { type AuthzPolicy, type PoliciesByAction, type SidecarWorkload, selectPolicies } from "./policy-select.ts";
+export { type TrustDomainBundle, trustDomainBundle } from "./trust-domain.ts";
