@@ -120,16 +120,18 @@ export class ConfigStore implements ConfigWriter {
     const key = objectKeyOf(obj);
     this.batch(() => {
       this.define(storeKey(key), key, { source, scope: key.kindKey, object: deepFreeze(obj) });
-      this.scopeKeys(source, key.kindKey, true).add(storeKey(key));
+      const scope = scopeId(source, key.kindKey);
+      this.scopes.set(scope, (this.scopes.get(scope) ?? new Set()).add(storeKey(key)));
     });
   }
 
   delete(source: string, key: ObjectKey): void {
     this.batch(() => {
       this.undefine(storeKey(key), source, key.kindKey);
-      const keys = this.scopeKeys(source, key.kindKey, false);
+      const scope = scopeId(source, key.kindKey);
+      const keys = this.scopes.get(scope);
       keys?.delete(storeKey(key));
-      if (keys?.size === 0) this.scopes.delete(scopeId(source, key.kindKey));
+      if (keys?.size === 0) this.scopes.delete(scope);
     });
   }
 
@@ -141,7 +143,7 @@ export class ConfigStore implements ConfigWriter {
         const id = storeKey(objectKeyOf(obj));
         if (!next.has(id)) next.set(id, deepFreeze(obj));
       }
-      for (const id of this.scopeKeys(source, scope, false) ?? []) {
+      for (const id of this.scopes.get(scopeId(source, scope)) ?? []) {
         if (!next.has(id)) this.undefine(id, source, scope);
       }
       for (const [id, obj] of next) this.define(id, objectKeyOf(obj), { source, scope, object: obj });
@@ -231,18 +233,6 @@ export class ConfigStore implements ConfigWriter {
       }
     }
     return problems.sort((a, b) => compareStrings(a.source, b.source) || compareStrings(a.scope, b.scope));
-  }
-
-  private scopeKeys(source: string, scope: string, create: true): Set<string>;
-  private scopeKeys(source: string, scope: string, create: false): Set<string> | undefined;
-  private scopeKeys(source: string, scope: string, create: boolean): Set<string> | undefined {
-    const id = scopeId(source, scope);
-    let keys = this.scopes.get(id);
-    if (!keys && create) {
-      keys = new Set();
-      this.scopes.set(id, keys);
-    }
-    return keys;
   }
 
   private entryFor(id: string, key: ObjectKey): Entry {

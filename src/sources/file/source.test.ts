@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { mkdir, mkdtemp, rename, rm, unlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { afterEach, describe, test } from "node:test";
 import type { ConfigObject } from "../../config/index.ts";
 import { ConfigStore } from "../store.ts";
@@ -62,6 +62,16 @@ async function startSource(dir: string, options: { poll?: boolean } = {}): Promi
   return store;
 }
 
+/**
+ * Gives `path` new content in one step (a hidden temporary file renamed over it), so a scan sees the
+ * old or the new text, never the empty file an in-place write passes through.
+ */
+async function replaceFile(path: string, text: string): Promise<void> {
+  const temporary = join(dirname(path), `.${basename(path)}.tmp`);
+  await writeFile(temporary, text);
+  await rename(temporary, path);
+}
+
 async function tempDir(): Promise<string> {
   return mkdtemp(join(tmpdir(), "sluice-file-source-"));
 }
@@ -88,19 +98,22 @@ describe("FileSource", () => {
     assert.deepEqual(store.problems(), []);
   });
 
-  test("an edit is applied as one event batch per scan", async () => {
+  test("an edit is applied as one event batch", async () => {
     const dir = await tempDir();
     await writeFile(join(dir, "a.yaml"), [vs("a"), vs("b")].join("---\n"));
     const store = await startSource(dir);
     const batches: ConfigEvent[][] = [];
     store.onChange((events) => batches.push([...events]));
-    await writeFile(join(dir, "a.yaml"), [vs("a", "a2"), vs("b", "b2")].join("---\n"));
+    await replaceFile(join(dir, "a.yaml"), [vs("a", "a2"), vs("b", "b2")].join("---\n"));
     await until(() => virtualServices(store).join() === "a=a2,b=b2", "the edit");
     assert.equal(batches.length, 1);
     assert.deepEqual(
       batches[0].map((e) => e.type),
       ["update", "update"],
     );
+    // An editor writing in place: whatever a scan catches on the way, the final text wins.
+    await writeFile(join(dir, "a.yaml"), [vs("a", "a3"), vs("b", "b3")].join("---\n"));
+    await until(() => virtualServices(store).join() === "a=a3,b=b3", "the in-place edit");
   });
 
   test("an invalid file next to valid ones: the valid ones load, the invalid one is reported with file:line", async () => {
@@ -125,13 +138,14 @@ describe("FileSource", () => {
     await writeFile(file, [vs("a"), vs("b")].join("---\n"));
     const store = await startSource(dir);
     const complete = [vs("a", "a2"), vs("b", "b2"), vs("c")].join("---\n");
-    // Cut inside b's host list: b's document does not decode, c is not written yet.
-    await writeFile(file, complete.slice(0, complete.indexOf("[b2") + 2));
+    // As a scan may catch a file being written: cut inside b's host list, so b's document does not
+    // decode, and c not written yet.
+    await replaceFile(file, complete.slice(0, complete.indexOf("[b2") + 2));
     await until(() => store.problems().length > 0, "the syntax error to be reported");
     assert.deepEqual(virtualServices(store), ["a=a2", "b=b"]);
     assert.match(store.problems()[0].message, /syntax error/);
 
-    await writeFile(file, complete);
+    await replaceFile(file, complete);
     await until(() => virtualServices(store).join() === "a=a2,b=b2,c=c", "the completed file");
     assert.deepEqual(store.problems(), []);
   });
@@ -141,7 +155,7 @@ describe("FileSource", () => {
     const file = join(dir, "a.yaml");
     await writeFile(file, [vs("a"), vs("b")].join("---\n"));
     const store = await startSource(dir);
-    await writeFile(file, [vs("a", "a2"), vs("b").replace("  hosts: [b]", "  hosts: 7")].join("---\n"));
+    await replaceFile(file, [vs("a", "a2"), vs("b").replace("  hosts: [b]", "  hosts: 7")].join("---\n"));
     await until(() => store.problems().length > 0, "the invalid document to be reported");
     assert.deepEqual(virtualServices(store), ["a=a2", "b=b"]);
     assert.ok(store.problems().every((p) => p.where === `${file}:13`));
