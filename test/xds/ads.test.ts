@@ -155,6 +155,27 @@ test("named subscriptions: subscribe more, drop some, unsubscribe with an empty 
   await h.push(base);
 });
 
+test("after a CDS answer, the EDS request Envoy sends to warm clusters is answered though it looks like an ACK", async () => {
+  const c = sotw();
+  c.request({ node: sidecarNode("warm-1"), typeUrl: TypeUrl.Cluster });
+  c.ack(await c.next());
+  c.request({ typeUrl: TypeUrl.Endpoint, resourceNames: ["a", "b"] });
+  const eds = await c.next();
+  c.ack(eds, ["a", "b"]);
+  await assertNoResponse(c);
+  // Envoy re-requests CDS (a new request, no nonce): the answer makes it warm its clusters...
+  c.request({ typeUrl: TypeUrl.Cluster });
+  c.ack(await c.next());
+  // ...and its EDS request with the same names and the last nonce gets endpoints.
+  c.ack(eds, ["a", "b"]);
+  const warmed = await c.next();
+  assert.equal(warmed.typeUrl, TypeUrl.Endpoint);
+  assert.deepEqual(names(warmed), ["a", "b"]);
+  // Once only.
+  c.ack(warmed, ["a", "b"]);
+  await assertNoResponse(c);
+});
+
 test("wildcard LDS/CDS get the whole type on every change", async () => {
   const c = sotw();
   c.request({ node: sidecarNode("wild-1"), typeUrl: TypeUrl.Cluster });

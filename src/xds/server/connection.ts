@@ -1,6 +1,7 @@
 // One ADS stream: the proxy behind it, what it watches per type URL, and what was sent, acked and
 // rejected (the data behind /debug/syncz, /debug/adsz and istio.io/debug/syncz).
 import type { ServerDuplexStream } from "@grpc/grpc-js";
+import type { discovery } from "../../api/index.ts";
 import type { ProxyNode } from "../../model/proxy.ts";
 import type { PushContext } from "../../model/push-context.ts";
 import type { WatchedResource } from "../generator.ts";
@@ -61,6 +62,8 @@ export class Watch implements WatchedResource {
   lastNack?: NackInfo;
   /** Names and versions of the last SotW response, to skip pushing an identical state again. */
   sentDigest?: string;
+  /** Answer the next request even if it looks like a plain ACK (cluster/listener warming). */
+  alwaysRespond = false;
   /** Delta: what the proxy holds, name → version. */
   readonly known = new Map<string, string>();
 
@@ -109,10 +112,10 @@ function pushRank(typeUrl: string): number {
   return i === -1 ? PUSH_ORDER.length : i;
 }
 
-/** A stream whose responses are written as already-encoded bytes. */
-export type AdsStream<Req> = ServerDuplexStream<Req, Uint8Array>;
+/** An ADS stream (SotW or delta) whose responses are written as already-encoded bytes. */
+export type AdsStream = ServerDuplexStream<discovery.DiscoveryRequest | discovery.DeltaDiscoveryRequest, Uint8Array>;
 
-export class Connection<Req = unknown> {
+export class Connection {
   readonly watches = new Map<string, Watch>();
   readonly connectedAt = new Date();
   #nonce = 0;
@@ -127,7 +130,7 @@ export class Connection<Req = unknown> {
     readonly identities: readonly string[],
     /** The push context this connection last worked from (Istio's LastPushContext). */
     public pushContext: PushContext,
-    private readonly stream: AdsStream<Req>,
+    private readonly stream: AdsStream,
   ) {}
 
   get closed(): boolean {

@@ -9,6 +9,7 @@ import { isWildcardTypeUrl, shortType } from "../types.ts";
 import { type Connection, Watch } from "./connection.ts";
 import {
   findGenerator,
+  markWarmingDependent,
   recordAck,
   recordExpiredNonce,
   recordNack,
@@ -41,11 +42,12 @@ export async function handleDeltaRequest(
       if (!watch.wildcard) watch.resourceNames.add(name);
     }
     conn.watches.set(typeUrl, watch);
+    markWarmingDependent(conn, typeUrl);
     env.log.debug(
       { connection: conn.id, type: shortType(typeUrl), known: watch.known.size },
       watch.known.size > 0 ? "ADS: delta RECONNECT" : "ADS: delta INIT",
     );
-    await pushDeltaType(env, conn, watch, requestPush(conn), { initial: true, subscribed });
+    await pushDeltaType(env, conn, watch, requestPush(conn), { force: true, subscribed });
     return;
   }
   if (req.responseNonce !== "" && req.responseNonce !== w.sent?.nonce) {
@@ -54,8 +56,11 @@ export async function handleDeltaRequest(
   }
   if (req.responseNonce !== "") recordAck(w, w.sent?.version ?? "", req.responseNonce);
   const { changed, subscribed } = applySubscriptions(w, req);
-  if (!changed) return;
-  await pushDeltaType(env, conn, w, requestPush(conn), { initial: false, subscribed });
+  const alwaysRespond = w.alwaysRespond;
+  w.alwaysRespond = false;
+  if (!changed && !alwaysRespond) return;
+  markWarmingDependent(conn, typeUrl);
+  await pushDeltaType(env, conn, w, requestPush(conn), { force: alwaysRespond, subscribed });
 }
 
 /** Applies resource_names_subscribe/unsubscribe ("*" toggles wildcard); returns the names newly subscribed. */
@@ -90,8 +95,8 @@ function applySubscriptions(
 }
 
 interface DeltaTrigger {
-  /** The first request for the type on this stream: always answered, even with nothing. */
-  initial: boolean;
+  /** Answer even with nothing: the first request for a type, or one Envoy needs answered to finish warming. */
+  force: boolean;
   /** Names just subscribed to: the proxy learns of the missing ones through removed_resources. */
   subscribed: readonly string[];
 }
@@ -102,7 +107,7 @@ export async function pushDeltaType(
   conn: Connection,
   w: Watch,
   req: PushRequest,
-  trigger: DeltaTrigger = { initial: false, subscribed: [] },
+  trigger: DeltaTrigger = { force: false, subscribed: [] },
 ): Promise<void> {
   const gen = findGenerator(env, conn, w.typeUrl);
   if (!gen) return;
@@ -127,7 +132,7 @@ export async function pushDeltaType(
   // Only names the proxy may hold are worth removing; a name it never had needs no news unless just asked for.
   const toRemove = [...removed].filter((n) => w.known.has(n) || trigger.subscribed.includes(n)).sort();
   const changed = resources.filter((r) => w.known.get(r.name) !== r.version);
-  if (changed.length === 0 && toRemove.length === 0 && !trigger.initial) return;
+  if (changed.length === 0 && toRemove.length === 0 && !trigger.force) return;
 
   const nonce = conn.nextNonce();
   const version = req.push.version;

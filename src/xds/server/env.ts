@@ -4,7 +4,7 @@ import type { Logger } from "pino";
 import type { rpcStatus } from "../../api/index.ts";
 import { type PushRequest, pushRequest } from "../../model/push-context.ts";
 import type { Generator, GeneratorRegistry } from "../generator.ts";
-import { metricType, shortType } from "../types.ts";
+import { metricType, shortType, TypeUrl } from "../types.ts";
 import type { Connection, Watch } from "./connection.ts";
 import type { XdsMetrics } from "./metrics.ts";
 
@@ -37,6 +37,23 @@ export function recordNack(
   );
   const w = conn.watches.get(typeUrl);
   if (w) w.lastNack = { version, nonce, time: new Date(), code: error.code, message: error.message };
+}
+
+/** The type whose resources Envoy warms with another type: clusters with EDS, listeners with RDS. */
+const WARMING_DEPENDENT: ReadonlyMap<string, string> = new Map([
+  [TypeUrl.Cluster, TypeUrl.Endpoint],
+  [TypeUrl.Listener, TypeUrl.Route],
+]);
+
+/**
+ * After answering CDS (LDS), Envoy warms the clusters (listeners) by asking for EDS (RDS) again
+ * with unchanged names and the last nonce. That request looks like an ACK but must be answered,
+ * or warming waits for the initial fetch timeout (envoyproxy/envoy#13009; Istio's AlwaysRespond).
+ */
+export function markWarmingDependent(conn: Connection, typeUrl: string): void {
+  const dependent = WARMING_DEPENDENT.get(typeUrl);
+  const w = dependent && conn.watches.get(dependent);
+  if (w) w.alwaysRespond = true;
 }
 
 export function recordExpiredNonce(env: XdsEnv, conn: Connection, w: Watch, nonce: string): void {

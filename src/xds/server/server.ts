@@ -84,8 +84,8 @@ type AnyRequest = discovery.DiscoveryRequest | discovery.DeltaDiscoveryRequest;
 export class XdsServer {
   readonly #env: XdsEnv;
   readonly #options: XdsServerOptions;
-  readonly #connections = new Map<string, Connection<AnyRequest>>();
-  readonly #queue: PushQueue<Connection<AnyRequest>>;
+  readonly #connections = new Map<string, Connection>();
+  readonly #queue: PushQueue<Connection>;
   readonly #servers: Server[] = [];
   #push: PushContext | undefined;
   #connectionCounter = 0;
@@ -208,7 +208,7 @@ export class XdsServer {
     await Promise.all(shutdowns);
   }
 
-  #stream(call: AdsStream<AnyRequest>, protocol: Protocol, secure: boolean): void {
+  #stream(call: AdsStream, protocol: Protocol, secure: boolean): void {
     const method = protocol === "sotw" ? "StreamAggregatedResources" : "DeltaAggregatedResources";
     const labels = {
       grpc_type: "bidi_stream",
@@ -216,7 +216,7 @@ export class XdsServer {
       grpc_method: method,
     };
     this.#env.metrics?.rpcStarted.inc(labels);
-    let conn: Connection<AnyRequest> | undefined;
+    let conn: Connection | undefined;
     let finished = false;
     const finish = (code: status, details: string) => {
       if (finished) return;
@@ -260,11 +260,11 @@ export class XdsServer {
 
   /** Reads the proxy from the first request, authenticates it, and registers the connection. */
   async #open(
-    call: AdsStream<AnyRequest>,
+    call: AdsStream,
     first: AnyRequest,
     protocol: Protocol,
     secure: boolean,
-  ): Promise<Connection<AnyRequest> | { code: status; details: string }> {
+  ): Promise<Connection | { code: status; details: string }> {
     const parsed = parseProxy(first.node);
     if (parsed.error !== undefined) return { code: status.INVALID_ARGUMENT, details: parsed.error };
     const proxy = parsed.proxy;
@@ -281,7 +281,7 @@ export class XdsServer {
     }
     this.#connectionCounter++;
     const push = this.#push as PushContext;
-    const conn = new Connection<AnyRequest>(
+    const conn = new Connection(
       `${proxy.id}-${this.#connectionCounter}`,
       proxy,
       protocol,
@@ -296,7 +296,7 @@ export class XdsServer {
     return conn;
   }
 
-  #disconnect(conn: Connection<AnyRequest>): void {
+  #disconnect(conn: Connection): void {
     if (!this.#connections.delete(conn.id)) return;
     conn.close();
     this.#queue.remove(conn);
@@ -304,7 +304,7 @@ export class XdsServer {
     this.#env.log.info({ connection: conn.id }, "ADS: connection closed");
   }
 
-  async #pushConnection(conn: Connection<AnyRequest>, req: PushRequest, queuedAtMs: number): Promise<void> {
+  async #pushConnection(conn: Connection, req: PushRequest, queuedAtMs: number): Promise<void> {
     this.#env.metrics?.queueTime.observe((performance.now() - queuedAtMs) / 1000);
     if (conn.closed) return;
     conn.pushContext = req.push;
@@ -332,7 +332,7 @@ function tlsCredentials(tls: TlsFiles): ServerCredentials {
   return experimental.createCertificateProviderServerCredentials(identity, roots, false);
 }
 
-function authContext(call: AdsStream<AnyRequest>): AuthContext {
+function authContext(call: AdsStream): AuthContext {
   const cert = call.getAuthContext()?.sslPeerCertificate;
   const metadata: Metadata = call.metadata;
   return {

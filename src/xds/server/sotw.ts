@@ -8,6 +8,7 @@ import { isWildcardTypeUrl, shortType } from "../types.ts";
 import { type Connection, Watch } from "./connection.ts";
 import {
   findGenerator,
+  markWarmingDependent,
   recordAck,
   recordExpiredNonce,
   recordNack,
@@ -34,6 +35,7 @@ export async function handleSotwRequest(env: XdsEnv, conn: Connection, req: disc
   if (req.responseNonce === "" || !w) {
     const watch = new Watch(typeUrl, req.resourceNames);
     conn.watches.set(typeUrl, watch);
+    markWarmingDependent(conn, typeUrl);
     await pushSotwType(env, conn, watch, requestPush(conn), true);
     return;
   }
@@ -48,9 +50,14 @@ export async function handleSotwRequest(env: XdsEnv, conn: Connection, req: disc
   w.wildcard = replacement.wildcard;
   const added = [...w.resourceNames].some((n) => !previous.has(n));
   const removed = [...previous].some((n) => !w.resourceNames.has(n));
-  if (!added && !removed) return;
-  // Dropping names from a named-only type needs no answer: the proxy just stops using them.
-  if (!isWildcardTypeUrl(typeUrl) && !added) return;
+  const alwaysRespond = w.alwaysRespond;
+  w.alwaysRespond = false;
+  if (!alwaysRespond) {
+    if (!added && !removed) return;
+    // Dropping names from a named-only type needs no answer: the proxy just stops using them.
+    if (!isWildcardTypeUrl(typeUrl) && !added) return;
+  }
+  markWarmingDependent(conn, typeUrl);
   await pushSotwType(env, conn, w, requestPush(conn), true);
 }
 
