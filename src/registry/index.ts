@@ -92,6 +92,7 @@ export class ServiceRegistry {
       ]),
       podWorkloads,
       readyPodsByIp,
+      entryWorkloads,
     };
     const kubeServices = derive(inputs.services, (_ctx, svc) => kubeService(svc, kube), {
       name: "registry/kubernetes-services",

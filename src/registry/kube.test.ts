@@ -301,3 +301,30 @@ test("a pod's locality label overrides its Node; pods get network and workload n
   assert.equal(endpoint.serviceAccount, "default");
   assert.equal(endpoint.labels["topology.istio.io/subzone"], "s2");
 });
+
+test("a Service's selector also picks the healthy WorkloadEntries of its namespace", () => {
+  const entry = (name: string, address: string, ports: Record<string, number>, app = "reviews") => ({
+    apiVersion: "networking.istio.io/v1",
+    kind: "WorkloadEntry",
+    metadata: { name, namespace: "default" },
+    spec: { address, labels: { app }, ports, serviceAccount: "vm" },
+  });
+  const inputs = staticInputs([
+    reviewsService(),
+    entry("vm-1", "10.5.0.1", { http: 7070, grpc: 7071 }),
+    entry("vm-2", "10.5.0.2", {}),
+    entry("other", "10.5.0.3", {}, "ratings"),
+  ]);
+  const registry = new ServiceRegistry(inputs);
+  // targetPort 8080 is overridden by the entry's "http" port; the named targetPort "grpc" must exist.
+  assert.deepEqual(
+    registry.endpointsFor(HOST, 9080, "default").map((e) => `${e.address}:${e.port} ${e.workloadKind} ${e.tlsMode}`),
+    ["10.5.0.1:7070 WorkloadEntry istio", "10.5.0.2:8080 WorkloadEntry istio"],
+  );
+  assert.deepEqual(
+    registry.endpointsFor(HOST, 9090, "default").map((e) => `${e.address}:${e.port}`),
+    ["10.5.0.1:7071"],
+  );
+  inputs.services.upsert(reviewsService({ clusterIP: "None" }));
+  assert.deepEqual(registry.endpointsFor(HOST, 9080, "default"), []);
+});

@@ -152,6 +152,8 @@ export interface KubeEndpointInputs {
   podWorkloads: Collection<WorkloadInstance>;
   /** Ready pods by `ns/ip`, for addresses that do not name their pod. */
   readyPodsByIp: Index<WorkloadInstance>;
+  /** WorkloadEntries, which a Service's selector picks as well as Pods. */
+  entryWorkloads: Collection<WorkloadInstance>;
 }
 
 /** One address of a slice or an Endpoints subset, before ports are applied. */
@@ -210,7 +212,50 @@ export function kubeEndpoints(
       }
     }
   }
+  endpoints.push(...selectedEntryEndpoints(ctx, service, inputs.entryWorkloads, options));
   return { key, hostname: service.hostname, namespace: service.namespace, endpoints };
+}
+
+/**
+ * A ClientSideLB Service with a selector also serves the healthy WorkloadEntries of its namespace it
+ * selects (Istio's serviceInstancesFromWorkloadInstances). A numeric targetPort is overridden by the
+ * entry's port of the service port's name; a named one must be among the entry's ports.
+ */
+function selectedEntryEndpoints(
+  ctx: FetchContext,
+  service: Service,
+  entryWorkloads: Collection<WorkloadInstance>,
+  options: KubeOptions,
+): ServiceEndpoint[] {
+  if (service.selector === null || service.meshExternal || service.resolution !== "ClientSideLB") return [];
+  const selected = ctx
+    .fetch(entryWorkloads, { namespace: service.namespace, labels: service.selector, where: (w) => w.ready })
+    .sort((a, b) => a.name.localeCompare(b.name));
+  const endpoints: ServiceEndpoint[] = [];
+  for (const servicePort of service.ports) {
+    for (const workload of selected) {
+      const { targetPort } = servicePort;
+      let port = servicePort.port;
+      if (typeof targetPort === "string") {
+        const named = workload.portMap[targetPort];
+        if (!named) continue;
+        port = named;
+      } else if (targetPort > 0) {
+        port = workload.portMap[servicePort.name] || targetPort;
+      }
+      const target: EndpointTarget = {
+        hostname: service.hostname,
+        namespace: service.namespace,
+        servicePort: servicePort.port,
+        servicePortName: servicePort.name,
+        address: workload.address,
+        port,
+        health: "Healthy",
+      };
+      endpoints.push(endpointOf(target, workload, options));
+    }
+  }
+  return endpoints;
 }
 
 interface AddressGroup {
