@@ -89,3 +89,33 @@ test("services by namespace; every port of an aggregate service has an endpoints
     ],
   );
 });
+
+test("DNS_ROUND_ROBIN entries for one host give each port a single endpoint, the oldest entry's first", () => {
+  const roundRobin = (name: string, created: string, addresses: string[]) =>
+    istio(
+      "ServiceEntry",
+      "ns1",
+      name,
+      {
+        hosts: ["rr.example.com"],
+        resolution: "DNS_ROUND_ROBIN",
+        ports: [{ number: 80, name: "http" }],
+        endpoints: addresses.map((address) => ({ address })),
+      },
+      { creationTimestamp: created },
+    );
+  const inputs = staticInputs([
+    roundRobin("b", "2024-02-01T00:00:00Z", ["b.example.com"]),
+    roundRobin("a", "2024-01-01T00:00:00Z", ["a1.example.com", "a2.example.com"]),
+  ]);
+  const registry = new ServiceRegistry(inputs);
+  assert.deepEqual(
+    registry.endpointsFor("rr.example.com", 80, "ns1").map((e) => e.address),
+    ["a1.example.com"],
+  );
+  inputs.serviceEntries.delete("ns1/a");
+  assert.deepEqual(
+    registry.endpointsFor("rr.example.com", 80, "ns1").map((e) => e.address),
+    ["b.example.com"],
+  );
+});

@@ -5,14 +5,15 @@
 // Which service stands for a hostname in a namespace: a Kubernetes Service over any ServiceEntry (so
 // an entry cannot squat on a name before its Service exists), otherwise the oldest ServiceEntry
 // (creationTimestamp, then object name). Endpoints are merged across registries, as Istio merges
-// endpoint shards, and matched to the chosen service's ports by port number.
+// endpoint shards, and matched to the chosen service's ports by port number; a DNS_ROUND_ROBIN entry
+// adds an endpoint to a port only while the port has none.
 //
 // Both are "group by" collections: each member of a group (a registry's service, a registry's
 // endpoint list) computes its whole group's result under the group's key, reading the group through
 // an index, so a change recomputes the members of one group only.
 import type { Collection, CollectionOptions, DebugRegistry, FetchContext, Index } from "../krt/index.ts";
 import { derive, deriveMany } from "../krt/index.ts";
-import type { PortEndpoints, RegistryEndpoints, Service } from "./model.ts";
+import type { PortEndpoints, RegistryEndpoints, Service, ServiceEndpoint } from "./model.ts";
 import { hostKey, registryKey } from "./model.ts";
 
 function byNamespaceHost<T extends { namespace: string; hostname: string }>(collection: Collection<T>): Index<T> {
@@ -66,12 +67,19 @@ export function aggregate(
       const lists = ctx
         .fetchIndex(endpointsByHost, key)
         .sort((a, b) => ordered.indexOf(a.key) - ordered.indexOf(b.key));
-      return service.ports.map((port) => ({
-        hostname: service.hostname,
-        namespace: service.namespace,
-        port: port.port,
-        endpoints: lists.flatMap((list) => list.endpoints.filter((e) => e.servicePort === port.port)),
-      }));
+      return service.ports.map((port) => {
+        const merged: ServiceEndpoint[] = [];
+        for (const list of lists) {
+          const roundRobin = group[ordered.indexOf(list.key)]?.resolution === "DNSRoundRobinLB";
+          for (const endpoint of list.endpoints) {
+            if (endpoint.servicePort !== port.port) continue;
+            // A DNS round-robin cluster takes one address: the first one a port gets, as in Istio.
+            if (roundRobin && merged.length > 0) break;
+            merged.push(endpoint);
+          }
+        }
+        return { hostname: service.hostname, namespace: service.namespace, port: port.port, endpoints: merged };
+      });
     },
     options,
   );
