@@ -1,0 +1,218 @@
+// Gateway API → Istio config and statuses. The public face of src/gatewayapi:
+// convertResources(objects, settings, services) → { config, statuses }.
+import { isDeepStrictEqual } from "node:util";
+import type { ConfigObject, gatewayapi } from "../config/index.ts";
+import { type AttachedListenerSet, type ConversionContext, convertGateway, type GatewayOutput } from "./gateway.ts";
+import { GatewayClassIndex, gatewayClassStatus } from "./gatewayclass.ts";
+import { convertGRPCRoute } from "./grpcroute.ts";
+import { type ConvertedRoute, convertHTTPRoute } from "./httproute.ts";
+import { type ListenerStatus, listenerConflicts } from "./listeners.ts";
+import { convertListenerSet, eligibleListenerSets, parentGatewayKey } from "./listenerset.ts";
+import type { ClusterObjects, ConversionSettings, ParentInfo, ServiceLookup } from "./model.ts";
+import { nameOf, namespaceOf, objectKey } from "./model.ts";
+import { ReferenceGrants } from "./referencegrant.ts";
+import type { RouteContext } from "./routes.ts";
+import { convertTCPRoute } from "./tcproute.ts";
+import { convertTLSRoute } from "./tlsroute.ts";
+import { compareByCreation, mergeVirtualServices } from "./virtualservice.ts";
+
+export type { ConversionSettings, RegistryService, ServiceLookup } from "./model.ts";
+export { DEFAULT_SETTINGS, staticServiceLookup } from "./model.ts";
+
+export interface ConversionResult {
+  /** Istio Gateways, then VirtualServices, then DestinationRules, each in creation order. */
+  config: ConfigObject[];
+  /** One document per object whose status changes, in Istio's status order. */
+  statuses: ConfigObject[];
+}
+
+function byKind(objects: readonly ConfigObject[], kind: string): ConfigObject[] {
+  return objects.filter((o) => o.kind === kind);
+}
+
+function keyed(objects: readonly ConfigObject[], kind: string, key: (o: ConfigObject) => string = objectKey) {
+  return new Map(byKind(objects, kind).map((o) => [key(o), o]));
+}
+
+function clusterObjects(objects: readonly ConfigObject[]): ClusterObjects {
+  return {
+    services: keyed(objects, "Service"),
+    secrets: keyed(objects, "Secret"),
+    configMaps: keyed(objects, "ConfigMap"),
+    namespaces: keyed(objects, "Namespace", nameOf),
+    serviceEntries: keyed(objects, "ServiceEntry"),
+    gateways: keyed(objects, "Gateway"),
+    gatewayClasses: keyed(objects, "GatewayClass", nameOf),
+    inferencePools: keyed(objects, "InferencePool"),
+    backends: keyed(objects, "XBackend"),
+  };
+}
+
+// Status documents are written in this kind order; unlisted kinds come first.
+const STATUS_KIND_RANK: Record<string, number> = {
+  GatewayClass: 0,
+  Gateway: 1,
+  HTTPRoute: 2,
+  GRPCRoute: 3,
+  TLSRoute: 4,
+  TCPRoute: 5,
+};
+
+function statusApiVersion(kind: string): string {
+  if (kind.startsWith("X")) return "gateway.networking.x-k8s.io/v1alpha1";
+  if (kind === "InferencePool") return "inference.networking.k8s.io/v1";
+  return "gateway.networking.k8s.io/v1";
+}
+
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+// JSON drops undefined fields, so a computed status compares like one read from YAML.
+function plain<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value ?? {})) as T;
+}
+
+function statusDocument(obj: ConfigObject, status: unknown): ConfigObject | undefined {
+  const computed = plain(status);
+  if (isDeepStrictEqual(computed, plain(obj.status))) return undefined;
+  const metadata: ConfigObject["metadata"] = { name: nameOf(obj) };
+  if (obj.metadata.namespace) metadata.namespace = obj.metadata.namespace;
+  return { apiVersion: statusApiVersion(obj.kind), kind: obj.kind, metadata, spec: null, status: computed };
+}
+
+function sortStatuses(docs: ConfigObject[]): ConfigObject[] {
+  return docs.sort(
+    (a, b) =>
+      (STATUS_KIND_RANK[a.kind] ?? -1) - (STATUS_KIND_RANK[b.kind] ?? -1) ||
+      compareText(namespaceOf(a), namespaceOf(b)) ||
+      compareText(nameOf(a), nameOf(b)),
+  );
+}
+
+/** Fills in attachedRoutes from the listeners routes attached to ("<Kind>/<ns>/<name>/<listener>"). */
+function withAttachedRoutes(
+  kind: string,
+  obj: ConfigObject,
+  status: { listeners?: ListenerStatus[] },
+  counts: ReadonlyMap<string, number>,
+): void {
+  status.listeners = status.listeners?.map((l) => ({
+    ...l,
+    attachedRoutes: counts.get(`${kind}/${namespaceOf(obj)}/${nameOf(obj)}/${l.name}`) ?? 0,
+  }));
+  if (status.listeners?.length === 0) delete status.listeners;
+}
+
+export function convertResources(
+  objects: readonly ConfigObject[],
+  settings: ConversionSettings,
+  services: ServiceLookup,
+): ConversionResult {
+  const cluster = clusterObjects(objects);
+  const classes = new GatewayClassIndex(byKind(objects, "GatewayClass") as gatewayapi.GatewayClass[]);
+  const grants = new ReferenceGrants(byKind(objects, "ReferenceGrant") as gatewayapi.ReferenceGrant[]);
+  const ctx: ConversionContext = { domainSuffix: settings.domainSuffix, classes, cluster, grants, services };
+  const statuses: ConfigObject[] = [];
+  const addStatus = (obj: ConfigObject, status: unknown) => {
+    const doc = statusDocument(obj, status);
+    if (doc) statuses.push(doc);
+  };
+
+  for (const gc of byKind(objects, "GatewayClass") as gatewayapi.GatewayClass[]) {
+    const status = gatewayClassStatus(gc);
+    if (status) addStatus(gc, status);
+  }
+
+  const gateways = byKind(objects, "Gateway") as gatewayapi.Gateway[];
+  const gatewaysByKey = new Map(gateways.map((g) => [objectKey(g), g]));
+  const listenerSets = byKind(objects, "ListenerSet") as gatewayapi.ListenerSet[];
+  const eligible = eligibleListenerSets(listenerSets, gatewaysByKey, ctx);
+  const conflicts = new Map(
+    gateways.map((gateway) => {
+      const key = objectKey(gateway);
+      // Only controllers that support ListenerSets check listeners for conflicts.
+      if (!classes.resolve(gateway.spec?.gatewayClassName ?? "")?.info.supportsListenerSet) return [key, new Map()];
+      return [
+        key,
+        listenerConflicts([
+          { ownerKind: "Gateway", ownerKey: key, listeners: gateway.spec?.listeners ?? [] },
+          ...(eligible.get(key) ?? []).map((set) => ({
+            ownerKind: "ListenerSet" as const,
+            ownerKey: objectKey(set.listenerSet),
+            listeners: set.listeners,
+          })),
+        ]),
+      ];
+    }),
+  );
+  const conflictsOf = (gatewayKey: string, owner: string) =>
+    conflicts.get(gatewayKey)?.get(owner) ?? new Map<string, string>();
+  const setOutputs = listenerSets.map((set) => {
+    const gatewayKey = parentGatewayKey(set) ?? "";
+    return convertListenerSet(set, gatewaysByKey, conflictsOf(gatewayKey, `ListenerSet/${objectKey(set)}`), ctx);
+  });
+  const gatewayOutputs: GatewayOutput[] = gateways.map((gateway) => {
+    const key = objectKey(gateway);
+    const attached: AttachedListenerSet[] = setOutputs
+      .filter((s) => s.gatewayKey === key && s.listeners.length > 0)
+      .map((s) => ({
+        key: objectKey(s.listenerSet),
+        listeners: s.listeners,
+        servers: s.listeners.map((l) => l.server),
+      }));
+    return convertGateway(gateway, ctx, conflictsOf(key, `Gateway/${key}`), attached);
+  });
+
+  const parents = new Map<string, ParentInfo[]>();
+  for (const listener of gatewayOutputs.flatMap((g) => g.listeners)) {
+    const key = `${listener.parent.parentKind}/${listener.parent.parentNamespace}/${listener.parent.parentName}`;
+    parents.set(key, [...(parents.get(key) ?? []), listener.parent]);
+  }
+  for (const list of parents.values()) list.sort((a, b) => compareText(a.internalName, b.internalName));
+
+  const routeCtx: RouteContext = { settings, cluster, grants, services, parents };
+  const routeKinds: [string, (route: ConfigObject) => ConvertedRoute][] = [
+    ["HTTPRoute", (r) => convertHTTPRoute(r as gatewayapi.HTTPRoute, routeCtx)],
+    ["GRPCRoute", (r) => convertGRPCRoute(r as gatewayapi.GRPCRoute, routeCtx)],
+    ["TCPRoute", (r) => convertTCPRoute(r as gatewayapi.TCPRoute, routeCtx)],
+    ["TLSRoute", (r) => convertTLSRoute(r as gatewayapi.TLSRoute, routeCtx)],
+  ];
+  const attachedCounts = new Map<string, number>();
+  const keyedVirtualServices = [];
+  const virtualServices: ConfigObject[] = [];
+  for (const [kind, convert] of routeKinds) {
+    for (const route of byKind(objects, kind)) {
+      const converted = convert(route);
+      keyedVirtualServices.push(...converted.keyedVirtualServices);
+      virtualServices.push(...converted.virtualServices);
+      for (const key of converted.attachments) attachedCounts.set(key, (attachedCounts.get(key) ?? 0) + 1);
+      addStatus(route, converted.status);
+    }
+  }
+
+  for (const output of gatewayOutputs) {
+    if (!output.status) continue;
+    withAttachedRoutes("Gateway", output.gateway, output.status, attachedCounts);
+    addStatus(output.gateway, output.status);
+  }
+  for (const output of setOutputs) {
+    if (!output.status) continue;
+    withAttachedRoutes("ListenerSet", output.listenerSet, output.status, attachedCounts);
+    addStatus(output.listenerSet, output.status);
+  }
+  for (const pool of byKind(objects, "InferencePool")) {
+    // Parents come from the live statuses of routes, which a conversion does not write back itself.
+    addStatus(pool, { ...(pool.status as Record<string, unknown> | undefined) });
+  }
+
+  const istioGateways = gatewayOutputs
+    .flatMap((g) => g.listeners)
+    .filter((l) => l.programmed)
+    .map((l) => l.config);
+  const config = [
+    ...istioGateways.sort(compareByCreation),
+    ...[...mergeVirtualServices(keyedVirtualServices), ...virtualServices].sort(compareByCreation),
+  ];
+  return { config: plain(config), statuses: sortStatuses(statuses) };
+}

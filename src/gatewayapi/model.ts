@@ -1,0 +1,115 @@
+// The plain data the conversion stages pass to each other: settings, the service view it needs from the
+// registry, the cluster objects it reads, and the errors it reports in statuses.
+import type { ConfigObject } from "../config/index.ts";
+
+export interface ConversionSettings {
+  /** Cluster DNS suffix, e.g. "cluster.local". */
+  domainSuffix: string;
+}
+
+export const DEFAULT_SETTINGS: ConversionSettings = { domainSuffix: "cluster.local" };
+
+export interface ServicePort {
+  name?: string;
+  port: number;
+  protocol?: string;
+}
+
+/** One endpoint as the registry knows it: which service port it serves and its workload port (0 = unset). */
+export interface ServiceEndpoint {
+  servicePort: number;
+  endpointPort: number;
+}
+
+/** A service as the mesh registry sees it; the conversion needs hostnames, ports, labels, endpoints and addresses. */
+export interface RegistryService {
+  hostname: string;
+  namespace: string;
+  ports: readonly ServicePort[];
+  labels?: Readonly<Record<string, string>>;
+  /** External (load balancer) addresses, from every cluster. */
+  externalAddresses?: readonly string[];
+  endpoints: readonly ServiceEndpoint[];
+}
+
+/** What the conversion asks of the service registry: every service with a hostname, in any namespace. */
+export interface ServiceLookup {
+  servicesByHostname(hostname: string): readonly RegistryService[];
+}
+
+/** A ServiceLookup over a fixed list (file mode and tests). */
+export function staticServiceLookup(services: readonly RegistryService[]): ServiceLookup {
+  const byHost = new Map<string, RegistryService[]>();
+  for (const service of services) {
+    const list = byHost.get(service.hostname) ?? [];
+    list.push(service);
+    byHost.set(service.hostname, list);
+  }
+  return { servicesByHostname: (hostname) => byHost.get(hostname) ?? [] };
+}
+
+export function lookupService(
+  services: ServiceLookup,
+  hostname: string,
+  namespace: string,
+): RegistryService | undefined {
+  return services.servicesByHostname(hostname).find((s) => s.namespace === namespace);
+}
+
+/** A reason and message for a condition that went wrong (Istio's ConfigError). */
+export interface ConfigError {
+  reason: string;
+  message: string;
+}
+
+/** Joins two errors the way Istio does: the first keeps its reason, messages are joined by "; ". */
+export function joinErrors(a: ConfigError | undefined, b: ConfigError | undefined): ConfigError | undefined {
+  if (!b) return a;
+  if (!a) return b;
+  return { reason: a.reason, message: `${a.message}; ${b.message}` };
+}
+
+/** Objects of the cluster the conversion looks up, keyed "ns/name" (namespaces and classes by name). */
+export interface ClusterObjects {
+  services: ReadonlyMap<string, ConfigObject>;
+  secrets: ReadonlyMap<string, ConfigObject>;
+  configMaps: ReadonlyMap<string, ConfigObject>;
+  namespaces: ReadonlyMap<string, ConfigObject>;
+  serviceEntries: ReadonlyMap<string, ConfigObject>;
+  gateways: ReadonlyMap<string, ConfigObject>;
+  gatewayClasses: ReadonlyMap<string, ConfigObject>;
+  inferencePools: ReadonlyMap<string, ConfigObject>;
+  backends: ReadonlyMap<string, ConfigObject>;
+}
+
+export function objectKey(obj: ConfigObject): string {
+  return `${obj.metadata.namespace ?? ""}/${obj.metadata.name ?? ""}`;
+}
+
+export function nameOf(obj: ConfigObject): string {
+  return obj.metadata.name ?? "";
+}
+
+export function namespaceOf(obj: ConfigObject): string {
+  return obj.metadata.namespace ?? "";
+}
+
+export const GATEWAY_GROUP = "gateway.networking.k8s.io";
+
+/** Something a route can attach to: one listener of a Gateway or ListenerSet (or the mesh). */
+export interface ParentInfo {
+  /** "<ns>/<istio gateway name>", or "mesh". */
+  internalName: string;
+  /** Kind/namespace/name of the object routes reference ("Gateway" or "ListenerSet"). */
+  parentKind: string;
+  parentNamespace: string;
+  parentName: string;
+  allowedKinds: readonly { group: string; kind: string }[];
+  /** The Istio server hosts ("ns/host"). */
+  hostnames: readonly string[];
+  /** The listener hostname as written ("" when unset). */
+  originalHostname: string;
+  sectionName: string;
+  port: number;
+  protocol: string;
+}

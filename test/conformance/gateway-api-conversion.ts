@@ -1,0 +1,143 @@
+// Istio's Gateway API conversion corpus (TestConvertResources, see gateway-api-conversion/README.md in
+// the corpus): each case's input plus FIXTURES.yaml is converted, and the generated Istio config and the
+// written statuses are compared with the goldens as parsed document lists (`<case>/config`, `<case>/status`).
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { isDeepStrictEqual } from "node:util";
+import { parseAllDocuments } from "yaml";
+import { decodeConfigText } from "../../src/config/decode.ts";
+import type { ConfigObject } from "../../src/config/index.ts";
+import {
+  type ConversionResult,
+  convertResources,
+  type RegistryService,
+  staticServiceLookup,
+} from "../../src/gatewayapi/index.ts";
+import type { CaseResult, ConformanceCase, Corpus } from "./corpus.ts";
+
+const CORPUS_DIR = "gateway-api-conversion";
+
+interface CaseEntry {
+  name: string;
+  input: string;
+  expected: { config: string; status: string };
+}
+
+interface RegistryServiceDocument {
+  spec: {
+    hostname: string;
+    ports: { name?: string; port: number; protocol?: string }[];
+    labels?: Record<string, string>;
+    externalAddresses?: Record<string, string[]>;
+    endpoints?: { servicePort: number; endpointPort: number }[];
+  };
+  metadata: { namespace: string };
+}
+
+interface Fixtures {
+  domainSuffix: string;
+  objects: ConfigObject[];
+  services: RegistryService[];
+}
+
+function parseDocuments(text: string): unknown[] {
+  return parseAllDocuments(text)
+    .map((doc) => doc.toJS() as unknown)
+    .filter((value) => value !== null && value !== undefined);
+}
+
+function readFixtures(dir: string): Fixtures {
+  const docs = parseDocuments(readFileSync(join(dir, "FIXTURES.yaml"), "utf8")) as ConfigObject[];
+  const settings = docs.find((d) => d.kind === "TestSettings")?.spec as { domainSuffix: string };
+  const services = docs
+    .filter((d) => d.kind === "RegistryService")
+    .map((d) => {
+      const { spec, metadata } = d as unknown as RegistryServiceDocument;
+      return {
+        hostname: spec.hostname,
+        namespace: metadata.namespace,
+        ports: spec.ports,
+        labels: spec.labels,
+        externalAddresses: Object.values(spec.externalAddresses ?? {}).flat(),
+        endpoints: spec.endpoints ?? [],
+      };
+    });
+  const objects = docs.filter((d) => d.kind === "Service" || d.kind === "Secret" || d.kind === "ConfigMap");
+  return { domainSuffix: settings.domainSuffix, objects, services };
+}
+
+// One Namespace per namespace the input uses, labelled istio.io/test-name-part (TestSettings).
+function namespacesOf(objects: readonly ConfigObject[]): ConfigObject[] {
+  const names = [...new Set(objects.map((o) => o.metadata.namespace ?? ""))];
+  return names.map((name) => ({
+    apiVersion: "v1",
+    kind: "Namespace",
+    metadata: { name, labels: { "istio.io/test-name-part": name.split("-")[0] } },
+  }));
+}
+
+// The goldens replace every transition time with "fake"; so does this comparison, on both sides.
+function normalise(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(normalise);
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [k, k === "lastTransitionTime" ? "fake" : normalise(v)]),
+    );
+  }
+  return value;
+}
+
+function compareDocuments(actual: readonly unknown[], expected: readonly unknown[]): CaseResult {
+  const got = normalise(actual) as unknown[];
+  const want = normalise(expected) as unknown[];
+  if (isDeepStrictEqual(got, want)) return { pass: true, detail: `${want.length} documents match` };
+  const describe = (doc: unknown) => {
+    const meta = (doc as ConfigObject | undefined)?.metadata;
+    return doc ? `${(doc as ConfigObject).kind} ${meta?.namespace ?? ""}/${meta?.name ?? ""}` : "nothing";
+  };
+  for (let i = 0; i < Math.max(got.length, want.length); i++) {
+    if (!isDeepStrictEqual(got[i], want[i])) {
+      return {
+        pass: false,
+        detail: `${got.length} documents, expected ${want.length}; #${i}: got ${describe(got[i])}, expected ${describe(want[i])}: got ${JSON.stringify(got[i])} expected ${JSON.stringify(want[i])}`,
+      };
+    }
+  }
+  return { pass: false, detail: "documents differ" };
+}
+
+/** Runs one case's conversion (once, shared by its config and status cases). */
+export function runConversion(dir: string, input: string, fixtures: Fixtures): ConversionResult {
+  const decoded = decodeConfigText(readFileSync(join(dir, input), "utf8"), input);
+  const objects = decoded.flatMap((d) => (d.object ? [d.object] : []));
+  return convertResources(
+    [...objects, ...fixtures.objects, ...namespacesOf(objects)],
+    { domainSuffix: fixtures.domainSuffix },
+    staticServiceLookup(fixtures.services),
+  );
+}
+
+export const gatewayApiConversion: Corpus = {
+  name: "gateway-api-conversion",
+  cases(root) {
+    const dir = join(root, CORPUS_DIR);
+    if (!existsSync(join(dir, "CASES.yaml"))) return [];
+    const { cases } = parseDocuments(readFileSync(join(dir, "CASES.yaml"), "utf8"))[0] as { cases: CaseEntry[] };
+    let fixtures: Fixtures | undefined;
+    return cases
+      .filter((c) => existsSync(join(dir, c.input)))
+      .flatMap((c): ConformanceCase[] => {
+        let result: ConversionResult | undefined;
+        const converted = () => {
+          fixtures ??= readFixtures(dir);
+          result ??= runConversion(dir, c.input, fixtures);
+          return result;
+        };
+        const golden = (file: string) => parseDocuments(readFileSync(join(dir, file), "utf8"));
+        return [
+          { id: `${c.name}/config`, run: () => compareDocuments(converted().config, golden(c.expected.config)) },
+          { id: `${c.name}/status`, run: () => compareDocuments(converted().statuses, golden(c.expected.status)) },
+        ];
+      });
+  },
+};
