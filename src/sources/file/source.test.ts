@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { mkdir, mkdtemp, rename, rm, unlink, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rename, rm, symlink, unlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { afterEach, describe, test } from "node:test";
@@ -194,6 +194,22 @@ describe("FileSource", () => {
     await until(() => virtualServices(store).join() === "a=a", "the new directory's file");
     await rm(join(dir, "late"), { recursive: true });
     await until(() => store.collection(VS).size === 0, "the removed directory's file to go");
+  });
+
+  test("a mounted ConfigMap: an update swaps the ..data symlink, and the visible files follow it", async () => {
+    const dir = await tempDir();
+    await mkdir(join(dir, "..v1"));
+    await writeFile(join(dir, "..v1/a.yaml"), vs("a"));
+    await symlink("..v1", join(dir, "..data"));
+    await symlink("..data/a.yaml", join(dir, "a.yaml"));
+    const store = await startSource(dir);
+    assert.deepEqual(virtualServices(store), ["a=a"]);
+    // What the kubelet does: write the new version aside, then swap the ..data link in one rename.
+    await mkdir(join(dir, "..v2"));
+    await writeFile(join(dir, "..v2/a.yaml"), vs("a", "a2"));
+    await symlink("..v2", join(dir, "..data_tmp"));
+    await rename(join(dir, "..data_tmp"), join(dir, "..data"));
+    await until(() => virtualServices(store).join() === "a=a2", "the swapped version");
   });
 
   test("the same object in two files: the first file wins, the other is reported, and takes over", async () => {

@@ -2,8 +2,8 @@
 // are debounced, then the directory is scanned: files that changed are decoded and validated (see
 // load.ts for what a bad document does) and each file is applied atomically with store.replace, its
 // path being its scope. One scan is one store batch, so a rename (one file gone, one new) moves
-// objects without a moment in which they are missing. fs.watch (recursive) tells when to scan; where
-// it is unavailable or fails, the directory is polled instead.
+// objects without a moment in which they are missing. A watch on every directory (fs.watch) tells when
+// to scan; where watching is unavailable or fails, the directory is polled instead.
 import { type FSWatcher, watch } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
@@ -11,7 +11,7 @@ import { type Logger, pino } from "pino";
 import type { ConfigObject } from "../../config/index.ts";
 import type { ConfigStore } from "../store.ts";
 import { loadFile } from "./load.ts";
-import { listConfigFiles } from "./scan.ts";
+import { listConfigDirectory } from "./scan.ts";
 
 export interface FileSourceOptions {
   dir: string;
@@ -43,11 +43,12 @@ export class FileSource {
   readonly dir: string;
   private readonly store: ConfigStore;
   private readonly debounceMs: number;
-  private readonly poll: boolean;
+  private polling: boolean;
   private readonly pollIntervalMs: number;
   private readonly log: Logger;
   private readonly files = new Map<string, FileState>();
-  private watcher: FSWatcher | undefined;
+  /** One watch per directory, by path. */
+  private readonly watchers = new Map<string, FSWatcher>();
   private poller: NodeJS.Timeout | undefined;
   private debounce: NodeJS.Timeout | undefined;
   /** When the first change not yet scanned was seen; a steady stream of changes waits at most 10 debounces. */
@@ -66,16 +67,14 @@ export class FileSource {
     this.source = options.source ?? "file";
     this.debounceMs = options.debounceMs ?? 100;
     this.pollIntervalMs = options.pollIntervalMs ?? 1000;
-    this.poll = options.poll ?? false;
+    this.polling = options.poll ?? false;
     this.log = options.log ?? pino({ level: "silent" });
   }
 
   /** Loads the directory, and from then on follows it. Rejects if `dir` is not a readable directory. */
   async start(): Promise<void> {
     if (!(await stat(this.dir)).isDirectory()) throw new Error(`${this.dir} is not a directory`);
-    // Watch before the first scan, so a change made while it runs is not missed.
-    if (this.poll) this.startPolling();
-    else this.startWatching();
+    if (this.polling) this.startPolling();
     this.requestScan();
     await this.scanning;
     this.changeLevel = "info";
@@ -84,36 +83,56 @@ export class FileSource {
   /** Stops following the directory; resolves once a scan under way has been applied. */
   async stop(): Promise<void> {
     this.stopped = true;
-    this.watcher?.close();
+    for (const watcher of this.watchers.values()) watcher.close();
     clearInterval(this.poller);
     clearTimeout(this.debounce);
     await this.scanning;
   }
 
-  /** The files loaded, sorted. */
-  loadedFiles(): string[] {
-    return [...this.files.keys()].sort();
+  /**
+   * Watches each directory listed and stops watching those gone; true if one is newly watched (a
+   * change made in it before its watch began must be looked for by another scan). Directories are
+   * watched one by one because a recursive watch on Linux follows inodes: it loses a file once an
+   * editor or a ConfigMap update has replaced it by rename, where a directory watch names it still.
+   */
+  private watchDirectories(directories: readonly string[]): boolean {
+    const listed = new Set(directories);
+    for (const [dir, watcher] of this.watchers) {
+      if (listed.has(dir)) continue;
+      watcher.close();
+      this.watchers.delete(dir);
+    }
+    let added = false;
+    for (const dir of directories) {
+      if (this.watchers.has(dir)) continue;
+      try {
+        const watcher = watch(dir, (_event, name) => {
+          if (name) this.notified.add(join(dir, name));
+          this.changed();
+        });
+        watcher.on("error", (err) => this.pollInstead(err));
+        this.watchers.set(dir, watcher);
+        added = true;
+      } catch (err) {
+        // Removed since listed: the next scan forgets it. Anything else (no more inotify watches): poll.
+        if ((err as NodeJS.ErrnoException).code === "ENOENT") continue;
+        this.pollInstead(err as Error);
+        break;
+      }
+    }
+    return added;
   }
 
-  private startWatching(): void {
-    try {
-      this.watcher = watch(this.dir, { recursive: true }, (_event, filename) => {
-        if (filename) this.notified.add(join(this.dir, filename));
-        this.changed();
-      });
-      this.watcher.on("error", (err) => {
-        this.log.warn({ dir: this.dir, err: err.message }, "watching the config directory failed; polling it instead");
-        this.watcher?.close();
-        this.startPolling();
-      });
-    } catch (err) {
-      this.log.warn({ dir: this.dir, err: (err as Error).message }, "cannot watch the config directory; polling it");
-      this.startPolling();
-    }
+  private pollInstead(err: Error): void {
+    if (this.polling || this.stopped) return;
+    this.log.warn({ dir: this.dir, err: err.message }, "cannot watch the config directory; polling it instead");
+    this.polling = true;
+    for (const watcher of this.watchers.values()) watcher.close();
+    this.watchers.clear();
+    this.startPolling();
   }
 
   private startPolling(): void {
-    if (this.stopped) return;
     this.poller = setInterval(() => this.requestScan(), this.pollIntervalMs);
   }
 
@@ -154,7 +173,8 @@ export class FileSource {
   private async scan(): Promise<void> {
     const notified = this.notified;
     this.notified = new Set();
-    const listed = await listConfigFiles(this.dir);
+    const { files: listed, directories } = await listConfigDirectory(this.dir);
+    if (!this.polling && !this.stopped && this.watchDirectories(directories)) this.rescan = true;
     const reads: FileRead[] = [];
     for (const [path, signature] of listed) {
       if (this.files.get(path)?.signature === signature && !notified.has(path)) continue;
