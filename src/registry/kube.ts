@@ -28,7 +28,7 @@ import { endpointOf, podRefKey, spiffeIdentity } from "./workloads.ts";
 const ANNOTATION_EXPORT_TO = "networking.istio.io/exportTo";
 const ANNOTATION_CANONICAL_SERVICE_ACCOUNTS = "alpha.istio.io/canonical-serviceaccounts";
 const ANNOTATION_KUBERNETES_SERVICE_ACCOUNTS = "alpha.istio.io/kubernetes-serviceaccounts";
-export const LABEL_SERVICE_NAME = "kubernetes.io/service-name";
+const LABEL_SERVICE_NAME = "kubernetes.io/service-name";
 // Slices of multi-cluster ServiceImports; they belong to another registry.
 const LABEL_MCS_SERVICE_NAME = "multicluster.kubernetes.io/service-name";
 

@@ -7,13 +7,13 @@ import type { WorkloadEntrySpec } from "../config/types/index.ts";
 import type { Collection, FetchContext, Index, Labels } from "../krt/index.ts";
 import type { ServiceEndpoint, WorkloadInstance } from "./model.ts";
 
-export const LABEL_REGION = "topology.kubernetes.io/region";
-export const LABEL_ZONE = "topology.kubernetes.io/zone";
-export const LABEL_SUBZONE = "topology.istio.io/subzone";
-export const LABEL_CLUSTER = "topology.istio.io/cluster";
-export const LABEL_NETWORK = "topology.istio.io/network";
-export const LABEL_HOSTNAME = "kubernetes.io/hostname";
-export const LABEL_TLS_MODE = "security.istio.io/tlsMode";
+const LABEL_REGION = "topology.kubernetes.io/region";
+const LABEL_ZONE = "topology.kubernetes.io/zone";
+const LABEL_SUBZONE = "topology.istio.io/subzone";
+const LABEL_CLUSTER = "topology.istio.io/cluster";
+const LABEL_NETWORK = "topology.istio.io/network";
+const LABEL_HOSTNAME = "kubernetes.io/hostname";
+const LABEL_TLS_MODE = "security.istio.io/tlsMode";
 const LABEL_LOCALITY = "topology.istio.io/locality";
 const LABEL_LEGACY_LOCALITY = "istio-locality";
 const LABEL_WORKLOAD_NAME = "service.istio.io/workload-name";
@@ -23,7 +23,7 @@ const LABEL_ZONE_BETA = "failure-domain.beta.kubernetes.io/zone";
 const ANNOTATION_AUTO_REGISTRATION_GROUP = "istio.io/autoRegistrationGroup";
 const ANNOTATION_HEALTH_CHECKS = "proxy.istio.io/health-checks-enabled";
 
-export const TLS_MODE_ISTIO = "istio";
+const TLS_MODE_ISTIO = "istio";
 export const TLS_MODE_DISABLED = "disabled";
 
 /** What every workload conversion needs from the mesh. */
@@ -40,13 +40,13 @@ export function spiffeIdentity(trustDomain: string, namespace: string, serviceAc
 }
 
 /** The locality a workload declares with a label; Kubernetes labels cannot hold '/', so '.' stands for it. */
-export function localityFromLabels(labels: Labels): string {
+function localityFromLabels(labels: Labels): string {
   const label = labels[LABEL_LOCALITY] ?? labels[LABEL_LEGACY_LOCALITY] ?? "";
   return label.includes("/") ? label : label.replaceAll(".", "/");
 }
 
 /** `region/zone/subzone` from a Node's topology labels, or "" when it has none. */
-export function nodeLocality(node: ConfigObject | undefined): string {
+function nodeLocality(node: ConfigObject | undefined): string {
   const labels = node?.metadata.labels ?? {};
   const region = labels[LABEL_REGION] ?? labels[LABEL_REGION_BETA] ?? "";
   const zone = labels[LABEL_ZONE] ?? labels[LABEL_ZONE_BETA] ?? "";
@@ -163,7 +163,7 @@ export function podWorkload(
 
 /**
  * A WorkloadEntry spec (a WorkloadEntry object's, or one inline in a ServiceEntry) as a workload.
- * `identityNamespace` is the namespace the SPIFFE identity is minted in (the owning object's).
+ * `meta` names the owning object; its namespace is also where the SPIFFE identity is minted.
  */
 export function workloadEntryWorkload(
   entry: WorkloadEntrySpec,
