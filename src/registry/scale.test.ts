@@ -111,6 +111,12 @@ test("1,000 services, 10,000 endpoints: one EndpointSlice or one Pod change reco
   });
   assert.equal(registry.endpointsFor("svc-421.ns-1.svc.cluster.local", 80, "ns-1")[3].labels.version, "v2");
 
+  // A pod change nothing reads (an annotation) stops at the pod's workload: an equal output emits nothing.
+  before = recomputes(debug);
+  const annotated = pod(421, 4);
+  inputs.pods.upsert({ ...annotated, metadata: { ...annotated.metadata, annotations: { note: "x" } } });
+  assert.deepEqual(delta(before, recomputes(debug)), { "registry/pod-workloads": 1 });
+
   // A node relabelled: its 200 pods and the 20 services they back.
   before = recomputes(debug);
   inputs.nodes.upsert(k8s("Node", "", "node-21", { metadata: { labels: { "topology.kubernetes.io/zone": "z" } } }));
