@@ -237,6 +237,22 @@ describe("FileSource", () => {
     await until(() => virtualServices(store).join() === "a=a2,b=b", "the polled changes");
   });
 
+  test("a config directory that goes away keeps its config in force, and is followed again when it is back", async () => {
+    const root = await tempDir();
+    const dir = join(root, "config");
+    await mkdir(dir);
+    await writeFile(join(dir, "a.yaml"), vs("a"));
+    const store = await startSource(dir);
+    await rename(dir, join(root, "elsewhere"));
+    await mkdir(join(root, "later"));
+    await writeFile(join(root, "later/a.yaml"), vs("a", "a2"));
+    await until(() => store.problems().some((p) => p.where === dir), "the missing directory to be reported");
+    assert.deepEqual(virtualServices(store), ["a=a"]);
+    await rename(join(root, "later"), dir);
+    await until(() => virtualServices(store).join() === "a=a2", "the directory to be followed again");
+    assert.deepEqual(store.problems(), []);
+  });
+
   test("start rejects a directory that does not exist", async () => {
     const dir = join(await tempDir(), "missing");
     await assert.rejects(new FileSource({ dir, store: new ConfigStore() }).start(), /ENOENT/);

@@ -163,9 +163,13 @@ export class FileSource {
       this.rescan = false;
       try {
         await this.scan();
+        this.store.reportProblems(this.source, this.dir, []);
       } catch (err) {
-        // The directory itself is unreadable (removed, unmounted): keep the config in force.
-        this.log.error({ dir: this.dir, err: (err as Error).message }, "cannot scan the config directory");
+        // The directory itself is unreadable (removed, unmounted): keep the config in force, and poll,
+        // as its watch may have gone with it, until it is back.
+        const message = `cannot scan the config directory: ${(err as Error).message}`;
+        this.store.reportProblems(this.source, this.dir, [{ source: this.source, where: this.dir, message }]);
+        this.pollInstead(err as Error);
       }
     } while (this.rescan && !this.stopped);
   }
