@@ -53,6 +53,30 @@ export function headerOperations(filter: HeaderModifier | undefined): { ops?: He
   return { ops };
 }
 
+export interface HeaderFilter {
+  type: string;
+  requestHeaderModifier?: HeaderModifier;
+  responseHeaderModifier?: HeaderModifier;
+}
+
+export function isHeaderFilter(filter: HeaderFilter): boolean {
+  return filter.type === "RequestHeaderModifier" || filter.type === "ResponseHeaderModifier";
+}
+
+/** Applies a Request/ResponseHeaderModifier filter to a route or destination; an error fails the rule. */
+export function applyHeaderFilter(
+  target: { headers?: { request?: HeaderOperations; response?: HeaderOperations } },
+  filter: HeaderFilter,
+): ConfigError | undefined {
+  const request = filter.type === "RequestHeaderModifier";
+  const { ops, error } = headerOperations(request ? filter.requestHeaderModifier : filter.responseHeaderModifier);
+  if (error || !ops) return error;
+  target.headers ??= {};
+  if (request) target.headers.request = ops;
+  else target.headers.response = ops;
+  return undefined;
+}
+
 export interface MirrorPolicy {
   destination: Destination;
   percentage?: { value: number };

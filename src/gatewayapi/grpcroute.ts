@@ -1,17 +1,19 @@
 // GRPCRoutes → VirtualServices: gRPC service/method matches become path matches; otherwise as HTTPRoute.
 import type { gatewayapi } from "../config/index.ts";
 import { type BackendContext, weightSum } from "./backends.ts";
-import { headerOperations, mirrorPolicy, REASON_INVALID_FILTER } from "./filters.ts";
-import { type ConvertedRoute, httpDestinations, httpVirtualServices } from "./httproute.ts";
+import { applyHeaderFilter, mirrorPolicy, REASON_INVALID_FILTER } from "./filters.ts";
+import {
+  type ConvertedRoute,
+  headerMatches,
+  httpDestinations,
+  httpVirtualServices,
+  invalidConfiguration,
+} from "./httproute.ts";
 import type { ConfigError } from "./model.ts";
 import { attachments, collectRules, computeRoute, type RouteContext, type RuleResult } from "./routes.ts";
 import type { HTTPMatchRequest, IstioHTTPRoute, StringMatch } from "./virtualservice.ts";
 
 type Match = gatewayapi.GRPCRouteRulesMatches;
-
-function invalidConfiguration(message: string): ConfigError {
-  return { reason: "InvalidConfiguration", message };
-}
 
 // gRPC paths are /<service>/<method>.
 function methodMatch(match: Match): { uri?: StringMatch; error?: ConfigError } {
@@ -39,14 +41,9 @@ function matchRequest(match: Match): { request?: HTTPMatchRequest; error?: Confi
   if (uri.error) return { error: uri.error };
   const request: HTTPMatchRequest = {};
   if (uri.uri) request.uri = uri.uri;
-  const headers: Record<string, StringMatch> = {};
-  for (const h of match.headers ?? []) {
-    const type = h.type ?? "Exact";
-    if (type === "Exact") headers[h.name] = { exact: h.value };
-    else if (type === "RegularExpression") headers[h.name] = { regex: h.value };
-    else return { error: invalidConfiguration(`unknown type: "${type}" is not supported HeaderMatch type`) };
-  }
-  if (Object.keys(headers).length > 0) request.headers = headers;
+  const headers = headerMatches(match.headers, "HeaderMatch");
+  if (headers.error) return { error: headers.error };
+  if (headers.matches) request.headers = headers.matches;
   return { request };
 }
 
@@ -69,14 +66,8 @@ function convertRule(
     switch (filter.type) {
       case "RequestHeaderModifier":
       case "ResponseHeaderModifier": {
-        const modifier =
-          filter.type === "RequestHeaderModifier" ? filter.requestHeaderModifier : filter.responseHeaderModifier;
-        const { ops, error } = headerOperations(modifier);
+        const error = applyHeaderFilter(out, filter);
         if (error) return { error };
-        if (!ops) break;
-        out.headers ??= {};
-        if (filter.type === "RequestHeaderModifier") out.headers.request = ops;
-        else out.headers.response = ops;
         break;
       }
       case "RequestMirror": {

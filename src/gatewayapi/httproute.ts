@@ -3,7 +3,16 @@
 import type { ConfigObject, gatewayapi } from "../config/index.ts";
 import { type BackendContext, buildDestination, effectiveWeights, isInvalidBackend, weightSum } from "./backends.ts";
 import { formatDuration, parseDuration } from "./duration.ts";
-import { corsPolicy, headerOperations, mirrorPolicy, REASON_INVALID_FILTER, redirect, rewrite } from "./filters.ts";
+import {
+  applyHeaderFilter,
+  corsPolicy,
+  type HeaderFilter,
+  isHeaderFilter,
+  mirrorPolicy,
+  REASON_INVALID_FILTER,
+  redirect,
+  rewrite,
+} from "./filters.ts";
 import type { ConfigError } from "./model.ts";
 import { joinErrors } from "./model.ts";
 import { generatedMetadata, routeAnnotations } from "./naming.ts";
@@ -20,11 +29,6 @@ import {
 
 type Rule = gatewayapi.HTTPRouteRules;
 type Match = gatewayapi.HTTPRouteRulesMatches;
-type BackendFilter = {
-  type: string;
-  requestHeaderModifier?: gatewayapi.RulesFiltersRequestHeaderModifier;
-  responseHeaderModifier?: gatewayapi.RulesFiltersRequestHeaderModifier;
-};
 
 export interface ConvertedRoute {
   /** HTTP-like VirtualServices, merged with others of the same key. */
@@ -35,11 +39,11 @@ export interface ConvertedRoute {
   attachments: string[];
 }
 
-function invalidConfiguration(message: string): ConfigError {
+export function invalidConfiguration(message: string): ConfigError {
   return { reason: "InvalidConfiguration", message };
 }
 
-function headerMatches(
+export function headerMatches(
   headers: readonly gatewayapi.RulesMatchesHeaders[] | undefined,
   what: string,
 ): { matches?: Record<string, StringMatch>; error?: ConfigError } {
@@ -87,7 +91,7 @@ function matchRequest(match: Match): { request?: HTTPMatchRequest; error?: Confi
 /** Destinations of a rule, each with its own header filters; a hard error fails the rule. */
 export function httpDestinations(
   ctx: BackendContext,
-  refs: readonly (gatewayapi.RulesBackendRefs & { filters?: readonly BackendFilter[] })[],
+  refs: readonly (gatewayapi.RulesBackendRefs & { filters?: readonly HeaderFilter[] })[],
   namespace: string,
   fromKind: string,
   enforceGrant: boolean,
@@ -103,25 +107,11 @@ export function httpDestinations(
     const destination: HTTPRouteDestination = { destination: built.destination };
     if (weight !== 0) destination.weight = weight;
     for (const filter of ref.filters ?? []) {
-      const modifier =
-        filter.type === "RequestHeaderModifier"
-          ? filter.requestHeaderModifier
-          : filter.type === "ResponseHeaderModifier"
-            ? filter.responseHeaderModifier
-            : undefined;
-      if (
-        modifier === undefined &&
-        filter.type !== "RequestHeaderModifier" &&
-        filter.type !== "ResponseHeaderModifier"
-      ) {
+      if (!isHeaderFilter(filter)) {
         return { error: { reason: REASON_INVALID_FILTER, message: `unsupported filter type "${filter.type}"` } };
       }
-      const { ops, error } = headerOperations(modifier);
+      const error = applyHeaderFilter(destination, filter);
       if (error) return { error };
-      if (!ops) continue;
-      destination.headers ??= {};
-      if (filter.type === "RequestHeaderModifier") destination.headers.request = ops;
-      else destination.headers.response = ops;
     }
     destinations.push(destination);
   }
@@ -152,14 +142,8 @@ function convertRule(
     switch (filter.type) {
       case "RequestHeaderModifier":
       case "ResponseHeaderModifier": {
-        const modifier =
-          filter.type === "RequestHeaderModifier" ? filter.requestHeaderModifier : filter.responseHeaderModifier;
-        const { ops, error } = headerOperations(modifier);
+        const error = applyHeaderFilter(out, filter);
         if (error) return { error };
-        if (!ops) break;
-        out.headers ??= {};
-        if (filter.type === "RequestHeaderModifier") out.headers.request = ops;
-        else out.headers.response = ops;
         break;
       }
       case "RequestRedirect":

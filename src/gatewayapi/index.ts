@@ -75,7 +75,8 @@ function plain<T>(value: T): T {
 
 function statusDocument(obj: ConfigObject, status: unknown): ConfigObject | undefined {
   const computed = plain(status);
-  if (isDeepStrictEqual(computed, plain(obj.status))) return undefined;
+  // An object without a status gets one written, even an empty one.
+  if (obj.status !== undefined && isDeepStrictEqual(computed, plain(obj.status))) return undefined;
   const metadata: ConfigObject["metadata"] = { name: nameOf(obj) };
   if (obj.metadata.namespace) metadata.namespace = obj.metadata.namespace;
   return { apiVersion: statusApiVersion(obj.kind), kind: obj.kind, metadata, spec: null, status: computed };

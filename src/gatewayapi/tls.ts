@@ -20,7 +20,8 @@ export const REASON_REF_NOT_PERMITTED = "RefNotPermitted";
 
 /** Istio's ServerTLSSettings in protobuf-JSON form. */
 export interface ServerTls {
-  mode: string;
+  /** Absent for PASSTHROUGH, the enum's zero value, which protobuf JSON omits. */
+  mode?: string;
   credentialName?: string;
   credentialNames?: string[];
   caCertCredentialName?: string;
@@ -56,7 +57,7 @@ export function buildServerTls(
   if (!listenerTls) return {};
   const mode = listenerTls.mode ?? "Terminate";
   if (mode === "Passthrough") {
-    return withCiphers({ mode: autoPassthrough ? "AUTO_PASSTHROUGH" : "PASSTHROUGH" }, listenerTls);
+    return withCiphers(autoPassthrough ? { mode: "AUTO_PASSTHROUGH" } : {}, listenerTls);
   }
   const out: ServerTls = { mode: "SIMPLE" };
   const terminateMode = listenerTls.options?.[TLS_TERMINATE_MODE_OPTION];
@@ -133,13 +134,35 @@ export function buildServerTls(
   return withCiphers(out, listenerTls);
 }
 
+// The cipher suites Envoy (BoringSSL) accepts by name, as Istio's security.ValidCipherSuites.
+const VALID_CIPHER_SUITES = new Set([
+  "ECDHE-ECDSA-AES128-GCM-SHA256",
+  "ECDHE-RSA-AES128-GCM-SHA256",
+  "ECDHE-ECDSA-AES256-GCM-SHA384",
+  "ECDHE-RSA-AES256-GCM-SHA384",
+  "ECDHE-ECDSA-CHACHA20-POLY1305",
+  "ECDHE-RSA-CHACHA20-POLY1305",
+  "ECDHE-ECDSA-AES128-SHA",
+  "ECDHE-RSA-AES128-SHA",
+  "ECDHE-ECDSA-AES256-SHA",
+  "ECDHE-RSA-AES256-SHA",
+  "AES128-GCM-SHA256",
+  "AES256-GCM-SHA384",
+  "AES128-SHA",
+  "AES256-SHA",
+  "DES-CBC3-SHA",
+]);
+
+// Entries starting with an operator ("-", "+", "!") are Envoy cipher expressions and pass through.
+function isValidCipherSuite(cs: string): boolean {
+  return cs === "" || cs === "ALL" || !/^[\p{L}\p{N}]/u.test(cs) || VALID_CIPHER_SUITES.has(cs);
+}
+
+/** Adds the cipher-suites option: unknown and repeated names dropped, nothing set if none remain. */
 function withCiphers(tls: ServerTls, listenerTls: ListenerTls): TlsResult {
   const option = listenerTls.options?.[CIPHER_SUITES_OPTION];
   if (!option) return { tls };
-  const ciphers = option
-    .split(",")
-    .map((c) => c.trim())
-    .filter((c) => c !== "");
+  const ciphers = [...new Set(option.split(",").map((c) => c.trim()))].filter(isValidCipherSuite);
   return { tls: ciphers.length > 0 ? { ...tls, cipherSuites: ciphers } : tls };
 }
 

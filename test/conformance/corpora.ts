@@ -2,5 +2,6 @@
 import { authzRbac } from "./authz-rbac.ts";
 import type { Corpus } from "./corpus.ts";
 import { crdValidation } from "./crd-validation.ts";
+import { gatewayApiConversion } from "./gateway-api-conversion.ts";
 
-export const CORPORA: readonly Corpus[] = [crdValidation, authzRbac];
+export const CORPORA: readonly Corpus[] = [crdValidation, authzRbac, gatewayApiConversion];
