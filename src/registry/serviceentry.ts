@@ -19,7 +19,7 @@ import type {
 } from "./model.ts";
 import { registryKey, UNSPECIFIED_IP } from "./model.ts";
 import type { WorkloadContext } from "./workloads.ts";
-import { endpointOf, isIpAddress, TLS_MODE_DISABLED, workloadEntryWorkload } from "./workloads.ts";
+import { endpointOf, isIpAddress, workloadEntryWorkload } from "./workloads.ts";
 
 const UNIX_PREFIX = "unix://";
 
@@ -158,21 +158,25 @@ export function serviceEntryEndpoints(
   return services.map((service) => {
     const endpoints: ServiceEndpoint[] = [];
     for (const port of ports) {
-      const base = { hostname: service.hostname, namespace: service.namespace, servicePort: port.number };
+      const base = {
+        hostname: service.hostname,
+        namespace: service.namespace,
+        servicePort: port.number,
+        servicePortName: port.name,
+        health: "Healthy" as const,
+      };
       if (selected === "host") {
-        // A DNS ServiceEntry without endpoints resolves its own host.
-        const target = { ...base, servicePortName: port.name, address: service.hostname, health: "Healthy" as const };
-        const endpoint = endpointOf({ ...target, port: port.targetPort || port.number }, undefined, mesh);
-        endpoints.push({ ...endpoint, labels: {}, tlsMode: TLS_MODE_DISABLED, workloadName: service.objectName });
+        // A DNS ServiceEntry without endpoints resolves its own host; the entry is its workload.
+        const endpoint = endpointOf(
+          { ...base, address: service.hostname, port: port.targetPort || port.number },
+          undefined,
+          mesh,
+        );
+        endpoints.push({ ...endpoint, labels: {}, workloadName: service.objectName });
         continue;
       }
       for (const workload of selected) {
-        const target = {
-          ...base,
-          servicePortName: port.name,
-          health: "Healthy" as const,
-          ...workloadTarget(workload, port),
-        };
+        const target = { ...base, ...workloadTarget(workload, port) };
         endpoints.push(endpointOf(target, workload, mesh));
       }
     }

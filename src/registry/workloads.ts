@@ -24,7 +24,7 @@ const ANNOTATION_AUTO_REGISTRATION_GROUP = "istio.io/autoRegistrationGroup";
 const ANNOTATION_HEALTH_CHECKS = "proxy.istio.io/health-checks-enabled";
 
 const TLS_MODE_ISTIO = "istio";
-export const TLS_MODE_DISABLED = "disabled";
+const TLS_MODE_DISABLED = "disabled";
 
 /** What every workload conversion needs from the mesh. */
 export interface WorkloadContext {
