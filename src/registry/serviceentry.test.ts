@@ -22,7 +22,13 @@ function endpointsOf(registry: ServiceRegistry, port = 80, host = "svc.example.c
 }
 
 test("each resolution maps to Istio's; location, addresses, exportTo and subjectAltNames carry over", () => {
-  const resolutions = { NONE: "Passthrough", STATIC: "ClientSideLB", DNS: "DNSLB", DNS_ROUND_ROBIN: "DNSRoundRobinLB" };
+  const resolutions = {
+    NONE: "Passthrough",
+    STATIC: "ClientSideLB",
+    DNS: "DNSLB",
+    DNS_ROUND_ROBIN: "DNSRoundRobinLB",
+    DYNAMIC_DNS: "DynamicDNS",
+  };
   for (const [resolution, want] of Object.entries(resolutions)) {
     const entry = serviceEntry("e", { resolution, ports: [HTTP_PORT] });
     const registry = new ServiceRegistry(staticInputs([entry]));
