@@ -1,5 +1,6 @@
 // The sluice commands, one module each. A new command is one file here and one line below.
 import type { Argv } from "yargs";
+import { experimentalCommand } from "./convert.ts";
 import { validateCommand } from "./validate.ts";
 
 export { defaultConfigPath, loadCliConfig } from "./config.ts";
@@ -7,5 +8,5 @@ export { EXIT_INVALID, EXIT_OK, EXIT_USAGE } from "./exit-codes.ts";
 export { type DeclaredOptions, declaredFlagNames, unknownCommandLineFlags } from "./flags.ts";
 
 export function registerCommands(cli: Argv): Argv {
-  return cli.command(validateCommand);
+  return cli.command(validateCommand).command(experimentalCommand);
 }

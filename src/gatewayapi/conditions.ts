@@ -22,12 +22,8 @@ export interface ConditionSpec {
   setOnce?: string;
 }
 
-/** The time written for a condition that changed; the goldens normalise every time to this. */
-export const TRANSITION_TIME = "fake";
-
-export function isConditionList(value: unknown): value is Condition[] {
-  return Array.isArray(value);
-}
+/** Marks a condition that changes now; the conversion stamps the actual time on its way out. */
+export const TRANSITION_TIME = "";
 
 /** Applies `wanted` (in sorted type order) to `existing`, as Istio's SetListenerConditions. */
 export function setConditions(
@@ -86,4 +82,16 @@ function createCondition(conditions: readonly Condition[], condition: Condition,
   if (index === -1) return [...conditions, condition];
   if (conditions[index].reason === unsetReason) return conditions.map((c, i) => (i === index ? condition : c));
   return [...conditions];
+}
+
+/** Replaces every unstamped lastTransitionTime below `value` with `now`. */
+export function stampTransitionTimes<T>(value: T, now: string): T {
+  if (Array.isArray(value)) return value.map((v) => stampTransitionTimes(v, now)) as T;
+  if (value === null || typeof value !== "object") return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([k, v]) => [
+      k,
+      k === "lastTransitionTime" && v === TRANSITION_TIME ? now : stampTransitionTimes(v, now),
+    ]),
+  ) as T;
 }

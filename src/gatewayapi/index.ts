@@ -2,6 +2,7 @@
 // convertResources(objects, settings, services) → { config, statuses }.
 import { isDeepStrictEqual } from "node:util";
 import type { ConfigObject, gatewayapi } from "../config/index.ts";
+import { stampTransitionTimes } from "./conditions.ts";
 import { type AttachedListenerSet, type ConversionContext, convertGateway, type GatewayOutput } from "./gateway.ts";
 import { GatewayClassIndex, gatewayClassStatus } from "./gatewayclass.ts";
 import { convertGRPCRoute } from "./grpcroute.ts";
@@ -215,5 +216,6 @@ export function convertResources(
     ...istioGateways.sort(compareByCreation),
     ...[...mergeVirtualServices(keyedVirtualServices), ...virtualServices].sort(compareByCreation),
   ];
-  return { config: plain(config), statuses: sortStatuses(statuses) };
+  const now = settings.now ?? new Date().toISOString().replace(/\.\d+Z$/, "Z");
+  return { config: plain(config), statuses: stampTransitionTimes(sortStatuses(statuses), now) };
 }

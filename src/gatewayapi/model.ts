@@ -5,6 +5,8 @@ import type { ConfigObject } from "../config/index.ts";
 export interface ConversionSettings {
   /** Cluster DNS suffix, e.g. "cluster.local". */
   domainSuffix: string;
+  /** lastTransitionTime of conditions that change (RFC 3339); the current time when unset. */
+  now?: string;
 }
 
 export const DEFAULT_SETTINGS: ConversionSettings = { domainSuffix: "cluster.local" };

@@ -1,0 +1,119 @@
+// `sluice x convert -f PATH [-f PATH ...] [--status] [-o yaml|json]`: the Istio config Gateway API
+// resources become (Gateways, then VirtualServices, then DestinationRules), or with --status the status
+// each Gateway API object would get, in the form of Istio's conversion goldens.
+// Flags and help only: the conversion loads when the command runs.
+import { existsSync } from "node:fs";
+import type { CommandModule } from "yargs";
+import { CONFIG_FILE_EXTENSIONS, STDIN_PATH } from "../config/decode-paths.ts";
+import type { ConfigObject } from "../config/index.ts";
+import type { RegistryService } from "../gatewayapi/index.ts";
+import { EXIT_INVALID, EXIT_OK } from "./exit-codes.ts";
+
+const OUTPUT_FORMATS = ["yaml", "json"] as const;
+type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+
+interface ConvertArgs {
+  filename: string[];
+  status: boolean;
+  output: OutputFormat;
+  domain: string;
+}
+
+/**
+ * Services as file mode knows them: the Kubernetes Services among the inputs, with their ports and
+ * labels. Without a cluster there are no endpoints, so gateway statuses report none found.
+ */
+export function servicesFromObjects(objects: readonly ConfigObject[], domainSuffix: string): RegistryService[] {
+  return objects
+    .filter((o) => o.apiVersion === "v1" && o.kind === "Service")
+    .map((o) => {
+      const namespace = o.metadata.namespace ?? "default";
+      const ports = (
+        (o.spec as { ports?: { name?: string; port: number; protocol?: string }[] } | undefined)?.ports ?? []
+      ).map((p) => ({ name: p.name, port: p.port, protocol: p.protocol }));
+      return {
+        hostname: `${o.metadata.name}.${namespace}.svc.${domainSuffix}`,
+        namespace,
+        ports,
+        labels: o.metadata.labels,
+        endpoints: [],
+      };
+    });
+}
+
+/** Documents as Istio's goldens print them: YAML, each followed by a "---" line; or a JSON array. */
+export async function formatDocuments(docs: readonly ConfigObject[], output: OutputFormat): Promise<string> {
+  if (output === "json") return `${JSON.stringify(docs, null, 2)}\n`;
+  const { stringify } = await import("yaml");
+  return docs.map((doc) => `${stringify(doc, { sortMapEntries: true, lineWidth: 0, indentSeq: false })}---\n`).join("");
+}
+
+export const convertCommand: CommandModule<object, ConvertArgs> = {
+  command: "convert",
+  describe: "Print the Istio config (or statuses) Gateway API resources in files become",
+  builder: (yargs) =>
+    yargs
+      .option("filename", {
+        alias: "f",
+        type: "string",
+        coerce: (value: string | string[]): string[] => [value].flat(),
+        requiresArg: true,
+        demandOption: "Name the files to convert with -f/--filename.",
+        describe: `File or directory to read (directories: every ${CONFIG_FILE_EXTENSIONS.join(", ")} below, recursively; "${STDIN_PATH}": standard input). Repeatable.`,
+      })
+      .option("status", {
+        type: "boolean",
+        default: false,
+        describe: "Print the status each Gateway API object would get instead of the generated config",
+      })
+      .option("output", {
+        alias: "o",
+        choices: OUTPUT_FORMATS,
+        default: "yaml" as OutputFormat,
+        describe: "Output format",
+      })
+      .option("domain", { type: "string", default: "cluster.local", describe: "Cluster DNS domain suffix" })
+      .check((argv) => {
+        const missing = argv.filename.filter((path) => path !== STDIN_PATH && !existsSync(path));
+        if (missing.length > 0) throw new Error(`no such file or directory: ${missing.join(", ")}`);
+        return true;
+      })
+      .demandCommand(0, 0)
+      .example("$0 x convert -f gateway.yaml -f routes/", "Print the Istio Gateways and VirtualServices")
+      .example("$0 x convert -f gateway.yaml --status", "Print the statuses Istio would write")
+      .epilogue(
+        [
+          "Reads Gateway API resources and any Kubernetes objects they reference (Services, Secrets, ConfigMaps,",
+          "Namespaces, ReferenceGrants). Output: Istio Gateways, then VirtualServices, then DestinationRules, each",
+          "document followed by a '---' line. With --status: one document per object whose status would change.",
+          "Exit status: 0 converted, 1 some document could not be read, 2 usage error.",
+        ].join("\n"),
+      ),
+  handler: async (argv) => {
+    const [{ readConfigPaths }, { convertResources, staticServiceLookup }] = await Promise.all([
+      import("../config/decode.ts"),
+      import("../gatewayapi/index.ts"),
+    ]);
+    const decoded = readConfigPaths(argv.filename);
+    for (const doc of decoded) {
+      if (doc.error) process.stderr.write(`Error: ${doc.position.file}:${doc.position.line}: ${doc.error}\n`);
+    }
+    const objects = decoded.flatMap((d) => (d.object ? [d.object] : []));
+    const result = convertResources(
+      objects,
+      { domainSuffix: argv.domain },
+      staticServiceLookup(servicesFromObjects(objects, argv.domain)),
+    );
+    process.stdout.write(await formatDocuments(argv.status ? result.statuses : result.config, argv.output));
+    process.exitCode = decoded.some((d) => d.error) ? EXIT_INVALID : EXIT_OK;
+  },
+};
+
+/** `sluice x`: experimental commands. */
+export const experimentalCommand: CommandModule = {
+  command: "x",
+  aliases: ["experimental"],
+  describe: "Experimental commands",
+  builder: (yargs) => yargs.command(convertCommand).demandCommand(1, "Name an experimental command."),
+  handler: () => {},
+};
