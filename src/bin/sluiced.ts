@@ -41,7 +41,7 @@ async function start(): Promise<Running[]> {
   for (const warning of warnings) log.warn({ meshConfig: argv.meshConfig }, warning);
   log.info({ trustDomain: mesh.trustDomain, rootNamespace: mesh.rootNamespace }, "mesh config loaded");
 
-  // The process's metrics; the admin server (issue on /metrics) serves this registry.
+  // The process's metrics, served at /metrics once the admin server is there.
   const metrics = new Registry();
   // An object both in the config directory and in the cluster: the file wins.
   const store = new ConfigStore({
