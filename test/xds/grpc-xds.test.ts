@@ -14,7 +14,7 @@ import {
   type sendUnaryData,
 } from "@grpc/grpc-js";
 import * as grpcXds from "@grpc/grpc-js-xds";
-import { fault, hcm, listener, route, router } from "../../src/api/index.ts";
+import { cluster, fault, hcm, listener, route, router } from "../../src/api/index.ts";
 import { type TypeSyncStatus, TypeUrl } from "../../src/xds/index.ts";
 import {
   edsCluster,
@@ -191,4 +191,31 @@ test("a listener whose last HTTP filter is not the router is NACKed by grpc-js-x
   await waitFor(() => clientType(TypeUrl.Listener)?.state === "SYNCED", "the LDS ACK");
   await waitFor(() => clientType(TypeUrl.Endpoint)?.state === "SYNCED", "the EDS ACK");
   assert.equal(await echo(), "one");
+});
+
+test("a cluster missing from a later CDS response is deleted by the client; restoring it restores traffic", async () => {
+  const { [TypeUrl.Cluster]: _cluster, ...withoutCluster } = meshSnapshot(backends[0].port);
+  await h.push(withoutCluster);
+  await waitFor(
+    () =>
+      echo().then(
+        () => false,
+        () => true,
+      ),
+    "RPCs to fail once the cluster is gone",
+  );
+  // grpc-js-xds keeps a deleted resource's last value and ignores an equal one coming back, so
+  // the restored cluster differs in something it reads (a circuit breaker).
+  const restored = edsCluster(CLUSTER);
+  restored.circuitBreakers = create(cluster.CircuitBreakersSchema, { thresholds: [{ maxRequests: 1000 }] });
+  valid(cluster.ClusterSchema, restored);
+  await h.push({ ...meshSnapshot(backends[0].port), [TypeUrl.Cluster]: [restored] });
+  await waitFor(
+    () =>
+      echo().then(
+        (answer) => answer === "one",
+        () => false,
+      ),
+    "traffic on backend one again",
+  );
 });
