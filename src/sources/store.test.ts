@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { Registry } from "prom-client";
 import type { ConfigObject } from "../config/index.ts";
-import { derive } from "../krt/index.ts";
+import { derive, singleton } from "../krt/index.ts";
 import { CONFIG_PROBLEMS_METRIC, ConfigStore } from "./store.ts";
 import type { ConfigEvent } from "./types.ts";
 
@@ -64,6 +64,26 @@ describe("ConfigStore", () => {
       store.list(VS).map((s) => s.object.metadata.name),
       ["one", "three"],
     );
+  });
+
+  test("a replace touching several kinds is one krt change: a value computed from both recomputes once", () => {
+    const store = new ConfigStore();
+    store.replace("file", "a.yaml", [namespace("default"), virtualService("one")]);
+    const seen: string[] = [];
+    const combined = singleton((ctx) => {
+      const value = `${ctx.fetch(store.collection(NS)).length} ns, ${ctx.fetch(store.collection(VS)).length} vs`;
+      seen.push(value);
+      return value;
+    });
+    assert.deepEqual(seen, ["1 ns, 1 vs"]);
+    store.replace("file", "a.yaml", [
+      namespace("default"),
+      namespace("prod"),
+      virtualService("one"),
+      virtualService("two"),
+    ]);
+    assert.deepEqual(seen, ["1 ns, 1 vs", "2 ns, 2 vs"]);
+    assert.equal(combined.get(), "2 ns, 2 vs");
   });
 
   test("an identical reload emits nothing and keeps resourceVersions", () => {
