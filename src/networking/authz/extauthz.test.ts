@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { fromBinary, toJson } from "@bufbuild/protobuf";
+import { create, fromBinary, toJson } from "@bufbuild/protobuf";
 import { BinaryReader } from "@bufbuild/protobuf/wire";
+import { DurationSchema } from "@bufbuild/protobuf/wkt";
 import { core, extAuthz, matcher } from "../../api/index.ts";
 import { checkMessage } from "../../api/pgv/index.ts";
 import { resolveExtAuthzProviders } from "./extauthz.ts";
@@ -114,6 +115,25 @@ describe("authz ext_authz providers", () => {
       services,
     );
     assert.match(twice.get("p")?.problems?.[0] ?? "", /unique/);
+  });
+
+  it("reads the timeout as a Go duration", () => {
+    const resolved = resolveExtAuthzProviders(
+      [{ name: "p", envoyExtAuthzGrpc: { service: "authz.foo.svc.cluster.local", port: 9000, timeout: "1m0.5s" } }],
+      services,
+    ).get("p");
+    assert.ok(resolved?.http?.services.case === "grpcService");
+    assert.deepEqual(
+      resolved.http.services.value.timeout,
+      create(DurationSchema, { seconds: 60n, nanos: 500_000_000 }),
+    );
+    assert.match(
+      problemsOf({
+        name: "p",
+        envoyExtAuthzGrpc: { service: "authz.foo.svc.cluster.local", port: 1, timeout: "soon" },
+      })[0],
+      /timeout/,
+    );
   });
 
   it("ignores extension providers that are not ext_authz", () => {

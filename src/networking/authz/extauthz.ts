@@ -1,11 +1,12 @@
 // CUSTOM authorization providers: MeshConfig `envoyExtAuthzHttp` / `envoyExtAuthzGrpc` extension
 // providers as Envoy ext_authz configs (Istio's processExtensionProvider). A provider with any
 // problem resolves to its problems only; the builder then denies what its policies match.
-import { create, fromJson, toBinary } from "@bufbuild/protobuf";
+import { create, toBinary } from "@bufbuild/protobuf";
 import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import { type Any, AnySchema, type Duration, DurationSchema } from "@bufbuild/protobuf/wkt";
 import { core, envoyType, extAuthz, matcher, TYPE_URL_PREFIX } from "../../api/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
+import { parseGoDuration } from "../../config/validation/common/durations.ts";
 import { exactMatcher, metadataStringMatcher, prefixMatcher, suffixMatcher } from "./matchers.ts";
 
 type ExtensionProvider = NonNullable<MeshConfig["extensionProviders"]>[number];
@@ -22,6 +23,7 @@ export const EXT_AUTHZ_SHADOW_STAT_PREFIX = "istio_ext_authz_";
 const SHADOW_EFFECTIVE_POLICY_ID = "shadow_effective_policy_id";
 // Envoy requires a timeout; Istio's default is ten minutes.
 const DEFAULT_TIMEOUT_SECONDS = 600n;
+const NANOS_PER_SECOND = 1_000_000_000n;
 
 /** A service of the registry, for resolving a provider's `service` to a cluster. */
 export interface RegistryService {
@@ -139,6 +141,7 @@ function httpProvider(name: string, provider: HttpProvider, services: readonly R
       problems.push(`a single wildcard ("*") is not supported, change it to either prefix or suffix match: ${field}`);
     }
   }
+  const serverTimeout = timeout(provider.timeout, problems);
   if (problems.length > 0) return { problems };
 
   const additionalHeaders = Object.entries(provider.includeAdditionalHeadersInCheck ?? {}).sort(([a], [b]) =>
@@ -152,7 +155,7 @@ function httpProvider(name: string, provider: HttpProvider, services: readonly R
     serverUri: {
       uri: `http://${target.hostname}`,
       httpUpstreamType: { case: "cluster", value: target.cluster },
-      timeout: timeoutOrDefault(provider.timeout),
+      timeout: serverTimeout,
     },
     authorizationRequest:
       additionalHeaders.length > 0
@@ -185,10 +188,11 @@ function httpProvider(name: string, provider: HttpProvider, services: readonly R
 function grpcProvider(name: string, provider: GrpcProvider, services: readonly RegistryService[]): ResolvedProvider {
   const problems: string[] = [];
   const target = upstream(provider, services, problems);
+  const callTimeout = timeout(provider.timeout, problems);
   if (problems.length > 0) return { problems };
   const grpcService = create(core.GrpcServiceSchema, {
     targetSpecifier: { case: "envoyGrpc", value: { clusterName: target.cluster, authority: target.hostname } },
-    timeout: timeoutOrDefault(provider.timeout),
+    timeout: callTimeout,
   });
   const http = create(extAuthz.ExtAuthzSchema, {
     statusOnError: target.statusOnError,
@@ -230,10 +234,18 @@ function headerPatterns(headers: readonly string[]): matcher.ListStringMatcher |
   return create(matcher.ListStringMatcherSchema, { patterns });
 }
 
-function timeoutOrDefault(timeout: string | undefined): Duration {
-  return timeout === undefined
-    ? create(DurationSchema, { seconds: DEFAULT_TIMEOUT_SECONDS })
-    : fromJson(DurationSchema, timeout);
+/** The provider's timeout (a Go duration in MeshConfig), or Istio's default. */
+function timeout(value: string | undefined, problems: string[]): Duration {
+  if (value === undefined) return create(DurationSchema, { seconds: DEFAULT_TIMEOUT_SECONDS });
+  const parsed = parseGoDuration(value);
+  if ("error" in parsed) {
+    problems.push(`invalid timeout: ${parsed.error}`);
+    return create(DurationSchema);
+  }
+  return create(DurationSchema, {
+    seconds: parsed.nanos / NANOS_PER_SECOND,
+    nanos: Number(parsed.nanos % NANOS_PER_SECOND),
+  });
 }
 
 function bufferSettings(body: RequestBody): extAuthz.BufferSettings | undefined {
