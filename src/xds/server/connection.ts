@@ -120,7 +120,7 @@ export class Connection {
   readonly connectedAt = new Date();
   #nonce = 0;
   #closed = false;
-  #onClose: (() => void)[] = [];
+  readonly #onClose = new Set<() => void>();
 
   constructor(
     readonly id: string,
@@ -140,7 +140,8 @@ export class Connection {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    for (const f of this.#onClose.splice(0)) f();
+    for (const f of this.#onClose) f();
+    this.#onClose.clear();
   }
 
   /** Ends the stream with OK (shutdown) and closes the connection. */
@@ -167,10 +168,11 @@ export class Connection {
     await new Promise<void>((resolve) => {
       const done = () => {
         this.stream.off("drain", done);
+        this.#onClose.delete(done);
         resolve();
       };
       this.stream.on("drain", done);
-      this.#onClose.push(done);
+      this.#onClose.add(done);
     });
   }
 
