@@ -3,45 +3,12 @@ import { test } from "node:test";
 import type { ConfigObject } from "../config/index.ts";
 import { DebugRegistry } from "../krt/index.ts";
 import { ServiceRegistry } from "./index.ts";
+import { SYNTHETIC_1000, syntheticMesh, syntheticPod, syntheticSlice } from "./synthetic-mesh.ts";
 import { istio, k8s, staticInputs } from "./test-inputs.ts";
 
-const SERVICES = 1000;
-const SLICES_PER_SERVICE = 2;
-const ENDPOINTS_PER_SLICE = 5;
-
-const namespaceOf = (service: number) => `ns-${service % 10}`;
-const ipOf = (service: number, slot: number) => `10.${service >> 8}.${service & 255}.${slot}`;
-
-function service(i: number): ConfigObject {
-  return k8s("Service", namespaceOf(i), `svc-${i}`, {
-    spec: {
-      clusterIP: `172.16.${i >> 8}.${i & 255}`,
-      selector: { app: `svc-${i}` },
-      ports: [{ name: "http", port: 80 }],
-    },
-  });
-}
-
-function pod(i: number, slot: number, labels: Record<string, string> = {}): ConfigObject {
-  return k8s("Pod", namespaceOf(i), `svc-${i}-${slot}`, {
-    metadata: { labels: { app: `svc-${i}`, ...labels } },
-    spec: { nodeName: `node-${i % 50}`, containers: [] },
-    status: { phase: "Running", podIP: ipOf(i, slot), conditions: [{ type: "Ready", status: "True" }] },
-  });
-}
-
-function slice(i: number, part: number, ready = true): ConfigObject {
-  const slots = Array.from({ length: ENDPOINTS_PER_SLICE }, (_, k) => part * ENDPOINTS_PER_SLICE + k);
-  return k8s("EndpointSlice", namespaceOf(i), `svc-${i}-${part}`, {
-    metadata: { labels: { "kubernetes.io/service-name": `svc-${i}` } },
-    endpoints: slots.map((slot) => ({
-      addresses: [ipOf(i, slot)],
-      conditions: { ready, terminating: false },
-      targetRef: { kind: "Pod", name: `svc-${i}-${slot}`, namespace: namespaceOf(i) },
-    })),
-    ports: [{ name: "http", port: 8080 }],
-  });
-}
+const shape = SYNTHETIC_1000;
+const pod = (i: number, slot: number, labels: Record<string, string> = {}) => syntheticPod(shape, i, slot, labels);
+const slice = (i: number, part: number, ready = true) => syntheticSlice(shape, i, part, ready);
 
 function recomputes(debug: DebugRegistry): Map<string, number> {
   return new Map(debug.snapshot().map((c) => [c.name, c.recomputes]));
@@ -58,13 +25,7 @@ function delta(before: Map<string, number>, after: Map<string, number>): Record<
 }
 
 test("1,000 services, 10,000 endpoints: one EndpointSlice or one Pod change recomputes only what it backs", () => {
-  const objects: ConfigObject[] = [];
-  for (let i = 0; i < SERVICES; i++) {
-    objects.push(service(i));
-    for (let part = 0; part < SLICES_PER_SERVICE; part++) objects.push(slice(i, part));
-    for (let slot = 0; slot < SLICES_PER_SERVICE * ENDPOINTS_PER_SLICE; slot++) objects.push(pod(i, slot));
-  }
-  for (let n = 0; n < 50; n++) objects.push(k8s("Node", "", `node-${n}`, { metadata: { labels: {} } }));
+  const objects: ConfigObject[] = syntheticMesh(shape);
   // ServiceEntries selecting workloads in the namespace of the changes below, but not those pods.
   for (let e = 0; e < 10; e++) {
     const spec = {
@@ -77,10 +38,10 @@ test("1,000 services, 10,000 endpoints: one EndpointSlice or one Pod change reco
   const inputs = staticInputs(objects);
   const debug = new DebugRegistry();
   const registry = new ServiceRegistry(inputs, { debug });
-  assert.equal(registry.services.size, SERVICES + 10);
+  assert.equal(registry.services.size, shape.services + 10);
   assert.equal(
     registry.endpoints.list().reduce((n, e) => n + e.endpoints.length, 0),
-    SERVICES * SLICES_PER_SERVICE * ENDPOINTS_PER_SLICE,
+    shape.services * shape.slicesPerService * shape.endpointsPerSlice,
   );
   const updates: string[] = [];
   registry.endpoints.registerBatch(

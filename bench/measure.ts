@@ -1,0 +1,20 @@
+// Timing helpers for benchmarks: run a function repeatedly and report the median and p99 in microseconds.
+import { performance } from "node:perf_hooks";
+
+export interface Timing {
+  runs: number;
+  medianUs: number;
+  p99Us: number;
+}
+
+export function measure(runs: number, fn: (run: number) => void): Timing {
+  const samples: number[] = [];
+  for (let run = 0; run < runs; run++) {
+    const start = performance.now();
+    fn(run);
+    samples.push((performance.now() - start) * 1000);
+  }
+  samples.sort((a, b) => a - b);
+  const at = (q: number) => samples[Math.min(samples.length - 1, Math.floor(q * samples.length))];
+  return { runs, medianUs: at(0.5), p99Us: at(0.99) };
+}
