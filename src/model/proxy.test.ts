@@ -56,7 +56,8 @@ test("IPs fall back to the node id; namespace falls back to the DNS domain", () 
 });
 
 test("invalid nodes give an error naming the problem", () => {
-  assert.match(parseProxy(undefined).error ?? "", /missing node/);
+  assert.equal(parseProxy(undefined).error, "missing node information");
+  assert.equal(parseProxy(node("")).error, "missing node information");
   assert.match(parseProxy(node("sidecar~10.0.0.1~x")).error ?? "", /missing parts in the service node/);
   assert.match(
     parseProxy(node("gateway~10.0.0.1~x.ns~ns.svc.cluster.local")).error ?? "",

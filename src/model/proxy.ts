@@ -131,7 +131,7 @@ export type ProxyParseResult = { proxy: ProxyNode; error?: undefined } | { proxy
 
 /** Reads the proxy from an Envoy node; a bad id or metadata gives an error value (InvalidArgument). */
 export function parseProxy(node: core.Node | undefined): ProxyParseResult {
-  if (!node) return { error: "missing node information" };
+  if (!node || node.id === "") return { error: "missing node information" };
   const meta = parseNodeMetadata(node.metadata);
   if (typeof meta === "string") return { error: meta };
 
