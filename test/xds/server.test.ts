@@ -70,6 +70,21 @@ test("proxyNeedsPush keeps a push from proxies it does not concern", async () =>
   await h.close();
 });
 
+test("a push reaches every one of many proxies through a narrow push queue", async () => {
+  const h = await startServer(snapshot, { pushConcurrency: 3 });
+  const clients = Array.from({ length: 40 }, (_, i) => {
+    const c = SotwClient.connect(h.address);
+    c.request({ node: sidecarNode(`many-${i}`), typeUrl: TypeUrl.Cluster });
+    return c;
+  });
+  for (const c of clients) c.ack(await c.next());
+  const next = await h.push({ [TypeUrl.Cluster]: [edsCluster("a"), edsCluster("b")] });
+  const updates = await Promise.all(clients.map((c) => c.next()));
+  assert.ok(updates.every((u) => u.versionInfo === next.version && u.resources.length === 2));
+  for (const c of clients) c.close();
+  await h.close();
+});
+
 test("close() ends open streams and stops accepting", async () => {
   const h = await startServer(snapshot);
   const c = SotwClient.connect(h.address);
