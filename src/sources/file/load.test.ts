@@ -77,6 +77,22 @@ describe("loadFile", () => {
     assert.deepEqual(whole.problems, []);
   });
 
+  test("kinds outside the mesh's groups are skipped with a warning; unknown mesh kinds are problems", () => {
+    const deployment = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d, namespace: prod}\n";
+    const typo = "apiVersion: networking.istio.io/v1\nkind: VirtualSevice\nmetadata: {name: t, namespace: prod}\n";
+    const load = loadFile("file", "f.yaml", [vs("a"), deployment, typo].join("---\n"), []);
+    assert.deepEqual(summary(load.objects), ["a=a"]);
+    assert.deepEqual(
+      load.warnings.map((w) => `${w.where} ${w.message}`),
+      ["f.yaml:13 apps/v1 Deployment is not a kind Sluice reads; skipped"],
+    );
+    assert.deepEqual(
+      load.problems.map((p) => p.where),
+      ["f.yaml:17"],
+    );
+    assert.match(load.problems[0].message, /unrecognized type networking\.istio\.io\/v1, Kind=VirtualSevice/);
+  });
+
   test("an object defined twice in one file: the first counts, the second is reported with its line", () => {
     const load = loadFile("file", "f.yaml", [vs("a", "first"), vs("a", "second")].join("---\n"), []);
     assert.deepEqual(summary(load.objects), ["a=first"]);

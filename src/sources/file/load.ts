@@ -8,8 +8,10 @@
 //   while any document of the file is unreadable, no object leaves the file: those the new text does
 //   not define keep their last good version. Objects are removed once the whole file decodes again.
 // An object defined twice in one file is reported at the second place and the first one counts.
+// Kinds outside the mesh's API groups (a Deployment in a directory of manifests) are skipped with a
+// warning; an unknown kind or version in an Istio or Gateway API group is a problem (a typo, likely).
 import { decodeConfigText } from "../../config/decode.ts";
-import type { ConfigObject } from "../../config/index.ts";
+import { type ConfigObject, KINDS, lookupKind, parseApiVersion } from "../../config/index.ts";
 import { collectionKeyOf, objectKeyOf } from "../store.ts";
 import { admitObject, describeIssue } from "../store-admit.ts";
 import type { SourceProblem } from "../types.ts";
@@ -38,6 +40,14 @@ export function loadFile(source: string, file: string, text: string, previous: r
       problems.push({ source, where, message: doc.error ?? "unreadable document" });
       continue;
     }
+    if (isForeignKind(doc.object)) {
+      warnings.push({
+        source,
+        where,
+        message: `${doc.object.apiVersion} ${doc.object.kind} is not a kind Sluice reads; skipped`,
+      });
+      continue;
+    }
     const admission = admitObject(doc.object);
     const ref = refOf(admission.object);
     const firstLine = definedAt.get(ref);
@@ -59,6 +69,14 @@ export function loadFile(source: string, file: string, text: string, previous: r
     for (const [ref, obj] of lastGood) if (!definedAt.has(ref)) inForce.set(ref, obj);
   }
   return { objects: [...inForce.values()], problems, warnings };
+}
+
+/** Mesh config groups: Istio's and the Gateway API's. */
+const MESH_GROUPS = new Set(KINDS.filter((k) => k.family !== "kubernetes").map((k) => k.group));
+
+/** Not a kind Sluice knows, nor one of a mesh config group: nothing Sluice would read. */
+function isForeignKind(obj: ConfigObject): boolean {
+  return !lookupKind(obj.apiVersion, obj.kind) && !MESH_GROUPS.has(parseApiVersion(obj.apiVersion).group);
 }
 
 /** "group/Kind namespace/name": how problems name an object, and the identity objects are matched by. */
