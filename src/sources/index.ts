@@ -1,4 +1,12 @@
 // Config sources and the store they write into. Other folders import sources through this file.
+//
+//   const store = new ConfigStore({ sourceOrder: ["file", "kubernetes"], metrics: registry });
+//   await new FileSource({ dir: "config/", store }).start();           // watched from then on
+//   new MemorySource(store).apply(obj);                                 // tests: same validation path
+//   const services = store.collection(kindKey("", "Service"));          // krt input, keys "ns/name"
+//   store.onChange((events) => pushQueue.add(events));                  // one batch per change
+//   store.get({ kindKey, namespace, name })?.resourceVersion;           // store-wide, monotonic
+//   store.problems();                                                   // for /debug/configz
 export { FileSource, type FileSourceOptions } from "./file/index.ts";
 export { KubeSource, type KubeSourceOptions, type LabelSelector, loadKubeConfig } from "./kube/index.ts";
 export { MemorySource } from "./memory.ts";
