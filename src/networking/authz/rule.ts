@@ -34,11 +34,11 @@ export function rulePolicy(rule: AuthorizationPolicyRules, options: RuleOptions)
   const whenPrincipals: PrincipalCondition[] = [];
   const whenPermissions: PermissionCondition[] = [];
   for (const when of rule.when ?? []) {
-    const condition = whenCondition(when.key, when.values ?? [], when.notValues ?? [], options.policyNamespace);
-    if (condition === undefined) return new NotGenerated(`unknown attribute ${when.key}`);
-    if ("principal" in condition) {
-      if (!isEmpty(condition.principal)) whenPrincipals.push(condition.principal);
-    } else if (!isEmpty(condition.permission)) whenPermissions.push(condition.permission);
+    const parsed = whenCondition(when.key, when.values ?? [], when.notValues ?? [], options.policyNamespace);
+    if (parsed === undefined) return new NotGenerated(`unknown attribute ${when.key}`);
+    if ("principal" in parsed) {
+      if (!isEmpty(parsed.principal)) whenPrincipals.push(parsed.principal);
+    } else if (!isEmpty(parsed.permission)) whenPermissions.push(parsed.permission);
   }
 
   // Istio's rule lists share the `when` conditions between `from` entries and rewrite trust
