@@ -2,7 +2,10 @@
 // convertResources(objects, settings, services) → { config, statuses }.
 import { isDeepStrictEqual } from "node:util";
 import type { ConfigObject, gatewayapi } from "../config/index.ts";
+import { convertBackendTLSPolicy, type PolicyOutput } from "./backendtls.ts";
+import { convertBackendTrafficPolicy } from "./backendtraffic.ts";
 import { stampTransitionTimes } from "./conditions.ts";
+import { type BackendPolicy, destinationRules, routeAncestors } from "./destinationrule.ts";
 import { type AttachedListenerSet, type ConversionContext, convertGateway, type GatewayOutput } from "./gateway.ts";
 import { GatewayClassIndex, gatewayClassStatus } from "./gatewayclass.ts";
 import { convertGRPCRoute } from "./grpcroute.ts";
@@ -16,6 +19,7 @@ import type { RouteContext } from "./routes.ts";
 import { convertTCPRoute } from "./tcproute.ts";
 import { convertTLSRoute } from "./tlsroute.ts";
 import { compareByCreation, mergeVirtualServices } from "./virtualservice.ts";
+import { convertXBackend } from "./xbackend.ts";
 
 export type { ConversionSettings, RegistryService, ServiceLookup } from "./model.ts";
 export { DEFAULT_SETTINGS, staticServiceLookup } from "./model.ts";
@@ -208,6 +212,28 @@ export function convertResources(
     addStatus(pool, { ...(pool.status as Record<string, unknown> | undefined) });
   }
 
+  const ancestors = routeAncestors(routeKinds.flatMap(([kind]) => byKind(objects, kind)));
+  const backendPolicies: BackendPolicy[] = [];
+  const tlsPolicies = byKind(objects, "BackendTLSPolicy") as gatewayapi.BackendTLSPolicy[];
+  const policyOutputs: [ConfigObject, PolicyOutput][] = [
+    ...byKind(objects, "XBackendTrafficPolicy").map((p): [ConfigObject, PolicyOutput] => [
+      p,
+      convertBackendTrafficPolicy(p, cluster, settings.domainSuffix),
+    ]),
+    ...tlsPolicies.map((p): [ConfigObject, PolicyOutput] => [
+      p,
+      convertBackendTLSPolicy(p, tlsPolicies, cluster, ancestors, settings.domainSuffix),
+    ]),
+    ...byKind(objects, "XBackend").map((b): [ConfigObject, PolicyOutput] => [
+      b,
+      convertXBackend(b, cluster, ancestors),
+    ]),
+  ];
+  for (const [obj, output] of policyOutputs) {
+    backendPolicies.push(...output.policies);
+    addStatus(obj, output.status);
+  }
+
   const istioGateways = gatewayOutputs
     .flatMap((g) => g.listeners)
     .filter((l) => l.programmed)
@@ -215,6 +241,7 @@ export function convertResources(
   const config = [
     ...istioGateways.sort(compareByCreation),
     ...[...mergeVirtualServices(keyedVirtualServices), ...virtualServices].sort(compareByCreation),
+    ...destinationRules(backendPolicies, cluster),
   ];
   const now = settings.now ?? new Date().toISOString().replace(/\.\d+Z$/, "Z");
   return { config: plain(config), statuses: stampTransitionTimes(sortStatuses(statuses), now) };
