@@ -50,6 +50,8 @@ const ROOTS = [
   "envoy/extensions/filters/network/http_connection_manager/v3",
   "envoy/extensions/filters/network/tcp_proxy/v3",
   "envoy/extensions/filters/network/rbac/v3",
+  "envoy/extensions/filters/network/ext_authz/v3",
+  "envoy/extensions/path/match/uri_template/v3",
   "envoy/extensions/filters/network/wasm/v3",
   "envoy/extensions/filters/http/router/v3",
   "envoy/extensions/filters/http/fault/v3",

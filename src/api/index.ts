@@ -58,10 +58,12 @@ export * as httpInspector from "./gen/envoy/extensions/filters/listener/http_ins
 export * as originalDst from "./gen/envoy/extensions/filters/listener/original_dst/v3/index.ts";
 export * as proxyProtocol from "./gen/envoy/extensions/filters/listener/proxy_protocol/v3/index.ts";
 export * as tlsInspector from "./gen/envoy/extensions/filters/listener/tls_inspector/v3/index.ts";
+export * as networkExtAuthz from "./gen/envoy/extensions/filters/network/ext_authz/v3/index.ts";
 export * as hcm from "./gen/envoy/extensions/filters/network/http_connection_manager/v3/index.ts";
 export * as networkRbac from "./gen/envoy/extensions/filters/network/rbac/v3/index.ts";
 export * as tcpProxy from "./gen/envoy/extensions/filters/network/tcp_proxy/v3/index.ts";
 export * as networkWasm from "./gen/envoy/extensions/filters/network/wasm/v3/index.ts";
+export * as uriTemplate from "./gen/envoy/extensions/path/match/uri_template/v3/index.ts";
 export * as internalUpstream from "./gen/envoy/extensions/transport_sockets/internal_upstream/v3/index.ts";
 export * as rawBuffer from "./gen/envoy/extensions/transport_sockets/raw_buffer/v3/index.ts";
 export * as tls from "./gen/envoy/extensions/transport_sockets/tls/v3/index.ts";

@@ -2,9 +2,8 @@
 // providers as Envoy ext_authz configs (Istio's processExtensionProvider). A provider with any
 // problem resolves to its problems only; the builder then denies what its policies match.
 import { create, toBinary } from "@bufbuild/protobuf";
-import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import { type Any, AnySchema, type Duration, DurationSchema } from "@bufbuild/protobuf/wkt";
-import { core, envoyType, extAuthz, matcher, TYPE_URL_PREFIX } from "../../api/index.ts";
+import { core, envoyType, extAuthz, matcher, networkExtAuthz as networkExtAuthzApi, packAny } from "../../api/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
 import { parseGoDuration } from "../../config/validation/common/durations.ts";
 import { exactMatcher, metadataStringMatcher, prefixMatcher, suffixMatcher } from "./matchers.ts";
@@ -257,23 +256,12 @@ function bufferSettings(body: RequestBody): extAuthz.BufferSettings | undefined 
   });
 }
 
-const NETWORK_EXT_AUTHZ_TYPE = "envoy.extensions.filters.network.ext_authz.v3.ExtAuthz";
-
-interface NetworkExtAuthz {
+function networkExtAuthz(config: {
   statPrefix: string;
   grpcService: core.GrpcService;
   failureModeAllow: boolean;
   filterEnabledMetadata: matcher.MetadataMatcher;
-}
-
-// The generated bindings do not include envoy.extensions.filters.network.ext_authz.v3, so the
-// fields Istio sets are encoded here by their numbers in ext_authz.proto.
-function networkExtAuthz(config: NetworkExtAuthz): Any {
-  const writer = new BinaryWriter();
-  writer.tag(1, WireType.LengthDelimited).string(config.statPrefix);
-  writer.tag(2, WireType.LengthDelimited).bytes(toBinary(core.GrpcServiceSchema, config.grpcService));
-  if (config.failureModeAllow) writer.tag(3, WireType.Varint).bool(true);
-  writer.tag(5, WireType.Varint).int32(core.ApiVersion.V3);
-  writer.tag(6, WireType.LengthDelimited).bytes(toBinary(matcher.MetadataMatcherSchema, config.filterEnabledMetadata));
-  return create(AnySchema, { typeUrl: TYPE_URL_PREFIX + NETWORK_EXT_AUTHZ_TYPE, value: writer.finish() });
+}): Any {
+  const filter = create(networkExtAuthzApi.ExtAuthzSchema, { ...config, transportApiVersion: core.ApiVersion.V3 });
+  return packAny(networkExtAuthzApi.ExtAuthzSchema, filter);
 }

@@ -1,9 +1,8 @@
 // RBAC permissions: what the request asks for. Each `to.operation` field and each `when` key about
 // the destination has a generator here (Istio's authz model generators).
 import { create } from "@bufbuild/protobuf";
-import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import { type Any, AnySchema } from "@bufbuild/protobuf/wkt";
-import { type matcher, rbac, type route, TYPE_URL_PREFIX } from "../../api/index.ts";
+import { type matcher, packAny, rbac, type route, uriTemplate } from "../../api/index.ts";
 import { cidrRange } from "./cidr.ts";
 import { httpOnly, NotGenerated, type PermissionGenerator } from "./generator.ts";
 import {
@@ -120,11 +119,7 @@ export const path: PermissionGenerator = {
   },
 };
 
-const URI_TEMPLATE_TYPE = "envoy.extensions.path.match.uri_template.v3.UriTemplateMatchConfig";
-
-// The generated bindings do not include envoy.extensions.path.match.uri_template.v3, so its single
-// field (string path_template = 1) is encoded here.
 function uriTemplateConfig(pathTemplate: string): Any {
-  const value = new BinaryWriter().tag(1, WireType.LengthDelimited).string(pathTemplate).finish();
-  return create(AnySchema, { typeUrl: TYPE_URL_PREFIX + URI_TEMPLATE_TYPE, value });
+  const config = create(uriTemplate.UriTemplateMatchConfigSchema, { pathTemplate });
+  return packAny(uriTemplate.UriTemplateMatchConfigSchema, config);
 }
