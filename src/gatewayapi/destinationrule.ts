@@ -2,6 +2,7 @@
 // (target, host), merged oldest policy first; plus the ancestor statuses those policies share.
 import type { ConfigObject } from "../config/index.ts";
 import { type Condition, type ConditionSpec, setConditions } from "./conditions.ts";
+import { extractRoot, objectValues } from "./credentials.ts";
 import { GATEWAY_CONTROLLER, MESH_CONTROLLER } from "./gatewayclass.ts";
 import type { ClusterObjects, ConfigError } from "./model.ts";
 import { GENERATED_SUFFIX, PARENTS_ANNOTATION } from "./naming.ts";
@@ -246,9 +247,9 @@ export function backendCaCredential(
     problem = `reference ${namespace}/${ref.name} (of kind ${ref.kind}) not found`;
     resolvedRefs = { reason: "InvalidCACertificateRef", message: `Certificate reference not found: ${problem}` };
   } else if (kind === "ConfigMap") {
-    const data = (target.data ?? {}) as Record<string, string>;
-    if (data["ca.crt"] || data.cacert) return `configmap://${namespace}/${ref.name}`;
-    problem = `found secret, but didn't have expected keys cacert or ca.crt; found: ${Object.keys(data).sort().join(", ")}`;
+    const root = extractRoot(objectValues(target));
+    if (!("error" in root)) return `configmap://${namespace}/${ref.name}`;
+    problem = root.error;
     resolvedRefs = { reason: "InvalidCACertificateRef", message: `Certificate invalid: ${problem}` };
   } else {
     // Only ConfigMaps hold CA bundles for backends (Secrets are not supported yet, as in Istio).

@@ -1,5 +1,6 @@
 // Gateways → one Istio Gateway per programmed listener, and the Gateway's status (conditions,
 // addresses, listeners; attachedRoutes is filled in once routes are known).
+import { isIP } from "node:net";
 import type { ConfigObject, gatewayapi } from "../config/index.ts";
 import { applyProgrammed, gatewayServices, resolveGatewayInstances, serviceAccountName } from "./addresses.ts";
 import { type Condition, type ConditionSpec, setConditions } from "./conditions.ts";
@@ -313,8 +314,4 @@ function reportGatewayStatus(
     return true;
   });
   status.conditions = setConditions(gateway.metadata.generation, liveConditions, conditions);
-}
-
-function isIP(value: string): boolean {
-  return /^\d{1,3}(\.\d{1,3}){3}$/.test(value) || value.includes(":");
 }

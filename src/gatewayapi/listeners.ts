@@ -143,8 +143,8 @@ export interface BuiltListener {
   programmed: boolean;
 }
 
-/** Reports a listener's conditions into the list of live listener statuses at `index`. */
-export function reportListener(
+/** A listener's status from its live conditions and the wanted ones (route kinds checked here). */
+function reportListener(
   owner: ConfigObject,
   l: Listener,
   liveConditions: readonly Condition[],

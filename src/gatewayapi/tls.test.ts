@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { keyPairProblem } from "./credentials.ts";
 import type { ClusterObjects } from "./model.ts";
 import { ReferenceGrants } from "./referencegrant.ts";
-import { buildServerTls, keyPairProblem } from "./tls.ts";
+import { buildServerTls } from "./tls.ts";
 
 const empty = new Map();
 const cluster: ClusterObjects = {

@@ -1,7 +1,7 @@
 // Listener TLS: Terminate (certificateRefs → credentialName, client validation from the Gateway's
 // frontend TLS) and Passthrough, with Istio's reference and certificate checks.
-import { createPrivateKey, X509Certificate } from "node:crypto";
 import type { ConfigObject, gatewayapi } from "../config/index.ts";
+import { extractCertInfo, extractRoot, keyPairProblem, objectValues, parsesAsCertificate } from "./credentials.ts";
 import type { ClusterObjects, ConfigError } from "./model.ts";
 import { joinErrors } from "./model.ts";
 import type { ReferenceGrants } from "./referencegrant.ts";
@@ -192,7 +192,9 @@ export function secretCredential(
   const secret = cluster.secrets.get(key);
   if (!secret)
     return { error: { reason, message: `invalid ${label} ${referenceString(ref)}, secret ${key} not found` } };
-  const problem = keyPairProblem(secretData(secret, "tls.crt"), secretData(secret, "tls.key"));
+  const info = extractCertInfo(objectValues(secret));
+  if ("error" in info) return { error: { reason, message: `invalid ${label} ${referenceString(ref)}, ${info.error}` } };
+  const problem = keyPairProblem(info.cert, info.key);
   if (problem) {
     return {
       error: { reason, message: `invalid ${label} ${referenceString(ref)}, the certificate is malformed: ${problem}` },
@@ -215,17 +217,15 @@ function caCredential(
       message: `invalid CA certificate reference ${referenceString(ref)}, ${message}`,
     },
   });
-  let bundle: string | undefined;
+  let holder: ConfigObject | undefined;
   let scheme: string;
   if (kind === "ConfigMap") {
-    const cm = cluster.configMaps.get(key);
-    if (!cm) return fail(`configmap ${key} not found`);
-    bundle = ((cm.data ?? {}) as Record<string, string>)["ca.crt"];
+    holder = cluster.configMaps.get(key);
+    if (!holder) return fail(`configmap ${key} not found`);
     scheme = "configmap";
   } else if (kind === "Secret") {
-    const secret = cluster.secrets.get(key);
-    if (!secret) return fail(`secret ${key} not found`);
-    bundle = secretData(secret, "ca.crt");
+    holder = cluster.secrets.get(key);
+    if (!holder) return fail(`secret ${key} not found`);
     scheme = "kubernetes-gateway";
   } else {
     return {
@@ -235,37 +235,8 @@ function caCredential(
       },
     };
   }
-  if (bundle === undefined) return fail("found configmap, but didn't have expected key ca.crt");
-  if (!parsesAsCertificate(bundle)) return fail("the bundle is malformed");
+  const root = extractRoot(objectValues(holder));
+  if ("error" in root) return fail(root.error);
+  if (!parsesAsCertificate(root.cert)) return fail("the bundle is malformed");
   return { name: `${scheme}://${namespace}/${ref.name}-cacert` };
-}
-
-/** A Secret's value for `key`, from `data` (base64) or `stringData`. */
-export function secretData(secret: ConfigObject, key: string): string | undefined {
-  const data = secret.data as Record<string, string> | undefined;
-  if (data?.[key] !== undefined) return Buffer.from(data[key], "base64").toString("utf8");
-  return (secret.stringData as Record<string, string> | undefined)?.[key];
-}
-
-/** Why a certificate and key do not form a usable pair (Go's tls.X509KeyPair wording), or undefined. */
-export function keyPairProblem(cert: string | undefined, key: string | undefined): string | undefined {
-  if (!cert?.includes("-----BEGIN")) return "tls: failed to find any PEM data in certificate input";
-  if (!key?.includes("-----BEGIN")) return "tls: failed to find any PEM data in key input";
-  try {
-    const certificate = new X509Certificate(cert);
-    return certificate.checkPrivateKey(createPrivateKey(key))
-      ? undefined
-      : "tls: private key does not match public key";
-  } catch {
-    return "tls: failed to parse certificate";
-  }
-}
-
-function parsesAsCertificate(pem: string): boolean {
-  try {
-    new X509Certificate(pem);
-    return true;
-  } catch {
-    return false;
-  }
 }
