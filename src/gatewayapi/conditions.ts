@@ -2,9 +2,11 @@
 // keeping a condition (and its transition time) that did not change.
 import type { ConfigError } from "./model.ts";
 
+export type ConditionStatus = "True" | "False" | "Unknown";
+
 export interface Condition {
   type: string;
-  status: "True" | "False";
+  status: ConditionStatus;
   observedGeneration?: number;
   lastTransitionTime: string;
   reason: string;
@@ -16,7 +18,7 @@ export interface ConditionSpec {
   reason: string;
   message: string;
   /** Status on success; "True" when unset. */
-  status?: "True" | "False";
+  status?: ConditionStatus;
   error?: ConfigError;
   /** Only set the condition if absent or still carrying this (default) reason. */
   setOnce?: string;
@@ -58,7 +60,7 @@ export function setConditions(
   return conditions;
 }
 
-function invert(status: "True" | "False" | undefined): "True" | "False" {
+function invert(status: ConditionStatus | undefined): ConditionStatus {
   return status === "False" ? "True" : "False";
 }
 

@@ -10,6 +10,7 @@ import { type AttachedListenerSet, type ConversionContext, convertGateway, type 
 import { GatewayClassIndex, gatewayClassStatus } from "./gatewayclass.ts";
 import { convertGRPCRoute } from "./grpcroute.ts";
 import { type ConvertedRoute, convertHTTPRoute } from "./httproute.ts";
+import { inferencePoolStatus } from "./inferencepool.ts";
 import { type ListenerStatus, listenerConflicts } from "./listeners.ts";
 import { convertListenerSet, eligibleListenerSets, parentGatewayKey } from "./listenerset.ts";
 import type { ClusterObjects, ConversionSettings, ParentInfo, ServiceLookup } from "./model.ts";
@@ -208,8 +209,7 @@ export function convertResources(
     addStatus(output.listenerSet, output.status);
   }
   for (const pool of byKind(objects, "InferencePool")) {
-    // Parents come from the live statuses of routes, which a conversion does not write back itself.
-    addStatus(pool, { ...(pool.status as Record<string, unknown> | undefined) });
+    addStatus(pool, inferencePoolStatus(pool, byKind(objects, "HTTPRoute"), cluster));
   }
 
   const ancestors = routeAncestors(routeKinds.flatMap(([kind]) => byKind(objects, kind)));
