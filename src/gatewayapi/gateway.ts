@@ -60,7 +60,6 @@ export interface GatewayStatus {
 
 /** What a ListenerSet adds to its parent Gateway: its valid listeners and servers. */
 export interface AttachedListenerSet {
-  key: string;
   listeners: readonly ListenerOutput[];
   servers: readonly Server[];
 }

@@ -5,21 +5,21 @@ import type { ConfigObject, gatewayapi } from "../config/index.ts";
 import { convertBackendTLSPolicy, type PolicyOutput } from "./backendtls.ts";
 import { convertBackendTrafficPolicy } from "./backendtraffic.ts";
 import { stampTransitionTimes } from "./conditions.ts";
-import { type BackendPolicy, destinationRules, routeAncestors } from "./destinationrule.ts";
+import { type AncestorIndex, destinationRules, routeAncestors } from "./destinationrule.ts";
 import { type AttachedListenerSet, type ConversionContext, convertGateway, type GatewayOutput } from "./gateway.ts";
 import { GatewayClassIndex, gatewayClassStatus } from "./gatewayclass.ts";
 import { convertGRPCRoute } from "./grpcroute.ts";
 import { type ConvertedRoute, convertHTTPRoute } from "./httproute.ts";
 import { inferencePoolStatus } from "./inferencepool.ts";
 import { type ListenerStatus, listenerConflicts } from "./listeners.ts";
-import { convertListenerSet, eligibleListenerSets, parentGatewayKey } from "./listenerset.ts";
+import { convertListenerSet, eligibleListenerSets, type ListenerSetOutput, parentGatewayKey } from "./listenerset.ts";
 import type { ClusterObjects, ConversionSettings, ParentInfo, ServiceLookup } from "./model.ts";
 import { nameOf, namespaceOf, objectKey } from "./model.ts";
 import { ReferenceGrants } from "./referencegrant.ts";
 import type { RouteContext } from "./routes.ts";
 import { convertTCPRoute } from "./tcproute.ts";
 import { convertTLSRoute } from "./tlsroute.ts";
-import { compareByCreation, mergeVirtualServices } from "./virtualservice.ts";
+import { compareByCreation, type KeyedVirtualService, mergeVirtualServices } from "./virtualservice.ts";
 import { convertXBackend } from "./xbackend.ts";
 
 export type { ConversionSettings, RegistryService, ServiceLookup } from "./model.ts";
@@ -111,6 +111,121 @@ function withAttachedRoutes(
   if (status.listeners?.length === 0) delete status.listeners;
 }
 
+interface GatewayStage {
+  gateways: GatewayOutput[];
+  listenerSets: ListenerSetOutput[];
+}
+
+/** Gateways and ListenerSets: their Istio Gateways, listeners for routes, and statuses (before route counts). */
+function convertGateways(objects: readonly ConfigObject[], ctx: ConversionContext): GatewayStage {
+  const gateways = byKind(objects, "Gateway") as gatewayapi.Gateway[];
+  const gatewaysByKey = new Map(gateways.map((g) => [objectKey(g), g]));
+  const listenerSets = byKind(objects, "ListenerSet") as gatewayapi.ListenerSet[];
+  const eligible = eligibleListenerSets(listenerSets, gatewaysByKey, ctx);
+  const conflicts = new Map(
+    gateways.map((gateway) => {
+      const key = objectKey(gateway);
+      // Only controllers that support ListenerSets check listeners for conflicts.
+      if (!ctx.classes.resolve(gateway.spec?.gatewayClassName ?? "")?.info.supportsListenerSet) return [key, new Map()];
+      const owners = [
+        { ownerKind: "Gateway" as const, ownerKey: key, listeners: gateway.spec?.listeners ?? [] },
+        ...(eligible.get(key) ?? []).map((set) => ({
+          ownerKind: "ListenerSet" as const,
+          ownerKey: objectKey(set.listenerSet),
+          listeners: set.listeners,
+        })),
+      ];
+      return [key, listenerConflicts(owners)];
+    }),
+  );
+  const conflictsOf = (gatewayKey: string, owner: string) =>
+    conflicts.get(gatewayKey)?.get(owner) ?? new Map<string, string>();
+  const setOutputs = listenerSets.map((set) => {
+    const gatewayKey = parentGatewayKey(set) ?? "";
+    return convertListenerSet(set, gatewaysByKey, conflictsOf(gatewayKey, `ListenerSet/${objectKey(set)}`), ctx);
+  });
+  const gatewayOutputs = gateways.map((gateway) => {
+    const key = objectKey(gateway);
+    const attached: AttachedListenerSet[] = setOutputs
+      .filter((s) => s.gatewayKey === key && s.listeners.length > 0)
+      .map((s) => ({ listeners: s.listeners, servers: s.listeners.map((l) => l.server) }));
+    return convertGateway(gateway, ctx, conflictsOf(key, `Gateway/${key}`), attached);
+  });
+  return { gateways: gatewayOutputs, listenerSets: setOutputs };
+}
+
+/** Listeners routes can attach to, by the object they reference ("<Kind>/<ns>/<name>"), in name order. */
+function parentIndex(stage: GatewayStage): Map<string, ParentInfo[]> {
+  const parents = new Map<string, ParentInfo[]>();
+  for (const { parent } of stage.gateways.flatMap((g) => g.listeners)) {
+    const key = `${parent.parentKind}/${parent.parentNamespace}/${parent.parentName}`;
+    parents.set(key, [...(parents.get(key) ?? []), parent]);
+  }
+  for (const list of parents.values()) list.sort((a, b) => compareText(a.internalName, b.internalName));
+  return parents;
+}
+
+const ROUTE_KINDS = ["HTTPRoute", "GRPCRoute", "TCPRoute", "TLSRoute"] as const;
+
+function convertRoute(route: ConfigObject, ctx: RouteContext): ConvertedRoute {
+  switch (route.kind) {
+    case "HTTPRoute":
+      return convertHTTPRoute(route as gatewayapi.HTTPRoute, ctx);
+    case "GRPCRoute":
+      return convertGRPCRoute(route as gatewayapi.GRPCRoute, ctx);
+    case "TCPRoute":
+      return convertTCPRoute(route as gatewayapi.TCPRoute, ctx);
+    default:
+      return convertTLSRoute(route as gatewayapi.TLSRoute, ctx);
+  }
+}
+
+interface RouteStage {
+  virtualServices: ConfigObject[];
+  statuses: [ConfigObject, unknown][];
+  /** Routes per "<Kind>/<ns>/<name>/<listener>". */
+  attachedRoutes: Map<string, number>;
+}
+
+/** Every route: merged HTTP VirtualServices, L4 VirtualServices, statuses and listener attachments. */
+function convertRoutes(routes: readonly ConfigObject[], ctx: RouteContext): RouteStage {
+  const stage: RouteStage = { virtualServices: [], statuses: [], attachedRoutes: new Map() };
+  const keyed: KeyedVirtualService[] = [];
+  for (const route of routes) {
+    const converted = convertRoute(route, ctx);
+    keyed.push(...converted.keyedVirtualServices);
+    stage.virtualServices.push(...converted.virtualServices);
+    for (const key of converted.attachments) stage.attachedRoutes.set(key, (stage.attachedRoutes.get(key) ?? 0) + 1);
+    stage.statuses.push([route, converted.status]);
+  }
+  stage.virtualServices = [...mergeVirtualServices(keyed), ...stage.virtualServices].sort(compareByCreation);
+  return stage;
+}
+
+/** BackendTLSPolicies, XBackendTrafficPolicies and XBackends: their DestinationRule settings and statuses. */
+function convertBackendPolicies(
+  objects: readonly ConfigObject[],
+  cluster: ClusterObjects,
+  ancestors: AncestorIndex,
+  domainSuffix: string,
+): [ConfigObject, PolicyOutput][] {
+  const tlsPolicies = byKind(objects, "BackendTLSPolicy") as gatewayapi.BackendTLSPolicy[];
+  return [
+    ...byKind(objects, "XBackendTrafficPolicy").map((p): [ConfigObject, PolicyOutput] => [
+      p,
+      convertBackendTrafficPolicy(p, cluster, domainSuffix),
+    ]),
+    ...tlsPolicies.map((p): [ConfigObject, PolicyOutput] => [
+      p,
+      convertBackendTLSPolicy(p, tlsPolicies, cluster, ancestors, domainSuffix),
+    ]),
+    ...byKind(objects, "XBackend").map((b): [ConfigObject, PolicyOutput] => [
+      b,
+      convertXBackend(b, cluster, ancestors),
+    ]),
+  ];
+}
+
 export function convertResources(
   objects: readonly ConfigObject[],
   settings: ConversionSettings,
@@ -120,129 +235,46 @@ export function convertResources(
   const classes = new GatewayClassIndex(byKind(objects, "GatewayClass") as gatewayapi.GatewayClass[]);
   const grants = new ReferenceGrants(byKind(objects, "ReferenceGrant") as gatewayapi.ReferenceGrant[]);
   const ctx: ConversionContext = { domainSuffix: settings.domainSuffix, classes, cluster, grants, services };
-  const statuses: ConfigObject[] = [];
-  const addStatus = (obj: ConfigObject, status: unknown) => {
-    const doc = statusDocument(obj, status);
-    if (doc) statuses.push(doc);
-  };
 
+  const gatewayStage = convertGateways(objects, ctx);
+  const routes = ROUTE_KINDS.flatMap((kind) => byKind(objects, kind));
+  const routeStage = convertRoutes(routes, { settings, cluster, grants, services, parents: parentIndex(gatewayStage) });
+  const policies = convertBackendPolicies(objects, cluster, routeAncestors(routes), settings.domainSuffix);
+
+  const statuses: [ConfigObject, unknown][] = [];
   for (const gc of byKind(objects, "GatewayClass") as gatewayapi.GatewayClass[]) {
     const status = gatewayClassStatus(gc);
-    if (status) addStatus(gc, status);
+    if (status) statuses.push([gc, status]);
   }
-
-  const gateways = byKind(objects, "Gateway") as gatewayapi.Gateway[];
-  const gatewaysByKey = new Map(gateways.map((g) => [objectKey(g), g]));
-  const listenerSets = byKind(objects, "ListenerSet") as gatewayapi.ListenerSet[];
-  const eligible = eligibleListenerSets(listenerSets, gatewaysByKey, ctx);
-  const conflicts = new Map(
-    gateways.map((gateway) => {
-      const key = objectKey(gateway);
-      // Only controllers that support ListenerSets check listeners for conflicts.
-      if (!classes.resolve(gateway.spec?.gatewayClassName ?? "")?.info.supportsListenerSet) return [key, new Map()];
-      return [
-        key,
-        listenerConflicts([
-          { ownerKind: "Gateway", ownerKey: key, listeners: gateway.spec?.listeners ?? [] },
-          ...(eligible.get(key) ?? []).map((set) => ({
-            ownerKind: "ListenerSet" as const,
-            ownerKey: objectKey(set.listenerSet),
-            listeners: set.listeners,
-          })),
-        ]),
-      ];
-    }),
-  );
-  const conflictsOf = (gatewayKey: string, owner: string) =>
-    conflicts.get(gatewayKey)?.get(owner) ?? new Map<string, string>();
-  const setOutputs = listenerSets.map((set) => {
-    const gatewayKey = parentGatewayKey(set) ?? "";
-    return convertListenerSet(set, gatewaysByKey, conflictsOf(gatewayKey, `ListenerSet/${objectKey(set)}`), ctx);
-  });
-  const gatewayOutputs: GatewayOutput[] = gateways.map((gateway) => {
-    const key = objectKey(gateway);
-    const attached: AttachedListenerSet[] = setOutputs
-      .filter((s) => s.gatewayKey === key && s.listeners.length > 0)
-      .map((s) => ({
-        key: objectKey(s.listenerSet),
-        listeners: s.listeners,
-        servers: s.listeners.map((l) => l.server),
-      }));
-    return convertGateway(gateway, ctx, conflictsOf(key, `Gateway/${key}`), attached);
-  });
-
-  const parents = new Map<string, ParentInfo[]>();
-  for (const listener of gatewayOutputs.flatMap((g) => g.listeners)) {
-    const key = `${listener.parent.parentKind}/${listener.parent.parentNamespace}/${listener.parent.parentName}`;
-    parents.set(key, [...(parents.get(key) ?? []), listener.parent]);
+  statuses.push(...routeStage.statuses);
+  for (const { gateway, status } of gatewayStage.gateways) {
+    if (!status) continue;
+    withAttachedRoutes("Gateway", gateway, status, routeStage.attachedRoutes);
+    statuses.push([gateway, status]);
   }
-  for (const list of parents.values()) list.sort((a, b) => compareText(a.internalName, b.internalName));
-
-  const routeCtx: RouteContext = { settings, cluster, grants, services, parents };
-  const routeKinds: [string, (route: ConfigObject) => ConvertedRoute][] = [
-    ["HTTPRoute", (r) => convertHTTPRoute(r as gatewayapi.HTTPRoute, routeCtx)],
-    ["GRPCRoute", (r) => convertGRPCRoute(r as gatewayapi.GRPCRoute, routeCtx)],
-    ["TCPRoute", (r) => convertTCPRoute(r as gatewayapi.TCPRoute, routeCtx)],
-    ["TLSRoute", (r) => convertTLSRoute(r as gatewayapi.TLSRoute, routeCtx)],
-  ];
-  const attachedCounts = new Map<string, number>();
-  const keyedVirtualServices = [];
-  const virtualServices: ConfigObject[] = [];
-  for (const [kind, convert] of routeKinds) {
-    for (const route of byKind(objects, kind)) {
-      const converted = convert(route);
-      keyedVirtualServices.push(...converted.keyedVirtualServices);
-      virtualServices.push(...converted.virtualServices);
-      for (const key of converted.attachments) attachedCounts.set(key, (attachedCounts.get(key) ?? 0) + 1);
-      addStatus(route, converted.status);
-    }
-  }
-
-  for (const output of gatewayOutputs) {
-    if (!output.status) continue;
-    withAttachedRoutes("Gateway", output.gateway, output.status, attachedCounts);
-    addStatus(output.gateway, output.status);
-  }
-  for (const output of setOutputs) {
-    if (!output.status) continue;
-    withAttachedRoutes("ListenerSet", output.listenerSet, output.status, attachedCounts);
-    addStatus(output.listenerSet, output.status);
+  for (const { listenerSet, status } of gatewayStage.listenerSets) {
+    if (!status) continue;
+    withAttachedRoutes("ListenerSet", listenerSet, status, routeStage.attachedRoutes);
+    statuses.push([listenerSet, status]);
   }
   for (const pool of byKind(objects, "InferencePool")) {
-    addStatus(pool, inferencePoolStatus(pool, byKind(objects, "HTTPRoute"), cluster));
+    statuses.push([pool, inferencePoolStatus(pool, byKind(objects, "HTTPRoute"), cluster)]);
   }
+  statuses.push(...policies.map(([obj, output]): [ConfigObject, unknown] => [obj, output.status]));
 
-  const ancestors = routeAncestors(routeKinds.flatMap(([kind]) => byKind(objects, kind)));
-  const backendPolicies: BackendPolicy[] = [];
-  const tlsPolicies = byKind(objects, "BackendTLSPolicy") as gatewayapi.BackendTLSPolicy[];
-  const policyOutputs: [ConfigObject, PolicyOutput][] = [
-    ...byKind(objects, "XBackendTrafficPolicy").map((p): [ConfigObject, PolicyOutput] => [
-      p,
-      convertBackendTrafficPolicy(p, cluster, settings.domainSuffix),
-    ]),
-    ...tlsPolicies.map((p): [ConfigObject, PolicyOutput] => [
-      p,
-      convertBackendTLSPolicy(p, tlsPolicies, cluster, ancestors, settings.domainSuffix),
-    ]),
-    ...byKind(objects, "XBackend").map((b): [ConfigObject, PolicyOutput] => [
-      b,
-      convertXBackend(b, cluster, ancestors),
-    ]),
-  ];
-  for (const [obj, output] of policyOutputs) {
-    backendPolicies.push(...output.policies);
-    addStatus(obj, output.status);
-  }
-
-  const istioGateways = gatewayOutputs
+  const istioGateways = gatewayStage.gateways
     .flatMap((g) => g.listeners)
     .filter((l) => l.programmed)
     .map((l) => l.config);
   const config = [
     ...istioGateways.sort(compareByCreation),
-    ...[...mergeVirtualServices(keyedVirtualServices), ...virtualServices].sort(compareByCreation),
-    ...destinationRules(backendPolicies, cluster),
+    ...routeStage.virtualServices,
+    ...destinationRules(
+      policies.flatMap(([, output]) => output.policies),
+      cluster,
+    ),
   ];
   const now = settings.now ?? new Date().toISOString().replace(/\.\d+Z$/, "Z");
-  return { config: plain(config), statuses: stampTransitionTimes(sortStatuses(statuses), now) };
+  const documents = statuses.flatMap(([obj, status]) => statusDocument(obj, status) ?? []);
+  return { config: plain(config), statuses: stampTransitionTimes(sortStatuses(documents), now) };
 }
