@@ -82,7 +82,7 @@ describe("sluice validate", () => {
   test("joins several errors of one document with '; ', each after its field path", () => {
     const file = writeFile(
       "gatewayclass.yaml",
-      "apiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata:\n  name: Bad\n  namespace: x\n",
+      "apiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata:\n  name: Bad\n  namespace: x\nspec:\n  controllerName: example.com/gw\n",
     );
     const run = sluice(["validate", "-f", file]);
     const [errorLine] = run.stdout.split("\n");
