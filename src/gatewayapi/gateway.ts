@@ -125,18 +125,14 @@ export function convertGateway(
   }
   const { services, error: addressError } = gatewayServices(gateway, resolved.info, ctx.domainSuffix);
   if (services.length === 0 && addressError) {
-    reportGatewayStatus(
-      gateway,
-      status,
-      resolved.info.addressType,
+    reportGatewayStatus(gateway, status, ctx, {
+      addressType: resolved.info.addressType,
       services,
-      [],
-      0,
-      addressError,
-      backendTlsError(gateway, ctx),
-      0,
-      ctx,
-    );
+      servers: [],
+      listenerSetCount: 0,
+      gatewayError: addressError,
+      validListeners: 0,
+    });
     return { gateway, listeners: [], status };
   }
   const gatewayError = addressError ?? parametersRefError(gateway, ctx.cluster);
@@ -178,18 +174,14 @@ export function convertGateway(
     outputs.push(...set.listeners);
   }
   status.listeners = listenerStatuses;
-  reportGatewayStatus(
-    gateway,
-    status,
-    resolved.info.addressType,
+  reportGatewayStatus(gateway, status, ctx, {
+    addressType: resolved.info.addressType,
     services,
     servers,
-    listenerSets.length,
+    listenerSetCount: listenerSets.length,
     gatewayError,
-    backendTlsError(gateway, ctx),
     validListeners,
-    ctx,
-  );
+  });
   return { gateway, listeners: outputs, status };
 }
 
@@ -236,18 +228,23 @@ function backendTlsError(gateway: gatewayapi.Gateway, ctx: ConversionContext): C
   return undefined;
 }
 
+/** What the Gateway's status is computed from. */
+interface GatewayFacts {
+  addressType: string;
+  services: readonly string[];
+  servers: readonly Server[];
+  listenerSetCount: number;
+  gatewayError?: ConfigError;
+  validListeners: number;
+}
+
 function reportGatewayStatus(
   gateway: gatewayapi.Gateway,
   status: GatewayStatus,
-  addressType: string,
-  services: readonly string[],
-  servers: readonly Server[],
-  listenerSetCount: number,
-  gatewayError: ConfigError | undefined,
-  backendError: ConfigError | undefined,
-  validListeners: number,
   ctx: ConversionContext,
+  { addressType, services, servers, listenerSetCount, gatewayError, validListeners }: GatewayFacts,
 ): void {
+  const backendError = backendTlsError(gateway, ctx);
   const spec = gateway.spec ?? { gatewayClassName: "", listeners: [] };
   const instances = resolveGatewayInstances(
     namespaceOf(gateway),

@@ -17,7 +17,15 @@ import type { ConfigError } from "./model.ts";
 import { joinErrors } from "./model.ts";
 import { generatedMetadata, routeAnnotations } from "./naming.ts";
 import { hostnameAllowedByIsolation, isMesh } from "./parents.ts";
-import { attachments, collectRules, computeRoute, meshHosts, type RouteContext, type RuleResult } from "./routes.ts";
+import {
+  attachments,
+  collectRules,
+  computeRoute,
+  meshHosts,
+  type RouteContext,
+  type RuleResult,
+  withPortMatch,
+} from "./routes.ts";
 import {
   type HTTPMatchRequest,
   type HTTPRouteDestination,
@@ -211,14 +219,6 @@ function* convertRules(
     const matches: (Match | undefined)[] = rule.matches?.length ? rule.matches : [undefined];
     for (const match of matches) yield convertRule(ctx, rule, match, route, index, !mesh);
   }
-}
-
-/** Adds the mesh parent's port to every match (a match on the port alone when a rule has none). */
-export function withPortMatch(routes: readonly IstioHTTPRoute[], port: number): IstioHTTPRoute[] {
-  return routes.map((r) => ({
-    ...r,
-    match: r.match?.length ? r.match.map((m) => ({ ...m, port })) : [{ port }],
-  }));
 }
 
 /** VirtualServices of an HTTP-like route (HTTPRoute, GRPCRoute): one per bound parent and hostname. */

@@ -100,3 +100,8 @@ export function meshHosts(
   }
   return [`${name}.${namespace}.svc.${domainSuffix}`];
 }
+
+/** Adds a mesh parent's port to every match of each route (a match on the port alone when it has none). */
+export function withPortMatch<R extends { match?: { port?: number }[] }>(routes: readonly R[], port: number): R[] {
+  return routes.map((r) => ({ ...r, match: r.match?.length ? r.match.map((m) => ({ ...m, port })) : [{ port }] }));
+}

@@ -12,7 +12,15 @@ import type { ConvertedRoute } from "./httproute.ts";
 import type { ConfigError } from "./model.ts";
 import { generatedMetadata, routeAnnotations } from "./naming.ts";
 import { isMesh } from "./parents.ts";
-import { attachments, collectRules, computeRoute, meshHosts, type RouteContext, type RuleResult } from "./routes.ts";
+import {
+  attachments,
+  collectRules,
+  computeRoute,
+  meshHosts,
+  type RouteContext,
+  type RuleResult,
+  withPortMatch,
+} from "./routes.ts";
 
 export interface RouteDestination {
   destination?: Destination;
@@ -86,12 +94,7 @@ export function convertTCPRoute(route: gatewayapi.TCPRoute, ctx: RouteContext): 
     if (isMesh(parent)) {
       routes = computed.mesh.routes ?? [];
       const port = parent.originalReference.port;
-      if (port !== undefined) {
-        routes = routes.map((r) => ({
-          ...r,
-          match: r.match?.length ? r.match.map((m) => ({ ...m, port })) : [{ port }],
-        }));
-      }
+      if (port !== undefined) routes = withPortMatch(routes, port);
       hosts = meshHosts(route, parent, ctx.cluster, ctx.settings.domainSuffix);
     }
     for (const host of hosts) entries.push({ host, gateway: parent.internalName, routes });
