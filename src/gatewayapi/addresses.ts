@@ -12,7 +12,7 @@ const SERVICE_TYPE_ANNOTATION = "networking.istio.io/service-type";
 const MANAGED_LABEL = "gateway.istio.io/managed";
 
 /** A Gateway Istio deploys itself: no address, or exactly one IP address. */
-export function isManaged(spec: gatewayapi.GatewaySpec): boolean {
+function isManaged(spec: gatewayapi.GatewaySpec): boolean {
   const addresses = spec.addresses ?? [];
   if (addresses.length === 0) return true;
   if (addresses.length > 1) return false;
@@ -20,7 +20,7 @@ export function isManaged(spec: gatewayapi.GatewaySpec): boolean {
   return type === undefined || type === "IPAddress";
 }
 
-export function defaultName(gateway: gatewayapi.Gateway, info: ClassInfo): string {
+function defaultName(gateway: gatewayapi.Gateway, info: ClassInfo): string {
   return info.disableNameSuffix ? nameOf(gateway) : `${nameOf(gateway)}-${gateway.spec?.gatewayClassName ?? ""}`;
 }
 

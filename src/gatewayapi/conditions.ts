@@ -65,7 +65,7 @@ function invert(status: ConditionStatus | undefined): ConditionStatus {
 }
 
 /** Replaces the condition of the same type unless only its time would change. */
-export function updateConditionIfChanged(conditions: readonly Condition[], condition: Condition): Condition[] {
+function updateConditionIfChanged(conditions: readonly Condition[], condition: Condition): Condition[] {
   const index = conditions.findIndex((c) => c.type === condition.type);
   if (index === -1) return [...conditions, condition];
   const current = conditions[index];

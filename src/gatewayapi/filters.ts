@@ -35,7 +35,7 @@ function headerMap(
   return map;
 }
 
-export function headerOperations(filter: HeaderModifier | undefined): { ops?: HeaderOperations; error?: ConfigError } {
+function headerOperations(filter: HeaderModifier | undefined): { ops?: HeaderOperations; error?: ConfigError } {
   if (!filter) return {};
   for (const h of [...(filter.set ?? []), ...(filter.add ?? [])]) {
     if (!validHeaderValue(h.value)) {

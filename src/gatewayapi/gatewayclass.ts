@@ -1,6 +1,6 @@
 // GatewayClasses: which controller handles a class, how each Istio controller behaves, and the
 // Accepted status Istio writes on the classes it owns.
-import type { ConfigObject, gatewayapi } from "../config/index.ts";
+import type { gatewayapi } from "../config/index.ts";
 import { type Condition, setConditions } from "./conditions.ts";
 import { nameOf } from "./model.ts";
 
@@ -20,7 +20,7 @@ export interface ClassInfo {
   disableRouteGeneration: boolean;
 }
 
-export const CLASS_INFOS: ReadonlyMap<string, ClassInfo> = new Map(
+const CLASS_INFOS: ReadonlyMap<string, ClassInfo> = new Map(
   (
     [
       [GATEWAY_CONTROLLER, "Hostname", true, false, false],
@@ -75,8 +75,4 @@ export function gatewayClassStatus(gc: gatewayapi.GatewayClass): Record<string, 
     Accepted: { reason: "Accepted", message: "Handled by Istio controller" },
   });
   return { ...live, conditions };
-}
-
-export function isGatewayClass(obj: ConfigObject): obj is gatewayapi.GatewayClass {
-  return obj.kind === "GatewayClass";
 }

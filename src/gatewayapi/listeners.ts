@@ -85,7 +85,7 @@ function istioProtocol(controller: string, protocol: string): { protocol: string
 }
 
 /** Namespaces whose routes a listener admits: a name, "*" or, from a selector, the matching namespaces. */
-export function allowedNamespaces(
+function allowedNamespaces(
   localNamespace: string,
   namespaces: ClusterObjects["namespaces"],
   allowed: gatewayapi.ListenersAllowedRoutes | undefined,

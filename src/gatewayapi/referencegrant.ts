@@ -1,5 +1,5 @@
 // ReferenceGrants: which cross-namespace references (route → backend, gateway → secret) are allowed.
-import type { ConfigObject, gatewayapi } from "../config/index.ts";
+import type { gatewayapi } from "../config/index.ts";
 import { namespaceOf } from "./model.ts";
 
 // The kinds a grant can be from and to; any other kind in a grant is ignored.
@@ -70,8 +70,4 @@ export class ReferenceGrants {
         (g.toName === undefined || g.toName === toName),
     );
   }
-}
-
-export function isReferenceGrant(obj: ConfigObject): obj is gatewayapi.ReferenceGrant {
-  return obj.kind === "ReferenceGrant";
 }

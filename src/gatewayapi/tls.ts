@@ -172,7 +172,7 @@ function normalizedCoreKind(ref: ObjectRef): string {
 }
 
 /** Go's `%s/%s/%s.%s` rendering of a reference (group/kind/name.namespace). */
-export function referenceString(ref: ObjectRef): string {
+function referenceString(ref: ObjectRef): string {
   return `${ref.group ?? ""}/${ref.kind ?? ""}/${ref.name}.${ref.namespace ?? ""}`;
 }
 
