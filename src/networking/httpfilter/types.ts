@@ -1,0 +1,37 @@
+// The one small interface every HTTP filter implements, and the context it is built from.
+import type { hcm } from "../../api/index.ts";
+import type { RequestAuthenticationJwtRules } from "../../config/types/index.ts";
+import type { ServiceProtocol } from "../../registry/index.ts";
+import type { AuthzBuildOptions, CustomAuthzOptions, PoliciesByAction } from "../authz/index.ts";
+
+/** Istio's ListenerClass: which kind of HTTP connection manager the filters are for. */
+export type ListenerClass = "sidecarInbound" | "sidecarOutbound" | "gateway";
+
+/** Everything an HTTP filter may read; the policies are those that apply to the proxy being served. */
+export interface HttpFilterContext {
+  listenerClass: ListenerClass;
+  /** The port's protocol: a GRPC-Web port gets the grpc_web filter. */
+  protocol?: ServiceProtocol;
+  /** AuthorizationPolicies applying to the workload (sidecar inbound) or gateway, by action. */
+  authz?: PoliciesByAction;
+  /** How the RBAC filters are built (trust domains, filter state). */
+  authzOptions?: Omit<AuthzBuildOptions, "custom">;
+  /** What CUSTOM policies need (mesh extension providers, services); without it CUSTOM policies add nothing. */
+  customAuthz?: CustomAuthzOptions;
+  /** jwtRules of the RequestAuthentications applying to the workload or gateway, in policy order. */
+  jwtRules?: readonly RequestAuthenticationJwtRules[];
+  /** The cluster serving a JWKS URI's host and port, when the mesh knows it. */
+  jwksCluster?: (host: string, port: number) => string | undefined;
+  /** A Prometheus metrics provider applies (MeshConfig defaultProviders.metrics or Telemetry): istio.stats runs. */
+  prometheusStats?: boolean;
+  /** Receives what a filter had to leave out (unusable providers, dropped rules, bad JWKS URIs). */
+  report?: (problem: string) => void;
+}
+
+/** One HTTP filter feature: the filters it puts in the HTTP connection manager, in its place in the order. */
+export interface HttpFilterPlugin {
+  /** The Envoy filter name it adds (or the feature's name when it adds several). */
+  readonly name: string;
+  /** The filters for this context, in order; empty when the feature does not apply. */
+  httpFilters(context: HttpFilterContext): readonly hcm.HttpFilter[];
+}
