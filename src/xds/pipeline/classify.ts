@@ -1,0 +1,183 @@
+// Which push a batch of config changes asks for, as Istio's controllers decide when they call
+// ConfigUpdate: a change that moves only endpoints (EndpointSlice, Endpoints, a Pod or WorkloadEntry
+// behind a service, a Service whose selector alone changed) is an incremental EDS push naming the
+// services' hostnames; every other change is a full push naming the changed config.
+import { isDeepStrictEqual } from "node:util";
+import { type ConfigObject, kindKey } from "../../config/index.ts";
+import { labelsContain } from "../../krt/index.ts";
+import type { ConfigKey, TriggerReason } from "../../model/push-context.ts";
+import { kubeHostname } from "../../registry/index.ts";
+import type { ConfigEvent, StoredConfig } from "../../sources/index.ts";
+
+/** The pilot_inbound_updates `type` label (Istio's config, eds, svc, svcdelete). */
+export type InboundType = "config" | "eds" | "svc" | "svcdelete";
+
+/** What the classification reads besides the events: the objects in force of a kind (the config store). */
+export interface ConfigLookup {
+  list(kind: string): readonly StoredConfig[];
+}
+
+/** The pushes a batch asks for: at most one full and one incremental request. */
+export interface ClassifiedChanges {
+  full?: Change;
+  incremental?: Change;
+  /** Per event, for pilot_inbound_updates. */
+  inbound: InboundType[];
+}
+
+export interface Change {
+  keys: ConfigKey[];
+  reasons: TriggerReason[];
+  events: number;
+}
+
+export const KIND = {
+  service: kindKey("", "Service"),
+  endpoints: kindKey("", "Endpoints"),
+  endpointSlice: kindKey("discovery.k8s.io", "EndpointSlice"),
+  pod: kindKey("", "Pod"),
+  namespace: kindKey("", "Namespace"),
+  secret: kindKey("", "Secret"),
+  serviceEntry: kindKey("networking.istio.io", "ServiceEntry"),
+  workloadEntry: kindKey("networking.istio.io", "WorkloadEntry"),
+} as const;
+
+const SERVICE_NAME_LABEL = "kubernetes.io/service-name";
+
+/** Istio names the services of an endpoint push by a ServiceEntry-kind key holding the hostname. */
+function hostKey(namespace: string, hostname: string): ConfigKey {
+  return { kind: KIND.serviceEntry, namespace, name: hostname };
+}
+
+export function classifyEvents(
+  events: readonly ConfigEvent[],
+  lookup: ConfigLookup,
+  domainSuffix: string,
+): ClassifiedChanges {
+  const selectors = new SelectorIndex(lookup, domainSuffix);
+  const full: Change = { keys: [], reasons: [], events: 0 };
+  const incremental: Change = { keys: [], reasons: [], events: 0 };
+  const inbound: InboundType[] = [];
+  for (const event of events) {
+    const { key } = event;
+    const obj = (event.new ?? event.old) as ConfigObject;
+    const namespace = key.namespace;
+    const endpointOnly = (hosts: ConfigKey[], type: InboundType = "eds") => {
+      incremental.keys.push(...hosts);
+      incremental.reasons.push("endpoint");
+      incremental.events++;
+      inbound.push(type);
+    };
+    switch (key.kindKey) {
+      case KIND.endpointSlice: {
+        const service = obj.metadata.labels?.[SERVICE_NAME_LABEL];
+        endpointOnly(service ? [hostKey(namespace, kubeHostname(service, namespace, domainSuffix))] : []);
+        continue;
+      }
+      case KIND.endpoints:
+        endpointOnly([hostKey(namespace, kubeHostname(key.name, namespace, domainSuffix))]);
+        continue;
+      case KIND.pod:
+      case KIND.workloadEntry:
+        endpointOnly(selectors.hostsSelecting(namespace, workloadLabels(event)));
+        continue;
+      case KIND.service: {
+        const host = hostKey(namespace, kubeHostname(key.name, namespace, domainSuffix));
+        if (event.type === "update" && selectorOnlyChange(event.old, event.new)) {
+          endpointOnly([host], "svc");
+          continue;
+        }
+        full.keys.push(host);
+        full.reasons.push("service");
+        full.events++;
+        inbound.push(event.type === "delete" ? "svcdelete" : "svc");
+        continue;
+      }
+    }
+    full.keys.push({ kind: key.kindKey, namespace, name: key.name });
+    full.reasons.push(reasonFor(key.kindKey));
+    full.events++;
+    inbound.push("config");
+  }
+  return {
+    full: full.events > 0 ? full : undefined,
+    incremental: incremental.events > 0 ? incremental : undefined,
+    inbound,
+  };
+}
+
+function reasonFor(kind: string): TriggerReason {
+  if (kind === KIND.namespace) return "namespace";
+  if (kind === KIND.secret) return "secret";
+  return "config";
+}
+
+/** The labels before and after the change: a workload leaving a service matters as much as one joining. */
+function workloadLabels(event: ConfigEvent): Record<string, string>[] {
+  const labelsOf = (obj: ConfigObject | undefined): Record<string, string> | undefined =>
+    obj?.kind === "WorkloadEntry"
+      ? (obj.spec as { labels?: Record<string, string> } | undefined)?.labels
+      : obj?.metadata.labels;
+  return [labelsOf(event.old) ?? {}, labelsOf(event.new) ?? {}];
+}
+
+/** Whether two versions of a Service differ only in the selector (and bookkeeping metadata). */
+function selectorOnlyChange(old: ConfigObject | undefined, next: ConfigObject | undefined): boolean {
+  const strip = (svc: ConfigObject | undefined) => {
+    const { resourceVersion: _rv, generation: _gen, managedFields: _mf, ...metadata } = svc?.metadata ?? {};
+    const { selector: _selector, ...spec } = (svc?.spec ?? {}) as Record<string, unknown>;
+    return { ...svc, metadata, spec, status: undefined };
+  };
+  return isDeepStrictEqual(strip(old), strip(next));
+}
+
+interface Selecting {
+  selector: Record<string, string>;
+  hosts: ConfigKey[];
+}
+
+/** Services and ServiceEntries by namespace with their workload selectors, read once per batch. */
+class SelectorIndex {
+  #byNamespace: Map<string, Selecting[]> | undefined;
+
+  constructor(
+    private readonly lookup: ConfigLookup,
+    private readonly domainSuffix: string,
+  ) {}
+
+  hostsSelecting(namespace: string, labelSets: readonly Record<string, string>[]): ConfigKey[] {
+    const hosts: ConfigKey[] = [];
+    for (const s of this.#index().get(namespace) ?? []) {
+      if (labelSets.some((labels) => labelsContain(labels, s.selector))) hosts.push(...s.hosts);
+    }
+    return hosts;
+  }
+
+  #index(): Map<string, Selecting[]> {
+    if (this.#byNamespace) return this.#byNamespace;
+    const index = new Map<string, Selecting[]>();
+    const add = (namespace: string, entry: Selecting) => {
+      // An empty selector selects nothing: the service's endpoints are managed by hand.
+      if (Object.keys(entry.selector).length === 0) return;
+      const entries = index.get(namespace);
+      if (entries) entries.push(entry);
+      else index.set(namespace, [entry]);
+    };
+    for (const { key, object } of this.lookup.list(KIND.service)) {
+      const selector = (object.spec as { selector?: Record<string, string> } | undefined)?.selector ?? {};
+      add(key.namespace, {
+        selector,
+        hosts: [hostKey(key.namespace, kubeHostname(key.name, key.namespace, this.domainSuffix))],
+      });
+    }
+    for (const { key, object } of this.lookup.list(KIND.serviceEntry)) {
+      const spec = object.spec as { hosts?: string[]; workloadSelector?: { labels?: Record<string, string> } };
+      add(key.namespace, {
+        selector: spec.workloadSelector?.labels ?? {},
+        hosts: (spec.hosts ?? []).map((h) => hostKey(key.namespace, h)),
+      });
+    }
+    this.#byNamespace = index;
+    return index;
+  }
+}

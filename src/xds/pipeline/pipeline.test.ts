@@ -1,0 +1,184 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { Registry } from "prom-client";
+import { FakeClock } from "../../../test/xds/fake-clock.ts";
+import type { ConfigObject } from "../../config/index.ts";
+import { configKeyString, newPushContext, type PushContext, type PushRequest } from "../../model/push-context.ts";
+import { ConfigStore, MemorySource } from "../../sources/index.ts";
+import { PipelineMetrics } from "./metrics.ts";
+import { PushPipeline } from "./pipeline.ts";
+
+const service = (name: string, selector: Record<string, string>, port = 80): ConfigObject => ({
+  apiVersion: "v1",
+  kind: "Service",
+  metadata: { name, namespace: "shop" },
+  spec: { selector, ports: [{ name: "http", port }] },
+});
+const pod = (name: string, labels: Record<string, string>, ip = "10.0.0.1"): ConfigObject => ({
+  apiVersion: "v1",
+  kind: "Pod",
+  metadata: { name, namespace: "shop", labels },
+  spec: { containers: [{ name: "app", image: "app" }] },
+  status: { podIP: ip, phase: "Running" },
+});
+const slice = (service: string, ip: string): ConfigObject => ({
+  apiVersion: "discovery.k8s.io/v1",
+  kind: "EndpointSlice",
+  metadata: { name: `${service}-1`, namespace: "shop", labels: { "kubernetes.io/service-name": service } },
+  addressType: "IPv4",
+  endpoints: [{ addresses: [ip] }],
+  ports: [{ name: "http", port: 80 }],
+});
+const virtualService = (name: string): ConfigObject => ({
+  apiVersion: "networking.istio.io/v1",
+  kind: "VirtualService",
+  metadata: { name, namespace: "shop" },
+  spec: { hosts: [name], http: [{ route: [{ destination: { host: name } }] }] },
+});
+
+function setup() {
+  const store = new ConfigStore();
+  const memory = new MemorySource(store);
+  const clock = new FakeClock();
+  const metrics = new Registry();
+  const pushes: PushRequest[] = [];
+  const built: Array<{ previous: PushContext; full: boolean }> = [];
+  const server = {
+    pushContext: newPushContext({ generation: 0 }) as PushContext | undefined,
+    push(req: PushRequest) {
+      pushes.push(req);
+      this.pushContext = req.push;
+    },
+  };
+  const pipeline = new PushPipeline({
+    store,
+    server,
+    build: (previous, req) => {
+      built.push({ previous, full: req.full });
+      return newPushContext({ generation: built.length });
+    },
+    debounce: { afterMs: 100, maxMs: 10_000, edsDebounce: true },
+    metrics: new PipelineMetrics(metrics),
+    countServices: () => store.list("/Service").length,
+    clock,
+  });
+  pipeline.start();
+  return { memory, clock, metrics, pushes, built, server, pipeline };
+}
+
+const keys = (req: PushRequest) => [...req.configsUpdated.values()].map(configKeyString).sort();
+
+test("a config change is a full push naming the config, built on the previous push context", async () => {
+  const { memory, clock, pushes, built, server } = setup();
+  const first = server.pushContext;
+  memory.apply(virtualService("reviews"));
+  await clock.advance(100);
+  assert.equal(pushes.length, 1);
+  assert.equal(pushes[0].full, true);
+  assert.deepEqual(keys(pushes[0]), ["networking.istio.io/VirtualService/shop/reviews"]);
+  assert.equal(built[0].previous, first);
+  assert.notEqual(pushes[0].push, first, "the push carries the new push context");
+  assert.ok(Object.isFrozen(pushes[0]));
+});
+
+test("an EndpointSlice change is an incremental push naming the service's hostname", async () => {
+  const { memory, clock, pushes } = setup();
+  memory.apply(slice("reviews", "10.0.0.1"));
+  await clock.advance(100);
+  assert.equal(pushes.length, 1);
+  assert.equal(pushes[0].full, false);
+  assert.deepEqual(keys(pushes[0]), ["networking.istio.io/ServiceEntry/shop/reviews.shop.svc.cluster.local"]);
+  assert.equal(pushes[0].reasons.get("endpoint"), 1);
+});
+
+test("a Pod change pushes EDS for the services selecting it, before or after the change", async () => {
+  const { memory, clock, pushes } = setup();
+  memory.apply(service("reviews", { app: "reviews" }));
+  memory.apply(service("ratings", { app: "ratings" }));
+  await clock.advance(100);
+  pushes.length = 0;
+  memory.apply(pod("p1", { app: "reviews" }));
+  await clock.advance(100);
+  assert.equal(pushes[0].full, false);
+  assert.deepEqual(keys(pushes[0]), ["networking.istio.io/ServiceEntry/shop/reviews.shop.svc.cluster.local"]);
+  memory.apply(pod("p1", { app: "ratings" }));
+  await clock.advance(100);
+  assert.deepEqual(keys(pushes[1]), [
+    "networking.istio.io/ServiceEntry/shop/ratings.shop.svc.cluster.local",
+    "networking.istio.io/ServiceEntry/shop/reviews.shop.svc.cluster.local",
+  ]);
+  memory.apply(pod("lonely", { app: "nobody" }));
+  await clock.advance(1000);
+  assert.equal(pushes.length, 2, "a pod no service selects pushes nothing");
+});
+
+test("a Service whose selector alone changed is incremental; any other Service change is full", async () => {
+  const { memory, clock, pushes } = setup();
+  memory.apply(service("reviews", { app: "reviews" }));
+  await clock.advance(100);
+  assert.equal(pushes[0].full, true);
+  assert.equal(pushes[0].reasons.get("service"), 1);
+  memory.apply(service("reviews", { app: "reviews-v2" }));
+  await clock.advance(100);
+  assert.equal(pushes[1].full, false);
+  memory.apply(service("reviews", { app: "reviews-v2" }, 8080));
+  await clock.advance(100);
+  assert.equal(pushes[2].full, true);
+});
+
+test("changes close together are one push; metrics count triggers, inbound updates, services and timings", async () => {
+  const { memory, clock, pushes, metrics } = setup();
+  memory.apply(service("reviews", { app: "reviews" }));
+  memory.apply(virtualService("reviews"));
+  memory.apply(slice("reviews", "10.0.0.2"));
+  await clock.advance(50);
+  memory.apply(virtualService("ratings"));
+  await clock.advance(100);
+  assert.equal(pushes.length, 1);
+  assert.equal(pushes[0].full, true);
+  // The Service and its EndpointSlice name the same hostname.
+  assert.equal(pushes[0].configsUpdated.size, 3);
+  const text = await metrics.metrics();
+  assert.match(text, /pilot_push_triggers\{type="config"\} 2/);
+  assert.match(text, /pilot_push_triggers\{type="service"\} 1/);
+  assert.match(text, /pilot_push_triggers\{type="endpoint"\} 1/);
+  assert.match(text, /pilot_inbound_updates\{type="config"\} 2/);
+  assert.match(text, /pilot_inbound_updates\{type="svc"\} 1/);
+  assert.match(text, /pilot_inbound_updates\{type="eds"\} 1/);
+  assert.match(text, /pilot_services 1/);
+  assert.match(text, /pilot_debounce_time_count 1/);
+  assert.match(text, /pilot_debounce_time_sum 0.15/);
+  assert.match(text, /pilot_pushcontext_init_seconds_count 1/);
+  memory.delete({ kindKey: "/Service", namespace: "shop", name: "reviews" });
+  await clock.advance(100);
+  assert.match(await metrics.metrics(), /pilot_inbound_updates\{type="svcdelete"\} 1/);
+});
+
+test("a failing build keeps the previous push context and pushes nothing", async () => {
+  const store = new ConfigStore();
+  const clock = new FakeClock();
+  const pushes: PushRequest[] = [];
+  const server = { pushContext: newPushContext({}), push: (req: PushRequest) => void pushes.push(req) };
+  new PushPipeline({
+    store,
+    server,
+    build: () => {
+      throw new Error("broken");
+    },
+    clock,
+  }).start();
+  new MemorySource(store).apply(virtualService("reviews"));
+  await clock.advance(100);
+  assert.equal(pushes.length, 0);
+});
+
+test("the pipeline refuses to start before the server has a push context, and stops following the store", async () => {
+  const store = new ConfigStore();
+  const server = { pushContext: undefined, push: () => assert.fail("no push expected") };
+  assert.throws(() => new PushPipeline({ store, server, build: (p) => p }).start(), /no push context/);
+  const { memory, clock, pushes, pipeline } = setup();
+  pipeline.stop();
+  memory.apply(virtualService("reviews"));
+  await clock.advance(1000);
+  assert.equal(pushes.length, 0);
+});

@@ -1,0 +1,119 @@
+// The push pipeline (Istio's ConfigUpdate → debounce → Push): config store changes become push
+// requests, merged by the debouncer; each merged request gets a new immutable push context from
+// the injected builder and goes to the xDS server, which pushes every affected proxy.
+import type { Logger } from "pino";
+import { type PushContext, type PushRequest, pushRequest } from "../../model/push-context.ts";
+import type { ConfigEvent } from "../../sources/index.ts";
+import { type Change, type ConfigLookup, classifyEvents } from "./classify.ts";
+import {
+  type Clock,
+  DEFAULT_DEBOUNCE,
+  type DebouncedPush,
+  type DebounceOptions,
+  Debouncer,
+  systemClock,
+} from "./debounce.ts";
+import type { PipelineMetrics } from "./metrics.ts";
+
+/**
+ * Builds the push context for a merged request from the previous one (`request.push` is the
+ * previous one too): a full request may rebuild everything, an incremental one only endpoints.
+ */
+export type PushContextBuilder = (previous: PushContext, request: PushRequest) => PushContext;
+
+/** Where pushes go: the xDS server. */
+export interface PushTarget {
+  readonly pushContext: PushContext | undefined;
+  push(req: PushRequest): void;
+}
+
+/** The config store, as the pipeline reads it. */
+export interface ChangeSource extends ConfigLookup {
+  onChange(handler: (events: readonly ConfigEvent[]) => void): () => void;
+}
+
+export interface PushPipelineOptions {
+  store: ChangeSource;
+  server: PushTarget;
+  build: PushContextBuilder;
+  debounce?: DebounceOptions;
+  /** Kubernetes service hostnames are `<name>.<namespace>.svc.<domainSuffix>`. */
+  domainSuffix?: string;
+  metrics?: PipelineMetrics;
+  /** The number of services in a push context, for pilot_services. */
+  countServices?: (push: PushContext) => number;
+  clock?: Clock;
+  log?: Logger;
+}
+
+export class PushPipeline {
+  readonly #options: PushPipelineOptions;
+  readonly #clock: Clock;
+  readonly #debouncer: Debouncer;
+  #unsubscribe: (() => void) | undefined;
+
+  constructor(options: PushPipelineOptions) {
+    this.#options = options;
+    this.#clock = options.clock ?? systemClock;
+    this.#debouncer = new Debouncer(options.debounce ?? DEFAULT_DEBOUNCE, (p) => this.#push(p), this.#clock);
+  }
+
+  /** Follows the store from now on. The server must already hold its first push context. */
+  start(): void {
+    if (!this.#options.server.pushContext) throw new Error("push pipeline: the xDS server has no push context yet");
+    this.#unsubscribe ??= this.#options.store.onChange((events) => this.#onChange(events));
+  }
+
+  /** Stops following the store and drops changes not pushed yet. */
+  stop(): void {
+    this.#unsubscribe?.();
+    this.#unsubscribe = undefined;
+    this.#debouncer.stop();
+  }
+
+  #onChange(events: readonly ConfigEvent[]): void {
+    const { store, server, metrics } = this.#options;
+    const classified = classifyEvents(events, store, this.#options.domainSuffix ?? "cluster.local");
+    for (const type of classified.inbound) metrics?.inboundUpdates.inc({ type });
+    const previous = server.pushContext as PushContext;
+    const add = (change: Change | undefined, full: boolean) => {
+      // An endpoint change no service selects reaches no proxy.
+      if (!change || (!full && change.keys.length === 0)) return;
+      const req = pushRequest({ full, push: previous, configsUpdated: change.keys, reasons: change.reasons });
+      this.#debouncer.add(req, change.events);
+    };
+    add(classified.full, true);
+    add(classified.incremental, false);
+  }
+
+  #push({ req, events, startedAt }: DebouncedPush): void {
+    const { server, build, metrics, log, countServices } = this.#options;
+    const previous = server.pushContext as PushContext;
+    const initStart = this.#clock.now();
+    let push: PushContext;
+    try {
+      push = build(previous, req);
+    } catch (err) {
+      // The proxies keep the last good config; the next change tries again.
+      log?.error({ err: err instanceof Error ? err.message : String(err) }, "push context build failed");
+      return;
+    }
+    metrics?.pushContextInit.observe((this.#clock.now() - initStart) / 1000);
+    for (const [reason, count] of req.reasons) metrics?.pushTriggers.inc({ type: reason }, count);
+    if (countServices) metrics?.services.set(countServices(push));
+    server.push(Object.freeze({ ...req, push }));
+    const waited = this.#clock.now() - startedAt;
+    metrics?.debounceTime.observe(waited / 1000);
+    log?.info(
+      {
+        version: push.version,
+        full: req.full,
+        events,
+        configs: req.configsUpdated.size,
+        reasons: Object.fromEntries(req.reasons),
+        waitedMs: Math.round(waited),
+      },
+      "push debounce stable",
+    );
+  }
+}
