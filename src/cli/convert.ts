@@ -17,6 +17,7 @@ interface ConvertArgs {
   status: boolean;
   output: OutputFormat;
   domain: string;
+  "alpha-gateway-api": boolean;
 }
 
 /**
@@ -73,6 +74,12 @@ export const convertCommand: CommandModule<object, ConvertArgs> = {
         describe: "Output format",
       })
       .option("domain", { type: "string", default: "cluster.local", describe: "Cluster DNS domain suffix" })
+      .option("alpha-gateway-api", {
+        type: "boolean",
+        default: false,
+        describe:
+          "Also convert the experimental XBackend and XBackendTrafficPolicy kinds (PILOT_ENABLE_ALPHA_GATEWAY_API)",
+      })
       .check((argv) => {
         const missing = argv.filename.filter((path) => path !== STDIN_PATH && !existsSync(path));
         if (missing.length > 0) throw new Error(`no such file or directory: ${missing.join(", ")}`);
@@ -101,7 +108,7 @@ export const convertCommand: CommandModule<object, ConvertArgs> = {
     const objects = decoded.flatMap((d) => (d.object ? [d.object] : []));
     const result = convertResources(
       objects,
-      { domainSuffix: argv.domain },
+      { domainSuffix: argv.domain, alphaGatewayApi: argv["alpha-gateway-api"] },
       staticServiceLookup(servicesFromObjects(objects, argv.domain)),
     );
     process.stdout.write(await formatDocuments(argv.status ? result.statuses : result.config, argv.output));

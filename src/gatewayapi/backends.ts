@@ -96,6 +96,16 @@ export function buildDestination(
   let invalid: ConfigError | undefined;
   switch (kind) {
     case "gateway.networking.x-k8s.io/XBackend":
+      if (!ctx.settings.alphaGatewayApi) {
+        return {
+          destination: {},
+          error: {
+            reason: REASON_INVALID_KIND,
+            message:
+              "The Alpha Gateway API is not enabled, XBackend is invalid. To enable, set PILOT_ENABLE_ALPHA_GATEWAY_API to true in istiod.",
+          },
+        };
+      }
       return xBackendDestination(ctx, to, namespace);
     case "Service": {
       if (to.name.includes(".")) {

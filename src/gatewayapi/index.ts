@@ -207,22 +207,21 @@ function convertBackendPolicies(
   objects: readonly ConfigObject[],
   cluster: ClusterObjects,
   ancestors: AncestorIndex,
-  domainSuffix: string,
+  settings: ConversionSettings,
 ): [ConfigObject, PolicyOutput][] {
   const tlsPolicies = byKind(objects, "BackendTLSPolicy") as gatewayapi.BackendTLSPolicy[];
+  // Without the alpha API the X* kinds are not read at all: no config, no status.
+  const alpha = (kind: string) => (settings.alphaGatewayApi ? byKind(objects, kind) : []);
   return [
-    ...byKind(objects, "XBackendTrafficPolicy").map((p): [ConfigObject, PolicyOutput] => [
+    ...alpha("XBackendTrafficPolicy").map((p): [ConfigObject, PolicyOutput] => [
       p,
-      convertBackendTrafficPolicy(p, cluster, domainSuffix),
+      convertBackendTrafficPolicy(p, cluster, settings.domainSuffix),
     ]),
     ...tlsPolicies.map((p): [ConfigObject, PolicyOutput] => [
       p,
-      convertBackendTLSPolicy(p, tlsPolicies, cluster, ancestors, domainSuffix),
+      convertBackendTLSPolicy(p, tlsPolicies, cluster, ancestors, settings.domainSuffix),
     ]),
-    ...byKind(objects, "XBackend").map((b): [ConfigObject, PolicyOutput] => [
-      b,
-      convertXBackend(b, cluster, ancestors),
-    ]),
+    ...alpha("XBackend").map((b): [ConfigObject, PolicyOutput] => [b, convertXBackend(b, cluster, ancestors)]),
   ];
 }
 
@@ -239,7 +238,7 @@ export function convertResources(
   const gatewayStage = convertGateways(objects, ctx);
   const routes = ROUTE_KINDS.flatMap((kind) => byKind(objects, kind));
   const routeStage = convertRoutes(routes, { settings, cluster, grants, services, parents: parentIndex(gatewayStage) });
-  const policies = convertBackendPolicies(objects, cluster, routeAncestors(routes), settings.domainSuffix);
+  const policies = convertBackendPolicies(objects, cluster, routeAncestors(routes), settings);
 
   const statuses: [ConfigObject, unknown][] = [];
   for (const gc of byKind(objects, "GatewayClass") as gatewayapi.GatewayClass[]) {

@@ -7,6 +7,8 @@ export interface ConversionSettings {
   domainSuffix: string;
   /** lastTransitionTime of conditions that change (RFC 3339); the current time when unset. */
   now?: string;
+  /** Handle the experimental XBackend and XBackendTrafficPolicy kinds (Istio's PILOT_ENABLE_ALPHA_GATEWAY_API, off by default). */
+  alphaGatewayApi?: boolean;
 }
 
 export const DEFAULT_SETTINGS: ConversionSettings = { domainSuffix: "cluster.local" };

@@ -1,6 +1,7 @@
 // Istio's Gateway API conversion corpus (TestConvertResources, see gateway-api-conversion/README.md in
 // the corpus): each case's input plus FIXTURES.yaml is converted, and the generated Istio config and the
 // written statuses are compared with the goldens as parsed document lists (`<case>/config`, `<case>/status`).
+// The Go file's code-asserted tests (CASES.yaml extraTests) are one case each, named after the test.
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { isDeepStrictEqual } from "node:util";
@@ -36,6 +37,7 @@ interface RegistryServiceDocument {
 
 interface Fixtures {
   domainSuffix: string;
+  alphaGatewayApi: boolean;
   objects: ConfigObject[];
   services: RegistryService[];
 }
@@ -48,7 +50,10 @@ function parseDocuments(text: string): unknown[] {
 
 function readFixtures(dir: string): Fixtures {
   const docs = parseDocuments(readFileSync(join(dir, "FIXTURES.yaml"), "utf8")) as ConfigObject[];
-  const settings = docs.find((d) => d.kind === "TestSettings")?.spec as { domainSuffix: string };
+  const settings = docs.find((d) => d.kind === "TestSettings")?.spec as {
+    domainSuffix: string;
+    features: Record<string, unknown>;
+  };
   const services = docs
     .filter((d) => d.kind === "RegistryService")
     .map((d) => {
@@ -63,7 +68,12 @@ function readFixtures(dir: string): Fixtures {
       };
     });
   const objects = docs.filter((d) => d.kind === "Service" || d.kind === "Secret" || d.kind === "ConfigMap");
-  return { domainSuffix: settings.domainSuffix, objects, services };
+  return {
+    domainSuffix: settings.domainSuffix,
+    alphaGatewayApi: settings.features.PILOT_ENABLE_ALPHA_GATEWAY_API === true,
+    objects,
+    services,
+  };
 }
 
 // One Namespace per namespace the input uses, labelled istio.io/test-name-part (TestSettings).
@@ -106,38 +116,88 @@ function compareDocuments(actual: readonly unknown[], expected: readonly unknown
   return { pass: false, detail: "documents differ" };
 }
 
-/** Runs one case's conversion (once, shared by its config and status cases). */
-export function runConversion(dir: string, input: string, fixtures: Fixtures): ConversionResult {
-  const decoded = decodeConfigText(readFileSync(join(dir, input), "utf8"), input);
-  const objects = decoded.flatMap((d) => (d.object ? [d.object] : []));
+function readInput(dir: string, input: string): ConfigObject[] {
+  return decodeConfigText(readFileSync(join(dir, input), "utf8"), input).flatMap((d) => (d.object ? [d.object] : []));
+}
+
+/** Converts a case's objects with the fixtures (TestConvertResources' setup). */
+function runConversion(objects: readonly ConfigObject[], fixtures: Fixtures): ConversionResult {
   return convertResources(
     [...objects, ...fixtures.objects, ...namespacesOf(objects)],
-    { domainSuffix: fixtures.domainSuffix },
+    { domainSuffix: fixtures.domainSuffix, alphaGatewayApi: fixtures.alphaGatewayApi },
     staticServiceLookup(fixtures.services),
   );
 }
+
+interface ExtraTest {
+  name: string;
+  input?: string;
+  objects?: ConfigObject[];
+}
+
+function check(failures: string[]): CaseResult {
+  return failures.length === 0
+    ? { pass: true, detail: "assertions hold" }
+    : { pass: false, detail: failures.join("; ") };
+}
+
+// The code-asserted tests of the Go file (CASES.yaml extraTests), their assertions written out here.
+const EXTRA_TESTS: Record<string, (dir: string, test: ExtraTest, fixtures: Fixtures) => CaseResult> = {
+  // XBackend / XBackendTrafficPolicy not read; routes to an XBackend say why. Registry without endpoints.
+  "xbackend-alpha-disabled": (dir, test, fixtures) => {
+    const services = fixtures.services.map((s) => ({ ...s, endpoints: [] }));
+    const result = runConversion(readInput(dir, test.input ?? ""), { ...fixtures, services, alphaGatewayApi: false });
+    const failures: string[] = [];
+    if (result.config.some((c) => c.kind === "DestinationRule")) failures.push("a DestinationRule was generated");
+    if (result.statuses.some((s) => s.kind === "XBackend")) failures.push("an XBackend status was written");
+    if (!JSON.stringify(result.statuses).includes("PILOT_ENABLE_ALPHA_GATEWAY_API")) {
+      failures.push("no status mentions PILOT_ENABLE_ALPHA_GATEWAY_API");
+    }
+    return check(failures);
+  },
+  // A ListenerSet's live status for a listener its spec no longer has is dropped. No fixtures.
+  "listenerset-status-prunes-removed-listeners": (_dir, test) => {
+    const empty: Fixtures = { domainSuffix: "domain.suffix", alphaGatewayApi: true, objects: [], services: [] };
+    const result = runConversion(test.objects ?? [], empty);
+    const set = result.statuses.find((s) => s.kind === "ListenerSet" && s.metadata.name === "set");
+    const names = (set?.status as { listeners?: { name: string }[] } | undefined)?.listeners?.map((l) => l.name);
+    return check(
+      isDeepStrictEqual(names, ["a", "b"]) ? [] : [`listeners ${JSON.stringify(names)}, expected ["a","b"]`],
+    );
+  },
+};
 
 export const gatewayApiConversion: Corpus = {
   name: "gateway-api-conversion",
   cases(root) {
     const dir = join(root, CORPUS_DIR);
     if (!existsSync(join(dir, "CASES.yaml"))) return [];
-    const { cases } = parseDocuments(readFileSync(join(dir, "CASES.yaml"), "utf8"))[0] as { cases: CaseEntry[] };
+    const { cases, extraTests } = parseDocuments(readFileSync(join(dir, "CASES.yaml"), "utf8"))[0] as {
+      cases: CaseEntry[];
+      extraTests?: ExtraTest[];
+    };
     let fixtures: Fixtures | undefined;
-    return cases
+    const loadFixtures = () => {
+      fixtures ??= readFixtures(dir);
+      return fixtures;
+    };
+    const extra = (extraTests ?? [])
+      .filter((t) => EXTRA_TESTS[t.name] && (t.input === undefined || existsSync(join(dir, t.input))))
+      .map((t): ConformanceCase => ({ id: t.name, run: () => EXTRA_TESTS[t.name](dir, t, loadFixtures()) }));
+    const golden = cases
       .filter((c) => existsSync(join(dir, c.input)))
       .flatMap((c): ConformanceCase[] => {
         let result: ConversionResult | undefined;
         const converted = () => {
-          fixtures ??= readFixtures(dir);
-          result ??= runConversion(dir, c.input, fixtures);
+          result ??= runConversion(readInput(dir, c.input), loadFixtures());
           return result;
         };
-        const golden = (file: string) => parseDocuments(readFileSync(join(dir, file), "utf8"));
+        const expected = (file: string) => parseDocuments(readFileSync(join(dir, file), "utf8"));
         return [
-          { id: `${c.name}/config`, run: () => compareDocuments(converted().config, golden(c.expected.config)) },
-          { id: `${c.name}/status`, run: () => compareDocuments(converted().statuses, golden(c.expected.status)) },
+          { id: `${c.name}/config`, run: () => compareDocuments(converted().config, expected(c.expected.config)) },
+          { id: `${c.name}/status`, run: () => compareDocuments(converted().statuses, expected(c.expected.status)) },
         ];
       });
+    return [...golden, ...extra];
   },
 };
