@@ -4,7 +4,7 @@ import type { ConfigObject } from "../config/index.ts";
 import { type Condition, type ConditionSpec, setConditions } from "./conditions.ts";
 import { extractRoot, objectValues } from "./credentials.ts";
 import { GATEWAY_CONTROLLER, MESH_CONTROLLER } from "./gatewayclass.ts";
-import type { ClusterObjects, ConfigError } from "./model.ts";
+import { type ClusterObjects, type ConfigError, groupBy } from "./model.ts";
 import { GENERATED_SUFFIX, PARENTS_ANNOTATION } from "./naming.ts";
 import { compareByCreation } from "./virtualservice.ts";
 
@@ -65,11 +65,7 @@ function destinationRuleName(policy: BackendPolicy): string {
 
 /** Merges policies per (target, host); the oldest policy wins each setting. */
 export function destinationRules(policies: readonly BackendPolicy[], cluster: ClusterObjects): ConfigObject[] {
-  const groups = new Map<string, BackendPolicy[]>();
-  for (const p of policies) {
-    const key = `${p.targetKind}/${p.targetNamespace}/${p.targetName}/${p.host}`;
-    groups.set(key, [...(groups.get(key) ?? []), p]);
-  }
+  const groups = groupBy(policies, (p) => `${p.targetKind}/${p.targetNamespace}/${p.targetName}/${p.host}`);
   const rules: ConfigObject[] = [];
   for (const group of groups.values()) {
     const ordered = [...group].sort((a, b) => compareByCreation(a.source, b.source));

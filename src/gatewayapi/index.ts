@@ -14,7 +14,7 @@ import { inferencePoolStatus } from "./inferencepool.ts";
 import { type ListenerStatus, listenerConflicts } from "./listeners.ts";
 import { convertListenerSet, eligibleListenerSets, type ListenerSetOutput, parentGatewayKey } from "./listenerset.ts";
 import type { ClusterObjects, ConversionSettings, ParentInfo, ServiceLookup } from "./model.ts";
-import { nameOf, namespaceOf, objectKey } from "./model.ts";
+import { groupBy, nameOf, namespaceOf, objectKey } from "./model.ts";
 import { ReferenceGrants } from "./referencegrant.ts";
 import type { RouteContext } from "./routes.ts";
 import { convertTCPRoute } from "./tcproute.ts";
@@ -144,11 +144,16 @@ function convertGateways(objects: readonly ConfigObject[], ctx: ConversionContex
     const gatewayKey = parentGatewayKey(set) ?? "";
     return convertListenerSet(set, gatewaysByKey, conflictsOf(gatewayKey, `ListenerSet/${objectKey(set)}`), ctx);
   });
+  const setsByGateway = groupBy(
+    setOutputs.filter((s) => s.listeners.length > 0),
+    (s) => s.gatewayKey,
+  );
   const gatewayOutputs = gateways.map((gateway) => {
     const key = objectKey(gateway);
-    const attached: AttachedListenerSet[] = setOutputs
-      .filter((s) => s.gatewayKey === key && s.listeners.length > 0)
-      .map((s) => ({ listeners: s.listeners, servers: s.listeners.map((l) => l.server) }));
+    const attached: AttachedListenerSet[] = (setsByGateway.get(key) ?? []).map((s) => ({
+      listeners: s.listeners,
+      servers: s.listeners.map((l) => l.server),
+    }));
     return convertGateway(gateway, ctx, conflictsOf(key, `Gateway/${key}`), attached);
   });
   return { gateways: gatewayOutputs, listenerSets: setOutputs };
@@ -156,11 +161,10 @@ function convertGateways(objects: readonly ConfigObject[], ctx: ConversionContex
 
 /** Listeners routes can attach to, by the object they reference ("<Kind>/<ns>/<name>"), in name order. */
 function parentIndex(stage: GatewayStage): Map<string, ParentInfo[]> {
-  const parents = new Map<string, ParentInfo[]>();
-  for (const { parent } of stage.gateways.flatMap((g) => g.listeners)) {
-    const key = `${parent.parentKind}/${parent.parentNamespace}/${parent.parentName}`;
-    parents.set(key, [...(parents.get(key) ?? []), parent]);
-  }
+  const parents = groupBy(
+    stage.gateways.flatMap((g) => g.listeners.map((l) => l.parent)),
+    (parent) => `${parent.parentKind}/${parent.parentNamespace}/${parent.parentName}`,
+  );
   for (const list of parents.values()) list.sort((a, b) => compareText(a.internalName, b.internalName));
   return parents;
 }

@@ -7,7 +7,7 @@ import { type ConversionContext, emitsConfig, type ListenerOutput, listenerConfi
 import type { ResolvedClass } from "./gatewayclass.ts";
 import { buildListener, conflictedListener, type Listener, type ListenerStatus, type Server } from "./listeners.ts";
 import type { ConfigError } from "./model.ts";
-import { GATEWAY_GROUP, namespaceOf } from "./model.ts";
+import { GATEWAY_GROUP, groupBy, namespaceOf } from "./model.ts";
 import {
   GATEWAY_SEMANTICS_ANNOTATION,
   GATEWAY_SERVICE_ANNOTATION,
@@ -79,17 +79,16 @@ export function eligibleListenerSets(
   gateways: ReadonlyMap<string, gatewayapi.Gateway>,
   ctx: ConversionContext,
 ): Map<string, EligibleListenerSet[]> {
-  const result = new Map<string, EligibleListenerSet[]>();
-  for (const set of [...sets].sort(compareByCreation)) {
-    const key = parentGatewayKey(set);
-    const gateway = key === undefined ? undefined : gateways.get(key);
-    if (!key || !gateway) continue;
-    const resolved = ctx.classes.resolve(gateway.spec?.gatewayClassName ?? "");
-    if (!resolved?.info.supportsListenerSet || !acceptsListenerSetFrom(gateway, namespaceOf(set), ctx)) continue;
-    const listeners = resolvedListeners(set).map((r) => r.listener);
-    result.set(key, [...(result.get(key) ?? []), { listenerSet: set, listeners }]);
-  }
-  return result;
+  const accepted = [...sets].sort(compareByCreation).filter((set) => {
+    const gateway = gateways.get(parentGatewayKey(set) ?? "");
+    const resolved = gateway ? ctx.classes.resolve(gateway.spec?.gatewayClassName ?? "") : undefined;
+    return gateway && resolved?.info.supportsListenerSet && acceptsListenerSetFrom(gateway, namespaceOf(set), ctx);
+  });
+  const eligible = accepted.map((set) => ({
+    listenerSet: set,
+    listeners: resolvedListeners(set).map((r) => r.listener),
+  }));
+  return groupBy(eligible, (e) => parentGatewayKey(e.listenerSet) ?? "");
 }
 
 function notAllowed(set: gatewayapi.ListenerSet, live: ListenerSetStatus, message: string): ListenerSetStatus {

@@ -117,3 +117,15 @@ export interface ParentInfo {
   port: number;
   protocol: string;
 }
+
+/** Items grouped by key, groups and items in first-seen order. */
+export function groupBy<T>(items: Iterable<T>, key: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const k = key(item);
+    const group = groups.get(k);
+    if (group) group.push(item);
+    else groups.set(k, [item]);
+  }
+  return groups;
+}

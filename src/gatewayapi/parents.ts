@@ -5,7 +5,7 @@ import { type Condition, type ConditionSpec, setConditions } from "./conditions.
 import { GATEWAY_CONTROLLER, MESH_CONTROLLER } from "./gatewayclass.ts";
 import { hostSubsetOf, hostsMatch } from "./hostnames.ts";
 import type { ClusterObjects, ConfigError, ParentInfo } from "./model.ts";
-import { GATEWAY_GROUP } from "./model.ts";
+import { GATEWAY_GROUP, groupBy } from "./model.ts";
 import { parentRefString } from "./naming.ts";
 
 export interface ParentRef {
@@ -256,19 +256,17 @@ export function routeParentStatuses(
     if (!liveIndex.has(k)) liveIndex.set(k, i);
   });
 
-  const grouped = new Map<string, ParentResult[]>();
-  const successes = new Map<string, number>();
-  for (const ref of refs) {
-    const k = key(ref.originalReference);
-    const result: ParentResult = { ref: ref.originalReference, denied: ref.deniedReason, routeError: errorFor(ref) };
-    if (!ref.deniedReason) successes.set(k, (successes.get(k) ?? 0) + 1);
-    grouped.set(k, [...(grouped.get(k) ?? []), result]);
-  }
+  const results: ParentResult[] = refs.map((ref) => ({
+    ref: ref.originalReference,
+    denied: ref.deniedReason,
+    routeError: errorFor(ref),
+  }));
+  const grouped = groupBy(results, (r) => key(r.ref));
 
   const appended: RouteParentStatus[] = [];
-  for (const [k, results] of grouped) {
-    let report: ParentResult = { ...results[0] };
-    for (const result of results.slice(1)) {
+  for (const [k, group] of grouped) {
+    let report: ParentResult = { ...group[0] };
+    for (const result of group.slice(1)) {
       const r = rank(result);
       const best = rank(report);
       if (r < best) {
@@ -279,7 +277,7 @@ export function routeParentStatuses(
           report.denied = { ...report.denied, message: `${report.denied.message}; ${result.denied.message}` };
       }
     }
-    const count = successes.get(k) ?? 0;
+    const count = group.filter((r) => !r.denied).length;
     const conditions: Record<string, ConditionSpec> = {
       Accepted: {
         reason: "Accepted",

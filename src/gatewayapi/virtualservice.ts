@@ -3,6 +3,7 @@
 import type { ConfigObject } from "../config/index.ts";
 import type { Destination } from "./backends.ts";
 import type { CorsPolicy, HeaderOperations, MirrorPolicy, Redirect, Rewrite } from "./filters.ts";
+import { groupBy } from "./model.ts";
 import { PARENTS_ANNOTATION } from "./naming.ts";
 
 export type StringMatch = { exact: string } | { prefix: string } | { regex: string };
@@ -90,8 +91,7 @@ export function compareByCreation(a: ConfigObject, b: ConfigObject): number {
 
 /** One VirtualService per key: routes appended oldest first, re-sorted, parents joined; named after the key. */
 export function mergeVirtualServices(keyed: readonly KeyedVirtualService[]): ConfigObject[] {
-  const groups = new Map<string, KeyedVirtualService[]>();
-  for (const vs of keyed) groups.set(vs.key, [...(groups.get(vs.key) ?? []), vs]);
+  const groups = groupBy(keyed, (vs) => vs.key);
   const merged: ConfigObject[] = [];
   for (const [key, group] of groups) {
     const name = key.replaceAll("/", "~");
