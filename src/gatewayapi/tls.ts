@@ -1,6 +1,6 @@
 // Listener TLS: Terminate (certificateRefs → credentialName, client validation from the Gateway's
 // frontend TLS) and Passthrough, with Istio's reference and certificate checks.
-import type { ConfigObject, gatewayapi } from "../config/index.ts";
+import { type ConfigObject, type gatewayapi, isValidCipherSuite } from "../config/index.ts";
 import { extractCertInfo, extractRoot, keyPairProblem, objectValues, parsesAsCertificate } from "./credentials.ts";
 import type { ClusterObjects, ConfigError } from "./model.ts";
 import { joinErrors } from "./model.ts";
@@ -132,30 +132,6 @@ export function buildServerTls(
     }
   }
   return withCiphers(out, listenerTls);
-}
-
-// The cipher suites Envoy (BoringSSL) accepts by name, as Istio's security.ValidCipherSuites.
-const VALID_CIPHER_SUITES = new Set([
-  "ECDHE-ECDSA-AES128-GCM-SHA256",
-  "ECDHE-RSA-AES128-GCM-SHA256",
-  "ECDHE-ECDSA-AES256-GCM-SHA384",
-  "ECDHE-RSA-AES256-GCM-SHA384",
-  "ECDHE-ECDSA-CHACHA20-POLY1305",
-  "ECDHE-RSA-CHACHA20-POLY1305",
-  "ECDHE-ECDSA-AES128-SHA",
-  "ECDHE-RSA-AES128-SHA",
-  "ECDHE-ECDSA-AES256-SHA",
-  "ECDHE-RSA-AES256-SHA",
-  "AES128-GCM-SHA256",
-  "AES256-GCM-SHA384",
-  "AES128-SHA",
-  "AES256-SHA",
-  "DES-CBC3-SHA",
-]);
-
-// Entries starting with an operator ("-", "+", "!") are Envoy cipher expressions and pass through.
-function isValidCipherSuite(cs: string): boolean {
-  return cs === "" || cs === "ALL" || !/^[\p{L}\p{N}]/u.test(cs) || VALID_CIPHER_SUITES.has(cs);
 }
 
 /** Adds the cipher-suites option: unknown and repeated names dropped, nothing set if none remain. */

@@ -1,6 +1,8 @@
 // Validators every Istio kind shares (validation-rules.md §2). Single-rule checks come in two forms:
 // `xxxError(...)` returns the message (for callers that compose or prefix it) and `validateXxx(..., out)`
 // reports it on a Findings positioned at the field.
+
+export * from "./ciphers.ts";
 export * from "./destination.ts";
 export * from "./durations.ts";
 export * from "./enums.ts";
