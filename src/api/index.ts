@@ -79,6 +79,7 @@ export * as csds from "./gen/envoy/service/status/v3/index.ts";
 export * as matcher from "./gen/envoy/type/matcher/v3/index.ts";
 export * as envoyType from "./gen/envoy/type/v3/index.ts";
 export * as rpcStatus from "./gen/google/rpc/index.ts";
+export * as mcp from "./gen/istio/mcp/v1alpha1/index.ts";
 export * as nds from "./gen/istio/networking/nds/v1/index.ts";
 export * as istioCa from "./gen/istio/v1/auth/index.ts";
 export * as validate from "./gen/validate/index.ts";

@@ -1,6 +1,7 @@
 // Public face of the xDS layer: type URLs, the generator registry and plugins, resource encoding,
-// and the ADS server.
+// the ADS server, the push pipeline, and the config and debug generators.
 export { type EncodedResource, encodeResource } from "./encode.ts";
+export { XdsError } from "./errors.ts";
 export {
   type DeltaGenerateResult,
   type GenerateResult,
@@ -11,5 +12,7 @@ export {
   type WatchedResource,
   type XdsResource,
 } from "./generator.ts";
+export * from "./generators/index.ts";
+export * from "./pipeline/index.ts";
 export * from "./server/index.ts";
 export { DEBUG_TYPE_PREFIX, isWildcardTypeUrl, metricType, shortType, TypeUrl } from "./types.ts";

@@ -3,6 +3,7 @@
 import type { Logger } from "pino";
 import type { rpcStatus } from "../../api/index.ts";
 import { type PushRequest, pushRequest } from "../../model/push-context.ts";
+import { XdsError } from "../errors.ts";
 import type { Generator, GeneratorRegistry } from "../generator.ts";
 import { metricType, shortType, TypeUrl } from "../types.ts";
 import type { Connection, Watch } from "./connection.ts";
@@ -72,11 +73,15 @@ export function findGenerator(env: XdsEnv, conn: Connection, typeUrl: string): G
   return gen;
 }
 
-/** Runs a generator and encodes its output; a failure is logged and counted, and the type is skipped for this push. */
+/**
+ * Runs a generator and encodes its output; a failure is logged and counted, and the type is skipped
+ * for this push. An XdsError is the generator refusing the proxy: it propagates and ends the stream.
+ */
 export function runGenerator<T>(env: XdsEnv, conn: Connection, typeUrl: string, run: () => T): T | undefined {
   try {
     return run();
   } catch (err) {
+    if (err instanceof XdsError) throw err;
     env.metrics?.internalErrors.inc();
     env.log.error(
       { connection: conn.id, type: shortType(typeUrl), err: err instanceof Error ? err.message : String(err) },

@@ -18,6 +18,7 @@ import { type Logger, pino } from "pino";
 import { core, discovery, registry } from "../../api/index.ts";
 import { type ProxyNode, parseProxy } from "../../model/proxy.ts";
 import type { PushContext, PushRequest } from "../../model/push-context.ts";
+import { XdsError } from "../errors.ts";
 import type { GeneratorRegistry } from "../generator.ts";
 import { type AuthContext, type Authenticator, authenticate, checkConnectionIdentity } from "./auth.ts";
 import { type AdsStream, Connection, type ConnectionStatus } from "./connection.ts";
@@ -244,6 +245,13 @@ export class XdsServer {
         else await handleDeltaRequest(this.#env, conn, req as discovery.DeltaDiscoveryRequest);
       });
       chain = chain.catch((err: unknown) => {
+        if (err instanceof XdsError) {
+          this.#env.log.warn(
+            { connection: conn?.id, code: status[err.code], err: err.message },
+            "ADS: request refused",
+          );
+          return finish(err.code, err.message);
+        }
         this.#env.log.error({ err: err instanceof Error ? err.message : String(err) }, "ADS: request failed");
         finish(status.INTERNAL, err instanceof Error ? err.message : String(err));
       });
@@ -310,8 +318,14 @@ export class XdsServer {
     conn.pushContext = req.push;
     for (const w of conn.orderedWatches()) {
       if (conn.closed) return;
-      if (conn.protocol === "sotw") await pushSotwType(this.#env, conn, w, req, false);
-      else await pushDeltaType(this.#env, conn, w, req);
+      try {
+        if (conn.protocol === "sotw") await pushSotwType(this.#env, conn, w, req, false);
+        else await pushDeltaType(this.#env, conn, w, req);
+      } catch (err) {
+        // A refusal was already given when the proxy asked; a push only skips the type.
+        if (!(err instanceof XdsError)) throw err;
+        this.#env.log.warn({ connection: conn.id, type: w.typeUrl, err: err.message }, "ADS: push refused");
+      }
     }
     // Istio leaves incremental (EDS-only) pushes out of the convergence time.
     if (req.full) this.#env.metrics?.convergence.observe((Date.now() - req.start.getTime()) / 1000);

@@ -1,0 +1,15 @@
+// Generators of Sluice's own xDS types: config over xDS (`api`) and debug information
+// (`istio.io/debug`, `istio.io/debug/*`), plus the debug endpoint registry they serve from.
+export {
+  type ApiGeneratorOptions,
+  apiGenerator,
+  apiTypeUrl,
+  type ConfigLister,
+  mcpName,
+  parseApiTypeUrl,
+  toMcpResource,
+} from "./api.ts";
+export { debugGenerator } from "./debug.ts";
+export { type DebugAuthOptions, NAMESPACE_DEBUGGERS } from "./debug-auth.ts";
+export { DebugEndpoints, type DebugHandler, type DebugRequest } from "./debug-endpoints.ts";
+export { type StatusGeneratorOptions, SYNCZ_TYPE_URL, statusGenerator } from "./status.ts";
