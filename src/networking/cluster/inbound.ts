@@ -1,0 +1,94 @@
+// The inbound cluster of one workload port, `inbound|<port>||` (Istio's buildInboundCluster): where the
+// sidecar delivers accepted traffic. With the mesh's PASSTHROUGH inbound policy (the default) it goes to
+// the original destination, from the 127.0.0.6 bind address so iptables lets it through; with
+// LOCALHOST, or a Sidecar ingress defaultEndpoint, to a fixed address.
+import { isIP } from "node:net";
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { cluster } from "../../api/index.ts";
+import type { MeshConfig } from "../../config/index.ts";
+import type { ConnectionPool, DestinationRuleTrafficPolicy } from "../../config/types/index.ts";
+import type { ProxyNode } from "../../model/proxy.ts";
+import type { Service, ServicePort } from "../../registry/index.ts";
+import { endpointAddress } from "../endpoint/index.ts";
+import { applyConnectionPool } from "./connectionpool.ts";
+import { durationFromSeconds } from "./duration.ts";
+import { altStatName, istioClusterMetadata } from "./metadata.ts";
+import { inboundClusterName } from "./names.ts";
+import { type HttpOptionsDraft, httpProtocolOptionsAny, isHttp2Protocol } from "./protocol.ts";
+import { passthroughBindConfig } from "./special.ts";
+
+/** Istio keeps original-destination hosts practically forever: the largest interval Envoy takes. */
+const INBOUND_CLEANUP_INTERVAL_SECONDS = 9223372035;
+
+export interface InboundClusterInput {
+  /** The workload port traffic is delivered to (the service's target port). */
+  targetPort: number;
+  /** The service port served there: its protocol picks HTTP/2 or the downstream's protocol. */
+  port: ServicePort;
+  /** Every service of the workload with this port (the cluster's istio.services metadata). */
+  services: readonly Service[];
+  proxy: ProxyNode;
+  mesh: MeshConfig;
+  /** The DestinationRule traffic policy for the service (port-merged): its connectionPool applies server side too. */
+  policy?: DestinationRuleTrafficPolicy;
+  /** A Sidecar ingress listener's connectionPool, which replaces the DestinationRule's. */
+  sidecarConnectionPool?: ConnectionPool;
+  /**
+   * Where to deliver: a Sidecar ingress defaultEndpoint address. Unset: 127.0.0.1 (::1 on IPv6-only
+   * proxies) under the LOCALHOST inbound policy, the original destination otherwise.
+   */
+  bind?: string;
+}
+
+export function buildInboundCluster(input: InboundClusterInput): cluster.Cluster {
+  const { proxy, mesh, port } = input;
+  const name = inboundClusterName(input.targetPort);
+  const bind = input.bind ?? defaultInboundBind(mesh, proxy);
+  const draft: MessageInitShape<typeof cluster.ClusterSchema> = {
+    name,
+    altStatName: altStatName(
+      name,
+      mesh.inboundClusterStatName,
+      input.services[0] && {
+        service: input.services[0],
+        subset: "",
+        port: port.port,
+        portName: port.name,
+        targetPort: input.targetPort,
+      },
+    ),
+    commonLbConfig: {},
+  };
+  if (bind === "") {
+    draft.clusterDiscoveryType = { case: "type", value: cluster.Cluster_DiscoveryType.ORIGINAL_DST };
+    draft.lbPolicy = cluster.Cluster_LbPolicy.CLUSTER_PROVIDED;
+    draft.cleanupInterval = durationFromSeconds(INBOUND_CLEANUP_INTERVAL_SECONDS);
+  } else {
+    draft.clusterDiscoveryType = { case: "type", value: cluster.Cluster_DiscoveryType.STATIC };
+    draft.loadAssignment = {
+      clusterName: name,
+      endpoints: [
+        {
+          lbEndpoints: [
+            { hostIdentifier: { case: "endpoint", value: { address: endpointAddress(bind, input.targetPort) } } },
+          ],
+        },
+      ],
+    };
+  }
+  // Connections to the application itself must not be captured again; only loopback is exempt.
+  if (bind !== "127.0.0.1" && bind !== "::1") draft.upstreamBindConfig = passthroughBindConfig(proxy);
+
+  const http: HttpOptionsDraft = {};
+  if (isHttp2Protocol(port.protocol)) http.upstream = "http2";
+  else if (proxy.type === "sidecar" && port.protocol === "UnsupportedProtocol") http.upstream = "downstream";
+  applyConnectionPool(draft, http, input.sidecarConnectionPool ?? input.policy?.connectionPool, mesh);
+  draft.typedExtensionProtocolOptions = httpProtocolOptionsAny(http);
+  draft.metadata = { filterMetadata: istioClusterMetadata({ services: input.services }) };
+  return create(cluster.ClusterSchema, draft);
+}
+
+function defaultInboundBind(mesh: MeshConfig, proxy: ProxyNode): string {
+  if (mesh.inboundTrafficPolicy?.mode !== "LOCALHOST") return "";
+  return proxy.ipAddresses.every((ip) => isIP(ip) === 6) ? "::1" : "127.0.0.1";
+}

@@ -1,0 +1,22 @@
+// Public face of the CDS builders: Istio's clusters for sidecars and gateways, as pure functions of
+// explicit inputs (service, port, the DestinationRule for its host, proxy, mesh, endpoints).
+//
+//   const clusters = buildOutboundClusters({ service, port, destinationRule, proxy, mesh, endpoints });
+//   const cds = assembleClusters({ proxy, mesh, outbound: clusters, inbound: [buildInboundCluster(...)] });
+export { buildInboundCluster, type InboundClusterInput } from "./inbound.ts";
+export {
+  BLACKHOLE_CLUSTER,
+  INBOUND_PASSTHROUGH_CLUSTER,
+  inboundClusterName,
+  outboundClusterName,
+  PASSTHROUGH_CLUSTER,
+  type ParsedClusterName,
+  parseClusterName,
+  sniDnatClusterName,
+} from "./names.ts";
+export { assembleClusters, type ProxyClusters } from "./order.ts";
+export { buildOutboundClusters, buildSniDnatClusters, outboundDiscoveryType } from "./outbound.ts";
+export { effectiveTrafficPolicy, mergeTrafficPolicy } from "./policy.ts";
+export { buildBlackHoleCluster, buildInboundPassthroughCluster, buildPassthroughCluster } from "./special.ts";
+export { agentSdsSecret, credentialSecret } from "./tls.ts";
+export type { AppliedDestinationRule, OutboundClusterInput, ServiceMtlsMode } from "./types.ts";

@@ -1,0 +1,116 @@
+// DestinationRule loadBalancer → lb_policy and lb_config (Istio's applyLoadBalancer,
+// applyLocalityLoadBalancer and ApplyRingHashLoadBalancer in cluster_traffic_policy.go).
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { cluster } from "../../api/index.ts";
+import type {
+  DestinationRuleTrafficPolicyLoadBalancer,
+  DestinationRuleTrafficPolicyLoadBalancerLocalityLbSetting,
+} from "../../config/types/index.ts";
+import { toDuration } from "./duration.ts";
+
+type ClusterInit = MessageInitShape<typeof cluster.ClusterSchema>;
+type CommonLbInit = MessageInitShape<typeof cluster.Cluster_CommonLbConfigSchema>;
+type SlowStartInit = MessageInitShape<typeof cluster.Cluster_SlowStartConfigSchema>;
+
+const LbPolicy = cluster.Cluster_LbPolicy;
+const DiscoveryType = cluster.Cluster_DiscoveryType;
+
+/**
+ * Sets locality-weighted balancing when it matters: with `distribute`, or with failover settings on a
+ * cluster that has outlier detection (failover never triggers without it). Call after outlier detection.
+ */
+export function applyLocalityWeightedConfig(
+  draft: ClusterInit,
+  common: CommonLbInit,
+  locality: DestinationRuleTrafficPolicyLoadBalancerLocalityLbSetting | undefined,
+): void {
+  const failoverCapable = draft.outlierDetection !== undefined;
+  const hasFailover = (locality?.failover?.length ?? 0) > 0 || (locality?.failoverPriority?.length ?? 0) > 0;
+  if ((locality?.distribute?.length ?? 0) > 0 || (failoverCapable && hasFailover)) {
+    common.localityConfigSpecifier = {
+      case: "localityWeightedLbConfig",
+      value: create(cluster.Cluster_CommonLbConfig_LocalityWeightedLbConfigSchema),
+    };
+  }
+}
+
+/** lb_policy and lb_config; PASSTHROUGH turns the cluster into ORIGINAL_DST (dropping any inline endpoints). */
+export function applyLoadBalancer(draft: ClusterInit, lb: DestinationRuleTrafficPolicyLoadBalancer | undefined): void {
+  if (discoveryType(draft) === DiscoveryType.ORIGINAL_DST) {
+    draft.lbPolicy = LbPolicy.CLUSTER_PROVIDED;
+    return;
+  }
+  switch (lb?.simple) {
+    case "LEAST_CONN":
+    case "LEAST_REQUEST":
+      leastRequest(draft, lb);
+      break;
+    case "RANDOM":
+      draft.lbPolicy = LbPolicy.RANDOM;
+      break;
+    case "ROUND_ROBIN":
+      draft.lbPolicy = LbPolicy.ROUND_ROBIN;
+      if (slowStart(lb)) draft.lbConfig = { case: "roundRobinLbConfig", value: { slowStartConfig: slowStart(lb) } };
+      break;
+    case "PASSTHROUGH":
+      draft.lbPolicy = LbPolicy.CLUSTER_PROVIDED;
+      draft.clusterDiscoveryType = { case: "type", value: DiscoveryType.ORIGINAL_DST };
+      draft.loadAssignment = undefined;
+      break;
+    default:
+      leastRequest(draft, lb);
+  }
+  applyConsistentHash(draft, lb);
+}
+
+function leastRequest(draft: ClusterInit, lb: DestinationRuleTrafficPolicyLoadBalancer | undefined): void {
+  draft.lbPolicy = LbPolicy.LEAST_REQUEST;
+  const slow = slowStart(lb);
+  if (slow) draft.lbConfig = { case: "leastRequestLbConfig", value: { slowStartConfig: slow } };
+}
+
+/** `warmup` (aggression 1 and 10% minimum weight by default), else the deprecated warmupDurationSecs. */
+function slowStart(lb: DestinationRuleTrafficPolicyLoadBalancer | undefined): SlowStartInit | undefined {
+  if (lb?.warmup) {
+    return {
+      slowStartWindow: toDuration(lb.warmup.duration),
+      // Istio fixes the runtime key to "(" (it is not exposed to users).
+      aggression: { defaultValue: lb.warmup.aggression ?? 1, runtimeKey: "(" },
+      minWeightPercent: { value: lb.warmup.minimumPercent ?? 10 },
+    };
+  }
+  const window = toDuration(lb?.warmupDurationSecs);
+  return window ? { slowStartWindow: window } : undefined;
+}
+
+/** consistentHash → MAGLEV or RING_HASH (1024 minimum ring size unless set). The hash key goes on routes. */
+function applyConsistentHash(draft: ClusterInit, lb: DestinationRuleTrafficPolicyLoadBalancer | undefined): void {
+  const hash = lb?.consistentHash;
+  if (!hash) return;
+  if (hash.maglev) {
+    draft.lbPolicy = LbPolicy.MAGLEV;
+    // Without a table size Istio leaves lb_config as it was.
+    if (hash.maglev.tableSize) {
+      draft.lbConfig = { case: "maglevLbConfig", value: { tableSize: BigInt(hash.maglev.tableSize) } };
+    }
+    return;
+  }
+  draft.lbPolicy = LbPolicy.RING_HASH;
+  if (hash.ringHash) {
+    if (hash.ringHash.minimumRingSize) {
+      draft.lbConfig = {
+        case: "ringHashLbConfig",
+        value: { minimumRingSize: BigInt(hash.ringHash.minimumRingSize) },
+      };
+    }
+    return;
+  }
+  draft.lbConfig = {
+    case: "ringHashLbConfig",
+    value: { minimumRingSize: BigInt(hash.minimumRingSize || 1024) },
+  };
+}
+
+export function discoveryType(draft: ClusterInit): cluster.Cluster_DiscoveryType | undefined {
+  return draft.clusterDiscoveryType?.case === "type" ? draft.clusterDiscoveryType.value : undefined;
+}

@@ -1,0 +1,41 @@
+// Cluster names as Istio builds them (pilot/pkg/model/service.go BuildSubsetKey, BuildInboundSubsetKey,
+// BuildDNSSrvSubsetKey) and the names of the clusters every proxy gets (pilot/pkg/networking/util).
+
+export const BLACKHOLE_CLUSTER = "BlackHoleCluster";
+export const PASSTHROUGH_CLUSTER = "PassthroughCluster";
+export const INBOUND_PASSTHROUGH_CLUSTER = "InboundPassthroughCluster";
+
+/** `outbound|<port>|<subset>|<host>`: the name of an outbound cluster and of its EDS resource. */
+export function outboundClusterName(port: number, subset: string, hostname: string): string {
+  return `outbound|${port}|${subset}|${hostname}`;
+}
+
+/** `inbound|<port>||`: the cluster of a sidecar's inbound port. */
+export function inboundClusterName(port: number): string {
+  return `inbound|${port}||`;
+}
+
+/**
+ * `outbound_.<port>_.<subset>_.<host>` (no subset: `outbound_.9080_._.<host>`): the SNI of Istio mTLS,
+ * and the SNI-DNAT cluster name on gateways.
+ */
+export function sniDnatClusterName(port: number, subset: string, hostname: string): string {
+  return `outbound_.${port}_.${subset}_.${hostname}`;
+}
+
+export interface ParsedClusterName {
+  direction: "outbound" | "inbound";
+  port: number;
+  subset: string;
+  hostname: string;
+}
+
+/** Splits an `outbound|…` or `inbound|…` name (Istio's ParseSubsetKey); undefined for other names. */
+export function parseClusterName(name: string): ParsedClusterName | undefined {
+  const parts = name.split("|");
+  if (parts.length !== 4) return undefined;
+  const [direction, port, subset, hostname] = parts;
+  if (direction !== "outbound" && direction !== "inbound") return undefined;
+  if (!/^\d+$/.test(port)) return undefined;
+  return { direction, port: Number(port), subset, hostname };
+}

@@ -1,0 +1,196 @@
+// Outbound clusters of one service port: `outbound|<port>||<host>` and one per DestinationRule subset
+// (Istio's buildOutboundClusters, ClusterBuilder.buildCluster/buildSubsetCluster, applyTrafficPolicy).
+import { isIP } from "node:net";
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { cluster, core, endpoint } from "../../api/index.ts";
+import type { ProxyNode } from "../../model/proxy.ts";
+import type { Service } from "../../registry/index.ts";
+import { localityGroups, localityLbSetting } from "../endpoint/index.ts";
+import { applyConnectionPool, shouldUpgradeToH2 } from "./connectionpool.ts";
+import { durationFromSeconds, toDuration } from "./duration.ts";
+import { applyLoadBalancer, applyLocalityWeightedConfig, discoveryType } from "./loadbalancer.ts";
+import { altStatName, istioClusterMetadata } from "./metadata.ts";
+import { outboundClusterName, sniDnatClusterName } from "./names.ts";
+import { applyOutlierDetection } from "./outlier.ts";
+import { effectiveTrafficPolicy } from "./policy.ts";
+import { type HttpOptionsDraft, httpProtocolOptionsAny, isHttp2Protocol } from "./protocol.ts";
+import { buildUpstreamTls, type UpstreamTls } from "./tls.ts";
+import type { OutboundClusterInput } from "./types.ts";
+
+type ClusterInit = MessageInitShape<typeof cluster.ClusterSchema>;
+type CommonLbInit = MessageInitShape<typeof cluster.Cluster_CommonLbConfigSchema>;
+
+const DiscoveryType = cluster.Cluster_DiscoveryType;
+
+/**
+ * The clusters of one service port, the default one first, then one per DestinationRule subset. UDP
+ * ports, ExternalName aliases and DYNAMIC_DNS services get none; a DNS cluster without endpoints is left out.
+ */
+export function buildOutboundClusters(input: OutboundClusterInput): cluster.Cluster[] {
+  const { service, port } = input;
+  const type = outboundDiscoveryType(service, input.proxy);
+  if (port.protocol === "UDP" || type === undefined) return [];
+  return buildWithSubsets(input, type, false);
+}
+
+/**
+ * A gateway's SNI-DNAT clusters for AUTO_PASSTHROUGH servers, `outbound_.<port>_.<subset>_.<host>`:
+ * like the outbound ones, but without TLS (the client's mTLS passes through). Not for mesh-external services.
+ */
+export function buildSniDnatClusters(input: OutboundClusterInput): cluster.Cluster[] {
+  const type = outboundDiscoveryType(input.service, input.proxy);
+  if (input.port.protocol === "UDP" || input.service.meshExternal || type === undefined) return [];
+  return buildWithSubsets(input, type, true);
+}
+
+function buildWithSubsets(
+  input: OutboundClusterInput,
+  type: cluster.Cluster_DiscoveryType,
+  sniDnat: boolean,
+): cluster.Cluster[] {
+  const subsets = input.destinationRule?.spec.subsets ?? [];
+  const clusters = [buildOne(input, type, "", undefined, sniDnat)];
+  for (const subset of subsets) clusters.push(buildOne(input, type, subset.name, subset.labels ?? {}, sniDnat));
+  return clusters.filter((c): c is cluster.Cluster => c !== undefined);
+}
+
+/** Istio's convertResolution: the discovery type of a service's clusters for this proxy. */
+export function outboundDiscoveryType(service: Service, proxy: ProxyNode): cluster.Cluster_DiscoveryType | undefined {
+  switch (service.resolution) {
+    case "ClientSideLB":
+      return DiscoveryType.EDS;
+    case "DNSLB":
+      return DiscoveryType.STRICT_DNS;
+    case "DNSRoundRobinLB":
+      return DiscoveryType.LOGICAL_DNS;
+    case "Passthrough":
+      // Gateways have no original destination to pass through to: they balance over the endpoints.
+      return proxy.type === "sidecar" ? DiscoveryType.ORIGINAL_DST : DiscoveryType.EDS;
+    default:
+      return undefined;
+  }
+}
+
+function buildOne(
+  input: OutboundClusterInput,
+  type: cluster.Cluster_DiscoveryType,
+  subset: string,
+  subsetLabels: Record<string, string> | undefined,
+  sniDnat: boolean,
+): cluster.Cluster | undefined {
+  const { service, port, proxy, mesh } = input;
+  const rule = input.destinationRule;
+  const name = sniDnat
+    ? sniDnatClusterName(port.port, subset, service.hostname)
+    : outboundClusterName(port.port, subset, service.hostname);
+  const policy = effectiveTrafficPolicy(rule?.spec, port.port, subset);
+  const common: CommonLbInit = {};
+  const draft: ClusterInit = {
+    name,
+    clusterDiscoveryType: { case: "type", value: type },
+    altStatName: altStatName(name, mesh.outboundClusterStatName, {
+      service,
+      subset,
+      port: port.port,
+      portName: port.name,
+      targetPort: typeof port.targetPort === "number" ? port.targetPort : 0,
+    }),
+    commonLbConfig: common,
+  };
+
+  if (type === DiscoveryType.STRICT_DNS || type === DiscoveryType.LOGICAL_DNS) {
+    let endpoints = localityGroups({
+      clusterName: name,
+      port: port.port,
+      endpoints: input.endpoints,
+      subsetLabels,
+      proxy,
+      mesh,
+      policy,
+    });
+    // LOGICAL_DNS resolves one host: Envoy accepts exactly one endpoint.
+    if (type === DiscoveryType.LOGICAL_DNS && endpoints.length > 0) {
+      const first = create(endpoint.LocalityLbEndpointsSchema, endpoints[0]);
+      first.lbEndpoints = first.lbEndpoints.slice(0, 1);
+      first.loadBalancingWeight = first.lbEndpoints[0]?.loadBalancingWeight;
+      endpoints = [first];
+    }
+    if (endpoints.length === 0) return undefined;
+    draft.dnsLookupFamily = dnsLookupFamily(proxy.ipAddresses);
+    draft.dnsRefreshRate = toDuration(mesh.dnsRefreshRate) ?? durationFromSeconds(60);
+    draft.respectDnsTtl = true;
+    draft.loadAssignment = { clusterName: name, endpoints };
+  }
+
+  const http: HttpOptionsDraft = {};
+  if (isHttp2Protocol(port.protocol)) http.upstream = "http2";
+  else if (proxy.type === "sidecar" && port.protocol === "UnsupportedProtocol") http.upstream = "downstream";
+  applyConnectionPool(draft, http, policy?.connectionPool, mesh);
+  if (shouldUpgradeToH2(port, policy?.connectionPool, mesh)) http.upstream = "http2";
+  applyOutlierDetection(draft, common, policy?.outlierDetection);
+  applyLocalityWeightedConfig(draft, common, localityLbSetting(mesh, policy?.loadBalancer?.localityLbSetting));
+  applyLoadBalancer(draft, policy?.loadBalancer);
+
+  const finalType = discoveryType(draft);
+  const endpointsHaveSidecars = input.endpoints.length > 0 && input.endpoints.every((ep) => ep.tlsMode === "istio");
+  const mtlsMode = input.serviceMtlsMode ?? "PERMISSIVE";
+  const upstreamTls: UpstreamTls = sniDnat
+    ? { alpnOverride: false }
+    : buildUpstreamTls({
+        clusterName: name,
+        tls: policy?.tls,
+        serviceAccounts: serviceIdentities(input),
+        istioSni: sniDnatClusterName(port.port, subset, service.hostname),
+        autoMtls:
+          mesh.enableAutoMtls !== false &&
+          !service.meshExternal &&
+          mtlsMode !== "DISABLE" &&
+          mtlsMode !== "UNKNOWN" &&
+          (service.resolution !== "Passthrough" || endpointsHaveSidecars),
+        external: service.registry === "External",
+        http2: http.upstream === "http2",
+        originalDst: finalType === DiscoveryType.ORIGINAL_DST,
+        credentialNameAllowed: proxy.type === "router" || rule?.spec.workloadSelector !== undefined,
+        mesh,
+      });
+  draft.transportSocket = upstreamTls.transportSocket;
+  draft.transportSocketMatches = upstreamTls.transportSocketMatches;
+  if (upstreamTls.autoSni) http.autoSni = true;
+  if (upstreamTls.autoSanValidation) http.autoSanValidation = true;
+
+  if (finalType === DiscoveryType.EDS) {
+    draft.edsClusterConfig = {
+      serviceName: name,
+      edsConfig: {
+        configSourceSpecifier: { case: "ads", value: {} },
+        initialFetchTimeout: {},
+        resourceApiVersion: core.ApiVersion.V3,
+      },
+    };
+  }
+  draft.typedExtensionProtocolOptions = httpProtocolOptionsAny(http);
+  draft.metadata = {
+    filterMetadata: istioClusterMetadata({
+      services: [service],
+      destinationRule: rule,
+      subset,
+      alpnOverride: upstreamTls.alpnOverride,
+      external: service.meshExternal,
+    }),
+  };
+  return create(cluster.ClusterSchema, draft);
+}
+
+/** The identities that may serve the service: its own list and its endpoints', sorted and unique. */
+function serviceIdentities(input: OutboundClusterInput): string[] {
+  const ids = new Set(input.service.serviceAccounts);
+  for (const ep of input.endpoints) if (ep.identity !== "") ids.add(ep.identity);
+  return [...ids].sort();
+}
+
+/** V4_ONLY for IPv4-only proxies, V6_ONLY for IPv6-only ones, ALL for dual stack (Istio's DNS lookup family). */
+export function dnsLookupFamily(ips: readonly string[]): cluster.Cluster_DnsLookupFamily {
+  if (ips.every((ip) => isIP(ip) === 4)) return cluster.Cluster_DnsLookupFamily.V4_ONLY;
+  if (ips.every((ip) => isIP(ip) === 6)) return cluster.Cluster_DnsLookupFamily.V6_ONLY;
+  return cluster.Cluster_DnsLookupFamily.ALL;
+}

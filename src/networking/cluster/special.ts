@@ -1,0 +1,81 @@
+// The clusters every proxy gets besides the services' (Istio's cluster_builder.go
+// buildBlackHoleCluster, buildDefaultPassthroughCluster, buildInboundPassthroughCluster).
+import { isIP } from "node:net";
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { cluster, type core } from "../../api/index.ts";
+import type { MeshConfig } from "../../config/index.ts";
+import type { ProxyNode } from "../../model/proxy.ts";
+import { defaultThresholds } from "./connectionpool.ts";
+import { durationFromSeconds, toDuration } from "./duration.ts";
+import { BLACKHOLE_CLUSTER, INBOUND_PASSTHROUGH_CLUSTER, PASSTHROUGH_CLUSTER } from "./names.ts";
+import { httpProtocolOptionsAny } from "./protocol.ts";
+
+/** Passthrough connections may idle up to 5 minutes before Envoy closes them. */
+const PASSTHROUGH_IDLE_TIMEOUT_SECONDS = 300;
+
+export function connectTimeout(mesh: MeshConfig) {
+  return toDuration(mesh.connectTimeout) ?? durationFromSeconds(10);
+}
+
+/** A STATIC cluster with no endpoints: where traffic to nowhere goes. */
+export function buildBlackHoleCluster(mesh: MeshConfig): cluster.Cluster {
+  return create(cluster.ClusterSchema, {
+    name: BLACKHOLE_CLUSTER,
+    clusterDiscoveryType: { case: "type", value: cluster.Cluster_DiscoveryType.STATIC },
+    connectTimeout: connectTimeout(mesh),
+    lbPolicy: cluster.Cluster_LbPolicy.ROUND_ROBIN,
+    altStatName: `${BLACKHOLE_CLUSTER};`,
+  });
+}
+
+/** ORIGINAL_DST to wherever the caller was going (ALLOW_ANY), speaking the downstream's HTTP version. */
+export function buildPassthroughCluster(mesh: MeshConfig): cluster.Cluster {
+  return create(cluster.ClusterSchema, passthroughInit(mesh));
+}
+
+/**
+ * The inbound counterpart: bound to 127.0.0.6 (::6 on IPv6-only proxies; both on dual stack) so that
+ * iptables does not capture the sidecar's own connection to the application. Keeps the outbound stat name.
+ */
+export function buildInboundPassthroughCluster(mesh: MeshConfig, proxy: ProxyNode): cluster.Cluster {
+  const init = passthroughInit(mesh);
+  init.name = INBOUND_PASSTHROUGH_CLUSTER;
+  init.upstreamBindConfig = passthroughBindConfig(proxy);
+  return create(cluster.ClusterSchema, init);
+}
+
+function passthroughInit(mesh: MeshConfig): MessageInitShape<typeof cluster.ClusterSchema> {
+  return {
+    name: PASSTHROUGH_CLUSTER,
+    clusterDiscoveryType: { case: "type", value: cluster.Cluster_DiscoveryType.ORIGINAL_DST },
+    connectTimeout: connectTimeout(mesh),
+    lbPolicy: cluster.Cluster_LbPolicy.CLUSTER_PROVIDED,
+    typedExtensionProtocolOptions: httpProtocolOptionsAny({
+      upstream: "downstream",
+      idleTimeout: durationFromSeconds(PASSTHROUGH_IDLE_TIMEOUT_SECONDS),
+    }),
+    altStatName: `${PASSTHROUGH_CLUSTER};`,
+    circuitBreakers: { thresholds: [defaultThresholds()] },
+  };
+}
+
+/** The "magic" source addresses of the inbound passthrough (Istio's passThroughBindIPs). */
+export function passthroughBindIps(proxy: ProxyNode): string[] {
+  const v4 = proxy.ipAddresses.some((ip) => isIP(ip) === 4);
+  const v6 = proxy.ipAddresses.some((ip) => isIP(ip) === 6);
+  if (v6 && !v4) return ["::6"];
+  if (v4 && v6) return ["127.0.0.6", "::6"];
+  return ["127.0.0.6"];
+}
+
+export function passthroughBindConfig(proxy: ProxyNode): MessageInitShape<typeof core.BindConfigSchema> {
+  const [first, ...extra] = passthroughBindIps(proxy);
+  return {
+    sourceAddress: socketAddress(first, 0),
+    extraSourceAddresses: extra.map((address) => ({ address: socketAddress(address, 0) })),
+  };
+}
+
+function socketAddress(address: string, port: number): MessageInitShape<typeof core.SocketAddressSchema> {
+  return { address, portSpecifier: { case: "portValue", value: port } };
+}

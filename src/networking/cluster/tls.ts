@@ -1,0 +1,230 @@
+// Upstream TLS of an outbound cluster (Istio's cluster_tls.go): DestinationRule tls modes DISABLE,
+// SIMPLE, MUTUAL, ISTIO_MUTUAL, and auto-mTLS, where the Istio TLS socket is used only for endpoints
+// labelled `tlsMode: istio` (transport_socket_matches) and plaintext for the rest.
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { type cluster, core, packAny, rawBuffer, tls } from "../../api/index.ts";
+import type { MeshConfig } from "../../config/index.ts";
+import type { DestinationRuleTrafficPolicyTls } from "../../config/types/index.ts";
+
+type TransportSocketInit = MessageInitShape<typeof core.TransportSocketSchema>;
+type CommonTlsInit = MessageInitShape<typeof tls.CommonTlsContextSchema>;
+type SdsSecretConfigInit = MessageInitShape<typeof tls.SdsSecretConfigSchema>;
+
+export const TLS_TRANSPORT_SOCKET = "envoy.transport_sockets.tls";
+export const RAW_BUFFER_TRANSPORT_SOCKET = "envoy.transport_sockets.raw_buffer";
+/** The SDS cluster the agent serves workload certificates on (bootstrap). */
+export const SDS_CLUSTER = "sds-grpc";
+export const SDS_DEFAULT_RESOURCE = "default";
+export const SDS_ROOT_RESOURCE = "ROOTCA";
+
+const ALPN_IN_MESH = ["istio-peer-exchange", "istio"];
+const ALPN_IN_MESH_H2 = ["istio-peer-exchange", "istio", "h2"];
+const ALPN_H2_ONLY = ["h2"];
+
+const TLS_V1_2 = tls.TlsParameters_TlsProtocol.TLSv1_2;
+const TLS_V1_3 = tls.TlsParameters_TlsProtocol.TLSv1_3;
+
+export interface UpstreamTlsInput {
+  clusterName: string;
+  /** The DestinationRule tls for this cluster (port and subset merged), if any. */
+  tls: DestinationRuleTrafficPolicyTls | undefined;
+  /** The service's identities: SANs for Istio mTLS and for SIMPLE/MUTUAL to a ServiceEntry without SANs. */
+  serviceAccounts: readonly string[];
+  /** `outbound_.<port>_.<subset>_.<host>`. */
+  istioSni: string;
+  /** Whether auto-mTLS may apply (mesh enableAutoMtls, service not external, its mTLS mode not DISABLE/UNKNOWN). */
+  autoMtls: boolean;
+  /** The service is a ServiceEntry (its SANs fill in for a SIMPLE/MUTUAL rule without SANs). */
+  external: boolean;
+  /** The cluster is explicit HTTP/2 (ALPN gets h2). */
+  http2: boolean;
+  /** ORIGINAL_DST clusters get the Istio socket directly, not through transport socket matches. */
+  originalDst: boolean;
+  /** credentialName is honoured on gateways, and on sidecars only for a rule with a workloadSelector. */
+  credentialNameAllowed: boolean;
+  mesh: MeshConfig;
+}
+
+export interface UpstreamTls {
+  transportSocket?: TransportSocketInit;
+  transportSocketMatches?: MessageInitShape<typeof cluster.Cluster_TransportSocketMatchSchema>[];
+  /** HttpProtocolOptions upstream_http_protocol_options wanted (SIMPLE/MUTUAL without sni). */
+  autoSni?: boolean;
+  autoSanValidation?: boolean;
+  /** Istio marks SIMPLE/MUTUAL clusters `alpn_override: "false"` so its ALPN filter leaves them alone. */
+  alpnOverride: boolean;
+}
+
+export function buildUpstreamTls(input: UpstreamTlsInput): UpstreamTls {
+  const rule = input.tls;
+  if (rule) {
+    switch (rule.mode) {
+      case "ISTIO_MUTUAL": {
+        const context = istioMutualContext(input, rule.sni || input.istioSni, sansOr(rule, input.serviceAccounts));
+        return { transportSocket: tlsSocket(context), alpnOverride: false };
+      }
+      case "SIMPLE":
+      case "MUTUAL":
+        return userTls(input, rule);
+      default:
+        return { alpnOverride: false };
+    }
+  }
+  if (!input.autoMtls) return { alpnOverride: false };
+  const socket = tlsSocket(istioMutualContext(input, input.istioSni, [...input.serviceAccounts]));
+  if (input.originalDst) return { transportSocket: socket, alpnOverride: false };
+  return {
+    transportSocketMatches: [
+      { name: "tlsMode-istio", match: { tlsMode: "istio" }, transportSocket: socket },
+      { name: "tlsMode-disabled", match: {}, transportSocket: rawBufferSocket() },
+    ],
+    alpnOverride: false,
+  };
+}
+
+/** Istio's client side of mesh mTLS: workload certificate and root CA from the agent's SDS. */
+function istioMutualContext(
+  input: UpstreamTlsInput,
+  sni: string,
+  sans: readonly string[],
+): MessageInitShape<typeof tls.UpstreamTlsContextSchema> {
+  const minimum = input.mesh.meshMTLS?.minProtocolVersion === "TLSV1_3" ? TLS_V1_3 : TLS_V1_2;
+  return {
+    commonTlsContext: {
+      tlsParams: { tlsMinimumProtocolVersion: minimum, tlsMaximumProtocolVersion: TLS_V1_3 },
+      alpnProtocols: input.http2 ? ALPN_IN_MESH_H2 : ALPN_IN_MESH,
+      tlsCertificateSdsSecretConfigs: [agentSdsSecret(SDS_DEFAULT_RESOURCE)],
+      validationContextType: {
+        case: "combinedValidationContext",
+        value: {
+          defaultValidationContext: { matchSubjectAltNames: exactSans(expandTrustDomains(sans, input.mesh)) },
+          validationContextSdsSecretConfig: agentSdsSecret(SDS_ROOT_RESOURCE),
+        },
+      },
+    },
+    sni: sni || input.clusterName,
+  };
+}
+
+/** SIMPLE and MUTUAL: the user's CA (files through the agent's SDS, or a Secret by credentialName). */
+function userTls(input: UpstreamTlsInput, rule: DestinationRuleTrafficPolicyTls): UpstreamTls {
+  const autoSni = !rule.sni;
+  const autoSanValidation = autoSni && (rule.subjectAltNames?.length ?? 0) === 0;
+  const sans =
+    input.external && (rule.subjectAltNames?.length ?? 0) === 0
+      ? [...input.serviceAccounts]
+      : (rule.subjectAltNames ?? []);
+  const common: CommonTlsInit = {
+    tlsParams: { tlsMinimumProtocolVersion: TLS_V1_2, tlsMaximumProtocolVersion: TLS_V1_3 },
+  };
+  const skipVerify = rule.insecureSkipVerify === true;
+  if (rule.credentialName && input.credentialNameAllowed) {
+    if (rule.mode === "MUTUAL") common.tlsCertificateSdsSecretConfigs = [credentialSecret(rule.credentialName)];
+    if (!skipVerify) {
+      common.validationContextType = {
+        case: "combinedValidationContext",
+        value: {
+          defaultValidationContext: { matchSubjectAltNames: exactSans(sans) },
+          validationContextSdsSecretConfig: credentialSecret(`${rule.credentialName}-cacert`),
+        },
+      };
+    }
+  } else {
+    if (rule.mode === "MUTUAL") {
+      // Istio builds no TLS context for MUTUAL without both files (validation rejects such rules).
+      if (!rule.clientCertificate || !rule.privateKey) return { alpnOverride: true, autoSni, autoSanValidation };
+      common.tlsCertificateSdsSecretConfigs = [
+        agentSdsSecret(`file-cert:${rule.clientCertificate}~${rule.privateKey}`),
+      ];
+    }
+    const ca = rule.caCertificates || "system";
+    common.validationContextType = skipVerify
+      ? { case: "validationContext", value: {} }
+      : {
+          case: "combinedValidationContext",
+          value: {
+            defaultValidationContext: { matchSubjectAltNames: exactSans(sans) },
+            validationContextSdsSecretConfig: agentSdsSecret(`file-root:${ca}`),
+          },
+        };
+  }
+  if (input.http2) common.alpnProtocols = ALPN_H2_ONLY;
+  return {
+    transportSocket: tlsSocket({ commonTlsContext: common, sni: rule.sni ?? "" }),
+    autoSni,
+    autoSanValidation,
+    alpnOverride: true,
+  };
+}
+
+function sansOr(rule: DestinationRuleTrafficPolicyTls, fallback: readonly string[]): readonly string[] {
+  return rule.subjectAltNames && rule.subjectAltNames.length > 0 ? rule.subjectAltNames : fallback;
+}
+
+function exactSans(sans: readonly string[]): { matchPattern: { case: "exact"; value: string } }[] {
+  return sans.map((san) => ({ matchPattern: { case: "exact", value: san } }));
+}
+
+/** SPIFFE identities also under every trust domain alias (Istio's ExpandWithTrustDomains), sorted and unique. */
+export function expandTrustDomains(sans: readonly string[], mesh: MeshConfig): string[] {
+  const aliases = mesh.trustDomainAliases ?? [];
+  const out = new Set(sans);
+  if (aliases.length > 0) {
+    const domains = [mesh.trustDomain ?? "cluster.local", ...aliases];
+    for (const san of sans) {
+      const m = /^spiffe:\/\/([^/]+)(\/.*)$/.exec(san);
+      if (!m) continue;
+      for (const domain of domains) out.add(`spiffe://${domain}${m[2]}`);
+    }
+  }
+  return [...out].sort();
+}
+
+/** A secret the agent serves over SDS on the `sds-grpc` bootstrap cluster (Istio's ConstructSdsSecretConfig). */
+export function agentSdsSecret(name: string): SdsSecretConfigInit {
+  return {
+    name,
+    sdsConfig: {
+      configSourceSpecifier: {
+        case: "apiConfigSource",
+        value: {
+          apiType: core.ApiConfigSource_ApiType.GRPC,
+          setNodeOnFirstMessageOnly: true,
+          transportApiVersion: core.ApiVersion.V3,
+          grpcServices: [{ targetSpecifier: { case: "envoyGrpc", value: { clusterName: SDS_CLUSTER } } }],
+        },
+      },
+      initialFetchTimeout: {},
+      resourceApiVersion: core.ApiVersion.V3,
+    },
+  };
+}
+
+/** A Kubernetes Secret served by the control plane over ADS (Istio's ConstructSdsSecretConfigForCredential). */
+export function credentialSecret(credentialName: string): SdsSecretConfigInit {
+  const name = credentialName.includes("://") ? credentialName : `kubernetes://${credentialName}`;
+  return {
+    name,
+    sdsConfig: { configSourceSpecifier: { case: "ads", value: {} }, resourceApiVersion: core.ApiVersion.V3 },
+  };
+}
+
+function tlsSocket(context: MessageInitShape<typeof tls.UpstreamTlsContextSchema>): TransportSocketInit {
+  return {
+    name: TLS_TRANSPORT_SOCKET,
+    configType: {
+      case: "typedConfig",
+      value: packAny(tls.UpstreamTlsContextSchema, create(tls.UpstreamTlsContextSchema, context)),
+    },
+  };
+}
+
+export function rawBufferSocket(): TransportSocketInit {
+  return {
+    name: RAW_BUFFER_TRANSPORT_SOCKET,
+    configType: {
+      case: "typedConfig",
+      value: packAny(rawBuffer.RawBufferSchema, create(rawBuffer.RawBufferSchema, {})),
+    },
+  };
+}

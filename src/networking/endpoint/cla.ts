@@ -1,0 +1,80 @@
+// The ClusterLoadAssignment of one cluster (Istio's EndpointBuilder): the service port's endpoints,
+// filtered by subset labels and health, made network-aware, grouped by locality with failover
+// priorities or distribute weights. DNS clusters carry the same groups inline (`localityGroups`).
+import { create } from "@bufbuild/protobuf";
+import { endpoint } from "../../api/index.ts";
+import type { MeshConfig } from "../../config/index.ts";
+import type { DestinationRuleTrafficPolicy } from "../../config/types/index.ts";
+import type { Labels } from "../../krt/index.ts";
+import type { ProxyNode } from "../../model/proxy.ts";
+import type { ServiceEndpoint } from "../../registry/index.ts";
+import { buildLbEndpoint } from "./lbendpoint.ts";
+import {
+  applyLocalityLb,
+  groupByLocality,
+  type LocalityLbEndpointsInit,
+  localityLbEndpoints,
+  localityLbSetting,
+} from "./locality.ts";
+import { type NetworkGateways, networkMembers } from "./network.ts";
+import { selectEndpoints } from "./subset-filter.ts";
+
+export interface EndpointsInput {
+  /** The cluster (and EDS resource) name, e.g. `outbound|9080|v1|reviews.default.svc.cluster.local`. */
+  clusterName: string;
+  /** The service port the cluster is for. */
+  port: number;
+  /** The endpoints of the service (endpoints of other ports are ignored). */
+  endpoints: readonly ServiceEndpoint[];
+  /** The subset's labels, for a subset cluster. */
+  subsetLabels?: Labels;
+  proxy: ProxyNode;
+  mesh: MeshConfig;
+  /** The DestinationRule traffic policy of this cluster (port and subset merged, as effectiveTrafficPolicy gives). */
+  policy?: DestinationRuleTrafficPolicy;
+  /** PeerAuthentication turns mTLS off for this endpoint's workload (Istio's mtlsChecker). */
+  peerAuthenticationDisabled?: (ep: ServiceEndpoint) => boolean;
+  /** Network gateways for multi-network meshes; endpoints on other networks are reached through them. */
+  networkGateways?: NetworkGateways;
+  includeUnhealthy?: boolean;
+  includeDraining?: boolean;
+}
+
+export function buildClusterLoadAssignment(input: EndpointsInput): endpoint.ClusterLoadAssignment {
+  const endpoints = localityGroups(input);
+  return create(
+    endpoint.ClusterLoadAssignmentSchema,
+    endpoints.length === 0 ? { clusterName: input.clusterName } : { clusterName: input.clusterName, endpoints },
+  );
+}
+
+/** The LocalityLbEndpoints of the cluster; empty when no endpoint is selected. */
+export function localityGroups(input: EndpointsInput): LocalityLbEndpointsInit[] {
+  const selected = selectEndpoints(input.endpoints, input);
+  if (selected.length === 0) return [];
+  const ruleTlsDisablesMtls = input.policy?.tls?.mode !== undefined && input.policy.tls.mode !== "ISTIO_MUTUAL";
+  const mtlsDisabled = (ep: ServiceEndpoint) =>
+    ruleTlsDisablesMtls || (input.peerAuthenticationDisabled?.(ep) ?? false);
+  const proxyNetwork = input.proxy.metadata.NETWORK ?? "";
+
+  const byLocality = new Map<string, ServiceEndpoint[]>();
+  for (const ep of selected) {
+    const list = byLocality.get(ep.locality);
+    if (list) list.push(ep);
+    else byLocality.set(ep.locality, [ep]);
+  }
+  const items = [...byLocality].flatMap(([locality, eps]) =>
+    networkMembers(eps, (ep) => buildLbEndpoint(ep, !mtlsDisabled(ep)), {
+      proxyNetwork,
+      gateways: input.networkGateways,
+      mtlsDisabled,
+    }).map((member) => ({ locality, member })),
+  );
+  const groups = applyLocalityLb(groupByLocality(items), {
+    setting: localityLbSetting(input.mesh, input.policy?.loadBalancer?.localityLbSetting),
+    outlierDetection: input.policy?.outlierDetection !== undefined,
+    proxyLocality: input.proxy.locality,
+    proxyLabels: input.proxy.labels,
+  });
+  return localityLbEndpoints(groups);
+}

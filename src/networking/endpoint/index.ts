@@ -1,0 +1,18 @@
+// Public face of the EDS builders: one ClusterLoadAssignment per cluster, as Istio's EndpointBuilder.
+//
+//   const policy = effectiveTrafficPolicy(rule?.spec, 9080, "v1");          // from ../cluster/index.ts
+//   buildClusterLoadAssignment({ clusterName: "outbound|9080|v1|reviews.default.svc.cluster.local",
+//     port: 9080, endpoints, subsetLabels: { version: "v1" }, proxy, mesh, policy });
+export { buildClusterLoadAssignment, type EndpointsInput, localityGroups } from "./cla.ts";
+export {
+  buildLbEndpoint,
+  canonicalService,
+  endpointAddress,
+  endpointMetadata,
+  envoyHealth,
+  ISTIO_METADATA_KEY,
+  TRANSPORT_SOCKET_MATCH_KEY,
+} from "./lbendpoint.ts";
+export { type LocalityLbEndpointsInit, localityLbSetting, localityMatch, localityPriority } from "./locality.ts";
+export type { NetworkGateway, NetworkGateways } from "./network.ts";
+export { type EndpointSelection, labelsContain, selectEndpoints } from "./subset-filter.ts";
