@@ -1,0 +1,311 @@
+// A sidecar's outbound RouteConfiguration for one route name (Istio httproute.go
+// buildSidecarOutboundHTTPRouteConfig, BuildSidecarOutboundVirtualHosts, route.go
+// BuildSidecarVirtualHostWrapper): virtual hosts from the VirtualServices that apply (in the caller's
+// order: the first to claim a host wins), default virtual hosts for the other HTTP services of the
+// port, sorted by name, then the catch-all for unknown hosts.
+import { create } from "@bufbuild/protobuf";
+import { route } from "../../api/index.ts";
+import type { Destination } from "../../config/index.ts";
+import { buildDefaultOutboundRoute } from "./default-route.ts";
+import { hostMatches, isWildcard, mostSpecificWildcard } from "./hosts.ts";
+import { routeProxyHeaders } from "./proxy-headers.ts";
+import { buildVirtualServiceRoutes, usesGatewaySemantics } from "./translate.ts";
+import {
+  MESH_GATEWAY,
+  type MeshConfig,
+  type ProxyNode,
+  type RouteContext,
+  type Service,
+  type VirtualService,
+} from "./types.ts";
+import {
+  catchAllVirtualHost,
+  DomainSet,
+  domainName,
+  ipv6Compliant,
+  NO_PORT,
+  type OutboundTrafficMode,
+  serviceDomains,
+} from "./vhost.ts";
+
+/** Envoy's 4 KiB direct-response body limit raised to the 1 MiB Istio's validation allows. */
+export const MAX_DIRECT_RESPONSE_BODY_SIZE_BYTES = 1024 * 1024;
+/** The route name of the HTTP proxy listener (meshConfig proxyHttpPort). */
+export const HTTP_PROXY_ROUTE_NAME = "http_proxy";
+
+export interface SidecarRouteInput {
+  /** The RDS name: a port (`"8080"`), a sniffed VIP listener's `<fqdn>:<port>`, or `http_proxy`. */
+  routeName: string;
+  proxy: ProxyNode;
+  mesh: MeshConfig;
+  /** The services the proxy sees (its Sidecar egress scope); only those with the route's port are used. */
+  services: readonly Service[];
+  /** The VirtualServices the proxy sees, ordered as Istio orders them (oldest first); delegates already merged. */
+  virtualServices: readonly VirtualService[];
+  /** The proxy's outbound traffic policy (Sidecar, else mesh); defaults to the mesh's. */
+  outboundTrafficPolicy?: { mode?: OutboundTrafficMode; egressProxy?: Destination };
+  /** DestinationRule consistent-hash policies, as RouteContext.hashPolicy. */
+  hashPolicy?: RouteContext["hashPolicy"];
+}
+
+interface ParsedRouteName {
+  listenerPort: number;
+  /** A `<fqdn>:<port>` route of a sniffed listener: only that service's virtual host, no catch-all. */
+  sniffed: boolean;
+}
+
+/** Istio's extractListenerPort; undefined for names a sidecar's outbound routes never have. */
+export function parseSidecarRouteName(routeName: string): ParsedRouteName | undefined {
+  if (routeName === HTTP_PROXY_ROUTE_NAME || routeName.startsWith("unix://"))
+    return { listenerPort: 0, sniffed: false };
+  const colon = routeName.lastIndexOf(":");
+  const portText = colon === -1 ? routeName : routeName.slice(colon + 1);
+  if (!/^\d+$/.test(portText)) return undefined;
+  return { listenerPort: Number(portText), sniffed: colon !== -1 };
+}
+
+/** HTTP, HTTP2, gRPC, gRPC-Web, HTTP_PROXY, and undeclared (sniffed) ports carry HTTP routes. */
+function isHttpOrSniffed(protocol: string): boolean {
+  return ["HTTP", "HTTP2", "GRPC", "GRPC-Web", "HTTP_PROXY", "UnsupportedProtocol"].includes(protocol);
+}
+
+interface VirtualHostGroup {
+  port: number;
+  services: Service[];
+  /** VirtualService hosts that are not registry services (only routed on port 80). */
+  virtualServiceHosts: string[];
+  routes: route.Route[];
+}
+
+/** Services by lower-cased hostname; on a real port, each reduced to that port. */
+function servicesForPort(services: readonly Service[], listenerPort: number): Map<string, Service> {
+  const out = new Map<string, Service>();
+  for (const svc of services) {
+    if (listenerPort === 0) {
+      out.set(svc.hostname, svc);
+      continue;
+    }
+    const port = svc.ports.find((p) => p.port === listenerPort);
+    if (!port) continue;
+    const hostname = svc.hostname.toLowerCase();
+    out.set(hostname, { ...svc, hostname, ports: [port] });
+  }
+  return out;
+}
+
+/** Istio's selectVirtualServices: VirtualServices with a host matching one of the services. */
+function selectVirtualServices(vss: readonly VirtualService[], services: Map<string, Service>): VirtualService[] {
+  const hosts = [...services.keys()];
+  return vss.filter((vs) =>
+    (vs.spec?.hosts ?? []).some((h) => {
+      const lc = h.toLowerCase();
+      if (services.has(lc)) return true;
+      return hosts.some((s) => (isWildcard(lc) ? hostMatches(lc, s) : isWildcard(s) && hostMatches(s, lc)));
+    }),
+  );
+}
+
+function vsKey(vs: VirtualService): string {
+  return `${vs.metadata.namespace ?? ""}/${vs.metadata.name ?? ""}`;
+}
+
+/**
+ * Istio's computeWildcardHostVirtualServiceIndex: for each service, the VirtualService that names it
+ * exactly, else the one with the most specific wildcard host covering it (first VirtualService per host).
+ */
+function wildcardIndex(vss: readonly VirtualService[], services: Iterable<Service>): Map<string, string> {
+  const exact = new Map<string, string>();
+  const wildcard = new Map<string, string>();
+  for (const vs of vss) {
+    for (const h of vs.spec?.hosts ?? []) {
+      const index = isWildcard(h) ? wildcard : exact;
+      if (!index.has(h)) index.set(h, vsKey(vs));
+    }
+  }
+  const out = new Map<string, string>();
+  for (const svc of services) {
+    const byExact = exact.get(svc.hostname);
+    const w = byExact === undefined ? mostSpecificWildcard(svc.hostname, wildcard.keys()) : undefined;
+    const key = byExact ?? (w === undefined ? undefined : wildcard.get(w));
+    if (key !== undefined) out.set(svc.hostname, key);
+  }
+  return out;
+}
+
+/** Istio's separateVSHostsAndServices: the VirtualService's registry services, and its other hosts. */
+function separateHosts(vs: VirtualService, services: Map<string, Service>, index: Map<string, string>) {
+  const hosts: string[] = [];
+  const matching: Service[] = [];
+  const wildcards: string[] = [];
+  for (const h of vs.spec?.hosts ?? []) {
+    const lc = h.toLowerCase();
+    if (isWildcard(lc)) wildcards.push(lc);
+    else if (services.has(lc)) matching.push(services.get(lc) as Service);
+    else hosts.push(h);
+  }
+  for (const w of wildcards) {
+    // Gateway API hostnames are never expanded to registry services.
+    if (usesGatewaySemantics(vs)) {
+      hosts.push(w);
+      continue;
+    }
+    let found = false;
+    for (const [svcHost, svc] of services) {
+      if (!hostMatches(svcHost, w)) continue;
+      found = true;
+      if (index.get(svcHost) === vsKey(vs)) matching.push(svc);
+    }
+    if (!found) hosts.push(w);
+  }
+  return { hosts, matching };
+}
+
+/** The virtual hosts (before domains) of one port, from the VirtualServices then the unclaimed services. */
+function virtualHostGroups(
+  input: SidecarRouteInput,
+  listenerPort: number,
+  services: Map<string, Service>,
+  ctx: RouteContext,
+) {
+  const vss = listenerPort === 80 ? input.virtualServices : selectVirtualServices(input.virtualServices, services);
+  const index = wildcardIndex(input.virtualServices, services.values());
+  const groups: VirtualHostGroup[] = [];
+  for (const vs of vss) {
+    const routes = buildVirtualServiceRoutes(vs, ctx);
+    if (routes.length === 0) continue;
+    const { hosts, matching } = separateHosts(vs, services, index);
+    // Gateway API mesh routes: only for a proxy in the route's namespace or a service in it.
+    const vsNamespace = vs.metadata.namespace ?? "";
+    if (
+      usesGatewaySemantics(vs) &&
+      !matching.some((s) => s.namespace === vsNamespace || input.proxy.configNamespace === vsNamespace)
+    ) {
+      continue;
+    }
+    const byPort = new Map<number, Service[]>();
+    for (const svc of matching) {
+      for (const p of svc.ports) {
+        if (isHttpOrSniffed(p.protocol)) byPort.set(p.port, [...(byPort.get(p.port) ?? []), svc]);
+      }
+    }
+    // Hosts outside the registry are only routed on port 80.
+    if (byPort.size === 0 && listenerPort === 80) byPort.set(80, []);
+    for (const [port, svcs] of byPort) groups.push({ port, services: svcs, virtualServiceHosts: hosts, routes });
+  }
+  const claimed = new Set(groups.flatMap((g) => g.services.map((s) => s.hostname)));
+  for (const svc of services.values()) {
+    // Aliases only serve as route targets.
+    if (claimed.has(svc.hostname) || svc.resolution === "Alias") continue;
+    for (const p of svc.ports) {
+      if (!isHttpOrSniffed(p.protocol)) continue;
+      const hash = input.hashPolicy?.({ host: svc.hostname, port: { number: p.port } });
+      groups.push({
+        port: p.port,
+        services: [svc],
+        virtualServiceHosts: [],
+        routes: [buildDefaultOutboundRoute(svc.hostname, p.port, input.mesh, hash)],
+      });
+    }
+  }
+  return groups;
+}
+
+/** The virtual hosts of a route name, before sorting and the catch-all (Istio's BuildSidecarOutboundVirtualHosts). */
+export function buildSidecarVirtualHosts(input: SidecarRouteInput, listenerPort: number): route.VirtualHost[] {
+  const { proxy, mesh } = input;
+  const services = servicesForPort(input.services, listenerPort);
+  const ctx: RouteContext = {
+    proxy,
+    mesh,
+    listenerPort,
+    gatewayNames: new Set([MESH_GATEWAY]),
+    isTls: false,
+    lookupService: (h) => services.get(h),
+    hashPolicy: input.hashPolicy,
+  };
+  const groups = virtualHostGroups(input, listenerPort, services, ctx);
+  const { includeRequestAttemptCount } = routeProxyHeaders(mesh);
+  // Envoy sidecars ignore the port in Host matching; proxyless gRPC does not.
+  const ignorePort = proxy.generator !== "grpc";
+
+  const names = new Set<string>();
+  const domainSet = new DomainSet();
+  for (const g of groups) {
+    for (const svc of g.services) {
+      domainSet.addKnownFqdn(domainName(svc.hostname, g.port));
+      domainSet.addKnownFqdn(svc.hostname);
+    }
+  }
+  const build = (hostname: string, g: VirtualHostGroup, svc: Service | undefined): route.VirtualHost | undefined => {
+    const name = domainName(hostname, g.port);
+    if (names.has(name)) return undefined;
+    names.add(name);
+    let domains: string[];
+    let altHosts: string[] = [];
+    if (svc === undefined) domains = ignorePort ? [ipv6Compliant(hostname)] : [ipv6Compliant(hostname), name];
+    else {
+      const port = ignorePort && listenerPort !== 0 ? NO_PORT : g.port;
+      ({ domains, altHosts } = serviceDomains(svc, port, proxy.dnsDomain));
+    }
+    domains = domainSet.dedupe(domains, altHosts);
+    if (domains.length === 0) return undefined;
+    return create(route.VirtualHostSchema, { name, domains, routes: g.routes, includeRequestAttemptCount });
+  };
+
+  const byPort = new Map<number, route.VirtualHost[]>();
+  for (const g of groups) {
+    if (g.routes.length === 0) continue;
+    const vhosts = [
+      ...g.virtualServiceHosts.map((h) => build(h.toLowerCase(), g, undefined)),
+      ...g.services.map((s) => build(s.hostname, g, s)),
+    ].filter((v) => v !== undefined);
+    byPort.set(g.port, [...(byPort.get(g.port) ?? []), ...vhosts]);
+  }
+  if (listenerPort !== 0) return byPort.get(listenerPort) ?? [];
+  // http_proxy: every port's hosts, but off port 80 only the `host:port` domains.
+  const merged: route.VirtualHost[] = [];
+  for (const [port, vhosts] of byPort) {
+    for (const vh of vhosts) {
+      if (port !== 80) vh.domains = vh.domains.filter((d) => d.includes(":"));
+      if (vh.domains.length > 0) merged.push(vh);
+    }
+  }
+  return merged;
+}
+
+/** Istio's getVirtualHostsForSniffedServicePort: the one virtual host of `<fqdn>:<port>`, answering any Host. */
+function sniffedVirtualHosts(vhosts: route.VirtualHost[], routeName: string): route.VirtualHost[] {
+  const host = routeName.slice(0, routeName.lastIndexOf(":"));
+  const out = vhosts.filter((vh) => vh.domains.some((d) => d === routeName || d === host));
+  if (out.length === 1) out[0].domains = ["*"];
+  return out;
+}
+
+export function byName(a: { name: string }, b: { name: string }): number {
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+}
+
+/** A sidecar's outbound RouteConfiguration; undefined for a route name sidecars never request. */
+export function buildSidecarRouteConfiguration(input: SidecarRouteInput): route.RouteConfiguration | undefined {
+  const parsed = parseSidecarRouteName(input.routeName);
+  if (!parsed) return undefined;
+  let vhosts = buildSidecarVirtualHosts(input, parsed.listenerPort);
+  if (parsed.sniffed) vhosts = sniffedVirtualHosts(vhosts, input.routeName);
+  vhosts.sort(byName);
+  if (!parsed.sniffed) {
+    const policy = input.outboundTrafficPolicy ?? input.mesh.outboundTrafficPolicy ?? {};
+    vhosts.push(
+      catchAllVirtualHost(policy.mode ?? "ALLOW_ANY", {
+        ...routeProxyHeaders(input.mesh),
+        egressProxy: input.outboundTrafficPolicy?.egressProxy,
+      }),
+    );
+  }
+  return create(route.RouteConfigurationSchema, {
+    name: input.routeName,
+    virtualHosts: vhosts,
+    validateClusters: false,
+    maxDirectResponseBodySizeBytes: MAX_DIRECT_RESPONSE_BODY_SIZE_BYTES,
+    ignorePortInHostMatching: true,
+  });
+}

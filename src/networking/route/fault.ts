@@ -1,0 +1,65 @@
+// VirtualService `fault` → the per-route config of envoy.filters.http.fault (Istio route.go
+// TranslateFault): a fixed delay and/or an HTTP or gRPC abort. Exponential delays and HTTP/2 errors
+// are not supported by Istio and are dropped; a fault with neither part left is none.
+import { create } from "@bufbuild/protobuf";
+import { fault } from "../../api/index.ts";
+import type { VirtualServiceHttpFault } from "../../config/index.ts";
+import { toDuration } from "./duration.ts";
+import { integerToFractional, percentToFractional } from "./percent.ts";
+
+export const FAULT_FILTER = "envoy.filters.http.fault";
+
+/** gRPC status names as Istio accepts them, with their codes. */
+const GRPC_STATUS: ReadonlyMap<string, number> = new Map(
+  [
+    "OK",
+    "CANCELLED",
+    "UNKNOWN",
+    "INVALID_ARGUMENT",
+    "DEADLINE_EXCEEDED",
+    "NOT_FOUND",
+    "ALREADY_EXISTS",
+    "PERMISSION_DENIED",
+    "RESOURCE_EXHAUSTED",
+    "FAILED_PRECONDITION",
+    "ABORTED",
+    "OUT_OF_RANGE",
+    "UNIMPLEMENTED",
+    "INTERNAL",
+    "UNAVAILABLE",
+    "DATA_LOSS",
+    "UNAUTHENTICATED",
+  ].map((name, code) => [name, code]),
+);
+
+export function translateFault(input: VirtualServiceHttpFault): fault.HTTPFault | undefined {
+  const delay = input.delay;
+  const fixedDelay = toDuration(delay?.fixedDelay);
+  const out = create(fault.HTTPFaultSchema, {
+    delay:
+      delay && fixedDelay
+        ? {
+            faultDelaySecifier: { case: "fixedDelay", value: fixedDelay },
+            percentage:
+              delay.percentage !== undefined
+                ? percentToFractional(delay.percentage.value ?? 0)
+                : integerToFractional(delay.percent ?? 0),
+          }
+        : undefined,
+  });
+  const abort = input.abort;
+  if (abort) {
+    let errorType: fault.FaultAbort["errorType"] = { case: undefined };
+    if (abort.httpStatus !== undefined) errorType = { case: "httpStatus", value: abort.httpStatus };
+    else if (abort.grpcStatus !== undefined && GRPC_STATUS.has(abort.grpcStatus)) {
+      errorType = { case: "grpcStatus", value: GRPC_STATUS.get(abort.grpcStatus) ?? 0 };
+    }
+    if (errorType.case !== undefined) {
+      out.abort = create(fault.FaultAbortSchema, {
+        errorType,
+        percentage: abort.percentage !== undefined ? percentToFractional(abort.percentage.value ?? 0) : undefined,
+      });
+    }
+  }
+  return out.delay || out.abort ? out : undefined;
+}

@@ -1,0 +1,213 @@
+// A gateway's RouteConfiguration for one route name (Istio gateway.go buildGatewayHTTPRouteConfig):
+// one virtual host per host shared by a server and a VirtualService bound to its gateway, routes of
+// every such VirtualService with catch-alls last, `require_tls` for httpsRedirect servers, virtual
+// hosts with the very same routes collapsed into one, and a 404 `blackhole:<port>` host when none.
+import { create } from "@bufbuild/protobuf";
+import { route } from "../../api/index.ts";
+import type { GatewayServers } from "../../config/index.ts";
+import { byName, MAX_DIRECT_RESPONSE_BODY_SIZE_BYTES } from "./config.ts";
+import { isWildcard } from "./hosts.ts";
+import { sortCatchAllLast } from "./match.ts";
+import { routeProxyHeaders } from "./proxy-headers.ts";
+import { buildVirtualServiceRoutes } from "./translate.ts";
+import type { MeshConfig, ProxyNode, RouteContext, Service, VirtualService } from "./types.ts";
+import { domainName } from "./vhost.ts";
+
+const HTTP_PROTOCOLS = new Set(["HTTP", "HTTP2", "GRPC", "GRPC-WEB", "HTTP_PROXY"]);
+
+/**
+ * Istio's gatewayRDSRouteName: `http.<port>` for plain HTTP servers (the resolved listener port),
+ * `https.<port>.<portName>.<gateway>.<namespace>` for terminated HTTPS ones, `.<bind>` appended when
+ * the server binds an address; "" for servers without HTTP routes (TCP, TLS, passthrough).
+ */
+export function gatewayRouteName(
+  server: GatewayServers,
+  resolvedPort: number,
+  gatewayName: string,
+  gatewayNamespace: string,
+): string {
+  const protocol = server.port.protocol.toUpperCase();
+  const bind = server.bind ? `.${server.bind}` : "";
+  if (HTTP_PROTOCOLS.has(protocol)) return `http.${resolvedPort}${bind}`;
+  const mode = server.tls?.mode;
+  if (protocol === "HTTPS" && mode !== "PASSTHROUGH" && mode !== "AUTO_PASSTHROUGH") {
+    return `https.${server.port.number}.${server.port.name}.${gatewayName}.${gatewayNamespace}${bind}`;
+  }
+  return "";
+}
+
+export interface GatewayServerBinding {
+  /** The Gateway owning the server, as `<namespace>/<name>` (what VirtualService `gateways` name). */
+  gateway: string;
+  server: GatewayServers;
+}
+
+export interface GatewayRouteInput {
+  routeName: string;
+  proxy: ProxyNode;
+  mesh: MeshConfig;
+  /** The merged servers served under this route name; empty when the gateway is gone. */
+  servers: readonly GatewayServerBinding[];
+  /** The VirtualServices bound to a gateway (`<ns>/<name>`), visible to the proxy, ordered, delegates merged. */
+  virtualServicesForGateway(gateway: string): readonly VirtualService[];
+  /** The services VirtualService destinations may name. */
+  lookupService(hostname: string): Service | undefined;
+  hashPolicy?: RouteContext["hashPolicy"];
+}
+
+/** Istio's host.Name.SubsetOf: `a` is covered by `b`. */
+function subsetOf(a: string, b: string): boolean {
+  if (isWildcard(a)) return isWildcard(b) && a.slice(1).endsWith(b.slice(1));
+  if (isWildcard(b)) return a.endsWith(b.slice(1));
+  return a === b;
+}
+
+/** Istio's host.Names.Intersection: for each covering pair, the narrower host. */
+function intersectHosts(serverHosts: readonly string[], vsHosts: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const s of serverHosts) {
+    for (const v of vsHosts) {
+      const narrower = subsetOf(s, v) ? s : subsetOf(v, s) ? v : undefined;
+      if (narrower !== undefined && !out.includes(narrower)) out.push(narrower);
+    }
+  }
+  return out;
+}
+
+/** Server hosts (`ns/host` with ns a namespace, `*` or `.`; or a bare host) a VirtualService in `namespace` may bind to. */
+function serverHostsFor(hosts: readonly string[], namespace: string, gatewayNamespace: string): string[] {
+  const out: string[] = [];
+  for (const h of hosts) {
+    const slash = h.indexOf("/");
+    if (slash === -1) {
+      out.push(h);
+      continue;
+    }
+    const ns = h.slice(0, slash);
+    if (ns === "*" || ns === namespace || (ns === "." && namespace === gatewayNamespace)) out.push(h.slice(slash + 1));
+  }
+  return out;
+}
+
+function emptyRouteConfiguration(name: string): route.RouteConfiguration {
+  return create(route.RouteConfigurationSchema, { name, virtualHosts: [], validateClusters: false });
+}
+
+function sameRoutes(a: readonly route.Route[], b: readonly route.Route[]): boolean {
+  return a.length === b.length && a.every((r, i) => r === b[i]);
+}
+
+/**
+ * Istio's collapseDuplicateRoutes (PILOT_ENABLE_ROUTE_COLLAPSE_OPTIMIZATION): virtual hosts with the
+ * very same route list share one, named after the alphabetically first host.
+ */
+function collapseDuplicates(vhosts: Map<string, route.VirtualHost>): route.VirtualHost[] {
+  const out: route.VirtualHost[] = [];
+  for (const host of [...vhosts.keys()].sort()) {
+    const vh = vhosts.get(host) as route.VirtualHost;
+    const primary = out.find(
+      (p) =>
+        p.includeRequestAttemptCount === vh.includeRequestAttemptCount &&
+        p.requireTls === vh.requireTls &&
+        sameRoutes(p.routes, vh.routes),
+    );
+    if (primary) primary.domains.push(...vh.domains);
+    else out.push(vh);
+  }
+  return out;
+}
+
+export function buildGatewayRouteConfiguration(input: GatewayRouteInput): route.RouteConfiguration {
+  const { proxy, mesh, servers } = input;
+  if (servers.length === 0) return emptyRouteConfiguration(input.routeName);
+  const { includeRequestAttemptCount } = routeProxyHeaders(mesh);
+
+  // Routes per gateway and VirtualService, built once (for the first server that needs them), as Istio.
+  const routeCache = new Map<string, route.Route[]>();
+  const vhosts = new Map<string, route.VirtualHost>();
+  for (const { gateway, server } of servers) {
+    const port = server.port.number;
+    const gatewayNamespace = gateway.slice(0, gateway.indexOf("/"));
+    const httpsRedirect = server.tls?.httpsRedirect === true;
+    for (const vs of input.virtualServicesForGateway(gateway)) {
+      const vsNamespace = vs.metadata.namespace ?? "";
+      const hosts = intersectHosts(serverHostsFor(server.hosts, vsNamespace, gatewayNamespace), vs.spec?.hosts ?? []);
+      if (hosts.length === 0) continue;
+      const key = `${gateway}\n${vs.metadata.name ?? ""}/${vsNamespace}`;
+      let routes = routeCache.get(key);
+      if (routes === undefined) {
+        routes = buildVirtualServiceRoutes(vs, {
+          proxy,
+          mesh,
+          listenerPort: port,
+          gatewayNames: new Set([gateway]),
+          isTls: server.tls !== undefined,
+          lookupService: input.lookupService,
+          hashPolicy: input.hashPolicy,
+        });
+        // A VirtualService with no route for this gateway is skipped (and tried again for the next server).
+        if (routes.length === 0) continue;
+        routeCache.set(key, routes);
+      }
+      for (const h of hosts) {
+        const hostname = h.toLowerCase();
+        const existing = vhosts.get(hostname);
+        if (existing) {
+          existing.routes.push(...routes);
+          if (httpsRedirect) existing.requireTls = route.VirtualHost_TlsRequirementType.ALL;
+          continue;
+        }
+        vhosts.set(
+          hostname,
+          create(route.VirtualHostSchema, {
+            name: domainName(hostname, port),
+            domains: [hostname],
+            routes: [...routes],
+            includeRequestAttemptCount,
+            requireTls: httpsRedirect
+              ? route.VirtualHost_TlsRequirementType.ALL
+              : route.VirtualHost_TlsRequirementType.NONE,
+          }),
+        );
+      }
+    }
+    // An httpsRedirect server redirects its hosts even without a VirtualService.
+    if (!httpsRedirect) continue;
+    for (const h of server.hosts) {
+      const hostname = h.toLowerCase();
+      const existing = vhosts.get(hostname);
+      if (existing) {
+        existing.requireTls = route.VirtualHost_TlsRequirementType.ALL;
+        continue;
+      }
+      vhosts.set(
+        hostname,
+        create(route.VirtualHostSchema, {
+          name: domainName(hostname, port),
+          domains: [hostname],
+          includeRequestAttemptCount,
+          requireTls: route.VirtualHost_TlsRequirementType.ALL,
+        }),
+      );
+    }
+  }
+
+  let virtualHosts: route.VirtualHost[];
+  if (vhosts.size === 0) {
+    // No host: Envoy answers 404 to everything.
+    virtualHosts = [
+      create(route.VirtualHostSchema, { name: domainName("blackhole", servers[0].server.port.number), domains: ["*"] }),
+    ];
+  } else {
+    virtualHosts = collapseDuplicates(vhosts);
+    for (const vh of virtualHosts) vh.routes = sortCatchAllLast(vh.routes);
+  }
+  virtualHosts.sort(byName);
+  return create(route.RouteConfigurationSchema, {
+    name: input.routeName,
+    virtualHosts,
+    validateClusters: false,
+    ignorePortInHostMatching: proxy.generator !== "grpc",
+    maxDirectResponseBodySizeBytes: MAX_DIRECT_RESPONSE_BODY_SIZE_BYTES,
+  });
+}

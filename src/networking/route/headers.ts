@@ -1,0 +1,61 @@
+// VirtualService `headers` (request/response set, add, remove) → Envoy header operations (Istio
+// route.go TranslateHeadersOperations). `set` overwrites, `add` appends; each group sorted by key, set
+// first. Pseudo-headers (`:x`) and `host` are never emitted: `:authority`/`host` become a host rewrite.
+import { create } from "@bufbuild/protobuf";
+import { core } from "../../api/index.ts";
+import type { VirtualServiceHttpHeaders } from "../../config/index.ts";
+
+export interface HeaderOperations {
+  requestHeadersToAdd: core.HeaderValueOption[];
+  responseHeadersToAdd: core.HeaderValueOption[];
+  requestHeadersToRemove: string[];
+  responseHeadersToRemove: string[];
+  /** The request's `:authority`/`host` value to rewrite to ("" when none is set). */
+  authority: string;
+}
+
+function isInternalHeader(key: string): boolean {
+  return key.startsWith(":") || key.toLowerCase() === "host";
+}
+
+function isAuthorityHeader(key: string): boolean {
+  const k = key.toLowerCase();
+  return k === ":authority" || k === "host";
+}
+
+function headerOptions(
+  headers: Record<string, string> | undefined,
+  append: boolean,
+): { options: core.HeaderValueOption[]; authority: string } {
+  let authority = "";
+  const options: core.HeaderValueOption[] = [];
+  const entries = Object.entries(headers ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  for (const [key, value] of entries) {
+    if (isAuthorityHeader(key)) authority = value;
+    if (isInternalHeader(key)) continue;
+    options.push(
+      create(core.HeaderValueOptionSchema, {
+        header: { key, value },
+        appendAction: append
+          ? core.HeaderValueOption_HeaderAppendAction.APPEND_IF_EXISTS_OR_ADD
+          : core.HeaderValueOption_HeaderAppendAction.OVERWRITE_IF_EXISTS_OR_ADD,
+      }),
+    );
+  }
+  return { options, authority };
+}
+
+export function translateHeaderOperations(headers: VirtualServiceHttpHeaders): HeaderOperations {
+  const reqSet = headerOptions(headers.request?.set, false);
+  const reqAdd = headerOptions(headers.request?.add, true);
+  const respSet = headerOptions(headers.response?.set, false);
+  const respAdd = headerOptions(headers.response?.add, true);
+  return {
+    requestHeadersToAdd: [...reqSet.options, ...reqAdd.options],
+    responseHeadersToAdd: [...respSet.options, ...respAdd.options],
+    requestHeadersToRemove: (headers.request?.remove ?? []).filter((k) => !isInternalHeader(k)),
+    responseHeadersToRemove: (headers.response?.remove ?? []).filter((k) => !isInternalHeader(k)),
+    // `set` wins over `add` when both name the authority.
+    authority: reqSet.authority !== "" ? reqSet.authority : reqAdd.authority,
+  };
+}

@@ -1,0 +1,160 @@
+// VirtualService HTTPMatchRequest → Envoy RouteMatch (Istio route.go TranslateRouteMatch), and the
+// checks that drop a match for a proxy: port, sourceLabels, sourceNamespace, gateways.
+import { create } from "@bufbuild/protobuf";
+import { matcher, route } from "../../api/index.ts";
+import type { VirtualServiceHttpMatch, VirtualServiceHttpMatchUri } from "../../config/index.ts";
+import { jwtClaimListMatcher, valueStringMatcher } from "../authz/matchers.ts";
+import type { ProxyNode } from "./types.ts";
+
+type StringMatch = VirtualServiceHttpMatchUri;
+
+const JWT_CLAIM_HEADER = "@request.auth.claims";
+
+/** Istio's util.ConvertToEnvoyMatch: exact, prefix or RE2 regex; undefined when the match is empty. */
+export function envoyStringMatcher(m: StringMatch): matcher.StringMatcher | undefined {
+  if (m.exact !== undefined)
+    return create(matcher.StringMatcherSchema, { matchPattern: { case: "exact", value: m.exact } });
+  if (m.prefix !== undefined) {
+    return create(matcher.StringMatcherSchema, { matchPattern: { case: "prefix", value: m.prefix } });
+  }
+  if (m.regex !== undefined) {
+    return create(matcher.StringMatcherSchema, {
+      matchPattern: { case: "safeRegex", value: create(matcher.RegexMatcherSchema, { regex: m.regex }) },
+    });
+  }
+  return undefined;
+}
+
+/** An empty match, or the regex `*` (not RE2: Istio reads it as "present"), becomes present_match. */
+function isPresentMatch(m: StringMatch | undefined): boolean {
+  return (
+    m === undefined || (m.exact === undefined && m.prefix === undefined && m.regex === undefined) || m.regex === "*"
+  );
+}
+
+export function headerMatcher(name: string, m: StringMatch): route.HeaderMatcher {
+  if (isPresentMatch(m)) {
+    return create(route.HeaderMatcherSchema, { name, headerMatchSpecifier: { case: "presentMatch", value: true } });
+  }
+  const sm = envoyStringMatcher(m);
+  return create(route.HeaderMatcherSchema, {
+    name,
+    headerMatchSpecifier: sm ? { case: "stringMatch", value: sm } : { case: undefined },
+  });
+}
+
+function queryParameterMatcher(name: string, m: StringMatch): route.QueryParameterMatcher {
+  if (isPresentMatch(m)) {
+    return create(route.QueryParameterMatcherSchema, {
+      name,
+      queryParameterMatchSpecifier: { case: "presentMatch", value: true },
+    });
+  }
+  const sm = envoyStringMatcher(m);
+  return create(route.QueryParameterMatcherSchema, {
+    name,
+    queryParameterMatchSpecifier: sm ? { case: "stringMatch", value: sm } : { case: undefined },
+  });
+}
+
+/** `@request.auth.claims.a.b` or `@request.auth.claims[a][b]` → the claim path; undefined for other headers. */
+export function jwtClaimPath(header: string): string[] | undefined {
+  if (!header.toLowerCase().startsWith(JWT_CLAIM_HEADER)) return undefined;
+  const rest = header.slice(JWT_CLAIM_HEADER.length);
+  if (rest.startsWith(".") && rest.length > 1) return rest.slice(1).split(".");
+  if (rest.startsWith("[") && rest.endsWith("]") && rest.length > 2) return rest.slice(1, -1).split("][");
+  return undefined;
+}
+
+function claimMatcher(claims: string[], m: StringMatch): matcher.MetadataMatcher {
+  const sm = envoyStringMatcher(m) ?? create(matcher.StringMatcherSchema);
+  return jwtClaimListMatcher(claims, valueStringMatcher(sm));
+}
+
+/**
+ * Istio's TranslateRouteMatch. No match (undefined) is `prefix: /`. `pathSeparatedPrefix` (routes from
+ * Gateway API or Ingress) matches prefixes on whole path segments.
+ */
+export function translateRouteMatch(
+  match: VirtualServiceHttpMatch | undefined,
+  pathSeparatedPrefix = false,
+): route.RouteMatch {
+  const out = create(route.RouteMatchSchema, { pathSpecifier: { case: "prefix", value: "/" } });
+  if (!match) return out;
+
+  for (const [name, m] of Object.entries(match.headers ?? {})) {
+    const claims = jwtClaimPath(name);
+    if (claims) out.dynamicMetadata.push(claimMatcher(claims, m));
+    else out.headers.push(headerMatcher(name, m));
+  }
+  for (const [name, m] of Object.entries(match.withoutHeaders ?? {})) {
+    const claims = jwtClaimPath(name);
+    if (claims) {
+      const dm = claimMatcher(claims, m);
+      dm.invert = true;
+      out.dynamicMetadata.push(dm);
+      continue;
+    }
+    const hm = headerMatcher(name, m);
+    hm.invertMatch = true;
+    // treat_missing_header_as_empty cannot go with present_match.
+    if (!isPresentMatch(m)) hm.treatMissingHeaderAsEmpty = true;
+    out.headers.push(hm);
+  }
+  out.headers.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+
+  const uri = match.uri;
+  if (uri?.exact !== undefined) out.pathSpecifier = { case: "path", value: uri.exact };
+  else if (uri?.prefix !== undefined) {
+    out.pathSpecifier =
+      pathSeparatedPrefix && uri.prefix !== "/"
+        ? { case: "pathSeparatedPrefix", value: uri.prefix.replace(/\/$/, "") }
+        : { case: "prefix", value: uri.prefix };
+  } else if (uri?.regex !== undefined) {
+    out.pathSpecifier = { case: "safeRegex", value: create(matcher.RegexMatcherSchema, { regex: uri.regex }) };
+  }
+  out.caseSensitive = !match.ignoreUriCase;
+
+  if (match.method) out.headers.push(headerMatcher(":method", match.method));
+  if (match.authority) out.headers.push(headerMatcher(":authority", match.authority));
+  if (match.scheme) out.headers.push(headerMatcher(":scheme", match.scheme));
+  for (const [name, m] of Object.entries(match.queryParams ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    out.queryParameters.push(queryParameterMatcher(name, m));
+  }
+  return out;
+}
+
+/**
+ * Istio's sourceMatchHTTP: with `gateways`, one must be among the proxy's gateway names; otherwise the
+ * proxy's labels must include `sourceLabels` and its namespace equal `sourceNamespace`.
+ */
+export function sourceMatches(
+  match: VirtualServiceHttpMatch | undefined,
+  proxy: ProxyNode,
+  gatewayNames: ReadonlySet<string>,
+): boolean {
+  if (!match) return true;
+  if (match.gateways && match.gateways.length > 0) return match.gateways.some((g) => gatewayNames.has(g));
+  for (const [k, v] of Object.entries(match.sourceLabels ?? {})) {
+    if (proxy.labels[k] !== v) return false;
+  }
+  const proxyNamespace = proxy.metadata.NAMESPACE ?? proxy.configNamespace;
+  return !match.sourceNamespace || match.sourceNamespace === proxyNamespace;
+}
+
+/** A route whose match is `/` (or `.*`) with no header, query or metadata condition: nothing after it matches. */
+export function isCatchAllRoute(r: route.Route): boolean {
+  const m = r.match;
+  if (!m) return false;
+  const p = m.pathSpecifier;
+  const catchAll =
+    (p.case === "prefix" && p.value === "/") ||
+    (p.case === "pathSeparatedPrefix" && p.value === "/") ||
+    (p.case === "safeRegex" && p.value.regex === ".*");
+  return catchAll && m.headers.length === 0 && m.queryParameters.length === 0 && m.dynamicMetadata.length === 0;
+}
+
+/** Catch-all routes moved last, the others keeping their order (Istio's SortVHostRoutes, gateways). */
+export function sortCatchAllLast(routes: readonly route.Route[]): route.Route[] {
+  return [...routes.filter((r) => !isCatchAllRoute(r)), ...routes.filter(isCatchAllRoute)];
+}

@@ -1,0 +1,178 @@
+// Test support for the route builders: fixtures (proxy, service) with Istio's defaults, and the
+// golden-case runner. A case file `testdata/<name>.in.yaml` holds:
+//   proxy: {namespace, labels, dnsDomain, generator}      (a sidecar in `default` when omitted)
+//   mesh: MeshConfig overrides
+//   services: [{hostname, namespace, ports: [{port, protocol, name}], addresses, resolution, registry, externalName}]
+//   virtualServices: [VirtualService objects, in the order the caller would pass them]
+//   delegates: [VirtualService objects delegates are looked up in]
+//   sidecar: {routeNames: ["8080", ...], outboundTrafficPolicy}
+//   gateway: {routeName, servers: [{gateway: ns/name, server: {...}}]}
+// and `testdata/<name>.out.yaml` the RouteConfigurations built, as proto3 JSON.
+import assert from "node:assert/strict";
+import { toJson } from "@bufbuild/protobuf";
+import { route } from "../../api/index.ts";
+import { checkMessage } from "../../api/pgv/index.ts";
+import type { Destination, GatewayServers, MeshConfig } from "../../config/index.ts";
+import { DEFAULT_MESH_CONFIG } from "../../config/index.ts";
+import type { ProxyNode } from "../../model/proxy.ts";
+import type { Service, ServicePort } from "../../registry/index.ts";
+import { assertGolden, readGoldenInput, testdataDir } from "../golden.ts";
+import { buildSidecarRouteConfiguration } from "./config.ts";
+import { mergeDelegates } from "./delegate.ts";
+import { buildGatewayRouteConfiguration } from "./gateway.ts";
+import { routeRegistry } from "./retry-extensions.ts";
+import type { VirtualService } from "./types.ts";
+import type { OutboundTrafficMode } from "./vhost.ts";
+
+export interface ProxyFixture {
+  namespace?: string;
+  labels?: Record<string, string>;
+  dnsDomain?: string;
+  generator?: string;
+  type?: "sidecar" | "router";
+}
+
+export function proxyFixture(p: ProxyFixture = {}): ProxyNode {
+  const namespace = p.namespace ?? "default";
+  const type = p.type ?? "sidecar";
+  return {
+    type,
+    id: `app.${namespace}`,
+    nodeId: `${type}~10.1.0.5~app.${namespace}~${namespace}.svc.cluster.local`,
+    dnsDomain: p.dnsDomain ?? `${namespace}.svc.cluster.local`,
+    ipAddresses: ["10.1.0.5"],
+    configNamespace: namespace,
+    labels: p.labels ?? {},
+    clusterId: "Kubernetes",
+    locality: { region: "", zone: "", subZone: "" },
+    generator: p.generator,
+    metadata: { NAMESPACE: namespace, raw: {} },
+    serviceCluster: "",
+    userAgent: "",
+  };
+}
+
+export interface ServiceFixture {
+  hostname: string;
+  namespace?: string;
+  ports: Partial<ServicePort>[];
+  addresses?: string[];
+  resolution?: Service["resolution"];
+  registry?: Service["registry"];
+  externalName?: string;
+}
+
+export function serviceFixture(s: ServiceFixture): Service {
+  const addresses = s.addresses ?? [];
+  return {
+    hostname: s.hostname,
+    namespace: s.namespace ?? "default",
+    name: s.hostname.split(".")[0],
+    objectName: s.hostname.split(".")[0],
+    registry: s.registry ?? "Kubernetes",
+    ports: s.ports.map((p) => ({
+      name: p.name ?? `http-${p.port}`,
+      port: p.port ?? 80,
+      protocol: p.protocol ?? "HTTP",
+      targetPort: p.targetPort ?? 0,
+    })),
+    addresses,
+    defaultAddress: addresses[0] ?? "0.0.0.0",
+    resolution: s.resolution ?? (s.externalName ? "Alias" : "ClientSideLB"),
+    meshExternal: false,
+    exportTo: [],
+    labels: {},
+    selector: null,
+    serviceAccounts: [],
+    creationTime: "",
+    kubernetesType: s.externalName ? "ExternalName" : "ClusterIP",
+    externalName: s.externalName ?? "",
+    externalAddresses: [],
+    nodeLocal: false,
+    publishNotReadyAddresses: false,
+  };
+}
+
+export interface GoldenCase {
+  proxy?: ProxyFixture;
+  mesh?: MeshConfig;
+  services?: ServiceFixture[];
+  virtualServices?: VirtualService[];
+  delegates?: VirtualService[];
+  sidecar?: {
+    routeNames: string[];
+    outboundTrafficPolicy?: { mode?: OutboundTrafficMode; egressProxy?: Destination };
+  };
+  gateway?: { routeName: string; servers: { gateway: string; server: GatewayServers }[] };
+}
+
+const dir = testdataDir(import.meta.url);
+
+/** Every Envoy constraint the route configuration breaks (none expected). */
+export function assertValid(config: route.RouteConfiguration): void {
+  assert.deepEqual(checkMessage(route.RouteConfigurationSchema, config, { registry: routeRegistry }), []);
+}
+
+/**
+ * Builds the route configurations of `testdata/<name>.in.yaml`, checks each against Envoy's
+ * constraints and the whole against `testdata/<name>.out.yaml`, and returns them by name.
+ */
+export function runGoldenCase(name: string): Map<string, route.RouteConfiguration> {
+  const c = readGoldenInput(dir, name) as GoldenCase;
+  const mesh: MeshConfig = { ...DEFAULT_MESH_CONFIG, ...c.mesh };
+  const proxy = proxyFixture(c.proxy);
+  const services = (c.services ?? []).map(serviceFixture);
+  const delegates = c.delegates ?? [];
+  const findDelegate = (ns: string, n: string) =>
+    delegates.find((d) => d.metadata.namespace === ns && d.metadata.name === n);
+  const virtualServices = (c.virtualServices ?? []).map((vs) => mergeDelegates(vs, findDelegate, mesh));
+  const out = new Map<string, route.RouteConfiguration>();
+  for (const routeName of c.sidecar?.routeNames ?? []) {
+    const config = buildSidecarRouteConfiguration({
+      routeName,
+      proxy,
+      mesh,
+      services,
+      virtualServices,
+      outboundTrafficPolicy: c.sidecar?.outboundTrafficPolicy,
+    });
+    assert.ok(config, `route ${routeName} built`);
+    out.set(routeName, config);
+  }
+  if (c.gateway) {
+    const byHost = new Map(services.map((s) => [s.hostname, s]));
+    const config = buildGatewayRouteConfiguration({
+      routeName: c.gateway.routeName,
+      proxy,
+      mesh,
+      servers: c.gateway.servers,
+      virtualServicesForGateway: (gw) =>
+        virtualServices.filter((vs) =>
+          (vs.spec?.gateways ?? []).some((g) => g === gw || `${vs.metadata.namespace}/${g}` === gw),
+        ),
+      lookupService: (h) => byHost.get(h),
+    });
+    out.set(c.gateway.routeName, config);
+  }
+  for (const config of out.values()) assertValid(config);
+  assertGolden(
+    dir,
+    name,
+    [...out.values()].map((config) => toJson(route.RouteConfigurationSchema, config, { registry: routeRegistry })),
+  );
+  return out;
+}
+
+/** The virtual host named `name` in a route configuration. */
+export function vhostNamed(config: route.RouteConfiguration | undefined, name: string): route.VirtualHost {
+  const vh = config?.virtualHosts.find((v) => v.name === name);
+  assert.ok(vh, `virtual host ${name} in ${config?.name}: ${config?.virtualHosts.map((v) => v.name).join(", ")}`);
+  return vh;
+}
+
+/** The route action of a route (fails for redirects and direct responses). */
+export function routeAction(r: route.Route | undefined): route.RouteAction {
+  assert.ok(r, "route exists");
+  assert.equal(r.action.case, "route", `route ${r.name} forwards`);
+  return r.action.value as route.RouteAction;
+}

@@ -1,0 +1,168 @@
+// One VirtualService http rule → Envoy Routes (Istio route.go BuildHTTPRoutesForVirtualService and
+// TranslateRoute). A rule gives one route per match that applies to the proxy (port, source labels,
+// source namespace, gateways); a catch-all route ends the list, as nothing after it can match.
+import { create } from "@bufbuild/protobuf";
+import { anyPack } from "@bufbuild/protobuf/wkt";
+import { core, cors, fault, route } from "../../api/index.ts";
+import type { VirtualServiceHttp, VirtualServiceHttpMatch } from "../../config/index.ts";
+import { CORS_FILTER, translateCorsPolicy } from "./cors.ts";
+import { applyDestinations, parseClusterName } from "./destination.ts";
+import { translateDirectResponse } from "./direct-response.ts";
+import { FAULT_FILTER, translateFault } from "./fault.ts";
+import { translateHeaderOperations } from "./headers.ts";
+import { isCatchAllRoute, sourceMatches, translateRouteMatch } from "./match.ts";
+import { translateMirrors } from "./mirror.ts";
+import { routeProxyHeaders } from "./proxy-headers.ts";
+import { translateRedirect } from "./redirect.ts";
+import { translateRetries } from "./retry.ts";
+import { applyRewrite } from "./rewrite.ts";
+import { applyTimeout } from "./timeout.ts";
+import type { RouteContext, VirtualService } from "./types.ts";
+
+const ROUTE_SEMANTICS_ANNOTATION = "internal.istio.io/route-semantics";
+
+/** A VirtualService translated from Gateway API routes (Istio's UseGatewaySemantics). */
+export function usesGatewaySemantics(vs: VirtualService): boolean {
+  return vs.metadata.annotations?.[ROUTE_SEMANTICS_ANNOTATION] === "gateway";
+}
+
+/** A VirtualService translated from an Ingress (Istio's UseIngressSemantics). */
+function usesIngressSemantics(vs: VirtualService): boolean {
+  return vs.metadata.annotations?.[ROUTE_SEMANTICS_ANNOTATION] === "ingress";
+}
+
+/** `metadata.filter_metadata.istio.config` naming the VirtualService a route came from. */
+export function configMetadata(vs: VirtualService): core.Metadata {
+  const path = `/apis/networking.istio.io/v1/namespaces/${vs.metadata.namespace ?? ""}/virtual-service/${vs.metadata.name ?? ""}`;
+  return create(core.MetadataSchema, {
+    filterMetadata: { istio: { config: path } },
+  });
+}
+
+/**
+ * The tracing operation (Istio's GetRouteOperation): `<host>:<port><path>` when the route goes to one
+ * `outbound|…` cluster, else `<virtual service name>:<listener port><path>`.
+ */
+export function routeOperation(r: route.Route, vsName: string, listenerPort: number): string {
+  const p = r.match?.pathSpecifier;
+  let path = "/*";
+  if (p?.case === "prefix") path = `${p.value}*`;
+  else if (p?.case === "path") path = p.value;
+  else if (p?.case === "safeRegex") path = p.value.regex;
+  if (r.action.case === "route" && r.action.value.clusterSpecifier.case === "cluster") {
+    const parsed = parseClusterName(r.action.value.clusterSpecifier.value);
+    if (parsed) return `${parsed.hostname}:${parsed.port}${path}`;
+  }
+  return `${vsName}:${listenerPort}${path}`;
+}
+
+/** The route action for a rule that forwards (not a redirect or direct response). */
+function forwardAction(
+  out: route.Route,
+  http: VirtualServiceHttp,
+  authority: string,
+  vs: VirtualService,
+  ctx: RouteContext,
+): route.RouteAction {
+  const action = create(route.RouteActionSchema);
+  applyTimeout(action, http.timeout, ctx.proxy);
+  const gatewaySemantics = usesGatewaySemantics(vs);
+  // Gateway API: a backend that does not exist answers 500.
+  if (gatewaySemantics)
+    action.clusterNotFoundResponseCode = route.RouteAction_ClusterNotFoundResponseCode.INTERNAL_SERVER_ERROR;
+  let host = authority;
+  if (http.rewrite) {
+    action.appendXForwardedHost = routeProxyHeaders(ctx.mesh).appendXForwardedHost;
+    const matched = out.match?.pathSpecifier;
+    const separatedPrefix = gatewaySemantics && matched?.case === "pathSeparatedPrefix" ? matched.value : undefined;
+    const rewritten = applyRewrite(action, http.rewrite, separatedPrefix);
+    if (rewritten !== "") host = rewritten;
+  }
+  if (host !== "") action.hostRewriteSpecifier = { case: "hostRewriteLiteral", value: host };
+  action.requestMirrorPolicies = translateMirrors(http, ctx);
+  const consistentHash = applyDestinations(out, action, http.route ?? [], ctx);
+  const policy = translateRetries(
+    http.retries ?? (ctx.mesh.defaultHttpRetryPolicy as VirtualServiceHttp["retries"]),
+    consistentHash,
+  );
+  if (policy) action.retryPolicy = policy;
+  return action;
+}
+
+/** Istio's TranslateRoute: the route for one match of a rule, or undefined when the match does not apply here. */
+export function translateRoute(
+  http: VirtualServiceHttp,
+  match: VirtualServiceHttpMatch | undefined,
+  vs: VirtualService,
+  ctx: RouteContext,
+): route.Route | undefined {
+  if (match?.port && match.port !== ctx.listenerPort) return undefined;
+  if (!sourceMatches(match, ctx.proxy, ctx.gatewayNames)) return undefined;
+
+  const out = create(route.RouteSchema, {
+    name: match?.name ? `${http.name ?? ""}.${match.name}` : (http.name ?? ""),
+    match: translateRouteMatch(match, usesGatewaySemantics(vs) || usesIngressSemantics(vs)),
+    metadata: configMetadata(vs),
+    statPrefix: match?.statPrefix ?? "",
+  });
+
+  let authority = "";
+  if (http.headers) {
+    const ops = translateHeaderOperations(http.headers);
+    out.requestHeadersToAdd = ops.requestHeadersToAdd;
+    out.responseHeadersToAdd = ops.responseHeadersToAdd;
+    out.requestHeadersToRemove = ops.requestHeadersToRemove;
+    out.responseHeadersToRemove = ops.responseHeadersToRemove;
+    authority = ops.authority;
+  }
+
+  if (http.redirect) {
+    const redirect = translateRedirect(http.redirect, ctx.listenerPort, ctx.isTls);
+    if (redirect) out.action = { case: "redirect", value: redirect };
+  } else if (http.directResponse) {
+    out.action = { case: "directResponse", value: translateDirectResponse(http.directResponse) };
+  } else {
+    out.action = { case: "route", value: forwardAction(out, http, authority, vs, ctx) };
+  }
+
+  out.decorator = create(route.DecoratorSchema, {
+    operation: routeOperation(out, vs.metadata.name ?? "", ctx.listenerPort),
+  });
+  if (http.fault) {
+    const f = translateFault(http.fault);
+    // A fault with nothing Envoy supports (exponential delay, HTTP/2 error) adds no config.
+    if (f) out.typedPerFilterConfig[FAULT_FILTER] = anyPack(fault.HTTPFaultSchema, f);
+  }
+  if (http.corsPolicy) {
+    out.typedPerFilterConfig[CORS_FILTER] = anyPack(cors.CorsPolicySchema, translateCorsPolicy(http.corsPolicy));
+  }
+  return out;
+}
+
+/**
+ * Istio's BuildHTTPRoutesForVirtualService: the routes of every http rule, in order, for this proxy and
+ * port; stops after the first catch-all. An empty list means the VirtualService does not apply here.
+ */
+export function buildVirtualServiceRoutes(vs: VirtualService, ctx: RouteContext): route.Route[] {
+  const out: route.Route[] = [];
+  for (const http of vs.spec?.http ?? []) {
+    let catchAll = false;
+    if (!http.match || http.match.length === 0) {
+      const r = translateRoute(http, undefined, vs, ctx);
+      if (r) out.push(r);
+      catchAll = true;
+    } else {
+      for (const match of http.match) {
+        const r = translateRoute(http, match, vs, ctx);
+        if (!r) continue;
+        out.push(r);
+        if (isCatchAllRoute(r)) {
+          catchAll = true;
+          break;
+        }
+      }
+    }
+    if (catchAll) break;
+  }
+  return out;
+}

@@ -1,0 +1,29 @@
+// What every route builder reads: the proxy being served, the mesh, the listener port the routes are
+// for, the gateway names the routes must be bound to ("mesh" for sidecars), and a service lookup.
+import type { route } from "../../api/index.ts";
+import type { Destination, MeshConfig, VirtualService } from "../../config/index.ts";
+import type { ProxyNode } from "../../model/proxy.ts";
+import type { Service } from "../../registry/index.ts";
+
+export type { MeshConfig, ProxyNode, Service, VirtualService };
+
+/** The gateway name VirtualServices use for sidecars (Istio's constants.IstioMeshGateway). */
+export const MESH_GATEWAY = "mesh";
+
+export interface RouteContext {
+  proxy: ProxyNode;
+  mesh: MeshConfig;
+  /** The port the route configuration serves (the listener port; the gateway server port). */
+  listenerPort: number;
+  /** Gateways whose routes apply: {"mesh"} for a sidecar, {"<ns>/<gateway>"} for a gateway server. */
+  gatewayNames: ReadonlySet<string>;
+  /** The routes are served over TLS (a gateway HTTPS server): redirects default to https. */
+  isTls: boolean;
+  /** The service of a hostname, as visible to the proxy (undefined when the host is not in the registry). */
+  lookupService(hostname: string): Service | undefined;
+  /**
+   * The hash policy of a DestinationRule consistentHash that applies to a destination (the caller owns
+   * DestinationRules); a destination with one also drops the previous-hosts retry predicate.
+   */
+  hashPolicy?(destination: Destination): route.RouteAction_HashPolicy | undefined;
+}
