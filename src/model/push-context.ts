@@ -1,6 +1,7 @@
 // The immutable snapshot a push works on, and the request that starts a push (Istio's
-// PushContext and PushRequest, pilot/pkg/model/push_context.go). The snapshot is opaque here:
-// the stages that build indexes (services, Sidecar scopes, policies) define what it holds.
+// PushContext and PushRequest, pilot/pkg/model/push_context.go). The mesh's snapshot is a
+// PushSnapshot (push-snapshot.ts): buildPushContext makes one, pushSnapshot reads it back.
+import { type PushInputs, PushSnapshot } from "./push-snapshot.ts";
 
 /** Identity of one config object: kind key ("group/Kind" as in the config store), namespace, name. */
 export interface ConfigKey {
@@ -50,6 +51,25 @@ export function newPushContext<Snapshot>(snapshot: Snapshot, now = new Date()): 
   versionCounter++;
   const version = `${now.toISOString().replace(/\.\d{3}Z$/, "Z")}/${versionCounter}`;
   return Object.freeze({ version, createdAt: now, snapshot });
+}
+
+/**
+ * The push context over `inputs`. Indexes whose inputs are the same objects as in `previous` are
+ * reused (with their Sidecar scopes), so a push after an endpoint-only change rebuilds nothing.
+ */
+export function buildPushContext(
+  inputs: PushInputs,
+  previous?: PushContext,
+  now = new Date(),
+): PushContext<PushSnapshot> {
+  const before = previous?.snapshot instanceof PushSnapshot ? previous.snapshot : undefined;
+  return newPushContext(new PushSnapshot(inputs, before), now);
+}
+
+/** The mesh snapshot of a push context built by buildPushContext; throws for any other context. */
+export function pushSnapshot(push: PushContext): PushSnapshot {
+  if (!(push.snapshot instanceof PushSnapshot)) throw new Error(`push ${push.version} has no mesh snapshot`);
+  return push.snapshot;
 }
 
 export interface PushRequest {

@@ -1,0 +1,33 @@
+// Reading config object metadata: namespace, name, and the order Istio gives configs when several
+// compete: oldest first, then by name, then namespace (sortConfigByCreationTime). A missing
+// creationTimestamp counts as the oldest.
+import type { ConfigObject } from "../config/index.ts";
+
+export function creationTime(obj: ConfigObject): number {
+  const t = Date.parse(obj.metadata.creationTimestamp ?? "");
+  return Number.isNaN(t) ? 0 : t;
+}
+
+export function compareByCreationTime(a: ConfigObject, b: ConfigObject): number {
+  return (
+    creationTime(a) - creationTime(b) ||
+    compareStrings(a.metadata.name ?? "", b.metadata.name ?? "") ||
+    compareStrings(a.metadata.namespace ?? "", b.metadata.namespace ?? "")
+  );
+}
+
+export function sortByCreationTime<T extends ConfigObject>(configs: readonly T[]): T[] {
+  return [...configs].sort(compareByCreationTime);
+}
+
+export function compareStrings(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+export function namespaceOf(obj: ConfigObject): string {
+  return obj.metadata.namespace ?? "";
+}
+
+export function nameOf(obj: ConfigObject): string {
+  return obj.metadata.name ?? "";
+}

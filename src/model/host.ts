@@ -1,0 +1,66 @@
+// Hostname matching and resolution as Istio does it (pkg/config/host, pilot/pkg/model/config.go).
+// A hostname starting with `*` is a wildcard: `*.example.com` covers `a.example.com` and
+// `*.b.example.com`; `*` alone covers every host.
+import { isIP } from "node:net";
+
+export function isWildcard(host: string): boolean {
+  return host.startsWith("*");
+}
+
+/** `host` is covered by `other`: equal, or under the wildcard `other` (Istio's SubsetOf). */
+export function hostSubsetOf(host: string, other: string): boolean {
+  if (isWildcard(host)) return isWildcard(other) && host.slice(1).endsWith(other.slice(1));
+  if (isWildcard(other)) return host.endsWith(other.slice(1));
+  return host === other;
+}
+
+/** The two hosts overlap: either covers the other (Istio's Matches, symmetric). */
+export function hostsMatch(a: string, b: string): boolean {
+  if (isWildcard(a) && isWildcard(b)) {
+    return a.length < b.length ? b.slice(1).endsWith(a.slice(1)) : a.slice(1).endsWith(b.slice(1));
+  }
+  if (isWildcard(a)) return b.endsWith(a.slice(1));
+  if (isWildcard(b)) return a.endsWith(b.slice(1));
+  return a === b;
+}
+
+/**
+ * The key of `hosts` that matches `needle` most specifically: the exact host, else the longest
+ * wildcard covering it (Istio's MostSpecificHostMatch).
+ */
+export function mostSpecificHostMatch(needle: string, hosts: Iterable<string>): string | undefined {
+  let best: string | undefined;
+  for (const candidate of hosts) {
+    if (candidate === needle) return candidate;
+    if (!isWildcard(candidate) || !hostSubsetOf(needle, candidate)) continue;
+    if (best === undefined || candidate.length > best.length) best = candidate;
+  }
+  return best;
+}
+
+/**
+ * A host as written in a config of `namespace`, made fully qualified: a short name `reviews`
+ * becomes `reviews.<namespace>.svc.<domainSuffix>`; `*`, IPs and names with a dot stay.
+ */
+export function resolveShortName(host: string, namespace: string, domainSuffix: string): string {
+  if (host === "" || host === "*" || isIP(host) !== 0 || host.includes(".")) return host;
+  return `${host}.${namespace}.svc.${domainSuffix}`;
+}
+
+/** The mesh gateway name: VirtualServices bound to it apply to sidecars. */
+export const MESH_GATEWAY = "mesh";
+
+/**
+ * A gateway reference made `namespace/name`: a short name is in the config's namespace, `./gw` too,
+ * and the legacy `gw.ns.svc.cluster.local` form names `ns/gw`.
+ */
+export function resolveGatewayName(gateway: string, namespace: string): string {
+  if (gateway === MESH_GATEWAY) return gateway;
+  const slash = gateway.indexOf("/");
+  if (slash >= 0) return gateway.startsWith("./") ? `${namespace}/${gateway.slice(2)}` : gateway;
+  const dot = gateway.indexOf(".");
+  if (dot < 0) return `${namespace}/${gateway}`;
+  const rest = gateway.slice(dot + 1);
+  const nextDot = rest.indexOf(".");
+  return `${nextDot < 0 ? rest : rest.slice(0, nextDot)}/${gateway.slice(0, dot)}`;
+}

@@ -1,0 +1,27 @@
+// The model a push works on: the proxy behind a connection, the push context and request, and the
+// snapshot generators read (services, VirtualServices, DestinationRules, Gateways, policies,
+// Sidecar scopes).
+//
+//   const push = buildPushContext({ configs: store.list().map((s) => s.object),
+//     services: registry.services.list(), mesh }, previousPush);
+//   const snap = pushSnapshot(req.push);
+//   const scope = snap.sidecarScope(proxy);              // services, VirtualServices, DRs the proxy sees
+//   scope.destinationRule("outbound", proxy.labels, "reviews.bookinfo.svc.cluster.local");
+//   snap.mergedGateway(proxy);                           // a router's servers per port
+//   snap.mtlsMode(proxy, 9080);                          // STRICT | PERMISSIVE | DISABLE
+export type { ConsolidatedDestinationRule } from "./destination-rule-merge.ts";
+export type { MergedGateway, MergedPort, MergedServer, ServerPort, ServiceTarget } from "./gateway-merge.ts";
+export { gatewayRouteName, isHttpServer, isTlsServer } from "./gateway-merge.ts";
+export { hostSubsetOf, hostsMatch, isWildcard, MESH_GATEWAY, mostSpecificHostMatch, resolveShortName } from "./host.ts";
+export type { EffectiveMtls, MtlsMode } from "./peer-authentication.ts";
+export * from "./proxy.ts";
+export * from "./push-context.ts";
+export { type PushInputs, PushSnapshot } from "./push-snapshot.ts";
+export type { EgressListener } from "./sidecar-egress.ts";
+export {
+  DEFAULT_SIDECAR_NAME,
+  type OutboundTrafficPolicy,
+  SidecarScope,
+  type TrafficDirection,
+} from "./sidecar-scope.ts";
+export { usesGatewaySemantics } from "./virtual-service-index.ts";

@@ -1,0 +1,288 @@
+// The indexed state one push works on (the content of Istio's PushContext): every lookup a
+// generator needs, over an immutable snapshot of the config objects and the registry's services.
+// Built by buildPushSnapshot; indexes whose inputs did not change are taken from the previous
+// snapshot (inputs are compared object by object, so reuse never depends on change tracking).
+import { type ConfigObject, kindKey, type MeshConfig, parseApiVersion } from "../config/index.ts";
+import type {
+  AuthorizationPolicy,
+  EnvoyFilter,
+  Gateway,
+  RequestAuthentication,
+  Telemetry,
+  VirtualService,
+  WasmPlugin,
+} from "../config/types/index.ts";
+import { labelsContain } from "../krt/index.ts";
+import type { Service } from "../registry/index.ts";
+import { sortByCreationTime } from "./config-meta.ts";
+import { DestinationRuleIndex } from "./destination-rule-index.ts";
+import type { ConsolidatedDestinationRule } from "./destination-rule-merge.ts";
+import { EnvoyFilterIndex } from "./envoy-filter-index.ts";
+import { type MergedGateway, mergeGateways, type ServiceTarget } from "./gateway-merge.ts";
+import { selectGateways } from "./gateway-select.ts";
+import { type EffectiveMtls, type MtlsMode, PeerAuthenticationIndex } from "./peer-authentication.ts";
+import type { ProxyNode } from "./proxy.ts";
+import { ServiceIndex } from "./service-index.ts";
+import { SidecarIndex } from "./sidecar-index.ts";
+import type { SidecarScope } from "./sidecar-scope.ts";
+import { VirtualServiceIndex } from "./virtual-service-index.ts";
+import { policyAttachment, WorkloadPolicyIndex } from "./workload-policies.ts";
+
+export interface PushInputs {
+  /** Every config object in force, of any kind (kinds the push does not index are ignored). */
+  configs: readonly ConfigObject[];
+  /** The registry's services, one per namespace and hostname (ServiceRegistry.services). */
+  services: readonly Service[];
+  mesh: MeshConfig;
+  /** Kubernetes DNS domain for short names; default cluster.local. */
+  domainSuffix?: string;
+  /** PILOT_SCOPE_GATEWAY_TO_NAMESPACE: a gateway proxy uses only Gateways of its namespace. Default false. */
+  scopeGatewayToNamespace?: boolean;
+}
+
+const NET = "networking.istio.io";
+const SEC = "security.istio.io";
+export const PUSH_KINDS = {
+  virtualService: kindKey(NET, "VirtualService"),
+  destinationRule: kindKey(NET, "DestinationRule"),
+  gateway: kindKey(NET, "Gateway"),
+  sidecar: kindKey(NET, "Sidecar"),
+  envoyFilter: kindKey(NET, "EnvoyFilter"),
+  peerAuthentication: kindKey(SEC, "PeerAuthentication"),
+  requestAuthentication: kindKey(SEC, "RequestAuthentication"),
+  authorizationPolicy: kindKey(SEC, "AuthorizationPolicy"),
+  telemetry: kindKey("telemetry.istio.io", "Telemetry"),
+  wasmPlugin: kindKey("extensions.istio.io", "WasmPlugin"),
+} as const;
+
+type PushKind = keyof typeof PUSH_KINDS;
+
+/** A workload a policy can attach to: a proxy's config namespace and labels. */
+type Workload = Pick<ProxyNode, "configNamespace" | "labels">;
+
+export class PushSnapshot {
+  readonly mesh: MeshConfig;
+  readonly domainSuffix: string;
+  readonly rootNamespace: string;
+  readonly services: ServiceIndex;
+  readonly virtualServices: VirtualServiceIndex;
+  readonly destinationRules: DestinationRuleIndex;
+  readonly sidecars: SidecarIndex;
+  /** Istio Gateways, oldest first. */
+  readonly gateways: readonly Gateway[];
+  readonly peerAuthentications: PeerAuthenticationIndex;
+  readonly requestAuthentications: WorkloadPolicyIndex<RequestAuthentication>;
+  readonly authorizationPolicies: WorkloadPolicyIndex<AuthorizationPolicy>;
+  readonly telemetries: WorkloadPolicyIndex<Telemetry>;
+  readonly wasmPlugins: WorkloadPolicyIndex<WasmPlugin>;
+  readonly envoyFilters: EnvoyFilterIndex;
+  private readonly scopeGatewayToNamespace: boolean;
+  /** The inputs each index was built from, to decide reuse by the next snapshot. */
+  private readonly inputs: { kinds: ReadonlyMap<PushKind, readonly ConfigObject[]>; services: readonly Service[] };
+
+  constructor(inputs: PushInputs, previous?: PushSnapshot) {
+    this.mesh = inputs.mesh;
+    this.domainSuffix = inputs.domainSuffix ?? "cluster.local";
+    this.rootNamespace = inputs.mesh.rootNamespace ?? "istio-system";
+    this.scopeGatewayToNamespace = inputs.scopeGatewayToNamespace ?? false;
+    const kinds = groupByKind(inputs.configs);
+    this.inputs = { kinds, services: inputs.services };
+
+    const sameSettings =
+      previous !== undefined && previous.mesh === this.mesh && previous.domainSuffix === this.domainSuffix;
+    /** The previous snapshot's index when its input kind is unchanged, else a new one. */
+    const reuse = <I>(kind: PushKind, pick: (p: PushSnapshot) => I, build: () => I): I =>
+      previous && sameSettings && sameItems(previous.inputs.kinds.get(kind), kinds.get(kind))
+        ? pick(previous)
+        : build();
+    const of = <T extends ConfigObject>(kind: PushKind): T[] => (kinds.get(kind) ?? []).map((c) => c as T);
+    const root = this.rootNamespace;
+    const mesh = this.mesh;
+
+    this.services =
+      previous && sameSettings && sameItems(previous.inputs.services, inputs.services)
+        ? previous.services
+        : new ServiceIndex(inputs.services, mesh.defaultServiceExportTo);
+    this.virtualServices = reuse(
+      "virtualService",
+      (p) => p.virtualServices,
+      () => new VirtualServiceIndex(of("virtualService"), mesh.defaultVirtualServiceExportTo, this.domainSuffix),
+    );
+    this.destinationRules = reuse(
+      "destinationRule",
+      (p) => p.destinationRules,
+      () =>
+        new DestinationRuleIndex(of("destinationRule"), root, mesh.defaultDestinationRuleExportTo, this.domainSuffix),
+    );
+    // Scopes derive from services, VirtualServices and DestinationRules: reusable (cache included) only if all are.
+    const scopeInputsKept =
+      this.services === previous?.services &&
+      this.virtualServices === previous.virtualServices &&
+      this.destinationRules === previous.destinationRules;
+    const buildSidecars = () => new SidecarIndex(of("sidecar"), this, root);
+    this.sidecars = scopeInputsKept ? reuse("sidecar", (p) => p.sidecars, buildSidecars) : buildSidecars();
+    this.gateways = reuse(
+      "gateway",
+      (p) => p.gateways,
+      () => sortByCreationTime(of<Gateway>("gateway")),
+    );
+    this.peerAuthentications = reuse(
+      "peerAuthentication",
+      (p) => p.peerAuthentications,
+      () => new PeerAuthenticationIndex(of("peerAuthentication"), root),
+    );
+    this.requestAuthentications = reuse(
+      "requestAuthentication",
+      (p) => p.requestAuthentications,
+      () => new WorkloadPolicyIndex(of<RequestAuthentication>("requestAuthentication"), root, policyAttachment),
+    );
+    this.authorizationPolicies = reuse(
+      "authorizationPolicy",
+      (p) => p.authorizationPolicies,
+      () => new WorkloadPolicyIndex(of<AuthorizationPolicy>("authorizationPolicy"), root, policyAttachment),
+    );
+    this.telemetries = reuse(
+      "telemetry",
+      (p) => p.telemetries,
+      () => new WorkloadPolicyIndex(of<Telemetry>("telemetry"), root, policyAttachment),
+    );
+    this.wasmPlugins = reuse(
+      "wasmPlugin",
+      (p) => p.wasmPlugins,
+      () => new WorkloadPolicyIndex(of<WasmPlugin>("wasmPlugin"), root, policyAttachment),
+    );
+    this.envoyFilters = reuse(
+      "envoyFilter",
+      (p) => p.envoyFilters,
+      () => new EnvoyFilterIndex(of("envoyFilter"), root),
+    );
+  }
+
+  /** The proxy's SidecarScope (computed on first use, then shared by every proxy it applies to). */
+  sidecarScope(proxy: Pick<ProxyNode, "type" | "configNamespace" | "labels">): SidecarScope {
+    return this.sidecars.scopeFor(proxy);
+  }
+
+  /** Services config in `namespace` can see (exportTo applied). */
+  servicesVisibleTo(namespace: string): Service[] {
+    return this.services.visibleTo(namespace);
+  }
+
+  isServiceVisible(service: Service, namespace: string): boolean {
+    return this.services.isVisible(service, namespace);
+  }
+
+  /** The service `hostname` as the proxy's scope sees it. */
+  serviceForHostname(
+    proxy: Pick<ProxyNode, "type" | "configNamespace" | "labels">,
+    hostname: string,
+  ): Service | undefined {
+    return this.sidecarScope(proxy).service(hostname);
+  }
+
+  /** VirtualServices bound to `gateway` ("mesh" or "ns/name") visible to `namespace`, in precedence order. */
+  virtualServicesForGateway(namespace: string, gateway: string): VirtualService[] {
+    return this.virtualServices.forGateway(namespace, gateway);
+  }
+
+  /** Every consolidated DestinationRule for `service` seen from `proxyNamespace` (Istio's destinationRule lookup). */
+  destinationRulesFor(
+    proxyNamespace: string,
+    service: Pick<Service, "hostname" | "namespace">,
+  ): ConsolidatedDestinationRule[] {
+    return this.destinationRules.forService(proxyNamespace, service);
+  }
+
+  /** The DestinationRule the proxy applies to outbound traffic to `service`: selector-matched first, else the catch-all. */
+  destinationRule(
+    proxy: Workload,
+    service: Pick<Service, "hostname" | "namespace">,
+  ): ConsolidatedDestinationRule | undefined {
+    let catchAll: ConsolidatedDestinationRule | undefined;
+    for (const rule of this.destinationRulesFor(proxy.configNamespace, service)) {
+      const selector = rule.rule.spec?.workloadSelector;
+      if (!selector) catchAll = rule;
+      else if (
+        rule.rule.metadata.namespace === proxy.configNamespace &&
+        labelsContain(proxy.labels, selector.matchLabels ?? {})
+      ) {
+        return rule;
+      }
+    }
+    return catchAll;
+  }
+
+  /** The proxy's service ports: services of its namespace whose selector matches its labels. */
+  serviceTargets(proxy: Workload): ServiceTarget[] {
+    return this.services.all
+      .filter(
+        (s) =>
+          s.namespace === proxy.configNamespace &&
+          s.selector !== null &&
+          Object.keys(s.selector).length > 0 &&
+          labelsContain(proxy.labels, s.selector),
+      )
+      .flatMap((service) => service.ports.map((port) => ({ service, port })));
+  }
+
+  /** The Gateways a router proxy serves, merged into its listeners; undefined when none selects it. */
+  mergedGateway(proxy: Workload): MergedGateway | undefined {
+    const selected = selectGateways(this.gateways, proxy, this.serviceTargets(proxy), this.scopeGatewayToNamespace);
+    return selected.length > 0 ? mergeGateways(selected) : undefined;
+  }
+
+  effectiveMtls(proxy: Workload): EffectiveMtls {
+    return this.peerAuthentications.effectiveMtls(proxy.configNamespace, proxy.labels);
+  }
+
+  /** The mTLS mode of one inbound port of the proxy's workload. */
+  mtlsMode(proxy: Workload, port: number): MtlsMode {
+    return this.peerAuthentications.mtlsMode(proxy.configNamespace, proxy.labels, port);
+  }
+
+  requestAuthenticationsFor(proxy: Workload): RequestAuthentication[] {
+    return this.requestAuthentications.forWorkload(policyWorkload(proxy));
+  }
+
+  /** Root namespace policies first, then the proxy namespace's, each oldest first (group by action with networking/authz). */
+  authorizationPoliciesFor(proxy: Workload): AuthorizationPolicy[] {
+    return this.authorizationPolicies.forWorkload(policyWorkload(proxy));
+  }
+
+  telemetriesFor(proxy: Workload): Telemetry[] {
+    return this.telemetries.forWorkload(policyWorkload(proxy));
+  }
+
+  wasmPluginsFor(proxy: Workload): WasmPlugin[] {
+    return this.wasmPlugins.forWorkload(policyWorkload(proxy));
+  }
+
+  /** EnvoyFilters patching the proxy's config, in patch order. */
+  envoyFiltersFor(proxy: Workload): EnvoyFilter[] {
+    return this.envoyFilters.forProxy(policyWorkload(proxy));
+  }
+}
+
+function policyWorkload(proxy: Workload) {
+  return { namespace: proxy.configNamespace, labels: proxy.labels };
+}
+
+function groupByKind(configs: readonly ConfigObject[]): Map<PushKind, ConfigObject[]> {
+  const kindOf = new Map<string, PushKind>(Object.entries(PUSH_KINDS).map(([k, v]) => [v, k as PushKind]));
+  const out = new Map<PushKind, ConfigObject[]>();
+  for (const config of configs) {
+    const kind = kindOf.get(kindKey(parseApiVersion(config.apiVersion).group, config.kind));
+    if (!kind) continue;
+    const list = out.get(kind);
+    if (list) list.push(config);
+    else out.set(kind, [config]);
+  }
+  return out;
+}
+
+/** The same objects in the same order (the store and krt keep unchanged objects by reference). */
+function sameItems<T>(a: readonly T[] | undefined, b: readonly T[] | undefined): boolean {
+  const x = a ?? [];
+  const y = b ?? [];
+  return x.length === y.length && x.every((item, i) => item === y[i]);
+}

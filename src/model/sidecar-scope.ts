@@ -1,0 +1,248 @@
+// What one proxy sees (Istio's SidecarScope): the services, VirtualServices and DestinationRules
+// imported by its Sidecar's egress listeners (or by the default `*\/*` listener), its ingress
+// listeners and its outbound traffic policy. Built once per push per Sidecar and config namespace.
+import type { MeshConfig } from "../config/index.ts";
+import type {
+  ConnectionPool,
+  Sidecar,
+  SidecarIngress,
+  SidecarOutboundTrafficPolicy,
+  VirtualService,
+} from "../config/types/index.ts";
+import { labelsContain } from "../krt/index.ts";
+import type { Service } from "../registry/index.ts";
+import { nameOf, namespaceOf } from "./config-meta.ts";
+import type { DestinationRuleIndex } from "./destination-rule-index.ts";
+import type { ConsolidatedDestinationRule } from "./destination-rule-merge.ts";
+import { hostsMatch, isWildcard, MESH_GATEWAY } from "./host.ts";
+import type { ServiceIndex } from "./service-index.ts";
+import { buildEgressListener, type EgressListener, withOnlyPort } from "./sidecar-egress.ts";
+import type { VirtualServiceIndex } from "./virtual-service-index.ts";
+
+export const DEFAULT_SIDECAR_NAME = "default-sidecar";
+
+/** The push's indexes a scope is computed from. */
+export interface ScopeSources {
+  services: ServiceIndex;
+  virtualServices: VirtualServiceIndex;
+  destinationRules: DestinationRuleIndex;
+  mesh: MeshConfig;
+}
+
+export type TrafficDirection = "inbound" | "outbound";
+
+export interface OutboundTrafficPolicy {
+  /** The Sidecar's mode, else the mesh's (which may also be ALLOW_ANY_DYNAMIC_DNS). */
+  mode: "ALLOW_ANY" | "REGISTRY_ONLY" | "ALLOW_ANY_DYNAMIC_DNS";
+  egressProxy?: SidecarOutboundTrafficPolicy["egressProxy"];
+}
+
+export class SidecarScope {
+  /** The Sidecar's name, or "default-sidecar". */
+  readonly name: string;
+  /** The config namespace it was computed for (a root-namespace Sidecar applies to many). */
+  readonly namespace: string;
+  /** The Sidecar resource; undefined for the default scope. */
+  readonly sidecar: Sidecar | undefined;
+  readonly egressListeners: readonly EgressListener[];
+  /** Union of the listeners' services, one per hostname (CDS builds from these). */
+  readonly services: readonly Service[];
+  readonly outboundTrafficPolicy: OutboundTrafficPolicy;
+  private readonly byHostname = new Map<string, Service>();
+  private readonly destinationRulesByHost = new Map<string, readonly ConsolidatedDestinationRule[]>();
+
+  constructor(sources: ScopeSources, sidecar: Sidecar | undefined, configNamespace: string, forGateway = false) {
+    this.name = sidecar ? nameOf(sidecar) : DEFAULT_SIDECAR_NAME;
+    this.namespace = configNamespace;
+    this.sidecar = sidecar;
+
+    const services: Service[] = [];
+    const add = (service: Service) => this.appendService(services, service);
+    if (forGateway) {
+      // Gateways see every service visible to their namespace, and mesh VirtualServices for waypoints.
+      for (const service of sources.services.visibleTo(configNamespace)) add(service);
+      this.egressListeners = [
+        { services: [], virtualServices: sources.virtualServices.forGateway(configNamespace, MESH_GATEWAY) },
+      ];
+    } else {
+      const egress = sidecar?.spec?.egress?.length ? sidecar.spec.egress : [undefined];
+      this.egressListeners = egress.map((e) =>
+        buildEgressListener(e, configNamespace, sources.services, sources.virtualServices),
+      );
+      for (const listener of this.egressListeners) {
+        // Services named by hosts first, so a destination found through a VirtualService never replaces them.
+        for (const service of listener.services) add(service);
+        for (const vs of listener.virtualServices) {
+          for (const [host, ports] of virtualServiceDestinations(vs, configNamespace)) {
+            const chosen = pickServiceNamespace(sources.services, host, configNamespace);
+            const port = listener.egress?.port?.number;
+            const narrowed = chosen && (port ? withOnlyPort(chosen, port) : withDestinationPorts(chosen, ports));
+            if (narrowed) add(narrowed);
+          }
+        }
+      }
+    }
+    this.services = services;
+    for (const service of services) {
+      const rules = sources.destinationRules.forService(configNamespace, service);
+      if (rules.length > 0) this.destinationRulesByHost.set(service.hostname, rules);
+    }
+    const mode = sidecar?.spec?.outboundTrafficPolicy?.mode ?? sources.mesh.outboundTrafficPolicy?.mode ?? "ALLOW_ANY";
+    this.outboundTrafficPolicy = sidecar?.spec?.outboundTrafficPolicy
+      ? { mode, egressProxy: sidecar.spec.outboundTrafficPolicy.egressProxy }
+      : { mode };
+  }
+
+  /** The ingress listeners the Sidecar declares (none: inbound follows the workload's service ports). */
+  get ingressListeners(): readonly SidecarIngress[] {
+    return this.sidecar?.spec?.ingress ?? [];
+  }
+
+  /** The service this scope uses for `hostname`. */
+  service(hostname: string): Service | undefined {
+    return this.byHostname.get(hostname);
+  }
+
+  /** The services covered by `hostname`, which may be a wildcard. */
+  servicesForHostname(hostname: string): Service[] {
+    if (!isWildcard(hostname)) {
+      const service = this.byHostname.get(hostname);
+      return service ? [service] : [];
+    }
+    return this.services.filter((s) => hostsMatch(hostname, s.hostname));
+  }
+
+  /** Every consolidated DestinationRule for the service `hostname` in this scope. */
+  destinationRules(hostname: string): readonly ConsolidatedDestinationRule[] {
+    return this.destinationRulesByHost.get(hostname) ?? [];
+  }
+
+  /**
+   * The DestinationRule for traffic of a proxy with `labels` to `hostname`: outbound, a rule of this
+   * scope's namespace whose workloadSelector matches wins; else the rule without selector.
+   */
+  destinationRule(
+    direction: TrafficDirection,
+    labels: Readonly<Record<string, string>>,
+    hostname: string,
+  ): ConsolidatedDestinationRule | undefined {
+    let catchAll: ConsolidatedDestinationRule | undefined;
+    for (const rule of this.destinationRules(hostname)) {
+      const selector = rule.rule.spec?.workloadSelector;
+      if (!selector) catchAll = rule;
+      else if (
+        direction === "outbound" &&
+        namespaceOf(rule.rule) === this.namespace &&
+        labelsContain(labels, selector.matchLabels ?? {})
+      ) {
+        return rule;
+      }
+    }
+    return catchAll;
+  }
+
+  /** The egress listener serving RDS for `port` (0 with `bind` for a unix socket), else the catch-all. */
+  egressListenerFor(port: number, bind: string): EgressListener | undefined {
+    for (const listener of this.egressListeners) {
+      const number = listener.egress?.port?.number;
+      if (!number) return listener;
+      if (number === port && (port !== 0 || listener.egress?.bind === bind)) return listener;
+    }
+    return undefined;
+  }
+
+  /** Inbound connection pool for `port`: the ingress listener's, else the Sidecar's. */
+  inboundConnectionPool(port: number): ConnectionPool | undefined {
+    const listener = this.ingressListeners.find((l) => l.port.number === port && l.connectionPool);
+    return listener?.connectionPool ?? this.sidecar?.spec?.inboundConnectionPool;
+  }
+
+  /**
+   * Adds a service, one per hostname: a Kubernetes service is never replaced by another registry's
+   * and replaces theirs; a same-namespace, same-kind service adds its ports; others are ignored.
+   */
+  private appendService(services: Service[], service: Service): void {
+    const existing = this.byHostname.get(service.hostname);
+    if (!existing) {
+      services.push(service);
+      this.byHostname.set(service.hostname, service);
+      return;
+    }
+    if (existing === service) return;
+    if (existing.registry === "Kubernetes" && service.registry !== "Kubernetes") return;
+    let replacement: Service | undefined;
+    if (existing.registry !== "Kubernetes" && service.registry === "Kubernetes") replacement = service;
+    else if (!samePorts(existing, service) && canMerge(existing, service)) {
+      const known = new Set(existing.ports.map((p) => p.port));
+      replacement = { ...existing, ports: [...existing.ports, ...service.ports.filter((p) => !known.has(p.port))] };
+    }
+    if (!replacement) return;
+    services[services.indexOf(existing)] = replacement;
+    this.byHostname.set(service.hostname, replacement);
+  }
+}
+
+/**
+ * Hosts a VirtualService routes to, with the ports it names (0: a destination without port), for a
+ * proxy in `configNamespace`: http routes whose matches all name another sourceNamespace are skipped.
+ */
+function virtualServiceDestinations(vs: VirtualService, configNamespace: string): Map<string, Set<number>> {
+  const out = new Map<string, Set<number>>();
+  const add = (host: string, port: number | undefined) => out.set(host, (out.get(host) ?? new Set()).add(port ?? 0));
+  for (const route of vs.spec?.http ?? []) {
+    const sources = (route.match ?? []).map((m) => m.sourceNamespace).filter((ns) => ns);
+    if (sources.length > 0 && !sources.includes(configNamespace)) continue;
+    for (const r of route.route ?? []) add(r.destination.host, r.destination.port?.number);
+    if (route.mirror) add(route.mirror.host, route.mirror.port?.number);
+    for (const m of route.mirrors ?? []) add(m.destination.host, m.destination.port?.number);
+  }
+  for (const route of [...(vs.spec?.tcp ?? []), ...(vs.spec?.tls ?? [])]) {
+    for (const r of route.route ?? []) add(r.destination.host, r.destination.port?.number);
+  }
+  return out;
+}
+
+/**
+ * The service for a VirtualService destination: the config namespace's, else a visible Kubernetes
+ * service, else the oldest visible one (Istio's pickBestVisibleNamespace).
+ */
+function pickServiceNamespace(services: ServiceIndex, host: string, configNamespace: string): Service | undefined {
+  const byNamespace = services.byNamespace(host);
+  const own = byNamespace.get(configNamespace);
+  if (own) return own;
+  let best: Service | undefined;
+  for (const service of byNamespace.values()) {
+    if (!services.isVisible(service, configNamespace)) continue;
+    if (service.registry === "Kubernetes") return service;
+    if (!best || (Date.parse(service.creationTime) || 0) < (Date.parse(best.creationTime) || 0)) best = service;
+  }
+  return best;
+}
+
+/** The service narrowed to the ports a VirtualService routes to (all when one destination names none). */
+function withDestinationPorts(service: Service, ports: ReadonlySet<number>): Service | undefined {
+  if (ports.size === 0 || ports.has(0)) return service;
+  const found = service.ports.filter((p) => ports.has(p.port));
+  if (found.length === service.ports.length) return service;
+  return found.length > 0 ? { ...service, ports: found } : undefined;
+}
+
+function samePorts(a: Service, b: Service): boolean {
+  return (
+    a.ports.length === b.ports.length &&
+    a.ports.every(
+      (p, i) => p.port === b.ports[i].port && p.name === b.ports[i].name && p.protocol === b.ports[i].protocol,
+    )
+  );
+}
+
+function canMerge(a: Service, b: Service): boolean {
+  return (
+    a.namespace === b.namespace &&
+    a.resolution === b.resolution &&
+    a.registry === b.registry &&
+    JSON.stringify(a.labels) === JSON.stringify(b.labels) &&
+    JSON.stringify(a.selector) === JSON.stringify(b.selector) &&
+    JSON.stringify([...a.exportTo].sort()) === JSON.stringify([...b.exportTo].sort())
+  );
+}

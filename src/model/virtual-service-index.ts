@@ -1,0 +1,108 @@
+// VirtualServices of a push by gateway, with exportTo applied (Istio's virtualServiceIndex).
+// Each is first resolved (short names made fully qualified) and, if it is a root, has its
+// delegates merged in; delegates (VirtualServices without hosts) are not indexed themselves.
+// A VirtualService without gateways binds to `mesh`, the sidecars.
+import type { ConfigObject } from "../config/index.ts";
+import type { VirtualService, VirtualServiceHttp, VirtualServiceSpec } from "../config/types/index.ts";
+import { nameOf, namespaceOf, sortByCreationTime } from "./config-meta.ts";
+import { MESH_GATEWAY } from "./host.ts";
+import { mergeDelegateRoutes } from "./virtual-service-delegate.ts";
+import { resolveVirtualServiceNames } from "./virtual-service-resolve.ts";
+import { EXPORT_NONE, EXPORT_PUBLIC, exportToSet, isExportedTo } from "./visibility.ts";
+
+/** Annotation marking a VirtualService translated from Gateway API routes (already resolved, no delegation). */
+export const ROUTE_SEMANTICS_ANNOTATION = "internal.istio.io/route-semantics";
+
+/** Gateway API semantics: hosts match imports one way only, and same-namespace routes come first. */
+export function usesGatewaySemantics(vs: ConfigObject): boolean {
+  return vs.metadata.annotations?.[ROUTE_SEMANTICS_ANNOTATION] === "gateway";
+}
+
+type ByNamespaceAndGateway = Map<string, Map<string, VirtualService[]>>;
+
+export class VirtualServiceIndex {
+  /** Every indexed VirtualService (roots merged, delegates left out), oldest first. */
+  readonly all: readonly VirtualService[];
+  private readonly publicByGateway = new Map<string, VirtualService[]>();
+  private readonly privateByNamespaceAndGateway: ByNamespaceAndGateway = new Map();
+  private readonly exportedByNamespaceAndGateway: ByNamespaceAndGateway = new Map();
+
+  constructor(
+    configs: readonly VirtualService[],
+    defaultExportTo: readonly string[] | undefined,
+    domainSuffix: string,
+  ) {
+    const exportTo = (vs: VirtualService) => exportToSet(vs.spec?.exportTo, defaultExportTo, namespaceOf(vs));
+    const delegates = new Map<string, VirtualService>();
+    for (const vs of configs) {
+      if ((vs.spec?.hosts ?? []).length === 0) delegates.set(`${namespaceOf(vs)}/${nameOf(vs)}`, vs);
+    }
+    const merged: VirtualService[] = [];
+    for (const vs of configs) {
+      if ((vs.spec?.hosts ?? []).length === 0) continue;
+      if (usesGatewaySemantics(vs)) {
+        merged.push(vs);
+        continue;
+      }
+      const spec = resolveVirtualServiceNames(vs.spec ?? {}, namespaceOf(vs), domainSuffix);
+      const http = spec.http?.flatMap((route) => resolveDelegate(route, vs, delegates, exportTo, domainSuffix));
+      merged.push({ ...vs, spec: http ? { ...spec, http } : spec });
+    }
+    this.all = sortByCreationTime(merged);
+
+    for (const vs of this.all) {
+      const namespace = namespaceOf(vs);
+      const gateways = vs.spec?.gateways?.length ? vs.spec.gateways : [MESH_GATEWAY];
+      const visibility = exportTo(vs);
+      if (visibility.has(EXPORT_PUBLIC)) {
+        for (const gw of gateways) this.publicByGateway.set(gw, [...(this.publicByGateway.get(gw) ?? []), vs]);
+      } else if (!visibility.has(EXPORT_NONE)) {
+        for (const target of visibility) {
+          const index = target === namespace ? this.privateByNamespaceAndGateway : this.exportedByNamespaceAndGateway;
+          for (const gw of gateways) add(index, target, gw, vs);
+        }
+      }
+    }
+  }
+
+  /**
+   * The VirtualServices bound to `gateway` ("mesh" or "ns/name") that config in `namespace` can
+   * see: its own private ones, those exported to it by name, then public ones (Gateway API routes
+   * of its own namespace first).
+   */
+  forGateway(namespace: string, gateway: string): VirtualService[] {
+    const publicOnes = this.publicByGateway.get(gateway) ?? [];
+    const preferred = (vs: VirtualService) => usesGatewaySemantics(vs) && namespaceOf(vs) === namespace;
+    return [
+      ...(this.privateByNamespaceAndGateway.get(namespace)?.get(gateway) ?? []),
+      ...(this.exportedByNamespaceAndGateway.get(namespace)?.get(gateway) ?? []),
+      ...publicOnes.filter(preferred),
+      ...publicOnes.filter((vs) => !preferred(vs)),
+    ];
+  }
+}
+
+function add(index: ByNamespaceAndGateway, namespace: string, gateway: string, vs: VirtualService): void {
+  const byGateway = index.get(namespace) ?? new Map<string, VirtualService[]>();
+  index.set(namespace, byGateway);
+  byGateway.set(gateway, [...(byGateway.get(gateway) ?? []), vs]);
+}
+
+/**
+ * A root's route, with a delegate replaced by the delegate's merged routes. A delegate that is
+ * missing or not exported to the root's namespace drops the route.
+ */
+function resolveDelegate(
+  route: VirtualServiceHttp,
+  root: VirtualService,
+  delegates: ReadonlyMap<string, VirtualService>,
+  exportTo: (vs: VirtualService) => ReadonlySet<string>,
+  domainSuffix: string,
+): VirtualServiceHttp[] {
+  if (!route.delegate) return [route];
+  const namespace = route.delegate.namespace || namespaceOf(root);
+  const delegate = delegates.get(`${namespace}/${route.delegate.name ?? ""}`);
+  if (!delegate || !isExportedTo(exportTo(delegate), namespaceOf(root))) return [];
+  const spec: VirtualServiceSpec = resolveVirtualServiceNames(delegate.spec ?? {}, namespace, domainSuffix);
+  return mergeDelegateRoutes(route, spec.http ?? []);
+}
