@@ -4,11 +4,11 @@ import { hcm } from "../../api/index.ts";
 import type { AuthorizationPolicySpec, RequestAuthenticationJwtRules } from "../../config/types/index.ts";
 import type { ServiceProtocol } from "../../registry/index.ts";
 import type { AuthzPolicy, PoliciesByAction } from "../authz/index.ts";
-import { assertGolden, messageJson, readGoldenInput } from "../golden.ts";
+import { assertGolden, protoJson, readGoldenInput, testdataDir } from "../golden.ts";
 import { buildHttpFilters, HTTP_FILTERS, type HttpFilterContext, type ListenerClass, ROUTER_FILTER } from "./index.ts";
 import { envoyViolations } from "./pgv.ts";
 
-const testdata = (file: string) => new URL(`./testdata/${file}`, import.meta.url);
+const testdata = testdataDir(import.meta.url);
 
 interface GoldenInput {
   listenerClass: ListenerClass;
@@ -48,11 +48,12 @@ function names(filters: readonly hcm.HttpFilter[]): string[] {
 describe("HTTP filter registry (Istio listener_builder order)", () => {
   for (const name of ["sidecar-outbound", "sidecar-inbound-policies", "gateway-jwt"]) {
     it(`golden: ${name}`, () => {
-      const filters = buildHttpFilters(contextOf(readGoldenInput<GoldenInput>(testdata(`${name}.in.yaml`))));
+      const filters = buildHttpFilters(contextOf(readGoldenInput(testdata, name) as GoldenInput));
       for (const f of filters) assert.deepEqual(envoyViolations(hcm.HttpFilterSchema, f), [], f.name);
       assertGolden(
-        testdata(`${name}.out.yaml`),
-        filters.map((f) => messageJson(hcm.HttpFilterSchema, f)),
+        testdata,
+        name,
+        filters.map((f) => protoJson(hcm.HttpFilterSchema, f)),
       );
     });
   }
@@ -121,7 +122,7 @@ describe("HTTP filter registry (Istio listener_builder order)", () => {
         problems,
       ),
     );
-    const json = JSON.stringify(messageJson(hcm.HttpFilterSchema, filters[1]));
+    const json = JSON.stringify(protoJson(hcm.HttpFilterSchema, filters[1]));
     assert.match(json, /outbound\|443\|\|keys\.example\.org/);
     assert.equal(problems.length, 1);
   });

@@ -1,0 +1,111 @@
+// Access logs from MeshConfig accessLogFile/accessLogFormat/accessLogEncoding (Istio's legacy mesh
+// settings, used when no Telemetry applies): a file access log on every HTTP connection manager and
+// tcp_proxy, and on listeners for connections no filter chain matched (response flag NR).
+import { create, type JsonObject } from "@bufbuild/protobuf";
+import { accesslog, core, fileAccessLog, packAny } from "../../api/index.ts";
+import type { MeshConfig } from "../../config/index.ts";
+
+const FILE_ACCESS_LOG = "envoy.access_loggers.file";
+
+/** Istio's default text format (EnvoyTextLogFormat). */
+export const DEFAULT_TEXT_FORMAT =
+  '[%START_TIME%] "%REQ(:METHOD)% %REQ(X-ENVOY-ORIGINAL-PATH?:PATH)% %PROTOCOL%" %RESPONSE_CODE% %RESPONSE_FLAGS% ' +
+  '%RESPONSE_CODE_DETAILS% %CONNECTION_TERMINATION_DETAILS% "%UPSTREAM_TRANSPORT_FAILURE_REASON%" %BYTES_RECEIVED% ' +
+  '%BYTES_SENT% %DURATION% %RESP(X-ENVOY-UPSTREAM-SERVICE-TIME)% "%REQ(X-FORWARDED-FOR)%" "%REQ(USER-AGENT)%" ' +
+  '"%REQ(X-REQUEST-ID)%" "%REQ(:AUTHORITY)%" "%UPSTREAM_HOST%" %UPSTREAM_CLUSTER_RAW% %UPSTREAM_LOCAL_ADDRESS% ' +
+  "%DOWNSTREAM_LOCAL_ADDRESS% %DOWNSTREAM_REMOTE_ADDRESS% %REQUESTED_SERVER_NAME% %ROUTE_NAME%\n";
+
+/** Istio's default JSON format (EnvoyJSONLogFormatIstio), keys in the order Go's Struct marshals them. */
+export const DEFAULT_JSON_FORMAT: Readonly<JsonObject> = Object.freeze({
+  authority: "%REQ(:AUTHORITY)%",
+  bytes_received: "%BYTES_RECEIVED%",
+  bytes_sent: "%BYTES_SENT%",
+  connection_termination_details: "%CONNECTION_TERMINATION_DETAILS%",
+  downstream_local_address: "%DOWNSTREAM_LOCAL_ADDRESS%",
+  downstream_remote_address: "%DOWNSTREAM_REMOTE_ADDRESS%",
+  duration: "%DURATION%",
+  method: "%REQ(:METHOD)%",
+  path: "%REQ(X-ENVOY-ORIGINAL-PATH?:PATH)%",
+  protocol: "%PROTOCOL%",
+  request_id: "%REQ(X-REQUEST-ID)%",
+  requested_server_name: "%REQUESTED_SERVER_NAME%",
+  response_code: "%RESPONSE_CODE%",
+  response_code_details: "%RESPONSE_CODE_DETAILS%",
+  response_flags: "%RESPONSE_FLAGS%",
+  route_name: "%ROUTE_NAME%",
+  start_time: "%START_TIME%",
+  upstream_cluster: "%UPSTREAM_CLUSTER_RAW%",
+  upstream_host: "%UPSTREAM_HOST%",
+  upstream_local_address: "%UPSTREAM_LOCAL_ADDRESS%",
+  upstream_service_time: "%RESP(X-ENVOY-UPSTREAM-SERVICE-TIME)%",
+  upstream_transport_failure_reason: "%UPSTREAM_TRANSPORT_FAILURE_REASON%",
+  user_agent: "%REQ(USER-AGENT)%",
+  x_forwarded_for: "%REQ(X-FORWARDED-FOR)%",
+});
+
+/** The access logs of an HTTP connection manager or tcp_proxy: none unless accessLogFile is set. */
+export function buildAccessLogs(mesh: MeshConfig): accesslog.AccessLog[] {
+  if (!mesh.accessLogFile) return [];
+  return [fileAccessLogFor(mesh)];
+}
+
+/** The listener's own access log, for connections that matched no filter chain. */
+export function buildListenerAccessLogs(mesh: MeshConfig): accesslog.AccessLog[] {
+  if (!mesh.accessLogFile || mesh.disableEnvoyListenerLog) return [];
+  const noRoute = create(accesslog.AccessLogFilterSchema, {
+    filterSpecifier: {
+      case: "responseFlagFilter",
+      value: create(accesslog.ResponseFlagFilterSchema, { flags: ["NR"] }),
+    },
+  });
+  return [create(accesslog.AccessLogSchema, { ...fileAccessLogFor(mesh), filter: noRoute })];
+}
+
+function fileAccessLogFor(mesh: MeshConfig): accesslog.AccessLog {
+  const config = create(fileAccessLog.FileAccessLogSchema, {
+    path: mesh.accessLogFile ?? "",
+    accessLogFormat: { case: "logFormat", value: logFormat(mesh) },
+  });
+  return create(accesslog.AccessLogSchema, {
+    name: FILE_ACCESS_LOG,
+    configType: { case: "typedConfig", value: packAny(fileAccessLog.FileAccessLogSchema, config) },
+  });
+}
+
+function logFormat(mesh: MeshConfig): core.SubstitutionFormatString {
+  if (mesh.accessLogEncoding === "JSON") {
+    return create(core.SubstitutionFormatStringSchema, {
+      format: { case: "jsonFormat", value: jsonFormat(mesh.accessLogFormat) },
+      jsonFormatOptions: create(core.JsonFormatOptionsSchema, { sortProperties: false }),
+    });
+  }
+  return create(core.SubstitutionFormatStringSchema, {
+    format: {
+      case: "textFormatSource",
+      value: create(core.DataSourceSchema, {
+        specifier: { case: "inlineString", value: textFormat(mesh.accessLogFormat) },
+      }),
+    },
+  });
+}
+
+/** Istio appends the newline a user format lacks. */
+function textFormat(format: string | undefined): string {
+  if (!format) return DEFAULT_TEXT_FORMAT;
+  return format.endsWith("\n") ? format : `${format}\n`;
+}
+
+/** A user JSON format that does not parse as an object falls back to the default, as in Istio. */
+function jsonFormat(format: string | undefined): JsonObject {
+  if (format) {
+    try {
+      const parsed: unknown = JSON.parse(format);
+      if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) && Object.keys(parsed).length > 0) {
+        return parsed as JsonObject;
+      }
+    } catch {
+      // Istio logs the error and keeps the default.
+    }
+  }
+  return { ...DEFAULT_JSON_FORMAT };
+}

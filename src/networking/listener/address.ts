@@ -1,0 +1,36 @@
+// Listener addresses and names (`<bind>_<port>`, IPv6 not bracketed), and the sniffing timeout.
+import { isIPv4 } from "node:net";
+import { create } from "@bufbuild/protobuf";
+import { type Duration, DurationSchema } from "@bufbuild/protobuf/wkt";
+import { core } from "../../api/index.ts";
+import type { ProxyNode } from "../../model/proxy.ts";
+import { durationFromGo } from "./duration.ts";
+import type { ListenerEnv } from "./types.ts";
+
+export function listenerName(bind: string, port: number): string {
+  return `${bind}_${port}`;
+}
+
+export function socketAddress(address: string, port: number): core.Address {
+  return create(core.AddressSchema, {
+    address: {
+      case: "socketAddress",
+      value: create(core.SocketAddressSchema, { address, portSpecifier: { case: "portValue", value: port } }),
+    },
+  });
+}
+
+/** `0.0.0.0`, or `::` for a proxy with only IPv6 addresses. */
+export function wildcardAddress(proxy: ProxyNode): string {
+  return proxy.ipAddresses.some((ip) => isIPv4(ip)) ? "0.0.0.0" : "::";
+}
+
+/** `127.0.0.1`, or `::1` for a proxy with only IPv6 addresses. */
+export function localhostAddress(proxy: ProxyNode): string {
+  return proxy.ipAddresses.some((ip) => isIPv4(ip)) ? "127.0.0.1" : "::1";
+}
+
+/** MeshConfig protocolDetectionTimeout (Istio's default 0s: wait for the client's first bytes forever). */
+export function protocolDetectionTimeout(env: ListenerEnv): Duration {
+  return durationFromGo(env.mesh.protocolDetectionTimeout ?? "0s") ?? create(DurationSchema, {});
+}

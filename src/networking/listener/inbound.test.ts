@@ -1,0 +1,176 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { JsonObject } from "@bufbuild/protobuf";
+import { type listener, tls, unpackAny } from "../../api/index.ts";
+import type { AuthorizationPolicySpec } from "../../config/types/index.ts";
+import type { PoliciesByAction } from "../authz/index.ts";
+import { assertGolden, readGoldenInput, testdataDir } from "../golden.ts";
+import { buildSidecarInboundListeners, type InboundPort, type SidecarInboundInput } from "./index.ts";
+import { checkedListenersJson, meshFrom, type ProxyInput, proxyFrom } from "./testing.ts";
+import type { MtlsMode } from "./types.ts";
+
+const testdata = testdataDir(import.meta.url);
+
+interface GoldenInput {
+  proxy?: ProxyInput;
+  mesh?: JsonObject;
+  ports: InboundPort[];
+  passthroughMtlsMode?: MtlsMode;
+  passthroughPortMtlsModes?: Record<number, MtlsMode>;
+  authorizationPolicies?: { name: string; spec: AuthorizationPolicySpec }[];
+  prometheusStats?: boolean;
+}
+
+function inputFrom(golden: GoldenInput): SidecarInboundInput {
+  let authz: PoliciesByAction | undefined;
+  if (golden.authorizationPolicies) {
+    authz = { custom: [], deny: [], allow: [], audit: [] };
+    for (const p of golden.authorizationPolicies) {
+      const action = (p.spec.action ?? "ALLOW").toLowerCase() as keyof PoliciesByAction;
+      authz[action].push({ name: p.name, namespace: "default", annotations: {}, spec: p.spec });
+    }
+  }
+  return {
+    proxy: proxyFrom(golden.proxy),
+    mesh: meshFrom(golden.mesh),
+    ports: golden.ports,
+    passthroughMtlsMode: golden.passthroughMtlsMode ?? "PERMISSIVE",
+    passthroughPortMtlsModes: golden.passthroughPortMtlsModes,
+    trustDomains: ["cluster.local"],
+    policies: { authz, authzOptions: { trustDomains: ["cluster.local"] }, prometheusStats: golden.prometheusStats },
+  };
+}
+
+function build(input: Partial<SidecarInboundInput> & { ports: InboundPort[] }): listener.Listener[] {
+  return buildSidecarInboundListeners({
+    proxy: proxyFrom(),
+    mesh: meshFrom(),
+    passthroughMtlsMode: "PERMISSIVE",
+    trustDomains: ["cluster.local"],
+    ...input,
+  });
+}
+
+const httpPort = (mtlsMode: MtlsMode, protocol: InboundPort["protocol"] = "HTTP"): InboundPort => ({
+  targetPort: 8080,
+  servicePort: 80,
+  protocol,
+  hostname: "reviews.default.svc.cluster.local",
+  mtlsMode,
+});
+
+function chainsOn(l: listener.Listener, port: number): listener.FilterChain[] {
+  return l.filterChains.filter((c) => c.filterChainMatch?.destinationPort === port);
+}
+
+describe("sidecar inbound listeners (listener_inbound.go)", () => {
+  for (const name of [
+    "inbound-permissive",
+    "inbound-strict-authz",
+    "inbound-interception-none",
+    "inbound-tproxy-disable",
+  ]) {
+    it(`golden: ${name}`, () => {
+      const listeners = buildSidecarInboundListeners(inputFrom(readGoldenInput(testdata, name) as GoldenInput));
+      assertGolden(testdata, name, checkedListenersJson(listeners));
+    });
+  }
+
+  it("virtualInbound: blackhole for 15006 first, passthrough chains next, then ports in target-port order", () => {
+    const [l] = build({
+      ports: [
+        { ...httpPort("DISABLE"), targetPort: 9090 },
+        { ...httpPort("DISABLE"), targetPort: 8080 },
+      ],
+    });
+    assert.equal(l.name, "virtualInbound");
+    assert.equal(l.filterChains[0].name, "virtualInbound-blackhole");
+    assert.equal(l.filterChains[0].filterChainMatch?.destinationPort, 15006);
+    const names = l.filterChains.map((c) => c.name);
+    assert.ok(names.indexOf("virtualInbound") < names.indexOf("0.0.0.0_8080"));
+    assert.ok(names.indexOf("0.0.0.0_8080") < names.indexOf("0.0.0.0_9090"));
+  });
+
+  it("PERMISSIVE HTTP port: an mTLS chain on tls + all Istio ALPNs, and a plaintext raw_buffer chain", () => {
+    const [l] = build({ ports: [httpPort("PERMISSIVE")] });
+    const chains = chainsOn(l, 8080);
+    assert.deepEqual(
+      chains.map((c) => [
+        c.filterChainMatch?.transportProtocol,
+        c.filterChainMatch?.applicationProtocols,
+        !!c.transportSocket,
+      ]),
+      [
+        ["tls", ["istio", "istio-peer-exchange", "istio-http/1.0", "istio-http/1.1", "istio-h2"], true],
+        ["raw_buffer", [], false],
+      ],
+    );
+  });
+
+  it("STRICT accepts only mTLS: one tls chain whose context requires client certificates from the trust domain", () => {
+    const [l] = build({ ports: [httpPort("STRICT")] });
+    const chains = chainsOn(l, 8080);
+    assert.equal(chains.length, 1);
+    const socket = chains[0].transportSocket;
+    assert.ok(socket?.configType.case === "typedConfig");
+    const context = unpackAny(socket.configType.value, tls.DownstreamTlsContextSchema);
+    assert.equal(context?.requireClientCertificate, true);
+    assert.deepEqual(context?.commonTlsContext?.alpnProtocols, ["h2", "http/1.1"]);
+    assert.deepEqual(
+      context?.commonTlsContext?.tlsCertificateSdsSecretConfigs.map((s) => s.name),
+      ["default"],
+    );
+    const validation = context?.commonTlsContext?.validationContextType;
+    assert.ok(validation?.case === "combinedValidationContext");
+    assert.equal(validation.value.validationContextSdsSecretConfig?.name, "ROOTCA");
+    assert.deepEqual(validation.value.defaultValidationContext?.matchSubjectAltNames[0].matchPattern, {
+      case: "prefix",
+      value: "spiffe://cluster.local/",
+    });
+  });
+
+  it("Auto (undeclared protocol) PERMISSIVE port: five chains, HTTP sniffed by ALPN, TCP with peer exchange", () => {
+    const [l] = build({ ports: [httpPort("PERMISSIVE", "UnsupportedProtocol")] });
+    assert.equal(chainsOn(l, 8080).length, 5);
+  });
+
+  it("a port-level mTLS mode for an undeclared port adds passthrough chains on that port", () => {
+    const [l] = build({ ports: [], passthroughPortMtlsModes: { 9999: "STRICT" } });
+    const chains = chainsOn(l, 9999);
+    assert.deepEqual(
+      chains.map((c) => c.name),
+      ["virtualInbound-catchall-http", "virtualInbound"],
+    );
+  });
+
+  it("interception NONE: no virtualInbound, a listener bound to the pod IP per port", () => {
+    const listeners = build({
+      proxy: proxyFrom({ metadata: { INTERCEPTION_MODE: "NONE" } }),
+      ports: [httpPort("DISABLE")],
+    });
+    assert.deepEqual(
+      listeners.map((l) => l.name),
+      ["10.1.0.5_8080"],
+    );
+    assert.ok(!listeners[0].listenerFilters.some((f) => f.name === "envoy.filters.listener.original_dst"));
+  });
+
+  it("TPROXY: virtualInbound is transparent and restores the source with original_src", () => {
+    const [l] = build({ proxy: proxyFrom({ metadata: { INTERCEPTION_MODE: "TPROXY" } }), ports: [] });
+    assert.equal(l.transparent, true);
+    assert.deepEqual(
+      l.listenerFilters.slice(0, 2).map((f) => f.name),
+      ["envoy.filters.listener.original_dst", "envoy.filters.listener.original_src"],
+    );
+  });
+
+  it("the inspectors skip ports that do not need them (http_inspector off on 15006 and explicit-protocol ports)", () => {
+    const [l] = build({ ports: [{ ...httpPort("PERMISSIVE", "TCP"), targetPort: 3306 }] });
+    const httpInspector = l.listenerFilters.find((f) => f.name === "envoy.filters.listener.http_inspector");
+    assert.ok(httpInspector?.filterDisabled?.rule.case === "orMatch");
+    const ranges = httpInspector.filterDisabled.rule.value.rules.map((r) =>
+      r.rule.case === "destinationPortRange" ? r.rule.value.start : -1,
+    );
+    assert.deepEqual(ranges, [3306, 15006]);
+  });
+});

@@ -1,0 +1,266 @@
+// Sidecar inbound (listener_inbound.go): per target port of the workload, the filter chains its
+// mTLS mode and protocol call for (filterchain-match.ts), HTTP through an HCM with an inline route to
+// `inbound|<port>||`, TCP through tcp_proxy; passthrough chains for ports no service declares; all in
+// virtualInbound, or in real per-port listeners when nothing is redirected (interception NONE).
+import { create } from "@bufbuild/protobuf";
+import { DurationSchema } from "@bufbuild/protobuf/wkt";
+import { core, listener, route } from "../../api/index.ts";
+import type { ServiceProtocol } from "../../registry/index.ts";
+import { buildTcpAuthzFilters } from "../authz/index.ts";
+import { buildHttpFilters, type HttpFilterContext } from "../httpfilter/index.ts";
+import { buildListenerAccessLogs } from "./accesslog.ts";
+import { listenerName, protocolDetectionTimeout, socketAddress, wildcardAddress } from "./address.ts";
+import { type InboundChainOption, inboundChainOptions } from "./filterchain-match.ts";
+import { buildHcmFilter } from "./hcm.ts";
+import { inboundInspectors, protocolClass } from "./sniffing.ts";
+import {
+  BLACKHOLE_TCP_PROXY,
+  buildTcpProxyFilter,
+  INBOUND_PASSTHROUGH_CLUSTER,
+  METADATA_EXCHANGE_NETWORK_FILTER,
+  tcpStatsFilter,
+} from "./tcp.ts";
+import { downstreamTlsSocket, inboundMtlsContext } from "./tls.ts";
+import { interceptionMode, type ListenerEnv, type MtlsMode } from "./types.ts";
+import { buildVirtualInboundListener, VIRTUAL_INBOUND } from "./virtual.ts";
+
+/** One port the workload serves: a Service port's resolved target port (or a Sidecar ingress port). */
+export interface InboundPort {
+  /** The port on the workload. */
+  targetPort: number;
+  /** The Service port (route vhost `inbound|http|<port>` and span names). */
+  servicePort: number;
+  protocol: ServiceProtocol;
+  /** The Service's hostname, for span names. */
+  hostname: string;
+  /** PeerAuthentication's effective mode for this port. */
+  mtlsMode: MtlsMode;
+}
+
+/** The policies the inbound filters are built from: authentication, authorization, metrics. */
+export type InboundPolicies = Omit<HttpFilterContext, "listenerClass" | "protocol">;
+
+export interface SidecarInboundInput extends ListenerEnv {
+  /** The workload's ports; a target port listed twice keeps the first (the oldest Service, as Istio). */
+  ports: readonly InboundPort[];
+  /** The workload-level mTLS mode: the passthrough chains for undeclared ports use it. */
+  passthroughMtlsMode: MtlsMode;
+  /** PeerAuthentication portLevelMtls for ports no Service declares: each gets its own passthrough chains. */
+  passthroughPortMtlsModes?: Readonly<Record<number, MtlsMode>>;
+  /** The trust domain and its aliases: peers whose SPIFFE id is in one of them are accepted. */
+  trustDomains: readonly string[];
+  policies?: InboundPolicies;
+}
+
+/** What one set of chains serves: a declared port, or passthrough (any port, or one undeclared port). */
+interface ChainConfig {
+  targetPort: number;
+  servicePort: number;
+  protocol: ServiceProtocol;
+  hostname: string;
+  cluster: string;
+  passthrough: boolean;
+  bind: string;
+}
+
+/** virtualInbound (or per-port listeners under interception NONE). */
+export function buildSidecarInboundListeners(input: SidecarInboundInput): listener.Listener[] {
+  const ports = uniqueByTargetPort(input.ports);
+  if (interceptionMode(input.proxy) === "NONE") {
+    const bind = input.proxy.ipAddresses[0] ?? wildcardAddress(input.proxy);
+    return ports.map((port) => boundListener(input, port, bind));
+  }
+  const bind = wildcardAddress(input.proxy);
+  const chains = [
+    blackholeChain(input),
+    ...passthroughChains(input, bind),
+    ...ports.flatMap((port) => portChains(input, portConfig(port, bind), port.mtlsMode)),
+  ];
+  const virtual = buildVirtualInboundListener(input, chains);
+  return virtual ? [virtual] : [];
+}
+
+function uniqueByTargetPort(ports: readonly InboundPort[]): InboundPort[] {
+  const seen = new Map<number, InboundPort>();
+  for (const port of ports) {
+    if (port.targetPort > 0 && protocolClass(port.protocol) !== "udp" && !seen.has(port.targetPort)) {
+      seen.set(port.targetPort, port);
+    }
+  }
+  return [...seen.values()].sort((a, b) => a.targetPort - b.targetPort);
+}
+
+function portConfig(port: InboundPort, bind: string): ChainConfig {
+  return {
+    targetPort: port.targetPort,
+    servicePort: port.servicePort,
+    protocol: port.protocol,
+    hostname: port.hostname,
+    cluster: `inbound|${port.targetPort}||`,
+    passthrough: false,
+    bind,
+  };
+}
+
+function passthroughConfig(targetPort: number, bind: string): ChainConfig {
+  return {
+    targetPort,
+    servicePort: 0,
+    protocol: "UnsupportedProtocol",
+    hostname: "",
+    cluster: INBOUND_PASSTHROUGH_CLUSTER,
+    passthrough: true,
+    bind,
+  };
+}
+
+/** A real listener for one port, bound to the workload's address: nothing redirects traffic to 15006. */
+function boundListener(input: SidecarInboundInput, port: InboundPort, bind: string): listener.Listener {
+  const chains = portChains(input, portConfig(port, bind), port.mtlsMode);
+  return create(listener.ListenerSchema, {
+    name: listenerName(bind, port.targetPort),
+    address: socketAddress(bind, port.targetPort),
+    trafficDirection: core.TrafficDirection.INBOUND,
+    continueOnListenerFiltersTimeout: true,
+    maxConnectionsToAcceptPerSocketEvent: 1,
+    listenerFilters: inboundInspectors(chains),
+    listenerFiltersTimeout: protocolDetectionTimeout(input),
+    filterChains: chains,
+    accessLog: buildListenerAccessLogs(input.mesh),
+  });
+}
+
+/** Traffic to 15006 itself would loop: dropped. */
+function blackholeChain(input: SidecarInboundInput): listener.FilterChain {
+  return create(listener.FilterChainSchema, {
+    name: "virtualInbound-blackhole",
+    filterChainMatch: create(listener.FilterChainMatchSchema, {
+      destinationPort: input.mesh.proxyInboundListenPort ?? 15006,
+    }),
+    filters: [
+      METADATA_EXCHANGE_NETWORK_FILTER,
+      ...(input.policies?.prometheusStats ? [tcpStatsFilter("inbound")] : []),
+      BLACKHOLE_TCP_PROXY,
+    ],
+  });
+}
+
+/** Chains for any port (the workload mode), then for each undeclared port with its own mode. */
+function passthroughChains(input: SidecarInboundInput, bind: string): listener.FilterChain[] {
+  const declared = new Set(input.ports.map((p) => p.targetPort));
+  const portModes = Object.entries(input.passthroughPortMtlsModes ?? {})
+    .map(([port, mode]) => [Number(port), mode] as const)
+    .filter(([port]) => !declared.has(port))
+    .sort(([a], [b]) => a - b);
+  return [
+    ...portChains(input, passthroughConfig(0, bind), input.passthroughMtlsMode),
+    ...portModes.flatMap(([port, mode]) => portChains(input, passthroughConfig(port, bind), mode)),
+  ];
+}
+
+function portChains(input: SidecarInboundInput, config: ChainConfig, mode: MtlsMode): listener.FilterChain[] {
+  const cls = config.passthrough ? "auto" : protocolClass(config.protocol);
+  if (cls === "udp") return [];
+  return inboundChainOptions(cls, mode).map((option) => chainFor(input, config, option));
+}
+
+function chainFor(input: SidecarInboundInput, config: ChainConfig, option: InboundChainOption): listener.FilterChain {
+  const match = create(listener.FilterChainMatchSchema, {
+    transportProtocol: option.transportProtocol,
+    applicationProtocols: [...option.applicationProtocols],
+  });
+  if (config.targetPort > 0) match.destinationPort = config.targetPort;
+  const chain = create(listener.FilterChainSchema, {
+    name: chainName(config, option.http),
+    filterChainMatch: match,
+    filters: option.http ? httpFilters(input, config) : tcpFilters(input, config),
+  });
+  if (option.mtls) {
+    chain.transportSocket = downstreamTlsSocket(
+      inboundMtlsContext(option.http ? "http" : "tcp", input.mesh, input.trustDomains),
+    );
+  }
+  return chain;
+}
+
+function chainName(config: ChainConfig, http: boolean): string {
+  if (config.passthrough) return http ? "virtualInbound-catchall-http" : VIRTUAL_INBOUND;
+  return listenerName(config.bind, config.targetPort);
+}
+
+function httpFilters(input: SidecarInboundInput, config: ChainConfig): listener.Filter[] {
+  const statPrefix = config.passthrough ? config.cluster : `inbound_${listenerName(config.bind, config.targetPort)}`;
+  return [
+    METADATA_EXCHANGE_NETWORK_FILTER,
+    buildHcmFilter(input, {
+      listenerClass: "sidecarInbound",
+      statPrefix: `${statPrefix};`,
+      routes: { inline: inboundRouteConfig(config) },
+      httpFilters: buildHttpFilters({ ...input.policies, listenerClass: "sidecarInbound", protocol: config.protocol }),
+      protocol: config.protocol,
+    }),
+  ];
+}
+
+/** [metadata exchange, CUSTOM authz, RBAC, istio.stats?, tcp_proxy] (networkfilter.go buildInboundNetworkFilters). */
+function tcpFilters(input: SidecarInboundInput, config: ChainConfig): listener.Filter[] {
+  const policies = input.policies;
+  const authz: listener.Filter[] = [];
+  if (policies?.authz) {
+    const options = policies.authzOptions ?? {};
+    if (policies.customAuthz) {
+      const custom = buildTcpAuthzFilters(policies.authz, { ...options, custom: policies.customAuthz });
+      authz.push(...custom.filters);
+      for (const problem of custom.problems) policies.report?.(problem);
+    }
+    const enforced = buildTcpAuthzFilters(policies.authz, options);
+    authz.push(...enforced.filters);
+    for (const problem of enforced.problems) policies.report?.(problem);
+  }
+  return [
+    METADATA_EXCHANGE_NETWORK_FILTER,
+    ...authz,
+    ...(policies?.prometheusStats ? [tcpStatsFilter("inbound")] : []),
+    buildTcpProxyFilter(input, { cluster: config.cluster }),
+  ];
+}
+
+const ZERO = create(DurationSchema, {});
+
+/**
+ * The inline route of an inbound HTTP chain (httproute.go buildSidecarInboundHTTPRouteConfig): every
+ * request to the local workload's cluster, no timeout, two retries of resets before the request
+ * reached it (none on gRPC ports).
+ */
+function inboundRouteConfig(config: ChainConfig): route.RouteConfiguration {
+  const grpc = config.protocol === "GRPC" || config.protocol === "GRPC-Web";
+  const action = create(route.RouteActionSchema, {
+    clusterSpecifier: { case: "cluster", value: config.cluster },
+    timeout: ZERO,
+    maxStreamDuration: create(route.RouteAction_MaxStreamDurationSchema, {
+      maxStreamDuration: ZERO,
+      grpcTimeoutHeaderMax: ZERO,
+    }),
+  });
+  if (!grpc) {
+    action.retryPolicy = create(route.RetryPolicySchema, { retryOn: "reset-before-request", numRetries: 2 });
+  }
+  return create(route.RouteConfigurationSchema, {
+    name: config.cluster,
+    validateClusters: false,
+    virtualHosts: [
+      create(route.VirtualHostSchema, {
+        name: `inbound|http|${config.servicePort}`,
+        domains: ["*"],
+        routes: [
+          create(route.RouteSchema, {
+            name: "default",
+            match: create(route.RouteMatchSchema, { pathSpecifier: { case: "prefix", value: "/" } }),
+            decorator: create(route.DecoratorSchema, { operation: `${config.hostname}:${config.servicePort}/*` }),
+            action: { case: "route", value: action },
+          }),
+        ],
+      }),
+    ],
+  });
+}

@@ -1,0 +1,23 @@
+// Envoy listeners (LDS) for sidecars and gateways, as pure functions of explicit inputs.
+export { buildAccessLogs, buildListenerAccessLogs } from "./accesslog.ts";
+export { listenerName } from "./address.ts";
+export { inboundChainOptions } from "./filterchain-match.ts";
+export { buildHcmFilter, buildHttpConnectionManager, type HcmOptions } from "./hcm.ts";
+export {
+  buildSidecarInboundListeners,
+  type InboundPolicies,
+  type InboundPort,
+  type SidecarInboundInput,
+} from "./inbound.ts";
+export { type ProtocolClass, protocolClass } from "./sniffing.ts";
+export {
+  BLACKHOLE_CLUSTER,
+  buildTcpProxyFilter,
+  INBOUND_PASSTHROUGH_CLUSTER,
+  PASSTHROUGH_CLUSTER,
+  type TcpDestination,
+  type WeightedCluster,
+} from "./tcp.ts";
+export { credentialSdsSecret, gatewayTlsContext, inboundMtlsContext, workloadSdsSecret } from "./tls.ts";
+export { type InterceptionMode, interceptionMode, type ListenerEnv, type MtlsMode } from "./types.ts";
+export { buildVirtualOutboundListener, VIRTUAL_INBOUND, VIRTUAL_OUTBOUND } from "./virtual.ts";

@@ -1,0 +1,79 @@
+// TCP filter stacks (networkfilter.go): tcp_proxy to one cluster or weighted clusters, behind the
+// metadata exchange, authorization and stats network filters where they apply.
+import { create, type JsonObject } from "@bufbuild/protobuf";
+import type { Any } from "@bufbuild/protobuf/wkt";
+import { listener, packAny, tcpProxy, xdsType } from "../../api/index.ts";
+import { STATS_TYPE_URL, TCP_METADATA_EXCHANGE_TYPE_URL, typedStruct } from "../httpfilter/index.ts";
+import { buildAccessLogs } from "./accesslog.ts";
+import { durationFromGo } from "./duration.ts";
+import type { ListenerEnv } from "./types.ts";
+
+export const TCP_PROXY_FILTER = "envoy.filters.network.tcp_proxy";
+export const BLACKHOLE_CLUSTER = "BlackHoleCluster";
+export const PASSTHROUGH_CLUSTER = "PassthroughCluster";
+export const INBOUND_PASSTHROUGH_CLUSTER = "InboundPassthroughCluster";
+
+export interface WeightedCluster {
+  cluster: string;
+  weight: number;
+}
+
+/** Where a tcp_proxy sends connections: one cluster (stat prefix = its name), or a weighted split. */
+export type TcpDestination =
+  | { cluster: string; statPrefix?: string }
+  | { weightedClusters: readonly WeightedCluster[]; statPrefix: string };
+
+/** tcp_proxy with the node's IDLE_TIMEOUT and the mesh access log. Weight-0 clusters are dropped. */
+export function buildTcpProxyFilter(env: ListenerEnv, destination: TcpDestination): listener.Filter {
+  const config = create(tcpProxy.TcpProxySchema, {
+    statPrefix: "cluster" in destination ? (destination.statPrefix ?? destination.cluster) : destination.statPrefix,
+    clusterSpecifier:
+      "cluster" in destination
+        ? { case: "cluster", value: destination.cluster }
+        : {
+            case: "weightedClusters",
+            value: create(tcpProxy.TcpProxy_WeightedClusterSchema, {
+              clusters: destination.weightedClusters
+                .filter((c) => c.weight > 0)
+                .map((c) =>
+                  create(tcpProxy.TcpProxy_WeightedCluster_ClusterWeightSchema, { name: c.cluster, weight: c.weight }),
+                ),
+            }),
+          },
+    accessLog: buildAccessLogs(env.mesh),
+  });
+  const idleTimeout = durationFromGo(env.proxy.metadata.IDLE_TIMEOUT);
+  if (idleTimeout) config.idleTimeout = idleTimeout;
+  return typedNetworkFilter(TCP_PROXY_FILTER, packAny(tcpProxy.TcpProxySchema, config));
+}
+
+/** tcp_proxy to BlackHoleCluster for traffic to the capture port itself (no access log, no idle timeout). */
+export const BLACKHOLE_TCP_PROXY: listener.Filter = typedNetworkFilter(
+  TCP_PROXY_FILTER,
+  packAny(
+    tcpProxy.TcpProxySchema,
+    create(tcpProxy.TcpProxySchema, {
+      statPrefix: BLACKHOLE_CLUSTER,
+      clusterSpecifier: { case: "cluster", value: BLACKHOLE_CLUSTER },
+    }),
+  ),
+);
+
+/** istio.metadata_exchange (network): exchanges workload metadata over ALPN istio-peer-exchange (inbound mTLS). */
+export const METADATA_EXCHANGE_NETWORK_FILTER: listener.Filter = typedNetworkFilter(
+  "istio.metadata_exchange",
+  packAny(
+    xdsType.TypedStructSchema,
+    typedStruct(TCP_METADATA_EXCHANGE_TYPE_URL, { protocol: "istio-peer-exchange", enable_discovery: true }),
+  ),
+);
+
+/** istio.stats (network), when a Prometheus metrics provider applies. */
+export function tcpStatsFilter(direction: "inbound" | "outbound"): listener.Filter {
+  const value: JsonObject = direction === "inbound" ? { disable_host_header_fallback: true } : {};
+  return typedNetworkFilter("istio.stats", packAny(xdsType.TypedStructSchema, typedStruct(STATS_TYPE_URL, value)));
+}
+
+function typedNetworkFilter(name: string, value: Any): listener.Filter {
+  return create(listener.FilterSchema, { name, configType: { case: "typedConfig", value } });
+}

@@ -1,0 +1,39 @@
+// Test support shared by the listener tests: proxies and mesh configs from golden inputs, and the
+// check every generated listener must pass.
+import assert from "node:assert/strict";
+import { create, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
+import { stringify } from "yaml";
+import { core, listener } from "../../api/index.ts";
+import { loadMeshConfig, type MeshConfig } from "../../config/index.ts";
+import { type ProxyNode, parseProxy } from "../../model/proxy.ts";
+import { protoJson } from "../golden.ts";
+import { envoyViolations } from "../httpfilter/index.ts";
+
+export interface ProxyInput {
+  type?: string;
+  ip?: string;
+  /** Node metadata (LABELS, INTERCEPTION_MODE, IDLE_TIMEOUT, ...). */
+  metadata?: JsonObject;
+}
+
+export function proxyFrom(input: ProxyInput = {}): ProxyNode {
+  const type = input.type ?? "sidecar";
+  const ip = input.ip ?? "10.1.0.5";
+  const node = create(core.NodeSchema, {
+    id: `${type}~${ip}~app-7d9.default~default.svc.cluster.local`,
+    metadata: { NAMESPACE: "default", ...input.metadata },
+  });
+  const parsed = parseProxy(node);
+  if (!parsed.proxy) throw new Error(parsed.error);
+  return parsed.proxy;
+}
+
+export function meshFrom(overrides: JsonObject = {}): MeshConfig {
+  return loadMeshConfig(stringify(overrides)).mesh;
+}
+
+/** Every listener passes Envoy's constraints, and as JSON for a golden file. */
+export function checkedListenersJson(listeners: readonly listener.Listener[]): JsonValue[] {
+  for (const l of listeners) assert.deepEqual(envoyViolations(listener.ListenerSchema, l), [], l.name);
+  return listeners.map((l) => protoJson(listener.ListenerSchema, l));
+}

@@ -1,0 +1,96 @@
+// The capture listeners iptables redirects to (listener_builder.go): virtualOutbound (15001) hands
+// each connection to the listener of its original destination, or to the catch-all chain;
+// virtualInbound (15006) holds every inbound chain, told apart by destination port.
+import { create } from "@bufbuild/protobuf";
+import { core, listener } from "../../api/index.ts";
+import { buildListenerAccessLogs } from "./accesslog.ts";
+import { protocolDetectionTimeout, socketAddress, wildcardAddress } from "./address.ts";
+import { inboundInspectors, ORIGINAL_DST_FILTER, ORIGINAL_SRC_FILTER } from "./sniffing.ts";
+import {
+  BLACKHOLE_CLUSTER,
+  BLACKHOLE_TCP_PROXY,
+  buildTcpProxyFilter,
+  PASSTHROUGH_CLUSTER,
+  tcpStatsFilter,
+} from "./tcp.ts";
+import { interceptionMode, type ListenerEnv } from "./types.ts";
+
+export const VIRTUAL_OUTBOUND = "virtualOutbound";
+export const VIRTUAL_INBOUND = "virtualInbound";
+
+export interface CatchAllOptions {
+  /** A Prometheus metrics provider applies: istio.stats before tcp_proxy. */
+  prometheusStats?: boolean;
+}
+
+/**
+ * The catch-all TCP stack for traffic to no known service: PassthroughCluster under ALLOW_ANY,
+ * BlackHoleCluster under REGISTRY_ONLY (the Sidecar's outboundTrafficPolicy, else the mesh's).
+ */
+export function catchAllTcpFilters(
+  env: ListenerEnv,
+  options: CatchAllOptions & { registryOnly?: boolean } = {},
+): listener.Filter[] {
+  const registryOnly = options.registryOnly ?? env.mesh.outboundTrafficPolicy?.mode === "REGISTRY_ONLY";
+  const cluster = registryOnly ? BLACKHOLE_CLUSTER : PASSTHROUGH_CLUSTER;
+  return [...(options.prometheusStats ? [tcpStatsFilter("outbound")] : []), buildTcpProxyFilter(env, { cluster })];
+}
+
+/** virtualOutbound; undefined with interception NONE (nothing is redirected). */
+export function buildVirtualOutboundListener(
+  env: ListenerEnv,
+  options: CatchAllOptions & { registryOnly?: boolean } = {},
+): listener.Listener | undefined {
+  const mode = interceptionMode(env.proxy);
+  if (mode === "NONE") return undefined;
+  const port = env.mesh.proxyListenPort ?? 15001;
+  // Traffic sent to 15001 itself would loop back here forever.
+  const blackhole = create(listener.FilterChainSchema, {
+    name: "virtualOutbound-blackhole",
+    filterChainMatch: create(listener.FilterChainMatchSchema, { destinationPort: port }),
+    filters: [...(options.prometheusStats ? [tcpStatsFilter("outbound")] : []), BLACKHOLE_TCP_PROXY],
+  });
+  const catchAll = create(listener.FilterChainSchema, {
+    name: "virtualOutbound-catchall-tcp",
+    filters: catchAllTcpFilters(env, options),
+  });
+  return create(listener.ListenerSchema, {
+    name: VIRTUAL_OUTBOUND,
+    address: socketAddress(wildcardAddress(env.proxy), port),
+    transparent: mode === "TPROXY" ? true : undefined,
+    useOriginalDst: true,
+    filterChains: [blackhole, catchAll],
+    trafficDirection: core.TrafficDirection.OUTBOUND,
+    maxConnectionsToAcceptPerSocketEvent: 1,
+    accessLog: buildListenerAccessLogs(env.mesh),
+  });
+}
+
+/**
+ * virtualInbound around the inbound chains (blackhole, passthrough, then per port); undefined with
+ * interception NONE. Listener filters: original_dst, original_src (TPROXY), then the inspectors the
+ * chains need, scoped to their ports.
+ */
+export function buildVirtualInboundListener(
+  env: ListenerEnv,
+  chains: readonly listener.FilterChain[],
+): listener.Listener | undefined {
+  const mode = interceptionMode(env.proxy);
+  if (mode === "NONE") return undefined;
+  return create(listener.ListenerSchema, {
+    name: VIRTUAL_INBOUND,
+    address: socketAddress(wildcardAddress(env.proxy), env.mesh.proxyInboundListenPort ?? 15006),
+    transparent: mode === "TPROXY" ? true : undefined,
+    trafficDirection: core.TrafficDirection.INBOUND,
+    continueOnListenerFiltersTimeout: true,
+    maxConnectionsToAcceptPerSocketEvent: 1,
+    listenerFilters: [
+      ORIGINAL_DST_FILTER,
+      ...(mode === "TPROXY" ? [ORIGINAL_SRC_FILTER] : []),
+      ...inboundInspectors(chains),
+    ],
+    listenerFiltersTimeout: protocolDetectionTimeout(env),
+    filterChains: [...chains],
+    accessLog: buildListenerAccessLogs(env.mesh),
+  });
+}
