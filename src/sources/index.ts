@@ -22,3 +22,4 @@ export {
 } from "./store.ts";
 export { type Admission, admitObject, DEFAULT_NAMESPACE } from "./store-admit.ts";
 export type { ConfigEvent, ConfigEventType, ConfigWriter, ObjectKey, SourceProblem } from "./types.ts";
+export { XdsSource, type XdsSourceOptions, type XdsSourceTls } from "./xds/index.ts";
