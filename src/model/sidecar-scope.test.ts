@@ -1,0 +1,209 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import type { SidecarSpec } from "../config/types/index.ts";
+import type { Service } from "../registry/index.ts";
+import { cfg, proxy, snapshot, svc } from "./test-fixtures.ts";
+
+const sidecar = (namespace: string, name: string, spec: SidecarSpec, created = 0) =>
+  cfg("Sidecar", namespace, name, spec, { created });
+const hosts = (services: readonly Service[]) => services.map((s) => s.hostname).sort();
+
+const services = [
+  svc("productpage", "bookinfo"),
+  svc("reviews", "bookinfo"),
+  svc("istiod", "istio-system"),
+  svc("zipkin", "istio-system"),
+  svc("api", "external", { hostname: "api.example.com", registry: "External", exportTo: ["*"] }),
+  svc("www", "external", { hostname: "www.example.com", registry: "External" }),
+  svc("secret", "team", { exportTo: ["."] }),
+];
+
+test("without a Sidecar, a proxy sees every service visible to its namespace", () => {
+  const scope = snapshot([], services).sidecarScope(proxy("sidecar", "bookinfo"));
+  assert.equal(scope.name, "default-sidecar");
+  assert.deepEqual(hosts(scope.services), [
+    "api.example.com",
+    "istiod.istio-system.svc.cluster.local",
+    "productpage.bookinfo.svc.cluster.local",
+    "reviews.bookinfo.svc.cluster.local",
+    "www.example.com",
+    "zipkin.istio-system.svc.cluster.local",
+  ]);
+  assert.equal(scope.outboundTrafficPolicy.mode, "ALLOW_ANY");
+});
+
+test("egress hosts: './*' is the proxy's namespace, 'ns/*' a namespace, '*/host' a host anywhere", () => {
+  const snap = snapshot(
+    [
+      sidecar("bookinfo", "default", {
+        egress: [{ hosts: ["./*", "istio-system/istiod.istio-system.svc.cluster.local", "*/api.example.com"] }],
+      }),
+    ],
+    services,
+  );
+  const scope = snap.sidecarScope(proxy("sidecar", "bookinfo"));
+  assert.equal(scope.name, "default");
+  assert.deepEqual(hosts(scope.services), [
+    "api.example.com",
+    "istiod.istio-system.svc.cluster.local",
+    "productpage.bookinfo.svc.cluster.local",
+    "reviews.bookinfo.svc.cluster.local",
+  ]);
+});
+
+test("egress wildcard hosts import the services they cover; exportTo still applies", () => {
+  const snap = snapshot(
+    [sidecar("bookinfo", "default", { egress: [{ hosts: ["*/*.example.com", "team/*"] }] })],
+    services,
+  );
+  assert.deepEqual(hosts(snap.sidecarScope(proxy("sidecar", "bookinfo")).services), [
+    "api.example.com",
+    "www.example.com",
+  ]);
+});
+
+test("'~' excludes: '~/*' imports nothing, '~ns/host' removes a host from a wider import", () => {
+  const none = snapshot([sidecar("bookinfo", "default", { egress: [{ hosts: ["~/*"] }] })], services);
+  assert.deepEqual(none.sidecarScope(proxy("sidecar", "bookinfo")).services, []);
+  const most = snapshot(
+    [
+      sidecar("bookinfo", "default", {
+        egress: [{ hosts: ["istio-system/*", "~istio-system/zipkin.istio-system.svc.cluster.local"] }],
+      }),
+    ],
+    services,
+  );
+  assert.deepEqual(hosts(most.sidecarScope(proxy("sidecar", "bookinfo")).services), [
+    "istiod.istio-system.svc.cluster.local",
+  ]);
+});
+
+test("an egress listener with a port keeps only that port of each service", () => {
+  const multi = svc("multi", "bookinfo", {
+    ports: [
+      { name: "http", port: 80, protocol: "HTTP", targetPort: 8080 },
+      { name: "grpc", port: 9090, protocol: "GRPC", targetPort: 9090 },
+    ],
+  });
+  const snap = snapshot(
+    [
+      sidecar("bookinfo", "default", {
+        egress: [{ port: { number: 9090, protocol: "GRPC", name: "grpc" }, hosts: ["./*"] }],
+      }),
+    ],
+    [multi, svc("web", "bookinfo")],
+  );
+  const scope = snap.sidecarScope(proxy("sidecar", "bookinfo"));
+  assert.deepEqual(
+    scope.services.map((s) => `${s.name}:${s.ports.map((p) => p.port)}`),
+    ["multi:9090"],
+  );
+  assert.equal(scope.egressListenerFor(9090, "")?.egress?.port?.number, 9090);
+  assert.equal(scope.egressListenerFor(80, ""), undefined);
+});
+
+test("a Sidecar with a matching workloadSelector wins over the namespace default; the root namespace Sidecar is the fallback", () => {
+  const snap = snapshot(
+    [
+      sidecar("istio-system", "mesh", {
+        egress: [{ hosts: ["istio-system/*"] }],
+        outboundTrafficPolicy: { mode: "REGISTRY_ONLY" },
+      }),
+      sidecar("bookinfo", "ns-default", { egress: [{ hosts: ["./*"] }] }, 1),
+      sidecar(
+        "bookinfo",
+        "for-reviews",
+        { workloadSelector: { labels: { app: "reviews" } }, egress: [{ hosts: ["external/*"] }] },
+        2,
+      ),
+    ],
+    services,
+  );
+  assert.equal(snap.sidecarScope(proxy("sidecar", "bookinfo", { app: "reviews" })).name, "for-reviews");
+  assert.equal(snap.sidecarScope(proxy("sidecar", "bookinfo", { app: "ratings" })).name, "ns-default");
+  const other = snap.sidecarScope(proxy("sidecar", "other"));
+  assert.equal(other.name, "mesh");
+  assert.equal(other.namespace, "other");
+  assert.equal(other.outboundTrafficPolicy.mode, "REGISTRY_ONLY");
+  assert.deepEqual(hosts(other.services), [
+    "istiod.istio-system.svc.cluster.local",
+    "zipkin.istio-system.svc.cluster.local",
+  ]);
+});
+
+test("outboundTrafficPolicy: the Sidecar's, else the mesh's", () => {
+  const registryOnly = snapshot([], services, { outboundTrafficPolicy: { mode: "REGISTRY_ONLY" } });
+  assert.equal(registryOnly.sidecarScope(proxy("sidecar", "bookinfo")).outboundTrafficPolicy.mode, "REGISTRY_ONLY");
+  const override = snapshot([sidecar("bookinfo", "s", { outboundTrafficPolicy: { mode: "ALLOW_ANY" } })], services, {
+    outboundTrafficPolicy: { mode: "REGISTRY_ONLY" },
+  });
+  assert.equal(override.sidecarScope(proxy("sidecar", "bookinfo")).outboundTrafficPolicy.mode, "ALLOW_ANY");
+});
+
+test("VirtualServices are imported by their hosts, and pull in the services they route to", () => {
+  const snap = snapshot(
+    [
+      sidecar("bookinfo", "default", { egress: [{ hosts: ["./*"] }] }),
+      cfg("VirtualService", "bookinfo", "reviews", {
+        hosts: ["reviews"],
+        http: [{ route: [{ destination: { host: "zipkin.istio-system.svc.cluster.local" } }] }],
+      }),
+      cfg("VirtualService", "istio-system", "zipkin", { hosts: ["zipkin"] }),
+    ],
+    services,
+  );
+  const scope = snap.sidecarScope(proxy("sidecar", "bookinfo"));
+  assert.deepEqual(
+    scope.egressListeners[0].virtualServices.map((v) => v.metadata.name),
+    ["reviews"],
+  );
+  assert.ok(scope.service("zipkin.istio-system.svc.cluster.local"));
+  assert.equal(scope.service("istiod.istio-system.svc.cluster.local"), undefined);
+});
+
+test("the scope carries the DestinationRules of its services, with workloadSelector rules chosen per proxy", () => {
+  const snap = snapshot(
+    [
+      cfg("DestinationRule", "bookinfo", "all", { host: "reviews", subsets: [{ name: "v1" }] }, { created: 1 }),
+      cfg(
+        "DestinationRule",
+        "bookinfo",
+        "pp",
+        { host: "reviews", workloadSelector: { matchLabels: { app: "productpage" } } },
+        { created: 2 },
+      ),
+    ],
+    services,
+  );
+  const scope = snap.sidecarScope(proxy("sidecar", "bookinfo"));
+  const host = "reviews.bookinfo.svc.cluster.local";
+  assert.equal(scope.destinationRules(host).length, 2);
+  assert.equal(scope.destinationRule("outbound", { app: "productpage" }, host)?.rule.metadata.name, "pp");
+  assert.equal(scope.destinationRule("inbound", { app: "productpage" }, host)?.rule.metadata.name, "all");
+  assert.equal(scope.destinationRule("outbound", { app: "x" }, host)?.rule.metadata.name, "all");
+});
+
+test("scopes are computed once per push per Sidecar and namespace; routers share the gateway scope", () => {
+  const snap = snapshot([], services);
+  const a = snap.sidecarScope(proxy("sidecar", "bookinfo", { app: "a" }));
+  assert.equal(snap.sidecarScope(proxy("sidecar", "bookinfo", { app: "b" })), a);
+  assert.notEqual(snap.sidecarScope(proxy("sidecar", "other")), a);
+  const router = snap.sidecarScope(proxy("router", "istio-system"));
+  assert.equal(snap.sidecarScope(proxy("router", "istio-system", { istio: "ingressgateway" })), router);
+  assert.notEqual(router, snap.sidecarScope(proxy("sidecar", "istio-system")));
+  assert.equal(router.services.length, 6);
+});
+
+test("one service per hostname: the proxy namespace's, else Kubernetes over ServiceEntry", () => {
+  const shared = "shared.example.com";
+  const snap = snapshot(
+    [],
+    [
+      svc("se", "a", { hostname: shared, registry: "External", creationTime: "2020-01-01T00:00:00Z" }),
+      svc("k8s", "b", { hostname: shared }),
+      svc("own", "c", { hostname: shared, registry: "External" }),
+    ],
+  );
+  assert.equal(snap.sidecarScope(proxy("sidecar", "c")).service(shared)?.name, "own");
+  assert.equal(snap.sidecarScope(proxy("sidecar", "d")).service(shared)?.name, "k8s");
+});

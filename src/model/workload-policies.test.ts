@@ -1,0 +1,67 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { cfg, snapshot } from "./test-fixtures.ts";
+
+const names = (list: { metadata: { namespace?: string; name?: string } }[]) =>
+  list.map((p) => `${p.metadata.namespace}/${p.metadata.name}`);
+const reviews = { configNamespace: "bookinfo", labels: { app: "reviews" } };
+
+test("policies attach from the root namespace and the workload's namespace when the selector matches", () => {
+  const snap = snapshot([
+    cfg("AuthorizationPolicy", "bookinfo", "ns-wide", {}, { created: 2 }),
+    cfg(
+      "AuthorizationPolicy",
+      "bookinfo",
+      "reviews",
+      { selector: { matchLabels: { app: "reviews" } } },
+      { created: 1 },
+    ),
+    cfg("AuthorizationPolicy", "bookinfo", "ratings", { selector: { matchLabels: { app: "ratings" } } }),
+    cfg("AuthorizationPolicy", "istio-system", "mesh", {}),
+    cfg("AuthorizationPolicy", "other", "elsewhere", {}),
+  ]);
+  assert.deepEqual(names(snap.authorizationPoliciesFor(reviews)), [
+    "istio-system/mesh",
+    "bookinfo/reviews",
+    "bookinfo/ns-wide",
+  ]);
+});
+
+test("policies with targetRefs attach only to the Gateway API gateway they name, not to sidecars", () => {
+  const snap = snapshot([
+    cfg("RequestAuthentication", "apps", "jwt", {
+      targetRefs: [{ group: "gateway.networking.k8s.io", kind: "Gateway", name: "web" }],
+    }),
+  ]);
+  assert.deepEqual(snap.requestAuthenticationsFor({ configNamespace: "apps", labels: { app: "x" } }), []);
+  const gateway = { configNamespace: "apps", labels: { "gateway.networking.k8s.io/gateway-name": "web" } };
+  assert.deepEqual(names(snap.requestAuthenticationsFor(gateway)), ["apps/jwt"]);
+});
+
+test("Telemetry and WasmPlugin are listed per workload", () => {
+  const snap = snapshot([
+    cfg("Telemetry", "istio-system", "mesh-default", {}),
+    cfg("Telemetry", "bookinfo", "reviews", { selector: { matchLabels: { app: "reviews" } } }),
+    cfg("WasmPlugin", "bookinfo", "filter", { selector: { matchLabels: { app: "ratings" } } }),
+  ]);
+  assert.deepEqual(names(snap.telemetriesFor(reviews)), ["istio-system/mesh-default", "bookinfo/reviews"]);
+  assert.deepEqual(snap.wasmPluginsFor(reviews), []);
+});
+
+test("EnvoyFilters apply by priority, root namespace first on a tie, then oldest first", () => {
+  const snap = snapshot([
+    cfg("EnvoyFilter", "bookinfo", "late", { priority: 10 }),
+    cfg("EnvoyFilter", "bookinfo", "local-old", {}, { created: 1 }),
+    cfg("EnvoyFilter", "bookinfo", "local-new", {}, { created: 2 }),
+    cfg("EnvoyFilter", "istio-system", "root", {}, { created: 3 }),
+    cfg("EnvoyFilter", "istio-system", "early", { priority: -1 }, { created: 5 }),
+    cfg("EnvoyFilter", "bookinfo", "other-app", { workloadSelector: { labels: { app: "ratings" } } }),
+  ]);
+  assert.deepEqual(names(snap.envoyFiltersFor(reviews)), [
+    "istio-system/early",
+    "istio-system/root",
+    "bookinfo/local-old",
+    "bookinfo/local-new",
+    "bookinfo/late",
+  ]);
+});
