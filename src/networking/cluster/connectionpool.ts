@@ -4,7 +4,11 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { cluster } from "../../api/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
-import type { ConnectionPool, ConnectionPoolTcpTcpKeepalive } from "../../config/types/index.ts";
+import type {
+  ConnectionPool,
+  ConnectionPoolTcpTcpKeepalive,
+  DestinationRuleTrafficPolicyRetryBudget,
+} from "../../config/types/index.ts";
 import type { ServicePort } from "../../registry/index.ts";
 import { durationFromSeconds, toDuration } from "./duration.ts";
 import { type HttpOptionsDraft, isHttpProtocol } from "./protocol.ts";
@@ -30,8 +34,16 @@ export function applyConnectionPool(
   http: HttpOptionsDraft,
   pool: ConnectionPool | undefined,
   mesh: MeshConfig,
+  retryBudget?: DestinationRuleTrafficPolicyRetryBudget,
 ): void {
   const thresholds = defaultThresholds();
+  if (retryBudget) {
+    // Istio's defaults: 20% of active requests may be retries, and at least 3 concurrent retries.
+    thresholds.retryBudget = {
+      budgetPercent: { value: retryBudget.percent ?? 20 },
+      minRetryConcurrency: retryBudget.minRetryConcurrency || 3,
+    };
+  }
   const h = pool?.http;
   const tcp = pool?.tcp;
   if (h?.http2MaxRequests && h.http2MaxRequests > 0) thresholds.maxRequests = h.http2MaxRequests;

@@ -125,7 +125,7 @@ function buildOne(
   const http: HttpOptionsDraft = {};
   if (isHttp2Protocol(port.protocol)) http.upstream = "http2";
   else if (proxy.type === "sidecar" && port.protocol === "UnsupportedProtocol") http.upstream = "downstream";
-  applyConnectionPool(draft, http, policy?.connectionPool, mesh);
+  applyConnectionPool(draft, http, policy?.connectionPool, mesh, policy?.retryBudget);
   if (shouldUpgradeToH2(port, policy?.connectionPool, mesh)) http.upstream = "http2";
   applyOutlierDetection(draft, common, policy?.outlierDetection);
   applyLocalityWeightedConfig(draft, common, localityLbSetting(mesh, policy?.loadBalancer?.localityLbSetting));

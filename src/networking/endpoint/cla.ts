@@ -38,6 +38,8 @@ export interface EndpointsInput {
   networkGateways?: NetworkGateways;
   includeUnhealthy?: boolean;
   includeDraining?: boolean;
+  /** SNI-DNAT clusters (gateway AUTO_PASSTHROUGH) keep only endpoints that terminate Istio mTLS. */
+  mtlsCapableOnly?: boolean;
 }
 
 export function buildClusterLoadAssignment(input: EndpointsInput): endpoint.ClusterLoadAssignment {
@@ -50,7 +52,9 @@ export function buildClusterLoadAssignment(input: EndpointsInput): endpoint.Clus
 
 /** The LocalityLbEndpoints of the cluster; empty when no endpoint is selected. */
 export function localityGroups(input: EndpointsInput): LocalityLbEndpointsInit[] {
-  const selected = selectEndpoints(input.endpoints, input);
+  const selected = selectEndpoints(input.endpoints, input).filter(
+    (ep) => !input.mtlsCapableOnly || ep.tlsMode === "istio",
+  );
   if (selected.length === 0) return [];
   const ruleTlsDisablesMtls = input.policy?.tls?.mode !== undefined && input.policy.tls.mode !== "ISTIO_MUTUAL";
   const mtlsDisabled = (ep: ServiceEndpoint) =>

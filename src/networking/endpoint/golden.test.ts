@@ -35,6 +35,7 @@ interface GoldenCase {
   networkGateways?: NetworkGateways;
   includeUnhealthy?: boolean;
   includeDraining?: boolean;
+  mtlsCapableOnly?: boolean;
 }
 
 function buildCase(c: GoldenCase): endpoint.ClusterLoadAssignment {
@@ -53,6 +54,7 @@ function buildCase(c: GoldenCase): endpoint.ClusterLoadAssignment {
     networkGateways: c.networkGateways,
     includeUnhealthy: c.includeUnhealthy,
     includeDraining: c.includeDraining,
+    mtlsCapableOnly: c.mtlsCapableOnly,
   });
 }
 
