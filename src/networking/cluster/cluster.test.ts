@@ -1,0 +1,184 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { cluster, tls, unpackAny } from "../../api/index.ts";
+import type { DestinationRuleSpec } from "../../config/types/index.ts";
+import { makeEndpoint, makeMesh, makeProxy, makeService } from "./fixtures.ts";
+import {
+  assembleClusters,
+  buildInboundCluster,
+  buildOutboundClusters,
+  effectiveTrafficPolicy,
+  outboundClusterName,
+  parseClusterName,
+  sniDnatClusterName,
+} from "./index.ts";
+
+describe("cluster names (BuildSubsetKey, BuildDNSSrvSubsetKey)", () => {
+  it("outbound|port|subset|host, subset empty for the default cluster", () => {
+    assert.equal(
+      outboundClusterName(9080, "", "reviews.default.svc.cluster.local"),
+      "outbound|9080||reviews.default.svc.cluster.local",
+    );
+    assert.equal(outboundClusterName(9080, "v1", "r.ns.svc"), "outbound|9080|v1|r.ns.svc");
+  });
+  it("the Istio mTLS SNI of a default cluster has `_` where the subset goes", () => {
+    assert.equal(sniDnatClusterName(9080, "", "r.ns.svc"), "outbound_.9080_._.r.ns.svc");
+    assert.equal(sniDnatClusterName(9080, "v1", "r.ns.svc"), "outbound_.9080_.v1_.r.ns.svc");
+  });
+  it("ParseSubsetKey reads direction, port, subset and host, and rejects other names", () => {
+    assert.deepEqual(parseClusterName("outbound|80|v2|a.b"), {
+      direction: "outbound",
+      port: 80,
+      subset: "v2",
+      hostname: "a.b",
+    });
+    assert.deepEqual(parseClusterName("inbound|8080||"), {
+      direction: "inbound",
+      port: 8080,
+      subset: "",
+      hostname: "",
+    });
+    assert.equal(parseClusterName("BlackHoleCluster"), undefined);
+    assert.equal(parseClusterName("outbound|http|v1|a.b"), undefined);
+  });
+});
+
+describe("MergeTrafficPolicy", () => {
+  const spec: DestinationRuleSpec = {
+    host: "reviews",
+    trafficPolicy: {
+      loadBalancer: { simple: "ROUND_ROBIN" },
+      connectionPool: { tcp: { maxConnections: 10 } },
+      outlierDetection: { consecutive5xxErrors: 3 },
+      portLevelSettings: [{ port: { number: 9090 }, loadBalancer: { simple: "RANDOM" } }],
+    },
+    subsets: [
+      { name: "v1", trafficPolicy: { loadBalancer: { simple: "LEAST_REQUEST" } } },
+      { name: "v2", trafficPolicy: { portLevelSettings: [{ port: { number: 9080 }, tls: { mode: "DISABLE" } }] } },
+    ],
+  };
+  it("a subset's field replaces the host's and keeps the others", () => {
+    const policy = effectiveTrafficPolicy(spec, 9080, "v1");
+    assert.equal(policy?.loadBalancer?.simple, "LEAST_REQUEST");
+    assert.equal(policy?.connectionPool?.tcp?.maxConnections, 10);
+  });
+  it("a matching port-level entry resets the fields it leaves unset to the defaults", () => {
+    const policy = effectiveTrafficPolicy(spec, 9090);
+    assert.equal(policy?.loadBalancer?.simple, "RANDOM");
+    assert.equal(policy?.connectionPool, undefined);
+    assert.equal(policy?.outlierDetection, undefined);
+    assert.equal(effectiveTrafficPolicy(spec, 9080)?.loadBalancer?.simple, "ROUND_ROBIN");
+  });
+  it("a subset's port-level settings apply only to that port", () => {
+    assert.equal(effectiveTrafficPolicy(spec, 9080, "v2")?.tls?.mode, "DISABLE");
+    assert.equal(effectiveTrafficPolicy(spec, 9080, "v2")?.outlierDetection, undefined);
+    assert.equal(effectiveTrafficPolicy(spec, 9081, "v2")?.outlierDetection?.consecutive5xxErrors, 3);
+  });
+});
+
+describe("outbound clusters", () => {
+  const service = makeService({});
+  const port = service.ports[0];
+  const proxy = makeProxy();
+  const mesh = makeMesh();
+
+  it("the default cluster comes first, then one per subset in the rule's order", () => {
+    const clusters = buildOutboundClusters({
+      service,
+      port,
+      proxy,
+      mesh,
+      endpoints: [],
+      destinationRule: {
+        name: "r",
+        namespace: "default",
+        spec: { host: "reviews", subsets: [{ name: "v2" }, { name: "v1" }] },
+      },
+    });
+    assert.deepEqual(
+      clusters.map((c) => c.name),
+      ["outbound|9080||", "outbound|9080|v2|", "outbound|9080|v1|"].map((n) => `${n}${service.hostname}`),
+    );
+    for (const c of clusters) assert.equal(c.edsClusterConfig?.serviceName, c.name);
+  });
+
+  it("auto-mTLS matches tlsMode istio endpoints with the service's SPIFFE SANs", () => {
+    const [c] = buildOutboundClusters({
+      service,
+      port,
+      proxy,
+      mesh,
+      endpoints: [makeEndpoint(service, { identity: "spiffe://cluster.local/ns/default/sa/b" })],
+    });
+    assert.equal(c.transportSocket, undefined);
+    assert.deepEqual(
+      c.transportSocketMatches.map((m) => [m.name, m.match]),
+      [
+        ["tlsMode-istio", { tlsMode: "istio" }],
+        ["tlsMode-disabled", {}],
+      ],
+    );
+    const socket = c.transportSocketMatches[0].transportSocket;
+    assert.equal(socket?.configType.case, "typedConfig");
+    const context = unpackAny(socket.configType.value, tls.UpstreamTlsContextSchema);
+    assert.equal(context?.sni, "outbound_.9080_._.reviews.default.svc.cluster.local");
+    const validation = context?.commonTlsContext?.validationContextType;
+    assert.equal(validation?.case, "combinedValidationContext");
+    assert.deepEqual(
+      validation.value.defaultValidationContext?.matchSubjectAltNames.map((m) => m.matchPattern.value),
+      ["spiffe://cluster.local/ns/default/sa/b"],
+    );
+  });
+
+  it("PASSTHROUGH load balancing drops EDS and lets the original destination decide", () => {
+    const [c] = buildOutboundClusters({
+      service,
+      port,
+      proxy,
+      mesh,
+      endpoints: [],
+      destinationRule: {
+        name: "r",
+        namespace: "default",
+        spec: { host: "reviews", trafficPolicy: { loadBalancer: { simple: "PASSTHROUGH" } } },
+      },
+    });
+    assert.deepEqual(c.clusterDiscoveryType, { case: "type", value: cluster.Cluster_DiscoveryType.ORIGINAL_DST });
+    assert.equal(c.lbPolicy, cluster.Cluster_LbPolicy.CLUSTER_PROVIDED);
+    assert.equal(c.edsClusterConfig, undefined);
+  });
+
+  it("a mesh-external service gets no auto-mTLS and is marked external", () => {
+    const external = makeService({ hostname: "api.example.com", registry: "External", meshExternal: true });
+    const [c] = buildOutboundClusters({ service: external, port: external.ports[0], proxy, mesh, endpoints: [] });
+    assert.equal(c.transportSocketMatches.length, 0);
+    assert.equal(c.metadata?.filterMetadata.istio?.external, true);
+  });
+});
+
+describe("CDS order (buildClusters)", () => {
+  const proxy = makeProxy();
+  const mesh = makeMesh();
+  const service = makeService({});
+  const outbound = buildOutboundClusters({ service, port: service.ports[0], proxy, mesh, endpoints: [] });
+  const inbound = buildInboundCluster({ targetPort: 9080, port: service.ports[0], services: [service], proxy, mesh });
+
+  it("sidecar: outbound, BlackHole, Passthrough, inbound, InboundPassthrough; duplicates keep the first", () => {
+    const names = assembleClusters({ proxy, mesh, outbound: [...outbound, ...outbound], inbound: [inbound] }).map(
+      (c) => c.name,
+    );
+    assert.deepEqual(names, [
+      outbound[0].name,
+      "BlackHoleCluster",
+      "PassthroughCluster",
+      "inbound|9080||",
+      "InboundPassthroughCluster",
+    ]);
+  });
+
+  it("gateway: outbound, BlackHole, then SNI-DNAT clusters; no passthrough or inbound", () => {
+    const router = makeProxy({ type: "router" });
+    const names = assembleClusters({ proxy: router, mesh, outbound, inbound: [inbound] }).map((c) => c.name);
+    assert.deepEqual(names, [outbound[0].name, "BlackHoleCluster"]);
+  });
+});
