@@ -9,6 +9,7 @@ export {
   type InboundPort,
   type SidecarInboundInput,
 } from "./inbound.ts";
+export { buildSidecarOutboundListeners, type OutboundVirtualService, type SidecarOutboundInput } from "./outbound.ts";
 export { type ProtocolClass, protocolClass } from "./sniffing.ts";
 export {
   BLACKHOLE_CLUSTER,

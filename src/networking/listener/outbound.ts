@@ -1,0 +1,514 @@
+// Sidecar outbound listeners (listener.go buildSidecarOutboundListeners, tls.go): one listener per
+// (bind, port) — HTTP ports share `0.0.0.0_<port>` and route by RDS `<port>`; TCP and undeclared
+// (sniffed) ports listen on the service VIP; conflicting services on one key merge as Istio merges
+// them. Then the HTTP proxy listener, if configured, and virtualOutbound.
+import { isIP } from "node:net";
+import { create } from "@bufbuild/protobuf";
+import { DurationSchema } from "@bufbuild/protobuf/wkt";
+import { core, listener } from "../../api/index.ts";
+import type { VirtualServiceSpec, VirtualServiceTcpRoute } from "../../config/types/index.ts";
+import type { Service, ServiceProtocol } from "../../registry/index.ts";
+import { buildHttpFilters } from "../httpfilter/index.ts";
+import { buildListenerAccessLogs } from "./accesslog.ts";
+import { listenerName, localhostAddress, protocolDetectionTimeout, socketAddress, wildcardAddress } from "./address.ts";
+import { buildHcmFilter } from "./hcm.ts";
+import { PLAINTEXT_HTTP_ALPN, protocolClass, RAW_BUFFER_TRANSPORT, sniffingListenerFilters } from "./sniffing.ts";
+import { buildTcpProxyFilter, tcpStatsFilter } from "./tcp.ts";
+import { interceptionMode, type ListenerEnv } from "./types.ts";
+import { buildVirtualOutboundListener, catchAllTcpFilters } from "./virtual.ts";
+
+/** A VirtualService whose hosts include the service (its tcp and tls blocks route TCP traffic). */
+export interface OutboundVirtualService {
+  name: string;
+  namespace: string;
+  spec: VirtualServiceSpec;
+}
+
+export interface SidecarOutboundInput extends ListenerEnv {
+  /** The services visible to the proxy (after Sidecar egress and exportTo), oldest first. */
+  services: readonly Service[];
+  /** The VirtualServices bound to the mesh gateway for a service's host, in precedence order. */
+  virtualServicesFor?: (service: Service) => readonly OutboundVirtualService[];
+  /** Endpoint IPs of a headless (Passthrough, no VIP) service port: each gets its own listener. */
+  endpointAddressesFor?: (service: Service, port: number) => readonly string[];
+  /** REGISTRY_ONLY after Sidecar outboundTrafficPolicy (default: the mesh's). */
+  registryOnly?: boolean;
+  /** A Prometheus metrics provider applies: istio.stats on chains. */
+  prometheusStats?: boolean;
+  /** The cluster DNS suffix that short VirtualService hosts resolve under. */
+  domainSuffix?: string;
+}
+
+/** Per-port outbound listeners, then the HTTP proxy listener (if any), then virtualOutbound (if captured). */
+export function buildSidecarOutboundListeners(input: SidecarOutboundInput): listener.Listener[] {
+  const entries = new Map<string, Entry>();
+  for (const service of input.services) {
+    if (service.resolution === "Alias") continue;
+    for (const port of service.ports) addServicePort(input, entries, service, port.port, port.protocol);
+  }
+  const listeners = [...entries.values()].map((entry) => listenerFromEntry(input, entry));
+  const httpProxy = httpProxyListener(input);
+  if (httpProxy) listeners.push(httpProxy);
+  const virtual = buildVirtualOutboundListener(input, {
+    registryOnly: input.registryOnly,
+    prometheusStats: input.prometheusStats,
+  });
+  if (virtual) listeners.push(virtual);
+  return listeners;
+}
+
+/** One filter chain before it becomes Envoy's: what it matches and what it runs. */
+interface ChainOpts {
+  sniHosts: readonly string[];
+  destinationCidrs: readonly string[];
+  applicationProtocols: readonly string[];
+  transportProtocol: string;
+  metadata?: core.Metadata;
+  /** An HTTP chain (HCM over RDS) or a TCP chain (these network filters). */
+  http?: { rds: string; protocol: ServiceProtocol };
+  networkFilters?: listener.Filter[];
+}
+
+interface Entry {
+  bind: string;
+  port: number;
+  bindToPort: boolean;
+  /** HTTP, TCP, or Auto once HTTP and TCP chains share it. */
+  kind: "http" | "tcp" | "auto";
+  /** The protocol as declared (well-known server-first protocols never share a listener). */
+  protocol: ServiceProtocol;
+  chains: ChainOpts[];
+}
+
+function addServicePort(
+  input: SidecarOutboundInput,
+  entries: Map<string, Entry>,
+  service: Service,
+  port: number,
+  protocol: ServiceProtocol,
+): void {
+  const cls = protocolClass(protocol);
+  if (cls === "udp") return;
+  const bindToPort = interceptionMode(input.proxy) === "NONE";
+  const wildcard = wildcardAddress(input.proxy);
+  if (bindToPort) {
+    addBinding(input, entries, service, port, protocol, localhostAddress(input.proxy), [], true);
+    return;
+  }
+  if (cls === "http") {
+    addBinding(input, entries, service, port, protocol, wildcard, [], false);
+    return;
+  }
+  const address = service.defaultAddress;
+  if (service.resolution === "Passthrough" && address === "0.0.0.0") {
+    const endpoints = (input.endpointAddressesFor?.(service, port) ?? []).filter((ip) => isIP(ip) !== 0);
+    if (endpoints.length === 0) {
+      // A ServiceEntry NONE with no workloads: a wildcard listener. A Kubernetes headless service with
+      // no endpoints (or one that selects workloads) gets nothing until it has some.
+      if (service.registry === "External" && service.selector === null) {
+        addBinding(input, entries, service, port, protocol, wildcard, [], false);
+      }
+      return;
+    }
+    for (const ip of endpoints) {
+      if (ip === input.proxy.ipAddresses[0]) continue;
+      addBinding(input, entries, service, port, protocol, ip, [], false);
+    }
+    return;
+  }
+  if (address.includes("/")) {
+    addBinding(input, entries, service, port, protocol, wildcard, [address], false);
+    return;
+  }
+  addBinding(input, entries, service, port, protocol, address, [], false);
+}
+
+const SERVER_FIRST: ReadonlySet<ServiceProtocol> = new Set(["Mongo", "MySQL"]);
+
+function addBinding(
+  input: SidecarOutboundInput,
+  entries: Map<string, Entry>,
+  service: Service,
+  port: number,
+  protocol: ServiceProtocol,
+  bind: string,
+  cidrs: readonly string[],
+  bindToPort: boolean,
+): void {
+  const key = listenerName(bind, port);
+  const current = entries.get(key);
+  const cls = protocolClass(protocol);
+  const wildcard = bind === wildcardAddress(input.proxy);
+  // Sniffing would break a server-first protocol: it never shares a listener with HTTP.
+  if (current && current.kind !== cls && (SERVER_FIRST.has(protocol) || SERVER_FIRST.has(current.protocol))) return;
+
+  if (cls === "http") {
+    if (current && current.kind !== "tcp") return; // the HTTP chain (RDS per port) already serves it
+    const http = httpChain(String(port), protocol, wildcard);
+    if (!current) {
+      // On the wildcard the HTTP chain matches sniffed HTTP; anything else falls to the passthrough chain.
+      entries.set(key, { bind, port, bindToPort, kind: wildcard ? "auto" : "http", protocol, chains: [http] });
+      return;
+    }
+    mergeChains(current, [http]);
+    current.kind = "auto";
+    return;
+  }
+
+  const tcp = tcpChains(input, service, port, protocol, bind, cidrs);
+  if (cls === "tcp") {
+    if (!current) {
+      entries.set(key, { bind, port, bindToPort, kind: "tcp", protocol, chains: tcp });
+      return;
+    }
+    mergeChains(current, tcp);
+    if (current.kind === "http") current.kind = "auto";
+    return;
+  }
+
+  // Auto: a TCP chain for what is not HTTP, and an HTTP chain for the service alone when on its VIP.
+  if (current && current.kind !== "http") {
+    mergeChains(current, tcp);
+    if (current.kind === "tcp") {
+      mergeChains(current, [httpChain(rdsForAuto(service, port, wildcard), protocol, true)]);
+      current.kind = "auto";
+    }
+    return;
+  }
+  const chains = [...tcp, httpChain(rdsForAuto(service, port, wildcard), protocol, true)];
+  entries.set(key, { bind, port, bindToPort, kind: "auto", protocol, chains });
+}
+
+/** A sniffed service on its own VIP has its own route configuration `<host>:<port>`. */
+function rdsForAuto(service: Service, port: number, wildcard: boolean): string {
+  return wildcard ? String(port) : `${service.hostname}:${port}`;
+}
+
+function httpChain(rds: string, protocol: ServiceProtocol, sniffed: boolean): ChainOpts {
+  return {
+    sniHosts: [],
+    destinationCidrs: [],
+    applicationProtocols: sniffed ? PLAINTEXT_HTTP_ALPN : [],
+    transportProtocol: sniffed ? RAW_BUFFER_TRANSPORT : "",
+    http: { rds, protocol },
+  };
+}
+
+/** Adds chains whose match no existing chain has (Istio keeps the first on a tie). */
+function mergeChains(entry: Entry, incoming: readonly ChainOpts[]): void {
+  for (const chain of incoming) {
+    if (!entry.chains.some((existing) => sameMatch(existing, chain))) entry.chains.push(chain);
+  }
+}
+
+function sameMatch(a: ChainOpts, b: ChainOpts): boolean {
+  const eq = (x: readonly string[], y: readonly string[]) =>
+    x.length === y.length && [...x].sort().every((v, i) => v === [...y].sort()[i]);
+  return (
+    eq(a.sniHosts, b.sniHosts) &&
+    eq(a.destinationCidrs, b.destinationCidrs) &&
+    eq(a.applicationProtocols, b.applicationProtocols) &&
+    a.transportProtocol === b.transportProtocol
+  );
+}
+
+function isMatchAll(chain: ChainOpts): boolean {
+  return (
+    chain.sniHosts.length === 0 &&
+    chain.destinationCidrs.length === 0 &&
+    chain.applicationProtocols.length === 0 &&
+    chain.transportProtocol === ""
+  );
+}
+
+// ---- TCP and TLS chains (tls.go)
+
+function tcpChains(
+  input: SidecarOutboundInput,
+  service: Service,
+  port: number,
+  protocol: ServiceProtocol,
+  bind: string,
+  cidrs: readonly string[],
+): ChainOpts[] {
+  const virtualServices = input.virtualServicesFor?.(service) ?? [];
+  return protocol === "HTTPS" || protocol === "TLS"
+    ? tlsChains(input, service, port, bind, cidrs, virtualServices)
+    : plainTcpChains(input, service, port, cidrs, virtualServices);
+}
+
+/** One chain per distinct TLS match (SNI hosts, subnets) of the VirtualServices; else one to the service. */
+function tlsChains(
+  input: SidecarOutboundInput,
+  service: Service,
+  port: number,
+  bind: string,
+  cidrs: readonly string[],
+  virtualServices: readonly OutboundVirtualService[],
+): ChainOpts[] {
+  const out: ChainOpts[] = [];
+  const handled = new Set<string>();
+  for (const vs of virtualServices) {
+    for (const rule of vs.spec.tls ?? []) {
+      if ((rule.route ?? []).length === 0) continue;
+      for (const match of rule.match ?? []) {
+        if (!matchesProxy(input, match, port)) continue;
+        const subnets = (match.destinationSubnets ?? []).length > 0 ? (match.destinationSubnets ?? []) : cidrs;
+        const key = JSON.stringify([[...match.sniHosts].sort(), [...(match.destinationSubnets ?? [])].sort()]);
+        if (handled.has(key)) continue;
+        handled.add(key);
+        out.push(tcpChain(match.sniHosts, subnets, routeFilters(input, vs, rule.route ?? [], port), vs));
+      }
+    }
+  }
+  if (out.length > 0) return out;
+  const wildcard = wildcardAddress(input.proxy);
+  const address = service.defaultAddress.includes("/") ? "" : service.defaultAddress;
+  // Without a VIP of its own the service is told apart by SNI.
+  const needsSni =
+    cidrs.length > 0 ||
+    address === "" ||
+    (address === wildcard && bind === wildcard) ||
+    (service.hostname.startsWith("*") && service.resolution === "DynamicDNS");
+  return [tcpChain(needsSni ? [service.hostname] : [], cidrs, serviceFilters(input, service, port))];
+}
+
+/**
+ * VirtualService tcp rules: the first rule without match (or with a match without subnets) ends the
+ * list; matches with destination subnets add chains for them. Else one chain to the service.
+ */
+function plainTcpChains(
+  input: SidecarOutboundInput,
+  service: Service,
+  port: number,
+  cidrs: readonly string[],
+  virtualServices: readonly OutboundVirtualService[],
+): ChainOpts[] {
+  const out: ChainOpts[] = [];
+  for (const vs of virtualServices) {
+    for (const rule of vs.spec.tcp ?? []) {
+      const routes = rule.route ?? [];
+      if (routes.length === 0) continue;
+      if ((rule.match ?? []).length === 0) {
+        out.push(tcpChain([], cidrs, routeFilters(input, vs, routes, port), vs));
+        return out;
+      }
+      const subnets: string[] = [];
+      for (const match of rule.match ?? []) {
+        if (!matchesProxy(input, match, port)) continue;
+        if ((match.destinationSubnets ?? []).length === 0) {
+          out.push(tcpChain([], cidrs, routeFilters(input, vs, routes, port), vs));
+          return out;
+        }
+        subnets.push(...(match.destinationSubnets ?? []));
+      }
+      if (subnets.length > 0) {
+        out.push(tcpChain([], subnets, routeFilters(input, vs, routes, port)));
+        if ([...subnets].sort().join() === [...cidrs].sort().join()) return out;
+      }
+    }
+  }
+  out.push(tcpChain([], cidrs, serviceFilters(input, service, port)));
+  return out;
+}
+
+interface ProxyMatch {
+  port?: number;
+  gateways?: string[];
+  sourceLabels?: Record<string, string>;
+  sourceNamespace?: string;
+}
+
+/** A tcp/tls match applies to this sidecar: its port, the mesh gateway, the proxy's labels and namespace. */
+function matchesProxy(input: SidecarOutboundInput, match: ProxyMatch, port: number): boolean {
+  if (match.port !== undefined && match.port !== 0 && match.port !== port) return false;
+  if ((match.gateways ?? []).length > 0 && !match.gateways?.includes("mesh")) return false;
+  const labels = input.proxy.labels;
+  if (!Object.entries(match.sourceLabels ?? {}).every(([k, v]) => labels[k] === v)) return false;
+  return !match.sourceNamespace || match.sourceNamespace === input.proxy.configNamespace;
+}
+
+function tcpChain(
+  sniHosts: readonly string[],
+  cidrs: readonly string[],
+  filters: listener.Filter[],
+  vs?: OutboundVirtualService,
+): ChainOpts {
+  return {
+    sniHosts,
+    destinationCidrs: cidrs,
+    applicationProtocols: [],
+    transportProtocol: "",
+    networkFilters: filters,
+    metadata: vs ? configMetadata(vs) : undefined,
+  };
+}
+
+/** Where Istio records which config built a chain (util.AddConfigInfoMetadata). */
+function configMetadata(vs: OutboundVirtualService): core.Metadata {
+  return create(core.MetadataSchema, {
+    filterMetadata: {
+      istio: { config: `/apis/networking.istio.io/v1/namespaces/${vs.namespace}/virtual-service/${vs.name}` },
+    },
+  });
+}
+
+function stats(input: SidecarOutboundInput): listener.Filter[] {
+  return input.prometheusStats ? [tcpStatsFilter("outbound")] : [];
+}
+
+/** tcp_proxy to the service; a single-port service is always reached on that port. */
+function serviceFilters(input: SidecarOutboundInput, service: Service, port: number): listener.Filter[] {
+  const target = service.ports.length === 1 ? service.ports[0].port : port;
+  return [...stats(input), buildTcpProxyFilter(input, { cluster: `outbound|${target}||${service.hostname}` })];
+}
+
+/** tcp_proxy to a VirtualService route: one destination, or weighted ones named after the VirtualService. */
+function routeFilters(
+  input: SidecarOutboundInput,
+  vs: OutboundVirtualService,
+  routes: readonly VirtualServiceTcpRoute[],
+  port: number,
+): listener.Filter[] {
+  const clusters = routes.map((r) => ({ cluster: destinationCluster(input, vs, r, port), weight: r.weight ?? 0 }));
+  const proxy =
+    clusters.length === 1
+      ? buildTcpProxyFilter(input, { cluster: clusters[0].cluster })
+      : buildTcpProxyFilter(input, { weightedClusters: clusters, statPrefix: `${vs.name}.${vs.namespace}` });
+  return [...stats(input), proxy];
+}
+
+/** `outbound|<port>|<subset>|<fqdn>`: short hosts are in the VirtualService's namespace. */
+function destinationCluster(
+  input: SidecarOutboundInput,
+  vs: OutboundVirtualService,
+  route: VirtualServiceTcpRoute,
+  listenPort: number,
+): string {
+  const written = route.destination.host;
+  const host = written.includes(".")
+    ? written
+    : `${written}.${vs.namespace}.svc.${input.domainSuffix ?? "cluster.local"}`;
+  let port = route.destination.port?.number ?? 0;
+  if (port === 0) {
+    const target = input.services.find((s) => s.hostname === host);
+    port = target?.ports.length === 1 ? target.ports[0].port : listenPort;
+  }
+  return `outbound|${port}|${route.destination.subset ?? ""}|${host}`;
+}
+
+// ---- From entries to Envoy listeners (listener.go buildListenerFromEntry)
+
+function listenerFromEntry(input: SidecarOutboundInput, entry: Entry): listener.Listener {
+  const name = listenerName(entry.bind, entry.port);
+  const l = create(listener.ListenerSchema, {
+    name,
+    address: socketAddress(entry.bind, entry.port),
+    trafficDirection: core.TrafficDirection.OUTBOUND,
+    continueOnListenerFiltersTimeout: true,
+    accessLog: buildListenerAccessLogs(input.mesh),
+  });
+  if (entry.bindToPort) l.maxConnectionsToAcceptPerSocketEvent = 1;
+  else l.bindToPort = false;
+
+  let defaultChain: listener.FilterChain | undefined;
+  for (const opts of entry.chains) {
+    const chain = create(listener.FilterChainSchema, {
+      filters: opts.http
+        ? [
+            buildHcmFilter(input, {
+              listenerClass: "sidecarOutbound",
+              statPrefix: `outbound_${name};`,
+              routes: { rds: opts.http.rds },
+              httpFilters: buildHttpFilters({
+                listenerClass: "sidecarOutbound",
+                protocol: opts.http.protocol,
+                prometheusStats: input.prometheusStats,
+              }),
+              protocol: opts.http.protocol,
+            }),
+          ]
+        : (opts.networkFilters ?? []),
+      metadata: opts.metadata,
+      transportSocketConnectTimeout: TRANSPORT_SOCKET_CONNECT_TIMEOUT,
+    });
+    if (isMatchAll(opts)) {
+      defaultChain = chain;
+    } else {
+      chain.filterChainMatch = filterChainMatch(opts);
+      l.filterChains.push(chain);
+    }
+  }
+  if (defaultChain && l.filterChains.length === 0) {
+    l.filterChains.push(defaultChain);
+  } else if (defaultChain) {
+    l.defaultFilterChain = defaultChain;
+  } else {
+    l.defaultFilterChain = create(listener.FilterChainSchema, {
+      name: "PassthroughFilterChain",
+      filterChainMatch: create(listener.FilterChainMatchSchema),
+      filters: catchAllTcpFilters(input, { registryOnly: input.registryOnly, prometheusStats: input.prometheusStats }),
+    });
+  }
+  l.listenerFilters = sniffingListenerFilters(l.filterChains);
+  const sniffsHttp = l.listenerFilters.some((f) => f.name === "envoy.filters.listener.http_inspector");
+  l.listenerFiltersTimeout = sniffsHttp ? protocolDetectionTimeout(input) : create(DurationSchema, {});
+  return l;
+}
+
+/** PILOT_GATEWAY_TRANSPORT_SOCKET_CONNECT_TIMEOUT: a slow TLS handshake cannot hold a connection open. */
+const TRANSPORT_SOCKET_CONNECT_TIMEOUT = create(DurationSchema, { seconds: 15n });
+
+function filterChainMatch(opts: ChainOpts): listener.FilterChainMatch {
+  const match = create(listener.FilterChainMatchSchema, {
+    transportProtocol: opts.transportProtocol,
+    applicationProtocols: [...opts.applicationProtocols],
+  });
+  if (!opts.sniHosts.includes("*")) match.serverNames = [...opts.sniHosts].sort();
+  match.prefixRanges = [...opts.destinationCidrs]
+    .filter((c) => c !== "0.0.0.0" && c !== "0.0.0.0/0")
+    .sort()
+    .map(cidrRange);
+  return match;
+}
+
+function cidrRange(cidr: string): core.CidrRange {
+  const [address, length] = cidr.split("/");
+  const prefixLen = length === undefined ? (isIP(address) === 6 ? 128 : 32) : Number(length);
+  return create(core.CidrRangeSchema, { addressPrefix: address, prefixLen });
+}
+
+/** meshConfig.proxyHttpPort or node HTTP_PROXY_PORT: an HTTP proxy on localhost routed by `http_proxy`. */
+function httpProxyListener(input: SidecarOutboundInput): listener.Listener | undefined {
+  const port = Number(input.proxy.metadata.HTTP_PROXY_PORT || input.mesh.proxyHttpPort || 0);
+  if (!Number.isInteger(port) || port <= 0) return undefined;
+  const bind = localhostAddress(input.proxy);
+  const name = listenerName(bind, port);
+  const hcmFilter = buildHcmFilter(input, {
+    listenerClass: "sidecarOutbound",
+    statPrefix: `outbound_${name};`,
+    routes: { rds: "http_proxy" },
+    httpFilters: buildHttpFilters({
+      listenerClass: "sidecarOutbound",
+      protocol: "HTTP_PROXY",
+      prometheusStats: input.prometheusStats,
+    }),
+    protocol: "HTTP_PROXY",
+    httpProxy: true,
+  });
+  return create(listener.ListenerSchema, {
+    name,
+    address: socketAddress(bind, port),
+    trafficDirection: core.TrafficDirection.OUTBOUND,
+    continueOnListenerFiltersTimeout: true,
+    maxConnectionsToAcceptPerSocketEvent: 1,
+    listenerFiltersTimeout: create(DurationSchema, {}),
+    filterChains: [
+      create(listener.FilterChainSchema, {
+        filters: [hcmFilter],
+        transportSocketConnectTimeout: TRANSPORT_SOCKET_CONNECT_TIMEOUT,
+      }),
+    ],
+    accessLog: buildListenerAccessLogs(input.mesh),
+  });
+}
