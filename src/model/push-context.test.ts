@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { mergePushRequests, newPushContext, pushRequest } from "./push-context.ts";
+import { DEFAULT_MESH_CONFIG } from "../config/index.ts";
+import { buildPushContext, mergePushRequests, newPushContext, pushRequest, pushSnapshot } from "./push-context.ts";
+import { cfg, proxy, svc } from "./test-fixtures.ts";
 
 const vs = (name: string) => ({ kind: "networking.istio.io/VirtualService", namespace: "default", name });
 
@@ -48,4 +50,27 @@ test("merging with a full push of everything keeps everything", () => {
   const some = pushRequest({ full: false, push: p, configsUpdated: [vs("a")] });
   assert.equal(mergePushRequests(some, all).configsUpdated.size, 0);
   assert.equal(mergePushRequests(all, some).configsUpdated.size, 0);
+});
+
+test("buildPushContext reuses the indexes whose inputs are the same objects, Sidecar scopes included", () => {
+  const services = [svc("reviews", "bookinfo")];
+  const dr = cfg("DestinationRule", "bookinfo", "reviews", { host: "reviews" });
+  const vs = cfg("VirtualService", "bookinfo", "reviews", { hosts: ["reviews"] });
+  const first = buildPushContext({ configs: [dr, vs], services, mesh: DEFAULT_MESH_CONFIG });
+  const scope = pushSnapshot(first).sidecarScope(proxy("sidecar", "bookinfo"));
+
+  const same = pushSnapshot(
+    buildPushContext({ configs: [dr, vs], services: [...services], mesh: DEFAULT_MESH_CONFIG }, first),
+  );
+  assert.equal(same.sidecarScope(proxy("sidecar", "bookinfo")), scope);
+
+  const changedVs = cfg("VirtualService", "bookinfo", "reviews", { hosts: ["reviews"], exportTo: ["."] });
+  const next = pushSnapshot(buildPushContext({ configs: [dr, changedVs], services, mesh: DEFAULT_MESH_CONFIG }, first));
+  assert.equal(next.destinationRules, pushSnapshot(first).destinationRules);
+  assert.notEqual(next.virtualServices, pushSnapshot(first).virtualServices);
+  assert.notEqual(next.sidecarScope(proxy("sidecar", "bookinfo")), scope);
+});
+
+test("pushSnapshot refuses a push context that was not built from mesh inputs", () => {
+  assert.throws(() => pushSnapshot(newPushContext({})), /has no mesh snapshot/);
 });

@@ -1,0 +1,68 @@
+// Every file of Istio's sample configs (../shared/conformance/istio/inputs) builds a push context
+// on its own, and every lookup a generator makes works for a sidecar and a router.
+import assert from "node:assert/strict";
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { readConfigPaths } from "../config/decode.ts";
+import { type ConfigObject, DEFAULT_MESH_CONFIG } from "../config/index.ts";
+import type { Gateway } from "../config/types/index.ts";
+import { ServiceRegistry } from "../registry/index.ts";
+import { staticInputs } from "../registry/test-inputs.ts";
+import { buildPushContext, pushSnapshot } from "./push-context.ts";
+
+const INPUTS = fileURLToPath(new URL("../../../shared/conformance/istio/inputs", import.meta.url));
+
+for (const file of readdirSync(INPUTS).filter((f) => f.endsWith(".yaml"))) {
+  test(`${file}: builds a push context, scopes a sidecar and merges gateways`, () => {
+    const documents = readConfigPaths([join(INPUTS, file)]);
+    assert.deepEqual(
+      documents.filter((d) => d.error),
+      [],
+    );
+    // As `kubectl apply` would: an object without a namespace lands in "default".
+    const configs = documents.flatMap((d): ConfigObject[] =>
+      d.object ? [{ ...d.object, metadata: { namespace: "default", ...d.object.metadata } }] : [],
+    );
+    const registry = new ServiceRegistry(staticInputs(configs));
+    const snap = pushSnapshot(
+      buildPushContext({ configs, services: registry.services.list(), mesh: DEFAULT_MESH_CONFIG }),
+    );
+
+    const namespaces = new Set(["default", ...configs.map((c) => c.metadata.namespace ?? "default")]);
+    for (const namespace of namespaces) {
+      const sidecar = { type: "sidecar" as const, configNamespace: namespace, labels: { app: "test" } };
+      const scope = snap.sidecarScope(sidecar);
+      assert.ok(scope.egressListeners.length > 0);
+      for (const service of scope.services) {
+        assert.equal(scope.service(service.hostname), service);
+        scope.destinationRule("outbound", sidecar.labels, service.hostname);
+      }
+      snap.mtlsMode(sidecar, 9080);
+      snap.envoyFiltersFor(sidecar);
+      snap.authorizationPoliciesFor(sidecar);
+    }
+    const gateways = configs.filter((c) => c.kind === "Gateway" && c.apiVersion.startsWith("networking.istio.io/"));
+    for (const gateway of gateways as Gateway[]) {
+      const labels = gateway.spec?.selector ?? {};
+      const router = { type: "router" as const, configNamespace: gateway.metadata.namespace ?? "default", labels };
+      const merged = snap.mergedGateway(router);
+      assert.ok(merged);
+      assert.ok(merged.gatewayNames.includes(`${router.configNamespace}/${gateway.metadata.name}`));
+      snap.sidecarScope(router);
+      for (const name of merged.gatewayNames) snap.virtualServicesForGateway(router.configNamespace, name);
+    }
+  });
+}
+
+test("rule-ingressgateway.yaml: a short gateway name binds in the VirtualService's namespace, short hosts expand", () => {
+  const configs = readConfigPaths([join(INPUTS, "rule-ingressgateway.yaml")]).flatMap((d) =>
+    d.object ? [d.object] : [],
+  );
+  const snap = pushSnapshot(buildPushContext({ configs, services: [], mesh: DEFAULT_MESH_CONFIG }));
+  assert.deepEqual(snap.virtualServicesForGateway("testns", "mesh"), []);
+  const [bound] = snap.virtualServicesForGateway("istio-system", "testns/istio-ingressgateway");
+  assert.equal(bound?.metadata.name, "gateway-bound-route");
+  assert.equal(bound.spec?.http?.[0].route?.[0].destination.host, "c.testns.svc.cluster.local");
+});
