@@ -6,8 +6,13 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { status } from "@grpc/grpc-js";
+import { names, SotwClient, sidecarNode } from "../../test/xds/ads-client.ts";
+import { CUSTOM_TYPE } from "../../test/xds/testdata/custom-type-plugin.ts";
 
 const SLUICED = fileURLToPath(new URL("../../bin/sluiced.js", import.meta.url));
+const PLUGIN = fileURLToPath(new URL("../../test/xds/testdata/custom-type-plugin.ts", import.meta.url));
+const SERVICE_ENTRIES = "networking.istio.io/v1/ServiceEntry";
 
 const serviceEntry = (name: string) => `apiVersion: networking.istio.io/v1
 kind: ServiceEntry
@@ -25,10 +30,12 @@ interface LogLine {
   [field: string]: unknown;
 }
 
-test("sluiced loads the config directory, follows its changes, and stops cleanly on SIGTERM", async () => {
-  const dir = await mkdtemp(join(tmpdir(), "sluiced-"));
-  await writeFile(join(dir, "a.yaml"), `${serviceEntry("a")}---\nkind: [\n`);
-  const child = spawn(process.execPath, [SLUICED, "--configDir", dir], { stdio: ["ignore", "pipe", "inherit"] });
+/** Starts sluiced and reads its JSON log lines. */
+function startSluiced(args: string[], env: Record<string, string> = {}) {
+  const child = spawn(process.execPath, [SLUICED, ...args], {
+    stdio: ["ignore", "pipe", "inherit"],
+    env: { ...process.env, ...env },
+  });
   const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
   const lines: LogLine[] = [];
   const waiters: Array<() => void> = [];
@@ -49,6 +56,20 @@ test("sluiced loads the config directory, follows its changes, and stops cleanly
       });
     }
   };
+  return { child, exited, logged };
+}
+
+test("sluiced loads the config directory, follows its changes, and stops cleanly on SIGTERM", async () => {
+  const dir = await mkdtemp(join(tmpdir(), "sluiced-"));
+  await writeFile(join(dir, "a.yaml"), `${serviceEntry("a")}---\nkind: [\n`);
+  const { child, exited, logged } = startSluiced([
+    "--configDir",
+    dir,
+    "--grpcAddr",
+    "127.0.0.1:0",
+    "--secureGRPCAddr",
+    "",
+  ]);
 
   try {
     const loaded = await logged((l) => l.msg === "config loaded", "the first load");
@@ -65,4 +86,51 @@ test("sluiced loads the config directory, follows its changes, and stops cleanly
   }
   assert.equal(await exited, 0);
   await logged((l) => l.msg === "shutting down", "its shutdown");
+});
+
+test("sluiced serves ADS on --grpcAddr: config over the api generator, pushed after an edit; plugins; debug needs auth", async () => {
+  const dir = await mkdtemp(join(tmpdir(), "sluiced-xds-"));
+  await writeFile(join(dir, "a.yaml"), serviceEntry("a"));
+  const { child, exited, logged } = startSluiced(
+    ["--configDir", dir, "--grpcAddr", "127.0.0.1:0", "--secureGRPCAddr", "", "--plugin", PLUGIN],
+    { ENABLE_XDS_API_GENERATOR_AUTH: "false", PILOT_DEBOUNCE_AFTER: "10ms" },
+  );
+  const clients: SotwClient[] = [];
+  try {
+    const listening = await logged((l) => l.msg === "xDS server listening", "its xDS port");
+    assert.equal(typeof listening.grpcPort, "number");
+    const address = `127.0.0.1:${listening.grpcPort}`;
+
+    const config = SotwClient.connect(address);
+    clients.push(config);
+    config.request({ node: sidecarNode("replica-1", "istio-system"), typeUrl: SERVICE_ENTRIES });
+    const first = await config.next();
+    assert.equal(first.typeUrl, SERVICE_ENTRIES);
+    assert.deepEqual(names(first).length, 1);
+    assert.equal(first.resources[0].typeUrl, "type.googleapis.com/istio.mcp.v1alpha1.Resource");
+    config.ack(first);
+
+    await writeFile(join(dir, "b.yaml"), serviceEntry("b"));
+    const pushed = await config.next();
+    assert.equal(pushed.typeUrl, SERVICE_ENTRIES);
+    assert.equal(pushed.resources.length, 2);
+    assert.notEqual(pushed.versionInfo, first.versionInfo);
+    await logged((l) => l.msg === "push debounce stable" && l.full === true, "the push");
+
+    const plugin = SotwClient.connect(address);
+    clients.push(plugin);
+    plugin.request({ node: sidecarNode("app-1", "prod"), typeUrl: CUSTOM_TYPE });
+    assert.equal((await plugin.next()).typeUrl, CUSTOM_TYPE);
+
+    const debug = SotwClient.connect(address);
+    clients.push(debug);
+    debug.request({ node: sidecarNode("cli", "istio-system"), typeUrl: "istio.io/debug/syncz" });
+    const end = await debug.ended;
+    assert.equal(end.code, status.UNAUTHENTICATED);
+  } finally {
+    for (const c of clients) c.close();
+    child.kill("SIGTERM");
+  }
+  assert.equal(await exited, 0);
+  await logged((l) => l.msg === "stopped", "the end of its shutdown");
 });

@@ -1,14 +1,31 @@
 // sluiced: the control plane (Istio's istiod). Flags and start-up only.
-// Today it loads the mesh config and feeds the config store from the config directory (watched)
-// and from a cluster (--kubeconfig); xDS serving arrives with issue 4.
+// It loads the mesh config, fills the config store from the config directory (watched), a cluster
+// (--kubeconfig) and MeshConfig xds:// config sources, then serves ADS on --grpcAddr and
+// --secureGRPCAddr, pushing every change through the debounced push pipeline.
 import { readFileSync } from "node:fs";
 import { pino } from "pino";
 import { Registry } from "prom-client";
 import yargs from "yargs";
 import { hideBin } from "yargs/helpers";
 import { type DeclaredOptions, declaredFlagNames, unknownCommandLineFlags } from "../cli/index.ts";
+import { type MeshConfig, parseGoDuration } from "../config/index.ts";
 import { loadMeshConfig } from "../config/mesh.ts";
-import { ConfigStore, FileSource, KubeSource, loadKubeConfig } from "../sources/index.ts";
+import { newPushContext, type PushContext } from "../model/push-context.ts";
+import {
+  ConfigStore,
+  FileSource,
+  KubeSource,
+  loadKubeConfig,
+  type StoredConfig,
+  XdsSource,
+  type XdsSourceTls,
+} from "../sources/index.ts";
+import { type Discovery, startDiscovery, type TlsFiles } from "../xds/index.ts";
+
+/** Istio's environment settings, read as istiod reads them. */
+const env = process.env;
+const envBool = (name: string, fallback: boolean) =>
+  env[name] === undefined ? fallback : env[name] === "true" || env[name] === "1";
 
 const argv = yargs(hideBin(process.argv))
   .scriptName("sluiced")
@@ -19,6 +36,46 @@ const argv = yargs(hideBin(process.argv))
   })
   .option("kubeconfig", { type: "string", describe: "kubeconfig file of a cluster to take config and workloads from" })
   .option("meshConfig", { type: "string", describe: "MeshConfig YAML file (Istio's defaults when absent)" })
+  .option("domain", { type: "string", default: "cluster.local", describe: "DNS domain suffix of the cluster" })
+  .option("grpcAddr", { type: "string", default: ":15010", describe: "Plaintext ADS address; empty to disable" })
+  .option("secureGRPCAddr", {
+    type: "string",
+    default: ":15012",
+    describe: "TLS ADS address (needs --tlsCertFile and --tlsKeyFile); empty to disable",
+  })
+  .option("tlsCertFile", { type: "string", describe: "Server certificate (PEM) of the secure port" })
+  .option("tlsKeyFile", { type: "string", describe: "Server private key (PEM) of the secure port" })
+  .option("caCertFile", {
+    type: "string",
+    describe: "Roots that client certificates on the secure port are verified against",
+  })
+  .option("plugin", {
+    type: "string",
+    array: true,
+    default: [] as string[],
+    describe: "Generator plugin module (repeatable)",
+  })
+  .option("keepaliveInterval", { type: "string", default: "30s", describe: "gRPC keepalive ping interval" })
+  .option("keepaliveTimeout", { type: "string", default: "10s", describe: "gRPC keepalive ping timeout" })
+  .option("keepaliveMaxServerConnectionAge", {
+    type: "string",
+    describe: "Close connections older than this so clients rebalance across replicas (default: never)",
+  })
+  .option("debounceAfter", {
+    type: "string",
+    default: env.PILOT_DEBOUNCE_AFTER ?? "100ms",
+    describe: "Quiet period before a push (PILOT_DEBOUNCE_AFTER)",
+  })
+  .option("debounceMax", {
+    type: "string",
+    default: env.PILOT_DEBOUNCE_MAX ?? "10s",
+    describe: "Longest a change waits for a push (PILOT_DEBOUNCE_MAX)",
+  })
+  .option("enableEdsDebounce", {
+    type: "boolean",
+    default: envBool("PILOT_ENABLE_EDS_DEBOUNCE", true),
+    describe: "Debounce endpoint-only pushes too (PILOT_ENABLE_EDS_DEBOUNCE)",
+  })
   .option("log-level", { type: "string", default: "info", choices: ["debug", "info", "warn", "error"] })
   // Not .strict(): it would also reject SLUICE_* variables meant for other tools; check only the command line.
   .check((_argv, options) => {
@@ -31,12 +88,89 @@ const argv = yargs(hideBin(process.argv))
 
 const log = pino({ name: "sluiced", level: argv["log-level"] });
 
-/** What start-up started, to be stopped on shutdown. */
+/** A Go duration flag in milliseconds. */
+function durationMs(flag: string, value: string): number {
+  const parsed = parseGoDuration(value);
+  if ("error" in parsed) throw new Error(`--${flag}: ${parsed.error}`);
+  return parsed.ms;
+}
+
+/** What start-up started, to be stopped on shutdown (in reverse order). */
 interface Running {
   stop(): Promise<void> | void;
 }
 
-async function start(): Promise<Running[]> {
+/**
+ * The push context until the model's indexed one is wired in: the objects in force at push time.
+ * Every push gets a fresh, frozen snapshot, so a push never sees a later change.
+ */
+interface StoreSnapshot {
+  configs: readonly StoredConfig[];
+}
+
+function storeSnapshot(store: ConfigStore): PushContext<StoreSnapshot> {
+  return newPushContext({ configs: store.list() });
+}
+
+/** Kubernetes Services plus ServiceEntry hosts, for pilot_services. */
+function serviceCount(push: PushContext): number {
+  let count = 0;
+  for (const { key, object } of (push.snapshot as StoreSnapshot).configs) {
+    if (key.kindKey === "/Service") count++;
+    if (key.kindKey === "networking.istio.io/ServiceEntry")
+      count += (object.spec as { hosts?: string[] }).hosts?.length ?? 0;
+  }
+  return count;
+}
+
+/** The xds:// config sources of the mesh config (Istio's configSources); other schemes are not served. */
+function configSources(mesh: MeshConfig, store: ConfigStore): XdsSource[] {
+  const sources: XdsSource[] = [];
+  for (const configSource of mesh.configSources ?? []) {
+    const address = configSource.address ?? "";
+    const url = URL.canParse(address) ? new URL(address) : undefined;
+    if (url?.protocol !== "xds:") {
+      log.warn({ address }, "config source ignored: only xds:// config sources are supported");
+      continue;
+    }
+    sources.push(
+      new XdsSource({
+        address: url.host,
+        writer: store,
+        namespace: mesh.rootNamespace ?? "istio-system",
+        tls: sourceTls(configSource.tlsSettings),
+        log: log.child({ source: "xds", address: url.host }),
+      }),
+    );
+  }
+  return sources;
+}
+
+/** Client TLS of a config source: SIMPLE or MUTUAL with PEM file paths, as Istio's ClientTLSSettings. */
+function sourceTls(settings: Record<string, unknown> | undefined): XdsSourceTls | undefined {
+  if (settings?.mode !== "SIMPLE" && settings?.mode !== "MUTUAL") return undefined;
+  const file = (key: string) => (typeof settings[key] === "string" ? readFileSync(settings[key]) : undefined);
+  return {
+    caCertificates: file("caCertificates"),
+    clientCertificate: file("clientCertificate"),
+    privateKey: file("privateKey"),
+  };
+}
+
+/** The TLS files of the secure port, or undefined (logged) when it is disabled. */
+function secureTls(): TlsFiles | undefined {
+  if (!argv.secureGRPCAddr) return undefined;
+  if (!argv.tlsCertFile || !argv.tlsKeyFile) {
+    log.warn(
+      { secureGRPCAddr: argv.secureGRPCAddr },
+      'secure xDS port disabled: no server certificate (--tlsCertFile, --tlsKeyFile); pass --secureGRPCAddr "" to silence this',
+    );
+    return undefined;
+  }
+  return { certFile: argv.tlsCertFile, keyFile: argv.tlsKeyFile, caFile: argv.caCertFile };
+}
+
+async function start(running: Running[]): Promise<void> {
   const { mesh, warnings } = loadMeshConfig(argv.meshConfig ? readFileSync(argv.meshConfig, "utf8") : undefined);
   for (const warning of warnings) log.warn({ meshConfig: argv.meshConfig }, warning);
   log.info({ trustDomain: mesh.trustDomain, rootNamespace: mesh.rootNamespace }, "mesh config loaded");
@@ -45,11 +179,10 @@ async function start(): Promise<Running[]> {
   const metrics = new Registry();
   // An object both in the config directory and in the cluster: the file wins.
   const store = new ConfigStore({
-    sourceOrder: ["file", "kubernetes"],
+    sourceOrder: ["file", "kubernetes", "xds"],
     metrics,
     log: log.child({ component: "config" }),
   });
-  const running: Running[] = [];
   if (argv.configDir) {
     const files = new FileSource({ dir: argv.configDir, store, log: log.child({ source: "file" }) });
     running.push(files);
@@ -66,6 +199,11 @@ async function start(): Promise<Running[]> {
     log.info({ kubeconfig: argv.kubeconfig }, "listing the cluster");
     await cluster.start();
   }
+  for (const source of configSources(mesh, store)) {
+    running.push(source);
+    log.info("waiting for an xds:// config source to send every kind");
+    await source.start();
+  }
 
   const byKind: Record<string, number> = {};
   for (const { key } of store.list()) byKind[key.kindKey] = (byKind[key.kindKey] ?? 0) + 1;
@@ -73,22 +211,62 @@ async function start(): Promise<Running[]> {
     { configDir: argv.configDir, objects: store.list().length, byKind, problems: store.problems().length },
     "config loaded",
   );
-  return running;
+
+  const tls = secureTls();
+  const maxAge = argv.keepaliveMaxServerConnectionAge;
+  const discovery: Discovery = await startDiscovery({
+    store,
+    initialPush: storeSnapshot(store),
+    build: () => storeSnapshot(store),
+    countServices: serviceCount,
+    rootNamespace: mesh.rootNamespace ?? "istio-system",
+    domainSuffix: argv.domain,
+    debounce: {
+      afterMs: durationMs("debounceAfter", argv.debounceAfter),
+      maxMs: durationMs("debounceMax", argv.debounceMax),
+      edsDebounce: argv.enableEdsDebounce,
+    },
+    apiAuth: envBool("ENABLE_XDS_API_GENERATOR_AUTH", true),
+    debugAuth: {
+      systemNamespace: mesh.rootNamespace ?? "istio-system",
+      allowedNamespaces: (env.DEBUG_ENDPOINT_AUTH_ALLOWED_NAMESPACES ?? "").split(",").filter((ns) => ns !== ""),
+      enabled: envBool("ENABLE_DEBUG_ENDPOINT_AUTH", true),
+    },
+    plugins: argv.plugin,
+    listen: {
+      grpcAddr: argv.grpcAddr,
+      secureGrpcAddr: tls ? argv.secureGRPCAddr : undefined,
+      tls,
+      keepaliveTimeMs: durationMs("keepaliveInterval", argv.keepaliveInterval),
+      keepaliveTimeoutMs: durationMs("keepaliveTimeout", argv.keepaliveTimeout),
+      maxConnectionAgeMs: maxAge ? durationMs("keepaliveMaxServerConnectionAge", maxAge) : undefined,
+    },
+    metrics,
+    log,
+  });
+  running.push(discovery);
+  log.info(
+    { grpcAddr: argv.grpcAddr, grpcPort: discovery.ports.grpcPort, securePort: discovery.ports.securePort },
+    "xDS server listening",
+  );
 }
 
-let running: Running[] = [];
+const running: Running[] = [];
 try {
-  running = await start();
+  await start(running);
 } catch (err) {
   log.fatal((err as Error).message);
   process.exit(1);
 }
-// Stay up until told to stop, as a control plane does; SIGINT/SIGTERM end the process cleanly.
+// Stay up until told to stop, as a control plane does; SIGINT/SIGTERM stop accepting, drain the
+// streams and exit 0.
 const keepAlive = setInterval(() => {}, 1 << 30);
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.once(signal, async () => {
     log.info({ signal }, "shutting down");
     clearInterval(keepAlive);
-    await Promise.all(running.map((r) => r.stop()));
+    for (const r of running.reverse()) await r.stop();
+    log.info("stopped");
+    process.exit(0);
   });
 }

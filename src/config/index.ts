@@ -1,5 +1,6 @@
 export * from "./kinds.ts";
 export { DEFAULT_MESH_CONFIG, loadMeshConfig, type MeshConfig, type ProxyConfig } from "./mesh.ts";
+export { type GoDuration, parseGoDuration } from "./validation/common/durations.ts";
 export { loadMeshNetworks } from "./mesh-networks.ts";
 export * from "./model.ts";
 export type * from "./types/index.ts";

@@ -1,5 +1,6 @@
 // Public face of the xDS layer: type URLs, the generator registry and plugins, resource encoding,
 // the ADS server, the push pipeline, and the config and debug generators.
+export { type Discovery, type DiscoveryOptions, startDiscovery } from "./discovery.ts";
 export { type EncodedResource, encodeResource } from "./encode.ts";
 export { XdsError } from "./errors.ts";
 export {

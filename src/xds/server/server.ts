@@ -160,12 +160,18 @@ export class XdsServer {
       "grpc.max_send_message_length": -1,
     };
     const ports: BoundPorts = {};
+    // Errors name the flag, so a busy port says which setting to change.
+    const bind = (flag: string, addr: string, credentials: () => ServerCredentials, secure: boolean) =>
+      this.#bind(addr, credentials(), secure, serverOptions).catch((err: unknown) => {
+        throw new Error(`xds: cannot listen on ${flag} ${addr}: ${err instanceof Error ? err.message : String(err)}`);
+      });
     if (options.grpcAddr) {
-      ports.grpcPort = await this.#bind(options.grpcAddr, ServerCredentialsImpl.createInsecure(), false, serverOptions);
+      ports.grpcPort = await bind("--grpcAddr", options.grpcAddr, () => ServerCredentialsImpl.createInsecure(), false);
     }
     if (options.secureGrpcAddr) {
-      if (!options.tls) throw new Error("xds: --secureGRPCAddr needs a server certificate and key");
-      ports.securePort = await this.#bind(options.secureGrpcAddr, tlsCredentials(options.tls), true, serverOptions);
+      const tls = options.tls;
+      if (!tls) throw new Error("xds: --secureGRPCAddr needs a server certificate and key");
+      ports.securePort = await bind("--secureGRPCAddr", options.secureGrpcAddr, () => tlsCredentials(tls), true);
     }
     return ports;
   }
@@ -180,8 +186,10 @@ export class XdsServer {
     const server = new Server(defined);
     this.register(server, secure);
     addReflection(server, registry, [discovery.AggregatedDiscoveryService]);
+    // Go's ":15010" (every interface), as Istio's flags are written, is "[::]:15010" to grpc-js.
+    const target = addr.startsWith(":") ? `[::]${addr}` : addr;
     const port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync(addr, credentials, (err, p) => (err ? reject(err) : resolve(p))),
+      server.bindAsync(target, credentials, (err, p) => (err ? reject(err) : resolve(p))),
     );
     this.#servers.push(server);
     return port;

@@ -1,0 +1,94 @@
+// The discovery service as sluiced runs it (Istio's DiscoveryServer wiring): the generator registry
+// (api, istio.io/debug, event, plus plugins), the ADS server on its ports, and the push pipeline
+// from the config store. Start it once the first config load is done.
+import type { Logger } from "pino";
+import type { Registry } from "prom-client";
+import type { PushContext } from "../model/push-context.ts";
+import { GeneratorRegistry, loadGeneratorPlugins } from "./generator.ts";
+import { apiGenerator, type ConfigLister } from "./generators/api.ts";
+import { debugGenerator } from "./generators/debug.ts";
+import type { DebugAuthOptions } from "./generators/debug-auth.ts";
+import { DebugEndpoints } from "./generators/debug-endpoints.ts";
+import { statusGenerator } from "./generators/status.ts";
+import type { DebounceOptions } from "./pipeline/debounce.ts";
+import { PipelineMetrics } from "./pipeline/metrics.ts";
+import { type ChangeSource, type PushContextBuilder, PushPipeline } from "./pipeline/pipeline.ts";
+import { ClientCertAuthenticator } from "./server/auth.ts";
+import { XdsMetrics } from "./server/metrics.ts";
+import { type BoundPorts, type ListenOptions, XdsServer } from "./server/server.ts";
+import { TypeUrl } from "./types.ts";
+
+export interface DiscoveryOptions {
+  store: ChangeSource & ConfigLister;
+  /** The push context of the first config load. */
+  initialPush: PushContext;
+  build: PushContextBuilder;
+  countServices?: (push: PushContext) => number;
+  rootNamespace: string;
+  domainSuffix: string;
+  debounce: DebounceOptions;
+  /** ENABLE_XDS_API_GENERATOR_AUTH. */
+  apiAuth: boolean;
+  debugAuth: DebugAuthOptions;
+  /** Generator plugin modules (`--plugin`). */
+  plugins: readonly string[];
+  listen: ListenOptions;
+  metrics?: Registry;
+  log: Logger;
+}
+
+export interface Discovery {
+  server: XdsServer;
+  ports: BoundPorts;
+  /** The endpoints served over `istio.io/debug`; the admin server registers its handlers here. */
+  debugEndpoints: DebugEndpoints;
+  /** Stops pushing, then closes the ports and ends every stream (they reconnect elsewhere). */
+  stop(graceMs?: number): Promise<void>;
+}
+
+export async function startDiscovery(options: DiscoveryOptions): Promise<Discovery> {
+  const { log } = options;
+  const generators = new GeneratorRegistry();
+  const debugEndpoints = new DebugEndpoints();
+  generators.register(
+    "api",
+    apiGenerator({ store: options.store, requireAuth: options.apiAuth, rootNamespace: options.rootNamespace }),
+  );
+  generators.register(TypeUrl.Debug, debugGenerator(debugEndpoints, options.debugAuth));
+  await loadGeneratorPlugins(options.plugins, generators);
+  if (options.plugins.length > 0)
+    log.info({ plugins: options.plugins, generators: generators.keys() }, "generator plugins loaded");
+
+  const server = new XdsServer({
+    generators,
+    initialPush: options.initialPush,
+    authenticators: [new ClientCertAuthenticator()],
+    metrics: options.metrics ? new XdsMetrics(options.metrics) : undefined,
+    log: log.child({ component: "ads" }),
+  });
+  generators.register(
+    "event",
+    statusGenerator({ syncStatus: () => server.syncStatus(), endpoints: debugEndpoints, auth: options.debugAuth }),
+  );
+  const ports = await server.listen(options.listen);
+  const pipeline = new PushPipeline({
+    store: options.store,
+    server,
+    build: options.build,
+    countServices: options.countServices,
+    debounce: options.debounce,
+    domainSuffix: options.domainSuffix,
+    metrics: options.metrics ? new PipelineMetrics(options.metrics) : undefined,
+    log: log.child({ component: "push" }),
+  });
+  pipeline.start();
+  return {
+    server,
+    ports,
+    debugEndpoints,
+    async stop(graceMs) {
+      pipeline.stop();
+      await server.close(graceMs);
+    },
+  };
+}
