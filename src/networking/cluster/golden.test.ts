@@ -7,7 +7,7 @@ import type { JsonValue } from "@bufbuild/protobuf";
 import { cluster } from "../../api/index.ts";
 import { checkMessage } from "../../api/pgv/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
-import type { ConnectionPool, DestinationRuleTrafficPolicy } from "../../config/types/index.ts";
+import type { ConnectionPool } from "../../config/types/index.ts";
 import type { ServiceEndpoint } from "../../registry/index.ts";
 import { assertGolden, protoJson, readGoldenInput, testdataDir } from "../golden.ts";
 import { makeEndpoint, makeMesh, makeProxy, makeService, type ProxyInput, type ServiceInput } from "./fixtures.ts";
@@ -37,7 +37,6 @@ interface GoldenCase {
   /** Inbound only. */
   targetPort?: number;
   bind?: string;
-  policy?: DestinationRuleTrafficPolicy;
   sidecarConnectionPool?: ConnectionPool;
 }
 
@@ -76,7 +75,7 @@ function buildCase(c: GoldenCase): cluster.Cluster[] {
           proxy,
           mesh,
           bind: c.bind,
-          policy: c.policy,
+          destinationRule: c.destinationRule,
           sidecarConnectionPool: c.sidecarConnectionPool,
         }),
       ];

@@ -6,7 +6,7 @@ import { isIP } from "node:net";
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { cluster } from "../../api/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
-import type { ConnectionPool, DestinationRuleTrafficPolicy } from "../../config/types/index.ts";
+import type { ConnectionPool } from "../../config/types/index.ts";
 import type { ProxyNode } from "../../model/proxy.ts";
 import type { Service, ServicePort } from "../../registry/index.ts";
 import { endpointAddress } from "../endpoint/index.ts";
@@ -14,8 +14,10 @@ import { applyConnectionPool } from "./connectionpool.ts";
 import { durationFromSeconds } from "./duration.ts";
 import { altStatName, istioClusterMetadata } from "./metadata.ts";
 import { inboundClusterName } from "./names.ts";
+import { effectiveTrafficPolicy } from "./policy.ts";
 import { type HttpOptionsDraft, httpProtocolOptionsAny, isHttp2Protocol } from "./protocol.ts";
 import { passthroughBindConfig } from "./special.ts";
+import type { AppliedDestinationRule } from "./types.ts";
 
 /** Istio keeps original-destination hosts practically forever: the largest interval Envoy takes. */
 const INBOUND_CLEANUP_INTERVAL_SECONDS = 9223372035;
@@ -29,8 +31,11 @@ export interface InboundClusterInput {
   services: readonly Service[];
   proxy: ProxyNode;
   mesh: MeshConfig;
-  /** The DestinationRule traffic policy for the service (port-merged): its connectionPool applies server side too. */
-  policy?: DestinationRuleTrafficPolicy;
+  /**
+   * The DestinationRule for the service's host as seen from this proxy: its connectionPool (port-level
+   * merged) applies on the server side too, and a rule with a traffic policy is named in the metadata.
+   */
+  destinationRule?: AppliedDestinationRule;
   /** A Sidecar ingress listener's connectionPool, which replaces the DestinationRule's. */
   sidecarConnectionPool?: ConnectionPool;
   /**
@@ -77,14 +82,25 @@ export function buildInboundCluster(input: InboundClusterInput): cluster.Cluster
     };
   }
   // Connections to the application itself must not be captured again; only loopback is exempt.
-  if (bind !== "127.0.0.1" && bind !== "::1") draft.upstreamBindConfig = passthroughBindConfig(proxy);
+  if (bind !== "127.0.0.1" && bind !== "::1") draft.upstreamBindConfig = passthroughBindConfig(proxy, false);
 
   const http: HttpOptionsDraft = {};
   if (isHttp2Protocol(port.protocol)) http.upstream = "http2";
   else if (proxy.type === "sidecar" && port.protocol === "UnsupportedProtocol") http.upstream = "downstream";
-  applyConnectionPool(draft, http, input.sidecarConnectionPool ?? input.policy?.connectionPool, mesh);
+  const rule = input.destinationRule;
+  const policy = effectiveTrafficPolicy(rule?.spec, port.port);
+  applyConnectionPool(draft, http, input.sidecarConnectionPool ?? policy?.connectionPool, mesh);
   draft.typedExtensionProtocolOptions = httpProtocolOptionsAny(http);
-  draft.metadata = { filterMetadata: istioClusterMetadata({ services: input.services }) };
+  // One entry per hostname; none when the first service is mesh-external (Istio's addTelemetryMetadata).
+  const services = input.services[0]?.meshExternal
+    ? []
+    : input.services.filter((s, i) => input.services.findIndex((o) => o.hostname === s.hostname) === i);
+  draft.metadata = {
+    filterMetadata: istioClusterMetadata({
+      services,
+      destinationRule: rule?.spec.trafficPolicy ? rule : undefined,
+    }),
+  };
   return create(cluster.ClusterSchema, draft);
 }
 

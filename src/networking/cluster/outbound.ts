@@ -188,9 +188,11 @@ function serviceIdentities(input: OutboundClusterInput): string[] {
   return [...ids].sort();
 }
 
-/** V4_ONLY for IPv4-only proxies, V6_ONLY for IPv6-only ones, ALL for dual stack (Istio's DNS lookup family). */
+/**
+ * V6_ONLY for IPv6-only proxies, V4_ONLY otherwise: Istio uses ALL for dual-stack proxies only with
+ * ISTIO_DUAL_STACK, which is off by default.
+ */
 export function dnsLookupFamily(ips: readonly string[]): cluster.Cluster_DnsLookupFamily {
-  if (ips.every((ip) => isIP(ip) === 4)) return cluster.Cluster_DnsLookupFamily.V4_ONLY;
-  if (ips.every((ip) => isIP(ip) === 6)) return cluster.Cluster_DnsLookupFamily.V6_ONLY;
-  return cluster.Cluster_DnsLookupFamily.ALL;
+  if (ips.length > 0 && ips.every((ip) => isIP(ip) === 6)) return cluster.Cluster_DnsLookupFamily.V6_ONLY;
+  return cluster.Cluster_DnsLookupFamily.V4_ONLY;
 }

@@ -5,7 +5,7 @@ import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { cluster, type core } from "../../api/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
 import type { ProxyNode } from "../../model/proxy.ts";
-import { defaultThresholds } from "./connectionpool.ts";
+import { applyConnectionPool } from "./connectionpool.ts";
 import { durationFromSeconds, toDuration } from "./duration.ts";
 import { BLACKHOLE_CLUSTER, INBOUND_PASSTHROUGH_CLUSTER, PASSTHROUGH_CLUSTER } from "./names.ts";
 import { httpProtocolOptionsAny } from "./protocol.ts";
@@ -40,12 +40,12 @@ export function buildPassthroughCluster(mesh: MeshConfig): cluster.Cluster {
 export function buildInboundPassthroughCluster(mesh: MeshConfig, proxy: ProxyNode): cluster.Cluster {
   const init = passthroughInit(mesh);
   init.name = INBOUND_PASSTHROUGH_CLUSTER;
-  init.upstreamBindConfig = passthroughBindConfig(proxy);
+  init.upstreamBindConfig = passthroughBindConfig(proxy, true);
   return create(cluster.ClusterSchema, init);
 }
 
 function passthroughInit(mesh: MeshConfig): MessageInitShape<typeof cluster.ClusterSchema> {
-  return {
+  const init: MessageInitShape<typeof cluster.ClusterSchema> = {
     name: PASSTHROUGH_CLUSTER,
     clusterDiscoveryType: { case: "type", value: cluster.Cluster_DiscoveryType.ORIGINAL_DST },
     connectTimeout: connectTimeout(mesh),
@@ -55,8 +55,10 @@ function passthroughInit(mesh: MeshConfig): MessageInitShape<typeof cluster.Clus
       idleTimeout: durationFromSeconds(PASSTHROUGH_IDLE_TIMEOUT_SECONDS),
     }),
     altStatName: `${PASSTHROUGH_CLUSTER};`,
-    circuitBreakers: { thresholds: [defaultThresholds()] },
   };
+  // Default circuit breakers and the mesh TCP keepalive, as an empty connection pool gives.
+  applyConnectionPool(init, {}, undefined, mesh);
+  return init;
 }
 
 /** The "magic" source addresses of the inbound passthrough (Istio's passThroughBindIPs). */
@@ -68,11 +70,15 @@ export function passthroughBindIps(proxy: ProxyNode): string[] {
   return ["127.0.0.6"];
 }
 
-export function passthroughBindConfig(proxy: ProxyNode): MessageInitShape<typeof core.BindConfigSchema> {
+/** The bind config from the magic addresses; `dualStack` adds the second family as an extra source address. */
+export function passthroughBindConfig(
+  proxy: ProxyNode,
+  dualStack: boolean,
+): MessageInitShape<typeof core.BindConfigSchema> {
   const [first, ...extra] = passthroughBindIps(proxy);
   return {
     sourceAddress: socketAddress(first, 0),
-    extraSourceAddresses: extra.map((address) => ({ address: socketAddress(address, 0) })),
+    extraSourceAddresses: dualStack ? extra.map((address) => ({ address: socketAddress(address, 0) })) : [],
   };
 }
 
