@@ -52,13 +52,13 @@ export function buildClusterLoadAssignment(input: EndpointsInput): endpoint.Clus
 
 /** The LocalityLbEndpoints of the cluster; empty when no endpoint is selected. */
 export function localityGroups(input: EndpointsInput): LocalityLbEndpointsInit[] {
-  const selected = selectEndpoints(input.endpoints, input).filter(
-    (ep) => !input.mtlsCapableOnly || ep.tlsMode === "istio",
-  );
-  if (selected.length === 0) return [];
   const ruleTlsDisablesMtls = input.policy?.tls?.mode !== undefined && input.policy.tls.mode !== "ISTIO_MUTUAL";
   const mtlsDisabled = (ep: ServiceEndpoint) =>
     ruleTlsDisablesMtls || (input.peerAuthenticationDisabled?.(ep) ?? false);
+  const selected = selectEndpoints(input.endpoints, input).filter(
+    (ep) => !input.mtlsCapableOnly || (ep.tlsMode === "istio" && !mtlsDisabled(ep)),
+  );
+  if (selected.length === 0) return [];
   const proxyNetwork = input.proxy.metadata.NETWORK ?? "";
 
   const byLocality = new Map<string, ServiceEndpoint[]>();
@@ -70,6 +70,7 @@ export function localityGroups(input: EndpointsInput): LocalityLbEndpointsInit[]
   const items = [...byLocality].flatMap(([locality, eps]) =>
     networkMembers(eps, (ep) => buildLbEndpoint(ep, !mtlsDisabled(ep)), {
       proxyNetwork,
+      proxyClusterId: input.proxy.clusterId,
       gateways: input.networkGateways,
       mtlsDisabled,
     }).map((member) => ({ locality, member })),

@@ -1,7 +1,8 @@
 // Multi-network endpoints (Istio's EndpointsByNetworkFilter): endpoints on the proxy's network are sent
 // as they are; endpoints on another network are reached through that network's gateways, which stand in
-// for them with their combined weight. Weights are scaled by the least common multiple of the gateway
-// counts so that each gateway's share stays a whole number.
+// for them with their combined weight; endpoints on a network without gateways are taken as directly
+// reachable. Weights are scaled by the least common multiple of the gateway counts so that each
+// gateway's share stays a whole number.
 import type { ServiceEndpoint } from "../../registry/index.ts";
 import { endpointAddress, endpointMetadata, endpointWeight, type LbEndpointInit } from "./lbendpoint.ts";
 import type { GroupMember } from "./locality.ts";
@@ -10,7 +11,7 @@ import type { GroupMember } from "./locality.ts";
 export interface NetworkGateway {
   address: string;
   port: number;
-  /** The cluster the gateway is in (the istio.workload metadata). */
+  /** The cluster the gateway is in: endpoints of that cluster prefer it. */
   clusterId?: string;
 }
 
@@ -20,6 +21,7 @@ export type NetworkGateways = Readonly<Record<string, readonly NetworkGateway[]>
 export interface NetworkView {
   proxyNetwork: string;
   gateways: NetworkGateways | undefined;
+  proxyClusterId: string;
   /** mTLS to this endpoint is off: it cannot be reached through a gateway (which routes by mTLS SNI). */
   mtlsDisabled: (ep: ServiceEndpoint) => boolean;
 }
@@ -43,25 +45,40 @@ export function networkMembers(
     .filter((n) => n > 0)
     .reduce(lcm, 1);
   const members: GroupMember[] = [];
-  const remoteWeights = new Map<string, number>();
+  const gatewayWeights = new Map<NetworkGateway, number>();
   for (const ep of endpoints) {
-    if (ep.network === view.proxyNetwork) {
-      const weight = endpointWeight(ep) * scale;
+    const weight = endpointWeight(ep) * scale;
+    const epGateways = gatewaysFor(gateways, ep);
+    // Reachable directly: on the proxy's network, or on a network without gateways.
+    if (ep.network === view.proxyNetwork || epGateways.length === 0) {
       members.push({ lb: { ...build(ep), loadBalancingWeight: weight }, weight, labels: ep.labels });
       continue;
     }
-    if (view.mtlsDisabled(ep) || (gateways[ep.network]?.length ?? 0) === 0) continue;
-    remoteWeights.set(ep.network, (remoteWeights.get(ep.network) ?? 0) + endpointWeight(ep));
+    // Gateways route by the mTLS SNI: an endpoint without mTLS cannot be reached through one.
+    if (view.mtlsDisabled(ep)) continue;
+    const share = Math.floor(weight / epGateways.length);
+    for (const gw of epGateways) gatewayWeights.set(gw, (gatewayWeights.get(gw) ?? 0) + share);
   }
-  for (const network of [...remoteWeights.keys()].sort()) {
-    const list = gateways[network] ?? [];
-    const weight = ((remoteWeights.get(network) ?? 0) * scale) / list.length;
-    for (const gw of list) members.push({ lb: gatewayLbEndpoint(gw, weight), weight, labels: {} });
+  for (const gw of [...gatewayWeights.keys()].sort(compareGateways)) {
+    const weight = gatewayWeights.get(gw) || 1;
+    members.push({ lb: gatewayLbEndpoint(gw, weight, view.proxyClusterId), weight, labels: {} });
   }
   return members;
 }
 
-function gatewayLbEndpoint(gw: NetworkGateway, weight: number): LbEndpointInit {
+/** The endpoint's network gateways in its own cluster, else all of its network's. */
+function gatewaysFor(gateways: NetworkGateways, ep: ServiceEndpoint): readonly NetworkGateway[] {
+  const all = gateways[ep.network] ?? [];
+  const sameCluster = all.filter((gw) => gw.clusterId !== undefined && gw.clusterId === ep.clusterId);
+  return sameCluster.length > 0 ? sameCluster : all;
+}
+
+function compareGateways(a: NetworkGateway, b: NetworkGateway): number {
+  return (a.clusterId ?? "").localeCompare(b.clusterId ?? "") || a.address.localeCompare(b.address) || a.port - b.port;
+}
+
+/** A gateway standing in for remote endpoints: Istio mTLS, telemetry naming only the proxy's cluster. */
+function gatewayLbEndpoint(gw: NetworkGateway, weight: number, proxyClusterId: string): LbEndpointInit {
   return {
     hostIdentifier: { case: "endpoint", value: { address: endpointAddress(gw.address, gw.port) } },
     loadBalancingWeight: weight,
@@ -71,7 +88,7 @@ function gatewayLbEndpoint(gw: NetworkGateway, weight: number): LbEndpointInit {
         workloadName: "",
         namespace: "",
         labels: {},
-        clusterId: gw.clusterId ?? "",
+        clusterId: proxyClusterId,
       }),
     },
   };
