@@ -1,14 +1,12 @@
 // The server around the protocol: readiness, generator plugins served over ADS, the TLS port with
 // client-certificate authentication and Istio's identity check, and shutdown.
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { readFileSync } from "node:fs";
 import { after, before, test } from "node:test";
 import { credentials, status } from "@grpc/grpc-js";
 import { ClientCertAuthenticator, loadGeneratorPlugins, TypeUrl, XdsServer } from "../../src/xds/index.ts";
 import { DeltaClient, SotwClient, sidecarNode } from "./ads-client.ts";
+import { TestCerts } from "./certs.ts";
 import { assertNoResponse, edsCluster, startServer, testGenerators } from "./fixtures.ts";
 import { CUSTOM_TYPE } from "./testdata/custom-type-plugin.ts";
 
@@ -103,35 +101,17 @@ test("close() ends open streams and stops accepting", async () => {
 
 // --- TLS (15012): certificates made with the openssl CLI for the test.
 
-let dir: string;
-const file = (name: string) => join(dir, name);
-function openssl(...args: string[]) {
-  execFileSync("openssl", args, { stdio: "pipe" });
-}
-function issue(name: string, san: string) {
-  openssl("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", file(`${name}.key`));
-  writeFileSync(file(`${name}.ext`), `subjectAltName=${san}\n`);
-  openssl(
-    ...["req", "-new", "-key", file(`${name}.key`), "-out", file(`${name}.csr`), "-subj", `/O=sluice-test/CN=${name}`],
-  );
-  openssl(
-    ...["x509", "-req", "-in", file(`${name}.csr`), "-CA", file("ca.crt"), "-CAkey", file("ca.key")],
-    ...["-CAcreateserial", "-out", file(`${name}.crt`), "-days", "1", "-extfile", file(`${name}.ext`)],
-  );
-}
+let certs: TestCerts;
+const file = (name: string) => certs.file(name);
 
 let secure: XdsServer;
 let secureAddress: string;
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), "sluice-xds-tls-"));
-  openssl(
-    ...["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"],
-    ...["-keyout", file("ca.key"), "-out", file("ca.crt"), "-subj", "/CN=sluice-test-ca", "-days", "1"],
-  );
-  issue("istiod", "DNS:localhost,IP:127.0.0.1");
-  issue("app", "URI:spiffe://cluster.local/ns/default/sa/app");
-  issue("intruder", "URI:spiffe://cluster.local/ns/other/sa/intruder");
+  certs = new TestCerts();
+  certs.issue("istiod", "DNS:localhost,IP:127.0.0.1");
+  certs.issue("app", "URI:spiffe://cluster.local/ns/default/sa/app");
+  certs.issue("intruder", "URI:spiffe://cluster.local/ns/other/sa/intruder");
 
   const h = await startServer(snapshot);
   await h.close();
@@ -149,7 +129,7 @@ before(async () => {
 
 after(async () => {
   await secure?.close(0);
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  certs?.remove();
 });
 
 function tlsClient(cert?: string): SotwClient {

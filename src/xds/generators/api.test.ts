@@ -128,3 +128,28 @@ test("an unchanged object is the same message on every call, so it is encoded on
   assert.ok(a);
   assert.equal(a, b);
 });
+
+test("Secrets go only to verified control-plane callers, even with auth off", () => {
+  const store = new ConfigStore();
+  new MemorySource(store).apply({
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { name: "tls", namespace: "shop" },
+    data: { key: "c2VjcmV0" },
+  });
+  const gen = apiGenerator({ store, requireAuth: false, rootNamespace: "istio-system" });
+  assert.deepEqual(gen.generate(proxy(), watch("core/v1/Secret"), req)?.resources, []);
+  assert.deepEqual(
+    gen.generate(proxy(["spiffe://cluster.local/ns/shop/sa/app"]), watch("core/v1/Secret"), req)?.resources,
+    [],
+  );
+  const trusted = gen.generate(
+    proxy(["spiffe://cluster.local/ns/istio-system/sa/sluiced"]),
+    watch("core/v1/Secret"),
+    req,
+  );
+  assert.deepEqual(
+    trusted?.resources.map((r) => r.name),
+    ["shop/tls"],
+  );
+});

@@ -12,6 +12,8 @@ import { XdsError } from "../errors.ts";
 import type { Generator, XdsResource } from "../generator.ts";
 import { verifiedNamespace } from "./debug-auth.ts";
 
+const SECRET = kindKey("", "Secret");
+
 /** Istio writes the core API group ("") as `core` in type URLs. */
 const CORE_GROUP = "core";
 
@@ -55,27 +57,29 @@ export function apiGenerator(options: ApiGeneratorOptions): Generator {
   };
   return {
     generate(proxy, watched) {
-      if (options.requireAuth) {
-        const namespace = verifiedNamespace(proxy);
+      const namespace = verifiedNamespace(proxy);
+      const controlPlane = namespace === options.rootNamespace;
+      if (options.requireAuth && !controlPlane) {
         if (namespace === undefined) {
           throw new XdsError(
             status.UNAUTHENTICATED,
             "the api generator requires an authenticated control-plane identity",
           );
         }
-        if (namespace !== options.rootNamespace) {
-          throw new XdsError(
-            status.PERMISSION_DENIED,
-            "the api generator is restricted to the control-plane (root) namespace",
-          );
-        }
+        throw new XdsError(
+          status.PERMISSION_DENIED,
+          "the api generator is restricted to the control-plane (root) namespace",
+        );
       }
       const gvk = parseApiTypeUrl(watched.typeUrl);
       // A kind this control plane does not serve is no error: it simply has no such config.
       if (!gvk || !lookupKind(gvk.group === "" ? gvk.version : `${gvk.group}/${gvk.version}`, gvk.kind)) {
         return { resources: [] };
       }
-      const all = options.store.list(kindKey(gvk.group, gvk.kind)).map(resourceOf);
+      const kind = kindKey(gvk.group, gvk.kind);
+      // Istio's store holds no Secrets; Sluice's does, and sends them only to control-plane callers.
+      if (kind === SECRET && !controlPlane) return { resources: [] };
+      const all = options.store.list(kind).map(resourceOf);
       return {
         resources: watched.wildcard ? all : all.filter((r) => watched.resourceNames.has(r.name)),
       };
