@@ -309,3 +309,23 @@ export function buildSidecarRouteConfiguration(input: SidecarRouteInput): route.
     ignorePortInHostMatching: true,
   });
 }
+
+function creationMillis(vs: VirtualService): number {
+  const t = Date.parse(vs.metadata.creationTimestamp ?? "");
+  // No timestamp is Go's zero time: older than any.
+  return Number.isNaN(t) ? Number.NEGATIVE_INFINITY : t;
+}
+
+/**
+ * Istio's order of VirtualServices (sortConfigByCreationTime): oldest first, then by name, then by
+ * namespace. The first VirtualService for a host wins it, so this order decides conflicts.
+ */
+export function sortByCreationTime(vss: readonly VirtualService[]): VirtualService[] {
+  const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+  return [...vss].sort(
+    (a, b) =>
+      creationMillis(a) - creationMillis(b) ||
+      cmp(a.metadata.name ?? "", b.metadata.name ?? "") ||
+      cmp(a.metadata.namespace ?? "", b.metadata.namespace ?? ""),
+  );
+}

@@ -79,17 +79,17 @@ function mergeMatch(root: VirtualServiceHttpMatch, leaf: VirtualServiceHttpMatch
   };
 }
 
-/** Each delegate match merged with every root match it fits; undefined when one fits none (a conflict). */
+/** Each delegate match merged with every root match it fits; "conflict" when one fits none. */
 function mergeMatches(
   root: VirtualServiceHttpMatch[] | undefined,
   leaf: VirtualServiceHttpMatch[] | undefined,
-): VirtualServiceHttpMatch[] | undefined {
+): VirtualServiceHttpMatch[] | undefined | "conflict" {
   if (!root || root.length === 0) return leaf;
   if (!leaf || leaf.length === 0) return root;
   const out: VirtualServiceHttpMatch[] = [];
   for (const l of leaf) {
     const fitting = root.filter((r) => !matchConflict(r, l));
-    if (fitting.length === 0) return undefined;
+    if (fitting.length === 0) return "conflict";
     out.push(...fitting.map((r) => mergeMatch(r, l)));
   }
   return out;
@@ -98,7 +98,7 @@ function mergeMatches(
 /** One delegate rule under its root rule; undefined when their matches conflict. */
 export function mergeHttpRoute(root: VirtualServiceHttp, leaf: VirtualServiceHttp): VirtualServiceHttp | undefined {
   const match = mergeMatches(root.match, leaf.match);
-  if (match === undefined) return undefined;
+  if (match === "conflict") return undefined;
   return {
     ...leaf,
     match,

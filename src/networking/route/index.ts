@@ -13,6 +13,7 @@ export {
   MAX_DIRECT_RESPONSE_BODY_SIZE_BYTES,
   parseSidecarRouteName,
   type SidecarRouteInput,
+  sortByCreationTime,
 } from "./config.ts";
 export { buildDefaultOutboundRoute, DEFAULT_ROUTE_NAME } from "./default-route.ts";
 export { exportedTo, isRootVirtualService, mergeDelegates } from "./delegate.ts";

@@ -1,0 +1,109 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { route } from "../../api/index.ts";
+import { DEFAULT_MESH_CONFIG } from "../../config/index.ts";
+import { buildGatewayRouteConfiguration, gatewayRouteName } from "./gateway.ts";
+import { proxyFixture, routeAction, runGoldenCase, vhostNamed } from "./test-helpers.ts";
+
+test("gateway golden: virtual hosts per server host ∩ VS host, sorted, identical route lists collapsed", () => {
+  const config = runGoldenCase("gateway").get("http.8080");
+  assert.deepEqual(
+    config?.virtualHosts.map((v) => [v.name, v.domains]),
+    [
+      ["*.example.com:80", ["*.example.com"]],
+      ["secure.example.net:80", ["secure.example.net"]],
+      ["shop.example.com:80", ["shop.example.com", "www.example.com"]],
+    ],
+  );
+  assert.equal(config?.validateClusters, false);
+  assert.equal(config?.ignorePortInHostMatching, true);
+});
+
+test("only the matches bound to this gateway become routes; the route port is the server port", () => {
+  const vh = vhostNamed(runGoldenCase("gateway").get("http.8080"), "*.example.com:80");
+  assert.deepEqual(
+    vh.routes.map((r) => r.name),
+    ["api"],
+  );
+  assert.deepEqual(routeAction(vh.routes[0]).clusterSpecifier, {
+    case: "cluster",
+    value: "outbound|8080||api.default.svc.cluster.local",
+  });
+  assert.equal(routeAction(vh.routes[0]).timeout?.seconds, 3n);
+});
+
+test("httpsRedirect servers get require_tls ALL, even without a VirtualService", () => {
+  const vh = vhostNamed(runGoldenCase("gateway").get("http.8080"), "secure.example.net:80");
+  assert.equal(vh.requireTls, route.VirtualHost_TlsRequirementType.ALL);
+  assert.equal(vh.routes.length, 0);
+});
+
+test("no virtual host: blackhole:<port> answering 404 for any host", () => {
+  const config = runGoldenCase("gateway-blackhole").get("https.443.https.secure.istio-system");
+  assert.deepEqual(
+    config?.virtualHosts.map((v) => [v.name, v.domains, v.routes.length]),
+    [["blackhole:443", ["*"], 0]],
+  );
+});
+
+test("catch-all routes of several VirtualServices on one host move last", () => {
+  const base = { apiVersion: "networking.istio.io/v1", kind: "VirtualService" };
+  const config = buildGatewayRouteConfiguration({
+    routeName: "http.80",
+    proxy: proxyFixture({ type: "router", namespace: "istio-system" }),
+    mesh: DEFAULT_MESH_CONFIG,
+    servers: [
+      { gateway: "istio-system/gw", server: { port: { number: 80, name: "http", protocol: "HTTP" }, hosts: ["*"] } },
+    ],
+    virtualServicesForGateway: () => [
+      {
+        ...base,
+        metadata: { name: "all", namespace: "a" },
+        spec: { hosts: ["x.com"], http: [{ name: "all", route: [{ destination: { host: "s" } }] }] },
+      },
+      {
+        ...base,
+        metadata: { name: "api", namespace: "a" },
+        spec: {
+          hosts: ["x.com"],
+          http: [{ name: "api", match: [{ uri: { prefix: "/api" } }], route: [{ destination: { host: "s" } }] }],
+        },
+      },
+    ],
+    lookupService: () => undefined,
+  });
+  assert.deepEqual(
+    vhostNamed(config, "x.com:80").routes.map((r) => r.name),
+    ["api", "all"],
+  );
+});
+
+test("route names: http.<resolved port>, https.<port>.<port name>.<gateway>.<ns>, .<bind>; passthrough and TCP none", () => {
+  const http = { port: { number: 80, name: "http", protocol: "HTTP" }, hosts: ["*"] };
+  assert.equal(gatewayRouteName(http, 8080, "gw", "ns"), "http.8080");
+  assert.equal(gatewayRouteName({ ...http, bind: "10.0.0.1" }, 8080, "gw", "ns"), "http.8080.10.0.0.1");
+  const https = {
+    port: { number: 443, name: "https", protocol: "HTTPS" },
+    hosts: ["*"],
+    tls: { mode: "SIMPLE" as const },
+  };
+  assert.equal(gatewayRouteName(https, 8443, "gw", "ns"), "https.443.https.gw.ns");
+  assert.equal(gatewayRouteName({ ...https, tls: { mode: "PASSTHROUGH" } }, 8443, "gw", "ns"), "");
+  assert.equal(
+    gatewayRouteName({ ...http, port: { number: 9000, name: "tcp", protocol: "TCP" } }, 9000, "gw", "ns"),
+    "",
+  );
+});
+
+test("a gateway with no servers for the route gets an empty configuration", () => {
+  const config = buildGatewayRouteConfiguration({
+    routeName: "http.80",
+    proxy: proxyFixture({ type: "router" }),
+    mesh: DEFAULT_MESH_CONFIG,
+    servers: [],
+    virtualServicesForGateway: () => [],
+    lookupService: () => undefined,
+  });
+  assert.deepEqual(config.virtualHosts, []);
+  assert.equal(config.validateClusters, false);
+});
