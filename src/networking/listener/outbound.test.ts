@@ -5,35 +5,9 @@ import { hcm, type listener, tcpProxy, unpackAny } from "../../api/index.ts";
 import type { Service } from "../../registry/index.ts";
 import { assertGolden, readGoldenInput, testdataDir } from "../golden.ts";
 import { buildSidecarOutboundListeners, type OutboundVirtualService, type SidecarOutboundInput } from "./index.ts";
-import { checkedListenersJson, meshFrom, type ProxyInput, proxyFrom } from "./testing.ts";
+import { checkedListenersJson, meshFrom, type ProxyInput, proxyFrom, service } from "./testing.ts";
 
 const testdata = testdataDir(import.meta.url);
-
-/** A service with every field at its default; tests set what matters. */
-export function service(fields: Partial<Service> & Pick<Service, "hostname" | "ports">): Service {
-  const addresses = fields.addresses ?? [];
-  return {
-    namespace: "default",
-    name: fields.hostname.split(".")[0],
-    objectName: fields.hostname.split(".")[0],
-    registry: "Kubernetes",
-    addresses,
-    defaultAddress: addresses[0] ?? "0.0.0.0",
-    resolution: "ClientSideLB",
-    meshExternal: false,
-    exportTo: [],
-    labels: {},
-    selector: {},
-    serviceAccounts: [],
-    creationTime: "",
-    kubernetesType: "ClusterIP",
-    externalName: "",
-    externalAddresses: [],
-    nodeLocal: false,
-    publishNotReadyAddresses: false,
-    ...fields,
-  };
-}
 
 interface GoldenInput {
   proxy?: ProxyInput;

@@ -2,7 +2,16 @@
 // http_inspector (HTTP/1.1 or h2c on plaintext), present only when a filter chain matches on what
 // they detect (listener.go, listener_inbound.go populateListenerFilters).
 import { create } from "@bufbuild/protobuf";
-import { envoyType, httpInspector, listener, originalDst, packAny, tlsInspector, xdsType } from "../../api/index.ts";
+import {
+  envoyType,
+  httpInspector,
+  listener,
+  originalDst,
+  packAny,
+  proxyProtocol,
+  tlsInspector,
+  xdsType,
+} from "../../api/index.ts";
 import type { ServiceProtocol } from "../../registry/index.ts";
 import { ORIGINAL_SRC_TYPE_URL, typedStruct } from "../httpfilter/index.ts";
 
@@ -70,6 +79,14 @@ export const ORIGINAL_SRC_FILTER: listener.ListenerFilter = listenerFilter(ORIGI
   case: "typedConfig",
   value: packAny(xdsType.TypedStructSchema, typedStruct(ORIGINAL_SRC_TYPE_URL, { mark: ORIGINAL_SRC_MARK })),
 });
+
+/** envoy.filters.listener.proxy_protocol: a gateway behind a load balancer that speaks PROXY protocol. */
+export function proxyProtocolFilter(): listener.ListenerFilter {
+  return listenerFilter("envoy.filters.listener.proxy_protocol", {
+    case: "typedConfig",
+    value: packAny(proxyProtocol.ProxyProtocolSchema, create(proxyProtocol.ProxyProtocolSchema)),
+  });
+}
 
 function matchesPlaintextHttp(match: listener.FilterChainMatch | undefined): boolean {
   return (match?.applicationProtocols ?? []).some((p) => PLAINTEXT_HTTP_ALPN.includes(p));

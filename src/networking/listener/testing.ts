@@ -6,6 +6,7 @@ import { stringify } from "yaml";
 import { core, listener } from "../../api/index.ts";
 import { loadMeshConfig, type MeshConfig } from "../../config/index.ts";
 import { type ProxyNode, parseProxy } from "../../model/proxy.ts";
+import type { Service } from "../../registry/index.ts";
 import { protoJson } from "../golden.ts";
 import { envoyViolations } from "../httpfilter/index.ts";
 
@@ -36,4 +37,30 @@ export function meshFrom(overrides: JsonObject = {}): MeshConfig {
 export function checkedListenersJson(listeners: readonly listener.Listener[]): JsonValue[] {
   for (const l of listeners) assert.deepEqual(envoyViolations(listener.ListenerSchema, l), [], l.name);
   return listeners.map((l) => protoJson(listener.ListenerSchema, l));
+}
+
+/** A service with every field at its default; tests set what matters. */
+export function service(fields: Partial<Service> & Pick<Service, "hostname" | "ports">): Service {
+  const addresses = fields.addresses ?? [];
+  return {
+    namespace: "default",
+    name: fields.hostname.split(".")[0],
+    objectName: fields.hostname.split(".")[0],
+    registry: "Kubernetes",
+    addresses,
+    defaultAddress: addresses[0] ?? "0.0.0.0",
+    resolution: "ClientSideLB",
+    meshExternal: false,
+    exportTo: [],
+    labels: {},
+    selector: {},
+    serviceAccounts: [],
+    creationTime: "",
+    kubernetesType: "ClusterIP",
+    externalName: "",
+    externalAddresses: [],
+    nodeLocal: false,
+    publishNotReadyAddresses: false,
+    ...fields,
+  };
 }

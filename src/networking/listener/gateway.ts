@@ -1,0 +1,354 @@
+// Router (gateway) listeners (gateway.go buildGatewayListeners): one listener per (bind, port) of
+// the merged Gateway servers. Plain HTTP servers share one chain routed by `http.<port>`; each
+// HTTPS-terminating server gets an SNI chain with its TLS context and `https.<port>.<name>.<gw>.<ns>`;
+// TCP/TLS servers route by VirtualService tcp rules; PASSTHROUGH by tls SNI matches; AUTO_PASSTHROUGH
+// by the SNI-DNAT names of the services.
+import { create } from "@bufbuild/protobuf";
+import { DurationSchema } from "@bufbuild/protobuf/wkt";
+import { core, listener, type tls } from "../../api/index.ts";
+import type { GatewayServers } from "../../config/types/index.ts";
+import type { Service } from "../../registry/index.ts";
+import { buildHttpFilters } from "../httpfilter/index.ts";
+import { buildListenerAccessLogs } from "./accesslog.ts";
+import { listenerName, socketAddress, wildcardAddress } from "./address.ts";
+import { ALL_ISTIO_MTLS_ALPN } from "./filterchain-match.ts";
+import { buildHcmFilter } from "./hcm.ts";
+import type { InboundPolicies } from "./inbound.ts";
+import type { OutboundVirtualService } from "./outbound.ts";
+import { protocolClass, proxyProtocolFilter, tlsInspectorFilter } from "./sniffing.ts";
+import { buildTcpProxyFilter, METADATA_EXCHANGE_NETWORK_FILTER, tcpStatsFilter } from "./tcp.ts";
+import { downstreamTlsSocket, gatewayTlsContext } from "./tls.ts";
+import type { ListenerEnv } from "./types.ts";
+
+/** A server of a Gateway that selects this proxy. */
+export interface GatewayServerInput {
+  server: GatewayServers;
+  /** The Gateway's namespace and name. */
+  gatewayNamespace: string;
+  gatewayName: string;
+}
+
+export interface RouterInput extends ListenerEnv {
+  /**
+   * The servers of the Gateways selecting the proxy, merged in Gateway order (conflicting servers
+   * already dropped). `server.port.targetPort` is the port the pod listens on, when the Gateway reaches it
+   * through a Service; otherwise the server's port is.
+   */
+  servers: readonly GatewayServerInput[];
+  /** VirtualServices bound to a Gateway (`<ns>/<name>`), in precedence order. */
+  virtualServicesFor?: (gateway: string) => readonly OutboundVirtualService[];
+  /** Services visible to the gateway (AUTO_PASSTHROUGH chains, single-port destinations). */
+  services?: readonly Service[];
+  /** DestinationRule subset names of a host (AUTO_PASSTHROUGH adds a chain per subset). */
+  subsetsFor?: (hostname: string) => readonly string[];
+  /** Authentication and authorization applying to the gateway, and metrics. */
+  policies?: InboundPolicies;
+  /** ProxyConfig gatewayTopology.proxyProtocol: a proxy_protocol listener filter first. */
+  proxyProtocol?: boolean;
+  domainSuffix?: string;
+}
+
+const TRANSPORT_SOCKET_CONNECT_TIMEOUT = create(DurationSchema, { seconds: 15n });
+
+/** The RDS name of an HTTP or HTTPS-terminating server (pilot/pkg/model/gateway.go gatewayRDSRouteName). */
+export function gatewayRouteName(input: GatewayServerInput, listenerPort: number): string {
+  const { server } = input;
+  const bind = server.bind ? `.${server.bind}` : "";
+  if (isHttpServer(server)) return `http.${listenerPort}${bind}`;
+  return `https.${server.port.number}.${server.port.name}.${input.gatewayName}.${input.gatewayNamespace}${bind}`;
+}
+
+function isHttpServer(server: GatewayServers): boolean {
+  return protocolClass(parseServerProtocol(server.port.protocol)) === "http";
+}
+
+function isPassthrough(server: GatewayServers): boolean {
+  return server.tls?.mode === "PASSTHROUGH" || server.tls?.mode === "AUTO_PASSTHROUGH";
+}
+
+function isHttpsTerminating(server: GatewayServers): boolean {
+  return parseServerProtocol(server.port.protocol) === "HTTPS" && !isPassthrough(server);
+}
+
+/** Protocol names are case-insensitive; the registry's canonical spelling. */
+function parseServerProtocol(protocol: string): Parameters<typeof protocolClass>[0] {
+  const upper = protocol.toUpperCase();
+  const canonical: Record<string, Parameters<typeof protocolClass>[0]> = {
+    HTTP: "HTTP",
+    HTTP2: "HTTP2",
+    GRPC: "GRPC",
+    "GRPC-WEB": "GRPC-Web",
+    HTTPS: "HTTPS",
+    TLS: "TLS",
+    TCP: "TCP",
+    MONGO: "Mongo",
+    REDIS: "Redis",
+    MYSQL: "MySQL",
+  };
+  return canonical[upper] ?? "UnsupportedProtocol";
+}
+
+/** SNI names of a TLS server: its hosts without `ns/`, sorted, unique. */
+function sniHostsOf(server: GatewayServers): string[] {
+  if (!server.tls) return [];
+  return [...new Set(server.hosts.map((h) => (h.includes("/") ? h.slice(h.indexOf("/") + 1) : h)))].sort();
+}
+
+interface ChainOpts {
+  sniHosts: readonly string[];
+  applicationProtocols: readonly string[];
+  tlsContext?: tls.DownstreamTlsContext;
+  filters: listener.Filter[];
+}
+
+/** One listener per (bind, port), in the order the servers first use them. */
+export function buildGatewayListeners(input: RouterInput): listener.Listener[] {
+  const groups = new Map<string, { bind: string; port: number; servers: GatewayServerInput[] }>();
+  for (const entry of input.servers) {
+    const port = entry.server.port.targetPort || entry.server.port.number;
+    const unprivileged = input.proxy.metadata.UNPRIVILEGED_POD === true;
+    if (unprivileged && port < 1024) continue;
+    const bind = entry.server.bind || wildcardAddress(input.proxy);
+    const key = listenerName(bind, port);
+    const group = groups.get(key) ?? { bind, port, servers: [] };
+    group.servers.push(entry);
+    groups.set(key, group);
+  }
+  const listeners: listener.Listener[] = [];
+  for (const group of groups.values()) {
+    const name = listenerName(group.bind, group.port);
+    const chains = chainsFor(input, name, group.port, group.servers);
+    // Istio omits a listener without chains (a TCP server no route binds to).
+    if (chains.length > 0) listeners.push(gatewayListener(input, name, group.bind, group.port, chains));
+  }
+  return listeners;
+}
+
+function chainsFor(
+  input: RouterInput,
+  name: string,
+  port: number,
+  servers: readonly GatewayServerInput[],
+): ChainOpts[] {
+  // The first server decides the port's protocol (merging rejected servers that disagree).
+  if (isHttpServer(servers[0].server)) {
+    return [
+      { sniHosts: [], applicationProtocols: [], filters: [httpManager(input, servers[0], port, `outbound_${name};`)] },
+    ];
+  }
+  const chains: ChainOpts[] = [];
+  const usedSni = new Set<string>();
+  for (const entry of servers) {
+    const { server } = entry;
+    if (isHttpsTerminating(server)) {
+      chains.push({
+        sniHosts: sniHostsOf(server),
+        applicationProtocols: [],
+        tlsContext: gatewayTlsContext(server.tls ?? {}, input.mesh),
+        filters: [httpManager(input, entry, port, server.name || `outbound_${name};`)],
+      });
+    } else if (server.tls?.mode === "AUTO_PASSTHROUGH") {
+      chains.push(...autoPassthroughChains(input, server));
+    } else if (server.tls?.mode === "PASSTHROUGH") {
+      chains.push(...passthroughChains(input, entry, usedSni));
+    } else {
+      const filters = tcpRouteFilters(input, entry);
+      if (filters.length === 0) continue;
+      chains.push({
+        sniHosts: sniHostsOf(server),
+        applicationProtocols: [],
+        tlsContext: server.tls ? gatewayTlsContext(server.tls, input.mesh, true) : undefined,
+        filters,
+      });
+    }
+  }
+  return chains;
+}
+
+function httpManager(input: RouterInput, entry: GatewayServerInput, port: number, statPrefix: string): listener.Filter {
+  const protocol = parseServerProtocol(entry.server.port.protocol);
+  return buildHcmFilter(input, {
+    listenerClass: "gateway",
+    statPrefix,
+    routes: { rds: gatewayRouteName(entry, port) },
+    httpFilters: buildHttpFilters({ ...input.policies, listenerClass: "gateway", protocol }),
+    protocol,
+  });
+}
+
+/** The gateway's `<ns>/<name>` as VirtualServices name it. */
+function gatewayRef(entry: GatewayServerInput): string {
+  return `${entry.gatewayNamespace}/${entry.gatewayName}`;
+}
+
+/** A VirtualService applies to a server when one of its hosts matches a server host (`ns/` scoping respected). */
+function bindsToServer(vs: OutboundVirtualService, server: GatewayServers): boolean {
+  return (vs.spec.hosts ?? []).some((vsHost) =>
+    server.hosts.some((serverHost) => {
+      let h = serverHost;
+      if (h.includes("/")) {
+        const [ns, rest] = h.split("/");
+        if (ns !== "*" && ns !== "." && ns !== vs.namespace) return false;
+        h = rest;
+      }
+      return hostsMatch(h, vsHost);
+    }),
+  );
+}
+
+/** Istio's host.Name.Matches: wildcards on either side. */
+function hostsMatch(a: string, b: string): boolean {
+  if (a === "*" || b === "*") return true;
+  const suffix = (wild: string, other: string) => other.endsWith(wild.slice(1));
+  if (a.startsWith("*") && b.startsWith("*")) return suffix(a, b) || suffix(b, a);
+  if (a.startsWith("*")) return suffix(a, b);
+  if (b.startsWith("*")) return suffix(b, a);
+  return a === b;
+}
+
+interface L4Match {
+  port?: number;
+  gateways?: string[];
+}
+
+function l4Matches(match: L4Match, server: GatewayServers, gateway: string): boolean {
+  const portOk = !match.port || match.port === server.port.number;
+  const gateways = match.gateways ?? [];
+  return portOk && (gateways.length === 0 || gateways.includes(gateway));
+}
+
+/** The first VirtualService tcp rule that matches the server routes it (TLS-terminated or plain TCP). */
+function tcpRouteFilters(input: RouterInput, entry: GatewayServerInput): listener.Filter[] {
+  const gateway = gatewayRef(entry);
+  for (const vs of input.virtualServicesFor?.(gateway) ?? []) {
+    if (!bindsToServer(vs, entry.server)) continue;
+    for (const rule of vs.spec.tcp ?? []) {
+      const matches = rule.match ?? [];
+      if (matches.length > 0 && !matches.some((m) => l4Matches(m, entry.server, gateway))) continue;
+      if ((rule.route ?? []).length === 0) continue;
+      const mx = entry.server.tls?.mode === "ISTIO_MUTUAL" ? [METADATA_EXCHANGE_NETWORK_FILTER] : [];
+      return [...mx, ...routeFilters(input, vs, rule.route ?? [], entry.server.port.number)];
+    }
+  }
+  return [];
+}
+
+/** One chain per VirtualService tls match, SNI hosts not already taken on this port. */
+function passthroughChains(input: RouterInput, entry: GatewayServerInput, usedSni: Set<string>): ChainOpts[] {
+  const gateway = gatewayRef(entry);
+  const chains: ChainOpts[] = [];
+  for (const vs of input.virtualServicesFor?.(gateway) ?? []) {
+    if (!bindsToServer(vs, entry.server)) continue;
+    for (const rule of vs.spec.tls ?? []) {
+      if ((rule.route ?? []).length === 0) continue;
+      for (const match of rule.match ?? []) {
+        if (!l4Matches(match, entry.server, gateway)) continue;
+        const key = (h: string) => `${entry.server.bind ?? ""}|${h}`;
+        if (match.sniHosts.some((h) => usedSni.has(key(h)))) continue;
+        for (const h of match.sniHosts) usedSni.add(key(h));
+        chains.push({
+          sniHosts: match.sniHosts,
+          applicationProtocols: [],
+          filters: routeFilters(input, vs, rule.route ?? [], entry.server.port.number),
+        });
+      }
+    }
+  }
+  return chains;
+}
+
+/** Per service port (and DestinationRule subset) matching the server's hosts: SNI-DNAT to that cluster. */
+function autoPassthroughChains(input: RouterInput, server: GatewayServers): ChainOpts[] {
+  const hosts = sniHostsOf(server);
+  const chains: ChainOpts[] = [];
+  for (const service of input.services ?? []) {
+    if (service.meshExternal || !hosts.some((h) => hostsMatch(h, service.hostname) && subsetOf(service.hostname, h))) {
+      continue;
+    }
+    for (const port of service.ports) {
+      if (port.protocol === "UDP") continue;
+      for (const subset of ["", ...(input.subsetsFor?.(service.hostname) ?? [])]) {
+        const cluster = `outbound_.${port.port}_.${subset}_.${service.hostname}`;
+        chains.push({
+          sniHosts: [cluster],
+          applicationProtocols: ALL_ISTIO_MTLS_ALPN,
+          filters: [...stats(input), buildTcpProxyFilter(input, { cluster })],
+        });
+      }
+    }
+  }
+  return chains;
+}
+
+/** `name` is covered by the (possibly wildcard) `pattern`. */
+function subsetOf(name: string, pattern: string): boolean {
+  if (pattern === "*") return true;
+  return pattern.startsWith("*") ? name.endsWith(pattern.slice(1)) : name === pattern;
+}
+
+function stats(input: RouterInput): listener.Filter[] {
+  return input.policies?.prometheusStats ? [tcpStatsFilter("inbound")] : [];
+}
+
+function routeFilters(
+  input: RouterInput,
+  vs: OutboundVirtualService,
+  routes: readonly { destination: { host: string; subset?: string; port?: { number?: number } }; weight?: number }[],
+  serverPort: number,
+): listener.Filter[] {
+  const clusters = routes.map((r) => {
+    const written = r.destination.host;
+    const host = written.includes(".")
+      ? written
+      : `${written}.${vs.namespace}.svc.${input.domainSuffix ?? "cluster.local"}`;
+    let port = r.destination.port?.number ?? 0;
+    if (port === 0) {
+      const target = input.services?.find((s) => s.hostname === host);
+      port = target?.ports.length === 1 ? target.ports[0].port : serverPort;
+    }
+    return { cluster: `outbound|${port}|${r.destination.subset ?? ""}|${host}`, weight: r.weight ?? 0 };
+  });
+  const proxy =
+    clusters.length === 1
+      ? buildTcpProxyFilter(input, { cluster: clusters[0].cluster })
+      : buildTcpProxyFilter(input, { weightedClusters: clusters, statPrefix: `${vs.name}.${vs.namespace}` });
+  return [...stats(input), proxy];
+}
+
+function gatewayListener(
+  input: RouterInput,
+  name: string,
+  bind: string,
+  port: number,
+  chains: readonly ChainOpts[],
+): listener.Listener {
+  const listenerFilters: listener.ListenerFilter[] = [];
+  if (input.proxyProtocol) listenerFilters.push(proxyProtocolFilter());
+  const needsTls = chains.some(
+    (c) => c.sniHosts.length > 0 || (c.tlsContext?.commonTlsContext?.alpnProtocols.length ?? 0) > 0,
+  );
+  if (needsTls) listenerFilters.push(tlsInspectorFilter());
+  return create(listener.ListenerSchema, {
+    name,
+    address: socketAddress(bind, port),
+    trafficDirection: core.TrafficDirection.OUTBOUND,
+    maxConnectionsToAcceptPerSocketEvent: 1,
+    listenerFilters,
+    filterChains: chains.map((c) => {
+      const chain = create(listener.FilterChainSchema, {
+        filters: c.filters,
+        transportSocketConnectTimeout: TRANSPORT_SOCKET_CONNECT_TIMEOUT,
+      });
+      const serverNames = c.sniHosts.includes("*") ? [] : [...c.sniHosts].sort();
+      if (serverNames.length > 0 || c.applicationProtocols.length > 0) {
+        chain.filterChainMatch = create(listener.FilterChainMatchSchema, {
+          serverNames,
+          applicationProtocols: [...c.applicationProtocols],
+        });
+      }
+      if (c.tlsContext) chain.transportSocket = downstreamTlsSocket(c.tlsContext);
+      return chain;
+    }),
+    accessLog: buildListenerAccessLogs(input.mesh),
+  });
+}
