@@ -14,7 +14,7 @@ import { outboundClusterName, sniDnatClusterName } from "./names.ts";
 import { applyOutlierDetection } from "./outlier.ts";
 import { effectiveTrafficPolicy } from "./policy.ts";
 import { type HttpOptionsDraft, httpProtocolOptionsAny, isHttp2Protocol } from "./protocol.ts";
-import { buildUpstreamTls, type UpstreamTls } from "./tls.ts";
+import { buildUpstreamTls, expandTrustDomains, type UpstreamTls } from "./tls.ts";
 import type { OutboundClusterInput } from "./types.ts";
 
 type ClusterInit = MessageInitShape<typeof cluster.ClusterSchema>;
@@ -181,11 +181,11 @@ function buildOne(
   return create(cluster.ClusterSchema, draft);
 }
 
-/** The identities that may serve the service: its own list and its endpoints', sorted and unique. */
+/** The identities that may serve the service: its own and its endpoints', under every trust domain alias. */
 function serviceIdentities(input: OutboundClusterInput): string[] {
   const ids = new Set(input.service.serviceAccounts);
   for (const ep of input.endpoints) if (ep.identity !== "") ids.add(ep.identity);
-  return [...ids].sort();
+  return expandTrustDomains([...ids], input.mesh);
 }
 
 /**

@@ -28,7 +28,10 @@ export interface UpstreamTlsInput {
   clusterName: string;
   /** The DestinationRule tls for this cluster (port and subset merged), if any. */
   tls: DestinationRuleTrafficPolicyTls | undefined;
-  /** The service's identities: SANs for Istio mTLS and for SIMPLE/MUTUAL to a ServiceEntry without SANs. */
+  /**
+   * The service's identities (trust-domain aliases expanded): SANs for Istio mTLS without rule SANs,
+   * and for SIMPLE/MUTUAL to a ServiceEntry without SANs.
+   */
   serviceAccounts: readonly string[];
   /** `outbound_.<port>_.<subset>_.<host>`. */
   istioSni: string;
@@ -40,7 +43,7 @@ export interface UpstreamTlsInput {
   http2: boolean;
   /** ORIGINAL_DST clusters get the Istio socket directly, not through transport socket matches. */
   originalDst: boolean;
-  /** credentialName is honoured on gateways, and on sidecars only for a rule with a workloadSelector. */
+  /** Secrets by credentialName may be read: on gateways, and on sidecars only for a rule with a workloadSelector. */
   credentialNameAllowed: boolean;
   mesh: MeshConfig;
 }
@@ -88,16 +91,15 @@ function istioMutualContext(
   sni: string,
   sans: readonly string[],
 ): MessageInitShape<typeof tls.UpstreamTlsContextSchema> {
-  const minimum = input.mesh.meshMTLS?.minProtocolVersion === "TLSV1_3" ? TLS_V1_3 : TLS_V1_2;
   return {
     commonTlsContext: {
-      tlsParams: { tlsMinimumProtocolVersion: minimum, tlsMaximumProtocolVersion: TLS_V1_3 },
+      tlsParams: { tlsMinimumProtocolVersion: TLS_V1_2, tlsMaximumProtocolVersion: TLS_V1_3 },
       alpnProtocols: input.http2 ? ALPN_IN_MESH_H2 : ALPN_IN_MESH,
       tlsCertificateSdsSecretConfigs: [agentSdsSecret(SDS_DEFAULT_RESOURCE)],
       validationContextType: {
         case: "combinedValidationContext",
         value: {
-          defaultValidationContext: { matchSubjectAltNames: exactSans(expandTrustDomains(sans, input.mesh)) },
+          defaultValidationContext: { matchSubjectAltNames: exactSans(sans) },
           validationContextSdsSecretConfig: agentSdsSecret(SDS_ROOT_RESOURCE),
         },
       },
@@ -106,26 +108,39 @@ function istioMutualContext(
   };
 }
 
-/** SIMPLE and MUTUAL: the user's CA (files through the agent's SDS, or a Secret by credentialName). */
+/**
+ * SIMPLE and MUTUAL: the user's CA (files through the agent's SDS, or a Secret by credentialName). A
+ * sidecar may not read Secrets by a rule that selects no workloads: it gets no TLS at all.
+ */
 function userTls(input: UpstreamTlsInput, rule: DestinationRuleTrafficPolicyTls): UpstreamTls {
+  const credential = rule.credentialName ?? "";
+  const privilegedCredential =
+    credential !== "" && !credential.startsWith("configmap://") && credential !== "invalid://";
+  if (privilegedCredential && !input.credentialNameAllowed) return { alpnOverride: true };
+  const skipVerify = rule.insecureSkipVerify === true;
   const autoSni = !rule.sni;
-  const autoSanValidation = autoSni && (rule.subjectAltNames?.length ?? 0) === 0;
+  const autoSanValidation = autoSni && (rule.subjectAltNames?.length ?? 0) === 0 && !skipVerify;
   const sans =
     input.external && (rule.subjectAltNames?.length ?? 0) === 0
       ? [...input.serviceAccounts]
       : (rule.subjectAltNames ?? []);
+  const tlsDefaults = input.mesh.tlsDefaults;
   const common: CommonTlsInit = {
-    tlsParams: { tlsMinimumProtocolVersion: TLS_V1_2, tlsMaximumProtocolVersion: TLS_V1_3 },
+    tlsParams: {
+      tlsMinimumProtocolVersion: TLS_V1_2,
+      tlsMaximumProtocolVersion: TLS_V1_3,
+      ecdhCurves: tlsDefaults?.ecdhCurves ?? [],
+      cipherSuites: tlsDefaults?.cipherSuites ?? [],
+    },
   };
-  const skipVerify = rule.insecureSkipVerify === true;
-  if (rule.credentialName && input.credentialNameAllowed) {
-    if (rule.mode === "MUTUAL") common.tlsCertificateSdsSecretConfigs = [credentialSecret(rule.credentialName)];
+  if (credential !== "") {
+    if (rule.mode === "MUTUAL") common.tlsCertificateSdsSecretConfigs = [credentialSecret(credential)];
     if (!skipVerify) {
       common.validationContextType = {
         case: "combinedValidationContext",
         value: {
           defaultValidationContext: { matchSubjectAltNames: exactSans(sans) },
-          validationContextSdsSecretConfig: credentialSecret(`${rule.credentialName}-cacert`),
+          validationContextSdsSecretConfig: credentialSecret(`${credential}-cacert`),
         },
       };
     }
@@ -143,7 +158,10 @@ function userTls(input: UpstreamTlsInput, rule: DestinationRuleTrafficPolicyTls)
       : {
           case: "combinedValidationContext",
           value: {
-            defaultValidationContext: { matchSubjectAltNames: exactSans(sans) },
+            defaultValidationContext: {
+              matchSubjectAltNames: exactSans(sans),
+              crl: rule.caCrl ? { specifier: { case: "filename", value: rule.caCrl } } : undefined,
+            },
             validationContextSdsSecretConfig: agentSdsSecret(`file-root:${ca}`),
           },
         };
