@@ -27,6 +27,7 @@ export {
 export { isCatchAllRoute } from "./match.ts";
 export { defaultRetryPolicy, translateRetries } from "./retry.ts";
 export { routeRegistry } from "./retry-extensions.ts";
+export { resolveGatewayName, resolveShortname, resolveShortnames } from "./shortnames.ts";
 export { buildVirtualServiceRoutes, translateRoute } from "./translate.ts";
 export { MESH_GATEWAY, type RouteContext } from "./types.ts";
 export {
