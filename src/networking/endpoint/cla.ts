@@ -38,6 +38,8 @@ export interface EndpointsInput {
   networkGateways?: NetworkGateways;
   includeUnhealthy?: boolean;
   includeDraining?: boolean;
+  /** The service is cluster-local (mesh serviceSettings): only endpoints in the proxy's cluster. */
+  clusterLocal?: boolean;
   /** SNI-DNAT clusters (gateway AUTO_PASSTHROUGH) keep only endpoints that terminate Istio mTLS. */
   mtlsCapableOnly?: boolean;
 }
@@ -55,11 +57,15 @@ export function localityGroups(input: EndpointsInput): LocalityLbEndpointsInit[]
   const ruleTlsDisablesMtls = input.policy?.tls?.mode !== undefined && input.policy.tls.mode !== "ISTIO_MUTUAL";
   const mtlsDisabled = (ep: ServiceEndpoint) =>
     ruleTlsDisablesMtls || (input.peerAuthenticationDisabled?.(ep) ?? false);
+  const proxyNetwork = input.proxy.metadata.NETWORK ?? "";
   const selected = selectEndpoints(input.endpoints, input).filter(
-    (ep) => !input.mtlsCapableOnly || (ep.tlsMode === "istio" && !mtlsDisabled(ep)),
+    (ep) =>
+      (!input.clusterLocal || ep.clusterId === input.proxy.clusterId) &&
+      // An endpoint without an address can only be reached through its network's gateway.
+      (ep.address !== "" || ep.network !== proxyNetwork) &&
+      (!input.mtlsCapableOnly || (ep.tlsMode === "istio" && !mtlsDisabled(ep))),
   );
   if (selected.length === 0) return [];
-  const proxyNetwork = input.proxy.metadata.NETWORK ?? "";
 
   const byLocality = new Map<string, ServiceEndpoint[]>();
   for (const ep of selected) {

@@ -36,6 +36,7 @@ interface GoldenCase {
   includeUnhealthy?: boolean;
   includeDraining?: boolean;
   mtlsCapableOnly?: boolean;
+  clusterLocal?: boolean;
 }
 
 function buildCase(c: GoldenCase): endpoint.ClusterLoadAssignment {
@@ -55,6 +56,7 @@ function buildCase(c: GoldenCase): endpoint.ClusterLoadAssignment {
     includeUnhealthy: c.includeUnhealthy,
     includeDraining: c.includeDraining,
     mtlsCapableOnly: c.mtlsCapableOnly,
+    clusterLocal: c.clusterLocal,
   });
 }
 
