@@ -1,0 +1,95 @@
+// Istio's sample configs (../shared/conformance/istio/inputs): every VirtualService routes for a
+// sidecar on every service port, and for every gateway server, with no Envoy constraint broken.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { route } from "../../api/index.ts";
+import { checkMessage } from "../../api/pgv/index.ts";
+import { readConfigPaths } from "../../config/decode.ts";
+import type { ConfigObject, Gateway } from "../../config/index.ts";
+import { DEFAULT_MESH_CONFIG } from "../../config/index.ts";
+import { ServiceRegistry } from "../../registry/index.ts";
+import { staticInputs } from "../../registry/test-inputs.ts";
+import { buildSidecarRouteConfiguration, sortByCreationTime } from "./config.ts";
+import { mergeDelegates } from "./delegate.ts";
+import { buildGatewayRouteConfiguration, gatewayRouteName } from "./gateway.ts";
+import { routeRegistry } from "./retry-extensions.ts";
+import { resolveShortnames } from "./shortnames.ts";
+import { proxyFixture } from "./test-helpers.ts";
+import type { VirtualService } from "./types.ts";
+
+const INPUTS = fileURLToPath(new URL("../../../../shared/conformance/istio/inputs", import.meta.url));
+
+function load() {
+  const objects = readConfigPaths([INPUTS]).flatMap((d): ConfigObject[] =>
+    d.object ? [{ ...d.object, metadata: { namespace: "default", ...d.object.metadata } }] : [],
+  );
+  const services = new ServiceRegistry(staticInputs(objects)).services.list();
+  const all = objects
+    .filter((o): o is VirtualService => o.kind === "VirtualService")
+    .map((vs) => resolveShortnames(vs, "cluster.local"));
+  const find = (ns: string, name: string) => all.find((v) => v.metadata.namespace === ns && v.metadata.name === name);
+  const virtualServices = sortByCreationTime(all).map((vs) => mergeDelegates(vs, find, DEFAULT_MESH_CONFIG));
+  const gateways = objects.filter((o): o is Gateway => o.kind === "Gateway");
+  return { services, virtualServices, gateways };
+}
+
+function violations(config: route.RouteConfiguration): string[] {
+  return checkMessage(route.RouteConfigurationSchema, config, { registry: routeRegistry }).map(
+    (v) => `${config.name}: ${v.path} ${v.rule}`,
+  );
+}
+
+test("every sample VirtualService routes for sidecars on every service port within Envoy's constraints", () => {
+  const { services, virtualServices } = load();
+  const ports = new Set([80, ...services.flatMap((s) => s.ports.map((p) => p.port))]);
+  const problems: string[] = [];
+  let vsRoutes = 0;
+  for (const namespace of ["default", "istio-system"]) {
+    for (const port of ports) {
+      const config = buildSidecarRouteConfiguration({
+        routeName: String(port),
+        proxy: proxyFixture({ namespace }),
+        mesh: DEFAULT_MESH_CONFIG,
+        services,
+        virtualServices,
+      });
+      assert.ok(config);
+      problems.push(...violations(config));
+      vsRoutes += config.virtualHosts.flatMap((v) => v.routes).filter((r) => r.metadata !== undefined).length;
+    }
+  }
+  assert.deepEqual(problems, []);
+  assert.ok(vsRoutes > 50, `VirtualService routes built: ${vsRoutes}`);
+});
+
+test("every sample Gateway server with HTTP routes gets a route configuration within Envoy's constraints", () => {
+  const { services, virtualServices, gateways } = load();
+  const byHost = new Map(services.map((s) => [s.hostname, s]));
+  const problems: string[] = [];
+  let vhosts = 0;
+  for (const gw of gateways) {
+    const name = `${gw.metadata.namespace}/${gw.metadata.name}`;
+    for (const server of gw.spec?.servers ?? []) {
+      const routeName = gatewayRouteName(
+        server,
+        server.port.number,
+        gw.metadata.name ?? "",
+        gw.metadata.namespace ?? "",
+      );
+      if (routeName === "") continue;
+      const config = buildGatewayRouteConfiguration({
+        routeName,
+        proxy: proxyFixture({ type: "router", namespace: gw.metadata.namespace }),
+        mesh: DEFAULT_MESH_CONFIG,
+        servers: [{ gateway: name, server }],
+        virtualServicesForGateway: (g) => virtualServices.filter((vs) => vs.spec?.gateways?.includes(g)),
+        lookupService: (h) => byHost.get(h),
+      });
+      problems.push(...violations(config));
+      vhosts += config.virtualHosts.filter((v) => !v.name.startsWith("blackhole:")).length;
+    }
+  }
+  assert.deepEqual(problems, []);
+  assert.ok(vhosts > 8, `gateway virtual hosts built: ${vhosts}`);
+});
