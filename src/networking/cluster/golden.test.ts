@@ -5,11 +5,11 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { JsonValue } from "@bufbuild/protobuf";
 import { cluster } from "../../api/index.ts";
-import { checkMessage } from "../../api/pgv/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
 import type { ConnectionPool } from "../../config/types/index.ts";
 import type { ServiceEndpoint } from "../../registry/index.ts";
 import { assertGolden, protoJson, readGoldenInput, testdataDir } from "../golden.ts";
+import { envoyViolations } from "../httpfilter/index.ts";
 import { makeEndpoint, makeMesh, makeProxy, makeService, type ProxyInput, type ServiceInput } from "./fixtures.ts";
 import {
   type AppliedDestinationRule,
@@ -105,7 +105,7 @@ for (const feature of FEATURES) {
 
     for (const { name, clusters } of built) {
       it(`${name}: every cluster passes Envoy's constraints`, () => {
-        for (const c of clusters) assert.deepEqual(checkMessage(cluster.ClusterSchema, c), [], c.name);
+        for (const c of clusters) assert.deepEqual(envoyViolations(cluster.ClusterSchema, c), [], c.name);
       });
     }
   });

@@ -10,6 +10,7 @@ import { applyConnectionPool, shouldUpgradeToH2 } from "./connectionpool.ts";
 import { durationFromSeconds, toDuration } from "./duration.ts";
 import { applyLoadBalancer, applyLocalityWeightedConfig, discoveryType } from "./loadbalancer.ts";
 import { altStatName, istioClusterMetadata } from "./metadata.ts";
+import { TCP_CLUSTER_METADATA_EXCHANGE } from "./metadataexchange.ts";
 import { outboundClusterName, sniDnatClusterName } from "./names.ts";
 import { applyOutlierDetection } from "./outlier.ts";
 import { effectiveTrafficPolicy } from "./policy.ts";
@@ -169,6 +170,7 @@ function buildOne(
     };
   }
   draft.typedExtensionProtocolOptions = httpProtocolOptionsAny(http);
+  draft.filters = [TCP_CLUSTER_METADATA_EXCHANGE];
   draft.metadata = {
     filterMetadata: istioClusterMetadata({
       services: [service],

@@ -7,6 +7,7 @@ import type { MeshConfig } from "../../config/index.ts";
 import type { ProxyNode } from "../../model/proxy.ts";
 import { applyConnectionPool } from "./connectionpool.ts";
 import { durationFromSeconds, toDuration } from "./duration.ts";
+import { TCP_CLUSTER_METADATA_EXCHANGE } from "./metadataexchange.ts";
 import { BLACKHOLE_CLUSTER, INBOUND_PASSTHROUGH_CLUSTER, PASSTHROUGH_CLUSTER } from "./names.ts";
 import { httpProtocolOptionsAny } from "./protocol.ts";
 
@@ -40,6 +41,7 @@ export function buildPassthroughCluster(mesh: MeshConfig): cluster.Cluster {
 export function buildInboundPassthroughCluster(mesh: MeshConfig, proxy: ProxyNode): cluster.Cluster {
   const init = passthroughInit(mesh);
   init.name = INBOUND_PASSTHROUGH_CLUSTER;
+  init.filters = [];
   init.upstreamBindConfig = passthroughBindConfig(proxy, true);
   return create(cluster.ClusterSchema, init);
 }
@@ -55,6 +57,7 @@ function passthroughInit(mesh: MeshConfig): MessageInitShape<typeof cluster.Clus
       idleTimeout: durationFromSeconds(PASSTHROUGH_IDLE_TIMEOUT_SECONDS),
     }),
     altStatName: `${PASSTHROUGH_CLUSTER};`,
+    filters: [TCP_CLUSTER_METADATA_EXCHANGE],
   };
   // Default circuit breakers and the mesh TCP keepalive, as an empty connection pool gives.
   applyConnectionPool(init, {}, undefined, mesh);
