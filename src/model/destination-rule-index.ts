@@ -6,6 +6,7 @@
 // 3. else rules in the root namespace exported to the proxy's namespace.
 // Rules with a workloadSelector stay in their namespace whatever their exportTo.
 import type { DestinationRule } from "../config/types/index.ts";
+import { labelsContain } from "../krt/index.ts";
 import { compareByCreationTime, namespaceOf } from "./config-meta.ts";
 import {
   type ConsolidatedDestinationRule,
@@ -88,4 +89,30 @@ function compareBySelectorThenAge(a: DestinationRule, b: DestinationRule): numbe
   const sa = a.spec?.workloadSelector ? 0 : 1;
   const sb = b.spec?.workloadSelector ? 0 : 1;
   return sa - sb || compareByCreationTime(a, b);
+}
+
+/**
+ * The rule a proxy in `namespace` with `labels` applies among a service's consolidated rules
+ * (Istio's SidecarScope.DestinationRule): for outbound traffic, a rule of the proxy's namespace
+ * whose workloadSelector matches its labels; else the rule without selector.
+ */
+export function destinationRuleForProxy(
+  rules: readonly ConsolidatedDestinationRule[],
+  direction: "inbound" | "outbound",
+  namespace: string,
+  labels: Readonly<Record<string, string>>,
+): ConsolidatedDestinationRule | undefined {
+  let catchAll: ConsolidatedDestinationRule | undefined;
+  for (const rule of rules) {
+    const selector = rule.rule.spec?.workloadSelector;
+    if (!selector) catchAll = rule;
+    else if (
+      direction === "outbound" &&
+      namespaceOf(rule.rule) === namespace &&
+      labelsContain(labels, selector.matchLabels ?? {})
+    ) {
+      return rule;
+    }
+  }
+  return catchAll;
 }

@@ -1,25 +1,10 @@
 // The immutable snapshot a push works on, and the request that starts a push (Istio's
 // PushContext and PushRequest, pilot/pkg/model/push_context.go). The mesh's snapshot is a
 // PushSnapshot (push-snapshot.ts): buildPushContext makes one, pushSnapshot reads it back.
+import { type ConfigKey, type ConfigKeySet, configKeySet } from "./config-key.ts";
 import { type PushInputs, PushSnapshot } from "./push-snapshot.ts";
 
-/** Identity of one config object: kind key ("group/Kind" as in the config store), namespace, name. */
-export interface ConfigKey {
-  kind: string;
-  namespace: string;
-  name: string;
-}
-
-/** A set of config keys, deduplicated by value. */
-export type ConfigKeySet = ReadonlyMap<string, ConfigKey>;
-
-export function configKeyString(key: ConfigKey): string {
-  return `${key.kind}/${key.namespace}/${key.name}`;
-}
-
-export function configKeySet(keys: Iterable<ConfigKey>): ConfigKeySet {
-  return new Map([...keys].map((k) => [configKeyString(k), k]));
-}
+export { type ConfigKey, type ConfigKeySet, configKeySet, configKeyString } from "./config-key.ts";
 
 /** Why a push happened (Istio's TriggerReason values, used as the pilot_push_triggers label). */
 export type TriggerReason =

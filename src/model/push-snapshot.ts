@@ -15,13 +15,14 @@ import type {
 import { labelsContain } from "../krt/index.ts";
 import type { Service } from "../registry/index.ts";
 import { sortByCreationTime } from "./config-meta.ts";
-import { DestinationRuleIndex } from "./destination-rule-index.ts";
+import { DestinationRuleIndex, destinationRuleForProxy } from "./destination-rule-index.ts";
 import type { ConsolidatedDestinationRule } from "./destination-rule-merge.ts";
 import { EnvoyFilterIndex } from "./envoy-filter-index.ts";
 import { type MergedGateway, mergeGateways, type ServiceTarget } from "./gateway-merge.ts";
 import { selectGateways } from "./gateway-select.ts";
 import { type EffectiveMtls, type MtlsMode, PeerAuthenticationIndex } from "./peer-authentication.ts";
 import type { ProxyNode } from "./proxy.ts";
+import { PUSH_KINDS } from "./push-kinds.ts";
 import { ServiceIndex } from "./service-index.ts";
 import { SidecarIndex } from "./sidecar-index.ts";
 import type { SidecarScope } from "./sidecar-scope.ts";
@@ -39,21 +40,6 @@ export interface PushInputs {
   /** PILOT_SCOPE_GATEWAY_TO_NAMESPACE: a gateway proxy uses only Gateways of its namespace. Default false. */
   scopeGatewayToNamespace?: boolean;
 }
-
-const NET = "networking.istio.io";
-const SEC = "security.istio.io";
-export const PUSH_KINDS = {
-  virtualService: kindKey(NET, "VirtualService"),
-  destinationRule: kindKey(NET, "DestinationRule"),
-  gateway: kindKey(NET, "Gateway"),
-  sidecar: kindKey(NET, "Sidecar"),
-  envoyFilter: kindKey(NET, "EnvoyFilter"),
-  peerAuthentication: kindKey(SEC, "PeerAuthentication"),
-  requestAuthentication: kindKey(SEC, "RequestAuthentication"),
-  authorizationPolicy: kindKey(SEC, "AuthorizationPolicy"),
-  telemetry: kindKey("telemetry.istio.io", "Telemetry"),
-  wasmPlugin: kindKey("extensions.istio.io", "WasmPlugin"),
-} as const;
 
 type PushKind = keyof typeof PUSH_KINDS;
 
@@ -198,18 +184,8 @@ export class PushSnapshot {
     proxy: Workload,
     service: Pick<Service, "hostname" | "namespace">,
   ): ConsolidatedDestinationRule | undefined {
-    let catchAll: ConsolidatedDestinationRule | undefined;
-    for (const rule of this.destinationRulesFor(proxy.configNamespace, service)) {
-      const selector = rule.rule.spec?.workloadSelector;
-      if (!selector) catchAll = rule;
-      else if (
-        rule.rule.metadata.namespace === proxy.configNamespace &&
-        labelsContain(proxy.labels, selector.matchLabels ?? {})
-      ) {
-        return rule;
-      }
-    }
-    return catchAll;
+    const rules = this.destinationRulesFor(proxy.configNamespace, service);
+    return destinationRuleForProxy(rules, "outbound", proxy.configNamespace, proxy.labels);
   }
 
   /** The proxy's service ports: services of its namespace whose selector matches its labels. */

@@ -109,7 +109,7 @@ function selectVirtualServices(
 }
 
 /** The listener's port when services must declare it (not for HTTP_PROXY listeners). */
-function portToMatch(egress: SidecarEgress | undefined): number | undefined {
+export function portToMatch(egress: SidecarEgress | undefined): number | undefined {
   const number = egress?.port?.number ?? 0;
   if (number === 0 || parseProtocol(egress?.port?.protocol ?? "") === "HTTP_PROXY") return undefined;
   return number;

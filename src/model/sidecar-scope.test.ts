@@ -207,3 +207,33 @@ test("one service per hostname: the proxy namespace's, else Kubernetes over Serv
   assert.equal(snap.sidecarScope(proxy("sidecar", "c")).service(shared)?.name, "own");
   assert.equal(snap.sidecarScope(proxy("sidecar", "d")).service(shared)?.name, "k8s");
 });
+
+test("dependsOn: a scope depends on the VirtualServices, delegates, DestinationRules, Sidecar and services it used", () => {
+  const snap = snapshot(
+    [
+      sidecar("bookinfo", "default", { egress: [{ hosts: ["./*"] }] }),
+      cfg("VirtualService", "bookinfo", "reviews", {
+        hosts: ["reviews"],
+        http: [{ delegate: { name: "team-routes", namespace: "team" } }],
+      }),
+      cfg("VirtualService", "istio-system", "zipkin", { hosts: ["zipkin.istio-system.svc.cluster.local"] }),
+      cfg("DestinationRule", "bookinfo", "reviews", { host: "reviews" }),
+    ],
+    services,
+  );
+  const scope = snap.sidecarScope(proxy("sidecar", "bookinfo"));
+  const key = (kind: string, namespace: string, name: string) => ({ kind, namespace, name });
+  const NET = "networking.istio.io";
+  assert.equal(scope.dependsOn(key(`${NET}/VirtualService`, "bookinfo", "reviews")), true);
+  assert.equal(scope.dependsOn(key(`${NET}/VirtualService`, "team", "team-routes")), true);
+  assert.equal(scope.dependsOn(key(`${NET}/VirtualService`, "istio-system", "zipkin")), false);
+  assert.equal(scope.dependsOn(key(`${NET}/DestinationRule`, "bookinfo", "reviews")), true);
+  assert.equal(scope.dependsOn(key(`${NET}/Sidecar`, "bookinfo", "default")), true);
+  assert.equal(scope.dependsOn(key("/Service", "bookinfo", "reviews")), true);
+  assert.equal(scope.dependsOn(key("/Service", "istio-system", "zipkin")), false);
+  assert.equal(scope.dependsOn(key(`${NET}/EnvoyFilter`, "istio-system", "any")), true);
+  assert.equal(scope.dependsOn(key(`${NET}/EnvoyFilter`, "other", "any")), false);
+  assert.equal(scope.dependsOn(key("security.istio.io/PeerAuthentication", "bookinfo", "x")), true);
+  assert.equal(scope.dependsOn(key("security.istio.io/PeerAuthentication", "team", "x")), false);
+  assert.equal(scope.dependsOn(key("/Secret", "anywhere", "x")), true);
+});

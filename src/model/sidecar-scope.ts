@@ -9,17 +9,35 @@ import type {
   SidecarOutboundTrafficPolicy,
   VirtualService,
 } from "../config/types/index.ts";
-import { labelsContain } from "../krt/index.ts";
 import type { Service } from "../registry/index.ts";
+import { type ConfigKey, configKeyString } from "./config-key.ts";
 import { nameOf, namespaceOf } from "./config-meta.ts";
-import type { DestinationRuleIndex } from "./destination-rule-index.ts";
+import { type DestinationRuleIndex, destinationRuleForProxy } from "./destination-rule-index.ts";
 import type { ConsolidatedDestinationRule } from "./destination-rule-merge.ts";
 import { hostsMatch, isWildcard, MESH_GATEWAY } from "./host.ts";
+import { PUSH_KINDS, SERVICE_KINDS } from "./push-kinds.ts";
 import type { ServiceIndex } from "./service-index.ts";
-import { buildEgressListener, type EgressListener, withOnlyPort } from "./sidecar-egress.ts";
+import { buildEgressListener, type EgressListener, portToMatch, withOnlyPort } from "./sidecar-egress.ts";
 import type { VirtualServiceIndex } from "./virtual-service-index.ts";
 
 export const DEFAULT_SIDECAR_NAME = "default-sidecar";
+
+/** Kinds that apply to every proxy when in the root namespace, and to a namespace's proxies when there. */
+const NAMESPACE_WIDE_KINDS: ReadonlySet<string> = new Set([
+  PUSH_KINDS.envoyFilter,
+  PUSH_KINDS.authorizationPolicy,
+  PUSH_KINDS.requestAuthentication,
+  PUSH_KINDS.wasmPlugin,
+  PUSH_KINDS.telemetry,
+]);
+/** Kinds whose objects a scope records when it uses them. */
+const SCOPED_KINDS: ReadonlySet<string> = new Set([
+  PUSH_KINDS.virtualService,
+  PUSH_KINDS.destinationRule,
+  PUSH_KINDS.sidecar,
+  SERVICE_KINDS.Kubernetes,
+  SERVICE_KINDS.External,
+]);
 
 /** The push's indexes a scope is computed from. */
 export interface ScopeSources {
@@ -29,7 +47,7 @@ export interface ScopeSources {
   mesh: MeshConfig;
 }
 
-export type TrafficDirection = "inbound" | "outbound";
+export type TrafficDirection = Parameters<typeof destinationRuleForProxy>[1];
 
 export interface OutboundTrafficPolicy {
   /** The Sidecar's mode, else the mesh's (which may also be ALLOW_ANY_DYNAMIC_DNS). */
@@ -50,6 +68,11 @@ export class SidecarScope {
   readonly outboundTrafficPolicy: OutboundTrafficPolicy;
   private readonly byHostname = new Map<string, Service>();
   private readonly destinationRulesByHost = new Map<string, readonly ConsolidatedDestinationRule[]>();
+  private readonly rootNamespace: string;
+  /** Configs this scope was computed from (configKeyString), for dependsOn. */
+  private readonly dependencies = new Set<string>();
+  /** Namespaces whose PeerAuthentications matter: root, config, and every imported service's. */
+  private readonly peerAuthenticationNamespaces: ReadonlySet<string>;
 
   constructor(sources: ScopeSources, sidecar: Sidecar | undefined, configNamespace: string, forGateway = false) {
     this.name = sidecar ? nameOf(sidecar) : DEFAULT_SIDECAR_NAME;
@@ -75,7 +98,7 @@ export class SidecarScope {
         for (const vs of listener.virtualServices) {
           for (const [host, ports] of virtualServiceDestinations(vs, configNamespace)) {
             const chosen = pickServiceNamespace(sources.services, host, configNamespace);
-            const port = listener.egress?.port?.number;
+            const port = portToMatch(listener.egress);
             const narrowed = chosen && (port ? withOnlyPort(chosen, port) : withDestinationPorts(chosen, ports));
             if (narrowed) add(narrowed);
           }
@@ -87,6 +110,13 @@ export class SidecarScope {
       const rules = sources.destinationRules.forService(configNamespace, service);
       if (rules.length > 0) this.destinationRulesByHost.set(service.hostname, rules);
     }
+    this.rootNamespace = sources.mesh.rootNamespace ?? "istio-system";
+    this.peerAuthenticationNamespaces = new Set([
+      this.rootNamespace,
+      configNamespace,
+      ...services.map((s) => s.namespace),
+    ]);
+    this.recordDependencies(sources);
     const mode = sidecar?.spec?.outboundTrafficPolicy?.mode ?? sources.mesh.outboundTrafficPolicy?.mode ?? "ALLOW_ANY";
     this.outboundTrafficPolicy = sidecar?.spec?.outboundTrafficPolicy
       ? { mode, egressProxy: sidecar.spec.outboundTrafficPolicy.egressProxy }
@@ -126,19 +156,7 @@ export class SidecarScope {
     labels: Readonly<Record<string, string>>,
     hostname: string,
   ): ConsolidatedDestinationRule | undefined {
-    let catchAll: ConsolidatedDestinationRule | undefined;
-    for (const rule of this.destinationRules(hostname)) {
-      const selector = rule.rule.spec?.workloadSelector;
-      if (!selector) catchAll = rule;
-      else if (
-        direction === "outbound" &&
-        namespaceOf(rule.rule) === this.namespace &&
-        labelsContain(labels, selector.matchLabels ?? {})
-      ) {
-        return rule;
-      }
-    }
-    return catchAll;
+    return destinationRuleForProxy(this.destinationRules(hostname), direction, this.namespace, labels);
   }
 
   /** The egress listener serving RDS for `port` (0 with `bind` for a unix socket), else the catch-all. */
@@ -155,6 +173,44 @@ export class SidecarScope {
   inboundConnectionPool(port: number): ConnectionPool | undefined {
     const listener = this.ingressListeners.find((l) => l.port.number === port && l.connectionPool);
     return listener?.connectionPool ?? this.sidecar?.spec?.inboundConnectionPool;
+  }
+
+  /**
+   * Whether a change to `key` can change config built from this scope (Istio's DependsOnConfig).
+   * Policies of the root or this namespace always can; VirtualServices, DestinationRules,
+   * Sidecars, services and PeerAuthentications only when this scope used them; other kinds always.
+   * A new config may be picked up by the next push's scope only: check that scope too.
+   */
+  dependsOn(key: ConfigKey): boolean {
+    if (NAMESPACE_WIDE_KINDS.has(key.kind))
+      return key.namespace === this.rootNamespace || key.namespace === this.namespace;
+    if (key.kind === PUSH_KINDS.peerAuthentication) return this.peerAuthenticationNamespaces.has(key.namespace);
+    if (!SCOPED_KINDS.has(key.kind)) return true;
+    return this.dependencies.has(configKeyString(key));
+  }
+
+  private recordDependencies(sources: ScopeSources): void {
+    const add = (kind: string, namespace: string, name: string) =>
+      this.dependencies.add(configKeyString({ kind, namespace, name }));
+    if (this.sidecar) add(PUSH_KINDS.sidecar, namespaceOf(this.sidecar), nameOf(this.sidecar));
+    for (const listener of this.egressListeners) {
+      for (const vs of listener.virtualServices) {
+        add(PUSH_KINDS.virtualService, namespaceOf(vs), nameOf(vs));
+        for (const delegate of sources.virtualServices.delegatesOf(vs)) {
+          const [namespace, name] = delegate.split("/");
+          add(PUSH_KINDS.virtualService, namespace, name);
+        }
+      }
+    }
+    for (const service of this.services) add(SERVICE_KINDS[service.registry], service.namespace, service.objectName);
+    for (const rules of this.destinationRulesByHost.values()) {
+      for (const rule of rules) {
+        for (const from of rule.from) {
+          const [namespace, name] = from.split("/");
+          add(PUSH_KINDS.destinationRule, namespace, name);
+        }
+      }
+    }
   }
 
   /**

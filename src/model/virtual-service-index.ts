@@ -3,7 +3,12 @@
 // delegates merged in; delegates (VirtualServices without hosts) are not indexed themselves.
 // A VirtualService without gateways binds to `mesh`, the sidecars.
 import type { ConfigObject } from "../config/index.ts";
-import type { VirtualService, VirtualServiceHttp, VirtualServiceSpec } from "../config/types/index.ts";
+import type {
+  VirtualService,
+  VirtualServiceHttp,
+  VirtualServiceHttpDelegate,
+  VirtualServiceSpec,
+} from "../config/types/index.ts";
 import { nameOf, namespaceOf, sortByCreationTime } from "./config-meta.ts";
 import { MESH_GATEWAY } from "./host.ts";
 import { mergeDelegateRoutes } from "./virtual-service-delegate.ts";
@@ -26,6 +31,8 @@ export class VirtualServiceIndex {
   private readonly publicByGateway = new Map<string, VirtualService[]>();
   private readonly privateByNamespaceAndGateway: ByNamespaceAndGateway = new Map();
   private readonly exportedByNamespaceAndGateway: ByNamespaceAndGateway = new Map();
+  /** The delegates each merged root names, `namespace/name`, found or not. */
+  private readonly delegatesByRoot = new Map<VirtualService, string[]>();
 
   constructor(
     configs: readonly VirtualService[],
@@ -46,7 +53,10 @@ export class VirtualServiceIndex {
       }
       const spec = resolveVirtualServiceNames(vs.spec ?? {}, namespaceOf(vs), domainSuffix);
       const http = spec.http?.flatMap((route) => resolveDelegate(route, vs, delegates, exportTo, domainSuffix));
-      merged.push({ ...vs, spec: http ? { ...spec, http } : spec });
+      const root = { ...vs, spec: http ? { ...spec, http } : spec };
+      merged.push(root);
+      const named = (spec.http ?? []).flatMap((r) => (r.delegate ? [delegateKey(r.delegate, vs)] : []));
+      if (named.length > 0) this.delegatesByRoot.set(root, named);
     }
     this.all = sortByCreationTime(merged);
 
@@ -63,6 +73,11 @@ export class VirtualServiceIndex {
         }
       }
     }
+  }
+
+  /** The delegate VirtualServices a root names (`namespace/name`); a change to one changes the root. */
+  delegatesOf(vs: VirtualService): readonly string[] {
+    return this.delegatesByRoot.get(vs) ?? [];
   }
 
   /**
@@ -101,8 +116,12 @@ function resolveDelegate(
 ): VirtualServiceHttp[] {
   if (!route.delegate) return [route];
   const namespace = route.delegate.namespace || namespaceOf(root);
-  const delegate = delegates.get(`${namespace}/${route.delegate.name ?? ""}`);
+  const delegate = delegates.get(delegateKey(route.delegate, root));
   if (!delegate || !isExportedTo(exportTo(delegate), namespaceOf(root))) return [];
   const spec: VirtualServiceSpec = resolveVirtualServiceNames(delegate.spec ?? {}, namespace, domainSuffix);
   return mergeDelegateRoutes(route, spec.http ?? []);
+}
+
+function delegateKey(delegate: VirtualServiceHttpDelegate, root: VirtualService): string {
+  return `${delegate.namespace || namespaceOf(root)}/${delegate.name ?? ""}`;
 }
