@@ -11,6 +11,7 @@ export {
   type SidecarInboundInput,
 } from "./inbound.ts";
 export { buildSidecarOutboundListeners, type OutboundVirtualService, type SidecarOutboundInput } from "./outbound.ts";
+export { buildSidecarListeners, type SidecarInput } from "./sidecar.ts";
 export { type ProtocolClass, protocolClass } from "./sniffing.ts";
 export {
   BLACKHOLE_CLUSTER,
