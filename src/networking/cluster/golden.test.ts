@@ -22,6 +22,7 @@ import {
   buildSniDnatClusters,
   type ServiceMtlsMode,
 } from "./index.ts";
+import { PROXY_PROTOCOL_UPSTREAM_TYPE_URL } from "./proxyprotocol.ts";
 
 interface GoldenCase {
   name: string;
@@ -105,7 +106,13 @@ for (const feature of FEATURES) {
 
     for (const { name, clusters } of built) {
       it(`${name}: every cluster passes Envoy's constraints`, () => {
-        for (const c of clusters) assert.deepEqual(envoyViolations(cluster.ClusterSchema, c), [], c.name);
+        for (const c of clusters) {
+          // The upstream PROXY protocol socket is sent as a TypedStruct of a type the checker does not know.
+          const violations = envoyViolations(cluster.ClusterSchema, c).filter(
+            (v) => !(v.rule === "any.known_type" && v.message.includes(PROXY_PROTOCOL_UPSTREAM_TYPE_URL)),
+          );
+          assert.deepEqual(violations, [], c.name);
+        }
       });
     }
   });

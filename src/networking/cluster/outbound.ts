@@ -15,6 +15,7 @@ import { outboundClusterName, sniDnatClusterName } from "./names.ts";
 import { applyOutlierDetection } from "./outlier.ts";
 import { effectiveTrafficPolicy } from "./policy.ts";
 import { type HttpOptionsDraft, httpProtocolOptionsAny, isHttp2Protocol } from "./protocol.ts";
+import { applyUpstreamProxyProtocol } from "./proxyprotocol.ts";
 import { buildUpstreamTls, expandTrustDomains, type UpstreamTls } from "./tls.ts";
 import type { OutboundClusterInput } from "./types.ts";
 
@@ -156,6 +157,7 @@ function buildOne(
       });
   draft.transportSocket = upstreamTls.transportSocket;
   draft.transportSocketMatches = upstreamTls.transportSocketMatches;
+  if (!sniDnat) applyUpstreamProxyProtocol(draft, policy?.proxyProtocol);
   if (upstreamTls.autoSni) http.autoSni = true;
   if (upstreamTls.autoSanValidation) http.autoSanValidation = true;
 
