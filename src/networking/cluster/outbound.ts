@@ -1,13 +1,12 @@
 // Outbound clusters of one service port: `outbound|<port>||<host>` and one per DestinationRule subset
 // (Istio's buildOutboundClusters, ClusterBuilder.buildCluster/buildSubsetCluster, applyTrafficPolicy).
-import { isIP } from "node:net";
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { cluster, core, endpoint } from "../../api/index.ts";
 import type { ProxyNode } from "../../model/proxy.ts";
 import type { Service } from "../../registry/index.ts";
 import { localityGroups, localityLbSetting } from "../endpoint/index.ts";
 import { applyConnectionPool, shouldUpgradeToH2 } from "./connectionpool.ts";
-import { durationFromSeconds, toDuration } from "./duration.ts";
+import { applyDnsSettings } from "./dns.ts";
 import { applyLoadBalancer, applyLocalityWeightedConfig, discoveryType } from "./loadbalancer.ts";
 import { altStatName, istioClusterMetadata } from "./metadata.ts";
 import { TCP_CLUSTER_METADATA_EXCHANGE } from "./metadataexchange.ts";
@@ -118,9 +117,7 @@ function buildOne(
       endpoints = [first];
     }
     if (endpoints.length === 0) return undefined;
-    draft.dnsLookupFamily = dnsLookupFamily(proxy.ipAddresses);
-    draft.dnsRefreshRate = toDuration(mesh.dnsRefreshRate) ?? durationFromSeconds(60);
-    draft.respectDnsTtl = true;
+    applyDnsSettings(draft, proxy.ipAddresses, mesh);
     draft.loadAssignment = { clusterName: name, endpoints };
   }
 
@@ -190,13 +187,4 @@ function serviceIdentities(input: OutboundClusterInput): string[] {
   const ids = new Set(input.service.serviceAccounts);
   for (const ep of input.endpoints) if (ep.identity !== "") ids.add(ep.identity);
   return expandTrustDomains([...ids], input.mesh);
-}
-
-/**
- * V6_ONLY for IPv6-only proxies, V4_ONLY otherwise: Istio uses ALL for dual-stack proxies only with
- * ISTIO_DUAL_STACK, which is off by default.
- */
-export function dnsLookupFamily(ips: readonly string[]): cluster.Cluster_DnsLookupFamily {
-  if (ips.length > 0 && ips.every((ip) => isIP(ip) === 6)) return cluster.Cluster_DnsLookupFamily.V6_ONLY;
-  return cluster.Cluster_DnsLookupFamily.V4_ONLY;
 }
