@@ -118,7 +118,9 @@ export function translateRoute(
 
   if (http.redirect) {
     const redirect = translateRedirect(http.redirect, ctx.listenerPort, ctx.isTls);
-    if (redirect) out.action = { case: "redirect", value: redirect };
+    // Istio would send a route without an action, which Envoy rejects with the whole configuration.
+    if (!redirect) return undefined;
+    out.action = { case: "redirect", value: redirect };
   } else if (http.directResponse) {
     out.action = { case: "directResponse", value: translateDirectResponse(http.directResponse) };
   } else {

@@ -1,0 +1,77 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { DEFAULT_MESH_CONFIG } from "../../config/index.ts";
+import { proxyFixture } from "./test-helpers.ts";
+import { buildVirtualServiceRoutes, configMetadata, translateRoute } from "./translate.ts";
+import { MESH_GATEWAY, type RouteContext, type VirtualService } from "./types.ts";
+
+const ctx: RouteContext = {
+  proxy: proxyFixture({ namespace: "shop", labels: { app: "cart" } }),
+  mesh: DEFAULT_MESH_CONFIG,
+  listenerPort: 80,
+  gatewayNames: new Set([MESH_GATEWAY]),
+  isTls: false,
+  lookupService: () => undefined,
+};
+
+function vs(http: NonNullable<VirtualService["spec"]>["http"]): VirtualService {
+  return {
+    apiVersion: "networking.istio.io/v1",
+    kind: "VirtualService",
+    metadata: { name: "v", namespace: "shop" },
+    spec: { hosts: ["h"], http },
+  };
+}
+
+test("a redirect code Envoy cannot send drops the route instead of sending one without an action", () => {
+  const v = vs([{ redirect: { uri: "/x", redirectCode: 305 } }]);
+  assert.equal(translateRoute(v.spec?.http?.[0] ?? {}, undefined, v, ctx), undefined);
+});
+
+test("sourceNamespace and sourceLabels select the proxy; no applicable rule means no routes", () => {
+  const v = vs([
+    { name: "other-ns", match: [{ sourceNamespace: "prod" }], route: [{ destination: { host: "a" } }] },
+    {
+      name: "labels",
+      match: [{ sourceLabels: { app: "cart" }, sourceNamespace: "shop" }],
+      route: [{ destination: { host: "a" } }],
+    },
+  ]);
+  assert.deepEqual(
+    buildVirtualServiceRoutes(v, ctx).map((r) => r.name),
+    ["labels"],
+  );
+  assert.deepEqual(
+    buildVirtualServiceRoutes(vs([{ match: [{ port: 8080 }], route: [{ destination: { host: "a" } }] }]), ctx),
+    [],
+  );
+});
+
+test("a rule without match is a catch-all: later rules are not emitted", () => {
+  const v = vs([
+    { name: "all", route: [{ destination: { host: "a" } }] },
+    { name: "never", match: [{ uri: { prefix: "/x" } }], route: [{ destination: { host: "a" } }] },
+  ]);
+  assert.deepEqual(
+    buildVirtualServiceRoutes(v, ctx).map((r) => r.name),
+    ["all"],
+  );
+});
+
+test("a fault with nothing Envoy supports adds no per-filter config; CORS always does", () => {
+  const v = vs([
+    {
+      fault: { abort: { http2Error: "x" } },
+      corsPolicy: { allowMethods: ["GET"] },
+      route: [{ destination: { host: "a" } }],
+    },
+  ]);
+  const r = buildVirtualServiceRoutes(v, ctx)[0];
+  assert.deepEqual(Object.keys(r.typedPerFilterConfig), ["envoy.filters.http.cors"]);
+});
+
+test("route metadata names the VirtualService as /apis/networking.istio.io/v1/namespaces/<ns>/virtual-service/<name>", () => {
+  assert.deepEqual(configMetadata(vs([])).filterMetadata, {
+    istio: { config: "/apis/networking.istio.io/v1/namespaces/shop/virtual-service/v" },
+  });
+});
