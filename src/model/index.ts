@@ -9,14 +9,18 @@
 //   scope.destinationRule("outbound", proxy.labels, "reviews.bookinfo.svc.cluster.local");
 //   snap.mergedGateway(proxy);                           // a router's servers per port
 //   snap.mtlsMode(proxy, 9080);                          // STRICT | PERMISSIVE | DISABLE
+export type { DestinationRuleIndex } from "./destination-rule-index.ts";
 export type { ConsolidatedDestinationRule } from "./destination-rule-merge.ts";
+export type { EnvoyFilterIndex } from "./envoy-filter-index.ts";
 export type { MergedGateway, MergedPort, MergedServer, ServerPort, ServiceTarget } from "./gateway-merge.ts";
 export { gatewayRouteName, isHttpServer, isTlsServer } from "./gateway-merge.ts";
 export { hostSubsetOf, hostsMatch, isWildcard, MESH_GATEWAY, mostSpecificHostMatch, resolveShortName } from "./host.ts";
-export type { EffectiveMtls, MtlsMode } from "./peer-authentication.ts";
+export type { EffectiveMtls, MtlsMode, PeerAuthenticationIndex } from "./peer-authentication.ts";
 export * from "./proxy.ts";
 export * from "./push-context.ts";
+export { PUSH_KINDS, SERVICE_KINDS } from "./push-kinds.ts";
 export { type PushInputs, PushSnapshot } from "./push-snapshot.ts";
+export type { ServiceIndex } from "./service-index.ts";
 export type { EgressListener } from "./sidecar-egress.ts";
 export {
   DEFAULT_SIDECAR_NAME,
@@ -24,4 +28,5 @@ export {
   SidecarScope,
   type TrafficDirection,
 } from "./sidecar-scope.ts";
-export { usesGatewaySemantics } from "./virtual-service-index.ts";
+export { usesGatewaySemantics, type VirtualServiceIndex } from "./virtual-service-index.ts";
+export type { PolicyWorkload, WorkloadPolicyIndex } from "./workload-policies.ts";

@@ -138,6 +138,12 @@ test("outboundTrafficPolicy: the Sidecar's, else the mesh's", () => {
     outboundTrafficPolicy: { mode: "REGISTRY_ONLY" },
   });
   assert.equal(override.sidecarScope(proxy("sidecar", "bookinfo")).outboundTrafficPolicy.mode, "ALLOW_ANY");
+  const egressProxy = { host: "egress.istio-system.svc.cluster.local" };
+  const withoutMode = snapshot([sidecar("bookinfo", "s", { outboundTrafficPolicy: { egressProxy } })], services);
+  assert.deepEqual(withoutMode.sidecarScope(proxy("sidecar", "bookinfo")).outboundTrafficPolicy, {
+    mode: "REGISTRY_ONLY",
+    egressProxy,
+  });
 });
 
 test("VirtualServices are imported by their hosts, and pull in the services they route to", () => {

@@ -117,10 +117,7 @@ export class SidecarScope {
       ...services.map((s) => s.namespace),
     ]);
     this.recordDependencies(sources);
-    const mode = sidecar?.spec?.outboundTrafficPolicy?.mode ?? sources.mesh.outboundTrafficPolicy?.mode ?? "ALLOW_ANY";
-    this.outboundTrafficPolicy = sidecar?.spec?.outboundTrafficPolicy
-      ? { mode, egressProxy: sidecar.spec.outboundTrafficPolicy.egressProxy }
-      : { mode };
+    this.outboundTrafficPolicy = outboundTrafficPolicy(sidecar, sources.mesh);
   }
 
   /** The ingress listeners the Sidecar declares (none: inbound follows the workload's service ports). */
@@ -236,6 +233,17 @@ export class SidecarScope {
     services[services.indexOf(existing)] = replacement;
     this.byHostname.set(service.hostname, replacement);
   }
+}
+
+/**
+ * The Sidecar's policy, else the mesh's, else ALLOW_ANY. A policy without mode is REGISTRY_ONLY
+ * (the zero value of Istio's enum).
+ */
+function outboundTrafficPolicy(sidecar: Sidecar | undefined, mesh: MeshConfig): OutboundTrafficPolicy {
+  const own = sidecar?.spec?.outboundTrafficPolicy;
+  if (own) return { mode: own.mode ?? "REGISTRY_ONLY", ...(own.egressProxy && { egressProxy: own.egressProxy }) };
+  if (mesh.outboundTrafficPolicy) return { mode: mesh.outboundTrafficPolicy.mode ?? "REGISTRY_ONLY" };
+  return { mode: "ALLOW_ANY" };
 }
 
 /**
