@@ -38,9 +38,9 @@ export function applyConnectionPool(
 ): void {
   const thresholds = defaultThresholds();
   if (retryBudget) {
-    // Istio's defaults: 20% of active requests may be retries, and at least 3 concurrent retries.
+    // Istio's defaults: a budget of 0.2 (Envoy reads it as a percentage) and at least 3 concurrent retries.
     thresholds.retryBudget = {
-      budgetPercent: { value: retryBudget.percent ?? 20 },
+      budgetPercent: { value: retryBudget.percent ?? 0.2 },
       minRetryConcurrency: retryBudget.minRetryConcurrency || 3,
     };
   }
@@ -73,11 +73,13 @@ export function applyConnectionPool(
 }
 
 /**
- * Istio's shouldH2Upgrade: the DestinationRule's h2UpgradePolicy wins (UPGRADE even on a non-HTTP
- * port); otherwise only HTTP ports follow the mesh h2UpgradePolicy.
+ * Istio's shouldH2Upgrade: never with useClientProtocol; the DestinationRule's h2UpgradePolicy wins
+ * (UPGRADE even on a non-HTTP port); otherwise only HTTP ports follow the mesh h2UpgradePolicy.
  */
 export function shouldUpgradeToH2(port: ServicePort, pool: ConnectionPool | undefined, mesh: MeshConfig): boolean {
   const override = pool?.http?.h2UpgradePolicy;
+  // A cluster that follows the client's protocol is never upgraded.
+  if (pool?.http?.useClientProtocol) return false;
   if (override === "UPGRADE") return true;
   if (override === "DO_NOT_UPGRADE") return false;
   if (!isHttpProtocol(port.protocol)) return false;
