@@ -1,13 +1,13 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtemp, writeFile } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { status } from "@grpc/grpc-js";
-import { names, SotwClient, sidecarNode } from "../../test/xds/ads-client.ts";
+import { SotwClient, sidecarNode } from "../../test/xds/ads-client.ts";
 import { CUSTOM_TYPE } from "../../test/xds/testdata/custom-type-plugin.ts";
 
 const SLUICED = fileURLToPath(new URL("../../bin/sluiced.js", import.meta.url));
@@ -106,7 +106,7 @@ test("sluiced serves ADS on --grpcAddr: config over the api generator, pushed af
     config.request({ node: sidecarNode("replica-1", "istio-system"), typeUrl: SERVICE_ENTRIES });
     const first = await config.next();
     assert.equal(first.typeUrl, SERVICE_ENTRIES);
-    assert.deepEqual(names(first).length, 1);
+    assert.equal(first.resources.length, 1);
     assert.equal(first.resources[0].typeUrl, "type.googleapis.com/istio.mcp.v1alpha1.Resource");
     config.ack(first);
 
@@ -133,4 +133,47 @@ test("sluiced serves ADS on --grpcAddr: config over the api generator, pushed af
   }
   assert.equal(await exited, 0);
   await logged((l) => l.msg === "stopped", "the end of its shutdown");
+});
+
+test("a second sluiced takes its config from the first over an xds:// config source and serves it on", async () => {
+  const dir = await mkdtemp(join(tmpdir(), "sluiced-upstream-"));
+  await writeFile(join(dir, "a.yaml"), serviceEntry("a"));
+  await writeFile(join(dir, "b.yaml"), serviceEntry("b"));
+  const env = { ENABLE_XDS_API_GENERATOR_AUTH: "false", PILOT_DEBOUNCE_AFTER: "10ms" };
+  const upstream = startSluiced(["--configDir", dir, "--grpcAddr", "127.0.0.1:0", "--secureGRPCAddr", ""], env);
+  let replica: ReturnType<typeof startSluiced> | undefined;
+  let client: SotwClient | undefined;
+  try {
+    const { grpcPort } = await upstream.logged((l) => l.msg === "xDS server listening", "the upstream's port");
+    const meshConfig = join(await mkdtemp(join(tmpdir(), "sluiced-replica-")), "mesh.yaml");
+    await writeFile(
+      meshConfig,
+      `rootNamespace: istio-system\nconfigSources:\n- address: xds://127.0.0.1:${grpcPort}\n`,
+    );
+    replica = startSluiced(["--meshConfig", meshConfig, "--grpcAddr", "127.0.0.1:0", "--secureGRPCAddr", ""], env);
+    const loaded = await replica.logged((l) => l.msg === "config loaded", "the replica's first load");
+    assert.equal(loaded.objects, 2);
+    const listening = await replica.logged((l) => l.msg === "xDS server listening", "the replica's port");
+
+    client = SotwClient.connect(`127.0.0.1:${listening.grpcPort}`);
+    client.request({ node: sidecarNode("reader", "istio-system"), typeUrl: SERVICE_ENTRIES });
+    const first = await client.next();
+    assert.equal(first.resources.length, 2);
+    client.ack(first);
+
+    // An edit and a delete upstream reach the replica's own clients.
+    await writeFile(join(dir, "c.yaml"), serviceEntry("c"));
+    let res = await client.next();
+    client.ack(res);
+    assert.equal(res.resources.length, 3);
+    await rm(join(dir, "a.yaml"));
+    res = await client.next();
+    assert.equal(res.resources.length, 2);
+  } finally {
+    client?.close();
+    replica?.child.kill("SIGTERM");
+    upstream.child.kill("SIGTERM");
+  }
+  assert.equal(await upstream.exited, 0);
+  assert.equal(await replica?.exited, 0);
 });
