@@ -10,7 +10,12 @@ export {
   type InboundPort,
   type SidecarInboundInput,
 } from "./inbound.ts";
-export { buildSidecarOutboundListeners, type OutboundVirtualService, type SidecarOutboundInput } from "./outbound.ts";
+export {
+  buildSidecarOutboundListeners,
+  type EgressListenerInput,
+  type OutboundVirtualService,
+  type SidecarOutboundInput,
+} from "./outbound.ts";
 export { buildSidecarListeners, type SidecarInput } from "./sidecar.ts";
 export { type ProtocolClass, protocolClass } from "./sniffing.ts";
 export {

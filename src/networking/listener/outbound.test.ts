@@ -260,4 +260,35 @@ describe("sidecar outbound listeners (listener.go buildSidecarOutboundListeners)
     );
     assert.ok(listeners.every((l) => l.bindToPort === undefined && l.maxConnectionsToAcceptPerSocketEvent === 1));
   });
+
+  it("Sidecar egress: an explicit port takes its listener; the catch-all adds nothing to it", () => {
+    const other = service({
+      hostname: "other.default.svc.cluster.local",
+      addresses: ["10.96.0.40"],
+      ports: [{ name: "http", port: 9080, protocol: "HTTP", targetPort: 9080 }],
+    });
+    const listeners = build([], {
+      egressListeners: [
+        { port: { number: 9080, protocol: "HTTP" }, services: [reviews] },
+        { services: [other, mysql] },
+      ],
+    });
+    assert.deepEqual(
+      listeners.map((l) => l.name),
+      ["0.0.0.0_9080", "10.96.0.20_3306", "virtualOutbound"],
+    );
+  });
+
+  it("Sidecar egress captureMode NONE: that listener binds a real port on localhost (or its bind)", () => {
+    const listeners = build([], {
+      egressListeners: [
+        { port: { number: 3306, protocol: "TCP" }, captureMode: "NONE", services: [mysql] },
+        { port: { number: 9080, protocol: "HTTP" }, bind: "127.0.0.2", captureMode: "NONE", services: [reviews] },
+      ],
+    });
+    const names = listeners.map((l) => l.name);
+    assert.deepEqual(names, ["127.0.0.1_3306", "127.0.0.2_9080", "virtualOutbound"]);
+    assert.equal(listeners[0].bindToPort, undefined);
+    assert.equal(listeners[0].maxConnectionsToAcceptPerSocketEvent, 1);
+  });
 });

@@ -24,9 +24,22 @@ export interface OutboundVirtualService {
   spec: VirtualServiceSpec;
 }
 
+/**
+ * A Sidecar `egress` listener with the services its hosts import. Without a port it is the catch-all:
+ * every port of its services, except ports an earlier egress listener took.
+ */
+export interface EgressListenerInput {
+  port?: { number: number; protocol: ServiceProtocol };
+  bind?: string;
+  captureMode?: "DEFAULT" | "IPTABLES" | "NONE";
+  services: readonly Service[];
+}
+
 export interface SidecarOutboundInput extends ListenerEnv {
   /** The services visible to the proxy (after Sidecar egress and exportTo), oldest first. */
   services: readonly Service[];
+  /** The Sidecar's egress listeners, in order (the catch-all last); absent: one catch-all over `services`. */
+  egressListeners?: readonly EgressListenerInput[];
   /** The VirtualServices bound to the mesh gateway for a service's host, in precedence order. */
   virtualServicesFor?: (service: Service) => readonly OutboundVirtualService[];
   /** Endpoint IPs of a headless (Passthrough, no VIP) service port: each gets its own listener. */
@@ -42,9 +55,25 @@ export interface SidecarOutboundInput extends ListenerEnv {
 /** Per-port outbound listeners, then the HTTP proxy listener (if any), then virtualOutbound (if captured). */
 export function buildSidecarOutboundListeners(input: SidecarOutboundInput): listener.Listener[] {
   const entries = new Map<string, Entry>();
-  for (const service of input.services) {
-    if (service.resolution === "Alias") continue;
-    for (const port of service.ports) addServicePort(input, entries, service, port.port, port.protocol);
+  const noneMode = interceptionMode(input.proxy) === "NONE";
+  for (const egress of input.egressListeners ?? [{ services: input.services }]) {
+    // Capture mode NONE (the proxy's or the listener's) binds a real port, on localhost unless a bind is given.
+    const bindToPort = noneMode || egress.captureMode === "NONE";
+    const binding: Binding = {
+      bind: egress.bind || (bindToPort ? localhostAddress(input.proxy) : ""),
+      bindToPort,
+    };
+    if (egress.port) {
+      for (const service of egress.services) {
+        addServicePort(input, entries, service, egress.port.number, egress.port.protocol, binding);
+      }
+      continue;
+    }
+    // The catch-all adds nothing to listeners an explicit egress port defined.
+    for (const entry of entries.values()) entry.locked = true;
+    for (const service of egress.services) {
+      for (const port of service.ports) addServicePort(input, entries, service, port.port, port.protocol, binding);
+    }
   }
   const listeners = [...entries.values()].map((entry) => listenerFromEntry(input, entry));
   const httpProxy = httpProxyListener(input);
@@ -69,7 +98,15 @@ interface ChainOpts {
   networkFilters?: listener.Filter[];
 }
 
+/** Where a listener binds: an explicit address ("" = the service's VIP or the wildcard) and whether it owns the port. */
+interface Binding {
+  bind: string;
+  bindToPort: boolean;
+}
+
 interface Entry {
+  /** Made by an explicit Sidecar egress port: the catch-all leaves it alone. */
+  locked: boolean;
   bind: string;
   port: number;
   bindToPort: boolean;
@@ -86,41 +123,39 @@ function addServicePort(
   service: Service,
   port: number,
   protocol: ServiceProtocol,
+  binding: Binding,
 ): void {
-  const cls = protocolClass(protocol);
-  if (cls === "udp") return;
-  const bindToPort = interceptionMode(input.proxy) === "NONE";
+  if (service.resolution === "Alias" || protocolClass(protocol) === "udp") return;
+  for (const { bind, cidrs } of bindsFor(input, service, port, protocol, binding)) {
+    addBinding(input, entries, service, port, protocol, bind, cidrs, binding.bindToPort);
+  }
+}
+
+/** Where a service port listens (listener.go buildSidecarOutboundListener): an explicit bind, else by protocol. */
+function bindsFor(
+  input: SidecarOutboundInput,
+  service: Service,
+  port: number,
+  protocol: ServiceProtocol,
+  binding: Binding,
+): { bind: string; cidrs: readonly string[] }[] {
   const wildcard = wildcardAddress(input.proxy);
-  if (bindToPort) {
-    addBinding(input, entries, service, port, protocol, localhostAddress(input.proxy), [], true);
-    return;
-  }
-  if (cls === "http") {
-    addBinding(input, entries, service, port, protocol, wildcard, [], false);
-    return;
-  }
+  if (binding.bind !== "") return [{ bind: binding.bind, cidrs: [] }];
+  // HTTP services share the wildcard listener and are told apart by Host.
+  if (protocolClass(protocol) === "http") return [{ bind: wildcard, cidrs: [] }];
   const address = service.defaultAddress;
   if (service.resolution === "Passthrough" && address === "0.0.0.0") {
     const endpoints = (input.endpointAddressesFor?.(service, port) ?? []).filter((ip) => isIP(ip) !== 0);
-    if (endpoints.length === 0) {
-      // A ServiceEntry NONE with no workloads: a wildcard listener. A Kubernetes headless service with
-      // no endpoints (or one that selects workloads) gets nothing until it has some.
-      if (service.registry === "External" && service.selector === null) {
-        addBinding(input, entries, service, port, protocol, wildcard, [], false);
-      }
-      return;
+    if (endpoints.length > 0) {
+      return endpoints.filter((ip) => ip !== input.proxy.ipAddresses[0]).map((ip) => ({ bind: ip, cidrs: [] }));
     }
-    for (const ip of endpoints) {
-      if (ip === input.proxy.ipAddresses[0]) continue;
-      addBinding(input, entries, service, port, protocol, ip, [], false);
-    }
-    return;
+    // A ServiceEntry NONE with no workloads: a wildcard listener. A Kubernetes headless service with
+    // no endpoints (or one that selects workloads) gets nothing until it has some.
+    return service.registry === "External" && service.selector === null ? [{ bind: wildcard, cidrs: [] }] : [];
   }
-  if (address.includes("/")) {
-    addBinding(input, entries, service, port, protocol, wildcard, [address], false);
-    return;
-  }
-  addBinding(input, entries, service, port, protocol, address, [], false);
+  // A CIDR address: the wildcard listener, matched by destination prefix.
+  if (address.includes("/")) return [{ bind: wildcard, cidrs: [address] }];
+  return [{ bind: address, cidrs: [] }];
 }
 
 const SERVER_FIRST: ReadonlySet<ServiceProtocol> = new Set(["Mongo", "MySQL"]);
@@ -137,6 +172,7 @@ function addBinding(
 ): void {
   const key = listenerName(bind, port);
   const current = entries.get(key);
+  if (current?.locked) return;
   const cls = protocolClass(protocol);
   const wildcard = bind === wildcardAddress(input.proxy);
   // Sniffing would break a server-first protocol: it never shares a listener with HTTP.
@@ -147,7 +183,15 @@ function addBinding(
     const http = httpChain(String(port), protocol, wildcard);
     if (!current) {
       // On the wildcard the HTTP chain matches sniffed HTTP; anything else falls to the passthrough chain.
-      entries.set(key, { bind, port, bindToPort, kind: wildcard ? "auto" : "http", protocol, chains: [http] });
+      entries.set(key, {
+        locked: false,
+        bind,
+        port,
+        bindToPort,
+        kind: wildcard ? "auto" : "http",
+        protocol,
+        chains: [http],
+      });
       return;
     }
     mergeChains(current, [http]);
@@ -158,7 +202,7 @@ function addBinding(
   const tcp = tcpChains(input, service, port, protocol, bind, cidrs);
   if (cls === "tcp") {
     if (!current) {
-      entries.set(key, { bind, port, bindToPort, kind: "tcp", protocol, chains: tcp });
+      entries.set(key, { locked: false, bind, port, bindToPort, kind: "tcp", protocol, chains: tcp });
       return;
     }
     mergeChains(current, tcp);
@@ -176,7 +220,7 @@ function addBinding(
     return;
   }
   const chains = [...tcp, httpChain(rdsForAuto(service, port, wildcard), protocol, true)];
-  entries.set(key, { bind, port, bindToPort, kind: "auto", protocol, chains });
+  entries.set(key, { locked: false, bind, port, bindToPort, kind: "auto", protocol, chains });
 }
 
 /** A sniffed service on its own VIP has its own route configuration `<host>:<port>`. */
