@@ -15,7 +15,12 @@ export {
   sniDnatClusterName,
 } from "./names.ts";
 export { assembleClusters, type ProxyClusters } from "./order.ts";
-export { buildOutboundClusters, buildSniDnatClusters, outboundDiscoveryType } from "./outbound.ts";
+export {
+  buildOutboundClusters,
+  buildSniDnatClusters,
+  outboundDiscoveryType,
+  supportsDrainingEndpoints,
+} from "./outbound.ts";
 export { effectiveTrafficPolicy, mergeTrafficPolicy } from "./policy.ts";
 export { buildBlackHoleCluster, buildInboundPassthroughCluster, buildPassthroughCluster } from "./special.ts";
 export { agentSdsSecret, credentialSecret } from "./tls.ts";

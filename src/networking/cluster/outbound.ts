@@ -98,6 +98,17 @@ function buildOne(
     }),
     commonLbConfig: common,
   };
+  if (supportsDrainingEndpoints(service)) {
+    // Persistent sessions keep reaching a draining endpoint they are pinned to.
+    common.overrideHostStatus = {
+      statuses: [
+        core.HealthStatus.HEALTHY,
+        core.HealthStatus.DRAINING,
+        core.HealthStatus.UNKNOWN,
+        core.HealthStatus.DEGRADED,
+      ],
+    };
+  }
 
   if (type === DiscoveryType.STRICT_DNS || type === DiscoveryType.LOGICAL_DNS) {
     let endpoints = localityGroups({
@@ -108,6 +119,7 @@ function buildOne(
       proxy,
       mesh,
       policy,
+      inline: true,
     });
     // LOGICAL_DNS resolves one host: Envoy accepts exactly one endpoint.
     if (type === DiscoveryType.LOGICAL_DNS && endpoints.length > 0) {
@@ -180,6 +192,14 @@ function buildOne(
     }),
   };
   return create(cluster.ClusterSchema, draft);
+}
+
+/** Istio's SupportsDrainingEndpoints: services labelled for persistent sessions (cookie or header). */
+export function supportsDrainingEndpoints(service: Service): boolean {
+  return (
+    (service.labels["istio.io/persistent-session"] ?? "") !== "" ||
+    (service.labels["istio.io/persistent-session-header"] ?? "") !== ""
+  );
 }
 
 /** The identities that may serve the service: its own and its endpoints', under every trust domain alias. */

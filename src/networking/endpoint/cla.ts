@@ -40,6 +40,8 @@ export interface EndpointsInput {
   includeDraining?: boolean;
   /** The service is cluster-local (mesh serviceSettings): only endpoints in the proxy's cluster. */
   clusterLocal?: boolean;
+  /** The endpoints go inline in a DNS cluster: failoverPriority labels do not apply there (as in Istio). */
+  inline?: boolean;
   /** SNI-DNAT clusters (gateway AUTO_PASSTHROUGH) keep only endpoints that terminate Istio mTLS. */
   mtlsCapableOnly?: boolean;
 }
@@ -86,6 +88,7 @@ export function localityGroups(input: EndpointsInput): LocalityLbEndpointsInit[]
     outlierDetection: input.policy?.outlierDetection !== undefined,
     proxyLocality: input.proxy.locality,
     proxyLabels: input.proxy.labels,
+    skipFailoverPriority: input.inline,
   });
   return localityLbEndpoints(groups);
 }

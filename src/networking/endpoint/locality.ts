@@ -74,6 +74,8 @@ export interface LocalityLbContext {
   outlierDetection: boolean;
   proxyLocality: Locality;
   proxyLabels: Labels;
+  /** Istio applies failoverPriority labels to EDS only, not to the endpoints DNS clusters carry inline. */
+  skipFailoverPriority?: boolean;
 }
 
 /** Applies distribute, failoverPriority and failover to the groups (Istio's ApplyLocalityLoadBalancer). */
@@ -86,7 +88,7 @@ export function applyLocalityLb(groups: LocalityGroup[], ctx: LocalityLbContext)
   if (!ctx.outlierDetection) return groups;
   let out = groups;
   if (setting.failoverPriority && setting.failoverPriority.length > 0) {
-    out = applyFailoverPriority(out, ctx.proxyLabels, setting.failoverPriority);
+    if (!ctx.skipFailoverPriority) out = applyFailoverPriority(out, ctx.proxyLabels, setting.failoverPriority);
     if (setting.failover && setting.failover.length > 0) out = applyFailover(out, ctx.proxyLocality, setting.failover);
     return out;
   }
