@@ -173,4 +173,13 @@ describe("sidecar inbound listeners (listener_inbound.go)", () => {
     );
     assert.deepEqual(ranges, [3306, 15006]);
   });
+
+  it("Sidecar ingress captureMode NONE: that port gets its own bound listener after virtualInbound", () => {
+    const listeners = build({ ports: [{ ...httpPort("DISABLE"), bindToPort: true, bind: "127.0.0.1" }] });
+    assert.deepEqual(
+      listeners.map((l) => l.name),
+      ["virtualInbound", "127.0.0.1_8080"],
+    );
+    assert.equal(chainsOn(listeners[0], 8080).length, 0);
+  });
 });

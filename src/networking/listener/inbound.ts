@@ -35,6 +35,10 @@ export interface InboundPort {
   hostname: string;
   /** PeerAuthentication's effective mode for this port. */
   mtlsMode: MtlsMode;
+  /** Sidecar ingress `captureMode: NONE`: a real listener on this port even when traffic is redirected. */
+  bindToPort?: boolean;
+  /** Sidecar ingress `bind` for such a listener (default: the pod's IP). */
+  bind?: string;
 }
 
 /** The policies the inbound filters are built from: authentication, authorization, metrics. */
@@ -66,18 +70,21 @@ interface ChainConfig {
 /** virtualInbound (or per-port listeners under interception NONE). */
 export function buildSidecarInboundListeners(input: SidecarInboundInput): listener.Listener[] {
   const ports = uniqueByTargetPort(input.ports);
-  if (interceptionMode(input.proxy) === "NONE") {
-    const bind = input.proxy.ipAddresses[0] ?? wildcardAddress(input.proxy);
-    return ports.map((port) => boundListener(input, port, bind));
-  }
+  const noneMode = interceptionMode(input.proxy) === "NONE";
+  const podAddress = input.proxy.ipAddresses[0] ?? wildcardAddress(input.proxy);
+  const bound = ports.filter((port) => noneMode || port.bindToPort);
+  const boundListeners = bound.map((port) => boundListener(input, port, port.bind || podAddress));
+  if (noneMode) return boundListeners;
   const bind = wildcardAddress(input.proxy);
   const chains = [
     blackholeChain(input),
     ...passthroughChains(input, bind),
-    ...ports.flatMap((port) => portChains(input, portConfig(port, bind), port.mtlsMode)),
+    ...ports
+      .filter((port) => !port.bindToPort)
+      .flatMap((port) => portChains(input, portConfig(port, bind), port.mtlsMode)),
   ];
   const virtual = buildVirtualInboundListener(input, chains);
-  return virtual ? [virtual] : [];
+  return virtual ? [virtual, ...boundListeners] : boundListeners;
 }
 
 function uniqueByTargetPort(ports: readonly InboundPort[]): InboundPort[] {
