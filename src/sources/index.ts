@@ -3,6 +3,7 @@
 //   const store = new ConfigStore({ sourceOrder: ["file", "kubernetes"], metrics: registry });
 //   await new FileSource({ dir: "config/", store }).start();           // watched from then on
 //   new MemorySource(store).apply(obj);                                 // tests: same validation path
+//   await new XdsSource({ address: "sluiced-0:15010", writer: store, namespace: "istio-system" }).start();
 //   const services = store.collection(kindKey("", "Service"));          // krt input, keys "ns/name"
 //   store.onChange((events) => pushQueue.add(events));                  // one batch per change
 //   store.get({ kindKey, namespace, name })?.resourceVersion;           // store-wide, monotonic
