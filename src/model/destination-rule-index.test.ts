@@ -169,3 +169,28 @@ test("rules with the same workloadSelector merge; different selectors stay apart
     [["a", "b"], ["c"]],
   );
 });
+
+test("a rule whose exportTo covers an existing rule's merges into it, as Istio's enhanced merge does", () => {
+  const snap = snapshot([
+    dr(
+      "owner",
+      "narrow",
+      { host: "reviews.bookinfo.svc.cluster.local", exportTo: ["a"], subsets: [{ name: "v1" }] },
+      1,
+    ),
+    dr(
+      "owner",
+      "wide",
+      { host: "reviews.bookinfo.svc.cluster.local", exportTo: ["a", "b"], subsets: [{ name: "v2" }] },
+      2,
+    ),
+  ]);
+  const forA = snap.destinationRulesFor(
+    "a",
+    svc("reviews", "owner", { hostname: "reviews.bookinfo.svc.cluster.local" }),
+  );
+  assert.deepEqual(
+    forA.map((r) => [r.rule.metadata.name, subsetNames(r.rule.spec)]),
+    [["narrow", ["v1", "v2"]]],
+  );
+});

@@ -1,11 +1,12 @@
 // DestinationRules for the same host in the same namespace are consolidated as Istio's
 // mergeDestinationRule does, in processing order (rules with a workloadSelector first, then
 // oldest first):
-// - rules with the same exportTo merge when both have no workloadSelector or the same one;
-//   a rule whose exportTo is a superset of an existing one merges into it and is kept on its own too;
+// - a rule merges into each existing rule whose exportTo equals its own or is covered by it, unless
+//   both have workloadSelectors that differ;
 // - merging appends the subsets whose names are new, and takes the traffic policy only when the
 //   merged rule has none (the first rule wins);
-// - a rule that merges with nothing stands on its own.
+// - the rule is also kept on its own unless the last existing rule absorbed it with the same
+//   selector or none (Istio decides this per existing rule and keeps the last decision).
 import type { DestinationRule } from "../config/types/index.ts";
 import { nameOf, namespaceOf } from "./config-meta.ts";
 

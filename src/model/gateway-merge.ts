@@ -7,6 +7,7 @@ import { parseProtocol } from "../config/index.ts";
 import type { Gateway, GatewayServers } from "../config/types/index.ts";
 import type { Service, ServicePort } from "../registry/index.ts";
 import { nameOf, namespaceOf } from "./config-meta.ts";
+import { appendTo } from "./multimap.ts";
 
 /** A service port of the proxy's workload: how a Gateway server port becomes the port listened on. */
 export interface ServiceTarget {
@@ -77,8 +78,7 @@ export function mergeGateways(selected: readonly SelectedGateway[]): MergedGatew
     merged.set(portKey(port), entry);
     ports.push(entry);
   };
-  const addRoute = (routeName: string, server: MergedServer) =>
-    serversByRouteName.set(routeName, [...(serversByRouteName.get(routeName) ?? []), server]);
+  const addRoute = (routeName: string, server: MergedServer) => appendTo(serversByRouteName, routeName, server);
   const addPlaintextOrNew = (port: ServerPort, server: MergedServer, routeName: string) => {
     if (!isTlsServer(server.server)) plaintextByPort.set(port.number, port);
     if (isHttpServer(server.server)) serversByRouteName.set(routeName, [server]);

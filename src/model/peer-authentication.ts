@@ -6,6 +6,7 @@
 import type { PeerAuthentication, PeerAuthenticationMtls } from "../config/types/index.ts";
 import { labelsContain } from "../krt/index.ts";
 import { compareByCreationTime, namespaceOf } from "./config-meta.ts";
+import { appendTo } from "./multimap.ts";
 
 export type MtlsMode = "STRICT" | "PERMISSIVE" | "DISABLE";
 
@@ -25,7 +26,7 @@ export class PeerAuthenticationIndex {
   ) {
     for (const config of [...configs].sort(compareByCreationTime)) {
       const namespace = namespaceOf(config);
-      this.byNamespace.set(namespace, [...(this.byNamespace.get(namespace) ?? []), config]);
+      appendTo(this.byNamespace, namespace, config);
     }
   }
 

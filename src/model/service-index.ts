@@ -3,6 +3,7 @@
 // ServiceEntry exportTo, else the mesh's defaultServiceExportTo).
 import type { Service } from "../registry/index.ts";
 import { compareStrings } from "./config-meta.ts";
+import { appendTo } from "./multimap.ts";
 import { EXPORT_NONE, EXPORT_PUBLIC, exportToSet, isExportedTo } from "./visibility.ts";
 
 export class ServiceIndex {
@@ -26,8 +27,7 @@ export class ServiceIndex {
       this.exportTo.set(service, exportTo);
       if (exportTo.has(EXPORT_PUBLIC)) this.publicServices.push(service);
       else if (!exportTo.has(EXPORT_NONE)) {
-        for (const namespace of exportTo)
-          this.exportedTo.set(namespace, [...(this.exportedTo.get(namespace) ?? []), service]);
+        for (const namespace of exportTo) appendTo(this.exportedTo, namespace, service);
       }
     }
   }

@@ -6,6 +6,7 @@
 import type { Sidecar } from "../config/types/index.ts";
 import { labelsContain } from "../krt/index.ts";
 import { nameOf, namespaceOf, sortByCreationTime } from "./config-meta.ts";
+import { appendTo } from "./multimap.ts";
 import type { ProxyNode } from "./proxy.ts";
 import { type ScopeSources, SidecarScope } from "./sidecar-scope.ts";
 
@@ -25,7 +26,7 @@ export class SidecarIndex {
     const withoutSelector = sorted.filter((s) => !s.spec?.workloadSelector);
     for (const sidecar of [...withSelector, ...withoutSelector]) {
       const namespace = namespaceOf(sidecar);
-      this.byNamespace.set(namespace, [...(this.byNamespace.get(namespace) ?? []), sidecar]);
+      appendTo(this.byNamespace, namespace, sidecar);
     }
     this.rootSidecar = withoutSelector.find((s) => namespaceOf(s) === rootNamespace);
   }

@@ -11,6 +11,7 @@ import type {
 } from "../config/types/index.ts";
 import { nameOf, namespaceOf, sortByCreationTime } from "./config-meta.ts";
 import { MESH_GATEWAY } from "./host.ts";
+import { appendTo } from "./multimap.ts";
 import { mergeDelegateRoutes } from "./virtual-service-delegate.ts";
 import { resolveVirtualServiceNames } from "./virtual-service-resolve.ts";
 import { EXPORT_NONE, EXPORT_PUBLIC, exportToSet, isExportedTo } from "./visibility.ts";
@@ -65,7 +66,7 @@ export class VirtualServiceIndex {
       const gateways = vs.spec?.gateways?.length ? vs.spec.gateways : [MESH_GATEWAY];
       const visibility = exportTo(vs);
       if (visibility.has(EXPORT_PUBLIC)) {
-        for (const gw of gateways) this.publicByGateway.set(gw, [...(this.publicByGateway.get(gw) ?? []), vs]);
+        for (const gw of gateways) appendTo(this.publicByGateway, gw, vs);
       } else if (!visibility.has(EXPORT_NONE)) {
         for (const target of visibility) {
           const index = target === namespace ? this.privateByNamespaceAndGateway : this.exportedByNamespaceAndGateway;
@@ -100,7 +101,7 @@ export class VirtualServiceIndex {
 function add(index: ByNamespaceAndGateway, namespace: string, gateway: string, vs: VirtualService): void {
   const byGateway = index.get(namespace) ?? new Map<string, VirtualService[]>();
   index.set(namespace, byGateway);
-  byGateway.set(gateway, [...(byGateway.get(gateway) ?? []), vs]);
+  appendTo(byGateway, gateway, vs);
 }
 
 /**

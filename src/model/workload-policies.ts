@@ -7,6 +7,7 @@ import type { ConfigObject } from "../config/index.ts";
 import type { Selector, TargetRef } from "../config/types/index.ts";
 import { labelsContain } from "../krt/index.ts";
 import { compareByCreationTime, namespaceOf } from "./config-meta.ts";
+import { appendTo } from "./multimap.ts";
 
 /** The pod label naming the Gateway API gateway a deployment serves. */
 export const GATEWAY_NAME_LABEL = "gateway.networking.k8s.io/gateway-name";
@@ -48,7 +49,7 @@ export class WorkloadPolicyIndex<T extends ConfigObject> {
   ) {
     for (const config of [...configs].sort(compareByCreationTime)) {
       const namespace = namespaceOf(config);
-      this.byNamespace.set(namespace, [...(this.byNamespace.get(namespace) ?? []), config]);
+      appendTo(this.byNamespace, namespace, config);
     }
   }
 
