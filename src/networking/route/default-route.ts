@@ -4,8 +4,9 @@ import { create } from "@bufbuild/protobuf";
 import { route } from "../../api/index.ts";
 import type { VirtualServiceHttpRetries } from "../../config/index.ts";
 import { outboundClusterName } from "./destination.ts";
+import { toDuration, ZERO_DURATION } from "./duration.ts";
 import { translateRouteMatch } from "./match.ts";
-import { translateRetries } from "./retry.ts";
+import { parseRetryOn, translateRetries } from "./retry.ts";
 import { applyTimeout } from "./timeout.ts";
 import type { MeshConfig } from "./types.ts";
 
@@ -35,6 +36,50 @@ export function buildDefaultOutboundRoute(
     name: DEFAULT_ROUTE_NAME,
     match: translateRouteMatch(undefined),
     decorator: { operation: defaultRouteOperation(hostname, port) },
+    action: { case: "route", value: action },
+  });
+}
+
+/** Retries of inbound routes (Istio retry.ConvertInboundPolicy): 2 on reset-before-request, or the mesh defaultInboundHttpRetryPolicy. */
+export function inboundRetryPolicy(mesh: MeshConfig): route.RetryPolicy | undefined {
+  const configured = mesh.defaultInboundHttpRetryPolicy as VirtualServiceHttpRetries | undefined;
+  if (!configured) return create(route.RetryPolicySchema, { numRetries: 2, retryOn: "reset-before-request" });
+  if ((configured.attempts ?? 0) <= 0) return undefined;
+  const out = create(route.RetryPolicySchema, { numRetries: configured.attempts, retryOn: "reset-before-request" });
+  if (configured.retryOn) {
+    const parsed = parseRetryOn(configured.retryOn);
+    out.retryOn = parsed.retryOn;
+    out.retriableStatusCodes = parsed.codes;
+    if (parsed.codes.length > 0 && !out.retryOn.includes("retriable-status-codes"))
+      out.retryOn += ",retriable-status-codes";
+  }
+  const backoff = toDuration(configured.backoff);
+  if (backoff) out.retryBackOff = create(route.RetryPolicy_RetryBackOffSchema, { baseInterval: backoff });
+  return out;
+}
+
+/**
+ * The route of a sidecar inbound chain (Istio route.go BuildDefaultHTTPInboundRoute): everything to
+ * `clusterName` with no timeout and no stream limit; retries except on gRPC ports, where the
+ * reset-before-request retry does not suit streams.
+ */
+export function buildDefaultInboundRoute(
+  clusterName: string,
+  operation: string,
+  grpc: boolean,
+  mesh: MeshConfig,
+): route.Route {
+  const action = create(route.RouteActionSchema, {
+    clusterSpecifier: { case: "cluster", value: clusterName },
+    timeout: ZERO_DURATION,
+    maxStreamDuration: { maxStreamDuration: ZERO_DURATION, grpcTimeoutHeaderMax: ZERO_DURATION },
+  });
+  const policy = grpc ? undefined : inboundRetryPolicy(mesh);
+  if (policy) action.retryPolicy = policy;
+  return create(route.RouteSchema, {
+    name: DEFAULT_ROUTE_NAME,
+    match: translateRouteMatch(undefined),
+    decorator: { operation },
     action: { case: "route", value: action },
   });
 }

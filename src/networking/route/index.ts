@@ -15,7 +15,12 @@ export {
   type SidecarRouteInput,
   sortByCreationTime,
 } from "./config.ts";
-export { buildDefaultOutboundRoute, DEFAULT_ROUTE_NAME } from "./default-route.ts";
+export {
+  buildDefaultInboundRoute,
+  buildDefaultOutboundRoute,
+  DEFAULT_ROUTE_NAME,
+  inboundRetryPolicy,
+} from "./default-route.ts";
 export { exportedTo, isRootVirtualService, mergeDelegates } from "./delegate.ts";
 export { destinationCluster, outboundClusterName, parseClusterName, UNKNOWN_SERVICE_CLUSTER } from "./destination.ts";
 export {

@@ -3,7 +3,8 @@
 // envoy.retry_priorities.previous_priorities (PreviousPrioritiesConfig {int32 update_frequency = 1}).
 // Their descriptors are declared here, from the Envoy proto definitions, so the Anys that carry them
 // encode, render as JSON and pass the constraint checker. Once src/api generates
-// envoy/extensions/retry/{host/previous_hosts,priority/previous_priorities}/v3, this file goes.
+// envoy/extensions/retry/{host/previous_hosts,priority/previous_priorities}/v3, those are used (and
+// this file can go).
 import { create, createFileRegistry, createRegistry, type Message, type Registry } from "@bufbuild/protobuf";
 import type { GenMessage } from "@bufbuild/protobuf/codegenv2";
 import {
@@ -13,7 +14,11 @@ import {
 } from "@bufbuild/protobuf/wkt";
 import { registry as apiRegistry } from "../../api/index.ts";
 
+/** The message from src/api when it is generated there, else declared here from its fields. */
 function messageFile(pkg: string, file: string, message: string, fields: { name: string; jsonName: string }[]) {
+  const typeName = `${pkg}.${message}`;
+  const generated = apiRegistry.getMessage(typeName);
+  if (generated) return { files: createRegistry(generated), desc: generated };
   const files = createFileRegistry(
     create(FileDescriptorProtoSchema, {
       name: `${pkg.replaceAll(".", "/")}/${file}`,
@@ -34,7 +39,7 @@ function messageFile(pkg: string, file: string, message: string, fields: { name:
     }),
     () => undefined,
   );
-  const desc = files.getMessage(`${pkg}.${message}`);
+  const desc = files.getMessage(typeName);
   if (!desc) throw new Error(`retry-extensions: ${message} not declared`);
   return { files, desc };
 }
