@@ -63,7 +63,7 @@ export function makeEndpoint(service: Service, input: Partial<ServiceEndpoint>):
   };
 }
 
-export type ProxyInput = Partial<Omit<ProxyNode, "metadata">> & { network?: string };
+export type ProxyInput = Partial<Omit<ProxyNode, "metadata">> & { network?: string; networkView?: string[] };
 
 export function makeProxy(input: ProxyInput = {}): ProxyNode {
   const type = input.type ?? "sidecar";
@@ -78,7 +78,11 @@ export function makeProxy(input: ProxyInput = {}): ProxyNode {
     labels: input.labels ?? {},
     clusterId: input.clusterId ?? "Kubernetes",
     locality: input.locality ?? { region: "", zone: "", subZone: "" },
-    metadata: input.network ? { raw: {}, NETWORK: input.network } : { raw: {} },
+    metadata: {
+      raw: {},
+      ...(input.network ? { NETWORK: input.network } : {}),
+      ...(input.networkView ? { REQUESTED_NETWORK_VIEW: input.networkView } : {}),
+    },
     serviceCluster: "",
     userAgent: "",
   };

@@ -60,8 +60,12 @@ export function localityGroups(input: EndpointsInput): LocalityLbEndpointsInit[]
   const mtlsDisabled = (ep: ServiceEndpoint) =>
     ruleTlsDisablesMtls || (input.peerAuthenticationDisabled?.(ep) ?? false);
   const proxyNetwork = input.proxy.metadata.NETWORK ?? "";
+  // REQUESTED_NETWORK_VIEW limits the proxy to those networks (and endpoints with none).
+  const view = input.proxy.metadata.REQUESTED_NETWORK_VIEW ?? [];
+  const visible = (ep: ServiceEndpoint) => view.length === 0 || ep.network === "" || view.includes(ep.network);
   const selected = selectEndpoints(input.endpoints, input).filter(
     (ep) =>
+      visible(ep) &&
       (!input.clusterLocal || ep.clusterId === input.proxy.clusterId) &&
       // An endpoint without an address can only be reached through its network's gateway.
       (ep.address !== "" || ep.network !== proxyNetwork) &&
