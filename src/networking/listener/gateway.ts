@@ -14,11 +14,10 @@ import { listenerName, socketAddress, wildcardAddress } from "./address.ts";
 import { ALL_ISTIO_MTLS_ALPN } from "./filterchain-match.ts";
 import { buildHcmFilter } from "./hcm.ts";
 import type { InboundPolicies } from "./inbound.ts";
-import type { OutboundVirtualService } from "./outbound.ts";
 import { protocolClass, proxyProtocolFilter, tlsInspectorFilter } from "./sniffing.ts";
-import { buildTcpProxyFilter, METADATA_EXCHANGE_NETWORK_FILTER, tcpStatsFilter } from "./tcp.ts";
+import { buildTcpProxyFilter, METADATA_EXCHANGE_NETWORK_FILTER, routeTcpFilters, tcpStatsFilter } from "./tcp.ts";
 import { downstreamTlsSocket, gatewayTlsContext } from "./tls.ts";
-import type { ListenerEnv } from "./types.ts";
+import type { ListenerEnv, OutboundVirtualService } from "./types.ts";
 
 /** A server of a Gateway that selects this proxy. */
 export interface GatewayServerInput {
@@ -227,7 +226,10 @@ function tcpRouteFilters(input: RouterInput, entry: GatewayServerInput): listene
       if (matches.length > 0 && !matches.some((m) => l4Matches(m, entry.server, gateway))) continue;
       if ((rule.route ?? []).length === 0) continue;
       const mx = entry.server.tls?.mode === "ISTIO_MUTUAL" ? [METADATA_EXCHANGE_NETWORK_FILTER] : [];
-      return [...mx, ...routeFilters(input, vs, rule.route ?? [], entry.server.port.number)];
+      return [
+        ...mx,
+        ...routeTcpFilters({ ...input, before: stats(input) }, vs, rule.route ?? [], entry.server.port.number),
+      ];
     }
   }
   return [];
@@ -249,7 +251,7 @@ function passthroughChains(input: RouterInput, entry: GatewayServerInput, usedSn
         chains.push({
           sniHosts: match.sniHosts,
           applicationProtocols: [],
-          filters: routeFilters(input, vs, rule.route ?? [], entry.server.port.number),
+          filters: routeTcpFilters({ ...input, before: stats(input) }, vs, rule.route ?? [], entry.server.port.number),
         });
       }
     }
@@ -288,31 +290,6 @@ function subsetOf(name: string, pattern: string): boolean {
 
 function stats(input: RouterInput): listener.Filter[] {
   return input.policies?.prometheusStats ? [tcpStatsFilter("inbound")] : [];
-}
-
-function routeFilters(
-  input: RouterInput,
-  vs: OutboundVirtualService,
-  routes: readonly { destination: { host: string; subset?: string; port?: { number?: number } }; weight?: number }[],
-  serverPort: number,
-): listener.Filter[] {
-  const clusters = routes.map((r) => {
-    const written = r.destination.host;
-    const host = written.includes(".")
-      ? written
-      : `${written}.${vs.namespace}.svc.${input.domainSuffix ?? "cluster.local"}`;
-    let port = r.destination.port?.number ?? 0;
-    if (port === 0) {
-      const target = input.services?.find((s) => s.hostname === host);
-      port = target?.ports.length === 1 ? target.ports[0].port : serverPort;
-    }
-    return { cluster: `outbound|${port}|${r.destination.subset ?? ""}|${host}`, weight: r.weight ?? 0 };
-  });
-  const proxy =
-    clusters.length === 1
-      ? buildTcpProxyFilter(input, { cluster: clusters[0].cluster })
-      : buildTcpProxyFilter(input, { weightedClusters: clusters, statPrefix: `${vs.name}.${vs.namespace}` });
-  return [...stats(input), proxy];
 }
 
 function gatewayListener(

@@ -13,7 +13,6 @@ export {
 export {
   buildSidecarOutboundListeners,
   type EgressListenerInput,
-  type OutboundVirtualService,
   type SidecarOutboundInput,
 } from "./outbound.ts";
 export { buildSidecarListeners, type SidecarInput } from "./sidecar.ts";
@@ -27,5 +26,11 @@ export {
   type WeightedCluster,
 } from "./tcp.ts";
 export { credentialSdsSecret, gatewayTlsContext, inboundMtlsContext, workloadSdsSecret } from "./tls.ts";
-export { type InterceptionMode, interceptionMode, type ListenerEnv, type MtlsMode } from "./types.ts";
+export {
+  type InterceptionMode,
+  interceptionMode,
+  type ListenerEnv,
+  type MtlsMode,
+  type OutboundVirtualService,
+} from "./types.ts";
 export { buildVirtualOutboundListener, VIRTUAL_INBOUND, VIRTUAL_OUTBOUND } from "./virtual.ts";

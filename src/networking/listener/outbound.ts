@@ -6,23 +6,15 @@ import { isIP } from "node:net";
 import { create } from "@bufbuild/protobuf";
 import { DurationSchema } from "@bufbuild/protobuf/wkt";
 import { core, listener } from "../../api/index.ts";
-import type { VirtualServiceSpec, VirtualServiceTcpRoute } from "../../config/types/index.ts";
 import type { Service, ServiceProtocol } from "../../registry/index.ts";
 import { buildHttpFilters } from "../httpfilter/index.ts";
 import { buildListenerAccessLogs } from "./accesslog.ts";
 import { listenerName, localhostAddress, protocolDetectionTimeout, socketAddress, wildcardAddress } from "./address.ts";
 import { buildHcmFilter } from "./hcm.ts";
 import { PLAINTEXT_HTTP_ALPN, protocolClass, RAW_BUFFER_TRANSPORT, sniffingListenerFilters } from "./sniffing.ts";
-import { buildTcpProxyFilter, tcpStatsFilter } from "./tcp.ts";
-import { interceptionMode, type ListenerEnv } from "./types.ts";
+import { buildTcpProxyFilter, type RouteContext, routeTcpFilters, tcpStatsFilter } from "./tcp.ts";
+import { interceptionMode, type ListenerEnv, type OutboundVirtualService } from "./types.ts";
 import { buildVirtualOutboundListener, catchAllTcpFilters } from "./virtual.ts";
-
-/** A VirtualService whose hosts include the service (its tcp and tls blocks route TCP traffic). */
-export interface OutboundVirtualService {
-  name: string;
-  namespace: string;
-  spec: VirtualServiceSpec;
-}
 
 /**
  * A Sidecar `egress` listener with the services its hosts import. Without a port it is the catch-all:
@@ -301,7 +293,9 @@ function tlsChains(
         const key = JSON.stringify([[...match.sniHosts].sort(), [...(match.destinationSubnets ?? [])].sort()]);
         if (handled.has(key)) continue;
         handled.add(key);
-        out.push(tcpChain(match.sniHosts, subnets, routeFilters(input, vs, rule.route ?? [], port), vs));
+        out.push(
+          tcpChain(match.sniHosts, subnets, routeTcpFilters(routeContext(input), vs, rule.route ?? [], port), vs),
+        );
       }
     }
   }
@@ -334,20 +328,20 @@ function plainTcpChains(
       const routes = rule.route ?? [];
       if (routes.length === 0) continue;
       if ((rule.match ?? []).length === 0) {
-        out.push(tcpChain([], cidrs, routeFilters(input, vs, routes, port), vs));
+        out.push(tcpChain([], cidrs, routeTcpFilters(routeContext(input), vs, routes, port), vs));
         return out;
       }
       const subnets: string[] = [];
       for (const match of rule.match ?? []) {
         if (!matchesProxy(input, match, port)) continue;
         if ((match.destinationSubnets ?? []).length === 0) {
-          out.push(tcpChain([], cidrs, routeFilters(input, vs, routes, port), vs));
+          out.push(tcpChain([], cidrs, routeTcpFilters(routeContext(input), vs, routes, port), vs));
           return out;
         }
         subnets.push(...(match.destinationSubnets ?? []));
       }
       if (subnets.length > 0) {
-        out.push(tcpChain([], subnets, routeFilters(input, vs, routes, port)));
+        out.push(tcpChain([], subnets, routeTcpFilters(routeContext(input), vs, routes, port)));
         if ([...subnets].sort().join() === [...cidrs].sort().join()) return out;
       }
     }
@@ -397,6 +391,10 @@ function configMetadata(vs: OutboundVirtualService): core.Metadata {
   });
 }
 
+function routeContext(input: SidecarOutboundInput): RouteContext {
+  return { ...input, before: stats(input) };
+}
+
 function stats(input: SidecarOutboundInput): listener.Filter[] {
   return input.prometheusStats ? [tcpStatsFilter("outbound")] : [];
 }
@@ -405,40 +403,6 @@ function stats(input: SidecarOutboundInput): listener.Filter[] {
 function serviceFilters(input: SidecarOutboundInput, service: Service, port: number): listener.Filter[] {
   const target = service.ports.length === 1 ? service.ports[0].port : port;
   return [...stats(input), buildTcpProxyFilter(input, { cluster: `outbound|${target}||${service.hostname}` })];
-}
-
-/** tcp_proxy to a VirtualService route: one destination, or weighted ones named after the VirtualService. */
-function routeFilters(
-  input: SidecarOutboundInput,
-  vs: OutboundVirtualService,
-  routes: readonly VirtualServiceTcpRoute[],
-  port: number,
-): listener.Filter[] {
-  const clusters = routes.map((r) => ({ cluster: destinationCluster(input, vs, r, port), weight: r.weight ?? 0 }));
-  const proxy =
-    clusters.length === 1
-      ? buildTcpProxyFilter(input, { cluster: clusters[0].cluster })
-      : buildTcpProxyFilter(input, { weightedClusters: clusters, statPrefix: `${vs.name}.${vs.namespace}` });
-  return [...stats(input), proxy];
-}
-
-/** `outbound|<port>|<subset>|<fqdn>`: short hosts are in the VirtualService's namespace. */
-function destinationCluster(
-  input: SidecarOutboundInput,
-  vs: OutboundVirtualService,
-  route: VirtualServiceTcpRoute,
-  listenPort: number,
-): string {
-  const written = route.destination.host;
-  const host = written.includes(".")
-    ? written
-    : `${written}.${vs.namespace}.svc.${input.domainSuffix ?? "cluster.local"}`;
-  let port = route.destination.port?.number ?? 0;
-  if (port === 0) {
-    const target = input.services.find((s) => s.hostname === host);
-    port = target?.ports.length === 1 ? target.ports[0].port : listenPort;
-  }
-  return `outbound|${port}|${route.destination.subset ?? ""}|${host}`;
 }
 
 // ---- From entries to Envoy listeners (listener.go buildListenerFromEntry)

@@ -3,10 +3,12 @@
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import type { Any } from "@bufbuild/protobuf/wkt";
 import { listener, packAny, tcpProxy, xdsType } from "../../api/index.ts";
+import type { VirtualServiceTcpRoute } from "../../config/types/index.ts";
+import type { Service } from "../../registry/index.ts";
 import { STATS_TYPE_URL, TCP_METADATA_EXCHANGE_TYPE_URL, typedStruct } from "../httpfilter/index.ts";
 import { buildAccessLogs } from "./accesslog.ts";
 import { durationFromGo } from "./duration.ts";
-import type { ListenerEnv } from "./types.ts";
+import type { ListenerEnv, OutboundVirtualService } from "./types.ts";
 
 export const TCP_PROXY_FILTER = "envoy.filters.network.tcp_proxy";
 export const BLACKHOLE_CLUSTER = "BlackHoleCluster";
@@ -76,4 +78,54 @@ export function tcpStatsFilter(direction: "inbound" | "outbound"): listener.Filt
 
 function typedNetworkFilter(name: string, value: Any): listener.Filter {
   return create(listener.FilterSchema, { name, configType: { case: "typedConfig", value } });
+}
+
+/** What resolving a VirtualService destination needs. */
+export interface RouteContext extends ListenerEnv {
+  /** Services by hostname: a destination without a port on a single-port service uses that port. */
+  services?: readonly Service[];
+  /** The cluster DNS suffix that short hosts resolve under. */
+  domainSuffix?: string;
+  /** Network filters that run before tcp_proxy (istio.stats). */
+  before?: readonly listener.Filter[];
+}
+
+/**
+ * A VirtualService tcp/tls route as network filters (networkfilter.go buildOutboundNetworkFilters):
+ * tcp_proxy to its one destination, or weighted clusters with the VirtualService as stat prefix.
+ */
+export function routeTcpFilters(
+  context: RouteContext,
+  vs: OutboundVirtualService,
+  routes: readonly VirtualServiceTcpRoute[],
+  listenPort: number,
+): listener.Filter[] {
+  const clusters = routes.map((r) => ({
+    cluster: destinationCluster(context, vs, r, listenPort),
+    weight: r.weight ?? 0,
+  }));
+  const proxy =
+    clusters.length === 1
+      ? buildTcpProxyFilter(context, { cluster: clusters[0].cluster })
+      : buildTcpProxyFilter(context, { weightedClusters: clusters, statPrefix: `${vs.name}.${vs.namespace}` });
+  return [...(context.before ?? []), proxy];
+}
+
+/** `outbound|<port>|<subset>|<fqdn>`: short hosts are in the VirtualService's namespace. */
+function destinationCluster(
+  context: RouteContext,
+  vs: OutboundVirtualService,
+  route: VirtualServiceTcpRoute,
+  listenPort: number,
+): string {
+  const written = route.destination.host;
+  const host = written.includes(".")
+    ? written
+    : `${written}.${vs.namespace}.svc.${context.domainSuffix ?? "cluster.local"}`;
+  let port = route.destination.port?.number ?? 0;
+  if (port === 0) {
+    const target = context.services?.find((s) => s.hostname === host);
+    port = target?.ports.length === 1 ? target.ports[0].port : listenPort;
+  }
+  return `outbound|${port}|${route.destination.subset ?? ""}|${host}`;
 }

@@ -185,25 +185,25 @@ function fileCertificateNames(settings: ServerTlsSettings): string[] {
   return pairs.map(([cert, key]) => (cert !== "" && key !== "" ? `file-cert:${cert}~${key}` : SDS_DEFAULT));
 }
 
-/** Mesh tlsDefaults first, then the server's own settings on top. */
+/** Mesh tlsDefaults first, then the server's own settings on top; no tls_params when neither sets any. */
 function applyTlsParams(common: tls.CommonTlsContext, mesh: MeshConfig, settings: ServerTlsSettings): void {
-  const params = create(tls.TlsParametersSchema);
-  let set = false;
-  const defaults = mesh.tlsDefaults;
-  if (defaults?.ecdhCurves?.length) [params.ecdhCurves, set] = [[...defaults.ecdhCurves], true];
-  if (defaults?.cipherSuites?.length) [params.cipherSuites, set] = [[...defaults.cipherSuites], true];
-  if (defaults?.minProtocolVersion && defaults.minProtocolVersion !== "TLS_AUTO") {
-    [params.tlsMinimumProtocolVersion, set] = [TLS_VERSIONS[defaults.minProtocolVersion as TlsVersion], true];
-  }
-  if (settings.minProtocolVersion && settings.minProtocolVersion !== "TLS_AUTO") {
-    [params.tlsMinimumProtocolVersion, set] = [TLS_VERSIONS[settings.minProtocolVersion], true];
-  }
-  if (settings.ecdhCurves?.length) [params.ecdhCurves, set] = [[...settings.ecdhCurves], true];
-  if (settings.cipherSuites?.length) [params.cipherSuites, set] = [[...settings.cipherSuites], true];
-  if (settings.maxProtocolVersion && settings.maxProtocolVersion !== "TLS_AUTO") {
-    [params.tlsMaximumProtocolVersion, set] = [TLS_VERSIONS[settings.maxProtocolVersion], true];
-  }
-  if (set) common.tlsParams = params;
+  const defaults = mesh.tlsDefaults ?? {};
+  const ecdhCurves = settings.ecdhCurves?.length ? settings.ecdhCurves : defaults.ecdhCurves;
+  const cipherSuites = settings.cipherSuites?.length ? settings.cipherSuites : defaults.cipherSuites;
+  const minVersion = explicitVersion(settings.minProtocolVersion) ?? explicitVersion(defaults.minProtocolVersion);
+  const maxVersion = explicitVersion(settings.maxProtocolVersion);
+  if (!ecdhCurves?.length && !cipherSuites?.length && minVersion === undefined && maxVersion === undefined) return;
+  common.tlsParams = create(tls.TlsParametersSchema, {
+    ecdhCurves: [...(ecdhCurves ?? [])],
+    cipherSuites: [...(cipherSuites ?? [])],
+    tlsMinimumProtocolVersion: minVersion,
+    tlsMaximumProtocolVersion: maxVersion,
+  });
+}
+
+/** A TLS version other than TLS_AUTO, as Envoy's enum. */
+function explicitVersion(version: string | undefined): tls.TlsParameters_TlsProtocol | undefined {
+  return version && version !== "TLS_AUTO" && version in TLS_VERSIONS ? TLS_VERSIONS[version as TlsVersion] : undefined;
 }
 
 function exactSans(settings: ServerTlsSettings): matcher.StringMatcher[] {
