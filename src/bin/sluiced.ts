@@ -8,18 +8,11 @@ import { Registry } from "prom-client";
 import yargs from "yargs";
 import { hideBin } from "yargs/helpers";
 import { type DeclaredOptions, declaredFlagNames, unknownCommandLineFlags } from "../cli/index.ts";
-import { type MeshConfig, parseGoDuration } from "../config/index.ts";
+import { kindKey, type MeshConfig, parseGoDuration } from "../config/index.ts";
 import { loadMeshConfig } from "../config/mesh.ts";
-import { newPushContext, type PushContext } from "../model/push-context.ts";
-import {
-  ConfigStore,
-  FileSource,
-  KubeSource,
-  loadKubeConfig,
-  type StoredConfig,
-  XdsSource,
-  type XdsSourceTls,
-} from "../sources/index.ts";
+import { buildPushContext, type PushContext, pushSnapshot } from "../model/index.ts";
+import { ServiceRegistry } from "../registry/index.ts";
+import { ConfigStore, FileSource, KubeSource, loadKubeConfig, XdsSource, type XdsSourceTls } from "../sources/index.ts";
 import { type Discovery, startDiscovery, type TlsFiles } from "../xds/index.ts";
 
 /** Istio's environment settings, read as istiod reads them. */
@@ -101,26 +94,30 @@ interface Running {
 }
 
 /**
- * The push context until the model's indexed one is wired in: the objects in force at push time.
- * Every push gets a fresh, frozen snapshot, so a push never sees a later change.
+ * Push contexts of the config store: the service registry as krt collections over the store, and
+ * the model's indexed snapshot built from it and the objects in force at push time.
  */
-interface StoreSnapshot {
-  configs: readonly StoredConfig[];
-}
-
-function storeSnapshot(store: ConfigStore): PushContext<StoreSnapshot> {
-  return newPushContext({ configs: store.list() });
-}
-
-/** Kubernetes Services plus ServiceEntry hosts, for pilot_services. */
-function serviceCount(push: PushContext): number {
-  let count = 0;
-  for (const { key, object } of (push.snapshot as StoreSnapshot).configs) {
-    if (key.kindKey === "/Service") count++;
-    if (key.kindKey === "networking.istio.io/ServiceEntry")
-      count += (object.spec as { hosts?: string[] }).hosts?.length ?? 0;
-  }
-  return count;
+function pushContexts(store: ConfigStore, mesh: MeshConfig, domainSuffix: string) {
+  const kind = (group: string, name: string) => store.collection(kindKey(group, name));
+  const registry = new ServiceRegistry(
+    {
+      services: kind("", "Service"),
+      endpointSlices: kind("discovery.k8s.io", "EndpointSlice"),
+      endpoints: kind("", "Endpoints"),
+      pods: kind("", "Pod"),
+      nodes: kind("", "Node"),
+      serviceEntries: kind("networking.istio.io", "ServiceEntry"),
+      workloadEntries: kind("networking.istio.io", "WorkloadEntry"),
+      workloadGroups: kind("networking.istio.io", "WorkloadGroup"),
+    },
+    { domainSuffix, mesh },
+  );
+  const build = (previous?: PushContext) =>
+    buildPushContext(
+      { configs: store.list().map((s) => s.object), services: registry.services.list(), mesh, domainSuffix },
+      previous,
+    );
+  return { build, countServices: (push: PushContext) => pushSnapshot(push).services.all.length };
 }
 
 /** The xds:// config sources of the mesh config (Istio's configSources); other schemes are not served. */
@@ -212,13 +209,14 @@ async function start(running: Running[]): Promise<void> {
     "config loaded",
   );
 
+  const pushes = pushContexts(store, mesh, argv.domain);
   const tls = secureTls();
   const maxAge = argv.keepaliveMaxServerConnectionAge;
   const discovery: Discovery = await startDiscovery({
     store,
-    initialPush: storeSnapshot(store),
-    build: () => storeSnapshot(store),
-    countServices: serviceCount,
+    initialPush: pushes.build(),
+    build: (previous) => pushes.build(previous),
+    countServices: pushes.countServices,
     rootNamespace: mesh.rootNamespace ?? "istio-system",
     domainSuffix: argv.domain,
     debounce: {
