@@ -16,7 +16,7 @@ import { effectiveTrafficPolicy } from "./policy.ts";
 import { type HttpOptionsDraft, httpProtocolOptionsAny, isHttp2Protocol } from "./protocol.ts";
 import { applyUpstreamProxyProtocol } from "./proxyprotocol.ts";
 import { buildUpstreamTls, expandTrustDomains, type UpstreamTls } from "./tls.ts";
-import type { OutboundClusterInput } from "./types.ts";
+import type { OutboundClusterInput, ServiceMtlsMode } from "./types.ts";
 
 type ClusterInit = MessageInitShape<typeof cluster.ClusterSchema>;
 type CommonLbInit = MessageInitShape<typeof cluster.Cluster_CommonLbConfigSchema>;
@@ -143,8 +143,7 @@ function buildOne(
   applyLoadBalancer(draft, policy?.loadBalancer);
 
   const finalType = discoveryType(draft);
-  const endpointsHaveSidecars = input.endpoints.length > 0 && input.endpoints.every((ep) => ep.tlsMode === "istio");
-  const mtlsMode = input.serviceMtlsMode ?? "PERMISSIVE";
+  const mtlsMode = inferredMtlsMode(input, subset);
   const upstreamTls: UpstreamTls = sniDnat
     ? { alpnOverride: false }
     : buildUpstreamTls({
@@ -153,11 +152,7 @@ function buildOne(
         serviceAccounts: serviceIdentities(input),
         istioSni: sniDnatClusterName(port.port, subset, service.hostname),
         autoMtls:
-          mesh.enableAutoMtls !== false &&
-          !service.meshExternal &&
-          mtlsMode !== "DISABLE" &&
-          mtlsMode !== "UNKNOWN" &&
-          (service.resolution !== "Passthrough" || endpointsHaveSidecars),
+          mesh.enableAutoMtls !== false && !service.meshExternal && mtlsMode !== "DISABLE" && mtlsMode !== "UNKNOWN",
         external: service.registry === "External",
         http2: http.upstream === "http2",
         originalDst: finalType === DiscoveryType.ORIGINAL_DST,
@@ -192,6 +187,21 @@ function buildOne(
     }),
   };
   return create(cluster.ClusterSchema, draft);
+}
+
+/**
+ * Istio's BestEffortInferServiceMTLSMode: passthrough traffic (a headless service, or PASSTHROUGH load
+ * balancing in the rule's top-level or the subset's own policy) gets mTLS only when there are endpoints
+ * and none of them has mTLS disabled; otherwise the caller's PeerAuthentication mode, PERMISSIVE by default.
+ */
+function inferredMtlsMode(input: OutboundClusterInput, subset: string): ServiceMtlsMode {
+  const spec = input.destinationRule?.spec;
+  const policy = subset === "" ? spec?.trafficPolicy : spec?.subsets?.find((s) => s.name === subset)?.trafficPolicy;
+  if (input.service.meshExternal) return "UNKNOWN";
+  if (input.service.resolution === "Passthrough" || policy?.loadBalancer?.simple === "PASSTHROUGH") {
+    if (input.endpoints.length === 0 || input.endpoints.some((ep) => ep.tlsMode === "disabled")) return "DISABLE";
+  }
+  return input.serviceMtlsMode ?? "PERMISSIVE";
 }
 
 /** Istio's SupportsDrainingEndpoints: services labelled for persistent sessions (cookie or header). */
