@@ -7,6 +7,7 @@ import { parseProtocol } from "../config/index.ts";
 import type { Gateway, GatewayServers } from "../config/types/index.ts";
 import type { Service, ServicePort } from "../registry/index.ts";
 import { nameOf, namespaceOf } from "./config-meta.ts";
+import { verifiedCredentials } from "./gateway-credentials.ts";
 import { appendTo } from "./multimap.ts";
 
 /** A service port of the proxy's workload: how a Gateway server port becomes the port listened on. */
@@ -60,9 +61,12 @@ export interface MergedGateway {
   portMap: ReadonlyMap<number, ReadonlySet<number>>;
   /** Gateways whose servers were dropped (conflicts, duplicates), `namespace/name`. */
   rejected: readonly string[];
+  /** SDS resources (`kubernetes://ns/name`, `...-cacert`) the proxy's verified identity may fetch. */
+  verifiedCredentials: ReadonlySet<string>;
 }
 
-export function mergeGateways(selected: readonly SelectedGateway[]): MergedGateway {
+/** Merges the selected Gateways; `identities` are the proxy's verified SPIFFE identities. */
+export function mergeGateways(selected: readonly SelectedGateway[], identities: readonly string[] = []): MergedGateway {
   const listened = new Set<number>();
   const plaintextByPort = new Map<number, ServerPort>();
   const nonPlaintextBinds = new Map<number, Set<string>>();
@@ -174,6 +178,10 @@ export function mergeGateways(selected: readonly SelectedGateway[]): MergedGatew
     autoPassthroughSniHosts,
     portMap: targetPortMap(serversByRouteName),
     rejected: [...rejected],
+    verifiedCredentials: verifiedCredentials(
+      selected.map((s) => s.gateway),
+      identities,
+    ),
   };
 }
 

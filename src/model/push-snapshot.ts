@@ -202,9 +202,9 @@ export class PushSnapshot {
   }
 
   /** The Gateways a router proxy serves, merged into its listeners; undefined when none selects it. */
-  mergedGateway(proxy: Workload): MergedGateway | undefined {
+  mergedGateway(proxy: Workload & Pick<ProxyNode, "verifiedIdentities">): MergedGateway | undefined {
     const selected = selectGateways(this.gateways, proxy, this.serviceTargets(proxy), this.scopeGatewayToNamespace);
-    return selected.length > 0 ? mergeGateways(selected) : undefined;
+    return selected.length > 0 ? mergeGateways(selected, proxy.verifiedIdentities) : undefined;
   }
 
   effectiveMtls(proxy: Workload): EffectiveMtls {
