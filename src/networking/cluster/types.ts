@@ -23,10 +23,14 @@ export interface OutboundClusterInput {
   proxy: ProxyNode;
   mesh: MeshConfig;
   /**
-   * The endpoints of this service port. DNS clusters carry them inline; a headless service gets
-   * auto-mTLS only when every one of them has a sidecar. EDS clusters do not read them.
+   * The endpoints of this service port (as the registry's endpointsFor gives them). DNS clusters carry
+   * them inline; their identities join the service's as Istio mTLS SANs; passthrough traffic gets
+   * auto-mTLS only when there are some and none has mTLS disabled.
    */
   endpoints: readonly ServiceEndpoint[];
-  /** The mTLS mode of the service's workloads; PERMISSIVE (Istio's default) when not given. */
+  /**
+   * The namespace/mesh PeerAuthentication mode for the service (the rest of Istio's
+   * BestEffortInferServiceMTLSMode is done here); PERMISSIVE, Istio's default, when not given.
+   */
   serviceMtlsMode?: ServiceMtlsMode;
 }
