@@ -107,3 +107,18 @@ test("a gateway with no servers for the route gets an empty configuration", () =
   assert.deepEqual(config.virtualHosts, []);
   assert.equal(config.validateClusters, false);
 });
+
+test("HTTPS server: redirects default to https and drop 443; short names resolved; ./host binds only the gateway's namespace", () => {
+  const config = runGoldenCase("gateway-https").get("https.443.https.secure.istio-system");
+  assert.deepEqual(
+    config?.virtualHosts.map((v) => v.name),
+    ["secure.example.com:443"],
+  );
+  const [redirect, web] = vhostNamed(config, "secure.example.com:443").routes;
+  assert.equal(redirect.action.case, "redirect");
+  assert.equal((redirect.action.value as route.RedirectAction).portRedirect, 0);
+  assert.deepEqual(routeAction(web).clusterSpecifier, {
+    case: "cluster",
+    value: "outbound|8080||web.istio-system.svc.cluster.local",
+  });
+});

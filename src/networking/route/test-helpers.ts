@@ -3,7 +3,7 @@
 //   proxy: {namespace, labels, dnsDomain, generator}      (a sidecar in `default` when omitted)
 //   mesh: MeshConfig overrides
 //   services: [{hostname, namespace, ports: [{port, protocol, name}], addresses, resolution, registry, externalName}]
-//   virtualServices: [VirtualService objects, in the order the caller would pass them]
+//   virtualServices: [VirtualService objects, in the order the caller would pass them; short names resolved]
 //   delegates: [VirtualService objects delegates are looked up in]
 //   sidecar: {routeNames: ["8080", ...], outboundTrafficPolicy}
 //   gateway: {routeName, servers: [{gateway: ns/name, server: {...}}]}
@@ -21,6 +21,7 @@ import { buildSidecarRouteConfiguration } from "./config.ts";
 import { mergeDelegates } from "./delegate.ts";
 import { buildGatewayRouteConfiguration } from "./gateway.ts";
 import { routeRegistry } from "./retry-extensions.ts";
+import { resolveShortnames } from "./shortnames.ts";
 import type { VirtualService } from "./types.ts";
 import type { OutboundTrafficMode } from "./vhost.ts";
 
@@ -122,10 +123,12 @@ export function runGoldenCase(name: string): Map<string, route.RouteConfiguratio
   const mesh: MeshConfig = { ...DEFAULT_MESH_CONFIG, ...c.mesh };
   const proxy = proxyFixture(c.proxy);
   const services = (c.services ?? []).map(serviceFixture);
-  const delegates = c.delegates ?? [];
+  const delegates = (c.delegates ?? []).map((vs) => resolveShortnames(vs, "cluster.local"));
   const findDelegate = (ns: string, n: string) =>
     delegates.find((d) => d.metadata.namespace === ns && d.metadata.name === n);
-  const virtualServices = (c.virtualServices ?? []).map((vs) => mergeDelegates(vs, findDelegate, mesh));
+  const virtualServices = (c.virtualServices ?? []).map((vs) =>
+    mergeDelegates(resolveShortnames(vs, "cluster.local"), findDelegate, mesh),
+  );
   const out = new Map<string, route.RouteConfiguration>();
   for (const routeName of c.sidecar?.routeNames ?? []) {
     const config = buildSidecarRouteConfiguration({
@@ -146,10 +149,7 @@ export function runGoldenCase(name: string): Map<string, route.RouteConfiguratio
       proxy,
       mesh,
       servers: c.gateway.servers,
-      virtualServicesForGateway: (gw) =>
-        virtualServices.filter((vs) =>
-          (vs.spec?.gateways ?? []).some((g) => g === gw || `${vs.metadata.namespace}/${g}` === gw),
-        ),
+      virtualServicesForGateway: (gw) => virtualServices.filter((vs) => vs.spec?.gateways?.includes(gw)),
       lookupService: (h) => byHost.get(h),
     });
     out.set(c.gateway.routeName, config);
