@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { toBinary } from "@bufbuild/protobuf";
 import { cluster, tls, unpackAny } from "../../api/index.ts";
 import type { DestinationRuleSpec } from "../../config/types/index.ts";
 import { makeEndpoint, makeMesh, makeProxy, makeService } from "./fixtures.ts";
@@ -180,5 +181,25 @@ describe("CDS order (buildClusters)", () => {
     const router = makeProxy({ type: "router" });
     const names = assembleClusters({ proxy: router, mesh, outbound, inbound: [inbound] }).map((c) => c.name);
     assert.deepEqual(names, [outbound[0].name, "BlackHoleCluster"]);
+  });
+});
+
+describe("encoding once per resource", () => {
+  it("the same inputs encode to the same bytes, so one encoding serves every proxy", () => {
+    const service = makeService({});
+    const input = {
+      service,
+      port: service.ports[0],
+      proxy: makeProxy(),
+      mesh: makeMesh(),
+      endpoints: [makeEndpoint(service, { identity: "spiffe://cluster.local/ns/default/sa/r" })],
+      destinationRule: {
+        name: "r",
+        namespace: "default",
+        spec: { host: "reviews", subsets: [{ name: "v1", labels: { version: "v1" } }] },
+      },
+    };
+    const encode = () => buildOutboundClusters(input).map((c) => toBinary(cluster.ClusterSchema, c));
+    assert.deepEqual(encode(), encode());
   });
 });
