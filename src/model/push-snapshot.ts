@@ -26,7 +26,7 @@ import { PUSH_KINDS } from "./push-kinds.ts";
 import { ServiceIndex } from "./service-index.ts";
 import { SidecarIndex } from "./sidecar-index.ts";
 import type { SidecarScope } from "./sidecar-scope.ts";
-import { VirtualServiceIndex } from "./virtual-service-index.ts";
+import { VirtualServiceIndex, virtualServicesForHost } from "./virtual-service-index.ts";
 import { policyAttachment, WorkloadPolicyIndex } from "./workload-policies.ts";
 
 export interface PushInputs {
@@ -169,6 +169,11 @@ export class PushSnapshot {
   /** VirtualServices bound to `gateway` ("mesh" or "ns/name") visible to `namespace`, in precedence order. */
   virtualServicesForGateway(namespace: string, gateway: string): VirtualService[] {
     return this.virtualServices.forGateway(namespace, gateway);
+  }
+
+  /** Those of virtualServicesForGateway with a host overlapping `hostname` (either may be a wildcard). */
+  virtualServicesForHost(namespace: string, gateway: string, hostname: string): VirtualService[] {
+    return virtualServicesForHost(this.virtualServices.forGateway(namespace, gateway), hostname);
   }
 
   /** Every consolidated DestinationRule for `service` seen from `proxyNamespace` (Istio's destinationRule lookup). */

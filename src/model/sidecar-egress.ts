@@ -9,7 +9,7 @@ import { parseProtocol } from "../config/index.ts";
 import type { SidecarEgress, VirtualService } from "../config/types/index.ts";
 import type { Service } from "../registry/index.ts";
 import { namespaceOf } from "./config-meta.ts";
-import { hostSubsetOf, hostsMatch, isWildcard, MESH_GATEWAY } from "./host.ts";
+import { hostSubsetOf, hostsMatch, isWildcard, MESH_GATEWAY, mostSpecificHostMatch } from "./host.ts";
 import type { ServiceIndex } from "./service-index.ts";
 import { usesGatewaySemantics, type VirtualServiceIndex } from "./virtual-service-index.ts";
 
@@ -29,6 +29,11 @@ export interface EgressListener {
   readonly services: readonly Service[];
   /** Imported VirtualServices bound to the mesh, in precedence order. */
   readonly virtualServices: readonly VirtualService[];
+  /**
+   * For each imported service hostname, the VirtualService whose host matches it most specifically
+   * (exact, else the longest wildcard; the first in precedence order on a tie).
+   */
+  readonly virtualServiceByHostname: ReadonlyMap<string, VirtualService>;
 }
 
 export function buildEgressListener(
@@ -50,11 +55,35 @@ export function buildEgressListener(
     const narrowed = listenerPort === undefined ? service : withOnlyPort(service, listenerPort);
     if (narrowed) imported.push(narrowed);
   }
+  const selectedServices = pickPerHostname(imported, configNamespace);
+  const selectedVirtualServices = selectVirtualServices(
+    virtualServices.forGateway(configNamespace, MESH_GATEWAY),
+    hosts,
+  );
   return {
     egress,
-    services: pickPerHostname(imported, configNamespace),
-    virtualServices: selectVirtualServices(virtualServices.forGateway(configNamespace, MESH_GATEWAY), hosts),
+    services: selectedServices,
+    virtualServices: selectedVirtualServices,
+    virtualServiceByHostname: mostSpecificVirtualServices(selectedVirtualServices, selectedServices),
   };
+}
+
+/** Istio's computeWildcardHostVirtualServiceIndex: the best VirtualService per service hostname. */
+export function mostSpecificVirtualServices(
+  virtualServices: readonly VirtualService[],
+  services: readonly Service[],
+): Map<string, VirtualService> {
+  const byHost = new Map<string, VirtualService>();
+  for (const vs of virtualServices) {
+    for (const host of vs.spec?.hosts ?? []) if (!byHost.has(host)) byHost.set(host, vs);
+  }
+  const out = new Map<string, VirtualService>();
+  for (const service of services) {
+    const host = mostSpecificHostMatch(service.hostname, byHost.keys());
+    const vs = host === undefined ? undefined : byHost.get(host);
+    if (vs) out.set(service.hostname, vs);
+  }
+  return out;
 }
 
 function classifyHosts(hosts: readonly string[], configNamespace: string): Map<string, ImportedHosts> {

@@ -243,3 +243,22 @@ test("dependsOn: a scope depends on the VirtualServices, delegates, DestinationR
   assert.equal(scope.dependsOn(key("security.istio.io/PeerAuthentication", "team", "x")), false);
   assert.equal(scope.dependsOn(key("/Secret", "anywhere", "x")), true);
 });
+
+test("each imported service gets the VirtualService with the most specific matching host", () => {
+  const external = [
+    svc("api", "external", { hostname: "api.example.com", registry: "External" }),
+    svc("www", "external", { hostname: "www.example.com", registry: "External" }),
+    svc("x", "external", { hostname: "x.other.org", registry: "External" }),
+  ];
+  const snap = snapshot(
+    [
+      cfg("VirtualService", "external", "wild", { hosts: ["*.example.com"] }, { created: 1 }),
+      cfg("VirtualService", "external", "api", { hosts: ["api.example.com"] }, { created: 2 }),
+      cfg("VirtualService", "external", "everything", { hosts: ["*"] }, { created: 3 }),
+    ],
+    external,
+  );
+  const [listener] = snap.sidecarScope(proxy("sidecar", "bookinfo")).egressListeners;
+  const chosen = Object.fromEntries([...listener.virtualServiceByHostname].map(([h, v]) => [h, v.metadata.name]));
+  assert.deepEqual(chosen, { "api.example.com": "api", "www.example.com": "wild", "x.other.org": "everything" });
+});

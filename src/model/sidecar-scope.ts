@@ -84,9 +84,8 @@ export class SidecarScope {
     if (forGateway) {
       // Gateways see every service visible to their namespace, and mesh VirtualServices for waypoints.
       for (const service of sources.services.visibleTo(configNamespace)) add(service);
-      this.egressListeners = [
-        { services: [], virtualServices: sources.virtualServices.forGateway(configNamespace, MESH_GATEWAY) },
-      ];
+      const virtualServices = sources.virtualServices.forGateway(configNamespace, MESH_GATEWAY);
+      this.egressListeners = [{ services: [], virtualServices, virtualServiceByHostname: new Map() }];
     } else {
       const egress = sidecar?.spec?.egress?.length ? sidecar.spec.egress : [undefined];
       this.egressListeners = egress.map((e) =>

@@ -124,3 +124,14 @@ test("delegation: a delegate not exported to the root's namespace, or missing, d
     "x.team.svc.cluster.local",
   );
 });
+
+test("VirtualServices for a host: exact and wildcard hosts on either side overlap", () => {
+  const snap = snapshot([
+    vs("a", "exact", { hosts: ["api.example.com"] }, 1),
+    vs("a", "wild", { hosts: ["*.example.com"] }, 2),
+    vs("a", "other", { hosts: ["other.org"] }, 3),
+  ]);
+  assert.deepEqual(names(snap.virtualServicesForHost("a", "mesh", "api.example.com")), ["a/exact", "a/wild"]);
+  assert.deepEqual(names(snap.virtualServicesForHost("a", "mesh", "*.example.com")), ["a/exact", "a/wild"]);
+  assert.deepEqual(names(snap.virtualServicesForHost("a", "mesh", "www.example.com")), ["a/wild"]);
+});

@@ -10,7 +10,7 @@ import type {
   VirtualServiceSpec,
 } from "../config/types/index.ts";
 import { nameOf, namespaceOf, sortByCreationTime } from "./config-meta.ts";
-import { MESH_GATEWAY } from "./host.ts";
+import { hostsMatch, MESH_GATEWAY } from "./host.ts";
 import { appendTo } from "./multimap.ts";
 import { mergeDelegateRoutes } from "./virtual-service-delegate.ts";
 import { resolveVirtualServiceNames } from "./virtual-service-resolve.ts";
@@ -96,6 +96,11 @@ export class VirtualServiceIndex {
       ...publicOnes.filter((vs) => !preferred(vs)),
     ];
   }
+}
+
+/** The VirtualServices of `candidates` with a host overlapping `hostname` (either may be a wildcard). */
+export function virtualServicesForHost(candidates: readonly VirtualService[], hostname: string): VirtualService[] {
+  return candidates.filter((vs) => (vs.spec?.hosts ?? []).some((h) => hostsMatch(h, hostname)));
 }
 
 function add(index: ByNamespaceAndGateway, namespace: string, gateway: string, vs: VirtualService): void {
