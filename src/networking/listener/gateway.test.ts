@@ -5,7 +5,7 @@ import { hcm, type listener, tls, unpackAny } from "../../api/index.ts";
 import type { GatewayServers } from "../../config/types/index.ts";
 import type { Service } from "../../registry/index.ts";
 import { assertGolden, readGoldenInput, testdataDir } from "../golden.ts";
-import { buildGatewayListeners, type OutboundVirtualService, type RouterInput } from "./index.ts";
+import { buildGatewayListeners, type RouterInput, type VirtualService } from "./index.ts";
 import { checkedListenersJson, meshFrom, type ProxyInput, proxyFrom, service } from "./testing.ts";
 
 const testdata = testdataDir(import.meta.url);
@@ -14,7 +14,7 @@ interface GoldenInput {
   proxy?: ProxyInput;
   mesh?: JsonObject;
   gateways: { namespace: string; name: string; servers: GatewayServers[] }[];
-  virtualServices?: Record<string, OutboundVirtualService[]>;
+  virtualServices?: Record<string, VirtualService[]>;
   services?: (Partial<Service> & Pick<Service, "hostname" | "ports">)[];
   subsets?: Record<string, string[]>;
   proxyProtocol?: boolean;

@@ -17,7 +17,7 @@ import type { InboundPolicies } from "./inbound.ts";
 import { protocolClass, proxyProtocolFilter, tlsInspectorFilter } from "./sniffing.ts";
 import { buildTcpProxyFilter, METADATA_EXCHANGE_NETWORK_FILTER, routeTcpFilters, tcpStatsFilter } from "./tcp.ts";
 import { downstreamTlsSocket, gatewayTlsContext } from "./tls.ts";
-import type { ListenerEnv, OutboundVirtualService } from "./types.ts";
+import { type ListenerEnv, type VirtualService, vsRef } from "./types.ts";
 
 /** A server of a Gateway that selects this proxy. */
 export interface GatewayServerInput {
@@ -35,7 +35,7 @@ export interface RouterInput extends ListenerEnv {
    */
   servers: readonly GatewayServerInput[];
   /** VirtualServices bound to a Gateway (`<ns>/<name>`), in precedence order. */
-  virtualServicesFor?: (gateway: string) => readonly OutboundVirtualService[];
+  virtualServicesFor?: (gateway: string) => readonly VirtualService[];
   /** Services visible to the gateway (AUTO_PASSTHROUGH chains, single-port destinations). */
   services?: readonly Service[];
   /** DestinationRule subset names of a host (AUTO_PASSTHROUGH adds a chain per subset). */
@@ -181,13 +181,13 @@ function gatewayRef(entry: GatewayServerInput): string {
 }
 
 /** A VirtualService applies to a server when one of its hosts matches a server host (`ns/` scoping respected). */
-function bindsToServer(vs: OutboundVirtualService, server: GatewayServers): boolean {
-  return (vs.spec.hosts ?? []).some((vsHost) =>
+function bindsToServer(vs: VirtualService, server: GatewayServers): boolean {
+  return (vs.spec?.hosts ?? []).some((vsHost) =>
     server.hosts.some((serverHost) => {
       let h = serverHost;
       if (h.includes("/")) {
         const [ns, rest] = h.split("/");
-        if (ns !== "*" && ns !== "." && ns !== vs.namespace) return false;
+        if (ns !== "*" && ns !== "." && ns !== vsRef(vs).namespace) return false;
         h = rest;
       }
       return hostsMatch(h, vsHost);
@@ -221,7 +221,7 @@ function tcpRouteFilters(input: RouterInput, entry: GatewayServerInput): listene
   const gateway = gatewayRef(entry);
   for (const vs of input.virtualServicesFor?.(gateway) ?? []) {
     if (!bindsToServer(vs, entry.server)) continue;
-    for (const rule of vs.spec.tcp ?? []) {
+    for (const rule of vs.spec?.tcp ?? []) {
       const matches = rule.match ?? [];
       if (matches.length > 0 && !matches.some((m) => l4Matches(m, entry.server, gateway))) continue;
       if ((rule.route ?? []).length === 0) continue;
@@ -241,7 +241,7 @@ function passthroughChains(input: RouterInput, entry: GatewayServerInput, usedSn
   const chains: ChainOpts[] = [];
   for (const vs of input.virtualServicesFor?.(gateway) ?? []) {
     if (!bindsToServer(vs, entry.server)) continue;
-    for (const rule of vs.spec.tls ?? []) {
+    for (const rule of vs.spec?.tls ?? []) {
       if ((rule.route ?? []).length === 0) continue;
       for (const match of rule.match ?? []) {
         if (!l4Matches(match, entry.server, gateway)) continue;

@@ -31,6 +31,6 @@ export {
   interceptionMode,
   type ListenerEnv,
   type MtlsMode,
-  type OutboundVirtualService,
+  type VirtualService,
 } from "./types.ts";
 export { buildVirtualOutboundListener, VIRTUAL_INBOUND, VIRTUAL_OUTBOUND } from "./virtual.ts";

@@ -4,7 +4,7 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { hcm, type listener, tcpProxy, unpackAny } from "../../api/index.ts";
 import type { Service } from "../../registry/index.ts";
 import { assertGolden, readGoldenInput, testdataDir } from "../golden.ts";
-import { buildSidecarOutboundListeners, type OutboundVirtualService, type SidecarOutboundInput } from "./index.ts";
+import { buildSidecarOutboundListeners, type SidecarOutboundInput, type VirtualService } from "./index.ts";
 import { checkedListenersJson, meshFrom, type ProxyInput, proxyFrom, service } from "./testing.ts";
 
 const testdata = testdataDir(import.meta.url);
@@ -13,7 +13,7 @@ interface GoldenInput {
   proxy?: ProxyInput;
   mesh?: JsonObject;
   services: (Partial<Service> & Pick<Service, "hostname" | "ports">)[];
-  virtualServices?: Record<string, OutboundVirtualService[]>;
+  virtualServices?: VirtualService[];
   endpoints?: Record<string, string[]>;
   registryOnly?: boolean;
   prometheusStats?: boolean;
@@ -24,7 +24,7 @@ function inputFrom(golden: GoldenInput): SidecarOutboundInput {
     proxy: proxyFrom(golden.proxy),
     mesh: meshFrom(golden.mesh),
     services: golden.services.map(service),
-    virtualServicesFor: (s) => golden.virtualServices?.[s.hostname] ?? [],
+    virtualServices: golden.virtualServices,
     endpointAddressesFor: (s, port) => golden.endpoints?.[`${s.hostname}:${port}`] ?? [],
     registryOnly: golden.registryOnly,
     prometheusStats: golden.prometheusStats,
@@ -141,9 +141,10 @@ describe("sidecar outbound listeners (listener.go buildSidecarOutboundListeners)
   });
 
   it("weighted VirtualService tcp routes give a tcp_proxy with weighted clusters named after the VirtualService", () => {
-    const vs: OutboundVirtualService = {
-      name: "split",
-      namespace: "default",
+    const vs: VirtualService = {
+      apiVersion: "networking.istio.io/v1",
+      kind: "VirtualService",
+      metadata: { name: "split", namespace: "default" },
       spec: {
         hosts: ["mysql"],
         tcp: [
@@ -157,7 +158,7 @@ describe("sidecar outbound listeners (listener.go buildSidecarOutboundListeners)
         ],
       },
     };
-    const l = byName(build([mysql], { virtualServicesFor: () => [vs] }), "10.96.0.20_3306");
+    const l = byName(build([mysql], { virtualServices: [vs] }), "10.96.0.20_3306");
     const proxy = tcpProxyOf(l.filterChains[0]);
     assert.equal(proxy?.statPrefix, "split.default");
     assert.ok(proxy?.clusterSpecifier.case === "weightedClusters");
@@ -182,10 +183,12 @@ describe("sidecar outbound listeners (listener.go buildSidecarOutboundListeners)
       selector: null,
       ports: [{ name: "https", port: 443, protocol: "HTTPS", targetPort: 443 }],
     });
-    const vs: OutboundVirtualService = {
-      name: "tls",
-      namespace: "default",
+    const vs: VirtualService = {
+      apiVersion: "networking.istio.io/v1",
+      kind: "VirtualService",
+      metadata: { name: "tls", namespace: "default" },
       spec: {
+        hosts: ["api.example.com"],
         tls: [
           {
             match: [{ sniHosts: ["b.example.com", "a.example.com"] }],
@@ -194,7 +197,7 @@ describe("sidecar outbound listeners (listener.go buildSidecarOutboundListeners)
         ],
       },
     };
-    const l = byName(build([https], { virtualServicesFor: () => [vs] }), "0.0.0.0_443");
+    const l = byName(build([https], { virtualServices: [vs] }), "0.0.0.0_443");
     assert.deepEqual(l.filterChains[0].filterChainMatch?.serverNames, ["a.example.com", "b.example.com"]);
     assert.deepEqual(
       l.listenerFilters.map((f) => f.name),
@@ -269,7 +272,7 @@ describe("sidecar outbound listeners (listener.go buildSidecarOutboundListeners)
     });
     const listeners = build([], {
       egressListeners: [
-        { port: { number: 9080, protocol: "HTTP" }, services: [reviews] },
+        { egress: { port: { number: 9080, protocol: "HTTP" }, hosts: ["./*"] }, services: [reviews] },
         { services: [other, mysql] },
       ],
     });
@@ -282,8 +285,11 @@ describe("sidecar outbound listeners (listener.go buildSidecarOutboundListeners)
   it("Sidecar egress captureMode NONE: that listener binds a real port on localhost (or its bind)", () => {
     const listeners = build([], {
       egressListeners: [
-        { port: { number: 3306, protocol: "TCP" }, captureMode: "NONE", services: [mysql] },
-        { port: { number: 9080, protocol: "HTTP" }, bind: "127.0.0.2", captureMode: "NONE", services: [reviews] },
+        { egress: { port: { number: 3306, protocol: "TCP" }, captureMode: "NONE", hosts: ["./*"] }, services: [mysql] },
+        {
+          egress: { port: { number: 9080, protocol: "HTTP" }, bind: "127.0.0.2", captureMode: "NONE", hosts: ["./*"] },
+          services: [reviews],
+        },
       ],
     });
     const names = listeners.map((l) => l.name);

@@ -6,6 +6,9 @@ import { isIP } from "node:net";
 import { create } from "@bufbuild/protobuf";
 import { DurationSchema } from "@bufbuild/protobuf/wkt";
 import { core, listener } from "../../api/index.ts";
+import { parseProtocol } from "../../config/index.ts";
+import type { SidecarEgress } from "../../config/types/index.ts";
+import { hostsMatch, resolveShortName } from "../../model/index.ts";
 import type { Service, ServiceProtocol } from "../../registry/index.ts";
 import { buildHttpFilters } from "../httpfilter/index.ts";
 import { buildListenerAccessLogs } from "./accesslog.ts";
@@ -13,7 +16,7 @@ import { listenerName, localhostAddress, protocolDetectionTimeout, socketAddress
 import { buildHcmFilter } from "./hcm.ts";
 import { PLAINTEXT_HTTP_ALPN, protocolClass, RAW_BUFFER_TRANSPORT, sniffingListenerFilters } from "./sniffing.ts";
 import { buildTcpProxyFilter, type RouteContext, routeTcpFilters, tcpStatsFilter } from "./tcp.ts";
-import { interceptionMode, type ListenerEnv, type OutboundVirtualService } from "./types.ts";
+import { interceptionMode, type ListenerEnv, type VirtualService, vsRef } from "./types.ts";
 import { buildVirtualOutboundListener, catchAllTcpFilters } from "./virtual.ts";
 
 /**
@@ -21,19 +24,23 @@ import { buildVirtualOutboundListener, catchAllTcpFilters } from "./virtual.ts";
  * every port of its services, except ports an earlier egress listener took.
  */
 export interface EgressListenerInput {
-  port?: { number: number; protocol: ServiceProtocol };
-  bind?: string;
-  captureMode?: "DEFAULT" | "IPTABLES" | "NONE";
+  /** The Sidecar's egress entry (port, bind, captureMode); undefined for the default catch-all. */
+  egress?: SidecarEgress;
   services: readonly Service[];
+  /** VirtualServices bound to the mesh that this listener imports, in precedence order. */
+  virtualServices?: readonly VirtualService[];
 }
 
 export interface SidecarOutboundInput extends ListenerEnv {
   /** The services visible to the proxy (after Sidecar egress and exportTo), oldest first. */
   services: readonly Service[];
-  /** The Sidecar's egress listeners, in order (the catch-all last); absent: one catch-all over `services`. */
+  /** VirtualServices bound to the mesh, in precedence order (with no egressListeners). */
+  virtualServices?: readonly VirtualService[];
+  /**
+   * The Sidecar's egress listeners in order, the catch-all last (model's SidecarScope egress listeners
+   * fit as they are); absent: one catch-all over `services` and `virtualServices`.
+   */
   egressListeners?: readonly EgressListenerInput[];
-  /** The VirtualServices bound to the mesh gateway for a service's host, in precedence order. */
-  virtualServicesFor?: (service: Service) => readonly OutboundVirtualService[];
   /** Endpoint IPs of a headless (Passthrough, no VIP) service port: each gets its own listener. */
   endpointAddressesFor?: (service: Service, port: number) => readonly string[];
   /** REGISTRY_ONLY after Sidecar outboundTrafficPolicy (default: the mesh's). */
@@ -48,22 +55,26 @@ export interface SidecarOutboundInput extends ListenerEnv {
 export function buildSidecarOutboundListeners(input: SidecarOutboundInput): listener.Listener[] {
   const entries = new Map<string, Entry>();
   const noneMode = interceptionMode(input.proxy) === "NONE";
-  for (const egress of input.egressListeners ?? [{ services: input.services }]) {
+  const egressListeners = input.egressListeners ?? [
+    { services: input.services, virtualServices: input.virtualServices },
+  ];
+  for (const { egress, services, virtualServices = [] } of egressListeners) {
     // Capture mode NONE (the proxy's or the listener's) binds a real port, on localhost unless a bind is given.
-    const bindToPort = noneMode || egress.captureMode === "NONE";
+    const bindToPort = noneMode || egress?.captureMode === "NONE";
     const binding: Binding = {
-      bind: egress.bind || (bindToPort ? localhostAddress(input.proxy) : ""),
+      bind: egress?.bind || (bindToPort ? localhostAddress(input.proxy) : ""),
       bindToPort,
+      virtualServices,
     };
-    if (egress.port) {
-      for (const service of egress.services) {
-        addServicePort(input, entries, service, egress.port.number, egress.port.protocol, binding);
-      }
+    const egressPort = egress?.port?.number;
+    if (egressPort) {
+      const protocol: ServiceProtocol = parseProtocol(egress?.port?.protocol ?? "") ?? "UnsupportedProtocol";
+      for (const service of services) addServicePort(input, entries, service, egressPort, protocol, binding);
       continue;
     }
     // The catch-all adds nothing to listeners an explicit egress port defined.
     for (const entry of entries.values()) entry.locked = true;
-    for (const service of egress.services) {
+    for (const service of services) {
       for (const port of service.ports) addServicePort(input, entries, service, port.port, port.protocol, binding);
     }
   }
@@ -94,6 +105,8 @@ interface ChainOpts {
 interface Binding {
   bind: string;
   bindToPort: boolean;
+  /** The VirtualServices the egress listener imports. */
+  virtualServices: readonly VirtualService[];
 }
 
 interface Entry {
@@ -119,7 +132,7 @@ function addServicePort(
 ): void {
   if (service.resolution === "Alias" || protocolClass(protocol) === "udp") return;
   for (const { bind, cidrs } of bindsFor(input, service, port, protocol, binding)) {
-    addBinding(input, entries, service, port, protocol, bind, cidrs, binding.bindToPort);
+    addBinding(input, entries, service, port, protocol, bind, cidrs, binding);
   }
 }
 
@@ -160,8 +173,9 @@ function addBinding(
   protocol: ServiceProtocol,
   bind: string,
   cidrs: readonly string[],
-  bindToPort: boolean,
+  binding: Binding,
 ): void {
+  const { bindToPort } = binding;
   const key = listenerName(bind, port);
   const current = entries.get(key);
   if (current?.locked) return;
@@ -191,7 +205,7 @@ function addBinding(
     return;
   }
 
-  const tcp = tcpChains(input, service, port, protocol, bind, cidrs);
+  const tcp = tcpChains(input, service, port, protocol, bind, cidrs, binding.virtualServices);
   if (cls === "tcp") {
     if (!current) {
       entries.set(key, { locked: false, bind, port, bindToPort, kind: "tcp", protocol, chains: tcp });
@@ -266,8 +280,13 @@ function tcpChains(
   protocol: ServiceProtocol,
   bind: string,
   cidrs: readonly string[],
+  imported: readonly VirtualService[],
 ): ChainOpts[] {
-  const virtualServices = input.virtualServicesFor?.(service) ?? [];
+  const suffix = input.domainSuffix ?? "cluster.local";
+  // The VirtualServices for this host (Istio's getConfigsForHost).
+  const virtualServices = imported.filter((vs) =>
+    (vs.spec?.hosts ?? []).some((h) => hostsMatch(resolveShortName(h, vsRef(vs).namespace, suffix), service.hostname)),
+  );
   return protocol === "HTTPS" || protocol === "TLS"
     ? tlsChains(input, service, port, bind, cidrs, virtualServices)
     : plainTcpChains(input, service, port, cidrs, virtualServices);
@@ -280,12 +299,12 @@ function tlsChains(
   port: number,
   bind: string,
   cidrs: readonly string[],
-  virtualServices: readonly OutboundVirtualService[],
+  virtualServices: readonly VirtualService[],
 ): ChainOpts[] {
   const out: ChainOpts[] = [];
   const handled = new Set<string>();
   for (const vs of virtualServices) {
-    for (const rule of vs.spec.tls ?? []) {
+    for (const rule of vs.spec?.tls ?? []) {
       if ((rule.route ?? []).length === 0) continue;
       for (const match of rule.match ?? []) {
         if (!matchesProxy(input, match, port)) continue;
@@ -320,11 +339,11 @@ function plainTcpChains(
   service: Service,
   port: number,
   cidrs: readonly string[],
-  virtualServices: readonly OutboundVirtualService[],
+  virtualServices: readonly VirtualService[],
 ): ChainOpts[] {
   const out: ChainOpts[] = [];
   for (const vs of virtualServices) {
-    for (const rule of vs.spec.tcp ?? []) {
+    for (const rule of vs.spec?.tcp ?? []) {
       const routes = rule.route ?? [];
       if (routes.length === 0) continue;
       if ((rule.match ?? []).length === 0) {
@@ -370,7 +389,7 @@ function tcpChain(
   sniHosts: readonly string[],
   cidrs: readonly string[],
   filters: listener.Filter[],
-  vs?: OutboundVirtualService,
+  vs?: VirtualService,
 ): ChainOpts {
   return {
     sniHosts,
@@ -383,10 +402,12 @@ function tcpChain(
 }
 
 /** Where Istio records which config built a chain (util.AddConfigInfoMetadata). */
-function configMetadata(vs: OutboundVirtualService): core.Metadata {
+function configMetadata(vs: VirtualService): core.Metadata {
   return create(core.MetadataSchema, {
     filterMetadata: {
-      istio: { config: `/apis/networking.istio.io/v1/namespaces/${vs.namespace}/virtual-service/${vs.name}` },
+      istio: {
+        config: `/apis/networking.istio.io/v1/namespaces/${vsRef(vs).namespace}/virtual-service/${vsRef(vs).name}`,
+      },
     },
   });
 }

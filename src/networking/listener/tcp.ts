@@ -8,7 +8,7 @@ import type { Service } from "../../registry/index.ts";
 import { STATS_TYPE_URL, TCP_METADATA_EXCHANGE_TYPE_URL, typedStruct } from "../httpfilter/index.ts";
 import { buildAccessLogs } from "./accesslog.ts";
 import { durationFromGo } from "./duration.ts";
-import type { ListenerEnv, OutboundVirtualService } from "./types.ts";
+import { type ListenerEnv, type VirtualService, vsRef } from "./types.ts";
 
 export const TCP_PROXY_FILTER = "envoy.filters.network.tcp_proxy";
 export const BLACKHOLE_CLUSTER = "BlackHoleCluster";
@@ -96,7 +96,7 @@ export interface RouteContext extends ListenerEnv {
  */
 export function routeTcpFilters(
   context: RouteContext,
-  vs: OutboundVirtualService,
+  vs: VirtualService,
   routes: readonly VirtualServiceTcpRoute[],
   listenPort: number,
 ): listener.Filter[] {
@@ -107,21 +107,24 @@ export function routeTcpFilters(
   const proxy =
     clusters.length === 1
       ? buildTcpProxyFilter(context, { cluster: clusters[0].cluster })
-      : buildTcpProxyFilter(context, { weightedClusters: clusters, statPrefix: `${vs.name}.${vs.namespace}` });
+      : buildTcpProxyFilter(context, {
+          weightedClusters: clusters,
+          statPrefix: `${vsRef(vs).name}.${vsRef(vs).namespace}`,
+        });
   return [...(context.before ?? []), proxy];
 }
 
 /** `outbound|<port>|<subset>|<fqdn>`: short hosts are in the VirtualService's namespace. */
 function destinationCluster(
   context: RouteContext,
-  vs: OutboundVirtualService,
+  vs: VirtualService,
   route: VirtualServiceTcpRoute,
   listenPort: number,
 ): string {
   const written = route.destination.host;
   const host = written.includes(".")
     ? written
-    : `${written}.${vs.namespace}.svc.${context.domainSuffix ?? "cluster.local"}`;
+    : `${written}.${vsRef(vs).namespace}.svc.${context.domainSuffix ?? "cluster.local"}`;
   let port = route.destination.port?.number ?? 0;
   if (port === 0) {
     const target = context.services?.find((s) => s.hostname === host);

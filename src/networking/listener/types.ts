@@ -1,5 +1,5 @@
 // Inputs shared by the listener builders: the proxy being served and the mesh settings.
-import type { MeshConfig } from "../../config/index.ts";
+import type { ConfigObject, MeshConfig } from "../../config/index.ts";
 import type { VirtualServiceSpec } from "../../config/types/index.ts";
 import type { ProxyNode } from "../../model/proxy.ts";
 
@@ -20,9 +20,10 @@ export function interceptionMode(proxy: ProxyNode): InterceptionMode {
   return mode === "TPROXY" || mode === "NONE" ? mode : "REDIRECT";
 }
 
-/** A VirtualService bound to the proxy's gateway (`mesh` for sidecars): its tcp and tls blocks route TCP. */
-export interface OutboundVirtualService {
-  name: string;
-  namespace: string;
-  spec: VirtualServiceSpec;
+/** A VirtualService as the config store holds it. */
+export type VirtualService = ConfigObject<VirtualServiceSpec>;
+
+/** The name and namespace a VirtualService is known by (stat prefixes, config metadata, short hosts). */
+export function vsRef(vs: VirtualService): { name: string; namespace: string } {
+  return { name: vs.metadata.name ?? "", namespace: vs.metadata.namespace ?? "" };
 }
