@@ -2,8 +2,7 @@
 // snapshot generators read (services, VirtualServices, DestinationRules, Gateways, policies,
 // Sidecar scopes).
 //
-//   const push = buildPushContext({ configs: store.list().map((s) => s.object),
-//     services: registry.services.list(), mesh }, previousPush);
+//   const push = buildPushContext(pushInputs(store, registry, mesh), previousPush);
 //   const snap = pushSnapshot(req.push);
 //   const scope = snap.sidecarScope(proxy);              // services, VirtualServices, DRs the proxy sees
 //   scope.destinationRule("outbound", proxy.labels, "reviews.bookinfo.svc.cluster.local");
@@ -18,8 +17,9 @@ export { hostSubsetOf, hostsMatch, isWildcard, MESH_GATEWAY, mostSpecificHostMat
 export type { EffectiveMtls, MtlsMode, PeerAuthenticationIndex } from "./peer-authentication.ts";
 export * from "./proxy.ts";
 export * from "./push-context.ts";
+export { type PushInputs, pushInputs } from "./push-inputs.ts";
 export { PUSH_KINDS, SERVICE_KINDS } from "./push-kinds.ts";
-export { type PushInputs, PushSnapshot } from "./push-snapshot.ts";
+export { PushSnapshot } from "./push-snapshot.ts";
 export type { ServiceIndex } from "./service-index.ts";
 export type { EgressListener } from "./sidecar-egress.ts";
 export {

@@ -1,7 +1,10 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { DEFAULT_MESH_CONFIG } from "../config/index.ts";
+import { DEFAULT_MESH_CONFIG, kindKey } from "../config/index.ts";
+import { ServiceRegistry } from "../registry/index.ts";
+import { ConfigStore } from "../sources/index.ts";
 import { buildPushContext, mergePushRequests, newPushContext, pushRequest, pushSnapshot } from "./push-context.ts";
+import { pushInputs } from "./push-inputs.ts";
 import { cfg, proxy, svc } from "./test-fixtures.ts";
 
 const vs = (name: string) => ({ kind: "networking.istio.io/VirtualService", namespace: "default", name });
@@ -73,4 +76,47 @@ test("buildPushContext reuses the indexes whose inputs are the same objects, Sid
 
 test("pushSnapshot refuses a push context that was not built from mesh inputs", () => {
   assert.throws(() => pushSnapshot(newPushContext({})), /has no mesh snapshot/);
+});
+
+test("pushInputs reads the store and the registry; a DestinationRule change keeps the VirtualService index", () => {
+  const store = new ConfigStore();
+  const collection = (group: string, kind: string) => store.collection(kindKey(group, kind));
+  const registry = new ServiceRegistry({
+    services: collection("", "Service"),
+    endpointSlices: collection("discovery.k8s.io", "EndpointSlice"),
+    endpoints: collection("", "Endpoints"),
+    pods: collection("", "Pod"),
+    nodes: collection("", "Node"),
+    serviceEntries: collection("networking.istio.io", "ServiceEntry"),
+    workloadEntries: collection("networking.istio.io", "WorkloadEntry"),
+    workloadGroups: collection("networking.istio.io", "WorkloadGroup"),
+  });
+  store.upsert("test", {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: { name: "reviews", namespace: "bookinfo" },
+    spec: { ports: [{ name: "http", port: 9080 }], selector: { app: "reviews" }, clusterIP: "10.0.0.9" },
+  });
+  store.upsert("test", cfg("VirtualService", "bookinfo", "reviews", { hosts: ["reviews"] }));
+  const first = buildPushContext(pushInputs(store, registry, DEFAULT_MESH_CONFIG));
+  const scope = pushSnapshot(first).sidecarScope(proxy("sidecar", "bookinfo"));
+  assert.deepEqual(
+    scope.services.map((s) => s.hostname),
+    ["reviews.bookinfo.svc.cluster.local"],
+  );
+  assert.deepEqual(
+    scope.egressListeners[0].virtualServices.map((v) => v.metadata.name),
+    ["reviews"],
+  );
+
+  store.upsert("test", cfg("DestinationRule", "bookinfo", "reviews", { host: "reviews" }));
+  const second = pushSnapshot(buildPushContext(pushInputs(store, registry, DEFAULT_MESH_CONFIG), first));
+  assert.equal(second.virtualServices, pushSnapshot(first).virtualServices);
+  assert.equal(second.services, pushSnapshot(first).services);
+  assert.equal(
+    second
+      .sidecarScope(proxy("sidecar", "bookinfo"))
+      .destinationRule("outbound", {}, "reviews.bookinfo.svc.cluster.local")?.rule.metadata.name,
+    "reviews",
+  );
 });

@@ -2,7 +2,8 @@
 // PushContext and PushRequest, pilot/pkg/model/push_context.go). The mesh's snapshot is a
 // PushSnapshot (push-snapshot.ts): buildPushContext makes one, pushSnapshot reads it back.
 import { type ConfigKey, type ConfigKeySet, configKeySet } from "./config-key.ts";
-import { type PushInputs, PushSnapshot } from "./push-snapshot.ts";
+import type { PushInputs } from "./push-inputs.ts";
+import { PushSnapshot } from "./push-snapshot.ts";
 
 export { type ConfigKey, type ConfigKeySet, configKeySet, configKeyString } from "./config-key.ts";
 

@@ -22,24 +22,13 @@ import { type MergedGateway, mergeGateways, type ServiceTarget } from "./gateway
 import { selectGateways } from "./gateway-select.ts";
 import { type EffectiveMtls, type MtlsMode, PeerAuthenticationIndex } from "./peer-authentication.ts";
 import type { ProxyNode } from "./proxy.ts";
+import type { PushInputs } from "./push-inputs.ts";
 import { PUSH_KINDS } from "./push-kinds.ts";
 import { ServiceIndex } from "./service-index.ts";
 import { SidecarIndex } from "./sidecar-index.ts";
 import type { SidecarScope } from "./sidecar-scope.ts";
 import { VirtualServiceIndex, virtualServicesForHost } from "./virtual-service-index.ts";
 import { policyAttachment, WorkloadPolicyIndex } from "./workload-policies.ts";
-
-export interface PushInputs {
-  /** Every config object in force, of any kind (kinds the push does not index are ignored). */
-  configs: readonly ConfigObject[];
-  /** The registry's services, one per namespace and hostname (ServiceRegistry.services). */
-  services: readonly Service[];
-  mesh: MeshConfig;
-  /** Kubernetes DNS domain for short names; default cluster.local. */
-  domainSuffix?: string;
-  /** PILOT_SCOPE_GATEWAY_TO_NAMESPACE: a gateway proxy uses only Gateways of its namespace. Default false. */
-  scopeGatewayToNamespace?: boolean;
-}
 
 type PushKind = keyof typeof PUSH_KINDS;
 

@@ -1,0 +1,27 @@
+// What a push context is built from: the config objects in force, the registry's services, the
+// mesh config. pushInputs reads them from the running control plane's store and registry.
+import type { ConfigObject, MeshConfig } from "../config/index.ts";
+import type { Service, ServiceRegistry } from "../registry/index.ts";
+import type { ConfigStore } from "../sources/index.ts";
+
+export interface PushInputs {
+  /** Every config object in force, of any kind (kinds the push does not index are ignored). */
+  configs: readonly ConfigObject[];
+  /** The registry's services, one per namespace and hostname (ServiceRegistry.services). */
+  services: readonly Service[];
+  mesh: MeshConfig;
+  /** Kubernetes DNS domain for short names; default cluster.local. */
+  domainSuffix?: string;
+  /** PILOT_SCOPE_GATEWAY_TO_NAMESPACE: a gateway proxy uses only Gateways of its namespace. Default false. */
+  scopeGatewayToNamespace?: boolean;
+}
+
+/** The inputs of a push from the store's objects in force and the registry's services. */
+export function pushInputs(
+  store: Pick<ConfigStore, "list">,
+  registry: Pick<ServiceRegistry, "services">,
+  mesh: MeshConfig,
+  options: Pick<PushInputs, "domainSuffix" | "scopeGatewayToNamespace"> = {},
+): PushInputs {
+  return { configs: store.list().map((s) => s.object), services: registry.services.list(), mesh, ...options };
+}
