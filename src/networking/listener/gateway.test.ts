@@ -5,7 +5,13 @@ import { hcm, type listener, tls, unpackAny } from "../../api/index.ts";
 import type { GatewayServers } from "../../config/types/index.ts";
 import type { Service } from "../../registry/index.ts";
 import { assertGolden, readGoldenInput, testdataDir } from "../golden.ts";
-import { buildGatewayListeners, type RouterInput, type VirtualService } from "./index.ts";
+import {
+  buildGatewayListeners,
+  type GatewayPortInput,
+  type GatewayServerInput,
+  type RouterInput,
+  type VirtualService,
+} from "./index.ts";
 import { checkedListenersJson, meshFrom, type ProxyInput, proxyFrom, service } from "./testing.ts";
 
 const testdata = testdataDir(import.meta.url);
@@ -24,8 +30,8 @@ function inputFrom(golden: GoldenInput): RouterInput {
   return {
     proxy: proxyFrom({ type: "router", ...golden.proxy }),
     mesh: meshFrom(golden.mesh),
-    servers: golden.gateways.flatMap((g) =>
-      g.servers.map((server) => ({ server, gatewayNamespace: g.namespace, gatewayName: g.name })),
+    ports: mergedPorts(
+      golden.gateways.flatMap((g) => g.servers.map((server) => ({ server, gatewayName: `${g.namespace}/${g.name}` }))),
     ),
     virtualServicesFor: (gw) => golden.virtualServices?.[gw] ?? [],
     services: (golden.services ?? []).map(service),
@@ -34,11 +40,25 @@ function inputFrom(golden: GoldenInput): RouterInput {
   };
 }
 
+/** The servers grouped by listened port and bind, as the model's gateway merge does. */
+function mergedPorts(servers: GatewayServerInput[]): GatewayPortInput[] {
+  const ports = new Map<string, GatewayPortInput & { servers: GatewayServerInput[] }>();
+  for (const entry of servers) {
+    const number = entry.server.port.targetPort || entry.server.port.number;
+    const bind = entry.server.bind ?? "";
+    const key = `${bind}:${number}`;
+    const port = ports.get(key) ?? { port: { number, protocol: entry.server.port.protocol, bind }, servers: [] };
+    port.servers.push(entry);
+    ports.set(key, port);
+  }
+  return [...ports.values()];
+}
+
 function build(servers: GatewayServers[], extra: Partial<RouterInput> = {}): listener.Listener[] {
   return buildGatewayListeners({
     proxy: proxyFrom({ type: "router" }),
     mesh: meshFrom(),
-    servers: servers.map((server) => ({ server, gatewayNamespace: "istio-system", gatewayName: "gw" })),
+    ports: mergedPorts(servers.map((server) => ({ server, gatewayName: "istio-system/gw" }))),
     ...extra,
   });
 }

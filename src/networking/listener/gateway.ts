@@ -22,18 +22,20 @@ import { type ListenerEnv, type VirtualService, vsRef } from "./types.ts";
 /** A server of a Gateway that selects this proxy. */
 export interface GatewayServerInput {
   server: GatewayServers;
-  /** The Gateway's namespace and name. */
-  gatewayNamespace: string;
+  /** The owning Gateway, `namespace/name`. */
   gatewayName: string;
 }
 
-export interface RouterInput extends ListenerEnv {
-  /**
-   * The servers of the Gateways selecting the proxy, merged in Gateway order (conflicting servers
-   * already dropped). `server.port.targetPort` is the port the pod listens on, when the Gateway reaches it
-   * through a Service; otherwise the server's port is.
-   */
+/** One port (and bind) the gateway listens on, with the servers merged onto it (the model's MergedPort fits). */
+export interface GatewayPortInput {
+  /** The port listened on: the Service targetPort when the Gateway reaches the pod through a Service. */
+  port: { number: number; protocol: string; bind: string };
   servers: readonly GatewayServerInput[];
+}
+
+export interface RouterInput extends ListenerEnv {
+  /** The merged Gateway servers by listened port, in order (conflicting servers already dropped). */
+  ports: readonly GatewayPortInput[];
   /** VirtualServices bound to a Gateway (`<ns>/<name>`), in precedence order. */
   virtualServicesFor?: (gateway: string) => readonly VirtualService[];
   /** Services visible to the gateway (AUTO_PASSTHROUGH chains, single-port destinations). */
@@ -54,7 +56,8 @@ export function gatewayRouteName(input: GatewayServerInput, listenerPort: number
   const { server } = input;
   const bind = server.bind ? `.${server.bind}` : "";
   if (isHttpServer(server)) return `http.${listenerPort}${bind}`;
-  return `https.${server.port.number}.${server.port.name}.${input.gatewayName}.${input.gatewayNamespace}${bind}`;
+  const [namespace, name] = input.gatewayName.split("/");
+  return `https.${server.port.number}.${server.port.name}.${name}.${namespace}${bind}`;
 }
 
 function isHttpServer(server: GatewayServers): boolean {
@@ -100,25 +103,17 @@ interface ChainOpts {
   filters: listener.Filter[];
 }
 
-/** One listener per (bind, port), in the order the servers first use them. */
+/** One listener per merged port; unprivileged pods cannot listen below 1024. */
 export function buildGatewayListeners(input: RouterInput): listener.Listener[] {
-  const groups = new Map<string, { bind: string; port: number; servers: GatewayServerInput[] }>();
-  for (const entry of input.servers) {
-    const port = entry.server.port.targetPort || entry.server.port.number;
-    const unprivileged = input.proxy.metadata.UNPRIVILEGED_POD === true;
-    if (unprivileged && port < 1024) continue;
-    const bind = entry.server.bind || wildcardAddress(input.proxy);
-    const key = listenerName(bind, port);
-    const group = groups.get(key) ?? { bind, port, servers: [] };
-    group.servers.push(entry);
-    groups.set(key, group);
-  }
+  const unprivileged = input.proxy.metadata.UNPRIVILEGED_POD === true;
   const listeners: listener.Listener[] = [];
-  for (const group of groups.values()) {
-    const name = listenerName(group.bind, group.port);
-    const chains = chainsFor(input, name, group.port, group.servers);
+  for (const { port, servers } of input.ports) {
+    if ((unprivileged && port.number < 1024) || servers.length === 0) continue;
+    const bind = port.bind || wildcardAddress(input.proxy);
+    const name = listenerName(bind, port.number);
+    const chains = chainsFor(input, name, port.number, servers);
     // Istio omits a listener without chains (a TCP server no route binds to).
-    if (chains.length > 0) listeners.push(gatewayListener(input, name, group.bind, group.port, chains));
+    if (chains.length > 0) listeners.push(gatewayListener(input, name, bind, port.number, chains));
   }
   return listeners;
 }
@@ -175,11 +170,6 @@ function httpManager(input: RouterInput, entry: GatewayServerInput, port: number
   });
 }
 
-/** The gateway's `<ns>/<name>` as VirtualServices name it. */
-function gatewayRef(entry: GatewayServerInput): string {
-  return `${entry.gatewayNamespace}/${entry.gatewayName}`;
-}
-
 /** A VirtualService applies to a server when one of its hosts matches a server host (`ns/` scoping respected). */
 function bindsToServer(vs: VirtualService, server: GatewayServers): boolean {
   return (vs.spec?.hosts ?? []).some((vsHost) =>
@@ -218,7 +208,7 @@ function l4Matches(match: L4Match, server: GatewayServers, gateway: string): boo
 
 /** The first VirtualService tcp rule that matches the server routes it (TLS-terminated or plain TCP). */
 function tcpRouteFilters(input: RouterInput, entry: GatewayServerInput): listener.Filter[] {
-  const gateway = gatewayRef(entry);
+  const gateway = entry.gatewayName;
   for (const vs of input.virtualServicesFor?.(gateway) ?? []) {
     if (!bindsToServer(vs, entry.server)) continue;
     for (const rule of vs.spec?.tcp ?? []) {
@@ -237,7 +227,7 @@ function tcpRouteFilters(input: RouterInput, entry: GatewayServerInput): listene
 
 /** One chain per VirtualService tls match, SNI hosts not already taken on this port. */
 function passthroughChains(input: RouterInput, entry: GatewayServerInput, usedSni: Set<string>): ChainOpts[] {
-  const gateway = gatewayRef(entry);
+  const gateway = entry.gatewayName;
   const chains: ChainOpts[] = [];
   for (const vs of input.virtualServicesFor?.(gateway) ?? []) {
     if (!bindsToServer(vs, entry.server)) continue;

@@ -2,7 +2,13 @@
 export { buildAccessLogs, buildListenerAccessLogs } from "./accesslog.ts";
 export { listenerName } from "./address.ts";
 export { inboundChainOptions } from "./filterchain-match.ts";
-export { buildGatewayListeners, type GatewayServerInput, gatewayRouteName, type RouterInput } from "./gateway.ts";
+export {
+  buildGatewayListeners,
+  type GatewayPortInput,
+  type GatewayServerInput,
+  gatewayRouteName,
+  type RouterInput,
+} from "./gateway.ts";
 export { buildHcmFilter, buildHttpConnectionManager, type HcmOptions } from "./hcm.ts";
 export {
   buildSidecarInboundListeners,
