@@ -6,7 +6,7 @@ import type { Gateway, GatewayServers } from "../config/types/index.ts";
 import { namespaceOf } from "./config-meta.ts";
 import { PARENT_NAMESPACE_ANNOTATION } from "./gateway-select.ts";
 
-export const SERVICE_ACCOUNT_ANNOTATION = "internal.istio.io/service-account-name";
+const SERVICE_ACCOUNT_ANNOTATION = "internal.istio.io/service-account-name";
 const KUBERNETES = "kubernetes://";
 const KUBERNETES_GATEWAY = "kubernetes-gateway://";
 const BUILTIN = "builtin://";
@@ -19,7 +19,7 @@ interface Identity {
 }
 
 /** `spiffe://<trust domain>/ns/<ns>/sa/<sa>` read into its namespace and service account. */
-export function parseSpiffeIdentity(uri: string): Identity | undefined {
+function parseSpiffeIdentity(uri: string): Identity | undefined {
   const match = /^spiffe:\/\/[^/]+\/ns\/([^/]+)\/sa\/([^/]+)$/.exec(uri);
   return match ? { namespace: match[1], serviceAccount: match[2] } : undefined;
 }

@@ -11,6 +11,7 @@
 export type { DestinationRuleIndex } from "./destination-rule-index.ts";
 export type { ConsolidatedDestinationRule } from "./destination-rule-merge.ts";
 export type { EnvoyFilterIndex } from "./envoy-filter-index.ts";
+export { CA_SUFFIX, credentialResourceName } from "./gateway-credentials.ts";
 export type { MergedGateway, MergedPort, MergedServer, ServerPort, ServiceTarget } from "./gateway-merge.ts";
 export { gatewayRouteName, isHttpServer, isTlsServer } from "./gateway-merge.ts";
 export { hostSubsetOf, hostsMatch, isWildcard, MESH_GATEWAY, mostSpecificHostMatch, resolveShortName } from "./host.ts";

@@ -13,7 +13,7 @@ import { hostSubsetOf, hostsMatch, isWildcard, MESH_GATEWAY, mostSpecificHostMat
 import type { ServiceIndex } from "./service-index.ts";
 import { usesGatewaySemantics, type VirtualServiceIndex } from "./virtual-service-index.ts";
 
-export const ANY_NAMESPACE = "*";
+const ANY_NAMESPACE = "*";
 
 /** The hosts one namespace entry of a listener imports or excludes. */
 interface ImportedHosts {
@@ -69,7 +69,7 @@ export function buildEgressListener(
 }
 
 /** Istio's computeWildcardHostVirtualServiceIndex: the best VirtualService per service hostname. */
-export function mostSpecificVirtualServices(
+function mostSpecificVirtualServices(
   virtualServices: readonly VirtualService[],
   services: readonly Service[],
 ): Map<string, VirtualService> {
