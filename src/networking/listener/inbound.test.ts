@@ -15,10 +15,13 @@ interface GoldenInput {
   proxy?: ProxyInput;
   mesh?: JsonObject;
   ports: InboundPort[];
-  passthroughMtlsMode?: MtlsMode;
-  passthroughPortMtlsModes?: Record<number, MtlsMode>;
+  mtls?: { mode: MtlsMode; perPort?: Record<number, MtlsMode> };
   authorizationPolicies?: { name: string; spec: AuthorizationPolicySpec }[];
   prometheusStats?: boolean;
+}
+
+function mtlsOf(mode: MtlsMode, perPort: Record<number, MtlsMode> = {}): SidecarInboundInput["mtls"] {
+  return { mode, perPort: new Map(Object.entries(perPort).map(([port, m]) => [Number(port), m])) };
 }
 
 function inputFrom(golden: GoldenInput): SidecarInboundInput {
@@ -34,8 +37,7 @@ function inputFrom(golden: GoldenInput): SidecarInboundInput {
     proxy: proxyFrom(golden.proxy),
     mesh: meshFrom(golden.mesh),
     ports: golden.ports,
-    passthroughMtlsMode: golden.passthroughMtlsMode ?? "PERMISSIVE",
-    passthroughPortMtlsModes: golden.passthroughPortMtlsModes,
+    mtls: mtlsOf(golden.mtls?.mode ?? "PERMISSIVE", golden.mtls?.perPort),
     trustDomains: ["cluster.local"],
     policies: { authz, authzOptions: { trustDomains: ["cluster.local"] }, prometheusStats: golden.prometheusStats },
   };
@@ -45,18 +47,17 @@ function build(input: Partial<SidecarInboundInput> & { ports: InboundPort[] }): 
   return buildSidecarInboundListeners({
     proxy: proxyFrom(),
     mesh: meshFrom(),
-    passthroughMtlsMode: "PERMISSIVE",
+    mtls: mtlsOf("PERMISSIVE"),
     trustDomains: ["cluster.local"],
     ...input,
   });
 }
 
-const httpPort = (mtlsMode: MtlsMode, protocol: InboundPort["protocol"] = "HTTP"): InboundPort => ({
+const httpPort = (protocol: InboundPort["protocol"] = "HTTP"): InboundPort => ({
   targetPort: 8080,
   servicePort: 80,
   protocol,
   hostname: "reviews.default.svc.cluster.local",
-  mtlsMode,
 });
 
 function chainsOn(l: listener.Listener, port: number): listener.FilterChain[] {
@@ -78,9 +79,10 @@ describe("sidecar inbound listeners (listener_inbound.go)", () => {
 
   it("virtualInbound: blackhole for 15006 first, passthrough chains next, then ports in target-port order", () => {
     const [l] = build({
+      mtls: mtlsOf("DISABLE"),
       ports: [
-        { ...httpPort("DISABLE"), targetPort: 9090 },
-        { ...httpPort("DISABLE"), targetPort: 8080 },
+        { ...httpPort(), targetPort: 9090 },
+        { ...httpPort(), targetPort: 8080 },
       ],
     });
     assert.equal(l.name, "virtualInbound");
@@ -92,7 +94,7 @@ describe("sidecar inbound listeners (listener_inbound.go)", () => {
   });
 
   it("PERMISSIVE HTTP port: an mTLS chain on tls + all Istio ALPNs, and a plaintext raw_buffer chain", () => {
-    const [l] = build({ ports: [httpPort("PERMISSIVE")] });
+    const [l] = build({ ports: [httpPort()] });
     const chains = chainsOn(l, 8080);
     assert.deepEqual(
       chains.map((c) => [
@@ -107,8 +109,8 @@ describe("sidecar inbound listeners (listener_inbound.go)", () => {
     );
   });
 
-  it("STRICT accepts only mTLS: one tls chain whose context requires client certificates from the trust domain", () => {
-    const [l] = build({ ports: [httpPort("STRICT")] });
+  it("STRICT (port-level) accepts only mTLS: one tls chain whose context requires client certificates from the trust domain", () => {
+    const [l] = build({ mtls: mtlsOf("PERMISSIVE", { 8080: "STRICT" }), ports: [httpPort()] });
     const chains = chainsOn(l, 8080);
     assert.equal(chains.length, 1);
     const socket = chains[0].transportSocket;
@@ -130,12 +132,12 @@ describe("sidecar inbound listeners (listener_inbound.go)", () => {
   });
 
   it("Auto (undeclared protocol) PERMISSIVE port: five chains, HTTP sniffed by ALPN, TCP with peer exchange", () => {
-    const [l] = build({ ports: [httpPort("PERMISSIVE", "UnsupportedProtocol")] });
+    const [l] = build({ ports: [httpPort("UnsupportedProtocol")] });
     assert.equal(chainsOn(l, 8080).length, 5);
   });
 
   it("a port-level mTLS mode for an undeclared port adds passthrough chains on that port", () => {
-    const [l] = build({ ports: [], passthroughPortMtlsModes: { 9999: "STRICT" } });
+    const [l] = build({ ports: [], mtls: mtlsOf("PERMISSIVE", { 9999: "STRICT" }) });
     const chains = chainsOn(l, 9999);
     assert.deepEqual(
       chains.map((c) => c.name),
@@ -146,7 +148,8 @@ describe("sidecar inbound listeners (listener_inbound.go)", () => {
   it("interception NONE: no virtualInbound, a listener bound to the pod IP per port", () => {
     const listeners = build({
       proxy: proxyFrom({ metadata: { INTERCEPTION_MODE: "NONE" } }),
-      ports: [httpPort("DISABLE")],
+      mtls: mtlsOf("DISABLE"),
+      ports: [httpPort()],
     });
     assert.deepEqual(
       listeners.map((l) => l.name),
@@ -165,7 +168,7 @@ describe("sidecar inbound listeners (listener_inbound.go)", () => {
   });
 
   it("the inspectors skip ports that do not need them (http_inspector off on 15006 and explicit-protocol ports)", () => {
-    const [l] = build({ ports: [{ ...httpPort("PERMISSIVE", "TCP"), targetPort: 3306 }] });
+    const [l] = build({ ports: [{ ...httpPort("TCP"), targetPort: 3306 }] });
     const httpInspector = l.listenerFilters.find((f) => f.name === "envoy.filters.listener.http_inspector");
     assert.ok(httpInspector?.filterDisabled?.rule.case === "orMatch");
     const ranges = httpInspector.filterDisabled.rule.value.rules.map((r) =>
@@ -175,7 +178,10 @@ describe("sidecar inbound listeners (listener_inbound.go)", () => {
   });
 
   it("Sidecar ingress captureMode NONE: that port gets its own bound listener after virtualInbound", () => {
-    const listeners = build({ ports: [{ ...httpPort("DISABLE"), bindToPort: true, bind: "127.0.0.1" }] });
+    const listeners = build({
+      mtls: mtlsOf("DISABLE"),
+      ports: [{ ...httpPort(), bindToPort: true, bind: "127.0.0.1" }],
+    });
     assert.deepEqual(
       listeners.map((l) => l.name),
       ["virtualInbound", "127.0.0.1_8080"],

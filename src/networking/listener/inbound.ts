@@ -33,8 +33,6 @@ export interface InboundPort {
   protocol: ServiceProtocol;
   /** The Service's hostname, for span names. */
   hostname: string;
-  /** PeerAuthentication's effective mode for this port. */
-  mtlsMode: MtlsMode;
   /** Sidecar ingress `captureMode: NONE`: a real listener on this port even when traffic is redirected. */
   bindToPort?: boolean;
   /** Sidecar ingress `bind` for such a listener (default: the pod's IP). */
@@ -47,10 +45,12 @@ export type InboundPolicies = Omit<HttpFilterContext, "listenerClass" | "protoco
 export interface SidecarInboundInput extends ListenerEnv {
   /** The workload's ports; a target port listed twice keeps the first (the oldest Service, as Istio). */
   ports: readonly InboundPort[];
-  /** The workload-level mTLS mode: the passthrough chains for undeclared ports use it. */
-  passthroughMtlsMode: MtlsMode;
-  /** PeerAuthentication portLevelMtls for ports no Service declares: each gets its own passthrough chains. */
-  passthroughPortMtlsModes?: Readonly<Record<number, MtlsMode>>;
+  /**
+   * PeerAuthentication's effective mTLS for the workload (the model's EffectiveMtls fits): `mode` for
+   * ports without a port-level setting and for the passthrough chains; `perPort` by workload port, where
+   * a port no Service declares gets passthrough chains of its own.
+   */
+  mtls: { mode: MtlsMode; perPort: ReadonlyMap<number, MtlsMode> };
   /** The trust domain and its aliases: peers whose SPIFFE id is in one of them are accepted. */
   trustDomains: readonly string[];
   policies?: InboundPolicies;
@@ -81,10 +81,14 @@ export function buildSidecarInboundListeners(input: SidecarInboundInput): listen
     ...passthroughChains(input, bind),
     ...ports
       .filter((port) => !port.bindToPort)
-      .flatMap((port) => portChains(input, portConfig(port, bind), port.mtlsMode)),
+      .flatMap((port) => portChains(input, portConfig(port, bind), portMode(input, port))),
   ];
   const virtual = buildVirtualInboundListener(input, chains);
   return virtual ? [virtual, ...boundListeners] : boundListeners;
+}
+
+function portMode(input: SidecarInboundInput, port: InboundPort): MtlsMode {
+  return input.mtls.perPort.get(port.targetPort) ?? input.mtls.mode;
 }
 
 function uniqueByTargetPort(ports: readonly InboundPort[]): InboundPort[] {
@@ -123,7 +127,7 @@ function passthroughConfig(targetPort: number, bind: string): ChainConfig {
 
 /** A real listener for one port, bound to the workload's address: nothing redirects traffic to 15006. */
 function boundListener(input: SidecarInboundInput, port: InboundPort, bind: string): listener.Listener {
-  const chains = portChains(input, portConfig(port, bind), port.mtlsMode);
+  const chains = portChains(input, portConfig(port, bind), portMode(input, port));
   return create(listener.ListenerSchema, {
     name: listenerName(bind, port.targetPort),
     address: socketAddress(bind, port.targetPort),
@@ -155,12 +159,9 @@ function blackholeChain(input: SidecarInboundInput): listener.FilterChain {
 /** Chains for any port (the workload mode), then for each undeclared port with its own mode. */
 function passthroughChains(input: SidecarInboundInput, bind: string): listener.FilterChain[] {
   const declared = new Set(input.ports.map((p) => p.targetPort));
-  const portModes = Object.entries(input.passthroughPortMtlsModes ?? {})
-    .map(([port, mode]) => [Number(port), mode] as const)
-    .filter(([port]) => !declared.has(port))
-    .sort(([a], [b]) => a - b);
+  const portModes = [...input.mtls.perPort].filter(([port]) => !declared.has(port)).sort(([a], [b]) => a - b);
   return [
-    ...portChains(input, passthroughConfig(0, bind), input.passthroughMtlsMode),
+    ...portChains(input, passthroughConfig(0, bind), input.mtls.mode),
     ...portModes.flatMap(([port, mode]) => portChains(input, passthroughConfig(port, bind), mode)),
   ];
 }
