@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { DEFAULT_MESH_CONFIG } from "../../config/index.ts";
-import { buildSidecarRouteConfiguration, parseSidecarRouteName, sortByCreationTime } from "./config.ts";
+import { buildSidecarRouteConfiguration, parseSidecarRouteName } from "./config.ts";
 import { proxyFixture, routeAction, runGoldenCase, vhostNamed } from "./test-helpers.ts";
 
 test("conflict golden: the first VirtualService for a host wins its virtual host; later ones are dropped", () => {
@@ -91,24 +91,5 @@ test("a port with no HTTP service still has the catch-all", () => {
   assert.deepEqual(
     config?.virtualHosts.map((v) => v.name),
     ["allow_any"],
-  );
-});
-
-test("VirtualServices in Istio's order: oldest first, then name, then namespace; no timestamp counts oldest", () => {
-  const vs = (name: string, namespace: string, creationTimestamp?: string) => ({
-    apiVersion: "networking.istio.io/v1",
-    kind: "VirtualService",
-    metadata: { name, namespace, creationTimestamp },
-  });
-  const sorted = sortByCreationTime([
-    vs("b", "x", "2024-01-01T00:00:00Z"),
-    vs("a", "y", "2024-01-01T00:00:00Z"),
-    vs("a", "x", "2024-01-01T00:00:00Z"),
-    vs("z", "x", "2023-01-01T00:00:00Z"),
-    vs("late", "x"),
-  ]);
-  assert.deepEqual(
-    sorted.map((v) => `${v.metadata.namespace}/${v.metadata.name}`),
-    ["x/late", "x/z", "x/a", "y/a", "x/b"],
   );
 });

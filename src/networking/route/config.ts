@@ -6,10 +6,10 @@
 import { create } from "@bufbuild/protobuf";
 import { route } from "../../api/index.ts";
 import type { Destination } from "../../config/index.ts";
+import { hostsMatch, isWildcard, mostSpecificHostMatch, usesGatewaySemantics } from "../../model/index.ts";
 import { buildDefaultOutboundRoute } from "./default-route.ts";
-import { hostMatches, isWildcard, mostSpecificWildcard } from "./hosts.ts";
 import { routeProxyHeaders } from "./proxy-headers.ts";
-import { buildVirtualServiceRoutes, usesGatewaySemantics } from "./translate.ts";
+import { buildVirtualServiceRoutes } from "./translate.ts";
 import {
   MESH_GATEWAY,
   type MeshConfig,
@@ -40,7 +40,10 @@ export interface SidecarRouteInput {
   mesh: MeshConfig;
   /** The services the proxy sees (its Sidecar egress scope); only those with the route's port are used. */
   services: readonly Service[];
-  /** The VirtualServices the proxy sees, ordered as Istio orders them (oldest first); delegates already merged. */
+  /**
+   * The VirtualServices bound to `mesh` the proxy sees, in Istio's order (oldest first), short names
+   * resolved and delegates merged: the model's VirtualServiceIndex.forGateway(namespace, "mesh").
+   */
   virtualServices: readonly VirtualService[];
   /** The proxy's outbound traffic policy (Sidecar, else mesh); defaults to the mesh's. */
   outboundTrafficPolicy?: { mode?: OutboundTrafficMode; egressProxy?: Destination };
@@ -100,7 +103,7 @@ function selectVirtualServices(vss: readonly VirtualService[], services: Map<str
     (vs.spec?.hosts ?? []).some((h) => {
       const lc = h.toLowerCase();
       if (services.has(lc)) return true;
-      return hosts.some((s) => (isWildcard(lc) ? hostMatches(lc, s) : isWildcard(s) && hostMatches(s, lc)));
+      return hosts.some((s) => (isWildcard(lc) ? hostsMatch(lc, s) : isWildcard(s) && hostsMatch(s, lc)));
     }),
   );
 }
@@ -114,20 +117,14 @@ function vsKey(vs: VirtualService): string {
  * exactly, else the one with the most specific wildcard host covering it (first VirtualService per host).
  */
 function wildcardIndex(vss: readonly VirtualService[], services: Iterable<Service>): Map<string, string> {
-  const exact = new Map<string, string>();
-  const wildcard = new Map<string, string>();
+  const byHost = new Map<string, string>();
   for (const vs of vss) {
-    for (const h of vs.spec?.hosts ?? []) {
-      const index = isWildcard(h) ? wildcard : exact;
-      if (!index.has(h)) index.set(h, vsKey(vs));
-    }
+    for (const h of vs.spec?.hosts ?? []) if (!byHost.has(h)) byHost.set(h, vsKey(vs));
   }
   const out = new Map<string, string>();
   for (const svc of services) {
-    const byExact = exact.get(svc.hostname);
-    const w = byExact === undefined ? mostSpecificWildcard(svc.hostname, wildcard.keys()) : undefined;
-    const key = byExact ?? (w === undefined ? undefined : wildcard.get(w));
-    if (key !== undefined) out.set(svc.hostname, key);
+    const host = mostSpecificHostMatch(svc.hostname, byHost.keys());
+    if (host !== undefined) out.set(svc.hostname, byHost.get(host) as string);
   }
   return out;
 }
@@ -151,7 +148,7 @@ function separateHosts(vs: VirtualService, services: Map<string, Service>, index
     }
     let found = false;
     for (const [svcHost, svc] of services) {
-      if (!hostMatches(svcHost, w)) continue;
+      if (!hostsMatch(svcHost, w)) continue;
       found = true;
       if (index.get(svcHost) === vsKey(vs)) matching.push(svc);
     }
@@ -308,24 +305,4 @@ export function buildSidecarRouteConfiguration(input: SidecarRouteInput): route.
     maxDirectResponseBodySizeBytes: MAX_DIRECT_RESPONSE_BODY_SIZE_BYTES,
     ignorePortInHostMatching: true,
   });
-}
-
-function creationMillis(vs: VirtualService): number {
-  const t = Date.parse(vs.metadata.creationTimestamp ?? "");
-  // No timestamp is Go's zero time: older than any.
-  return Number.isNaN(t) ? Number.NEGATIVE_INFINITY : t;
-}
-
-/**
- * Istio's order of VirtualServices (sortConfigByCreationTime): oldest first, then by name, then by
- * namespace. The first VirtualService for a host wins it, so this order decides conflicts.
- */
-export function sortByCreationTime(vss: readonly VirtualService[]): VirtualService[] {
-  const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-  return [...vss].sort(
-    (a, b) =>
-      creationMillis(a) - creationMillis(b) ||
-      cmp(a.metadata.name ?? "", b.metadata.name ?? "") ||
-      cmp(a.metadata.namespace ?? "", b.metadata.namespace ?? ""),
-  );
 }

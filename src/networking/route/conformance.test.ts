@@ -8,13 +8,13 @@ import { checkMessage } from "../../api/pgv/index.ts";
 import { readConfigPaths } from "../../config/decode.ts";
 import type { ConfigObject, Gateway } from "../../config/index.ts";
 import { DEFAULT_MESH_CONFIG } from "../../config/index.ts";
+import { gatewayRouteName } from "../../model/index.ts";
+import { VirtualServiceIndex } from "../../model/virtual-service-index.ts";
 import { ServiceRegistry } from "../../registry/index.ts";
 import { staticInputs } from "../../registry/test-inputs.ts";
-import { buildSidecarRouteConfiguration, sortByCreationTime } from "./config.ts";
-import { mergeDelegates } from "./delegate.ts";
-import { buildGatewayRouteConfiguration, gatewayRouteName } from "./gateway.ts";
+import { buildSidecarRouteConfiguration } from "./config.ts";
+import { buildGatewayRouteConfiguration } from "./gateway.ts";
 import { routeRegistry } from "./retry-extensions.ts";
-import { resolveShortnames } from "./shortnames.ts";
 import { proxyFixture } from "./test-helpers.ts";
 import type { VirtualService } from "./types.ts";
 
@@ -25,13 +25,14 @@ function load() {
     d.object ? [{ ...d.object, metadata: { namespace: "default", ...d.object.metadata } }] : [],
   );
   const services = new ServiceRegistry(staticInputs(objects)).services.list();
-  const all = objects
-    .filter((o): o is VirtualService => o.kind === "VirtualService")
-    .map((vs) => resolveShortnames(vs, "cluster.local"));
-  const find = (ns: string, name: string) => all.find((v) => v.metadata.namespace === ns && v.metadata.name === name);
-  const virtualServices = sortByCreationTime(all).map((vs) => mergeDelegates(vs, find, DEFAULT_MESH_CONFIG));
+  const index = new VirtualServiceIndex(
+    objects.filter((o): o is VirtualService => o.kind === "VirtualService"),
+    DEFAULT_MESH_CONFIG.defaultVirtualServiceExportTo,
+    "cluster.local",
+  );
   const gateways = objects.filter((o): o is Gateway => o.kind === "Gateway");
-  return { services, virtualServices, gateways };
+  const namespaces = [...new Set(objects.map((o) => o.metadata.namespace ?? "default"))].sort();
+  return { services, index, gateways, namespaces };
 }
 
 function violations(config: route.RouteConfiguration): string[] {
@@ -41,18 +42,18 @@ function violations(config: route.RouteConfiguration): string[] {
 }
 
 test("every sample VirtualService routes for sidecars on every service port within Envoy's constraints", () => {
-  const { services, virtualServices } = load();
+  const { services, index, namespaces } = load();
   const ports = new Set([80, ...services.flatMap((s) => s.ports.map((p) => p.port))]);
   const problems: string[] = [];
   let vsRoutes = 0;
-  for (const namespace of ["default", "istio-system"]) {
+  for (const namespace of namespaces) {
     for (const port of ports) {
       const config = buildSidecarRouteConfiguration({
         routeName: String(port),
         proxy: proxyFixture({ namespace }),
         mesh: DEFAULT_MESH_CONFIG,
         services,
-        virtualServices,
+        virtualServices: index.forGateway(namespace, "mesh"),
       });
       assert.ok(config);
       problems.push(...violations(config));
@@ -60,30 +61,25 @@ test("every sample VirtualService routes for sidecars on every service port with
     }
   }
   assert.deepEqual(problems, []);
-  assert.ok(vsRoutes > 50, `VirtualService routes built: ${vsRoutes}`);
+  assert.ok(vsRoutes > 80, `VirtualService routes built: ${vsRoutes}`);
 });
 
 test("every sample Gateway server with HTTP routes gets a route configuration within Envoy's constraints", () => {
-  const { services, virtualServices, gateways } = load();
+  const { services, index, gateways } = load();
   const byHost = new Map(services.map((s) => [s.hostname, s]));
   const problems: string[] = [];
   let vhosts = 0;
   for (const gw of gateways) {
     const name = `${gw.metadata.namespace}/${gw.metadata.name}`;
     for (const server of gw.spec?.servers ?? []) {
-      const routeName = gatewayRouteName(
-        server,
-        server.port.number,
-        gw.metadata.name ?? "",
-        gw.metadata.namespace ?? "",
-      );
+      const routeName = gatewayRouteName(server, server.port.number, gw);
       if (routeName === "") continue;
       const config = buildGatewayRouteConfiguration({
         routeName,
         proxy: proxyFixture({ type: "router", namespace: gw.metadata.namespace }),
         mesh: DEFAULT_MESH_CONFIG,
-        servers: [{ gateway: name, server }],
-        virtualServicesForGateway: (g) => virtualServices.filter((vs) => vs.spec?.gateways?.includes(g)),
+        servers: [{ gatewayName: name, server }],
+        virtualServicesForGateway: (g) => index.forGateway(gw.metadata.namespace ?? "", g),
         lookupService: (h) => byHost.get(h),
       });
       problems.push(...violations(config));

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { route } from "../../api/index.ts";
 import { DEFAULT_MESH_CONFIG } from "../../config/index.ts";
-import { buildGatewayRouteConfiguration, gatewayRouteName } from "./gateway.ts";
+import { buildGatewayRouteConfiguration } from "./gateway.ts";
 import { proxyFixture, routeAction, runGoldenCase, vhostNamed } from "./test-helpers.ts";
 
 test("gateway golden: virtual hosts per server host ∩ VS host, sorted, identical route lists collapsed", () => {
@@ -53,7 +53,10 @@ test("catch-all routes of several VirtualServices on one host move last", () => 
     proxy: proxyFixture({ type: "router", namespace: "istio-system" }),
     mesh: DEFAULT_MESH_CONFIG,
     servers: [
-      { gateway: "istio-system/gw", server: { port: { number: 80, name: "http", protocol: "HTTP" }, hosts: ["*"] } },
+      {
+        gatewayName: "istio-system/gw",
+        server: { port: { number: 80, name: "http", protocol: "HTTP" }, hosts: ["*"] },
+      },
     ],
     virtualServicesForGateway: () => [
       {
@@ -75,23 +78,6 @@ test("catch-all routes of several VirtualServices on one host move last", () => 
   assert.deepEqual(
     vhostNamed(config, "x.com:80").routes.map((r) => r.name),
     ["api", "all"],
-  );
-});
-
-test("route names: http.<resolved port>, https.<port>.<port name>.<gateway>.<ns>, .<bind>; passthrough and TCP none", () => {
-  const http = { port: { number: 80, name: "http", protocol: "HTTP" }, hosts: ["*"] };
-  assert.equal(gatewayRouteName(http, 8080, "gw", "ns"), "http.8080");
-  assert.equal(gatewayRouteName({ ...http, bind: "10.0.0.1" }, 8080, "gw", "ns"), "http.8080.10.0.0.1");
-  const https = {
-    port: { number: 443, name: "https", protocol: "HTTPS" },
-    hosts: ["*"],
-    tls: { mode: "SIMPLE" as const },
-  };
-  assert.equal(gatewayRouteName(https, 8443, "gw", "ns"), "https.443.https.gw.ns");
-  assert.equal(gatewayRouteName({ ...https, tls: { mode: "PASSTHROUGH" } }, 8443, "gw", "ns"), "");
-  assert.equal(
-    gatewayRouteName({ ...http, port: { number: 9000, name: "tcp", protocol: "TCP" } }, 9000, "gw", "ns"),
-    "",
   );
 });
 

@@ -5,40 +5,18 @@
 import { create } from "@bufbuild/protobuf";
 import { route } from "../../api/index.ts";
 import type { GatewayServers } from "../../config/index.ts";
+import { hostSubsetOf } from "../../model/index.ts";
 import { byName, MAX_DIRECT_RESPONSE_BODY_SIZE_BYTES } from "./config.ts";
-import { isWildcard } from "./hosts.ts";
 import { sortCatchAllLast } from "./match.ts";
 import { routeProxyHeaders } from "./proxy-headers.ts";
 import { buildVirtualServiceRoutes } from "./translate.ts";
 import type { MeshConfig, ProxyNode, RouteContext, Service, VirtualService } from "./types.ts";
 import { domainName } from "./vhost.ts";
 
-const HTTP_PROTOCOLS = new Set(["HTTP", "HTTP2", "GRPC", "GRPC-WEB", "HTTP_PROXY"]);
-
-/**
- * Istio's gatewayRDSRouteName: `http.<port>` for plain HTTP servers (the resolved listener port),
- * `https.<port>.<portName>.<gateway>.<namespace>` for terminated HTTPS ones, `.<bind>` appended when
- * the server binds an address; "" for servers without HTTP routes (TCP, TLS, passthrough).
- */
-export function gatewayRouteName(
-  server: GatewayServers,
-  resolvedPort: number,
-  gatewayName: string,
-  gatewayNamespace: string,
-): string {
-  const protocol = server.port.protocol.toUpperCase();
-  const bind = server.bind ? `.${server.bind}` : "";
-  if (HTTP_PROTOCOLS.has(protocol)) return `http.${resolvedPort}${bind}`;
-  const mode = server.tls?.mode;
-  if (protocol === "HTTPS" && mode !== "PASSTHROUGH" && mode !== "AUTO_PASSTHROUGH") {
-    return `https.${server.port.number}.${server.port.name}.${gatewayName}.${gatewayNamespace}${bind}`;
-  }
-  return "";
-}
-
+/** A server and its Gateway; the model's MergedServer is one. */
 export interface GatewayServerBinding {
   /** The Gateway owning the server, as `<namespace>/<name>` (what VirtualService `gateways` name). */
-  gateway: string;
+  gatewayName: string;
   server: GatewayServers;
 }
 
@@ -46,20 +24,13 @@ export interface GatewayRouteInput {
   routeName: string;
   proxy: ProxyNode;
   mesh: MeshConfig;
-  /** The merged servers served under this route name; empty when the gateway is gone. */
+  /** The merged servers served under this route name (MergedGateway.serversByRouteName); empty when the gateway is gone. */
   servers: readonly GatewayServerBinding[];
-  /** The VirtualServices bound to a gateway (`<ns>/<name>`), visible to the proxy, ordered, delegates merged. */
+  /** The VirtualServices bound to a gateway (`<ns>/<name>`) the proxy sees: VirtualServiceIndex.forGateway(proxy namespace, gateway). */
   virtualServicesForGateway(gateway: string): readonly VirtualService[];
   /** The services VirtualService destinations may name. */
   lookupService(hostname: string): Service | undefined;
   hashPolicy?: RouteContext["hashPolicy"];
-}
-
-/** Istio's host.Name.SubsetOf: `a` is covered by `b`. */
-function subsetOf(a: string, b: string): boolean {
-  if (isWildcard(a)) return isWildcard(b) && a.slice(1).endsWith(b.slice(1));
-  if (isWildcard(b)) return a.endsWith(b.slice(1));
-  return a === b;
 }
 
 /** Istio's host.Names.Intersection: for each covering pair, the narrower host. */
@@ -67,7 +38,7 @@ function intersectHosts(serverHosts: readonly string[], vsHosts: readonly string
   const out: string[] = [];
   for (const s of serverHosts) {
     for (const v of vsHosts) {
-      const narrower = subsetOf(s, v) ? s : subsetOf(v, s) ? v : undefined;
+      const narrower = hostSubsetOf(s, v) ? s : hostSubsetOf(v, s) ? v : undefined;
       if (narrower !== undefined && !out.includes(narrower)) out.push(narrower);
     }
   }
@@ -125,7 +96,7 @@ export function buildGatewayRouteConfiguration(input: GatewayRouteInput): route.
   // Routes per gateway and VirtualService, built once (for the first server that needs them), as Istio.
   const routeCache = new Map<string, route.Route[]>();
   const vhosts = new Map<string, route.VirtualHost>();
-  for (const { gateway, server } of servers) {
+  for (const { gatewayName: gateway, server } of servers) {
     const port = server.port.number;
     const gatewayNamespace = gateway.slice(0, gateway.indexOf("/"));
     const httpsRedirect = server.tls?.httpsRedirect === true;

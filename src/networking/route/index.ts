@@ -3,9 +3,10 @@
 //   buildSidecarRouteConfiguration({ routeName: "8080", proxy, mesh, services, virtualServices })
 //   buildGatewayRouteConfiguration({ routeName: "http.8080", proxy, mesh, servers, virtualServicesForGateway, lookupService })
 //
-// Inputs are explicit (no push context): the caller selects and orders the VirtualServices (oldest
-// first; merged with mergeDelegates) and the services a proxy sees. Results are new messages the
-// caller must not change; render or check them with `routeRegistry` (it knows the retry extensions).
+// Inputs are explicit (no push context): the caller passes the services a proxy sees and the
+// VirtualServices that apply, as the model's VirtualServiceIndex gives them (short names resolved,
+// delegates merged, oldest first). Results are new messages the caller must not change; render or
+// check them with `routeRegistry` (it knows the retry extensions).
 export {
   buildSidecarRouteConfiguration,
   buildSidecarVirtualHosts,
@@ -13,7 +14,6 @@ export {
   MAX_DIRECT_RESPONSE_BODY_SIZE_BYTES,
   parseSidecarRouteName,
   type SidecarRouteInput,
-  sortByCreationTime,
 } from "./config.ts";
 export {
   buildDefaultInboundRoute,
@@ -21,18 +21,15 @@ export {
   DEFAULT_ROUTE_NAME,
   inboundRetryPolicy,
 } from "./default-route.ts";
-export { exportedTo, isRootVirtualService, mergeDelegates } from "./delegate.ts";
 export { destinationCluster, outboundClusterName, parseClusterName, UNKNOWN_SERVICE_CLUSTER } from "./destination.ts";
 export {
   buildGatewayRouteConfiguration,
   type GatewayRouteInput,
   type GatewayServerBinding,
-  gatewayRouteName,
 } from "./gateway.ts";
 export { isCatchAllRoute } from "./match.ts";
 export { defaultRetryPolicy, translateRetries } from "./retry.ts";
 export { routeRegistry } from "./retry-extensions.ts";
-export { resolveGatewayName, resolveShortname, resolveShortnames } from "./shortnames.ts";
 export { buildVirtualServiceRoutes, translateRoute } from "./translate.ts";
 export { MESH_GATEWAY, type RouteContext } from "./types.ts";
 export {

@@ -3,10 +3,10 @@
 //   proxy: {namespace, labels, dnsDomain, generator}      (a sidecar in `default` when omitted)
 //   mesh: MeshConfig overrides
 //   services: [{hostname, namespace, ports: [{port, protocol, name}], addresses, resolution, registry, externalName}]
-//   virtualServices: [VirtualService objects, in the order the caller would pass them; short names resolved]
-//   delegates: [VirtualService objects delegates are looked up in]
+//   virtualServices: [VirtualService objects; indexed as the push context does (names resolved, delegates merged, oldest first)]
+//   delegates: [delegate VirtualServices (no hosts)]
 //   sidecar: {routeNames: ["8080", ...], outboundTrafficPolicy}
-//   gateway: {routeName, servers: [{gateway: ns/name, server: {...}}]}
+//   gateway: {routeName, servers: [{gatewayName: ns/name, server: {...}}]}
 // and `testdata/<name>.out.yaml` the RouteConfigurations built, as proto3 JSON.
 import assert from "node:assert/strict";
 import { toJson } from "@bufbuild/protobuf";
@@ -15,14 +15,13 @@ import { checkMessage } from "../../api/pgv/index.ts";
 import type { Destination, GatewayServers, MeshConfig } from "../../config/index.ts";
 import { DEFAULT_MESH_CONFIG } from "../../config/index.ts";
 import type { ProxyNode } from "../../model/proxy.ts";
+import { VirtualServiceIndex } from "../../model/virtual-service-index.ts";
 import type { Service, ServicePort } from "../../registry/index.ts";
 import { assertGolden, readGoldenInput, testdataDir } from "../golden.ts";
 import { buildSidecarRouteConfiguration } from "./config.ts";
-import { mergeDelegates } from "./delegate.ts";
 import { buildGatewayRouteConfiguration } from "./gateway.ts";
 import { routeRegistry } from "./retry-extensions.ts";
-import { resolveShortnames } from "./shortnames.ts";
-import type { VirtualService } from "./types.ts";
+import { MESH_GATEWAY, type VirtualService } from "./types.ts";
 import type { OutboundTrafficMode } from "./vhost.ts";
 
 export interface ProxyFixture {
@@ -104,7 +103,7 @@ export interface GoldenCase {
     routeNames: string[];
     outboundTrafficPolicy?: { mode?: OutboundTrafficMode; egressProxy?: Destination };
   };
-  gateway?: { routeName: string; servers: { gateway: string; server: GatewayServers }[] };
+  gateway?: { routeName: string; servers: { gatewayName: string; server: GatewayServers }[] };
 }
 
 const dir = testdataDir(import.meta.url);
@@ -123,12 +122,13 @@ export function runGoldenCase(name: string): Map<string, route.RouteConfiguratio
   const mesh: MeshConfig = { ...DEFAULT_MESH_CONFIG, ...c.mesh };
   const proxy = proxyFixture(c.proxy);
   const services = (c.services ?? []).map(serviceFixture);
-  const delegates = (c.delegates ?? []).map((vs) => resolveShortnames(vs, "cluster.local"));
-  const findDelegate = (ns: string, n: string) =>
-    delegates.find((d) => d.metadata.namespace === ns && d.metadata.name === n);
-  const virtualServices = (c.virtualServices ?? []).map((vs) =>
-    mergeDelegates(resolveShortnames(vs, "cluster.local"), findDelegate, mesh),
+  // As the push context gives them: short names resolved, delegates merged, oldest first.
+  const index = new VirtualServiceIndex(
+    [...(c.virtualServices ?? []), ...(c.delegates ?? [])],
+    mesh.defaultVirtualServiceExportTo,
+    "cluster.local",
   );
+  const virtualServices = index.forGateway(proxy.configNamespace, MESH_GATEWAY);
   const out = new Map<string, route.RouteConfiguration>();
   for (const routeName of c.sidecar?.routeNames ?? []) {
     const config = buildSidecarRouteConfiguration({
@@ -149,7 +149,7 @@ export function runGoldenCase(name: string): Map<string, route.RouteConfiguratio
       proxy,
       mesh,
       servers: c.gateway.servers,
-      virtualServicesForGateway: (gw) => virtualServices.filter((vs) => vs.spec?.gateways?.includes(gw)),
+      virtualServicesForGateway: (gw) => index.forGateway(proxy.configNamespace, gw),
       lookupService: (h) => byHost.get(h),
     });
     out.set(c.gateway.routeName, config);

@@ -5,6 +5,7 @@ import { create } from "@bufbuild/protobuf";
 import { anyPack } from "@bufbuild/protobuf/wkt";
 import { core, cors, fault, route } from "../../api/index.ts";
 import type { VirtualServiceHttp, VirtualServiceHttpMatch } from "../../config/index.ts";
+import { usesGatewaySemantics } from "../../model/index.ts";
 import { CORS_FILTER, translateCorsPolicy } from "./cors.ts";
 import { applyDestinations, parseClusterName } from "./destination.ts";
 import { translateDirectResponse } from "./direct-response.ts";
@@ -19,16 +20,9 @@ import { applyRewrite } from "./rewrite.ts";
 import { applyTimeout } from "./timeout.ts";
 import type { RouteContext, VirtualService } from "./types.ts";
 
-const ROUTE_SEMANTICS_ANNOTATION = "internal.istio.io/route-semantics";
-
-/** A VirtualService translated from Gateway API routes (Istio's UseGatewaySemantics). */
-export function usesGatewaySemantics(vs: VirtualService): boolean {
-  return vs.metadata.annotations?.[ROUTE_SEMANTICS_ANNOTATION] === "gateway";
-}
-
 /** A VirtualService translated from an Ingress (Istio's UseIngressSemantics). */
 function usesIngressSemantics(vs: VirtualService): boolean {
-  return vs.metadata.annotations?.[ROUTE_SEMANTICS_ANNOTATION] === "ingress";
+  return vs.metadata.annotations?.["internal.istio.io/route-semantics"] === "ingress";
 }
 
 /** `metadata.filter_metadata.istio.config` naming the VirtualService a route came from. */

@@ -5,10 +5,9 @@ import type { Destination, MeshConfig, VirtualService } from "../../config/index
 import type { ProxyNode } from "../../model/proxy.ts";
 import type { Service } from "../../registry/index.ts";
 
-export type { MeshConfig, ProxyNode, Service, VirtualService };
-
 /** The gateway name VirtualServices use for sidecars (Istio's constants.IstioMeshGateway). */
-export const MESH_GATEWAY = "mesh";
+export { MESH_GATEWAY } from "../../model/index.ts";
+export type { MeshConfig, ProxyNode, Service, VirtualService };
 
 export interface RouteContext {
   proxy: ProxyNode;
