@@ -93,20 +93,12 @@ function matchesPlaintextHttp(match: listener.FilterChainMatch | undefined): boo
 }
 
 /**
- * Outbound and gateway listeners: tls_inspector when a chain matches SNI or carries a TLS context
- * with ALPN, then http_inspector when a chain matches plaintext HTTP ALPN.
+ * Sidecar outbound listeners: tls_inspector when a chain matches SNI, then http_inspector when a
+ * chain matches plaintext HTTP ALPN (the order matters: TLS is told apart first).
  */
-export function sniffingListenerFilters(
-  chains: readonly listener.FilterChain[],
-  chainHasTlsAlpn: (chain: listener.FilterChain) => boolean = () => false,
-): listener.ListenerFilter[] {
+export function sniffingListenerFilters(chains: readonly listener.FilterChain[]): listener.ListenerFilter[] {
   const filters: listener.ListenerFilter[] = [];
-  const tls = chains.some(
-    (c) =>
-      (c.filterChainMatch?.serverNames.length ?? 0) > 0 ||
-      c.filterChainMatch?.transportProtocol === TLS_TRANSPORT ||
-      chainHasTlsAlpn(c),
-  );
+  const tls = chains.some((c) => (c.filterChainMatch?.serverNames.length ?? 0) > 0);
   if (tls) filters.push(tlsInspectorFilter());
   if (chains.some((c) => matchesPlaintextHttp(c.filterChainMatch))) filters.push(httpInspectorFilter());
   return filters;
