@@ -11,7 +11,6 @@ import type { SidecarEgress } from "../../config/types/index.ts";
 import { hostsMatch, resolveShortName } from "../../model/index.ts";
 import type { Service, ServiceProtocol } from "../../registry/index.ts";
 import { buildHttpFilters } from "../httpfilter/index.ts";
-import { buildListenerAccessLogs } from "./accesslog.ts";
 import { listenerName, localhostAddress, protocolDetectionTimeout, socketAddress, wildcardAddress } from "./address.ts";
 import { buildHcmFilter } from "./hcm.ts";
 import { PLAINTEXT_HTTP_ALPN, protocolClass, RAW_BUFFER_TRANSPORT, sniffingListenerFilters } from "./sniffing.ts";
@@ -428,6 +427,7 @@ function serviceFilters(input: SidecarOutboundInput, service: Service, port: num
 
 // ---- From entries to Envoy listeners (listener.go buildListenerFromEntry)
 
+/** Per-port listeners carry no listener access log: virtualOutbound's records what no chain matched. */
 function listenerFromEntry(input: SidecarOutboundInput, entry: Entry): listener.Listener {
   const name = listenerName(entry.bind, entry.port);
   const l = create(listener.ListenerSchema, {
@@ -435,7 +435,6 @@ function listenerFromEntry(input: SidecarOutboundInput, entry: Entry): listener.
     address: socketAddress(entry.bind, entry.port),
     trafficDirection: core.TrafficDirection.OUTBOUND,
     continueOnListenerFiltersTimeout: true,
-    accessLog: buildListenerAccessLogs(input.mesh),
   });
   if (entry.bindToPort) l.maxConnectionsToAcceptPerSocketEvent = 1;
   else l.bindToPort = false;
@@ -538,6 +537,5 @@ function httpProxyListener(input: SidecarOutboundInput): listener.Listener | und
         transportSocketConnectTimeout: TRANSPORT_SOCKET_CONNECT_TIMEOUT,
       }),
     ],
-    accessLog: buildListenerAccessLogs(input.mesh),
   });
 }
