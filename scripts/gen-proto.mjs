@@ -52,6 +52,8 @@ const ROOTS = [
   "envoy/extensions/filters/network/rbac/v3",
   "envoy/extensions/filters/network/ext_authz/v3",
   "envoy/extensions/path/match/uri_template/v3",
+  "envoy/extensions/retry/host/previous_hosts/v3",
+  "envoy/extensions/retry/priority/previous_priorities/v3",
   "envoy/extensions/filters/network/wasm/v3",
   "envoy/extensions/filters/http/router/v3",
   "envoy/extensions/filters/http/fault/v3",

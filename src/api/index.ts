@@ -64,6 +64,8 @@ export * as networkRbac from "./gen/envoy/extensions/filters/network/rbac/v3/ind
 export * as tcpProxy from "./gen/envoy/extensions/filters/network/tcp_proxy/v3/index.ts";
 export * as networkWasm from "./gen/envoy/extensions/filters/network/wasm/v3/index.ts";
 export * as uriTemplate from "./gen/envoy/extensions/path/match/uri_template/v3/index.ts";
+export * as retryPreviousHosts from "./gen/envoy/extensions/retry/host/previous_hosts/v3/index.ts";
+export * as retryPreviousPriorities from "./gen/envoy/extensions/retry/priority/previous_priorities/v3/index.ts";
 export * as internalUpstream from "./gen/envoy/extensions/transport_sockets/internal_upstream/v3/index.ts";
 export * as rawBuffer from "./gen/envoy/extensions/transport_sockets/raw_buffer/v3/index.ts";
 export * as tls from "./gen/envoy/extensions/transport_sockets/tls/v3/index.ts";

@@ -6,7 +6,7 @@
 // Inputs are explicit (no push context): the caller passes the services a proxy sees and the
 // VirtualServices that apply, as the model's VirtualServiceIndex gives them (short names resolved,
 // delegates merged, oldest first). Results are new messages the caller must not change; render or
-// check them with `routeRegistry` (it knows the retry extensions).
+// check them with the API registry.
 export {
   buildSidecarRouteConfiguration,
   buildSidecarVirtualHosts,
@@ -29,7 +29,6 @@ export {
 } from "./gateway.ts";
 export { isCatchAllRoute } from "./match.ts";
 export { defaultRetryPolicy, translateRetries } from "./retry.ts";
-export { routeRegistry } from "./retry-extensions.ts";
 export { buildVirtualServiceRoutes, translateRoute } from "./translate.ts";
 export { MESH_GATEWAY, type RouteContext } from "./types.ts";
 export {

@@ -3,10 +3,9 @@
 // unavailable, cancelled and retriable status codes, avoiding hosts already tried); attempts ≤ 0 → none.
 import { create } from "@bufbuild/protobuf";
 import { anyPack } from "@bufbuild/protobuf/wkt";
-import { route } from "../../api/index.ts";
-import type { VirtualServiceHttpRetries } from "../../config/index.ts";
+import { retryPreviousHosts, retryPreviousPriorities, route } from "../../api/index.ts";
+import { NAMED_HTTP_STATUSES, type VirtualServiceHttpRetries } from "../../config/index.ts";
 import { toDuration } from "./duration.ts";
-import { PreviousHostsPredicateSchema, PreviousPrioritiesConfigSchema } from "./retry-extensions.ts";
 
 export const DEFAULT_RETRY_ON = "connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes";
 const DEFAULT_NUM_RETRIES = 2;
@@ -14,28 +13,24 @@ const HOST_SELECTION_RETRY_MAX_ATTEMPTS = 5n;
 const PREVIOUS_HOSTS = "envoy.retry_host_predicates.previous_hosts";
 const PREVIOUS_PRIORITIES = "envoy.retry_priorities.previous_priorities";
 
-/** The status codes Go's net/http names (http.StatusText ≠ ""): only these count as codes in retryOn. */
-const HTTP_STATUS_CODES: ReadonlySet<number> = new Set([
-  100, 101, 102, 103, 200, 201, 202, 203, 204, 205, 206, 207, 208, 226, 300, 301, 302, 303, 304, 305, 307, 308, 400,
-  401, 402, 403, 404, 405, 406, 407, 408, 409, 410, 411, 412, 413, 414, 415, 416, 417, 418, 421, 422, 423, 424, 425,
-  426, 428, 429, 431, 451, 500, 501, 502, 503, 504, 505, 506, 507, 508, 510, 511,
-]);
-
 function previousHostsPredicate(): route.RetryPolicy_RetryHostPredicate {
   return create(route.RetryPolicy_RetryHostPredicateSchema, {
     name: PREVIOUS_HOSTS,
     configType: {
       case: "typedConfig",
-      value: anyPack(PreviousHostsPredicateSchema, create(PreviousHostsPredicateSchema)),
+      value: anyPack(
+        retryPreviousHosts.PreviousHostsPredicateSchema,
+        create(retryPreviousHosts.PreviousHostsPredicateSchema),
+      ),
     },
   });
 }
 
 function previousPriorities(): route.RetryPolicy_RetryPriority {
-  const config = create(PreviousPrioritiesConfigSchema, { updateFrequency: 2 });
+  const config = create(retryPreviousPriorities.PreviousPrioritiesConfigSchema, { updateFrequency: 2 });
   return create(route.RetryPolicy_RetryPrioritySchema, {
     name: PREVIOUS_PRIORITIES,
-    configType: { case: "typedConfig", value: anyPack(PreviousPrioritiesConfigSchema, config) },
+    configType: { case: "typedConfig", value: anyPack(retryPreviousPriorities.PreviousPrioritiesConfigSchema, config) },
   });
 }
 
@@ -47,7 +42,7 @@ export function parseRetryOn(retryOn: string): { retryOn: string; codes: number[
     const part = raw.trim();
     if (part === "") continue;
     const code = /^[+-]?\d+$/.test(part) ? Number(part) : Number.NaN;
-    if (HTTP_STATUS_CODES.has(code)) codes.push(code);
+    if (NAMED_HTTP_STATUSES.has(code)) codes.push(code);
     else conditions.push(part);
   }
   return { retryOn: conditions.join(","), codes };

@@ -10,7 +10,7 @@
 // and `testdata/<name>.out.yaml` the RouteConfigurations built, as proto3 JSON.
 import assert from "node:assert/strict";
 import { toJson } from "@bufbuild/protobuf";
-import { route } from "../../api/index.ts";
+import { registry, route } from "../../api/index.ts";
 import { checkMessage } from "../../api/pgv/index.ts";
 import type { Destination, GatewayServers, MeshConfig } from "../../config/index.ts";
 import { DEFAULT_MESH_CONFIG } from "../../config/index.ts";
@@ -20,7 +20,6 @@ import type { Service, ServicePort } from "../../registry/index.ts";
 import { assertGolden, readGoldenInput, testdataDir } from "../golden.ts";
 import { buildSidecarRouteConfiguration } from "./config.ts";
 import { buildGatewayRouteConfiguration } from "./gateway.ts";
-import { routeRegistry } from "./retry-extensions.ts";
 import { MESH_GATEWAY, type VirtualService } from "./types.ts";
 import type { OutboundTrafficMode } from "./vhost.ts";
 
@@ -110,7 +109,7 @@ const dir = testdataDir(import.meta.url);
 
 /** Every Envoy constraint the route configuration breaks (none expected). */
 export function assertValid(config: route.RouteConfiguration): void {
-  assert.deepEqual(checkMessage(route.RouteConfigurationSchema, config, { registry: routeRegistry }), []);
+  assert.deepEqual(checkMessage(route.RouteConfigurationSchema, config), []);
 }
 
 /**
@@ -158,7 +157,7 @@ export function runGoldenCase(name: string): Map<string, route.RouteConfiguratio
   assertGolden(
     dir,
     name,
-    [...out.values()].map((config) => toJson(route.RouteConfigurationSchema, config, { registry: routeRegistry })),
+    [...out.values()].map((config) => toJson(route.RouteConfigurationSchema, config, { registry })),
   );
   return out;
 }
