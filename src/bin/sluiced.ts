@@ -8,10 +8,10 @@ import { Registry } from "prom-client";
 import yargs from "yargs";
 import { hideBin } from "yargs/helpers";
 import { type DeclaredOptions, declaredFlagNames, unknownCommandLineFlags } from "../cli/index.ts";
-import { kindKey, type MeshConfig, parseGoDuration } from "../config/index.ts";
+import { storePush, storeRegistry } from "../cli/translate-state.ts";
+import { type MeshConfig, parseGoDuration } from "../config/index.ts";
 import { loadMeshConfig } from "../config/mesh.ts";
-import { buildPushContext, type PushContext, pushSnapshot } from "../model/index.ts";
-import { ServiceRegistry } from "../registry/index.ts";
+import { type PushContext, pushSnapshot } from "../model/index.ts";
 import { ConfigStore, FileSource, KubeSource, loadKubeConfig, XdsSource, type XdsSourceTls } from "../sources/index.ts";
 import { type Discovery, startDiscovery, type TlsFiles } from "../xds/index.ts";
 
@@ -98,26 +98,9 @@ interface Running {
  * the model's indexed snapshot built from it and the objects in force at push time.
  */
 function pushContexts(store: ConfigStore, mesh: MeshConfig, domainSuffix: string) {
-  const kind = (group: string, name: string) => store.collection(kindKey(group, name));
-  const registry = new ServiceRegistry(
-    {
-      services: kind("", "Service"),
-      endpointSlices: kind("discovery.k8s.io", "EndpointSlice"),
-      endpoints: kind("", "Endpoints"),
-      pods: kind("", "Pod"),
-      nodes: kind("", "Node"),
-      serviceEntries: kind("networking.istio.io", "ServiceEntry"),
-      workloadEntries: kind("networking.istio.io", "WorkloadEntry"),
-      workloadGroups: kind("networking.istio.io", "WorkloadGroup"),
-    },
-    { domainSuffix, mesh },
-  );
-  const build = (previous?: PushContext) =>
-    buildPushContext(
-      { configs: store.list().map((s) => s.object), services: registry.services.list(), mesh, domainSuffix },
-      previous,
-    );
-  return { build, countServices: (push: PushContext) => pushSnapshot(push).services.all.length };
+  const registry = storeRegistry(store, mesh, domainSuffix);
+  const build = (previous?: PushContext) => storePush(store, registry, mesh, domainSuffix, previous);
+  return { build, registry, countServices: (push: PushContext) => pushSnapshot(push).services.all.length };
 }
 
 /** The xds:// config sources of the mesh config (Istio's configSources); other schemes are not served. */
@@ -215,6 +198,7 @@ async function start(running: Running[]): Promise<void> {
   const discovery: Discovery = await startDiscovery({
     store,
     initialPush: pushes.build(),
+    endpoints: pushes.registry,
     build: (previous) => pushes.build(previous),
     countServices: pushes.countServices,
     rootNamespace: mesh.rootNamespace ?? "istio-system",

@@ -6,9 +6,13 @@ import type { Registry } from "prom-client";
 import type { PushContext } from "../model/push-context.ts";
 import { GeneratorRegistry, loadGeneratorPlugins } from "./generator.ts";
 import { apiGenerator, type ConfigLister } from "./generators/api.ts";
+import { cdsGenerator } from "./generators/cds.ts";
 import { debugGenerator } from "./generators/debug.ts";
 import type { DebugAuthOptions } from "./generators/debug-auth.ts";
 import { DebugEndpoints } from "./generators/debug-endpoints.ts";
+import { type EndpointLookup, edsGenerator } from "./generators/eds.ts";
+import { ldsGenerator } from "./generators/lds.ts";
+import { rdsGenerator } from "./generators/rds.ts";
 import { statusGenerator } from "./generators/status.ts";
 import type { DebounceOptions } from "./pipeline/debounce.ts";
 import { PipelineMetrics } from "./pipeline/metrics.ts";
@@ -22,6 +26,11 @@ export interface DiscoveryOptions {
   store: ChangeSource & ConfigLister;
   /** The push context of the first config load. */
   initialPush: PushContext;
+  /**
+   * The service registry's endpoints. With it the Envoy generators (CDS, EDS, LDS, RDS) are registered;
+   * their push contexts must then be built by the model's buildPushContext.
+   */
+  endpoints?: EndpointLookup;
   build: PushContextBuilder;
   countServices?: (push: PushContext) => number;
   rootNamespace: string;
@@ -55,6 +64,12 @@ export async function startDiscovery(options: DiscoveryOptions): Promise<Discove
     apiGenerator({ store: options.store, requireAuth: options.apiAuth, rootNamespace: options.rootNamespace }),
   );
   generators.register(TypeUrl.Debug, debugGenerator(debugEndpoints, options.debugAuth));
+  if (options.endpoints) {
+    generators.register(TypeUrl.Cluster, cdsGenerator(options.endpoints));
+    generators.register(TypeUrl.Endpoint, edsGenerator(options.endpoints));
+    generators.register(TypeUrl.Listener, ldsGenerator(options.endpoints));
+    generators.register(TypeUrl.Route, rdsGenerator());
+  }
   await loadGeneratorPlugins(options.plugins, generators);
   if (options.plugins.length > 0)
     log.info({ plugins: options.plugins, generators: generators.keys() }, "generator plugins loaded");

@@ -1,0 +1,140 @@
+// CDS: a proxy's clusters (Istio's pilot/pkg/xds/cds.go → configgen BuildClusters): the outbound
+// clusters of every service its scope sees, with the DestinationRule for the host; sidecars add the
+// inbound clusters of their service ports, routers the SNI-DNAT clusters of AUTO_PASSTHROUGH hosts.
+import type { cluster } from "../../api/index.ts";
+import type { ConsolidatedDestinationRule, ProxyNode, PushContext } from "../../model/index.ts";
+import { hostsMatch, pushSnapshot } from "../../model/index.ts";
+import {
+  type AppliedDestinationRule,
+  assembleClusters,
+  buildInboundCluster,
+  buildOutboundClusters,
+  buildSniDnatClusters,
+} from "../../networking/cluster/index.ts";
+import type { Service } from "../../registry/index.ts";
+import type { Generator } from "../generator.ts";
+import type { EndpointLookup } from "./eds.ts";
+
+/**
+ * A cache living as long as one push context: built once per key, then the same objects go to every
+ * proxy of the push (the encoder encodes each object once).
+ */
+export function perPush<T>(): (push: PushContext, key: string, build: () => T) => T {
+  const byPush = new WeakMap<PushContext, Map<string, T>>();
+  return (push, key, build) => {
+    let cache = byPush.get(push);
+    if (!cache) {
+      cache = new Map();
+      byPush.set(push, cache);
+    }
+    let value = cache.get(key);
+    if (value === undefined) {
+      value = build();
+      cache.set(key, value);
+    }
+    return value;
+  };
+}
+
+/** The builders' view of a consolidated DestinationRule. */
+export function appliedRule(rule: ConsolidatedDestinationRule): AppliedDestinationRule {
+  return {
+    name: rule.rule.metadata.name ?? "",
+    namespace: rule.rule.metadata.namespace ?? "",
+    spec: rule.rule.spec ?? { host: "" },
+  };
+}
+
+const outboundCache = perPush<cluster.Cluster[]>();
+
+function ipFamilies(proxy: ProxyNode): string {
+  return [...new Set(proxy.ipAddresses.map((ip) => (ip.includes(":") ? "6" : "4")))].sort().join("");
+}
+
+/** Outbound (or SNI-DNAT) clusters of one service, shared by the proxies that see it through the same rule. */
+function serviceClusters(
+  push: PushContext,
+  proxy: ProxyNode,
+  endpoints: EndpointLookup,
+  service: Service,
+  sniDnat: boolean,
+): cluster.Cluster[] {
+  const snap = pushSnapshot(push);
+  const rule = snap.sidecarScope(proxy).destinationRule("outbound", proxy.labels, service.hostname);
+  // Istio infers the service's mTLS mode from the namespace-wide PeerAuthentication.
+  const serviceMtlsMode = snap.effectiveMtls({ configNamespace: service.namespace, labels: {} }).mode;
+  const key = [
+    sniDnat ? "sni" : "out",
+    proxy.type,
+    proxy.clusterId,
+    ipFamilies(proxy),
+    service.namespace,
+    service.hostname,
+    rule?.from.join(",") ?? "",
+    serviceMtlsMode,
+  ].join("|");
+  return outboundCache(push, key, () =>
+    service.ports.flatMap((port) => {
+      const input = {
+        service,
+        port,
+        destinationRule: rule && appliedRule(rule),
+        proxy,
+        mesh: snap.mesh,
+        endpoints: endpoints.endpointsFor(service.hostname, port.port, service.namespace),
+        serviceMtlsMode,
+      };
+      return sniDnat ? buildSniDnatClusters(input) : buildOutboundClusters(input);
+    }),
+  );
+}
+
+/** Inbound clusters of a sidecar: one per target port of the services selecting its workload. */
+function inboundClusters(push: PushContext, proxy: ProxyNode): cluster.Cluster[] {
+  const snap = pushSnapshot(push);
+  const scope = snap.sidecarScope(proxy);
+  const byTargetPort = new Map<number, { port: Service["ports"][number]; services: Service[] }>();
+  for (const { service, port } of snap.serviceTargets(proxy)) {
+    const targetPort = typeof port.targetPort === "number" && port.targetPort > 0 ? port.targetPort : port.port;
+    const entry = byTargetPort.get(targetPort) ?? { port, services: [] };
+    entry.services.push(service);
+    byTargetPort.set(targetPort, entry);
+  }
+  return [...byTargetPort].map(([targetPort, { port, services }]) => {
+    const rule = scope.destinationRule("inbound", proxy.labels, services[0].hostname);
+    return buildInboundCluster({
+      targetPort,
+      port,
+      services,
+      proxy,
+      mesh: snap.mesh,
+      destinationRule: rule && appliedRule(rule),
+      sidecarConnectionPool: scope.inboundConnectionPool(targetPort),
+    });
+  });
+}
+
+/** Every cluster of the proxy, in Istio's order. */
+export function buildClusters(push: PushContext, proxy: ProxyNode, endpoints: EndpointLookup): cluster.Cluster[] {
+  const snap = pushSnapshot(push);
+  const services = snap.sidecarScope(proxy).services;
+  const outbound = services.flatMap((s) => serviceClusters(push, proxy, endpoints, s, false));
+  if (proxy.type === "sidecar") {
+    return assembleClusters({ proxy, mesh: snap.mesh, outbound, inbound: inboundClusters(push, proxy) });
+  }
+  const sniHosts = [...(snap.mergedGateway(proxy)?.autoPassthroughSniHosts ?? [])];
+  const sniDnat = services
+    .filter((s) => sniHosts.some((h) => hostsMatch(h, s.hostname)))
+    .flatMap((s) => serviceClusters(push, proxy, endpoints, s, true));
+  return assembleClusters({ proxy, mesh: snap.mesh, outbound, sniDnat });
+}
+
+/** CDS is wildcard: every cluster on each full push; endpoint-only pushes leave clusters alone. */
+export function cdsGenerator(endpoints: EndpointLookup): Generator {
+  return {
+    generate(proxy, _watched, req) {
+      if (!req.full) return undefined;
+      return { resources: buildClusters(req.push, proxy, endpoints).map((c) => ({ name: c.name, resource: c })) };
+    },
+  };
+}

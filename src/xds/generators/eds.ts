@@ -1,0 +1,107 @@
+// EDS: one ClusterLoadAssignment per subscribed cluster (Istio's pilot/pkg/xds/eds.go). A full push
+// answers every subscribed name; an incremental (endpoint) push answers only the clusters of the
+// hostnames it names, which SotW EDS allows.
+import type { endpoint } from "../../api/index.ts";
+import type { ProxyNode, PushContext, PushRequest } from "../../model/index.ts";
+import { pushSnapshot } from "../../model/index.ts";
+import { effectiveTrafficPolicy, parseClusterName, sniDnatClusterName } from "../../networking/cluster/index.ts";
+import { buildClusterLoadAssignment } from "../../networking/endpoint/index.ts";
+import type { ServiceEndpoint } from "../../registry/index.ts";
+import type { Generator, XdsResource } from "../generator.ts";
+import { KIND } from "../pipeline/classify.ts";
+import { appliedRule, perPush } from "./cds.ts";
+
+/** The live endpoints of a service port (ServiceRegistry.endpointsFor). */
+export interface EndpointLookup {
+  endpointsFor(hostname: string, port: number, namespace: string): readonly ServiceEndpoint[];
+}
+
+interface EdsClusterName {
+  port: number;
+  subset: string;
+  hostname: string;
+  sniDnat: boolean;
+}
+
+/** `outbound|port|subset|host` or the SNI-DNAT form `outbound_.port_.subset_.host` (Istio's ParseSubsetKey). */
+function parseEdsClusterName(name: string): EdsClusterName | undefined {
+  if (name.startsWith("outbound_.")) {
+    const [, port, subset, ...host] = name.split("_.");
+    const hostname = host.join("_.");
+    if (!/^\d+$/.test(port ?? "") || sniDnatClusterName(Number(port), subset ?? "", hostname) !== name)
+      return undefined;
+    return { port: Number(port), subset: subset ?? "", hostname, sniDnat: true };
+  }
+  const parsed = parseClusterName(name);
+  return parsed?.direction === "outbound" ? { ...parsed, sniDnat: false } : undefined;
+}
+
+// Assignments shared by every proxy of a push that sees the cluster the same way.
+const assignments = perPush<endpoint.ClusterLoadAssignment>();
+
+/** The assignment of one cluster for the proxy; `{cluster_name}` alone when it has no service in its scope. */
+export function buildLoadAssignment(
+  push: PushContext,
+  proxy: ProxyNode,
+  endpoints: EndpointLookup,
+  clusterName: string,
+): endpoint.ClusterLoadAssignment {
+  const snap = pushSnapshot(push);
+  const parsed = parseEdsClusterName(clusterName);
+  const scope = snap.sidecarScope(proxy);
+  const service = parsed && scope.service(parsed.hostname);
+  const rule = parsed && scope.destinationRule("outbound", proxy.labels, parsed.hostname);
+  const key = [
+    clusterName,
+    service?.namespace,
+    rule?.from.join(","),
+    proxy.clusterId,
+    proxy.metadata.NETWORK,
+    proxy.metadata.REQUESTED_NETWORK_VIEW?.join(","),
+    `${proxy.locality.region}/${proxy.locality.zone}/${proxy.locality.subZone}`,
+    JSON.stringify(proxy.labels),
+  ].join("|");
+  return assignments(push, key, () => {
+    if (!parsed || !service)
+      return buildClusterLoadAssignment({ clusterName, port: 0, endpoints: [], proxy, mesh: snap.mesh });
+    const spec = rule && appliedRule(rule).spec;
+    return buildClusterLoadAssignment({
+      clusterName,
+      port: parsed.port,
+      endpoints: endpoints.endpointsFor(service.hostname, parsed.port, service.namespace),
+      subsetLabels: spec?.subsets?.find((s) => s.name === parsed.subset)?.labels,
+      proxy,
+      mesh: snap.mesh,
+      policy: effectiveTrafficPolicy(spec, parsed.port, parsed.subset),
+      mtlsCapableOnly: parsed.sniDnat,
+    });
+  });
+}
+
+/** The hostnames an incremental push names (endpoint pushes key services by hostname). */
+function changedHostnames(req: PushRequest): Set<string> {
+  const hosts = new Set<string>();
+  for (const key of req.configsUpdated.values()) if (key.kind === KIND.serviceEntry) hosts.add(key.name);
+  return hosts;
+}
+
+export function edsGenerator(endpoints: EndpointLookup): Generator {
+  return {
+    generate(proxy, watched, req) {
+      let names = [...watched.resourceNames];
+      if (!req.full) {
+        const changed = changedHostnames(req);
+        names = names.filter((n) => {
+          const host = parseEdsClusterName(n)?.hostname;
+          return host !== undefined && changed.has(host);
+        });
+        if (names.length === 0) return undefined;
+      }
+      const resources: XdsResource[] = names.map((name) => ({
+        name,
+        resource: buildLoadAssignment(req.push, proxy, endpoints, name),
+      }));
+      return { resources, logDetails: { incremental: !req.full } };
+    },
+  };
+}

@@ -1,0 +1,101 @@
+// LDS: a proxy's listeners (Istio's pilot/pkg/xds/lds.go → configgen BuildListeners). Sidecars get
+// their Sidecar scope's outbound listeners and the inbound listeners of their service ports; routers
+// get one listener per merged Gateway port.
+import type { listener } from "../../api/index.ts";
+import type { ProxyNode, PushContext, PushSnapshot } from "../../model/index.ts";
+import { pushSnapshot } from "../../model/index.ts";
+import { selectPolicies, trustDomainBundle } from "../../networking/authz/index.ts";
+import {
+  buildGatewayListeners,
+  buildSidecarListeners,
+  type InboundPolicies,
+  type InboundPort,
+} from "../../networking/listener/index.ts";
+import type { Generator } from "../generator.ts";
+import type { EndpointLookup } from "./eds.ts";
+
+function trustDomains(snap: PushSnapshot): readonly string[] {
+  return trustDomainBundle(snap.mesh.trustDomain ?? "cluster.local", snap.mesh.trustDomainAliases ?? []);
+}
+
+/** The authentication, authorization and metrics policies the proxy's HTTP filters enforce. */
+function proxyPolicies(snap: PushSnapshot, proxy: ProxyNode): InboundPolicies {
+  const workload = { namespace: proxy.configNamespace, labels: proxy.labels };
+  return {
+    authz: selectPolicies(snap.authorizationPoliciesFor(proxy), workload, snap.rootNamespace),
+    authzOptions: { trustDomains: trustDomains(snap) },
+    jwtRules: snap.requestAuthenticationsFor(proxy).flatMap((ra) => ra.spec?.jwtRules ?? []),
+    prometheusStats: prometheusStats(snap),
+  };
+}
+
+/** MeshConfig defaultProviders.metrics names Prometheus (Telemetry overrides are not read yet). */
+function prometheusStats(snap: PushSnapshot): boolean {
+  return snap.mesh.defaultProviders?.metrics?.includes("prometheus") ?? false;
+}
+
+/** The workload's ports as its services declare them, each with its PeerAuthentication mode. */
+function inboundPorts(snap: PushSnapshot, proxy: ProxyNode): InboundPort[] {
+  return snap.serviceTargets(proxy).map(({ service, port }) => {
+    const targetPort = typeof port.targetPort === "number" && port.targetPort > 0 ? port.targetPort : port.port;
+    return {
+      targetPort,
+      servicePort: port.port,
+      protocol: port.protocol,
+      hostname: service.hostname,
+      mtlsMode: snap.mtlsMode(proxy, targetPort),
+    };
+  });
+}
+
+function sidecarListeners(snap: PushSnapshot, proxy: ProxyNode, endpoints: EndpointLookup): listener.Listener[] {
+  const scope = snap.sidecarScope(proxy);
+  return buildSidecarListeners({
+    proxy,
+    mesh: snap.mesh,
+    services: scope.services,
+    egressListeners: scope.egressListeners,
+    endpointAddressesFor: (service, port) =>
+      endpoints.endpointsFor(service.hostname, port, service.namespace).map((e) => e.address),
+    registryOnly: scope.outboundTrafficPolicy.mode === "REGISTRY_ONLY",
+    prometheusStats: prometheusStats(snap),
+    domainSuffix: snap.domainSuffix,
+    ports: inboundPorts(snap, proxy),
+    mtls: snap.effectiveMtls(proxy),
+    trustDomains: trustDomains(snap),
+    policies: proxyPolicies(snap, proxy),
+  });
+}
+
+function routerListeners(snap: PushSnapshot, proxy: ProxyNode): listener.Listener[] {
+  const merged = snap.mergedGateway(proxy);
+  if (!merged) return [];
+  const scope = snap.sidecarScope(proxy);
+  return buildGatewayListeners({
+    proxy,
+    mesh: snap.mesh,
+    ports: merged.ports,
+    virtualServicesFor: (gateway) => snap.virtualServicesForGateway(proxy.configNamespace, gateway),
+    services: scope.services,
+    subsetsFor: (hostname) =>
+      scope.destinationRule("outbound", proxy.labels, hostname)?.rule.spec?.subsets?.map((s) => s.name) ?? [],
+    policies: proxyPolicies(snap, proxy),
+    domainSuffix: snap.domainSuffix,
+  });
+}
+
+/** Every listener of the proxy, in Istio's order. */
+export function buildListeners(push: PushContext, proxy: ProxyNode, endpoints: EndpointLookup): listener.Listener[] {
+  const snap = pushSnapshot(push);
+  return proxy.type === "sidecar" ? sidecarListeners(snap, proxy, endpoints) : routerListeners(snap, proxy);
+}
+
+/** LDS is wildcard: every listener on each full push. */
+export function ldsGenerator(endpoints: EndpointLookup): Generator {
+  return {
+    generate(proxy, _watched, req) {
+      if (!req.full) return undefined;
+      return { resources: buildListeners(req.push, proxy, endpoints).map((l) => ({ name: l.name, resource: l })) };
+    },
+  };
+}

@@ -1,0 +1,76 @@
+// RDS: the route configurations a proxy asks for by name (Istio's pilot/pkg/xds/rds.go →
+// configgen BuildHTTPRoutes). Sidecars: a port (`9080`), a sniffed VIP listener's `<fqdn>:<port>`
+// or `http_proxy`, built from the egress listener serving that port. Routers: `http.<port>` and
+// `https.<port>.<name>.<gw>.<ns>`, built from the merged Gateway's servers behind the name.
+import { hcm, type listener, type route, unpackAny } from "../../api/index.ts";
+import type { ProxyNode, PushContext } from "../../model/index.ts";
+import { pushSnapshot } from "../../model/index.ts";
+import {
+  buildGatewayRouteConfiguration,
+  buildSidecarRouteConfiguration,
+  parseSidecarRouteName,
+} from "../../networking/route/index.ts";
+import type { Generator, XdsResource } from "../generator.ts";
+
+/** One route configuration for the proxy; undefined for a name a proxy of its type never asks for. */
+export function buildRouteConfiguration(
+  push: PushContext,
+  proxy: ProxyNode,
+  routeName: string,
+): route.RouteConfiguration | undefined {
+  const snap = pushSnapshot(push);
+  const scope = snap.sidecarScope(proxy);
+  if (proxy.type !== "sidecar") {
+    const servers = snap.mergedGateway(proxy)?.serversByRouteName.get(routeName) ?? [];
+    return buildGatewayRouteConfiguration({
+      routeName,
+      proxy,
+      mesh: snap.mesh,
+      servers,
+      virtualServicesForGateway: (gateway) => snap.virtualServicesForGateway(proxy.configNamespace, gateway),
+      lookupService: (hostname) => scope.service(hostname),
+    });
+  }
+  const parsed = parseSidecarRouteName(routeName);
+  if (!parsed) return undefined;
+  const bind = routeName.startsWith("unix://") ? routeName : "";
+  const egress = scope.egressListenerFor(parsed.listenerPort, bind);
+  return buildSidecarRouteConfiguration({
+    routeName,
+    proxy,
+    mesh: snap.mesh,
+    services: egress?.services ?? [],
+    virtualServices: egress?.virtualServices ?? [],
+    outboundTrafficPolicy: scope.outboundTrafficPolicy,
+  });
+}
+
+/** The RDS names the listeners' HTTP connection managers refer to, in listener order. */
+export function routeNames(listeners: readonly listener.Listener[]): string[] {
+  const names = new Set<string>();
+  for (const l of listeners) {
+    for (const chain of [...l.filterChains, ...(l.defaultFilterChain ? [l.defaultFilterChain] : [])]) {
+      for (const filter of chain.filters) {
+        if (filter.configType.case !== "typedConfig") continue;
+        const manager = unpackAny(filter.configType.value, hcm.HttpConnectionManagerSchema);
+        if (manager?.routeSpecifier.case === "rds") names.add(manager.routeSpecifier.value.routeConfigName);
+      }
+    }
+  }
+  return [...names];
+}
+
+/** RDS is named: the routes the proxy subscribes to, on full pushes. */
+export function rdsGenerator(): Generator {
+  return {
+    generate(proxy, watched, req) {
+      if (!req.full) return undefined;
+      const resources: XdsResource[] = [];
+      for (const name of watched.resourceNames) {
+        const config = buildRouteConfiguration(req.push, proxy, name);
+        if (config) resources.push({ name, resource: config });
+      }
+      return { resources };
+    },
+  };
+}

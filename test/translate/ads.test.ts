@@ -1,0 +1,127 @@
+// sluiced's discovery service over examples/mesh, driven by a raw ADS client as a bookinfo sidecar:
+// CDS, EDS, LDS and RDS from the push context, every resource within Envoy's constraints, and an
+// endpoint change pushed as EDS of the changed service alone.
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { pino } from "pino";
+import { endpoint, route, unpackAny } from "../../src/api/index.ts";
+import { loadState, storePush, type TranslateState } from "../../src/cli/translate-state.ts";
+import { DEFAULT_MESH_CONFIG } from "../../src/config/index.ts";
+import { MemorySource } from "../../src/sources/index.ts";
+import { type Discovery, startDiscovery, TypeUrl } from "../../src/xds/index.ts";
+import { names, SotwClient, sidecarNode } from "../xds/ads-client.ts";
+import { anyViolations } from "./pgv.ts";
+
+const MESH_DIR = fileURLToPath(new URL("../../examples/mesh", import.meta.url));
+const REVIEWS = "reviews.bookinfo.svc.cluster.local";
+const mesh = DEFAULT_MESH_CONFIG;
+
+let state: TranslateState;
+let discovery: Discovery;
+
+before(async () => {
+  const loaded = loadState([MESH_DIR], mesh, "cluster.local");
+  assert.ok(loaded.state, loaded.problems?.join("\n"));
+  state = loaded.state;
+  discovery = await startDiscovery({
+    store: state.store,
+    initialPush: state.push,
+    endpoints: state.registry,
+    build: (previous) => storePush(state.store, state.registry, mesh, "cluster.local", previous),
+    rootNamespace: "istio-system",
+    domainSuffix: "cluster.local",
+    debounce: { afterMs: 10, maxMs: 200, edsDebounce: true },
+    apiAuth: true,
+    debugAuth: { systemNamespace: "istio-system" },
+    plugins: [],
+    listen: { grpcAddr: "127.0.0.1:0" },
+    log: pino({ level: "silent" }),
+  });
+});
+
+after(async () => {
+  await discovery.stop(0);
+});
+
+/** The ports of a load assignment's endpoints, sorted. */
+function endpointPorts(cla: endpoint.ClusterLoadAssignment | undefined): number[] {
+  return (cla?.endpoints ?? [])
+    .flatMap((l) => l.lbEndpoints)
+    .map((e) => {
+      const address = e.hostIdentifier.case === "endpoint" ? e.hostIdentifier.value.address?.address : undefined;
+      return address?.case === "socketAddress" && address.value.portSpecifier.case === "portValue"
+        ? address.value.portSpecifier.value
+        : 0;
+    })
+    .sort((a, b) => a - b);
+}
+
+function assertValid(res: { resources: Parameters<typeof anyViolations>[0][] }): void {
+  for (const any of res.resources) assert.deepEqual(anyViolations(any), [], any.typeUrl);
+}
+
+test("a bookinfo sidecar gets the reviews clusters, their endpoints, listeners and the 90/10 route", async () => {
+  const client = SotwClient.connect(`127.0.0.1:${discovery.ports.grpcPort}`);
+  try {
+    const node = sidecarNode("productpage-v1", "bookinfo", { LABELS: { app: "productpage", version: "v1" } });
+    client.request({ node, typeUrl: TypeUrl.Cluster });
+    const cds = await client.next();
+    assertValid(cds);
+    const clusters = names(cds);
+    for (const subset of ["", "v1", "v2"]) assert.ok(clusters.includes(`outbound|9080|${subset}|${REVIEWS}`), subset);
+    assert.ok(clusters.includes("BlackHoleCluster") && clusters.includes("inbound|9080||"), clusters.join(" "));
+    client.ack(cds);
+
+    const subsetClusters = [`outbound|9080|v1|${REVIEWS}`, `outbound|9080|v2|${REVIEWS}`];
+    client.request({ typeUrl: TypeUrl.Endpoint, resourceNames: subsetClusters });
+    const eds = await client.next();
+    assertValid(eds);
+    assert.deepEqual(
+      eds.resources.map((any) => endpointPorts(unpackAny(any, endpoint.ClusterLoadAssignmentSchema))),
+      [[19081], [19082]],
+    );
+    client.ack(eds, subsetClusters);
+
+    client.request({ typeUrl: TypeUrl.Listener });
+    const lds = await client.next();
+    assertValid(lds);
+    assert.ok(names(lds).includes("0.0.0.0_9080"), names(lds).join(" "));
+    assert.ok(names(lds).includes("virtualInbound"));
+    client.ack(lds);
+
+    client.request({ typeUrl: TypeUrl.Route, resourceNames: ["9080"] });
+    const rds = await client.next();
+    assertValid(rds);
+    const config = unpackAny(rds.resources[0], route.RouteConfigurationSchema);
+    const vhost = config?.virtualHosts.find((v) => v.domains.includes(REVIEWS));
+    const split = vhost?.routes.at(-1)?.action;
+    assert.equal(split?.case, "route");
+    const weighted =
+      split?.value.clusterSpecifier.case === "weightedClusters" ? split.value.clusterSpecifier.value.clusters : [];
+    assert.deepEqual(
+      weighted.map((c) => [c.name, c.weight]),
+      [
+        [`outbound|9080|v1|${REVIEWS}`, 90],
+        [`outbound|9080|v2|${REVIEWS}`, 10],
+      ],
+    );
+    client.ack(rds, ["9080"]);
+
+    // A new reviews v2 endpoint is an incremental push: EDS again, for the reviews clusters only.
+    new MemorySource(state.store, "file").apply({
+      apiVersion: "networking.istio.io/v1",
+      kind: "WorkloadEntry",
+      metadata: { name: "reviews-v2b", namespace: "bookinfo" },
+      spec: { address: "127.0.0.2", labels: { app: "reviews", version: "v2" }, ports: { grpc: 19083 } },
+    });
+    const update = await client.next();
+    assert.equal(update.typeUrl, TypeUrl.Endpoint);
+    const v2 = update.resources
+      .map((any) => unpackAny(any, endpoint.ClusterLoadAssignmentSchema))
+      .find((cla) => cla?.clusterName === subsetClusters[1]);
+    assert.deepEqual(endpointPorts(v2), [19082, 19083]);
+  } finally {
+    client.close();
+  }
+});
