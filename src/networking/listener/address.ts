@@ -2,7 +2,7 @@
 import { isIPv4 } from "node:net";
 import { create } from "@bufbuild/protobuf";
 import { type Duration, DurationSchema } from "@bufbuild/protobuf/wkt";
-import { core } from "../../api/index.ts";
+import { core, listener } from "../../api/index.ts";
 import type { ProxyNode } from "../../model/proxy.ts";
 import { durationFromGo } from "./duration.ts";
 import type { ListenerEnv } from "./types.ts";
@@ -33,4 +33,22 @@ export function localhostAddress(proxy: ProxyNode): string {
 /** MeshConfig protocolDetectionTimeout (Istio's default 0s: wait for the client's first bytes forever). */
 export function protocolDetectionTimeout(env: ListenerEnv): Duration {
   return durationFromGo(env.mesh.protocolDetectionTimeout ?? "0s") ?? create(DurationSchema, {});
+}
+
+/**
+ * Node metadata INBOUND_/OUTBOUND_LISTENER_EXACT_BALANCE: spread accepted connections exactly
+ * over Envoy's worker threads.
+ */
+export function connectionBalance(
+  proxy: ProxyNode,
+  direction: "inbound" | "outbound",
+): listener.Listener_ConnectionBalanceConfig | undefined {
+  const exact =
+    direction === "inbound"
+      ? proxy.metadata.INBOUND_LISTENER_EXACT_BALANCE
+      : proxy.metadata.OUTBOUND_LISTENER_EXACT_BALANCE;
+  if (!exact) return undefined;
+  return create(listener.Listener_ConnectionBalanceConfigSchema, {
+    balanceType: { case: "exactBalance", value: create(listener.Listener_ConnectionBalanceConfig_ExactBalanceSchema) },
+  });
 }

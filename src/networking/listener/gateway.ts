@@ -10,7 +10,7 @@ import type { GatewayServers } from "../../config/types/index.ts";
 import type { Service } from "../../registry/index.ts";
 import { buildHttpFilters } from "../httpfilter/index.ts";
 import { buildListenerAccessLogs } from "./accesslog.ts";
-import { listenerName, socketAddress, wildcardAddress } from "./address.ts";
+import { connectionBalance, listenerName, socketAddress, wildcardAddress } from "./address.ts";
 import { ALL_ISTIO_MTLS_ALPN } from "./filterchain-match.ts";
 import { buildHcmFilter } from "./hcm.ts";
 import type { InboundPolicies } from "./inbound.ts";
@@ -300,6 +300,7 @@ function gatewayListener(
     address: socketAddress(bind, port),
     trafficDirection: core.TrafficDirection.OUTBOUND,
     maxConnectionsToAcceptPerSocketEvent: 1,
+    connectionBalanceConfig: connectionBalance(input.proxy, "outbound"),
     listenerFilters,
     filterChains: chains.map((c) => {
       const chain = create(listener.FilterChainSchema, {

@@ -73,4 +73,9 @@ describe("HTTP connection manager (buildHTTPConnectionManager)", () => {
   it("node IDLE_TIMEOUT sets the connection idle timeout", () => {
     assert.equal(build({}, {}, { IDLE_TIMEOUT: "90s" }).commonHttpProtocolOptions?.idleTimeout?.seconds, 90n);
   });
+
+  it("node HTTP10 lets outbound and gateway connection managers accept HTTP/1.0", () => {
+    assert.equal(build({}, {}, { HTTP10: "1" }).httpProtocolOptions?.acceptHttp10, true);
+    assert.equal(build({ listenerClass: "sidecarInbound" }, {}, { HTTP10: "1" }).httpProtocolOptions, undefined);
+  });
 });

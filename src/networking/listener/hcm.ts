@@ -123,6 +123,11 @@ export function buildHttpConnectionManager(env: ListenerEnv, options: HcmOptions
   if (options.httpProxy) {
     manager.httpProtocolOptions = create(core.Http1ProtocolOptionsSchema, { allowAbsoluteUrl: true });
   }
+  // Node metadata HTTP10: outbound and gateway connection managers accept HTTP/1.0 clients.
+  if (proxy.metadata.HTTP10 && options.listenerClass !== "sidecarInbound") {
+    manager.httpProtocolOptions ??= create(core.Http1ProtocolOptionsSchema);
+    manager.httpProtocolOptions.acceptHttp10 = true;
+  }
   return manager;
 }
 

@@ -188,4 +188,9 @@ describe("sidecar inbound listeners (listener_inbound.go)", () => {
     );
     assert.equal(chainsOn(listeners[0], 8080).length, 0);
   });
+
+  it("node INBOUND_LISTENER_EXACT_BALANCE balances virtualInbound's connections exactly", () => {
+    const [l] = build({ proxy: proxyFrom({ metadata: { INBOUND_LISTENER_EXACT_BALANCE: "true" } }), ports: [] });
+    assert.equal(l.connectionBalanceConfig?.balanceType.case, "exactBalance");
+  });
 });

@@ -9,7 +9,13 @@ import type { ServiceProtocol } from "../../registry/index.ts";
 import { buildTcpAuthzFilters } from "../authz/index.ts";
 import { buildHttpFilters, type HttpFilterContext } from "../httpfilter/index.ts";
 import { buildListenerAccessLogs } from "./accesslog.ts";
-import { listenerName, protocolDetectionTimeout, socketAddress, wildcardAddress } from "./address.ts";
+import {
+  connectionBalance,
+  listenerName,
+  protocolDetectionTimeout,
+  socketAddress,
+  wildcardAddress,
+} from "./address.ts";
 import { type InboundChainOption, inboundChainOptions } from "./filterchain-match.ts";
 import { buildHcmFilter } from "./hcm.ts";
 import { inboundInspectors, protocolClass } from "./sniffing.ts";
@@ -134,6 +140,7 @@ function boundListener(input: SidecarInboundInput, port: InboundPort, bind: stri
     trafficDirection: core.TrafficDirection.INBOUND,
     continueOnListenerFiltersTimeout: true,
     maxConnectionsToAcceptPerSocketEvent: 1,
+    connectionBalanceConfig: connectionBalance(input.proxy, "inbound"),
     listenerFilters: inboundInspectors(chains),
     listenerFiltersTimeout: protocolDetectionTimeout(input),
     filterChains: chains,

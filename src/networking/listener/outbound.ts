@@ -11,7 +11,14 @@ import type { SidecarEgress } from "../../config/types/index.ts";
 import { hostsMatch, resolveShortName } from "../../model/index.ts";
 import type { Service, ServiceProtocol } from "../../registry/index.ts";
 import { buildHttpFilters } from "../httpfilter/index.ts";
-import { listenerName, localhostAddress, protocolDetectionTimeout, socketAddress, wildcardAddress } from "./address.ts";
+import {
+  connectionBalance,
+  listenerName,
+  localhostAddress,
+  protocolDetectionTimeout,
+  socketAddress,
+  wildcardAddress,
+} from "./address.ts";
 import { buildHcmFilter } from "./hcm.ts";
 import { PLAINTEXT_HTTP_ALPN, protocolClass, RAW_BUFFER_TRANSPORT, sniffingListenerFilters } from "./sniffing.ts";
 import { buildTcpProxyFilter, type RouteContext, routeTcpFilters, tcpStatsFilter } from "./tcp.ts";
@@ -435,6 +442,7 @@ function listenerFromEntry(input: SidecarOutboundInput, entry: Entry): listener.
     address: socketAddress(entry.bind, entry.port),
     trafficDirection: core.TrafficDirection.OUTBOUND,
     continueOnListenerFiltersTimeout: true,
+    connectionBalanceConfig: connectionBalance(input.proxy, "outbound"),
   });
   if (entry.bindToPort) l.maxConnectionsToAcceptPerSocketEvent = 1;
   else l.bindToPort = false;

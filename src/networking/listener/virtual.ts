@@ -4,7 +4,7 @@
 import { create } from "@bufbuild/protobuf";
 import { core, listener } from "../../api/index.ts";
 import { buildListenerAccessLogs } from "./accesslog.ts";
-import { protocolDetectionTimeout, socketAddress, wildcardAddress } from "./address.ts";
+import { connectionBalance, protocolDetectionTimeout, socketAddress, wildcardAddress } from "./address.ts";
 import { inboundInspectors, ORIGINAL_DST_FILTER, ORIGINAL_SRC_FILTER } from "./sniffing.ts";
 import {
   BLACKHOLE_CLUSTER,
@@ -84,6 +84,7 @@ export function buildVirtualInboundListener(
     trafficDirection: core.TrafficDirection.INBOUND,
     continueOnListenerFiltersTimeout: true,
     maxConnectionsToAcceptPerSocketEvent: 1,
+    connectionBalanceConfig: connectionBalance(env.proxy, "inbound"),
     listenerFilters: [
       ORIGINAL_DST_FILTER,
       ...(mode === "TPROXY" ? [ORIGINAL_SRC_FILTER] : []),
