@@ -194,3 +194,81 @@ test("a rule whose exportTo covers an existing rule's merges into it, as Istio's
     [["narrow", ["v1", "v2"]]],
   );
 });
+
+test("Istio's workload-selector case: a namespace rule covering the selector rules' exportTo merges into each and stays on its own", () => {
+  const host = "httpbin.org";
+  const snap = snapshot([
+    dr("test", "nsRule1", { host, exportTo: ["test2", "."], workloadSelector: { matchLabels: { app: "app1" } } }, 10),
+    dr("test", "nsRule2", { host, exportTo: ["test2", "."], workloadSelector: { matchLabels: { app: "app2" } } }, 11),
+    dr("test", "nsRule3", { host, exportTo: ["test2", "."], workloadSelector: { matchLabels: { app: "app2" } } }, 11),
+    dr("test", "nsRule4", { host, exportTo: [".", "test2"], trafficPolicy: { tls: { mode: "SIMPLE" } } }, 9),
+  ]);
+  const httpbin = svc("httpbin", "test", { hostname: host, registry: "External" });
+  const local = snap.destinationRulesFor("test", httpbin);
+  assert.deepEqual(
+    local.map((r) => [r.rule.metadata.name, r.from]),
+    [
+      ["nsRule1", ["test/nsRule1", "test/nsRule4"]],
+      ["nsRule2", ["test/nsRule2", "test/nsRule3", "test/nsRule4"]],
+      ["nsRule4", ["test/nsRule4"]],
+    ],
+  );
+  // The selector rules took the namespace rule's traffic policy, having none of their own.
+  assert.deepEqual(local[0].rule.spec?.trafficPolicy, { tls: { mode: "SIMPLE" } });
+  assert.deepEqual(
+    snap.destinationRulesFor("test2", httpbin).map((r) => r.rule.metadata.name),
+    ["nsRule4"],
+  );
+});
+
+test("a user rule and a Gateway API backend policy rule merge field by field, the user's winning either way round", () => {
+  const host = "backend.test.svc.cluster.local";
+  const backendSvc = svc("backend", "test");
+  for (const backendCreated of [1, 3]) {
+    const snap = snapshot([
+      dr(
+        "test",
+        "user-dr",
+        {
+          host,
+          trafficPolicy: {
+            loadBalancer: { simple: "ROUND_ROBIN" },
+            tls: { mode: "MUTUAL" },
+            portLevelSettings: [{ port: { number: 80 }, tls: { mode: "DISABLE" } }],
+          },
+          subsets: [{ name: "v1" }],
+        },
+        2,
+      ),
+      cfg(
+        "DestinationRule",
+        "test",
+        "backend.test~istio-gateway",
+        {
+          host,
+          trafficPolicy: {
+            loadBalancer: { simple: "LEAST_REQUEST" },
+            tls: { mode: "SIMPLE" },
+            connectionPool: { tcp: { maxConnections: 7 } },
+            portLevelSettings: [
+              { port: { number: 80 }, loadBalancer: { simple: "RANDOM" }, tls: { mode: "SIMPLE" } },
+              { port: { number: 443 }, tls: { mode: "SIMPLE" } },
+            ],
+          },
+        },
+        { created: backendCreated, annotations: { "internal.istio.io/parents": "XBackendTrafficPolicy/policy.test" } },
+      ),
+    ]);
+    const [merged] = snap.destinationRulesFor("test", backendSvc);
+    assert.deepEqual(merged.rule.spec?.trafficPolicy, {
+      loadBalancer: { simple: "ROUND_ROBIN" },
+      tls: { mode: "MUTUAL" },
+      connectionPool: { tcp: { maxConnections: 7 } },
+      portLevelSettings: [
+        { port: { number: 80 }, tls: { mode: "DISABLE" }, loadBalancer: { simple: "RANDOM" } },
+        { port: { number: 443 }, tls: { mode: "SIMPLE" } },
+      ],
+    });
+    assert.deepEqual(subsetNames(merged.rule.spec), ["v1"]);
+  }
+});

@@ -4,10 +4,16 @@
 // - a rule merges into each existing rule whose exportTo equals its own or is covered by it, unless
 //   both have workloadSelectors that differ;
 // - merging appends the subsets whose names are new, and takes the traffic policy only when the
-//   merged rule has none (the first rule wins);
+//   merged rule has none (the first rule wins); between a user's rule and one translated from a
+//   Gateway API backend policy (annotated internal.istio.io/parents), the user's fields win and the
+//   backend policy's fill the gaps, whichever is older;
 // - the rule is also kept on its own unless the last existing rule absorbed it with the same
 //   selector or none (Istio decides this per existing rule and keeps the last decision).
-import type { DestinationRule } from "../config/types/index.ts";
+import type {
+  DestinationRule,
+  DestinationRuleTrafficPolicyPortLevelSettings as PortTrafficPolicy,
+  DestinationRuleTrafficPolicy as TrafficPolicy,
+} from "../config/types/index.ts";
 import { nameOf, namespaceOf } from "./config-meta.ts";
 
 export interface ConsolidatedDestinationRule {
@@ -62,7 +68,7 @@ function merged(current: ConsolidatedDestinationRule, rule: DestinationRule): Co
   const names = new Set((spec.subsets ?? []).map((s) => s.name));
   const added = (rule.spec?.subsets ?? []).filter((s) => !names.has(s.name));
   const subsets = [...(spec.subsets ?? []), ...added];
-  const trafficPolicy = spec.trafficPolicy ?? rule.spec?.trafficPolicy;
+  const trafficPolicy = mergedTrafficPolicy(current.rule, rule);
   return {
     rule: {
       ...current.rule,
@@ -75,6 +81,63 @@ function merged(current: ConsolidatedDestinationRule, rule: DestinationRule): Co
     exportTo: current.exportTo,
     from: [...current.from, key(rule)],
   };
+}
+
+/** Annotation of DestinationRules translated from Gateway API policies (BackendTLSPolicy, XBackendTrafficPolicy). */
+const PARENTS_ANNOTATION = "internal.istio.io/parents";
+
+function isBackendPolicy(rule: DestinationRule): boolean {
+  return rule.metadata.annotations?.[PARENTS_ANNOTATION] !== undefined;
+}
+
+function mergedTrafficPolicy(current: DestinationRule, incoming: DestinationRule): TrafficPolicy | undefined {
+  const existing = current.spec?.trafficPolicy;
+  const added = incoming.spec?.trafficPolicy;
+  if (isBackendPolicy(current) === isBackendPolicy(incoming)) return existing ?? added;
+  return isBackendPolicy(incoming) ? userOverBackend(existing, added) : userOverBackend(added, existing);
+}
+
+/** The backend policy's settings with every one the user sets replaced (Istio's mergeBackendPolicyTrafficPolicy). */
+function userOverBackend(
+  user: TrafficPolicy | undefined,
+  backend: TrafficPolicy | undefined,
+): TrafficPolicy | undefined {
+  if (!user) return backend;
+  if (!backend) return user;
+  const { portLevelSettings: userPorts, ...userFields } = user;
+  const merged = fillGaps(userFields, backend, [
+    "connectionPool",
+    "outlierDetection",
+    "loadBalancer",
+    "tls",
+    "tunnel",
+    "proxyProtocol",
+    "retryBudget",
+  ]);
+  const portLevelSettings = userOverBackendPorts(userPorts ?? [], backend.portLevelSettings ?? []);
+  return portLevelSettings.length > 0 ? { ...merged, portLevelSettings } : merged;
+}
+
+/** Per port: the user's settings, gaps filled from the backend's; ports only the backend sets are appended. */
+function userOverBackendPorts(
+  user: readonly PortTrafficPolicy[],
+  backend: readonly PortTrafficPolicy[],
+): PortTrafficPolicy[] {
+  const merged = user.map((u) => {
+    const b = backend.find((p) => p.port?.number === u.port?.number);
+    return b ? fillGaps(u, b, ["loadBalancer", "connectionPool", "outlierDetection", "tls"]) : u;
+  });
+  const userPorts = new Set(user.map((u) => u.port?.number));
+  return [...merged, ...backend.filter((b) => !userPorts.has(b.port?.number))];
+}
+
+/** `user` with each of `fields` it leaves unset taken from `backend`. */
+function fillGaps<T extends object>(user: T, backend: T, fields: readonly (keyof T)[]): T {
+  const out = { ...user };
+  for (const field of fields) {
+    if (out[field] === undefined && backend[field] !== undefined) out[field] = backend[field];
+  }
+  return out;
 }
 
 function key(rule: DestinationRule): string {
