@@ -163,4 +163,24 @@ describe("gateway listeners (gateway.go buildGatewayListeners)", () => {
     const proxy = proxyFrom({ type: "router", metadata: { UNPRIVILEGED_POD: "true" } });
     assert.deepEqual(build([httpServer], { proxy }), []);
   });
+
+  it("ProxyConfig gatewayTopology: trusted hops, client cert forwarding and PROXY protocol", () => {
+    const proxy = proxyFrom({
+      type: "router",
+      metadata: {
+        PROXY_CONFIG: {
+          gatewayTopology: { numTrustedProxies: 2, forwardClientCertDetails: "FORWARD_ONLY", proxyProtocol: {} },
+        },
+      },
+    });
+    const [l] = build([httpServer], { proxy });
+    const manager = hcmOf(l.filterChains[0]);
+    assert.equal(manager?.xffNumTrustedHops, 2);
+    assert.equal(manager?.forwardClientCertDetails, hcm.HttpConnectionManager_ForwardClientCertDetails.FORWARD_ONLY);
+    assert.equal(manager?.setCurrentClientCertDetails, undefined);
+    assert.deepEqual(
+      l.listenerFilters.map((f) => f.name),
+      ["envoy.filters.listener.proxy_protocol"],
+    );
+  });
 });

@@ -17,7 +17,7 @@ import type { InboundPolicies } from "./inbound.ts";
 import { protocolClass, proxyProtocolFilter, tlsInspectorFilter } from "./sniffing.ts";
 import { buildTcpProxyFilter, METADATA_EXCHANGE_NETWORK_FILTER, routeTcpFilters, tcpStatsFilter } from "./tcp.ts";
 import { downstreamTlsSocket, gatewayTlsContext } from "./tls.ts";
-import { type ListenerEnv, type VirtualService, vsRef } from "./types.ts";
+import { gatewayTopology, type ListenerEnv, type VirtualService, vsRef } from "./types.ts";
 
 /** A server of a Gateway that selects this proxy. */
 export interface GatewayServerInput {
@@ -44,7 +44,7 @@ export interface RouterInput extends ListenerEnv {
   subsetsFor?: (hostname: string) => readonly string[];
   /** Authentication and authorization applying to the gateway, and metrics. */
   policies?: InboundPolicies;
-  /** ProxyConfig gatewayTopology.proxyProtocol: a proxy_protocol listener filter first. */
+  /** A proxy_protocol listener filter first (default: ProxyConfig gatewayTopology.proxyProtocol is set). */
   proxyProtocol?: boolean;
   domainSuffix?: string;
 }
@@ -290,7 +290,9 @@ function gatewayListener(
   chains: readonly ChainOpts[],
 ): listener.Listener {
   const listenerFilters: listener.ListenerFilter[] = [];
-  if (input.proxyProtocol) listenerFilters.push(proxyProtocolFilter());
+  if (input.proxyProtocol ?? gatewayTopology(input).proxyProtocol !== undefined) {
+    listenerFilters.push(proxyProtocolFilter());
+  }
   const needsTls = chains.some(
     (c) => c.sniHosts.length > 0 || (c.tlsContext?.commonTlsContext?.alpnProtocols.length ?? 0) > 0,
   );

@@ -21,7 +21,7 @@ import type { ServiceProtocol } from "../../registry/index.ts";
 import { type ListenerClass, typedStruct, UUID_REQUEST_ID_TYPE_URL } from "../httpfilter/index.ts";
 import { buildAccessLogs } from "./accesslog.ts";
 import { durationFromGo } from "./duration.ts";
-import type { ListenerEnv } from "./types.ts";
+import { gatewayTopology, type ListenerEnv } from "./types.ts";
 
 export const HCM_FILTER = "envoy.filters.network.http_connection_manager";
 const SERVER_NAME = "istio-envoy";
@@ -110,13 +110,25 @@ export function buildHttpConnectionManager(env: ListenerEnv, options: HcmOptions
       manager.http2ProtocolOptions = create(core.Http2ProtocolOptionsSchema);
     }
   } else if (options.listenerClass === "gateway") {
-    manager.forwardClientCertDetails = hcm.HttpConnectionManager_ForwardClientCertDetails.SANITIZE_SET;
-    manager.setCurrentClientCertDetails = create(hcm.HttpConnectionManager_SetCurrentClientCertDetailsSchema, {
-      subject: true,
-      cert: true,
-      dns: true,
-      uri: true,
-    });
+    // ProxyConfig gatewayTopology: trusted proxies in front, and how client certificates are forwarded.
+    const topology = gatewayTopology(env);
+    manager.xffNumTrustedHops = topology.numTrustedProxies ?? 0;
+    const forward = topology.forwardClientCertDetails;
+    manager.forwardClientCertDetails =
+      forward && forward !== "UNDEFINED"
+        ? hcm.HttpConnectionManager_ForwardClientCertDetails[forward]
+        : hcm.HttpConnectionManager_ForwardClientCertDetails.SANITIZE_SET;
+    const setsDetails =
+      manager.forwardClientCertDetails === hcm.HttpConnectionManager_ForwardClientCertDetails.SANITIZE_SET ||
+      manager.forwardClientCertDetails === hcm.HttpConnectionManager_ForwardClientCertDetails.APPEND_FORWARD;
+    if (setsDetails) {
+      manager.setCurrentClientCertDetails = create(hcm.HttpConnectionManager_SetCurrentClientCertDetailsSchema, {
+        subject: true,
+        cert: true,
+        dns: true,
+        uri: true,
+      });
+    }
     manager.serverName = SERVER_NAME;
     manager.httpProtocolOptions = create(core.Http1ProtocolOptionsSchema);
   }

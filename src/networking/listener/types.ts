@@ -1,5 +1,5 @@
 // Inputs shared by the listener builders: the proxy being served and the mesh settings.
-import type { ConfigObject, MeshConfig } from "../../config/index.ts";
+import type { ConfigObject, MeshConfig, ProxyConfig } from "../../config/index.ts";
 import type { VirtualServiceSpec } from "../../config/types/index.ts";
 import type { ProxyNode } from "../../model/proxy.ts";
 
@@ -26,4 +26,10 @@ export type VirtualService = ConfigObject<VirtualServiceSpec>;
 /** The name and namespace a VirtualService is known by (stat prefixes, config metadata, short hosts). */
 export function vsRef(vs: VirtualService): { name: string; namespace: string } {
   return { name: vs.metadata.name ?? "", namespace: vs.metadata.namespace ?? "" };
+}
+
+/** The gateway topology of the proxy's ProxyConfig: node PROXY_CONFIG over the mesh defaultConfig. */
+export function gatewayTopology(env: ListenerEnv): NonNullable<ProxyConfig["gatewayTopology"]> {
+  const fromNode = env.proxy.metadata.PROXY_CONFIG?.gatewayTopology as ProxyConfig["gatewayTopology"];
+  return fromNode ?? env.mesh.defaultConfig?.gatewayTopology ?? {};
 }
