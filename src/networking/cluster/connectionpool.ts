@@ -10,7 +10,7 @@ import type {
   DestinationRuleTrafficPolicyRetryBudget,
 } from "../../config/types/index.ts";
 import type { ServicePort } from "../../registry/index.ts";
-import { durationFromSeconds, toDuration } from "./duration.ts";
+import { durationFromSeconds, toDuration } from "../duration.ts";
 import { type HttpOptionsDraft, isHttpProtocol } from "./protocol.ts";
 
 type ClusterInit = MessageInitShape<typeof cluster.ClusterSchema>;

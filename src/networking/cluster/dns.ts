@@ -6,8 +6,8 @@ import { isIP } from "node:net";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { cluster, packAny, xdsType } from "../../api/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
+import { durationFromSeconds, toDuration } from "../duration.ts";
 import { typedStruct } from "../httpfilter/index.ts";
-import { durationFromSeconds, toDuration } from "./duration.ts";
 
 type ClusterInit = MessageInitShape<typeof cluster.ClusterSchema>;
 

@@ -6,7 +6,7 @@ import type {
   DestinationRuleTrafficPolicyLoadBalancer,
   DestinationRuleTrafficPolicyLoadBalancerLocalityLbSetting,
 } from "../../config/types/index.ts";
-import { toDuration } from "./duration.ts";
+import { toDuration } from "../duration.ts";
 
 type ClusterInit = MessageInitShape<typeof cluster.ClusterSchema>;
 type CommonLbInit = MessageInitShape<typeof cluster.Cluster_CommonLbConfigSchema>;

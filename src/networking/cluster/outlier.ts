@@ -4,7 +4,7 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { cluster } from "../../api/index.ts";
 import type { DestinationRuleTrafficPolicyOutlierDetection } from "../../config/types/index.ts";
-import { toDuration } from "./duration.ts";
+import { toDuration } from "../duration.ts";
 
 type ClusterInit = MessageInitShape<typeof cluster.ClusterSchema>;
 type CommonLbInit = MessageInitShape<typeof cluster.Cluster_CommonLbConfigSchema>;

@@ -4,7 +4,7 @@
 import { create } from "@bufbuild/protobuf";
 import { cors, envoyType, matcher } from "../../api/index.ts";
 import type { VirtualServiceHttpCorsPolicy } from "../../config/index.ts";
-import { durationSeconds } from "./duration.ts";
+import { durationSeconds } from "../duration.ts";
 import { envoyStringMatcher } from "./match.ts";
 import { runtimeFraction } from "./percent.ts";
 

@@ -3,8 +3,8 @@
 import { create } from "@bufbuild/protobuf";
 import { route } from "../../api/index.ts";
 import type { VirtualServiceHttpRetries } from "../../config/index.ts";
+import { toDuration, ZERO_DURATION } from "../duration.ts";
 import { outboundClusterName } from "./destination.ts";
-import { toDuration, ZERO_DURATION } from "./duration.ts";
 import { translateRouteMatch } from "./match.ts";
 import { parseRetryOn, translateRetries } from "./retry.ts";
 import { applyTimeout } from "./timeout.ts";

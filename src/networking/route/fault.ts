@@ -4,7 +4,7 @@
 import { create } from "@bufbuild/protobuf";
 import { fault } from "../../api/index.ts";
 import type { VirtualServiceHttpFault } from "../../config/index.ts";
-import { toDuration } from "./duration.ts";
+import { toDuration } from "../duration.ts";
 import { integerToFractional, percentToFractional } from "./percent.ts";
 
 export const FAULT_FILTER = "envoy.filters.http.fault";

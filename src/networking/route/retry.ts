@@ -5,7 +5,7 @@ import { create } from "@bufbuild/protobuf";
 import { anyPack } from "@bufbuild/protobuf/wkt";
 import { retryPreviousHosts, retryPreviousPriorities, route } from "../../api/index.ts";
 import { NAMED_HTTP_STATUSES, type VirtualServiceHttpRetries } from "../../config/index.ts";
-import { toDuration } from "./duration.ts";
+import { toDuration } from "../duration.ts";
 
 export const DEFAULT_RETRY_ON = "connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes";
 const DEFAULT_NUM_RETRIES = 2;

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { create } from "@bufbuild/protobuf";
 import { route } from "../../api/index.ts";
-import { durationSeconds, toDuration } from "./duration.ts";
+import { durationSeconds, toDuration } from "../duration.ts";
 import { integerToFractional, percentToFractional } from "./percent.ts";
 import { proxyFixture } from "./test-helpers.ts";
 import { applyTimeout } from "./timeout.ts";

@@ -3,7 +3,7 @@
 // max_stream_duration, gets it there.
 import { create } from "@bufbuild/protobuf";
 import { route } from "../../api/index.ts";
-import { toDuration, ZERO_DURATION } from "./duration.ts";
+import { toDuration, ZERO_DURATION } from "../duration.ts";
 import type { ProxyNode } from "./types.ts";
 
 export function isProxylessGrpc(proxy: ProxyNode | undefined): boolean {

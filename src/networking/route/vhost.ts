@@ -7,8 +7,8 @@ import { isIP } from "node:net";
 import { create } from "@bufbuild/protobuf";
 import { route } from "../../api/index.ts";
 import type { Destination } from "../../config/index.ts";
+import { ZERO_DURATION } from "../duration.ts";
 import { destinationCluster } from "./destination.ts";
-import { ZERO_DURATION } from "./duration.ts";
 import type { Service } from "./types.ts";
 
 /** No `:port` suffix on domains (Istio's portNoAppendPortSuffix). */
