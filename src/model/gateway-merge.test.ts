@@ -38,10 +38,13 @@ test("PILOT_SCOPE_GATEWAY_TO_NAMESPACE limits a router to the Gateways of its na
 });
 
 test("plaintext HTTP servers on one port merge into route http.<port>", () => {
-  const merged = snapshot([
+  const snap = snapshot([
     gw("istio-system", "a", { selector: { istio: "ingressgateway" }, servers: [http(["a.example.com"])] }, 1),
     gw("istio-system", "b", { selector: { istio: "ingressgateway" }, servers: [http(["b.example.com"])] }, 2),
-  ]).mergedGateway(ingress);
+  ]);
+  const merged = snap.mergedGateway(ingress);
+  // Merged once per push for alike proxies.
+  assert.equal(snap.mergedGateway({ ...ingress, labels: { ...ingress.labels } }), merged);
   assert.equal(merged?.ports.length, 1);
   assert.deepEqual(merged?.ports[0].port, { number: 80, protocol: "HTTP", bind: "" });
   assert.equal(merged?.ports[0].routeName, "http.80");

@@ -14,7 +14,7 @@ import type {
 } from "../config/types/index.ts";
 import { labelsContain } from "../krt/index.ts";
 import type { Service } from "../registry/index.ts";
-import { sortByCreationTime } from "./config-meta.ts";
+import { compareStrings, sortByCreationTime } from "./config-meta.ts";
 import { DestinationRuleIndex, destinationRuleForProxy } from "./destination-rule-index.ts";
 import type { ConsolidatedDestinationRule } from "./destination-rule-merge.ts";
 import { EnvoyFilterIndex } from "./envoy-filter-index.ts";
@@ -52,6 +52,8 @@ export class PushSnapshot {
   readonly wasmPlugins: WorkloadPolicyIndex<WasmPlugin>;
   readonly envoyFilters: EnvoyFilterIndex;
   private readonly scopeGatewayToNamespace: boolean;
+  /** Merged gateways computed in this push, by proxy namespace, labels and identities. */
+  private readonly mergedGateways = new Map<string, MergedGateway | undefined>();
   /** The inputs each index was built from, to decide reuse by the next snapshot. */
   private readonly inputs: { kinds: ReadonlyMap<PushKind, readonly ConfigObject[]>; services: readonly Service[] };
 
@@ -196,9 +198,15 @@ export class PushSnapshot {
   }
 
   /** The Gateways a router proxy serves, merged into its listeners; undefined when none selects it. */
+  /** Computed once per push for proxies alike (namespace, labels, identities), as every generator asks. */
   mergedGateway(proxy: Workload & Pick<ProxyNode, "verifiedIdentities">): MergedGateway | undefined {
-    const selected = selectGateways(this.gateways, proxy, this.serviceTargets(proxy), this.scopeGatewayToNamespace);
-    return selected.length > 0 ? mergeGateways(selected, proxy.verifiedIdentities) : undefined;
+    const labels = Object.entries(proxy.labels).sort(([a], [b]) => compareStrings(a, b));
+    const key = JSON.stringify([proxy.configNamespace, labels, proxy.verifiedIdentities ?? []]);
+    if (!this.mergedGateways.has(key)) {
+      const selected = selectGateways(this.gateways, proxy, this.serviceTargets(proxy), this.scopeGatewayToNamespace);
+      this.mergedGateways.set(key, selected.length > 0 ? mergeGateways(selected, proxy.verifiedIdentities) : undefined);
+    }
+    return this.mergedGateways.get(key);
   }
 
   effectiveMtls(proxy: Workload): EffectiveMtls {
