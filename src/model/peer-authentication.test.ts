@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { PeerAuthenticationSpec } from "../config/types/index.ts";
-import { cfg, snapshot } from "./test-fixtures.ts";
+import { cfg, snapshot, svc } from "./test-fixtures.ts";
 
 const pa = (namespace: string, name: string, spec: PeerAuthenticationSpec, created = 0) =>
   cfg("PeerAuthentication", namespace, name, spec, { created });
@@ -58,4 +58,31 @@ test("port-level settings of namespace-wide policies do not apply", () => {
     pa("bookinfo", "ns", { mtls: { mode: "STRICT" }, portLevelMtls: { "9080": { mode: "DISABLE" } } }),
   ]);
   assert.equal(snap.mtlsMode(reviews, 9080), "STRICT");
+});
+
+test("auto-mTLS inference: namespace policy, else mesh policy, else PERMISSIVE; external services unknown", () => {
+  const reviewsSvc = svc("reviews", "bookinfo");
+  const ratingsSvc = svc("ratings", "other");
+  const snap = snapshot([
+    pa("istio-system", "mesh", { mtls: { mode: "STRICT" } }),
+    pa("bookinfo", "ns", { mtls: { mode: "DISABLE" } }),
+    pa("bookinfo", "wl", { selector: { matchLabels: { app: "reviews" } }, mtls: { mode: "STRICT" } }),
+  ]);
+  assert.equal(snap.inferServiceMtlsMode(reviewsSvc, undefined, []), "DISABLE");
+  assert.equal(snap.inferServiceMtlsMode(ratingsSvc, undefined, []), "STRICT");
+  assert.equal(snapshot([]).inferServiceMtlsMode(ratingsSvc, undefined, []), "PERMISSIVE");
+  assert.equal(snap.inferServiceMtlsMode(svc("api", "x", { meshExternal: true }), undefined, []), undefined);
+});
+
+test("auto-mTLS inference for passthrough: DISABLE without endpoints or with a plaintext endpoint", () => {
+  const headless = svc("db", "other", { resolution: "Passthrough" });
+  const snap = snapshot([pa("istio-system", "mesh", { mtls: { mode: "STRICT" } })]);
+  assert.equal(snap.inferServiceMtlsMode(headless, undefined, []), "DISABLE");
+  assert.equal(
+    snap.inferServiceMtlsMode(headless, undefined, [{ tlsMode: "istio" }, { tlsMode: "disabled" }]),
+    "DISABLE",
+  );
+  assert.equal(snap.inferServiceMtlsMode(headless, undefined, [{ tlsMode: "istio" }]), "STRICT");
+  const lbPassthrough = { loadBalancer: { simple: "PASSTHROUGH" as const } };
+  assert.equal(snap.inferServiceMtlsMode(svc("web", "other"), lbPassthrough, []), "DISABLE");
 });

@@ -40,7 +40,6 @@ export class PeerAuthenticationIndex {
 
   effectiveMtls(namespace: string, labels: Readonly<Record<string, string>>): EffectiveMtls {
     const policies = this.forWorkload(namespace, labels);
-    const hasSelector = (pa: PeerAuthentication) => Object.keys(pa.spec?.selector?.matchLabels ?? {}).length > 0;
     const mesh = policies.find((pa) => !hasSelector(pa) && namespaceOf(pa) === this.rootNamespace);
     const ns = policies.find((pa) => !hasSelector(pa) && namespaceOf(pa) !== this.rootNamespace);
     const workload = policies.find((pa) => hasSelector(pa) && namespaceOf(pa) !== this.rootNamespace);
@@ -54,11 +53,28 @@ export class PeerAuthenticationIndex {
     return { mode, perPort };
   }
 
+  /**
+   * The mode set for a whole namespace: its oldest policy without selector, else the mesh-wide
+   * one (UNSET there is PERMISSIVE); undefined when neither exists.
+   */
+  namespaceMtlsMode(namespace: string): MtlsMode | undefined {
+    const namespaceWide = (ns: string) => (this.byNamespace.get(ns) ?? []).find((pa) => !hasSelector(pa));
+    const mesh = namespaceWide(this.rootNamespace);
+    const meshMode = mesh ? (modeOf(mesh.spec?.mtls) ?? "PERMISSIVE") : undefined;
+    const own = namespace === this.rootNamespace ? undefined : namespaceWide(namespace);
+    if (!own) return meshMode;
+    return modeOf(own.spec?.mtls) ?? meshMode ?? "PERMISSIVE";
+  }
+
   /** The mode of one inbound port of a workload. */
   mtlsMode(namespace: string, labels: Readonly<Record<string, string>>, port: number): MtlsMode {
     const effective = this.effectiveMtls(namespace, labels);
     return effective.perPort.get(port) ?? effective.mode;
   }
+}
+
+function hasSelector(pa: PeerAuthentication): boolean {
+  return Object.keys(pa.spec?.selector?.matchLabels ?? {}).length > 0;
 }
 
 /** The mode a policy level sets; undefined when UNSET (inherit). */

@@ -5,6 +5,7 @@
 import { type ConfigObject, kindKey, type MeshConfig, parseApiVersion } from "../config/index.ts";
 import type {
   AuthorizationPolicy,
+  DestinationRuleTrafficPolicy,
   EnvoyFilter,
   Gateway,
   RequestAuthentication,
@@ -13,7 +14,7 @@ import type {
   WasmPlugin,
 } from "../config/types/index.ts";
 import { labelsContain } from "../krt/index.ts";
-import type { Service } from "../registry/index.ts";
+import type { Service, ServiceEndpoint } from "../registry/index.ts";
 import { compareStrings, sortByCreationTime } from "./config-meta.ts";
 import { DestinationRuleIndex, destinationRuleForProxy } from "./destination-rule-index.ts";
 import type { ConsolidatedDestinationRule } from "./destination-rule-merge.ts";
@@ -216,6 +217,25 @@ export class PushSnapshot {
   /** The mTLS mode of one inbound port of the proxy's workload. */
   mtlsMode(proxy: Workload, port: number): MtlsMode {
     return this.peerAuthentications.mtlsMode(proxy.configNamespace, proxy.labels, port);
+  }
+
+  /**
+   * Istio's BestEffortInferServiceMTLSMode, the server side auto-mTLS assumes: unknown (undefined)
+   * for mesh-external services; for passthrough traffic (headless service, or a DestinationRule
+   * load balancer PASSTHROUGH) DISABLE when there are no endpoints or one has TLS disabled; else
+   * the namespace or mesh PeerAuthentication mode, else PERMISSIVE. Workload and port policies are
+   * not considered (the client cannot know which workload answers).
+   */
+  inferServiceMtlsMode(
+    service: Service,
+    trafficPolicy: DestinationRuleTrafficPolicy | undefined,
+    endpoints: readonly Pick<ServiceEndpoint, "tlsMode">[],
+  ): MtlsMode | undefined {
+    if (service.meshExternal) return undefined;
+    if (service.resolution === "Passthrough" || trafficPolicy?.loadBalancer?.simple === "PASSTHROUGH") {
+      if (endpoints.length === 0 || endpoints.some((e) => e.tlsMode === "disabled")) return "DISABLE";
+    }
+    return this.peerAuthentications.namespaceMtlsMode(service.namespace) ?? "PERMISSIVE";
   }
 
   requestAuthenticationsFor(proxy: Workload): RequestAuthentication[] {
