@@ -193,4 +193,27 @@ describe("sidecar inbound listeners (listener_inbound.go)", () => {
     const [l] = build({ proxy: proxyFrom({ metadata: { INBOUND_LISTENER_EXACT_BALANCE: "true" } }), ports: [] });
     assert.equal(l.connectionBalanceConfig?.balanceType.case, "exactBalance");
   });
+
+  it("Sidecar ingress tls with mTLS DISABLE: one tls chain terminating the user's certificate, HTTP inside HTTPS", () => {
+    const [l] = build({
+      mtls: mtlsOf("DISABLE"),
+      ports: [
+        {
+          ...httpPort("HTTPS"),
+          tls: { mode: "SIMPLE", serverCertificate: "/etc/certs/cert.pem", privateKey: "/etc/certs/key.pem" },
+        },
+      ],
+    });
+    const chains = chainsOn(l, 8080);
+    assert.equal(chains.length, 1);
+    assert.equal(chains[0].filterChainMatch?.transportProtocol, "tls");
+    assert.ok(chains[0].filters.some((f) => f.name === "envoy.filters.network.http_connection_manager"));
+    const socket = chains[0].transportSocket;
+    assert.ok(socket?.configType.case === "typedConfig");
+    const context = unpackAny(socket.configType.value, tls.DownstreamTlsContextSchema);
+    assert.equal(
+      context?.commonTlsContext?.tlsCertificateSdsSecretConfigs[0].name,
+      "file-cert:/etc/certs/cert.pem~/etc/certs/key.pem",
+    );
+  });
 });

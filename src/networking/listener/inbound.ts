@@ -5,6 +5,7 @@
 import { create } from "@bufbuild/protobuf";
 import { DurationSchema } from "@bufbuild/protobuf/wkt";
 import { core, listener, route } from "../../api/index.ts";
+import type { ServerTlsSettings } from "../../config/types/index.ts";
 import type { ServiceProtocol } from "../../registry/index.ts";
 import { buildTcpAuthzFilters } from "../authz/index.ts";
 import { buildHttpFilters, type HttpFilterContext } from "../httpfilter/index.ts";
@@ -26,7 +27,7 @@ import {
   METADATA_EXCHANGE_NETWORK_FILTER,
   tcpStatsFilter,
 } from "./tcp.ts";
-import { downstreamTlsSocket, inboundMtlsContext } from "./tls.ts";
+import { downstreamTlsSocket, gatewayTlsContext, inboundMtlsContext } from "./tls.ts";
 import { interceptionMode, type ListenerEnv, type MtlsMode } from "./types.ts";
 import { buildVirtualInboundListener, VIRTUAL_INBOUND } from "./virtual.ts";
 
@@ -43,6 +44,11 @@ export interface InboundPort {
   bindToPort?: boolean;
   /** Sidecar ingress `bind` for such a listener (default: the pod's IP). */
   bind?: string;
+  /**
+   * Sidecar ingress `tls` (ENABLE_TLS_ON_SIDECAR_INGRESS): the sidecar terminates the application's own
+   * TLS. Used only where the port's mTLS mode is DISABLE, as in Istio.
+   */
+  tls?: ServerTlsSettings;
 }
 
 /** The policies the inbound filters are built from: authentication, authorization, metrics. */
@@ -65,6 +71,7 @@ export interface SidecarInboundInput extends ListenerEnv {
 /** What one set of chains serves: a declared port, or passthrough (any port, or one undeclared port). */
 interface ChainConfig {
   targetPort: number;
+  tls?: ServerTlsSettings;
   servicePort: number;
   protocol: ServiceProtocol;
   hostname: string;
@@ -116,6 +123,7 @@ function portConfig(port: InboundPort, bind: string): ChainConfig {
     cluster: `inbound|${port.targetPort}||`,
     passthrough: false,
     bind,
+    tls: port.tls,
   };
 }
 
@@ -174,9 +182,25 @@ function passthroughChains(input: SidecarInboundInput, bind: string): listener.F
 }
 
 function portChains(input: SidecarInboundInput, config: ChainConfig, mode: MtlsMode): listener.FilterChain[] {
+  if (config.tls && mode === "DISABLE") return [userTlsChain(input, config, config.tls)];
   const cls = config.passthrough ? "auto" : protocolClass(config.protocol);
   if (cls === "udp") return [];
   return inboundChainOptions(cls, mode).map((option) => chainFor(input, config, option));
+}
+
+/** One `tls` chain terminating the user's TLS; the protocol is what runs inside (HTTPS → HTTP, TLS → TCP). */
+function userTlsChain(
+  input: SidecarInboundInput,
+  config: ChainConfig,
+  settings: ServerTlsSettings,
+): listener.FilterChain {
+  const inner: ServiceProtocol =
+    config.protocol === "HTTPS" ? "HTTP" : config.protocol === "TLS" ? "TCP" : config.protocol;
+  const terminated = { ...config, protocol: inner };
+  const http = protocolClass(inner) === "http";
+  const chain = chainFor(input, terminated, { http, mtls: false, transportProtocol: "tls", applicationProtocols: [] });
+  chain.transportSocket = downstreamTlsSocket(gatewayTlsContext(settings, input.mesh));
+  return chain;
 }
 
 function chainFor(input: SidecarInboundInput, config: ChainConfig, option: InboundChainOption): listener.FilterChain {
