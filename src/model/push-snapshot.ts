@@ -251,8 +251,10 @@ export class PushSnapshot {
     return this.telemetries.forWorkload(policyWorkload(proxy));
   }
 
+  /** Highest priority first (unset: lowest), ties in attachment order; the generator groups them by phase. */
   wasmPluginsFor(proxy: Workload): WasmPlugin[] {
-    return this.wasmPlugins.forWorkload(policyWorkload(proxy));
+    const priority = (p: WasmPlugin) => p.spec?.priority ?? Number.MIN_SAFE_INTEGER;
+    return this.wasmPlugins.forWorkload(policyWorkload(proxy)).sort((a, b) => priority(b) - priority(a));
   }
 
   /** EnvoyFilters patching the proxy's config, in patch order. */

@@ -65,3 +65,12 @@ test("EnvoyFilters apply by priority, root namespace first on a tie, then oldest
     "bookinfo/late",
   ]);
 });
+
+test("WasmPlugins come highest priority first, unset priority last", () => {
+  const snap = snapshot([
+    cfg("WasmPlugin", "istio-system", "unset", {}),
+    cfg("WasmPlugin", "bookinfo", "low", { priority: -5 }),
+    cfg("WasmPlugin", "bookinfo", "high", { priority: 10 }),
+  ]);
+  assert.deepEqual(names(snap.wasmPluginsFor(reviews)), ["bookinfo/high", "bookinfo/low", "istio-system/unset"]);
+});
