@@ -262,3 +262,15 @@ test("each imported service gets the VirtualService with the most specific match
   const chosen = Object.fromEntries([...listener.virtualServiceByHostname].map(([h, v]) => [h, v.metadata.name]));
   assert.deepEqual(chosen, { "api.example.com": "api", "www.example.com": "wild", "x.other.org": "everything" });
 });
+
+test("a root namespace Sidecar's './*' means each proxy's own namespace", () => {
+  const snap = snapshot([sidecar("istio-system", "mesh", { egress: [{ hosts: ["./*"] }] })], services);
+  assert.deepEqual(hosts(snap.sidecarScope(proxy("sidecar", "bookinfo")).services), [
+    "productpage.bookinfo.svc.cluster.local",
+    "reviews.bookinfo.svc.cluster.local",
+  ]);
+  assert.deepEqual(hosts(snap.sidecarScope(proxy("sidecar", "external")).services), [
+    "api.example.com",
+    "www.example.com",
+  ]);
+});
