@@ -70,13 +70,14 @@ export class WorkloadPolicyIndex<T extends ConfigObject> {
 function attaches(policy: ConfigObject, attachment: PolicyAttachment, workload: PolicyWorkload): boolean {
   const refs = attachment.targetRefs;
   if (refs.length === 0) return labelsContain(workload.labels, attachment.selector ?? {});
+  // Only Gateway references are read (Service references attach to waypoints, which are not modeled).
+  if (namespaceOf(policy) !== workload.namespace) return false;
   const gatewayName = workload.labels[GATEWAY_NAME_LABEL];
   return refs.some(
     (ref) =>
       ref.kind === "Gateway" &&
       (ref.group ?? "gateway.networking.k8s.io") === "gateway.networking.k8s.io" &&
-      (ref.namespace || namespaceOf(policy)) === workload.namespace &&
-      namespaceOf(policy) === workload.namespace &&
+      (ref.namespace || workload.namespace) === workload.namespace &&
       ref.name === gatewayName,
   );
 }
