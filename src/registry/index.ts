@@ -22,7 +22,7 @@ import { nodesByName, podWorkload, workloadEntryObjectWorkload, workloadKey } fr
 
 export { kubeHostname, kubePortProtocol } from "./kube.ts";
 export type * from "./model.ts";
-export { hostKey, registryKey } from "./model.ts";
+export { hostKey, registryKey, UNSPECIFIED_IP } from "./model.ts";
 export type { WorkloadGroupTemplate } from "./serviceentry.ts";
 export { spiffeIdentity, splitLocality } from "./workloads.ts";
 

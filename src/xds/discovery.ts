@@ -4,6 +4,7 @@
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
 import type { PushContext } from "../model/push-context.ts";
+import { configDumpEndpoint } from "./configdump.ts";
 import { GeneratorRegistry, loadGeneratorPlugins } from "./generator.ts";
 import { apiGenerator, type ConfigLister } from "./generators/api.ts";
 import { cdsGenerator } from "./generators/cds.ts";
@@ -12,7 +13,9 @@ import type { DebugAuthOptions } from "./generators/debug-auth.ts";
 import { DebugEndpoints } from "./generators/debug-endpoints.ts";
 import { type EndpointLookup, edsGenerator } from "./generators/eds.ts";
 import { ldsGenerator } from "./generators/lds.ts";
+import { ndsGenerator } from "./generators/nds.ts";
 import { rdsGenerator } from "./generators/rds.ts";
+import { sdsGenerator, storeSecrets } from "./generators/sds.ts";
 import { statusGenerator } from "./generators/status.ts";
 import type { DebounceOptions } from "./pipeline/debounce.ts";
 import { PipelineMetrics } from "./pipeline/metrics.ts";
@@ -27,7 +30,8 @@ export interface DiscoveryOptions {
   /** The push context of the first config load. */
   initialPush: PushContext;
   /**
-   * The service registry's endpoints. With it the Envoy generators (CDS, EDS, LDS, RDS) are registered;
+   * The service registry's endpoints. With it the Envoy generators (CDS, EDS, LDS, RDS, SDS from the
+   * store's Secrets) and NDS are registered;
    * their push contexts must then be built by the model's buildPushContext.
    */
   endpoints?: EndpointLookup;
@@ -64,11 +68,14 @@ export async function startDiscovery(options: DiscoveryOptions): Promise<Discove
     apiGenerator({ store: options.store, requireAuth: options.apiAuth, rootNamespace: options.rootNamespace }),
   );
   generators.register(TypeUrl.Debug, debugGenerator(debugEndpoints, options.debugAuth));
+  const secrets = storeSecrets(options.store);
   if (options.endpoints) {
     generators.register(TypeUrl.Cluster, cdsGenerator(options.endpoints));
     generators.register(TypeUrl.Endpoint, edsGenerator(options.endpoints));
     generators.register(TypeUrl.Listener, ldsGenerator(options.endpoints));
     generators.register(TypeUrl.Route, rdsGenerator());
+    generators.register(TypeUrl.Secret, sdsGenerator(secrets));
+    generators.register(TypeUrl.NameTable, ndsGenerator(options.endpoints));
   }
   await loadGeneratorPlugins(options.plugins, generators);
   if (options.plugins.length > 0)
@@ -85,6 +92,9 @@ export async function startDiscovery(options: DiscoveryOptions): Promise<Discove
     "event",
     statusGenerator({ syncStatus: () => server.syncStatus(), endpoints: debugEndpoints, auth: options.debugAuth }),
   );
+  if (options.endpoints) {
+    debugEndpoints.register("config_dump", configDumpEndpoint(server, { endpoints: options.endpoints, secrets }));
+  }
   const ports = await server.listen(options.listen);
   const pipeline = new PushPipeline({
     store: options.store,

@@ -125,3 +125,48 @@ test("a bookinfo sidecar gets the reviews clusters, their endpoints, listeners a
     client.close();
   }
 });
+
+test("config_dump shows a connected proxy's watched types in Envoy's sections, routes as subscribed", async () => {
+  const client = SotwClient.connect(`127.0.0.1:${discovery.ports.grpcPort}`);
+  try {
+    const node = sidecarNode("reviews-v1", "bookinfo", { LABELS: { app: "reviews", version: "v1" } });
+    client.request({ node, typeUrl: TypeUrl.Cluster });
+    client.ack(await client.next());
+    client.request({ typeUrl: TypeUrl.Listener });
+    client.ack(await client.next());
+    client.request({ typeUrl: TypeUrl.Route, resourceNames: ["9080"] });
+    client.ack(await client.next(), ["9080"]);
+
+    const serve = (path: string) => new TextDecoder().decode(discovery.debugEndpoints.serve(path, undefined));
+    assert.match(serve("config_dump"), /provide a proxyID/);
+    assert.match(serve("config_dump?proxyID=nobody.bookinfo"), /not connected/);
+    // A caller limited to another namespace does not see the proxy.
+    assert.match(
+      new TextDecoder().decode(discovery.debugEndpoints.serve("config_dump?proxyID=reviews-v1.bookinfo", "other")),
+      /not connected/,
+    );
+
+    const dump = JSON.parse(serve("config_dump?proxyID=reviews-v1.bookinfo")) as {
+      configs: { "@type": string; dynamicRouteConfigs?: { routeConfig: { name: string } }[] }[];
+    };
+    assert.deepEqual(
+      dump.configs.map((c) => c["@type"].replace("type.googleapis.com/envoy.admin.v3.", "")),
+      ["ClustersConfigDump", "ListenersConfigDump", "ScopedRoutesConfigDump", "RoutesConfigDump"],
+    );
+    assert.deepEqual(
+      dump.configs[3].dynamicRouteConfigs?.map((r) => r.routeConfig.name),
+      ["9080"],
+    );
+
+    const raw = JSON.parse(serve("config_dump?proxyID=reviews-v1.bookinfo&types=rds,eds")) as {
+      configs: { "@type": string; name: string }[];
+    };
+    // EDS is not watched: only the subscribed route, bare.
+    assert.deepEqual(
+      raw.configs.map((c) => [c["@type"], c.name]),
+      [["type.googleapis.com/envoy.config.route.v3.RouteConfiguration", "9080"]],
+    );
+  } finally {
+    client.close();
+  }
+});

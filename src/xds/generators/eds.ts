@@ -79,7 +79,7 @@ export function buildLoadAssignment(
 }
 
 /** The hostnames an incremental push names (endpoint pushes key services by hostname). */
-function changedHostnames(req: PushRequest): Set<string> {
+export function changedHostnames(req: PushRequest): Set<string> {
   const hosts = new Set<string>();
   for (const key of req.configsUpdated.values()) if (key.kind === KIND.serviceEntry) hosts.add(key.name);
   return hosts;
