@@ -53,6 +53,8 @@ const ROOTS = [
   "envoy/extensions/filters/network/ext_authz/v3",
   "envoy/extensions/path/match/uri_template/v3",
   "envoy/extensions/retry/host/previous_hosts/v3",
+  "envoy/extensions/request_id/uuid/v3",
+  "envoy/extensions/filters/listener/original_src/v3",
   "envoy/extensions/retry/priority/previous_priorities/v3",
   "envoy/extensions/filters/network/wasm/v3",
   "envoy/extensions/filters/http/router/v3",

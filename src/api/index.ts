@@ -56,6 +56,7 @@ export * as router from "./gen/envoy/extensions/filters/http/router/v3/index.ts"
 export * as httpWasm from "./gen/envoy/extensions/filters/http/wasm/v3/index.ts";
 export * as httpInspector from "./gen/envoy/extensions/filters/listener/http_inspector/v3/index.ts";
 export * as originalDst from "./gen/envoy/extensions/filters/listener/original_dst/v3/index.ts";
+export * as originalSrc from "./gen/envoy/extensions/filters/listener/original_src/v3/index.ts";
 export * as proxyProtocol from "./gen/envoy/extensions/filters/listener/proxy_protocol/v3/index.ts";
 export * as tlsInspector from "./gen/envoy/extensions/filters/listener/tls_inspector/v3/index.ts";
 export * as networkExtAuthz from "./gen/envoy/extensions/filters/network/ext_authz/v3/index.ts";
@@ -64,6 +65,7 @@ export * as networkRbac from "./gen/envoy/extensions/filters/network/rbac/v3/ind
 export * as tcpProxy from "./gen/envoy/extensions/filters/network/tcp_proxy/v3/index.ts";
 export * as networkWasm from "./gen/envoy/extensions/filters/network/wasm/v3/index.ts";
 export * as uriTemplate from "./gen/envoy/extensions/path/match/uri_template/v3/index.ts";
+export * as uuidRequestId from "./gen/envoy/extensions/request_id/uuid/v3/index.ts";
 export * as retryPreviousHosts from "./gen/envoy/extensions/retry/host/previous_hosts/v3/index.ts";
 export * as retryPreviousPriorities from "./gen/envoy/extensions/retry/priority/previous_priorities/v3/index.ts";
 export * as internalUpstream from "./gen/envoy/extensions/transport_sockets/internal_upstream/v3/index.ts";
@@ -79,6 +81,8 @@ export * as rds from "./gen/envoy/service/route/v3/index.ts";
 export * as sds from "./gen/envoy/service/secret/v3/index.ts";
 export * as csds from "./gen/envoy/service/status/v3/index.ts";
 export * as matcher from "./gen/envoy/type/matcher/v3/index.ts";
+export * as envoyMetadata from "./gen/envoy/type/metadata/v3/index.ts";
+export * as envoyTracing from "./gen/envoy/type/tracing/v3/index.ts";
 export * as envoyType from "./gen/envoy/type/v3/index.ts";
 export * as rpcStatus from "./gen/google/rpc/index.ts";
 export * as mcp from "./gen/istio/mcp/v1alpha1/index.ts";

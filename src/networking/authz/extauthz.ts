@@ -1,8 +1,8 @@
 // CUSTOM authorization providers: MeshConfig `envoyExtAuthzHttp` / `envoyExtAuthzGrpc` extension
 // providers as Envoy ext_authz configs (Istio's processExtensionProvider). A provider with any
 // problem resolves to its problems only; the builder then denies what its policies match.
-import { create, toBinary } from "@bufbuild/protobuf";
-import { type Any, AnySchema, type Duration, DurationSchema } from "@bufbuild/protobuf/wkt";
+import { create } from "@bufbuild/protobuf";
+import { type Any, type Duration, DurationSchema } from "@bufbuild/protobuf/wkt";
 import { core, envoyType, extAuthz, matcher, networkExtAuthz as networkExtAuthzApi, packAny } from "../../api/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
 import { parseGoDuration } from "../../config/validation/common/durations.ts";

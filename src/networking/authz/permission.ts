@@ -1,7 +1,7 @@
 // RBAC permissions: what the request asks for. Each `to.operation` field and each `when` key about
 // the destination has a generator here (Istio's authz model generators).
 import { create } from "@bufbuild/protobuf";
-import { type Any, AnySchema } from "@bufbuild/protobuf/wkt";
+import type { Any } from "@bufbuild/protobuf/wkt";
 import { type matcher, packAny, rbac, type route, uriTemplate } from "../../api/index.ts";
 import { cidrRange } from "./cidr.ts";
 import { httpOnly, NotGenerated, type PermissionGenerator } from "./generator.ts";

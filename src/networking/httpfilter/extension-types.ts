@@ -1,19 +1,14 @@
 // Config types Sluice sends as TypedStruct because their protos are not among its generated bindings:
-// Istio's own istio-proxy filters, and a few Envoy extensions not generated yet. The constraint
+// Istio's own istio-proxy filters. The constraint
 // checker cannot know them; tests accept exactly these (see pgv.ts).
 export const PEER_METADATA_TYPE_URL = "type.googleapis.com/io.istio.http.peer_metadata.Config";
 export const TCP_METADATA_EXCHANGE_TYPE_URL = "type.googleapis.com/envoy.tcp.metadataexchange.config.MetadataExchange";
 export const ALPN_TYPE_URL = "type.googleapis.com/istio.envoy.config.filter.http.alpn.v2alpha1.FilterConfig";
 export const STATS_TYPE_URL = "type.googleapis.com/stats.PluginConfig";
-export const UUID_REQUEST_ID_TYPE_URL = "type.googleapis.com/envoy.extensions.request_id.uuid.v3.UuidRequestIdConfig";
-export const ORIGINAL_SRC_TYPE_URL =
-  "type.googleapis.com/envoy.extensions.filters.listener.original_src.v3.OriginalSrc";
 
 export const TYPED_STRUCT_ONLY_TYPE_URLS: ReadonlySet<string> = new Set([
   PEER_METADATA_TYPE_URL,
   TCP_METADATA_EXCHANGE_TYPE_URL,
   ALPN_TYPE_URL,
   STATS_TYPE_URL,
-  UUID_REQUEST_ID_TYPE_URL,
-  ORIGINAL_SRC_TYPE_URL,
 ]);

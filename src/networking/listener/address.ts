@@ -4,7 +4,7 @@ import { create } from "@bufbuild/protobuf";
 import { type Duration, DurationSchema } from "@bufbuild/protobuf/wkt";
 import { core, listener } from "../../api/index.ts";
 import type { ProxyNode } from "../../model/proxy.ts";
-import { durationFromGo } from "./duration.ts";
+import { toDuration } from "../duration.ts";
 import type { ListenerEnv } from "./types.ts";
 
 export function listenerName(bind: string, port: number): string {
@@ -32,7 +32,7 @@ export function localhostAddress(proxy: ProxyNode): string {
 
 /** MeshConfig protocolDetectionTimeout (Istio's default 0s: wait for the client's first bytes forever). */
 export function protocolDetectionTimeout(env: ListenerEnv): Duration {
-  return durationFromGo(env.mesh.protocolDetectionTimeout ?? "0s") ?? create(DurationSchema, {});
+  return toDuration(env.mesh.protocolDetectionTimeout ?? "0s") ?? create(DurationSchema, {});
 }
 
 /**

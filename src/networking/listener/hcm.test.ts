@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { JsonObject } from "@bufbuild/protobuf";
-import { hcm } from "../../api/index.ts";
+import { hcm, unpackAny, uuidRequestId } from "../../api/index.ts";
 import { buildHttpFilters, envoyViolations } from "../httpfilter/index.ts";
 import { buildHttpConnectionManager, type HcmOptions } from "./index.ts";
 import { meshFrom, proxyFrom } from "./testing.ts";
@@ -58,7 +58,8 @@ describe("HTTP connection manager (buildHTTPConnectionManager)", () => {
 
   it("the request id is a UUID extension used for trace sampling; websocket upgrades allowed", () => {
     const manager = build();
-    assert.equal(manager.requestIdExtension?.typedConfig?.typeUrl, "type.googleapis.com/xds.type.v3.TypedStruct");
+    const config = unpackAny(manager.requestIdExtension!.typedConfig!, uuidRequestId.UuidRequestIdConfigSchema);
+    assert.equal(config?.useRequestIdForTraceSampling, true);
     assert.deepEqual(
       manager.upgradeConfigs.map((u) => u.upgradeType),
       ["websocket"],

@@ -4,23 +4,21 @@
 import { create } from "@bufbuild/protobuf";
 import { DurationSchema } from "@bufbuild/protobuf/wkt";
 import {
-  MetadataKey_PathSegmentSchema,
-  MetadataKeySchema,
-  MetadataKind_RequestSchema,
-  MetadataKindSchema,
-} from "../../api/gen/envoy/type/metadata/v3/index.ts";
-import {
-  type CustomTag,
-  CustomTag_LiteralSchema,
-  CustomTag_MetadataSchema,
-  CustomTagSchema,
-} from "../../api/gen/envoy/type/tracing/v3/index.ts";
-import { core, envoyType, hcm, listener, packAny, type route, xdsType } from "../../api/index.ts";
+  core,
+  envoyMetadata,
+  envoyTracing,
+  envoyType,
+  hcm,
+  listener,
+  packAny,
+  type route,
+  uuidRequestId,
+} from "../../api/index.ts";
 import type { ProxyNode } from "../../model/proxy.ts";
 import type { ServiceProtocol } from "../../registry/index.ts";
-import { type ListenerClass, typedStruct, UUID_REQUEST_ID_TYPE_URL } from "../httpfilter/index.ts";
+import { toDuration } from "../duration.ts";
+import type { ListenerClass } from "../httpfilter/index.ts";
 import { buildAccessLogs } from "./accesslog.ts";
-import { durationFromGo } from "./duration.ts";
 import { gatewayTopology, type ListenerEnv } from "./types.ts";
 
 export const HCM_FILTER = "envoy.filters.network.http_connection_manager";
@@ -88,13 +86,13 @@ export function buildHttpConnectionManager(env: ListenerEnv, options: HcmOptions
     proxy100Continue: true,
     requestIdExtension: create(hcm.RequestIDExtensionSchema, {
       typedConfig: packAny(
-        xdsType.TypedStructSchema,
-        typedStruct(UUID_REQUEST_ID_TYPE_URL, { use_request_id_for_trace_sampling: true }),
+        uuidRequestId.UuidRequestIdConfigSchema,
+        create(uuidRequestId.UuidRequestIdConfigSchema, { useRequestIdForTraceSampling: true }),
       ),
     }),
   });
 
-  const idleTimeout = durationFromGo(proxy.metadata.IDLE_TIMEOUT);
+  const idleTimeout = toDuration(proxy.metadata.IDLE_TIMEOUT);
   if (idleTimeout) manager.commonHttpProtocolOptions = create(core.HttpProtocolOptionsSchema, { idleTimeout });
   if (mesh.enableTracing) manager.tracing = buildTracing(env);
 
@@ -157,12 +155,15 @@ function buildTracing({ mesh, proxy }: ListenerEnv): hcm.HttpConnectionManager_T
   });
 }
 
-function literalTag(tag: string, value: string): CustomTag {
-  return create(CustomTagSchema, { tag, type: { case: "literal", value: create(CustomTag_LiteralSchema, { value }) } });
+function literalTag(tag: string, value: string): envoyTracing.CustomTag {
+  return create(envoyTracing.CustomTagSchema, {
+    tag,
+    type: { case: "literal", value: create(envoyTracing.CustomTag_LiteralSchema, { value }) },
+  });
 }
 
 /** Who this proxy is, as Istio tags every span. */
-function serviceTags(proxy: ProxyNode): CustomTag[] {
+function serviceTags(proxy: ProxyNode): envoyTracing.CustomTag[] {
   return [
     literalTag("istio.canonical_revision", proxy.labels["service.istio.io/canonical-revision"] || "latest"),
     literalTag("istio.canonical_service", proxy.labels["service.istio.io/canonical-name"] || "unknown"),
@@ -173,23 +174,25 @@ function serviceTags(proxy: ProxyNode): CustomTag[] {
 }
 
 /** The dry-run AuthorizationPolicy results the RBAC filter leaves in request metadata. */
-function dryRunTag(tag: string, key: string): CustomTag {
-  return create(CustomTagSchema, {
+function dryRunTag(tag: string, key: string): envoyTracing.CustomTag {
+  return create(envoyTracing.CustomTagSchema, {
     tag,
     type: {
       case: "metadata",
-      value: create(CustomTag_MetadataSchema, {
-        kind: create(MetadataKindSchema, { kind: { case: "request", value: create(MetadataKind_RequestSchema) } }),
-        metadataKey: create(MetadataKeySchema, {
+      value: create(envoyTracing.CustomTag_MetadataSchema, {
+        kind: create(envoyMetadata.MetadataKindSchema, {
+          kind: { case: "request", value: create(envoyMetadata.MetadataKind_RequestSchema) },
+        }),
+        metadataKey: create(envoyMetadata.MetadataKeySchema, {
           key: "envoy.filters.http.rbac",
-          path: [create(MetadataKey_PathSegmentSchema, { segment: { case: "key", value: key } })],
+          path: [create(envoyMetadata.MetadataKey_PathSegmentSchema, { segment: { case: "key", value: key } })],
         }),
       }),
     },
   });
 }
 
-const DRY_RUN_TAGS: readonly CustomTag[] = [
+const DRY_RUN_TAGS: readonly envoyTracing.CustomTag[] = [
   dryRunTag("istio.authorization.dry_run.allow_policy.name", "istio_dry_run_allow_shadow_effective_policy_id"),
   dryRunTag("istio.authorization.dry_run.allow_policy.result", "istio_dry_run_allow_shadow_engine_result"),
   dryRunTag("istio.authorization.dry_run.deny_policy.name", "istio_dry_run_deny_shadow_effective_policy_id"),

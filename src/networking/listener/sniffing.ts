@@ -7,13 +7,12 @@ import {
   httpInspector,
   listener,
   originalDst,
+  originalSrc,
   packAny,
   proxyProtocol,
   tlsInspector,
-  xdsType,
 } from "../../api/index.ts";
 import type { ServiceProtocol } from "../../registry/index.ts";
-import { ORIGINAL_SRC_TYPE_URL, typedStruct } from "../httpfilter/index.ts";
 
 /** How a port's traffic is handled: HTTP (HCM), TCP (tcp_proxy), Auto (sniffed: both), UDP (skipped). */
 export type ProtocolClass = "http" | "tcp" | "auto" | "udp";
@@ -77,7 +76,7 @@ export const ORIGINAL_DST_FILTER: listener.ListenerFilter = listenerFilter(ORIGI
 
 export const ORIGINAL_SRC_FILTER: listener.ListenerFilter = listenerFilter(ORIGINAL_SRC, {
   case: "typedConfig",
-  value: packAny(xdsType.TypedStructSchema, typedStruct(ORIGINAL_SRC_TYPE_URL, { mark: ORIGINAL_SRC_MARK })),
+  value: packAny(originalSrc.OriginalSrcSchema, create(originalSrc.OriginalSrcSchema, { mark: ORIGINAL_SRC_MARK })),
 });
 
 /** envoy.filters.listener.proxy_protocol: a gateway behind a load balancer that speaks PROXY protocol. */

@@ -5,9 +5,9 @@ import type { Any } from "@bufbuild/protobuf/wkt";
 import { listener, packAny, tcpProxy, xdsType } from "../../api/index.ts";
 import type { VirtualServiceTcpRoute } from "../../config/types/index.ts";
 import type { Service } from "../../registry/index.ts";
+import { toDuration } from "../duration.ts";
 import { STATS_TYPE_URL, TCP_METADATA_EXCHANGE_TYPE_URL, typedStruct } from "../httpfilter/index.ts";
 import { buildAccessLogs } from "./accesslog.ts";
-import { durationFromGo } from "./duration.ts";
 import { type ListenerEnv, type VirtualService, vsRef } from "./types.ts";
 
 export const TCP_PROXY_FILTER = "envoy.filters.network.tcp_proxy";
@@ -44,7 +44,7 @@ export function buildTcpProxyFilter(env: ListenerEnv, destination: TcpDestinatio
           },
     accessLog: buildAccessLogs(env.mesh),
   });
-  const idleTimeout = durationFromGo(env.proxy.metadata.IDLE_TIMEOUT);
+  const idleTimeout = toDuration(env.proxy.metadata.IDLE_TIMEOUT);
   if (idleTimeout) config.idleTimeout = idleTimeout;
   return typedNetworkFilter(TCP_PROXY_FILTER, packAny(tcpProxy.TcpProxySchema, config));
 }
