@@ -115,12 +115,3 @@ export const convertCommand: CommandModule<object, ConvertArgs> = {
     process.exitCode = decoded.some((d) => d.error) ? EXIT_INVALID : EXIT_OK;
   },
 };
-
-/** `sluice x`: experimental commands. */
-export const experimentalCommand: CommandModule = {
-  command: "x",
-  aliases: ["experimental"],
-  describe: "Experimental commands",
-  builder: (yargs) => yargs.command(convertCommand).demandCommand(1, "Name an experimental command."),
-  handler: () => {},
-};

@@ -1,7 +1,7 @@
 // The sluice commands, one module each. A new command is one file here and one line below.
 import type { Argv } from "yargs";
-import { experimentalCommand } from "./convert.ts";
 import { validateCommand } from "./validate.ts";
+import { experimentalCommand } from "./x.ts";
 
 export { defaultConfigPath, loadCliConfig } from "./config.ts";
 export { EXIT_INVALID, EXIT_OK, EXIT_USAGE } from "./exit-codes.ts";

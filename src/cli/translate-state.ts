@@ -1,11 +1,15 @@
 // The control plane's state from config files, without a server: config store → service registry →
 // push context, as sluiced builds it. `sluice x translate` reads proxies' config from it.
+import { create } from "@bufbuild/protobuf";
+import { type admin, core } from "../api/index.ts";
 import { readConfigPaths } from "../config/decode.ts";
-import { kindKey, type MeshConfig } from "../config/index.ts";
-import { buildPushContext, type PushContext } from "../model/index.ts";
+import { type ConfigObject, kindKey, lookupKind, type MeshConfig, validateObject } from "../config/index.ts";
+import { buildPushContext, type NodeType, type ProxyNode, type PushContext, parseProxy } from "../model/index.ts";
 import { ServiceRegistry } from "../registry/index.ts";
 import { ConfigStore, MemorySource } from "../sources/index.ts";
 import { describeIssue } from "../sources/store-admit.ts";
+import { buildConfigDump, type DumpType } from "../xds/configdump.ts";
+import { storeSecrets } from "../xds/generators/sds.ts";
 
 /** The service registry over the store's collections (Services, EndpointSlices, Pods, ServiceEntries, ...). */
 export function storeRegistry(store: ConfigStore, mesh: MeshConfig, domainSuffix: string): ServiceRegistry {
@@ -45,24 +49,103 @@ export interface TranslateState {
   push: PushContext;
 }
 
-/** The state of `paths` (files or directories); the problems instead when a document does not decode or validate. */
-export function loadState(
-  paths: string[],
-  mesh: MeshConfig,
-  domainSuffix: string,
-): { state: TranslateState; problems?: undefined } | { problems: string[]; state?: undefined } {
+const UNKNOWN_FIELD = 'unknown field "';
+
+/** `spec.http[0].name` as its keys and indexes. */
+function pathSegments(path: string): string[] {
+  return [...path.matchAll(/[^.[\]]+/g)].map((m) => m[0]);
+}
+
+/** A copy of `obj` without the field at `path`. */
+function withoutField(obj: ConfigObject, path: string): ConfigObject {
+  const copy = structuredClone(obj);
+  const segments = pathSegments(path);
+  const last = segments.pop();
+  let node: unknown = copy;
+  for (const segment of segments) node = (node as Record<string, unknown> | undefined)?.[segment];
+  if (last !== undefined && node !== null && typeof node === "object") delete (node as Record<string, unknown>)[last];
+  return copy;
+}
+
+type LoadResult =
+  | { state: TranslateState; warnings: string[]; problems?: undefined }
+  | { problems: string[]; state?: undefined };
+
+/**
+ * The state of `paths` (files or directories), read as a cluster would take them: objects of kinds the
+ * control plane does not read (Deployments, ...) are skipped and fields their schema does not know are
+ * pruned, each with a warning; any other problem (undecodable or invalid documents) fails the load.
+ */
+export function loadState(paths: string[], mesh: MeshConfig, domainSuffix: string): LoadResult {
   const store = new ConfigStore();
   const memory = new MemorySource(store, "file");
   const problems: string[] = [];
+  const warnings: string[] = [];
   for (const doc of readConfigPaths(paths)) {
     const where = `${doc.position.file}:${doc.position.line}`;
     if (doc.error !== undefined || !doc.object) {
       problems.push(`${where}: ${doc.error ?? "empty document"}`);
       continue;
     }
-    for (const issue of memory.apply(doc.object).errors) problems.push(`${where}: ${describeIssue(issue)}`);
+    let object = doc.object;
+    if (!lookupKind(object.apiVersion, object.kind)) {
+      warnings.push(`${where}: ${object.apiVersion} ${object.kind} skipped: not a kind the control plane reads`);
+      continue;
+    }
+    for (const issue of validateObject(object).errors) {
+      if (!issue.message.startsWith(UNKNOWN_FIELD)) continue;
+      warnings.push(`${where}: ${issue.path}: unknown field pruned`);
+      object = withoutField(object, issue.path);
+    }
+    for (const issue of memory.apply(object).errors) problems.push(`${where}: ${describeIssue(issue)}`);
   }
   if (problems.length > 0) return { problems };
   const registry = storeRegistry(store, mesh, domainSuffix);
-  return { state: { store, registry, push: storePush(store, registry, mesh, domainSuffix) } };
+  return { state: { store, registry, push: storePush(store, registry, mesh, domainSuffix) }, warnings };
+}
+
+/** The proxy `sluice x translate` generates for. */
+export interface ProxySpec {
+  type: NodeType;
+  ip: string;
+  namespace: string;
+  labels: Record<string, string>;
+  /** `<pod>.<namespace>`. */
+  id: string;
+}
+
+/**
+ * The proxy as its agent would announce it, in istiod's default cluster. It counts as authenticated
+ * as the namespace's `default` service account, so that credentials its Gateways name are served.
+ */
+export function translateProxy(spec: ProxySpec, mesh: MeshConfig, domainSuffix: string): ProxyNode {
+  const parsed = parseProxy(
+    create(core.NodeSchema, {
+      id: `${spec.type}~${spec.ip}~${spec.id}~${spec.namespace}.svc.${domainSuffix}`,
+      metadata: { NAMESPACE: spec.namespace, LABELS: spec.labels, CLUSTER_ID: "Kubernetes" },
+      userAgentName: "sluice",
+    }),
+  );
+  if (!parsed.proxy) throw new Error(parsed.error);
+  const trustDomain = mesh.trustDomain ?? "cluster.local";
+  return { ...parsed.proxy, verifiedIdentities: [`spiffe://${trustDomain}/ns/${spec.namespace}/sa/default`] };
+}
+
+/** The ConfigDump the control plane would give the proxy for `paths`, or the problems of the inputs. */
+export function translate(
+  paths: string[],
+  proxy: ProxySpec,
+  options: { mesh: MeshConfig; domainSuffix: string; types?: readonly DumpType[] },
+): { dump: admin.ConfigDump; warnings: string[]; problems?: undefined } | { problems: string[]; dump?: undefined } {
+  const loaded = loadState(paths, options.mesh, options.domainSuffix);
+  if (!loaded.state) return { problems: loaded.problems };
+  const { push, registry, store } = loaded.state;
+  const node = translateProxy(proxy, options.mesh, options.domainSuffix);
+  const dump = buildConfigDump(
+    push,
+    node,
+    { endpoints: registry, secrets: storeSecrets(store) },
+    { types: options.types },
+  );
+  return { dump, warnings: loaded.warnings };
 }
