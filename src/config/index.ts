@@ -9,3 +9,4 @@ export { type GoDuration, parseGoDuration } from "./validation/common/durations.
 export { parseProtocol } from "./validation/common/ports.ts";
 export { NAMED_HTTP_STATUSES } from "./validation/common/retries.ts";
 export { DEFAULT_CONTEXT, Findings, type ValidationContext } from "./validation/index.ts";
+export { GRPC_STATUS_CODES } from "./validation/virtualservice-http.ts";

@@ -199,25 +199,28 @@ function validateCorsPolicy(policy: JsonObject | undefined, out: Findings): void
   }
 }
 
-const GRPC_STATUSES = new Set([
-  "OK",
-  "CANCELLED",
-  "UNKNOWN",
-  "INVALID_ARGUMENT",
-  "DEADLINE_EXCEEDED",
-  "NOT_FOUND",
-  "ALREADY_EXISTS",
-  "PERMISSION_DENIED",
-  "RESOURCE_EXHAUSTED",
-  "FAILED_PRECONDITION",
-  "ABORTED",
-  "OUT_OF_RANGE",
-  "UNIMPLEMENTED",
-  "INTERNAL",
-  "UNAVAILABLE",
-  "DATA_LOSS",
-  "UNAUTHENTICATED",
-]);
+/** gRPC status names as Istio accepts them in a fault abort, with their codes (the list is in code order). */
+export const GRPC_STATUS_CODES: ReadonlyMap<string, number> = new Map(
+  [
+    "OK",
+    "CANCELLED",
+    "UNKNOWN",
+    "INVALID_ARGUMENT",
+    "DEADLINE_EXCEEDED",
+    "NOT_FOUND",
+    "ALREADY_EXISTS",
+    "PERMISSION_DENIED",
+    "RESOURCE_EXHAUSTED",
+    "FAILED_PRECONDITION",
+    "ABORTED",
+    "OUT_OF_RANGE",
+    "UNIMPLEMENTED",
+    "INTERNAL",
+    "UNAVAILABLE",
+    "DATA_LOSS",
+    "UNAUTHENTICATED",
+  ].map((name, code) => [name, code]),
+);
 
 // Istio accepts 600 although its message says 599.
 function httpStatusError(status: number): string | undefined {
@@ -234,7 +237,7 @@ function validateFault(fault: JsonObject | undefined, out: Findings): void {
     validatePercentMessage(field(abort, "percentage"), at.at("percentage"));
     if (has(abort, "grpcStatus")) {
       const status = stringField(abort, "grpcStatus");
-      if (!GRPC_STATUSES.has(status)) {
+      if (!GRPC_STATUS_CODES.has(status)) {
         at.at("grpcStatus").error(
           `gRPC status ${goQuote(status)} is not supported. See https://github.com/grpc/grpc/blob/master/doc/statuscodes.md for a list of supported codes, for example 'NOT_FOUND'`,
         );

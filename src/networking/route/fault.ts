@@ -3,34 +3,11 @@
 // are not supported by Istio and are dropped; a fault with neither part left is none.
 import { create } from "@bufbuild/protobuf";
 import { fault } from "../../api/index.ts";
-import type { VirtualServiceHttpFault } from "../../config/index.ts";
+import { GRPC_STATUS_CODES, type VirtualServiceHttpFault } from "../../config/index.ts";
 import { toDuration } from "../duration.ts";
 import { integerToFractional, percentToFractional } from "./percent.ts";
 
 export const FAULT_FILTER = "envoy.filters.http.fault";
-
-/** gRPC status names as Istio accepts them, with their codes. */
-const GRPC_STATUS: ReadonlyMap<string, number> = new Map(
-  [
-    "OK",
-    "CANCELLED",
-    "UNKNOWN",
-    "INVALID_ARGUMENT",
-    "DEADLINE_EXCEEDED",
-    "NOT_FOUND",
-    "ALREADY_EXISTS",
-    "PERMISSION_DENIED",
-    "RESOURCE_EXHAUSTED",
-    "FAILED_PRECONDITION",
-    "ABORTED",
-    "OUT_OF_RANGE",
-    "UNIMPLEMENTED",
-    "INTERNAL",
-    "UNAVAILABLE",
-    "DATA_LOSS",
-    "UNAUTHENTICATED",
-  ].map((name, code) => [name, code]),
-);
 
 export function translateFault(input: VirtualServiceHttpFault): fault.HTTPFault | undefined {
   const delay = input.delay;
@@ -51,8 +28,8 @@ export function translateFault(input: VirtualServiceHttpFault): fault.HTTPFault 
   if (abort) {
     let errorType: fault.FaultAbort["errorType"] = { case: undefined };
     if (abort.httpStatus !== undefined) errorType = { case: "httpStatus", value: abort.httpStatus };
-    else if (abort.grpcStatus !== undefined && GRPC_STATUS.has(abort.grpcStatus)) {
-      errorType = { case: "grpcStatus", value: GRPC_STATUS.get(abort.grpcStatus) ?? 0 };
+    else if (abort.grpcStatus !== undefined && GRPC_STATUS_CODES.has(abort.grpcStatus)) {
+      errorType = { case: "grpcStatus", value: GRPC_STATUS_CODES.get(abort.grpcStatus) ?? 0 };
     }
     if (errorType.case !== undefined) {
       out.abort = create(fault.FaultAbortSchema, {
