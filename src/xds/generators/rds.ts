@@ -11,6 +11,7 @@ import {
   parseSidecarRouteName,
 } from "../../networking/route/index.ts";
 import type { Generator, XdsResource } from "../generator.ts";
+import { hashPolicyFor } from "./rds-hash.ts";
 
 /** One route configuration for the proxy; undefined for a name a proxy of its type never asks for. */
 export function buildRouteConfiguration(
@@ -29,6 +30,7 @@ export function buildRouteConfiguration(
       servers,
       virtualServicesForGateway: (gateway) => snap.virtualServicesForGateway(proxy.configNamespace, gateway),
       lookupService: (hostname) => scope.service(hostname),
+      hashPolicy: hashPolicyFor(scope, proxy),
     });
   }
   const parsed = parseSidecarRouteName(routeName);
@@ -42,6 +44,7 @@ export function buildRouteConfiguration(
     services: egress?.services ?? [],
     virtualServices: egress?.virtualServices ?? [],
     outboundTrafficPolicy: scope.outboundTrafficPolicy,
+    hashPolicy: hashPolicyFor(scope, proxy),
   });
 }
 
