@@ -4,27 +4,16 @@ import assert from "node:assert/strict";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
-import { fileURLToPath } from "node:url";
 import { readConfigPaths } from "../config/decode.ts";
-import { type ConfigObject, DEFAULT_MESH_CONFIG } from "../config/index.ts";
+import { DEFAULT_MESH_CONFIG } from "../config/index.ts";
 import type { Gateway } from "../config/types/index.ts";
 import { ServiceRegistry } from "../registry/index.ts";
-import { staticInputs } from "../registry/test-inputs.ts";
+import { CONFORMANCE_INPUTS, readInputs, staticInputs } from "../registry/test-inputs.ts";
 import { buildPushContext, pushSnapshot } from "./push-context.ts";
 
-const INPUTS = fileURLToPath(new URL("../../../shared/conformance/istio/inputs", import.meta.url));
-
-for (const file of readdirSync(INPUTS).filter((f) => f.endsWith(".yaml"))) {
+for (const file of readdirSync(CONFORMANCE_INPUTS).filter((f) => f.endsWith(".yaml"))) {
   test(`${file}: builds a push context, scopes a sidecar and merges gateways`, () => {
-    const documents = readConfigPaths([join(INPUTS, file)]);
-    assert.deepEqual(
-      documents.filter((d) => d.error),
-      [],
-    );
-    // As `kubectl apply` would: an object without a namespace lands in "default".
-    const configs = documents.flatMap((d): ConfigObject[] =>
-      d.object ? [{ ...d.object, metadata: { namespace: "default", ...d.object.metadata } }] : [],
-    );
+    const configs = readInputs([join(CONFORMANCE_INPUTS, file)]);
     const registry = new ServiceRegistry(staticInputs(configs));
     const snap = pushSnapshot(
       buildPushContext({ configs, services: registry.services.list(), mesh: DEFAULT_MESH_CONFIG }),
@@ -57,7 +46,7 @@ for (const file of readdirSync(INPUTS).filter((f) => f.endsWith(".yaml"))) {
 }
 
 test("rule-ingressgateway.yaml: a short gateway name binds in the VirtualService's namespace, short hosts expand", () => {
-  const configs = readConfigPaths([join(INPUTS, "rule-ingressgateway.yaml")]).flatMap((d) =>
+  const configs = readConfigPaths([join(CONFORMANCE_INPUTS, "rule-ingressgateway.yaml")]).flatMap((d) =>
     d.object ? [d.object] : [],
   );
   const snap = pushSnapshot(buildPushContext({ configs, services: [], mesh: DEFAULT_MESH_CONFIG }));

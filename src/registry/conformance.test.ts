@@ -1,25 +1,11 @@
 // Istio's sample configs (../shared/conformance/istio/inputs) loaded whole into the registry.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { fileURLToPath } from "node:url";
-import { readConfigPaths } from "../config/decode.ts";
-import type { ConfigObject } from "../config/index.ts";
 import { ServiceRegistry } from "./index.ts";
-import { staticInputs } from "./test-inputs.ts";
-
-const INPUTS = fileURLToPath(new URL("../../../shared/conformance/istio/inputs", import.meta.url));
+import { readInputs, staticInputs } from "./test-inputs.ts";
 
 function loadInputs(): ServiceRegistry {
-  const documents = readConfigPaths([INPUTS]);
-  assert.deepEqual(
-    documents.filter((d) => d.error),
-    [],
-  );
-  // As `kubectl apply` would: an object without a namespace lands in "default".
-  const objects = documents.flatMap((d): ConfigObject[] =>
-    d.object ? [{ ...d.object, metadata: { namespace: "default", ...d.object.metadata } }] : [],
-  );
-  return new ServiceRegistry(staticInputs(objects));
+  return new ServiceRegistry(staticInputs(readInputs()));
 }
 
 function endpointsOf(registry: ServiceRegistry, host: string, port: number, namespace: string): string[] {

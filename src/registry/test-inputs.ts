@@ -1,4 +1,7 @@
 // Registry inputs for tests: a StaticCollection per kind, as the config store provides them.
+import assert from "node:assert/strict";
+import { fileURLToPath } from "node:url";
+import { readConfigPaths } from "../config/decode.ts";
 import type { ConfigObject } from "../config/index.ts";
 import { StaticCollection } from "../krt/index.ts";
 import type { RegistryInputs } from "./index.ts";
@@ -13,6 +16,24 @@ const KIND_INPUTS: Record<string, keyof RegistryInputs> = {
   WorkloadEntry: "workloadEntries",
   WorkloadGroup: "workloadGroups",
 };
+
+/** Istio's sample configs, beside the repository. */
+export const CONFORMANCE_INPUTS = fileURLToPath(new URL("../../../shared/conformance/istio/inputs", import.meta.url));
+
+/**
+ * The objects of config files (Istio's sample configs unless told), as `kubectl apply` would see
+ * them: an object without a namespace lands in "default". A document that does not decode fails.
+ */
+export function readInputs(paths: string[] = [CONFORMANCE_INPUTS]): ConfigObject[] {
+  const documents = readConfigPaths(paths);
+  assert.deepEqual(
+    documents.filter((d) => d.error),
+    [],
+  );
+  return documents.flatMap((d): ConfigObject[] =>
+    d.object ? [{ ...d.object, metadata: { namespace: "default", ...d.object.metadata } }] : [],
+  );
+}
 
 export type StaticInputs = { [K in keyof RegistryInputs]: StaticCollection<ConfigObject> };
 

@@ -3,14 +3,12 @@
 // a gateway, gives clusters and load assignments that Envoy's constraints accept.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { fileURLToPath } from "node:url";
 import { cluster, endpoint } from "../../api/index.ts";
 import { checkMessage } from "../../api/pgv/index.ts";
-import { readConfigPaths } from "../../config/decode.ts";
-import type { ConfigObject, DestinationRuleSpec } from "../../config/index.ts";
+import type { DestinationRuleSpec } from "../../config/index.ts";
 import type { Service } from "../../registry/index.ts";
 import { ServiceRegistry } from "../../registry/index.ts";
-import { staticInputs } from "../../registry/test-inputs.ts";
+import { readInputs, staticInputs } from "../../registry/test-inputs.ts";
 import { buildClusterLoadAssignment } from "../endpoint/index.ts";
 import { envoyViolations } from "../httpfilter/index.ts";
 import { CARES_CONFIG_TYPE_URL } from "./dns.ts";
@@ -26,12 +24,8 @@ import {
 } from "./index.ts";
 import { PROXY_PROTOCOL_UPSTREAM_TYPE_URL } from "./proxyprotocol.ts";
 
-const INPUTS = fileURLToPath(new URL("../../../../shared/conformance/istio/inputs", import.meta.url));
-
 function load(): { registry: ServiceRegistry; rules: AppliedDestinationRule[] } {
-  const objects = readConfigPaths([INPUTS]).flatMap((d): ConfigObject[] =>
-    d.object ? [{ ...d.object, metadata: { namespace: "default", ...d.object.metadata } }] : [],
-  );
+  const objects = readInputs();
   const rules = objects
     .filter((o) => o.kind === "DestinationRule" && o.spec)
     .map((o) => ({

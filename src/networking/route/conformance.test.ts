@@ -2,27 +2,21 @@
 // sidecar on every service port, and for every gateway server, with no Envoy constraint broken.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { fileURLToPath } from "node:url";
 import { route } from "../../api/index.ts";
 import { checkMessage } from "../../api/pgv/index.ts";
-import { readConfigPaths } from "../../config/decode.ts";
-import type { ConfigObject, Gateway } from "../../config/index.ts";
+import type { Gateway } from "../../config/index.ts";
 import { DEFAULT_MESH_CONFIG } from "../../config/index.ts";
 import { gatewayRouteName } from "../../model/index.ts";
 import { VirtualServiceIndex } from "../../model/virtual-service-index.ts";
 import { ServiceRegistry } from "../../registry/index.ts";
-import { staticInputs } from "../../registry/test-inputs.ts";
+import { readInputs, staticInputs } from "../../registry/test-inputs.ts";
 import { buildSidecarRouteConfiguration } from "./config.ts";
 import { buildGatewayRouteConfiguration } from "./gateway.ts";
 import { proxyFixture } from "./test-helpers.ts";
 import type { VirtualService } from "./types.ts";
 
-const INPUTS = fileURLToPath(new URL("../../../../shared/conformance/istio/inputs", import.meta.url));
-
 function load() {
-  const objects = readConfigPaths([INPUTS]).flatMap((d): ConfigObject[] =>
-    d.object ? [{ ...d.object, metadata: { namespace: "default", ...d.object.metadata } }] : [],
-  );
+  const objects = readInputs();
   const services = new ServiceRegistry(staticInputs(objects)).services.list();
   const index = new VirtualServiceIndex(
     objects.filter((o): o is VirtualService => o.kind === "VirtualService"),
