@@ -235,15 +235,10 @@ export function workloadKey(w: WorkloadInstance): string {
 }
 
 /** Where an endpoint sends traffic for one service port. */
-export interface EndpointTarget {
-  hostname: string;
-  namespace: string;
-  servicePort: number;
-  servicePortName: string;
-  address: string;
-  port: number;
-  health: ServiceEndpoint["health"];
-}
+export type EndpointTarget = Pick<
+  ServiceEndpoint,
+  "hostname" | "namespace" | "servicePort" | "servicePortName" | "address" | "port" | "health"
+>;
 
 /** An endpoint of `target`, carrying what `workload` says about who serves it (nothing when it is a bare address). */
 export function endpointOf(
