@@ -14,6 +14,7 @@ import {
 import type { Service } from "../../registry/index.ts";
 import type { Generator } from "../generator.ts";
 import type { EndpointLookup } from "./eds.ts";
+import { type InboundTarget, sidecarInboundTargets } from "./lds.ts";
 
 /**
  * A cache living as long as one push context: built once per key, then the same objects go to every
@@ -89,19 +90,18 @@ function serviceClusters(
   );
 }
 
-/** Inbound clusters of a sidecar: one per target port of the services selecting its workload. */
+/** Inbound clusters of a sidecar: one per inbound target port, with every service declaring it. */
 function inboundClusters(push: PushContext, proxy: ProxyNode): cluster.Cluster[] {
   const snap = pushSnapshot(push);
   const scope = snap.sidecarScope(proxy);
-  const byTargetPort = new Map<number, { port: Service["ports"][number]; services: Service[] }>();
-  for (const { service, port } of snap.serviceTargets(proxy)) {
-    const targetPort = typeof port.targetPort === "number" && port.targetPort > 0 ? port.targetPort : port.port;
-    const entry = byTargetPort.get(targetPort) ?? { port, services: [] };
-    entry.services.push(service);
-    byTargetPort.set(targetPort, entry);
+  const byTargetPort = new Map<number, InboundTarget>();
+  for (const target of sidecarInboundTargets(snap, proxy)) {
+    const first = byTargetPort.get(target.listener.targetPort);
+    if (first) first.services.push(...target.services);
+    else byTargetPort.set(target.listener.targetPort, { ...target, services: [...target.services] });
   }
-  return [...byTargetPort].map(([targetPort, { port, services }]) => {
-    const rule = scope.destinationRule("inbound", proxy.labels, services[0].hostname);
+  return [...byTargetPort].map(([targetPort, { port, services, endpoint }]) => {
+    const rule = services[0] && scope.destinationRule("inbound", proxy.labels, services[0].hostname);
     return buildInboundCluster({
       targetPort,
       port,
@@ -110,6 +110,7 @@ function inboundClusters(push: PushContext, proxy: ProxyNode): cluster.Cluster[]
       mesh: snap.mesh,
       destinationRule: rule && appliedRule(rule),
       sidecarConnectionPool: scope.inboundConnectionPool(targetPort),
+      bind: endpoint,
     });
   });
 }

@@ -2,6 +2,7 @@
 // their Sidecar scope's outbound listeners and the inbound listeners of their service ports; routers
 // get one listener per merged Gateway port.
 import type { listener } from "../../api/index.ts";
+import { parseProtocol } from "../../config/index.ts";
 import type { ProxyNode, PushContext, PushSnapshot } from "../../model/index.ts";
 import { pushSnapshot } from "../../model/index.ts";
 import { selectPolicies, trustDomainBundle } from "../../networking/authz/index.ts";
@@ -10,7 +11,9 @@ import {
   buildSidecarListeners,
   type InboundPolicies,
   type InboundPort,
+  interceptionMode,
 } from "../../networking/listener/index.ts";
+import type { Service, ServicePort } from "../../registry/index.ts";
 import type { Generator } from "../generator.ts";
 import type { EndpointLookup } from "./eds.ts";
 
@@ -34,16 +37,67 @@ function prometheusStats(snap: PushSnapshot): boolean {
   return snap.mesh.defaultProviders?.metrics?.includes("prometheus") ?? false;
 }
 
-/** The workload's ports as its services declare them, each with its PeerAuthentication mode. */
-function inboundPorts(snap: PushSnapshot, proxy: ProxyNode): InboundPort[] {
+/** One inbound port of a sidecar: what its listener chains and its `inbound|port||` cluster are built from. */
+export interface InboundTarget {
+  listener: InboundPort;
+  port: ServicePort;
+  /** The services declaring the port (none for a Sidecar ingress listener). */
+  services: Service[];
+  /** Where the cluster delivers: the Sidecar ingress defaultEndpoint's address; the builders' default when unset. */
+  endpoint?: string;
+}
+
+/** A Sidecar ingress defaultEndpoint's address: `0.0.0.0` is the pod's IP, a unix socket stays whole. */
+function defaultEndpointAddress(defaultEndpoint: string | undefined, proxy: ProxyNode): string | undefined {
+  if (!defaultEndpoint) return undefined;
+  if (defaultEndpoint.startsWith("unix://")) return defaultEndpoint;
+  const host = defaultEndpoint.slice(0, defaultEndpoint.lastIndexOf(":")).replace(/^\[(.*)\]$/, "$1");
+  return host === "0.0.0.0" || host === "::" ? proxy.ipAddresses[0] : host;
+}
+
+/**
+ * The sidecar's inbound ports (Istio's buildInboundChainConfigs): the Sidecar's ingress listeners when
+ * it declares some, else the ports of the services selecting the workload, none under interception NONE
+ * (the application owns those ports). Each carries its PeerAuthentication mode.
+ */
+export function sidecarInboundTargets(snap: PushSnapshot, proxy: ProxyNode): InboundTarget[] {
+  const scope = snap.sidecarScope(proxy);
+  const noneMode = interceptionMode(proxy) === "NONE";
+  if (scope.ingressListeners.length > 0) {
+    return scope.ingressListeners.map((ingress) => {
+      const number = ingress.port.number ?? 0;
+      const protocol = parseProtocol(ingress.port.protocol ?? "") ?? "UnsupportedProtocol";
+      const captureMode = ingress.captureMode ?? "DEFAULT";
+      return {
+        listener: {
+          targetPort: number,
+          servicePort: number,
+          protocol,
+          // A Sidecar has no hostname; telemetry gets a synthetic one, as in Istio.
+          hostname: `${scope.name}.${scope.namespace}`,
+          mtlsMode: snap.mtlsMode(proxy, number),
+          bindToPort: captureMode === "DEFAULT" ? noneMode : captureMode === "NONE",
+          bind: ingress.bind,
+        },
+        port: { name: ingress.port.name ?? "", port: number, protocol, targetPort: number },
+        services: [],
+        endpoint: defaultEndpointAddress(ingress.defaultEndpoint, proxy),
+      };
+    });
+  }
+  if (noneMode) return [];
   return snap.serviceTargets(proxy).map(({ service, port }) => {
     const targetPort = typeof port.targetPort === "number" && port.targetPort > 0 ? port.targetPort : port.port;
     return {
-      targetPort,
-      servicePort: port.port,
-      protocol: port.protocol,
-      hostname: service.hostname,
-      mtlsMode: snap.mtlsMode(proxy, targetPort),
+      listener: {
+        targetPort,
+        servicePort: port.port,
+        protocol: port.protocol,
+        hostname: service.hostname,
+        mtlsMode: snap.mtlsMode(proxy, targetPort),
+      },
+      port,
+      services: [service],
     };
   });
 }
@@ -60,7 +114,7 @@ function sidecarListeners(snap: PushSnapshot, proxy: ProxyNode, endpoints: Endpo
     registryOnly: scope.outboundTrafficPolicy.mode === "REGISTRY_ONLY",
     prometheusStats: prometheusStats(snap),
     domainSuffix: snap.domainSuffix,
-    ports: inboundPorts(snap, proxy),
+    ports: sidecarInboundTargets(snap, proxy).map((t) => t.listener),
     mtls: snap.effectiveMtls(proxy),
     trustDomains: trustDomains(snap),
     policies: proxyPolicies(snap, proxy),

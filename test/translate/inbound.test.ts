@@ -1,0 +1,78 @@
+// A sidecar's inbound side follows its Sidecar's ingress listeners when it has some (not the service
+// ports), binding a real listener for captureMode NONE and delivering to the defaultEndpoint.
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, test } from "node:test";
+import { type admin, cluster, listener, unpackAny } from "../../src/api/index.ts";
+import { type ProxySpec, translate } from "../../src/cli/translate-state.ts";
+import { DEFAULT_MESH_CONFIG } from "../../src/config/index.ts";
+
+const SERVICE = `
+apiVersion: v1
+kind: Service
+metadata: {name: api, namespace: shop}
+spec: {clusterIP: 10.96.0.40, ports: [{name: http, port: 80, targetPort: 8080}], selector: {app: api}}
+`;
+const SIDECAR = `
+---
+apiVersion: networking.istio.io/v1
+kind: Sidecar
+metadata: {name: api, namespace: shop}
+spec:
+  workloadSelector: {labels: {app: api}}
+  ingress:
+  - port: {number: 9443, name: grpc, protocol: GRPC}
+    captureMode: NONE
+    defaultEndpoint: 127.0.0.1:9443
+`;
+
+const dir = mkdtempSync(join(tmpdir(), "sluice-inbound-"));
+after(() => rmSync(dir, { recursive: true, force: true }));
+const PROXY: ProxySpec = { type: "sidecar", ip: "10.0.0.7", namespace: "shop", labels: { app: "api" }, id: "api.shop" };
+
+function dump(config: string) {
+  const file = join(dir, `${Math.random().toString(36).slice(2)}.yaml`);
+  writeFileSync(file, config);
+  const result = translate([file], PROXY, {
+    mesh: DEFAULT_MESH_CONFIG,
+    domainSuffix: "cluster.local",
+    types: ["CDS", "LDS"],
+  });
+  assert.ok(result.dump, result.problems?.join("\n"));
+  const [clusters, listeners] = result.dump.configs.map((c) => unpackAny(c));
+  return {
+    clusters: (clusters as admin.ClustersConfigDump).dynamicActiveClusters.flatMap(
+      (c) => (c.cluster && unpackAny(c.cluster, cluster.ClusterSchema)) || [],
+    ),
+    listeners: (listeners as admin.ListenersConfigDump).dynamicListeners.flatMap(
+      (l) => (l.activeState?.listener && unpackAny(l.activeState.listener, listener.ListenerSchema)) || [],
+    ),
+  };
+}
+
+const inbound = (clusters: cluster.Cluster[]) =>
+  clusters.filter((c) => c.name.startsWith("inbound|")).map((c) => c.name);
+
+test("without a Sidecar the service's target ports are inbound", () => {
+  const { clusters } = dump(SERVICE);
+  assert.deepEqual(inbound(clusters), ["inbound|8080||"]);
+});
+
+test("a Sidecar's ingress listeners replace the service ports: bound listener, cluster to the defaultEndpoint", () => {
+  const { clusters, listeners } = dump(SERVICE + SIDECAR);
+  assert.deepEqual(inbound(clusters), ["inbound|9443||"]);
+  const static9443 = clusters.find((c) => c.name === "inbound|9443||");
+  const address = static9443?.loadAssignment?.endpoints[0]?.lbEndpoints[0]?.hostIdentifier;
+  assert.equal(
+    address?.case === "endpoint" && address.value.address?.address.case === "socketAddress"
+      ? address.value.address.address.value.address
+      : undefined,
+    "127.0.0.1",
+  );
+  assert.ok(
+    listeners.some((l) => l.name === "10.0.0.7_9443"),
+    listeners.map((l) => l.name).join(" "),
+  );
+});
