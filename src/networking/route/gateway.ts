@@ -96,6 +96,21 @@ export function buildGatewayRouteConfiguration(input: GatewayRouteInput): route.
   // Routes per gateway and VirtualService, built once (for the first server that needs them), as Istio.
   const routeCache = new Map<string, route.Route[]>();
   const vhosts = new Map<string, route.VirtualHost>();
+  /** Adds routes to the host's virtual host, made on first use; an httpsRedirect server makes it TLS-only. */
+  const addToHost = (host: string, port: number, routes: readonly route.Route[], httpsRedirect: boolean) => {
+    const hostname = host.toLowerCase();
+    let vhost = vhosts.get(hostname);
+    if (!vhost) {
+      vhost = create(route.VirtualHostSchema, {
+        name: domainName(hostname, port),
+        domains: [hostname],
+        includeRequestAttemptCount,
+      });
+      vhosts.set(hostname, vhost);
+    }
+    vhost.routes.push(...routes);
+    if (httpsRedirect) vhost.requireTls = route.VirtualHost_TlsRequirementType.ALL;
+  };
   for (const { gatewayName: gateway, server } of servers) {
     const port = server.port.number;
     const gatewayNamespace = gateway.slice(0, gateway.indexOf("/"));
@@ -120,47 +135,11 @@ export function buildGatewayRouteConfiguration(input: GatewayRouteInput): route.
         if (routes.length === 0) continue;
         routeCache.set(key, routes);
       }
-      for (const h of hosts) {
-        const hostname = h.toLowerCase();
-        const existing = vhosts.get(hostname);
-        if (existing) {
-          existing.routes.push(...routes);
-          if (httpsRedirect) existing.requireTls = route.VirtualHost_TlsRequirementType.ALL;
-          continue;
-        }
-        vhosts.set(
-          hostname,
-          create(route.VirtualHostSchema, {
-            name: domainName(hostname, port),
-            domains: [hostname],
-            routes: [...routes],
-            includeRequestAttemptCount,
-            requireTls: httpsRedirect
-              ? route.VirtualHost_TlsRequirementType.ALL
-              : route.VirtualHost_TlsRequirementType.NONE,
-          }),
-        );
-      }
+      for (const host of hosts) addToHost(host, port, routes, httpsRedirect);
     }
     // An httpsRedirect server redirects its hosts even without a VirtualService.
     if (!httpsRedirect) continue;
-    for (const h of server.hosts) {
-      const hostname = h.toLowerCase();
-      const existing = vhosts.get(hostname);
-      if (existing) {
-        existing.requireTls = route.VirtualHost_TlsRequirementType.ALL;
-        continue;
-      }
-      vhosts.set(
-        hostname,
-        create(route.VirtualHostSchema, {
-          name: domainName(hostname, port),
-          domains: [hostname],
-          includeRequestAttemptCount,
-          requireTls: route.VirtualHost_TlsRequirementType.ALL,
-        }),
-      );
-    }
+    for (const host of server.hosts) addToHost(host, port, [], true);
   }
 
   let virtualHosts: route.VirtualHost[];
