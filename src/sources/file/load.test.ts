@@ -1,37 +1,17 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import type { ConfigObject } from "../../config/index.ts";
 import { loadFile } from "./load.ts";
-
-/** A valid VirtualService document named `name` routing `host`. */
-function vs(name: string, host = name): string {
-  return `apiVersion: networking.istio.io/v1
-kind: VirtualService
-metadata:
-  name: ${name}
-  namespace: prod
-spec:
-  hosts: [${host}]
-  http:
-  - route:
-    - destination:
-        host: ${host}
-`;
-}
+import { nameHosts, vs } from "./testing.ts";
 
 /** The same VirtualService with a field validation rejects. */
 function invalidVs(name: string): string {
   return vs(name).replace("  hosts: [", "  hosts: 7\n  gateways: [");
 }
 
-function summary(objects: readonly ConfigObject[]): string[] {
-  return objects.map((o) => `${o.metadata.name}=${(o.spec as { hosts: string[] }).hosts[0]}`).sort();
-}
-
 describe("loadFile", () => {
   test("every valid document defines its object; a namespace-less one lands in default", () => {
     const load = loadFile("file", "f.yaml", `${vs("a")}---\n${vs("b").replace("  namespace: prod\n", "")}`, []);
-    assert.deepEqual(summary(load.objects), ["a=a", "b=b"]);
+    assert.deepEqual(nameHosts(load.objects), ["a=a", "b=b"]);
     assert.deepEqual(
       load.objects.map((o) => o.metadata.namespace),
       ["prod", "default"],
@@ -47,7 +27,7 @@ describe("loadFile", () => {
       [vs("a", "a2"), invalidVs("b"), vs("c", "c2")].join("---\n"),
       first.objects,
     );
-    assert.deepEqual(summary(next.objects), ["a=a2", "b=b", "c=c2"]);
+    assert.deepEqual(nameHosts(next.objects), ["a=a2", "b=b", "c=c2"]);
     assert.ok(next.problems.length > 0);
     for (const problem of next.problems) {
       assert.equal(problem.where, "f.yaml:13");
@@ -66,14 +46,14 @@ describe("loadFile", () => {
     // A half-written file: b's document is cut inside a flow sequence, c is not there yet.
     const half = `${vs("a", "a2")}---\n${vs("b").slice(0, vs("b").indexOf("[") + 2)}`;
     const next = loadFile("file", "f.yaml", half, first.objects);
-    assert.deepEqual(summary(next.objects), ["a=a2", "b=b", "c=c"]);
+    assert.deepEqual(nameHosts(next.objects), ["a=a2", "b=b", "c=c"]);
     assert.equal(next.problems.length, 1);
     assert.match(next.problems[0].message, /^syntax error/);
     assert.match(next.problems[0].where, /^f\.yaml:\d+$/);
 
     // Once the whole file decodes, objects it no longer defines go.
     const whole = loadFile("file", "f.yaml", vs("a", "a3"), next.objects);
-    assert.deepEqual(summary(whole.objects), ["a=a3"]);
+    assert.deepEqual(nameHosts(whole.objects), ["a=a3"]);
     assert.deepEqual(whole.problems, []);
   });
 
@@ -81,7 +61,7 @@ describe("loadFile", () => {
     const deployment = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d, namespace: prod}\n";
     const typo = "apiVersion: networking.istio.io/v1\nkind: VirtualSevice\nmetadata: {name: t, namespace: prod}\n";
     const load = loadFile("file", "f.yaml", [vs("a"), deployment, typo].join("---\n"), []);
-    assert.deepEqual(summary(load.objects), ["a=a"]);
+    assert.deepEqual(nameHosts(load.objects), ["a=a"]);
     assert.deepEqual(
       load.warnings.map((w) => `${w.where} ${w.message}`),
       ["f.yaml:13 apps/v1 Deployment is not a kind Sluice reads; skipped"],
@@ -95,7 +75,7 @@ describe("loadFile", () => {
 
   test("an object defined twice in one file: the first counts, the second is reported with its line", () => {
     const load = loadFile("file", "f.yaml", [vs("a", "first"), vs("a", "second")].join("---\n"), []);
-    assert.deepEqual(summary(load.objects), ["a=first"]);
+    assert.deepEqual(nameHosts(load.objects), ["a=first"]);
     assert.equal(load.problems.length, 1);
     assert.equal(load.problems[0].where, "f.yaml:13");
     assert.match(load.problems[0].message, /already defined at line 1/);

@@ -3,44 +3,21 @@ import { mkdir, mkdtemp, rename, rm, symlink, unlink, writeFile } from "node:fs/
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { afterEach, describe, test } from "node:test";
-import type { ConfigObject } from "../../config/index.ts";
 import { ConfigStore } from "../store.ts";
 import type { ConfigEvent } from "../types.ts";
 import { FileSource } from "./source.ts";
+import { nameHosts, vs } from "./testing.ts";
 
 const VS = "networking.istio.io/VirtualService";
 const NS = "/Namespace";
-
-function vs(name: string, host = name): string {
-  return `apiVersion: networking.istio.io/v1
-kind: VirtualService
-metadata:
-  name: ${name}
-  namespace: prod
-spec:
-  hosts: [${host}]
-  http:
-  - route:
-    - destination:
-        host: ${host}
-`;
-}
 
 function namespaceJson(name: string): string {
   return JSON.stringify({ apiVersion: "v1", kind: "Namespace", metadata: { name } });
 }
 
-function hostOf(obj: ConfigObject | undefined): string | undefined {
-  return (obj?.spec as { hosts: string[] } | undefined)?.hosts[0];
-}
-
 /** The VirtualServices in force, as "name=host", sorted. */
 function virtualServices(store: ConfigStore): string[] {
-  return store
-    .collection(VS)
-    .list()
-    .map((o) => `${o.metadata.name}=${hostOf(o)}`)
-    .sort();
+  return nameHosts(store.collection(VS).list());
 }
 
 /** Waits (at most 5 s) until `condition` holds. */
