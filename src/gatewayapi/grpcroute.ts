@@ -4,13 +4,13 @@ import { type BackendContext, weightSum } from "./backends.ts";
 import { applyHeaderFilter, mirrorPolicy, REASON_INVALID_FILTER } from "./filters.ts";
 import {
   type ConvertedRoute,
+  convertHttpLikeRoute,
   headerMatches,
   httpDestinations,
-  httpVirtualServices,
   invalidConfiguration,
 } from "./httproute.ts";
 import type { ConfigError } from "./model.ts";
-import { attachments, collectRules, computeRoute, type RouteContext, type RuleResult } from "./routes.ts";
+import type { RouteContext, RuleResult } from "./routes.ts";
 import type { HTTPMatchRequest, IstioHTTPRoute, StringMatch } from "./virtualservice.ts";
 
 type Match = gatewayapi.GRPCRouteRulesMatches;
@@ -92,23 +92,8 @@ function convertRule(
   return { route: out, error: built.invalid };
 }
 
-function* convertRules(
-  ctx: BackendContext,
-  route: gatewayapi.GRPCRoute,
-  mesh: boolean,
-): Generator<RuleResult<IstioHTTPRoute>> {
-  for (const [index, rule] of (route.spec?.rules ?? []).entries()) {
-    const matches: (Match | undefined)[] = rule.matches?.length ? rule.matches : [undefined];
-    for (const match of matches) yield convertRule(ctx, rule, match, route, index, !mesh);
-  }
-}
-
 export function convertGRPCRoute(route: gatewayapi.GRPCRoute, ctx: RouteContext): ConvertedRoute {
-  const computed = computeRoute<IstioHTTPRoute>(route, ctx, (mesh) => collectRules(convertRules(ctx, route, mesh)));
-  return {
-    keyedVirtualServices: httpVirtualServices(route, ctx, computed),
-    virtualServices: [],
-    status: computed.status,
-    attachments: attachments(computed.bound),
-  };
+  return convertHttpLikeRoute(route, ctx, (rule, match, index, enforceGrant) =>
+    convertRule(ctx, rule, match, route, index, enforceGrant),
+  );
 }

@@ -16,7 +16,7 @@ import {
 import type { ConfigError } from "./model.ts";
 import { joinErrors } from "./model.ts";
 import { generatedMetadata, routeAnnotations } from "./naming.ts";
-import { hostnameAllowedByIsolation, isMesh } from "./parents.ts";
+import { hostnameAllowedByIsolation, isMesh, type ParentRef } from "./parents.ts";
 import {
   attachments,
   collectRules,
@@ -209,20 +209,8 @@ function convertRule(
   return { route: out, error: joinErrors(built.invalid, mirrorError) };
 }
 
-function* convertRules(
-  ctx: BackendContext,
-  route: gatewayapi.HTTPRoute,
-  mesh: boolean,
-): Generator<RuleResult<IstioHTTPRoute>> {
-  const rules = route.spec?.rules ?? [];
-  for (const [index, rule] of rules.entries()) {
-    const matches: (Match | undefined)[] = rule.matches?.length ? rule.matches : [undefined];
-    for (const match of matches) yield convertRule(ctx, rule, match, route, index, !mesh);
-  }
-}
-
 /** VirtualServices of an HTTP-like route (HTTPRoute, GRPCRoute): one per bound parent and hostname. */
-export function httpVirtualServices(
+function httpVirtualServices(
   route: ConfigObject<{ hostnames?: string[] }>,
   ctx: RouteContext,
   computed: ReturnType<typeof computeRoute<IstioHTTPRoute>>,
@@ -264,7 +252,32 @@ export function httpVirtualServices(
 }
 
 export function convertHTTPRoute(route: gatewayapi.HTTPRoute, ctx: RouteContext): ConvertedRoute {
-  const computed = computeRoute<IstioHTTPRoute>(route, ctx, (mesh) => collectRules(convertRules(ctx, route, mesh)));
+  return convertHttpLikeRoute(route, ctx, (rule, match, index, enforceGrant) =>
+    convertRule(ctx, rule, match, route, index, enforceGrant),
+  );
+}
+
+/**
+ * An HTTP-like route (HTTPRoute, GRPCRoute): `convertRule` makes one Istio HTTP route per rule and
+ * match (a rule without matches is one match-less route), for gateway parents and for mesh parents.
+ */
+export function convertHttpLikeRoute<Rule extends { matches?: unknown[] }>(
+  route: ConfigObject<{ hostnames?: string[]; parentRefs?: ParentRef[]; rules?: Rule[] }>,
+  ctx: RouteContext,
+  convertRule: (
+    rule: Rule,
+    match: NonNullable<Rule["matches"]>[number] | undefined,
+    index: number,
+    enforceGrant: boolean,
+  ) => RuleResult<IstioHTTPRoute>,
+): ConvertedRoute {
+  function* convertRules(mesh: boolean): Generator<RuleResult<IstioHTTPRoute>> {
+    for (const [index, rule] of (route.spec?.rules ?? []).entries()) {
+      const matches = rule.matches?.length ? rule.matches : [undefined];
+      for (const match of matches) yield convertRule(rule, match, index, !mesh);
+    }
+  }
+  const computed = computeRoute<IstioHTTPRoute>(route, ctx, (mesh) => collectRules(convertRules(mesh)));
   return {
     keyedVirtualServices: httpVirtualServices(route, ctx, computed),
     virtualServices: [],
