@@ -2,9 +2,15 @@
 // answers every subscribed name; an incremental (endpoint) push answers only the clusters of the
 // hostnames it names, which SotW EDS allows.
 import type { endpoint } from "../../api/index.ts";
+import type { MeshConfig } from "../../config/index.ts";
 import type { ProxyNode, PushContext, PushRequest } from "../../model/index.ts";
-import { pushSnapshot } from "../../model/index.ts";
-import { effectiveTrafficPolicy, parseClusterName, sniDnatClusterName } from "../../networking/cluster/index.ts";
+import { hostsMatch, pushSnapshot } from "../../model/index.ts";
+import {
+  effectiveTrafficPolicy,
+  parseClusterName,
+  sniDnatClusterName,
+  supportsDrainingEndpoints,
+} from "../../networking/cluster/index.ts";
 import { buildClusterLoadAssignment } from "../../networking/endpoint/index.ts";
 import type { ServiceEndpoint } from "../../registry/index.ts";
 import type { Generator, XdsResource } from "../generator.ts";
@@ -34,6 +40,18 @@ function parseEdsClusterName(name: string): EdsClusterName | undefined {
   }
   const parsed = parseClusterName(name);
   return parsed?.direction === "outbound" ? { ...parsed, sniDnat: false } : undefined;
+}
+
+/**
+ * Whether the mesh keeps `hostname` cluster-local (Istio's ClusterLocalProvider): kube-system services by
+ * default, then MeshConfig serviceSettings in order, a later match overriding an earlier one.
+ */
+function isClusterLocal(mesh: MeshConfig, hostname: string, domainSuffix: string): boolean {
+  let local = hostsMatch(`*.kube-system.svc.${domainSuffix}`, hostname);
+  for (const { hosts = [], settings } of mesh.serviceSettings ?? []) {
+    if (hosts.some((h) => hostsMatch(h, hostname))) local = settings?.clusterLocal ?? false;
+  }
+  return local;
 }
 
 // Assignments shared by every proxy of a push that sees the cluster the same way.
@@ -74,6 +92,11 @@ export function buildLoadAssignment(
       mesh: snap.mesh,
       policy: effectiveTrafficPolicy(spec, parsed.port, parsed.subset),
       mtlsCapableOnly: parsed.sniDnat,
+      // Istio's mtlsChecker: the endpoint's own workload may turn mTLS off for its port.
+      peerAuthenticationDisabled: (ep) =>
+        snap.peerAuthentications.mtlsMode(ep.workloadNamespace, ep.labels, ep.port) === "DISABLE",
+      includeDraining: supportsDrainingEndpoints(service),
+      clusterLocal: isClusterLocal(snap.mesh, service.hostname, snap.domainSuffix),
     });
   });
 }
