@@ -8,6 +8,7 @@ import { EASTWEST_CONTROLLER, type GatewayClassIndex, MESH_CONTROLLER } from "./
 import {
   buildListener,
   conflictedListener,
+  declaredListenerStatuses,
   type Listener,
   type ListenerStatus,
   type Server,
@@ -303,11 +304,6 @@ function reportGatewayStatus(
   if (addresses.length > 0) {
     status.addresses = addresses.map((value) => ({ type: isIP(value) ? "IPAddress" : "Hostname", value }));
   }
-  const names = new Set(spec.listeners.map((l) => l.name));
-  status.listeners = (status.listeners ?? []).filter((l) => {
-    if (!l || !names.has(l.name)) return false;
-    names.delete(l.name);
-    return true;
-  });
+  status.listeners = declaredListenerStatuses(status.listeners ?? [], spec.listeners);
   status.conditions = setConditions(gateway.metadata.generation, liveConditions, conditions);
 }

@@ -29,6 +29,19 @@ export interface ListenerStatus {
   conditions: Condition[];
 }
 
+/** The statuses of the declared listeners only, the first one of each name (live status may hold stale ones). */
+export function declaredListenerStatuses(
+  statuses: readonly ListenerStatus[],
+  listeners: readonly { name: string }[],
+): ListenerStatus[] {
+  const names = new Set(listeners.map((l) => l.name));
+  return statuses.filter((l) => {
+    if (!l || !names.has(l.name)) return false;
+    names.delete(l.name);
+    return true;
+  });
+}
+
 /** Istio's Server in protobuf-JSON form. */
 export interface Server {
   hosts: string[];

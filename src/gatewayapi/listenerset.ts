@@ -5,7 +5,14 @@ import { applyProgrammed, gatewayServices, resolveGatewayInstances, serviceAccou
 import { type Condition, type ConditionSpec, setConditions } from "./conditions.ts";
 import { type ConversionContext, emitsConfig, type ListenerOutput, listenerConfig } from "./gateway.ts";
 import type { ResolvedClass } from "./gatewayclass.ts";
-import { buildListener, conflictedListener, type Listener, type ListenerStatus, type Server } from "./listeners.ts";
+import {
+  buildListener,
+  conflictedListener,
+  declaredListenerStatuses,
+  type Listener,
+  type ListenerStatus,
+  type Server,
+} from "./listeners.ts";
 import type { ConfigError } from "./model.ts";
 import { GATEWAY_GROUP, groupBy, namespaceOf } from "./model.ts";
 import {
@@ -213,12 +220,7 @@ function reportListenerSetStatus(
   }
   applyProgrammed(conditions.Programmed, instances, services);
   if (listenersError) conditions.Programmed.error = listenersError;
-  const names = new Set((set.spec?.listeners ?? []).map((l) => l.name));
-  const listeners = (status.listeners ?? []).filter((l) => {
-    if (!l || !names.has(l.name)) return false;
-    names.delete(l.name);
-    return true;
-  });
+  const listeners = declaredListenerStatuses(status.listeners ?? [], set.spec?.listeners ?? []);
   return {
     ...status,
     listeners,
