@@ -11,10 +11,32 @@ import {
   parseSidecarRouteName,
 } from "../../networking/route/index.ts";
 import type { Generator, XdsResource } from "../generator.ts";
+import { perPush } from "./cds.ts";
 import { hashPolicyFor } from "./rds-hash.ts";
+
+// Route configurations shared by the proxies of a push that read the same inputs: the route builders
+// read the proxy's type, namespace, DNS domain, generator and labels (VirtualService sourceLabels).
+const routeConfigurations = perPush<route.RouteConfiguration | undefined>();
 
 /** One route configuration for the proxy; undefined for a name a proxy of its type never asks for. */
 export function buildRouteConfiguration(
+  push: PushContext,
+  proxy: ProxyNode,
+  routeName: string,
+): route.RouteConfiguration | undefined {
+  const key = [
+    routeName,
+    proxy.type,
+    proxy.configNamespace,
+    proxy.metadata.NAMESPACE,
+    proxy.dnsDomain,
+    proxy.generator,
+    JSON.stringify(proxy.labels),
+  ].join("|");
+  return routeConfigurations(push, key, () => routeConfiguration(push, proxy, routeName));
+}
+
+function routeConfiguration(
   push: PushContext,
   proxy: ProxyNode,
   routeName: string,
