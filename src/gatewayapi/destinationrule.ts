@@ -6,6 +6,7 @@ import { extractRoot, objectValues } from "./credentials.ts";
 import { GATEWAY_CONTROLLER, MESH_CONTROLLER } from "./gatewayclass.ts";
 import { type ClusterObjects, type ConfigError, groupBy } from "./model.ts";
 import { GENERATED_SUFFIX, PARENTS_ANNOTATION } from "./naming.ts";
+import type { ParentRef } from "./parents.ts";
 import { compareByCreation } from "./virtualservice.ts";
 
 /** Istio's ClientTLSSettings in protobuf-JSON form. */
@@ -122,14 +123,8 @@ export function destinationRules(policies: readonly BackendPolicy[], cluster: Cl
 
 // --- ancestor statuses ---
 
-export interface AncestorRef {
-  group?: string;
-  kind?: string;
-  name: string;
-  namespace?: string;
-  sectionName?: string;
-  port?: number;
-}
+/** A policy's ancestor is named by a ParentReference, as a route's parent is. */
+export type AncestorRef = ParentRef;
 
 export interface AncestorStatus {
   ancestorRef: AncestorRef;
