@@ -14,7 +14,7 @@ import { inferencePoolStatus } from "./inferencepool.ts";
 import { type ListenerStatus, listenerConflicts } from "./listeners.ts";
 import { convertListenerSet, eligibleListenerSets, type ListenerSetOutput, parentGatewayKey } from "./listenerset.ts";
 import type { ClusterObjects, ConversionSettings, ParentInfo, ServiceLookup } from "./model.ts";
-import { groupBy, nameOf, namespaceOf, objectKey } from "./model.ts";
+import { clusterObjects, groupBy, nameOf, namespaceOf, objectKey } from "./model.ts";
 import { ReferenceGrants } from "./referencegrant.ts";
 import type { RouteContext } from "./routes.ts";
 import { convertTCPRoute } from "./tcproute.ts";
@@ -34,24 +34,6 @@ export interface ConversionResult {
 
 function byKind(objects: readonly ConfigObject[], kind: string): ConfigObject[] {
   return objects.filter((o) => o.kind === kind);
-}
-
-function keyed(objects: readonly ConfigObject[], kind: string, key: (o: ConfigObject) => string = objectKey) {
-  return new Map(byKind(objects, kind).map((o) => [key(o), o]));
-}
-
-function clusterObjects(objects: readonly ConfigObject[]): ClusterObjects {
-  return {
-    services: keyed(objects, "Service"),
-    secrets: keyed(objects, "Secret"),
-    configMaps: keyed(objects, "ConfigMap"),
-    namespaces: keyed(objects, "Namespace", nameOf),
-    serviceEntries: keyed(objects, "ServiceEntry"),
-    gateways: keyed(objects, "Gateway"),
-    gatewayClasses: keyed(objects, "GatewayClass", nameOf),
-    inferencePools: keyed(objects, "InferencePool"),
-    backends: keyed(objects, "XBackend"),
-  };
 }
 
 // Status documents are written in this kind order; unlisted kinds come first.

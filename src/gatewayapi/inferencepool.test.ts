@@ -2,20 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { ConfigObject } from "../config/index.ts";
 import { inferencePoolStatus } from "./inferencepool.ts";
-import type { ClusterObjects } from "./model.ts";
-
-const none = new Map<string, ConfigObject>();
-const cluster = (services = none): ClusterObjects => ({
-  services,
-  secrets: none,
-  configMaps: none,
-  namespaces: none,
-  serviceEntries: none,
-  gateways: none,
-  gatewayClasses: none,
-  inferencePools: none,
-  backends: none,
-});
+import { clusterObjects } from "./model.ts";
 
 const pool: ConfigObject = {
   apiVersion: "inference.networking.k8s.io/v1",
@@ -43,11 +30,11 @@ function route(accepted: "True" | "False"): ConfigObject {
 }
 
 test("a pool no accepted route uses has an empty status", () => {
-  assert.deepEqual(inferencePoolStatus(pool, [], cluster()), {});
+  assert.deepEqual(inferencePoolStatus(pool, [], clusterObjects([])), {});
 });
 
 test("each Gateway whose route uses the pool is a parent; Accepted follows the route's status", () => {
-  const status = inferencePoolStatus(pool, [route("True")], cluster()) as {
+  const status = inferencePoolStatus(pool, [route("True")], clusterObjects([])) as {
     parents: { parentRef: unknown; conditions: { type: string; status: string; message: string }[] }[];
   };
   assert.deepEqual(status.parents[0].parentRef, {
@@ -62,8 +49,8 @@ test("each Gateway whose route uses the pool is a parent; Accepted follows the r
 });
 
 test("a route the Gateway rejected makes the pool not accepted, with the route's reason", () => {
-  const epp = new Map([["ai/epp", { apiVersion: "v1", kind: "Service", metadata: { name: "epp", namespace: "ai" } }]]);
-  const status = inferencePoolStatus(pool, [route("False")], cluster(epp)) as {
+  const epp = { apiVersion: "v1", kind: "Service", metadata: { name: "epp", namespace: "ai" } };
+  const status = inferencePoolStatus(pool, [route("False")], clusterObjects([epp])) as {
     parents: { conditions: { type: string; status: string; message: string }[] }[];
   };
   const [accepted, resolved] = status.parents[0].conditions;

@@ -98,6 +98,25 @@ export function namespaceOf(obj: ConfigObject): string {
   return obj.metadata.namespace ?? "";
 }
 
+function keyed(objects: readonly ConfigObject[], kind: string, key: (o: ConfigObject) => string = objectKey) {
+  return new Map(objects.filter((o) => o.kind === kind).map((o) => [key(o), o]));
+}
+
+/** The objects conversion looks up by key, by kind (cluster-scoped kinds by name alone). */
+export function clusterObjects(objects: readonly ConfigObject[]): ClusterObjects {
+  return {
+    services: keyed(objects, "Service"),
+    secrets: keyed(objects, "Secret"),
+    configMaps: keyed(objects, "ConfigMap"),
+    namespaces: keyed(objects, "Namespace", nameOf),
+    serviceEntries: keyed(objects, "ServiceEntry"),
+    gateways: keyed(objects, "Gateway"),
+    gatewayClasses: keyed(objects, "GatewayClass", nameOf),
+    inferencePools: keyed(objects, "InferencePool"),
+    backends: keyed(objects, "XBackend"),
+  };
+}
+
 export const GATEWAY_GROUP = "gateway.networking.k8s.io";
 
 /** Something a route can attach to: one listener of a Gateway or ListenerSet (or the mesh). */

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { ConfigObject } from "../config/index.ts";
-import type { ClusterObjects, ParentInfo } from "./model.ts";
+import { clusterObjects, type ParentInfo } from "./model.ts";
 import {
   hostnameAllowedByIsolation,
   type RouteParentReference,
@@ -10,18 +10,7 @@ import {
   routeParentStatuses,
 } from "./parents.ts";
 
-const none = new Map<string, ConfigObject>();
-const cluster: ClusterObjects = {
-  services: none,
-  secrets: none,
-  configMaps: none,
-  namespaces: none,
-  serviceEntries: none,
-  gateways: none,
-  gatewayClasses: none,
-  inferencePools: none,
-  backends: none,
-};
+const cluster = clusterObjects([]);
 
 function listener(section: string, hostname: string, hosts = [`*/${hostname || "*"}`]): ParentInfo {
   return {

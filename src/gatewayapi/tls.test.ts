@@ -1,24 +1,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { keyPairProblem } from "./credentials.ts";
-import type { ClusterObjects } from "./model.ts";
+import { clusterObjects } from "./model.ts";
 import { ReferenceGrants } from "./referencegrant.ts";
 import { buildServerTls } from "./tls.ts";
 
-const empty = new Map();
-const cluster: ClusterObjects = {
-  services: empty,
-  secrets: new Map([
-    ["other/cert", { apiVersion: "v1", kind: "Secret", metadata: { name: "cert", namespace: "other" } }],
-  ]),
-  configMaps: empty,
-  namespaces: empty,
-  serviceEntries: empty,
-  gateways: empty,
-  gatewayClasses: empty,
-  inferencePools: empty,
-  backends: empty,
-};
+const cluster = clusterObjects([{ apiVersion: "v1", kind: "Secret", metadata: { name: "cert", namespace: "other" } }]);
 const owner = { kind: "Gateway" as const, namespace: "gw" };
 
 test("keyPairProblem words a missing PEM block as Go's tls.X509KeyPair", () => {
