@@ -2,7 +2,7 @@
 // their Sidecar scope's outbound listeners and the inbound listeners of their service ports; routers
 // get one listener per merged Gateway port.
 import type { listener } from "../../api/index.ts";
-import { parseProtocol } from "../../config/index.ts";
+import { parseProtocol, type Telemetry } from "../../config/index.ts";
 import type { ProxyNode, PushContext, PushSnapshot } from "../../model/index.ts";
 import { pushSnapshot } from "../../model/index.ts";
 import { selectPolicies, trustDomainBundle } from "../../networking/authz/index.ts";
@@ -28,13 +28,29 @@ function proxyPolicies(snap: PushSnapshot, proxy: ProxyNode): InboundPolicies {
     authz: selectPolicies(snap.authorizationPoliciesFor(proxy), workload, snap.rootNamespace),
     authzOptions: { trustDomains: trustDomains(snap) },
     jwtRules: snap.requestAuthenticationsFor(proxy).flatMap((ra) => ra.spec?.jwtRules ?? []),
-    prometheusStats: prometheusStats(snap),
+    prometheusStats: prometheusStats(snap, proxy),
   };
 }
 
-/** MeshConfig defaultProviders.metrics names Prometheus (Telemetry overrides are not read yet). */
-function prometheusStats(snap: PushSnapshot): boolean {
-  return snap.mesh.defaultProviders?.metrics?.includes("prometheus") ?? false;
+/**
+ * Whether a Prometheus provider collects the proxy's metrics (Istio's telemetry.go): the metrics
+ * providers of the most specific Telemetry naming some (workload over namespace over root), else
+ * MeshConfig defaultProviders.metrics; a provider is Prometheus by its extensionProviders entry.
+ */
+function prometheusStats(snap: PushSnapshot, proxy: ProxyNode): boolean {
+  const specificity = (t: Telemetry) =>
+    t.metadata.namespace === snap.rootNamespace && proxy.configNamespace !== snap.rootNamespace
+      ? 0
+      : t.spec?.selector || t.spec?.targetRef || t.spec?.targetRefs
+        ? 2
+        : 1;
+  let providers = snap.mesh.defaultProviders?.metrics ?? [];
+  for (const telemetry of [...snap.telemetriesFor(proxy)].sort((a, b) => specificity(a) - specificity(b))) {
+    const named = (telemetry.spec?.metrics ?? []).flatMap((m) => m.providers ?? []).map((p) => p.name ?? "");
+    if (named.length > 0) providers = named;
+  }
+  const extensionProviders = snap.mesh.extensionProviders ?? [];
+  return providers.some((name) => extensionProviders.some((p) => p.name === name && p.prometheus !== undefined));
 }
 
 /** One inbound port of a sidecar: what its listener chains and its `inbound|port||` cluster are built from. */
@@ -112,7 +128,7 @@ function sidecarListeners(snap: PushSnapshot, proxy: ProxyNode, endpoints: Endpo
     endpointAddressesFor: (service, port) =>
       endpoints.endpointsFor(service.hostname, port, service.namespace).map((e) => e.address),
     registryOnly: scope.outboundTrafficPolicy.mode === "REGISTRY_ONLY",
-    prometheusStats: prometheusStats(snap),
+    prometheusStats: prometheusStats(snap, proxy),
     domainSuffix: snap.domainSuffix,
     ports: sidecarInboundTargets(snap, proxy).map((t) => t.listener),
     mtls: snap.effectiveMtls(proxy),

@@ -1,5 +1,6 @@
-// A sidecar's inbound side follows its Sidecar's ingress listeners when it has some (not the service
-// ports), binding a real listener for captureMode NONE and delivering to the defaultEndpoint.
+// What a sidecar's listeners and inbound clusters are built from: its Sidecar's ingress listeners when
+// it has some (not the service ports), binding a real listener for captureMode NONE and delivering to
+// the defaultEndpoint; and the Telemetry that decides whether Prometheus stats filters run.
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -75,4 +76,23 @@ test("a Sidecar's ingress listeners replace the service ports: bound listener, c
     listeners.some((l) => l.name === "10.0.0.7_9443"),
     listeners.map((l) => l.name).join(" "),
   );
+});
+
+test("a Telemetry naming the Prometheus provider turns on the stats filters; without one the mesh default (none) holds", () => {
+  const TELEMETRY = `
+---
+apiVersion: telemetry.istio.io/v1
+kind: Telemetry
+metadata: {name: metrics, namespace: shop}
+spec:
+  metrics: [{providers: [{name: prometheus}]}]
+`;
+  const statsFilters = (config: string) =>
+    dump(config).listeners.flatMap((l) =>
+      [...l.filterChains, ...(l.defaultFilterChain ? [l.defaultFilterChain] : [])].flatMap((c) =>
+        c.filters.map((f) => f.name).filter((n) => n === "istio.stats"),
+      ),
+    ).length;
+  assert.equal(statsFilters(SERVICE), 0);
+  assert.ok(statsFilters(SERVICE + TELEMETRY) > 0);
 });
