@@ -8,8 +8,7 @@ import { buildPushContext, type NodeType, type ProxyNode, type PushContext, pars
 import { ServiceRegistry } from "../registry/index.ts";
 import { ConfigStore, MemorySource } from "../sources/index.ts";
 import { describeIssue } from "../sources/store-admit.ts";
-import { buildConfigDump, type DumpType } from "../xds/configdump.ts";
-import { storeSecrets } from "../xds/generators/sds.ts";
+import { buildConfigDump, type DumpType, storeSecrets } from "../xds/index.ts";
 
 /** The service registry over the store's collections (Services, EndpointSlices, Pods, ServiceEntries, ...). */
 export function storeRegistry(store: ConfigStore, mesh: MeshConfig, domainSuffix: string): ServiceRegistry {

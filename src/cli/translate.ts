@@ -104,7 +104,7 @@ export const translateCommand: CommandModule<object, TranslateArgs> = {
     const [{ loadMeshConfig }, { translate }, { configDumpJson }] = await Promise.all([
       import("../config/mesh.ts"),
       import("./translate-state.ts"),
-      import("../xds/configdump.ts"),
+      import("../xds/index.ts"),
     ]);
     let mesh: ReturnType<typeof loadMeshConfig>["mesh"];
     try {

@@ -1,5 +1,13 @@
 // Public face of the xDS layer: type URLs, the generator registry and plugins, resource encoding,
-// the ADS server, the push pipeline, and the config and debug generators.
+// the ADS server, the push pipeline, and the config and debug generators, and a proxy's config dump.
+export {
+  buildConfigDump,
+  type ConfigDumpOptions,
+  configDumpJson,
+  DUMP_TYPES,
+  type DumpSources,
+  type DumpType,
+} from "./configdump.ts";
 export { type Discovery, type DiscoveryOptions, startDiscovery } from "./discovery.ts";
 export { type EncodedResource, encodeResource } from "./encode.ts";
 export { XdsError } from "./errors.ts";
@@ -13,7 +21,9 @@ export {
   type WatchedResource,
   type XdsResource,
 } from "./generator.ts";
+export type { EndpointLookup } from "./generators/eds.ts";
 export * from "./generators/index.ts";
+export { type SecretLookup, storeSecrets } from "./generators/sds.ts";
 export * from "./pipeline/index.ts";
 export * from "./server/index.ts";
 export { DEBUG_TYPE_PREFIX, isWildcardTypeUrl, metricType, shortType, TypeUrl } from "./types.ts";
