@@ -1,6 +1,7 @@
 // Builders for model tests: config objects of any kind, registry services, and push snapshots.
 import { type ConfigObject, DEFAULT_MESH_CONFIG, type MeshConfig } from "../config/index.ts";
 import type { Service } from "../registry/index.ts";
+import { testService } from "../registry/test-inputs.ts";
 import type { ProxyNode } from "./proxy.ts";
 import { PushSnapshot } from "./push-snapshot.ts";
 
@@ -40,30 +41,17 @@ export function cfg<Spec>(
 
 /** A Kubernetes service `name.namespace.svc.cluster.local` (or a ServiceEntry host when `registry` is External). */
 export function svc(name: string, namespace: string, overrides: Partial<Service> = {}): Service {
-  const hostname = overrides.hostname ?? `${name}.${namespace}.svc.cluster.local`;
-  return {
-    hostname,
+  return testService({
+    hostname: `${name}.${namespace}.svc.cluster.local`,
     namespace,
     name,
     objectName: name,
-    registry: "Kubernetes",
     ports: [{ name: "http", port: 80, protocol: "HTTP", targetPort: 8080 }],
     addresses: ["10.0.0.1"],
     defaultAddress: "10.0.0.1",
-    resolution: "ClientSideLB",
-    meshExternal: false,
-    exportTo: [],
-    labels: {},
     selector: { app: name },
-    serviceAccounts: [],
-    creationTime: "",
-    kubernetesType: "ClusterIP",
-    externalName: "",
-    externalAddresses: [],
-    nodeLocal: false,
-    publishNotReadyAddresses: false,
     ...overrides,
-  };
+  });
 }
 
 export function snapshot(

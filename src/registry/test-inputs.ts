@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import { readConfigPaths } from "../config/decode.ts";
 import type { ConfigObject } from "../config/index.ts";
 import { StaticCollection } from "../krt/index.ts";
-import type { RegistryInputs } from "./index.ts";
+import type { RegistryInputs, Service } from "./index.ts";
 
 const KIND_INPUTS: Record<string, keyof RegistryInputs> = {
   Service: "services",
@@ -71,4 +71,33 @@ export function istio(
   metadata: object = {},
 ): ConfigObject {
   return { apiVersion: "networking.istio.io/v1", kind, metadata: { name, namespace, ...metadata }, spec };
+}
+
+/**
+ * A Kubernetes ClusterIP service with every other field empty or off (the default address follows
+ * the addresses); tests give what matters.
+ */
+export function testService(
+  fields: Pick<Service, "hostname" | "namespace" | "name" | "ports"> & Partial<Service>,
+): Service {
+  const addresses = fields.addresses ?? [];
+  return {
+    objectName: fields.name,
+    registry: "Kubernetes",
+    addresses,
+    defaultAddress: addresses[0] ?? "0.0.0.0",
+    resolution: "ClientSideLB",
+    meshExternal: false,
+    exportTo: [],
+    labels: {},
+    selector: null,
+    serviceAccounts: [],
+    creationTime: "",
+    kubernetesType: "ClusterIP",
+    externalName: "",
+    externalAddresses: [],
+    nodeLocal: false,
+    publishNotReadyAddresses: false,
+    ...fields,
+  };
 }

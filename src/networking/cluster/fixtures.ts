@@ -3,16 +3,16 @@
 import { DEFAULT_MESH_CONFIG, type MeshConfig } from "../../config/index.ts";
 import type { ProxyNode } from "../../model/proxy.ts";
 import type { Service, ServiceEndpoint, ServicePort } from "../../registry/index.ts";
+import { testService } from "../../registry/test-inputs.ts";
 
 export type ServiceInput = Partial<Omit<Service, "ports">> & { ports?: Partial<ServicePort>[] };
 
 export function makeService(input: ServiceInput): Service {
   const hostname = input.hostname ?? "reviews.default.svc.cluster.local";
   const registry = input.registry ?? "Kubernetes";
-  const namespace = input.namespace ?? "default";
-  return {
+  return testService({
     hostname,
-    namespace,
+    namespace: input.namespace ?? "default",
     name: input.name ?? (registry === "Kubernetes" ? hostname.split(".")[0] : hostname),
     objectName: input.objectName ?? hostname.split(".")[0],
     registry,
@@ -30,13 +30,8 @@ export function makeService(input: ServiceInput): Service {
     labels: input.labels ?? {},
     selector: input.selector ?? null,
     serviceAccounts: input.serviceAccounts ?? [],
-    creationTime: "",
     kubernetesType: registry === "Kubernetes" ? "ClusterIP" : "",
-    externalName: "",
-    externalAddresses: [],
-    nodeLocal: false,
-    publishNotReadyAddresses: false,
-  };
+  });
 }
 
 export function makeEndpoint(service: Service, input: Partial<ServiceEndpoint>): ServiceEndpoint {

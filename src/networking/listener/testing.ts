@@ -7,6 +7,7 @@ import { core, listener } from "../../api/index.ts";
 import { loadMeshConfig, type MeshConfig } from "../../config/index.ts";
 import { type ProxyNode, parseProxy } from "../../model/proxy.ts";
 import type { Service } from "../../registry/index.ts";
+import { testService } from "../../registry/test-inputs.ts";
 import { protoJson } from "../golden.ts";
 import { envoyViolations } from "../httpfilter/index.ts";
 
@@ -41,26 +42,6 @@ export function checkedListenersJson(listeners: readonly listener.Listener[]): J
 
 /** A service with every field at its default; tests set what matters. */
 export function service(fields: Partial<Service> & Pick<Service, "hostname" | "ports">): Service {
-  const addresses = fields.addresses ?? [];
-  return {
-    namespace: "default",
-    name: fields.hostname.split(".")[0],
-    objectName: fields.hostname.split(".")[0],
-    registry: "Kubernetes",
-    addresses,
-    defaultAddress: addresses[0] ?? "0.0.0.0",
-    resolution: "ClientSideLB",
-    meshExternal: false,
-    exportTo: [],
-    labels: {},
-    selector: {},
-    serviceAccounts: [],
-    creationTime: "",
-    kubernetesType: "ClusterIP",
-    externalName: "",
-    externalAddresses: [],
-    nodeLocal: false,
-    publishNotReadyAddresses: false,
-    ...fields,
-  };
+  const name = fields.hostname.split(".")[0];
+  return testService({ namespace: "default", name, objectName: name, selector: {}, ...fields });
 }

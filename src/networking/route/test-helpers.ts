@@ -17,6 +17,7 @@ import { DEFAULT_MESH_CONFIG } from "../../config/index.ts";
 import type { ProxyNode } from "../../model/proxy.ts";
 import { VirtualServiceIndex } from "../../model/virtual-service-index.ts";
 import type { Service, ServicePort } from "../../registry/index.ts";
+import { testService } from "../../registry/test-inputs.ts";
 import { assertGolden, readGoldenInput, testdataDir } from "../golden.ts";
 import { buildSidecarRouteConfiguration } from "./config.ts";
 import { buildGatewayRouteConfiguration } from "./gateway.ts";
@@ -62,12 +63,12 @@ export interface ServiceFixture {
 }
 
 export function serviceFixture(s: ServiceFixture): Service {
-  const addresses = s.addresses ?? [];
-  return {
+  const name = s.hostname.split(".")[0];
+  return testService({
     hostname: s.hostname,
     namespace: s.namespace ?? "default",
-    name: s.hostname.split(".")[0],
-    objectName: s.hostname.split(".")[0],
+    name,
+    objectName: name,
     registry: s.registry ?? "Kubernetes",
     ports: s.ports.map((p) => ({
       name: p.name ?? `http-${p.port}`,
@@ -75,21 +76,11 @@ export function serviceFixture(s: ServiceFixture): Service {
       protocol: p.protocol ?? "HTTP",
       targetPort: p.targetPort ?? 0,
     })),
-    addresses,
-    defaultAddress: addresses[0] ?? "0.0.0.0",
+    addresses: s.addresses ?? [],
     resolution: s.resolution ?? (s.externalName ? "Alias" : "ClientSideLB"),
-    meshExternal: false,
-    exportTo: [],
-    labels: {},
-    selector: null,
-    serviceAccounts: [],
-    creationTime: "",
     kubernetesType: s.externalName ? "ExternalName" : "ClusterIP",
     externalName: s.externalName ?? "",
-    externalAddresses: [],
-    nodeLocal: false,
-    publishNotReadyAddresses: false,
-  };
+  });
 }
 
 export interface GoldenCase {
