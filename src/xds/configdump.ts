@@ -6,7 +6,7 @@
 // appended as is when asked for.
 import { clone, create, type Message, toJson } from "@bufbuild/protobuf";
 import { type Any, timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { admin, type cluster, core, packAny, registry, tls } from "../api/index.ts";
+import { admin, type cluster, core, type listener, packAny, registry, tls } from "../api/index.ts";
 import type { ProxyNode, PushContext } from "../model/index.ts";
 import { buildClusters } from "./generators/cds.ts";
 import type { DebugHandler } from "./generators/debug-endpoints.ts";
@@ -68,6 +68,20 @@ interface Named {
 
 const named = (message: Message & { name: string }): Named => ({ name: message.name, message });
 
+/** The proxy's clusters and listeners, each built once however many types need them. */
+interface Built {
+  clusters(): cluster.Cluster[];
+  listeners(): listener.Listener[];
+}
+
+function once<T>(build: () => T): () => T {
+  let value: T | undefined;
+  return () => {
+    value ??= build();
+    return value;
+  };
+}
+
 /** The proxy's resources of one type, as the generators would send them. */
 function resourcesOf(
   type: DumpType,
@@ -75,9 +89,8 @@ function resourcesOf(
   proxy: ProxyNode,
   sources: DumpSources,
   options: ConfigDumpOptions,
+  { clusters, listeners }: Built,
 ): Named[] {
-  const clusters = () => buildClusters(push, proxy, sources.endpoints);
-  const listeners = () => buildListeners(push, proxy, sources.endpoints);
   switch (type) {
     case "CDS":
       return clusters().map(named);
@@ -170,8 +183,12 @@ export function buildConfigDump(
   options: ConfigDumpOptions & { raw?: boolean } = {},
 ): admin.ConfigDump {
   const types = new Set<DumpType>(options.types ?? ["CDS", "EDS", "LDS", "RDS", "SDS"]);
+  const built: Built = {
+    clusters: once(() => buildClusters(push, proxy, sources.endpoints)),
+    listeners: once(() => buildListeners(push, proxy, sources.endpoints)),
+  };
   const configs = SECTION_ORDER.filter((t) => types.has(t)).flatMap((type) => {
-    const resources = resourcesOf(type, push, proxy, sources, options);
+    const resources = resourcesOf(type, push, proxy, sources, options, built);
     return options.raw ? resources.map((r) => any(r.message)) : section(type, resources, push).map(any);
   });
   return create(admin.ConfigDumpSchema, { configs });
