@@ -97,6 +97,7 @@ export const translateCommand: CommandModule<object, TranslateArgs> = {
           "Builds the config store, service registry and push context from the files, then prints the proxy's",
           "dynamic clusters, listeners, routes, secrets and endpoints as Envoy's admin /config_dump shows them",
           "(proto3 JSON, @type on every Any; bootstrap omitted). nds adds the DNS name table.",
+          "As a cluster would, it skips kinds the control plane does not read and prunes unknown fields (with warnings).",
           "Exit status: 0 printed, 1 some input is invalid, 2 usage error.",
         ].join("\n"),
       ),
