@@ -75,7 +75,8 @@ export function ndsGenerator(endpoints: EndpointLookup): Generator {
         if (!headless) return undefined;
       }
       const table = buildNameTable(req.push, proxy, endpoints);
-      return { resources: table ? [{ name: "", resource: table }] : [] };
+      // As Istio, a proxy without a DNS proxy gets no answer at all.
+      return table && { resources: [{ name: "", resource: table }] };
     },
   };
 }
