@@ -3,6 +3,7 @@
 import type { gatewayapi } from "../config/index.ts";
 import type { ConditionSpec } from "./conditions.ts";
 import type { ClassInfo } from "./gatewayclass.ts";
+import type { Server } from "./listeners.ts";
 import type { ConfigError, ServiceLookup } from "./model.ts";
 import { nameOf, namespaceOf } from "./model.ts";
 
@@ -82,18 +83,19 @@ export interface GatewayInstances {
 
 const byCodePoint = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
-/** What the registry says about the gateway Services on the ports the gateway's servers use. */
+/** What the registry says about the gateway's Services on the ports its servers use. */
 export function resolveGatewayInstances(
-  namespace: string,
+  gateway: gatewayapi.Gateway,
   serviceNames: readonly string[],
-  ports: readonly number[],
+  servers: readonly Server[],
   registry: ServiceLookup,
 ): GatewayInstances {
+  const namespace = namespaceOf(gateway);
   const internal = new Set<string>();
   const external = new Set<string>();
   const warnings: string[] = [];
   let unusable = false;
-  const uniquePorts = [...new Set(ports)];
+  const uniquePorts = [...new Set(servers.map((s) => s.port.number))];
   for (const hostname of serviceNames) {
     const candidates = registry.servicesByHostname(hostname);
     const service = candidates.find((s) => s.namespace === namespace);

@@ -247,12 +247,7 @@ function reportGatewayStatus(
 ): void {
   const backendError = backendTlsError(gateway, ctx);
   const spec = gateway.spec ?? { gatewayClassName: "", listeners: [] };
-  const instances = resolveGatewayInstances(
-    namespaceOf(gateway),
-    services,
-    servers.map((s) => s.port.number),
-    ctx.services,
-  );
+  const instances = resolveGatewayInstances(gateway, services, servers, ctx.services);
   const conditions: Record<string, ConditionSpec> = {
     Accepted: { reason: "Accepted", message: "Resource accepted" },
     Programmed: { reason: "Programmed", message: "Resource programmed" },

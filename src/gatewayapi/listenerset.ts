@@ -197,12 +197,7 @@ function reportListenerSetStatus(
   listenersValid: boolean,
   ctx: ConversionContext,
 ): ListenerSetStatus {
-  const instances = resolveGatewayInstances(
-    namespaceOf(gateway),
-    services,
-    servers.map((s) => s.port.number),
-    ctx.services,
-  );
+  const instances = resolveGatewayInstances(gateway, services, servers, ctx.services);
   const conditions: Record<string, ConditionSpec> = {
     Accepted: { reason: "Accepted", message: "Resource accepted" },
     Programmed: { reason: "Programmed", message: "Resource programmed" },
