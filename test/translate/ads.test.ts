@@ -10,7 +10,7 @@ import { loadState, storePush, type TranslateState } from "../../src/cli/transla
 import { DEFAULT_MESH_CONFIG } from "../../src/config/index.ts";
 import { MemorySource } from "../../src/sources/index.ts";
 import { type Discovery, startDiscovery, TypeUrl } from "../../src/xds/index.ts";
-import { names, SotwClient, sidecarNode } from "../xds/ads-client.ts";
+import { DeltaClient, names, SotwClient, sidecarNode } from "../xds/ads-client.ts";
 import { anyViolations } from "./pgv.ts";
 
 const MESH_DIR = fileURLToPath(new URL("../../examples/mesh", import.meta.url));
@@ -166,6 +166,33 @@ test("config_dump shows a connected proxy's watched types in Envoy's sections, r
       raw.configs.map((c) => [c["@type"], c.name]),
       [["type.googleapis.com/envoy.config.route.v3.RouteConfiguration", "9080"]],
     );
+  } finally {
+    client.close();
+  }
+});
+
+test("delta EDS after an endpoint change sends the changed load assignment and removes nothing", async () => {
+  const client = DeltaClient.connect(`127.0.0.1:${discovery.ports.grpcPort}`);
+  try {
+    const node = sidecarNode("details-v1", "bookinfo", { LABELS: { app: "details" } });
+    const watched = [`outbound|9080|v1|${REVIEWS}`, `outbound|9080||productpage.bookinfo.svc.cluster.local`];
+    client.request({ node, typeUrl: TypeUrl.Endpoint, resourceNamesSubscribe: watched });
+    const first = await client.next();
+    assert.deepEqual(names(first), [...watched].sort());
+    client.ack(first);
+
+    new MemorySource(state.store, "file").apply({
+      apiVersion: "networking.istio.io/v1",
+      kind: "WorkloadEntry",
+      metadata: { name: "reviews-v1b", namespace: "bookinfo" },
+      spec: { address: "127.0.0.3", labels: { app: "reviews", version: "v1" }, ports: { grpc: 19084 } },
+    });
+    const update = await client.next();
+    assert.deepEqual(names(update), [`outbound|9080|v1|${REVIEWS}`]);
+    assert.deepEqual(update.removedResources, []);
+    const any = update.resources[0].resource;
+    assert.ok(any, "the resource");
+    assert.deepEqual(endpointPorts(unpackAny(any, endpoint.ClusterLoadAssignmentSchema)), [19081, 19084]);
   } finally {
     client.close();
   }
