@@ -8,7 +8,8 @@ import { join } from "node:path";
 import { after, test } from "node:test";
 import { type admin, cluster, listener, unpackAny } from "../../src/api/index.ts";
 import { type ProxySpec, translate } from "../../src/cli/translate-state.ts";
-import { DEFAULT_MESH_CONFIG } from "../../src/config/index.ts";
+import { DEFAULT_MESH_CONFIG, loadMeshConfig } from "../../src/config/index.ts";
+import { configDumpJson } from "../../src/xds/index.ts";
 
 const SERVICE = `
 apiVersion: v1
@@ -95,4 +96,47 @@ spec:
     ).length;
   assert.equal(statsFilters(SERVICE), 0);
   assert.ok(statsFilters(SERVICE + TELEMETRY) > 0);
+});
+
+test("JWKS fetched through the registry's cluster; CUSTOM authorization through the mesh's ext_authz provider", () => {
+  const POLICIES = `
+---
+apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata: {name: auth, namespace: shop}
+spec:
+  hosts: [auth.example.com]
+  location: MESH_EXTERNAL
+  resolution: DNS
+  ports: [{number: 443, name: https, protocol: HTTPS}]
+---
+apiVersion: security.istio.io/v1
+kind: RequestAuthentication
+metadata: {name: jwt, namespace: shop}
+spec:
+  jwtRules: [{issuer: "https://auth.example.com", jwksUri: "https://auth.example.com/jwks"}]
+---
+apiVersion: security.istio.io/v1
+kind: AuthorizationPolicy
+metadata: {name: ext, namespace: shop}
+spec:
+  action: CUSTOM
+  provider: {name: checker}
+  rules: [{to: [{operation: {paths: ["/admin"]}}]}]
+`;
+  const mesh = loadMeshConfig(`
+extensionProviders:
+- name: checker
+  envoyExtAuthzHttp: {service: auth.example.com, port: 443}
+`).mesh;
+  const file = join(dir, "policies.yaml");
+  writeFileSync(file, SERVICE + POLICIES);
+  const result = translate([file], PROXY, { mesh, domainSuffix: "cluster.local", types: ["LDS"] });
+  assert.ok(result.dump, result.problems?.join("\n"));
+  const json = JSON.stringify(configDumpJson(result.dump));
+  assert.match(
+    json,
+    /"remoteJwks":\{"httpUri":\{"uri":"https:\/\/auth\.example\.com\/jwks","cluster":"outbound\|443\|\|auth\.example\.com"/,
+  );
+  assert.match(json, /"name":"envoy\.filters\.http\.ext_authz"/);
 });

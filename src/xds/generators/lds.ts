@@ -1,11 +1,12 @@
 // LDS: a proxy's listeners (Istio's pilot/pkg/xds/lds.go → configgen BuildListeners). Sidecars get
-// their Sidecar scope's outbound listeners and the inbound listeners of their service ports; routers
-// get one listener per merged Gateway port.
+// their Sidecar scope's outbound listeners and the inbound listeners of their Sidecar ingress or
+// service ports; routers get one listener per merged Gateway port.
 import type { listener } from "../../api/index.ts";
 import { parseProtocol, type Telemetry } from "../../config/index.ts";
 import type { ProxyNode, PushContext, PushSnapshot } from "../../model/index.ts";
 import { pushSnapshot } from "../../model/index.ts";
 import { selectPolicies, trustDomainBundle } from "../../networking/authz/index.ts";
+import { outboundClusterName } from "../../networking/cluster/index.ts";
 import {
   buildGatewayListeners,
   buildSidecarListeners,
@@ -27,7 +28,13 @@ function proxyPolicies(snap: PushSnapshot, proxy: ProxyNode): InboundPolicies {
   return {
     authz: selectPolicies(snap.authorizationPoliciesFor(proxy), workload, snap.rootNamespace),
     authzOptions: { trustDomains: trustDomains(snap) },
+    customAuthz: { extensionProviders: snap.mesh.extensionProviders ?? [], services: snap.services.all },
     jwtRules: snap.requestAuthenticationsFor(proxy).flatMap((ra) => ra.spec?.jwtRules ?? []),
+    // Istio's LookupCluster: a JWKS host the registry serves on that port is fetched through its cluster.
+    jwksCluster: (host, port) =>
+      snap.services.all.some((s) => s.hostname === host && s.ports.some((p) => p.port === port))
+        ? outboundClusterName(port, "", host)
+        : undefined,
     prometheusStats: prometheusStats(snap, proxy),
   };
 }
