@@ -1,4 +1,4 @@
-// SDS serves gateway credentials from Secrets only to proxies allowed to read them, and NDS gives a
+// SDS serves gateway credentials from Secrets only to routers allowed to read them, and NDS gives a
 // sidecar the VIPs (or headless endpoint IPs) of the services it sees.
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -31,6 +31,14 @@ spec:
   - port: {number: 443, name: https, protocol: HTTPS}
     hosts: ["*"]
     tls: {mode: MUTUAL, credentialName: cred}
+  - port: {number: 8443, name: https-generic, protocol: HTTPS}
+    hosts: ["generic.example.com"]
+    tls: {mode: SIMPLE, credentialName: generic}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: generic, namespace: istio-system}
+stringData: {cert: GENERICCERT, key: GENERICKEY}
 ---
 apiVersion: v1
 kind: Secret
@@ -113,13 +121,13 @@ function text(source: core.DataSource | undefined): string | undefined {
   return source?.specifier.case === "inlineBytes" ? new TextDecoder().decode(source.specifier.value) : undefined;
 }
 
-test("a router's dump carries its MUTUAL server's certificate (key redacted) and CA from one Secret", () => {
+test("a router's dump carries its servers' certificates (keys redacted), a MUTUAL server's CA from the same Secret", () => {
   const result = translate([file], ROUTER, { mesh, domainSuffix: "cluster.local", types: ["SDS"] });
   assert.ok(result.dump, result.problems?.join("\n"));
   const secrets = secretsOf(result.dump);
   assert.deepEqual(
     secrets.map((s) => s.name),
-    ["kubernetes://cred", "kubernetes://cred-cacert"],
+    ["kubernetes://cred", "kubernetes://cred-cacert", "kubernetes://generic"],
   );
   const [cert, ca] = secrets.map((s) => s.type);
   assert.equal(cert.case, "tlsCertificate");
@@ -141,11 +149,14 @@ test("SDS serves only what the proxy may read, on pushes that may change credent
   const served = sds.generate(router, watched(TypeUrl.Secret, ["kubernetes://cred"]), full)?.resources[0].resource;
   const key = (served as tls.Secret).type;
   assert.equal(text(key.case === "tlsCertificate" ? key.value.privateKey : undefined), "KEY");
+  // Generic Secrets hold cert/key (here as stringData).
+  const generic = sds.generate(router, watched(TypeUrl.Secret, ["kubernetes://generic"]), full)?.resources[0].resource;
+  const chain = (generic as tls.Secret | undefined)?.type;
+  assert.equal(text(chain?.case === "tlsCertificate" ? chain.value.certificateChain : undefined), "GENERICCERT");
   // Unauthenticated (plaintext port): nothing.
   assert.equal(ask({ ...router, verifiedIdentities: undefined }, ["kubernetes://cred"]), undefined);
-  // A sidecar reads Secrets of its own namespace only (generic cert/key keys).
-  const sidecar = proxyOf(SIDECAR);
-  assert.deepEqual(ask(sidecar, ["kubernetes://other", "kubernetes://istio-system/cred"]), ["kubernetes://other"]);
+  // A sidecar gets no Secret, not even of its own namespace (Sluice cannot ask Kubernetes RBAC).
+  assert.deepEqual(ask(proxyOf(SIDECAR), ["kubernetes://other", "kubernetes://istio-system/cred"]), []);
   // Endpoint pushes, and full pushes of unrelated config, leave secrets alone.
   assert.equal(ask(router, ["kubernetes://cred"], pushRequest({ full: false, push: state.push })), undefined);
   const vs: ConfigKey = { kind: kindKey("networking.istio.io", "VirtualService"), namespace: "apps", name: "x" };

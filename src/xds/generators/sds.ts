@@ -1,8 +1,9 @@
 // SDS: gateway and DestinationRule credentials from Kubernetes Secrets (Istio's pilot/pkg/xds/sds.go).
 // `kubernetes://[ns/]name` is the key and certificate chain; `…-cacert` the CA bundle, from the
 // Secret `name-cacert`, else from `name` itself. A proxy gets a credential only when it proved its
-// identity: a router only those its Gateways reference in its own namespace (the merged Gateway's
-// verified credentials), a sidecar only Secrets of its own namespace.
+// identity, and only a router those its Gateways reference in its own namespace (the merged Gateway's
+// verified credentials). Istio also serves a proxy whose service account Kubernetes RBAC lets read
+// Secrets of its namespace; without RBAC to ask, Sluice serves no other proxy.
 import type { Message } from "@bufbuild/protobuf";
 import { create } from "@bufbuild/protobuf";
 import type { Any } from "@bufbuild/protobuf/wkt";
@@ -104,15 +105,12 @@ export function buildSecrets(
   names: Iterable<string>,
 ): tls.Secret[] {
   const namespace = identityNamespace(proxy);
-  if (namespace === undefined) return [];
-  const allowed =
-    proxy.type === "router" ? (pushSnapshot(push).mergedGateway(proxy)?.verifiedCredentials ?? new Set()) : undefined;
+  if (namespace === undefined || proxy.type !== "router") return [];
+  const allowed = pushSnapshot(push).mergedGateway(proxy)?.verifiedCredentials ?? new Set();
   const out: tls.Secret[] = [];
   for (const name of names) {
     const parsed = parseResource(name, namespace);
-    if (!parsed) continue;
-    const permitted = allowed ? allowed.has(name) : parsed.namespace === namespace;
-    const secret = permitted ? buildSecret(secrets, name, parsed) : undefined;
+    const secret = parsed && allowed.has(name) ? buildSecret(secrets, name, parsed) : undefined;
     if (secret) out.push(secret);
   }
   return out;
