@@ -13,6 +13,7 @@ import {
 } from "../../networking/cluster/index.ts";
 import type { Service } from "../../registry/index.ts";
 import type { Generator } from "../generator.ts";
+import { cdsNeedsPush } from "./cds-needs-push.ts";
 import type { EndpointLookup } from "./eds.ts";
 import { type InboundTarget, sidecarInboundTargets } from "./lds.ts";
 
@@ -130,11 +131,13 @@ export function buildClusters(push: PushContext, proxy: ProxyNode, endpoints: En
   return assembleClusters({ proxy, mesh: snap.mesh, outbound, sniDnat });
 }
 
-/** CDS is wildcard: every cluster on each full push; endpoint-only pushes leave clusters alone. */
+/** CDS is wildcard: every cluster, on pushes that may change clusters. */
 export function cdsGenerator(endpoints: EndpointLookup): Generator {
   return {
     generate(proxy, _watched, req) {
-      if (!req.full) return undefined;
+      const autoPassthrough = () =>
+        (pushSnapshot(req.push).mergedGateway(proxy)?.autoPassthroughSniHosts.size ?? 0) > 0;
+      if (!cdsNeedsPush(req, proxy, autoPassthrough)) return undefined;
       return { resources: buildClusters(req.push, proxy, endpoints).map((c) => ({ name: c.name, resource: c })) };
     },
   };

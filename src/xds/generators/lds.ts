@@ -16,6 +16,7 @@ import {
 } from "../../networking/listener/index.ts";
 import type { Service, ServicePort } from "../../registry/index.ts";
 import type { Generator } from "../generator.ts";
+import { ldsNeedsPush } from "./cds-needs-push.ts";
 import type { EndpointLookup } from "./eds.ts";
 
 function trustDomains(snap: PushSnapshot): readonly string[] {
@@ -167,11 +168,11 @@ export function buildListeners(push: PushContext, proxy: ProxyNode, endpoints: E
   return proxy.type === "sidecar" ? sidecarListeners(snap, proxy, endpoints) : routerListeners(snap, proxy);
 }
 
-/** LDS is wildcard: every listener on each full push. */
+/** LDS is wildcard: every listener, on pushes that may change listeners. */
 export function ldsGenerator(endpoints: EndpointLookup): Generator {
   return {
     generate(proxy, _watched, req) {
-      if (!req.full) return undefined;
+      if (!ldsNeedsPush(req, proxy)) return undefined;
       return { resources: buildListeners(req.push, proxy, endpoints).map((l) => ({ name: l.name, resource: l })) };
     },
   };

@@ -12,6 +12,7 @@ import {
 } from "../../networking/route/index.ts";
 import type { Generator, XdsResource } from "../generator.ts";
 import { perPush } from "./cds.ts";
+import { rdsNeedsPush } from "./cds-needs-push.ts";
 import { hashPolicyFor } from "./rds-hash.ts";
 
 // Route configurations shared by the proxies of a push that read the same inputs: the route builders
@@ -85,11 +86,11 @@ export function routeNames(listeners: readonly listener.Listener[]): string[] {
   return [...names];
 }
 
-/** RDS is named: the routes the proxy subscribes to, on full pushes. */
+/** RDS is named: the routes the proxy subscribes to, on pushes that may change routes. */
 export function rdsGenerator(): Generator {
   return {
     generate(proxy, watched, req) {
-      if (!req.full) return undefined;
+      if (!rdsNeedsPush(req)) return undefined;
       const resources: XdsResource[] = [];
       for (const name of watched.resourceNames) {
         const config = buildRouteConfiguration(req.push, proxy, name);

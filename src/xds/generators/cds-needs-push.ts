@@ -1,0 +1,63 @@
+// Which full pushes can change a proxy's clusters, listeners or routes (Istio's cdsNeedsPush,
+// ldsNeedsPush and rdsNeedsPush, pilot/pkg/xds/{cds,lds,rds}.go): a push naming only config kinds
+// the type never reads leaves it alone; endpoint-only pushes never concern these types.
+import { kindKey } from "../../config/index.ts";
+import type { ProxyNode, PushRequest } from "../../model/index.ts";
+import { PUSH_KINDS } from "../../model/index.ts";
+
+const NET = "networking.istio.io";
+const SECRET = kindKey("", "Secret");
+const WORKLOAD_ENTRY = kindKey(NET, "WorkloadEntry");
+const WORKLOAD_GROUP = kindKey(NET, "WorkloadGroup");
+const PROXY_CONFIG = kindKey(NET, "ProxyConfig");
+const KUBERNETES_GATEWAY = kindKey("gateway.networking.k8s.io", "Gateway");
+
+const CDS_SKIPPED: ReadonlySet<string> = new Set([
+  PUSH_KINDS.gateway,
+  WORKLOAD_ENTRY,
+  WORKLOAD_GROUP,
+  PUSH_KINDS.authorizationPolicy,
+  PUSH_KINDS.requestAuthentication,
+  SECRET,
+  PUSH_KINDS.telemetry,
+  PUSH_KINDS.wasmPlugin,
+  PROXY_CONFIG,
+  KUBERNETES_GATEWAY,
+]);
+
+const LDS_SKIPPED_ROUTER: ReadonlySet<string> = new Set([WORKLOAD_GROUP, WORKLOAD_ENTRY, SECRET, PROXY_CONFIG]);
+const LDS_SKIPPED_SIDECAR: ReadonlySet<string> = new Set([...LDS_SKIPPED_ROUTER, PUSH_KINDS.gateway]);
+
+const RDS_SKIPPED: ReadonlySet<string> = new Set([
+  WORKLOAD_ENTRY,
+  WORKLOAD_GROUP,
+  PUSH_KINDS.authorizationPolicy,
+  PUSH_KINDS.requestAuthentication,
+  PUSH_KINDS.peerAuthentication,
+  SECRET,
+  PUSH_KINDS.wasmPlugin,
+  PUSH_KINDS.telemetry,
+  PROXY_CONFIG,
+]);
+
+/** A forced push, or a full one naming nothing (everything) or some kind outside `skipped`. */
+function fullPushTouches(req: PushRequest, skipped: ReadonlySet<string>, alsoRead?: string): boolean {
+  if (req.forced) return true;
+  if (!req.full) return false;
+  if (req.configsUpdated.size === 0) return true;
+  return [...req.configsUpdated.values()].some((k) => !skipped.has(k.kind) || k.kind === alsoRead);
+}
+
+/** Gateways change a router's clusters only through AUTO_PASSTHROUGH servers (SNI-DNAT clusters). */
+export function cdsNeedsPush(req: PushRequest, proxy: ProxyNode, autoPassthrough: () => boolean): boolean {
+  const gateway = proxy.type === "router" && autoPassthrough() ? PUSH_KINDS.gateway : undefined;
+  return fullPushTouches(req, CDS_SKIPPED, gateway);
+}
+
+export function ldsNeedsPush(req: PushRequest, proxy: ProxyNode): boolean {
+  return fullPushTouches(req, proxy.type === "sidecar" ? LDS_SKIPPED_SIDECAR : LDS_SKIPPED_ROUTER);
+}
+
+export function rdsNeedsPush(req: PushRequest): boolean {
+  return fullPushTouches(req, RDS_SKIPPED);
+}
