@@ -114,7 +114,7 @@ const ROUTER: ProxySpec = {
   id: "gw.istio-system",
 };
 
-test("every file of Istio's sample inputs translates for a sidecar and a router within Envoy's constraints", (t) => {
+test("every file of Istio's sample inputs, alone and all together, translates for a sidecar and a router within Envoy's constraints", (t) => {
   if (!existsSync(INPUTS)) {
     t.skip(`${INPUTS} is absent`);
     return;
@@ -122,9 +122,10 @@ test("every file of Istio's sample inputs translates for a sidecar and a router 
   const files = readdirSync(INPUTS).filter((f) => f.endsWith(".yaml"));
   assert.ok(files.length > 20, `only ${files.length} inputs`);
   let checked = 0;
-  for (const file of files) {
+  // Each file alone, then all of them together (their configs meet: shared hosts, Gateways, rules).
+  for (const file of [...files.map((f) => join(INPUTS, f)), INPUTS]) {
     for (const proxy of [SIDECAR, ROUTER]) {
-      const result = translate([join(INPUTS, file)], proxy, {
+      const result = translate([file], proxy, {
         mesh: DEFAULT_MESH_CONFIG,
         domainSuffix: "cluster.local",
         types: ["CDS", "EDS", "LDS", "RDS", "SDS", "NDS"],
