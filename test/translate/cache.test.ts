@@ -28,6 +28,13 @@ test("clusters, load assignments and routes are shared per push by proxies that 
   assert.equal(cluster(a), cluster(b));
   assert.equal(buildLoadAssignment(push, a, registry, REVIEWS_V1), buildLoadAssignment(push, b, registry, REVIEWS_V1));
   assert.equal(buildRouteConfiguration(push, a, "9080"), buildRouteConfiguration(push, b, "9080"));
+  // Another zone orders (inline DNS) endpoints by other priorities: its own clusters and assignments.
+  const zoneB = { ...b, locality: { region: "local", zone: "zone-b", subZone: "" } };
+  assert.notEqual(cluster(zoneB), cluster(a));
+  assert.notEqual(
+    buildLoadAssignment(push, zoneB, registry, REVIEWS_V1),
+    buildLoadAssignment(push, a, registry, REVIEWS_V1),
+  );
   // Other labels may match other VirtualService sourceLabels: their own routes.
   assert.notEqual(buildRouteConfiguration(push, a, "9080"), buildRouteConfiguration(push, other, "9080"));
 

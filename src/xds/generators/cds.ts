@@ -47,6 +47,21 @@ export function appliedRule(rule: ConsolidatedDestinationRule): AppliedDestinati
   };
 }
 
+/**
+ * What of the proxy endpoint selection reads (cluster, network and its view, locality, labels for
+ * failover priority): load assignments, and DNS clusters with their inline endpoints, depend on it.
+ */
+export function endpointViewKey(proxy: ProxyNode): string {
+  const { region, zone, subZone } = proxy.locality;
+  return [
+    proxy.clusterId,
+    proxy.metadata.NETWORK,
+    proxy.metadata.REQUESTED_NETWORK_VIEW?.join(","),
+    `${region}/${zone}/${subZone}`,
+    JSON.stringify(proxy.labels),
+  ].join("|");
+}
+
 const outboundCache = perPush<cluster.Cluster[]>();
 
 function ipFamilies(proxy: ProxyNode): string {
@@ -68,8 +83,8 @@ function serviceClusters(
   const key = [
     sniDnat ? "sni" : "out",
     proxy.type,
-    proxy.clusterId,
     ipFamilies(proxy),
+    endpointViewKey(proxy),
     service.namespace,
     service.hostname,
     rule?.from.join(",") ?? "",

@@ -15,7 +15,7 @@ import { buildClusterLoadAssignment } from "../../networking/endpoint/index.ts";
 import type { ServiceEndpoint } from "../../registry/index.ts";
 import type { Generator, XdsResource } from "../generator.ts";
 import { KIND } from "../pipeline/classify.ts";
-import { appliedRule, perPush } from "./cds.ts";
+import { appliedRule, endpointViewKey, perPush } from "./cds.ts";
 
 /** The live endpoints of a service port (ServiceRegistry.endpointsFor). */
 export interface EndpointLookup {
@@ -69,16 +69,7 @@ export function buildLoadAssignment(
   const scope = snap.sidecarScope(proxy);
   const service = parsed && scope.service(parsed.hostname);
   const rule = parsed && scope.destinationRule("outbound", proxy.labels, parsed.hostname);
-  const key = [
-    clusterName,
-    service?.namespace,
-    rule?.from.join(","),
-    proxy.clusterId,
-    proxy.metadata.NETWORK,
-    proxy.metadata.REQUESTED_NETWORK_VIEW?.join(","),
-    `${proxy.locality.region}/${proxy.locality.zone}/${proxy.locality.subZone}`,
-    JSON.stringify(proxy.labels),
-  ].join("|");
+  const key = [clusterName, service?.namespace, rule?.from.join(","), endpointViewKey(proxy)].join("|");
   return assignments(push, key, () => {
     if (!parsed || !service)
       return buildClusterLoadAssignment({ clusterName, port: 0, endpoints: [], proxy, mesh: snap.mesh });
