@@ -3,13 +3,11 @@
 import yargs from "yargs";
 import { hideBin } from "yargs/helpers";
 import {
-  type DeclaredOptions,
-  declaredFlagNames,
   defaultConfigPath,
   EXIT_USAGE,
   loadCliConfig,
   registerCommands,
-  unknownCommandLineFlags,
+  rejectUnknownCommandLineFlags,
 } from "../cli/index.ts";
 
 const cli = yargs(hideBin(process.argv))
@@ -34,12 +32,7 @@ try {
     .demandCommand(1, "Name a command; see --help.")
     .recommendCommands()
     .strictCommands()
-    .check((_argv, options) => {
-      // yargs passes the running command's option table, though its typings call it an alias map.
-      const declared = declaredFlagNames(options as unknown as DeclaredOptions);
-      const unknown = unknownCommandLineFlags(hideBin(process.argv), declared);
-      return unknown.length === 0 || `Unknown argument: ${unknown.join(", ")}`;
-    }, true)
+    .check(rejectUnknownCommandLineFlags(hideBin(process.argv)), true)
     .help()
     .alias("help", "h")
     .version(false)

@@ -7,13 +7,12 @@ import { pino } from "pino";
 import { Registry } from "prom-client";
 import yargs from "yargs";
 import { hideBin } from "yargs/helpers";
-import { type DeclaredOptions, declaredFlagNames, unknownCommandLineFlags } from "../cli/index.ts";
-import { storePush, storeRegistry } from "../cli/translate-state.ts";
+import { rejectUnknownCommandLineFlags } from "../cli/index.ts";
 import { type MeshConfig, parseGoDuration } from "../config/index.ts";
 import { loadMeshConfig } from "../config/mesh.ts";
 import { type PushContext, pushSnapshot } from "../model/index.ts";
 import { ConfigStore, FileSource, KubeSource, loadKubeConfig, XdsSource, type XdsSourceTls } from "../sources/index.ts";
-import { type Discovery, startDiscovery, type TlsFiles } from "../xds/index.ts";
+import { type Discovery, startDiscovery, storePush, storeRegistry, type TlsFiles } from "../xds/index.ts";
 
 /** Istio's environment settings, read as istiod reads them. */
 const env = process.env;
@@ -71,11 +70,7 @@ const argv = yargs(hideBin(process.argv))
   })
   .option("log-level", { type: "string", default: "info", choices: ["debug", "info", "warn", "error"] })
   // Not .strict(): it would also reject SLUICE_* variables meant for other tools; check only the command line.
-  .check((_argv, options) => {
-    const declared = declaredFlagNames(options as unknown as DeclaredOptions);
-    const unknown = unknownCommandLineFlags(hideBin(process.argv), declared);
-    return unknown.length === 0 || `Unknown argument: ${unknown.join(", ")}`;
-  }, true)
+  .check(rejectUnknownCommandLineFlags(hideBin(process.argv)), true)
   .help()
   .parseSync();
 

@@ -23,6 +23,17 @@ export function declaredFlagNames(options: DeclaredOptions): Set<string> {
   return names;
 }
 
+/**
+ * A yargs `.check()` that fails on command-line flags the running command does not declare. yargs
+ * passes the command's option table as the second argument, though its typings call it an alias map.
+ */
+export function rejectUnknownCommandLineFlags(args: readonly string[]) {
+  return (_argv: unknown, options: unknown): true | string => {
+    const unknown = unknownCommandLineFlags(args, declaredFlagNames(options as DeclaredOptions));
+    return unknown.length === 0 || `Unknown argument: ${unknown.join(", ")}`;
+  };
+}
+
 /** Flags on the command line (before any "--") that are not declared; "-" alone is a value (stdin). */
 export function unknownCommandLineFlags(args: readonly string[], declared: ReadonlySet<string>): string[] {
   const unknown: string[] = [];

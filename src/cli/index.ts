@@ -5,7 +5,7 @@ import { experimentalCommand } from "./x.ts";
 
 export { defaultConfigPath, loadCliConfig } from "./config.ts";
 export { EXIT_INVALID, EXIT_OK, EXIT_USAGE } from "./exit-codes.ts";
-export { type DeclaredOptions, declaredFlagNames, unknownCommandLineFlags } from "./flags.ts";
+export { rejectUnknownCommandLineFlags } from "./flags.ts";
 
 export function registerCommands(cli: Argv): Argv {
   return cli.command(validateCommand).command(experimentalCommand);

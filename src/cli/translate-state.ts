@@ -3,44 +3,12 @@
 import { create } from "@bufbuild/protobuf";
 import { type admin, core } from "../api/index.ts";
 import { readConfigPaths } from "../config/decode.ts";
-import { type ConfigObject, kindKey, lookupKind, type MeshConfig, validateObject } from "../config/index.ts";
-import { buildPushContext, type NodeType, type ProxyNode, type PushContext, parseProxy } from "../model/index.ts";
-import { ServiceRegistry } from "../registry/index.ts";
+import { type ConfigObject, lookupKind, type MeshConfig, validateObject } from "../config/index.ts";
+import { type NodeType, type ProxyNode, type PushContext, parseProxy } from "../model/index.ts";
+import type { ServiceRegistry } from "../registry/index.ts";
 import { ConfigStore, MemorySource } from "../sources/index.ts";
 import { describeIssue } from "../sources/store-admit.ts";
-import { buildConfigDump, type DumpType, storeSecrets } from "../xds/index.ts";
-
-/** The service registry over the store's collections (Services, EndpointSlices, Pods, ServiceEntries, ...). */
-export function storeRegistry(store: ConfigStore, mesh: MeshConfig, domainSuffix: string): ServiceRegistry {
-  const kind = (group: string, name: string) => store.collection(kindKey(group, name));
-  return new ServiceRegistry(
-    {
-      services: kind("", "Service"),
-      endpointSlices: kind("discovery.k8s.io", "EndpointSlice"),
-      endpoints: kind("", "Endpoints"),
-      pods: kind("", "Pod"),
-      nodes: kind("", "Node"),
-      serviceEntries: kind("networking.istio.io", "ServiceEntry"),
-      workloadEntries: kind("networking.istio.io", "WorkloadEntry"),
-      workloadGroups: kind("networking.istio.io", "WorkloadGroup"),
-    },
-    { domainSuffix, mesh },
-  );
-}
-
-/** The push context over what the store holds now. */
-export function storePush(
-  store: ConfigStore,
-  registry: ServiceRegistry,
-  mesh: MeshConfig,
-  domainSuffix: string,
-  previous?: PushContext,
-): PushContext {
-  return buildPushContext(
-    { configs: store.list().map((s) => s.object), services: registry.services.list(), mesh, domainSuffix },
-    previous,
-  );
-}
+import { buildConfigDump, type DumpType, storePush, storeRegistry, storeSecrets } from "../xds/index.ts";
 
 export interface TranslateState {
   store: ConfigStore;

@@ -3,7 +3,10 @@
 // from the config store. Start it once the first config load is done.
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
-import type { PushContext } from "../model/push-context.ts";
+import { kindKey, type MeshConfig } from "../config/index.ts";
+import { buildPushContext, type PushContext } from "../model/index.ts";
+import { ServiceRegistry } from "../registry/index.ts";
+import type { ConfigStore } from "../sources/index.ts";
 import { configDumpEndpoint } from "./configdump.ts";
 import { GeneratorRegistry, loadGeneratorPlugins } from "./generator.ts";
 import { apiGenerator, type ConfigLister } from "./generators/api.ts";
@@ -116,4 +119,36 @@ export async function startDiscovery(options: DiscoveryOptions): Promise<Discove
       await server.close(graceMs);
     },
   };
+}
+
+/** The service registry over the store's collections (Services, EndpointSlices, Pods, ServiceEntries, ...). */
+export function storeRegistry(store: ConfigStore, mesh: MeshConfig, domainSuffix: string): ServiceRegistry {
+  const kind = (group: string, name: string) => store.collection(kindKey(group, name));
+  return new ServiceRegistry(
+    {
+      services: kind("", "Service"),
+      endpointSlices: kind("discovery.k8s.io", "EndpointSlice"),
+      endpoints: kind("", "Endpoints"),
+      pods: kind("", "Pod"),
+      nodes: kind("", "Node"),
+      serviceEntries: kind("networking.istio.io", "ServiceEntry"),
+      workloadEntries: kind("networking.istio.io", "WorkloadEntry"),
+      workloadGroups: kind("networking.istio.io", "WorkloadGroup"),
+    },
+    { domainSuffix, mesh },
+  );
+}
+
+/** The push context over what the store holds now. */
+export function storePush(
+  store: ConfigStore,
+  registry: ServiceRegistry,
+  mesh: MeshConfig,
+  domainSuffix: string,
+  previous?: PushContext,
+): PushContext {
+  return buildPushContext(
+    { configs: store.list().map((s) => s.object), services: registry.services.list(), mesh, domainSuffix },
+    previous,
+  );
 }

@@ -6,10 +6,10 @@ import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { pino } from "pino";
 import { endpoint, route, unpackAny } from "../../src/api/index.ts";
-import { loadState, storePush, type TranslateState } from "../../src/cli/translate-state.ts";
+import { loadState, type TranslateState } from "../../src/cli/translate-state.ts";
 import { DEFAULT_MESH_CONFIG } from "../../src/config/index.ts";
 import { MemorySource } from "../../src/sources/index.ts";
-import { type Discovery, startDiscovery, TypeUrl } from "../../src/xds/index.ts";
+import { type Discovery, startDiscovery, storePush, TypeUrl } from "../../src/xds/index.ts";
 import { DeltaClient, names, SotwClient, sidecarNode } from "../xds/ads-client.ts";
 import { anyViolations } from "./pgv.ts";
 

@@ -3,11 +3,12 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { loadState, storePush, translateProxy } from "../../src/cli/translate-state.ts";
+import { loadState, translateProxy } from "../../src/cli/translate-state.ts";
 import { DEFAULT_MESH_CONFIG } from "../../src/config/index.ts";
 import { buildClusters } from "../../src/xds/generators/cds.ts";
 import { buildLoadAssignment } from "../../src/xds/generators/eds.ts";
 import { buildRouteConfiguration } from "../../src/xds/generators/rds.ts";
+import { storePush } from "../../src/xds/index.ts";
 
 const MESH_DIR = fileURLToPath(new URL("../../examples/mesh", import.meta.url));
 const REVIEWS_V1 = "outbound|9080|v1|reviews.bookinfo.svc.cluster.local";
