@@ -1,7 +1,8 @@
 // Which push a batch of config changes asks for, as Istio's controllers decide when they call
 // ConfigUpdate: a change that moves only endpoints (EndpointSlice, Endpoints, a Pod or WorkloadEntry
 // behind a service, a Service whose selector alone changed) is an incremental EDS push naming the
-// services' hostnames; every other change is a full push naming the changed config.
+// services' hostnames; every other change is a full push naming the changed config. A workload
+// behind a DNS ServiceEntry is a full push too: those clusters carry their endpoints inline (CDS).
 import { isDeepStrictEqual } from "node:util";
 import { type ConfigObject, kindKey } from "../../config/index.ts";
 import { labelsContain } from "../../krt/index.ts";
@@ -78,9 +79,19 @@ export function classifyEvents(
         endpointOnly([hostKey(namespace, kubeHostname(key.name, namespace, domainSuffix))]);
         continue;
       case KIND.pod:
-      case KIND.workloadEntry:
-        endpointOnly(selectors.hostsSelecting(namespace, workloadLabels(event)));
+      case KIND.workloadEntry: {
+        const { hosts, inlineEndpoints } = selectors.hostsSelecting(namespace, workloadLabels(event));
+        if (!inlineEndpoints) {
+          endpointOnly(hosts);
+          continue;
+        }
+        // As Istio's ServiceEntry controller: one full push naming every service the workload is behind.
+        full.keys.push(...hosts);
+        full.reasons.push("endpoint");
+        full.events++;
+        inbound.push("eds");
         continue;
+      }
       case KIND.service: {
         const host = hostKey(namespace, kubeHostname(key.name, namespace, domainSuffix));
         if (event.type === "update" && selectorOnlyChange(event.old, event.new)) {
@@ -134,7 +145,11 @@ function selectorOnlyChange(old: ConfigObject | undefined, next: ConfigObject | 
 interface Selecting {
   selector: Record<string, string>;
   hosts: ConfigKey[];
+  /** A DNS or DNS_ROUND_ROBIN ServiceEntry: CDS holds its endpoints. */
+  inlineEndpoints: boolean;
 }
+
+const INLINE_ENDPOINT_RESOLUTIONS: ReadonlySet<string> = new Set(["DNS", "DNS_ROUND_ROBIN"]);
 
 /** Services and ServiceEntries by namespace with their workload selectors, read once per batch. */
 class SelectorIndex {
@@ -145,12 +160,19 @@ class SelectorIndex {
     private readonly domainSuffix: string,
   ) {}
 
-  hostsSelecting(namespace: string, labelSets: readonly Record<string, string>[]): ConfigKey[] {
+  /** The hostnames of the services selecting any of the label sets, and whether one is a DNS ServiceEntry. */
+  hostsSelecting(
+    namespace: string,
+    labelSets: readonly Record<string, string>[],
+  ): { hosts: ConfigKey[]; inlineEndpoints: boolean } {
     const hosts: ConfigKey[] = [];
+    let inlineEndpoints = false;
     for (const s of this.#index().get(namespace) ?? []) {
-      if (labelSets.some((labels) => labelsContain(labels, s.selector))) hosts.push(...s.hosts);
+      if (!labelSets.some((labels) => labelsContain(labels, s.selector))) continue;
+      hosts.push(...s.hosts);
+      inlineEndpoints ||= s.inlineEndpoints;
     }
-    return hosts;
+    return { hosts, inlineEndpoints };
   }
 
   #index(): Map<string, Selecting[]> {
@@ -168,13 +190,19 @@ class SelectorIndex {
       add(key.namespace, {
         selector,
         hosts: [hostKey(key.namespace, kubeHostname(key.name, key.namespace, this.domainSuffix))],
+        inlineEndpoints: false,
       });
     }
     for (const { key, object } of this.lookup.list(KIND.serviceEntry)) {
-      const spec = object.spec as { hosts?: string[]; workloadSelector?: { labels?: Record<string, string> } };
+      const spec = object.spec as {
+        hosts?: string[];
+        resolution?: string;
+        workloadSelector?: { labels?: Record<string, string> };
+      };
       add(key.namespace, {
         selector: spec.workloadSelector?.labels ?? {},
         hosts: (spec.hosts ?? []).map((h) => hostKey(key.namespace, h)),
+        inlineEndpoints: INLINE_ENDPOINT_RESOLUTIONS.has(spec.resolution ?? ""),
       });
     }
     this.#byNamespace = index;

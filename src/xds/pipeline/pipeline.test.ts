@@ -112,6 +112,43 @@ test("a Pod change pushes EDS for the services selecting it, before or after the
   assert.equal(pushes.length, 2, "a pod no service selects pushes nothing");
 });
 
+const serviceEntry = (name: string, resolution: string): ConfigObject => ({
+  apiVersion: "networking.istio.io/v1",
+  kind: "ServiceEntry",
+  metadata: { name, namespace: "shop" },
+  spec: {
+    hosts: [`${name}.example.com`],
+    ports: [{ number: 80, name: "http", protocol: "HTTP" }],
+    resolution,
+    workloadSelector: { labels: { app: name } },
+  },
+});
+const workloadEntry = (name: string, app: string): ConfigObject => ({
+  apiVersion: "networking.istio.io/v1",
+  kind: "WorkloadEntry",
+  metadata: { name, namespace: "shop" },
+  spec: { address: "10.0.1.1", labels: { app } },
+});
+
+test("a WorkloadEntry behind a DNS ServiceEntry is a full push naming it (CDS holds its endpoints); STATIC is EDS-only", async () => {
+  const { memory, clock, pushes } = setup();
+  memory.apply(serviceEntry("dns", "DNS"));
+  memory.apply(serviceEntry("static", "STATIC"));
+  await clock.advance(100);
+  pushes.length = 0;
+  memory.apply(workloadEntry("w1", "dns"));
+  await clock.advance(100);
+  assert.equal(pushes.length, 1);
+  assert.equal(pushes[0].full, true);
+  assert.deepEqual(keys(pushes[0]), ["networking.istio.io/ServiceEntry/shop/dns.example.com"]);
+  assert.equal(pushes[0].reasons.get("endpoint"), 1);
+  memory.apply(workloadEntry("w2", "static"));
+  await clock.advance(100);
+  assert.equal(pushes.length, 2);
+  assert.equal(pushes[1].full, false);
+  assert.deepEqual(keys(pushes[1]), ["networking.istio.io/ServiceEntry/shop/static.example.com"]);
+});
+
 test("a Service whose selector alone changed is incremental; any other Service change is full", async () => {
   const { memory, clock, pushes } = setup();
   memory.apply(service("reviews", { app: "reviews" }));
