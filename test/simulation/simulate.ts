@@ -83,10 +83,13 @@ function socketAddress(l: listener.Listener): { address: string; port: number } 
 }
 
 function listenerAt(config: ProxyConfig, address: string, port: number): listener.Listener | undefined {
-  return config.listeners.find((l) => {
+  const found = config.listeners.filter((l) => {
     const a = socketAddress(l);
     return a?.address === address && a.port === port;
   });
+  // Envoy rejects an LDS update with two listeners on one address (or of one name).
+  if (found.length > 1) throw new Error(`${found.length} listeners on ${address}:${port}: ${found.map((l) => l.name)}`);
+  return found[0];
 }
 
 /**
