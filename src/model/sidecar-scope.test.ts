@@ -237,6 +237,11 @@ test("dependsOn: a scope depends on the VirtualServices, delegates, DestinationR
   assert.equal(scope.dependsOn(key(`${NET}/Sidecar`, "bookinfo", "default")), true);
   assert.equal(scope.dependsOn(key("/Service", "bookinfo", "reviews")), true);
   assert.equal(scope.dependsOn(key("/Service", "istio-system", "zipkin")), false);
+  assert.equal(scope.dependsOn(key(`${NET}/ServiceEntry`, "bookinfo", "reviews.bookinfo.svc.cluster.local")), true);
+  assert.equal(
+    scope.dependsOn(key(`${NET}/ServiceEntry`, "istio-system", "zipkin.istio-system.svc.cluster.local")),
+    false,
+  );
   assert.equal(scope.dependsOn(key(`${NET}/EnvoyFilter`, "istio-system", "any")), true);
   assert.equal(scope.dependsOn(key(`${NET}/EnvoyFilter`, "other", "any")), false);
   assert.equal(scope.dependsOn(key("security.istio.io/PeerAuthentication", "bookinfo", "x")), true);

@@ -175,6 +175,7 @@ export class SidecarScope {
    * Whether a change to `key` can change config built from this scope (Istio's DependsOnConfig).
    * Policies of the root or this namespace always can; VirtualServices, DestinationRules,
    * Sidecars, services and PeerAuthentications only when this scope used them; other kinds always.
+   * A service is known by its object's key and by the ServiceEntry-kind key naming its hostname.
    * A new config may be picked up by the next push's scope only: check that scope too.
    */
   dependsOn(key: ConfigKey): boolean {
@@ -198,7 +199,11 @@ export class SidecarScope {
         }
       }
     }
-    for (const service of this.services) add(SERVICE_KINDS[service.registry], service.namespace, service.objectName);
+    for (const service of this.services) {
+      add(SERVICE_KINDS[service.registry], service.namespace, service.objectName);
+      // Pushes name a service by a ServiceEntry-kind key holding its hostname (Istio's ConfigKey for services).
+      add(SERVICE_KINDS.External, service.namespace, service.hostname);
+    }
     for (const rules of this.destinationRulesByHost.values()) {
       for (const rule of rules) {
         for (const from of rule.from) {

@@ -23,6 +23,7 @@ import { statusGenerator } from "./generators/status.ts";
 import type { DebounceOptions } from "./pipeline/debounce.ts";
 import { PipelineMetrics } from "./pipeline/metrics.ts";
 import { type ChangeSource, type PushContextBuilder, PushPipeline } from "./pipeline/pipeline.ts";
+import { proxyNeedsPush } from "./proxy-needs-push.ts";
 import { ClientCertAuthenticator } from "./server/auth.ts";
 import { XdsMetrics } from "./server/metrics.ts";
 import { type BoundPorts, type ListenOptions, XdsServer } from "./server/server.ts";
@@ -88,6 +89,7 @@ export async function startDiscovery(options: DiscoveryOptions): Promise<Discove
     generators,
     initialPush: options.initialPush,
     authenticators: [new ClientCertAuthenticator()],
+    proxyNeedsPush,
     metrics: options.metrics ? new XdsMetrics(options.metrics) : undefined,
     log: log.child({ component: "ads" }),
   });

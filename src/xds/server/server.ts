@@ -39,10 +39,11 @@ export interface XdsServerOptions {
   /** Require the caller's SPIFFE id to match the proxy's namespace and service account (PILOT_ENABLE_XDS_IDENTITY_CHECK). */
   identityCheck?: boolean;
   /**
-   * Whether a push concerns a proxy at all (Istio's ProxyNeedsPush: Sidecar scoping, namespaces).
-   * Without it every connection is queued and the generators decide per type.
+   * Whether a push concerns a proxy at all (Istio's ProxyNeedsPush: Sidecar scoping, namespaces);
+   * `previous` is the push context the proxy was last pushed (or skipped) with. Without it every
+   * connection is queued and the generators decide per type. Forced pushes skip it.
    */
-  proxyNeedsPush?: (proxy: ProxyNode, req: PushRequest) => boolean;
+  proxyNeedsPush?: (proxy: ProxyNode, req: PushRequest, previous: PushContext) => boolean;
   /** Proxies pushed at once (PILOT_PUSH_THROTTLE, default 100). */
   pushConcurrency?: number;
   metrics?: XdsMetrics;
@@ -113,15 +114,10 @@ export class XdsServer {
     return this.#push;
   }
 
-  /** Makes `req.push` current and queues every connection for it; generators decide what each one gets. */
+  /** Makes `req.push` current and queues every connection; proxyNeedsPush, then the generators, decide what each gets. */
   push(req: PushRequest): void {
     this.#push = req.push;
-    const needsPush = this.#options.proxyNeedsPush;
-    for (const conn of this.#connections.values()) {
-      if (req.forced || !needsPush || needsPush(conn.proxy, req)) this.#queue.enqueue(conn, req);
-      // Nothing it sees changed: later requests of this proxy are answered from the new context.
-      else conn.pushContext = req.push;
-    }
+    for (const conn of this.#connections.values()) this.#queue.enqueue(conn, req);
   }
 
   /** Resolves when the push queue is empty and nothing is being pushed. */
@@ -323,7 +319,12 @@ export class XdsServer {
   async #pushConnection(conn: Connection, req: PushRequest, queuedAtMs: number): Promise<void> {
     this.#env.metrics?.queueTime.observe((performance.now() - queuedAtMs) / 1000);
     if (conn.closed) return;
+    // Asked when dequeued, as Istio does: the request then merges everything queued for the proxy.
+    const needsPush = this.#options.proxyNeedsPush;
+    const skip = !req.forced && needsPush !== undefined && !needsPush(conn.proxy, req, conn.pushContext);
     conn.pushContext = req.push;
+    // Nothing it sees changed: later requests of this proxy are answered from the new context.
+    if (skip) return;
     for (const w of conn.orderedWatches()) {
       if (conn.closed) return;
       try {

@@ -1,0 +1,75 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { type ConfigObject, DEFAULT_MESH_CONFIG } from "../config/index.ts";
+import { buildPushContext, type ConfigKey, type PushContext, pushRequest } from "../model/index.ts";
+import { cfg, proxy, svc } from "../model/test-fixtures.ts";
+import { proxyNeedsPush } from "./proxy-needs-push.ts";
+
+const NET = "networking.istio.io";
+const services = [svc("app", "a"), svc("app", "b")];
+// Each namespace's proxies see only their own namespace.
+const sidecars = ["a", "b"].map((ns) => cfg("Sidecar", ns, "default", { egress: [{ hosts: ["./*"] }] }));
+const routes = cfg("VirtualService", "a", "routes", {
+  hosts: ["app"],
+  http: [{ route: [{ destination: { host: "app" } }] }],
+});
+const push = (configs: ConfigObject[]): PushContext =>
+  buildPushContext({ configs, services, mesh: DEFAULT_MESH_CONFIG, domainSuffix: "cluster.local" });
+const hostKey = (namespace: string, service: string): ConfigKey => ({
+  kind: `${NET}/ServiceEntry`,
+  namespace,
+  name: `${service}.${namespace}.svc.cluster.local`,
+});
+const vsKey: ConfigKey = { kind: `${NET}/VirtualService`, namespace: "a", name: "routes" };
+
+const inA = proxy("sidecar", "a", { app: "app" });
+const inB = proxy("sidecar", "b", { app: "app" });
+const unscoped = proxy("sidecar", "c");
+
+test("a full push naming only configs outside a proxy's Sidecar scope skips it, added or removed", () => {
+  const before = push(sidecars);
+  const after = push([...sidecars, routes]);
+  const added = pushRequest({ full: true, push: after, configsUpdated: [vsKey] });
+  assert.equal(proxyNeedsPush(inA, added, before), true, "the new scope uses the VirtualService");
+  assert.equal(proxyNeedsPush(inB, added, before), false);
+  const removed = pushRequest({ full: true, push: before, configsUpdated: [vsKey] });
+  assert.equal(proxyNeedsPush(inA, removed, after), true, "the old scope used it");
+  assert.equal(proxyNeedsPush(inB, removed, after), false);
+});
+
+test("an incremental EDS push reaches the proxies whose scope sees the service's hostname", () => {
+  const current = push(sidecars);
+  const eds = pushRequest({ full: false, push: current, configsUpdated: [hostKey("b", "app")] });
+  assert.equal(proxyNeedsPush(inB, eds, current), true);
+  assert.equal(proxyNeedsPush(inA, eds, current), false);
+  assert.equal(proxyNeedsPush(unscoped, eds, current), true, "a proxy without Sidecar sees every service");
+  assert.equal(proxyNeedsPush(proxy("router", "a"), eds, current), true, "a gateway sees every visible service");
+});
+
+test("forced pushes, pushes naming nothing, and unscoped kinds reach every proxy", () => {
+  const current = push(sidecars);
+  const forced = pushRequest({ full: true, push: current, configsUpdated: [vsKey], forced: true });
+  assert.equal(proxyNeedsPush(inB, forced, current), true);
+  assert.equal(proxyNeedsPush(inB, pushRequest({ full: true, push: current }), current), true);
+  const secret = pushRequest({
+    full: true,
+    push: current,
+    configsUpdated: [{ kind: "/Secret", namespace: "a", name: "x" }],
+  });
+  assert.equal(proxyNeedsPush(inB, secret, current), true);
+  const gateway = pushRequest({
+    full: true,
+    push: current,
+    configsUpdated: [{ kind: `${NET}/Gateway`, namespace: "b", name: "gw" }],
+  });
+  assert.equal(proxyNeedsPush(inB, gateway, current), false, "sidecars never read Gateways");
+  assert.equal(proxyNeedsPush(proxy("router", "b"), gateway, current), true);
+});
+
+test("a change to a service a proxy is behind reaches it even when its Sidecar imports other namespaces only", () => {
+  const elsewhere = [cfg("Sidecar", "a", "default", { egress: [{ hosts: ["b/*"] }] })];
+  const current = push(elsewhere);
+  const own = pushRequest({ full: true, push: current, configsUpdated: [hostKey("a", "app")] });
+  assert.equal(proxyNeedsPush(inA, own, current), true);
+  assert.equal(proxyNeedsPush(proxy("sidecar", "a", { app: "other" }), own, current), false);
+});

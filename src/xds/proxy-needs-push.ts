@@ -1,0 +1,58 @@
+// Which pushes concern a proxy at all (Istio's DefaultProxyNeedsPush and ConfigAffectsProxy,
+// pilot/pkg/xds/proxy_dependencies.go): a push naming only configs its SidecarScope was not
+// computed from skips it. Services are named by hostname, so an incremental EDS push reaches only
+// proxies that see the service. Forced pushes reach everyone.
+import { kindKey } from "../config/index.ts";
+import {
+  configKeyString,
+  type ProxyNode,
+  PUSH_KINDS,
+  type PushContext,
+  type PushRequest,
+  PushSnapshot,
+  SERVICE_KINDS,
+} from "../model/index.ts";
+import type { Service } from "../registry/index.ts";
+
+/** Kinds a proxy type never reads (Istio's UnAffectedConfigKinds). */
+const UNAFFECTED: Partial<Record<ProxyNode["type"], ReadonlySet<string>>> = {
+  router: new Set([PUSH_KINDS.sidecar]),
+  sidecar: new Set([PUSH_KINDS.gateway, kindKey("gateway.networking.k8s.io", "Gateway")]),
+};
+const SERVICE_KIND_SET: ReadonlySet<string> = new Set(Object.values(SERVICE_KINDS));
+
+export function proxyNeedsPush(
+  proxy: Pick<ProxyNode, "type" | "configNamespace" | "labels">,
+  req: PushRequest,
+  previous: PushContext,
+): boolean {
+  // No keys: everything may have changed.
+  if (req.forced || req.configsUpdated.size === 0) return true;
+  // Istio scopes only sidecars and gateways; waypoints and ztunnels get every push.
+  if (proxy.type !== "sidecar" && proxy.type !== "router") return true;
+  // Only push contexts of buildPushContext know scopes.
+  if (!(req.push.snapshot instanceof PushSnapshot)) return true;
+  // A new config shows in the new scope only, a removed one in the old scope only.
+  const snapshots = [req.push.snapshot];
+  if (previous.snapshot instanceof PushSnapshot) snapshots.push(previous.snapshot);
+  const scopes = snapshots.map((snap) => snap.sidecarScope(proxy));
+  const unaffected = UNAFFECTED[proxy.type];
+  for (const key of req.configsUpdated.values()) {
+    if (unaffected?.has(key.kind)) continue;
+    // A gateway reads every other kind; only the services it sees narrow its pushes.
+    if (proxy.type === "router" && !SERVICE_KIND_SET.has(key.kind)) return true;
+    if (scopes.some((scope) => scope.dependsOn(key))) return true;
+  }
+  // A change to a service the proxy is behind changes its inbound listeners.
+  return snapshots.some((snap) =>
+    snap.serviceTargets(proxy).some(({ service }) => serviceKeys(service).some((k) => req.configsUpdated.has(k))),
+  );
+}
+
+/** The keys a push may name a service by: its hostname (as the pipeline does) and its object. */
+function serviceKeys(service: Service): string[] {
+  return [
+    configKeyString({ kind: SERVICE_KINDS.External, namespace: service.namespace, name: service.hostname }),
+    configKeyString({ kind: SERVICE_KINDS[service.registry], namespace: service.namespace, name: service.objectName }),
+  ];
+}
