@@ -168,3 +168,64 @@ test("REGISTRY_ONLY: unknown hosts are blackholed, known ones still routed", () 
   assert.equal(tcp.tcpProxyCluster, "BlackHoleCluster");
   assert.equal(simulate(config, toApi).cluster, "outbound|80||api.shop.svc.cluster.local");
 });
+
+const MORE = `
+apiVersion: v1
+kind: Service
+metadata: {name: api, namespace: shop}
+spec:
+  clusterIP: 10.96.0.40
+  selector: {app: api}
+  ports: [{name: http, port: 80, targetPort: 8080}, {name: tcp-db, port: 5432}, {port: 9000}]
+---
+apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata: {name: ext, namespace: shop}
+spec:
+  hosts: [example.com]
+  location: MESH_EXTERNAL
+  resolution: DNS
+  ports: [{number: 80, name: http, protocol: HTTP}, {number: 443, name: tls, protocol: TLS}]
+`;
+
+test("REGISTRY_ONLY: a ServiceEntry's host is reachable by Host and by SNI, other names are not", () => {
+  const mesh = loadMeshConfig("outboundTrafficPolicy: {mode: REGISTRY_ONLY}").mesh;
+  const config = generate(MORE, SIDECAR, mesh);
+  assert.equal(simulate(config, { ...unknownHttp, host: "example.com" }).cluster, "outbound|80||example.com");
+  const tls: Call = {
+    mode: "outbound",
+    protocol: "tcp",
+    address: "93.184.216.34",
+    port: 443,
+    tls: true,
+    sni: "example.com",
+  };
+  assert.equal(simulate(config, tls).tcpProxyCluster, "outbound|443||example.com");
+  assert.equal(simulate(config, { ...tls, sni: "other.com" }).tcpProxyCluster, "BlackHoleCluster");
+});
+
+test("a TCP port and an unnamed port: TCP proxied, and HTTP sniffed on the unnamed one", () => {
+  const config = generate(MORE, SIDECAR);
+  const tcp: Call = { mode: "outbound", protocol: "tcp", address: "10.96.0.40", port: 5432 };
+  assert.equal(simulate(config, tcp).listener, "10.96.0.40_5432");
+  assert.equal(simulate(config, tcp).tcpProxyCluster, "outbound|5432||api.shop.svc.cluster.local");
+  const sniffedTcp = simulate(config, { ...tcp, port: 9000 });
+  assert.equal(sniffedTcp.tcpProxyCluster, "outbound|9000||api.shop.svc.cluster.local");
+  const sniffedHttp = simulate(config, { ...tcp, port: 9000, protocol: "http", host: "api:9000" });
+  assert.equal(sniffedHttp.routeConfig, "api.shop.svc.cluster.local:9000");
+  assert.equal(sniffedHttp.cluster, "outbound|9000||api.shop.svc.cluster.local");
+});
+
+test("port-level PERMISSIVE under a STRICT workload policy: plaintext only on that target port", () => {
+  const policy = `
+---
+apiVersion: security.istio.io/v1
+kind: PeerAuthentication
+metadata: {name: api, namespace: shop}
+spec: {selector: {matchLabels: {app: api}}, mtls: {mode: STRICT}, portLevelMtls: {8080: {mode: PERMISSIVE}}}
+`;
+  const config = generate(MORE + policy, SIDECAR);
+  assert.equal(simulate(config, inbound).cluster, "inbound|8080||");
+  assert.equal(simulate(config, { ...inbound, port: 5432, protocol: "tcp" }).error, "no filter chain matched");
+  assert.equal(simulate(config, { ...mtls, port: 5432, protocol: "tcp" }).tcpProxyCluster, "inbound|5432||");
+});
