@@ -4,6 +4,7 @@ import { writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import type { Timing } from "./measure.ts";
 import { benchRegistry } from "./registry.ts";
+import { benchTemplates } from "./templates-bench.ts";
 
 export interface BenchResult extends Timing {
   name: string;
@@ -11,7 +12,7 @@ export interface BenchResult extends Timing {
   ratio?: number;
 }
 
-const results = [...benchRegistry()];
+const results = [...benchRegistry(), ...benchTemplates()];
 
 const fmt = (us: number) => (us >= 1000 ? `${(us / 1000).toFixed(2)} ms` : `${us.toFixed(1)} µs`);
 for (const r of results) {
