@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import { hcm, listener, packAny, route, tcpProxy } from "../../src/api/index.ts";
+import { cluster, hcm, listener, packAny, route, tcpProxy } from "../../src/api/index.ts";
 import { type Call, type ProxyConfig, simulate } from "./simulate.ts";
 
 function tcpChain(name: string, match: MessageInitShape<typeof listener.FilterChainMatchSchema>) {
@@ -101,6 +101,11 @@ test("captured outbound calls: the original destination's listener, else its por
   assert.equal(outbound("10.96.0.5", 5432), "specific");
   assert.equal(outbound("10.96.0.6", 5432), "wildcard");
   assert.equal(outbound("10.96.0.6", 6379), "catchall");
+  // A cluster the proxy was not given is reported.
+  const known = { ...at, clusters: [create(cluster.ClusterSchema, { name: "specific" })] };
+  const call = (address: string): Call => ({ mode: "outbound", protocol: "tcp", address, port: 5432 });
+  assert.equal(simulate(known, call("10.96.0.5")).error, undefined);
+  assert.equal(simulate(known, call("10.96.0.6")).error, "unknown cluster wildcard");
 });
 
 function httpListener(routeConfigName: string): listener.Listener {
