@@ -103,19 +103,26 @@ interface ChainOpts {
   filters: listener.Filter[];
 }
 
-/** One listener per merged port; unprivileged pods cannot listen below 1024. */
+/**
+ * One listener per address and port; unprivileged pods cannot listen below 1024. Merged ports that
+ * share an address (HTTPS and TLS servers on one port form two) share one listener, their chains told
+ * apart by SNI, as Istio merges them: Envoy rejects two listeners with one name.
+ */
 export function buildGatewayListeners(input: RouterInput): listener.Listener[] {
   const unprivileged = input.proxy.metadata.UNPRIVILEGED_POD === true;
-  const listeners: listener.Listener[] = [];
+  const byName = new Map<string, { bind: string; port: number; chains: ChainOpts[] }>();
   for (const { port, servers } of input.ports) {
     if ((unprivileged && port.number < 1024) || servers.length === 0) continue;
     const bind = port.bind || wildcardAddress(input.proxy);
     const name = listenerName(bind, port.number);
-    const chains = chainsFor(input, name, port.number, servers);
-    // Istio omits a listener without chains (a TCP server no route binds to).
-    if (chains.length > 0) listeners.push(gatewayListener(input, name, bind, port.number, chains));
+    const entry = byName.get(name) ?? { bind, port: port.number, chains: [] };
+    entry.chains.push(...chainsFor(input, name, port.number, servers));
+    byName.set(name, entry);
   }
-  return listeners;
+  // Istio omits a listener without chains (a TCP server no route binds to).
+  return [...byName]
+    .filter(([, entry]) => entry.chains.length > 0)
+    .map(([name, entry]) => gatewayListener(input, name, entry.bind, entry.port, entry.chains));
 }
 
 function chainsFor(
