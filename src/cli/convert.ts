@@ -4,10 +4,11 @@
 // Flags and help only: the conversion loads when the command runs.
 import { existsSync } from "node:fs";
 import type { CommandModule } from "yargs";
-import { CONFIG_FILE_EXTENSIONS, STDIN_PATH } from "../config/decode-paths.ts";
+import { STDIN_PATH } from "../config/decode-paths.ts";
 import type { ConfigObject } from "../config/index.ts";
 import type { RegistryService } from "../gatewayapi/index.ts";
 import { EXIT_INVALID, EXIT_OK } from "./exit-codes.ts";
+import { filenameOption } from "./filename-option.ts";
 
 const OUTPUT_FORMATS = ["yaml", "json"] as const;
 type OutputFormat = (typeof OUTPUT_FORMATS)[number];
@@ -54,14 +55,7 @@ export const convertCommand: CommandModule<object, ConvertArgs> = {
   describe: "Print the Istio config (or statuses) Gateway API resources in files become",
   builder: (yargs) =>
     yargs
-      .option("filename", {
-        alias: "f",
-        type: "string",
-        coerce: (value: string | string[]): string[] => [value].flat(),
-        requiresArg: true,
-        demandOption: "Name the files to convert with -f/--filename.",
-        describe: `File or directory to read (directories: every ${CONFIG_FILE_EXTENSIONS.join(", ")} below, recursively; "${STDIN_PATH}": standard input). Repeatable.`,
-      })
+      .option("filename", filenameOption("convert"))
       .option("status", {
         type: "boolean",
         default: false,

@@ -5,8 +5,9 @@
 import { existsSync, readFileSync } from "node:fs";
 import { isIP } from "node:net";
 import type { CommandModule } from "yargs";
-import { CONFIG_FILE_EXTENSIONS, STDIN_PATH } from "../config/decode-paths.ts";
+import { STDIN_PATH } from "../config/decode-paths.ts";
 import { EXIT_INVALID, EXIT_OK } from "./exit-codes.ts";
+import { filenameOption } from "./filename-option.ts";
 
 const OUTPUT_FORMATS = ["json", "yaml"] as const;
 const PROXY_TYPES = ["sidecar", "router"] as const;
@@ -52,14 +53,7 @@ export const translateCommand: CommandModule<object, TranslateArgs> = {
   describe: "Print the Envoy config (an admin ConfigDump) the control plane would send a proxy for config files",
   builder: (yargs) =>
     yargs
-      .option("filename", {
-        alias: "f",
-        type: "string",
-        coerce: (value: string | string[]): string[] => [value].flat(),
-        requiresArg: true,
-        demandOption: "Name the config files with -f/--filename.",
-        describe: `File or directory to read (directories: every ${CONFIG_FILE_EXTENSIONS.join(", ")} below, recursively; "${STDIN_PATH}": standard input). Repeatable.`,
-      })
+      .option("filename", filenameOption("translate"))
       .option("proxy-type", { choices: PROXY_TYPES, default: "sidecar" as const, describe: "The proxy's type" })
       .option("ip", { type: "string", default: "10.0.0.1", describe: "The proxy's IP address" })
       .option("namespace", { type: "string", default: "default", describe: "The proxy's namespace" })

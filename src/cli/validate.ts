@@ -3,8 +3,9 @@
 // Flags and help only: the validators load when the command runs, so help and completion stay quick.
 import { existsSync } from "node:fs";
 import type { CommandModule } from "yargs";
-import { CONFIG_FILE_EXTENSIONS, STDIN_PATH } from "../config/decode-paths.ts";
+import { STDIN_PATH } from "../config/decode-paths.ts";
 import { EXIT_INVALID, EXIT_OK } from "./exit-codes.ts";
+import { filenameOption } from "./filename-option.ts";
 
 /** Namespace of a namespaced object that names none, as istioctl and kubectl assume. */
 export const DEFAULT_NAMESPACE = "default";
@@ -26,16 +27,7 @@ export const validateCommand: CommandModule<object, ValidateArgs> = {
   describe: "Validate config files offline, with the checks of the validation webhook",
   builder: (yargs) =>
     yargs
-      .option("filename", {
-        alias: "f",
-        // Not `array: true`: yargs would not take "-" (stdin) as an array element. Repeating the flag
-        // still collects every value; coerce makes a single one a list too.
-        type: "string",
-        coerce: (value: string | string[]): string[] => [value].flat(),
-        requiresArg: true,
-        demandOption: "Name the files to validate with -f/--filename.",
-        describe: `File or directory to validate (directories: every ${CONFIG_FILE_EXTENSIONS.join(", ")} below, recursively; "${STDIN_PATH}": standard input). Repeatable.`,
-      })
+      .option("filename", filenameOption("validate"))
       .option("output", {
         alias: "o",
         choices: OUTPUT_FORMATS,
