@@ -1,7 +1,7 @@
 // What a push context is built from: the config objects in force, the registry's services, the
 // mesh config. pushInputs reads them from the running control plane's store and registry.
 import type { ConfigObject, MeshConfig } from "../config/index.ts";
-import type { Service, ServiceRegistry } from "../registry/index.ts";
+import type { PortEndpoints, Service, ServiceRegistry } from "../registry/index.ts";
 import type { ConfigStore } from "../sources/index.ts";
 
 export interface PushInputs {
@@ -9,6 +9,8 @@ export interface PushInputs {
   configs: readonly ConfigObject[];
   /** The registry's services, one per namespace and hostname (ServiceRegistry.services). */
   services: readonly Service[];
+  /** The registry's endpoints (ServiceRegistry.endpoints): a proxy at an endpoint's IP is an instance of its service. */
+  endpoints?: readonly PortEndpoints[];
   mesh: MeshConfig;
   /** Kubernetes DNS domain for short names; default cluster.local. */
   domainSuffix?: string;
@@ -19,9 +21,15 @@ export interface PushInputs {
 /** The inputs of a push from the store's objects in force and the registry's services. */
 export function pushInputs(
   store: Pick<ConfigStore, "list">,
-  registry: Pick<ServiceRegistry, "services">,
+  registry: Pick<ServiceRegistry, "services" | "endpoints">,
   mesh: MeshConfig,
   options: Pick<PushInputs, "domainSuffix" | "scopeGatewayToNamespace"> = {},
 ): PushInputs {
-  return { configs: store.list().map((s) => s.object), services: registry.services.list(), mesh, ...options };
+  return {
+    configs: store.list().map((s) => s.object),
+    services: registry.services.list(),
+    endpoints: registry.endpoints.list(),
+    mesh,
+    ...options,
+  };
 }

@@ -14,7 +14,7 @@ import type {
   WasmPlugin,
 } from "../config/types/index.ts";
 import { labelsContain } from "../krt/index.ts";
-import type { Service, ServiceEndpoint } from "../registry/index.ts";
+import type { PortEndpoints, Service, ServiceEndpoint } from "../registry/index.ts";
 import { compareStrings, sortByCreationTime } from "./config-meta.ts";
 import { DestinationRuleIndex, destinationRuleForProxy } from "./destination-rule-index.ts";
 import type { ConsolidatedDestinationRule } from "./destination-rule-merge.ts";
@@ -55,6 +55,9 @@ export class PushSnapshot {
   private readonly scopeGatewayToNamespace: boolean;
   /** Merged gateways computed in this push, by proxy namespace, labels and identities. */
   private readonly mergedGateways = new Map<string, MergedGateway | undefined>();
+  private readonly endpoints: readonly PortEndpoints[];
+  /** Endpoints by address, built on first use by serviceTargets. */
+  private endpointsByIp: Map<string, ServiceEndpoint[]> | undefined;
   /** The inputs each index was built from, to decide reuse by the next snapshot. */
   private readonly inputs: { kinds: ReadonlyMap<PushKind, readonly ConfigObject[]>; services: readonly Service[] };
 
@@ -65,6 +68,7 @@ export class PushSnapshot {
     this.scopeGatewayToNamespace = inputs.scopeGatewayToNamespace ?? false;
     const kinds = groupByKind(inputs.configs);
     this.inputs = { kinds, services: inputs.services };
+    this.endpoints = inputs.endpoints ?? [];
 
     const sameSettings =
       previous !== undefined && previous.mesh === this.mesh && previous.domainSuffix === this.domainSuffix;
@@ -185,9 +189,13 @@ export class PushSnapshot {
     return destinationRuleForProxy(rules, "outbound", proxy.configNamespace, proxy.labels);
   }
 
-  /** The proxy's service ports: services of its namespace whose selector matches its labels. */
-  serviceTargets(proxy: Workload): ServiceTarget[] {
-    return this.services.all
+  /**
+   * The proxy's service ports (Istio's GetProxyServiceTargets): services of its namespace whose
+   * selector matches its labels, then those with an endpoint at one of its IPs (ServiceEntry
+   * endpoints, WorkloadEntries, Pods), whose target port is the endpoint's.
+   */
+  serviceTargets(proxy: Workload & Partial<Pick<ProxyNode, "ipAddresses">>): ServiceTarget[] {
+    const targets = this.services.all
       .filter(
         (s) =>
           s.namespace === proxy.configNamespace &&
@@ -196,6 +204,33 @@ export class PushSnapshot {
           labelsContain(proxy.labels, s.selector),
       )
       .flatMap((service) => service.ports.map((port) => ({ service, port })));
+    const seen = new Set(targets.map(({ service, port }) => `${service.hostname}:${port.port}`));
+    for (const ip of proxy.ipAddresses ?? []) {
+      for (const e of this.endpointsAt(ip)) {
+        if (e.namespace !== proxy.configNamespace) continue;
+        const key = `${e.hostname}:${e.servicePort}`;
+        if (seen.has(key)) continue;
+        const service = this.services.all.find((s) => s.namespace === e.namespace && s.hostname === e.hostname);
+        const port = service?.ports.find((p) => p.port === e.servicePort);
+        if (!service || !port) continue;
+        seen.add(key);
+        // A unix socket endpoint (port 0) keeps the service's own target port.
+        targets.push({ service, port: e.port > 0 ? { ...port, targetPort: e.port } : port });
+      }
+    }
+    return targets;
+  }
+
+  private endpointsAt(ip: string): readonly ServiceEndpoint[] {
+    if (!this.endpointsByIp) {
+      this.endpointsByIp = new Map();
+      for (const e of this.endpoints.flatMap((p) => p.endpoints)) {
+        const list = this.endpointsByIp.get(e.address) ?? [];
+        list.push(e);
+        this.endpointsByIp.set(e.address, list);
+      }
+    }
+    return this.endpointsByIp.get(ip) ?? [];
   }
 
   /** The Gateways a router proxy serves, merged into its listeners; undefined when none selects it. */
@@ -204,7 +239,10 @@ export class PushSnapshot {
     const labels = Object.entries(proxy.labels).sort(([a], [b]) => compareStrings(a, b));
     const key = JSON.stringify([proxy.configNamespace, labels, proxy.verifiedIdentities ?? []]);
     if (!this.mergedGateways.has(key)) {
-      const selected = selectGateways(this.gateways, proxy, this.serviceTargets(proxy), this.scopeGatewayToNamespace);
+      // Selector targets only: the cache is keyed by labels, not IPs.
+      const { configNamespace, labels: proxyLabels } = proxy;
+      const targets = this.serviceTargets({ configNamespace, labels: proxyLabels });
+      const selected = selectGateways(this.gateways, proxy, targets, this.scopeGatewayToNamespace);
       this.mergedGateways.set(key, selected.length > 0 ? mergeGateways(selected, proxy.verifiedIdentities) : undefined);
     }
     return this.mergedGateways.get(key);

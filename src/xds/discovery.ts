@@ -150,7 +150,13 @@ export function storePush(
   previous?: PushContext,
 ): PushContext {
   return buildPushContext(
-    { configs: store.list().map((s) => s.object), services: registry.services.list(), mesh, domainSuffix },
+    {
+      configs: store.list().map((s) => s.object),
+      services: registry.services.list(),
+      endpoints: registry.endpoints.list(),
+      mesh,
+      domainSuffix,
+    },
     previous,
   );
 }
