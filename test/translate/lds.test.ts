@@ -79,6 +79,36 @@ test("a Sidecar's ingress listeners replace the service ports: bound listener, c
   );
 });
 
+/** The one static endpoint of a cluster, as `address:port` or `unix://path`. */
+function staticEndpoint(c: cluster.Cluster | undefined): string | undefined {
+  const host = c?.loadAssignment?.endpoints[0]?.lbEndpoints[0]?.hostIdentifier;
+  const address = host?.case === "endpoint" ? host.value.address?.address : undefined;
+  if (address?.case === "pipe") return `unix://${address.value.path}`;
+  if (address?.case !== "socketAddress") return undefined;
+  const port = address.value.portSpecifier.case === "portValue" ? address.value.portSpecifier.value : undefined;
+  return `${address.value.address}:${port}`;
+}
+
+test("a Sidecar ingress port delivers to its defaultEndpoint's own port, pod IP or unix socket", () => {
+  const sidecar = (endpoints: string[]) => `
+---
+apiVersion: networking.istio.io/v1
+kind: Sidecar
+metadata: {name: api, namespace: shop}
+spec:
+  workloadSelector: {labels: {app: api}}
+  ingress:
+${endpoints.map((e, i) => `  - port: {number: ${9080 + i}, name: http-${i}, protocol: HTTP}\n    defaultEndpoint: ${e}`).join("\n")}
+  - port: {number: 9090, name: http-passthrough, protocol: HTTP}
+`;
+  const { clusters } = dump(SERVICE + sidecar(["127.0.0.1:8080", "0.0.0.0:8081", "unix:///var/run/app.sock"]));
+  const byName = (name: string) => clusters.find((c) => c.name === name);
+  assert.equal(staticEndpoint(byName("inbound|9080||")), "127.0.0.1:8080");
+  assert.equal(staticEndpoint(byName("inbound|9081||")), "10.0.0.7:8081");
+  assert.equal(staticEndpoint(byName("inbound|9082||")), "unix:///var/run/app.sock");
+  assert.equal(byName("inbound|9090||")?.clusterDiscoveryType.value, cluster.Cluster_DiscoveryType.ORIGINAL_DST);
+});
+
 test("a Telemetry naming the Prometheus provider turns on the stats filters; without one the mesh default (none) holds", () => {
   const TELEMETRY = `
 ---

@@ -21,6 +21,7 @@ import {
   buildOutboundClusters,
   buildPassthroughCluster,
   buildSniDnatClusters,
+  type InboundEndpoint,
   type ServiceMtlsMode,
 } from "./index.ts";
 import { PROXY_PROTOCOL_UPSTREAM_TYPE_URL } from "./proxyprotocol.ts";
@@ -38,7 +39,7 @@ interface GoldenCase {
   serviceMtlsMode?: ServiceMtlsMode;
   /** Inbound only. */
   targetPort?: number;
-  bind?: string;
+  endpoint?: InboundEndpoint;
   sidecarConnectionPool?: ConnectionPool;
 }
 
@@ -76,7 +77,7 @@ function buildCase(c: GoldenCase): cluster.Cluster[] {
           services: [service],
           proxy,
           mesh,
-          bind: c.bind,
+          endpoint: c.endpoint,
           destinationRule: c.destinationRule,
           sidecarConnectionPool: c.sidecarConnectionPool,
         }),

@@ -1,7 +1,8 @@
 // The inbound cluster of one workload port, `inbound|<port>||` (Istio's buildInboundCluster): where the
 // sidecar delivers accepted traffic. With the mesh's PASSTHROUGH inbound policy (the default) it goes to
 // the original destination, from the 127.0.0.6 bind address so iptables lets it through; with
-// LOCALHOST, or a Sidecar ingress defaultEndpoint, to a fixed address.
+// LOCALHOST to the target port on loopback; a Sidecar ingress defaultEndpoint names its own address
+// and port (a unix socket has none).
 import { isIP } from "node:net";
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { cluster } from "../../api/index.ts";
@@ -23,7 +24,7 @@ import type { AppliedDestinationRule } from "./types.ts";
 const INBOUND_CLEANUP_INTERVAL_SECONDS = 9223372035;
 
 export interface InboundClusterInput {
-  /** The workload port traffic is delivered to (the service's target port). */
+  /** The port the cluster is named by: the service's target port, or a Sidecar ingress listener's port. */
   targetPort: number;
   /** The service port served there: its protocol picks HTTP/2 or the downstream's protocol. */
   port: ServicePort;
@@ -39,16 +40,25 @@ export interface InboundClusterInput {
   /** A Sidecar ingress listener's connectionPool, which replaces the DestinationRule's. */
   sidecarConnectionPool?: ConnectionPool;
   /**
-   * Where to deliver: a Sidecar ingress defaultEndpoint address. Unset: 127.0.0.1 (::1 on IPv6-only
-   * proxies) under the LOCALHOST inbound policy, the original destination otherwise.
+   * Where to deliver, from a Sidecar ingress listener. Unset: 127.0.0.1 (::1 on IPv6-only proxies) at
+   * the target port under the LOCALHOST inbound policy, the original destination otherwise.
    */
-  bind?: string;
+  endpoint?: InboundEndpoint;
+}
+
+/** A fixed inbound destination: address "" is the original destination; a unix socket's port is 0. */
+export interface InboundEndpoint {
+  address: string;
+  port: number;
 }
 
 export function buildInboundCluster(input: InboundClusterInput): cluster.Cluster {
   const { proxy, mesh, port } = input;
   const name = inboundClusterName(input.targetPort);
-  const bind = input.bind ?? defaultInboundBind(mesh, proxy);
+  const { address: bind, port: bindPort } = input.endpoint ?? {
+    address: defaultInboundBind(mesh, proxy),
+    port: input.targetPort,
+  };
   const draft: MessageInitShape<typeof cluster.ClusterSchema> = {
     name,
     altStatName: altStatName(
@@ -74,9 +84,7 @@ export function buildInboundCluster(input: InboundClusterInput): cluster.Cluster
       clusterName: name,
       endpoints: [
         {
-          lbEndpoints: [
-            { hostIdentifier: { case: "endpoint", value: { address: endpointAddress(bind, input.targetPort) } } },
-          ],
+          lbEndpoints: [{ hostIdentifier: { case: "endpoint", value: { address: endpointAddress(bind, bindPort) } } }],
         },
       ],
     };

@@ -3,7 +3,7 @@
 //
 //   const clusters = buildOutboundClusters({ service, port, destinationRule, proxy, mesh, endpoints });
 //   const cds = assembleClusters({ proxy, mesh, outbound: clusters, inbound: [buildInboundCluster(...)] });
-export { buildInboundCluster, type InboundClusterInput } from "./inbound.ts";
+export { buildInboundCluster, type InboundClusterInput, type InboundEndpoint } from "./inbound.ts";
 export {
   BLACKHOLE_CLUSTER,
   INBOUND_PASSTHROUGH_CLUSTER,

@@ -126,7 +126,7 @@ function inboundClusters(push: PushContext, proxy: ProxyNode): cluster.Cluster[]
       mesh: snap.mesh,
       destinationRule: rule && appliedRule(rule),
       sidecarConnectionPool: scope.inboundConnectionPool(targetPort),
-      bind: endpoint,
+      endpoint,
     });
   });
 }

@@ -1,12 +1,13 @@
 // LDS: a proxy's listeners (Istio's pilot/pkg/xds/lds.go → configgen BuildListeners). Sidecars get
 // their Sidecar scope's outbound listeners and the inbound listeners of their Sidecar ingress or
 // service ports; routers get one listener per merged Gateway port.
+import { isIPv4, isIPv6 } from "node:net";
 import type { listener } from "../../api/index.ts";
 import { parseProtocol, type Telemetry } from "../../config/index.ts";
 import type { ProxyNode, PushContext, PushSnapshot } from "../../model/index.ts";
 import { pushSnapshot } from "../../model/index.ts";
 import { selectPolicies, trustDomainBundle } from "../../networking/authz/index.ts";
-import { outboundClusterName } from "../../networking/cluster/index.ts";
+import { type InboundEndpoint, outboundClusterName } from "../../networking/cluster/index.ts";
 import {
   buildGatewayListeners,
   buildSidecarListeners,
@@ -67,16 +68,36 @@ export interface InboundTarget {
   port: ServicePort;
   /** The services declaring the port (none for a Sidecar ingress listener). */
   services: Service[];
-  /** Where the cluster delivers: the Sidecar ingress defaultEndpoint's address; the builders' default when unset. */
-  endpoint?: string;
+  /** Where a Sidecar ingress listener's cluster delivers; the mesh's inbound policy decides when unset. */
+  endpoint?: InboundEndpoint;
 }
 
-/** A Sidecar ingress defaultEndpoint's address: `0.0.0.0` is the pod's IP, a unix socket stays whole. */
-function defaultEndpointAddress(defaultEndpoint: string | undefined, proxy: ProxyNode): string | undefined {
-  if (!defaultEndpoint) return undefined;
-  if (defaultEndpoint.startsWith("unix://")) return defaultEndpoint;
-  const host = defaultEndpoint.slice(0, defaultEndpoint.lastIndexOf(":")).replace(/^\[(.*)\]$/, "$1");
-  return host === "0.0.0.0" || host === "::" ? proxy.ipAddresses[0] : host;
+/**
+ * Where a Sidecar ingress listener delivers (Istio's buildInboundClustersFromSidecar): its
+ * defaultEndpoint's port at loopback or the pod's IP of the family asked for (the other family when the
+ * proxy lacks it), or a unix socket; the original destination without one.
+ */
+export function ingressEndpoint(defaultEndpoint: string | undefined, proxy: ProxyNode): InboundEndpoint {
+  if (!defaultEndpoint) return { address: "", port: 0 };
+  if (defaultEndpoint.startsWith("unix://")) return { address: defaultEndpoint, port: 0 };
+  const colon = defaultEndpoint.lastIndexOf(":");
+  const host = defaultEndpoint.slice(0, colon).replace(/^\[(.*)\]$/, "$1");
+  const port = Number(defaultEndpoint.slice(colon + 1));
+  const ipv4 = proxy.ipAddresses.find((ip) => isIPv4(ip));
+  const ipv6 = proxy.ipAddresses.find((ip) => isIPv6(ip));
+  switch (host) {
+    case "0.0.0.0":
+      return { address: ipv4 ?? "127.0.0.1", port };
+    case "::":
+      return { address: ipv6 ?? "::1", port };
+    case "127.0.0.1":
+      return { address: ipv4 || !ipv6 ? "127.0.0.1" : "::1", port };
+    case "::1":
+      return { address: ipv6 || !ipv4 ? "::1" : "127.0.0.1", port };
+    default:
+      // Validation admits no other host; Istio falls back to the original destination.
+      return { address: "", port };
+  }
 }
 
 /**
@@ -105,7 +126,7 @@ export function sidecarInboundTargets(snap: PushSnapshot, proxy: ProxyNode): Inb
         },
         port: { name: ingress.port.name ?? "", port: number, protocol, targetPort: number },
         services: [],
-        endpoint: defaultEndpointAddress(ingress.defaultEndpoint, proxy),
+        endpoint: ingressEndpoint(ingress.defaultEndpoint, proxy),
       };
     });
   }
