@@ -22,6 +22,8 @@ import { convertTLSRoute } from "./tlsroute.ts";
 import { compareByCreation, type KeyedVirtualService, mergeVirtualServices } from "./virtualservice.ts";
 import { convertXBackend } from "./xbackend.ts";
 
+export { stampTransitionTimes, TRANSITION_TIME } from "./conditions.ts";
+export { type LiveConversionInputs, liveConversion, registryServiceView } from "./live.ts";
 export type { ConversionSettings, RegistryService, ServiceLookup } from "./model.ts";
 export { DEFAULT_SETTINGS, staticServiceLookup } from "./model.ts";
 

@@ -3,7 +3,9 @@
 // from the config store. Start it once the first config load is done.
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
-import { kindKey, type MeshConfig } from "../config/index.ts";
+import { KINDS, kindKey, type MeshConfig } from "../config/index.ts";
+import { type ConversionResult, liveConversion, registryServiceView } from "../gatewayapi/index.ts";
+import type { Singleton } from "../krt/index.ts";
 import { buildPushContext, type PushContext } from "../model/index.ts";
 import { ServiceRegistry } from "../registry/index.ts";
 import type { ConfigStore } from "../sources/index.ts";
@@ -141,7 +143,44 @@ export function storeRegistry(store: ConfigStore, mesh: MeshConfig, domainSuffix
   );
 }
 
-/** The push context over what the store holds now. */
+// Kinds the Gateway API conversion reads besides its own (what it looks up by reference).
+const CONVERSION_CLUSTER_KINDS = [
+  kindKey("", "Service"),
+  kindKey("", "Secret"),
+  kindKey("", "ConfigMap"),
+  kindKey("", "Namespace"),
+  kindKey("networking.istio.io", "ServiceEntry"),
+];
+
+const conversions = new WeakMap<ServiceRegistry, Singleton<ConversionResult>>();
+
+/**
+ * The store's Gateway API objects converted to Istio config, with their statuses, kept live over the
+ * store's collections and the registry's services. One per registry: pushes and the status writer share it.
+ */
+export function storeGatewayConversion(
+  store: ConfigStore,
+  registry: ServiceRegistry,
+  domainSuffix: string,
+): Singleton<ConversionResult> {
+  let conversion = conversions.get(registry);
+  if (!conversion) {
+    conversion = liveConversion(
+      {
+        gatewayApi: KINDS.filter((k) => k.family === "gateway-api" && k.supported).map((k) =>
+          store.collection(kindKey(k.group, k.kind)),
+        ),
+        cluster: CONVERSION_CLUSTER_KINDS.map((kind) => store.collection(kind)),
+        servicesByHostname: registryServiceView(registry),
+      },
+      { domainSuffix },
+    );
+    conversions.set(registry, conversion);
+  }
+  return conversion;
+}
+
+/** The push context over what the store holds now, Istio config converted from Gateway API included. */
 export function storePush(
   store: ConfigStore,
   registry: ServiceRegistry,
@@ -151,7 +190,10 @@ export function storePush(
 ): PushContext {
   return buildPushContext(
     {
-      configs: store.list().map((s) => s.object),
+      configs: [
+        ...store.list().map((s) => s.object),
+        ...(storeGatewayConversion(store, registry, domainSuffix).get()?.config ?? []),
+      ],
       services: registry.services.list(),
       endpoints: registry.endpoints.list(),
       mesh,

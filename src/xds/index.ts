@@ -8,7 +8,14 @@ export {
   type DumpSources,
   type DumpType,
 } from "./configdump.ts";
-export { type Discovery, type DiscoveryOptions, startDiscovery, storePush, storeRegistry } from "./discovery.ts";
+export {
+  type Discovery,
+  type DiscoveryOptions,
+  startDiscovery,
+  storeGatewayConversion,
+  storePush,
+  storeRegistry,
+} from "./discovery.ts";
 export { type EncodedResource, encodeResource } from "./encode.ts";
 export { XdsError } from "./errors.ts";
 export {
