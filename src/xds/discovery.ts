@@ -17,6 +17,7 @@ import { debugGenerator } from "./generators/debug.ts";
 import type { DebugAuthOptions } from "./generators/debug-auth.ts";
 import { DebugEndpoints } from "./generators/debug-endpoints.ts";
 import { type EndpointLookup, edsGenerator } from "./generators/eds.ts";
+import { registerGrpcGenerators } from "./generators/grpc.ts";
 import { ldsGenerator } from "./generators/lds.ts";
 import { ndsGenerator } from "./generators/nds.ts";
 import { rdsGenerator } from "./generators/rds.ts";
@@ -82,6 +83,8 @@ export async function startDiscovery(options: DiscoveryOptions): Promise<Discove
     generators.register(TypeUrl.Route, rdsGenerator());
     generators.register(TypeUrl.Secret, sdsGenerator(secrets));
     generators.register(TypeUrl.NameTable, ndsGenerator(options.endpoints));
+    // Proxyless gRPC (GENERATOR=grpc): its own LDS, RDS and CDS; EDS is the one above.
+    registerGrpcGenerators(generators);
   }
   await loadGeneratorPlugins(options.plugins, generators);
   if (options.plugins.length > 0)

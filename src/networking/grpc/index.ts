@@ -1,0 +1,24 @@
+// Proxyless gRPC config (Istio's pilot/pkg/networking/grpcgen): pure builders of the listeners,
+// routes and clusters a gRPC client or xDS-enabled server names. Endpoints are the sidecars' EDS.
+//
+//   const request = parseListenerNames(watched.resourceNames, proxy);
+//   buildClientListeners(service, request.outbound.get(service.hostname));
+//   buildServerListener("xds.istio.io/grpc/lds/inbound/10.0.0.1:7070");
+//   buildGrpcRouteConfiguration({ routeName: "outbound|7070||echo.ns.svc.cluster.local", proxy, mesh, services, virtualServices });
+//   buildGrpcClusters({ group, service, destinationRule });
+export { buildGrpcClusters, type GrpcClusterInput, groupClusterNames, type RequestedClusterGroup } from "./cluster.ts";
+export {
+  buildClientListeners,
+  buildServerListener,
+  grpcRouteName,
+  parseServerListenerName,
+  type ServerChainOptions,
+} from "./listener.ts";
+export {
+  expandShortName,
+  type ListenerRequest,
+  parseListenerNames,
+  type RequestedListener,
+  SERVER_LISTENER_PREFIX,
+} from "./names.ts";
+export { buildGrpcRouteConfiguration, type GrpcRouteInput } from "./route.ts";
