@@ -9,7 +9,7 @@ import { type Any, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { admin, type cluster, core, type listener, packAny, registry, tls } from "../api/index.ts";
 import type { ProxyNode, PushContext } from "../model/index.ts";
 import { buildClusters } from "./generators/cds.ts";
-import type { DebugHandler } from "./generators/debug-endpoints.ts";
+import { type DebugHandler, DebugText, debugConnection, PROXY_NOT_CONNECTED } from "./generators/debug-endpoints.ts";
 import { buildLoadAssignment, type EndpointLookup } from "./generators/eds.ts";
 import { buildListeners } from "./generators/lds.ts";
 import { buildNameTable } from "./generators/nds.ts";
@@ -214,23 +214,28 @@ const DUMP_TYPE_URLS: Readonly<Record<DumpType, string>> = {
   NDS: TypeUrl.NameTable,
 };
 
+/** `edsz`, `ndsz`, `ecdsz`: config_dump of one type (Istio's typedConfigDumpHandler). */
+export function typedConfigDump(configDump: DebugHandler, type: string): DebugHandler {
+  return (req) => {
+    const query = new URLSearchParams(req.query);
+    query.set("types", type);
+    return configDump({ ...req, query });
+  };
+}
+
 /**
  * `/debug/config_dump?proxyID=<id>[&types=CDS,RDS][&include_eds]` (Istio's pilot/pkg/xds/debug.go):
  * the connected proxy's config regenerated from the current push, for the types it watches (RDS,
  * EDS and SDS for the names it subscribed to). `types` gives the bare resources; without it Envoy's
- * sections, endpoints only with include_eds. A caller limited to a namespace sees only its proxies.
+ * sections, endpoints only with include_eds. 400 without proxyID, 404 for a proxy not connected (or,
+ * for a caller limited to a namespace, not in it).
  */
 export function configDumpEndpoint(proxies: ConnectedProxies, sources: DumpSources): DebugHandler {
   return ({ query, callerNamespace }) => {
-    const proxyId = query.get("proxyID");
-    if (!proxyId) return "You must provide a proxyID in the query string";
-    const conn = proxies
-      .syncStatus()
-      .find(
-        (c) => c.proxy.id === proxyId && (callerNamespace === undefined || c.proxy.configNamespace === callerNamespace),
-      );
+    const conn = debugConnection(proxies.syncStatus(), { query, callerNamespace });
     const push = proxies.pushContext;
-    if (!conn || !push) return `Proxy not connected to this Pilot instance: ${proxyId}`;
+    if (conn instanceof DebugText) return conn;
+    if (!push) return PROXY_NOT_CONNECTED;
     const watched = new Map(conn.types.map((t) => [t.typeUrl, t.resourceNames]));
     const asked = query.get("types");
     const requested = asked

@@ -9,7 +9,7 @@ import type { Singleton } from "../krt/index.ts";
 import { buildPushContext, type PushContext } from "../model/index.ts";
 import { ServiceRegistry } from "../registry/index.ts";
 import type { ConfigStore } from "../sources/index.ts";
-import { configDumpEndpoint } from "./configdump.ts";
+import { configDumpEndpoint, typedConfigDump } from "./configdump.ts";
 import { GeneratorRegistry, loadGeneratorPlugins } from "./generator.ts";
 import { apiGenerator, type ConfigLister } from "./generators/api.ts";
 import { cdsGenerator } from "./generators/cds.ts";
@@ -103,7 +103,15 @@ export async function startDiscovery(options: DiscoveryOptions): Promise<Discove
     statusGenerator({ syncStatus: () => server.syncStatus(), endpoints: debugEndpoints, auth: options.debugAuth }),
   );
   if (options.endpoints) {
-    debugEndpoints.register("config_dump", configDumpEndpoint(server, { endpoints: options.endpoints, secrets }));
+    const configDump = configDumpEndpoint(server, { endpoints: options.endpoints, secrets });
+    debugEndpoints.register(
+      "config_dump",
+      configDump,
+      "ConfigDump in the form of the Envoy admin config dump API for passed in proxyID",
+    );
+    debugEndpoints.register("ecdsz", typedConfigDump(configDump, "ecds"), "Status and debug interface for ECDS");
+    debugEndpoints.register("edsz", typedConfigDump(configDump, "eds"), "Status and debug interface for EDS");
+    debugEndpoints.register("ndsz", typedConfigDump(configDump, "nds"), "Status and debug interface for NDS");
   }
   const ports = await server.listen(options.listen);
   const pipeline = new PushPipeline({

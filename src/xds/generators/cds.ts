@@ -13,30 +13,11 @@ import {
 } from "../../networking/cluster/index.ts";
 import type { Service } from "../../registry/index.ts";
 import type { Generator } from "../generator.ts";
+import { TypeUrl } from "../types.ts";
 import { cdsNeedsPush } from "./cds-needs-push.ts";
 import type { EndpointLookup } from "./eds.ts";
 import { type InboundTarget, sidecarInboundTargets } from "./lds.ts";
-
-/**
- * A cache living as long as one push context: built once per key, then the same objects go to every
- * proxy of the push (the encoder encodes each object once).
- */
-export function perPush<T>(): (push: PushContext, key: string, build: () => T) => T {
-  const byPush = new WeakMap<PushContext, Map<string, T>>();
-  return (push, key, build) => {
-    let cache = byPush.get(push);
-    if (!cache) {
-      cache = new Map();
-      byPush.set(push, cache);
-    }
-    let value = cache.get(key);
-    if (value === undefined) {
-      value = build();
-      cache.set(key, value);
-    }
-    return value;
-  };
-}
+import { perPush } from "./push-cache.ts";
 
 /** The builders' view of a consolidated DestinationRule. */
 export function appliedRule(rule: ConsolidatedDestinationRule): AppliedDestinationRule {
@@ -62,7 +43,9 @@ export function endpointViewKey(proxy: ProxyNode): string {
   ].join("|");
 }
 
-const outboundCache = perPush<cluster.Cluster[]>();
+const outboundCache = perPush<cluster.Cluster[]>(TypeUrl.Cluster, (clusters) =>
+  clusters.map((c) => ({ name: c.name, resource: c })),
+);
 
 function ipFamilies(proxy: ProxyNode): string {
   return [...new Set(proxy.ipAddresses.map((ip) => (ip.includes(":") ? "6" : "4")))].sort().join("");

@@ -15,7 +15,9 @@ import { buildClusterLoadAssignment } from "../../networking/endpoint/index.ts";
 import type { ServiceEndpoint } from "../../registry/index.ts";
 import type { Generator, XdsResource } from "../generator.ts";
 import { KIND } from "../pipeline/classify.ts";
-import { appliedRule, endpointViewKey, perPush } from "./cds.ts";
+import { TypeUrl } from "../types.ts";
+import { appliedRule, endpointViewKey } from "./cds.ts";
+import { perPush } from "./push-cache.ts";
 
 /** The live endpoints of a service port (ServiceRegistry.endpointsFor). */
 export interface EndpointLookup {
@@ -55,7 +57,9 @@ function isClusterLocal(mesh: MeshConfig, hostname: string, domainSuffix: string
 }
 
 // Assignments shared by every proxy of a push that sees the cluster the same way.
-const assignments = perPush<endpoint.ClusterLoadAssignment>();
+const assignments = perPush<endpoint.ClusterLoadAssignment>(TypeUrl.Endpoint, (cla) => [
+  { name: cla.clusterName, resource: cla },
+]);
 
 /** The assignment of one cluster for the proxy; `{cluster_name}` alone when it has no service in its scope. */
 export function buildLoadAssignment(

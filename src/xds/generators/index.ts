@@ -10,6 +10,16 @@ export {
   toMcpResource,
 } from "./api.ts";
 export { debugGenerator } from "./debug.ts";
-export { type DebugAuthOptions, NAMESPACE_DEBUGGERS } from "./debug-auth.ts";
-export { DebugEndpoints, type DebugHandler, type DebugRequest } from "./debug-endpoints.ts";
+export { type DebugAuthOptions, NAMESPACE_DEBUGGERS, restrictedNamespace } from "./debug-auth.ts";
+export {
+  DebugEndpoints,
+  type DebugHandler,
+  type DebugRequest,
+  type DebugResponse,
+  DebugText,
+  debugConnection,
+  NO_PROXY_ID,
+  PROXY_NOT_CONNECTED,
+} from "./debug-endpoints.ts";
+export { type CacheEntry, type XdsCaches, xdsCaches } from "./push-cache.ts";
 export { type StatusGeneratorOptions, SYNCZ_TYPE_URL, statusGenerator } from "./status.ts";

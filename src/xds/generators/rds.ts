@@ -11,13 +11,16 @@ import {
   parseSidecarRouteName,
 } from "../../networking/route/index.ts";
 import type { Generator, XdsResource } from "../generator.ts";
-import { perPush } from "./cds.ts";
+import { TypeUrl } from "../types.ts";
 import { rdsNeedsPush } from "./cds-needs-push.ts";
+import { perPush } from "./push-cache.ts";
 import { hashPolicyFor } from "./rds-hash.ts";
 
 // Route configurations shared by the proxies of a push that read the same inputs: the route builders
 // read the proxy's type, namespace, DNS domain, generator and labels (VirtualService sourceLabels).
-const routeConfigurations = perPush<route.RouteConfiguration | undefined>();
+const routeConfigurations = perPush<route.RouteConfiguration | undefined>(TypeUrl.Route, (config) =>
+  config ? [{ name: config.name, resource: config }] : [],
+);
 
 /** One route configuration for the proxy; undefined for a name a proxy of its type never asks for. */
 export function buildRouteConfiguration(

@@ -130,6 +130,15 @@ export class XdsServer {
     return [...this.#connections.values()].map((c) => c.status());
   }
 
+  /** Ends the connection's stream with OK (the proxy reconnects); false when there is no such connection. */
+  disconnect(connectionId: string): boolean {
+    const conn = this.#connections.get(connectionId);
+    if (!conn) return false;
+    conn.end();
+    this.#disconnect(conn);
+    return true;
+  }
+
   /** The ADS handlers, to add to a gRPC server this class does not own (the TLS server shared with the CA). */
   service(secure: boolean): UntypedServiceImplementation {
     return {
