@@ -26,6 +26,7 @@ export { stampTransitionTimes, TRANSITION_TIME } from "./conditions.ts";
 export { type LiveConversionInputs, liveConversion, registryServiceView } from "./live.ts";
 export type { ConversionSettings, RegistryService, ServiceLookup } from "./model.ts";
 export { DEFAULT_SETTINGS, staticServiceLookup } from "./model.ts";
+export { GatewayStatusWriter, type StatusTarget, type StatusWriterOptions } from "./status-writer.ts";
 
 export interface ConversionResult {
   /** Istio Gateways, then VirtualServices, then DestinationRules, each in creation order. */
