@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
-import { type admin, cluster, listener, unpackAny } from "../../src/api/index.ts";
+import { type admin, cluster, listener, tcpProxy, unpackAny } from "../../src/api/index.ts";
 import { type ProxySpec, translate } from "../../src/cli/translate-state.ts";
 import { DEFAULT_MESH_CONFIG, loadMeshConfig } from "../../src/config/index.ts";
 import { configDumpJson } from "../../src/xds/index.ts";
@@ -107,6 +107,33 @@ ${endpoints.map((e, i) => `  - port: {number: ${9080 + i}, name: http-${i}, prot
   assert.equal(staticEndpoint(byName("inbound|9081||")), "10.0.0.7:8081");
   assert.equal(staticEndpoint(byName("inbound|9082||")), "unix:///var/run/app.sock");
   assert.equal(byName("inbound|9090||")?.clusterDiscoveryType.value, cluster.Cluster_DiscoveryType.ORIGINAL_DST);
+});
+
+test("a DestinationRule tunnel reaches the outbound tcp_proxy of its host", () => {
+  const config = `
+apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata: {name: db, namespace: shop}
+spec:
+  hosts: [db.example.com]
+  addresses: [192.0.2.10]
+  ports: [{number: 5432, name: tcp, protocol: TCP}]
+  resolution: DNS
+---
+apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata: {name: db, namespace: shop}
+spec:
+  host: db.example.com
+  trafficPolicy:
+    tunnel: {protocol: POST, targetHost: db.example.com, targetPort: 5432}
+`;
+  const db = dump(config).listeners.find((l) => l.name === "192.0.2.10_5432");
+  const filter = db?.filterChains[0]?.filters.find((f) => f.name === "envoy.filters.network.tcp_proxy");
+  const proxy =
+    filter?.configType.case === "typedConfig" ? unpackAny(filter.configType.value, tcpProxy.TcpProxySchema) : undefined;
+  assert.equal(proxy?.tunnelingConfig?.hostname, "db.example.com:5432");
+  assert.equal(proxy?.tunnelingConfig?.usePost, true);
 });
 
 test("a Telemetry naming the Prometheus provider turns on the stats filters; without one the mesh default (none) holds", () => {

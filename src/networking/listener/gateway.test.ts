@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { hcm, type listener, tls, unpackAny } from "../../api/index.ts";
-import type { GatewayServers } from "../../config/types/index.ts";
+import type { DestinationRuleSpec, GatewayServers } from "../../config/types/index.ts";
 import type { Service } from "../../registry/index.ts";
 import { assertGolden, readGoldenInput, testdataDir } from "../golden.ts";
 import {
@@ -22,7 +22,7 @@ interface GoldenInput {
   gateways: { namespace: string; name: string; servers: GatewayServers[] }[];
   virtualServices?: Record<string, VirtualService[]>;
   services?: (Partial<Service> & Pick<Service, "hostname" | "ports">)[];
-  subsets?: Record<string, string[]>;
+  destinationRules?: Record<string, DestinationRuleSpec>;
   proxyProtocol?: boolean;
 }
 
@@ -35,7 +35,7 @@ function inputFrom(golden: GoldenInput): RouterInput {
     ),
     virtualServicesFor: (gw) => golden.virtualServices?.[gw] ?? [],
     services: (golden.services ?? []).map(service),
-    subsetsFor: (h) => golden.subsets?.[h] ?? [],
+    destinationRuleFor: (h) => golden.destinationRules?.[h],
     proxyProtocol: golden.proxyProtocol,
   };
 }

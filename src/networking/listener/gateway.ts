@@ -15,7 +15,13 @@ import { ALL_ISTIO_MTLS_ALPN } from "./filterchain-match.ts";
 import { buildHcmFilter } from "./hcm.ts";
 import type { InboundPolicies } from "./inbound.ts";
 import { protocolClass, proxyProtocolFilter, tlsInspectorFilter } from "./sniffing.ts";
-import { buildTcpProxyFilter, METADATA_EXCHANGE_NETWORK_FILTER, routeTcpFilters, tcpStatsFilter } from "./tcp.ts";
+import {
+  buildTcpProxyFilter,
+  METADATA_EXCHANGE_NETWORK_FILTER,
+  type RouteContext,
+  routeTcpFilters,
+  tcpStatsFilter,
+} from "./tcp.ts";
 import { downstreamTlsSocket, gatewayTlsContext } from "./tls.ts";
 import { gatewayTopology, type ListenerEnv, type VirtualService, vsRef } from "./types.ts";
 
@@ -40,8 +46,11 @@ export interface RouterInput extends ListenerEnv {
   virtualServicesFor?: (gateway: string) => readonly VirtualService[];
   /** Services visible to the gateway (AUTO_PASSTHROUGH chains, single-port destinations). */
   services?: readonly Service[];
-  /** DestinationRule subset names of a host (AUTO_PASSTHROUGH adds a chain per subset). */
-  subsetsFor?: (hostname: string) => readonly string[];
+  /**
+   * The DestinationRule of a visible service's host: AUTO_PASSTHROUGH adds a chain per subset; it
+   * shapes tcp_proxy (see TcpProxyRule), tunnelling only on VirtualService tcp/tls routes.
+   */
+  destinationRuleFor?: RouteContext["destinationRuleFor"];
   /** Authentication and authorization applying to the gateway, and metrics. */
   policies?: InboundPolicies;
   /** A proxy_protocol listener filter first (default: ProxyConfig gatewayTopology.proxyProtocol is set). */
@@ -266,12 +275,14 @@ function autoPassthroughChains(input: RouterInput, server: GatewayServers): Chai
     }
     for (const port of service.ports) {
       if (port.protocol === "UDP") continue;
-      for (const subset of ["", ...(input.subsetsFor?.(service.hostname) ?? [])]) {
+      const spec = input.destinationRuleFor?.(service.hostname);
+      for (const subset of ["", ...(spec?.subsets ?? []).map((s) => s.name)]) {
         const cluster = `outbound_.${port.port}_.${subset}_.${service.hostname}`;
+        const rule = spec && { spec, subset, tunnel: false };
         chains.push({
           sniHosts: [cluster],
           applicationProtocols: ALL_ISTIO_MTLS_ALPN,
-          filters: [...stats(input), buildTcpProxyFilter(input, { cluster })],
+          filters: [...stats(input), buildTcpProxyFilter(input, { cluster }, rule)],
         });
       }
     }

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { hcm, type listener, tcpProxy, unpackAny } from "../../api/index.ts";
+import type { DestinationRuleSpec } from "../../config/types/index.ts";
 import type { Service } from "../../registry/index.ts";
 import { assertGolden, readGoldenInput, testdataDir } from "../golden.ts";
 import { buildSidecarOutboundListeners, type SidecarOutboundInput, type VirtualService } from "./index.ts";
@@ -17,6 +18,7 @@ interface GoldenInput {
   endpoints?: Record<string, string[]>;
   registryOnly?: boolean;
   prometheusStats?: boolean;
+  destinationRules?: Record<string, DestinationRuleSpec>;
 }
 
 function inputFrom(golden: GoldenInput): SidecarOutboundInput {
@@ -28,6 +30,7 @@ function inputFrom(golden: GoldenInput): SidecarOutboundInput {
     endpointAddressesFor: (s, port) => golden.endpoints?.[`${s.hostname}:${port}`] ?? [],
     registryOnly: golden.registryOnly,
     prometheusStats: golden.prometheusStats,
+    destinationRuleFor: (h) => golden.destinationRules?.[h],
   };
 }
 
@@ -72,6 +75,7 @@ describe("sidecar outbound listeners (listener.go buildSidecarOutboundListeners)
     "outbound-vs-tcp-tls",
     "outbound-headless-none-registry-only",
     "outbound-interception-none-http-proxy",
+    "outbound-tcp-destination-rule",
   ]) {
     it(`golden: ${name}`, () => {
       const listeners = buildSidecarOutboundListeners(inputFrom(readGoldenInput(testdata, name) as GoldenInput));

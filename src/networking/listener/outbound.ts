@@ -55,6 +55,8 @@ export interface SidecarOutboundInput extends ListenerEnv {
   prometheusStats?: boolean;
   /** The cluster DNS suffix that short VirtualService hosts resolve under. */
   domainSuffix?: string;
+  /** The DestinationRule of a visible service's host: tcp_proxy settings and tunnel (see TcpProxyRule). */
+  destinationRuleFor?: RouteContext["destinationRuleFor"];
 }
 
 /** Per-port outbound listeners, then the HTTP proxy listener (if any), then virtualOutbound (if captured). */
@@ -429,7 +431,9 @@ function stats(input: SidecarOutboundInput): listener.Filter[] {
 /** tcp_proxy to the service; a single-port service is always reached on that port. */
 function serviceFilters(input: SidecarOutboundInput, service: Service, port: number): listener.Filter[] {
   const target = service.ports.length === 1 ? service.ports[0].port : port;
-  return [...stats(input), buildTcpProxyFilter(input, { cluster: `outbound|${target}||${service.hostname}` })];
+  const spec = input.destinationRuleFor?.(service.hostname);
+  const rule = spec && { spec, subset: "", tunnel: true };
+  return [...stats(input), buildTcpProxyFilter(input, { cluster: `outbound|${target}||${service.hostname}` }, rule)];
 }
 
 // ---- From entries to Envoy listeners (listener.go buildListenerFromEntry)

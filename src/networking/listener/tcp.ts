@@ -2,8 +2,8 @@
 // metadata exchange, authorization and stats network filters where they apply.
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import type { Any } from "@bufbuild/protobuf/wkt";
-import { listener, packAny, tcpProxy, xdsType } from "../../api/index.ts";
-import type { VirtualServiceTcpRoute } from "../../config/types/index.ts";
+import { envoyType, listener, packAny, tcpProxy, xdsType } from "../../api/index.ts";
+import type { DestinationRuleSpec, VirtualServiceTcpRoute } from "../../config/types/index.ts";
 import type { Service } from "../../registry/index.ts";
 import { toDuration } from "../duration.ts";
 import { STATS_TYPE_URL, TCP_METADATA_EXCHANGE_TYPE_URL, typedStruct } from "../httpfilter/index.ts";
@@ -25,8 +25,28 @@ export type TcpDestination =
   | { cluster: string; statPrefix?: string }
   | { weightedClusters: readonly WeightedCluster[]; statPrefix: string };
 
-/** tcp_proxy with the node's IDLE_TIMEOUT and the mesh access log. Weight-0 clusters are dropped. */
-export function buildTcpProxyFilter(env: ListenerEnv, destination: TcpDestination): listener.Filter {
+/**
+ * The DestinationRule of the destination's host, which shapes tcp_proxy (networkfilter.go
+ * buildOutboundNetworkFiltersWithSingleDestination): its top-level tcp idleTimeout and
+ * maxConnectionDuration, source-IP hashing, and the tunnel of the subset routed to (top-level without one).
+ */
+export interface TcpProxyRule {
+  spec: DestinationRuleSpec;
+  /** The subset routed to; "" for none or a weighted split. */
+  subset: string;
+  /** Whether the rule's tunnel applies (not on a gateway's AUTO_PASSTHROUGH chains). */
+  tunnel: boolean;
+}
+
+/**
+ * tcp_proxy with the mesh access log and the DestinationRule's settings; the idle timeout falls back
+ * to the node's IDLE_TIMEOUT. Weight-0 clusters are dropped.
+ */
+export function buildTcpProxyFilter(
+  env: ListenerEnv,
+  destination: TcpDestination,
+  rule?: TcpProxyRule,
+): listener.Filter {
   const config = create(tcpProxy.TcpProxySchema, {
     statPrefix: "cluster" in destination ? (destination.statPrefix ?? destination.cluster) : destination.statPrefix,
     clusterSpecifier:
@@ -44,9 +64,41 @@ export function buildTcpProxyFilter(env: ListenerEnv, destination: TcpDestinatio
           },
     accessLog: buildAccessLogs(env.mesh),
   });
-  const idleTimeout = toDuration(env.proxy.metadata.IDLE_TIMEOUT);
+  const tcp = rule?.spec.trafficPolicy?.connectionPool?.tcp;
+  const idleTimeout = toDuration(tcp?.idleTimeout ?? env.proxy.metadata.IDLE_TIMEOUT);
   if (idleTimeout) config.idleTimeout = idleTimeout;
+  const maxConnectionDuration = toDuration(tcp?.maxConnectionDuration);
+  if (maxConnectionDuration) config.maxDownstreamConnectionDuration = maxConnectionDuration;
+  if (rule && hashesSourceIp(rule)) {
+    config.hashPolicy = [
+      create(envoyType.HashPolicySchema, {
+        policySpecifier: { case: "sourceIp", value: create(envoyType.HashPolicy_SourceIpSchema) },
+      }),
+    ];
+  }
+  const tunnel = rule?.tunnel ? tunnelOf(rule) : undefined;
+  if (tunnel) {
+    config.tunnelingConfig = create(tcpProxy.TcpProxy_TunnelingConfigSchema, {
+      hostname: tunnel.targetHost.includes(":")
+        ? `[${tunnel.targetHost}]:${tunnel.targetPort}`
+        : `${tunnel.targetHost}:${tunnel.targetPort}`,
+      usePost: tunnel.protocol === "POST",
+    });
+  }
   return typedNetworkFilter(TCP_PROXY_FILTER, packAny(tcpProxy.TcpProxySchema, config));
+}
+
+/** Top-level consistentHash.useSourceIp, unless the subset routed to sets a load balancer of its own. */
+function hashesSourceIp(rule: TcpProxyRule): boolean {
+  const subsetLb = rule.spec.subsets?.find((s) => s.name === rule.subset)?.trafficPolicy?.loadBalancer;
+  const lb = subsetLb ?? rule.spec.trafficPolicy?.loadBalancer;
+  return lb?.consistentHash?.useSourceIp === true;
+}
+
+/** A subset's tunnel replaces the top-level one; a subset without one (or unknown) tunnels nothing. */
+function tunnelOf(rule: TcpProxyRule) {
+  if (rule.subset === "") return rule.spec.trafficPolicy?.tunnel;
+  return rule.spec.subsets?.find((s) => s.name === rule.subset)?.trafficPolicy?.tunnel;
 }
 
 /** tcp_proxy to BlackHoleCluster for traffic to the capture port itself (no access log, no idle timeout). */
@@ -88,11 +140,14 @@ export interface RouteContext extends ListenerEnv {
   domainSuffix?: string;
   /** Network filters that run before tcp_proxy (istio.stats). */
   before?: readonly listener.Filter[];
+  /** The DestinationRule the proxy applies to a visible service's host (see TcpProxyRule). */
+  destinationRuleFor?: (hostname: string) => DestinationRuleSpec | undefined;
 }
 
 /**
  * A VirtualService tcp/tls route as network filters (networkfilter.go buildOutboundNetworkFilters):
- * tcp_proxy to its one destination, or weighted clusters with the VirtualService as stat prefix.
+ * tcp_proxy to its one destination, or weighted clusters with the VirtualService as stat prefix; the
+ * first destination's DestinationRule applies either way (its subset only for a single destination).
  */
 export function routeTcpFilters(
   context: RouteContext,
@@ -104,27 +159,35 @@ export function routeTcpFilters(
     cluster: destinationCluster(context, vs, r, listenPort),
     weight: r.weight ?? 0,
   }));
+  const spec = context.destinationRuleFor?.(destinationHost(context, vs, routes[0].destination.host));
+  const subset = clusters.length === 1 ? (routes[0].destination.subset ?? "") : "";
+  const rule = spec && { spec, subset, tunnel: true };
   const proxy =
     clusters.length === 1
-      ? buildTcpProxyFilter(context, { cluster: clusters[0].cluster })
-      : buildTcpProxyFilter(context, {
-          weightedClusters: clusters,
-          statPrefix: `${vsRef(vs).name}.${vsRef(vs).namespace}`,
-        });
+      ? buildTcpProxyFilter(context, { cluster: clusters[0].cluster }, rule)
+      : buildTcpProxyFilter(
+          context,
+          { weightedClusters: clusters, statPrefix: `${vsRef(vs).name}.${vsRef(vs).namespace}` },
+          rule,
+        );
   return [...(context.before ?? []), proxy];
 }
 
-/** `outbound|<port>|<subset>|<fqdn>`: short hosts are in the VirtualService's namespace. */
+/** A destination host as written, short names taken as in the VirtualService's namespace. */
+function destinationHost(context: RouteContext, vs: VirtualService, written: string): string {
+  return written.includes(".")
+    ? written
+    : `${written}.${vsRef(vs).namespace}.svc.${context.domainSuffix ?? "cluster.local"}`;
+}
+
+/** `outbound|<port>|<subset>|<fqdn>`. */
 function destinationCluster(
   context: RouteContext,
   vs: VirtualService,
   route: VirtualServiceTcpRoute,
   listenPort: number,
 ): string {
-  const written = route.destination.host;
-  const host = written.includes(".")
-    ? written
-    : `${written}.${vsRef(vs).namespace}.svc.${context.domainSuffix ?? "cluster.local"}`;
+  const host = destinationHost(context, vs, route.destination.host);
   let port = route.destination.port?.number ?? 0;
   if (port === 0) {
     const target = context.services?.find((s) => s.hostname === host);

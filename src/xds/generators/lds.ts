@@ -4,6 +4,7 @@
 import { isIPv4, isIPv6 } from "node:net";
 import type { listener } from "../../api/index.ts";
 import { parseProtocol, type Telemetry } from "../../config/index.ts";
+import type { DestinationRuleSpec } from "../../config/types/index.ts";
 import type { ProxyNode, PushContext, PushSnapshot } from "../../model/index.ts";
 import { pushSnapshot } from "../../model/index.ts";
 import { selectPolicies, trustDomainBundle } from "../../networking/authz/index.ts";
@@ -147,6 +148,15 @@ export function sidecarInboundTargets(snap: PushSnapshot, proxy: ProxyNode): Inb
   });
 }
 
+/** The outbound DestinationRule the proxy applies to a host its scope sees. */
+function destinationRuleFor(
+  snap: PushSnapshot,
+  proxy: ProxyNode,
+): (hostname: string) => DestinationRuleSpec | undefined {
+  const scope = snap.sidecarScope(proxy);
+  return (hostname) => scope.destinationRule("outbound", proxy.labels, hostname)?.rule.spec;
+}
+
 function sidecarListeners(snap: PushSnapshot, proxy: ProxyNode, endpoints: EndpointLookup): listener.Listener[] {
   const scope = snap.sidecarScope(proxy);
   return buildSidecarListeners({
@@ -159,6 +169,7 @@ function sidecarListeners(snap: PushSnapshot, proxy: ProxyNode, endpoints: Endpo
     registryOnly: scope.outboundTrafficPolicy.mode === "REGISTRY_ONLY",
     prometheusStats: prometheusStats(snap, proxy),
     domainSuffix: snap.domainSuffix,
+    destinationRuleFor: destinationRuleFor(snap, proxy),
     ports: sidecarInboundTargets(snap, proxy).map((t) => t.listener),
     mtls: snap.effectiveMtls(proxy),
     trustDomains: trustDomains(snap),
@@ -176,8 +187,7 @@ function routerListeners(snap: PushSnapshot, proxy: ProxyNode): listener.Listene
     ports: merged.ports,
     virtualServicesFor: (gateway) => snap.virtualServicesForGateway(proxy.configNamespace, gateway),
     services: scope.services,
-    subsetsFor: (hostname) =>
-      scope.destinationRule("outbound", proxy.labels, hostname)?.rule.spec?.subsets?.map((s) => s.name) ?? [],
+    destinationRuleFor: destinationRuleFor(snap, proxy),
     policies: proxyPolicies(snap, proxy),
     domainSuffix: snap.domainSuffix,
   });
