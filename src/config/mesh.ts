@@ -94,8 +94,8 @@ function mergeOverDefaults(user: JsonObject): MeshConfig {
   return mesh;
 }
 
-/** Field-wise over the defaults; `proxyMetadata` entries merge key by key. */
-function mergeProxyConfig(base: ProxyConfig, overlay: JsonObject): ProxyConfig {
+/** Field-wise over `base` (the defaults, or a pod's `proxy.istio.io/config` over the mesh's); `proxyMetadata` entries merge key by key. */
+export function mergeProxyConfig(base: ProxyConfig, overlay: JsonObject): ProxyConfig {
   const merged: ProxyConfig = { ...base, ...overlay };
   // serviceCluster and tracingServiceName are one proto oneof: setting one clears the other.
   if ("tracingServiceName" in overlay && !("serviceCluster" in overlay)) delete merged.serviceCluster;
