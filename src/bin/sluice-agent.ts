@@ -1,4 +1,156 @@
-// sluice-agent: the node agent beside each proxy (Istio's pilot-agent). Its status server, SDS server,
-// xDS proxy and bootstrap generation are tracked by issue 7; until then it only reports that.
-process.stderr.write("sluice-agent: the node agent is not built yet (see issue 7)\n");
-process.exitCode = 2;
+// sluice-agent: the node agent beside each proxyless gRPC workload (Istio's pilot-agent with
+// DISABLE_ENVOY). `grpc-bootstrap` writes the gRPC xDS bootstrap and exits; `proxy` writes it, serves
+// the status port (15020) and stays up until SIGTERM or /quitquitquit. Settings come from the pod's
+// environment as pilot-agent reads it (POD_NAME, POD_NAMESPACE, INSTANCE_IP, ISTIO_META_*, PROXY_CONFIG,
+// GRPC_XDS_BOOTSTRAP, OUTPUT_CERTS, ISTIO_KUBE_APP_PROBERS, ISTIO_PROMETHEUS_ANNOTATIONS).
+import { pino } from "pino";
+import yargs, { type Argv } from "yargs";
+import { hideBin } from "yargs/helpers";
+import {
+  DEFAULT_DISCOVERY_ADDRESS,
+  DEFAULT_GRPC_BOOTSTRAP_PATH,
+  DEFAULT_POD_INFO_DIR,
+  DEFAULT_STATUS_PORT,
+  podGrpcBootstrap,
+  proxyConfigFromEnv,
+  runAgent,
+  writeGrpcBootstrap,
+} from "../agent/index.ts";
+import { rejectUnknownCommandLineFlags } from "../cli/index.ts";
+import { NODE_TYPES, type NodeType } from "../model/index.ts";
+
+const env = process.env;
+
+/** Exit code for a command line that cannot run (as sluice's). */
+const EXIT_USAGE = 2;
+
+function fail(message: string): never {
+  process.stderr.write(`sluice-agent: ${message}\n`);
+  process.exit(EXIT_USAGE);
+}
+
+/** The options both commands share: where istiod is and what the bootstrap says. */
+function bootstrapOptions<T>(y: Argv<T>) {
+  const proxyConfig = proxyConfigFromEnv(env);
+  const configuredAddress = proxyConfig?.discoveryAddress;
+  return y
+    .option("discovery-address", {
+      type: "string",
+      default: typeof configuredAddress === "string" ? configuredAddress : DEFAULT_DISCOVERY_ADDRESS,
+      describe: "istiod/sluiced xDS address HOST:PORT (PROXY_CONFIG discoveryAddress)",
+    })
+    .option("node-id", {
+      type: "string",
+      describe: "xDS node id (default: sidecar~$INSTANCE_IP~$POD_NAME.$POD_NAMESPACE~$POD_NAMESPACE.svc.cluster.local)",
+    })
+    .option("type", { type: "string", choices: NODE_TYPES, default: "sidecar", describe: "Proxy type of the node id" })
+    .option("domain", {
+      type: "string",
+      describe: "DNS domain of the node id (default: $POD_NAMESPACE.svc.cluster.local)",
+    })
+    .option("output-certs", {
+      type: "string",
+      default: env.OUTPUT_CERTS || undefined,
+      describe: "Directory of the workload certificates the bootstrap's file_watcher provider reads (OUTPUT_CERTS)",
+    })
+    .option("channel-creds", {
+      type: "string",
+      choices: ["insecure", "tls"] as const,
+      default: "insecure" as const,
+      describe: "xDS channel credentials (tls reads the certificates of --output-certs)",
+    })
+    .option("pod-info-dir", {
+      type: "string",
+      default: DEFAULT_POD_INFO_DIR,
+      describe: "Downward API directory with the pod's labels and annotations files",
+    });
+}
+
+interface BootstrapArgs {
+  discoveryAddress: string;
+  nodeId?: string;
+  type: string;
+  domain?: string;
+  outputCerts?: string;
+  channelCreds: "insecure" | "tls";
+  podInfoDir: string;
+}
+
+const bootstrapSettings = (argv: BootstrapArgs) => ({
+  env,
+  discoveryAddress: argv.discoveryAddress,
+  nodeId: argv.nodeId,
+  type: argv.type as NodeType,
+  domain: argv.domain,
+  certDir: argv.outputCerts,
+  channelCreds: argv.channelCreds,
+  podInfoDir: argv.podInfoDir,
+});
+
+const bootstrapPath = (output: string | undefined) => output || env.GRPC_XDS_BOOTSTRAP || DEFAULT_GRPC_BOOTSTRAP_PATH;
+
+try {
+  await yargs(hideBin(process.argv))
+    .scriptName("sluice-agent")
+    .usage("$0 <command> [options]\n\nThe node agent beside a proxyless gRPC workload.")
+    .command(
+      "grpc-bootstrap",
+      "Write the gRPC xDS bootstrap file and exit",
+      (y) =>
+        bootstrapOptions(y).option("output", {
+          type: "string",
+          describe: `Bootstrap file to write (default: $GRPC_XDS_BOOTSTRAP, else ${DEFAULT_GRPC_BOOTSTRAP_PATH})`,
+        }),
+      (argv) => {
+        const path = bootstrapPath(argv.output);
+        writeGrpcBootstrap(path, podGrpcBootstrap(bootstrapSettings(argv)));
+        process.stdout.write(`${path}\n`);
+      },
+    )
+    .command(
+      "proxy",
+      "Write the gRPC bootstrap, serve the status port and run until SIGTERM or /quitquitquit",
+      (y) =>
+        bootstrapOptions(y)
+          .option("statusPort", {
+            type: "number",
+            default: defaultStatusPort(),
+            describe: "Status server port (PROXY_CONFIG statusPort)",
+          })
+          .option("grpc-bootstrap", {
+            type: "string",
+            describe: `Bootstrap file to write (default: $GRPC_XDS_BOOTSTRAP, else ${DEFAULT_GRPC_BOOTSTRAP_PATH})`,
+          })
+          .option("log-level", { type: "string", default: "info", choices: ["debug", "info", "warn", "error"] }),
+      async (argv) => {
+        const log = pino({ name: "sluice-agent", level: argv.logLevel });
+        const agent = await runAgent({
+          ...bootstrapSettings(argv),
+          bootstrapPath: bootstrapPath(argv.grpcBootstrap),
+          statusPort: argv.statusPort,
+          log,
+        });
+        for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => void agent.stop(signal));
+        // Stay up until stopped, as pilot-agent does without Envoy.
+        const keepAlive = setInterval(() => {}, 1 << 30);
+        await agent.stopped;
+        clearInterval(keepAlive);
+        log.info("stopped");
+        process.exit(0);
+      },
+    )
+    .demandCommand(1, "Name a command; see --help.")
+    .strictCommands()
+    .check(rejectUnknownCommandLineFlags(hideBin(process.argv)), true)
+    .help()
+    .version(false)
+    .fail((message, error) => fail(message ?? error?.message ?? String(error)))
+    .parseAsync();
+} catch (err) {
+  fail((err as Error).message);
+}
+
+function defaultStatusPort(): number {
+  const configured = proxyConfigFromEnv(env)?.statusPort;
+  return typeof configured === "number" ? configured : DEFAULT_STATUS_PORT;
+}
