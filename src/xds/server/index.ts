@@ -17,8 +17,11 @@ export { addReflection, Reflection } from "./reflection.ts";
 export {
   adsServiceDefinition,
   type BoundPorts,
+  type CallSurface,
+  type ExtraService,
   type ListenOptions,
   type TlsFiles,
+  type TlsProviders,
   XdsServer,
   type XdsServerOptions,
 } from "./server.ts";

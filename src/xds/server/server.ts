@@ -2,7 +2,7 @@
 // streams on the plaintext and TLS ports, reads the proxy from the first request, and pushes
 // every connection through a bounded queue when a new push context arrives. It never builds
 // Envoy config: the generators do.
-import { create, toBinary } from "@bufbuild/protobuf";
+import { create, type DescService, toBinary } from "@bufbuild/protobuf";
 import {
   experimental,
   type Metadata,
@@ -10,6 +10,7 @@ import {
   type ServerCredentials,
   ServerCredentials as ServerCredentialsImpl,
   type ServerDuplexStream,
+  type ServerUnaryCall,
   type ServiceDefinition,
   status,
   type UntypedServiceImplementation,
@@ -20,7 +21,7 @@ import { type ProxyNode, parseProxy } from "../../model/proxy.ts";
 import type { PushContext, PushRequest } from "../../model/push-context.ts";
 import { XdsError } from "../errors.ts";
 import type { GeneratorRegistry } from "../generator.ts";
-import { type AuthContext, type Authenticator, authenticate, checkConnectionIdentity } from "./auth.ts";
+import { type AuthContext, type Authenticator, authenticate, type Caller, checkConnectionIdentity } from "./auth.ts";
 import { type AdsStream, Connection, type ConnectionStatus } from "./connection.ts";
 import { handleDeltaRequest, pushDeltaType } from "./delta.ts";
 import type { XdsEnv } from "./env.ts";
@@ -59,12 +60,29 @@ export interface TlsFiles {
   caFile?: string;
 }
 
+/** What authentication reads of any call (grpc-js does not export its ServerSurfaceCall). */
+export type CallSurface = Pick<ServerUnaryCall<unknown, unknown>, "getAuthContext" | "metadata" | "getPeer">;
+
+/** TLS material from grpc-js certificate providers (a CA-issued, rotating istiod certificate) instead of files. */
+export interface TlsProviders {
+  identity: experimental.CertificateProvider;
+  /** Roots that client certificates are verified against, as TlsFiles.caFile. */
+  roots?: experimental.CertificateProvider;
+}
+
+/** A gRPC service served beside ADS (Istio's CA), on the TLS port only unless `plaintext`. */
+export interface ExtraService {
+  service: DescService;
+  implementation: UntypedServiceImplementation;
+  plaintext?: boolean;
+}
+
 export interface ListenOptions {
   /** Plaintext `host:port` (Istio's --grpcAddr, :15010); empty to disable. Both ports serve gRPC reflection. */
   grpcAddr?: string;
   /** TLS `host:port` (Istio's --secureGRPCAddr, :15012); needs `tls`. */
   secureGrpcAddr?: string;
-  tls?: TlsFiles;
+  tls?: TlsFiles | TlsProviders;
   keepaliveTimeMs?: number;
   keepaliveTimeoutMs?: number;
   /** Connections older than this are closed gracefully (clients reconnect, spreading load across replicas). */
@@ -89,6 +107,7 @@ export class XdsServer {
   readonly #connections = new Map<string, Connection>();
   readonly #queue: PushQueue<Connection>;
   readonly #servers: Server[] = [];
+  readonly #extraServices: ExtraService[] = [];
   #push: PushContext | undefined;
   #connectionCounter = 0;
 
@@ -151,6 +170,21 @@ export class XdsServer {
 
   register(server: Server, secure: boolean): void {
     server.addService(adsServiceDefinition as ServiceDefinition, this.service(secure));
+    for (const extra of this.#extraServices) {
+      if (secure || extra.plaintext) {
+        server.addService(grpcServiceDefinition(extra.service) as ServiceDefinition, extra.implementation);
+      }
+    }
+  }
+
+  /** Serves another gRPC service from the ports listen() opens next (call it before listen). */
+  addService(extra: ExtraService): void {
+    this.#extraServices.push(extra);
+  }
+
+  /** The authenticator chain over a call of an added service (Istio's security.Authenticate). */
+  authenticateCall(call: CallSurface): Promise<Caller | Error> {
+    return authenticate(this.#options.authenticators ?? [], authContext(call));
   }
 
   /** Starts the plaintext and/or TLS servers; port 0 asks the OS for a free one. */
@@ -190,7 +224,8 @@ export class XdsServer {
     const defined = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined));
     const server = new Server(defined);
     this.register(server, secure);
-    addReflection(server, registry, [discovery.AggregatedDiscoveryService]);
+    const extras = this.#extraServices.filter((e) => secure || e.plaintext).map((e) => e.service);
+    addReflection(server, registry, [discovery.AggregatedDiscoveryService, ...extras]);
     // Go's ":15010" (every interface), as Istio's flags are written, is "[::]:15010" to grpc-js.
     const target = addr.startsWith(":") ? `[::]${addr}` : addr;
     const port = await new Promise<number>((resolve, reject) =>
@@ -350,7 +385,9 @@ export class XdsServer {
   }
 }
 
-function tlsCredentials(tls: TlsFiles): ServerCredentials {
+function tlsCredentials(tls: TlsFiles | TlsProviders): ServerCredentials {
+  if ("identity" in tls)
+    return experimental.createCertificateProviderServerCredentials(tls.identity, tls.roots ?? null, false);
   const identity = new experimental.FileWatcherCertificateProvider({
     certificateFile: tls.certFile,
     privateKeyFile: tls.keyFile,
@@ -364,7 +401,7 @@ function tlsCredentials(tls: TlsFiles): ServerCredentials {
   return experimental.createCertificateProviderServerCredentials(identity, roots, false);
 }
 
-function authContext(call: AdsStream): AuthContext {
+function authContext(call: CallSurface): AuthContext {
   const cert = call.getAuthContext()?.sslPeerCertificate;
   const metadata: Metadata = call.metadata;
   return {
