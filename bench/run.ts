@@ -1,26 +1,80 @@
-// `npm run bench`: runs every benchmark, prints a table and writes bench/results/latest.json.
-// Not part of `npm test`: speed is reported, never asserted.
-import { writeFileSync } from "node:fs";
-import { cpus } from "node:os";
+// `npm run bench [-- flags]`: runs the benchmarks, prints a table and writes bench/results/latest.json.
+// Not part of `npm test`: speed is reported, never asserted. Sizes are flags, so a loaded machine can
+// run a small version: `npm run bench -- --suite load --services 50 --proxies 10`.
+import { mkdirSync, writeFileSync } from "node:fs";
+import { cpus, totalmem } from "node:os";
+import { parseArgs } from "node:util";
+import { type LoadOptions, type LoadReport, printLoadReport, runLoad } from "./load/run-load.ts";
 import type { Timing } from "./measure.ts";
 import { benchRegistry } from "./registry.ts";
-import { benchTemplates } from "./templates-bench.ts";
+import { benchTemplates, DEFAULT_MICRO } from "./templates-bench.ts";
 
 export interface BenchResult extends Timing {
   name: string;
   /** For a change benchmark: how many times cheaper than the full rebuild it replaces. */
   ratio?: number;
+  /** For a generation benchmark: resources and bytes (Any values, as Istio's kb/msg) of one response. */
+  resourcesPerMsg?: number;
+  bytesPerMsg?: number;
 }
 
-const results = [...benchRegistry(), ...benchTemplates()];
+const list = (value: string) => value.split(",").filter((v) => v !== "");
+
+const { values: flags } = parseArgs({
+  options: {
+    suite: { type: "string", default: "all" },
+    services: { type: "string" },
+    runs: { type: "string" },
+    templates: { type: "string" },
+    endpoints: { type: "string", default: "10" },
+    proxies: { type: "string", default: "100,500,2000" },
+    meshes: { type: "string", default: "scoped,unscoped" },
+    protocols: { type: "string", default: "sotw,delta" },
+  },
+});
+const suites = flags.suite === "all" ? ["registry", "micro", "load"] : list(flags.suite ?? "");
+const number = (value: string | undefined, fallback: number) => (value === undefined ? fallback : Number(value));
+
+const results: BenchResult[] = [];
+if (suites.includes("registry")) results.push(...benchRegistry());
+if (suites.includes("micro")) {
+  results.push(
+    ...benchTemplates({
+      services: number(flags.services, DEFAULT_MICRO.services),
+      runs: number(flags.runs, DEFAULT_MICRO.runs),
+      templates: flags.templates ? list(flags.templates) : DEFAULT_MICRO.templates,
+    }),
+  );
+}
 
 const fmt = (us: number) => (us >= 1000 ? `${(us / 1000).toFixed(2)} ms` : `${us.toFixed(1)} µs`);
 for (const r of results) {
   const ratio = r.ratio === undefined ? "" : `  (${Math.round(r.ratio)}x cheaper than a full build)`;
-  console.log(`${r.name.padEnd(70)} median ${fmt(r.medianUs).padStart(10)}  p99 ${fmt(r.p99Us).padStart(10)}${ratio}`);
+  const size =
+    r.bytesPerMsg === undefined ? "" : `  ${(r.bytesPerMsg / 1000).toFixed(1)} kB/msg  ${r.resourcesPerMsg} res/msg`;
+  console.log(
+    `${r.name.padEnd(78)} median ${fmt(r.medianUs).padStart(10)}  p99 ${fmt(r.p99Us).padStart(10)}${size}${ratio}`,
+  );
 }
-const machine = { cpu: cpus()[0]?.model, cores: cpus().length, node: process.version };
+
+const load: LoadReport[] = [];
+if (suites.includes("load")) {
+  const options: LoadOptions = {
+    services: number(flags.services, 1000),
+    endpoints: Number(flags.endpoints),
+    proxies: list(flags.proxies ?? "").map(Number),
+    meshes: list(flags.meshes ?? "") as LoadOptions["meshes"],
+    protocols: list(flags.protocols ?? "") as LoadOptions["protocols"],
+  };
+  for (const report of await runLoad(options)) {
+    printLoadReport(report);
+    load.push(report);
+  }
+}
+
+const machine = { cpu: cpus()[0]?.model, cores: cpus().length, memGiB: totalmem() / 2 ** 30, node: process.version };
+mkdirSync(new URL("./results/", import.meta.url), { recursive: true });
 writeFileSync(
   new URL("./results/latest.json", import.meta.url),
-  `${JSON.stringify({ date: new Date().toISOString(), machine, results }, null, 2)}\n`,
+  `${JSON.stringify({ date: new Date().toISOString(), machine, argv: process.argv.slice(2), results, load }, null, 2)}\n`,
 );

@@ -1,39 +1,235 @@
-// Istio's BenchmarkInitPushContext and Cluster/Listener/RouteGeneration over the `http` template with
-// 100 services, for the benchmark sidecar. Istio runs them with the XDS cache off, so generation
-// here gets a fresh push context each run (Sluice's per-push caches start empty), built untimed. The
-// push context builds its indexes lazily, so the first generation on a push pays for the ones it reads.
-import type { PushContext } from "../src/model/index.ts";
+// Istio's pilot/pkg/xds/bench_test.go over the rendered templates: BenchmarkInitPushContext, the
+// Cluster/Listener/Route/NameTable/SecretGeneration benchmarks, BenchmarkEndpointGeneration, and the
+// cost of encoding a response with and without Sluice's per-object encode cache.
+// Istio runs its benchmarks with the XDS cache off, so every generation run gets a fresh push context
+// (Sluice's per-push caches start empty), built untimed. The push context builds its indexes lazily,
+// so the first generation on a push pays for the ones it reads. As Istio's, a generation run includes
+// marshalling each resource into an Any (encodeResource; fresh objects are never in the encode cache).
+import { clone, type Message } from "@bufbuild/protobuf";
+import { BinaryReader } from "@bufbuild/protobuf/wire";
+import { registry as apiRegistry } from "../src/api/index.ts";
+import type { ConfigObject } from "../src/config/index.ts";
+import type { ProxyNode, PushContext } from "../src/model/index.ts";
+import { encodeSotwResponse } from "../src/xds/encode.ts";
 import { buildClusters } from "../src/xds/generators/cds.ts";
+import { buildLoadAssignment } from "../src/xds/generators/eds.ts";
 import { buildListeners } from "../src/xds/generators/lds.ts";
+import { buildNameTable } from "../src/xds/generators/nds.ts";
 import { buildRouteConfiguration, routeNames } from "../src/xds/generators/rds.ts";
-import { storePush } from "../src/xds/index.ts";
+import { buildSecrets } from "../src/xds/generators/sds.ts";
+import { encodeResource, storePush, storeSecrets } from "../src/xds/index.ts";
 import { measure } from "./measure.ts";
 import type { BenchResult } from "./run.ts";
 import { BENCH_MESH, benchProxy, DOMAIN_SUFFIX, template, templateState } from "./templates.ts";
 
-const RUNS = 50;
+export interface MicroOptions {
+  /** Services per template (Istio: 100; its `gateways*` cases use 1,000). */
+  services: number;
+  /** Timed runs per benchmark. */
+  runs: number;
+  /** Templates to run the per-type generation benchmarks over. */
+  templates: readonly string[];
+}
 
-export function benchTemplates(): BenchResult[] {
-  const { store, registry } = templateState(template("http").render({ services: 100, instances: 0 }));
-  const proxy = benchProxy("sidecar");
-  const newPush = () => storePush(store, registry, BENCH_MESH, DOMAIN_SUFFIX);
-  /** Times `generate` on a fresh push per run. */
-  const generation = (generate: (push: PushContext) => unknown) => {
-    const pushes = Array.from({ length: RUNS }, newPush);
-    return measure(RUNS, (run) => generate(pushes[run]));
-  };
-  const listeners = buildListeners(newPush(), proxy, registry);
-  if (listeners.length === 0) throw new Error("the http template gave the sidecar no listeners");
-  const names = routeNames(listeners);
+export const DEFAULT_MICRO: MicroOptions = {
+  services: 100,
+  runs: 50,
+  templates: ["http", "empty", "virtualservice", "tcp", "telemetry-api", "gateways", "knative-gateway"],
+};
 
-  const name = "templates: http, 100 services";
+/** Bytes of an encoded Any's `value`: what Istio's kb/msg counts. */
+function anyValueBytes(any: Uint8Array): number {
+  const reader = new BinaryReader(any);
+  let bytes = 0;
+  while (reader.pos < reader.len) {
+    const [field] = reader.tag();
+    const value = reader.bytes();
+    if (field === 2) bytes = value.length;
+  }
+  return bytes;
+}
+
+/** Encodes every resource as the server does; returns Istio's per-message figures. */
+function encodeAll(messages: readonly Message[]): { resourcesPerMsg: number; bytesPerMsg: number } {
+  let bytes = 0;
+  for (const resource of messages) bytes += anyValueBytes(encodeResource({ name: "", resource }).any);
+  return { resourcesPerMsg: messages.length, bytesPerMsg: bytes };
+}
+
+interface Fixture {
+  proxy: ProxyNode;
+  newPush(): PushContext;
+}
+
+/** A template's store and registry, and the proxy Istio benchmarks it with. */
+function fixture(objects: readonly ConfigObject[], proxy: ProxyNode): Fixture & ReturnType<typeof templateState> {
+  const state = templateState(objects);
+  const newPush = () => storePush(state.store, state.registry, BENCH_MESH, DOMAIN_SUFFIX);
+  return { ...state, proxy, newPush };
+}
+
+/**
+ * Times `generate` (plus encoding its output) on a fresh push per run, and reports the resources
+ * and bytes of the last run's response.
+ */
+function generation(f: Fixture, runs: number, generate: (push: PushContext) => readonly Message[]) {
+  const pushes = Array.from({ length: runs }, f.newPush);
+  let last = { resourcesPerMsg: 0, bytesPerMsg: 0 };
+  const timing = measure(runs, (run) => {
+    last = encodeAll(generate(pushes[run]));
+  });
+  if (last.resourcesPerMsg === 0) throw new Error("generation produced no resources");
+  return { ...timing, ...last };
+}
+
+/** Push-context build and CDS/LDS/RDS(/NDS for sidecars) generation over one template. */
+function templateBenchmarks(name: string, options: MicroOptions): BenchResult[] {
+  const t = template(name);
+  const f = fixture(t.render({ services: options.services, instances: options.services }), benchProxy(t.proxy));
+  const { proxy, registry } = f;
+  const runs = options.runs;
+  const routes = routeNames(buildListeners(f.newPush(), proxy, registry));
+  const label = (what: string) => `templates: ${name}, ${options.services} services, ${what} (${t.proxy})`;
+  const results: BenchResult[] = [
+    { name: label("push-context build"), ...measure(runs, f.newPush) },
+    { name: label("CDS generation"), ...generation(f, runs, (push) => buildClusters(push, proxy, registry)) },
+    { name: label("LDS generation"), ...generation(f, runs, (push) => buildListeners(push, proxy, registry)) },
+  ];
+  if (routes.length > 0) {
+    const rds = (push: PushContext) => routes.flatMap((r) => buildRouteConfiguration(push, proxy, r) ?? []);
+    results.push({ name: label("RDS generation"), ...generation(f, runs, rds) });
+  }
+  if (proxy.type === "sidecar") {
+    const nds = (push: PushContext) => [buildNameTable(push, proxy, registry) ?? []].flat();
+    results.push({ name: label("NDS generation"), ...generation(f, runs, nds) });
+  }
+  return results;
+}
+
+/**
+ * Istio's createEndpointsConfig: `services` ServiceEntries `foo-s.com` on HTTP 80, each with
+ * `endpoints` endpoints spread over 4 networks, and the PeerAuthentications EDS consults.
+ */
+function endpointsConfig(endpoints: number, services: number): ConfigObject[] {
+  const NETWORKING = "networking.istio.io/v1";
+  const objects: ConfigObject[] = [];
+  for (let s = 0; s < services; s++) {
+    objects.push({
+      apiVersion: NETWORKING,
+      kind: "ServiceEntry",
+      metadata: { name: `foo-${s}`, namespace: "default" },
+      spec: {
+        hosts: [`foo-${s}.com`],
+        ports: [{ number: 80, name: "http-port", protocol: "HTTP" }],
+        resolution: "STATIC",
+        endpoints: Array.from({ length: endpoints }, (_, e) => ({
+          labels: { type: "eds-benchmark", app: `foo-${s}` },
+          address: `111.${Math.floor(e / 65536)}.${Math.floor(e / 256) % 256}.${e % 256}`,
+          network: `network-${e % 4}`,
+          serviceAccount: "something",
+        })),
+      },
+    });
+  }
+  const peerAuthentication = (name: string, namespace: string, spec: unknown): ConfigObject => ({
+    apiVersion: "security.istio.io/v1",
+    kind: "PeerAuthentication",
+    metadata: { name, namespace },
+    spec,
+  });
+  objects.push(
+    peerAuthentication("global", "istio-system", { mtls: { mode: "PERMISSIVE" } }),
+    peerAuthentication("namespace", "default", { mtls: { mode: "DISABLE" } }),
+    peerAuthentication("selector", "default", {
+      selector: { matchLabels: { type: "eds-benchmark" } },
+      mtls: { mode: "DISABLE" },
+    }),
+  );
+  return objects;
+}
+
+/** BenchmarkEndpointGeneration: the load assignments of every service for a sidecar at 10.3.3.3. */
+function endpointBenchmarks(runs: number): BenchResult[] {
+  const cases = [
+    [1, 100],
+    [10, 10],
+    [100, 10],
+    [1000, 1],
+  ] as const;
+  return cases.map(([endpoints, services]) => {
+    const proxy = benchProxy("sidecar", { ip: "10.3.3.3", id: "random.default", labels: {} });
+    const f = fixture(endpointsConfig(endpoints, services), proxy);
+    const clusters = Array.from({ length: services }, (_, s) => `outbound|80||foo-${s}.com`);
+    const eds = (push: PushContext) => clusters.map((c) => buildLoadAssignment(push, proxy, f.registry, c));
+    return { name: `EDS generation, ${endpoints} endpoints / ${services} services`, ...generation(f, runs, eds) };
+  });
+}
+
+/**
+ * BenchmarkSecretGeneration: a router asking for `count` TLS credentials. Istio turns its Secret
+ * authorization off; Sluice serves a router only what its Gateways reference, so a Gateway in the
+ * proxy's namespace references each credential.
+ */
+function secretBenchmarks(runs: number): BenchResult[] {
+  return [10, 1000].map((count) => {
+    const gateway: ConfigObject = {
+      apiVersion: "networking.istio.io/v1",
+      kind: "Gateway",
+      metadata: { name: "credentials", namespace: "default" },
+      spec: {
+        selector: { "istio.io/benchmark": "true" },
+        servers: Array.from({ length: count }, (_, i) => ({
+          port: { number: 443, name: `https-${i}`, protocol: "HTTPS" },
+          hosts: [`s${i}.example.com`],
+          tls: { mode: "SIMPLE", credentialName: `sds-credential-${i}` },
+        })),
+      },
+    };
+    const f = fixture(
+      [...template("secrets").render({ services: count, instances: 0 }), gateway],
+      benchProxy("router"),
+    );
+    const secrets = storeSecrets(f.store);
+    const names = Array.from({ length: count }, (_, i) => `kubernetes://sds-credential-${i}`);
+    const sds = (push: PushContext) => buildSecrets(push, f.proxy, secrets, names);
+    return { name: `SDS generation, ${count} secrets (router)`, ...generation(f, runs, sds) };
+  });
+}
+
+/**
+ * A whole CDS response for the http template's sidecar, encoded from messages never encoded before
+ * (what one proxy costs) and from messages already encoded (what every further proxy sharing them costs).
+ */
+function encodeBenchmarks(options: MicroOptions): BenchResult[] {
+  const f = fixture(template("http").render({ services: options.services, instances: 0 }), benchProxy("sidecar"));
+  const clusters = buildClusters(f.newPush(), f.proxy, f.registry);
+  const copies = Array.from({ length: options.runs }, () =>
+    clusters.map((c) => clone(apiRegistry.getMessage(c.$typeName) ?? fail(c.$typeName), c)),
+  );
+  const response = (messages: readonly Message[]) =>
+    encodeSotwResponse({
+      versionInfo: "v",
+      typeUrl: "type.googleapis.com/envoy.config.cluster.v3.Cluster",
+      nonce: "n",
+      resources: messages.map((resource) => encodeResource({ name: "", resource })),
+    });
+  response(clusters);
+  const label = `encode: CDS response, http, ${options.services} services (${clusters.length} clusters)`;
   return [
-    { name: `${name}, push-context build`, ...measure(RUNS, newPush) },
-    { name: `${name}, CDS generation (sidecar)`, ...generation((push) => buildClusters(push, proxy, registry)) },
-    { name: `${name}, LDS generation (sidecar)`, ...generation((push) => buildListeners(push, proxy, registry)) },
-    {
-      name: `${name}, RDS generation (sidecar)`,
-      ...generation((push) => names.map((route) => buildRouteConfiguration(push, proxy, route))),
-    },
+    { name: `${label}, uncached`, ...measure(options.runs, (run) => response(copies[run])) },
+    { name: `${label}, cached`, ...measure(options.runs, () => response(clusters)) },
+  ];
+}
+
+function fail(typeName: string): never {
+  throw new Error(`${typeName} is not in the API registry`);
+}
+
+export function benchTemplates(options: MicroOptions = DEFAULT_MICRO): BenchResult[] {
+  return [
+    ...options.templates.flatMap((name) => templateBenchmarks(name, options)),
+    ...endpointBenchmarks(options.runs),
+    ...secretBenchmarks(options.runs),
+    ...encodeBenchmarks(options),
   ];
 }

@@ -32,14 +32,18 @@ export const BENCH_MESH: MeshConfig = {
   ],
 };
 
-/** The benchmarks' proxy: `v0.default` at 1.1.1.1, labelled so that the templates' Gateways select it. */
-export function benchProxy(type: NodeType): ProxyNode {
+/**
+ * The benchmarks' proxy: `v0.default` at 1.1.1.1, labelled so that the templates' Gateways select it
+ * (EDS benchmarks override the address and id).
+ */
+export function benchProxy(type: NodeType, overrides: Partial<ProxySpec> = {}): ProxyNode {
   const spec: ProxySpec = {
     type,
     ip: "1.1.1.1",
     namespace: "default",
     labels: { "istio.io/benchmark": "true" },
     id: "v0.default",
+    ...overrides,
   };
   return translateProxy(spec, BENCH_MESH, DOMAIN_SUFFIX);
 }

@@ -1,0 +1,283 @@
+// The end-to-end load test (issue 6): for each mesh (scoped, unscoped), protocol (SotW, delta) and
+// proxy count N, sluiced runs in its own process over a generated config directory and a separate
+// load process (load-worker.ts) syncs N sidecar streams, then one endpoint change and one
+// VirtualService change are written and timed to every proxy that can see them. The same load
+// process then syncs against replay-server.ts, which sends the recorded bytes and nothing else: the
+// lower bound the cold sync is reported against.
+import { type ChildProcess, execFileSync, fork, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import {
+  addedEndpointIp,
+  changedRoutePrefix,
+  clusterOf,
+  type MeshKind,
+  type MeshShape,
+  proxyIdentity,
+  writeEndpointChange,
+  writeMesh,
+  writeVirtualServiceChange,
+} from "./mesh.ts";
+import { type BytesByType, type FromWorker, nowMs, type Protocol, type ToWorker } from "./messages.ts";
+
+export interface LoadOptions {
+  services: number;
+  endpoints: number;
+  proxies: number[];
+  meshes: MeshKind[];
+  protocols: Protocol[];
+}
+
+export interface ChangeReport {
+  proxies: number;
+  missing: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  bytes: number;
+  bytesByType: BytesByType;
+  responsesByType: BytesByType;
+  /** `bytes` over the bytes of a full sync of every proxy. */
+  fractionOfFullPush: number;
+}
+
+export interface LoadReport {
+  mesh: MeshKind;
+  protocol: Protocol;
+  proxies: number;
+  services: number;
+  endpoints: number;
+  sync: { ms: number; failed: number; bytes: number; bytesByType: BytesByType; sluicedCpuSeconds: number };
+  /** The same load process syncing from the replay server. */
+  bound: { ms: number; failed: number };
+  /** sync.ms / bound.ms. */
+  syncRatio: number;
+  atRest: { rssMiB: number; cpuPercent: number };
+  endpointChange: ChangeReport;
+  virtualServiceChange: ChangeReport;
+}
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const HERE = fileURLToPath(new URL("./", import.meta.url));
+const TSX = ["--import", "tsx"];
+const CLOCK_TICKS = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim());
+/** Settling time before the at-rest sample, and its length. */
+const SETTLE_MS = 2000;
+const SAMPLE_MS = 3000;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const sum = (counts: BytesByType) => Object.values(counts).reduce((a, b) => a + b, 0);
+
+/** CPU seconds (user + system) a process has used, from /proc/<pid>/stat. */
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  // Fields after the command name (which may hold spaces) start at field 3; utime and stime are 14 and 15.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
+
+function rssMiB(pid: number): number {
+  const kB = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
+  return Number(kB) / 1024;
+}
+
+/** Starts a child and waits for the JSON log line holding `field` (a port); rejects if it exits first. */
+function startServer(child: ChildProcess, matches: (line: Record<string, unknown>) => number | undefined) {
+  return new Promise<number>((resolve, reject) => {
+    const stdout = child.stdout;
+    if (!stdout) throw new Error("child without stdout");
+    const lines = createInterface({ input: stdout });
+    lines.on("line", (text) => {
+      let line: Record<string, unknown>;
+      try {
+        line = JSON.parse(text);
+      } catch {
+        return;
+      }
+      const port = matches(line);
+      if (port !== undefined) resolve(port);
+    });
+    child.once("exit", (code) => reject(new Error(`server exited (${code}) before listening`)));
+  });
+}
+
+function startSluiced(dir: string): { child: ChildProcess; port: Promise<number> } {
+  const args = ["bin/sluiced.js", "--configDir", dir, "--grpcAddr", "127.0.0.1:0", "--secureGRPCAddr", ""];
+  const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
+  const port = startServer(child, (line) =>
+    line.msg === "xDS server listening" && typeof line.grpcPort === "number" ? line.grpcPort : undefined,
+  );
+  return { child, port };
+}
+
+function startReplay(recording: string): { child: ChildProcess; port: Promise<number> } {
+  const child = fork(join(HERE, "replay-server.ts"), [recording], {
+    execArgv: TSX,
+    stdio: ["ignore", "pipe", "inherit", "ipc"],
+  });
+  const port = startServer(child, (line) =>
+    line.msg === "replay server listening" && typeof line.port === "number" ? line.port : undefined,
+  );
+  return { child, port };
+}
+
+/** The load process, and a way to ask it something and wait for its answer. */
+class Worker {
+  readonly #child = fork(join(HERE, "load-worker.ts"), [], { execArgv: TSX });
+  readonly #replies: ((m: FromWorker) => void)[] = [];
+
+  constructor() {
+    this.#child.on("message", (m: FromWorker) => this.#replies.shift()?.(m));
+  }
+
+  ask<T extends FromWorker["type"]>(message: ToWorker, reply: T): Promise<Extract<FromWorker, { type: T }>> {
+    return new Promise((resolve, reject) => {
+      this.#child.once("exit", (code) => reject(new Error(`load worker exited (${code})`)));
+      this.#replies.push((m) => (m.type === reply ? resolve(m as Extract<FromWorker, { type: T }>) : reject(m)));
+      this.#child.send(message);
+    });
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => {
+      this.#child.removeAllListeners("exit");
+      this.#child.once("exit", () => resolve());
+      this.#child.send({ type: "close" } satisfies ToWorker);
+    });
+  }
+}
+
+function quantile(sorted: readonly number[], q: number): number {
+  return sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+}
+
+async function change(worker: Worker, marker: string, write: () => void, fullPushBytes: number): Promise<ChangeReport> {
+  const since = nowMs();
+  const converged = worker.ask({ type: "watch", marker, cluster: clusterOf(0), since }, "converged");
+  // The worker resets its counters on `watch`; the file source and the push debounce (200 ms at
+  // least) leave it ample time before anything is sent.
+  write();
+  const result = await converged;
+  const sorted = [...result.latenciesMs].sort((a, b) => a - b);
+  const bytes = sum(result.bytes);
+  return {
+    proxies: sorted.length,
+    missing: result.missing,
+    p50Ms: quantile(sorted, 0.5),
+    p99Ms: quantile(sorted, 0.99),
+    maxMs: sorted.at(-1) ?? Number.NaN,
+    bytes,
+    bytesByType: result.bytes,
+    responsesByType: result.responses,
+    fractionOfFullPush: bytes / fullPushBytes,
+  };
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGTERM");
+  await exited;
+}
+
+async function runOne(shape: MeshShape, protocol: Protocol, n: number): Promise<LoadReport> {
+  const dir = mkdtempSync(join(tmpdir(), "sluice-load-"));
+  const recording = join(dir, "recording.json");
+  const configDir = join(dir, "config");
+  writeMesh(configDir, shape);
+  const proxies = Array.from({ length: n }, (_, i) => proxyIdentity(shape, i));
+  const sluiced = startSluiced(configDir);
+  try {
+    const port = await sluiced.port;
+    const pid = sluiced.child.pid ?? 0;
+    const worker = new Worker();
+    const cpuBefore = cpuSeconds(pid);
+    const synced = await worker.ask(
+      { type: "connect", address: `127.0.0.1:${port}`, protocol, proxies, recordTo: recording },
+      "synced",
+    );
+    const sluicedCpuSeconds = cpuSeconds(pid) - cpuBefore;
+    await sleep(SETTLE_MS);
+    const restStart = cpuSeconds(pid);
+    await sleep(SAMPLE_MS);
+    const atRest = { rssMiB: rssMiB(pid), cpuPercent: ((cpuSeconds(pid) - restStart) / (SAMPLE_MS / 1000)) * 100 };
+    const fullBytes = sum(synced.bytes);
+    const endpointChange = await change(
+      worker,
+      addedEndpointIp(1),
+      () => writeEndpointChange(configDir, shape, 1),
+      fullBytes,
+    );
+    const virtualServiceChange = await change(
+      worker,
+      changedRoutePrefix(1),
+      () => writeVirtualServiceChange(configDir, 1),
+      fullBytes,
+    );
+    await worker.close();
+    await stop(sluiced.child);
+
+    const replay = startReplay(recording);
+    const boundWorker = new Worker();
+    const bound = await boundWorker.ask(
+      { type: "connect", address: `127.0.0.1:${await replay.port}`, protocol, proxies },
+      "synced",
+    );
+    await boundWorker.close();
+    await stop(replay.child);
+    return {
+      mesh: shape.kind,
+      protocol,
+      proxies: n,
+      services: shape.services,
+      endpoints: shape.endpoints,
+      sync: { ms: synced.ms, failed: synced.failed, bytes: fullBytes, bytesByType: synced.bytes, sluicedCpuSeconds },
+      bound: { ms: bound.ms, failed: bound.failed },
+      syncRatio: synced.ms / bound.ms,
+      atRest,
+      endpointChange,
+      virtualServiceChange,
+    };
+  } finally {
+    await stop(sluiced.child);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export async function runLoad(options: LoadOptions): Promise<LoadReport[]> {
+  const reports: LoadReport[] = [];
+  for (const kind of options.meshes) {
+    for (const protocol of options.protocols) {
+      for (const n of options.proxies) {
+        reports.push(await runOne({ kind, services: options.services, endpoints: options.endpoints }, protocol, n));
+      }
+    }
+  }
+  return reports;
+}
+
+const ms = (v: number) => (Number.isNaN(v) ? "-" : v >= 1000 ? `${(v / 1000).toFixed(2)} s` : `${v.toFixed(0)} ms`);
+const mb = (bytes: number) => (bytes >= 1e6 ? `${(bytes / 1e6).toFixed(2)} MB` : `${(bytes / 1e3).toFixed(1)} kB`);
+
+function describeChange(c: ChangeReport): string {
+  const types = Object.entries(c.bytesByType)
+    .map(([type, b]) => `${type} ${mb(b)} in ${c.responsesByType[type] ?? 0}`)
+    .join(", ");
+  const missing = c.missing > 0 ? ` (${c.missing} never got it)` : "";
+  return `${c.proxies} proxies${missing}: p50 ${ms(c.p50Ms)} p99 ${ms(c.p99Ms)} max ${ms(c.maxMs)}; ${mb(c.bytes)} (${(c.fractionOfFullPush * 100).toFixed(2)}% of a full push: ${types})`;
+}
+
+export function printLoadReport(r: LoadReport): void {
+  const head = `load: ${r.mesh}, ${r.protocol}, ${r.proxies} proxies, ${r.services} services x ${r.endpoints} endpoints`;
+  const failed = r.sync.failed > 0 ? ` (${r.sync.failed} FAILED)` : "";
+  console.log(head);
+  console.log(
+    `  cold sync ${ms(r.sync.ms)}${failed}, lower bound ${ms(r.bound.ms)} (${r.syncRatio.toFixed(2)}x); ${mb(r.sync.bytes)} sent; sluiced CPU ${r.sync.sluicedCpuSeconds.toFixed(2)} s`,
+  );
+  console.log(`  at rest: sluiced RSS ${r.atRest.rssMiB.toFixed(0)} MiB, CPU ${r.atRest.cpuPercent.toFixed(1)}%`);
+  console.log(`  endpoint change: ${describeChange(r.endpointChange)}`);
+  console.log(`  VirtualService change: ${describeChange(r.virtualServiceChange)}`);
+}

@@ -1,0 +1,224 @@
+// One ADS stream that behaves as an Envoy sidecar: CDS first; the EDS names of its clusters next;
+// LDS once endpoints arrived; then the route names of its listeners. Every response is ACKed. After a
+// CDS (LDS) response it asks for EDS (RDS) again, as Envoy does when it re-warms the clusters
+// (listeners) a response replaced. SotW or delta; responses are read from the wire (see wire.ts).
+import { create, type MessageInitShape, toBinary } from "@bufbuild/protobuf";
+import { Client, type ClientDuplexStream, credentials } from "@grpc/grpc-js";
+import { discovery, type listener } from "../../src/api/index.ts";
+import { routeNames } from "../../src/xds/generators/rds.ts";
+import { methodPath, TypeUrl } from "../../src/xds/index.ts";
+import type { ProxyIdentity } from "./mesh.ts";
+import type { Protocol } from "./messages.ts";
+import { clusterEdsName, decodeListener, parseDeltaResponse, parseSotwResponse, type WireResponse } from "./wire.ts";
+
+const SHORT: Record<string, string> = {
+  [TypeUrl.Cluster]: "CDS",
+  [TypeUrl.Endpoint]: "EDS",
+  [TypeUrl.Listener]: "LDS",
+  [TypeUrl.Route]: "RDS",
+};
+export const shortTypeOf = (typeUrl: string) => SHORT[typeUrl] ?? "other";
+
+/** What the stream holds of one type. */
+interface TypeState {
+  /** Subscribed names (EDS, RDS). */
+  names: Set<string>;
+  version: string;
+  nonce: string;
+  requested: boolean;
+  received: boolean;
+}
+
+type Request = Uint8Array;
+
+export interface StreamEvents {
+  /** Every response, as received (before it is handled). */
+  onResponse(stream: SidecarStream, typeUrl: string, bytes: Buffer): void;
+  /** CDS, EDS (if any), LDS and RDS (if any) have all been received and ACKed once. */
+  onSynced(stream: SidecarStream): void;
+  onEnd(stream: SidecarStream, error?: Error): void;
+}
+
+const identity = (bytes: Buffer) => bytes;
+const asBuffer = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+
+export class SidecarStream {
+  readonly #types = new Map<string, TypeState>();
+  /** Delta: the EDS name of every cluster held (undefined for non-EDS clusters). */
+  readonly #clusters = new Map<string, string | undefined>();
+  /** Delta: every listener held. */
+  readonly #listeners = new Map<string, listener.Listener>();
+  #client: Client | undefined;
+  #stream: ClientDuplexStream<Request, Buffer> | undefined;
+  #nodeSent = false;
+  synced = false;
+
+  constructor(
+    readonly proxy: ProxyIdentity,
+    readonly protocol: Protocol,
+    private readonly events: StreamEvents,
+  ) {}
+
+  /** The EDS names the proxy subscribes to. */
+  get edsNames(): ReadonlySet<string> {
+    return this.#state(TypeUrl.Endpoint).names;
+  }
+
+  open(address: string): void {
+    // A connection of its own, as every Envoy has.
+    this.#client = new Client(address, credentials.createInsecure(), {
+      "grpc.use_local_subchannel_pool": 1,
+      "grpc.max_receive_message_length": -1,
+    });
+    const method =
+      this.protocol === "sotw"
+        ? discovery.AggregatedDiscoveryService.method.streamAggregatedResources
+        : discovery.AggregatedDiscoveryService.method.deltaAggregatedResources;
+    const stream = this.#client.makeBidiStreamRequest(methodPath(method), asBuffer, identity);
+    this.#stream = stream;
+    let ended = false;
+    const end = (error?: Error) => {
+      if (ended) return;
+      ended = true;
+      this.events.onEnd(this, error);
+    };
+    stream.on("data", (bytes: Buffer) => this.#receive(bytes));
+    stream.on("error", (err: Error) => end(err));
+    stream.on("end", () => end());
+    this.#request(TypeUrl.Cluster);
+  }
+
+  close(): void {
+    this.#stream?.end();
+    this.#client?.close();
+  }
+
+  #state(typeUrl: string): TypeState {
+    let state = this.#types.get(typeUrl);
+    if (!state) {
+      state = { names: new Set(), version: "", nonce: "", requested: false, received: false };
+      this.#types.set(typeUrl, state);
+    }
+    return state;
+  }
+
+  #node(): MessageInitShape<typeof discovery.DiscoveryRequestSchema>["node"] {
+    if (this.#nodeSent) return undefined;
+    this.#nodeSent = true;
+    const { id, namespace, labels } = this.proxy;
+    return {
+      id,
+      metadata: { NAMESPACE: namespace, LABELS: labels, ISTIO_VERSION: "1.24.0", CLUSTER_ID: "Kubernetes" },
+    };
+  }
+
+  /** SotW: a request (or ACK) with the current names; delta: a request changing the subscription to `names`. */
+  #request(typeUrl: string, names?: ReadonlySet<string>): void {
+    const state = this.#state(typeUrl);
+    const node = this.#node();
+    if (this.protocol === "sotw") {
+      if (names) state.names = new Set(names);
+      this.#send(discovery.DiscoveryRequestSchema, {
+        node,
+        typeUrl,
+        versionInfo: state.version,
+        responseNonce: state.nonce,
+        resourceNames: [...state.names],
+      });
+    } else {
+      const subscribe = names ? [...names].filter((n) => !state.names.has(n)) : [];
+      const unsubscribe = names ? [...state.names].filter((n) => !names.has(n)) : [];
+      if (state.requested && subscribe.length === 0 && unsubscribe.length === 0) return;
+      if (names) state.names = new Set(names);
+      this.#send(discovery.DeltaDiscoveryRequestSchema, {
+        node,
+        typeUrl,
+        resourceNamesSubscribe: subscribe,
+        resourceNamesUnsubscribe: unsubscribe,
+      });
+    }
+    state.requested = true;
+  }
+
+  #ack(typeUrl: string): void {
+    const state = this.#state(typeUrl);
+    if (this.protocol === "sotw") this.#request(typeUrl);
+    else this.#send(discovery.DeltaDiscoveryRequestSchema, { typeUrl, responseNonce: state.nonce });
+  }
+
+  #send<Desc extends typeof discovery.DiscoveryRequestSchema | typeof discovery.DeltaDiscoveryRequestSchema>(
+    schema: Desc,
+    init: MessageInitShape<Desc>,
+  ): void {
+    this.#stream?.write(toBinary(schema, create(schema, init)));
+  }
+
+  #receive(bytes: Buffer): void {
+    const res: WireResponse = this.protocol === "sotw" ? parseSotwResponse(bytes) : parseDeltaResponse(bytes);
+    this.events.onResponse(this, res.typeUrl, bytes);
+    const state = this.#state(res.typeUrl);
+    state.version = res.version;
+    state.nonce = res.nonce;
+    state.received = true;
+    switch (res.typeUrl) {
+      case TypeUrl.Cluster: {
+        const eds = this.#edsNames(res);
+        if (eds.size > 0 || this.#state(TypeUrl.Endpoint).requested) this.#request(TypeUrl.Endpoint, eds);
+        this.#ack(TypeUrl.Cluster);
+        if (eds.size === 0) this.#requestListeners();
+        break;
+      }
+      case TypeUrl.Endpoint:
+        this.#ack(TypeUrl.Endpoint);
+        this.#requestListeners();
+        break;
+      case TypeUrl.Listener: {
+        const routes = new Set(routeNames(this.#listenersOf(res)));
+        if (routes.size > 0 || this.#state(TypeUrl.Route).requested) this.#request(TypeUrl.Route, routes);
+        this.#ack(TypeUrl.Listener);
+        if (routes.size === 0) this.#markSynced();
+        break;
+      }
+      case TypeUrl.Route:
+        this.#ack(TypeUrl.Route);
+        this.#markSynced();
+        break;
+      default:
+        this.#ack(res.typeUrl);
+    }
+  }
+
+  #requestListeners(): void {
+    if (!this.#state(TypeUrl.Listener).requested) this.#request(TypeUrl.Listener);
+  }
+
+  #markSynced(): void {
+    if (this.synced) return;
+    this.synced = true;
+    this.events.onSynced(this);
+  }
+
+  /** The EDS names of every cluster the proxy holds after this response. */
+  #edsNames(res: WireResponse): Set<string> {
+    if (this.protocol === "sotw") this.#clusters.clear();
+    for (const name of res.removed) this.#clusters.delete(name);
+    for (const r of res.resources) {
+      const c = clusterEdsName(r.value);
+      this.#clusters.set(c.name, c.eds);
+    }
+    const names = new Set<string>();
+    for (const eds of this.#clusters.values()) if (eds !== undefined) names.add(eds);
+    return names;
+  }
+
+  /** Every listener the proxy holds after this response. */
+  #listenersOf(res: WireResponse): listener.Listener[] {
+    if (this.protocol === "sotw") this.#listeners.clear();
+    for (const name of res.removed) this.#listeners.delete(name);
+    for (const r of res.resources) {
+      const l = decodeListener(r.value);
+      this.#listeners.set(l.name, l);
+    }
+    return [...this.#listeners.values()];
+  }
+}
