@@ -233,15 +233,21 @@ export class PushSnapshot {
     return this.endpointsByIp.get(ip) ?? [];
   }
 
-  /** The Gateways a router proxy serves, merged into its listeners; undefined when none selects it. */
-  /** Computed once per push for proxies alike (namespace, labels, identities), as every generator asks. */
-  mergedGateway(proxy: Workload & Pick<ProxyNode, "verifiedIdentities">): MergedGateway | undefined {
+  /**
+   * The Gateways a router proxy serves, merged into its listeners; undefined when none selects it.
+   * Selection reads the proxy's service targets (by selector and by endpoint IP, as Istio's
+   * proxy.ServiceTargets), so proxies alike in namespace, labels, identities and targets share one merge.
+   */
+  mergedGateway(
+    proxy: Workload & Pick<ProxyNode, "verifiedIdentities"> & Partial<Pick<ProxyNode, "ipAddresses">>,
+  ): MergedGateway | undefined {
+    const targets = this.serviceTargets(proxy);
     const labels = Object.entries(proxy.labels).sort(([a], [b]) => compareStrings(a, b));
-    const key = JSON.stringify([proxy.configNamespace, labels, proxy.verifiedIdentities ?? []]);
+    const targetKeys = targets.map(
+      (t) => `${t.service.namespace}/${t.service.hostname}:${t.port.port}:${t.port.targetPort}`,
+    );
+    const key = JSON.stringify([proxy.configNamespace, labels, proxy.verifiedIdentities ?? [], targetKeys]);
     if (!this.mergedGateways.has(key)) {
-      // Selector targets only: the cache is keyed by labels, not IPs.
-      const { configNamespace, labels: proxyLabels } = proxy;
-      const targets = this.serviceTargets({ configNamespace, labels: proxyLabels });
       const selected = selectGateways(this.gateways, proxy, targets, this.scopeGatewayToNamespace);
       this.mergedGateways.set(key, selected.length > 0 ? mergeGateways(selected, proxy.verifiedIdentities) : undefined);
     }
