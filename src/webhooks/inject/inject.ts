@@ -1,0 +1,434 @@
+// Sidecar injection of one Pod, as Istio's injectPod does it: drop a previous injection, run the
+// selected templates and merge each over the pod, re-apply the user's own istio-proxy/istio-init
+// customisations, then post-process (cluster env, Prometheus merge, probe rewrite, status
+// annotation, container order) and diff the result against the original as a JSON Patch.
+import { Findings, type MeshConfig, type ProxyConfig } from "../../config/index.ts";
+import { mergeProxyConfig } from "../../config/mesh.ts";
+import { decodeYaml } from "../../config/mesh-decode.ts";
+import { asString } from "../../config/validation/common/json.ts";
+import { annotationsError } from "./annotations.ts";
+import { createPatch, type PatchOperation } from "./jsonpatch.ts";
+import { strategicMergePod } from "./merge.ts";
+import {
+  CORE_DUMP_CONTAINER,
+  type Container,
+  clone,
+  type DeployMeta,
+  deployMetaFromPod,
+  findContainer,
+  findSidecar,
+  INIT_CONTAINER,
+  type Pod,
+  PROXY_CONTAINER,
+  type TypeMeta,
+  VALIDATION_CONTAINER,
+} from "./pod.ts";
+import { dumpAppProbers, KUBE_APP_PROBERS_ENV, parseGoBool, rewriteProbes, shouldRewriteProbes } from "./probes.ts";
+import type { InjectionSettings } from "./settings.ts";
+import { TEMPLATES, type TemplateData } from "./templates.ts";
+
+export const STATUS_ANNOTATION = "sidecar.istio.io/status";
+const OVERRIDES_ANNOTATION = "proxy.istio.io/overrides";
+const PROXY_CONFIG_ANNOTATION = "proxy.istio.io/config";
+const TEMPLATES_ANNOTATION = "inject.istio.io/templates";
+const NETWORK_LABEL = "topology.istio.io/network";
+
+export interface InjectionRequest {
+  pod: Pod;
+  mesh: MeshConfig;
+  settings: InjectionSettings;
+  /** Proxy env from the webhook's path (`/inject/cluster/c1/net/n1`). */
+  proxyEnvs?: Record<string, string>;
+  /** The workload owning the pod; derived from the pod's controller when absent. */
+  owner?: { deploy: DeployMeta; typeMeta: TypeMeta };
+}
+
+export interface InjectionResult {
+  pod: Pod;
+  patch: PatchOperation[];
+}
+
+/** A pod that cannot be injected; the message is the webhook's answer. */
+export class InjectionError extends Error {}
+
+interface SidecarStatus {
+  initContainers: string[] | null;
+  containers: string[] | null;
+  volumes: string[] | null;
+  imagePullSecrets: string[] | null;
+  revision: string;
+}
+
+interface Overrides {
+  containers?: Container[];
+  initContainers?: Container[];
+}
+
+export function injectPod(req: InjectionRequest): InjectionResult {
+  const original = req.pod;
+  const proxyConfig = podProxyConfig(req.mesh, original);
+  const proxyEnvs = { ...req.proxyEnvs };
+  const { merged, templatePod } = runTemplates(req, proxyConfig, proxyEnvs);
+  const final = reapplyUserContainers(merged, original, templatePod, proxyConfig);
+  postProcess(final, templatePod, req, proxyConfig, proxyEnvs);
+  return { pod: final, patch: createPatch(original, final) };
+}
+
+/** The mesh's default proxy config with the pod's `proxy.istio.io/config` over it. */
+function podProxyConfig(mesh: MeshConfig, pod: Pod): ProxyConfig {
+  const base = mesh.defaultConfig ?? {};
+  const text = pod.metadata.annotations?.[PROXY_CONFIG_ANNOTATION];
+  if (text === undefined) return base;
+  const out = new Findings("");
+  const overlay = decodeYaml(text, "ProxyConfig", out);
+  return out.ok ? mergeProxyConfig(base, overlay) : base;
+}
+
+function runTemplates(
+  req: InjectionRequest,
+  proxyConfig: ProxyConfig,
+  proxyEnvs: Record<string, string>,
+): { merged: Pod; templatePod: Pod } {
+  const annotations = req.pod.metadata.annotations ?? {};
+  const invalid = annotationsError(annotations);
+  if (invalid) throw new InjectionError(`failed to run injection template: ${invalid}`);
+
+  // extractClusterAndNetwork: values, then the webhook path, then the pod's network label.
+  const cluster = proxyEnvs.ISTIO_META_CLUSTER_ID || req.settings.clusterName;
+  const network = req.pod.metadata.labels?.[NETWORK_LABEL] ?? (proxyEnvs.ISTIO_META_NETWORK || req.settings.network);
+  if (cluster !== "") proxyEnvs.ISTIO_META_CLUSTER_ID = cluster;
+  if (network !== "") proxyEnvs.ISTIO_META_NETWORK = network;
+
+  const stripped = reinsertOverrides(stripPod(req.pod, req.mesh));
+  const owner = req.owner ?? deployMetaFromPod(req.pod);
+  const data: TemplateData = {
+    pod: stripped,
+    typeMeta: owner.typeMeta,
+    deploy: owner.deploy,
+    proxyConfig,
+    mesh: req.mesh,
+    settings: req.settings,
+    nativeSidecar: req.settings.nativeSidecars,
+    proxyImage: imageUrl(req.settings, req.settings.proxyImage, asString(proxyConfig.image?.imageType), stripped),
+    proxyInitImage: imageUrl(req.settings, req.settings.proxyInitImage, "", stripped),
+  };
+
+  let merged = req.pod;
+  let templatePod: Pod = { metadata: {}, spec: { containers: [] } };
+  const nativeAnnotation = merged.metadata.annotations?.["sidecar.istio.io/nativeSidecar"];
+  const native = nativeAnnotation === "true" || (nativeAnnotation !== "false" && req.settings.nativeSidecars);
+  for (const name of selectTemplates(req.pod, req.settings.defaultTemplates)) {
+    const template = TEMPLATES[name];
+    if (!template) {
+      throw new InjectionError(
+        `failed to run injection template: requested template "${name}" not found; have ${Object.keys(TEMPLATES).join(", ")}`,
+      );
+    }
+    const overlay = template(data);
+    templatePod = strategicMergePod(templatePod, overlay);
+    // A user's istio-proxy customisation sits in `containers`; with native sidecars the template puts
+    // the proxy in `initContainers`, so the customisation moves there before the merge.
+    if (
+      native &&
+      findContainer(PROXY_CONTAINER, templatePod.spec.initContainers) &&
+      findContainer(PROXY_CONTAINER, merged.spec.containers)
+    ) {
+      merged = clone(merged);
+      const proxy = findContainer(PROXY_CONTAINER, merged.spec.containers) as Container;
+      merged.spec.containers = merged.spec.containers.filter((c) => c !== proxy);
+      merged.spec.initContainers = [...(merged.spec.initContainers ?? []), proxy];
+    }
+    merged = strategicMergePod(merged, overlay);
+  }
+  return { merged, templatePod };
+}
+
+function selectTemplates(pod: Pod, defaults: string[]): string[] {
+  const requested = pod.metadata.annotations?.[TEMPLATES_ANNOTATION];
+  return requested === undefined ? defaults : requested.split(",").map((name) => name.trim());
+}
+
+/** `hub/name:tag`, with the image type (pod annotation, proxy config, values variant) as a tag suffix. */
+function imageUrl(settings: InjectionSettings, name: string, imageType: string, pod: Pod): string {
+  const type = pod.metadata.annotations?.["sidecar.istio.io/proxyImageType"] ?? (imageType || settings.variant);
+  let tag = settings.tag;
+  if (type !== "") {
+    for (const known of ["distroless", "debug"]) {
+      if (tag.endsWith(`-${known}`)) {
+        tag = tag.slice(0, -(known.length + 1));
+        break;
+      }
+    }
+    if (type !== "default") tag = `${tag}-${type}`;
+  }
+  return `${settings.hub}/${name}:${tag}`;
+}
+
+function parseStatus(pod: Pod): SidecarStatus | undefined {
+  const text = pod.metadata.annotations?.[STATUS_ANNOTATION];
+  if (text === undefined) return undefined;
+  try {
+    return JSON.parse(text) as SidecarStatus;
+  } catch {
+    return undefined;
+  }
+}
+
+function parseOverrides(pod: Pod): Overrides {
+  const text = pod.metadata.annotations?.[OVERRIDES_ANNOTATION];
+  if (text === undefined) return {};
+  try {
+    return JSON.parse(text) as Overrides;
+  } catch (err) {
+    throw new InjectionError(`failed to run injection template: ${(err as Error).message}`);
+  }
+}
+
+/** The pod without what a previous injection added, so that injecting twice changes nothing. */
+function stripPod(pod: Pod, mesh: MeshConfig): Pod {
+  const status = parseStatus(pod);
+  if (!status) return pod;
+  const out = clone(pod);
+  const injected = new Set(status.containers ?? []);
+  const injectedInit = new Set(status.initContainers ?? []);
+  out.spec.containers = out.spec.containers.filter((c) => !injected.has(c.name));
+  if (out.spec.initContainers)
+    out.spec.initContainers = out.spec.initContainers.filter((c) => !injectedInit.has(c.name));
+  const statusPort = String(mesh.defaultConfig?.statusPort ?? 15020);
+  if (prometheusPort(out) === statusPort) clearPrometheusAnnotations(out);
+  if (out.metadata.annotations) delete out.metadata.annotations[STATUS_ANNOTATION];
+  return out;
+}
+
+/** Containers a user customised in an earlier injection come back before the templates run. */
+function reinsertOverrides(pod: Pod): Pod {
+  const overrides = parseOverrides(pod);
+  if (!overrides.containers && !overrides.initContainers) return pod;
+  const out = clone(pod);
+  for (const c of overrides.containers ?? []) {
+    if (!findContainer(c.name, out.spec.containers)) out.spec.containers.push(c);
+  }
+  for (const c of overrides.initContainers ?? []) {
+    if (!findContainer(c.name, out.spec.initContainers))
+      out.spec.initContainers = [...(out.spec.initContainers ?? []), c];
+  }
+  return out;
+}
+
+/** Istio's reapplyOverwrittenContainers: a user's own istio-proxy (or istio-init) fields win over the template's. */
+function reapplyUserContainers(merged: Pod, original: Pod, templatePod: Pod, proxyConfig: ProxyConfig): Pod {
+  const existing = parseOverrides(original);
+  const status = parseStatus(original);
+  const overrides: Overrides = {};
+  let final = merged;
+  const userVersion = (c: Container, fromOverrides: Container[] | undefined, fromPod: Container | undefined) => {
+    const match = findContainer(c.name, fromOverrides) ?? fromPod;
+    if (!match) return undefined;
+    const overlay = clone(match);
+    if (overlay.image === "auto") delete overlay.image;
+    return overlay;
+  };
+  for (const c of templatePod.spec.containers) {
+    if (status?.containers?.includes(c.name)) continue;
+    const overlay = userVersion(c, existing.containers, findContainer(c.name, original.spec.containers));
+    if (!overlay) continue;
+    overrides.containers = [...(overrides.containers ?? []), overlay];
+    final = strategicMergePod(final, { spec: { containers: [overlay] } });
+  }
+  for (const c of templatePod.spec.initContainers ?? []) {
+    if (status?.initContainers?.includes(c.name)) continue;
+    const fromPod =
+      findContainer(c.name, original.spec.containers) ?? findContainer(c.name, original.spec.initContainers);
+    const overlay = userVersion(c, existing.initContainers, fromPod);
+    if (!overlay) continue;
+    overrides.initContainers = [...(overrides.initContainers ?? []), overlay];
+    final = strategicMergePod(final, { spec: { initContainers: [overlay] } });
+  }
+  final = clone(final);
+  if (!status && (overrides.containers || overrides.initContainers)) {
+    final.metadata.annotations = { ...final.metadata.annotations, [OVERRIDES_ANNOTATION]: JSON.stringify(overrides) };
+  }
+  adjustInitContainerUser(final, original, proxyConfig);
+  return final;
+}
+
+/** A user's istio-proxy running as another user: istio-init must exempt that user's traffic instead. */
+function adjustInitContainerUser(final: Pod, original: Pod, proxyConfig: ProxyConfig): void {
+  const user = findSidecar(original)?.securityContext;
+  if (user?.runAsUser === undefined && user?.runAsGroup === undefined) return;
+  const init = findContainer(INIT_CONTAINER, final.spec.initContainers);
+  if (!init) return;
+  const tproxy =
+    proxyConfig.interceptionMode === "TPROXY" ||
+    final.metadata.annotations?.["sidecar.istio.io/interceptionMode"] === "TPROXY";
+  const sidecar = findSidecar(final);
+  if (tproxy && user.runAsUser !== undefined && sidecar?.securityContext) sidecar.securityContext.runAsUser = 0;
+  if (!user.runAsUser) return;
+  const args = init.args ?? [];
+  const index = args.indexOf("-u");
+  if (index >= 0) args[index + 1] = String(user.runAsUser);
+}
+
+function postProcess(
+  pod: Pod,
+  templatePod: Pod,
+  req: InjectionRequest,
+  proxyConfig: ProxyConfig,
+  proxyEnvs: Record<string, string>,
+): void {
+  pod.metadata.annotations ??= {};
+  pod.metadata.labels ??= {};
+  overwriteClusterEnv(pod, proxyEnvs);
+  applyPrometheusMerge(pod, req.mesh);
+  applySecurePrometheusPort(pod);
+  applyProbeRewrite(pod, req);
+  if (proxyEnvs.ISTIO_META_NETWORK !== undefined) pod.metadata.labels[NETWORK_LABEL] = proxyEnvs.ISTIO_META_NETWORK;
+  pod.metadata.annotations[STATUS_ANNOTATION] = injectionStatus(templatePod, req.settings.revision);
+  Object.assign(pod.metadata.annotations, req.settings.injectedAnnotations);
+  reorderContainers(
+    pod,
+    proxyConfig.holdApplicationUntilProxyStarts === true || req.settings.holdApplicationUntilProxyStarts,
+  );
+}
+
+/** Cluster and network from the webhook path replace the template's values, sorted at the end of the env. */
+function overwriteClusterEnv(pod: Pod, proxyEnvs: Record<string, string>): void {
+  const sidecar = findSidecar(pod);
+  const names = Object.keys(proxyEnvs).sort();
+  if (!sidecar || names.length === 0) return;
+  sidecar.env = [
+    ...(sidecar.env ?? []).filter((e) => !(e.name in proxyEnvs)),
+    ...names.map((name) => ({ name, value: proxyEnvs[name] })),
+  ];
+}
+
+function injectionStatus(templatePod: Pod, revision: string): string {
+  const names = (list: { name: string }[] | undefined) => (list && list.length > 0 ? list.map((x) => x.name) : null);
+  const status: SidecarStatus = {
+    initContainers: names(templatePod.spec.initContainers),
+    containers: names(templatePod.spec.containers),
+    volumes: names(templatePod.spec.volumes),
+    imagePullSecrets: names(templatePod.spec.imagePullSecrets),
+    revision: revision || "default",
+  };
+  return JSON.stringify(status);
+}
+
+// ---- Prometheus: the agent merges the application's metrics with Envoy's on the status port.
+
+/** Prometheus' SanitizeLabelName: `prometheus.io/scrape` → `prometheus_io_scrape`. */
+function sanitize(name: string): string {
+  return name.replace(/[^a-zA-Z0-9_]/g, "_");
+}
+
+function annotationBySanitizedName(pod: Pod, name: string): string | undefined {
+  for (const [key, value] of Object.entries(pod.metadata.annotations ?? {})) if (sanitize(key) === name) return value;
+  return undefined;
+}
+
+function prometheusPort(pod: Pod): string | undefined {
+  return annotationBySanitizedName(pod, "prometheus_io_port");
+}
+
+const PROMETHEUS_ANNOTATIONS = new Set([
+  "prometheus_io_path",
+  "prometheus_io_port",
+  "prometheus_io_scrape",
+  "prometheus_istio_io_scrape_targets",
+]);
+
+function clearPrometheusAnnotations(pod: Pod): void {
+  const annotations = pod.metadata.annotations ?? {};
+  for (const key of Object.keys(annotations)) if (PROMETHEUS_ANNOTATIONS.has(sanitize(key))) delete annotations[key];
+}
+
+function applyPrometheusMerge(pod: Pod, mesh: MeshConfig): void {
+  const scrapeText = annotationBySanitizedName(pod, "prometheus_io_scrape");
+  if ((scrapeText === undefined ? undefined : parseGoBool(scrapeText)) === false) return;
+  const mergeText = pod.metadata.annotations?.["prometheus.istio.io/merge-metrics"];
+  const merge = (mergeText === undefined ? undefined : parseGoBool(mergeText)) ?? mesh.enablePrometheusMerge ?? true;
+  if (!merge) return;
+  const target = String(mesh.defaultConfig?.statusPort ?? 15020);
+  if (prometheusPort(pod) === target) return;
+  const scrape = {
+    scrape: scrapeText ?? "",
+    path: annotationBySanitizedName(pod, "prometheus_io_path") ?? "",
+    port: prometheusPort(pod) ?? "",
+  };
+  if (scrape.port !== "") {
+    const port = /^[+-]?[0-9]+$/.test(scrape.port) ? Number(scrape.port) : Number.NaN;
+    if (!(port >= 1 && port <= 65535)) {
+      throw new InjectionError(
+        `failed to process pod: invalid prometheus scrape configuration: invalid port "${scrape.port}"`,
+      );
+    }
+    if (String(port) === target) {
+      throw new InjectionError(
+        `failed to process pod: invalid prometheus scrape configuration: port ${scrape.port} conflicts with agent port`,
+      );
+    }
+  }
+  const sidecar = findSidecar(pod);
+  if (sidecar && (scrape.scrape !== "" || scrape.path !== "" || scrape.port !== "")) {
+    sidecar.env = [...(sidecar.env ?? []), { name: "ISTIO_PROMETHEUS_ANNOTATIONS", value: JSON.stringify(scrape) }];
+  }
+  clearPrometheusAnnotations(pod);
+  Object.assign(pod.metadata.annotations ?? {}, {
+    "prometheus.io/port": target,
+    "prometheus.io/path": "/stats/prometheus",
+    "prometheus.io/scrape": "true",
+  });
+}
+
+function applySecurePrometheusPort(pod: Pod): void {
+  if (annotationBySanitizedName(pod, "prometheus_istio_io_secure_port") !== undefined) return;
+  const port = findSidecar(pod)?.env?.find((e) => e.name === "ENVOY_SECURE_MERGED_METRICS_PORT")?.value;
+  if (port && port !== "0") (pod.metadata.annotations ?? {})["prometheus.istio.io/secure-port"] = port;
+}
+
+// ---- Probes
+
+function applyProbeRewrite(pod: Pod, req: InjectionRequest): void {
+  const sidecar = findSidecar(pod);
+  if (!sidecar || !shouldRewriteProbes(pod.metadata.annotations ?? {}, req.settings.rewriteAppHTTPProbe)) return;
+  const meshStatusPort = req.mesh.defaultConfig?.statusPort ?? 15020;
+  const probers = dumpAppProbers(pod, meshStatusPort);
+  if (probers !== "") {
+    const env = sidecar.env ?? [];
+    const existing = env.find((e) => e.name === KUBE_APP_PROBERS_ENV);
+    if (pod.metadata.annotations?.[STATUS_ANNOTATION] !== undefined && existing?.value !== undefined) {
+      // Re-injection: probes already pointing at the agent keep their recorded targets.
+      existing.value = JSON.stringify({ ...JSON.parse(probers), ...JSON.parse(existing.value) });
+    } else {
+      sidecar.env = [...env, { name: KUBE_APP_PROBERS_ENV, value: probers }];
+    }
+  }
+  const annotated = pod.metadata.annotations?.["status.sidecar.istio.io/port"];
+  rewriteProbes(pod, annotated === undefined ? meshStatusPort : Number.parseInt(annotated, 10) || 0);
+}
+
+// ---- Order: the proxy last (first when the app waits for it), init containers around it.
+
+function moveContainer(list: Container[], name: string, where: "first" | "last" | "remove"): Container[] {
+  const match = list.find((c) => c.name === name);
+  if (!match) return list;
+  const rest = list.filter((c) => c !== match);
+  if (where === "remove") return rest;
+  return where === "first" ? [match, ...rest] : [...rest, match];
+}
+
+function reorderContainers(pod: Pod, hold: boolean): void {
+  const spec = pod.spec;
+  spec.containers = moveContainer(spec.containers, PROXY_CONTAINER, hold ? "first" : "last");
+  let init = spec.initContainers ?? [];
+  if (findContainer(PROXY_CONTAINER, init)) {
+    for (const name of [CORE_DUMP_CONTAINER, PROXY_CONTAINER, VALIDATION_CONTAINER, INIT_CONTAINER]) {
+      init = moveContainer(init, name, "first");
+    }
+  } else {
+    init = moveContainer(init, VALIDATION_CONTAINER, "first");
+    init = moveContainer(init, INIT_CONTAINER, "last");
+    init = moveContainer(init, CORE_DUMP_CONTAINER, "last");
+  }
+  if (spec.initContainers !== undefined || init.length > 0) spec.initContainers = init;
+}

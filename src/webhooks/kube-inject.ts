@@ -1,0 +1,113 @@
+// `sluice kube-inject`: the injector run offline over workload manifests, as istioctl kube-inject
+// does (Istio's IntoResourceFile/IntoObject). The pod template of each workload is injected with the
+// webhook's own code and the resulting JSON Patch applied to it; other objects pass through.
+import { stringify } from "yaml";
+import { decodeConfigText } from "../config/decode.ts";
+import type { ConfigObject, MeshConfig } from "../config/index.ts";
+import { injectPod } from "./inject/inject.ts";
+import { applyPatch } from "./inject/jsonpatch.ts";
+import { deployMetaFromPod, type ObjectMeta, type Pod, type PodSpec, type TypeMeta } from "./inject/pod.ts";
+import { injectRequired } from "./inject/policy.ts";
+import type { InjectionSettings } from "./inject/settings.ts";
+
+export interface KubeInjectOptions {
+  mesh: MeshConfig;
+  settings: InjectionSettings;
+  /** Why a workload was left alone ("===> Skipping injection because ..."). */
+  warn: (message: string) => void;
+}
+
+/** Kinds whose `spec.template` is a pod template (Istio's injectScheme kinds). */
+const POD_TEMPLATE_KINDS = new Set([
+  "Deployment",
+  "StatefulSet",
+  "DaemonSet",
+  "ReplicaSet",
+  "ReplicationController",
+  "Job",
+  "DeploymentConfig",
+]);
+
+/** Every document of `text` injected where it holds a workload, as YAML documents each ended by `---`. */
+export function kubeInjectText(text: string, file: string, opts: KubeInjectOptions): string {
+  let out = "";
+  for (const doc of decodeConfigText(text, file)) {
+    if (!doc.object) throw new Error(`${doc.position.file}:${doc.position.line}: ${doc.error ?? "cannot decode"}`);
+    out += `${stringify(kubeInjectObject(doc.object, opts), { sortMapEntries: true, lineWidth: 0, indentSeq: false })}---\n`;
+  }
+  return out;
+}
+
+interface PodTemplateRef {
+  metadata: ObjectMeta;
+  spec: PodSpec;
+  set: (metadata: ObjectMeta, spec: PodSpec) => void;
+}
+
+/** The object with its pod template injected; objects without one come back unchanged. */
+export function kubeInjectObject(obj: ConfigObject, opts: KubeInjectOptions): ConfigObject {
+  const out = structuredClone(obj);
+  const template = podTemplateOf(out);
+  if (!template) return out;
+  const workload = { name: out.metadata.name ?? "", namespace: out.metadata.namespace ?? "" };
+  const pod: Pod = { metadata: template.metadata, spec: template.spec };
+  const owner =
+    out.kind === "Pod"
+      ? deployMetaFromPod(pod)
+      : { deploy: workload, typeMeta: { apiVersion: out.apiVersion, kind: out.kind } as TypeMeta };
+  const name = template.metadata.name || workload.name;
+  const fullName = workload.namespace ? `${workload.namespace}/${name}` : name;
+  const what = out.kind ? `${out.kind} "${fullName}"` : `"${fullName}"`;
+  if (pod.spec.hostNetwork) {
+    opts.warn(`===> Skipping injection because ${what} has host networking enabled\n`);
+    return out;
+  }
+  // kube-inject always injects unless the pod opts out; the namespace's policy is the cluster's business.
+  if (!injectRequired("enabled", pod.spec, pod.metadata)) {
+    opts.warn(`===> Skipping injection because ${what} has sidecar injection disabled\n`);
+    return out;
+  }
+  const { patch } = injectPod({ pod, mesh: opts.mesh, settings: opts.settings, owner });
+  const injected = applyPatch(pod, patch);
+  template.set(injected.metadata, injected.spec);
+  return out;
+}
+
+function podTemplateOf(obj: ConfigObject): PodTemplateRef | undefined {
+  const spec = obj.spec as { template?: Pod; jobTemplate?: { metadata?: ObjectMeta; spec?: { template?: Pod } } };
+  if (obj.kind === "Pod") {
+    return {
+      metadata: obj.metadata as ObjectMeta,
+      spec: obj.spec as PodSpec,
+      set: (metadata, podSpec) => {
+        obj.metadata = metadata;
+        obj.spec = podSpec;
+      },
+    };
+  }
+  if (obj.kind === "CronJob" && spec?.jobTemplate?.spec?.template) {
+    // As Istio does, a CronJob's labels and annotations go on its job template, not the pod template.
+    const jobTemplate = spec.jobTemplate;
+    const podTemplate = spec.jobTemplate.spec.template;
+    return {
+      metadata: jobTemplate.metadata ?? {},
+      spec: podTemplate.spec,
+      set: (metadata, podSpec) => {
+        jobTemplate.metadata = metadata;
+        podTemplate.spec = podSpec;
+      },
+    };
+  }
+  if (POD_TEMPLATE_KINDS.has(obj.kind) && spec?.template) {
+    const podTemplate = spec.template;
+    return {
+      metadata: podTemplate.metadata ?? {},
+      spec: podTemplate.spec,
+      set: (metadata, podSpec) => {
+        podTemplate.metadata = metadata;
+        podTemplate.spec = podSpec;
+      },
+    };
+  }
+  return undefined;
+}
