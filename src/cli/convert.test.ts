@@ -114,6 +114,78 @@ spec:
     );
   });
 
+  test("--status resolves the gateway's Service and a Hostname backend through the registry sluiced would build", () => {
+    const input = join(dir, "registry.yaml");
+    writeFileSync(
+      input,
+      `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: web, namespace: infra}
+spec:
+  gatewayClassName: istio
+  listeners: [{name: http, port: 80, protocol: HTTP}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: ext, namespace: infra}
+spec:
+  parentRefs: [{name: web}]
+  rules: [{backendRefs: [{group: networking.istio.io, kind: Hostname, name: api.example.com, port: 443}]}]
+---
+apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata: {name: api, namespace: infra}
+spec: {hosts: [api.example.com], ports: [{number: 443, name: https, protocol: HTTPS}], resolution: DNS}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web-istio, namespace: infra}
+spec:
+  clusterIP: 10.96.0.9
+  ports: [{name: http, port: 80, targetPort: 8080}]
+  selector: {gateway.networking.k8s.io/gateway-name: web}
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: web-istio-1, namespace: infra, labels: {kubernetes.io/service-name: web-istio}}
+addressType: IPv4
+endpoints: [{addresses: [10.1.0.1], conditions: {ready: true}}]
+ports: [{name: http, port: 8080}]
+`,
+    );
+    const { code, stdout, stderr } = sluice(["x", "convert", "-f", input, "--status", "-o", "json"]);
+    assert.equal(code, 0, stderr);
+    type Condition = { type: string; status: string; message: string };
+    const docs = JSON.parse(stdout) as {
+      kind: string;
+      status: { conditions?: Condition[]; parents?: { conditions: Condition[] }[] };
+    }[];
+    const programmed = docs.find((d) => d.kind === "Gateway")?.status.conditions?.find((c) => c.type === "Programmed");
+    assert.equal(
+      programmed?.message,
+      "Resource programmed, assigned to service(s) web-istio.infra.svc.cluster.local:80",
+    );
+    const resolved = docs
+      .find((d) => d.kind === "HTTPRoute")
+      ?.status.parents?.[0].conditions.find((c) => c.type === "ResolvedRefs");
+    assert.equal(resolved?.status, "True");
+  });
+
+  test("a registry object that fails validation is left out with a warning", () => {
+    const input = join(dir, "bad-serviceentry.yaml");
+    writeFileSync(
+      input,
+      `apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata: {name: api, namespace: infra}
+spec: {hosts: [], ports: [{number: 443, name: https, protocol: HTTPS}]}
+`,
+    );
+    const { code, stderr } = sluice(["x", "convert", "-f", input]);
+    assert.equal(code, 0);
+    assert.match(stderr, /Warning: ServiceEntry infra\/api left out of the service registry: spec\.hosts/);
+  });
+
   test("a missing file is a usage error", () => {
     const { code, stderr } = sluice(["x", "convert", "-f", join(dir, "absent.yaml")]);
     assert.equal(code, 2);

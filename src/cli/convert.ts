@@ -6,7 +6,6 @@ import { existsSync } from "node:fs";
 import type { CommandModule } from "yargs";
 import { STDIN_PATH } from "../config/decode-paths.ts";
 import type { ConfigObject } from "../config/index.ts";
-import type { RegistryService } from "../gatewayapi/index.ts";
 import { EXIT_INVALID, EXIT_OK } from "./exit-codes.ts";
 import { filenameOption } from "./filename-option.ts";
 
@@ -19,28 +18,6 @@ interface ConvertArgs {
   output: OutputFormat;
   domain: string;
   "alpha-gateway-api": boolean;
-}
-
-/**
- * Services as file mode knows them: the Kubernetes Services among the inputs, with their ports and
- * labels. Without a cluster there are no endpoints, so gateway statuses report none found.
- */
-export function servicesFromObjects(objects: readonly ConfigObject[], domainSuffix: string): RegistryService[] {
-  return objects
-    .filter((o) => o.apiVersion === "v1" && o.kind === "Service")
-    .map((o) => {
-      const namespace = o.metadata.namespace ?? "default";
-      const ports = (
-        (o.spec as { ports?: { name?: string; port: number; protocol?: string }[] } | undefined)?.ports ?? []
-      ).map((p) => ({ name: p.name, port: p.port, protocol: p.protocol }));
-      return {
-        hostname: `${o.metadata.name}.${namespace}.svc.${domainSuffix}`,
-        namespace,
-        ports,
-        labels: o.metadata.labels,
-        endpoints: [],
-      };
-    });
 }
 
 /** Documents as Istio's goldens print them: YAML, each followed by a "---" line; or a JSON array. */
@@ -85,26 +62,28 @@ export const convertCommand: CommandModule<object, ConvertArgs> = {
       .epilogue(
         [
           "Reads Gateway API resources and any Kubernetes objects they reference (Services, Secrets, ConfigMaps,",
-          "Namespaces, ReferenceGrants). Output: Istio Gateways, then VirtualServices, then DestinationRules, each",
+          "Namespaces, ReferenceGrants). Services, EndpointSlices, Pods and ServiceEntries among them make the service",
+          "registry gateway addresses are resolved against, as in a cluster.",
+          "Output: Istio Gateways, then VirtualServices, then DestinationRules, each",
           "document followed by a '---' line. With --status: one document per object whose status would change.",
           "Exit status: 0 converted, 1 some document could not be read, 2 usage error.",
         ].join("\n"),
       ),
   handler: async (argv) => {
-    const [{ readConfigPaths }, { convertResources, staticServiceLookup }] = await Promise.all([
+    const [{ readConfigPaths }, { convertObjects }] = await Promise.all([
       import("../config/decode.ts"),
-      import("../gatewayapi/index.ts"),
+      import("./convert-state.ts"),
     ]);
     const decoded = readConfigPaths(argv.filename);
     for (const doc of decoded) {
       if (doc.error) process.stderr.write(`Error: ${doc.position.file}:${doc.position.line}: ${doc.error}\n`);
     }
     const objects = decoded.flatMap((d) => (d.object ? [d.object] : []));
-    const result = convertResources(
-      objects,
-      { domainSuffix: argv.domain, alphaGatewayApi: argv["alpha-gateway-api"] },
-      staticServiceLookup(servicesFromObjects(objects, argv.domain)),
-    );
+    const { result, problems } = convertObjects(objects, {
+      domainSuffix: argv.domain,
+      alphaGatewayApi: argv["alpha-gateway-api"],
+    });
+    for (const problem of problems) process.stderr.write(`Warning: ${problem}\n`);
     process.stdout.write(await formatDocuments(argv.status ? result.statuses : result.config, argv.output));
     process.exitCode = decoded.some((d) => d.error) ? EXIT_INVALID : EXIT_OK;
   },

@@ -3,11 +3,11 @@
 // from the config store. Start it once the first config load is done.
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
-import { KINDS, kindKey, type MeshConfig } from "../config/index.ts";
+import { type ConfigObject, KINDS, kindKey, type MeshConfig } from "../config/index.ts";
 import { type ConversionResult, liveConversion, registryServiceView } from "../gatewayapi/index.ts";
-import type { Singleton } from "../krt/index.ts";
+import type { Collection, Singleton } from "../krt/index.ts";
 import { buildPushContext, type PushContext } from "../model/index.ts";
-import { ServiceRegistry } from "../registry/index.ts";
+import { type RegistryInputs, ServiceRegistry } from "../registry/index.ts";
 import type { ConfigStore } from "../sources/index.ts";
 import { configDumpEndpoint, typedConfigDump } from "./configdump.ts";
 import { GeneratorRegistry, loadGeneratorPlugins } from "./generator.ts";
@@ -136,22 +136,24 @@ export async function startDiscovery(options: DiscoveryOptions): Promise<Discove
   };
 }
 
+/** The kind (key) of the store collection behind each registry input. */
+export const REGISTRY_KINDS: Readonly<Record<keyof RegistryInputs, string>> = {
+  services: kindKey("", "Service"),
+  endpointSlices: kindKey("discovery.k8s.io", "EndpointSlice"),
+  endpoints: kindKey("", "Endpoints"),
+  pods: kindKey("", "Pod"),
+  nodes: kindKey("", "Node"),
+  serviceEntries: kindKey("networking.istio.io", "ServiceEntry"),
+  workloadEntries: kindKey("networking.istio.io", "WorkloadEntry"),
+  workloadGroups: kindKey("networking.istio.io", "WorkloadGroup"),
+};
+
 /** The service registry over the store's collections (Services, EndpointSlices, Pods, ServiceEntries, ...). */
 export function storeRegistry(store: ConfigStore, mesh: MeshConfig, domainSuffix: string): ServiceRegistry {
-  const kind = (group: string, name: string) => store.collection(kindKey(group, name));
-  return new ServiceRegistry(
-    {
-      services: kind("", "Service"),
-      endpointSlices: kind("discovery.k8s.io", "EndpointSlice"),
-      endpoints: kind("", "Endpoints"),
-      pods: kind("", "Pod"),
-      nodes: kind("", "Node"),
-      serviceEntries: kind("networking.istio.io", "ServiceEntry"),
-      workloadEntries: kind("networking.istio.io", "WorkloadEntry"),
-      workloadGroups: kind("networking.istio.io", "WorkloadGroup"),
-    },
-    { domainSuffix, mesh },
-  );
+  const inputs = Object.fromEntries(
+    Object.entries(REGISTRY_KINDS).map(([input, kind]) => [input, store.collection(kind)]),
+  ) as Record<keyof RegistryInputs, Collection<ConfigObject>>;
+  return new ServiceRegistry(inputs, { domainSuffix, mesh });
 }
 
 // Kinds the Gateway API conversion reads besides its own (what it looks up by reference).

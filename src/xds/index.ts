@@ -11,6 +11,7 @@ export {
 export {
   type Discovery,
   type DiscoveryOptions,
+  REGISTRY_KINDS,
   startDiscovery,
   storeGatewayConversion,
   storePush,
