@@ -1,0 +1,6 @@
+// The monitoring and debug HTTP server of sluiced: /metrics, /version, /ready and Istio's /debug
+// endpoints (also served over xDS through the discovery's DebugEndpoints), with Istio's debug auth.
+export { authorizeDebugCall, type DebugAccess, type DebugCall, isLoopback } from "./auth.ts";
+export { byteCount, type DebugSources, registerDebugEndpoints } from "./debug.ts";
+export { registerMonitoringMetrics } from "./monitoring.ts";
+export { type AdminServer, type AdminServerOptions, parseListenAddress, startAdminServer } from "./server.ts";
