@@ -41,6 +41,9 @@ export class Backend {
   failAll?: status;
   /** Calls wait this long before answering. */
   holdMs = 0;
+  /** Calls wait until `release()`. */
+  holding = false;
+  private readonly held: (() => void)[] = [];
   port = 0;
   private readonly timers = new Set<NodeJS.Timeout>();
 
@@ -57,6 +60,7 @@ export class Backend {
         } else if (this.failAll !== undefined) callback({ code: this.failAll, details: `${name} is unhealthy` });
         else callback(null, Buffer.from(name));
       };
+      if (this.holding) return void this.held.push(answer);
       if (this.holdMs === 0) return answer();
       const timer = setTimeout(() => {
         this.timers.delete(timer);
@@ -78,7 +82,14 @@ export class Backend {
     return this.port;
   }
 
+  /** Answers the held calls and stops holding. */
+  release(): void {
+    this.holding = false;
+    for (const answer of this.held.splice(0)) answer();
+  }
+
   stop(): void {
+    this.release();
     for (const t of this.timers) clearTimeout(t);
     this.server.forceShutdown();
   }

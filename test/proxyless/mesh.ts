@@ -74,10 +74,10 @@ export class ControlPlane {
     await server.pushesDone();
     await waitFor(() => {
       const conn = server.syncStatus().find((s) => s.proxy.id === proxyId);
+      // A proxy not connected yet gets the new config when it connects.
       return (
-        conn !== undefined &&
-        conn.pushVersion === server.pushContext?.version &&
-        conn.types.every((t) => t.state !== "STALE")
+        conn === undefined ||
+        (conn.pushVersion === server.pushContext?.version && conn.types.every((t) => t.state !== "STALE"))
       );
     }, `${proxyId} to answer the push`);
   }
