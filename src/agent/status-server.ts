@@ -195,7 +195,8 @@ export async function startStatusServer(options: StatusServerOptions): Promise<S
     if (!fromLocalhost(request)) return httpError(reply, 403, "Only requests from localhost are allowed");
     const table = options.nameTable?.();
     if (!table) return reply.code(404).send("{}");
-    return reply.header("content-type", "application/json").send(toJsonString(nds.NameTableSchema, table));
+    // A Buffer, so the content type stays as Go writes it (no charset).
+    return reply.header("content-type", "application/json").send(Buffer.from(toJsonString(nds.NameTableSchema, table)));
   });
 
   statusPort = await listen(app, options.host, options.port);
