@@ -61,6 +61,7 @@ export function classifyEvents(
   const inbound: InboundType[] = [];
   for (const event of events) {
     const { key } = event;
+    if (gatewayApiStatusOnly(event)) continue;
     const obj = (event.new ?? event.old) as ConfigObject;
     const namespace = key.namespace;
     const endpointOnly = (hosts: ConfigKey[], type: InboundType = "eds") => {
@@ -121,6 +122,23 @@ function reasonFor(kind: string): TriggerReason {
   if (kind === KIND.namespace) return "namespace";
   if (kind === KIND.secret) return "secret";
   return "config";
+}
+
+const GATEWAY_API_GROUP = "gateway.networking.k8s.io/";
+
+/**
+ * A Gateway API object whose status alone changed (the gateway controller's own status write coming
+ * back): the Istio config converted from it is the same, so it asks for no push. Istio pushes for
+ * Gateway API only when the converted config changes.
+ */
+function gatewayApiStatusOnly(event: ConfigEvent): boolean {
+  if (event.type !== "update" || !event.key.kindKey.startsWith(GATEWAY_API_GROUP)) return false;
+  const { old, new: next } = event;
+  return (
+    isDeepStrictEqual(old?.spec, next?.spec) &&
+    isDeepStrictEqual(old?.metadata.labels, next?.metadata.labels) &&
+    isDeepStrictEqual(old?.metadata.annotations, next?.metadata.annotations)
+  );
 }
 
 /** The labels before and after the change: a workload leaving a service matters as much as one joining. */

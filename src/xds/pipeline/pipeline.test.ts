@@ -163,6 +163,27 @@ test("a Service whose selector alone changed is incremental; any other Service c
   assert.equal(pushes[2].full, true);
 });
 
+test("a Gateway API object whose status alone changed asks for no push; a spec change does", async () => {
+  const { memory, clock, pushes } = setup();
+  const route = (path: string, status?: unknown): ConfigObject => ({
+    apiVersion: "gateway.networking.k8s.io/v1",
+    kind: "HTTPRoute",
+    metadata: { name: "shop", namespace: "shop" },
+    spec: { rules: [{ matches: [{ path: { type: "PathPrefix", value: path } }] }] },
+    ...(status === undefined ? {} : { status }),
+  });
+  memory.apply(route("/a"));
+  await clock.advance(100);
+  assert.equal(pushes.length, 1);
+  memory.apply(route("/a", { parents: [] }));
+  await clock.advance(100);
+  assert.equal(pushes.length, 1);
+  memory.apply(route("/b", { parents: [] }));
+  await clock.advance(100);
+  assert.equal(pushes.length, 2);
+  assert.deepEqual(keys(pushes[1]), ["gateway.networking.k8s.io/HTTPRoute/shop/shop"]);
+});
+
 test("changes close together are one push; metrics count triggers, inbound updates, services and timings", async () => {
   const { memory, clock, pushes, metrics } = setup();
   memory.apply(service("reviews", { app: "reviews" }));
