@@ -62,5 +62,5 @@ export async function authorizeDebugCall(
   if (restrictedTo !== undefined && !NAMESPACE_DEBUGGERS.has(call.endpoint)) {
     return { allowed: false, status: 403, reason: `namespace ${namespace} may not use ${call.endpoint}` };
   }
-  return { allowed: true, callerNamespace: restrictedTo };
+  return restrictedTo === undefined ? { allowed: true } : { allowed: true, callerNamespace: restrictedTo };
 }

@@ -23,7 +23,7 @@ import {
   storeRegistry,
   TypeUrl,
 } from "../xds/index.ts";
-import type { DebugSources } from "./debug.ts";
+import { byteCount, type DebugSources } from "./debug.ts";
 import { type AdminServer, type AdminServerOptions, parseListenAddress, startAdminServer } from "./server.ts";
 
 const mesh = DEFAULT_MESH_CONFIG;
@@ -601,6 +601,44 @@ test("the xDS debug generator serves the same functions (one implementation for 
     (syncz as { proxy: string }[]).map((s) => s.proxy),
     ["app-1.shop"],
   );
+});
+
+test("one server without --monitoringAddr; --profile off; injection templates; ENABLE_DEBUG_ON_HTTP off", async () => {
+  const single = await startAdminServer(
+    adminOptions({
+      monitoringAddr: "",
+      debugEndpoints: new DebugEndpoints(),
+      debug: { ...debugSources(), injectTemplates: () => ({ sidecar: "containers: []" }) },
+      profiling: false,
+    }),
+  );
+  const noDebug = await startAdminServer(adminOptions({ monitoringAddr: "", debugOnHttp: false }));
+  try {
+    const port = single.httpPort ?? 0;
+    assert.equal(single.monitoringPort, undefined);
+    for (const path of ["/metrics", "/version", "/ready"]) assert.equal((await call(port, path)).status, 200, path);
+    assert.equal((await call(port, "/debug/pprof/cmdline")).status, 404);
+    assert.doesNotMatch((await call(port, "/debug")).body, /pprof/);
+    const inject = await call(port, "/debug/inject?pretty");
+    assert.deepEqual(JSON.parse(inject.body), { sidecar: "containers: []" });
+    assert.equal((await call(noDebug.httpPort ?? 0, "/debug/configz")).status, 404);
+    assert.equal((await call(noDebug.httpPort ?? 0, "/debug")).status, 404);
+  } finally {
+    await single.stop();
+    await noDebug.stop();
+  }
+});
+
+test("cachez sizes use Istio's ByteCount units", () => {
+  assert.deepEqual([0, 999, 1000, 1234, 999_949, 1_500_000, 2_000_000_000].map(byteCount), [
+    "0B",
+    "999B",
+    "1.0kB",
+    "1.2kB",
+    "999.9kB",
+    "1.5MB",
+    "2.0GB",
+  ]);
 });
 
 test("force_disconnect exists only with UNSAFE_ENABLE_ADMIN_ENDPOINTS and ends the proxy's stream", async () => {
