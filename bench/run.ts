@@ -26,10 +26,12 @@ const { values: flags } = parseArgs({
     services: { type: "string" },
     runs: { type: "string" },
     templates: { type: "string" },
+    micro: { type: "string" },
     endpoints: { type: "string", default: "10" },
     proxies: { type: "string", default: "100,500,2000" },
     meshes: { type: "string", default: "scoped,unscoped" },
     protocols: { type: "string", default: "sotw,delta" },
+    "sluiced-profile": { type: "string" },
   },
 });
 const suites = flags.suite === "all" ? ["registry", "micro", "load"] : list(flags.suite ?? "");
@@ -43,6 +45,7 @@ if (suites.includes("micro")) {
       services: number(flags.services, DEFAULT_MICRO.services),
       runs: number(flags.runs, DEFAULT_MICRO.runs),
       templates: flags.templates ? list(flags.templates) : DEFAULT_MICRO.templates,
+      groups: flags.micro ? list(flags.micro) : DEFAULT_MICRO.groups,
     }),
   );
 }
@@ -65,6 +68,7 @@ if (suites.includes("load")) {
     proxies: list(flags.proxies ?? "").map(Number),
     meshes: list(flags.meshes ?? "") as LoadOptions["meshes"],
     protocols: list(flags.protocols ?? "") as LoadOptions["protocols"],
+    sluicedProfileDir: flags["sluiced-profile"],
   };
   for (const report of await runLoad(options)) {
     printLoadReport(report);

@@ -29,6 +29,8 @@ export interface LoadOptions {
   proxies: number[];
   meshes: MeshKind[];
   protocols: Protocol[];
+  /** Write a CPU profile of each sluiced run (node --cpu-prof) into this directory. */
+  sluicedProfileDir?: string;
 }
 
 export interface ChangeReport {
@@ -104,8 +106,9 @@ function startServer(child: ChildProcess, matches: (line: Record<string, unknown
   });
 }
 
-function startSluiced(dir: string): { child: ChildProcess; port: Promise<number> } {
-  const args = ["bin/sluiced.js", "--configDir", dir, "--grpcAddr", "127.0.0.1:0", "--secureGRPCAddr", ""];
+function startSluiced(dir: string, profileDir?: string): { child: ChildProcess; port: Promise<number> } {
+  const profile = profileDir ? ["--cpu-prof", "--cpu-prof-dir", profileDir] : [];
+  const args = [...profile, "bin/sluiced.js", "--configDir", dir, "--grpcAddr", "127.0.0.1:0", "--secureGRPCAddr", ""];
   const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
   const port = startServer(child, (line) =>
     line.msg === "xDS server listening" && typeof line.grpcPort === "number" ? line.grpcPort : undefined,
@@ -183,13 +186,13 @@ async function stop(child: ChildProcess): Promise<void> {
   await exited;
 }
 
-async function runOne(shape: MeshShape, protocol: Protocol, n: number): Promise<LoadReport> {
+async function runOne(shape: MeshShape, protocol: Protocol, n: number, profileDir?: string): Promise<LoadReport> {
   const dir = mkdtempSync(join(tmpdir(), "sluice-load-"));
   const recording = join(dir, "recording.json");
   const configDir = join(dir, "config");
   writeMesh(configDir, shape);
   const proxies = Array.from({ length: n }, (_, i) => proxyIdentity(shape, i));
-  const sluiced = startSluiced(configDir);
+  const sluiced = startSluiced(configDir, profileDir);
   try {
     const port = await sluiced.port;
     const pid = sluiced.child.pid ?? 0;
@@ -252,7 +255,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadReport[]> {
   for (const kind of options.meshes) {
     for (const protocol of options.protocols) {
       for (const n of options.proxies) {
-        reports.push(await runOne({ kind, services: options.services, endpoints: options.endpoints }, protocol, n));
+        const shape = { kind, services: options.services, endpoints: options.endpoints };
+        reports.push(await runOne(shape, protocol, n, options.sluicedProfileDir));
       }
     }
   }
