@@ -1,0 +1,30 @@
+// Istio's admission webhooks: config validation and sidecar injection over HTTPS, and the same
+// injection offline for `sluice kube-inject`.
+export { type AdmissionResponse, decodeAdmissionReview, encodeAdmissionResponse } from "./admission.ts";
+export {
+  InjectionError,
+  type InjectionRequest,
+  type InjectionResult,
+  injectPod,
+  STATUS_ANNOTATION,
+} from "./inject/inject.ts";
+export { applyPatch, createPatch, type PatchOperation } from "./inject/jsonpatch.ts";
+export type { Pod } from "./inject/pod.ts";
+export { injectRequired, webhookSelects } from "./inject/policy.ts";
+export {
+  DEFAULT_INJECTION_SETTINGS,
+  DEFAULT_PROXY_TAG,
+  type InjectionPolicy,
+  type InjectionSettings,
+  nativeSidecarsFromEnv,
+} from "./inject/settings.ts";
+export { TEMPLATES } from "./inject/templates.ts";
+export { type KubeInjectOptions, kubeInjectObject, kubeInjectText } from "./kube-inject.ts";
+export {
+  MAX_REQUEST_BODY_BYTES,
+  parseInjectEnvs,
+  startWebhookServer,
+  type WebhookServer,
+  type WebhookServerOptions,
+} from "./server.ts";
+export { validateAdmission } from "./validate.ts";

@@ -1,0 +1,309 @@
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { request } from "node:https";
+import { after, before, describe, it } from "node:test";
+import { pino } from "pino";
+import { TestCerts } from "../../test/xds/certs.ts";
+import { DEFAULT_MESH_CONFIG } from "../config/index.ts";
+import { applyPatch, type PatchOperation } from "./inject/jsonpatch.ts";
+import type { Pod } from "./inject/pod.ts";
+import { assertValidPod } from "./inject/pod-check.ts";
+import { DEFAULT_INJECTION_SETTINGS } from "./inject/settings.ts";
+import { MAX_REQUEST_BODY_BYTES, parseInjectEnvs, startWebhookServer, type WebhookServer } from "./server.ts";
+
+interface Reply {
+  status: number;
+  contentType: string;
+  text: string;
+}
+
+interface ReviewReply {
+  kind?: string;
+  apiVersion?: string;
+  response: {
+    uid: string;
+    allowed: boolean;
+    status?: { message: string };
+    patch?: string;
+    patchType?: string;
+    warnings?: string[];
+  };
+}
+
+let certs: TestCerts;
+let server: WebhookServer;
+let ca: Buffer;
+
+before(async () => {
+  certs = new TestCerts();
+  certs.issue("istiod", "DNS:istiod.istio-system.svc,IP:127.0.0.1");
+  ca = readFileSync(certs.file("ca.crt"));
+  server = await startWebhookServer({
+    cert: readFileSync(certs.file("istiod.crt")),
+    key: readFileSync(certs.file("istiod.key")),
+    host: "127.0.0.1",
+    port: 0,
+    mesh: () => DEFAULT_MESH_CONFIG,
+    injection: DEFAULT_INJECTION_SETTINGS,
+    log: pino({ level: "silent" }),
+  });
+});
+
+after(async () => {
+  await server.stop();
+  certs.remove();
+});
+
+function post(path: string, body: string | Buffer, contentType = "application/json"): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { host: "127.0.0.1", port: server.port, path, method: "POST", ca, headers: { "content-type": contentType } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            contentType: String(res.headers["content-type"] ?? ""),
+            text: Buffer.concat(chunks).toString("utf8"),
+          }),
+        );
+      },
+    );
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+function review(apiVersion: string, request: object): string {
+  return JSON.stringify({ apiVersion, kind: "AdmissionReview", request });
+}
+
+async function admit(path: string, apiVersion: string, request: object): Promise<ReviewReply> {
+  const reply = await post(path, review(apiVersion, request));
+  assert.equal(reply.status, 200, reply.text);
+  return JSON.parse(reply.text) as ReviewReply;
+}
+
+const VALID_VS = {
+  apiVersion: "networking.istio.io/v1",
+  kind: "VirtualService",
+  metadata: { name: "reviews", namespace: "default" },
+  spec: { hosts: ["reviews"], http: [{ route: [{ destination: { host: "reviews" } }] }] },
+};
+
+const INVALID_VS = {
+  ...VALID_VS,
+  spec: { hosts: ["reviews"], http: [{ route: [{ destination: { host: "reviews" }, weight: -1 }] }] },
+};
+
+describe("/validate", () => {
+  for (const apiVersion of ["admission.k8s.io/v1", "admission.k8s.io/v1beta1"]) {
+    it(`answers ${apiVersion} with the same version and the request's uid`, async () => {
+      const out = await admit("/validate", apiVersion, { uid: "u-1", operation: "CREATE", object: VALID_VS });
+      assert.equal(out.apiVersion, apiVersion);
+      assert.equal(out.kind, "AdmissionReview");
+      assert.deepEqual(out.response, { uid: "u-1", allowed: true });
+    });
+
+    it(`denies invalid config with Istio's message (${apiVersion})`, async () => {
+      const out = await admit("/validate", apiVersion, { uid: "u-2", operation: "UPDATE", object: INVALID_VS });
+      assert.equal(out.apiVersion, apiVersion);
+      assert.equal(out.response.uid, "u-2");
+      assert.equal(out.response.allowed, false);
+      assert.match(out.response.status?.message ?? "", /^configuration is invalid: /);
+    });
+  }
+
+  it("rejects a kind it does not know, naming group, version and kind", async () => {
+    const object = { apiVersion: "networking.istio.io/v1", kind: "Frobnicator", metadata: { name: "x" }, spec: {} };
+    const out = await admit("/validate", "admission.k8s.io/v1", { uid: "u", operation: "CREATE", object });
+    assert.equal(out.response.allowed, false);
+    assert.equal(out.response.status?.message, "unrecognized type networking.istio.io/v1, Kind=Frobnicator");
+  });
+
+  it("validates any version of a known kind", async () => {
+    const object = { ...VALID_VS, apiVersion: "networking.istio.io/v1alpha2" };
+    const out = await admit("/validate", "admission.k8s.io/v1", { uid: "u", operation: "CREATE", object });
+    assert.equal(out.response.allowed, true);
+  });
+
+  it("rejects unknown top-level fields once the rest is valid", async () => {
+    const object = { ...VALID_VS, extra: 1 };
+    const out = await admit("/validate", "admission.k8s.io/v1", { uid: "u", operation: "CREATE", object });
+    assert.equal(out.response.allowed, false);
+    assert.equal(out.response.status?.message, 'unknown field "extra" on VirtualService resource default/reviews');
+  });
+
+  it("returns warnings with an allowed answer", async () => {
+    const object = {
+      apiVersion: "networking.istio.io/v1",
+      kind: "Gateway",
+      metadata: { name: "gw", namespace: "default" },
+      spec: {
+        selector: { istio: "ingressgateway" },
+        servers: [
+          {
+            port: { number: 443, name: "tls", protocol: "TLS" },
+            hosts: ["*"],
+            tls: { mode: "PASSTHROUGH", serverCertificate: "/etc/cert.pem", privateKey: "/etc/key.pem" },
+          },
+        ],
+      },
+    };
+    const out = await admit("/validate", "admission.k8s.io/v1", { uid: "u", operation: "CREATE", object });
+    assert.equal(out.response.allowed, true);
+    assert.deepEqual(out.response.warnings, ["PASSTHROUGH mode does not use certificates, they will be ignored"]);
+  });
+
+  it("allows DELETE without looking at the object", async () => {
+    const out = await admit("/validate", "admission.k8s.io/v1", { uid: "u", operation: "DELETE", object: INVALID_VS });
+    assert.deepEqual(out.response, { uid: "u", allowed: true });
+  });
+
+  it("applies the always-reject annotation", async () => {
+    const object = {
+      ...VALID_VS,
+      metadata: { ...VALID_VS.metadata, annotations: { "internal.istio.io/webhook-always-reject": "true" } },
+    };
+    const out = await admit("/validate", "admission.k8s.io/v1", { uid: "u", operation: "CREATE", object });
+    assert.equal(
+      out.response.status?.message,
+      'configuration is invalid: "internal.istio.io/webhook-always-reject" annotation found, rejecting',
+    );
+  });
+
+  it("answers 415 to another content type", async () => {
+    const reply = await post("/validate", review("admission.k8s.io/v1", { uid: "u" }), "text/yaml");
+    assert.equal(reply.status, 415);
+    assert.equal(reply.text, "invalid Content-Type, want `application/json`\n");
+  });
+
+  it("answers 400 to a body over 6 MiB, and to an empty body", async () => {
+    const big = await post("/validate", Buffer.alloc(MAX_REQUEST_BODY_BYTES + 1, 32));
+    assert.equal(big.status, 400);
+    assert.equal(big.text, `Request entity too large: limit is ${MAX_REQUEST_BODY_BYTES}\n`);
+    const empty = await post("/validate", "");
+    assert.equal(empty.status, 400);
+    assert.equal(empty.text, "no body found\n");
+  });
+
+  it("answers a body that is not an AdmissionReview with 200 and a denial", async () => {
+    const reply = await post("/validate", "{not json");
+    assert.equal(reply.status, 200);
+    const out = JSON.parse(reply.text) as ReviewReply;
+    assert.equal(out.apiVersion, undefined);
+    assert.equal(out.response.allowed, false);
+    assert.match(out.response.status?.message ?? "", /^could not decode body: /);
+  });
+});
+
+const APP_POD: Pod = {
+  apiVersion: "v1",
+  kind: "Pod",
+  metadata: {
+    generateName: "reviews-v1-7d9f8b-",
+    namespace: "",
+    labels: { app: "reviews", version: "v1", "pod-template-hash": "7d9f8b" },
+    ownerReferences: [{ apiVersion: "apps/v1", kind: "ReplicaSet", name: "reviews-v1-7d9f8b", controller: true }],
+  },
+  spec: {
+    containers: [
+      {
+        name: "reviews",
+        image: "reviews:1",
+        ports: [{ name: "http", containerPort: 9080, protocol: "TCP" }],
+        livenessProbe: { httpGet: { path: "/health", port: 9080 }, timeoutSeconds: 1 },
+      },
+    ],
+  },
+};
+
+function patchOf(out: ReviewReply): PatchOperation[] {
+  assert.equal(out.response.patchType, "JSONPatch");
+  return JSON.parse(Buffer.from(out.response.patch ?? "", "base64").toString("utf8")) as PatchOperation[];
+}
+
+describe("/inject", () => {
+  for (const apiVersion of ["admission.k8s.io/v1", "admission.k8s.io/v1beta1"]) {
+    it(`patches a pod into a valid injected pod (${apiVersion})`, async () => {
+      const out = await admit("/inject", apiVersion, { uid: "p-1", namespace: "bookinfo", object: APP_POD });
+      assert.equal(out.apiVersion, apiVersion);
+      assert.equal(out.response.uid, "p-1");
+      assert.equal(out.response.allowed, true);
+      const pod = applyPatch(APP_POD, patchOf(out));
+      assertValidPod(pod);
+      assert.deepEqual(
+        pod.spec.containers.map((c) => c.name),
+        ["reviews", "istio-proxy"],
+      );
+      const env = new Map(pod.spec.containers[1].env?.map((e) => [e.name, e.value]));
+      assert.equal(env.get("ISTIO_META_WORKLOAD_NAME"), "reviews-v1");
+      assert.equal(env.get("ISTIO_META_OWNER"), "kubernetes://apis/apps/v1/namespaces/bookinfo/deployments/reviews-v1");
+      assert.deepEqual(pod.spec.containers[0].livenessProbe, {
+        httpGet: { path: "/app-health/reviews/livez", port: 15020 },
+        timeoutSeconds: 1,
+      });
+    });
+  }
+
+  it("takes cluster, network and other env from the path", async () => {
+    const out = await admit("/inject/cluster/east/net/network--slash--1/foo/bar", "admission.k8s.io/v1", {
+      uid: "p",
+      namespace: "bookinfo",
+      object: APP_POD,
+    });
+    const pod = applyPatch(APP_POD, patchOf(out));
+    const proxy = pod.spec.containers.find((c) => c.name === "istio-proxy");
+    const env = new Map(proxy?.env?.map((e) => [e.name, e.value]));
+    assert.equal(env.get("ISTIO_META_CLUSTER_ID"), "east");
+    assert.equal(env.get("ISTIO_META_NETWORK"), "network/1");
+    assert.equal(env.get("FOO"), "bar");
+    assert.equal(pod.metadata.labels?.["topology.istio.io/network"], "network/1");
+  });
+
+  it("leaves host-network pods and opted-out pods alone", async () => {
+    const hostNetwork = { ...APP_POD, spec: { ...APP_POD.spec, hostNetwork: true } };
+    const a = await admit("/inject", "admission.k8s.io/v1", { uid: "h", namespace: "x", object: hostNetwork });
+    assert.deepEqual(a.response, { uid: "h", allowed: true });
+    const optedOut = {
+      ...APP_POD,
+      metadata: { ...APP_POD.metadata, labels: { "sidecar.istio.io/inject": "false" } },
+    };
+    const b = await admit("/inject", "admission.k8s.io/v1", { uid: "o", namespace: "x", object: optedOut });
+    assert.deepEqual(b.response, { uid: "o", allowed: true });
+  });
+
+  it("denies a pod with an invalid injection annotation", async () => {
+    const bad = {
+      ...APP_POD,
+      metadata: { ...APP_POD.metadata, annotations: { "sidecar.istio.io/interceptionMode": "MAGIC" } },
+    };
+    const out = await admit("/inject", "admission.k8s.io/v1", { uid: "b", namespace: "x", object: bad });
+    assert.equal(out.response.allowed, false);
+    assert.match(
+      out.response.status?.message ?? "",
+      /invalid value 'MAGIC' for annotation 'sidecar.istio.io\/interceptionMode': interceptionMode invalid/,
+    );
+  });
+
+  it("checks content type and body as /validate does", async () => {
+    assert.equal((await post("/inject", "{}", "application/yaml")).status, 415);
+    assert.equal((await post("/inject", "")).status, 400);
+  });
+});
+
+describe("parseInjectEnvs", () => {
+  it("reads key/value path segments and the legacy :ENV: form", () => {
+    assert.deepEqual(parseInjectEnvs("/inject"), {});
+    assert.deepEqual(parseInjectEnvs("/inject/cluster/c1/net/n1/"), {
+      ISTIO_META_CLUSTER_ID: "c1",
+      ISTIO_META_NETWORK: "n1",
+    });
+    assert.deepEqual(parseInjectEnvs("/inject/:ENV:cluster=c2:ENV:net=n2"), {
+      ISTIO_META_CLUSTER_ID: "c2",
+      ISTIO_META_NETWORK: "n2",
+    });
+    assert.deepEqual(parseInjectEnvs("/inject/odd"), {});
+  });
+});

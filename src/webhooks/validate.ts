@@ -1,0 +1,58 @@
+// The validation webhook's decision for one AdmissionRequest (Istio's pkg/webhooks/validation/server
+// `validate`): only CREATE and UPDATE are checked; the kind is looked up by group and kind whatever
+// the version; the checks are `validateObject`'s, the ones `sluice validate` runs; a top-level field
+// other than apiVersion/kind/metadata/spec/status is reported only once the rest is valid.
+import {
+  type ConfigObject,
+  DEFAULT_CONTEXT,
+  type Issue,
+  KINDS,
+  kindKey,
+  parseApiVersion,
+  type ValidationContext,
+  validateObject,
+} from "../config/index.ts";
+import { goMultiError } from "../config/validation/common/format.ts";
+import { asObject } from "../config/validation/common/json.ts";
+import type { AdmissionRequest, AdmissionResponse } from "./admission.ts";
+
+const CRD_TOP_LEVEL = new Set(["apiVersion", "kind", "metadata", "spec", "status"]);
+
+// Istio's webhook knows its own kinds and the Gateway API's (collections.PilotGatewayAPI).
+const WEBHOOK_KINDS = new Map(KINDS.filter((k) => k.family !== "kubernetes").map((k) => [kindKey(k.group, k.kind), k]));
+
+export function validateAdmission(
+  request: AdmissionRequest,
+  ctx: ValidationContext = DEFAULT_CONTEXT,
+): AdmissionResponse {
+  if (request.operation !== "CREATE" && request.operation !== "UPDATE") return { allowed: true };
+  const obj = asObject(request.object);
+  if (!obj) return denied("cannot decode configuration: unexpected end of JSON input");
+  const apiVersion = typeof obj.apiVersion === "string" ? obj.apiVersion : "";
+  const kind = typeof obj.kind === "string" ? obj.kind : "";
+  const { group, version } = parseApiVersion(apiVersion);
+  const info = WEBHOOK_KINDS.get(kindKey(group, kind));
+  if (!info) return denied(`unrecognized type ${group}/${version}, Kind=${kind}`);
+
+  const metadata = asObject(obj.metadata) ?? {};
+  const config = {
+    ...obj,
+    // Any served version is validated with the kind's schema, as Istio's lookup ignores the version.
+    apiVersion: info.versions.includes(version) ? apiVersion : `${group}/${info.preferredVersion}`,
+    kind,
+    metadata: { ...metadata, namespace: metadata.namespace ?? request.namespace },
+  } as ConfigObject;
+  const result = validateObject(config, ctx);
+  const isUnknownField = (issue: Issue) => /^[^.[]+$/.test(issue.path) && !CRD_TOP_LEVEL.has(issue.path);
+  const errors = result.errors.filter((e) => !isUnknownField(e)).map((e) => e.message);
+  if (errors.length > 0) {
+    return denied(`configuration is invalid: ${errors.length === 1 ? errors[0] : goMultiError(errors)}`);
+  }
+  const unknownField = result.errors.find(isUnknownField);
+  if (unknownField) return denied(unknownField.message);
+  return { allowed: true, warnings: result.warnings.map((w) => w.message) };
+}
+
+function denied(message: string): AdmissionResponse {
+  return { allowed: false, message };
+}
