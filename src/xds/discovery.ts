@@ -167,9 +167,15 @@ const CONVERSION_CLUSTER_KINDS = [
 
 const conversions = new WeakMap<ServiceRegistry, Singleton<ConversionResult>>();
 
+/** The store source holding the Istio config converted from Gateway API (one scope, replaced on each change). */
+export const GATEWAY_API_SOURCE = "gateway-api";
+
 /**
  * The store's Gateway API objects converted to Istio config, with their statuses, kept live over the
  * store's collections and the registry's services. One per registry: pushes and the status writer share it.
+ * The converted config is written back into the store as source GATEWAY_API_SOURCE, so that it reaches
+ * pushes as Istio config changes naming the Gateways and VirtualServices that changed, as Istio's
+ * gateway controller pushes its outputs (the Gateway API objects themselves push nothing).
  */
 export function storeGatewayConversion(
   store: ConfigStore,
@@ -188,6 +194,9 @@ export function storeGatewayConversion(
       },
       { domainSuffix },
     );
+    conversion.register((event) =>
+      store.replace(GATEWAY_API_SOURCE, "converted", event.type === "delete" ? [] : event.new.config),
+    );
     conversions.set(registry, conversion);
   }
   return conversion;
@@ -201,12 +210,11 @@ export function storePush(
   domainSuffix: string,
   previous?: PushContext,
 ): PushContext {
+  // From the first push on, the store holds the converted config too.
+  storeGatewayConversion(store, registry, domainSuffix);
   return buildPushContext(
     {
-      configs: [
-        ...store.list().map((s) => s.object),
-        ...(storeGatewayConversion(store, registry, domainSuffix).get()?.config ?? []),
-      ],
+      configs: store.list().map((s) => s.object),
       services: registry.services.list(),
       endpoints: registry.endpoints.list(),
       mesh,

@@ -11,6 +11,7 @@ export {
 export {
   type Discovery,
   type DiscoveryOptions,
+  GATEWAY_API_SOURCE,
   REGISTRY_KINDS,
   startDiscovery,
   storeGatewayConversion,

@@ -61,7 +61,8 @@ export function classifyEvents(
   const inbound: InboundType[] = [];
   for (const event of events) {
     const { key } = event;
-    if (gatewayApiStatusOnly(event)) continue;
+    // Gateway API objects push through the Istio config converted from them (see storeGatewayConversion).
+    if (key.kindKey.startsWith(GATEWAY_API_GROUP)) continue;
     const obj = (event.new ?? event.old) as ConfigObject;
     const namespace = key.namespace;
     const endpointOnly = (hosts: ConfigKey[], type: InboundType = "eds") => {
@@ -125,21 +126,6 @@ function reasonFor(kind: string): TriggerReason {
 }
 
 const GATEWAY_API_GROUP = "gateway.networking.k8s.io/";
-
-/**
- * A Gateway API object whose status alone changed (the gateway controller's own status write coming
- * back): the Istio config converted from it is the same, so it asks for no push. Istio pushes for
- * Gateway API only when the converted config changes.
- */
-function gatewayApiStatusOnly(event: ConfigEvent): boolean {
-  if (event.type !== "update" || !event.key.kindKey.startsWith(GATEWAY_API_GROUP)) return false;
-  const { old, new: next } = event;
-  return (
-    isDeepStrictEqual(old?.spec, next?.spec) &&
-    isDeepStrictEqual(old?.metadata.labels, next?.metadata.labels) &&
-    isDeepStrictEqual(old?.metadata.annotations, next?.metadata.annotations)
-  );
-}
 
 /** The labels before and after the change: a workload leaving a service matters as much as one joining. */
 function workloadLabels(event: ConfigEvent): Record<string, string>[] {
