@@ -57,7 +57,10 @@ function mergeMap(original: JsonObject, patch: JsonObject, schema: MergeSchema |
     const current = out[key];
     const list = schema?.lists?.[key];
     if (list && Array.isArray(patchValue)) {
-      out[key] = mergeList(Array.isArray(current) ? current : [], patchValue, list.key, list.item);
+      const merged = mergeList(Array.isArray(current) ? current : [], patchValue, list.key, list.item);
+      // Kubernetes omits empty lists (a template's `initContainers: []` adds nothing).
+      if (merged.length > 0) out[key] = merged;
+      else delete out[key];
       continue;
     }
     const currentObject = asObject(current);
