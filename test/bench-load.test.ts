@@ -1,0 +1,152 @@
+// The load benchmark's pieces (bench/load/) against a real discovery server in this process: the
+// generated mesh loads from files without problems, the sidecar-like streams sync over SotW and delta
+// (CDS → EDS → LDS → RDS) and see what the Sidecar scoping lets them see, a change written to the
+// directory reaches the streams, and the wire reader agrees with the encoder.
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import { create, fromBinary } from "@bufbuild/protobuf";
+import { pino } from "pino";
+import { clusterOf, type MeshShape, proxyIdentity, writeEndpointChange, writeMesh } from "../bench/load/mesh.ts";
+import type { Protocol } from "../bench/load/messages.ts";
+import { SidecarStream } from "../bench/load/sidecar-stream.ts";
+import { clusterEdsName, parseDeltaResponse, parseSotwResponse } from "../bench/load/wire.ts";
+import { cluster, discovery } from "../src/api/index.ts";
+import { DEFAULT_MESH_CONFIG } from "../src/config/index.ts";
+import { ConfigStore, FileSource } from "../src/sources/index.ts";
+import { encodeDeltaResponse, encodeSotwResponse } from "../src/xds/encode.ts";
+import { type Discovery, encodeResource, startDiscovery, storePush, storeRegistry, TypeUrl } from "../src/xds/index.ts";
+import { anyViolations } from "./translate/pgv.ts";
+import { waitFor } from "./xds/fixtures.ts";
+
+const SHAPE: MeshShape = { kind: "scoped", services: 20, endpoints: 2 };
+const DOMAIN = "cluster.local";
+
+let dir: string;
+let files: FileSource;
+let server: Discovery;
+const store = new ConfigStore();
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), "bench-load-test-"));
+  writeMesh(dir, SHAPE);
+  files = new FileSource({ dir, store, debounceMs: 10 });
+  await files.start();
+  const registry = storeRegistry(store, DEFAULT_MESH_CONFIG, DOMAIN);
+  const build = () => storePush(store, registry, DEFAULT_MESH_CONFIG, DOMAIN);
+  server = await startDiscovery({
+    store,
+    initialPush: build(),
+    endpoints: registry,
+    build,
+    rootNamespace: "istio-system",
+    domainSuffix: DOMAIN,
+    debounce: { afterMs: 10, maxMs: 1000, edsDebounce: true },
+    apiAuth: true,
+    debugAuth: { systemNamespace: "istio-system" },
+    plugins: [],
+    listen: { grpcAddr: "127.0.0.1:0" },
+    log: pino({ level: "silent" }),
+  });
+});
+
+after(async () => {
+  await server.stop(0);
+  await files.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test("the generated mesh loads without problems", () => {
+  assert.deepEqual(store.problems(), []);
+  // Per service a Service, an EndpointSlice and a Pod per endpoint; a Sidecar per namespace.
+  assert.equal(store.list().length, SHAPE.services * (2 + SHAPE.endpoints) + 10 + 1 + 1);
+});
+
+/** Opens a stream for proxy i and resolves once it is synced; the caller closes it. */
+function synced(protocol: Protocol, i: number, onResponse: (bytes: Buffer) => void = () => {}) {
+  return new Promise<SidecarStream>((resolve, reject) => {
+    const stream = new SidecarStream(proxyIdentity(SHAPE, i), protocol, {
+      onResponse: (_stream, _type, bytes) => onResponse(bytes),
+      onSynced: (s) => resolve(s),
+      onEnd: (_s, error) => reject(error ?? new Error("stream ended before sync")),
+    });
+    stream.open(`127.0.0.1:${server.ports.grpcPort}`);
+  });
+}
+
+for (const protocol of ["sotw", "delta"] as const) {
+  test(`${protocol}: a sidecar syncs and sees only its namespace's services, in valid config`, async () => {
+    const responses: Buffer[] = [];
+    const stream = await synced(protocol, 0, (bytes) => responses.push(bytes));
+    try {
+      const resources =
+        protocol === "sotw"
+          ? responses.flatMap((r) => fromBinary(discovery.DiscoveryResponseSchema, r).resources)
+          : responses.flatMap((r) =>
+              fromBinary(discovery.DeltaDiscoveryResponseSchema, r).resources.flatMap((x) => x.resource ?? []),
+            );
+      assert.deepEqual(
+        new Set(resources.map((any) => any.typeUrl)),
+        new Set([TypeUrl.Cluster, TypeUrl.Endpoint, TypeUrl.Listener, TypeUrl.Route]),
+      );
+      for (const any of resources) assert.deepEqual(anyViolations(any), []);
+      const eds = [...stream.edsNames];
+      assert.ok(eds.includes(clusterOf(0)), `${clusterOf(0)} not among ${eds.join(", ")}`);
+      // svc-1 lives in ns-1, outside proxy 0's Sidecar egress.
+      assert.ok(!eds.includes(clusterOf(1)));
+      assert.equal(eds.length, SHAPE.services / 10);
+    } finally {
+      stream.close();
+    }
+  });
+}
+
+test("an endpoint change written to the directory reaches the stream", async () => {
+  let sawNewEndpoint = false;
+  const stream = await synced("delta", 0, (bytes) => {
+    if (bytes.includes("10.200.0.7")) sawNewEndpoint = true;
+  });
+  try {
+    writeEndpointChange(dir, SHAPE, 7);
+    await waitFor(() => sawNewEndpoint, "the added endpoint");
+  } finally {
+    stream.close();
+  }
+});
+
+test("the wire reader reads what the encoder writes", () => {
+  const eds = create(cluster.ClusterSchema, {
+    name: "outbound|80||a",
+    clusterDiscoveryType: { case: "type", value: cluster.Cluster_DiscoveryType.EDS },
+    edsClusterConfig: { serviceName: "outbound|80||a" },
+  });
+  const staticCluster = create(cluster.ClusterSchema, {
+    name: "static",
+    clusterDiscoveryType: { case: "type", value: cluster.Cluster_DiscoveryType.STATIC },
+  });
+  const resources = [eds, staticCluster].map((resource) => encodeResource({ name: resource.name, resource }));
+  const sotw = parseSotwResponse(
+    encodeSotwResponse({ versionInfo: "v1", typeUrl: TypeUrl.Cluster, nonce: "n1", resources }),
+  );
+  assert.deepEqual([sotw.typeUrl, sotw.nonce, sotw.version], [TypeUrl.Cluster, "n1", "v1"]);
+  assert.deepEqual(
+    sotw.resources.map((r) => clusterEdsName(r.value)),
+    [{ name: "outbound|80||a", eds: "outbound|80||a" }, { name: "static" }],
+  );
+  const delta = parseDeltaResponse(
+    encodeDeltaResponse({
+      systemVersionInfo: "v2",
+      typeUrl: TypeUrl.Cluster,
+      nonce: "n2",
+      resources,
+      removed: ["gone"],
+    }),
+  );
+  assert.deepEqual(
+    delta.resources.map((r) => r.name),
+    ["outbound|80||a", "static"],
+  );
+  assert.deepEqual([delta.version, delta.nonce, delta.removed], ["v2", "n2", ["gone"]]);
+});
