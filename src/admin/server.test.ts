@@ -10,7 +10,7 @@ import { Registry } from "prom-client";
 import { anyViolations } from "../../test/translate/pgv.ts";
 import { SotwClient, sidecarNode } from "../../test/xds/ads-client.ts";
 import { waitFor } from "../../test/xds/fixtures.ts";
-import { admin, registry as apiRegistry } from "../api/index.ts";
+import { admin, registry as apiRegistry, unpackAny } from "../api/index.ts";
 import { type ConfigObject, DEFAULT_MESH_CONFIG } from "../config/index.ts";
 import { DebugRegistry } from "../krt/index.ts";
 import { ConfigStore, MemorySource } from "../sources/index.ts";
@@ -25,6 +25,7 @@ import {
 } from "../xds/index.ts";
 import { byteCount, type DebugSources } from "./debug.ts";
 import { type AdminServer, type AdminServerOptions, parseListenAddress, startAdminServer } from "./server.ts";
+import { SLUICE_VERSION } from "./version.ts";
 
 const mesh = DEFAULT_MESH_CONFIG;
 const silent = pino({ level: "silent" });
@@ -212,6 +213,10 @@ async function json<T>(path: string): Promise<T> {
   assert.match(res.type, /application\/json/);
   return JSON.parse(res.body) as T;
 }
+
+test("the version is the package's", () => {
+  assert.match(SLUICE_VERSION, /^\d+\.\d+\.\d+/);
+});
 
 test("listen addresses are Go's host:port, an empty host meaning every interface", () => {
   assert.deepEqual(parseListenAddress(":15014"), { host: "::", port: 15014 });
@@ -499,14 +504,38 @@ test("authorizationz and pushcontext show the policies by namespace; telemetryz 
 test("config_dump needs a connected proxy; types gives bare, valid resources; edsz, ndsz and ecdsz are typed dumps", async () => {
   assert.equal((await debugCall("/debug/config_dump")).status, 400);
   assert.equal((await debugCall("/debug/config_dump?proxyID=nobody.shop")).status, 404);
-  // The proxy watches CDS and EDS: Envoy's clusters section, endpoints only with include_eds.
+  // Istio's sections, each present whether or not the proxy watches its type; endpoints with include_eds.
   const sections = async (path: string) =>
     (await json<{ configs: { "@type": string }[] }>(path)).configs.map((c) => c["@type"].split(".").at(-1));
-  assert.deepEqual(await sections("/debug/config_dump?proxyID=app-1.shop"), ["ClustersConfigDump"]);
-  assert.deepEqual(await sections("/debug/config_dump?proxyID=app-1.shop&include_eds"), [
+  const istioSections = [
+    "BootstrapConfigDump",
     "ClustersConfigDump",
+    "ListenersConfigDump",
+    "ScopedRoutesConfigDump",
+    "RoutesConfigDump",
+    "SecretsConfigDump",
+    "EcdsConfigDump",
+  ];
+  assert.deepEqual(await sections("/debug/config_dump?proxyID=app-1.shop"), istioSections);
+  assert.deepEqual(await sections("/debug/config_dump?proxyID=app-1.shop&include_eds"), [
+    ...istioSections.slice(0, 2),
     "EndpointsConfigDump",
+    ...istioSections.slice(2),
   ]);
+  const full = fromJson(
+    admin.ConfigDumpSchema,
+    await json<JsonValue>("/debug/config_dump?proxyID=app-1.shop&include_eds"),
+    {
+      registry: apiRegistry,
+    },
+  );
+  const clusters = unpackAny(full.configs[1], admin.ClustersConfigDumpSchema);
+  assert.ok((clusters?.dynamicActiveClusters.length ?? 0) > 0);
+  for (const c of clusters?.dynamicActiveClusters ?? []) {
+    assert.deepEqual(c.cluster ? anyViolations(c.cluster) : ["no cluster"], []);
+  }
+  const endpoints = unpackAny(full.configs[2], admin.EndpointsConfigDumpSchema);
+  assert.equal(endpoints?.dynamicEndpointConfigs.length, 1);
   for (const [path, typeUrl] of [
     ["/debug/config_dump?proxyID=app-1.shop&types=cds", TypeUrl.Cluster],
     ["/debug/edsz?proxyID=app-1.shop", TypeUrl.Endpoint],

@@ -4,7 +4,7 @@
 // (clusters, listeners, scoped routes, routes, secrets, then endpoints as with include_eds), private
 // keys redacted as Envoy and Istio redact them. The NDS name table, which Envoy never holds, is
 // appended as is when asked for.
-import { clone, create, type Message, toJson } from "@bufbuild/protobuf";
+import { clone, create, type DescMessage, type Message, toJson } from "@bufbuild/protobuf";
 import { type Any, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { admin, type cluster, core, type listener, packAny, registry, tls } from "../api/index.ts";
 import type { ProxyNode, PushContext } from "../model/index.ts";
@@ -250,6 +250,28 @@ export function configDumpEndpoint(proxies: ConnectedProxies, sources: DumpSourc
       clusterNames: names("EDS"),
       secretNames: names("SDS"),
     });
-    return configDumpJson(dump);
+    return configDumpJson(asked === null ? withIstioSections(dump, query.has("include_eds")) : dump);
   };
+}
+
+/**
+ * Istio's connectionConfigDump sections, each present even when the proxy does not watch its type:
+ * bootstrap (empty), clusters, endpoints (include_eds), listeners, scoped routes, routes, secrets, ECDS.
+ */
+const ISTIO_SECTIONS: readonly DescMessage[] = [
+  admin.BootstrapConfigDumpSchema,
+  admin.ClustersConfigDumpSchema,
+  admin.EndpointsConfigDumpSchema,
+  admin.ListenersConfigDumpSchema,
+  admin.ScopedRoutesConfigDumpSchema,
+  admin.RoutesConfigDumpSchema,
+  admin.SecretsConfigDumpSchema,
+  admin.EcdsConfigDumpSchema,
+];
+
+function withIstioSections(dump: admin.ConfigDump, includeEds: boolean): admin.ConfigDump {
+  const configs = ISTIO_SECTIONS.filter((s) => includeEds || s !== admin.EndpointsConfigDumpSchema).map(
+    (schema) => dump.configs.find((c) => c.typeUrl === `type.googleapis.com/${schema.typeName}`) ?? any(create(schema)),
+  );
+  return create(admin.ConfigDumpSchema, { configs });
 }

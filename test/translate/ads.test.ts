@@ -149,12 +149,21 @@ test("config_dump shows a connected proxy's watched types in Envoy's sections, r
     const dump = JSON.parse(serve("config_dump?proxyID=reviews-v1.bookinfo")) as {
       configs: { "@type": string; dynamicRouteConfigs?: { routeConfig: { name: string } }[] }[];
     };
+    // Istio's sections, each present whether or not the proxy watches its type.
     assert.deepEqual(
       dump.configs.map((c) => c["@type"].replace("type.googleapis.com/envoy.admin.v3.", "")),
-      ["ClustersConfigDump", "ListenersConfigDump", "ScopedRoutesConfigDump", "RoutesConfigDump"],
+      [
+        "BootstrapConfigDump",
+        "ClustersConfigDump",
+        "ListenersConfigDump",
+        "ScopedRoutesConfigDump",
+        "RoutesConfigDump",
+        "SecretsConfigDump",
+        "EcdsConfigDump",
+      ],
     );
     assert.deepEqual(
-      dump.configs[3].dynamicRouteConfigs?.map((r) => r.routeConfig.name),
+      dump.configs[4].dynamicRouteConfigs?.map((r) => r.routeConfig.name),
       ["9080"],
     );
 
