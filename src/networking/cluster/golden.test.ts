@@ -92,7 +92,7 @@ function buildCase(c: GoldenCase): cluster.Cluster[] {
   }
 }
 
-const FEATURES = ["outbound", "connectionpool", "loadbalancer", "outlier", "tls", "special"];
+const FEATURES = ["outbound", "connectionpool", "loadbalancer", "outlier", "tls", "special", "dynamicdns"];
 const TESTDATA = testdataDir(import.meta.url);
 
 for (const feature of FEATURES) {

@@ -4,8 +4,10 @@ import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { cluster, core, endpoint } from "../../api/index.ts";
 import type { ProxyNode } from "../../model/proxy.ts";
 import type { Service } from "../../registry/index.ts";
+import { isDynamicForwardProxy } from "../dfp.ts";
 import { localityGroups, localityLbSetting } from "../endpoint/index.ts";
 import { applyConnectionPool, shouldUpgradeToH2 } from "./connectionpool.ts";
+import { buildForwardProxyClusters } from "./dfp.ts";
 import { applyDnsSettings } from "./dns.ts";
 import { applyLoadBalancer, applyLocalityWeightedConfig, discoveryType } from "./loadbalancer.ts";
 import { altStatName, istioClusterMetadata } from "./metadata.ts";
@@ -25,10 +27,12 @@ const DiscoveryType = cluster.Cluster_DiscoveryType;
 
 /**
  * The clusters of one service port, the default one first, then one per DestinationRule subset. UDP
- * ports, ExternalName aliases and DYNAMIC_DNS services get none; a DNS cluster without endpoints is left out.
+ * ports and ExternalName aliases get none, DYNAMIC_DNS wildcard hosts a dynamic forward proxy cluster;
+ * a DNS cluster without endpoints is left out.
  */
 export function buildOutboundClusters(input: OutboundClusterInput): cluster.Cluster[] {
   const { service, port } = input;
+  if (isDynamicForwardProxy(service)) return buildForwardProxyClusters(input);
   const type = outboundDiscoveryType(service, input.proxy);
   if (port.protocol === "UDP" || type === undefined) return [];
   return buildWithSubsets(input, type, false);

@@ -33,7 +33,7 @@ export interface UpstreamTlsInput {
    * and for SIMPLE/MUTUAL to a ServiceEntry without SANs.
    */
   serviceAccounts: readonly string[];
-  /** `outbound_.<port>_.<subset>_.<host>`. */
+  /** `outbound_.<port>_.<subset>_.<host>`; "" for a dynamic forward proxy cluster. */
   istioSni: string;
   /** Whether auto-mTLS may apply (mesh enableAutoMtls, service not external, its mTLS mode not DISABLE/UNKNOWN). */
   autoMtls: boolean;
@@ -45,6 +45,11 @@ export interface UpstreamTlsInput {
   originalDst: boolean;
   /** Secrets by credentialName may be read: on gateways, and on sidecars only for a rule with a workloadSelector. */
   credentialNameAllowed: boolean;
+  /**
+   * A dynamic forward proxy cluster: no SNI of its own (each host's name is its SNI), and its SANs
+   * checked against that name unless verification is skipped.
+   */
+  dynamicForwardProxy?: boolean;
   mesh: MeshConfig;
 }
 
@@ -54,11 +59,32 @@ export interface UpstreamTls {
   /** HttpProtocolOptions upstream_http_protocol_options wanted (SIMPLE/MUTUAL without sni). */
   autoSni?: boolean;
   autoSanValidation?: boolean;
+  /** A dynamic forward proxy cluster must allow TLS without auto SNI or auto SAN validation explicitly. */
+  allowInsecureClusterOptions?: boolean;
   /** Istio marks SIMPLE/MUTUAL clusters `alpn_override: "false"` so its ALPN filter leaves them alone. */
   alpnOverride: boolean;
 }
 
 export function buildUpstreamTls(input: UpstreamTlsInput): UpstreamTls {
+  const built = buildTls(input);
+  if (!input.dynamicForwardProxy || !(built.transportSocket || built.transportSocketMatches)) return built;
+  return { ...built, ...forwardProxyValidation(input.tls) };
+}
+
+/**
+ * Istio's setAutoSniAndAutoSanValidation for dynamic forward proxy clusters: SNI from the host asked
+ * for unless the rule names one, that host checked against the certificate unless verification is
+ * skipped; either missing must be allowed explicitly.
+ */
+function forwardProxyValidation(
+  rule: DestinationRuleTrafficPolicyTls | undefined,
+): Pick<UpstreamTls, "autoSni" | "autoSanValidation" | "allowInsecureClusterOptions"> {
+  const skipVerify = rule?.insecureSkipVerify === true;
+  const autoSni = !rule?.sni;
+  return { autoSni, autoSanValidation: !skipVerify, allowInsecureClusterOptions: skipVerify || !autoSni };
+}
+
+function buildTls(input: UpstreamTlsInput): UpstreamTls {
   const rule = input.tls;
   if (rule) {
     switch (rule.mode) {
@@ -104,7 +130,7 @@ function istioMutualContext(
         },
       },
     },
-    sni: sni || input.clusterName,
+    sni: sni || (input.dynamicForwardProxy ? "" : input.clusterName),
   };
 }
 

@@ -4,6 +4,7 @@ import type { hcm } from "../../api/index.ts";
 import { alpn } from "./alpn.ts";
 import { cors } from "./cors.ts";
 import { customAuthz } from "./custom-authz.ts";
+import { dynamicForwardProxy } from "./dynamic-forward-proxy.ts";
 import { fault } from "./fault.ts";
 import { grpcStats } from "./grpc-stats.ts";
 import { grpcWeb } from "./grpc-web.ts";
@@ -26,6 +27,7 @@ export const HTTP_FILTERS: readonly HttpFilterPlugin[] = Object.freeze([
   fault,
   cors,
   istioStats,
+  dynamicForwardProxy,
 ]);
 
 /** The HTTP connection manager's filters for a context: the registry in order, then the router. */

@@ -1,5 +1,5 @@
 // The one small interface every HTTP filter implements, and the context it is built from.
-import type { hcm } from "../../api/index.ts";
+import type { dfpCommon, hcm } from "../../api/index.ts";
 import type { RequestAuthenticationJwtRules } from "../../config/types/index.ts";
 import type { ServiceProtocol } from "../../registry/index.ts";
 import type { AuthzBuildOptions, CustomAuthzOptions, PoliciesByAction } from "../authz/index.ts";
@@ -24,6 +24,8 @@ export interface HttpFilterContext {
   jwksCluster?: (host: string, port: number) => string | undefined;
   /** A Prometheus metrics provider applies (MeshConfig defaultProviders.metrics or Telemetry): istio.stats runs. */
   prometheusStats?: boolean;
+  /** The DNS cache of the DYNAMIC_DNS wildcard ServiceEntry the connection manager was built for. */
+  forwardProxyDnsCache?: dfpCommon.DnsCacheConfig;
   /** Receives what a filter had to leave out (unusable providers, dropped rules, bad JWKS URIs). */
   report?: (problem: string) => void;
 }

@@ -76,6 +76,7 @@ describe("sidecar outbound listeners (listener.go buildSidecarOutboundListeners)
     "outbound-headless-none-registry-only",
     "outbound-interception-none-http-proxy",
     "outbound-tcp-destination-rule",
+    "outbound-dynamic-dns",
   ]) {
     it(`golden: ${name}`, () => {
       const listeners = buildSidecarOutboundListeners(inputFrom(readGoldenInput(testdata, name) as GoldenInput));

@@ -5,11 +5,12 @@
 import { isIP } from "node:net";
 import { create } from "@bufbuild/protobuf";
 import { DurationSchema } from "@bufbuild/protobuf/wkt";
-import { core, listener } from "../../api/index.ts";
+import { core, listener, packAny, sniDfp } from "../../api/index.ts";
 import { parseProtocol } from "../../config/index.ts";
 import type { SidecarEgress } from "../../config/types/index.ts";
 import { hostsMatch, resolveShortName } from "../../model/index.ts";
 import type { Service, ServiceProtocol } from "../../registry/index.ts";
+import { forwardProxyDnsCache, isDynamicForwardProxy, SNI_DFP_NETWORK_FILTER } from "../dfp.ts";
 import { buildHttpFilters } from "../httpfilter/index.ts";
 import {
   connectionBalance,
@@ -104,8 +105,11 @@ interface ChainOpts {
   applicationProtocols: readonly string[];
   transportProtocol: string;
   metadata?: core.Metadata;
-  /** An HTTP chain (HCM over RDS) or a TCP chain (these network filters). */
-  http?: { rds: string; protocol: ServiceProtocol };
+  /**
+   * An HTTP chain (HCM over RDS) or a TCP chain (these network filters). An HTTP chain made for a
+   * DYNAMIC_DNS wildcard host resolves it with the dynamic forward proxy filter.
+   */
+  http?: { rds: string; protocol: ServiceProtocol; forwardProxyHost?: string };
   networkFilters?: listener.Filter[];
 }
 
@@ -195,6 +199,7 @@ function addBinding(
   if (cls === "http") {
     if (current && current.kind !== "tcp") return; // the HTTP chain (RDS per port) already serves it
     const http = httpChain(String(port), protocol, wildcard);
+    if (http.http && isDynamicForwardProxy(service)) http.http.forwardProxyHost = service.hostname;
     if (!current) {
       // On the wildcard the HTTP chain matches sniffed HTTP; anything else falls to the passthrough chain.
       entries.set(key, {
@@ -428,12 +433,32 @@ function stats(input: SidecarOutboundInput): listener.Filter[] {
   return input.prometheusStats ? [tcpStatsFilter("outbound")] : [];
 }
 
-/** tcp_proxy to the service; a single-port service is always reached on that port. */
+/**
+ * tcp_proxy to the service; a single-port service is always reached on that port. A DYNAMIC_DNS
+ * wildcard host is resolved from the SNI first, into the DNS cache its cluster reads.
+ */
 function serviceFilters(input: SidecarOutboundInput, service: Service, port: number): listener.Filter[] {
   const target = service.ports.length === 1 ? service.ports[0].port : port;
   const spec = input.destinationRuleFor?.(service.hostname);
   const rule = spec && { spec, subset: "", tunnel: true };
-  return [...stats(input), buildTcpProxyFilter(input, { cluster: `outbound|${target}||${service.hostname}` }, rule)];
+  const forwardProxy = isDynamicForwardProxy(service) ? [sniForwardProxyFilter(input, service, port)] : [];
+  return [
+    ...stats(input),
+    ...forwardProxy,
+    buildTcpProxyFilter(input, { cluster: `outbound|${target}||${service.hostname}` }, rule),
+  ];
+}
+
+/** envoy.filters.network.sni_dynamic_forward_proxy (Istio's buildSNIDFPFilter): connects to the SNI at the listener port. */
+function sniForwardProxyFilter(input: SidecarOutboundInput, service: Service, port: number): listener.Filter {
+  const config = create(sniDfp.FilterConfigSchema, {
+    dnsCacheConfig: forwardProxyDnsCache(service.hostname, input.proxy.ipAddresses),
+    portSpecifier: { case: "portValue", value: port },
+  });
+  return create(listener.FilterSchema, {
+    name: SNI_DFP_NETWORK_FILTER,
+    configType: { case: "typedConfig", value: packAny(sniDfp.FilterConfigSchema, config) },
+  });
 }
 
 // ---- From entries to Envoy listeners (listener.go buildListenerFromEntry)
@@ -464,6 +489,10 @@ function listenerFromEntry(input: SidecarOutboundInput, entry: Entry): listener.
                 listenerClass: "sidecarOutbound",
                 protocol: opts.http.protocol,
                 prometheusStats: input.prometheusStats,
+                forwardProxyDnsCache:
+                  opts.http.forwardProxyHost !== undefined
+                    ? forwardProxyDnsCache(opts.http.forwardProxyHost, input.proxy.ipAddresses)
+                    : undefined,
               }),
               protocol: opts.http.protocol,
             }),
