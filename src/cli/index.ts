@@ -1,5 +1,6 @@
 // The sluice commands, one module each. A new command is one file here and one line below.
 import type { Argv } from "yargs";
+import { kubeInjectCommand } from "./kube-inject.ts";
 import { validateCommand } from "./validate.ts";
 import { experimentalCommand } from "./x.ts";
 
@@ -8,5 +9,5 @@ export { EXIT_INVALID, EXIT_OK, EXIT_USAGE } from "./exit-codes.ts";
 export { rejectUnknownCommandLineFlags } from "./flags.ts";
 
 export function registerCommands(cli: Argv): Argv {
-  return cli.command(validateCommand).command(experimentalCommand);
+  return cli.command(validateCommand).command(kubeInjectCommand).command(experimentalCommand);
 }

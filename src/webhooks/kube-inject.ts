@@ -2,7 +2,7 @@
 // does (Istio's IntoResourceFile/IntoObject). The pod template of each workload is injected with the
 // webhook's own code and the resulting JSON Patch applied to it; other objects pass through.
 import { stringify } from "yaml";
-import { decodeConfigText } from "../config/decode.ts";
+import type { DecodedDocument } from "../config/decode.ts";
 import type { ConfigObject, MeshConfig } from "../config/index.ts";
 import { injectPod } from "./inject/inject.ts";
 import { applyPatch } from "./inject/jsonpatch.ts";
@@ -28,10 +28,10 @@ const POD_TEMPLATE_KINDS = new Set([
   "DeploymentConfig",
 ]);
 
-/** Every document of `text` injected where it holds a workload, as YAML documents each ended by `---`. */
-export function kubeInjectText(text: string, file: string, opts: KubeInjectOptions): string {
+/** Every document injected where it holds a workload, as YAML documents each ended by `---`. */
+export function kubeInjectDocuments(docs: readonly DecodedDocument[], opts: KubeInjectOptions): string {
   let out = "";
-  for (const doc of decodeConfigText(text, file)) {
+  for (const doc of docs) {
     if (!doc.object) throw new Error(`${doc.position.file}:${doc.position.line}: ${doc.error ?? "cannot decode"}`);
     out += `${stringify(kubeInjectObject(doc.object, opts), { sortMapEntries: true, lineWidth: 0, indentSeq: false })}---\n`;
   }
