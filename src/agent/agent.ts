@@ -1,9 +1,12 @@
 // The agent beside a proxyless gRPC workload (Istio's pilot-agent with DISABLE_ENVOY): it writes the
 // gRPC xDS bootstrap from the pod's environment, serves the status port, and stays up until SIGTERM
 // or /quitquitquit.
+import { readFileSync } from "node:fs";
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { Logger } from "pino";
 import { parse as parseYaml } from "yaml";
+import { loadMeshConfig, type ProxyConfig } from "../config/index.ts";
+import { mergeProxyConfig } from "../config/mesh.ts";
 import type { NodeType } from "../model/index.ts";
 import { type GrpcBootstrap, grpcBootstrap, writeGrpcBootstrap } from "./grpc-bootstrap.ts";
 import { grpcReadyProbe } from "./grpc-ready.ts";
@@ -11,25 +14,35 @@ import { AgentMetrics } from "./metrics.ts";
 import { type Env, nodeMetadata, proxyIdentity, serviceNode } from "./node.ts";
 import { startStatusServer } from "./status-server.ts";
 
-/** Istio's ProxyConfig defaults the agent relies on. */
-export const DEFAULT_DISCOVERY_ADDRESS = "istiod.istio-system.svc:15012";
-export const DEFAULT_STATUS_PORT = 15020;
+/** Where pilot-agent reads the mesh config (its --meshConfig default). */
+export const DEFAULT_MESH_CONFIG_PATH = "./etc/istio/config/mesh";
 /** Where the downward API mounts the pod's labels and annotations (constants.PodInfo*Path). */
 export const DEFAULT_POD_INFO_DIR = "./etc/istio/pod";
 
-/** The PROXY_CONFIG variable (ProxyConfig as YAML or JSON), if set. */
-export function proxyConfigFromEnv(env: Env): JsonObject | undefined {
-  if (!env.PROXY_CONFIG) return undefined;
-  const parsed: unknown = parseYaml(env.PROXY_CONFIG);
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+/**
+ * The proxy's ProxyConfig as pilot-agent builds it: Istio's defaults, the mesh config file's
+ * defaultConfig (when the file exists), then the PROXY_CONFIG variable (YAML or JSON) field by field.
+ */
+export function agentProxyConfig(env: Env, meshConfigPath: string): ProxyConfig {
+  let meshText: string | undefined;
+  try {
+    meshText = readFileSync(meshConfigPath, "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+  }
+  const base = loadMeshConfig(meshText).mesh.defaultConfig ?? {};
+  if (!env.PROXY_CONFIG) return base;
+  const overlay: unknown = parseYaml(env.PROXY_CONFIG);
+  if (typeof overlay !== "object" || overlay === null || Array.isArray(overlay)) {
     throw new Error("PROXY_CONFIG is not a ProxyConfig object");
   }
-  return parsed as JsonObject;
+  return mergeProxyConfig(base, overlay as JsonObject);
 }
 
 export interface BootstrapSettings {
   env: Env;
-  discoveryAddress: string;
+  /** The proxy's ProxyConfig (see agentProxyConfig); its discoveryAddress is where istiod is. */
+  proxyConfig: ProxyConfig;
   /** The whole xDS node id; built from the environment when absent. */
   nodeId?: string;
   type?: NodeType;
@@ -48,15 +61,14 @@ export function podGrpcBootstrap(settings: BootstrapSettings): GrpcBootstrap {
   const { metadata, locality } = nodeMetadata({
     env: settings.env,
     instanceIPs: identity.ipAddresses,
-    proxyConfig: proxyConfigFromEnv(settings.env),
-    discoveryAddress: settings.discoveryAddress,
+    proxyConfig: settings.proxyConfig,
     podInfoDir: settings.podInfoDir ?? DEFAULT_POD_INFO_DIR,
   });
   return grpcBootstrap({
     nodeId: settings.nodeId ?? serviceNode(identity),
     metadata,
     locality,
-    discoveryAddress: settings.discoveryAddress,
+    discoveryAddress: settings.proxyConfig.discoveryAddress ?? "",
     certDir: settings.certDir,
     channelCreds: settings.channelCreds,
   });
@@ -64,7 +76,6 @@ export function podGrpcBootstrap(settings: BootstrapSettings): GrpcBootstrap {
 
 export interface AgentSettings extends BootstrapSettings {
   bootstrapPath: string;
-  statusPort: number;
   /** Where the status server listens (every address when absent). */
   statusHost?: string;
   log: Logger;
@@ -85,7 +96,7 @@ export async function runAgent(settings: AgentSettings): Promise<RunningAgent> {
   let stop: (reason: string) => Promise<void> = async () => {};
   const status = await startStatusServer({
     host: settings.statusHost,
-    port: settings.statusPort,
+    port: settings.proxyConfig.statusPort ?? 0,
     nodeType: settings.type ?? "sidecar",
     podIP: env.INSTANCE_IP ?? "",
     kubeAppProbers: env.ISTIO_KUBE_APP_PROBERS || undefined,

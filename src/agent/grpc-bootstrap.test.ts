@@ -233,7 +233,7 @@ test("grpc-js-xds starts from the agent's file: the node reaches the ADS server 
         INSTANCE_IP: "127.0.0.1",
         ISTIO_METAJSON_LABELS: '{"app":"echo-client","istio-locality":"r1.z1"}',
       },
-      discoveryAddress: ads.address,
+      proxyConfig: { discoveryAddress: ads.address },
       certDir: join(dir, "certs"),
       podInfoDir: join(dir, "no-pod-info"),
       hostIPs: [],

@@ -1,12 +1,11 @@
 // sluice-agent: the node agent beside a proxyless gRPC workload (Istio's pilot-agent).
 export {
   type AgentSettings,
+  agentProxyConfig,
   type BootstrapSettings,
-  DEFAULT_DISCOVERY_ADDRESS,
+  DEFAULT_MESH_CONFIG_PATH,
   DEFAULT_POD_INFO_DIR,
-  DEFAULT_STATUS_PORT,
   podGrpcBootstrap,
-  proxyConfigFromEnv,
   type RunningAgent,
   runAgent,
 } from "./agent.ts";

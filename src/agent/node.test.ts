@@ -3,6 +3,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
+import type { ProxyConfig } from "../config/index.ts";
 import { nodeMetadata, parseDownwardAPI, proxyIdentity, serviceNode } from "./node.ts";
 
 const POD_ENV = { POD_NAME: "echo-v1-abc", POD_NAMESPACE: "test", INSTANCE_IP: "10.0.0.7" };
@@ -36,10 +37,11 @@ test("metadata: ISTIO_META_* keys Istio's BootstrapNodeMetadata knows, typed as 
       ENVOY_STATUS_PORT: "15021",
     },
     instanceIPs: ["10.0.0.7", "10.0.0.7", "fd00::7"],
-    discoveryAddress: "istiod.istio-system.svc:15012",
+    proxyConfig: {},
     podInfoDir: "/nonexistent",
   });
   assert.deepEqual(metadata, {
+    PROXY_CONFIG: {},
     CLUSTER_ID: "Kubernetes",
     MESH_ID: "cluster.local",
     // StringBool: "true" kept, false omitted (omitempty).
@@ -62,7 +64,7 @@ test("metadata: a value of the wrong Go type fails as json.Unmarshal would", () 
       nodeMetadata({
         env: { ISTIO_META_DNS_CAPTURE: "maybe" },
         instanceIPs: [],
-        discoveryAddress: "x:1",
+        proxyConfig: {},
         podInfoDir: "/nonexistent",
       }),
     /DNS_CAPTURE/,
@@ -80,7 +82,7 @@ test("metadata: downward-API labels over the static ones, annotations, and the i
     const { metadata, locality } = nodeMetadata({
       env: { ISTIO_METAJSON_LABELS: '{"version":"v1"}' },
       instanceIPs: [],
-      discoveryAddress: "x:1",
+      proxyConfig: {},
       podInfoDir: dir,
     });
     assert.deepEqual(metadata.LABELS, {
@@ -96,15 +98,13 @@ test("metadata: downward-API labels over the static ones, annotations, and the i
   }
 });
 
-test("metadata: PROXY_CONFIG's ISTIO_META_ proxyMetadata, and PILOT_SAN for a mutual-TLS control plane", () => {
-  const proxyConfig = { controlPlaneAuthPolicy: "MUTUAL_TLS", proxyMetadata: { ISTIO_META_NETWORK: "net1" } };
-  const { metadata } = nodeMetadata({
-    env: {},
-    instanceIPs: [],
-    proxyConfig,
+test("metadata: the ProxyConfig's ISTIO_META_ proxyMetadata, and PILOT_SAN for a mutual-TLS control plane", () => {
+  const proxyConfig: ProxyConfig = {
+    controlPlaneAuthPolicy: "MUTUAL_TLS",
     discoveryAddress: "istiod.istio-system.svc:15012",
-    podInfoDir: "/nonexistent",
-  });
+    proxyMetadata: { ISTIO_META_NETWORK: "net1" },
+  };
+  const { metadata } = nodeMetadata({ env: {}, instanceIPs: [], proxyConfig, podInfoDir: "/nonexistent" });
   assert.equal(metadata.NETWORK, "net1");
   assert.deepEqual(metadata.PROXY_CONFIG, proxyConfig);
   assert.deepEqual(metadata.PILOT_SAN, ["istiod.istio-system.svc"]);

@@ -7,6 +7,7 @@ import { isIP } from "node:net";
 import { networkInterfaces } from "node:os";
 import { join } from "node:path";
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
+import type { ProxyConfig } from "../config/index.ts";
 import type { NodeType } from "../model/index.ts";
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -202,9 +203,8 @@ export interface GrpcLocality {
 export interface NodeMetadataOptions {
   env: Env;
   instanceIPs: readonly string[];
-  /** The mesh ProxyConfig of this proxy (the PROXY_CONFIG variable), as JSON. */
-  proxyConfig?: JsonObject;
-  discoveryAddress: string;
+  /** This proxy's ProxyConfig (mesh defaults, the mesh config file, then PROXY_CONFIG). */
+  proxyConfig: ProxyConfig;
   /** Where the downward API mounts `labels` and `annotations` (Istio: ./etc/istio/pod). */
   podInfoDir: string;
 }
@@ -213,9 +213,8 @@ export interface NodeMetadataOptions {
 export function nodeMetadata(options: NodeMetadataOptions): { metadata: JsonObject; locality: GrpcLocality } {
   const { env } = options;
   const raw: JsonObject = {};
-  const proxyMetadata = options.proxyConfig?.proxyMetadata;
-  if (typeof proxyMetadata === "object" && proxyMetadata !== null && !Array.isArray(proxyMetadata)) {
-    for (const [k, v] of Object.entries(proxyMetadata)) if (k.startsWith("ISTIO_META_")) raw[k.slice(11)] = v;
+  for (const [k, v] of Object.entries(options.proxyConfig.proxyMetadata ?? {})) {
+    if (k.startsWith("ISTIO_META_")) raw[k.slice(11)] = v;
   }
   for (const [k, v] of Object.entries(env)) {
     if (k.startsWith("ISTIO_META_") && v !== undefined) raw[k.slice(11)] = v;
@@ -243,7 +242,8 @@ export function nodeMetadata(options: NodeMetadataOptions): { metadata: JsonObje
   set("INSTANCE_IPS", [...new Set(options.instanceIPs)].join(","));
   set("ENVOY_STATUS_PORT", Number(env.ENVOY_STATUS_PORT ?? 15021));
   set("ENVOY_PROMETHEUS_PORT", Number(env.ENVOY_PROMETHEUS_PORT ?? 15090));
-  if (options.proxyConfig) meta.PROXY_CONFIG = options.proxyConfig;
+  // The ProxyConfig as protojson writes it: plain JSON of its set fields.
+  meta.PROXY_CONFIG = JSON.parse(JSON.stringify(options.proxyConfig)) as JsonObject;
   const staticLabels = stringMap(env.ISTIO_METAJSON_LABELS);
   if (staticLabels) {
     meta.LABELS = staticLabels;
@@ -279,8 +279,8 @@ export function nodeMetadata(options: NodeMetadataOptions): { metadata: JsonObje
   }
 
   // With a mutual-TLS control plane the agent names the SAN it expects of istiod.
-  if (options.proxyConfig?.controlPlaneAuthPolicy === "MUTUAL_TLS") {
-    const host = options.discoveryAddress.split(":")[0];
+  if (options.proxyConfig.controlPlaneAuthPolicy === "MUTUAL_TLS") {
+    const host = (options.proxyConfig.discoveryAddress ?? "").split(":")[0];
     meta.PILOT_SAN = [host === "localhost" ? "istiod.istio-system.svc" : host];
   }
   return { metadata: meta, locality };

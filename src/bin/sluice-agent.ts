@@ -7,16 +7,16 @@ import { pino } from "pino";
 import yargs, { type Argv } from "yargs";
 import { hideBin } from "yargs/helpers";
 import {
-  DEFAULT_DISCOVERY_ADDRESS,
+  agentProxyConfig,
   DEFAULT_GRPC_BOOTSTRAP_PATH,
+  DEFAULT_MESH_CONFIG_PATH,
   DEFAULT_POD_INFO_DIR,
-  DEFAULT_STATUS_PORT,
   podGrpcBootstrap,
-  proxyConfigFromEnv,
   runAgent,
   writeGrpcBootstrap,
 } from "../agent/index.ts";
 import { rejectUnknownCommandLineFlags } from "../cli/index.ts";
+import type { ProxyConfig } from "../config/index.ts";
 import { NODE_TYPES, type NodeType } from "../model/index.ts";
 
 const env = process.env;
@@ -31,13 +31,15 @@ function fail(message: string): never {
 
 /** The options both commands share: where istiod is and what the bootstrap says. */
 function bootstrapOptions<T>(y: Argv<T>) {
-  const proxyConfig = proxyConfigFromEnv(env);
-  const configuredAddress = proxyConfig?.discoveryAddress;
   return y
+    .option("meshConfig", {
+      type: "string",
+      default: DEFAULT_MESH_CONFIG_PATH,
+      describe: "Mesh config file whose defaultConfig is the proxy's ProxyConfig (read when present)",
+    })
     .option("discovery-address", {
       type: "string",
-      default: typeof configuredAddress === "string" ? configuredAddress : DEFAULT_DISCOVERY_ADDRESS,
-      describe: "istiod/sluiced xDS address HOST:PORT (PROXY_CONFIG discoveryAddress)",
+      describe: "xDS server HOST:PORT (default: the ProxyConfig's discoveryAddress, istiod.istio-system.svc:15012)",
     })
     .option("node-id", {
       type: "string",
@@ -67,7 +69,8 @@ function bootstrapOptions<T>(y: Argv<T>) {
 }
 
 interface BootstrapArgs {
-  discoveryAddress: string;
+  meshConfig: string;
+  discoveryAddress?: string;
   nodeId?: string;
   type: string;
   domain?: string;
@@ -76,16 +79,21 @@ interface BootstrapArgs {
   podInfoDir: string;
 }
 
-const bootstrapSettings = (argv: BootstrapArgs) => ({
-  env,
-  discoveryAddress: argv.discoveryAddress,
-  nodeId: argv.nodeId,
-  type: argv.type as NodeType,
-  domain: argv.domain,
-  certDir: argv.outputCerts,
-  channelCreds: argv.channelCreds,
-  podInfoDir: argv.podInfoDir,
-});
+/** The bootstrap settings of a command line: flags over the ProxyConfig pilot-agent would build. */
+function bootstrapSettings(argv: BootstrapArgs, overrides: ProxyConfig = {}) {
+  const proxyConfig: ProxyConfig = { ...agentProxyConfig(env, argv.meshConfig), ...overrides };
+  if (argv.discoveryAddress) proxyConfig.discoveryAddress = argv.discoveryAddress;
+  return {
+    env,
+    proxyConfig,
+    nodeId: argv.nodeId,
+    type: argv.type as NodeType,
+    domain: argv.domain,
+    certDir: argv.outputCerts,
+    channelCreds: argv.channelCreds,
+    podInfoDir: argv.podInfoDir,
+  };
+}
 
 const bootstrapPath = (output: string | undefined) => output || env.GRPC_XDS_BOOTSTRAP || DEFAULT_GRPC_BOOTSTRAP_PATH;
 
@@ -114,8 +122,7 @@ try {
         bootstrapOptions(y)
           .option("statusPort", {
             type: "number",
-            default: defaultStatusPort(),
-            describe: "Status server port (PROXY_CONFIG statusPort)",
+            describe: "Status server port (default: the ProxyConfig's statusPort, 15020)",
           })
           .option("grpc-bootstrap", {
             type: "string",
@@ -124,10 +131,10 @@ try {
           .option("log-level", { type: "string", default: "info", choices: ["debug", "info", "warn", "error"] }),
       async (argv) => {
         const log = pino({ name: "sluice-agent", level: argv.logLevel });
+        const overrides: ProxyConfig = argv.statusPort === undefined ? {} : { statusPort: argv.statusPort };
         const agent = await runAgent({
-          ...bootstrapSettings(argv),
+          ...bootstrapSettings(argv, overrides),
           bootstrapPath: bootstrapPath(argv.grpcBootstrap),
-          statusPort: argv.statusPort,
           log,
         });
         for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => void agent.stop(signal));
@@ -148,9 +155,4 @@ try {
     .parseAsync();
 } catch (err) {
   fail((err as Error).message);
-}
-
-function defaultStatusPort(): number {
-  const configured = proxyConfigFromEnv(env)?.statusPort;
-  return typeof configured === "number" ? configured : DEFAULT_STATUS_PORT;
 }
