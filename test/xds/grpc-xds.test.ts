@@ -4,18 +4,11 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { create } from "@bufbuild/protobuf";
 import { anyPack } from "@bufbuild/protobuf/wkt";
-import {
-  Client,
-  credentials,
-  type MethodDefinition,
-  Server,
-  ServerCredentials,
-  type ServerUnaryCall,
-  type sendUnaryData,
-} from "@grpc/grpc-js";
+import { Client, credentials } from "@grpc/grpc-js";
 import * as grpcXds from "@grpc/grpc-js-xds";
 import { cluster, fault, hcm, listener, route, router } from "../../src/api/index.ts";
 import { type TypeSyncStatus, TypeUrl } from "../../src/xds/index.ts";
+import { type Backend, call, startBackend } from "../proxyless/echo.ts";
 import {
   edsCluster,
   type Harness,
@@ -29,33 +22,6 @@ import {
 const TARGET = "echo.test";
 const ROUTE = "echo-route";
 const CLUSTER = "outbound|50051||echo.default.svc.cluster.local";
-
-const raw = (b: Buffer) => b;
-const echoMethod: MethodDefinition<Buffer, Buffer> = {
-  path: "/sluice.test.Echo/Echo",
-  requestStream: false,
-  responseStream: false,
-  requestSerialize: raw,
-  requestDeserialize: raw,
-  responseSerialize: raw,
-  responseDeserialize: raw,
-};
-
-/** A backend answering every call with its own name. */
-async function startBackend(name: string): Promise<{ port: number; server: Server }> {
-  const server = new Server();
-  server.addService(
-    { echo: echoMethod },
-    {
-      echo: (_call: ServerUnaryCall<Buffer, Buffer>, callback: sendUnaryData<Buffer>) =>
-        callback(null, Buffer.from(name)),
-    },
-  );
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
-  );
-  return { port, server };
-}
 
 /** Listener (api_listener + RDS), route, EDS cluster and endpoints for `echo.test`, all PGV-checked. */
 function meshSnapshot(backendPort: number, lastFilter: "router" | "fault" = "router"): TestSnapshot {
@@ -114,7 +80,7 @@ function meshSnapshot(backendPort: number, lastFilter: "router" | "fault" = "rou
 }
 
 let h: Harness;
-let backends: { port: number; server: Server }[];
+let backends: Backend[];
 let client: Client;
 
 before(async () => {
@@ -135,20 +101,11 @@ before(async () => {
 after(async () => {
   client?.close();
   await h?.close();
-  for (const b of backends ?? []) b.server.forceShutdown();
+  for (const b of backends ?? []) b.stop();
 });
 
 function echo(): Promise<string> {
-  return new Promise((resolve, reject) =>
-    client.makeUnaryRequest(
-      echoMethod.path,
-      raw,
-      raw,
-      Buffer.alloc(0),
-      { deadline: Date.now() + 10_000 },
-      (err, res) => (err ? reject(err) : resolve(String(res))),
-    ),
-  );
+  return call(client);
 }
 
 test("grpc-js-xds resolves LDS → RDS → CDS → EDS from Sluice and the RPC reaches the backend", async () => {
