@@ -84,7 +84,10 @@ function slowStart(lb: DestinationRuleTrafficPolicyLoadBalancer | undefined): Sl
 }
 
 /** consistentHash → MAGLEV or RING_HASH (1024 minimum ring size unless set). The hash key goes on routes. */
-export function applyConsistentHash(draft: ClusterInit, lb: DestinationRuleTrafficPolicyLoadBalancer | undefined): void {
+export function applyConsistentHash(
+  draft: ClusterInit,
+  lb: DestinationRuleTrafficPolicyLoadBalancer | undefined,
+): void {
   const hash = lb?.consistentHash;
   if (!hash) return;
   if (hash.maglev) {
