@@ -97,9 +97,10 @@ export class IstiodCertificate implements experimental.CertificateProvider {
     this.#unsubscribe();
   }
 
+  // grpc-js registers its watcher only after adding the listener, so the first update is sent later.
   addCaCertificateListener(listener: CaListener): void {
     this.#caListeners.add(listener);
-    listener(this.#caUpdate());
+    queueMicrotask(() => this.#caListeners.has(listener) && listener(this.#caUpdate()));
   }
 
   removeCaCertificateListener(listener: CaListener): void {
@@ -108,7 +109,7 @@ export class IstiodCertificate implements experimental.CertificateProvider {
 
   addIdentityCertificateListener(listener: IdentityListener): void {
     this.#identityListeners.add(listener);
-    listener(this.#identityUpdate());
+    queueMicrotask(() => this.#identityListeners.has(listener) && listener(this.#identityUpdate()));
   }
 
   removeIdentityCertificateListener(listener: IdentityListener): void {
