@@ -89,7 +89,13 @@ export function registerDebugEndpoints(endpoints: DebugEndpoints, sources: Debug
   );
   endpoints.register(
     "resourcesz",
-    () => KINDS.map((k) => ({ group: k.group, version: k.preferredVersion, kind: k.kind })),
+    () =>
+      // Istio lists its config store's schemas: the Istio and Gateway API kinds, not Kubernetes' own.
+      KINDS.filter((k) => k.family !== "kubernetes" && k.supported).map((k) => ({
+        group: k.group,
+        version: k.preferredVersion,
+        kind: k.kind,
+      })),
     "Debug support for watched resources",
   );
   endpoints.register(

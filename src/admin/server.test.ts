@@ -452,7 +452,9 @@ test("sidecarz needs a proxyID, answers 404 for an unknown proxy, and shows the 
 
 test("resourcesz, instancesz, krtz, mesh, inject", async () => {
   const kinds = await json<{ group: string; version: string; kind: string }[]>("/debug/resourcesz");
-  assert.ok(kinds.some((k) => k.group === "networking.istio.io" && k.kind === "ServiceEntry" && k.version !== ""));
+  assert.ok(kinds.some((k) => k.group === "networking.istio.io" && k.kind === "ServiceEntry" && k.version === "v1"));
+  assert.ok(kinds.some((k) => k.group === "gateway.networking.k8s.io" && k.kind === "HTTPRoute"));
+  assert.ok(!kinds.some((k) => k.kind === "Pod"), "Kubernetes' own kinds are not config store schemas");
 
   const instances =
     await json<Record<string, { service: { hostname: string }; port: { port: number } }[]>>("/debug/instancesz");
