@@ -5,6 +5,7 @@ import { createServer as createTcpServer } from "node:net";
 import { networkInterfaces, tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
+import { gunzipSync } from "node:zlib";
 import { create } from "@bufbuild/protobuf";
 import {
   Server as GrpcServer,
@@ -43,7 +44,7 @@ function call(
     req.on("error", reject);
     req.on("response", (res) => {
       let body = "";
-      res.setEncoding("utf8");
+      res.setEncoding(res.headers["content-encoding"] === "gzip" ? "latin1" : "utf8");
       res.on("data", (c: string) => {
         body += c;
       });
@@ -419,4 +420,18 @@ test("from a non-loopback address: /quitquitquit, /drain and /debug/ndsz are 403
 
   const localOnly = await startStatus({ host: external, metricsLocalhostOnly: true });
   assert.equal((await call(localOnly.url("/metrics"), { localAddress: external })).status, 403);
+});
+
+test("responses of 1 KiB and more are gzipped for clients that accept it, as Istio's gzhttp wrapper does", async () => {
+  const { url } = await startStatus();
+  const zipped = await call(url("/metrics"), { headers: { "accept-encoding": "gzip, deflate" } });
+  assert.equal(zipped.headers["content-encoding"], "gzip");
+  assert.equal(zipped.headers.vary, "Accept-Encoding");
+  assert.match(gunzipSync(Buffer.from(zipped.body, "latin1")).toString(), /istio_agent_scrapes_total 1/);
+
+  const refused = await call(url("/metrics"), { headers: { "accept-encoding": "gzip;q=0" } });
+  assert.equal(refused.headers["content-encoding"], undefined);
+  assert.match(refused.body, /istio_agent_scrapes_total 2/);
+  const small = await call(url("/nope"), { headers: { "accept-encoding": "gzip" } });
+  assert.equal(small.headers["content-encoding"], undefined, "a body under 1 KiB stays plain");
 });

@@ -2,6 +2,7 @@
 // merged Prometheus metrics, the application's rewritten Kubernetes probes, quit and drain for the
 // pod's lifecycle, and the DNS name table. Sluice's agent runs no Envoy, so readiness and metrics
 // are the agent's (and the application's) alone, as Istio's with DISABLE_ENVOY.
+import { gzipSync } from "node:zlib";
 import { toJsonString } from "@bufbuild/protobuf";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import type { Logger } from "pino";
@@ -102,6 +103,33 @@ function httpError(reply: FastifyReply, status: number, message: string): Fastif
 
 const fromLocalhost = (request: FastifyRequest) => isLoopback(request.socket.remoteAddress);
 
+/** gzhttp's default: smaller bodies are not worth compressing. */
+const GZIP_MIN_SIZE = 1024;
+
+/** Whether Accept-Encoding admits gzip (a q of 0 refuses it). */
+function acceptsGzip(acceptEncoding: string | undefined): boolean {
+  for (const part of (acceptEncoding ?? "").split(",")) {
+    const [coding, ...params] = part.split(";").map((p) => p.trim().toLowerCase());
+    if (coding !== "gzip" && coding !== "*") continue;
+    const q = params.find((p) => p.startsWith("q="));
+    return q === undefined || Number(q.slice(2)) > 0;
+  }
+  return false;
+}
+
+/** Istio wraps every status handler in gzhttp: gzip for clients that accept it, from 1 KiB up. */
+function addGzip(app: FastifyInstance): void {
+  app.addHook("onSend", async (request, reply, payload) => {
+    reply.header("vary", "Accept-Encoding");
+    if (!acceptsGzip(request.headers["accept-encoding"]) || reply.hasHeader("content-encoding")) return payload;
+    const body = typeof payload === "string" ? Buffer.from(payload) : Buffer.isBuffer(payload) ? payload : undefined;
+    if (!body || body.length < GZIP_MIN_SIZE) return payload;
+    reply.header("content-encoding", "gzip");
+    reply.removeHeader("content-length");
+    return gzipSync(body);
+  });
+}
+
 export async function startStatusServer(options: StatusServerOptions): Promise<StatusServer> {
   const { log, metrics } = options;
   const prometheus = scrapeConfig(options);
@@ -115,6 +143,7 @@ export async function startStatusServer(options: StatusServerOptions): Promise<S
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("*", { parseAs: "buffer" }, (_req, body, done) => done(null, body));
   app.setNotFoundHandler((_req, reply) => httpError(reply, 404, "404 page not found"));
+  addGzip(app);
 
   let lastProbeSuccessful = false;
   app.all("/healthz/ready", async (_req, reply) => {
