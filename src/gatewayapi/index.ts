@@ -23,7 +23,7 @@ import { compareByCreation, type KeyedVirtualService, mergeVirtualServices } fro
 import { convertXBackend } from "./xbackend.ts";
 
 export { stampTransitionTimes, TRANSITION_TIME } from "./conditions.ts";
-export { type LiveConversionInputs, liveConversion, registryServiceView } from "./live.ts";
+export { type ClusterCollections, type LiveConversionInputs, liveConversion, registryServiceView } from "./live.ts";
 export type { ConversionSettings, RegistryService, ServiceLookup } from "./model.ts";
 export { DEFAULT_SETTINGS, staticServiceLookup } from "./model.ts";
 export { GatewayStatusWriter, type StatusTarget, type StatusWriterOptions } from "./status-writer.ts";
@@ -214,12 +214,16 @@ function convertBackendPolicies(
   ];
 }
 
+/** Cluster objects looked up elsewhere than in `objects` (the live conversion fetches them by key). */
+export type ClusterLookups = Partial<ClusterObjects>;
+
 export function convertResources(
   objects: readonly ConfigObject[],
   settings: ConversionSettings,
   services: ServiceLookup,
+  lookups: ClusterLookups = {},
 ): ConversionResult {
-  const cluster = clusterObjects(objects);
+  const cluster: ClusterObjects = { ...clusterObjects(objects), ...lookups };
   const classes = new GatewayClassIndex(byKind(objects, "GatewayClass") as gatewayapi.GatewayClass[]);
   const grants = new ReferenceGrants(byKind(objects, "ReferenceGrant") as gatewayapi.ReferenceGrant[]);
   const ctx: ConversionContext = { domainSuffix: settings.domainSuffix, classes, cluster, grants, services };

@@ -156,15 +156,6 @@ export function storeRegistry(store: ConfigStore, mesh: MeshConfig, domainSuffix
   return new ServiceRegistry(inputs, { domainSuffix, mesh });
 }
 
-// Kinds the Gateway API conversion reads besides its own (what it looks up by reference).
-const CONVERSION_CLUSTER_KINDS = [
-  kindKey("", "Service"),
-  kindKey("", "Secret"),
-  kindKey("", "ConfigMap"),
-  kindKey("", "Namespace"),
-  kindKey("networking.istio.io", "ServiceEntry"),
-];
-
 const conversions = new WeakMap<ServiceRegistry, Singleton<ConversionResult>>();
 
 /** The store source holding the Istio config converted from Gateway API (one scope, replaced on each change). */
@@ -189,7 +180,13 @@ export function storeGatewayConversion(
         gatewayApi: KINDS.filter((k) => k.family === "gateway-api" && k.supported).map((k) =>
           store.collection(kindKey(k.group, k.kind)),
         ),
-        cluster: CONVERSION_CLUSTER_KINDS.map((kind) => store.collection(kind)),
+        cluster: {
+          services: store.collection(kindKey("", "Service")),
+          secrets: store.collection(kindKey("", "Secret")),
+          configMaps: store.collection(kindKey("", "ConfigMap")),
+          namespaces: store.collection(kindKey("", "Namespace")),
+          serviceEntries: store.collection(kindKey("networking.istio.io", "ServiceEntry")),
+        },
         servicesByHostname: registryServiceView(registry),
       },
       { domainSuffix },

@@ -140,6 +140,34 @@ describe("live Gateway API conversion over the config store", () => {
     assert.equal(recomputes(), settled + 1, "only losing every endpoint of the gateway service recomputes");
   });
 
+  test("Secrets and Namespaces recompute it only when the conversion looked them up", () => {
+    const https: ConfigObject = {
+      ...gateway,
+      spec: {
+        gatewayClassName: "istio",
+        listeners: [
+          {
+            name: "https",
+            port: 443,
+            protocol: "HTTPS",
+            hostname: "shop.example.com",
+            tls: { certificateRefs: [{ name: "shop-cert" }] },
+            allowedRoutes: { namespaces: { from: "All" } },
+          },
+        ],
+      },
+    };
+    const { apply, recomputes } = setup([https, route("/cart"), cartService]);
+    const secret = (name: string): ConfigObject =>
+      ({ apiVersion: "v1", kind: "Secret", metadata: { name, namespace: "infra" }, data: {} }) as ConfigObject;
+    const before = recomputes();
+    apply(secret("unrelated"));
+    apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: "apps", labels: { team: "a" } } });
+    assert.equal(recomputes(), before);
+    apply(secret("shop-cert"));
+    assert.equal(recomputes(), before + 1);
+  });
+
   test("the gateway service's endpoints reach the Gateway's Programmed status through the registry", () => {
     const { apply, conversion } = setup([gateway, cartService, gatewayService]);
     assert.match(programmedMessage(conversion.get()?.statuses ?? []) ?? "", /no instances found/);
