@@ -3,7 +3,7 @@
 // same functions. Shapes follow Istio's JSON (field names included) where clients read them.
 import { type ConfigObject, KINDS, kindKey, type MeshConfig } from "../config/index.ts";
 import type { DebugRegistry } from "../krt/index.ts";
-import { type PushContext, type PushSnapshot, pushRequest, pushSnapshot } from "../model/index.ts";
+import { PushSnapshot, pushRequest } from "../model/index.ts";
 import type { RegistryEndpoints, Service, ServiceEndpoint } from "../registry/index.ts";
 import type { ConfigStore } from "../sources/index.ts";
 import {
@@ -32,19 +32,17 @@ export interface DebugSources {
   injectTemplates?: () => Record<string, string>;
   /** UNSAFE_ENABLE_ADMIN_ENDPOINTS: adds force_disconnect. */
   unsafeAdminEndpoints?: boolean;
-  /** The per-push resource caches (cachez); default the generators'. */
-  caches?: XdsCaches;
 }
 
 /** Registers every debug endpoint of Istio's AddDebugHandlers that applies to Sluice. */
 export function registerDebugEndpoints(endpoints: DebugEndpoints, sources: DebugSources): void {
   const { server } = sources;
   const connections = () => sortedConnections(server.syncStatus());
+  // The current push's mesh snapshot (undefined only for push contexts not built by the model).
   const snapshot = (): PushSnapshot | undefined => {
-    const push = server.pushContext;
-    return push && push.snapshot !== undefined ? safeSnapshot(push) : undefined;
+    const current = server.pushContext?.snapshot;
+    return current instanceof PushSnapshot ? current : undefined;
   };
-  const caches = sources.caches ?? xdsCaches;
 
   if (sources.unsafeAdminEndpoints) {
     endpoints.register(
@@ -73,7 +71,7 @@ export function registerDebugEndpoints(endpoints: DebugEndpoints, sources: Debug
   const shardz = () => endpointShardz(sources.registry?.registryEndpoints.list() ?? []);
   endpoints.register("endpointz", shardz, "Obsolete, use endpointShardz");
   endpoints.register("endpointShardz", shardz, "Info about the endpoint shards");
-  endpoints.register("cachez", (req) => cachez(req, caches), "Info about the internal XDS caches");
+  endpoints.register("cachez", (req) => cachez(req, xdsCaches), "Info about the internal XDS caches");
   endpoints.describe("cachez?sizes=true", "Info about the size of the internal XDS caches");
   endpoints.describe("cachez?clear=true", "Clear the XDS caches");
   endpoints.register("configz", () => configz(sources.store), "Debug support for config");
@@ -82,8 +80,8 @@ export function registerDebugEndpoints(endpoints: DebugEndpoints, sources: Debug
     (req) => {
       const conn = debugConnection(connections(), req);
       if (conn instanceof DebugText) return conn;
-      const snap = snapshot();
-      return snap ? sidecarz(snap, conn, server.pushContext as PushContext) : PROXY_NOT_CONNECTED;
+      const push = server.pushContext;
+      return push?.snapshot instanceof PushSnapshot ? sidecarz(push.snapshot, conn, push.version) : PROXY_NOT_CONNECTED;
     },
     "Debug sidecar scope for a proxy",
   );
@@ -177,15 +175,6 @@ function listing(endpoints: DebugEndpoints): string[] {
     .listing()
     .map((e) => e.path)
     .filter((path) => path !== "list" && !path.includes("pprof"));
-}
-
-/** The snapshot of a push built by the model, undefined for a push context without one (tests). */
-function safeSnapshot(push: PushContext): PushSnapshot | undefined {
-  try {
-    return pushSnapshot(push);
-  } catch {
-    return undefined;
-  }
 }
 
 /** Connections ordered by id, as Istio's SortedClients. */
@@ -347,7 +336,7 @@ function configz(store: Pick<ConfigStore, "list" | "problems">): unknown[] {
 }
 
 /** Istio's SidecarScope JSON for the proxy's scope in the current push. */
-function sidecarz(snap: PushSnapshot, conn: ConnectionStatus, push: PushContext): unknown {
+function sidecarz(snap: PushSnapshot, conn: ConnectionStatus, version: string): unknown {
   const scope = snap.sidecarScope(conn.proxy);
   const servicesByHostname: Record<string, Service> = {};
   const destinationRules: Record<string, unknown[]> = {};
@@ -357,7 +346,7 @@ function sidecarz(snap: PushSnapshot, conn: ConnectionStatus, push: PushContext)
     if (rules.length > 0) destinationRules[service.hostname] = rules.map((r) => ({ ...r.rule, from: r.from }));
   }
   return {
-    version: push.version,
+    version,
     name: scope.name,
     namespace: scope.namespace,
     outboundTrafficPolicy: scope.outboundTrafficPolicy,
