@@ -114,3 +114,22 @@ test('parseDownwardAPI reads key="quoted" lines and rejects an unquoted value', 
   assert.deepEqual(parseDownwardAPI('a="1"\nb="x=y"\n\n'), { a: "1", b: "x=y" });
   assert.throws(() => parseDownwardAPI("a=1x"));
 });
+
+test("metadata: POD_PORTS from the injector's multi-line list comes out as Go's compact PodPortList", () => {
+  const { metadata } = nodeMetadata({
+    env: {
+      ISTIO_META_POD_PORTS:
+        '[\n{"containerPort":7070,"name":"grpc","protocol":"TCP","hostPort":1}\n,{"containerPort":8080,"protocol":"TCP"}\n]',
+    },
+    instanceIPs: [],
+    proxyConfig: {},
+    podInfoDir: "/nonexistent",
+  });
+  assert.equal(
+    metadata.POD_PORTS,
+    '[{"name":"grpc","containerPort":7070,"protocol":"TCP"},{"containerPort":8080,"protocol":"TCP"}]',
+  );
+  assert.throws(() =>
+    nodeMetadata({ env: { ISTIO_META_POD_PORTS: "[" }, instanceIPs: [], proxyConfig: {}, podInfoDir: "/x" }),
+  );
+});

@@ -60,7 +60,7 @@ export function proxyIdentity(
 }
 
 /** The JSON shape each key of Istio's BootstrapNodeMetadata takes when Go marshals it. */
-type GoKind = "string" | "stringBool" | "int" | "stringMap" | "stringArray" | "object";
+type GoKind = "string" | "stringBool" | "int" | "stringMap" | "stringArray" | "object" | "podPorts";
 const STRING_KEYS = [
   "ISTIO_VERSION",
   "ISTIO_REVISION",
@@ -75,7 +75,6 @@ const STRING_KEYS = [
   "CLUSTER_ID",
   "NETWORK",
   "REQUESTED_NETWORK_VIEW",
-  "POD_PORTS",
   "TLS_SERVER_CERT_CHAIN",
   "TLS_SERVER_KEY",
   "TLS_SERVER_ROOT_CERT",
@@ -119,7 +118,24 @@ const METADATA_KINDS: ReadonlyMap<string, GoKind> = new Map<string, GoKind>([
   ["PLATFORM_METADATA", "stringMap"],
   ["PILOT_SAN", "stringArray"],
   ["PROXY_CONFIG", "object"],
+  ["POD_PORTS", "podPorts"],
 ]);
+
+/**
+ * POD_PORTS is a JSON list of container ports held in a string (Istio's PodPortList): Go reads it and
+ * writes it back compact, with only name, containerPort and protocol.
+ */
+function podPorts(text: string): string {
+  const ports: unknown = JSON.parse(text);
+  if (!Array.isArray(ports)) throw new Error("node metadata POD_PORTS: not a JSON list");
+  return JSON.stringify(
+    ports.map((p: { name?: unknown; containerPort?: unknown; protocol?: unknown }) => ({
+      ...(typeof p.name === "string" && p.name !== "" ? { name: p.name } : {}),
+      containerPort: typeof p.containerPort === "number" ? p.containerPort : 0,
+      protocol: typeof p.protocol === "string" ? p.protocol : "",
+    })),
+  );
+}
 
 /**
  * One metadata value as Go's typed struct keeps it: wrong JSON types fail as json.Unmarshal fails,
@@ -150,6 +166,9 @@ function typedValue(key: string, kind: GoKind, value: JsonValue): JsonValue | un
     case "object":
       if (typeof value !== "object" || value === null || Array.isArray(value)) throw wrongType();
       return value;
+    case "podPorts":
+      if (typeof value !== "string") throw wrongType();
+      return podPorts(value);
   }
 }
 
