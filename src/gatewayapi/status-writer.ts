@@ -7,8 +7,8 @@
 import type { Logger } from "pino";
 import type { ConfigObject } from "../config/index.ts";
 import type { Singleton, Unregister } from "../krt/index.ts";
-import type { ConfigStore } from "../sources/index.ts";
-import { kindKeyOf, objectKeyOf } from "../sources/index.ts";
+// The store module alone: the sources' index would load every source (Kubernetes, xDS) with the conversion.
+import { type ConfigStore, kindKeyOf, objectKeyOf } from "../sources/store.ts";
 import { stampTransitionTimes } from "./conditions.ts";
 import type { ConversionResult } from "./index.ts";
 
