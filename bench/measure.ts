@@ -14,7 +14,12 @@ export function measure(runs: number, fn: (run: number) => void): Timing {
     fn(run);
     samples.push((performance.now() - start) * 1000);
   }
+  return timing(samples);
+}
+
+/** Median and p99 of samples in microseconds (sorts them). */
+export function timing(samples: number[]): Timing {
   samples.sort((a, b) => a - b);
   const at = (q: number) => samples[Math.min(samples.length - 1, Math.floor(q * samples.length))];
-  return { runs, medianUs: at(0.5), p99Us: at(0.99) };
+  return { runs: samples.length, medianUs: at(0.5), p99Us: at(0.99) };
 }

@@ -6,6 +6,7 @@ import { cpus, totalmem } from "node:os";
 import { parseArgs } from "node:util";
 import { type LoadOptions, type LoadReport, printLoadReport, runLoad } from "./load/run-load.ts";
 import type { Timing } from "./measure.ts";
+import { benchProxyless } from "./proxyless.ts";
 import { benchRegistry } from "./registry.ts";
 import { benchTemplates, DEFAULT_MICRO } from "./templates-bench.ts";
 
@@ -34,7 +35,7 @@ const { values: flags } = parseArgs({
     "sluiced-profile": { type: "string" },
   },
 });
-const suites = flags.suite === "all" ? ["registry", "micro", "load"] : list(flags.suite ?? "");
+const suites = flags.suite === "all" ? ["registry", "micro", "proxyless", "load"] : list(flags.suite ?? "");
 const number = (value: string | undefined, fallback: number) => (value === undefined ? fallback : Number(value));
 
 const results: BenchResult[] = [];
@@ -49,6 +50,8 @@ if (suites.includes("micro")) {
     }),
   );
 }
+
+if (suites.includes("proxyless")) results.push(await benchProxyless(number(flags.runs, 20)));
 
 const fmt = (us: number) => (us >= 1000 ? `${(us / 1000).toFixed(2)} ms` : `${us.toFixed(1)} µs`);
 for (const r of results) {

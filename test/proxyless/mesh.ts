@@ -11,6 +11,7 @@ import { type ConfigObject, DEFAULT_MESH_CONFIG } from "../../src/config/index.t
 import { ConfigStore, MemorySource } from "../../src/sources/index.ts";
 import type { XdsResource } from "../../src/xds/generator.ts";
 import { type Discovery, startDiscovery, storePush, storeRegistry, TypeUrl } from "../../src/xds/index.ts";
+import type { DebounceOptions } from "../../src/xds/pipeline/debounce.ts";
 import { violations } from "../translate/pgv.ts";
 import { waitFor } from "../xds/fixtures.ts";
 import type { Backend } from "./echo.ts";
@@ -40,11 +41,20 @@ export class ControlPlane {
   readonly store = new ConfigStore();
   readonly memory = new MemorySource(this.store);
   discovery?: Discovery;
-  private constructor(readonly port: number) {}
+  private constructor(
+    readonly port: number,
+    private readonly debounce: DebounceOptions,
+  ) {}
 
-  /** Starts Sluice's discovery service over `objects` on a fixed port (so that a restart keeps it). */
-  static async start(objects: ConfigObject[]): Promise<ControlPlane> {
-    const cp = new ControlPlane(await freePort());
+  /**
+   * Starts Sluice's discovery service over `objects` on a fixed port (so that a restart keeps it),
+   * with a short push debounce unless told otherwise.
+   */
+  static async start(
+    objects: ConfigObject[],
+    debounce: DebounceOptions = { afterMs: 5, maxMs: 50, edsDebounce: true },
+  ): Promise<ControlPlane> {
+    const cp = new ControlPlane(await freePort(), debounce);
     for (const obj of objects) cp.apply(obj);
     await cp.resume();
     return cp;
@@ -94,7 +104,7 @@ export class ControlPlane {
       build,
       rootNamespace: "istio-system",
       domainSuffix: "cluster.local",
-      debounce: { afterMs: 5, maxMs: 50, edsDebounce: true },
+      debounce: this.debounce,
       apiAuth: true,
       debugAuth: { systemNamespace: "istio-system" },
       plugins: [],
