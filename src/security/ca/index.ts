@@ -18,6 +18,7 @@ export {
   type IstiodKeyCert,
   istiodDnsNames,
 } from "./istiod.ts";
+export { CaMetrics } from "./metrics.ts";
 export {
   createCsr,
   exportPrivateKey,

@@ -6,11 +6,13 @@ import { after, before, test } from "node:test";
 import { create, fromBinary, type JsonObject, toBinary } from "@bufbuild/protobuf";
 import { type ChannelCredentials, Client, credentials, Metadata, type ServiceError, status } from "@grpc/grpc-js";
 import { pino } from "pino";
+import { Registry } from "prom-client";
 import { istioCa } from "../../api/index.ts";
 import { GeneratorRegistry } from "../../xds/generator.ts";
 import { ClientCertAuthenticator, XdsServer } from "../../xds/server/index.ts";
 import { verifyChain } from "./ca.ts";
 import { IstiodCertificate, istiodDnsNames } from "./istiod.ts";
+import { CaMetrics } from "./metrics.ts";
 import { createCsr, exportPrivateKey, generateKeyPair } from "./pki.ts";
 import { SelfSignedCa } from "./selfsigned.ts";
 import { certificateService } from "./service.ts";
@@ -29,6 +31,7 @@ let grpcPort: number;
 let aliceKeyCert: { key: Buffer; cert: Buffer };
 let alice: ChannelCredentials;
 const logLines: string[] = [];
+const registry = new Registry();
 
 before(async () => {
   selfSigned = await SelfSignedCa.start({ store: new MemoryCaStore(), org: "cluster.local" });
@@ -36,7 +39,8 @@ before(async () => {
   istiod = await IstiodCertificate.issue(ca, istiodDnsNames({ namespace: "istio-system" }));
   const log = pino({ level: "debug" }, { write: (line: string) => logLines.push(line) });
   xds = new XdsServer({ generators: new GeneratorRegistry(), authenticators: [new ClientCertAuthenticator()], log });
-  xds.addService(certificateService({ ca, authenticate: (call) => xds.authenticateCall(call), log }));
+  const metrics = new CaMetrics(registry, ca);
+  xds.addService(certificateService({ ca, authenticate: (call) => xds.authenticateCall(call), log, metrics }));
   ({ securePort = 0, grpcPort = 0 } = await xds.listen({
     grpcAddr: "127.0.0.1:0",
     secureGrpcAddr: "127.0.0.1:0",
@@ -171,4 +175,21 @@ test("no key, CSR or certificate appears in the logs", () => {
   assert.ok(text.includes("request authentication failed"), "refusals are logged");
   for (const secret of ["PRIVATE KEY", "CERTIFICATE REQUEST", "BEGIN CERTIFICATE"])
     assert.ok(!text.includes(secret), secret);
+});
+
+test("Istio's CA metrics count what happened above", async () => {
+  const value = async (name: string, labels: Record<string, string> = {}) => {
+    const metric = (await registry.getMetricsAsJSON()).find((m) => m.name === name);
+    const sample = metric?.values.find((v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l));
+    return sample?.value;
+  };
+  // Six calls reached the service: two signed, two unauthenticated, two refused CSRs.
+  assert.equal(await value("citadel_server_csr_count"), 6);
+  assert.equal(await value("citadel_server_success_cert_issuance_count"), 2);
+  assert.equal(await value("citadel_server_authentication_failure_count"), 2);
+  assert.equal(await value("citadel_server_csr_sign_err_count", { error: "CSR_ERROR" }), 1);
+  assert.equal(await value("citadel_server_csr_sign_err_count", { error: "TTL_ERROR" }), 1);
+  const rootExpiry = await value("citadel_server_root_cert_expiry_timestamp");
+  assert.equal(rootExpiry, Date.parse(new X509Certificate(selfSigned.ca.trustBundle()[0]).validTo) / 1000);
+  assert.equal(await value("citadel_server_cert_chain_expiry_timestamp"), undefined, "a self-signed root has no chain");
 });

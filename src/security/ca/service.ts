@@ -7,6 +7,7 @@ import { type Logger, pino } from "pino";
 import { istioCa } from "../../api/index.ts";
 import type { Caller, CallSurface, ExtraService } from "../../xds/server/index.ts";
 import { CaError, type CaErrorType, type CertificateAuthority } from "./ca.ts";
+import type { CaMetrics } from "./metrics.ts";
 
 type Request = istioCa.IstioCertificateRequest;
 type Response = istioCa.IstioCertificateResponse;
@@ -18,6 +19,7 @@ export interface CertificateServiceOptions {
   /** The authenticator chain (XdsServer.authenticateCall). */
   authenticate: (call: CallSurface) => Promise<Caller | Error>;
   log?: Logger;
+  metrics?: CaMetrics;
 }
 
 /** Istio's HTTPErrorCode: bad requests are InvalidArgument, the CA's own troubles Internal. */
@@ -31,15 +33,19 @@ const CODES: Record<CaErrorType, status> = {
 /** The service to add to the xDS server's TLS port: `xds.addService(certificateService({...}))`. */
 export function certificateService(options: CertificateServiceOptions): ExtraService {
   const log = options.log ?? pino({ level: "silent" });
+  const metrics = options.metrics;
   const createCertificate = async (call: ServerUnaryCall<Request, Response>): Promise<Response | Refusal> => {
+    metrics?.csrs.inc();
     const caller = await options.authenticate(call);
     if (caller instanceof Error) {
+      metrics?.authenticationFailures.inc();
       log.warn({ peer: call.getPeer(), err: caller.message }, "CA: request authentication failed");
       return { code: status.UNAUTHENTICATED, details: "request authenticate failure" };
     }
     // Signing for another identity needs a node authorizer (CA_TRUSTED_NODE_ACCOUNTS), which
     // Sluice does not have: refused as Istio refuses it without one.
     if (typeof call.request.metadata?.ImpersonatedIdentity === "string" && call.request.metadata.ImpersonatedIdentity) {
+      metrics?.authenticationFailures.inc();
       log.warn({ identities: caller.identities }, "CA: impersonation not allowed (no CA_TRUSTED_NODE_ACCOUNTS)");
       return { code: status.UNAUTHENTICATED, details: "request impersonation authentication failure" };
     }
@@ -50,10 +56,12 @@ export function certificateService(options: CertificateServiceOptions): ExtraSer
         subjectIds: caller.identities,
         ttlSeconds,
       });
+      metrics?.successes.inc();
       log.debug({ identities: caller.identities, ttlSeconds }, "CA: CSR signed");
       return { $typeName: "istio.v1.auth.IstioCertificateResponse", certChain };
     } catch (err) {
       if (!(err instanceof CaError)) throw err;
+      metrics?.signError(err.type);
       log.error({ identities: caller.identities, type: err.type, err: err.message }, "CA: CSR signing error");
       return { code: CODES[err.type], details: `CSR signing error (${err.message})` };
     }
