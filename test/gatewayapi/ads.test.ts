@@ -1,0 +1,128 @@
+// Gateway API objects live in sluiced's discovery service: a router pod of a Gateway API Gateway gets
+// the listener and routes converted from it over ADS, and a changed HTTPRoute is pushed to it.
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { pino } from "pino";
+import { route, unpackAny } from "../../src/api/index.ts";
+import { type ConfigObject, DEFAULT_MESH_CONFIG } from "../../src/config/index.ts";
+import { ConfigStore, MemorySource } from "../../src/sources/index.ts";
+import { type Discovery, startDiscovery, storePush, storeRegistry, TypeUrl } from "../../src/xds/index.ts";
+import { anyViolations } from "../translate/pgv.ts";
+import { names, SotwClient } from "../xds/ads-client.ts";
+
+const mesh = DEFAULT_MESH_CONFIG;
+
+const objects: ConfigObject[] = [
+  {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: { name: "web-istio", namespace: "infra" },
+    spec: {
+      clusterIP: "10.96.0.9",
+      ports: [{ name: "http", port: 80 }],
+      selector: { "gateway.networking.k8s.io/gateway-name": "web" },
+    },
+  },
+  {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: { name: "cart", namespace: "apps" },
+    spec: { clusterIP: "10.96.0.5", ports: [{ name: "http", port: 8080 }], selector: { app: "cart" } },
+  },
+  {
+    apiVersion: "gateway.networking.k8s.io/v1",
+    kind: "Gateway",
+    metadata: { name: "web", namespace: "infra" },
+    spec: {
+      gatewayClassName: "istio",
+      listeners: [{ name: "http", port: 80, protocol: "HTTP", allowedRoutes: { namespaces: { from: "All" } } }],
+    },
+  },
+];
+
+function httpRoute(path: string): ConfigObject {
+  return {
+    apiVersion: "gateway.networking.k8s.io/v1",
+    kind: "HTTPRoute",
+    metadata: { name: "shop", namespace: "apps" },
+    spec: {
+      parentRefs: [{ name: "web", namespace: "infra" }],
+      hostnames: ["shop.example.com"],
+      rules: [
+        { matches: [{ path: { type: "PathPrefix", value: path } }], backendRefs: [{ name: "cart", port: 8080 }] },
+      ],
+    },
+  };
+}
+
+let store: ConfigStore;
+let memory: MemorySource;
+let discovery: Discovery;
+
+before(async () => {
+  store = new ConfigStore();
+  memory = new MemorySource(store, "file");
+  for (const obj of [...objects, httpRoute("/cart")]) assert.deepEqual(memory.apply(obj).errors, []);
+  const registry = storeRegistry(store, mesh, "cluster.local");
+  discovery = await startDiscovery({
+    store,
+    initialPush: storePush(store, registry, mesh, "cluster.local"),
+    endpoints: registry,
+    build: (previous) => storePush(store, registry, mesh, "cluster.local", previous),
+    rootNamespace: "istio-system",
+    domainSuffix: "cluster.local",
+    debounce: { afterMs: 10, maxMs: 200, edsDebounce: true },
+    apiAuth: true,
+    debugAuth: { systemNamespace: "istio-system" },
+    plugins: [],
+    listen: { grpcAddr: "127.0.0.1:0" },
+    log: pino({ level: "silent" }),
+  });
+});
+
+after(async () => {
+  await discovery.stop(0);
+});
+
+/** The path prefixes of the routes of the shop.example.com virtual host (Gateway API prefixes are path-separated). */
+function prefixes(any: Parameters<typeof anyViolations>[0] | undefined): string[] {
+  const config = any && unpackAny(any, route.RouteConfigurationSchema);
+  const vhost = config?.virtualHosts.find((v) => v.domains.includes("shop.example.com"));
+  return (vhost?.routes ?? []).map((r) => `${r.match?.pathSpecifier.case}:${r.match?.pathSpecifier.value}`);
+}
+
+test("the Gateway's router gets its listener and the HTTPRoute over ADS, and the route's change is pushed", async () => {
+  const client = SotwClient.connect(`127.0.0.1:${discovery.ports.grpcPort}`);
+  try {
+    const node = {
+      id: "router~10.0.0.9~web-istio-5d8f.infra~infra.svc.cluster.local",
+      metadata: {
+        NAMESPACE: "infra",
+        ISTIO_VERSION: "1.24.0",
+        LABELS: { "gateway.networking.k8s.io/gateway-name": "web" },
+      },
+    };
+    client.request({ node, typeUrl: TypeUrl.Listener });
+    const lds = await client.next();
+    for (const any of lds.resources) assert.deepEqual(anyViolations(any), [], any.typeUrl);
+    assert.deepEqual(names(lds), ["0.0.0.0_80"]);
+    client.ack(lds);
+
+    client.request({ typeUrl: TypeUrl.Route, resourceNames: ["http.80"] });
+    const rds = await client.next();
+    for (const any of rds.resources) assert.deepEqual(anyViolations(any), [], any.typeUrl);
+    assert.deepEqual(prefixes(rds.resources[0]), ["pathSeparatedPrefix:/cart"]);
+    client.ack(rds, ["http.80"]);
+
+    memory.apply(httpRoute("/basket"));
+    let update = await client.next();
+    // A full push may re-send listeners first; the routes follow.
+    while (update.typeUrl !== TypeUrl.Route) {
+      client.ack(update);
+      update = await client.next();
+    }
+    assert.deepEqual(prefixes(update.resources[0]), ["pathSeparatedPrefix:/basket"]);
+  } finally {
+    client.close();
+  }
+});
