@@ -63,6 +63,21 @@ test("without a VirtualService the client reaches both versions; it asked only f
   }
 });
 
+test("short names work as targets: xds:///echo:7070 and xds:///echo.default:7070 get their own listeners", async () => {
+  const short = ["echo:7070", "echo.default:7070"].map((target) => xdsClient(target));
+  try {
+    for (const c of short) assert.match(await call(c), /^v[12]$/);
+    assert.deepEqual(cp.typeStatus(CLIENT_ID, TypeUrl.Listener)?.resourceNames.sort(), [
+      "echo.default.svc.cluster.local:7070",
+      "echo.default:7070",
+      "echo:7070",
+    ]);
+    assert.equal(cp.typeStatus(CLIENT_ID, TypeUrl.Listener)?.lastNack, undefined);
+  } finally {
+    for (const c of short) c.close();
+  }
+});
+
 test("weighted subsets: a 70/30 split holds within ±5% over 1,000 calls", async () => {
   await cp.applyAndSettle(virtualService([{ route: [to("v1", 70), to("v2", 30)] }]));
   await tally(client, 50); // the subset clusters are resolved
