@@ -22,3 +22,4 @@ export { grpcReadyProbe, type ReadyProbe } from "./grpc-ready.ts";
 export { AgentMetrics } from "./metrics.ts";
 export { type Env, nodeMetadata, type ProxyIdentity, proxyIdentity, serviceNode } from "./node.ts";
 export { type StatusServer, type StatusServerOptions, startStatusServer } from "./status-server.ts";
+export { type WaitOptions, waitUntilReady } from "./wait.ts";

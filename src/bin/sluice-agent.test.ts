@@ -88,9 +88,22 @@ test("an unknown flag or command is a usage error (exit 2)", async () => {
   assert.equal(await command.exited, 2);
 });
 
-/** Starts `proxy` and waits (at most 30 s: tsx compiles as it starts) for its status port. */
+/** Starts `proxy` as Istio's grpc-agent template runs it, and waits (at most 30 s) for its status port. */
 async function startProxy(env: Record<string, string>) {
-  const child = spawn(process.execPath, [AGENT, "proxy", "--statusPort", "0", "--discovery-address", "127.0.0.1:1"], {
+  const args = [
+    "proxy",
+    "sidecar",
+    "--domain",
+    "test.svc.cluster.local",
+    "--proxyLogLevel=warning",
+    "--proxyComponentLogLevel=misc:error",
+    "--log_output_level=default:info",
+    "--statusPort",
+    "0",
+    "--discovery-address",
+    "127.0.0.1:1",
+  ];
+  const child = spawn(process.execPath, [AGENT, ...args], {
     cwd: dir,
     env: childEnv(env),
     stdio: ["ignore", "pipe", "inherit"],
@@ -122,6 +135,11 @@ test("proxy writes the bootstrap, is ready on its status port, and exits 0 on SI
     assert.equal(bootstrap.node.id, "sidecar~10.4.0.9~echo-1.test~test.svc.cluster.local");
     const metrics = await (await fetch(`http://127.0.0.1:${proxy.port}/stats/prometheus`)).text();
     assert.match(metrics, /istio_agent_scrapes_total 1/);
+
+    // `wait` (the postStart hook) returns once the status port is ready.
+    const wait = runAgent(["wait", "--url", `http://127.0.0.1:${proxy.port}/healthz/ready`, "--timeoutSeconds", "20"]);
+    assert.equal(await wait.exited, 0, wait.output().stderr);
+    assert.match(wait.output().stdout, /Envoy is ready!/);
   } finally {
     proxy.child.kill("SIGTERM");
   }
@@ -135,4 +153,10 @@ test("proxy exits 0 after a POST to /quitquitquit", async () => {
   assert.equal(await res.text(), "OK");
   assert.equal(await proxy.exited, 0);
   assert.ok(proxy.lines.some((l) => l.msg === "agent stopping"));
+});
+
+test("wait exits 255 with Istio's message when the URL never becomes ready", async () => {
+  const wait = runAgent(["wait", "--url", "http://127.0.0.1:1/healthz/ready", "--timeoutSeconds", "0"]);
+  assert.equal(await wait.exited, 255);
+  assert.match(wait.output().stderr, /^timeout waiting for Envoy proxy to become ready. Last error: /);
 });

@@ -13,6 +13,7 @@ import {
   DEFAULT_POD_INFO_DIR,
   podGrpcBootstrap,
   runAgent,
+  waitUntilReady,
   writeGrpcBootstrap,
 } from "../agent/index.ts";
 import { rejectUnknownCommandLineFlags } from "../cli/index.ts";
@@ -45,7 +46,6 @@ function bootstrapOptions<T>(y: Argv<T>) {
       type: "string",
       describe: "xDS node id (default: sidecar~$INSTANCE_IP~$POD_NAME.$POD_NAMESPACE~$POD_NAMESPACE.svc.cluster.local)",
     })
-    .option("type", { type: "string", choices: NODE_TYPES, default: "sidecar", describe: "Proxy type of the node id" })
     .option("domain", {
       type: "string",
       describe: "DNS domain of the node id (default: $POD_NAMESPACE.svc.cluster.local)",
@@ -105,10 +105,17 @@ try {
       "grpc-bootstrap",
       "Write the gRPC xDS bootstrap file and exit",
       (y) =>
-        bootstrapOptions(y).option("output", {
-          type: "string",
-          describe: `Bootstrap file to write (default: $GRPC_XDS_BOOTSTRAP, else ${DEFAULT_GRPC_BOOTSTRAP_PATH})`,
-        }),
+        bootstrapOptions(y)
+          .option("type", {
+            type: "string",
+            choices: NODE_TYPES,
+            default: "sidecar",
+            describe: "Proxy type of the node id",
+          })
+          .option("output", {
+            type: "string",
+            describe: `Bootstrap file to write (default: $GRPC_XDS_BOOTSTRAP, else ${DEFAULT_GRPC_BOOTSTRAP_PATH})`,
+          }),
       (argv) => {
         const path = bootstrapPath(argv.output);
         writeGrpcBootstrap(path, podGrpcBootstrap(bootstrapSettings(argv)));
@@ -116,10 +123,11 @@ try {
       },
     )
     .command(
-      "proxy",
+      "proxy [type]",
       "Write the gRPC bootstrap, serve the status port and run until SIGTERM or /quitquitquit",
       (y) =>
         bootstrapOptions(y)
+          .positional("type", { type: "string", choices: NODE_TYPES, default: "sidecar", describe: "Proxy type" })
           .option("statusPort", {
             type: "number",
             describe: "Status server port (default: the ProxyConfig's statusPort, 15020)",
@@ -128,9 +136,19 @@ try {
             type: "string",
             describe: `Bootstrap file to write (default: $GRPC_XDS_BOOTSTRAP, else ${DEFAULT_GRPC_BOOTSTRAP_PATH})`,
           })
-          .option("log-level", { type: "string", default: "info", choices: ["debug", "info", "warn", "error"] }),
+          .option("log_output_level", {
+            type: "string",
+            default: "default:info",
+            describe: "Agent log level, as Istio's scope:level list (only the default scope applies)",
+          })
+          .option("log_as_json", { type: "boolean", describe: "Accepted for Istio's templates: logs are always JSON" })
+          .option("proxyLogLevel", { type: "string", describe: "Accepted for Istio's templates: there is no Envoy" })
+          .option("proxyComponentLogLevel", {
+            type: "string",
+            describe: "Accepted for Istio's templates: there is no Envoy",
+          }),
       async (argv) => {
-        const log = pino({ name: "sluice-agent", level: argv.logLevel });
+        const log = pino({ name: "sluice-agent", level: pinoLevel(argv.log_output_level) });
         const overrides: ProxyConfig = argv.statusPort === undefined ? {} : { statusPort: argv.statusPort };
         const agent = await runAgent({
           ...bootstrapSettings(argv, overrides),
@@ -146,6 +164,32 @@ try {
         process.exit(0);
       },
     )
+    .command(
+      "wait",
+      "Wait until a readiness URL answers 200 (a postStart hook holding the application)",
+      (y) =>
+        y
+          .option("timeoutSeconds", { type: "number", default: 60, describe: "Give up after this long" })
+          .option("requestTimeoutMillis", { type: "number", default: 500, describe: "Timeout of each request" })
+          .option("periodMillis", { type: "number", default: 500, describe: "Pause between requests" })
+          .option("url", { type: "string", default: "http://localhost:15021/healthz/ready", describe: "URL to poll" }),
+      async (argv) => {
+        process.stdout.write(`Waiting for Envoy proxy to be ready (timeout: ${argv.timeoutSeconds} seconds)...\n`);
+        try {
+          await waitUntilReady({
+            url: argv.url,
+            timeoutMs: argv.timeoutSeconds * 1000,
+            requestTimeoutMs: argv.requestTimeoutMillis,
+            periodMs: argv.periodMillis,
+          });
+        } catch (err) {
+          // pilot-agent exits -1 when a command fails.
+          process.stderr.write(`${(err as Error).message}\n`);
+          process.exit(255);
+        }
+        process.stdout.write("Envoy is ready!\n");
+      },
+    )
     .demandCommand(1, "Name a command; see --help.")
     .strictCommands()
     .check(rejectUnknownCommandLineFlags(hideBin(process.argv)), true)
@@ -155,4 +199,14 @@ try {
     .parseAsync();
 } catch (err) {
   fail((err as Error).message);
+}
+
+/** The pino level of Istio's --log_output_level (`info`, or `default:info,ads:debug`). */
+function pinoLevel(logOutputLevel: string): string {
+  const levels: Record<string, string> = { debug: "debug", info: "info", warn: "warn", error: "error", fatal: "fatal" };
+  for (const entry of logOutputLevel.split(",")) {
+    const [scope, level] = entry.includes(":") ? entry.split(":", 2) : ["default", entry];
+    if (scope === "default") return level === "none" ? "silent" : (levels[level] ?? "info");
+  }
+  return "info";
 }
