@@ -95,12 +95,21 @@ function debugSources(): DebugSources {
 }
 let registryOf: ReturnType<typeof storeRegistry>;
 
+/** An admin server serving `endpoints` (default the discovery's) over `sources`. */
+async function startAdmin(
+  overrides: Partial<AdminServerOptions>,
+  endpoints = discovery.debugEndpoints,
+  sources = debugSources(),
+): Promise<AdminServer> {
+  const started = await startAdminServer(adminOptions(overrides));
+  started.attachDebug(endpoints, sources);
+  return started;
+}
+
 function adminOptions(overrides: Partial<AdminServerOptions>): AdminServerOptions {
   return {
     monitoringAddr: "127.0.0.1:0",
     httpAddr: "127.0.0.1:0",
-    debugEndpoints: discovery.debugEndpoints,
-    debug: debugSources(),
     readiness: { discovery: () => ready },
     metrics,
     version: "0.1.0-test",
@@ -139,7 +148,7 @@ before(async () => {
     metrics,
     log: silent,
   });
-  server = await startAdminServer(adminOptions({}));
+  server = await startAdmin({});
   // Two sidecars: app-1 in shop, at the WorkloadEntry's address, and app-2 in another namespace.
   const shop = connect(sidecarNode("app-1", "shop", { LABELS: { app: "reviews" }, INSTANCE_IPS: "10.0.0.5" }));
   const other = connect(sidecarNode("app-2", "other"));
@@ -213,6 +222,24 @@ async function json<T>(path: string): Promise<T> {
   assert.match(res.type, /application\/json/);
   return JSON.parse(res.body) as T;
 }
+
+test("started before the discovery service, the server answers /ready 503 and no debug endpoint until attached", async () => {
+  const early = await startAdminServer(
+    adminOptions({ monitoringAddr: "", readiness: { discovery: () => false, "config validation": () => true } }),
+  );
+  try {
+    const port = early.httpPort ?? 0;
+    assert.equal((await call(port, "/ready")).status, 503);
+    assert.equal((await call(port, "/metrics")).status, 200);
+    assert.equal((await call(port, "/debug/configz")).status, 404);
+    assert.doesNotMatch((await call(port, "/debug")).body, /href='\/debug\/configz'/);
+    early.attachDebug(new DebugEndpoints(), debugSources());
+    assert.equal((await call(port, "/debug/configz")).status, 200);
+    assert.match((await call(port, "/debug")).body, /href='\/debug\/configz'/);
+  } finally {
+    await early.stop();
+  }
+});
 
 test("the version is the package's", () => {
   assert.match(SLUICE_VERSION, /^\d+\.\d+\.\d+/);
@@ -589,14 +616,12 @@ test("profiling: cmdline, a CPU profile, a heap snapshot", async () => {
 
 test("auth: local callers pass; others need a token (401, empty body), and other namespaces get only their proxies' dumps (403)", async () => {
   // Only 127.0.0.1 counts as local here, so a call from 127.0.0.2 stands for a remote caller.
-  const guarded = await startAdminServer(
-    adminOptions({
-      monitoringAddr: "",
-      httpAddr: "127.0.0.2:0",
-      isLocal: (ip) => ip === "127.0.0.1",
-      metricsLocalhostOnly: true,
-    }),
-  );
+  const guarded = await startAdmin({
+    monitoringAddr: "",
+    httpAddr: "127.0.0.2:0",
+    isLocal: (ip) => ip === "127.0.0.1",
+    metricsLocalhostOnly: true,
+  });
   try {
     const port = guarded.httpPort ?? 0;
     const from = (localAddress: string, path: string, token?: string) =>
@@ -635,15 +660,11 @@ test("the xDS debug generator serves the same functions (one implementation for 
 });
 
 test("one server without --monitoringAddr; --profile off; injection templates; ENABLE_DEBUG_ON_HTTP off", async () => {
-  const single = await startAdminServer(
-    adminOptions({
-      monitoringAddr: "",
-      debugEndpoints: new DebugEndpoints(),
-      debug: { ...debugSources(), injectTemplates: () => ({ sidecar: "containers: []" }) },
-      profiling: false,
-    }),
-  );
-  const noDebug = await startAdminServer(adminOptions({ monitoringAddr: "", debugOnHttp: false }));
+  const single = await startAdmin({ monitoringAddr: "", profiling: false }, new DebugEndpoints(), {
+    ...debugSources(),
+    injectTemplates: () => ({ sidecar: "containers: []" }),
+  });
+  const noDebug = await startAdmin({ monitoringAddr: "", debugOnHttp: false });
   try {
     const port = single.httpPort ?? 0;
     assert.equal(single.monitoringPort, undefined);
@@ -674,13 +695,10 @@ test("cachez sizes use Istio's ByteCount units", () => {
 
 test("force_disconnect exists only with UNSAFE_ENABLE_ADMIN_ENDPOINTS and ends the proxy's stream", async () => {
   assert.equal((await debugCall("/debug/force_disconnect?proxyID=app-2.other")).status, 404);
-  const unsafe = await startAdminServer(
-    adminOptions({
-      monitoringAddr: "",
-      debugEndpoints: new DebugEndpoints(),
-      debug: { ...debugSources(), unsafeAdminEndpoints: true },
-    }),
-  );
+  const unsafe = await startAdmin({ monitoringAddr: "" }, new DebugEndpoints(), {
+    ...debugSources(),
+    unsafeAdminEndpoints: true,
+  });
   try {
     const port = unsafe.httpPort ?? 0;
     assert.equal((await call(port, "/debug/force_disconnect")).status, 400);

@@ -6,7 +6,7 @@ import type { AddressInfo } from "node:net";
 import fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
-import type { Authenticator, DebugAuthOptions, DebugEndpoints } from "../xds/index.ts";
+import { type Authenticator, type DebugAuthOptions, DebugEndpoints } from "../xds/index.ts";
 import { authorizeDebugCall, isLoopback } from "./auth.ts";
 import { type DebugSources, registerDebugEndpoints } from "./debug.ts";
 import { registerMonitoringMetrics } from "./monitoring.ts";
@@ -17,10 +17,6 @@ export interface AdminServerOptions {
   monitoringAddr?: string;
   /** Istio's --httpAddr (":8080"); empty: no HTTP server (and no /ready). */
   httpAddr?: string;
-  /** The discovery's endpoint registry; the debug endpoints are registered into it (and so served over xDS too). */
-  debugEndpoints: DebugEndpoints;
-  /** What the debug endpoints read. */
-  debug: DebugSources;
   /** /ready answers 200 only when every probe is true (Istio's readiness probes: discovery, ...). */
   readiness: Readonly<Record<string, () => boolean>>;
   /** The process's registry; /metrics serves it, with process metrics, uptime and pilot_info added. */
@@ -44,7 +40,18 @@ export interface AdminServerOptions {
 export interface AdminServer {
   monitoringPort?: number;
   httpPort?: number;
+  /**
+   * Serves the discovery's debug endpoints from now on, after registering Sluice's into them (so
+   * xDS serves them too). Until then /debug/* answers 404: the server can start (and /ready answer
+   * 503) before the discovery service exists, as istiod's does.
+   */
+  attachDebug(endpoints: DebugEndpoints, sources: DebugSources): void;
   stop(): Promise<void>;
+}
+
+/** The debug endpoints the routes serve; replaced by attachDebug. */
+interface DebugState {
+  endpoints: DebugEndpoints;
 }
 
 const TEXT = "text/plain; charset=utf-8";
@@ -59,10 +66,14 @@ export function parseListenAddress(addr: string): { host: string; port: number }
 }
 
 export async function startAdminServer(options: AdminServerOptions): Promise<AdminServer> {
-  registerDebugEndpoints(options.debugEndpoints, options.debug);
   registerMonitoringMetrics(options.metrics, options.version);
   const servers: FastifyInstance[] = [];
+  const debug: DebugState = { endpoints: new DebugEndpoints() };
   const result: AdminServer = {
+    attachDebug(endpoints, sources) {
+      registerDebugEndpoints(endpoints, sources);
+      debug.endpoints = endpoints;
+    },
     async stop() {
       await Promise.all(servers.splice(0).map((s) => s.close()));
     },
@@ -72,7 +83,7 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
     if (options.monitoringAddr) {
       const app = newApp(options);
       addMonitoringRoutes(app, options);
-      addDebugRoutes(app, options);
+      addDebugRoutes(app, options, debug);
       servers.push(app);
       result.monitoringPort = await listen(app, "--monitoringAddr", options.monitoringAddr);
     }
@@ -80,7 +91,7 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
       const app = newApp(options);
       if (shared) addMonitoringRoutes(app, options);
       addReadyRoute(app, options);
-      addDebugRoutes(app, options);
+      addDebugRoutes(app, options, debug);
       servers.push(app);
       result.httpPort = await listen(app, "--httpAddr", options.httpAddr);
     }
@@ -136,15 +147,17 @@ function addReadyRoute(app: FastifyInstance, options: AdminServerOptions): void 
   });
 }
 
-function addDebugRoutes(app: FastifyInstance, options: AdminServerOptions): void {
+function addDebugRoutes(app: FastifyInstance, options: AdminServerOptions, debug: DebugState): void {
   if (!(options.debugOnHttp ?? true)) return;
   const profiling = options.profiling ?? true;
   // The index is the one debug page Istio serves without the auth check.
-  app.get("/debug", async (_req, reply) => reply.type("text/html; charset=utf-8").send(debugIndex(options, profiling)));
+  app.get("/debug", async (_req, reply) =>
+    reply.type("text/html; charset=utf-8").send(debugIndex(debug.endpoints, profiling)),
+  );
   app.all("/debug/*", async (req, reply) => {
     const name = (req.params as Record<string, string>)["*"];
     const isProfile = profiling && name.startsWith("pprof/");
-    if (!isProfile && !options.debugEndpoints.has(name)) return reply.code(404).type(TEXT).send("404 page not found\n");
+    if (!isProfile && !debug.endpoints.has(name)) return reply.code(404).type(TEXT).send("404 page not found\n");
     const access = await authorizeDebugCall(
       {
         remoteIp: req.socket.remoteAddress ?? "",
@@ -163,7 +176,7 @@ function addDebugRoutes(app: FastifyInstance, options: AdminServerOptions): void
     }
     const query = new URL(req.url, "http://admin").searchParams;
     if (isProfile) return serveProfile(name, query, reply);
-    const res = options.debugEndpoints.respond(name, { query, callerNamespace: access.callerNamespace });
+    const res = debug.endpoints.respond(name, { query, callerNamespace: access.callerNamespace });
     return reply.code(res.status).type(res.contentType).send(Buffer.from(res.body));
   });
 }
@@ -204,8 +217,8 @@ async function serveProfile(name: string, query: URLSearchParams, reply: Fastify
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** Istio's "Pilot Debug Console" page: every debug path with its help. */
-function debugIndex(options: AdminServerOptions, profiling: boolean): string {
-  const entries = [...options.debugEndpoints.listing(), ...(profiling ? PROFILING_ENDPOINTS : [])]
+function debugIndex(endpoints: DebugEndpoints, profiling: boolean): string {
+  const entries = [...endpoints.listing(), ...(profiling ? PROFILING_ENDPOINTS : [])]
     .map((e) => ({ path: `/debug/${e.path}`, help: e.help }))
     .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   const rows = entries
