@@ -27,7 +27,14 @@ export {
   type KeyAlgorithm,
   splitPemCertificates,
 } from "./pki.ts";
-export { loadPluggedCa, type PluggedCaFiles, pluggedCaFiles, pluggedCaState } from "./plugged.ts";
+export {
+  loadPluggedCa,
+  type PluggedCaFiles,
+  pluggedCaFiles,
+  pluggedCaState,
+  reloadPluggedCa,
+  watchPluggedCa,
+} from "./plugged.ts";
 export { type RotationResult, SelfSignedCa, type SelfSignedCaOptions } from "./selfsigned.ts";
 export { type CertificateServiceOptions, certificateService } from "./service.ts";
 export { type CaSettings, caSettingsFromEnv, createIstioCa, type IstioCa, type IstioCaOptions } from "./setup.ts";

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { verifyChain } from "./ca.ts";
 import { createCsr, generateKeyPair, x509 } from "./pki.ts";
-import { loadPluggedCa, pluggedCaFiles } from "./plugged.ts";
+import { loadPluggedCa, pluggedCaFiles, reloadPluggedCa } from "./plugged.ts";
 import { createIstioCa } from "./setup.ts";
 
 const ALICE = "spiffe://cluster.local/ns/default/sa/alice";
@@ -78,6 +78,7 @@ test("plugged-in certificates: the chain is leaf → intermediate → cert-chain
 test("createIstioCa prefers complete plugged-in certificates and refuses a partial set", async () => {
   const dir = cacertsDir();
   const plugged = await createIstioCa({ trustDomain: "cluster.local", cacertsDir: dir, rootCheckIntervalMs: 0 });
+  plugged.stop();
   assert.equal(plugged.kind, "plugged");
   assert.equal(plugged.ca.trustBundle()[0].trim(), readFileSync(join(dir, "root-cert.pem"), "utf8").trim());
 
@@ -141,4 +142,58 @@ test("the kubernetes.io/tls layout (tls.crt, tls.key, ca.crt) is read too", asyn
   const chain = await ca.signForResponse({ csrPem, subjectIds: [ALICE], ttlSeconds: 0 });
   assert.equal(chain.length, 4, "leaf, tls.crt and ca.crt as the chain, then ca.crt as the root");
   assert.equal(verifyChain(chain[0], [chain[1]], [chain[3]]), undefined);
+});
+
+test("a new intermediate under the same root is picked up; a new root is refused", async () => {
+  const dir = cacertsDir();
+  const ca = await loadPluggedCa(pluggedCaFiles(dir));
+  assert.equal(await reloadPluggedCa(ca, pluggedCaFiles(dir)), "unchanged");
+
+  openssl("ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", join(dir, "ca-key.pem"));
+  openssl("req", "-new", "-key", join(dir, "ca-key.pem"), "-out", "ca2.csr", "-subj", "/O=Istio/CN=Intermediate CA 2");
+  openssl(
+    ...["x509", "-req", "-in", "ca2.csr", "-CA", "root-cert.pem", "-CAkey", "root-key.pem", "-CAcreateserial"],
+    ...["-out", join(dir, "ca-cert.pem"), "-days", "10", "-extfile", "ca.ext"],
+  );
+  const intermediate = readFileSync(join(dir, "ca-cert.pem"), "utf8");
+  writeFileSync(join(dir, "cert-chain.pem"), intermediate + readFileSync(join(dir, "root-cert.pem"), "utf8"));
+  const changes: string[] = [];
+  ca.onBundleChange((bundle) => changes.push(bundle.certPem));
+  assert.equal(await reloadPluggedCa(ca, pluggedCaFiles(dir)), "updated");
+  assert.deepEqual(changes, [intermediate]);
+  const csrPem = await createCsr(await generateKeyPair("ECDSA-P256"), []);
+  const chain = await ca.signForResponse({ csrPem, subjectIds: [ALICE], ttlSeconds: 0 });
+  assert.equal(new X509Certificate(chain[1]).subject, "O=Istio\nCN=Intermediate CA 2");
+  assert.equal(verifyChain(chain[0], [chain[1]], [chain.at(-1) ?? ""]), undefined);
+
+  // A different root (here: the intermediate made self-signed) is not taken.
+  openssl(
+    "req",
+    "-x509",
+    "-new",
+    "-key",
+    join(dir, "ca-key.pem"),
+    "-out",
+    join(dir, "root-cert.pem"),
+    "-days",
+    "1",
+    "-subj",
+    "/CN=other",
+  );
+  openssl(
+    "req",
+    "-x509",
+    "-new",
+    "-key",
+    join(dir, "ca-key.pem"),
+    "-out",
+    join(dir, "ca-cert.pem"),
+    "-days",
+    "1",
+    "-subj",
+    "/CN=other",
+  );
+  writeFileSync(join(dir, "cert-chain.pem"), "");
+  assert.equal(await reloadPluggedCa(ca, pluggedCaFiles(dir)), "roots-changed");
+  assert.equal(ca.bundle.certPem, intermediate);
 });

@@ -1,8 +1,9 @@
 // Plugged-in CA certificates (Istio's `cacerts` Secret mounted at ROOT_CA_DIR, ./etc/cacerts):
 // ca-cert.pem and ca-key.pem sign, cert-chain.pem is the chain from ca-cert.pem up, root-cert.pem the
 // roots; or the kubernetes.io/tls layout tls.crt, tls.key, ca.crt (detectSigningCABundleAndCRL).
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readFileSync, watch } from "node:fs";
+import { dirname, join } from "node:path";
+import type { Logger } from "pino";
 import { type CaOptions, CertificateAuthority } from "./ca.ts";
 import { importPrivateKey, x509 } from "./pki.ts";
 
@@ -68,4 +69,49 @@ export async function loadPluggedCa(files: PluggedCaFiles, options: CaOptions = 
   } catch (err) {
     throw new Error(`failed to create CA KeyCertBundle (${err instanceof Error ? err.message : String(err)})`);
   }
+}
+
+/**
+ * Re-reads plugged-in files after they change (Istio's cacerts handleEvent): a new signing
+ * certificate, key or chain under the same roots is taken; different roots are refused, as Istio
+ * does unless ISTIO_MULTIROOT_MESH is on.
+ */
+export async function reloadPluggedCa(
+  ca: CertificateAuthority,
+  files: PluggedCaFiles,
+): Promise<"updated" | "unchanged" | "roots-changed"> {
+  const fresh = await loadPluggedCa(files);
+  if (fresh.bundle.rootCertPem.trim() !== ca.bundle.rootCertPem.trim()) return "roots-changed";
+  const { certPem, certChainPem } = fresh.bundle;
+  if (certPem === ca.bundle.certPem && certChainPem === ca.bundle.certChainPem) return "unchanged";
+  ca.setBundle(fresh.bundle);
+  return "updated";
+}
+
+/** Watches the cacerts directory and reloads after changes settle (100ms, as Istio). */
+export function watchPluggedCa(ca: CertificateAuthority, files: PluggedCaFiles, log: Logger): { close(): void } {
+  let timer: NodeJS.Timeout | undefined;
+  const reload = () => {
+    reloadPluggedCa(ca, files).then(
+      (result) => {
+        if (result === "updated") log.info("CA: took the updated plugged-in CA certificates");
+        if (result === "roots-changed") log.warn("CA: the plugged-in root changed; updating the root is not supported");
+      },
+      (err: unknown) =>
+        log.error(
+          { err: err instanceof Error ? err.message : String(err) },
+          "CA: cannot reload plugged-in certificates",
+        ),
+    );
+  };
+  const watcher = watch(dirname(files.signingCertFile), () => {
+    clearTimeout(timer);
+    timer = setTimeout(reload, 100);
+  });
+  return {
+    close: () => {
+      clearTimeout(timer);
+      watcher.close();
+    },
+  };
 }

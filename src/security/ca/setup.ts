@@ -1,7 +1,7 @@
 // Which CA istiod runs (Istio's createIstioCA): plugged-in certificates when the cacerts directory
 // holds a complete set, an error when it holds part of one, else a self-signed root kept in a store.
 // The knobs are Istio's environment variables.
-import type { Logger } from "pino";
+import { type Logger, pino } from "pino";
 import { parseGoDuration } from "../../config/index.ts";
 import {
   type CaOptions,
@@ -12,7 +12,7 @@ import {
   HOUR_MS,
 } from "./ca.ts";
 import type { KeyAlgorithm } from "./pki.ts";
-import { loadPluggedCa, pluggedCaFiles, pluggedCaState } from "./plugged.ts";
+import { loadPluggedCa, pluggedCaFiles, pluggedCaState, watchPluggedCa } from "./plugged.ts";
 import { SelfSignedCa } from "./selfsigned.ts";
 import { type CaSecretStore, MemoryCaStore } from "./store.ts";
 
@@ -71,7 +71,7 @@ export interface IstioCa {
   /** Set for a self-signed root (it rotates); undefined for plugged-in certificates. */
   selfSigned?: SelfSignedCa;
   kind: "plugged" | "self-signed";
-  /** Stops root rotation. */
+  /** Stops root rotation or the watch of plugged-in files. */
   stop(): void;
 }
 
@@ -84,7 +84,8 @@ export async function createIstioCa(options: IstioCaOptions): Promise<IstioCa> {
   if (state === "complete") {
     const ca = await loadPluggedCa(files, options);
     options.log?.info({ cacertsDir: options.cacertsDir }, "CA: using the plugged-in CA certificates");
-    return { ca, kind: "plugged", stop: () => {} };
+    const watcher = watchPluggedCa(ca, files, options.log ?? pino({ level: "silent" }));
+    return { ca, kind: "plugged", stop: () => watcher.close() };
   }
   if (!options.store) options.log?.warn("CA: self-signed root kept in memory only; it changes on every restart");
   const selfSigned = await SelfSignedCa.start({
