@@ -6,8 +6,9 @@ import type { ProxyIdentity } from "./mesh.ts";
 import { type BytesByType, type FromWorker, nowMs, type Recording, type ToWorker } from "./messages.ts";
 import { SidecarStream, shortTypeOf } from "./sidecar-stream.ts";
 
-/** How long to wait for all proxies to sync, or to receive a change. */
-const TIMEOUT_MS = 120_000;
+/** How long to wait for all proxies to sync (2,000 unscoped proxies receive ~9 GB), and for a change. */
+const SYNC_TIMEOUT_MS = 600_000;
+const CHANGE_TIMEOUT_MS = 120_000;
 /** A change's responses are counted until the streams have been quiet this long. */
 const QUIET_MS = 1000;
 
@@ -40,7 +41,7 @@ function connect(message: Extract<ToWorker, { type: "connect" }>): void {
   const timer = setTimeout(() => {
     failed = streams.length - synced;
     done();
-  }, TIMEOUT_MS);
+  }, SYNC_TIMEOUT_MS);
   recording = message.recordTo ? { path: message.recordTo, shapes: {} } : undefined;
   /** The first stream of each namespace is the one recorded for it. */
   const recorded = new Set<SidecarStream>();
@@ -86,7 +87,7 @@ function startWatch(message: Extract<ToWorker, { type: "watch" }>): void {
   const current = { marker: Buffer.from(message.marker), since: message.since, arrivals: new Map() };
   watch = current;
   const expected = streams.filter((s) => s.edsNames.has(message.cluster));
-  const deadline = nowMs() + TIMEOUT_MS;
+  const deadline = nowMs() + CHANGE_TIMEOUT_MS;
   const poll = setInterval(() => {
     const arrived = expected.every((s) => current.arrivals.has(s));
     const quiet = nowMs() - Math.max(lastResponseAt, message.since) > QUIET_MS;

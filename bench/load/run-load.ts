@@ -44,6 +44,8 @@ export interface ChangeReport {
   responsesByType: BytesByType;
   /** `bytes` over the bytes of a full sync of every proxy. */
   fractionOfFullPush: number;
+  /** CPU sluiced used from the write until the streams went quiet. */
+  sluicedCpuSeconds: number;
 }
 
 export interface LoadReport {
@@ -176,6 +178,7 @@ async function change(worker: Worker, marker: string, write: () => void, fullPus
     bytesByType: result.bytes,
     responsesByType: result.responses,
     fractionOfFullPush: bytes / fullPushBytes,
+    sluicedCpuSeconds: cpuSeconds(sluicedPid) - cpuBefore,
   };
 }
 
@@ -210,12 +213,14 @@ async function runOne(shape: MeshShape, protocol: Protocol, n: number, profileDi
     const fullBytes = sum(synced.bytes);
     const endpointChange = await change(
       worker,
+      pid,
       addedEndpointIp(1),
       () => writeEndpointChange(configDir, shape, 1),
       fullBytes,
     );
     const virtualServiceChange = await change(
       worker,
+      pid,
       changedRoutePrefix(1),
       () => writeVirtualServiceChange(configDir, 1),
       fullBytes,
@@ -271,7 +276,7 @@ function describeChange(c: ChangeReport): string {
     .map(([type, b]) => `${type} ${mb(b)} in ${c.responsesByType[type] ?? 0}`)
     .join(", ");
   const missing = c.missing > 0 ? ` (${c.missing} never got it)` : "";
-  return `${c.proxies} proxies${missing}: p50 ${ms(c.p50Ms)} p99 ${ms(c.p99Ms)} max ${ms(c.maxMs)}; ${mb(c.bytes)} (${(c.fractionOfFullPush * 100).toFixed(2)}% of a full push: ${types})`;
+  return `${c.proxies} proxies${missing}: p50 ${ms(c.p50Ms)} p99 ${ms(c.p99Ms)} max ${ms(c.maxMs)}; sluiced CPU ${c.sluicedCpuSeconds.toFixed(2)} s; ${mb(c.bytes)} (${(c.fractionOfFullPush * 100).toFixed(2)}% of a full push: ${types})`;
 }
 
 export function printLoadReport(r: LoadReport): void {
