@@ -53,3 +53,39 @@ test("a write refused because the object changed is made again against the objec
     parents: [{ conditions: [{ type: "Accepted", status: "True", lastTransitionTime: "T" }] }],
   });
 });
+
+test("a status the API server keeps in another form is not written again and again", async () => {
+  let stored = route("1");
+  const store = {
+    get: (): StoredConfig => ({
+      key: objectKeyOf(stored),
+      object: stored,
+      source: "kubernetes",
+      scope: "",
+      resourceVersion: 1,
+    }),
+  };
+  let writes = 0;
+  const target = {
+    source: "kubernetes",
+    async writeStatus(obj: ConfigObject) {
+      writes += 1;
+      // The server prunes the whole status away.
+      stored = {
+        ...obj,
+        metadata: { ...obj.metadata, resourceVersion: String(Number(obj.metadata.resourceVersion) + 1) },
+      };
+      return stored;
+    },
+  };
+  const doc: ConfigObject = { ...route(""), spec: null, status: wanted };
+  const conversion = staticSingleton<ConversionResult>({ config: [], statuses: [doc] });
+  const writer = new GatewayStatusWriter({ conversion, store, target, retryMs: 1 });
+  writer.start();
+  await writer.idle();
+  // The watch brings the pruned object back; the conversion lists the same status again.
+  conversion.set({ config: [], statuses: [{ ...doc, metadata: { ...doc.metadata, labels: { again: "1" } } }] });
+  await writer.idle();
+  writer.stop();
+  assert.equal(writes, 1);
+});

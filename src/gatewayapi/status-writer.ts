@@ -47,8 +47,8 @@ export class GatewayStatusWriter {
   #wanted = new Map<string, ConfigObject>();
   /** Keys to look at, in order. */
   readonly #queue = new Set<string>();
-  /** Each key's last write: the resourceVersion it was made against and the status it asked for. */
-  readonly #written = new Map<string, { version: string | undefined; status: string }>();
+  /** Each key's last write: the resourceVersions it was made against and produced, and the status it asked for. */
+  readonly #written = new Map<string, { against: string | undefined; produced: string | undefined; status: string }>();
   #unregister: Unregister | undefined;
   #running: Promise<void> | undefined;
   #retry: ReturnType<typeof setTimeout> | undefined;
@@ -119,11 +119,14 @@ export class GatewayStatusWriter {
     const last = this.#written.get(key);
     // Written against this version already: the watch has not brought the result yet. If the conversion
     // wants something else by now, look again once it has (the conversion may then list the same status).
-    if (last && last.version === version) return last.status === status;
+    if (last && last.against === version) return last.status === status;
+    // The object is our own write, yet the conversion still asks for the same: the API server keeps the
+    // status in another form (pruned or defaulted fields). Writing it again would loop.
+    if (last && last.produced === version && last.status === status) return true;
     const now = (this.#options.now ?? rfc3339Now)();
     try {
-      await target.writeStatus(current, stampTransitionTimes(doc.status, now));
-      this.#written.set(key, { version, status });
+      const written = await target.writeStatus(current, stampTransitionTimes(doc.status, now));
+      this.#written.set(key, { against: version, produced: written.metadata.resourceVersion, status });
       return true;
     } catch (error) {
       log?.warn({ object: key, err: error }, "status write failed; will retry");
