@@ -159,7 +159,14 @@ function quantile(sorted: readonly number[], q: number): number {
   return sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 }
 
-async function change(worker: Worker, marker: string, write: () => void, fullPushBytes: number): Promise<ChangeReport> {
+async function change(
+  worker: Worker,
+  sluicedPid: number,
+  marker: string,
+  write: () => void,
+  fullPushBytes: number,
+): Promise<ChangeReport> {
+  const cpuBefore = cpuSeconds(sluicedPid);
   const since = nowMs();
   const converged = worker.ask({ type: "watch", marker, cluster: clusterOf(0), since }, "converged");
   // The worker resets its counters on `watch`; the file source and the push debounce (200 ms at
