@@ -3,7 +3,7 @@
 // same functions. Shapes follow Istio's JSON (field names included) where clients read them.
 import { type ConfigObject, KINDS, kindKey, type MeshConfig } from "../config/index.ts";
 import type { DebugRegistry } from "../krt/index.ts";
-import { PushSnapshot, pushRequest } from "../model/index.ts";
+import { compareStrings, PushSnapshot, pushRequest } from "../model/index.ts";
 import type { RegistryEndpoints, Service, ServiceEndpoint } from "../registry/index.ts";
 import type { ConfigStore } from "../sources/index.ts";
 import {
@@ -179,12 +179,11 @@ function listing(endpoints: DebugEndpoints): string[] {
 
 /** Connections ordered by id, as Istio's SortedClients. */
 function sortedConnections(all: readonly ConnectionStatus[]): ConnectionStatus[] {
-  return [...all].sort((a, b) => compare(a.connectionId, b.connectionId));
+  return [...all].sort((a, b) => compareStrings(a.connectionId, b.connectionId));
 }
 
-const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 const compareServices = (a: Service, b: Service) =>
-  compare(a.hostname, b.hostname) || compare(a.namespace, b.namespace);
+  compareStrings(a.hostname, b.hostname) || compareStrings(a.namespace, b.namespace);
 
 function adsz(
   req: DebugRequest,
@@ -288,7 +287,7 @@ function endpointShardz(all: readonly RegistryEndpoints[]): Record<string, Recor
     string,
     Record<string, { Shards: Record<string, unknown[]>; ServiceAccounts: Record<string, object> }>
   > = {};
-  for (const entry of [...all].sort((a, b) => compare(a.key, b.key))) {
+  for (const entry of [...all].sort((a, b) => compareStrings(a.key, b.key))) {
     const provider = entry.key.slice(0, entry.key.indexOf("/"));
     out[entry.hostname] ??= {};
     out[entry.hostname][entry.namespace] ??= { Shards: {}, ServiceAccounts: {} };
@@ -371,7 +370,7 @@ function policiesByNamespace(
   store: Pick<ConfigStore, "list">,
 ): unknown {
   if (!snap) return null;
-  const namespaces = [...new Set(store.list(POLICY_KINDS[index]).map((s) => s.key.namespace))].sort(compare);
+  const namespaces = [...new Set(store.list(POLICY_KINDS[index]).map((s) => s.key.namespace))].sort(compareStrings);
   const byNamespace: Record<string, unknown[]> = {};
   for (const namespace of namespaces) {
     const policies = snap[index].inNamespace(namespace);

@@ -6,6 +6,7 @@ import type { AddressInfo } from "node:net";
 import fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
+import { compareStrings } from "../model/index.ts";
 import { type Authenticator, type DebugAuthOptions, DebugEndpoints } from "../xds/index.ts";
 import { authorizeDebugCall, isLoopback } from "./auth.ts";
 import { type DebugSources, registerDebugEndpoints } from "./debug.ts";
@@ -220,7 +221,7 @@ const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt
 function debugIndex(endpoints: DebugEndpoints, profiling: boolean): string {
   const entries = [...endpoints.listing(), ...(profiling ? PROFILING_ENDPOINTS : [])]
     .map((e) => ({ path: `/debug/${e.path}`, help: e.help }))
-    .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    .sort((a, b) => compareStrings(a.path, b.path));
   const rows = entries
     .map(
       (e) =>

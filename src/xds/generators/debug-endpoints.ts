@@ -1,6 +1,7 @@
 // The debug endpoints (Istio's debug handlers, pilot/pkg/xds/debug.go): one registry by name
 // (`syncz`, `configz`, ...) served both by the `istio.io/debug` generators over xDS and by the admin
 // HTTP server under /debug/, as Istio's internal and HTTP muxes share their handlers.
+import { compareStrings } from "../../model/index.ts";
 import type { ConnectionStatus } from "../server/connection.ts";
 
 export interface DebugRequest {
@@ -63,9 +64,7 @@ export class DebugEndpoints {
 
   /** Every listed path (names and described variants) with its help, sorted by path. */
   listing(): { path: string; help: string }[] {
-    return [...this.#help]
-      .map(([path, help]) => ({ path, help }))
-      .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    return [...this.#help].map(([path, help]) => ({ path, help })).sort((a, b) => compareStrings(a.path, b.path));
   }
 
   /** Runs endpoint `name`; an unknown one gets the HTTP mux's 404. `pretty` in the query indents JSON. */
