@@ -2,11 +2,13 @@
 // certificate and authenticates callers by their client certificate.
 import assert from "node:assert/strict";
 import { X509Certificate } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { after, before, test } from "node:test";
 import { create, fromBinary, type JsonObject, toBinary } from "@bufbuild/protobuf";
 import { type ChannelCredentials, Client, credentials, Metadata, type ServiceError, status } from "@grpc/grpc-js";
 import { pino } from "pino";
 import { Registry } from "prom-client";
+import { TestCerts } from "../../../test/xds/certs.ts";
 import { istioCa } from "../../api/index.ts";
 import { GeneratorRegistry } from "../../xds/generator.ts";
 import { ClientCertAuthenticator, XdsServer } from "../../xds/server/index.ts";
@@ -116,6 +118,24 @@ test("a caller without a client certificate is unauthenticated, with no detail",
   assert.equal(err.details, "request authenticate failure");
 });
 
+test("a client certificate from another CA, naming the caller's identity, does not authenticate", async () => {
+  const foreign = new TestCerts();
+  try {
+    foreign.issue("mallory", `URI:${ALICE}`);
+    const mallory = credentials.createSsl(
+      roots(),
+      readFileSync(foreign.file("mallory.key")),
+      readFileSync(foreign.file("mallory.crt")),
+    );
+    const err = await createCertificate(mallory, { csr: await csr([ALICE]) });
+    assert.ok(!Array.isArray(err));
+    assert.equal(err.code, status.UNAUTHENTICATED);
+    assert.equal(err.details, "request authenticate failure");
+  } finally {
+    foreign.remove();
+  }
+});
+
 test("a TTL over MAX_WORKLOAD_CERT_TTL is refused", async () => {
   const err = await createCertificate(alice, { csr: await csr([ALICE]), validityDuration: 91n * 24n * 3600n });
   assert.ok(!Array.isArray(err));
@@ -183,10 +203,10 @@ test("Istio's CA metrics count what happened above", async () => {
     const sample = metric?.values.find((v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l));
     return sample?.value;
   };
-  // Six calls reached the service: two signed, two unauthenticated, two refused CSRs.
-  assert.equal(await value("citadel_server_csr_count"), 6);
+  // Seven calls reached the service: two signed, three unauthenticated, two refused CSRs.
+  assert.equal(await value("citadel_server_csr_count"), 7);
   assert.equal(await value("citadel_server_success_cert_issuance_count"), 2);
-  assert.equal(await value("citadel_server_authentication_failure_count"), 2);
+  assert.equal(await value("citadel_server_authentication_failure_count"), 3);
   assert.equal(await value("citadel_server_csr_sign_err_count", { error: "CSR_ERROR" }), 1);
   assert.equal(await value("citadel_server_csr_sign_err_count", { error: "TTL_ERROR" }), 1);
   const rootExpiry = await value("citadel_server_root_cert_expiry_timestamp");
