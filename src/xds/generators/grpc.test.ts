@@ -215,3 +215,16 @@ test("routes: the service port's virtual host with port-carrying domains, the sp
   assert.equal(routeAction.maxStreamDuration?.maxStreamDuration?.seconds, 2n);
   assert.deepEqual(new Set(routeAction.hashPolicy.map((h) => h.policySpecifier.case)), new Set(["header"]));
 });
+
+test("clients alike share one route and cluster object per push (encoded once)", () => {
+  const push = pushOf([echo, rule, split]);
+  const a = grpcProxy("10.0.0.98");
+  const b = grpcProxy("10.0.0.97");
+  const route = (p: ProxyNode) => generate(push, TypeUrl.Route, [`outbound|7070||${HOST}`], p)[0].resource;
+  const clusters = (p: ProxyNode) => generate(push, TypeUrl.Cluster, [`outbound|7070|v1|${HOST}`], p)[0].resource;
+  assert.equal(route(a), route(b));
+  assert.equal(clusters(a), clusters(b));
+  // Other labels may select other VirtualServices (sourceLabels) and DestinationRules: their own objects.
+  const labelled = { ...grpcProxy(), labels: { app: "other" } };
+  assert.notEqual(route(labelled), route(a));
+});

@@ -1,7 +1,7 @@
 // The `grpc` generator for proxyless gRPC (Istio's pilot/pkg/networking/grpcgen, selected by node
 // metadata GENERATOR=grpc): LDS, RDS and CDS answer only the names the client asks for, from its
 // SidecarScope; EDS is the sidecars' generator (the same `outbound|port|subset|host` assignments).
-import type { listener } from "../../api/index.ts";
+import type { cluster, listener, route } from "../../api/index.ts";
 import type { ProxyNode, PushContext } from "../../model/index.ts";
 import { pushSnapshot } from "../../model/index.ts";
 import { parseClusterName } from "../../networking/cluster/index.ts";
@@ -13,11 +13,13 @@ import {
   groupClusterNames,
   parseListenerNames,
   parseServerListenerName,
+  type RequestedClusterGroup,
 } from "../../networking/grpc/index.ts";
 import type { GeneratorRegistry, WatchedResource } from "../generator.ts";
 import { TypeUrl } from "../types.ts";
 import { appliedRule } from "./cds.ts";
 import { cdsNeedsPush, ldsNeedsPush, rdsNeedsPush } from "./cds-needs-push.ts";
+import { perPush } from "./push-cache.ts";
 import { hashPolicyFor } from "./rds-hash.ts";
 
 /** The generator key Istio registers them under: `grpc/<typeURL>`. */
@@ -50,6 +52,59 @@ export function buildGrpcListeners(push: PushContext, proxy: ProxyNode, watched:
   return out;
 }
 
+// Routes and clusters shared by the proxies of a push that read the same inputs: routes read the
+// proxy's namespace, DNS domain and labels (VirtualService sourceLabels); clusters the namespace and
+// labels (DestinationRule selection).
+const routeConfigurations = perPush<route.RouteConfiguration | undefined>(TypeUrl.Route, (config) =>
+  config ? [{ name: config.name, resource: config }] : [],
+);
+const clusterGroups = perPush<cluster.Cluster[]>(TypeUrl.Cluster, (clusters) =>
+  clusters.map((c) => ({ name: c.name, resource: c })),
+);
+
+function grpcRouteConfiguration(
+  push: PushContext,
+  proxy: ProxyNode,
+  routeName: string,
+): route.RouteConfiguration | undefined {
+  const key = [
+    "grpc",
+    routeName,
+    proxy.configNamespace,
+    proxy.metadata.NAMESPACE,
+    proxy.dnsDomain,
+    JSON.stringify(proxy.labels),
+  ].join("|");
+  return routeConfigurations(push, key, () => {
+    const snap = pushSnapshot(push);
+    const scope = snap.sidecarScope(proxy);
+    const egress = scope.egressListenerFor(parseClusterName(routeName)?.port ?? 0, "");
+    return buildGrpcRouteConfiguration({
+      routeName,
+      proxy,
+      mesh: snap.mesh,
+      services: egress?.services ?? [],
+      virtualServices: egress?.virtualServices ?? [],
+      hashPolicy: hashPolicyFor(scope, proxy),
+    });
+  });
+}
+
+function grpcClusters(push: PushContext, proxy: ProxyNode, group: RequestedClusterGroup): cluster.Cluster[] {
+  const key = ["grpc", [...group.names].sort().join(","), proxy.configNamespace, JSON.stringify(proxy.labels)].join(
+    "|",
+  );
+  return clusterGroups(push, key, () => {
+    const scope = pushSnapshot(push).sidecarScope(proxy);
+    const rule = scope.destinationRule("outbound", proxy.labels, group.hostname);
+    return buildGrpcClusters({
+      group,
+      service: scope.service(group.hostname),
+      destinationRule: rule && appliedRule(rule).spec,
+    });
+  });
+}
+
 export function registerGrpcGenerators(registry: GeneratorRegistry): void {
   registry.register(`${GRPC_GENERATOR}/${TypeUrl.Listener}`, {
     generate(proxy, watched, req) {
@@ -60,20 +115,9 @@ export function registerGrpcGenerators(registry: GeneratorRegistry): void {
   registry.register(`${GRPC_GENERATOR}/${TypeUrl.Route}`, {
     generate(proxy, watched, req) {
       if (!rdsNeedsPush(req)) return undefined;
-      const snap = pushSnapshot(req.push);
-      const scope = snap.sidecarScope(proxy);
       const resources = [];
       for (const routeName of watched.resourceNames) {
-        const port = parseClusterName(routeName)?.port ?? 0;
-        const egress = scope.egressListenerFor(port, "");
-        const config = buildGrpcRouteConfiguration({
-          routeName,
-          proxy,
-          mesh: snap.mesh,
-          services: egress?.services ?? [],
-          virtualServices: egress?.virtualServices ?? [],
-          hashPolicy: hashPolicyFor(scope, proxy),
-        });
+        const config = grpcRouteConfiguration(req.push, proxy, routeName);
         if (config) resources.push({ name: routeName, resource: config });
       }
       return { resources };
@@ -82,15 +126,9 @@ export function registerGrpcGenerators(registry: GeneratorRegistry): void {
   registry.register(`${GRPC_GENERATOR}/${TypeUrl.Cluster}`, {
     generate(proxy, watched, req) {
       if (!cdsNeedsPush(req, proxy, () => false)) return undefined;
-      const scope = pushSnapshot(req.push).sidecarScope(proxy);
-      const clusters = groupClusterNames(watched.resourceNames).flatMap((group) => {
-        const rule = scope.destinationRule("outbound", proxy.labels, group.hostname);
-        return buildGrpcClusters({
-          group,
-          service: scope.service(group.hostname),
-          destinationRule: rule && appliedRule(rule).spec,
-        });
-      });
+      const clusters = groupClusterNames(watched.resourceNames).flatMap((group) =>
+        grpcClusters(req.push, proxy, group),
+      );
       return { resources: clusters.map((c) => ({ name: c.name, resource: c })) };
     },
   });
