@@ -14,8 +14,8 @@ import { joinHostPort, type RequestedListener, SERVER_LISTENER_PREFIX, splitHost
 const FILTER_CONTEXT = { listenerClass: "sidecarOutbound" } as const;
 const TLS_TRANSPORT_SOCKET = "envoy.transport_sockets.tls";
 /**
- * Istio sets no stat_prefix (gRPC ignores it); Envoy's rules require one, so the listener carries a
- * constant to stay valid Envoy config.
+ * Istio sets no stat_prefix and leaves the server's virtual host unnamed (gRPC reads neither); Envoy's
+ * rules require both, so they carry constants to stay valid Envoy config.
  */
 const STAT_PREFIX = "grpc";
 
