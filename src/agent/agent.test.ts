@@ -43,6 +43,6 @@ test("the pod's bootstrap under Istio's defaults: istiod's address, its SAN, and
   assert.equal(bootstrap.node.id, "sidecar~10.1.1.1~a-1.ns~ns.svc.cluster.local");
   assert.deepEqual(bootstrap.node.metadata.PILOT_SAN, ["istiod.istio-system.svc"]);
   assert.deepEqual(bootstrap.node.metadata.PROXY_CONFIG, JSON.parse(JSON.stringify(proxyConfig)));
-  assert.equal(bootstrap.node.metadata.INSTANCE_IPS, "10.1.1.1");
+  assert.equal(bootstrap.node.metadata.INSTANCE_IPS, "10.1.1.1,127.0.0.1,::1");
   assert.deepEqual(bootstrap.node.locality, {});
 });

@@ -82,7 +82,8 @@ export interface AgentSettings extends BootstrapSettings {
 }
 
 export interface RunningAgent {
-  statusPort: number;
+  /** The status server's port; undefined when the ProxyConfig's statusPort is 0 (no status server). */
+  statusPort: number | undefined;
   /** Settles with the reason once the agent has stopped. */
   stopped: Promise<string>;
   stop(reason: string): Promise<void>;
@@ -94,22 +95,27 @@ export async function runAgent(settings: AgentSettings): Promise<RunningAgent> {
   log.info({ path: settings.bootstrapPath }, "gRPC xDS bootstrap written");
 
   let stop: (reason: string) => Promise<void> = async () => {};
-  const status = await startStatusServer({
-    host: settings.statusHost,
-    port: settings.proxyConfig.statusPort ?? 0,
-    nodeType: settings.type ?? "sidecar",
-    podIP: env.INSTANCE_IP ?? "",
-    kubeAppProbers: env.ISTIO_KUBE_APP_PROBERS || undefined,
-    prometheusAnnotations: env.ISTIO_PROMETHEUS_ANNOTATIONS,
-    legacyLocalhostProbes: env.REWRITE_PROBE_LEGACY_LOCALHOST_DESTINATION === "true",
-    metricsLocalhostOnly: env.METRICS_LOCALHOST_ACCESS_ONLY === "true",
-    readyProbes: [grpcReadyProbe(settings.bootstrapPath)],
-    metrics: new AgentMetrics(),
-    shutdown: (reason) => void stop(reason),
-    // A proxyless workload has no proxy connections for the agent to drain.
-    drain: () => log.info("drain requested; no proxy to drain"),
-    log,
-  });
+  // As pilot-agent, a status port of 0 means no status server.
+  const statusPort = settings.proxyConfig.statusPort ?? 0;
+  const status =
+    statusPort > 0
+      ? await startStatusServer({
+          host: settings.statusHost,
+          port: statusPort,
+          nodeType: settings.type ?? "sidecar",
+          podIP: env.INSTANCE_IP ?? "",
+          kubeAppProbers: env.ISTIO_KUBE_APP_PROBERS || undefined,
+          prometheusAnnotations: env.ISTIO_PROMETHEUS_ANNOTATIONS,
+          legacyLocalhostProbes: env.REWRITE_PROBE_LEGACY_LOCALHOST_DESTINATION === "true",
+          metricsLocalhostOnly: env.METRICS_LOCALHOST_ACCESS_ONLY === "true",
+          readyProbes: [grpcReadyProbe(settings.bootstrapPath)],
+          metrics: new AgentMetrics(),
+          shutdown: (reason) => void stop(reason),
+          // A proxyless workload has no proxy connections for the agent to drain.
+          drain: () => log.info("drain requested; no proxy to drain"),
+          log,
+        })
+      : undefined;
 
   let resolveStopped: (reason: string) => void = () => {};
   const stopped = new Promise<string>((resolve) => {
@@ -120,8 +126,8 @@ export async function runAgent(settings: AgentSettings): Promise<RunningAgent> {
     if (stopping) return;
     stopping = true;
     log.info({ reason }, "agent stopping");
-    await status.close();
+    await status?.close();
     resolveStopped(reason);
   };
-  return { statusPort: status.port, stopped, stop };
+  return { statusPort: status?.port, stopped, stop };
 }

@@ -261,7 +261,7 @@ test("grpc-js-xds starts from the agent's file: the node reaches the ADS server 
   assert.equal(conn.proxy.configNamespace, "test");
   assert.deepEqual(conn.proxy.locality, { region: "r1", zone: "z1", subZone: "" });
   assert.equal(conn.proxy.labels.app, "echo-client");
-  assert.deepEqual(conn.proxy.ipAddresses, ["127.0.0.1"]);
+  assert.deepEqual(conn.proxy.ipAddresses, ["127.0.0.1", "::1"]);
 });
 
 test("an xDS-enabled gRPC server asks for its listener by the bootstrap's template", async () => {

@@ -19,8 +19,12 @@ test("the node id is sidecar~<pod IP>~<pod>.<namespace>~<namespace>.svc.cluster.
   );
 });
 
-test("without any address the node speaks for 127.0.0.1; an INSTANCE_IP that is no IP is ignored", () => {
-  assert.deepEqual(proxyIdentity({ ...POD_ENV, INSTANCE_IP: "nope" }, { hostIPs: [] }).ipAddresses, ["127.0.0.1"]);
+test("a host without private addresses adds 127.0.0.1 and ::1; an INSTANCE_IP that is no IP is ignored", () => {
+  assert.deepEqual(proxyIdentity(POD_ENV, { hostIPs: [] }).ipAddresses, ["10.0.0.7", "127.0.0.1", "::1"]);
+  assert.deepEqual(proxyIdentity({ ...POD_ENV, INSTANCE_IP: "nope" }, { hostIPs: [] }).ipAddresses, [
+    "127.0.0.1",
+    "::1",
+  ]);
 });
 
 test("metadata: ISTIO_META_* keys Istio's BootstrapNodeMetadata knows, typed as Go marshals them", async () => {

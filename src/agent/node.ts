@@ -39,8 +39,8 @@ export function privateIPs(): string[] {
 }
 
 /**
- * Who the agent speaks for: POD_NAME, POD_NAMESPACE and INSTANCE_IP, the host's private addresses,
- * and 127.0.0.1 when there is no address at all.
+ * Who the agent speaks for (pilot-agent's initProxy): POD_NAME, POD_NAMESPACE, and INSTANCE_IP first
+ * among the host's private addresses, or among 127.0.0.1 and ::1 when the host has none.
  */
 export function proxyIdentity(
   env: Env,
@@ -48,9 +48,10 @@ export function proxyIdentity(
 ): ProxyIdentity {
   const namespace = env.POD_NAMESPACE ?? "";
   const podIP = env.INSTANCE_IP && isIP(env.INSTANCE_IP) ? env.INSTANCE_IP : undefined;
+  const hostIPs = options.hostIPs ?? privateIPs();
+  const others = hostIPs.length > 0 ? hostIPs : ["127.0.0.1", "::1"];
   const ipAddresses = podIP ? [podIP] : [];
-  for (const ip of options.hostIPs ?? privateIPs()) if (!ipAddresses.includes(ip)) ipAddresses.push(ip);
-  if (ipAddresses.length === 0) ipAddresses.push("127.0.0.1");
+  for (const ip of others) if (!ipAddresses.includes(ip)) ipAddresses.push(ip);
   return {
     type: options.type ?? "sidecar",
     ipAddresses,

@@ -7,11 +7,20 @@ export interface WaitOptions {
   periodMs: number;
 }
 
-/** Resolves once `url` answers 200; rejects with Istio's message when the timeout passes first. */
+/**
+ * Resolves once `url` answers 200; rejects with Istio's message when the timeout passes first. As
+ * pilot-agent, each attempt comes one period after the last, and none starts after the timeout.
+ */
 export async function waitUntilReady(options: WaitOptions): Promise<void> {
   const deadline = Date.now() + options.timeoutMs;
-  let lastError = "";
+  let lastError = "<nil>";
   for (;;) {
+    const remaining = deadline - Date.now();
+    if (remaining < options.periodMs) {
+      await sleep(Math.max(remaining, 0));
+      throw new Error(`timeout waiting for Envoy proxy to become ready. Last error: ${lastError}`);
+    }
+    await sleep(options.periodMs);
     try {
       const res = await fetch(options.url, { signal: AbortSignal.timeout(options.requestTimeoutMs) });
       await res.arrayBuffer();
@@ -20,8 +29,7 @@ export async function waitUntilReady(options: WaitOptions): Promise<void> {
     } catch (err) {
       lastError = (err as Error).message;
     }
-    if (Date.now() + options.periodMs > deadline) break;
-    await new Promise((resolve) => setTimeout(resolve, options.periodMs));
   }
-  throw new Error(`timeout waiting for Envoy proxy to become ready. Last error: ${lastError}`);
 }
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

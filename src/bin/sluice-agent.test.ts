@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -88,6 +89,15 @@ test("an unknown flag or command is a usage error (exit 2)", async () => {
   assert.equal(await command.exited, 2);
 });
 
+/** A port nothing listens on right now (0 would mean "no status server" to the agent). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
 /** Starts `proxy` as Istio's grpc-agent template runs it, and waits (at most 30 s) for its status port. */
 async function startProxy(env: Record<string, string>) {
   const args = [
@@ -98,8 +108,10 @@ async function startProxy(env: Record<string, string>) {
     "--proxyLogLevel=warning",
     "--proxyComponentLogLevel=misc:error",
     "--log_output_level=default:info",
+    // pilot-agent's proxy command ignores flags it does not know.
+    "--someFutureFlag=1",
     "--statusPort",
-    "0",
+    String(await freePort()),
     "--discovery-address",
     "127.0.0.1:1",
   ];

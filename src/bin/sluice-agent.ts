@@ -95,6 +95,9 @@ function bootstrapSettings(argv: BootstrapArgs, overrides: ProxyConfig = {}) {
   };
 }
 
+/** Unknown flags fail grpc-bootstrap and wait; `proxy` ignores them, as pilot-agent's proxy command does. */
+const rejectUnknownFlags = rejectUnknownCommandLineFlags(hideBin(process.argv));
+
 const bootstrapPath = (output: string | undefined) => output || env.GRPC_XDS_BOOTSTRAP || DEFAULT_GRPC_BOOTSTRAP_PATH;
 
 try {
@@ -115,7 +118,8 @@ try {
           .option("output", {
             type: "string",
             describe: `Bootstrap file to write (default: $GRPC_XDS_BOOTSTRAP, else ${DEFAULT_GRPC_BOOTSTRAP_PATH})`,
-          }),
+          })
+          .check(rejectUnknownFlags),
       (argv) => {
         const path = bootstrapPath(argv.output);
         writeGrpcBootstrap(path, podGrpcBootstrap(bootstrapSettings(argv)));
@@ -130,7 +134,7 @@ try {
           .positional("type", { type: "string", choices: NODE_TYPES, default: "sidecar", describe: "Proxy type" })
           .option("statusPort", {
             type: "number",
-            describe: "Status server port (default: the ProxyConfig's statusPort, 15020)",
+            describe: "Status server port; 0 runs none (default: the ProxyConfig's statusPort, 15020)",
           })
           .option("grpc-bootstrap", {
             type: "string",
@@ -172,7 +176,8 @@ try {
           .option("timeoutSeconds", { type: "number", default: 60, describe: "Give up after this long" })
           .option("requestTimeoutMillis", { type: "number", default: 500, describe: "Timeout of each request" })
           .option("periodMillis", { type: "number", default: 500, describe: "Pause between requests" })
-          .option("url", { type: "string", default: "http://localhost:15021/healthz/ready", describe: "URL to poll" }),
+          .option("url", { type: "string", default: "http://localhost:15021/healthz/ready", describe: "URL to poll" })
+          .check(rejectUnknownFlags),
       async (argv) => {
         process.stdout.write(`Waiting for Envoy proxy to be ready (timeout: ${argv.timeoutSeconds} seconds)...\n`);
         try {
@@ -192,7 +197,6 @@ try {
     )
     .demandCommand(1, "Name a command; see --help.")
     .strictCommands()
-    .check(rejectUnknownCommandLineFlags(hideBin(process.argv)), true)
     .help()
     .version(false)
     .fail((message, error) => fail(message ?? error?.message ?? String(error)))
