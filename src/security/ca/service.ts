@@ -2,6 +2,7 @@
 // authenticate the caller with the xDS server's chain, sign the CSR with the caller's identities,
 // answer leaf → chain → roots. Failures say no more than Istio's messages; keys, CSRs and tokens
 // are never logged.
+import { create } from "@bufbuild/protobuf";
 import { type ServerUnaryCall, type sendUnaryData, status, type UntypedServiceImplementation } from "@grpc/grpc-js";
 import { type Logger, pino } from "pino";
 import { istioCa } from "../../api/index.ts";
@@ -58,7 +59,7 @@ export function certificateService(options: CertificateServiceOptions): ExtraSer
       });
       metrics?.successes.inc();
       log.debug({ identities: caller.identities, ttlSeconds }, "CA: CSR signed");
-      return { $typeName: "istio.v1.auth.IstioCertificateResponse", certChain };
+      return create(istioCa.IstioCertificateResponseSchema, { certChain });
     } catch (err) {
       if (!(err instanceof CaError)) throw err;
       metrics?.signError(err.type);
