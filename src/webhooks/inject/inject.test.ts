@@ -201,6 +201,31 @@ describe("sidecar template", () => {
     );
   });
 
+  it("hands the agent several scrape targets, and refuses Istio's own ports", () => {
+    const pod = inject(appPod({ "prometheus.istio.io/scrape-targets": "8080, 9090:/custom" }));
+    assert.deepEqual(JSON.parse(env(container(pod, "istio-proxy")).get("ISTIO_PROMETHEUS_ANNOTATIONS") ?? ""), {
+      scrape: "",
+      path: "/metrics",
+      port: "8080",
+      targets: [
+        { port: "8080", path: "/metrics" },
+        { port: "9090", path: "/custom" },
+      ],
+    });
+    assert.throws(
+      () =>
+        injectPod({
+          pod: appPod({ "prometheus.io/port": "15090" }),
+          mesh: DEFAULT_MESH_CONFIG,
+          settings: DEFAULT_INJECTION_SETTINGS,
+        }),
+      {
+        message:
+          "failed to process pod: invalid prometheus scrape configuration: port 15090 is reserved for Istio (Envoy Prometheus (already merged)) and cannot be scraped",
+      },
+    );
+  });
+
   it("uses the image type and a full image reference from annotations", () => {
     const distroless = inject(appPod({ "sidecar.istio.io/proxyImageType": "distroless" }));
     assert.equal(container(distroless, "istio-proxy").image, "docker.io/istio/proxyv2:1.28.0-distroless");

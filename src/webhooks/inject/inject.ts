@@ -5,6 +5,7 @@
 import { Findings, type MeshConfig, type ProxyConfig } from "../../config/index.ts";
 import { mergeProxyConfig } from "../../config/mesh.ts";
 import { decodeYaml } from "../../config/mesh-decode.ts";
+import { goQuote } from "../../config/validation/common/format.ts";
 import { asString } from "../../config/validation/common/json.ts";
 import { annotationsError } from "./annotations.ts";
 import { createPatch, type PatchOperation } from "./jsonpatch.ts";
@@ -350,26 +351,22 @@ function applyPrometheusMerge(pod: Pod, mesh: MeshConfig): void {
   if (!merge) return;
   const target = String(mesh.defaultConfig?.statusPort ?? 15020);
   if (prometheusPort(pod) === target) return;
-  const scrape = {
+  const scrape: { scrape: string; path: string; port: string; targets?: { port: string; path: string }[] } = {
     scrape: scrapeText ?? "",
     path: annotationBySanitizedName(pod, "prometheus_io_path") ?? "",
     port: prometheusPort(pod) ?? "",
   };
-  if (scrape.port !== "") {
-    const port = /^[+-]?[0-9]+$/.test(scrape.port) ? Number(scrape.port) : Number.NaN;
-    if (!(port >= 1 && port <= 65535)) {
-      throw new InjectionError(
-        `failed to process pod: invalid prometheus scrape configuration: invalid port "${scrape.port}"`,
-      );
-    }
-    if (String(port) === target) {
-      throw new InjectionError(
-        `failed to process pod: invalid prometheus scrape configuration: port ${scrape.port} conflicts with agent port`,
-      );
-    }
+  const targets = parseScrapeTargets(annotationBySanitizedName(pod, "prometheus_istio_io_scrape_targets") ?? "");
+  if (targets.length > 0) {
+    scrape.targets = targets;
+    scrape.port = targets[0].port;
+    scrape.path = targets[0].path;
+    for (const t of targets) checkScrapePort(t.port, target, "invalid prometheus scrape targets: ", "target port");
+  } else if (scrape.port !== "") {
+    checkScrapePort(scrape.port, target, "invalid prometheus scrape configuration: ", "port");
   }
   const sidecar = findSidecar(pod);
-  if (sidecar && (scrape.scrape !== "" || scrape.path !== "" || scrape.port !== "")) {
+  if (sidecar && (scrape.scrape !== "" || scrape.path !== "" || scrape.port !== "" || scrape.targets)) {
     sidecar.env = [...(sidecar.env ?? []), { name: "ISTIO_PROMETHEUS_ANNOTATIONS", value: JSON.stringify(scrape) }];
   }
   clearPrometheusAnnotations(pod);
@@ -378,6 +375,47 @@ function applyPrometheusMerge(pod: Pod, mesh: MeshConfig): void {
     "prometheus.io/path": "/stats/prometheus",
     "prometheus.io/scrape": "true",
   });
+}
+
+/** The agent's status server's "port:path,port:path" list; the path defaults to /metrics. */
+function parseScrapeTargets(text: string): { port: string; path: string }[] {
+  const targets: { port: string; path: string }[] = [];
+  for (const raw of text.split(",")) {
+    const entry = raw.trim();
+    if (entry === "") continue;
+    const colon = entry.indexOf(":");
+    const port = (colon < 0 ? entry : entry.slice(0, colon)).trim();
+    // Istio logs and ignores an annotation with an empty port.
+    if (port === "") return [];
+    const path = colon < 0 ? "" : entry.slice(colon + 1).trim();
+    targets.push({ port, path: path || "/metrics" });
+  }
+  return targets;
+}
+
+/** Ports the proxy and agent own: scraping them would not reach the application. */
+const ISTIO_RESERVED_PORTS: Readonly<Record<string, string>> = {
+  "15000": "Envoy admin",
+  "15001": "outbound traffic capture",
+  "15004": "pilot debug",
+  "15006": "inbound traffic capture",
+  "15008": "HBONE tunnel",
+  "15020": "pilot-agent status / merged Prometheus",
+  "15021": "Envoy health",
+  "15053": "DNS proxy",
+  "15090": "Envoy Prometheus (already merged)",
+};
+
+function checkScrapePort(text: string, agentPort: string, prefix: string, what: string): void {
+  const port = /^[+-]?[0-9]+$/.test(text) ? Number(text) : Number.NaN;
+  const fail = (message: string) => {
+    throw new InjectionError(`failed to process pod: ${prefix}${message}`);
+  };
+  if (!(port >= 1 && port <= 65535)) fail(`invalid ${what} ${goQuote(text)}`);
+  const canonical = String(port);
+  if (canonical === agentPort) fail(`${what} ${text} conflicts with agent port`);
+  const reserved = ISTIO_RESERVED_PORTS[canonical];
+  if (reserved) fail(`${what} ${text} is reserved for Istio (${reserved}) and cannot be scraped`);
 }
 
 function applySecurePrometheusPort(pod: Pod): void {
@@ -398,7 +436,15 @@ function applyProbeRewrite(pod: Pod, req: InjectionRequest): void {
     const existing = env.find((e) => e.name === KUBE_APP_PROBERS_ENV);
     if (pod.metadata.annotations?.[STATUS_ANNOTATION] !== undefined && existing?.value !== undefined) {
       // Re-injection: probes already pointing at the agent keep their recorded targets.
-      existing.value = JSON.stringify({ ...JSON.parse(probers), ...JSON.parse(existing.value) });
+      const merged: Record<string, unknown> = { ...JSON.parse(probers), ...JSON.parse(existing.value) };
+      // Go marshals a map with its keys sorted.
+      existing.value = JSON.stringify(
+        Object.fromEntries(
+          Object.keys(merged)
+            .sort()
+            .map((k) => [k, merged[k]]),
+        ),
+      );
     } else {
       sidecar.env = [...env, { name: KUBE_APP_PROBERS_ENV, value: probers }];
     }

@@ -112,6 +112,11 @@ function proxyArgs(data: TemplateData, kind: "sidecar" | "router"): string[] {
   return args;
 }
 
+/** An env var; Kubernetes omits an empty value. */
+function envVar(name: string, value: string): EnvVar {
+  return value === "" ? { name } : { name, value };
+}
+
 function fieldRef(name: string, fieldPath: string): EnvVar {
   return { name, valueFrom: { fieldRef: { fieldPath } } };
 }
@@ -232,7 +237,7 @@ function proxyMetadataEnv(proxyConfig: ProxyConfig): EnvVar[] {
   const metadata = proxyConfig.proxyMetadata ?? {};
   return Object.keys(metadata)
     .sort()
-    .map((name) => ({ name, value: metadata[name] }));
+    .map((name) => envVar(name, metadata[name]));
 }
 
 function localhostProbeEnv(data: TemplateData): EnvVar[] {
@@ -405,7 +410,7 @@ function sidecarTemplate(data: TemplateData): JsonObject {
     ...identityEnv(settings),
     resourceRef("ISTIO_CPU_LIMIT", "limits.cpu"),
     ...proxyConfigEnv(data),
-    { name: "ISTIO_META_APP_CONTAINERS", value: appContainerNames(pod).join(",") },
+    envVar("ISTIO_META_APP_CONTAINERS", appContainerNames(pod).join(",")),
     resourceRef("GOMEMLIMIT", "limits.memory"),
     ...clusterEnv(data),
     {
@@ -553,7 +558,7 @@ function gatewayTemplate(data: TemplateData): JsonObject {
       resourceRef("ISTIO_CPU_LIMIT", "limits.cpu"),
       ...proxyConfigEnv(data),
       resourceRef("GOMEMLIMIT", "limits.memory"),
-      { name: "ISTIO_META_APP_CONTAINERS", value: appContainerNames(pod).join(",") },
+      envVar("ISTIO_META_APP_CONTAINERS", appContainerNames(pod).join(",")),
       ...clusterEnv(data),
       { name: "ISTIO_META_INTERCEPTION_MODE", value: proxyConfig.interceptionMode ?? "REDIRECT" },
       ...networkEnv(data),
@@ -621,7 +626,7 @@ function grpcAgentTemplate(data: TemplateData): JsonObject {
       ...localhostProbeEnv(data),
       ...identityEnv(settings),
       ...proxyConfigEnv(data),
-      { name: "ISTIO_META_APP_CONTAINERS", value: appContainerNames(pod).join(",") },
+      envVar("ISTIO_META_APP_CONTAINERS", appContainerNames(pod).join(",")),
       ...clusterEnv(data),
       ...networkEnv(data),
       ...ownerEnv(data, data.deploy.name),

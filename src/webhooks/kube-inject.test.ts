@@ -1,0 +1,100 @@
+// Golden tests of `sluice kube-inject`: testdata/<name>.yaml → <name>.yaml.injected (with
+// <name>.mesh.yaml as the mesh config when present; native*.yaml with native sidecars), and the
+// workloads among Istio's conformance inputs → testdata/conformance/<file>.injected.
+// UPDATE_GOLDEN=1 rewrites the goldens.
+import assert from "node:assert/strict";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { describe, it } from "node:test";
+import { decodeConfigText } from "../config/decode.ts";
+import { DEFAULT_MESH_CONFIG, loadMeshConfig, type MeshConfig } from "../config/index.ts";
+import type { Pod } from "./inject/pod.ts";
+import { assertValidPod } from "./inject/pod-check.ts";
+import { DEFAULT_INJECTION_SETTINGS } from "./inject/settings.ts";
+import { kubeInjectDocuments } from "./kube-inject.ts";
+
+const here = dirname(new URL(import.meta.url).pathname);
+const testdata = join(here, "testdata");
+const conformanceInputs = join(here, "../../../shared/conformance/istio/inputs");
+
+function kubeInject(file: string, mesh: MeshConfig, nativeSidecars: boolean, warnings: string[] = []): string {
+  return kubeInjectDocuments(decodeConfigText(readFileSync(file, "utf8"), file), {
+    mesh,
+    settings: { ...DEFAULT_INJECTION_SETTINGS, nativeSidecars },
+    warn: (message) => warnings.push(message),
+  });
+}
+
+function assertGoldenText(file: string, actual: string): void {
+  if (process.env.UPDATE_GOLDEN === "1") {
+    writeFileSync(file, actual);
+    return;
+  }
+  assert.ok(existsSync(file), `missing golden file ${file}: run the test with UPDATE_GOLDEN=1`);
+  assert.equal(actual, readFileSync(file, "utf8"), `differs from ${file} (UPDATE_GOLDEN=1 rewrites it)`);
+}
+
+/** Every injected pod (template) in kube-inject's output is a structurally valid Pod. */
+function assertInjectedPodsValid(output: string): number {
+  let injected = 0;
+  for (const doc of decodeConfigText(output, "output")) {
+    const obj = doc.object;
+    assert.ok(obj, doc.error);
+    const spec = obj.spec as { template?: Pod; jobTemplate?: { spec: { template: Pod } } } | undefined;
+    const pod = obj.kind === "Pod" ? (obj as unknown as Pod) : (spec?.template ?? spec?.jobTemplate?.spec.template);
+    if (!pod) continue;
+    const annotations =
+      obj.kind === "CronJob"
+        ? (obj.spec as { jobTemplate: { metadata?: Pod["metadata"] } }).jobTemplate.metadata?.annotations
+        : pod.metadata?.annotations;
+    if (annotations?.["sidecar.istio.io/status"] === undefined) continue;
+    assertValidPod(pod);
+    injected++;
+  }
+  return injected;
+}
+
+describe("sluice kube-inject goldens", () => {
+  const inputs = readdirSync(testdata).filter((f) => f.endsWith(".yaml") && !f.endsWith(".mesh.yaml"));
+  for (const input of inputs) {
+    it(input, () => {
+      const meshFile = join(testdata, input.replace(/\.yaml$/, ".mesh.yaml"));
+      const mesh = existsSync(meshFile) ? loadMeshConfig(readFileSync(meshFile, "utf8")).mesh : DEFAULT_MESH_CONFIG;
+      const output = kubeInject(join(testdata, input), mesh, input.startsWith("native"));
+      assertGoldenText(join(testdata, `${input}.injected`), output);
+      if (input !== "skipped.yaml") assert.ok(assertInjectedPodsValid(output) > 0, "no pod was injected");
+    });
+  }
+
+  it("says why it skipped a workload", () => {
+    const warnings: string[] = [];
+    const output = kubeInject(join(testdata, "skipped.yaml"), DEFAULT_MESH_CONFIG, false, warnings);
+    assert.equal(assertInjectedPodsValid(output), 0);
+    assert.deepEqual(warnings, [
+      '===> Skipping injection because Deployment "host-net" has host networking enabled\n',
+      '===> Skipping injection because Pod "opted-out" has sidecar injection disabled\n',
+      '===> Skipping injection because ReplicaSet "opted-out-by-annotation" has sidecar injection disabled\n',
+      '===> Skipping injection because Pod "kube-system/dns" has sidecar injection disabled\n',
+    ]);
+  });
+
+  it("Istio's conformance inputs that hold workloads", (t) => {
+    if (!existsSync(conformanceInputs)) {
+      t.skip("../shared/conformance/istio/inputs is not present");
+      return;
+    }
+    let files = 0;
+    for (const input of readdirSync(conformanceInputs).filter((f) => f.endsWith(".yaml"))) {
+      const file = join(conformanceInputs, input);
+      const hasWorkload = decodeConfigText(readFileSync(file, "utf8"), file).some((doc) =>
+        ["Deployment", "StatefulSet", "DaemonSet", "Pod"].includes(doc.object?.kind ?? ""),
+      );
+      if (!hasWorkload) continue;
+      const output = kubeInject(file, DEFAULT_MESH_CONFIG, false);
+      assertGoldenText(join(testdata, "conformance", `${input}.injected`), output);
+      assert.ok(assertInjectedPodsValid(output) > 0, `${input}: no pod was injected`);
+      files++;
+    }
+    assert.ok(files > 0, "no conformance input holds a workload");
+  });
+});
