@@ -57,6 +57,8 @@ export function parseKubeAppProbers(json: string): Map<string, Prober> {
 export interface ProbeTarget {
   destination: string;
   localAddress: string;
+  /** The address family of the source, so `localhost` resolves to the matching loopback (as Go's dialer). */
+  family: 4 | 6;
 }
 
 /** The target for a pod IP: 127.0.0.6 (or ::6) as source, so the probe is not captured again. */
@@ -65,6 +67,7 @@ export function probeTarget(podIP: string, legacyLocalhost: boolean): ProbeTarge
   return {
     destination: legacyLocalhost ? "localhost" : podIP,
     localAddress: ipv6 ? "::6" : "127.0.0.6",
+    family: ipv6 ? 6 : 4,
   };
 }
 
@@ -106,7 +109,12 @@ async function probeHttp(prober: Prober, action: HttpGetAction, target: ProbeTar
 
   const originalHost = url.hostname;
   for (let redirects = 0; ; redirects++) {
-    const res = await httpGet(url, { headers, timeoutMs: timeoutMs(prober), localAddress: target.localAddress });
+    const res = await httpGet(url, {
+      headers,
+      timeoutMs: timeoutMs(prober),
+      localAddress: target.localAddress,
+      family: target.family,
+    });
     if (res.status < 300 || res.status >= 400)
       return { status: res.status, body: res.body.subarray(0, MAX_BODY_BYTES) };
     const location = res.headers.location;
@@ -121,7 +129,12 @@ async function probeHttp(prober: Prober, action: HttpGetAction, target: ProbeTar
 
 function probeTcp(prober: Prober, port: number, target: ProbeTarget): Promise<ProbeResult> {
   return new Promise((resolve) => {
-    const socket = tcpConnect({ host: target.destination, port, localAddress: target.localAddress });
+    const socket = tcpConnect({
+      host: target.destination,
+      port,
+      localAddress: target.localAddress,
+      family: target.family,
+    });
     const done = (status: number) => {
       clearTimeout(timer);
       socket.destroy();

@@ -10,6 +10,8 @@ export interface HttpGetOptions {
   timeoutMs?: number;
   /** Source address of the connection. */
   localAddress?: string;
+  /** Resolve the host to this address family only. */
+  family?: 4 | 6;
 }
 
 export interface HttpGetResponse {
@@ -26,6 +28,7 @@ export function httpGet(url: URL, options: HttpGetOptions = {}): Promise<HttpGet
       method: "GET",
       headers: options.headers,
       localAddress: options.localAddress,
+      family: options.family,
       agent: false,
       rejectUnauthorized: false,
     });

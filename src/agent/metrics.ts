@@ -2,8 +2,6 @@
 // with the `istio_agent_` prefix), plus the process metrics Istio's Go collectors stand for.
 import { Counter, collectDefaultMetrics, Registry } from "prom-client";
 
-export type ScrapeType = "envoy" | "application" | "agent";
-
 export class AgentMetrics {
   readonly registry = new Registry();
   /** istio_agent_scrapes_total: every /stats/prometheus or /metrics request. */

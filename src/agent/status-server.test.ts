@@ -435,3 +435,15 @@ test("responses of 1 KiB and more are gzipped for clients that accept it, as Ist
   const small = await call(url("/nope"), { headers: { "accept-encoding": "gzip" } });
   assert.equal(small.headers["content-encoding"], undefined, "a body under 1 KiB stays plain");
 });
+
+test("/app-health with REWRITE_PROBE_LEGACY_LOCALHOST_DESTINATION probes localhost instead of the pod IP", async () => {
+  const app = await startApp(() => ({ status: 204 }));
+  closers.push(app.close);
+  const { url } = await startStatus({
+    podIP: "192.0.2.123",
+    legacyLocalhostProbes: true,
+    kubeAppProbers: JSON.stringify({ "/app-health/echo/readyz": { httpGet: { path: "/", port: app.port } } }),
+  });
+  assert.equal((await call(url("/app-health/echo/readyz"))).status, 204);
+  assert.equal(app.seen[0].remote, "127.0.0.6");
+});

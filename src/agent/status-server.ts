@@ -215,7 +215,8 @@ export async function startStatusServer(options: StatusServerOptions): Promise<S
     }
     const incoming: IncomingProbe = { host: request.headers.host, headers: request.headers, statusPort };
     const result = await runProbe(prober, target, incoming);
-    return reply.code(result.status).send(result.body ?? "");
+    // As text: Go sniffs a probe body's type, and probe bodies are text.
+    return reply.code(result.status).send(result.body?.toString() ?? "");
   };
   app.all("/app-health/*", handleAppProbe);
   app.all("/app-lifecycle/*", handleAppProbe);
