@@ -3,12 +3,19 @@
 // of a service name one DNS cache, `<host>_dfp_dns_cache`, with one lookup family: Envoy shares caches
 // by name and rejects two configurations under one name.
 import { create } from "@bufbuild/protobuf";
-import { dfpCommon } from "../api/index.ts";
+import { core, dfpCommon, packAny, xdsType } from "../api/index.ts";
+import type { ProxyNode } from "../model/proxy.ts";
 import type { Service } from "../registry/index.ts";
-import { dnsLookupFamily } from "./cluster/dns.ts";
+import { CARES_CONFIG_TYPE_URL, CARES_DNS_RESOLVER, dnsLookupFamily } from "./cluster/dns.ts";
+import { typedStruct } from "./httpfilter/index.ts";
 
 export const DFP_CLUSTER_TYPE = "envoy.clusters.dynamic_forward_proxy";
 export const SNI_DFP_NETWORK_FILTER = "envoy.filters.network.sni_dynamic_forward_proxy";
+/** The one DNS cache of MeshConfig outboundTrafficPolicy ALLOW_ANY_DYNAMIC_DNS. */
+export const ALLOW_ANY_DNS_CACHE = "allow_any_dfp_dns_cache";
+/** PILOT_ALLOW_ANY_DYNAMIC_DNS_MAX_HOSTS' default (Envoy's own, made visible). */
+const ALLOW_ANY_MAX_HOSTS = 1024;
+const DEFAULT_DNS_PROXY = { host: "127.0.0.1", port: 15053 };
 
 /** Whether the service's clusters and listeners go through the dynamic forward proxy. */
 export function isDynamicForwardProxy(service: Pick<Service, "hostname" | "resolution">): boolean {
@@ -21,4 +28,38 @@ export function forwardProxyDnsCache(hostname: string, proxyIps: readonly string
     name: `${hostname}_dfp_dns_cache`,
     dnsLookupFamily: dnsLookupFamily(proxyIps),
   });
+}
+
+/**
+ * The ALLOW_ANY_DYNAMIC_DNS cache (Istio's buildAllowAnyDynamicDNSDNSCacheConfig): looked up in the
+ * family of the node's INSTANCE_IPS; with DNS capture, resolved through the agent's DNS proxy.
+ */
+export function allowAnyDnsCache(proxy: ProxyNode): dfpCommon.DnsCacheConfig {
+  const cache = create(dfpCommon.DnsCacheConfigSchema, {
+    name: ALLOW_ANY_DNS_CACHE,
+    maxHosts: ALLOW_ANY_MAX_HOSTS,
+    dnsLookupFamily: dnsLookupFamily(proxy.metadata.INSTANCE_IPS ?? []),
+  });
+  if (proxy.metadata.DNS_CAPTURE !== true) return cache;
+  const { host, port } = dnsProxyAddress(proxy.metadata.DNS_PROXY_ADDR ?? "");
+  cache.typedDnsResolverConfig = create(core.TypedExtensionConfigSchema, {
+    name: CARES_DNS_RESOLVER,
+    typedConfig: packAny(
+      xdsType.TypedStructSchema,
+      typedStruct(CARES_CONFIG_TYPE_URL, { resolvers: [{ socket_address: { address: host, port_value: port } }] }),
+    ),
+  });
+  return cache;
+}
+
+/** DNS_PROXY_ADDR as host and port: localhost is 127.0.0.1; what does not parse is the default 127.0.0.1:15053. */
+function dnsProxyAddress(address: string): { host: string; port: number } {
+  const colon = address.lastIndexOf(":");
+  if (colon < 0) return DEFAULT_DNS_PROXY;
+  const host = address.slice(0, colon).replace(/^\[(.*)\]$/, "$1");
+  const port = Number(address.slice(colon + 1));
+  return {
+    host: host === "localhost" ? "127.0.0.1" : host,
+    port: Number.isInteger(port) && port >= 0 ? port : DEFAULT_DNS_PROXY.port,
+  };
 }

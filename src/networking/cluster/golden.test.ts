@@ -15,6 +15,7 @@ import { makeEndpoint, makeMesh, makeProxy, makeService, type ProxyInput, type S
 import {
   type AppliedDestinationRule,
   assembleClusters,
+  buildAllowAnyDynamicDnsCluster,
   buildBlackHoleCluster,
   buildInboundCluster,
   buildInboundPassthroughCluster,
@@ -28,7 +29,15 @@ import { PROXY_PROTOCOL_UPSTREAM_TYPE_URL } from "./proxyprotocol.ts";
 
 interface GoldenCase {
   name: string;
-  build?: "outbound" | "sniDnat" | "blackhole" | "passthrough" | "inboundPassthrough" | "inbound" | "sidecar";
+  build?:
+    | "outbound"
+    | "sniDnat"
+    | "blackhole"
+    | "passthrough"
+    | "allowAnyDynamicDns"
+    | "inboundPassthrough"
+    | "inbound"
+    | "sidecar";
   proxy?: ProxyInput;
   mesh?: Partial<MeshConfig>;
   service?: ServiceInput;
@@ -67,6 +76,8 @@ function buildCase(c: GoldenCase): cluster.Cluster[] {
       return [buildBlackHoleCluster(mesh)];
     case "passthrough":
       return [buildPassthroughCluster(mesh)];
+    case "allowAnyDynamicDns":
+      return [buildAllowAnyDynamicDnsCluster(mesh, proxy)];
     case "inboundPassthrough":
       return [buildInboundPassthroughCluster(mesh, proxy)];
     case "inbound":

@@ -5,6 +5,7 @@
 //   const cds = assembleClusters({ proxy, mesh, outbound: clusters, inbound: [buildInboundCluster(...)] });
 export { buildInboundCluster, type InboundClusterInput, type InboundEndpoint } from "./inbound.ts";
 export {
+  ALLOW_ANY_DYNAMIC_DNS_CLUSTER,
   BLACKHOLE_CLUSTER,
   INBOUND_PASSTHROUGH_CLUSTER,
   inboundClusterName,
@@ -22,6 +23,11 @@ export {
   supportsDrainingEndpoints,
 } from "./outbound.ts";
 export { effectiveTrafficPolicy, mergeTrafficPolicy } from "./policy.ts";
-export { buildBlackHoleCluster, buildInboundPassthroughCluster, buildPassthroughCluster } from "./special.ts";
+export {
+  buildAllowAnyDynamicDnsCluster,
+  buildBlackHoleCluster,
+  buildInboundPassthroughCluster,
+  buildPassthroughCluster,
+} from "./special.ts";
 export { agentSdsSecret, credentialSecret } from "./tls.ts";
 export type { AppliedDestinationRule, OutboundClusterInput, ServiceMtlsMode } from "./types.ts";

@@ -4,6 +4,8 @@
 export const BLACKHOLE_CLUSTER = "BlackHoleCluster";
 export const PASSTHROUGH_CLUSTER = "PassthroughCluster";
 export const INBOUND_PASSTHROUGH_CLUSTER = "InboundPassthroughCluster";
+/** The dynamic forward proxy cluster of MeshConfig outboundTrafficPolicy ALLOW_ANY_DYNAMIC_DNS. */
+export const ALLOW_ANY_DYNAMIC_DNS_CLUSTER = "AllowAnyDynamicDNSCluster";
 
 /** `outbound|<port>|<subset>|<host>`: the name of an outbound cluster and of its EDS resource. */
 export function outboundClusterName(port: number, subset: string, hostname: string): string {

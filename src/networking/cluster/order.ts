@@ -1,10 +1,15 @@
 // The order of a proxy's CDS response (Istio's buildClusters): outbound clusters, then BlackHoleCluster
-// and PassthroughCluster, then inbound clusters and InboundPassthroughCluster for sidecars; outbound,
+// and PassthroughCluster (and AllowAnyDynamicDNSCluster), then inbound clusters and InboundPassthroughCluster for sidecars; outbound,
 // BlackHoleCluster and SNI-DNAT clusters for gateways. A name seen twice keeps its first cluster.
 import type { cluster } from "../../api/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
 import type { ProxyNode } from "../../model/proxy.ts";
-import { buildBlackHoleCluster, buildInboundPassthroughCluster, buildPassthroughCluster } from "./special.ts";
+import {
+  buildAllowAnyDynamicDnsCluster,
+  buildBlackHoleCluster,
+  buildInboundPassthroughCluster,
+  buildPassthroughCluster,
+} from "./special.ts";
 
 export interface ProxyClusters {
   proxy: ProxyNode;
@@ -15,6 +20,8 @@ export interface ProxyClusters {
   inbound?: readonly cluster.Cluster[];
   /** Gateways with an AUTO_PASSTHROUGH server: SNI-DNAT clusters. */
   sniDnat?: readonly cluster.Cluster[];
+  /** Sidecars under outboundTrafficPolicy ALLOW_ANY_DYNAMIC_DNS: AllowAnyDynamicDNSCluster after PassthroughCluster. */
+  allowAnyDynamicDns?: boolean;
 }
 
 export function assembleClusters(input: ProxyClusters): cluster.Cluster[] {
@@ -25,6 +32,7 @@ export function assembleClusters(input: ProxyClusters): cluster.Cluster[] {
           ...input.outbound,
           buildBlackHoleCluster(mesh),
           buildPassthroughCluster(mesh),
+          ...(input.allowAnyDynamicDns ? [buildAllowAnyDynamicDnsCluster(mesh, proxy)] : []),
           ...(input.inbound ?? []),
           buildInboundPassthroughCluster(mesh, proxy),
         ]

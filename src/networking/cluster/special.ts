@@ -2,13 +2,19 @@
 // buildBlackHoleCluster, buildDefaultPassthroughCluster, buildInboundPassthroughCluster).
 import { isIP } from "node:net";
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import { cluster, type core } from "../../api/index.ts";
+import { cluster, type core, dfpCluster, packAny } from "../../api/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
 import type { ProxyNode } from "../../model/proxy.ts";
+import { allowAnyDnsCache, DFP_CLUSTER_TYPE } from "../dfp.ts";
 import { durationFromSeconds, toDuration } from "../duration.ts";
 import { applyConnectionPool } from "./connectionpool.ts";
 import { TCP_CLUSTER_METADATA_EXCHANGE } from "./metadataexchange.ts";
-import { BLACKHOLE_CLUSTER, INBOUND_PASSTHROUGH_CLUSTER, PASSTHROUGH_CLUSTER } from "./names.ts";
+import {
+  ALLOW_ANY_DYNAMIC_DNS_CLUSTER,
+  BLACKHOLE_CLUSTER,
+  INBOUND_PASSTHROUGH_CLUSTER,
+  PASSTHROUGH_CLUSTER,
+} from "./names.ts";
 import { httpProtocolOptionsAny } from "./protocol.ts";
 
 /** Passthrough connections may idle up to 5 minutes before Envoy closes them. */
@@ -43,6 +49,33 @@ export function buildInboundPassthroughCluster(mesh: MeshConfig, proxy: ProxyNod
   init.name = INBOUND_PASSTHROUGH_CLUSTER;
   init.filters = [];
   init.upstreamBindConfig = passthroughBindConfig(proxy, true);
+  return create(cluster.ClusterSchema, init);
+}
+
+/**
+ * AllowAnyDynamicDNSCluster (MeshConfig outboundTrafficPolicy ALLOW_ANY_DYNAMIC_DNS, Istio's
+ * buildAllowAnyDFPCluster): the passthrough cluster's settings, but connecting to the name the HTTP
+ * dynamic forward proxy filter resolved into the shared cache. Plaintext: auto SNI and SAN validation
+ * are off, so insecure options must be allowed. (Istio's optional TLS origination from the mesh's
+ * outboundTrafficPolicy.tls is not built.)
+ */
+export function buildAllowAnyDynamicDnsCluster(mesh: MeshConfig, proxy: ProxyNode): cluster.Cluster {
+  const init = passthroughInit(mesh);
+  init.name = ALLOW_ANY_DYNAMIC_DNS_CLUSTER;
+  init.altStatName = `${ALLOW_ANY_DYNAMIC_DNS_CLUSTER};`;
+  init.clusterDiscoveryType = {
+    case: "clusterType",
+    value: {
+      name: DFP_CLUSTER_TYPE,
+      typedConfig: packAny(
+        dfpCluster.ClusterConfigSchema,
+        create(dfpCluster.ClusterConfigSchema, {
+          clusterImplementationSpecifier: { case: "dnsCacheConfig", value: allowAnyDnsCache(proxy) },
+          allowInsecureClusterOptions: true,
+        }),
+      ),
+    },
+  };
   return create(cluster.ClusterSchema, init);
 }
 

@@ -1,6 +1,7 @@
 // envoy.filters.http.dynamic_forward_proxy, just before the router on sidecar outbound HTTP connection
-// managers built for a DYNAMIC_DNS wildcard ServiceEntry (Istio's BuildSidecarOutboundDynamicForwardProxyFilter):
-// it resolves the Host into the DNS cache that service's cluster reads.
+// managers: one for the DYNAMIC_DNS wildcard ServiceEntry the manager was built for (Istio's
+// BuildSidecarOutboundDynamicForwardProxyFilter), resolving the Host into the cache its cluster reads;
+// then, under ALLOW_ANY_DYNAMIC_DNS, one on every manager for the catch-all virtual host's cluster.
 import { create } from "@bufbuild/protobuf";
 import { httpDfp } from "../../api/index.ts";
 import { typedHttpFilter } from "./typed.ts";
@@ -11,11 +12,14 @@ export const DFP_HTTP_FILTER = "envoy.filters.http.dynamic_forward_proxy";
 export const dynamicForwardProxy: HttpFilterPlugin = {
   name: DFP_HTTP_FILTER,
   httpFilters: (context) => {
-    const cache = context.forwardProxyDnsCache;
-    if (!cache || context.listenerClass !== "sidecarOutbound") return [];
-    const config = create(httpDfp.FilterConfigSchema, {
-      implementationSpecifier: { case: "dnsCacheConfig", value: cache },
-    });
-    return [typedHttpFilter(DFP_HTTP_FILTER, httpDfp.FilterConfigSchema, config)];
+    if (context.listenerClass !== "sidecarOutbound") return [];
+    const caches = [context.forwardProxyDnsCache, context.allowAnyDnsCache].filter((c) => c !== undefined);
+    return caches.map((cache) =>
+      typedHttpFilter(
+        DFP_HTTP_FILTER,
+        httpDfp.FilterConfigSchema,
+        create(httpDfp.FilterConfigSchema, { implementationSpecifier: { case: "dnsCacheConfig", value: cache } }),
+      ),
+    );
   },
 };

@@ -26,6 +26,8 @@ export interface HttpFilterContext {
   prometheusStats?: boolean;
   /** The DNS cache of the DYNAMIC_DNS wildcard ServiceEntry the connection manager was built for. */
   forwardProxyDnsCache?: dfpCommon.DnsCacheConfig;
+  /** Under outboundTrafficPolicy ALLOW_ANY_DYNAMIC_DNS, the shared cache unknown hosts resolve into. */
+  allowAnyDnsCache?: dfpCommon.DnsCacheConfig;
   /** Receives what a filter had to leave out (unusable providers, dropped rules, bad JWKS URIs). */
   report?: (problem: string) => void;
 }

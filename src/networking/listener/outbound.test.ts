@@ -19,6 +19,7 @@ interface GoldenInput {
   registryOnly?: boolean;
   prometheusStats?: boolean;
   destinationRules?: Record<string, DestinationRuleSpec>;
+  allowAnyDynamicDns?: boolean;
 }
 
 function inputFrom(golden: GoldenInput): SidecarOutboundInput {
@@ -31,6 +32,7 @@ function inputFrom(golden: GoldenInput): SidecarOutboundInput {
     registryOnly: golden.registryOnly,
     prometheusStats: golden.prometheusStats,
     destinationRuleFor: (h) => golden.destinationRules?.[h],
+    allowAnyDynamicDns: golden.allowAnyDynamicDns,
   };
 }
 
@@ -77,6 +79,7 @@ describe("sidecar outbound listeners (listener.go buildSidecarOutboundListeners)
     "outbound-interception-none-http-proxy",
     "outbound-tcp-destination-rule",
     "outbound-dynamic-dns",
+    "outbound-allow-any-dynamic-dns",
   ]) {
     it(`golden: ${name}`, () => {
       const listeners = buildSidecarOutboundListeners(inputFrom(readGoldenInput(testdata, name) as GoldenInput));

@@ -10,7 +10,7 @@ import { parseProtocol } from "../../config/index.ts";
 import type { SidecarEgress } from "../../config/types/index.ts";
 import { hostsMatch, resolveShortName } from "../../model/index.ts";
 import type { Service, ServiceProtocol } from "../../registry/index.ts";
-import { forwardProxyDnsCache, isDynamicForwardProxy, SNI_DFP_NETWORK_FILTER } from "../dfp.ts";
+import { allowAnyDnsCache, forwardProxyDnsCache, isDynamicForwardProxy, SNI_DFP_NETWORK_FILTER } from "../dfp.ts";
 import { buildHttpFilters } from "../httpfilter/index.ts";
 import {
   connectionBalance,
@@ -58,6 +58,8 @@ export interface SidecarOutboundInput extends ListenerEnv {
   domainSuffix?: string;
   /** The DestinationRule of a visible service's host: tcp_proxy settings and tunnel (see TcpProxyRule). */
   destinationRuleFor?: RouteContext["destinationRuleFor"];
+  /** outboundTrafficPolicy ALLOW_ANY_DYNAMIC_DNS: HTTP to unknown hosts goes through the dynamic forward proxy. */
+  allowAnyDynamicDns?: boolean;
 }
 
 /** Per-port outbound listeners, then the HTTP proxy listener (if any), then virtualOutbound (if captured). */
@@ -93,6 +95,7 @@ export function buildSidecarOutboundListeners(input: SidecarOutboundInput): list
   const virtual = buildVirtualOutboundListener(input, {
     registryOnly: input.registryOnly,
     prometheusStats: input.prometheusStats,
+    allowAnyDynamicDns: input.allowAnyDynamicDns,
   });
   if (virtual) listeners.push(virtual);
   return listeners;
@@ -493,6 +496,7 @@ function listenerFromEntry(input: SidecarOutboundInput, entry: Entry): listener.
                   opts.http.forwardProxyHost !== undefined
                     ? forwardProxyDnsCache(opts.http.forwardProxyHost, input.proxy.ipAddresses)
                     : undefined,
+                allowAnyDnsCache: allowAnyCache(input),
               }),
               protocol: opts.http.protocol,
             }),
@@ -548,6 +552,11 @@ function cidrRange(cidr: string): core.CidrRange {
 }
 
 /** meshConfig.proxyHttpPort or node HTTP_PROXY_PORT: an HTTP proxy on localhost routed by `http_proxy`. */
+/** Under ALLOW_ANY_DYNAMIC_DNS every outbound connection manager resolves unknown hosts (the catch-all virtual host's cluster). */
+function allowAnyCache(input: SidecarOutboundInput) {
+  return input.allowAnyDynamicDns ? allowAnyDnsCache(input.proxy) : undefined;
+}
+
 function httpProxyListener(input: SidecarOutboundInput): listener.Listener | undefined {
   const port = Number(input.proxy.metadata.HTTP_PROXY_PORT || input.mesh.proxyHttpPort || 0);
   if (!Number.isInteger(port) || port <= 0) return undefined;
@@ -561,6 +570,7 @@ function httpProxyListener(input: SidecarOutboundInput): listener.Listener | und
       listenerClass: "sidecarOutbound",
       protocol: "HTTP_PROXY",
       prometheusStats: input.prometheusStats,
+      allowAnyDnsCache: allowAnyCache(input),
     }),
     protocol: "HTTP_PROXY",
     httpProxy: true,

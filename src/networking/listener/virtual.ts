@@ -3,9 +3,19 @@
 // virtualInbound (15006) holds every inbound chain, told apart by destination port.
 import { create } from "@bufbuild/protobuf";
 import { core, listener } from "../../api/index.ts";
+import { allowAnyDnsCache } from "../dfp.ts";
+import { buildHttpFilters } from "../httpfilter/index.ts";
+import { ALLOW_ANY_DYNAMIC_DNS, buildAllowAnyDynamicDnsRouteConfiguration } from "../route/index.ts";
 import { buildListenerAccessLogs } from "./accesslog.ts";
 import { connectionBalance, protocolDetectionTimeout, socketAddress, wildcardAddress } from "./address.ts";
-import { inboundInspectors, ORIGINAL_DST_FILTER, ORIGINAL_SRC_FILTER } from "./sniffing.ts";
+import { buildHcmFilter } from "./hcm.ts";
+import {
+  httpInspectorFilter,
+  inboundInspectors,
+  ORIGINAL_DST_FILTER,
+  ORIGINAL_SRC_FILTER,
+  PLAINTEXT_HTTP_ALPN,
+} from "./sniffing.ts";
 import {
   BLACKHOLE_CLUSTER,
   BLACKHOLE_TCP_PROXY,
@@ -21,6 +31,13 @@ export const VIRTUAL_INBOUND = "virtualInbound";
 export interface CatchAllOptions {
   /** A Prometheus metrics provider applies: istio.stats before tcp_proxy. */
   prometheusStats?: boolean;
+}
+
+/** virtualOutbound's options: the catch-all's, and whether unknown plaintext HTTP goes through the dynamic forward proxy. */
+export interface VirtualOutboundOptions extends CatchAllOptions {
+  registryOnly?: boolean;
+  /** Sidecar outboundTrafficPolicy ALLOW_ANY_DYNAMIC_DNS. */
+  allowAnyDynamicDns?: boolean;
 }
 
 /**
@@ -39,7 +56,7 @@ export function catchAllTcpFilters(
 /** virtualOutbound; undefined with interception NONE (nothing is redirected). */
 export function buildVirtualOutboundListener(
   env: ListenerEnv,
-  options: CatchAllOptions & { registryOnly?: boolean } = {},
+  options: VirtualOutboundOptions = {},
 ): listener.Listener | undefined {
   const mode = interceptionMode(env.proxy);
   if (mode === "NONE") return undefined;
@@ -54,15 +71,42 @@ export function buildVirtualOutboundListener(
     name: "virtualOutbound-catchall-tcp",
     filters: catchAllTcpFilters(env, options),
   });
+  const dynamicDns = options.allowAnyDynamicDns ? [allowAnyDynamicDnsChain(env, options)] : [];
   return create(listener.ListenerSchema, {
     name: VIRTUAL_OUTBOUND,
     address: socketAddress(wildcardAddress(env.proxy), port),
     transparent: mode === "TPROXY" ? true : undefined,
     useOriginalDst: true,
-    filterChains: [blackhole, catchAll],
+    // The HTTP inspector tells plaintext HTTP apart for the dynamic forward proxy chain.
+    listenerFilters: options.allowAnyDynamicDns ? [httpInspectorFilter()] : [],
+    filterChains: [blackhole, ...dynamicDns, catchAll],
     trafficDirection: core.TrafficDirection.OUTBOUND,
     maxConnectionsToAcceptPerSocketEvent: 1,
     accessLog: buildListenerAccessLogs(env.mesh),
+  });
+}
+
+/**
+ * ALLOW_ANY_DYNAMIC_DNS (Istio's buildAllowAnyDynamicDNSHTTPFilterChain): plaintext HTTP to no known
+ * listener is resolved by its Host through the shared DNS cache and sent to AllowAnyDynamicDNSCluster.
+ */
+function allowAnyDynamicDnsChain(env: ListenerEnv, options: CatchAllOptions): listener.FilterChain {
+  const hcm = buildHcmFilter(env, {
+    listenerClass: "sidecarOutbound",
+    statPrefix: `outbound_${VIRTUAL_OUTBOUND}_${ALLOW_ANY_DYNAMIC_DNS};`,
+    routes: { inline: buildAllowAnyDynamicDnsRouteConfiguration(env.mesh) },
+    httpFilters: buildHttpFilters({
+      listenerClass: "sidecarOutbound",
+      protocol: "HTTP",
+      prometheusStats: options.prometheusStats,
+      allowAnyDnsCache: allowAnyDnsCache(env.proxy),
+    }),
+    protocol: "HTTP",
+  });
+  return create(listener.FilterChainSchema, {
+    name: "virtualOutbound-catchall-tcp-http",
+    filterChainMatch: create(listener.FilterChainMatchSchema, { applicationProtocols: [...PLAINTEXT_HTTP_ALPN] }),
+    filters: [hcm],
   });
 }
 

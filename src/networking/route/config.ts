@@ -19,6 +19,7 @@ import {
   type VirtualService,
 } from "./types.ts";
 import {
+  ALLOW_ANY_DYNAMIC_DNS,
   catchAllVirtualHost,
   DomainSet,
   domainName,
@@ -280,6 +281,20 @@ function sniffedVirtualHosts(vhosts: route.VirtualHost[], routeName: string): ro
 
 export function byName(a: { name: string }, b: { name: string }): number {
   return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+}
+
+/**
+ * The inline route configuration of virtualOutbound's plaintext HTTP chain under ALLOW_ANY_DYNAMIC_DNS
+ * (Istio's buildAllowAnyDynamicDNSHTTPFilterChain): every host to AllowAnyDynamicDNSCluster.
+ */
+export function buildAllowAnyDynamicDnsRouteConfiguration(mesh: MeshConfig): route.RouteConfiguration {
+  return create(route.RouteConfigurationSchema, {
+    name: ALLOW_ANY_DYNAMIC_DNS,
+    virtualHosts: [catchAllVirtualHost("ALLOW_ANY_DYNAMIC_DNS", routeProxyHeaders(mesh))],
+    validateClusters: false,
+    maxDirectResponseBodySizeBytes: MAX_DIRECT_RESPONSE_BODY_SIZE_BYTES,
+    ignorePortInHostMatching: true,
+  });
 }
 
 /** A sidecar's outbound RouteConfiguration; undefined for a route name sidecars never request. */

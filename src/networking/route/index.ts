@@ -8,6 +8,7 @@
 // delegates merged, oldest first). Results are new messages the caller must not change; render or
 // check them with the API registry.
 export {
+  buildAllowAnyDynamicDnsRouteConfiguration,
   buildSidecarRouteConfiguration,
   buildSidecarVirtualHosts,
   HTTP_PROXY_ROUTE_NAME,

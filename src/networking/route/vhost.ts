@@ -7,6 +7,7 @@ import { isIP } from "node:net";
 import { create } from "@bufbuild/protobuf";
 import { route } from "../../api/index.ts";
 import type { Destination } from "../../config/index.ts";
+import { ALLOW_ANY_DYNAMIC_DNS_CLUSTER } from "../cluster/names.ts";
 import { ZERO_DURATION } from "../duration.ts";
 import { destinationCluster } from "./destination.ts";
 import type { Service } from "./types.ts";
@@ -15,7 +16,7 @@ import type { Service } from "./types.ts";
 export const NO_PORT = 0;
 
 export const PASSTHROUGH_CLUSTER = "PassthroughCluster";
-export const ALLOW_ANY_DYNAMIC_DNS_CLUSTER = "AllowAnyDynamicDNSCluster";
+export { ALLOW_ANY_DYNAMIC_DNS_CLUSTER };
 /** Catch-all virtual host and route names per outbound traffic policy. */
 export const ALLOW_ANY = "allow_any";
 export const BLOCK_ALL = "block_all";

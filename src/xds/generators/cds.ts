@@ -120,7 +120,13 @@ export function buildClusters(push: PushContext, proxy: ProxyNode, endpoints: En
   const services = snap.sidecarScope(proxy).services;
   const outbound = services.flatMap((s) => serviceClusters(push, proxy, endpoints, s, false));
   if (proxy.type === "sidecar") {
-    return assembleClusters({ proxy, mesh: snap.mesh, outbound, inbound: inboundClusters(push, proxy) });
+    return assembleClusters({
+      proxy,
+      mesh: snap.mesh,
+      outbound,
+      inbound: inboundClusters(push, proxy),
+      allowAnyDynamicDns: snap.sidecarScope(proxy).outboundTrafficPolicy.mode === "ALLOW_ANY_DYNAMIC_DNS",
+    });
   }
   const sniHosts = [...(snap.mergedGateway(proxy)?.autoPassthroughSniHosts ?? [])];
   const sniDnat = services

@@ -167,6 +167,7 @@ function sidecarListeners(snap: PushSnapshot, proxy: ProxyNode, endpoints: Endpo
     endpointAddressesFor: (service, port) =>
       endpoints.endpointsFor(service.hostname, port, service.namespace).map((e) => e.address),
     registryOnly: scope.outboundTrafficPolicy.mode === "REGISTRY_ONLY",
+    allowAnyDynamicDns: scope.outboundTrafficPolicy.mode === "ALLOW_ANY_DYNAMIC_DNS",
     prometheusStats: prometheusStats(snap, proxy),
     domainSuffix: snap.domainSuffix,
     destinationRuleFor: destinationRuleFor(snap, proxy),
