@@ -219,6 +219,7 @@ test("/app-health httpGet: the application's status and body, from 127.0.0.6, wi
     kubeAppProbers: JSON.stringify({
       "/app-health/echo/readyz": { httpGet: { path: "ready", port: app.port }, timeoutSeconds: 5 },
       "/app-health/echo/livez": { httpGet: { path: "/live", port: app.port } },
+      "/app-lifecycle/echo/prestopz": { httpGet: { path: "/ready", port: app.port } },
     }),
   });
   const ready = await call(url("/app-health/echo/readyz"), { headers: { "x-probe": "kubelet" } });
@@ -234,6 +235,8 @@ test("/app-health httpGet: the application's status and body, from 127.0.0.6, wi
   assert.equal(live.status, 503);
   assert.equal(live.body, "starting");
   assert.equal(app.seen[1].headers.host, "echo.local");
+  // Lifecycle hooks rewritten to the agent run the same way.
+  assert.equal((await call(url("/app-lifecycle/echo/prestopz"))).status, 200);
 });
 
 test("/app-health httpGet: redirects to the same host are followed, elsewhere count as success; no answer is 500", async () => {
