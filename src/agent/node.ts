@@ -173,6 +173,11 @@ function typedValue(key: string, kind: GoKind, value: JsonValue): JsonValue | un
   }
 }
 
+/** An integer variable, or its default when unset or not an integer (as Istio's env.Register). */
+function intEnv(value: string | undefined, fallback: number): number {
+  return value !== undefined && /^-?\d+$/.test(value) ? Number(value) : fallback;
+}
+
 /** A JSON object of strings, or undefined when the text is absent, not one, or empty. */
 function stringMap(json: string | undefined): Record<string, string> | undefined {
   if (!json) return undefined;
@@ -260,8 +265,8 @@ export function nodeMetadata(options: NodeMetadataOptions): { metadata: JsonObje
     else meta[key] = value;
   };
   set("INSTANCE_IPS", [...new Set(options.instanceIPs)].join(","));
-  set("ENVOY_STATUS_PORT", Number(env.ENVOY_STATUS_PORT ?? 15021));
-  set("ENVOY_PROMETHEUS_PORT", Number(env.ENVOY_PROMETHEUS_PORT ?? 15090));
+  set("ENVOY_STATUS_PORT", intEnv(env.ENVOY_STATUS_PORT, 15021));
+  set("ENVOY_PROMETHEUS_PORT", intEnv(env.ENVOY_PROMETHEUS_PORT, 15090));
   // The ProxyConfig as protojson writes it: plain JSON of its set fields.
   meta.PROXY_CONFIG = JSON.parse(JSON.stringify(options.proxyConfig)) as JsonObject;
   const staticLabels = stringMap(env.ISTIO_METAJSON_LABELS);
