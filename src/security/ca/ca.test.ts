@@ -158,6 +158,8 @@ test("TTL settings come from Istio's environment variables", async () => {
   assert.equal(settings.maxCertTtlMs, 48 * HOUR);
   assert.equal(settings.rootTtlMs, 3650 * 24 * HOUR);
   assert.equal(settings.cacertsDir, "./etc/cacerts");
+  assert.equal(settings.rotatorJitter, true);
+  assert.equal(caSettingsFromEnv({ CITADEL_ENABLE_JITTER_FOR_ROOT_CERT_ROTATOR: "false" }).rotatorJitter, false);
   assert.throws(
     () => caSettingsFromEnv({ MAX_WORKLOAD_CERT_TTL: "3days" }),
     /MAX_WORKLOAD_CERT_TTL: time: unknown unit/,

@@ -9,6 +9,7 @@ import { verifyChain } from "./ca.ts";
 import { createCsr, generateKeyPair, x509 } from "./pki.ts";
 import { loadPluggedCa, pluggedCaFiles, reloadPluggedCa } from "./plugged.ts";
 import { createIstioCa } from "./setup.ts";
+import { FileCaStore } from "./store.ts";
 
 const ALICE = "spiffe://cluster.local/ns/default/sa/alice";
 let work: string;
@@ -86,6 +87,11 @@ test("createIstioCa prefers complete plugged-in certificates and refuses a parti
   await assert.rejects(
     createIstioCa({ trustDomain: "cluster.local", cacertsDir: dir, rootCheckIntervalMs: 0 }),
     /^Error: failed to create an istiod CA: incomplete signing CA bundle detected$/,
+  );
+
+  await assert.rejects(
+    createIstioCa({ trustDomain: "cluster.local", cacertsDir: dir, store: new FileCaStore(`${dir}/`) }),
+    /must not be the plugged-in cacerts directory/,
   );
 
   const empty = mkdtempSync(join(work, "empty-"));

@@ -113,18 +113,29 @@ export class SelfSignedCa {
     await this.#rotate(data, options.newKey ?? false);
   }
 
-  /** Runs checkAndRotate every `intervalMs` (CITADEL_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL, 1h) until stop(). */
-  run(intervalMs: number): void {
+  /**
+   * Runs checkAndRotate every `intervalMs` (CITADEL_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL, 1h) until
+   * stop(). With `jitter` (CITADEL_ENABLE_JITTER_FOR_ROOT_CERT_ROTATOR) the first check waits a
+   * random part of an interval more, so replicas started together do not rotate together.
+   */
+  run(intervalMs: number, jitter = true): void {
     this.stop();
-    this.#timer = setInterval(() => {
+    const check = () => {
       this.checkAndRotate().catch((err: unknown) =>
         this.#log.error({ err: err instanceof Error ? err.message : String(err) }, "CA: root rotation failed"),
       );
-    }, intervalMs);
+    };
+    const every = () => {
+      this.#timer = setInterval(check, intervalMs);
+      this.#timer.unref();
+    };
+    if (!jitter) return every();
+    this.#timer = setTimeout(every, Math.floor(Math.random() * intervalMs));
     this.#timer.unref();
   }
 
   stop(): void {
+    clearTimeout(this.#timer);
     clearInterval(this.#timer);
     this.#timer = undefined;
   }

@@ -1,6 +1,7 @@
 // Which CA istiod runs (Istio's createIstioCA): plugged-in certificates when the cacerts directory
 // holds a complete set, an error when it holds part of one, else a self-signed root kept in a store.
 // The knobs are Istio's environment variables.
+import { resolve } from "node:path";
 import { type Logger, pino } from "pino";
 import { parseGoDuration } from "../../config/index.ts";
 import {
@@ -14,7 +15,7 @@ import {
 import type { KeyAlgorithm } from "./pki.ts";
 import { loadPluggedCa, pluggedCaFiles, pluggedCaState, watchPluggedCa } from "./plugged.ts";
 import { SelfSignedCa } from "./selfsigned.ts";
-import { type CaSecretStore, MemoryCaStore } from "./store.ts";
+import { type CaSecretStore, FileCaStore, MemoryCaStore } from "./store.ts";
 
 /** Istio's CA settings, from its environment variables. */
 export interface CaSettings {
@@ -30,6 +31,8 @@ export interface CaSettings {
   rootCheckIntervalMs: number;
   /** CITADEL_SELF_SIGNED_ROOT_CERT_GRACE_PERIOD_PERCENTILE (20). */
   gracePeriodPercentile: number;
+  /** CITADEL_ENABLE_JITTER_FOR_ROOT_CERT_ROTATOR (true). */
+  rotatorJitter: boolean;
 }
 
 /** Reads the settings; a malformed value is an error naming the variable. */
@@ -52,6 +55,7 @@ export function caSettingsFromEnv(env: Record<string, string | undefined>): CaSe
     rootTtlMs: duration("CITADEL_SELF_SIGNED_CA_CERT_TTL", DEFAULT_SELF_SIGNED_CA_CERT_TTL_MS),
     rootCheckIntervalMs: duration("CITADEL_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL", HOUR_MS),
     gracePeriodPercentile: grace,
+    rotatorJitter: env.CITADEL_ENABLE_JITTER_FOR_ROOT_CERT_ROTATOR !== "false",
   };
 }
 
@@ -76,14 +80,19 @@ export interface IstioCa {
 }
 
 export async function createIstioCa(options: IstioCaOptions): Promise<IstioCa> {
-  const files = pluggedCaFiles(options.cacertsDir ?? "./etc/cacerts");
+  const cacertsDir = options.cacertsDir ?? "./etc/cacerts";
+  // A self-signed root written there would read back as an incomplete plugged-in set.
+  if (options.store instanceof FileCaStore && resolve(options.store.location) === resolve(cacertsDir)) {
+    throw new Error(`the CA directory ${options.store.location} must not be the plugged-in cacerts directory`);
+  }
+  const files = pluggedCaFiles(cacertsDir);
   const state = pluggedCaState(files);
   if (state === "incomplete") {
     throw new Error("failed to create an istiod CA: incomplete signing CA bundle detected");
   }
   if (state === "complete") {
     const ca = await loadPluggedCa(files, options);
-    options.log?.info({ cacertsDir: options.cacertsDir }, "CA: using the plugged-in CA certificates");
+    options.log?.info({ cacertsDir }, "CA: using the plugged-in CA certificates");
     const watcher = watchPluggedCa(ca, files, options.log ?? pino({ level: "silent" }));
     return { ca, kind: "plugged", stop: () => watcher.close() };
   }
@@ -94,6 +103,6 @@ export async function createIstioCa(options: IstioCaOptions): Promise<IstioCa> {
     org: options.trustDomain,
   });
   const interval = options.rootCheckIntervalMs ?? HOUR_MS;
-  if (interval > 0) selfSigned.run(interval);
+  if (interval > 0) selfSigned.run(interval, options.rotatorJitter ?? true);
   return { ca: selfSigned.ca, selfSigned, kind: "self-signed", stop: () => selfSigned.stop() };
 }
