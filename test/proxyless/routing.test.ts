@@ -152,18 +152,23 @@ test("fault abort at 50% aborts half the calls (±5% over 1,000) with the config
   assert.equal(v1.calls, 1000 - aborted, "aborted calls never reach the backend");
 });
 
-test("fault delay at 100% holds calls past their deadline before they are sent; at 0% none is held", async () => {
-  await cp.applyAndSettle(
-    virtualService([{ route: [to("v1")], fault: { delay: { percentage: { value: 100 }, fixedDelay: "1s" } } }]),
-  );
+// A delay longer than the deadline ends the call with DEADLINE_EXCEEDED before it is sent (an
+// undelayed call answers in milliseconds), so outcomes tell the delayed calls apart.
+test("fault delay at 100% holds every call; at 50% half of them (±7.5% over 400); at 0% none", async () => {
+  const delayed = async (percent: number, calls: number) => {
+    await cp.applyAndSettle(
+      virtualService([{ route: [to("v1")], fault: { delay: { percentage: { value: percent }, fixedDelay: "3s" } } }]),
+    );
+    const counts = await tally(client, calls, { deadlineMs: 1000 }, 100);
+    const held = counts.get("error:DEADLINE_EXCEEDED") ?? 0;
+    assert.equal((counts.get("v1") ?? 0) + held, calls, JSON.stringify([...counts]));
+    return held / calls;
+  };
   v1.calls = 0;
-  const counts = await tally(client, 20, { deadlineMs: 200 });
-  assert.deepEqual([...counts], [["error:DEADLINE_EXCEEDED", 20]]);
-  assert.equal(v1.calls, 0, "delayed calls had not been sent yet");
-
-  await cp.applyAndSettle(
-    virtualService([{ route: [to("v1")], fault: { delay: { percentage: { value: 0 }, fixedDelay: "1s" } } }]),
-  );
-  assert.deepEqual([...(await tally(client, 20, { deadlineMs: 2000 }))], [["v1", 20]]);
+  assert.equal(await delayed(100, 20), 1);
+  assert.equal(v1.calls, 0, "delayed calls had not been sent when their deadline passed");
+  const half = await delayed(50, 400);
+  assert.ok(Math.abs(half - 0.5) <= 0.075, `${half * 100}% delayed`);
+  assert.equal(await delayed(0, 20), 0);
   assert.equal(cp.typeStatus(CLIENT_ID, TypeUrl.Route)?.lastNack, undefined, "every route was accepted");
 });
