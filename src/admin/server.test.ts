@@ -30,6 +30,8 @@ import { SLUICE_VERSION } from "./version.ts";
 const mesh = DEFAULT_MESH_CONFIG;
 const silent = pino({ level: "silent" });
 const HOST = "reviews.example.com";
+/** The clusters app-1 watches over EDS: reviews, and ratings, which has no endpoints. */
+const EDS_CLUSTERS = ["outbound|9080||ratings.example.com", `outbound|9080||${HOST}`];
 
 const objects: ConfigObject[] = [
   {
@@ -42,6 +44,17 @@ const objects: ConfigObject[] = [
       resolution: "STATIC",
       location: "MESH_INTERNAL",
       workloadSelector: { labels: { app: "reviews" } },
+    },
+  },
+  {
+    apiVersion: "networking.istio.io/v1",
+    kind: "ServiceEntry",
+    metadata: { name: "ratings", namespace: "shop" },
+    spec: {
+      hosts: ["ratings.example.com"],
+      ports: [{ number: 9080, name: "http", protocol: "HTTP" }],
+      resolution: "STATIC",
+      workloadSelector: { labels: { app: "ratings" } },
     },
   },
   {
@@ -153,9 +166,8 @@ before(async () => {
   const shop = connect(sidecarNode("app-1", "shop", { LABELS: { app: "reviews" }, INSTANCE_IPS: "10.0.0.5" }));
   const other = connect(sidecarNode("app-2", "other"));
   for (const c of [shop, other]) c.ack(await c.next());
-  const eds = `outbound|9080||${HOST}`;
-  shop.request({ typeUrl: TypeUrl.Endpoint, resourceNames: [eds] });
-  shop.ack(await shop.next(), [eds]);
+  shop.request({ typeUrl: TypeUrl.Endpoint, resourceNames: EDS_CLUSTERS });
+  shop.ack(await shop.next(), EDS_CLUSTERS);
 });
 
 after(async () => {
@@ -350,7 +362,7 @@ test("adsz lists the connections with their watches; proxyID selects one; push=t
   assert.equal(shop?.metadata.NAMESPACE, "shop");
   assert.match(shop?.address ?? "", /127\.0\.0\.1/);
   assert.ok(!Number.isNaN(Date.parse(shop?.connectedAt ?? "")));
-  assert.deepEqual(shop?.watches?.[TypeUrl.Endpoint], [`outbound|9080||${HOST}`]);
+  assert.deepEqual(shop?.watches?.[TypeUrl.Endpoint], EDS_CLUSTERS);
 
   const one = await json<AdsClients>("/debug/adsz?proxyID=app-2.other");
   assert.deepEqual(
@@ -370,7 +382,7 @@ test("adsz lists the connections with their watches; proxyID selects one; push=t
   shopClient.ack(shopCds);
   const shopEds = await shopClient.next();
   assert.equal(shopEds.typeUrl, TypeUrl.Endpoint);
-  shopClient.ack(shopEds, [`outbound|9080||${HOST}`]);
+  shopClient.ack(shopEds, EDS_CLUSTERS);
   const otherCds = await otherClient.next();
   assert.equal(otherCds.typeUrl, TypeUrl.Cluster);
   otherClient.ack(otherCds);
@@ -494,8 +506,8 @@ test("resourcesz, instancesz, krtz, mesh, inject", async () => {
 
   const collections = await json<{ name: string; size: number; items?: unknown[] }[]>("/debug/krtz");
   const serviceEntries = collections.find((c) => c.name.includes("ServiceEntry"));
-  assert.equal(serviceEntries?.size, 1);
-  assert.equal(serviceEntries?.items?.length, 1);
+  assert.equal(serviceEntries?.size, 2);
+  assert.equal(serviceEntries?.items?.length, 2);
 
   const meshConfig = await json<{ rootNamespace: string }>("/debug/mesh");
   assert.equal(meshConfig.rootNamespace, "istio-system");
@@ -527,7 +539,10 @@ test("authorizationz and pushcontext show the policies by namespace; telemetryz 
     ["mesh-default"],
   );
   assert.equal((await debugCall("/debug/telemetryz?proxyID=nobody.shop")).status, 404);
-  assert.deepEqual(await json("/debug/push_status"), {});
+  // ratings has no instances in this push.
+  assert.deepEqual(await json("/debug/push_status"), {
+    pilot_eds_no_instances: { "outbound|9080||ratings.example.com": {} },
+  });
 });
 
 test("config_dump needs a connected proxy; types gives bare, valid resources; edsz, ndsz and ecdsz are typed dumps", async () => {
@@ -564,7 +579,7 @@ test("config_dump needs a connected proxy; types gives bare, valid resources; ed
     assert.deepEqual(c.cluster ? anyViolations(c.cluster) : ["no cluster"], []);
   }
   const endpoints = unpackAny(full.configs[2], admin.EndpointsConfigDumpSchema);
-  assert.equal(endpoints?.dynamicEndpointConfigs.length, 1);
+  assert.equal(endpoints?.dynamicEndpointConfigs.length, 2);
   for (const [path, typeUrl] of [
     ["/debug/config_dump?proxyID=app-1.shop&types=cds", TypeUrl.Cluster],
     ["/debug/edsz?proxyID=app-1.shop", TypeUrl.Endpoint],

@@ -9,6 +9,7 @@ import type { XdsResource } from "../generator.ts";
 export interface CacheEntry {
   typeUrl: string;
   name: string;
+  resource: XdsResource["resource"];
   /** Its encoded size. */
   bytes(): number;
 }
@@ -49,7 +50,12 @@ export function perPush<T>(
   registered.push({
     entries: () =>
       [...(latest?.values.values() ?? [])].flatMap((value) =>
-        resources(value).map((r) => ({ typeUrl, name: r.name, bytes: () => encodeResource(r).any.length })),
+        resources(value).map((r) => ({
+          typeUrl,
+          name: r.name,
+          resource: r.resource,
+          bytes: () => encodeResource(r).any.length,
+        })),
       ),
     clear: () => latest?.values.clear(),
   });
