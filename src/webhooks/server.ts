@@ -5,7 +5,7 @@ import type { Server as HttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import fastify, { type FastifyReply, type FastifyRequest } from "fastify";
 import type { Logger } from "pino";
-import type { MeshConfig, ValidationContext } from "../config/index.ts";
+import type { ConfigObject, MeshConfig, ValidationContext } from "../config/index.ts";
 import {
   type AdmissionRequest,
   type AdmissionResponse,
@@ -32,6 +32,8 @@ export interface WebhookServerOptions {
   /** The current mesh config (it may be reloaded). */
   mesh: () => MeshConfig;
   injection: InjectionSettings;
+  /** The mesh's ProxyConfig resources (from the config store), which shape each injected proxy. */
+  proxyConfigs?: () => readonly ConfigObject[];
   validation?: ValidationContext;
   /**
    * A namespace's labels, when the server should apply the namespace and object selectors of Istio's
@@ -138,6 +140,7 @@ function admitPod(request: AdmissionRequest, path: string, options: WebhookServe
       pod,
       mesh: options.mesh(),
       settings: options.injection,
+      proxyConfigs: options.proxyConfigs?.(),
       proxyEnvs: parseInjectEnvs(path),
     });
     return { allowed: true, patch };

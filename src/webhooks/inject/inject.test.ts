@@ -250,6 +250,52 @@ describe("sidecar template", () => {
   });
 });
 
+describe("effective proxy config", () => {
+  const proxyConfig = (namespace: string, name: string, spec: object, creationTimestamp = "2026-01-01T00:00:00Z") => ({
+    apiVersion: "networking.istio.io/v1beta1",
+    kind: "ProxyConfig",
+    metadata: { namespace, name, creationTimestamp },
+    spec,
+  });
+
+  it("layers the root namespace's, the namespace's and the workload's ProxyConfig, then the annotation", () => {
+    const resources = [
+      proxyConfig("istio-system", "global", { concurrency: 1, environmentVariables: { A: "root", B: "root" } }),
+      proxyConfig("shop", "ns", { environmentVariables: { B: "ns", C: "ns" } }),
+      proxyConfig("shop", "web", { selector: { matchLabels: { app: "web" } }, image: { imageType: "distroless" } }),
+      proxyConfig("shop", "other", { selector: { matchLabels: { app: "other" } }, concurrency: 8 }),
+    ];
+    const result = injectPod({
+      pod: appPod({ "proxy.istio.io/config": "proxyMetadata:\n  C: pod\n" }),
+      mesh: DEFAULT_MESH_CONFIG,
+      settings: DEFAULT_INJECTION_SETTINGS,
+      proxyConfigs: resources,
+    });
+    const proxy = container(result.pod, "istio-proxy");
+    assert.equal(proxy.image, "docker.io/istio/proxyv2:1.28.0-distroless");
+    const vars = env(proxy);
+    assert.deepEqual([vars.get("A"), vars.get("B"), vars.get("C")], ["root", "ns", "pod"]);
+    assert.deepEqual(JSON.parse(vars.get("PROXY_CONFIG") ?? ""), {
+      concurrency: 1,
+      proxyMetadata: { A: "root", B: "ns", C: "pod" },
+      image: { imageType: "distroless" },
+    });
+  });
+
+  it("takes the oldest namespace-wide ProxyConfig", () => {
+    const result = injectPod({
+      pod: appPod(),
+      mesh: DEFAULT_MESH_CONFIG,
+      settings: DEFAULT_INJECTION_SETTINGS,
+      proxyConfigs: [
+        proxyConfig("shop", "newer", { concurrency: 4 }, "2026-02-01T00:00:00Z"),
+        proxyConfig("shop", "older", { concurrency: 3 }, "2026-01-01T00:00:00Z"),
+      ],
+    });
+    assert.equal(JSON.parse(env(container(result.pod, "istio-proxy")).get("PROXY_CONFIG") ?? "").concurrency, 3);
+  });
+});
+
 describe("other templates", () => {
   it("gateway: a router proxy, no init container, unprivileged low ports", () => {
     const pod = inject(appPod({ "inject.istio.io/templates": "gateway" }));

@@ -2,9 +2,7 @@
 // selected templates and merge each over the pod, re-apply the user's own istio-proxy/istio-init
 // customisations, then post-process (cluster env, Prometheus merge, probe rewrite, status
 // annotation, container order) and diff the result against the original as a JSON Patch.
-import { Findings, type MeshConfig, type ProxyConfig } from "../../config/index.ts";
-import { mergeProxyConfig } from "../../config/mesh.ts";
-import { decodeYaml } from "../../config/mesh-decode.ts";
+import type { ConfigObject, MeshConfig, ProxyConfig } from "../../config/index.ts";
 import { goQuote } from "../../config/validation/common/format.ts";
 import { asString } from "../../config/validation/common/json.ts";
 import { annotationsError } from "./annotations.ts";
@@ -25,12 +23,12 @@ import {
   VALIDATION_CONTAINER,
 } from "./pod.ts";
 import { dumpAppProbers, KUBE_APP_PROBERS_ENV, parseGoBool, rewriteProbes, shouldRewriteProbes } from "./probes.ts";
+import { effectiveProxyConfig } from "./proxyconfig.ts";
 import type { InjectionSettings } from "./settings.ts";
 import { TEMPLATES, type TemplateData } from "./templates.ts";
 
 export const STATUS_ANNOTATION = "sidecar.istio.io/status";
 const OVERRIDES_ANNOTATION = "proxy.istio.io/overrides";
-const PROXY_CONFIG_ANNOTATION = "proxy.istio.io/config";
 const TEMPLATES_ANNOTATION = "inject.istio.io/templates";
 const NETWORK_LABEL = "topology.istio.io/network";
 
@@ -40,6 +38,8 @@ export interface InjectionRequest {
   settings: InjectionSettings;
   /** Proxy env from the webhook's path (`/inject/cluster/c1/net/n1`). */
   proxyEnvs?: Record<string, string>;
+  /** The mesh's ProxyConfig resources (none for kube-inject, as istioctl). */
+  proxyConfigs?: readonly ConfigObject[];
   /** The workload owning the pod; derived from the pod's controller when absent. */
   owner?: { deploy: DeployMeta; typeMeta: TypeMeta };
 }
@@ -67,22 +67,12 @@ interface Overrides {
 
 export function injectPod(req: InjectionRequest): InjectionResult {
   const original = req.pod;
-  const proxyConfig = podProxyConfig(req.mesh, original);
+  const proxyConfig = effectiveProxyConfig(req.mesh, req.proxyConfigs ?? [], original.metadata);
   const proxyEnvs = { ...req.proxyEnvs };
   const { merged, templatePod } = runTemplates(req, proxyConfig, proxyEnvs);
   const final = reapplyUserContainers(merged, original, templatePod, proxyConfig);
   postProcess(final, templatePod, req, proxyConfig, proxyEnvs);
   return { pod: final, patch: createPatch(original, final) };
-}
-
-/** The mesh's default proxy config with the pod's `proxy.istio.io/config` over it. */
-function podProxyConfig(mesh: MeshConfig, pod: Pod): ProxyConfig {
-  const base = mesh.defaultConfig ?? {};
-  const text = pod.metadata.annotations?.[PROXY_CONFIG_ANNOTATION];
-  if (text === undefined) return base;
-  const out = new Findings("");
-  const overlay = decodeYaml(text, "ProxyConfig", out);
-  return out.ok ? mergeProxyConfig(base, overlay) : base;
 }
 
 function runTemplates(

@@ -1,7 +1,7 @@
 // Istio's built-in injection templates (istio-discovery files/injection-template.yaml,
 // gateway-injection-template.yaml, grpc-agent.yaml, grpc-simple.yaml) as functions from the
 // template inputs to the partial Pod that is strategically merged over the application's pod.
-import type { MeshConfig, ProxyConfig } from "../../config/index.ts";
+import { DEFAULT_MESH_CONFIG, type MeshConfig, type ProxyConfig } from "../../config/index.ts";
 import type { Container, DeployMeta, EnvVar, JsonObject, Pod, TypeMeta, Volume } from "./pod.ts";
 import { PROXY_CONTAINER } from "./pod.ts";
 import type { InjectionSettings, ResourceRequirements } from "./settings.ts";
@@ -144,25 +144,12 @@ function identityEnv(settings: InjectionSettings): EnvVar[] {
   ];
 }
 
-const PROXY_CONFIG_DEFAULTS: Readonly<Record<string, unknown>> = {
-  configPath: "./etc/istio/proxy",
-  binaryPath: "/usr/local/bin/envoy",
-  controlPlaneAuthPolicy: "MUTUAL_TLS",
-  serviceCluster: "istio-proxy",
-  drainDuration: "45s",
-  terminationDrainDuration: "5s",
-  discoveryAddress: "istiod.istio-system.svc:15012",
-  proxyAdminPort: 15000,
-  statNameLength: 189,
-  statusPort: 15020,
-  concurrency: 2,
-};
-
 /** The template's `protoToJSON .ProxyConfig`: the proxy config without the fields at Istio's defaults. */
 export function proxyConfigJson(proxyConfig: ProxyConfig): string {
+  const defaults: Readonly<Record<string, unknown>> = { ...DEFAULT_MESH_CONFIG.defaultConfig };
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(proxyConfig)) {
-    if (value === undefined || PROXY_CONFIG_DEFAULTS[key] === value) continue;
+    if (value === undefined || defaults[key] === value) continue;
     if (key === "proxyMetadata" && Object.keys(value as object).length === 0) continue;
     out[key] = value;
   }
