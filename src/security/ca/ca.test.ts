@@ -1,11 +1,12 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { X509Certificate } from "node:crypto";
+import { createPrivateKey, X509Certificate } from "node:crypto";
 import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import { CaError, type CertificateAuthority, verifyChain } from "./ca.ts";
+import { istiodDnsNames } from "./istiod.ts";
 import { createCsr, generateKeyPair, type KeyAlgorithm, splitPemCertificates, x509 } from "./pki.ts";
 import { SelfSignedCa } from "./selfsigned.ts";
 import { caSettingsFromEnv } from "./setup.ts";
@@ -254,4 +255,28 @@ test("splitPemCertificates keeps one certificate per element", async () => {
   const { ca } = await selfSigned();
   const [leaf, root] = await sign(ca, [ALICE]);
   assert.deepEqual(splitPemCertificates(`${leaf}\n\n${root.trimEnd()}`), [leaf, root]);
+});
+
+test("istiod's names: Istio's known services, the revision's, custom hosts; IPs become IP SANs", async () => {
+  const names = istiodDnsNames({
+    namespace: "mesh",
+    revision: "canary",
+    customHosts: ["istiod.example.com", "10.0.0.7"],
+  });
+  assert.deepEqual(names, [
+    "10.0.0.7",
+    "istio-pilot.mesh.svc",
+    "istiod-canary.mesh.svc",
+    "istiod-remote.mesh.svc",
+    "istiod.example.com",
+    "istiod.mesh.svc",
+  ]);
+  assert.ok(!istiodDnsNames({ namespace: "mesh", revision: "default" }).includes("istiod-default.mesh.svc"));
+  const { ca } = await selfSigned();
+  const { certChainPem, keyPem } = await ca.generateKeyCert(names, 10 * 365 * 24 * HOUR);
+  const cert = new X509Certificate(certChainPem);
+  assert.match(cert.subjectAltName ?? "", /^IP Address:10\.0\.0\.7, DNS:istio-pilot\.mesh\.svc, /);
+  assert.ok(cert.checkPrivateKey(createPrivateKey(keyPem)));
+  // Clamped to the root's life, and the workload TTL limit does not apply to istiod's own certificate.
+  assert.equal(cert.validTo, new X509Certificate(ca.trustBundle()[0]).validTo);
 });

@@ -3,6 +3,7 @@
 // security/pkg/pki/util does with Go's crypto/x509.
 import "reflect-metadata";
 import { createPrivateKey, createPublicKey, KeyObject, randomBytes, webcrypto } from "node:crypto";
+import { isIP } from "node:net";
 import * as x509 from "@peculiar/x509";
 
 // @peculiar/x509 picks up Node's global WebCrypto (globalThis.crypto) by itself.
@@ -88,15 +89,11 @@ export function randomSerial(): string {
 export function subjectAltNameExtension(identities: readonly string[]): x509.SubjectAlternativeNameExtension {
   const names = identities.map((id) => {
     if (id.startsWith("spiffe://")) return { type: "url" as const, value: id };
-    if (isIpLiteral(id)) return { type: "ip" as const, value: id };
+    if (isIP(id) !== 0) return { type: "ip" as const, value: id };
     return { type: "dns" as const, value: id };
   });
   // Critical because the subject is empty (X.509 and SPIFFE).
   return new x509.SubjectAlternativeNameExtension(names, true);
-}
-
-function isIpLiteral(value: string): boolean {
-  return /^\d{1,3}(\.\d{1,3}){3}$/.test(value) || (value.includes(":") && /^[0-9a-fA-F:.]+$/.test(value));
 }
 
 /** The URI, DNS and IP values of a CSR's subjectAltName (Istio's ExtractIDs). */
