@@ -8,6 +8,7 @@ export const ADMISSION_VERSIONS = ["admission.k8s.io/v1", "admission.k8s.io/v1be
 export interface AdmissionRequest {
   uid: string;
   kind?: { group: string; version: string; kind: string };
+  resource?: { group: string; version: string; resource: string };
   namespace?: string;
   name?: string;
   operation?: string;

@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { request } from "node:https";
 import { after, before, describe, it } from "node:test";
 import { pino } from "pino";
+import { Registry } from "prom-client";
 import { TestCerts } from "../../test/xds/certs.ts";
 import { DEFAULT_MESH_CONFIG } from "../config/index.ts";
 import { applyPatch, type PatchOperation } from "./inject/jsonpatch.ts";
@@ -33,6 +34,7 @@ interface ReviewReply {
 let certs: TestCerts;
 let server: WebhookServer;
 let ca: Buffer;
+const registry = new Registry();
 
 before(async () => {
   certs = new TestCerts();
@@ -45,6 +47,7 @@ before(async () => {
     port: 0,
     mesh: () => DEFAULT_MESH_CONFIG,
     injection: DEFAULT_INJECTION_SETTINGS,
+    metrics: registry,
     log: pino({ level: "silent" }),
   });
 });
@@ -290,6 +293,41 @@ describe("/inject", () => {
   it("checks content type and body as /validate does", async () => {
     assert.equal((await post("/inject", "{}", "application/yaml")).status, 415);
     assert.equal((await post("/inject", "")).status, 400);
+  });
+});
+
+describe("metrics", () => {
+  async function value(name: string, labels: Record<string, string> = {}): Promise<number> {
+    const metric = (await registry.getMetricsAsJSON()).find((m) => m.name === name);
+    const sample = metric?.values.find((v) =>
+      Object.entries(labels).every(([k, l]) => (v.labels as Record<string, unknown>)[k] === l),
+    );
+    return sample?.value ?? 0;
+  }
+  const resource = { group: "networking.istio.io", version: "v1", resource: "virtualservices" };
+
+  it("counts validations by resource and reason, and refused requests by status", async () => {
+    const passed = await value("galley_validation_passed", resource);
+    const failed = await value("galley_validation_failed", { ...resource, reason: "invalid_resource" });
+    const unsupported = await value("galley_validation_http_error", { status: "415" });
+    await admit("/validate", "admission.k8s.io/v1", { uid: "m", operation: "CREATE", resource, object: VALID_VS });
+    await admit("/validate", "admission.k8s.io/v1", { uid: "m", operation: "CREATE", resource, object: INVALID_VS });
+    await post("/validate", "{}", "text/plain");
+    assert.equal(await value("galley_validation_passed", resource), passed + 1);
+    assert.equal(await value("galley_validation_failed", { ...resource, reason: "invalid_resource" }), failed + 1);
+    assert.equal(await value("galley_validation_http_error", { status: "415" }), unsupported + 1);
+  });
+
+  it("counts injection requests, skips and failures", async () => {
+    const requests = await value("sidecar_injection_requests_total");
+    const skips = await value("sidecar_injection_skip_total");
+    const failures = await value("sidecar_injection_failure_total");
+    const hostNetwork = { ...APP_POD, spec: { ...APP_POD.spec, hostNetwork: true } };
+    await admit("/inject", "admission.k8s.io/v1", { uid: "m", namespace: "x", object: hostNetwork });
+    await post("/inject", "");
+    assert.equal(await value("sidecar_injection_requests_total"), requests + 2);
+    assert.equal(await value("sidecar_injection_skip_total"), skips + 1);
+    assert.equal(await value("sidecar_injection_failure_total"), failures + 1);
   });
 });
 

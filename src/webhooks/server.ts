@@ -5,6 +5,7 @@ import type { Server as HttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import fastify, { type FastifyReply, type FastifyRequest } from "fastify";
 import type { Logger } from "pino";
+import type { Registry } from "prom-client";
 import type { ConfigObject, MeshConfig, ValidationContext } from "../config/index.ts";
 import {
   type AdmissionRequest,
@@ -17,6 +18,7 @@ import { InjectionError, injectPod } from "./inject/inject.ts";
 import type { Pod } from "./inject/pod.ts";
 import { injectRequired, webhookSelects } from "./inject/policy.ts";
 import type { InjectionSettings } from "./inject/settings.ts";
+import { WebhookMetrics } from "./metrics.ts";
 import { validateAdmission } from "./validate.ts";
 
 /** Istio's MaxRequestBodyBytes: Kubernetes objects are at most 3 MiB in etcd, twice that on the wire. */
@@ -40,6 +42,8 @@ export interface WebhookServerOptions {
    * MutatingWebhookConfiguration itself (the API server does when the webhook is registered).
    */
   namespaceLabels?: (namespace: string) => Record<string, string> | undefined;
+  /** Where Istio's sidecar_injection_* and galley_validation_* metrics go (none when absent). */
+  metrics?: Registry;
   /** /ready answers 200 only when this is true (default: always). */
   ready?: () => boolean;
   log: Logger;
@@ -54,18 +58,35 @@ export interface WebhookServer {
 
 const TEXT = "text/plain; charset=utf-8";
 
+/** What differs between the two webhooks around the shared request handling. */
+interface Endpoint {
+  /** Put before a body decode error in the answer. */
+  decodeErrorPrefix: string;
+  admit(review: AdmissionReview, path: string): AdmissionResponse;
+  /** The request was refused before an AdmissionReview could be answered. */
+  httpError(status: number): void;
+  /** An AdmissionReview answer (possibly a decode error) was sent. */
+  answered(decodeError: boolean): void;
+}
+
 export async function startWebhookServer(options: WebhookServerOptions): Promise<WebhookServer> {
+  const metrics = options.metrics ? new WebhookMetrics(options.metrics) : undefined;
   const app = fastify({
     logger: false,
     https: { cert: options.cert, key: options.key, minVersion: "TLSv1.2" },
     bodyLimit: MAX_REQUEST_BODY_BYTES,
   });
+  const isInjection = (url: string) => url === "/inject" || url.startsWith("/inject/") || url.startsWith("/inject?");
   // Every body is read raw; the handlers decide about content types as Istio's do.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("*", { parseAs: "buffer" }, (_req, body, done) => done(null, body));
+  app.addHook("onRequest", async (req) => {
+    if (isInjection(req.url)) metrics?.injectionRequests.inc();
+  });
   app.setErrorHandler((err, req, reply) => {
     const code = (err as { code?: string }).code;
     if (code === "FST_ERR_CTP_BODY_TOO_LARGE") {
+      if (isInjection(req.url)) metrics?.injectionFailure.inc();
       return goHttpError(reply, 400, `Request entity too large: limit is ${MAX_REQUEST_BODY_BYTES}`);
     }
     const message = err instanceof Error ? err.message : String(err);
@@ -74,12 +95,41 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   });
   app.setNotFoundHandler((_req, reply) => goHttpError(reply, 404, "404 page not found"));
 
-  const validate = (req: FastifyRequest, reply: FastifyReply) =>
-    serve(req, reply, "could not decode body: ", (review) => validateAdmission(review.request, options.validation));
-  const inject = (req: FastifyRequest, reply: FastifyReply) =>
-    serve(req, reply, "", (review) => admitPod(review.request, new URL(req.url, "https://webhook").pathname, options));
-  for (const path of ["/validate", "/validate/*"]) app.all(path, validate);
-  for (const path of ["/inject", "/inject/*"]) app.all(path, inject);
+  const validation: Endpoint = {
+    decodeErrorPrefix: "could not decode body: ",
+    admit: (review) => {
+      const { response, failure } = validateAdmission(review.request, options.validation);
+      const resource = review.request.resource ?? { group: "", version: "", resource: "" };
+      const labels = { group: resource.group, version: resource.version, resource: resource.resource };
+      // As Istio, a dry run's failure is not counted; its pass is.
+      if (failure === undefined) metrics?.validationPassed.inc(labels);
+      else if (review.request.dryRun !== true) metrics?.validationFailed.inc({ ...labels, reason: failure });
+      return response;
+    },
+    httpError: (status) => metrics?.validationHttpError.inc({ status: String(status) }),
+    answered: () => {},
+  };
+  const injection: Endpoint = {
+    decodeErrorPrefix: "",
+    admit: (review, path) => admitPod(review.request, path, options, metrics),
+    httpError: () => metrics?.injectionFailure.inc(),
+    answered: (decodeError) => {
+      if (decodeError) metrics?.injectionFailure.inc();
+      metrics?.injectionSuccess.inc();
+    },
+  };
+  const route = (endpoint: Endpoint) => (req: FastifyRequest, reply: FastifyReply) => serve(req, reply, endpoint);
+  for (const path of ["/validate", "/validate/*"]) app.all(path, route(validation));
+  for (const path of ["/inject", "/inject/*"]) {
+    app.all(path, async (req, reply) => {
+      const end = metrics?.injectionTime.startTimer();
+      try {
+        return await serve(req, reply, injection);
+      } finally {
+        end?.();
+      }
+    });
+  }
   app.get("/ready", async (_req, reply) => reply.code((options.ready ?? (() => true))() ? 200 : 503).send());
 
   await app.listen({ host: options.host ?? "::", port: options.port ?? 15017 });
@@ -99,27 +149,33 @@ function goHttpError(reply: FastifyReply, status: number, message: string): Fast
   return reply.code(status).type(TEXT).header("x-content-type-options", "nosniff").send(`${message}\n`);
 }
 
-async function serve(
-  req: FastifyRequest,
-  reply: FastifyReply,
-  decodeErrorPrefix: string,
-  admit: (review: AdmissionReview) => AdmissionResponse,
-): Promise<FastifyReply> {
+async function serve(req: FastifyRequest, reply: FastifyReply, endpoint: Endpoint): Promise<FastifyReply> {
   const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-  if (body.length === 0) return goHttpError(reply, 400, "no body found");
+  if (body.length === 0) {
+    endpoint.httpError(400);
+    return goHttpError(reply, 400, "no body found");
+  }
   if (req.headers["content-type"] !== "application/json") {
+    endpoint.httpError(415);
     return goHttpError(reply, 415, "invalid Content-Type, want `application/json`");
   }
   const review = decodeAdmissionReview(body);
+  const path = new URL(req.url, "https://webhook").pathname;
   const answer =
     "error" in review
-      ? encodeAdmissionResponse(undefined, { allowed: false, message: `${decodeErrorPrefix}${review.error}` })
-      : encodeAdmissionResponse(review, admit(review));
+      ? encodeAdmissionResponse(undefined, { allowed: false, message: `${endpoint.decodeErrorPrefix}${review.error}` })
+      : encodeAdmissionResponse(review, endpoint.admit(review, path));
+  endpoint.answered("error" in review);
   return reply.code(200).type("application/json").send(JSON.stringify(answer));
 }
 
 /** Istio's Webhook.inject: the pod's JSON Patch, or allowed without one when it is not to be injected. */
-function admitPod(request: AdmissionRequest, path: string, options: WebhookServerOptions): AdmissionResponse {
+function admitPod(
+  request: AdmissionRequest,
+  path: string,
+  options: WebhookServerOptions,
+  metrics: WebhookMetrics | undefined,
+): AdmissionResponse {
   const object = request.object;
   if (typeof object !== "object" || object === null || Array.isArray(object)) {
     return { allowed: false, message: "json: cannot unmarshal into Go value of type v1.Pod" };
@@ -134,7 +190,10 @@ function admitPod(request: AdmissionRequest, path: string, options: WebhookServe
   if (namespaceLabels && !webhookSelects(namespaceLabels, pod.metadata.labels ?? {}, options.injection.revision)) {
     return { allowed: true };
   }
-  if (!injectRequired(options.injection.policy, pod.spec, pod.metadata)) return { allowed: true };
+  if (!injectRequired(options.injection.policy, pod.spec, pod.metadata)) {
+    metrics?.injectionSkip.inc();
+    return { allowed: true };
+  }
   try {
     const { patch } = injectPod({
       pod,
@@ -146,6 +205,7 @@ function admitPod(request: AdmissionRequest, path: string, options: WebhookServe
     return { allowed: true, patch };
   } catch (err) {
     if (err instanceof InjectionError) {
+      metrics?.injectionFailure.inc();
       options.log.error({ pod: `${pod.metadata.namespace}/${pod.metadata.name ?? ""}` }, err.message);
       return { allowed: false, message: err.message };
     }

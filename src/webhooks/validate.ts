@@ -15,24 +15,33 @@ import {
 import { goMultiError } from "../config/validation/common/format.ts";
 import { asObject } from "../config/validation/common/json.ts";
 import type { AdmissionRequest, AdmissionResponse } from "./admission.ts";
+import type { ValidationFailure } from "./metrics.ts";
 
 const CRD_TOP_LEVEL = new Set(["apiVersion", "kind", "metadata", "spec", "status"]);
 
 // Istio's webhook knows its own kinds and the Gateway API's (collections.PilotGatewayAPI).
 const WEBHOOK_KINDS = new Map(KINDS.filter((k) => k.family !== "kubernetes").map((k) => [kindKey(k.group, k.kind), k]));
 
+/** The answer, and why the config was refused or not checked (for the metrics). */
+export interface ValidationOutcome {
+  response: AdmissionResponse;
+  failure?: ValidationFailure;
+}
+
 export function validateAdmission(
   request: AdmissionRequest,
   ctx: ValidationContext = DEFAULT_CONTEXT,
-): AdmissionResponse {
-  if (request.operation !== "CREATE" && request.operation !== "UPDATE") return { allowed: true };
+): ValidationOutcome {
+  if (request.operation !== "CREATE" && request.operation !== "UPDATE") {
+    return { response: { allowed: true }, failure: "unsupported_operation" };
+  }
   const obj = asObject(request.object);
-  if (!obj) return denied("cannot decode configuration: unexpected end of JSON input");
+  if (!obj) return denied("yaml_decode_error", "cannot decode configuration: unexpected end of JSON input");
   const apiVersion = typeof obj.apiVersion === "string" ? obj.apiVersion : "";
   const kind = typeof obj.kind === "string" ? obj.kind : "";
   const { group, version } = parseApiVersion(apiVersion);
   const info = WEBHOOK_KINDS.get(kindKey(group, kind));
-  if (!info) return denied(`unrecognized type ${group}/${version}, Kind=${kind}`);
+  if (!info) return denied("unknown_type", `unrecognized type ${group}/${version}, Kind=${kind}`);
 
   const metadata = asObject(obj.metadata) ?? {};
   const config = {
@@ -46,13 +55,14 @@ export function validateAdmission(
   const isUnknownField = (issue: Issue) => /^[^.[]+$/.test(issue.path) && !CRD_TOP_LEVEL.has(issue.path);
   const errors = result.errors.filter((e) => !isUnknownField(e)).map((e) => e.message);
   if (errors.length > 0) {
-    return denied(`configuration is invalid: ${errors.length === 1 ? errors[0] : goMultiError(errors)}`);
+    const message = errors.length === 1 ? errors[0] : goMultiError(errors);
+    return denied("invalid_resource", `configuration is invalid: ${message}`);
   }
   const unknownField = result.errors.find(isUnknownField);
-  if (unknownField) return denied(unknownField.message);
-  return { allowed: true, warnings: result.warnings.map((w) => w.message) };
+  if (unknownField) return denied("invalid_resource", unknownField.message);
+  return { response: { allowed: true, warnings: result.warnings.map((w) => w.message) } };
 }
 
-function denied(message: string): AdmissionResponse {
-  return { allowed: false, message };
+function denied(failure: ValidationFailure, message: string): ValidationOutcome {
+  return { response: { allowed: false, message }, failure };
 }
