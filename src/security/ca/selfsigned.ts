@@ -129,9 +129,12 @@ export class SelfSignedCa {
       this.#timer = setInterval(check, intervalMs);
       this.#timer.unref();
     };
-    if (!jitter) return every();
-    this.#timer = setTimeout(every, Math.floor(Math.random() * intervalMs));
-    this.#timer.unref();
+    if (jitter) {
+      this.#timer = setTimeout(every, Math.floor(Math.random() * intervalMs));
+      this.#timer.unref();
+    } else {
+      every();
+    }
   }
 
   stop(): void {
