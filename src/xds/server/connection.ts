@@ -60,8 +60,11 @@ export class Watch implements WatchedResource {
   sent?: SentInfo;
   acked?: AckInfo;
   lastNack?: NackInfo;
-  /** Names and versions of the last SotW response, to skip pushing an identical state again. */
-  sentDigest?: string;
+  /**
+   * SotW: the version of each resource the proxy was sent (an incremental response updates only its
+   * own), to skip pushing an identical state again.
+   */
+  sentVersions?: ReadonlyMap<string, string>;
   /** Answer the next request even if it looks like a plain ACK (cluster/listener warming). */
   alwaysRespond = false;
   /** Delta: what the proxy holds, name → version. */

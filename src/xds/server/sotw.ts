@@ -4,6 +4,7 @@
 import type { discovery } from "../../api/index.ts";
 import type { PushRequest } from "../../model/push-context.ts";
 import { encodeResource, encodeSotwResponse } from "../encode.ts";
+import type { GenerateResult } from "../generator.ts";
 import { isWildcardTypeUrl, shortType } from "../types.ts";
 import { type Connection, Watch } from "./connection.ts";
 import {
@@ -75,12 +76,14 @@ export async function pushSotwType(
   const gen = findGenerator(env, conn, w.typeUrl);
   if (!gen) return;
   const startMs = performance.now();
-  const resources = runGenerator(env, conn, w.typeUrl, () =>
-    gen.generate(conn.proxy, w, req)?.resources.map(encodeResource),
-  );
-  if (!resources) return;
-  const digest = resources.map((r) => `${r.name}\u0000${r.version}`).join("\u0001");
-  if (!requested && !req.forced && digest === w.sentDigest) return;
+  const result = runGenerator(env, conn, w.typeUrl, () => {
+    const generated = gen.generate(conn.proxy, w, req);
+    return generated && { resources: generated.resources.map(encodeResource), incremental: isIncremental(generated) };
+  });
+  if (!result) return;
+  const { resources, incremental } = result;
+  const versions = new Map(resources.map((r) => [r.name, r.version]));
+  if (!requested && !req.forced && holds(w.sentVersions, versions, incremental)) return;
   const nonce = conn.nextNonce();
   const version = req.push.version;
   const bytes = encodeSotwResponse({
@@ -90,6 +93,21 @@ export async function pushSotwType(
     resources,
     controlPlane: env.controlPlane,
   });
-  w.sentDigest = digest;
+  w.sentVersions = incremental && w.sentVersions ? new Map([...w.sentVersions, ...versions]) : versions;
   await sendResponse(env, conn, w, bytes, { version, nonce, resources: resources.length, startMs });
+}
+
+/** An incremental response (EDS) carries only what changed; the proxy keeps the rest. */
+function isIncremental(result: GenerateResult): boolean {
+  return result.logDetails?.incremental === true;
+}
+
+/** Whether the proxy already holds these versions (and, unless the response is incremental, nothing else). */
+function holds(
+  sent: ReadonlyMap<string, string> | undefined,
+  versions: ReadonlyMap<string, string>,
+  incremental: boolean,
+): boolean {
+  if (!sent || (!incremental && sent.size !== versions.size)) return false;
+  return [...versions].every(([name, version]) => sent.get(name) === version);
 }
