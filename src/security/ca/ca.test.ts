@@ -280,3 +280,15 @@ test("istiod's names: Istio's known services, the revision's, custom hosts; IPs 
   // Clamped to the root's life, and the workload TTL limit does not apply to istiod's own certificate.
   assert.equal(cert.validTo, new X509Certificate(ca.trustBundle()[0]).validTo);
 });
+
+test("run() checks the root on its interval until stop()", async () => {
+  const ca = await SelfSignedCa.start({ store: new MemoryCaStore(), org: "cluster.local", gracePeriodPercentile: 100 });
+  const rotated = new Promise<void>((resolve) => ca.ca.onBundleChange(() => resolve()));
+  // The rotator's timer does not hold the process open; this test does, while it waits.
+  const keepAlive = setInterval(() => {}, 1000);
+  ca.run(10, false);
+  await rotated;
+  ca.stop();
+  clearInterval(keepAlive);
+  assert.equal(ca.ca.trustBundle().length, 2);
+});
