@@ -1,7 +1,8 @@
 // Every conformance corpus, in report order. A new corpus is one module and one line here.
+import { analysis } from "./analysis.ts";
 import { authzRbac } from "./authz-rbac.ts";
 import type { Corpus } from "./corpus.ts";
 import { crdValidation } from "./crd-validation.ts";
 import { gatewayApiConversion } from "./gateway-api-conversion.ts";
 
-export const CORPORA: readonly Corpus[] = [crdValidation, authzRbac, gatewayApiConversion];
+export const CORPORA: readonly Corpus[] = [crdValidation, authzRbac, gatewayApiConversion, analysis];

@@ -1,0 +1,20 @@
+// Every analyzer, in Istio's registration order (analyzers.All()), and the ones outside the default set.
+import type { Analyzer } from "./analyzer.ts";
+import { caCertificateAnalyzer } from "./analyzers/ca-certificate.ts";
+import { ingressGatewayPortAnalyzer } from "./analyzers/ingress-gateway-port.ts";
+
+/** The default set: what `sluice analyze` runs. */
+export const ALL_ANALYZERS: readonly Analyzer[] = [caCertificateAnalyzer, ingressGatewayPortAnalyzer];
+
+/** Analyzers that exist but are not run by default (annotations.AlphaAnalyzer). */
+export const OPTIONAL_ANALYZERS: readonly Analyzer[] = [];
+
+export function findAnalyzer(name: string): Analyzer | undefined {
+  return [...ALL_ANALYZERS, ...OPTIONAL_ANALYZERS].find((a) => a.name === name);
+}
+
+/** Istio's NamedCombined: the default analyzers with these names, or all of them when none matches. */
+export function selectAnalyzers(names: readonly string[]): readonly Analyzer[] {
+  const selected = ALL_ANALYZERS.filter((a) => names.includes(a.name));
+  return selected.length > 0 ? selected : ALL_ANALYZERS;
+}

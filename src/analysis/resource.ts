@@ -1,0 +1,87 @@
+// The objects analyzers read: one per config object, with the kind it belongs to and where it came from.
+import type { ConfigObject } from "../config/index.ts";
+import { kindKey, parseApiVersion } from "../config/index.ts";
+
+export interface Origin {
+  file?: string;
+  /** 1-based line of the document. */
+  line?: number;
+}
+
+export interface Resource {
+  /** `group/Kind` (see kinds.ts). */
+  kind: string;
+  object: ConfigObject;
+  namespace: string;
+  name: string;
+  origin: Origin;
+  /** `<Kind> <namespace>/<name>`, or `<Kind> <name>` without a namespace (istioctl's convention). */
+  friendlyName: string;
+  /** Istio's sort key: Kind/name/namespace. */
+  comparator: string;
+}
+
+export function resourceKind(object: ConfigObject): string {
+  return kindKey(parseApiVersion(String(object.apiVersion ?? "")).group, String(object.kind ?? ""));
+}
+
+export function newResource(object: ConfigObject, origin: Origin = {}, kind = resourceKind(object)): Resource {
+  const namespace = object.metadata?.namespace ?? "";
+  const name = object.metadata?.name ?? "";
+  const kindName = String(object.kind ?? "");
+  return {
+    kind,
+    object,
+    namespace,
+    name,
+    origin,
+    friendlyName: namespace ? `${kindName} ${namespace}/${name}` : `${kindName} ${name}`,
+    comparator: `${kindName}/${name}/${namespace}`,
+  };
+}
+
+/** The namespace a resource belongs to; a Namespace's is its own name (Istio's Origin.Namespace). */
+export function originNamespace(r: Resource): string {
+  return r.object.kind === "Namespace" && r.kind === "/Namespace" ? r.name : r.namespace;
+}
+
+export function labelsOf(r: Resource): Record<string, string> {
+  return r.object.metadata?.labels ?? {};
+}
+
+export function annotationsOf(r: Resource): Record<string, string> {
+  return r.object.metadata?.annotations ?? {};
+}
+
+/** The object's spec as a plain record (analyzers read fields defensively: input is unvalidated). */
+export function specOf(r: Resource): Record<string, unknown> {
+  const spec = r.object.spec;
+  return isRecord(spec) ? spec : {};
+}
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+export function asRecord(value: unknown): Record<string, unknown> {
+  return isRecord(value) ? value : {};
+}
+
+export function asArray(value: unknown): unknown[] {
+  return Array.isArray(value) ? value : [];
+}
+
+export function asString(value: unknown): string {
+  return typeof value === "string" ? value : "";
+}
+
+export function asStringMap(value: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(asRecord(value))) out[k] = v === null || v === undefined ? "" : String(v);
+  return out;
+}
+
+/** Istio's resource.FullName string: "namespace/name", or the name alone without a namespace. */
+export function fullName(r: Resource): string {
+  return r.namespace ? `${r.namespace}/${r.name}` : r.name;
+}
