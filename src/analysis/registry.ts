@@ -1,10 +1,19 @@
 // Every analyzer, in Istio's registration order (analyzers.All()), and the ones outside the default set.
 import type { Analyzer } from "./analyzer.ts";
 import { caCertificateAnalyzer } from "./analyzers/ca-certificate.ts";
+import { conflictingGatewayAnalyzer } from "./analyzers/conflicting-gateway.ts";
+import { envoyPatchAnalyzer } from "./analyzers/envoy-patch.ts";
 import { ingressGatewayPortAnalyzer } from "./analyzers/ingress-gateway-port.ts";
+import { vsGatewayAnalyzer } from "./analyzers/vs-gateway.ts";
 
 /** The default set: what `sluice analyze` runs. */
-export const ALL_ANALYZERS: readonly Analyzer[] = [caCertificateAnalyzer, ingressGatewayPortAnalyzer];
+export const ALL_ANALYZERS: readonly Analyzer[] = [
+  caCertificateAnalyzer,
+  envoyPatchAnalyzer,
+  ingressGatewayPortAnalyzer,
+  conflictingGatewayAnalyzer,
+  vsGatewayAnalyzer,
+];
 
 /** Analyzers that exist but are not run by default (annotations.AlphaAnalyzer). */
 export const OPTIONAL_ANALYZERS: readonly Analyzer[] = [];

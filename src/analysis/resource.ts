@@ -85,3 +85,18 @@ export function asStringMap(value: unknown): Record<string, string> {
 export function fullName(r: Resource): string {
   return r.namespace ? `${r.namespace}/${r.name}` : r.name;
 }
+
+/** Istio's resource.NewShortOrFullName: "ns/name" as given, a bare name in `namespace`. */
+export function shortOrFullName(namespace: string, name: string): { namespace: string; name: string } {
+  const slash = name.indexOf("/");
+  return slash < 0 ? { namespace, name } : { namespace: name.slice(0, slash), name: name.slice(slash + 1) };
+}
+
+/** resource.FullName.String() of a namespace and name. */
+export function joinFullName(ref: { namespace: string; name: string }): string {
+  return ref.namespace ? `${ref.namespace}/${ref.name}` : ref.name;
+}
+
+export function asStringArray(value: unknown): string[] {
+  return asArray(value).map((v) => (typeof v === "string" ? v : String(v ?? "")));
+}

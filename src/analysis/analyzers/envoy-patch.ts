@@ -1,0 +1,74 @@
+// envoyfilter.EnvoyPatchAnalyzer: relative patch operations (INSERT_BEFORE/AFTER, REMOVE, REPLACE)
+// without a priority, and ADD/REMOVE/REPLACE used with an applyTo where they are ignored or invalid.
+import type { Analyzer } from "../analyzer.ts";
+import { K } from "../kinds.ts";
+import { newMessage } from "../message.ts";
+import { MESSAGES } from "../messages.ts";
+import { asArray, asRecord, asString, isRecord, specOf } from "../resource.ts";
+
+const ROUTE_TARGETS = new Set(["ROUTE_CONFIGURATION", "HTTP_ROUTE"]);
+const REPLACEABLE = new Set(["NETWORK_FILTER", "HTTP_FILTER", "VIRTUAL_HOST"]);
+
+export const envoyPatchAnalyzer: Analyzer = {
+  name: "envoyfilter.EnvoyPatchAnalyzer",
+  description: "Checks an envoyFilters ",
+  inputs: [K.EnvoyFilter],
+  analyze(ctx) {
+    // Names patched by earlier patches that match on a proxy version, across EnvoyFilters in order.
+    const versionedNames: string[] = [];
+    for (const filter of ctx.list(K.EnvoyFilter)) {
+      const spec = specOf(filter);
+      const priority = Number(spec.priority ?? 0);
+      const relative = (instanceName: string) => {
+        if (priority !== 0) return;
+        const type = versionedNames.includes(instanceName)
+          ? MESSAGES.EnvoyFilterUsesRelativeOperationWithProxyVersion
+          : MESSAGES.EnvoyFilterUsesRelativeOperation;
+        ctx.report(newMessage(type, filter));
+      };
+      for (const item of asArray(spec.configPatches)) {
+        const configPatch = asRecord(item);
+        if (!isRecord(configPatch.patch)) break;
+        const patch = configPatch.patch;
+        const applyTo = asString(configPatch.applyTo);
+        const instanceName = patchedName(configPatch);
+        switch (asString(patch.operation)) {
+          case "ADD":
+            if (ROUTE_TARGETS.has(applyTo))
+              ctx.report(newMessage(MESSAGES.EnvoyFilterUsesAddOperationIncorrectly, filter));
+            break;
+          case "REMOVE":
+            if (ROUTE_TARGETS.has(applyTo))
+              ctx.report(newMessage(MESSAGES.EnvoyFilterUsesRemoveOperationIncorrectly, filter));
+            else relative(instanceName);
+            break;
+          case "REPLACE":
+            if (!REPLACEABLE.has(applyTo))
+              ctx.report(newMessage(MESSAGES.EnvoyFilterUsesReplaceOperationIncorrectly, filter));
+            else relative(instanceName);
+            break;
+          case "INSERT_BEFORE":
+          case "INSERT_AFTER":
+            relative(instanceName);
+            break;
+        }
+        const proxyVersion = asString(asRecord(asRecord(configPatch.match).proxy).proxyVersion);
+        if (proxyVersion !== "") versionedNames.push(instanceName);
+      }
+    }
+  },
+};
+
+/**
+ * What a patch is about, compared only with itself: the patch value's `name` (in Go, the protobuf
+ * text of that Value), else the filter name its listener match names.
+ */
+function patchedName(configPatch: Record<string, unknown>): string {
+  const value = asRecord(configPatch.patch).value;
+  if (!isRecord(value)) return "";
+  if ("name" in value) {
+    const name = value.name;
+    return typeof name === "string" ? `string_value:${JSON.stringify(name)}` : JSON.stringify(name);
+  }
+  return asString(asRecord(asRecord(asRecord(asRecord(configPatch.match).listener).filterChain).filter).name);
+}
