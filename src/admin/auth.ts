@@ -2,7 +2,8 @@
 // AuthorizeDebugRequest, pilot/pkg/xds/debug.go): loopback callers pass unrestricted; others must
 // pass the authenticator chain (401 otherwise), then, with debug endpoint auth on, callers outside
 // the system namespace get only config_dump, ndsz and edsz for their own proxies (403 otherwise).
-import { BlockList, isIPv4, isIPv6 } from "node:net";
+import { isIPv6 } from "node:net";
+import { isLoopback } from "../security/authn/index.ts";
 import {
   type Authenticator,
   authenticate,
@@ -11,6 +12,8 @@ import {
   parseSpiffeId,
   restrictedNamespace,
 } from "../xds/index.ts";
+
+export { isLoopback };
 
 /** What the check reads of an HTTP request. */
 export interface DebugCall {
@@ -28,16 +31,6 @@ export type DebugAccess =
   /** `callerNamespace` set: the caller sees only proxies of that namespace. */
   { allowed: true; callerNamespace?: string } | { allowed: false; status: 401 | 403; reason: string };
 
-const LOOPBACK = new BlockList();
-LOOPBACK.addSubnet("127.0.0.0", 8, "ipv4");
-LOOPBACK.addAddress("::1", "ipv6");
-
-/** Go's IP.IsLoopback: 127.0.0.0/8 (IPv4-mapped too) and ::1. */
-export function isLoopback(ip: string): boolean {
-  if (isIPv4(ip)) return LOOPBACK.check(ip, "ipv4");
-  return isIPv6(ip) && LOOPBACK.check(ip, "ipv6");
-}
-
 export async function authorizeDebugCall(
   call: DebugCall,
   authenticators: readonly Authenticator[],
@@ -46,13 +39,14 @@ export async function authorizeDebugCall(
 ): Promise<DebugAccess> {
   if (isLocal(call.remoteIp)) return { allowed: true };
   const caller = await authenticate(authenticators, {
+    transport: "http",
     header: call.header,
     remoteAddress: isIPv6(call.remoteIp)
       ? `[${call.remoteIp}]:${call.remotePort}`
       : `${call.remoteIp}:${call.remotePort}`,
     verifiedPeerCertificate: call.verifiedPeerCertificate,
   });
-  if (caller instanceof Error) return { allowed: false, status: 401, reason: caller.message };
+  if (caller instanceof Error) return { allowed: false, status: 401, reason: caller.reasons.join("; ") };
   if (!(auth.enabled ?? true)) return { allowed: true };
   const namespace = caller.identities.map(parseSpiffeId).find((id) => id !== undefined)?.namespace;
   if (namespace === undefined) {

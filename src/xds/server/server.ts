@@ -184,7 +184,7 @@ export class XdsServer {
 
   /** The authenticator chain over a call of an added service (Istio's security.Authenticate). */
   authenticateCall(call: CallSurface): Promise<Caller | Error> {
-    return authenticate(this.#options.authenticators ?? [], authContext(call));
+    return authenticate(this.#options.authenticators ?? [], authContext(call), this.#env.log);
   }
 
   /** Starts the plaintext and/or TLS servers; port 0 asks the OS for a free one. */
@@ -326,7 +326,8 @@ export class XdsServer {
     const proxy = parsed.proxy;
     let identities: string[] = [];
     if (secure) {
-      const caller = await authenticate(this.#options.authenticators ?? [], authContext(call));
+      const caller = await authenticate(this.#options.authenticators ?? [], authContext(call), this.#env.log);
+      // The message only: the reasons are logged at debug level, never sent.
       if (caller instanceof Error) return { code: status.UNAUTHENTICATED, details: caller.message };
       identities = caller.identities;
       if (this.#options.identityCheck ?? true) {
@@ -405,6 +406,7 @@ function authContext(call: CallSurface): AuthContext {
   const cert = call.getAuthContext()?.sslPeerCertificate;
   const metadata: Metadata = call.metadata;
   return {
+    transport: "grpc",
     verifiedPeerCertificate: cert?.raw ? new Uint8Array(cert.raw) : undefined,
     header: (name) => {
       const v = metadata.get(name)[0];
