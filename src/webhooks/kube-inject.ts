@@ -7,7 +7,7 @@ import type { ConfigObject, MeshConfig } from "../config/index.ts";
 import { injectPod } from "./inject/inject.ts";
 import { applyPatch } from "./inject/jsonpatch.ts";
 import { deployMetaFromPod, type ObjectMeta, type Pod, type PodSpec, type TypeMeta } from "./inject/pod.ts";
-import { injectRequired } from "./inject/policy.ts";
+import { type InjectionPolicyConfig, injectRequired } from "./inject/policy.ts";
 import type { InjectionSettings } from "./inject/settings.ts";
 
 export interface KubeInjectOptions {
@@ -16,6 +16,13 @@ export interface KubeInjectOptions {
   /** Why a workload was left alone ("===> Skipping injection because ..."). */
   warn: (message: string) => void;
 }
+
+/** kube-inject injects unless the pod opts out; the namespace's policy and selectors are the cluster's business. */
+const KUBE_INJECT_POLICY: InjectionPolicyConfig = {
+  policy: "enabled",
+  neverInjectSelector: [],
+  alwaysInjectSelector: [],
+};
 
 /** Kinds whose `spec.template` is a pod template (Istio's injectScheme kinds). */
 const POD_TEMPLATE_KINDS = new Set([
@@ -62,8 +69,7 @@ export function kubeInjectObject(obj: ConfigObject, opts: KubeInjectOptions): Co
     opts.warn(`===> Skipping injection because ${what} has host networking enabled\n`);
     return out;
   }
-  // kube-inject always injects unless the pod opts out; the namespace's policy is the cluster's business.
-  if (!injectRequired("enabled", pod.spec, pod.metadata)) {
+  if (!injectRequired(KUBE_INJECT_POLICY, pod.spec, pod.metadata)) {
     opts.warn(`===> Skipping injection because ${what} has sidecar injection disabled\n`);
     return out;
   }

@@ -177,8 +177,10 @@ function admitPod(
   metrics: WebhookMetrics | undefined,
 ): AdmissionResponse {
   const object = request.object;
-  if (typeof object !== "object" || object === null || Array.isArray(object)) {
-    return { allowed: false, message: "json: cannot unmarshal into Go value of type v1.Pod" };
+  if (object === undefined || object === null) return { allowed: false, message: "unexpected end of JSON input" };
+  if (typeof object !== "object" || Array.isArray(object)) {
+    const jsonType = Array.isArray(object) ? "array" : typeof object;
+    return { allowed: false, message: `json: cannot unmarshal ${jsonType} into Go value of type v1.Pod` };
   }
   const pod = structuredClone(object) as Pod;
   pod.metadata ??= {};
@@ -190,7 +192,7 @@ function admitPod(
   if (namespaceLabels && !webhookSelects(namespaceLabels, pod.metadata.labels ?? {}, options.injection.revision)) {
     return { allowed: true };
   }
-  if (!injectRequired(options.injection.policy, pod.spec, pod.metadata)) {
+  if (!injectRequired(options.injection, pod.spec, pod.metadata)) {
     metrics?.injectionSkip.inc();
     return { allowed: true };
   }

@@ -6,7 +6,7 @@ import { applyPatch, createPatch } from "./jsonpatch.ts";
 import { strategicMergePod } from "./merge.ts";
 import type { Container, Pod } from "./pod.ts";
 import { assertValidPod } from "./pod-check.ts";
-import { injectRequired, webhookSelects } from "./policy.ts";
+import { type InjectionPolicyConfig, injectRequired, webhookSelects } from "./policy.ts";
 import { DEFAULT_INJECTION_SETTINGS, type InjectionSettings } from "./settings.ts";
 
 function appPod(annotations: Record<string, string> = {}, extra: Partial<Container> = {}): Pod {
@@ -347,15 +347,17 @@ describe("other templates", () => {
 
 describe("injection policy", () => {
   const spec = { containers: [] };
+  const enabled: InjectionPolicyConfig = { policy: "enabled", neverInjectSelector: [], alwaysInjectSelector: [] };
+  const disabled: InjectionPolicyConfig = { ...enabled, policy: "disabled" };
   it("follows the label over the annotation, then the policy", () => {
-    assert.equal(injectRequired("enabled", spec, { namespace: "a" }), true);
-    assert.equal(injectRequired("disabled", spec, { namespace: "a" }), false);
+    assert.equal(injectRequired(enabled, spec, { namespace: "a" }), true);
+    assert.equal(injectRequired(disabled, spec, { namespace: "a" }), false);
     assert.equal(
-      injectRequired("disabled", spec, { namespace: "a", labels: { "sidecar.istio.io/inject": "true" } }),
+      injectRequired(disabled, spec, { namespace: "a", labels: { "sidecar.istio.io/inject": "true" } }),
       true,
     );
     assert.equal(
-      injectRequired("enabled", spec, {
+      injectRequired(enabled, spec, {
         namespace: "a",
         labels: { "sidecar.istio.io/inject": "false" },
         annotations: { "sidecar.istio.io/inject": "true" },
@@ -363,11 +365,26 @@ describe("injection policy", () => {
       false,
     );
     assert.equal(
-      injectRequired("enabled", spec, { namespace: "a", annotations: { "sidecar.istio.io/inject": "yes" } }),
+      injectRequired(enabled, spec, { namespace: "a", annotations: { "sidecar.istio.io/inject": "yes" } }),
       true,
     );
-    assert.equal(injectRequired("enabled", spec, { namespace: "kube-system" }), false);
-    assert.equal(injectRequired("enabled", { containers: [], hostNetwork: true }, { namespace: "a" }), false);
+    assert.equal(injectRequired(enabled, spec, { namespace: "kube-system" }), false);
+    assert.equal(injectRequired(enabled, { containers: [], hostNetwork: true }, { namespace: "a" }), false);
+  });
+
+  it("applies neverInjectSelector before alwaysInjectSelector, and the pod's own choice before both", () => {
+    const config: InjectionPolicyConfig = {
+      policy: "disabled",
+      neverInjectSelector: [{ matchExpressions: [{ key: "job", operator: "Exists" }] }],
+      alwaysInjectSelector: [{ matchLabels: { team: "shop" } }, {}],
+    };
+    assert.equal(injectRequired(config, spec, { namespace: "a", labels: { team: "shop" } }), true);
+    assert.equal(injectRequired(config, spec, { namespace: "a", labels: { team: "shop", job: "x" } }), false);
+    assert.equal(injectRequired(config, spec, { namespace: "a", labels: { team: "other" } }), false);
+    assert.equal(
+      injectRequired(config, spec, { namespace: "a", labels: { job: "x", "sidecar.istio.io/inject": "true" } }),
+      true,
+    );
   });
 
   it("emulates the webhook's namespace and object selectors", () => {

@@ -1,6 +1,7 @@
 // Whether a pod gets a sidecar: Istio's injectRequired (host networking, system namespaces, the
 // `sidecar.istio.io/inject` label or annotation, the injector's policy) and the namespace and object
 // selectors of Istio's MutatingWebhookConfiguration, which decide which pods reach the webhook at all.
+import { type LabelSelector, selectorMatches } from "../../sources/kube/labels.ts";
 import type { ObjectMeta, PodSpec } from "./pod.ts";
 import type { InjectionPolicy } from "./settings.ts";
 
@@ -14,7 +15,13 @@ export const IGNORED_NAMESPACES: ReadonlySet<string> = new Set([
 
 const INJECT = "sidecar.istio.io/inject";
 
-export function injectRequired(policy: InjectionPolicy, spec: PodSpec, metadata: ObjectMeta): boolean {
+export interface InjectionPolicyConfig {
+  policy: InjectionPolicy;
+  neverInjectSelector: readonly LabelSelector[];
+  alwaysInjectSelector: readonly LabelSelector[];
+}
+
+export function injectRequired(config: InjectionPolicyConfig, spec: PodSpec, metadata: ObjectMeta): boolean {
   // iptables in a host-network pod would rewrite the node's routing.
   if (spec.hostNetwork) return false;
   if (IGNORED_NAMESPACES.has(metadata.namespace ?? "")) return false;
@@ -22,8 +29,16 @@ export function injectRequired(policy: InjectionPolicy, spec: PodSpec, metadata:
   const selector = metadata.labels?.[INJECT] ?? metadata.annotations?.[INJECT] ?? "";
   if (selector === "true") return true;
   if (selector === "false") return false;
-  // Anything else falls back to the policy, as Istio does (with a warning).
-  return policy === "enabled";
+  // Anything else falls back to the selectors, then the policy, as Istio does (with a warning).
+  const labels = metadata.labels ?? {};
+  const matches = (s: LabelSelector) => !isEmptySelector(s) && selectorMatches(s, labels);
+  if (config.neverInjectSelector.some(matches)) return false;
+  if (config.alwaysInjectSelector.some(matches)) return true;
+  return config.policy === "enabled";
+}
+
+function isEmptySelector(s: LabelSelector): boolean {
+  return Object.keys(s.matchLabels ?? {}).length === 0 && (s.matchExpressions ?? []).length === 0;
 }
 
 /**

@@ -1,6 +1,7 @@
 // What the injector is configured with: the subset of Istio's Helm values (`values.global.*`,
 // `sidecarInjectorWebhook.*`) and injector config (`policy`, `defaultTemplates`, ...) that the
 // built-in templates read, with Istio's defaults.
+import type { LabelSelector } from "../../sources/kube/labels.ts";
 
 export type InjectionPolicy = "enabled" | "disabled";
 
@@ -12,6 +13,10 @@ export interface ResourceRequirements {
 export interface InjectionSettings {
   /** Namespace policy when a pod says nothing: `enabled` injects, `disabled` only on request. */
   policy: InjectionPolicy;
+  /** Pods whose labels match one of these are not injected unless they ask to be. */
+  neverInjectSelector: LabelSelector[];
+  /** Pods whose labels match one of these are injected unless they refuse (never wins). */
+  alwaysInjectSelector: LabelSelector[];
   /** Templates used when the pod has no `inject.istio.io/templates` annotation. */
   defaultTemplates: string[];
   /** Added to every injected pod (Istio's injectedAnnotations). */
@@ -66,6 +71,8 @@ export const DEFAULT_PROXY_TAG = "1.28.0";
 
 export const DEFAULT_INJECTION_SETTINGS: Readonly<InjectionSettings> = Object.freeze({
   policy: "enabled",
+  neverInjectSelector: [],
+  alwaysInjectSelector: [],
   defaultTemplates: ["sidecar"],
   injectedAnnotations: {},
   revision: "",
