@@ -8,6 +8,7 @@
 //   scope.destinationRule("outbound", proxy.labels, "reviews.bookinfo.svc.cluster.local");
 //   snap.mergedGateway(proxy);                           // a router's servers per port
 //   snap.mtlsMode(proxy, 9080);                          // STRICT | PERMISSIVE | DISABLE
+export { addressesForProxy, usesAutoAllocatedAddresses } from "./auto-allocate.ts";
 export { compareStrings } from "./config-meta.ts";
 export type { DestinationRuleIndex } from "./destination-rule-index.ts";
 export type { ConsolidatedDestinationRule } from "./destination-rule-merge.ts";

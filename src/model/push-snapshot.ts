@@ -15,6 +15,7 @@ import type {
 } from "../config/types/index.ts";
 import { labelsContain } from "../krt/index.ts";
 import type { PortEndpoints, Service, ServiceEndpoint } from "../registry/index.ts";
+import { allocateAddresses } from "./auto-allocate.ts";
 import { compareStrings, sortByCreationTime } from "./config-meta.ts";
 import { DestinationRuleIndex, destinationRuleForProxy } from "./destination-rule-index.ts";
 import type { ConsolidatedDestinationRule } from "./destination-rule-merge.ts";
@@ -58,6 +59,8 @@ export class PushSnapshot {
   private readonly endpoints: readonly PortEndpoints[];
   /** Endpoints by address, built on first use by serviceTargets. */
   private endpointsByIp: Map<string, ServiceEndpoint[]> | undefined;
+  /** Istio's deterministic ServiceEntry address allocation, computed on first use. */
+  private allocatedAddresses: Map<string, string[]> | undefined;
   /** The inputs each index was built from, to decide reuse by the next snapshot. */
   private readonly inputs: { kinds: ReadonlyMap<PushKind, readonly ConfigObject[]>; services: readonly Service[] };
 
@@ -219,6 +222,16 @@ export class PushSnapshot {
       }
     }
     return targets;
+  }
+
+  /**
+   * The addresses a proxy capturing DNS uses for a ServiceEntry host without any: those recorded in
+   * its status, else Istio's deterministic allocation (see auto-allocate.ts); [] for other services.
+   */
+  autoAllocatedAddresses(service: Service): readonly string[] {
+    if (service.autoAllocatedAddresses) return service.autoAllocatedAddresses;
+    this.allocatedAddresses ??= allocateAddresses(this.services.all);
+    return this.allocatedAddresses.get(`${service.namespace}/${service.hostname}`) ?? [];
   }
 
   private endpointsAt(ip: string): readonly ServiceEndpoint[] {

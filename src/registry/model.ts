@@ -67,6 +67,11 @@ export interface Service {
   /** internalTrafficPolicy: Local. */
   nodeLocal: boolean;
   publishNotReadyAddresses: boolean;
+  /**
+   * A ServiceEntry host's addresses from its status, as Istio's IP autoallocation controller records
+   * them (only for entries it allocates for: resolution not NONE, no spec addresses, not opted out).
+   */
+  autoAllocatedAddresses?: string[];
 }
 
 /** EndpointSlice conditions as Istio reads them (model.HealthStatus). */
@@ -97,6 +102,11 @@ export interface WorkloadInstance {
   weight: number;
   /** Named container ports (Pod) or WorkloadEntry ports: service port name → port. */
   portMap: Readonly<Record<string, number>>;
+  /**
+   * A Pod with spec.subdomain: its DNS name `<dnsHostname>.<subdomain>.<ns>.svc.<domain>` (hostname is
+   * spec.hostname, else the Pod's name), which the NDS name table publishes for headless services.
+   */
+  podDns?: PodDnsName;
   /** Ready to serve: a running, ready Pod with an IP; a WorkloadEntry not failing its health checks. */
   ready: boolean;
   /** The address is not an IP: only DNS ServiceEntries can use it. */
@@ -128,6 +138,14 @@ export interface ServiceEndpoint {
   /** "Pod", "WorkloadEntry", or "" for an address with no workload object behind it. */
   workloadKind: string;
   weight: number;
+  /** The serving Pod's own DNS name parts, when it sets spec.subdomain. */
+  podDns?: PodDnsName;
+}
+
+/** A Pod's spec.hostname (its name when unset) and spec.subdomain. */
+export interface PodDnsName {
+  hostname: string;
+  subdomain: string;
 }
 
 /** The endpoints one registry holds for one of its services. */

@@ -21,6 +21,8 @@ import { registryKey, UNSPECIFIED_IP } from "./model.ts";
 import type { WorkloadContext } from "./workloads.ts";
 import { endpointOf, isIpAddress, workloadEntryWorkload } from "./workloads.ts";
 
+const AUTOALLOCATE_LABEL = "networking.istio.io/enable-autoallocate-ip";
+
 const UNIX_PREFIX = "unix://";
 
 const RESOLUTIONS: Record<NonNullable<ServiceEntrySpec["resolution"]>, Resolution> = {
@@ -71,6 +73,7 @@ export function serviceEntryServices(entry: ConfigObject<ServiceEntrySpec>): Ser
   const spec = entry.spec ?? { hosts: [] };
   const namespace = entry.metadata.namespace ?? "";
   const addresses = serviceEntryAddresses(spec.addresses ?? []);
+  const autoAllocated = autoAllocatedByHost(entry);
   const meshExternal = (spec.location ?? "MESH_EXTERNAL") === "MESH_EXTERNAL";
   return spec.hosts.map(
     (host): Service => ({
@@ -94,8 +97,27 @@ export function serviceEntryServices(entry: ConfigObject<ServiceEntrySpec>): Ser
       externalAddresses: [],
       nodeLocal: false,
       publishNotReadyAddresses: false,
+      ...(autoAllocated.has(host) ? { autoAllocatedAddresses: autoAllocated.get(host) } : {}),
     }),
   );
+}
+
+/**
+ * The addresses Istio's IP autoallocation controller wrote into the entry's status, by host; only read
+ * for an entry it allocates for (Istio's ShouldV2AutoAllocateIP): resolution not NONE, no spec addresses,
+ * not opted out by the networking.istio.io/enable-autoallocate-ip label.
+ */
+function autoAllocatedByHost(entry: ConfigObject<ServiceEntrySpec>): Map<string, string[]> {
+  const byHost = new Map<string, string[]>();
+  const spec = entry.spec;
+  const optOut = (entry.metadata.labels?.[AUTOALLOCATE_LABEL] ?? "").toLowerCase() === "false";
+  if (!spec || (spec.resolution ?? "NONE") === "NONE" || (spec.addresses ?? []).length > 0 || optOut) return byHost;
+  const status = entry.status as { addresses?: { host?: string; value?: string }[] } | undefined;
+  for (const { host = "", value = "" } of status?.addresses ?? []) {
+    if (!isIpAddress(value)) continue;
+    byHost.set(host, [...(byHost.get(host) ?? []), value]);
+  }
+  return byHost;
 }
 
 const WORKLOAD_KIND_ORDER = { Pod: 0, WorkloadEntry: 1 } as const;

@@ -158,6 +158,9 @@ export function podWorkload(
     ready: podReady(pod, status),
     dnsOnly: false,
     nodeName,
+    ...(spec?.subdomain
+      ? { podDns: { hostname: spec.hostname || (pod.metadata.name ?? ""), subdomain: spec.subdomain } }
+      : {}),
   };
 }
 
@@ -259,5 +262,6 @@ export function endpointOf(
     workloadNamespace: workload?.namespace ?? target.namespace,
     workloadKind: workload?.kind ?? "",
     weight: workload?.weight ?? 1,
+    ...(workload?.podDns ? { podDns: workload.podDns } : {}),
   };
 }

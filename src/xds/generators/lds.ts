@@ -6,7 +6,7 @@ import type { listener } from "../../api/index.ts";
 import { parseProtocol, type Telemetry } from "../../config/index.ts";
 import type { DestinationRuleSpec } from "../../config/types/index.ts";
 import type { ProxyNode, PushContext, PushSnapshot } from "../../model/index.ts";
-import { pushSnapshot } from "../../model/index.ts";
+import { addressesForProxy, pushSnapshot, usesAutoAllocatedAddresses } from "../../model/index.ts";
 import { selectPolicies, trustDomainBundle } from "../../networking/authz/index.ts";
 import { type InboundEndpoint, outboundClusterName } from "../../networking/cluster/index.ts";
 import {
@@ -16,7 +16,7 @@ import {
   type InboundPort,
   interceptionMode,
 } from "../../networking/listener/index.ts";
-import type { Service, ServicePort } from "../../registry/index.ts";
+import { type Service, type ServicePort, UNSPECIFIED_IP } from "../../registry/index.ts";
 import type { Generator } from "../generator.ts";
 import { ldsNeedsPush } from "./cds-needs-push.ts";
 import type { EndpointLookup } from "./eds.ts";
@@ -157,13 +157,27 @@ function destinationRuleFor(
   return (hostname) => scope.destinationRule("outbound", proxy.labels, hostname)?.rule.spec;
 }
 
+/**
+ * Istio's GetAddressForProxy: a proxy capturing DNS reaches a ServiceEntry host without addresses at
+ * the auto-allocated address the name table answers, so its listeners bind there.
+ */
+function listenAddresses(snap: PushSnapshot, proxy: ProxyNode): (service: Service) => Service {
+  if (!usesAutoAllocatedAddresses(proxy)) return (service) => service;
+  return (service) => {
+    if (service.defaultAddress !== UNSPECIFIED_IP) return service;
+    const allocated = addressesForProxy(snap.autoAllocatedAddresses(service), proxy);
+    return allocated.length > 0 ? { ...service, addresses: allocated, defaultAddress: allocated[0] } : service;
+  };
+}
+
 function sidecarListeners(snap: PushSnapshot, proxy: ProxyNode, endpoints: EndpointLookup): listener.Listener[] {
   const scope = snap.sidecarScope(proxy);
+  const withAddress = listenAddresses(snap, proxy);
   return buildSidecarListeners({
     proxy,
     mesh: snap.mesh,
-    services: scope.services,
-    egressListeners: scope.egressListeners,
+    services: scope.services.map(withAddress),
+    egressListeners: scope.egressListeners.map((l) => ({ ...l, services: l.services.map(withAddress) })),
     endpointAddressesFor: (service, port) =>
       endpoints.endpointsFor(service.hostname, port, service.namespace).map((e) => e.address),
     registryOnly: scope.outboundTrafficPolicy.mode === "REGISTRY_ONLY",

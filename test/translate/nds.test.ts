@@ -1,0 +1,116 @@
+// NDS as Istio's BuildNameTable: a headless service answers its ready endpoints, each Pod with a
+// subdomain gets its own name, and a ServiceEntry host without addresses answers auto-allocated
+// addresses to proxies that capture DNS.
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, test } from "node:test";
+import { loadState, type ProxySpec, translateProxy } from "../../src/cli/translate-state.ts";
+import { DEFAULT_MESH_CONFIG } from "../../src/config/index.ts";
+import type { ProxyNode } from "../../src/model/index.ts";
+import { buildListeners } from "../../src/xds/generators/lds.ts";
+import { buildNameTable } from "../../src/xds/generators/nds.ts";
+
+const pod = (name: string, ip: string, ready: boolean, hostname = "") => `
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: ${name}, namespace: db, labels: {app: mysql}}
+spec: {${hostname ? `hostname: ${hostname}, ` : ""}subdomain: mysql, containers: [{name: mysql, image: mysql}]}
+status:
+  phase: Running
+  podIP: ${ip}
+  conditions: [{type: Ready, status: "${ready ? "True" : "False"}"}]
+`;
+const slice = (endpoints: [string, string, boolean][]) => `
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: mysql-1, namespace: db, labels: {kubernetes.io/service-name: mysql}}
+addressType: IPv4
+endpoints:
+${endpoints
+  .map(
+    ([name, ip, ready]) =>
+      `- {addresses: [${ip}], conditions: {ready: ${ready}}, targetRef: {kind: Pod, name: ${name}, namespace: db}}`,
+  )
+  .join("\n")}
+ports: [{name: mysql, port: 3306}]
+`;
+const CONFIG = `
+apiVersion: v1
+kind: Service
+metadata: {name: mysql, namespace: db}
+spec: {clusterIP: None, selector: {app: mysql}, ports: [{name: mysql, port: 3306}]}
+${pod("mysql-0", "10.1.0.10", true)}
+${pod("mysql-1", "10.1.0.11", true, "primary")}
+${pod("mysql-2", "10.1.0.12", false)}
+${slice([
+  ["mysql-0", "10.1.0.10", true],
+  ["mysql-1", "10.1.0.11", true],
+  ["mysql-2", "10.1.0.12", false],
+])}
+---
+apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata: {name: api, namespace: db}
+spec:
+  hosts: [api.example.com]
+  ports: [{number: 443, name: tls, protocol: TLS}]
+  resolution: DNS
+---
+apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata: {name: recorded, namespace: db}
+spec:
+  hosts: [recorded.example.com]
+  ports: [{number: 5432, name: tcp, protocol: TCP}]
+  resolution: DNS
+status:
+  addresses: [{host: recorded.example.com, value: 240.240.0.77}, {host: recorded.example.com, value: "2001:2::f0f0:77"}]
+`;
+
+const dir = mkdtempSync(join(tmpdir(), "sluice-nds-"));
+after(() => rmSync(dir, { recursive: true, force: true }));
+const file = join(dir, "config.yaml");
+writeFileSync(file, CONFIG);
+
+const SIDECAR: ProxySpec = { type: "sidecar", ip: "10.0.0.3", namespace: "db", labels: { app: "client" }, id: "c.db" };
+const loaded = loadState([file], DEFAULT_MESH_CONFIG, "cluster.local");
+assert.ok(loaded.state, loaded.problems?.join("\n"));
+const state = loaded.state;
+
+function table(proxy: ProxyNode) {
+  return buildNameTable(state.push, proxy, state.registry)?.table ?? {};
+}
+const plain = translateProxy(SIDECAR, DEFAULT_MESH_CONFIG, "cluster.local");
+const capturing: ProxyNode = { ...plain, metadata: { ...plain.metadata, DNS_CAPTURE: true } };
+
+test("a headless service answers its ready endpoints; each Pod with a subdomain gets its own name", () => {
+  const names = table(plain);
+  assert.deepEqual(names["mysql.db.svc.cluster.local"]?.ips, ["10.1.0.10", "10.1.0.11"]);
+  const pod0 = names["mysql-0.mysql.db.svc.cluster.local"];
+  assert.deepEqual(
+    { ips: pod0?.ips, namespace: pod0?.namespace, shortname: pod0?.shortname, registry: pod0?.registry },
+    { ips: ["10.1.0.10"], namespace: "db", shortname: "mysql-0.mysql", registry: "Kubernetes" },
+  );
+  // spec.hostname names the Pod; a Pod that is not ready has no name.
+  assert.deepEqual(names["primary.mysql.db.svc.cluster.local"]?.ips, ["10.1.0.11"]);
+  assert.equal(names["mysql-2.mysql.db.svc.cluster.local"], undefined);
+});
+
+test("a ServiceEntry host without addresses answers auto-allocated ones only to a proxy capturing DNS", () => {
+  assert.equal(table(plain)["api.example.com"], undefined);
+  const api = table(capturing)["api.example.com"]?.ips ?? [];
+  assert.equal(api.length, 1);
+  assert.match(api[0], /^240\.240\.\d+\.\d+$/);
+  // Addresses Istio's allocation controller recorded in the status win; the proxy's family only.
+  assert.deepEqual(table(capturing)["recorded.example.com"]?.ips, ["240.240.0.77"]);
+});
+
+test("a proxy capturing DNS listens for such a TCP host on its allocated address", () => {
+  const names = (proxy: ProxyNode) => buildListeners(state.push, proxy, state.registry).map((l) => l.name);
+  assert.ok(names(capturing).includes("240.240.0.77_5432"), names(capturing).join(" "));
+  assert.ok(!names(plain).some((n) => n.startsWith("240.240.")));
+});
