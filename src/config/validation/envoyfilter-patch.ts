@@ -37,17 +37,52 @@ export const PATCH_MESSAGE_TYPES: Readonly<Record<string, string>> = {
 const ISTIOD_KNOWN_PACKAGES = ["envoy.", "udpa.", "xds.", "istio.", "io.istio.", "google.", "stats."];
 const PLACEHOLDER_TYPE = "type.googleapis.com/google.protobuf.Empty";
 
+/** A problem in a patch value, at its field path inside the value ("" for the value itself). */
+export interface PatchValueIssue {
+  path: string;
+  message: string;
+}
+
 /**
- * Decodes `value` as the message for `applyTo` and reports what istiod would. `out` is positioned
- * at the patch value.
+ * Decodes `value` as the message for `applyTo` strictly, as Sluice applies it: unknown fields (each at
+ * its path), values that do not decode and Any types Sluice lacks are issues. Istio only warns about
+ * unknown fields and drops them; Sluice refuses them, since a misspelt field silently does nothing.
+ */
+export function decodePatchValue(
+  applyTo: string,
+  value: JsonObject,
+): { message: Message; issues?: undefined } | { issues: PatchValueIssue[]; message?: undefined } {
+  const schema = registry.getMessage(PATCH_MESSAGE_TYPES[applyTo] ?? "");
+  if (!schema) return { issues: [{ path: "", message: `Envoy filter: applyTo ${applyTo} has no Envoy message` }] };
+  const prepared = new PreparedJson();
+  const decodable = asObject(prepared.message(schema, value, "")) ?? value;
+  const issues: PatchValueIssue[] = [
+    ...prepared.unresolved.map(({ path, url }) => ({
+      path,
+      message: `Envoy filter: could not resolve Any message type: ${url}`,
+    })),
+    ...prepared.errors.map((message) => ({ path: "", message: `Envoy filter: ${message}` })),
+    ...prepared.unknownFields.map(({ path, typeName }) => ({
+      path,
+      message: `Envoy filter: unknown field ${goQuote(path.slice(path.lastIndexOf(".") + 1))} in ${typeName}`,
+    })),
+  ];
+  if (issues.length > 0) return { issues };
+  const message = decode(schema, decodable, false);
+  return typeof message === "string" ? { issues: [{ path: "", message: `Envoy filter: ${message}` }] } : { message };
+}
+
+/**
+ * Decodes `value` as the message for `applyTo` and reports what istiod would, except that unknown
+ * fields are errors at their path (see decodePatchValue). `out` is positioned at the patch value.
  */
 export function validatePatchValue(applyTo: string, value: JsonObject, out: Findings): void {
   const schema = registry.getMessage(PATCH_MESSAGE_TYPES[applyTo] ?? "");
   if (!schema) return;
   const errorsBefore = out.errors.length;
   const prepared = new PreparedJson();
-  const decodable = asObject(prepared.message(schema, value)) ?? value;
-  for (const url of prepared.unresolved) {
+  const decodable = asObject(prepared.message(schema, value, "")) ?? value;
+  for (const { url } of prepared.unresolved) {
     if (url.includes(".v2.")) {
       out.error(
         `referenced type unknown (hint: try using the v3 XDS API): Envoy filter: could not resolve Any message type: ${url}`,
@@ -59,14 +94,15 @@ export function validatePatchValue(applyTo: string, value: JsonObject, out: Find
     }
   }
   for (const problem of prepared.errors) out.error(`Envoy filter: ${problem}`);
+  for (const { path, typeName } of prepared.unknownFields) {
+    out.at(path).error(`Envoy filter: unknown field ${goQuote(path.slice(path.lastIndexOf(".") + 1))} in ${typeName}`);
+  }
   if (out.errors.length > errorsBefore) return;
   const message = decode(schema, decodable, true);
   if (typeof message === "string") {
     out.error(`Envoy filter: ${message}`);
     return;
   }
-  const strict = decode(schema, decodable, false);
-  if (typeof strict === "string") out.warn(`Envoy filter: ${strict}`);
   const missing = filtersWithoutTypedConfig(reflect(schema, message));
   if (missing.length > 0) {
     out.warn(`using deprecated types by name without typed_config; ${missing.join(", ")}`);
@@ -94,47 +130,53 @@ function decode(schema: DescMessage, json: JsonObject, ignoreUnknownFields: bool
  * still decodes. Keys the schema does not know are kept for the strict decode to report.
  */
 class PreparedJson {
-  readonly unresolved: string[] = [];
+  readonly unresolved: { path: string; url: string }[] = [];
   readonly errors: string[] = [];
+  /** Keys the schema does not know, at their path in the value (`filterChains[0].bogus`). */
+  readonly unknownFields: { path: string; typeName: string }[] = [];
 
-  message(schema: DescMessage, value: unknown): unknown {
+  message(schema: DescMessage, value: unknown, path: string): unknown {
     const obj = asObject(value);
     if (!obj) return value;
-    if (schema.typeName === "google.protobuf.Any") return this.any(obj);
+    if (schema.typeName === "google.protobuf.Any") return this.any(obj, path);
     if (FREE_FORM_TYPES.has(schema.typeName)) return value;
     const result: JsonObject = {};
     for (const [key, v] of Object.entries(obj)) {
       const field = schema.fields.find((f) => f.jsonName === key || f.name === key);
-      result[key] = field ? this.field(field, v) : v;
+      const at = path === "" ? key : `${path}.${key}`;
+      if (!field) this.unknownFields.push({ path: at, typeName: schema.typeName });
+      result[key] = field ? this.field(field, v, at) : v;
     }
     return result;
   }
 
-  private any(obj: JsonObject): unknown {
+  private any(obj: JsonObject, path: string): unknown {
     const url = obj["@type"];
     if (typeof url !== "string") return obj;
     const schema = registry.getMessage(typeName(url));
     if (!schema) {
-      this.unresolved.push(url);
+      this.unresolved.push({ path, url });
       return { "@type": PLACEHOLDER_TYPE };
     }
     if (schema.typeName === DURATION) return { ...obj, value: this.duration(obj.value) };
     // Other well-known types keep their JSON under "value"; messages spread their fields.
     if (schema.typeName.startsWith("google.protobuf.")) return obj;
     const { "@type": _type, ...fields } = obj;
-    return { "@type": url, ...asObject(this.message(schema, fields)) };
+    return { "@type": url, ...asObject(this.message(schema, fields, path)) };
   }
 
-  private field(field: DescField, value: unknown): unknown {
+  private field(field: DescField, value: unknown, path: string): unknown {
     if (value === null) return value;
     switch (field.fieldKind) {
       case "message":
-        return this.messageValue(field.message, value);
+        return this.messageValue(field.message, value, path);
       case "enum":
         return this.enumValue(field.enum, value);
       case "list":
         if (!Array.isArray(value)) return value;
-        if (field.listKind === "message") return value.map((v) => this.messageValue(field.message, v));
+        if (field.listKind === "message") {
+          return value.map((v, i) => this.messageValue(field.message, v, `${path}[${i}]`));
+        }
         if (field.listKind === "enum") return value.map((v) => this.enumValue(field.enum, v));
         return value;
       case "map": {
@@ -143,7 +185,7 @@ class PreparedJson {
         const entries = Object.entries(map);
         return Object.fromEntries(
           field.mapKind === "message"
-            ? entries.map(([k, v]) => [k, this.messageValue(field.message, v)])
+            ? entries.map(([k, v]) => [k, this.messageValue(field.message, v, `${path}.${k}`)])
             : entries.map(([k, v]) => [k, this.enumValue(field.enum, v)]),
         );
       }
@@ -152,8 +194,8 @@ class PreparedJson {
     }
   }
 
-  private messageValue(schema: DescMessage, value: unknown): unknown {
-    return schema.typeName === DURATION ? this.duration(value) : this.message(schema, value);
+  private messageValue(schema: DescMessage, value: unknown, path: string): unknown {
+    return schema.typeName === DURATION ? this.duration(value) : this.message(schema, value, path);
   }
 
   private enumValue(schema: DescEnum, value: unknown): unknown {

@@ -238,10 +238,31 @@ describe("EnvoyFilter webhook validation", () => {
     );
   });
 
-  test("EnvoyFilter: unknown fields in the patch value are a warning", () => {
+  test("EnvoyFilter: unknown fields in the patch value are errors at their path (Istio only warns)", () => {
     const r = onePatch({ applyTo: "CLUSTER", patch: { operation: "ADD", value: { name: "c", bogus: 1 } } });
-    assert.deepEqual(r.errors, []);
-    assert.match(r.warnings[1].message, /^Envoy filter: .*"bogus" is unknown/);
+    assert.deepEqual(r.errors, [
+      {
+        path: "spec.configPatches[0].patch.value.bogus",
+        message: 'Envoy filter: unknown field "bogus" in envoy.config.cluster.v3.Cluster',
+      },
+    ]);
+    const nested = onePatch({
+      applyTo: "NETWORK_FILTER",
+      patch: {
+        operation: "MERGE",
+        value: {
+          typed_config: {
+            "@type":
+              "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager",
+            httpFilters: [{ name: "a" }, { name: "b", typo: true }],
+          },
+        },
+      },
+    });
+    assert.deepEqual(
+      nested.errors.map((e) => e.path),
+      ["spec.configPatches[0].patch.value.typed_config.httpFilters[1].typo"],
+    );
   });
 
   test("EnvoyFilter: unresolvable Any types are rejected (v2 types with a hint)", () => {
