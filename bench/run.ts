@@ -4,7 +4,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { parseArgs } from "node:util";
-import { type LoadOptions, type LoadReport, printLoadReport, runLoad } from "./load/run-load.ts";
+import { type LoadOptions, type LoadReport, printLoadReport, printLoadTable, runLoad } from "./load/run-load.ts";
 import type { Timing } from "./measure.ts";
 import { benchProxyless } from "./proxyless.ts";
 import { benchRegistry } from "./registry.ts";
@@ -73,10 +73,11 @@ if (suites.includes("load")) {
     protocols: list(flags.protocols ?? "") as LoadOptions["protocols"],
     sluicedProfileDir: flags["sluiced-profile"],
   };
-  for (const report of await runLoad(options)) {
+  for await (const report of runLoad(options)) {
     printLoadReport(report);
     load.push(report);
   }
+  printLoadTable(load);
 }
 
 const machine = { cpu: cpus()[0]?.model, cores: cpus().length, memGiB: totalmem() / 2 ** 30, node: process.version };

@@ -262,17 +262,16 @@ async function runOne(shape: MeshShape, protocol: Protocol, n: number, profileDi
   }
 }
 
-export async function runLoad(options: LoadOptions): Promise<LoadReport[]> {
-  const reports: LoadReport[] = [];
+/** Every run of the load test, each reported as soon as it is done (a full-size run takes long). */
+export async function* runLoad(options: LoadOptions): AsyncGenerator<LoadReport> {
   for (const kind of options.meshes) {
     for (const protocol of options.protocols) {
       for (const n of options.proxies) {
         const shape = { kind, services: options.services, endpoints: options.endpoints };
-        reports.push(await runOne(shape, protocol, n, options.sluicedProfileDir));
+        yield await runOne(shape, protocol, n, options.sluicedProfileDir);
       }
     }
   }
-  return reports;
 }
 
 const ms = (v: number) => (Number.isNaN(v) ? "-" : v >= 1000 ? `${(v / 1000).toFixed(2)} s` : `${v.toFixed(0)} ms`);
@@ -296,4 +295,42 @@ export function printLoadReport(r: LoadReport): void {
   console.log(`  at rest: sluiced RSS ${r.atRest.rssMiB.toFixed(0)} MiB, CPU ${r.atRest.cpuPercent.toFixed(1)}%`);
   console.log(`  endpoint change: ${describeChange(r.endpointChange)}`);
   console.log(`  VirtualService change: ${describeChange(r.virtualServiceChange)}`);
+}
+
+/** One row per run: the figures issue 6 sets targets for. */
+export function printLoadTable(reports: readonly LoadReport[]): void {
+  const pct = (c: ChangeReport) => `${(c.fractionOfFullPush * 100).toFixed(2)}%`;
+  const latency = (c: ChangeReport) => `${ms(c.p50Ms)}/${ms(c.p99Ms)}/${ms(c.maxMs)}`;
+  const rows = [
+    [
+      "mesh",
+      "proto",
+      "N",
+      "sync",
+      "bound",
+      "ratio",
+      "RSS MiB",
+      "rest CPU",
+      "EDS p50/p99/max",
+      "EDS bytes",
+      "VS p50/p99/max",
+      "VS bytes",
+    ],
+    ...reports.map((r) => [
+      r.mesh,
+      r.protocol,
+      String(r.proxies),
+      ms(r.sync.ms),
+      ms(r.bound.ms),
+      `${r.syncRatio.toFixed(2)}x`,
+      r.atRest.rssMiB.toFixed(0),
+      `${r.atRest.cpuPercent.toFixed(1)}%`,
+      latency(r.endpointChange),
+      pct(r.endpointChange),
+      latency(r.virtualServiceChange),
+      pct(r.virtualServiceChange),
+    ]),
+  ];
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => row[i].length)));
+  for (const row of rows) console.log(row.map((cell, i) => cell.padEnd(widths[i])).join("  "));
 }
