@@ -1,18 +1,30 @@
 // Every analyzer, in Istio's registration order (analyzers.All()), and the ones outside the default set.
 import type { Analyzer } from "./analyzer.ts";
+import { appUidAnalyzer } from "./analyzers/app-uid.ts";
 import { caCertificateAnalyzer } from "./analyzers/ca-certificate.ts";
 import { conflictingGatewayAnalyzer } from "./analyzers/conflicting-gateway.ts";
 import { envoyPatchAnalyzer } from "./analyzers/envoy-patch.ts";
+import { externalControlPlaneAnalyzer } from "./analyzers/external-control-plane.ts";
 import { ingressGatewayPortAnalyzer } from "./analyzers/ingress-gateway-port.ts";
+import { injectionImageAnalyzer } from "./analyzers/injection-image.ts";
+import { portNameAnalyzer } from "./analyzers/port-name.ts";
+import { serviceEntryAddressesAnalyzer } from "./analyzers/service-entry-addresses.ts";
+import { subsetSelectPodAnalyzer } from "./analyzers/subset-select-pod.ts";
 import { vsGatewayAnalyzer } from "./analyzers/vs-gateway.ts";
 
 /** The default set: what `sluice analyze` runs. */
 export const ALL_ANALYZERS: readonly Analyzer[] = [
+  appUidAnalyzer,
   caCertificateAnalyzer,
+  subsetSelectPodAnalyzer,
   envoyPatchAnalyzer,
+  externalControlPlaneAnalyzer,
   ingressGatewayPortAnalyzer,
   conflictingGatewayAnalyzer,
+  injectionImageAnalyzer,
+  portNameAnalyzer,
   vsGatewayAnalyzer,
+  serviceEntryAddressesAnalyzer,
 ];
 
 /** Analyzers that exist but are not run by default (annotations.AlphaAnalyzer). */

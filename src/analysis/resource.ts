@@ -100,3 +100,15 @@ export function joinFullName(ref: { namespace: string; name: string }): string {
 export function asStringArray(value: unknown): string[] {
   return asArray(value).map((v) => (typeof v === "string" ? v : String(v ?? "")));
 }
+
+/** Istio's util.IsIstioControlPlane: an `istio` label, or `release: istio`. */
+export function isIstioControlPlane(r: Resource): boolean {
+  const labels = labelsOf(r);
+  return "istio" in labels || labels.release === "istio";
+}
+
+/** The pod spec of a Pod, or of a Deployment's pod template. */
+export function podSpecOf(r: Resource): Record<string, unknown> {
+  const spec = specOf(r);
+  return r.object.kind === "Deployment" ? asRecord(asRecord(spec.template).spec) : spec;
+}

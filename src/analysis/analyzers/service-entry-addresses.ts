@@ -1,0 +1,34 @@
+// serviceentry.Analyzer: a ServiceEntry without addresses needs them for TCP (or unset protocol) ports,
+// unless an address was allocated (status) or the mesh's proxies capture DNS and auto-allocate.
+import type { Analyzer } from "../analyzer.ts";
+import { K } from "../kinds.ts";
+import { newMessage } from "../message.ts";
+import { MESSAGES } from "../messages.ts";
+import { asArray, asRecord, asString, asStringMap, specOf } from "../resource.ts";
+
+export const serviceEntryAddressesAnalyzer: Analyzer = {
+  name: "serviceentry.Analyzer",
+  description: "Checks the validity of ServiceEntry",
+  inputs: [K.ServiceEntry, K.MeshConfig],
+  analyze(ctx) {
+    let autoAllocated = false;
+    for (const mesh of ctx.list(K.MeshConfig)) {
+      const metadata = asStringMap(asRecord(specOf(mesh).defaultConfig).proxyMetadata);
+      if (metadata.ISTIO_META_DNS_CAPTURE !== "true") continue;
+      if (metadata.ISTIO_META_DNS_AUTO_ALLOCATE === "true" || metadata.PILOT_ENABLE_IP_AUTOALLOCATE === "true") {
+        autoAllocated = true;
+      }
+    }
+    for (const entry of ctx.list(K.ServiceEntry)) {
+      const spec = specOf(entry);
+      const allocated = asArray(asRecord(entry.object.status).addresses).length > 0;
+      if (spec.addresses !== undefined || allocated || autoAllocated) continue;
+      for (const port of asArray(spec.ports).map(asRecord)) {
+        const protocol = asString(port.protocol);
+        if (protocol === "" || protocol.toUpperCase() === "TCP") {
+          ctx.report(newMessage(MESSAGES.ServiceEntryAddressesRequired, entry));
+        }
+      }
+    }
+  },
+};
