@@ -6,13 +6,10 @@ import { createServer } from "node:net";
 import { Client, credentials } from "@grpc/grpc-js";
 import * as grpcXds from "@grpc/grpc-js-xds";
 import { pino } from "pino";
-import { registry } from "../../src/api/index.ts";
 import { type ConfigObject, DEFAULT_MESH_CONFIG } from "../../src/config/index.ts";
 import { ConfigStore, MemorySource } from "../../src/sources/index.ts";
-import type { XdsResource } from "../../src/xds/generator.ts";
 import { type Discovery, startDiscovery, storePush, storeRegistry, TypeUrl } from "../../src/xds/index.ts";
 import type { DebounceOptions } from "../../src/xds/pipeline/debounce.ts";
-import { violations } from "../translate/pgv.ts";
 import { waitFor } from "../xds/fixtures.ts";
 import type { Backend } from "./echo.ts";
 
@@ -213,15 +210,6 @@ export const VERSION_SUBSETS = [
 /** `outbound|7070|<subset>|echo...`. */
 export function echoCluster(subset = ""): string {
   return `outbound|${ECHO_PORT}|${subset}|${ECHO_HOST}`;
-}
-
-/** Envoy's protoc-gen-validate violations of generated resources (empty when all are valid Envoy config). */
-export function pgvViolations(resources: readonly XdsResource[]): string[] {
-  return resources.flatMap((r) => {
-    const schema = registry.getMessage(r.resource.$typeName);
-    if (!schema) return [`${r.name}: unknown type ${r.resource.$typeName}`];
-    return violations(schema, r.resource).map((v) => `${r.name}: ${JSON.stringify(v)}`);
-  });
 }
 
 export { TypeUrl };
