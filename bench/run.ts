@@ -1,6 +1,7 @@
 // `npm run bench [-- flags]`: runs the benchmarks, prints a table and writes bench/results/latest.json.
 // Not part of `npm test`: speed is reported, never asserted. Sizes are flags, so a loaded machine can
-// run a small version: `npm run bench -- --suite load --services 50 --proxies 10`.
+// run a small version: `npm run bench -- --suite load --services 50 --proxies 10`. `--services` sets
+// both the micro templates' size (default 100) and the load mesh's (default 1,000).
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { parseArgs } from "node:util";
