@@ -3,11 +3,10 @@
 // timeouts and circuit breaking.
 import {
   type Client,
-  ServerCredentials as Credentials,
   type Metadata,
   type MethodDefinition,
   Server,
-  type ServerCredentials,
+  ServerCredentials,
   type ServerUnaryCall,
   type ServiceError,
   type sendUnaryData,
@@ -74,7 +73,7 @@ export class Backend {
   /** Binds `address` (127.0.0.1:0 for a plain server; an xDS server needs a fixed port). */
   async listen(
     address = "127.0.0.1:0",
-    credentials: ServerCredentials = Credentials.createInsecure(),
+    credentials: ServerCredentials = ServerCredentials.createInsecure(),
   ): Promise<number> {
     this.port = await new Promise<number>((resolve, reject) =>
       this.server.bindAsync(address, credentials, (err, p) => (err ? reject(err) : resolve(p))),
