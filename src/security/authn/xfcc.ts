@@ -46,7 +46,7 @@ export class XfccAuthenticator implements Authenticator {
     return { identities, authenticator: this.name };
   }
 
-  /** Inside a trusted CIDR of its own address family, or loopback. */
+  /** Inside a trusted CIDR, or loopback. An IPv4-mapped peer counts as its IPv4 address (Go's listener reports it so). */
   isTrusted(remoteAddress: string): boolean {
     const ip = hostOf(remoteAddress);
     if (ip === undefined) return false;
