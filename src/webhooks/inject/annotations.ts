@@ -6,6 +6,7 @@ import { decodeYaml } from "../../config/mesh-decode.ts";
 import { goMultiError, goQuote } from "../../config/validation/common/format.ts";
 import { isIpPrefix } from "../../config/validation/common/net.ts";
 import { parseGoBool } from "./probes.ts";
+import { isQuantity, QUANTITY_FORMAT_ERROR } from "./quantity.ts";
 
 type Check = (value: string) => string | undefined;
 
@@ -42,6 +43,13 @@ function cidrListError(cidrs: string): string | undefined {
   return undefined;
 }
 
+function quantityError(value: string): string | undefined {
+  // Go's unicode.IsControl: C0 controls, DEL and C1 controls.
+  const isControl = (c: number) => c < 0x20 || (c >= 0x7f && c <= 0x9f);
+  if ([...value].some((ch) => isControl(ch.codePointAt(0) ?? 0))) return "value contains control characters";
+  return isQuantity(value) ? undefined : QUANTITY_FORMAT_ERROR;
+}
+
 const CHECKS: Readonly<Record<string, Check>> = {
   "sidecar.istio.io/interceptionMode": (mode) =>
     ["REDIRECT", "TPROXY", "NONE"].includes(mode)
@@ -68,6 +76,10 @@ const CHECKS: Readonly<Record<string, Check>> = {
   "traffic.sidecar.istio.io/excludeOutboundPorts": portListError("excludeOutboundPorts"),
   "prometheus.istio.io/merge-metrics": (v) =>
     parseGoBool(v) === undefined ? `strconv.ParseBool: parsing ${goQuote(v)}: invalid syntax` : undefined,
+  "sidecar.istio.io/proxyCPU": quantityError,
+  "sidecar.istio.io/proxyMemory": quantityError,
+  "sidecar.istio.io/proxyCPULimit": quantityError,
+  "sidecar.istio.io/proxyMemoryLimit": quantityError,
   "proxy.istio.io/config": (v) => {
     const out = new Findings("");
     decodeYaml(v, "ProxyConfig", out);

@@ -7,6 +7,7 @@ import { strategicMergePod } from "./merge.ts";
 import type { Container, Pod } from "./pod.ts";
 import { assertValidPod } from "./pod-check.ts";
 import { type InjectionPolicyConfig, injectRequired, webhookSelects } from "./policy.ts";
+import { canonicalQuantity } from "./quantity.ts";
 import { DEFAULT_INJECTION_SETTINGS, type InjectionSettings } from "./settings.ts";
 
 function appPod(annotations: Record<string, string> = {}, extra: Partial<Container> = {}): Pod {
@@ -395,6 +396,39 @@ describe("injection policy", () => {
     assert.equal(webhookSelects({}, { "sidecar.istio.io/inject": "true" }, ""), true);
     assert.equal(webhookSelects({ "istio.io/rev": "canary" }, {}, "canary"), true);
     assert.equal(webhookSelects({ "istio.io/rev": "canary" }, {}, ""), false);
+  });
+});
+
+describe("resource quantities", () => {
+  it("are canonical as the API server stores them", () => {
+    const cases: [string, string][] = [
+      ["2000m", "2"],
+      ["1024Mi", "1Gi"],
+      ["1.5Gi", "1536Mi"],
+      ["0.5", "500m"],
+      ["1000", "1k"],
+      ["1500", "1500"],
+      ["100m", "100m"],
+      ["1e3", "1e3"],
+      ["0", "0"],
+    ];
+    for (const [input, canonical] of cases) assert.equal(canonicalQuantity(input), canonical, input);
+  });
+
+  it("in annotations are checked, and canonical in the injected proxy", () => {
+    const pod = inject(
+      appPod({ "sidecar.istio.io/proxyCPULimit": "1500m", "sidecar.istio.io/proxyMemoryLimit": "2048Mi" }),
+    );
+    assert.deepEqual(container(pod, "istio-proxy").resources, { limits: { cpu: "1500m", memory: "2Gi" } });
+    assert.throws(
+      () =>
+        injectPod({
+          pod: appPod({ "sidecar.istio.io/proxyCPU": "lots" }),
+          mesh: DEFAULT_MESH_CONFIG,
+          settings: DEFAULT_INJECTION_SETTINGS,
+        }),
+      /invalid value 'lots' for annotation 'sidecar.istio.io\/proxyCPU': quantities must match the regular expression/,
+    );
   });
 });
 

@@ -24,6 +24,7 @@ import {
 } from "./pod.ts";
 import { dumpAppProbers, KUBE_APP_PROBERS_ENV, parseGoBool, rewriteProbes, shouldRewriteProbes } from "./probes.ts";
 import { effectiveProxyConfig } from "./proxyconfig.ts";
+import { canonicalQuantity } from "./quantity.ts";
 import type { InjectionSettings } from "./settings.ts";
 import { TEMPLATES, type TemplateData } from "./templates.ts";
 
@@ -72,6 +73,7 @@ export function injectPod(req: InjectionRequest): InjectionResult {
   const { merged, templatePod } = runTemplates(req, proxyConfig, proxyEnvs);
   const final = reapplyUserContainers(merged, original, templatePod, proxyConfig);
   postProcess(final, templatePod, req, proxyConfig, proxyEnvs);
+  canonicalizeResources(final);
   return { pod: final, patch: createPatch(original, final) };
 }
 
@@ -441,6 +443,16 @@ function applyProbeRewrite(pod: Pod, req: InjectionRequest): void {
   }
   const annotated = pod.metadata.annotations?.["status.sidecar.istio.io/port"];
   rewriteProbes(pod, annotated === undefined ? meshStatusPort : Number.parseInt(annotated, 10) || 0);
+}
+
+/** Resource quantities as the API server stores them ("2000m" → "2"), as Istio's typed round trip prints them. */
+function canonicalizeResources(pod: Pod): void {
+  for (const c of [...pod.spec.containers, ...(pod.spec.initContainers ?? [])]) {
+    const resources = c.resources as Record<string, Record<string, string> | undefined> | undefined;
+    for (const list of [resources?.requests, resources?.limits]) {
+      for (const [name, value] of Object.entries(list ?? {})) list![name] = canonicalQuantity(String(value));
+    }
+  }
 }
 
 // ---- Order: the proxy last (first when the app waits for it), init containers around it.
