@@ -13,8 +13,9 @@ import { type ConvertedRoute, convertHTTPRoute } from "./httproute.ts";
 import { inferencePoolStatus } from "./inferencepool.ts";
 import { type ListenerStatus, listenerConflicts } from "./listeners.ts";
 import { convertListenerSet, eligibleListenerSets, type ListenerSetOutput, parentGatewayKey } from "./listenerset.ts";
-import type { ClusterObjects, ConversionSettings, ParentInfo, ServiceLookup } from "./model.ts";
+import type { ClusterObjects, ConversionSettings, ServiceLookup } from "./model.ts";
 import { clusterObjects, groupBy, nameOf, namespaceOf, objectKey } from "./model.ts";
+import type { ParentIndex } from "./parents.ts";
 import { ReferenceGrants } from "./referencegrant.ts";
 import type { RouteContext } from "./routes.ts";
 import { convertTCPRoute } from "./tcproute.ts";
@@ -23,9 +24,15 @@ import { compareByCreation, type KeyedVirtualService, mergeVirtualServices } fro
 import { convertXBackend } from "./xbackend.ts";
 
 export { stampTransitionTimes, TRANSITION_TIME } from "./conditions.ts";
-export { type ClusterCollections, type LiveConversionInputs, liveConversion, registryServiceView } from "./live.ts";
+export {
+  type ClusterCollections,
+  type GatewayApiCollections,
+  type LiveConversionInputs,
+  liveConversion,
+  registryServiceView,
+} from "./live.ts";
 export type { ConversionSettings, RegistryService, ServiceLookup } from "./model.ts";
-export { DEFAULT_SETTINGS, staticServiceLookup } from "./model.ts";
+export { DEFAULT_SETTINGS, GATEWAY_GROUP, staticServiceLookup } from "./model.ts";
 export { GatewayStatusWriter, type StatusTarget, type StatusWriterOptions } from "./status-writer.ts";
 
 export interface ConversionResult {
@@ -96,7 +103,7 @@ function withAttachedRoutes(
   if (status.listeners?.length === 0) delete status.listeners;
 }
 
-interface GatewayStage {
+export interface GatewayStage {
   gateways: GatewayOutput[];
   listenerSets: ListenerSetOutput[];
 }
@@ -145,7 +152,7 @@ function convertGateways(objects: readonly ConfigObject[], ctx: ConversionContex
 }
 
 /** Listeners routes can attach to, by the object they reference ("<Kind>/<ns>/<name>"), in name order. */
-function parentIndex(stage: GatewayStage): Map<string, ParentInfo[]> {
+function parentIndex(stage: GatewayStage): ParentIndex {
   const parents = groupBy(
     stage.gateways.flatMap((g) => g.listeners.map((l) => l.parent)),
     (parent) => `${parent.parentKind}/${parent.parentNamespace}/${parent.parentName}`,
@@ -154,7 +161,7 @@ function parentIndex(stage: GatewayStage): Map<string, ParentInfo[]> {
   return parents;
 }
 
-const ROUTE_KINDS = ["HTTPRoute", "GRPCRoute", "TCPRoute", "TLSRoute"] as const;
+export const ROUTE_KINDS = ["HTTPRoute", "GRPCRoute", "TCPRoute", "TLSRoute"] as const;
 
 function convertRoute(route: ConfigObject, ctx: RouteContext): ConvertedRoute {
   switch (route.kind) {
@@ -176,12 +183,11 @@ interface RouteStage {
   attachedRoutes: Map<string, number>;
 }
 
-/** Every route: merged HTTP VirtualServices, L4 VirtualServices, statuses and listener attachments. */
-function convertRoutes(routes: readonly ConfigObject[], ctx: RouteContext): RouteStage {
+/** Every converted route: merged HTTP VirtualServices, L4 VirtualServices, statuses and listener attachments. */
+function collectRoutes(routes: readonly ConvertedRouteOf[]): RouteStage {
   const stage: RouteStage = { virtualServices: [], statuses: [], attachedRoutes: new Map() };
   const keyed: KeyedVirtualService[] = [];
-  for (const route of routes) {
-    const converted = convertRoute(route, ctx);
+  for (const { route, converted } of routes) {
     keyed.push(...converted.keyedVirtualServices);
     stage.virtualServices.push(...converted.virtualServices);
     for (const key of converted.attachments) stage.attachedRoutes.set(key, (stage.attachedRoutes.get(key) ?? 0) + 1);
@@ -214,24 +220,78 @@ function convertBackendPolicies(
   ];
 }
 
-/** Cluster objects looked up elsewhere than in `objects` (the live conversion fetches them by key). */
+/** Cluster objects looked up elsewhere than in the objects given (the live conversion fetches them by key). */
 export type ClusterLookups = Partial<ClusterObjects>;
 
-export function convertResources(
-  objects: readonly ConfigObject[],
-  settings: ConversionSettings,
-  services: ServiceLookup,
-  lookups: ClusterLookups = {},
-): ConversionResult {
-  const cluster: ClusterObjects = { ...clusterObjects(objects), ...lookups };
-  const classes = new GatewayClassIndex(byKind(objects, "GatewayClass") as gatewayapi.GatewayClass[]);
-  const grants = new ReferenceGrants(byKind(objects, "ReferenceGrant") as gatewayapi.ReferenceGrant[]);
-  const ctx: ConversionContext = { domainSuffix: settings.domainSuffix, classes, cluster, grants, services };
+/** What every stage reads besides the objects it is given. */
+export interface StageInputs {
+  settings: ConversionSettings;
+  services: ServiceLookup;
+  lookups?: ClusterLookups;
+}
 
-  const gatewayStage = convertGateways(objects, ctx);
-  const routes = ROUTE_KINDS.flatMap((kind) => byKind(objects, kind));
-  const routeStage = convertRoutes(routes, { settings, cluster, grants, services, parents: parentIndex(gatewayStage) });
-  const policies = convertBackendPolicies(objects, cluster, routeAncestors(routes), settings);
+function clusterOf(objects: readonly ConfigObject[], lookups: ClusterLookups = {}): ClusterObjects {
+  return { ...clusterObjects(objects), ...lookups };
+}
+
+function referenceGrants(objects: readonly ConfigObject[]): ReferenceGrants {
+  return new ReferenceGrants(byKind(objects, "ReferenceGrant") as gatewayapi.ReferenceGrant[]);
+}
+
+/** Gateways and ListenerSets converted (statuses before route counts), and the listeners routes attach to. */
+export interface GatewayStageOutput extends GatewayStage {
+  parents: ParentIndex;
+}
+
+/**
+ * Stage 1: the GatewayClasses, Gateways and ListenerSets among `objects` (with the ReferenceGrants their
+ * certificate references need) become Istio Gateways, their statuses, and the listeners routes attach to.
+ */
+export function convertGatewayStage(objects: readonly ConfigObject[], inputs: StageInputs): GatewayStageOutput {
+  const ctx: ConversionContext = {
+    domainSuffix: inputs.settings.domainSuffix,
+    classes: new GatewayClassIndex(byKind(objects, "GatewayClass") as gatewayapi.GatewayClass[]),
+    cluster: clusterOf(objects, inputs.lookups),
+    grants: referenceGrants(objects),
+    services: inputs.services,
+  };
+  const stage = convertGateways(objects, ctx);
+  return { ...stage, parents: parentIndex(stage) };
+}
+
+/** Stage 2's context: the listeners of stage 1, and the ReferenceGrants (and other cluster objects) among `objects`. */
+export function routeContext(
+  objects: readonly ConfigObject[],
+  parents: ParentIndex,
+  inputs: StageInputs,
+): RouteContext {
+  const { settings, services, lookups } = inputs;
+  return { settings, cluster: clusterOf(objects, lookups), grants: referenceGrants(objects), services, parents };
+}
+
+/** Stage 2, route by route: each route's VirtualServices, status and listener attachments. */
+export { convertRoute };
+
+export interface ConvertedRouteOf {
+  route: ConfigObject;
+  converted: ConvertedRoute;
+}
+
+/**
+ * Stage 3: the routes merged, the Gateways' route counts, the backend policies among `objects` (with the
+ * GatewayClasses and InferencePools), and every status document that changes.
+ */
+export function assembleConversion(
+  objects: readonly ConfigObject[],
+  gatewayStage: GatewayStage,
+  routes: readonly ConvertedRouteOf[],
+  inputs: StageInputs,
+): ConversionResult {
+  const { settings } = inputs;
+  const cluster = clusterOf(objects, inputs.lookups);
+  const routeObjects = routes.map((r) => r.route);
+  const routeStage = collectRoutes(routes);
+  const policies = convertBackendPolicies(objects, cluster, routeAncestors(routeObjects), settings);
 
   const statuses: [ConfigObject, unknown][] = [];
   for (const gc of byKind(objects, "GatewayClass") as gatewayapi.GatewayClass[]) {
@@ -241,16 +301,18 @@ export function convertResources(
   statuses.push(...routeStage.statuses);
   for (const { gateway, status } of gatewayStage.gateways) {
     if (!status) continue;
-    withAttachedRoutes("Gateway", gateway, status, routeStage.attachedRoutes);
-    statuses.push([gateway, status]);
+    const counted = structuredClone(status);
+    withAttachedRoutes("Gateway", gateway, counted, routeStage.attachedRoutes);
+    statuses.push([gateway, counted]);
   }
   for (const { listenerSet, status } of gatewayStage.listenerSets) {
     if (!status) continue;
-    withAttachedRoutes("ListenerSet", listenerSet, status, routeStage.attachedRoutes);
-    statuses.push([listenerSet, status]);
+    const counted = structuredClone(status);
+    withAttachedRoutes("ListenerSet", listenerSet, counted, routeStage.attachedRoutes);
+    statuses.push([listenerSet, counted]);
   }
   for (const pool of byKind(objects, "InferencePool")) {
-    statuses.push([pool, inferencePoolStatus(pool, byKind(objects, "HTTPRoute"), cluster)]);
+    statuses.push([pool, inferencePoolStatus(pool, byKind(routeObjects, "HTTPRoute"), cluster)]);
   }
   statuses.push(...policies.map(([obj, output]): [ConfigObject, unknown] => [obj, output.status]));
 
@@ -269,4 +331,19 @@ export function convertResources(
   const now = settings.now ?? new Date().toISOString().replace(/\.\d+Z$/, "Z");
   const documents = statuses.flatMap(([obj, status]) => statusDocument(obj, status) ?? []);
   return { config: plain(config), statuses: stampTransitionTimes(sortStatuses(documents), now) };
+}
+
+export function convertResources(
+  objects: readonly ConfigObject[],
+  settings: ConversionSettings,
+  services: ServiceLookup,
+): ConversionResult {
+  const inputs: StageInputs = { settings, services };
+  const gatewayStage = convertGatewayStage(objects, inputs);
+  const ctx = routeContext(objects, gatewayStage.parents, inputs);
+  const routes = ROUTE_KINDS.flatMap((kind) => byKind(objects, kind)).map((route) => ({
+    route,
+    converted: convertRoute(route, ctx),
+  }));
+  return assembleConversion(objects, gatewayStage, routes, inputs);
 }

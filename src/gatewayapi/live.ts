@@ -1,14 +1,33 @@
-// The conversion kept live over krt collections (Istio's gateway controller on its informers): one
-// singleton recomputed when a Gateway API object changes, or a cluster object (Service, Secret, ConfigMap,
-// ServiceEntry, Namespace) or registry service the conversion looked up by key. Other Secrets, Pods,
-// endpoints that do not change a service's ports, and Istio's own kinds never reach it. Statuses carry unstamped transition times (TRANSITION_TIME) so that recomputing an
+// The conversion kept live over krt collections (Istio's gateway controller on its informers), in stages:
+// Gateways, each route, and the assembly. A stage recomputes when its Gateway API objects change, or a
+// cluster object (Service, Secret, ConfigMap, ServiceEntry, Namespace, Gateway) or registry service it
+// looked up by key. Other Secrets, Pods, endpoints that do not change a service's ports, and Istio's own
+// kinds never reach it. Statuses carry unstamped transition times (TRANSITION_TIME) so that recomputing an
 // unchanged input gives an equal result; whoever writes a status stamps it then.
 import type { ConfigObject } from "../config/index.ts";
-import { type Collection, derive, type FetchContext, type Index, type Singleton, singleton } from "../krt/index.ts";
+import {
+  type Collection,
+  derive,
+  type FetchContext,
+  type Index,
+  join,
+  type Singleton,
+  singleton,
+} from "../krt/index.ts";
 import type { PortEndpoints, Service } from "../registry/index.ts";
 import { TRANSITION_TIME } from "./conditions.ts";
-import { type ConversionResult, convertResources } from "./index.ts";
+import {
+  assembleConversion,
+  type ConversionResult,
+  type ConvertedRouteOf,
+  convertGatewayStage,
+  convertRoute,
+  type GatewayStageOutput,
+  routeContext,
+  type StageInputs,
+} from "./index.ts";
 import type { ConversionSettings, RegistryService, ServiceEndpoint, ServiceLookup } from "./model.ts";
+import { objectKey } from "./model.ts";
 
 /** The cluster objects the conversion looks up, one collection per kind, keyed "ns/name" (Namespaces "name"). */
 export type ClusterCollections = Record<
@@ -16,9 +35,19 @@ export type ClusterCollections = Record<
   Collection<ConfigObject>
 >;
 
+/** The Gateway API objects converted, one collection per kind (cluster-scoped GatewayClasses keyed by name). */
+export interface GatewayApiCollections {
+  gatewayClasses: Collection<ConfigObject>;
+  gateways: Collection<ConfigObject>;
+  listenerSets: Collection<ConfigObject>;
+  referenceGrants: Collection<ConfigObject>;
+  backendTLSPolicies: Collection<ConfigObject>;
+  /** One per route kind (HTTPRoute, GRPCRoute, TCPRoute, TLSRoute). */
+  routes: readonly Collection<ConfigObject>[];
+}
+
 export interface LiveConversionInputs {
-  /** One collection per Gateway API kind: with none of these objects there is nothing to convert. */
-  gatewayApi: readonly Collection<ConfigObject>[];
+  gatewayApi: GatewayApiCollections;
   cluster: ClusterCollections;
   /** The registry's services as the conversion sees them, by hostname (see registryServiceView). */
   servicesByHostname: Index<RegistryService>;
@@ -114,30 +143,79 @@ function fetchingLookup(ctx: FetchContext, index: Index<RegistryService>): Servi
   return { servicesByHostname: (hostname) => ctx.fetchIndex(index, hostname) };
 }
 
-/** The conversion of whatever the inputs hold now, kept up to date. */
+const NO_GATEWAYS: GatewayStageOutput = { gateways: [], listenerSets: [], parents: new Map() };
+
+/**
+ * The conversion of whatever the inputs hold now, kept up to date in Istio's stages: the Gateways (one
+ * singleton), each route on its own (recomputed when it changes, or the listeners it can attach to), and
+ * their assembly with the backend policies into config and statuses.
+ */
 export function liveConversion(
   inputs: LiveConversionInputs,
   settings: ConversionSettings,
 ): Singleton<ConversionResult> {
+  const api = inputs.gatewayApi;
+  // Every lookup a stage makes through these is a dependency of that stage alone.
+  const stageInputs = (ctx: FetchContext): StageInputs => {
+    const map = (collection: Collection<ConfigObject>) => new FetchingMap(ctx, collection);
+    const { services, secrets, configMaps, namespaces, serviceEntries } = inputs.cluster;
+    return {
+      settings: { ...settings, now: TRANSITION_TIME },
+      services: fetchingLookup(ctx, inputs.servicesByHostname),
+      lookups: {
+        services: map(services),
+        secrets: map(secrets),
+        configMaps: map(configMaps),
+        namespaces: map(namespaces),
+        serviceEntries: map(serviceEntries),
+        gateways: map(api.gateways),
+        gatewayClasses: map(api.gatewayClasses),
+      },
+    };
+  };
+
+  const gatewayStage = singleton(
+    (ctx) =>
+      convertGatewayStage(
+        [
+          ...ctx.fetch(api.gatewayClasses),
+          ...ctx.fetch(api.gateways),
+          ...ctx.fetch(api.listenerSets),
+          ...ctx.fetch(api.referenceGrants),
+        ],
+        stageInputs(ctx),
+      ),
+    { name: "gatewayapi/gateways" },
+  );
+  // Apart, so that a Gateway whose status alone changed does not recompute every route.
+  const parents = singleton((ctx) => (ctx.fetchOne(gatewayStage.asCollection()) ?? NO_GATEWAYS).parents, {
+    name: "gatewayapi/parents",
+  });
+  const routeKey = (r: ConvertedRouteOf) => `${r.route.kind}/${objectKey(r.route)}`;
+  const routes = join(
+    api.routes.map((collection) =>
+      derive(
+        collection,
+        (ctx, route): ConvertedRouteOf => {
+          const listeners = ctx.fetchOne(parents.asCollection()) ?? NO_GATEWAYS.parents;
+          const context = routeContext(ctx.fetch(api.referenceGrants), listeners, stageInputs(ctx));
+          return { route, converted: convertRoute(route, context) };
+        },
+        { name: `gatewayapi/routes/${collection.name}`, keyOf: routeKey },
+      ),
+    ),
+    { name: "gatewayapi/routes", keyOf: routeKey },
+  );
+
   return singleton(
     (ctx) => {
-      const subjects = inputs.gatewayApi.flatMap((collection) => ctx.fetch(collection));
+      const stage = ctx.fetchOne(gatewayStage.asCollection()) ?? NO_GATEWAYS;
+      const converted = ctx.fetch(routes);
+      const objects = [...ctx.fetch(api.gatewayClasses), ...ctx.fetch(api.backendTLSPolicies)];
+      const empty = stage.gateways.length + stage.listenerSets.length + converted.length + objects.length === 0;
       // Without Gateway API objects the cluster is not read, so its changes do not recompute this.
-      if (subjects.length === 0) return NOTHING;
-      const { services, secrets, configMaps, namespaces, serviceEntries } = inputs.cluster;
-      const map = (collection: Collection<ConfigObject>) => new FetchingMap(ctx, collection);
-      return convertResources(
-        subjects,
-        { ...settings, now: TRANSITION_TIME },
-        fetchingLookup(ctx, inputs.servicesByHostname),
-        {
-          services: map(services),
-          secrets: map(secrets),
-          configMaps: map(configMaps),
-          namespaces: map(namespaces),
-          serviceEntries: map(serviceEntries),
-        },
-      );
+      if (empty) return NOTHING;
+      return assembleConversion(objects, stage, converted, stageInputs(ctx));
     },
     { name: "gatewayapi/conversion" },
   );

@@ -3,8 +3,14 @@
 // from the config store. Start it once the first config load is done.
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
-import { type ConfigObject, KINDS, kindKey, type MeshConfig } from "../config/index.ts";
-import { type ConversionResult, liveConversion, registryServiceView } from "../gatewayapi/index.ts";
+import { type ConfigObject, kindKey, type MeshConfig } from "../config/index.ts";
+import {
+  type ConversionResult,
+  GATEWAY_GROUP,
+  liveConversion,
+  ROUTE_KINDS,
+  registryServiceView,
+} from "../gatewayapi/index.ts";
 import type { Collection, Singleton } from "../krt/index.ts";
 import { buildPushContext, type PushContext } from "../model/index.ts";
 import { type RegistryInputs, ServiceRegistry } from "../registry/index.ts";
@@ -175,11 +181,17 @@ export function storeGatewayConversion(
 ): Singleton<ConversionResult> {
   let conversion = conversions.get(registry);
   if (!conversion) {
+    const gatewayApi = (kind: string) => store.collection(kindKey(GATEWAY_GROUP, kind));
     conversion = liveConversion(
       {
-        gatewayApi: KINDS.filter((k) => k.family === "gateway-api" && k.supported).map((k) =>
-          store.collection(kindKey(k.group, k.kind)),
-        ),
+        gatewayApi: {
+          gatewayClasses: gatewayApi("GatewayClass"),
+          gateways: gatewayApi("Gateway"),
+          listenerSets: gatewayApi("ListenerSet"),
+          referenceGrants: gatewayApi("ReferenceGrant"),
+          backendTLSPolicies: gatewayApi("BackendTLSPolicy"),
+          routes: ROUTE_KINDS.map(gatewayApi),
+        },
         cluster: {
           services: store.collection(kindKey("", "Service")),
           secrets: store.collection(kindKey("", "Secret")),

@@ -16,9 +16,9 @@ import {
 } from "../../src/gatewayapi/index.ts";
 import type { CaseResult, ConformanceCase, Corpus } from "./corpus.ts";
 
-const CORPUS_DIR = "gateway-api-conversion";
+export const CORPUS_DIR = "gateway-api-conversion";
 
-interface CaseEntry {
+export interface CaseEntry {
   name: string;
   input: string;
   expected: { config: string; status: string };
@@ -35,20 +35,20 @@ interface RegistryServiceDocument {
   metadata: { namespace: string };
 }
 
-interface Fixtures {
+export interface Fixtures {
   domainSuffix: string;
   alphaGatewayApi: boolean;
   objects: ConfigObject[];
   services: RegistryService[];
 }
 
-function parseDocuments(text: string): unknown[] {
+export function parseDocuments(text: string): unknown[] {
   return parseAllDocuments(text)
     .map((doc) => doc.toJS() as unknown)
     .filter((value) => value !== null && value !== undefined);
 }
 
-function readFixtures(dir: string): Fixtures {
+export function readFixtures(dir: string): Fixtures {
   const docs = parseDocuments(readFileSync(join(dir, "FIXTURES.yaml"), "utf8")) as ConfigObject[];
   const settings = docs.find((d) => d.kind === "TestSettings")?.spec as {
     domainSuffix: string;
@@ -77,7 +77,7 @@ function readFixtures(dir: string): Fixtures {
 }
 
 // One Namespace per namespace the input uses, labelled istio.io/test-name-part (TestSettings).
-function namespacesOf(objects: readonly ConfigObject[]): ConfigObject[] {
+export function namespacesOf(objects: readonly ConfigObject[]): ConfigObject[] {
   const names = [...new Set(objects.map((o) => o.metadata.namespace ?? ""))];
   return names.map((name) => ({
     apiVersion: "v1",
@@ -87,7 +87,7 @@ function namespacesOf(objects: readonly ConfigObject[]): ConfigObject[] {
 }
 
 // The goldens replace every transition time with "fake"; so does this comparison, on both sides.
-function normalise(value: unknown): unknown {
+export function normalise(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(normalise);
   if (value !== null && typeof value === "object") {
     return Object.fromEntries(
@@ -116,12 +116,12 @@ function compareDocuments(actual: readonly unknown[], expected: readonly unknown
   return { pass: false, detail: "documents differ" };
 }
 
-function readInput(dir: string, input: string): ConfigObject[] {
+export function readInput(dir: string, input: string): ConfigObject[] {
   return decodeConfigText(readFileSync(join(dir, input), "utf8"), input).flatMap((d) => (d.object ? [d.object] : []));
 }
 
 /** Converts a case's objects with the fixtures (TestConvertResources' setup). */
-function runConversion(objects: readonly ConfigObject[], fixtures: Fixtures): ConversionResult {
+export function runConversion(objects: readonly ConfigObject[], fixtures: Fixtures): ConversionResult {
   return convertResources(
     [...objects, ...fixtures.objects, ...namespacesOf(objects)],
     { domainSuffix: fixtures.domainSuffix, alphaGatewayApi: fixtures.alphaGatewayApi },
