@@ -7,6 +7,7 @@
 import type { ConfigObject } from "../config/index.ts";
 import {
   type Collection,
+  type DebugRegistry,
   derive,
   type FetchContext,
   type Index,
@@ -51,6 +52,8 @@ export interface LiveConversionInputs {
   cluster: ClusterCollections;
   /** The registry's services as the conversion sees them, by hostname (see registryServiceView). */
   servicesByHostname: Index<RegistryService>;
+  /** Lists the stages' collections for /debug/krtz. */
+  debug?: DebugRegistry;
 }
 
 const NOTHING: ConversionResult = { config: [], statuses: [] };
@@ -154,7 +157,7 @@ export function liveConversion(
   inputs: LiveConversionInputs,
   settings: ConversionSettings,
 ): Singleton<ConversionResult> {
-  const api = inputs.gatewayApi;
+  const { gatewayApi: api, debug } = inputs;
   // Every lookup a stage makes through these is a dependency of that stage alone.
   const stageInputs = (ctx: FetchContext): StageInputs => {
     const map = (collection: Collection<ConfigObject>) => new FetchingMap(ctx, collection);
@@ -185,11 +188,12 @@ export function liveConversion(
         ],
         stageInputs(ctx),
       ),
-    { name: "gatewayapi/gateways" },
+    { name: "gatewayapi/gateways", debug },
   );
   // Apart, so that a Gateway whose status alone changed does not recompute every route.
   const parents = singleton((ctx) => (ctx.fetchOne(gatewayStage.asCollection()) ?? NO_GATEWAYS).parents, {
     name: "gatewayapi/parents",
+    debug,
   });
   const routeKey = (r: ConvertedRouteOf) => `${r.route.kind}/${objectKey(r.route)}`;
   const routes = join(
@@ -201,10 +205,10 @@ export function liveConversion(
           const context = routeContext(ctx.fetch(api.referenceGrants), listeners, stageInputs(ctx));
           return { route, converted: convertRoute(route, context) };
         },
-        { name: `gatewayapi/routes/${collection.name}`, keyOf: routeKey },
+        { name: `gatewayapi/routes/${collection.name}`, keyOf: routeKey, debug },
       ),
     ),
-    { name: "gatewayapi/routes", keyOf: routeKey },
+    { name: "gatewayapi/routes", keyOf: routeKey, debug },
   );
 
   return singleton(
@@ -217,6 +221,6 @@ export function liveConversion(
       if (empty) return NOTHING;
       return assembleConversion(objects, stage, converted, stageInputs(ctx));
     },
-    { name: "gatewayapi/conversion" },
+    { name: "gatewayapi/conversion", debug },
   );
 }
