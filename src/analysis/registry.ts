@@ -8,6 +8,7 @@ import { externalControlPlaneAnalyzer } from "./analyzers/external-control-plane
 import { ingressGatewayPortAnalyzer } from "./analyzers/ingress-gateway-port.ts";
 import { injectionImageAnalyzer } from "./analyzers/injection-image.ts";
 import { portNameAnalyzer } from "./analyzers/port-name.ts";
+import { schemaValidationAnalyzers } from "./analyzers/schema-validation.ts";
 import { serviceEntryAddressesAnalyzer } from "./analyzers/service-entry-addresses.ts";
 import { subsetSelectPodAnalyzer } from "./analyzers/subset-select-pod.ts";
 import { vsGatewayAnalyzer } from "./analyzers/vs-gateway.ts";
@@ -25,6 +26,7 @@ export const ALL_ANALYZERS: readonly Analyzer[] = [
   portNameAnalyzer,
   vsGatewayAnalyzer,
   serviceEntryAddressesAnalyzer,
+  ...schemaValidationAnalyzers,
 ];
 
 /** Analyzers that exist but are not run by default (annotations.AlphaAnalyzer). */

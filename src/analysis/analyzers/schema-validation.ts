@@ -1,0 +1,71 @@
+// schema.ValidationAnalyzer.<Kind>: the validating webhook's checks on every object of one Istio kind.
+// Errors become SchemaValidationError and warnings SchemaWarning, except VirtualService rules that can
+// never match, which have their own codes.
+import { validateObject } from "../../config/index.ts";
+import {
+  findUnreachableRules,
+  type UnreachableRule,
+  unreachableRuleMessage,
+} from "../../config/validation/virtualservice-unreachable.ts";
+import type { Analyzer } from "../analyzer.ts";
+import { K } from "../kinds.ts";
+import { type Message, newMessage } from "../message.ts";
+import { MESSAGES } from "../messages.ts";
+import { asArray, type Resource, specOf } from "../resource.ts";
+
+// Istio's collections.Istio, in its order. MeshConfig and MeshNetworks are validated when loaded, and
+// TrafficExtension is not a kind Sluice knows yet (validation would only say so).
+const VALIDATED_KINDS = [
+  K.AuthorizationPolicy,
+  K.DestinationRule,
+  K.EnvoyFilter,
+  K.Gateway,
+  K.PeerAuthentication,
+  K.ProxyConfig,
+  K.RequestAuthentication,
+  K.ServiceEntry,
+  K.Sidecar,
+  K.Telemetry,
+  K.VirtualService,
+  K.WasmPlugin,
+  K.WorkloadEntry,
+  K.WorkloadGroup,
+];
+
+export const schemaValidationAnalyzers: readonly Analyzer[] = VALIDATED_KINDS.map((kind) => {
+  const kindName = kind.slice(kind.indexOf("/") + 1);
+  return {
+    name: `schema.ValidationAnalyzer.${kindName}`,
+    description: `Runs schema validation as an analyzer on '${kindName}' resources`,
+    inputs: [kind],
+    analyze(ctx) {
+      for (const r of ctx.list(kind)) for (const m of validationMessages(r)) ctx.report(m);
+    },
+  };
+});
+
+function validationMessages(r: Resource): Message[] {
+  const result = validateObject(r.object);
+  const unreachable = r.kind === K.VirtualService ? virtualServiceUnreachable(r) : [];
+  const unreachableTexts = new Set(unreachable.map(unreachableRuleMessage));
+  return [
+    ...result.errors.map((e) => newMessage(MESSAGES.SchemaValidationError, r, e.message)),
+    ...result.warnings
+      .filter((w) => !unreachableTexts.has(w.message))
+      .map((w) => newMessage(MESSAGES.SchemaWarning, r, w.message)),
+    ...unreachable.map((u) =>
+      u.type === "VirtualServiceUnreachableRule"
+        ? newMessage(MESSAGES.VirtualServiceUnreachableRule, r, u.rule, u.reason)
+        : newMessage(MESSAGES.VirtualServiceIneffectiveMatch, r, u.rule, u.match, u.duplicateOf),
+    ),
+  ];
+}
+
+function virtualServiceUnreachable(r: Resource): UnreachableRule[] {
+  const spec = specOf(r);
+  return [
+    ...findUnreachableRules("http", asArray(spec.http)),
+    ...findUnreachableRules("tcp", asArray(spec.tcp)),
+    ...findUnreachableRules("tls", asArray(spec.tls)),
+  ];
+}

@@ -1,0 +1,137 @@
+// The work of `sluice analyze` (see analyze.ts for its flags): read files, run the analyzers, print
+// the messages and the summary lines istioctl prints, and pick the exit code.
+import { readFileSync } from "node:fs";
+import { isWorseThanOrEqualTo, type Level, type Message } from "../analysis/message.ts";
+import { MESSAGES } from "../analysis/messages.ts";
+import { CONFIG_ANALYSIS_URL, formatMessages, type OutputFormat } from "../analysis/output.ts";
+import { ALL_ANALYZERS, selectAnalyzers } from "../analysis/registry.ts";
+import { type AnalysisInput, runAnalysis } from "../analysis/run.ts";
+import { configFiles, decodeConfigText } from "../config/decode.ts";
+import { STDIN_PATH } from "../config/decode-paths.ts";
+import { loadMeshConfig } from "../config/index.ts";
+import { EXIT_ANALYZER_FOUND_ISSUES, EXIT_INVALID, EXIT_OK, EXIT_USAGE } from "./exit-codes.ts";
+
+const DEFAULT_NAMESPACE = "default";
+// Istio's galley.istio.io/analyze-suppress annotation: comma-separated codes, or "*".
+const SUPPRESS_ANNOTATION = "galley.istio.io/analyze-suppress";
+
+export interface AnalyzeOptions {
+  files: string[];
+  allNamespaces: boolean;
+  namespace?: string;
+  istioNamespace: string;
+  output: OutputFormat;
+  failureThreshold: Level;
+  outputThreshold: Level;
+  listAnalyzers: boolean;
+  analyzers: string[];
+  meshConfigFile?: string;
+  suppress: string[];
+  ignoreUnknown: boolean;
+  stdout(text: string): void;
+  stderr(text: string): void;
+}
+
+/** Runs the command; returns the exit code. */
+export function runAnalyzeCommand(options: AnalyzeOptions): number {
+  if (options.listAnalyzers) {
+    options.stdout(listAnalyzers());
+    return EXIT_OK;
+  }
+  if (options.files.length === 0) {
+    options.stderr("Error: name the files to analyze; analysis of a live cluster is not supported\n");
+    return EXIT_USAGE;
+  }
+  const suppressions = parseSuppressions(options.suppress, options.stderr);
+  if (typeof suppressions === "string") {
+    options.stderr(`Error: ${suppressions}\n`);
+    return EXIT_USAGE;
+  }
+  const namespace = options.allNamespaces ? "" : options.namespace || DEFAULT_NAMESPACE;
+  const target = options.allNamespaces ? "all namespaces" : `namespace: ${namespace}`;
+
+  const files = options.files.flatMap(configFiles);
+  const inputs: AnalysisInput[] = [];
+  const parseErrors: string[] = [];
+  for (const file of files) {
+    for (const doc of decodeConfigText(readFileSync(file === STDIN_PATH ? 0 : file, "utf8"), file)) {
+      if (doc.object) inputs.push({ object: doc.object, origin: doc.position });
+      else parseErrors.push(`${file}:${doc.position.line}: ${doc.error}`);
+    }
+  }
+  if (parseErrors.length > 0) options.stderr(`Error(s) adding files: ${parseErrors.join("\n")}\n`);
+
+  const mesh = loadMeshConfig(options.meshConfigFile ? readFileSync(options.meshConfigFile, "utf8") : undefined).mesh;
+  const all = runAnalysis(inputs, {
+    analyzers: selectAnalyzers(options.analyzers),
+    mesh,
+    namespace,
+    defaultNamespace: namespace,
+    istioNamespace: options.istioNamespace,
+  }).filter((m) => !isSuppressed(m, suppressions));
+  const shown = all.filter((m) => isWorseThanOrEqualTo(m.type.level, options.outputThreshold));
+  options.stdout(`${formatMessages(shown, options.output)}\n`);
+
+  if (shown.length === 0) {
+    if (parseErrors.length > 0) {
+      const noun = parseErrors.length === 1 ? "file" : "files";
+      options.stderr(
+        `No validation issues found when analyzing ${target} (but ${parseErrors.length} ${noun} could not be parsed).\n`,
+      );
+    } else if (files.length > 1) {
+      options.stderr(`\u2714 No validation issues found when analyzing:\n  - ${files.join("\n  - ")}\n`);
+    } else {
+      options.stderr(`\u2714 No validation issues found when analyzing ${files[0]}.\n`);
+    }
+  }
+  // As istioctl: the exit code follows the unfiltered messages, and only in log format.
+  if (options.output !== "log") return EXIT_OK;
+  if (all.some((m) => isWorseThanOrEqualTo(m.type.level, options.failureThreshold))) {
+    options.stderr(
+      `Error: Analyzers found issues when analyzing ${target}.\nSee ${CONFIG_ANALYSIS_URL} for more information about causes and resolutions.\n`,
+    );
+    return EXIT_ANALYZER_FOUND_ISSUES;
+  }
+  return parseErrors.length > 0 && !options.ignoreUnknown ? EXIT_INVALID : EXIT_OK;
+}
+
+/** istioctl analyze -L: "* <name>:" and its description, sorted by name. */
+function listAnalyzers(): string {
+  return [...ALL_ANALYZERS]
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    .map((a) => `* ${a.name}:\n${a.description ? `    ${a.description}\n` : ""}`)
+    .join("");
+}
+
+interface Suppression {
+  code: string;
+  resource: RegExp;
+}
+
+function parseSuppressions(values: string[], warn: (text: string) => void): Suppression[] | string {
+  const known = new Set<string>(Object.values(MESSAGES).map((t) => t.code));
+  const out: Suppression[] = [];
+  for (const value of values) {
+    const parts = value.split("=");
+    if (parts.length !== 2) return `${value} is not a valid suppression value. See sluice analyze --help`;
+    const [code, resource] = parts;
+    if (!known.has(code)) {
+      warn(`Warning: Supplied message code '${code}' is an unknown message code and will not have any effect.\n`);
+    }
+    out.push({ code, resource: globPattern(resource) });
+  }
+  return out;
+}
+
+/** A glob where "*" matches any text, matched against the whole resource name. */
+function globPattern(glob: string): RegExp {
+  const escaped = glob.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"));
+  return new RegExp(`^${escaped.join(".*")}$`);
+}
+
+function isSuppressed(m: Message, suppressions: readonly Suppression[]): boolean {
+  if (!m.resource) return false;
+  const annotated = m.resource.object.metadata?.annotations?.[SUPPRESS_ANNOTATION];
+  if (annotated && annotated.split(",").some((code) => code === "*" || code === m.type.code)) return true;
+  return suppressions.some((s) => s.code === m.type.code && s.resource.test(m.resource?.friendlyName ?? ""));
+}

@@ -1,0 +1,133 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "node:test";
+import { type AnalyzeOptions, runAnalyzeCommand } from "./analyze-run.ts";
+import { EXIT_ANALYZER_FOUND_ISSUES, EXIT_INVALID, EXIT_OK } from "./exit-codes.ts";
+
+const VIRTUAL_SERVICE = `apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata:
+  name: reviews
+spec:
+  hosts: [reviews]
+  gateways: [missing-gw]
+  http:
+  - route:
+    - destination:
+        host: reviews
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: reviews
+  namespace: other
+spec:
+  ports:
+  - port: 9080
+    name: foo
+`;
+
+function run(files: string[], overrides: Partial<AnalyzeOptions> = {}) {
+  let stdout = "";
+  let stderr = "";
+  const code = runAnalyzeCommand({
+    files,
+    allNamespaces: false,
+    istioNamespace: "istio-system",
+    output: "log",
+    failureThreshold: "Error",
+    outputThreshold: "Info",
+    listAnalyzers: false,
+    analyzers: [],
+    suppress: [],
+    ignoreUnknown: false,
+    stdout: (text) => {
+      stdout += text;
+    },
+    stderr: (text) => {
+      stderr += text;
+    },
+    ...overrides,
+  });
+  return { code, stdout, stderr };
+}
+
+function writeConfig(text: string): string {
+  const file = join(mkdtempSync(join(tmpdir(), "sluice-analyze-")), "config.yaml");
+  writeFileSync(file, text);
+  return file;
+}
+
+test("messages print as istioctl's log lines, and an Error exits 79", () => {
+  const file = writeConfig(VIRTUAL_SERVICE);
+  const { code, stdout, stderr } = run([file]);
+  assert.equal(code, EXIT_ANALYZER_FOUND_ISSUES);
+  assert.equal(
+    stdout,
+    [
+      `Error [IST0101] (VirtualService default/reviews ${file}:1) Referenced gateway not found: "missing-gw"`,
+      `Warning [IST0132] (VirtualService default/reviews ${file}:1) one or more host [reviews] defined in VirtualService default/reviews not found in Gateway default/missing-gw.`,
+      "",
+    ].join("\n"),
+  );
+  assert.match(stderr, /^Error: Analyzers found issues when analyzing namespace: default\.\n/);
+});
+
+test("-A shows every namespace; objects without one keep an empty namespace", () => {
+  const { stdout } = run([writeConfig(VIRTUAL_SERVICE)], { allNamespaces: true });
+  assert.match(stdout, /\(VirtualService reviews /);
+  assert.match(stdout, /Info \[IST0118\] \(Service other\/reviews .*\) Port name foo \(port: 9080, targetPort: 0\)/);
+});
+
+test("thresholds: output filters what is shown, failure decides the exit code", () => {
+  const file = writeConfig(VIRTUAL_SERVICE);
+  const errorsOnly = run([file], { outputThreshold: "Error" });
+  assert.equal(errorsOnly.stdout.trim().split("\n").length, 1);
+  const warnFails = run([file], { analyzers: ["virtualservice.GatewayAnalyzer"], failureThreshold: "Warning" });
+  assert.equal(warnFails.code, EXIT_ANALYZER_FOUND_ISSUES);
+});
+
+test("suppressions by flag and annotation", () => {
+  const file = writeConfig(VIRTUAL_SERVICE);
+  const { code, stdout } = run([file], { suppress: ["IST0101=VirtualService default/*"] });
+  assert.equal(code, EXIT_OK);
+  assert.doesNotMatch(stdout, /IST0101/);
+  assert.match(stdout, /IST0132/);
+  const annotated = writeConfig(
+    VIRTUAL_SERVICE.replace(
+      "  name: reviews\nspec:\n  hosts",
+      '  name: reviews\n  annotations:\n    galley.istio.io/analyze-suppress: "*"\nspec:\n  hosts',
+    ),
+  );
+  assert.equal(run([annotated]).stdout, "\n");
+});
+
+test("json output is istioctl's object list, and json never fails the run", () => {
+  const { code, stdout } = run([writeConfig(VIRTUAL_SERVICE)], { output: "json" });
+  assert.equal(code, EXIT_OK);
+  const messages = JSON.parse(stdout) as Record<string, string>[];
+  assert.deepEqual(Object.keys(messages[0]), ["code", "documentationUrl", "level", "message", "origin", "reference"]);
+  assert.equal(
+    messages[0].documentationUrl,
+    "https://istio.io/latest/docs/reference/config/analysis/ist0101/?ref=istioctl-analyze",
+  );
+});
+
+test("a clean file says so; an unparseable document exits 1", () => {
+  const clean = writeConfig("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n");
+  const ok = run([clean]);
+  assert.equal(ok.code, EXIT_OK);
+  assert.equal(ok.stderr, `\u2714 No validation issues found when analyzing ${clean}.\n`);
+  const broken = run([writeConfig("kind: [unclosed\n")]);
+  assert.equal(broken.code, EXIT_INVALID);
+  assert.equal(run([writeConfig("kind: [unclosed\n")], { ignoreUnknown: true }).code, EXIT_OK);
+});
+
+test("--list-analyzers lists every analyzer by name", () => {
+  const { code, stdout } = run([], { listAnalyzers: true });
+  assert.equal(code, EXIT_OK);
+  assert.match(stdout, /^\* applicationUID\.Analyzer:\n {4}Checks invalid application UID\n/);
+  assert.match(stdout, /\* virtualservice\.GatewayAnalyzer:/);
+});

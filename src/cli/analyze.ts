@@ -1,0 +1,139 @@
+// `sluice analyze [files...]`: Istio's config analyzers over config files (istioctl analyze
+// --use-kube=false): messages as istioctl prints them, thresholds, suppressions, exit code 79 when
+// messages reach the failure threshold. Flags and help only; the analyzers load when the command runs.
+import type { CommandModule } from "yargs";
+import { STDIN_PATH } from "../config/decode-paths.ts";
+import { EXIT_ANALYZER_FOUND_ISSUES, EXIT_INVALID, EXIT_OK, EXIT_USAGE } from "./exit-codes.ts";
+
+const OUTPUT_CHOICES = ["log", "text", "json", "yaml"] as const;
+const LEVEL_NAMES = ["Info", "Warning", "Error"] as const;
+type LevelName = (typeof LEVEL_NAMES)[number];
+
+interface AnalyzeArgs {
+  files: string[];
+  "all-namespaces": boolean;
+  namespace?: string;
+  istioNamespace: string;
+  output: (typeof OUTPUT_CHOICES)[number];
+  "failure-threshold": LevelName;
+  "output-threshold": LevelName;
+  "list-analyzers": boolean;
+  analyzer: string[];
+  meshConfigFile?: string;
+  suppress: string[];
+  "ignore-unknown": boolean;
+}
+
+/** istioctl reads levels case-insensitively. */
+function levelOption(defaultLevel: LevelName, describe: string) {
+  return {
+    type: "string",
+    default: defaultLevel,
+    describe: `${describe} One of ${LEVEL_NAMES.join(", ")}.`,
+    coerce: (value: string): LevelName => {
+      const level = LEVEL_NAMES.find((l) => l.toLowerCase() === String(value).toLowerCase());
+      if (!level) throw new Error(`${value} is not a valid level; valid values: ${LEVEL_NAMES.join(", ")}`);
+      return level;
+    },
+  } as const;
+}
+
+export const analyzeCommand: CommandModule<object, AnalyzeArgs> = {
+  command: "analyze [files..]",
+  describe: "Analyze Istio configuration files and print validation messages",
+  builder: (yargs) =>
+    yargs
+      .positional("files", {
+        type: "string",
+        array: true,
+        default: [] as string[],
+        describe: `Files or directories (every .yaml, .yml, .json below) to analyze; "${STDIN_PATH}" reads standard input`,
+      })
+      .option("all-namespaces", { alias: "A", type: "boolean", default: false, describe: "Analyze all namespaces" })
+      .option("namespace", {
+        alias: "n",
+        type: "string",
+        describe: "The namespace to analyze, also given to file objects without one (default: default)",
+      })
+      .option("istioNamespace", {
+        alias: "i",
+        type: "string",
+        default: "istio-system",
+        describe: "Istio system namespace",
+      })
+      .option("output", {
+        alias: "o",
+        choices: OUTPUT_CHOICES,
+        default: "log" as const,
+        describe: 'Output format ("text" is "log")',
+      })
+      .option(
+        "failure-threshold",
+        levelOption("Error", "The severity level of analysis at which to set a non-zero exit code."),
+      )
+      .option("output-threshold", levelOption("Info", "The severity level of analysis at which to display messages."))
+      .option("list-analyzers", {
+        alias: "L",
+        type: "boolean",
+        default: false,
+        describe: "List the analyzers available to run. Suppresses normal execution.",
+      })
+      .option("analyzer", {
+        type: "string",
+        array: true,
+        default: [] as string[],
+        describe: "Run only these analyzers (repeatable; all of them when none matches)",
+      })
+      .option("meshConfigFile", { type: "string", describe: "Overrides the mesh config values to use for analysis." })
+      .option("suppress", {
+        alias: "S",
+        type: "string",
+        array: true,
+        default: [] as string[],
+        describe:
+          'Suppress a message code on a resource: "<code>=<Kind> <namespace>/<name>" ("*" matches any text). Repeatable.',
+      })
+      .option("ignore-unknown", {
+        type: "boolean",
+        default: false,
+        describe: "Don't fail on documents that cannot be parsed",
+      })
+      .example("$0 analyze a.yaml b.yaml my-app-config/", "Analyze files and directories (namespace default)")
+      .example("$0 analyze -A -o json manifests/", "Analyze every namespace, JSON output")
+      .example(
+        '$0 analyze -S "IST0103=Pod testing/*" app.yaml',
+        "Suppress PodMissingProxy for the pods of namespace testing",
+      )
+      .example("$0 analyze -L", "List the analyzers")
+      .epilogue(
+        [
+          "Messages go to standard output, one per line in log format:",
+          '  Error [IST0101] (VirtualService ns/name file.yaml:12) Referenced host not found: "x"',
+          'Objects without a namespace are analyzed in the selected namespace (-n, default "default"); with -A',
+          "messages about every namespace are printed. Sluice analyzes files only (istioctl's --use-kube=false):",
+          "the default ingress gateway Pod and Service are assumed, as istioctl does.",
+          "",
+          `Exit status: ${EXIT_OK} no message reached --failure-threshold, ${EXIT_ANALYZER_FOUND_ISSUES} some did (log output only, as`,
+          `istioctl), ${EXIT_INVALID} a document could not be parsed (unless --ignore-unknown), ${EXIT_USAGE} usage error.`,
+        ].join("\n"),
+      ),
+  handler: async (argv) => {
+    const { runAnalyzeCommand } = await import("./analyze-run.ts");
+    process.exitCode = runAnalyzeCommand({
+      files: argv.files,
+      allNamespaces: argv["all-namespaces"],
+      namespace: argv.namespace,
+      istioNamespace: argv.istioNamespace,
+      output: argv.output === "text" ? "log" : argv.output,
+      failureThreshold: argv["failure-threshold"],
+      outputThreshold: argv["output-threshold"],
+      listAnalyzers: argv["list-analyzers"],
+      analyzers: argv.analyzer,
+      meshConfigFile: argv.meshConfigFile,
+      suppress: argv.suppress,
+      ignoreUnknown: argv["ignore-unknown"],
+      stdout: (text) => process.stdout.write(text),
+      stderr: (text) => process.stderr.write(text),
+    });
+  },
+};
