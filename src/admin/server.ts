@@ -7,6 +7,7 @@ import fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
 import { compareStrings } from "../model/index.ts";
+import { verifiedPeerCertificate } from "../security/authn/index.ts";
 import { type Authenticator, type DebugAuthOptions, DebugEndpoints } from "../xds/index.ts";
 import { authorizeDebugCall, isLoopback } from "./auth.ts";
 import { type DebugSources, registerDebugEndpoints } from "./debug.ts";
@@ -165,6 +166,7 @@ function addDebugRoutes(app: FastifyInstance, options: AdminServerOptions, debug
         remotePort: req.socket.remotePort ?? 0,
         endpoint: name,
         header: (header) => headerValue(req, header),
+        verifiedPeerCertificate: verifiedPeerCertificate(req.raw),
       },
       options.authenticators,
       options.debugAuth,
