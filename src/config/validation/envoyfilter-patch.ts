@@ -11,6 +11,7 @@ import {
 } from "@bufbuild/protobuf";
 import { type ReflectMessage, reflect } from "@bufbuild/protobuf/reflect";
 import { registry } from "../../api/index.ts";
+import { checkMessage } from "../../api/pgv/index.ts";
 import { parseGoDuration } from "./common/durations.ts";
 import { goQuote } from "./common/format.ts";
 import { asObject, type JsonObject } from "./common/json.ts";
@@ -72,11 +73,28 @@ export function decodePatchValue(
   return typeof message === "string" ? { issues: [{ path: "", message: `Envoy filter: ${message}` }] } : { message };
 }
 
+// Operations whose value is a whole resource (or filter, route, ...) put into the config as it is.
+const WHOLE_VALUE_OPERATIONS = new Set(["ADD", "INSERT_BEFORE", "INSERT_AFTER", "INSERT_FIRST", "REPLACE"]);
+
+/**
+ * What Envoy would reject in a value that goes into the config whole (ADD, INSERT_*, REPLACE): its
+ * PGV violations, at their proto field path inside the value. Merged values are checked once merged.
+ */
+export function patchValueViolations(applyTo: string, operation: string, message: Message): PatchValueIssue[] {
+  const schema = registry.getMessage(PATCH_MESSAGE_TYPES[applyTo] ?? "");
+  if (!schema || !WHOLE_VALUE_OPERATIONS.has(operation)) return [];
+  return checkMessage(schema, message).map((v) => ({
+    path: v.path,
+    message: `Envoy filter: Envoy would reject this ${schema.typeName}: ${v.message} (${v.rule})`,
+  }));
+}
+
 /**
  * Decodes `value` as the message for `applyTo` and reports what istiod would, except that unknown
- * fields are errors at their path (see decodePatchValue). `out` is positioned at the patch value.
+ * fields are errors at their path (see decodePatchValue) and a value Envoy would reject is an error
+ * (patchValueViolations). `out` is positioned at the patch value.
  */
-export function validatePatchValue(applyTo: string, value: JsonObject, out: Findings): void {
+export function validatePatchValue(applyTo: string, operation: string, value: JsonObject, out: Findings): void {
   const schema = registry.getMessage(PATCH_MESSAGE_TYPES[applyTo] ?? "");
   if (!schema) return;
   const errorsBefore = out.errors.length;
@@ -107,6 +125,7 @@ export function validatePatchValue(applyTo: string, value: JsonObject, out: Find
   if (missing.length > 0) {
     out.warn(`using deprecated types by name without typed_config; ${missing.join(", ")}`);
   }
+  for (const issue of patchValueViolations(applyTo, operation, message)) out.at(issue.path).error(issue.message);
 }
 
 function typeName(url: string): string {

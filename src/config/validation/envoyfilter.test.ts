@@ -265,6 +265,21 @@ describe("EnvoyFilter webhook validation", () => {
     );
   });
 
+  test("EnvoyFilter: a whole value Envoy would reject is an error at its proto field path", () => {
+    const r = onePatch({
+      applyTo: "HTTP_ROUTE",
+      patch: { operation: "INSERT_FIRST", value: { name: "r", route: { cluster: "" } } },
+    });
+    assert.deepEqual(
+      r.errors.map((e) => e.path),
+      ["spec.configPatches[0].patch.value.match", "spec.configPatches[0].patch.value.route.cluster"],
+    );
+    assert.match(r.errors[0].message, /^Envoy filter: Envoy would reject this envoy.config.route.v3.Route: /);
+    // A merged value is partial: it is checked once merged, by the patch engine.
+    const merge = onePatch({ applyTo: "HTTP_ROUTE", patch: { operation: "MERGE", value: { route: { cluster: "" } } } });
+    assert.deepEqual(merge.errors, []);
+  });
+
   test("EnvoyFilter: unresolvable Any types are rejected (v2 types with a hint)", () => {
     const filter = (type: string) =>
       onePatch({

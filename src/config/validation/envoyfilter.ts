@@ -169,7 +169,7 @@ function validateConfigPatch(cp: JsonObject, out: Findings): void {
     out.at("applyTo").error(`Envoy filter: unknown object type for applyTo ${applyTo}`);
     return;
   }
-  validatePatchValue(applyTo, value, out.at("patch.value"));
+  validatePatchValue(applyTo, operation, value, out.at("patch.value"));
 }
 
 /** The proxy version match must be an RE2 regex; an overlong one is ignored by istiod. False stops the patch. */
