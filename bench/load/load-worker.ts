@@ -52,10 +52,8 @@ function connect(message: Extract<ToWorker, { type: "connect" }>): void {
           lastResponseAt = nowMs();
           add(bytes, shortTypeOf(typeUrl), data.length);
           add(responses, shortTypeOf(typeUrl), 1);
-          if (recording && recorded.has(stream)) {
-            const shape = recording.shapes[stream.proxy.namespace] ?? {};
-            shape[typeUrl] ??= data.toString("base64");
-          }
+          const shape = recorded.has(stream) ? recording?.shapes[stream.proxy.namespace] : undefined;
+          if (shape) shape[typeUrl] ??= data.toString("base64");
           if (watch && !watch.arrivals.has(stream) && data.includes(watch.marker)) watch.arrivals.set(stream, nowMs());
         },
         onSynced() {
