@@ -1,4 +1,5 @@
-// `sluice kube-inject -f FILE [-o FILE] [--meshConfigFile FILE] [--revision REV] [--nativeSidecars]`:
+// `sluice kube-inject -f FILE [-o FILE] [--meshConfigFile FILE] [--valuesFile FILE] [--revision REV]
+// [--nativeSidecars]`:
 // the sidecar injector run offline over Kubernetes manifests, as istioctl kube-inject does. The pod
 // template of every Deployment, StatefulSet, DaemonSet, ReplicaSet, ReplicationController, Job,
 // CronJob and Pod is injected with the webhook's own code; other objects are printed unchanged.
@@ -12,7 +13,8 @@ interface KubeInjectArgs {
   filename: string[];
   output?: string;
   meshConfigFile?: string;
-  revision: string;
+  valuesFile?: string;
+  revision?: string;
   nativeSidecars: boolean;
 }
 
@@ -33,14 +35,24 @@ export const kubeInjectCommand: CommandModule<object, KubeInjectArgs> = {
         requiresArg: true,
         describe: "MeshConfig YAML file (default: Istio's)",
       })
-      .option("revision", { alias: "r", type: "string", default: "", describe: "Control plane revision" })
+      .option("valuesFile", {
+        type: "string",
+        requiresArg: true,
+        describe:
+          "Istio's Helm values (global.hub, global.tag, global.proxy.*, sidecarInjectorWebhook.*) as YAML or JSON",
+      })
+      .option("revision", {
+        alias: "r",
+        type: "string",
+        describe: "Control plane revision (default: the values' revision)",
+      })
       .option("nativeSidecars", {
         type: "boolean",
         default: false,
         describe: "Run the proxy as a native sidecar (ENABLE_NATIVE_SIDECARS=true also turns this on)",
       })
       .check((argv) => {
-        const paths = [...argv.filename, ...(argv.meshConfigFile ? [argv.meshConfigFile] : [])];
+        const paths = [argv.filename, argv.meshConfigFile ?? [], argv.valuesFile ?? []].flat();
         const missing = paths.filter((path) => path !== STDIN_PATH && !existsSync(path));
         if (missing.length > 0) throw new Error(`no such file or directory: ${missing.join(", ")}`);
         return true;
@@ -58,18 +70,18 @@ export const kubeInjectCommand: CommandModule<object, KubeInjectArgs> = {
         ].join("\n"),
       ),
   handler: async (argv) => {
-    const [{ readConfigPaths }, { loadMeshConfig }, webhooks] = await Promise.all([
+    const [{ readConfigPaths }, { loadMeshConfig }, webhooks, { parse }] = await Promise.all([
       import("../config/decode.ts"),
       import("../config/mesh.ts"),
       import("../webhooks/index.ts"),
+      import("yaml"),
     ]);
     try {
       const mesh = loadMeshConfig(argv.meshConfigFile ? readFileSync(argv.meshConfigFile, "utf8") : undefined).mesh;
-      const settings = {
-        ...webhooks.DEFAULT_INJECTION_SETTINGS,
-        revision: argv.revision,
-        nativeSidecars: argv.nativeSidecars || webhooks.nativeSidecarsFromEnv(),
-      };
+      const values: unknown = argv.valuesFile ? parse(readFileSync(argv.valuesFile, "utf8")) : {};
+      const settings = webhooks.injectionSettingsFromValues(values);
+      if (argv.revision !== undefined) settings.revision = argv.revision;
+      settings.nativeSidecars = argv.nativeSidecars || webhooks.nativeSidecarsFromEnv();
       const text = webhooks.kubeInjectDocuments(readConfigPaths(argv.filename), {
         mesh,
         settings,

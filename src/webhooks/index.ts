@@ -16,6 +16,7 @@ export {
   DEFAULT_PROXY_TAG,
   type InjectionPolicy,
   type InjectionSettings,
+  injectionSettingsFromValues,
   nativeSidecarsFromEnv,
 } from "./inject/settings.ts";
 export { TEMPLATES } from "./inject/templates.ts";

@@ -1,26 +1,33 @@
 // Golden tests of `sluice kube-inject`: testdata/<name>.yaml → <name>.yaml.injected (with
-// <name>.mesh.yaml as the mesh config when present; native*.yaml with native sidecars), and the
+// <name>.mesh.yaml as the mesh config and <name>.values.yaml as Istio's values when present;
+// native*.yaml with native sidecars), and the
 // workloads among Istio's conformance inputs → testdata/conformance/<file>.injected.
 // UPDATE_GOLDEN=1 rewrites the goldens.
 import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, it } from "node:test";
+import { parse } from "yaml";
 import { decodeConfigText } from "../config/decode.ts";
 import { DEFAULT_MESH_CONFIG, loadMeshConfig, type MeshConfig } from "../config/index.ts";
 import type { Pod } from "./inject/pod.ts";
 import { assertValidPod } from "./inject/pod-check.ts";
-import { DEFAULT_INJECTION_SETTINGS } from "./inject/settings.ts";
+import { DEFAULT_INJECTION_SETTINGS, type InjectionSettings, injectionSettingsFromValues } from "./inject/settings.ts";
 import { kubeInjectDocuments } from "./kube-inject.ts";
 
 const here = dirname(new URL(import.meta.url).pathname);
 const testdata = join(here, "testdata");
 const conformanceInputs = join(here, "../../../shared/conformance/istio/inputs");
 
-function kubeInject(file: string, mesh: MeshConfig, nativeSidecars: boolean, warnings: string[] = []): string {
+function kubeInject(
+  file: string,
+  mesh: MeshConfig,
+  settings: InjectionSettings = DEFAULT_INJECTION_SETTINGS,
+  warnings: string[] = [],
+): string {
   return kubeInjectDocuments(decodeConfigText(readFileSync(file, "utf8"), file), {
     mesh,
-    settings: { ...DEFAULT_INJECTION_SETTINGS, nativeSidecars },
+    settings,
     warn: (message) => warnings.push(message),
   });
 }
@@ -55,12 +62,18 @@ function assertInjectedPodsValid(output: string): number {
 }
 
 describe("sluice kube-inject goldens", () => {
-  const inputs = readdirSync(testdata).filter((f) => f.endsWith(".yaml") && !f.endsWith(".mesh.yaml"));
+  const inputs = readdirSync(testdata).filter((f) => /(?<!\.mesh|\.values)\.yaml$/.test(f));
   for (const input of inputs) {
     it(input, () => {
-      const meshFile = join(testdata, input.replace(/\.yaml$/, ".mesh.yaml"));
-      const mesh = existsSync(meshFile) ? loadMeshConfig(readFileSync(meshFile, "utf8")).mesh : DEFAULT_MESH_CONFIG;
-      const output = kubeInject(join(testdata, input), mesh, input.startsWith("native"));
+      const beside = (suffix: string) => join(testdata, input.replace(/\.yaml$/, suffix));
+      const mesh = existsSync(beside(".mesh.yaml"))
+        ? loadMeshConfig(readFileSync(beside(".mesh.yaml"), "utf8")).mesh
+        : DEFAULT_MESH_CONFIG;
+      const values: unknown = existsSync(beside(".values.yaml"))
+        ? parse(readFileSync(beside(".values.yaml"), "utf8"))
+        : {};
+      const settings = { ...injectionSettingsFromValues(values), nativeSidecars: input.startsWith("native") };
+      const output = kubeInject(join(testdata, input), mesh, settings);
       assertGoldenText(join(testdata, `${input}.injected`), output);
       if (input !== "skipped.yaml") assert.ok(assertInjectedPodsValid(output) > 0, "no pod was injected");
     });
@@ -68,7 +81,12 @@ describe("sluice kube-inject goldens", () => {
 
   it("says why it skipped a workload", () => {
     const warnings: string[] = [];
-    const output = kubeInject(join(testdata, "skipped.yaml"), DEFAULT_MESH_CONFIG, false, warnings);
+    const output = kubeInject(
+      join(testdata, "skipped.yaml"),
+      DEFAULT_MESH_CONFIG,
+      DEFAULT_INJECTION_SETTINGS,
+      warnings,
+    );
     assert.equal(assertInjectedPodsValid(output), 0);
     assert.deepEqual(warnings, [
       '===> Skipping injection because Deployment "host-net" has host networking enabled\n',
@@ -90,7 +108,7 @@ describe("sluice kube-inject goldens", () => {
         ["Deployment", "StatefulSet", "DaemonSet", "Pod"].includes(doc.object?.kind ?? ""),
       );
       if (!hasWorkload) continue;
-      const output = kubeInject(file, DEFAULT_MESH_CONFIG, false);
+      const output = kubeInject(file, DEFAULT_MESH_CONFIG);
       assertGoldenText(join(testdata, "conformance", `${input}.injected`), output);
       assert.ok(assertInjectedPodsValid(output) > 0, `${input}: no pod was injected`);
       files++;

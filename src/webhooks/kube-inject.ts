@@ -73,7 +73,9 @@ export function kubeInjectObject(obj: ConfigObject, opts: KubeInjectOptions): Co
     opts.warn(`===> Skipping injection because ${what} has sidecar injection disabled\n`);
     return out;
   }
-  const { patch } = injectPod({ pod, mesh: opts.mesh, settings: opts.settings, owner });
+  // As istioctl, offline injection uses the sidecar template by default and adds no injectedAnnotations.
+  const settings = { ...opts.settings, defaultTemplates: ["sidecar"], injectedAnnotations: {} };
+  const { patch } = injectPod({ pod, mesh: opts.mesh, settings, owner });
   const injected = applyPatch(pod, patch);
   template.set(injected.metadata, injected.spec);
   return out;

@@ -120,3 +120,102 @@ export const DEFAULT_INJECTION_SETTINGS: Readonly<InjectionSettings> = Object.fr
 export function nativeSidecarsFromEnv(env: NodeJS.ProcessEnv = process.env): boolean {
   return env.ENABLE_NATIVE_SIDECARS === "true";
 }
+
+// ---- Istio's Helm values (the injector ConfigMap's `values`, istioctl's --valuesFile).
+
+type Values = Record<string, unknown>;
+
+function child(values: Values | undefined, key: string): Values | undefined {
+  const value = values?.[key];
+  return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Values) : undefined;
+}
+
+/** The settings `values` (parsed YAML or JSON) describe, over `base` for what they leave out. */
+export function injectionSettingsFromValues(
+  values: unknown,
+  base: Readonly<InjectionSettings> = DEFAULT_INJECTION_SETTINGS,
+): InjectionSettings {
+  const root = typeof values === "object" && values !== null ? (values as Values) : {};
+  const global = child(root, "global");
+  const proxy = child(global, "proxy");
+  const injector = child(root, "sidecarInjectorWebhook");
+  const out: InjectionSettings = structuredClone({ ...base });
+  const str = (from: Values | undefined, key: string, apply: (v: string) => void) => {
+    const v = from?.[key];
+    if (typeof v === "string" || typeof v === "number") apply(String(v));
+  };
+  const num = (from: Values | undefined, key: string, apply: (v: number) => void) => {
+    const v = from?.[key];
+    if (typeof v === "number") apply(v);
+    else if (typeof v === "string" && /^[0-9]+$/.test(v)) apply(Number(v));
+  };
+  const bool = (from: Values | undefined, key: string, apply: (v: boolean) => void) => {
+    const v = from?.[key];
+    if (typeof v === "boolean") apply(v);
+  };
+  const list = <T>(from: Values | undefined, key: string, apply: (v: T[]) => void) => {
+    const v = from?.[key];
+    if (Array.isArray(v)) apply(structuredClone(v) as T[]);
+  };
+
+  str(root, "revision", (v) => (out.revision = v));
+  str(global, "hub", (v) => (out.hub = v));
+  str(global, "tag", (v) => (out.tag = v));
+  str(global, "variant", (v) => (out.variant = v));
+  str(global, "imagePullPolicy", (v) => (out.imagePullPolicy = v));
+  list<string>(global, "imagePullSecrets", (v) => (out.imagePullSecrets = v));
+  str(global, "istioNamespace", (v) => (out.istioNamespace = v));
+  str(global, "caAddress", (v) => (out.caAddress = v));
+  str(global, "pilotCertProvider", (v) => (out.pilotCertProvider = v));
+  str(child(global, "multiCluster"), "clusterName", (v) => (out.clusterName = v));
+  str(global, "network", (v) => (out.network = v));
+  str(global, "meshID", (v) => (out.meshID = v));
+  str(global, "trustDomain", (v) => (out.trustDomain = v));
+  str(child(global, "logging"), "level", (v) => (out.agentLogLevel = v));
+  bool(global, "logAsJson", (v) => (out.logAsJson = v));
+  str(child(child(global, "sds"), "token"), "aud", (v) => (out.tokenAudience = v));
+  str(child(global, "proxy_init"), "image", (v) => (out.proxyInitImage = v));
+
+  str(proxy, "image", (v) => (out.proxyImage = v));
+  str(proxy, "autoInject", (v) => (out.policy = v === "disabled" ? "disabled" : "enabled"));
+  str(proxy, "clusterDomain", (v) => (out.clusterDomain = v));
+  str(proxy, "logLevel", (v) => (out.logLevel = v));
+  str(proxy, "componentLogLevel", (v) => (out.componentLogLevel = v));
+  str(proxy, "includeIPRanges", (v) => (out.includeIPRanges = v));
+  str(proxy, "excludeIPRanges", (v) => (out.excludeIPRanges = v));
+  str(proxy, "includeInboundPorts", (v) => (out.includeInboundPorts = v));
+  str(proxy, "excludeInboundPorts", (v) => (out.excludeInboundPorts = v));
+  str(proxy, "includeOutboundPorts", (v) => (out.includeOutboundPorts = v));
+  str(proxy, "excludeOutboundPorts", (v) => (out.excludeOutboundPorts = v));
+  num(proxy, "statusPort", (v) => (out.statusPort = v));
+  num(proxy, "readinessInitialDelaySeconds", (v) => (out.readinessInitialDelaySeconds = v));
+  num(proxy, "readinessPeriodSeconds", (v) => (out.readinessPeriodSeconds = v));
+  num(proxy, "readinessFailureThreshold", (v) => (out.readinessFailureThreshold = v));
+  bool(child(proxy, "startupProbe"), "enabled", (v) => (out.startupProbe.enabled = v));
+  num(child(proxy, "startupProbe"), "failureThreshold", (v) => (out.startupProbe.failureThreshold = v));
+  bool(proxy, "privileged", (v) => (out.privileged = v));
+  bool(proxy, "capNetBindService", (v) => (out.capNetBindService = v));
+  bool(proxy, "holdApplicationUntilProxyStarts", (v) => (out.holdApplicationUntilProxyStarts = v));
+  const resources = child(proxy, "resources");
+  if (resources) out.resources = resourceRequirements(resources);
+
+  bool(injector, "rewriteAppHTTPProbe", (v) => (out.rewriteAppHTTPProbe = v));
+  list<string>(injector, "defaultTemplates", (v) => {
+    if (v.length > 0) out.defaultTemplates = v;
+  });
+  list<LabelSelector>(injector, "neverInjectSelector", (v) => (out.neverInjectSelector = v));
+  list<LabelSelector>(injector, "alwaysInjectSelector", (v) => (out.alwaysInjectSelector = v));
+  const injected = child(injector, "injectedAnnotations");
+  if (injected) out.injectedAnnotations = Object.fromEntries(Object.entries(injected).map(([k, v]) => [k, String(v)]));
+  return out;
+}
+
+/** `requests`/`limits` maps; the template's omitNil drops null entries. */
+function resourceRequirements(values: Values): ResourceRequirements {
+  const out: ResourceRequirements = {};
+  for (const key of ["requests", "limits"] as const) {
+    const entries = Object.entries(child(values, key) ?? {}).filter(([, v]) => v !== null && v !== undefined);
+    if (entries.length > 0) out[key] = Object.fromEntries(entries.map(([k, v]) => [k, String(v)]));
+  }
+  return out;
+}
