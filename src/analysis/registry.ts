@@ -1,12 +1,15 @@
 // Every analyzer, in Istio's registration order (analyzers.All()), and the ones outside the default set.
 import type { Analyzer } from "./analyzer.ts";
 import { appUidAnalyzer } from "./analyzers/app-uid.ts";
+import { blockedCidrsAnalyzer } from "./analyzers/blocked-cidrs.ts";
 import { caCertificateAnalyzer } from "./analyzers/ca-certificate.ts";
 import { conflictingGatewayAnalyzer } from "./analyzers/conflicting-gateway.ts";
+import { conflictingServiceEntryProtocolAnalyzer } from "./analyzers/conflicting-service-entry-protocol.ts";
 import { envoyPatchAnalyzer } from "./analyzers/envoy-patch.ts";
 import { externalControlPlaneAnalyzer } from "./analyzers/external-control-plane.ts";
 import { ingressGatewayPortAnalyzer } from "./analyzers/ingress-gateway-port.ts";
 import { injectionImageAnalyzer } from "./analyzers/injection-image.ts";
+import { multiServiceAnalyzer } from "./analyzers/multi-service.ts";
 import { portNameAnalyzer } from "./analyzers/port-name.ts";
 import { schemaValidationAnalyzers } from "./analyzers/schema-validation.ts";
 import { serviceEntryAddressesAnalyzer } from "./analyzers/service-entry-addresses.ts";
@@ -15,6 +18,8 @@ import { vsGatewayAnalyzer } from "./analyzers/vs-gateway.ts";
 
 /** The default set: what `sluice analyze` runs. */
 export const ALL_ANALYZERS: readonly Analyzer[] = [
+  blockedCidrsAnalyzer,
+  multiServiceAnalyzer,
   appUidAnalyzer,
   caCertificateAnalyzer,
   subsetSelectPodAnalyzer,
@@ -26,6 +31,7 @@ export const ALL_ANALYZERS: readonly Analyzer[] = [
   portNameAnalyzer,
   vsGatewayAnalyzer,
   serviceEntryAddressesAnalyzer,
+  conflictingServiceEntryProtocolAnalyzer,
   ...schemaValidationAnalyzers,
 ];
 
