@@ -26,6 +26,7 @@ import { convertXBackend } from "./xbackend.ts";
 export { stampTransitionTimes, TRANSITION_TIME } from "./conditions.ts";
 export {
   type ClusterCollections,
+  GATEWAY_API_SOURCE,
   type GatewayApiCollections,
   type LiveConversionInputs,
   liveConversion,

@@ -56,6 +56,9 @@ export interface LiveConversionInputs {
   debug?: DebugRegistry;
 }
 
+/** The config store source the converted Istio config is kept under (see storeGatewayConversion). */
+export const GATEWAY_API_SOURCE = "gateway-api";
+
 const NOTHING: ConversionResult = { config: [], statuses: [] };
 
 /** The registry's service and its endpoints' distinct (service port, workload port) pairs. */

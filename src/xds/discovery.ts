@@ -6,6 +6,7 @@ import type { Registry } from "prom-client";
 import { type ConfigObject, kindKey, type MeshConfig } from "../config/index.ts";
 import {
   type ConversionResult,
+  GATEWAY_API_SOURCE,
   GATEWAY_GROUP,
   liveConversion,
   ROUTE_KINDS,
@@ -163,9 +164,6 @@ export function storeRegistry(store: ConfigStore, mesh: MeshConfig, domainSuffix
 }
 
 const conversions = new WeakMap<ServiceRegistry, Singleton<ConversionResult>>();
-
-/** The store source holding the Istio config converted from Gateway API (one scope, replaced on each change). */
-export const GATEWAY_API_SOURCE = "gateway-api";
 
 /**
  * The store's Gateway API objects converted to Istio config, with their statuses, kept live over the

@@ -11,7 +11,6 @@ export {
 export {
   type Discovery,
   type DiscoveryOptions,
-  GATEWAY_API_SOURCE,
   REGISTRY_KINDS,
   startDiscovery,
   storeGatewayConversion,

@@ -3,9 +3,10 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { type ConfigObject, DEFAULT_MESH_CONFIG } from "../../src/config/index.ts";
+import { GATEWAY_API_SOURCE } from "../../src/gatewayapi/index.ts";
 import { pushSnapshot } from "../../src/model/index.ts";
 import { ConfigStore, MemorySource, objectKeyOf } from "../../src/sources/index.ts";
-import { GATEWAY_API_SOURCE, storeGatewayConversion, storePush, storeRegistry } from "../../src/xds/index.ts";
+import { storeGatewayConversion, storePush, storeRegistry } from "../../src/xds/index.ts";
 
 const GW_API = "gateway.networking.k8s.io/v1";
 

@@ -7,6 +7,7 @@ import { anyPack, StructSchema, timestampFromDate } from "@bufbuild/protobuf/wkt
 import { status } from "@grpc/grpc-js";
 import { mcp } from "../../api/index.ts";
 import { type ConfigObject, kindKey, lookupKind } from "../../config/index.ts";
+import { GATEWAY_API_SOURCE } from "../../gatewayapi/index.ts";
 import type { StoredConfig } from "../../sources/index.ts";
 import { XdsError } from "../errors.ts";
 import type { Generator, XdsResource } from "../generator.ts";
@@ -79,7 +80,11 @@ export function apiGenerator(options: ApiGeneratorOptions): Generator {
       const kind = kindKey(gvk.group, gvk.kind);
       // Istio's store holds no Secrets; Sluice's does, and sends them only to control-plane callers.
       if (kind === SECRET && !controlPlane) return { resources: [] };
-      const all = options.store.list(kind).map(resourceOf);
+      // Config converted from Gateway API is left out: the caller converts the Gateway API objects itself.
+      const all = options.store
+        .list(kind)
+        .filter((stored) => stored.source !== GATEWAY_API_SOURCE)
+        .map(resourceOf);
       return {
         resources: watched.wildcard ? all : all.filter((r) => watched.resourceNames.has(r.name)),
       };
