@@ -4,7 +4,9 @@ import { appUidAnalyzer } from "./analyzers/app-uid.ts";
 import { blockedCidrsAnalyzer } from "./analyzers/blocked-cidrs.ts";
 import { caCertificateAnalyzer } from "./analyzers/ca-certificate.ts";
 import { conflictingGatewayAnalyzer } from "./analyzers/conflicting-gateway.ts";
+import { conflictingMeshGatewayHostsAnalyzer } from "./analyzers/conflicting-mesh-gateway-hosts.ts";
 import { conflictingServiceEntryProtocolAnalyzer } from "./analyzers/conflicting-service-entry-protocol.ts";
+import { destinationHostAnalyzer } from "./analyzers/destination-host.ts";
 import { envoyPatchAnalyzer } from "./analyzers/envoy-patch.ts";
 import { externalControlPlaneAnalyzer } from "./analyzers/external-control-plane.ts";
 import { ingressGatewayPortAnalyzer } from "./analyzers/ingress-gateway-port.ts";
@@ -29,6 +31,8 @@ export const ALL_ANALYZERS: readonly Analyzer[] = [
   conflictingGatewayAnalyzer,
   injectionImageAnalyzer,
   portNameAnalyzer,
+  conflictingMeshGatewayHostsAnalyzer,
+  destinationHostAnalyzer,
   vsGatewayAnalyzer,
   serviceEntryAddressesAnalyzer,
   conflictingServiceEntryProtocolAnalyzer,

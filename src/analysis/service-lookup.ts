@@ -5,7 +5,7 @@ import type { AnalysisContext } from "./analyzer.ts";
 import { K } from "./kinds.ts";
 import { annotationsOf, asArray, asRecord, asString, asStringArray, asStringMap, specOf } from "./resource.ts";
 
-const ALL_NAMESPACES = "*";
+export const ALL_NAMESPACES = "*";
 const NAMESPACE_LOCAL = ".";
 const EXPORT_TO_ANNOTATION = "networking.istio.io/exportTo";
 
@@ -104,4 +104,10 @@ export function destinationHost(
     if (bareHost.endsWith(serviceHost.slice(1))) return view;
   }
   return undefined;
+}
+
+/** The namespaces an exportTo list makes config visible in: "*" alone when empty or listing "*". */
+export function exportToScopes(exportTo: readonly string[], namespace: string): Set<string> {
+  if (exportTo.length === 0 || exportTo.includes(ALL_NAMESPACES)) return new Set([ALL_NAMESPACES]);
+  return new Set(exportTo.map((e) => (e === NAMESPACE_LOCAL ? namespace : e)));
 }

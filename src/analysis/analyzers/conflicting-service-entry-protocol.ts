@@ -5,8 +5,7 @@ import { K } from "../kinds.ts";
 import { newMessage } from "../message.ts";
 import { MESSAGES } from "../messages.ts";
 import { asArray, asRecord, asString, asStringArray, fullName, type Resource, specOf } from "../resource.ts";
-
-const ALL_NAMESPACES = "*";
+import { ALL_NAMESPACES, exportToScopes } from "../service-lookup.ts";
 
 export const conflictingServiceEntryProtocolAnalyzer: Analyzer = {
   name: "serviceentry.ConflictingServiceEntryProtocolAnalyzer",
@@ -20,7 +19,7 @@ export const conflictingServiceEntryProtocolAnalyzer: Analyzer = {
     >();
     for (const entry of ctx.list(K.ServiceEntry)) {
       const spec = specOf(entry);
-      for (const scope of exportScopes(asStringArray(spec.exportTo), entry.namespace)) {
+      for (const scope of exportToScopes(asStringArray(spec.exportTo), entry.namespace)) {
         for (const host of asStringArray(spec.hosts)) {
           for (const port of asArray(spec.ports).map(asRecord)) {
             const number = Number(port.number ?? 0);
@@ -58,8 +57,3 @@ export const conflictingServiceEntryProtocolAnalyzer: Analyzer = {
     }
   },
 };
-
-function exportScopes(exportTo: string[], namespace: string): Set<string> {
-  if (exportTo.length === 0 || exportTo.includes(ALL_NAMESPACES)) return new Set([ALL_NAMESPACES]);
-  return new Set(exportTo.map((e) => (e === "." ? namespace : e)));
-}
