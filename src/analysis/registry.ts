@@ -9,13 +9,17 @@ import { conflictingServiceEntryProtocolAnalyzer } from "./analyzers/conflicting
 import { destinationHostAnalyzer } from "./analyzers/destination-host.ts";
 import { envoyPatchAnalyzer } from "./analyzers/envoy-patch.ts";
 import { externalControlPlaneAnalyzer } from "./analyzers/external-control-plane.ts";
+import { gatewaySecretAnalyzer } from "./analyzers/gateway-secret.ts";
 import { ingressGatewayPortAnalyzer } from "./analyzers/ingress-gateway-port.ts";
+import { injectionAnalyzer } from "./analyzers/injection.ts";
 import { injectionImageAnalyzer } from "./analyzers/injection-image.ts";
 import { multiServiceAnalyzer } from "./analyzers/multi-service.ts";
 import { portNameAnalyzer } from "./analyzers/port-name.ts";
 import { schemaValidationAnalyzers } from "./analyzers/schema-validation.ts";
 import { serviceEntryAddressesAnalyzer } from "./analyzers/service-entry-addresses.ts";
+import { sidecarSelectorAnalyzer } from "./analyzers/sidecar-selector.ts";
 import { subsetSelectPodAnalyzer } from "./analyzers/subset-select-pod.ts";
+import { telemetryProviderAnalyzer } from "./analyzers/telemetry-provider.ts";
 import { vsGatewayAnalyzer } from "./analyzers/vs-gateway.ts";
 
 /** The default set: what `sluice analyze` runs. */
@@ -28,14 +32,18 @@ export const ALL_ANALYZERS: readonly Analyzer[] = [
   envoyPatchAnalyzer,
   externalControlPlaneAnalyzer,
   ingressGatewayPortAnalyzer,
+  gatewaySecretAnalyzer,
   conflictingGatewayAnalyzer,
+  injectionAnalyzer,
   injectionImageAnalyzer,
   portNameAnalyzer,
+  sidecarSelectorAnalyzer,
   conflictingMeshGatewayHostsAnalyzer,
   destinationHostAnalyzer,
   vsGatewayAnalyzer,
   serviceEntryAddressesAnalyzer,
   conflictingServiceEntryProtocolAnalyzer,
+  telemetryProviderAnalyzer,
   ...schemaValidationAnalyzers,
 ];
 
