@@ -20,6 +20,12 @@ import { serviceEntryAddressesAnalyzer } from "./analyzers/service-entry-address
 import { sidecarSelectorAnalyzer } from "./analyzers/sidecar-selector.ts";
 import { subsetSelectPodAnalyzer } from "./analyzers/subset-select-pod.ts";
 import { telemetryProviderAnalyzer } from "./analyzers/telemetry-provider.ts";
+import {
+  telemetryDefaultSelectorAnalyzer,
+  telemetryLightstepAnalyzer,
+  telemetrySelectorAnalyzer,
+} from "./analyzers/telemetry-selectors.ts";
+import { vsDestinationRuleAnalyzer } from "./analyzers/vs-destination-rule.ts";
 import { vsGatewayAnalyzer } from "./analyzers/vs-gateway.ts";
 
 /** The default set: what `sluice analyze` runs. */
@@ -40,10 +46,14 @@ export const ALL_ANALYZERS: readonly Analyzer[] = [
   sidecarSelectorAnalyzer,
   conflictingMeshGatewayHostsAnalyzer,
   destinationHostAnalyzer,
+  vsDestinationRuleAnalyzer,
   vsGatewayAnalyzer,
   serviceEntryAddressesAnalyzer,
   conflictingServiceEntryProtocolAnalyzer,
   telemetryProviderAnalyzer,
+  telemetrySelectorAnalyzer,
+  telemetryDefaultSelectorAnalyzer,
+  telemetryLightstepAnalyzer,
   ...schemaValidationAnalyzers,
 ];
 

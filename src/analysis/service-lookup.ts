@@ -111,3 +111,11 @@ export function exportToScopes(exportTo: readonly string[], namespace: string): 
   if (exportTo.length === 0 || exportTo.includes(ALL_NAMESPACES)) return new Set([ALL_NAMESPACES]);
   return new Set(exportTo.map((e) => (e === NAMESPACE_LOCAL ? namespace : e)));
 }
+
+const FQDN_PATTERN = /^(.+)\.(.+)\.svc\.cluster\.local$/;
+
+/** util.GetResourceNameFromHost: "<name>.<ns>.svc.cluster.local" as ns/name, anything else as a name in `namespace`. */
+export function resourceNameFromHost(namespace: string, host: string): string {
+  const match = FQDN_PATTERN.exec(host);
+  return match ? `${match[2]}/${match[1]}` : `${namespace}/${host}`;
+}
