@@ -81,7 +81,8 @@ export const kubeInjectCommand: CommandModule<object, KubeInjectArgs> = {
       const values: unknown = argv.valuesFile ? parse(readFileSync(argv.valuesFile, "utf8")) : {};
       const settings = webhooks.injectionSettingsFromValues(values);
       if (argv.revision !== undefined) settings.revision = argv.revision;
-      settings.nativeSidecars = argv.nativeSidecars || webhooks.nativeSidecarsFromEnv();
+      // Offline there are no nodes to ask, so only an explicit choice turns native sidecars on.
+      settings.nativeSidecars = argv.nativeSidecars || webhooks.nativeSidecarModeFromEnv() === "enabled";
       const text = webhooks.kubeInjectDocuments(readConfigPaths(argv.filename), {
         mesh,
         settings,

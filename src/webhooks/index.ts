@@ -14,10 +14,12 @@ export { injectRequired, webhookSelects } from "./inject/policy.ts";
 export {
   DEFAULT_INJECTION_SETTINGS,
   DEFAULT_PROXY_TAG,
+  detectNativeSidecar,
   type InjectionPolicy,
   type InjectionSettings,
   injectionSettingsFromValues,
-  nativeSidecarsFromEnv,
+  type NativeSidecarMode,
+  nativeSidecarModeFromEnv,
 } from "./inject/settings.ts";
 export { TEMPLATES } from "./inject/templates.ts";
 export { type KubeInjectOptions, kubeInjectDocuments, kubeInjectObject } from "./kube-inject.ts";

@@ -48,6 +48,20 @@ before(async () => {
     mesh: () => DEFAULT_MESH_CONFIG,
     injection: DEFAULT_INJECTION_SETTINGS,
     metrics: registry,
+    nodes: () => [
+      {
+        apiVersion: "v1",
+        kind: "Node",
+        metadata: { name: "new" },
+        status: { nodeInfo: { kubeletVersion: "v1.34.1" } },
+      },
+      {
+        apiVersion: "v1",
+        kind: "Node",
+        metadata: { name: "old" },
+        status: { nodeInfo: { kubeletVersion: "v1.32.4" } },
+      },
+    ],
     log: pino({ level: "silent" }),
   });
 });
@@ -249,6 +263,23 @@ describe("/inject", () => {
       });
     });
   }
+
+  it("runs native sidecars on a node whose kubelet supports them (ENABLE_NATIVE_SIDECARS=auto)", async () => {
+    const onNewNode = { ...APP_POD, spec: { ...APP_POD.spec, nodeName: "new" } };
+    const out = await admit("/inject", "admission.k8s.io/v1", { uid: "n", namespace: "x", object: onNewNode });
+    const pod = applyPatch(onNewNode, patchOf(out));
+    assertValidPod(pod);
+    assert.deepEqual(
+      pod.spec.initContainers?.map((c) => [c.name, c.restartPolicy]),
+      [
+        ["istio-init", undefined],
+        ["istio-proxy", "Always"],
+      ],
+    );
+    // Unscheduled, the pod could land on the old node: every node must support them.
+    const unscheduled = await admit("/inject", "admission.k8s.io/v1", { uid: "u", namespace: "x", object: APP_POD });
+    assert.ok(applyPatch(APP_POD, patchOf(unscheduled)).spec.containers.some((c) => c.name === "istio-proxy"));
+  });
 
   it("takes cluster, network and other env from the path", async () => {
     const out = await admit("/inject/cluster/east/net/network--slash--1/foo/bar", "admission.k8s.io/v1", {

@@ -17,7 +17,7 @@ import {
 import { InjectionError, injectPod } from "./inject/inject.ts";
 import type { Pod } from "./inject/pod.ts";
 import { injectRequired, webhookSelects } from "./inject/policy.ts";
-import type { InjectionSettings } from "./inject/settings.ts";
+import { detectNativeSidecar, type InjectionSettings, type NativeSidecarMode } from "./inject/settings.ts";
 import { WebhookMetrics } from "./metrics.ts";
 import { validateAdmission } from "./validate.ts";
 
@@ -34,6 +34,10 @@ export interface WebhookServerOptions {
   /** The current mesh config (it may be reloaded). */
   mesh: () => MeshConfig;
   injection: InjectionSettings;
+  /** ENABLE_NATIVE_SIDECARS (default "auto", which needs `nodes`; `injection.nativeSidecars` is ignored). */
+  nativeSidecarMode?: NativeSidecarMode;
+  /** The cluster's Nodes, for the "auto" native sidecar mode. */
+  nodes?: () => readonly ConfigObject[];
   /** The mesh's ProxyConfig resources (from the config store), which shape each injected proxy. */
   proxyConfigs?: () => readonly ConfigObject[];
   validation?: ValidationContext;
@@ -197,10 +201,15 @@ function admitPod(
     return { allowed: true };
   }
   try {
+    const nativeSidecars = detectNativeSidecar(
+      options.nativeSidecarMode ?? "auto",
+      options.nodes?.(),
+      pod.spec.nodeName,
+    );
     const { patch } = injectPod({
       pod,
       mesh: options.mesh(),
-      settings: options.injection,
+      settings: { ...options.injection, nativeSidecars },
       proxyConfigs: options.proxyConfigs?.(),
       proxyEnvs: parseInjectEnvs(path),
     });

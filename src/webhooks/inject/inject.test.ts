@@ -8,7 +8,12 @@ import type { Container, Pod } from "./pod.ts";
 import { assertValidPod } from "./pod-check.ts";
 import { type InjectionPolicyConfig, injectRequired, webhookSelects } from "./policy.ts";
 import { canonicalQuantity } from "./quantity.ts";
-import { DEFAULT_INJECTION_SETTINGS, type InjectionSettings } from "./settings.ts";
+import {
+  DEFAULT_INJECTION_SETTINGS,
+  detectNativeSidecar,
+  type InjectionSettings,
+  nativeSidecarModeFromEnv,
+} from "./settings.ts";
 
 function appPod(annotations: Record<string, string> = {}, extra: Partial<Container> = {}): Pod {
   return {
@@ -396,6 +401,26 @@ describe("injection policy", () => {
     assert.equal(webhookSelects({}, { "sidecar.istio.io/inject": "true" }, ""), true);
     assert.equal(webhookSelects({ "istio.io/rev": "canary" }, {}, "canary"), true);
     assert.equal(webhookSelects({ "istio.io/rev": "canary" }, {}, ""), false);
+  });
+});
+
+describe("native sidecar mode", () => {
+  it("reads ENABLE_NATIVE_SIDECARS and asks the nodes in auto mode", () => {
+    assert.equal(nativeSidecarModeFromEnv({}), "auto");
+    assert.equal(nativeSidecarModeFromEnv({ ENABLE_NATIVE_SIDECARS: "true" }), "enabled");
+    assert.equal(nativeSidecarModeFromEnv({ ENABLE_NATIVE_SIDECARS: "yes" }), "disabled");
+    const node = (name: string, kubeletVersion: string) => ({
+      metadata: { name },
+      status: { nodeInfo: { kubeletVersion } },
+    });
+    const nodes = [node("a", "v1.33.0"), node("b", "v1.31.2")];
+    assert.equal(detectNativeSidecar("auto", nodes, "a"), true);
+    assert.equal(detectNativeSidecar("auto", nodes, "b"), false);
+    assert.equal(detectNativeSidecar("auto", nodes, undefined), false);
+    assert.equal(detectNativeSidecar("auto", [node("a", "v1.34.0")], "unknown"), true);
+    assert.equal(detectNativeSidecar("auto", undefined, "a"), false);
+    assert.equal(detectNativeSidecar("enabled", undefined, undefined), true);
+    assert.equal(detectNativeSidecar("disabled", nodes, "a"), false);
   });
 });
 

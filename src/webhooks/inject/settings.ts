@@ -116,9 +116,41 @@ export const DEFAULT_INJECTION_SETTINGS: Readonly<InjectionSettings> = Object.fr
   rewriteAppHTTPProbe: true,
 });
 
-/** ENABLE_NATIVE_SIDECARS as Istio reads it: "true" forces native sidecars on; anything else off. */
-export function nativeSidecarsFromEnv(env: NodeJS.ProcessEnv = process.env): boolean {
-  return env.ENABLE_NATIVE_SIDECARS === "true";
+/** ENABLE_NATIVE_SIDECARS: always, never, or when every node's kubelet supports them (1.33 and later). */
+export type NativeSidecarMode = "enabled" | "disabled" | "auto";
+
+/** ENABLE_NATIVE_SIDECARS as Istio reads it: unset is "auto"; an unknown value is "disabled". */
+export function nativeSidecarModeFromEnv(env: NodeJS.ProcessEnv = process.env): NativeSidecarMode {
+  const value = env.ENABLE_NATIVE_SIDECARS ?? "auto";
+  if (value === "true") return "enabled";
+  if (value === "auto") return "auto";
+  return "disabled";
+}
+
+interface NodeLike {
+  metadata: { name?: string };
+  status?: unknown;
+}
+
+/**
+ * Istio's DetectNativeSidecar: in "auto" mode, native sidecars when the pod's node (or, before the pod
+ * is scheduled, every node) runs kubelet 1.33 or later. Without a node lister, "auto" means no.
+ */
+export function detectNativeSidecar(
+  mode: NativeSidecarMode,
+  nodes: readonly NodeLike[] | undefined,
+  nodeName: string | undefined,
+): boolean {
+  if (mode !== "auto") return mode === "enabled";
+  if (!nodes) return false;
+  const supported = (node: NodeLike) => {
+    const version = (node.status as { nodeInfo?: { kubeletVersion?: string } } | undefined)?.nodeInfo?.kubeletVersion;
+    const match = /^v?(\d+)\.(\d+)/.exec(version ?? "");
+    return match !== null && Number(match[2]) >= 33;
+  };
+  const node = nodeName ? nodes.find((n) => n.metadata.name === nodeName) : undefined;
+  if (node) return supported(node);
+  return nodes.every(supported);
 }
 
 // ---- Istio's Helm values (the injector ConfigMap's `values`, istioctl's --valuesFile).
