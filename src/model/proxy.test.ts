@@ -25,6 +25,7 @@ test("sidecar node id type~ip~id~domain with metadata", () => {
         ISTIO_VERSION: "1.24.3",
         GENERATOR: "grpc",
         DNS_CAPTURE: "true",
+        PILOT_SAN: ["istiod.istio-system.svc"],
         CUSTOM: { nested: 1 },
       },
       { region: "us-east", zone: "a" },
@@ -42,6 +43,8 @@ test("sidecar node id type~ip~id~domain with metadata", () => {
   assert.deepEqual(proxy.istioVersion, { major: 1, minor: 24, patch: 3 });
   assert.equal(proxy.generator, "grpc");
   assert.equal(proxy.metadata.DNS_CAPTURE, true);
+  // The agent writes PILOT_SAN as a JSON array (Go []string), not a comma-separated string.
+  assert.deepEqual(proxy.metadata.PILOT_SAN, ["istiod.istio-system.svc"]);
   assert.deepEqual(proxy.locality, { region: "us-east", zone: "a", subZone: "" });
   assert.deepEqual(proxy.metadata.raw.CUSTOM, { nested: 1 });
 });
@@ -70,6 +73,10 @@ test("invalid nodes give an error naming the problem", () => {
   assert.match(
     parseProxy(node("sidecar~10.0.0.1~x.ns~ns.svc", { LABELS: "app=x" })).error ?? "",
     /LABELS must be an object of strings/,
+  );
+  assert.match(
+    parseProxy(node("sidecar~10.0.0.1~x.ns~ns.svc", { PILOT_SAN: "istiod" })).error ?? "",
+    /PILOT_SAN must be an array of strings/,
   );
 });
 

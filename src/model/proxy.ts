@@ -16,6 +16,8 @@ const ACCEPTED_NODE_TYPES: ReadonlySet<string> = new Set<NodeType>([...NODE_TYPE
 const MAP_KEYS = ["LABELS", "STATIC_LABELS", "ANNOTATIONS", "PLATFORM_METADATA"] as const;
 /** Metadata keys holding comma-separated lists (Istio's StringList). */
 const LIST_KEYS = ["INSTANCE_IPS", "REQUESTED_NETWORK_VIEW"] as const;
+/** Metadata keys holding JSON arrays of strings (Go []string): the agent's bootstrap-only PILOT_SAN. */
+const ARRAY_KEYS = ["PILOT_SAN"] as const;
 /** Metadata keys holding "true"/"false" strings (Istio's StringBool); a JSON boolean is accepted too. */
 const BOOL_KEYS = [
   "HTTP10",
@@ -67,14 +69,13 @@ const STRING_KEYS = [
   // Bootstrap-only keys, kept for debug output.
   "NAME",
   "OWNER",
-  "PILOT_SAN",
   "OUTLIER_LOG_PATH",
   "APP_CONTAINERS",
   "ISTIO_PROXY_SHA",
 ] as const;
 
 type MapKey = (typeof MAP_KEYS)[number];
-type ListKey = (typeof LIST_KEYS)[number];
+type ListKey = (typeof LIST_KEYS)[number] | (typeof ARRAY_KEYS)[number];
 type BoolKey = (typeof BOOL_KEYS)[number];
 type StringKey = (typeof STRING_KEYS)[number];
 
@@ -197,6 +198,12 @@ export function parseNodeMetadata(struct: JsonObject | undefined): NodeMetadata 
     if (v === undefined || v === null || v === "") continue;
     if (typeof v !== "string") return badMetadata(key, "a comma-separated string", v);
     meta[key] = v.split(",");
+  }
+  for (const key of ARRAY_KEYS) {
+    const v = raw[key];
+    if (v === undefined || v === null) continue;
+    if (!Array.isArray(v) || !v.every((s) => typeof s === "string")) return badMetadata(key, "an array of strings", v);
+    meta[key] = v;
   }
   for (const key of MAP_KEYS) {
     const v = raw[key];
