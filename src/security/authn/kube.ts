@@ -69,7 +69,9 @@ export class KubeJwtAuthenticator implements Authenticator {
         },
       });
     } catch (err) {
-      return new Error(err instanceof ApiException ? `TokenReview answered HTTP ${err.code}` : "TokenReview failed");
+      // An ApiException's message holds the response body; transport errors name only the URL.
+      if (err instanceof ApiException) return new Error(`TokenReview answered HTTP ${err.code}`);
+      return new Error(`TokenReview failed: ${err instanceof Error ? err.message : String(err)}`);
     }
     return tokenReviewResult(review);
   }
