@@ -14,3 +14,31 @@ export function selectorString(selector: Readonly<Record<string, string>> | unde
     .map((k) => `${k}=${selector?.[k]}`)
     .join(",");
 }
+
+export interface LabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: { key: string; operator: string; values?: string[] }[];
+}
+
+/** metav1.LabelSelectorAsSelector(selector).Matches(labels); an absent selector matches everything, an invalid one nothing. */
+export function labelSelectorMatches(
+  selector: LabelSelector | undefined,
+  labels: Readonly<Record<string, string>>,
+): boolean {
+  if (!selector) return true;
+  if (!selectorMatches(selector.matchLabels, labels)) return false;
+  return (selector.matchExpressions ?? []).every(({ key, operator, values = [] }) => {
+    switch (operator) {
+      case "In":
+        return key in labels && values.includes(labels[key]);
+      case "NotIn":
+        return !(key in labels) || !values.includes(labels[key]);
+      case "Exists":
+        return key in labels;
+      case "DoesNotExist":
+        return !(key in labels);
+      default:
+        return false;
+    }
+  });
+}

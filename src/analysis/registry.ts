@@ -13,6 +13,7 @@ import { gatewaySecretAnalyzer } from "./analyzers/gateway-secret.ts";
 import { ingressGatewayPortAnalyzer } from "./analyzers/ingress-gateway-port.ts";
 import { injectionAnalyzer } from "./analyzers/injection.ts";
 import { injectionImageAnalyzer } from "./analyzers/injection-image.ts";
+import { jwtClaimRouteAnalyzer } from "./analyzers/jwt-claim-route.ts";
 import { multiServiceAnalyzer } from "./analyzers/multi-service.ts";
 import { portNameAnalyzer } from "./analyzers/port-name.ts";
 import { schemaValidationAnalyzers } from "./analyzers/schema-validation.ts";
@@ -27,6 +28,7 @@ import {
 } from "./analyzers/telemetry-selectors.ts";
 import { vsDestinationRuleAnalyzer } from "./analyzers/vs-destination-rule.ts";
 import { vsGatewayAnalyzer } from "./analyzers/vs-gateway.ts";
+import { webhookAnalyzer } from "./analyzers/webhook.ts";
 
 /** The default set: what `sluice analyze` runs. */
 export const ALL_ANALYZERS: readonly Analyzer[] = [
@@ -48,8 +50,10 @@ export const ALL_ANALYZERS: readonly Analyzer[] = [
   destinationHostAnalyzer,
   vsDestinationRuleAnalyzer,
   vsGatewayAnalyzer,
+  jwtClaimRouteAnalyzer,
   serviceEntryAddressesAnalyzer,
   conflictingServiceEntryProtocolAnalyzer,
+  webhookAnalyzer,
   telemetryProviderAnalyzer,
   telemetrySelectorAnalyzer,
   telemetryDefaultSelectorAnalyzer,
