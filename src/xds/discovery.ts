@@ -34,7 +34,7 @@ import type { DebounceOptions } from "./pipeline/debounce.ts";
 import { PipelineMetrics } from "./pipeline/metrics.ts";
 import { type ChangeSource, type PushContextBuilder, PushPipeline } from "./pipeline/pipeline.ts";
 import { proxyNeedsPush } from "./proxy-needs-push.ts";
-import { ClientCertAuthenticator } from "./server/auth.ts";
+import { type Authenticator, ClientCertAuthenticator } from "./server/auth.ts";
 import { XdsMetrics } from "./server/metrics.ts";
 import { type BoundPorts, type ListenOptions, XdsServer } from "./server/server.ts";
 import { TypeUrl } from "./types.ts";
@@ -57,6 +57,8 @@ export interface DiscoveryOptions {
   /** ENABLE_XDS_API_GENERATOR_AUTH. */
   apiAuth: boolean;
   debugAuth: DebugAuthOptions;
+  /** The chain on the TLS port (security/authn's buildAuthenticators); default the client certificate alone. */
+  authenticators?: readonly Authenticator[];
   /** Generator plugin modules (`--plugin`). */
   plugins: readonly string[];
   listen: ListenOptions;
@@ -100,7 +102,7 @@ export async function startDiscovery(options: DiscoveryOptions): Promise<Discove
   const server = new XdsServer({
     generators,
     initialPush: options.initialPush,
-    authenticators: [new ClientCertAuthenticator()],
+    authenticators: options.authenticators ?? [new ClientCertAuthenticator()],
     proxyNeedsPush,
     metrics: options.metrics ? new XdsMetrics(options.metrics) : undefined,
     log: log.child({ component: "ads" }),
