@@ -5,8 +5,7 @@ import { clone } from "@bufbuild/protobuf";
 import { cluster } from "../../api/index.ts";
 import { parseClusterName } from "../cluster/names.ts";
 import { type Marks, patchResource } from "./guard.ts";
-import { isMergeOperation, listMerge } from "./listener.ts";
-import { mergeAnyWithAny, mergeMessage } from "./merge.ts";
+import { isMergeOperation, listMerge, mergeAnyWithAny, mergeMessage } from "./merge.ts";
 import { contextMatches, type Patch, type PatchContext, type PatchSet } from "./patch-set.ts";
 import { envoyFilterStatus } from "./status.ts";
 

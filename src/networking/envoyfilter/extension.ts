@@ -3,8 +3,7 @@
 // bootstrap is merged, for the agent to apply to the Envoy bootstrap it writes.
 import { clone } from "@bufbuild/protobuf";
 import { bootstrap, core } from "../../api/index.ts";
-import { isMergeOperation, listMerge } from "./listener.ts";
-import { mergeMessage } from "./merge.ts";
+import { isMergeOperation, listMerge, mergeMessage } from "./merge.ts";
 import type { PatchSet } from "./patch-set.ts";
 import { envoyFilterStatus } from "./status.ts";
 

@@ -3,6 +3,11 @@
 // checked against Envoy's constraints (guard.ts), with Istio's pilot_envoy_filter_status (status.ts).
 export { applyClusterPatches, insertedClusters } from "./cluster.ts";
 export { applyBootstrapPatches, insertedExtensionConfigs } from "./extension.ts";
+export {
+  patchGeneratedClusters,
+  patchGeneratedListeners,
+  patchGeneratedRouteConfiguration,
+} from "./generated.ts";
 export { applyListenerPatches } from "./listener.ts";
 export {
   type ApplyTo,

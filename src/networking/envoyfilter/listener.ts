@@ -8,15 +8,8 @@ import { HCM_FILTER } from "../listener/hcm.ts";
 import { VIRTUAL_INBOUND, VIRTUAL_OUTBOUND } from "../listener/index.ts";
 import { type Marks, patchResource } from "./guard.ts";
 import { applyListOperation } from "./list-ops.ts";
-import { type ListMerge, mergeAnyWithAny, mergeMessage } from "./merge.ts";
-import {
-  type ApplyTo,
-  contextMatches,
-  type Operation,
-  type Patch,
-  type PatchContext,
-  type PatchSet,
-} from "./patch-set.ts";
+import { isMergeOperation, listMerge, mergeAnyWithAny, mergeMessage } from "./merge.ts";
+import { type ApplyTo, contextMatches, type Patch, type PatchContext, type PatchSet } from "./patch-set.ts";
 import { envoyFilterStatus } from "./status.ts";
 
 const LISTENER_KINDS: readonly ApplyTo[] = [
@@ -27,14 +20,6 @@ const LISTENER_KINDS: readonly ApplyTo[] = [
   "HTTP_FILTER",
 ];
 const VIRTUAL_LISTENERS: ReadonlySet<string> = new Set([VIRTUAL_INBOUND, VIRTUAL_OUTBOUND]);
-
-export function isMergeOperation(operation: Operation): boolean {
-  return operation === "MERGE" || operation === "MERGE_AND_REPLACE_LIST";
-}
-
-export function listMerge(operation: Operation): ListMerge {
-  return operation === "MERGE_AND_REPLACE_LIST" ? "replace" : "append";
-}
 
 function listenerMatch(l: listener.Listener, patch: Patch): boolean {
   const match = patch.match.listener;

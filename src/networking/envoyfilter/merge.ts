@@ -6,8 +6,17 @@ import { clone, type DescMessage, type Message } from "@bufbuild/protobuf";
 import { type ReflectMessage, reflect } from "@bufbuild/protobuf/reflect";
 import type { Any } from "@bufbuild/protobuf/wkt";
 import { packAny, registry, unpackAny } from "../../api/index.ts";
+import type { Operation } from "./patch-set.ts";
 
 export type ListMerge = "append" | "replace";
+
+export function isMergeOperation(operation: Operation): boolean {
+  return operation === "MERGE" || operation === "MERGE_AND_REPLACE_LIST";
+}
+
+export function listMerge(operation: Operation): ListMerge {
+  return operation === "MERGE_AND_REPLACE_LIST" ? "replace" : "append";
+}
 
 const DURATION = "google.protobuf.Duration";
 

@@ -7,6 +7,7 @@ import type { Message } from "@bufbuild/protobuf";
 import type { EnvoyFilter, EnvoyFilterConfigPatches, EnvoyFilterConfigPatchesMatch } from "../../config/types/index.ts";
 import { decodePatchValue, patchValueViolations } from "../../config/validation/envoyfilter-patch.ts";
 import type { ProxyNode } from "../../model/index.ts";
+import { envoyFilterStatus } from "./status.ts";
 
 export type ApplyTo = Exclude<NonNullable<EnvoyFilterConfigPatches["applyTo"]>, "INVALID">;
 export type Operation = Exclude<NonNullable<NonNullable<EnvoyFilterConfigPatches["patch"]>["operation"]>, "INVALID">;
@@ -151,12 +152,16 @@ export class PatchSet {
   }
 }
 
-/** The patches of `filters` (already selected for the proxy and in patch order) that apply to it. */
+/**
+ * The patches of `filters` (already selected for the proxy and in patch order) that apply to it;
+ * the errors of those that cannot be applied are recorded in the status.
+ */
 export function patchSetFor(filters: readonly EnvoyFilter[], proxy: ProxyNode): PatchSet {
   const patches: Patch[] = [];
   const errors: PatchError[] = [];
   for (const filter of filters) {
     const c = compileEnvoyFilter(filter);
+    for (const error of c.errors) envoyFilterStatus.error(error);
     errors.push(...c.errors);
     patches.push(...c.patches.filter((p) => proxyMatches(p, proxy)));
   }

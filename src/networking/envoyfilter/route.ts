@@ -6,8 +6,7 @@ import { route } from "../../api/index.ts";
 import { parseClusterName } from "../cluster/names.ts";
 import { type Marks, patchResource } from "./guard.ts";
 import { applyListOperation } from "./list-ops.ts";
-import { isMergeOperation, listMerge } from "./listener.ts";
-import { mergeMessage } from "./merge.ts";
+import { isMergeOperation, listMerge, mergeMessage } from "./merge.ts";
 import { type ApplyTo, contextMatches, type Patch, type PatchContext, type PatchSet } from "./patch-set.ts";
 
 const ROUTE_KINDS: readonly ApplyTo[] = ["ROUTE_CONFIGURATION", "VIRTUAL_HOST", "HTTP_ROUTE"];

@@ -10,7 +10,9 @@ import {
   buildInboundCluster,
   buildOutboundClusters,
   buildSniDnatClusters,
+  parseClusterName,
 } from "../../networking/cluster/index.ts";
+import { patchGeneratedClusters, patchSetFor } from "../../networking/envoyfilter/index.ts";
 import type { Service } from "../../registry/index.ts";
 import type { Generator } from "../generator.ts";
 import { TypeUrl } from "../types.ts";
@@ -114,25 +116,41 @@ function inboundClusters(push: PushContext, proxy: ProxyNode): cluster.Cluster[]
   });
 }
 
-/** Every cluster of the proxy, in Istio's order. */
+/** Every cluster of the proxy, in Istio's order, with its EnvoyFilter patches applied last. */
 export function buildClusters(push: PushContext, proxy: ProxyNode, endpoints: EndpointLookup): cluster.Cluster[] {
   const snap = pushSnapshot(push);
+  const patches = patchSetFor(snap.envoyFiltersFor(proxy), proxy);
   const services = snap.sidecarScope(proxy).services;
   const outbound = services.flatMap((s) => serviceClusters(push, proxy, endpoints, s, false));
   if (proxy.type === "sidecar") {
-    return assembleClusters({
+    const clusters = assembleClusters({
       proxy,
       mesh: snap.mesh,
       outbound,
       inbound: inboundClusters(push, proxy),
       allowAnyDynamicDns: snap.sidecarScope(proxy).outboundTrafficPolicy.mode === "ALLOW_ANY_DYNAMIC_DNS",
     });
+    if (!patches.has("CLUSTER")) return clusters;
+    const hostsByPort = new Map<number, string[]>();
+    for (const { listener, services } of sidecarInboundTargets(snap, proxy)) {
+      hostsByPort.set(listener.targetPort, [
+        ...(hostsByPort.get(listener.targetPort) ?? []),
+        ...services.map((s) => s.hostname),
+      ]);
+    }
+    return patchGeneratedClusters(patches, clusters, false, (c) => hostsByPort.get(inboundPort(c.name)) ?? []);
   }
   const sniHosts = [...(snap.mergedGateway(proxy)?.autoPassthroughSniHosts ?? [])];
   const sniDnat = services
     .filter((s) => sniHosts.some((h) => hostsMatch(h, s.hostname)))
     .flatMap((s) => serviceClusters(push, proxy, endpoints, s, true));
-  return assembleClusters({ proxy, mesh: snap.mesh, outbound, sniDnat });
+  return patchGeneratedClusters(patches, assembleClusters({ proxy, mesh: snap.mesh, outbound, sniDnat }), true);
+}
+
+/** The port of an `inbound|port||` cluster; 0 for other names. */
+function inboundPort(name: string): number {
+  const parsed = parseClusterName(name);
+  return parsed?.direction === "inbound" ? parsed.port : 0;
 }
 
 /** CDS is wildcard: every cluster, on pushes that may change clusters. */
