@@ -9,6 +9,7 @@ import type { ProxyNode, PushContext, PushSnapshot } from "../../model/index.ts"
 import { addressesForProxy, pushSnapshot, usesAutoAllocatedAddresses } from "../../model/index.ts";
 import { selectPolicies, trustDomainBundle } from "../../networking/authz/index.ts";
 import { type InboundEndpoint, outboundClusterName } from "../../networking/cluster/index.ts";
+import { patchGeneratedListeners, patchSetFor } from "../../networking/envoyfilter/index.ts";
 import {
   buildGatewayListeners,
   buildSidecarListeners,
@@ -208,10 +209,12 @@ function routerListeners(snap: PushSnapshot, proxy: ProxyNode): listener.Listene
   });
 }
 
-/** Every listener of the proxy, in Istio's order. */
+/** Every listener of the proxy, in Istio's order, with its EnvoyFilter patches applied last. */
 export function buildListeners(push: PushContext, proxy: ProxyNode, endpoints: EndpointLookup): listener.Listener[] {
   const snap = pushSnapshot(push);
-  return proxy.type === "sidecar" ? sidecarListeners(snap, proxy, endpoints) : routerListeners(snap, proxy);
+  const router = proxy.type !== "sidecar";
+  const listeners = router ? routerListeners(snap, proxy) : sidecarListeners(snap, proxy, endpoints);
+  return patchGeneratedListeners(patchSetFor(snap.envoyFiltersFor(proxy), proxy), listeners, router);
 }
 
 /** LDS is wildcard: every listener, on pushes that may change listeners. */

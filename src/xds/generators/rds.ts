@@ -5,6 +5,7 @@
 import { hcm, type listener, type route, unpackAny } from "../../api/index.ts";
 import type { ProxyNode, PushContext } from "../../model/index.ts";
 import { pushSnapshot } from "../../model/index.ts";
+import { patchGeneratedRouteConfiguration, patchSetFor } from "../../networking/envoyfilter/index.ts";
 import {
   buildGatewayRouteConfiguration,
   buildSidecarRouteConfiguration,
@@ -37,7 +38,13 @@ export function buildRouteConfiguration(
     proxy.generator,
     JSON.stringify(proxy.labels),
   ].join("|");
-  return routeConfigurations(push, key, () => routeConfiguration(push, proxy, routeName));
+  const config = routeConfigurations(push, key, () => routeConfiguration(push, proxy, routeName));
+  if (!config) return undefined;
+  // EnvoyFilter patches apply last, per proxy, to a copy of the shared configuration.
+  const snap = pushSnapshot(push);
+  const router = proxy.type !== "sidecar";
+  const patches = patchSetFor(snap.envoyFiltersFor(proxy), proxy);
+  return patchGeneratedRouteConfiguration(patches, config, router, snap.mergedGateway(proxy)?.portMap);
 }
 
 function routeConfiguration(
