@@ -14,6 +14,8 @@ import { ingressGatewayPortAnalyzer } from "./analyzers/ingress-gateway-port.ts"
 import { injectionAnalyzer } from "./analyzers/injection.ts";
 import { injectionImageAnalyzer } from "./analyzers/injection-image.ts";
 import { jwtClaimRouteAnalyzer } from "./analyzers/jwt-claim-route.ts";
+import { crdVersionAnalyzer, k8sGatewaySelectorAnalyzer } from "./analyzers/k8s-gateway.ts";
+import { meshNetworksAnalyzer } from "./analyzers/mesh-networks.ts";
 import { multiServiceAnalyzer } from "./analyzers/multi-service.ts";
 import { portNameAnalyzer } from "./analyzers/port-name.ts";
 import { schemaValidationAnalyzers } from "./analyzers/schema-validation.ts";
@@ -44,6 +46,9 @@ export const ALL_ANALYZERS: readonly Analyzer[] = [
   conflictingGatewayAnalyzer,
   injectionAnalyzer,
   injectionImageAnalyzer,
+  k8sGatewaySelectorAnalyzer,
+  crdVersionAnalyzer,
+  meshNetworksAnalyzer,
   portNameAnalyzer,
   sidecarSelectorAnalyzer,
   conflictingMeshGatewayHostsAnalyzer,
