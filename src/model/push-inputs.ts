@@ -16,6 +16,11 @@ export interface PushInputs {
   domainSuffix?: string;
   /** PILOT_SCOPE_GATEWAY_TO_NAMESPACE: a gateway proxy uses only Gateways of its namespace. Default false. */
   scopeGatewayToNamespace?: boolean;
+  /**
+   * PILOT_ENABLE_PERSISTENT_SESSION_FILTER: services labelled istio.io/persistent-session(-header) get
+   * Envoy's stateful session filter. Default false.
+   */
+  persistentSessions?: boolean;
 }
 
 /** The inputs of a push from the store's objects in force and the registry's services. */
@@ -23,7 +28,7 @@ export function pushInputs(
   store: Pick<ConfigStore, "list">,
   registry: Pick<ServiceRegistry, "services" | "endpoints">,
   mesh: MeshConfig,
-  options: Pick<PushInputs, "domainSuffix" | "scopeGatewayToNamespace"> = {},
+  options: Pick<PushInputs, "domainSuffix" | "scopeGatewayToNamespace" | "persistentSessions"> = {},
 ): PushInputs {
   return {
     configs: store.list().map((s) => s.object),

@@ -54,6 +54,8 @@ export class PushSnapshot {
   readonly wasmPlugins: WorkloadPolicyIndex<WasmPlugin>;
   readonly envoyFilters: EnvoyFilterIndex;
   private readonly scopeGatewayToNamespace: boolean;
+  /** PILOT_ENABLE_PERSISTENT_SESSION_FILTER (see PushInputs). */
+  readonly persistentSessions: boolean;
   /** Merged gateways computed in this push, by proxy namespace, labels and identities. */
   private readonly mergedGateways = new Map<string, MergedGateway | undefined>();
   private readonly endpoints: readonly PortEndpoints[];
@@ -69,6 +71,7 @@ export class PushSnapshot {
     this.domainSuffix = inputs.domainSuffix ?? "cluster.local";
     this.rootNamespace = inputs.mesh.rootNamespace ?? "istio-system";
     this.scopeGatewayToNamespace = inputs.scopeGatewayToNamespace ?? false;
+    this.persistentSessions = inputs.persistentSessions ?? false;
     const kinds = groupByKind(inputs.configs);
     this.inputs = { kinds, services: inputs.services };
     this.endpoints = inputs.endpoints ?? [];

@@ -6,6 +6,7 @@ import type { ProxyNode } from "../../model/proxy.ts";
 import type { Service } from "../../registry/index.ts";
 import { isDynamicForwardProxy } from "../dfp.ts";
 import { localityGroups, localityLbSetting } from "../endpoint/index.ts";
+import { PERSISTENT_SESSION_HEADER_LABEL, PERSISTENT_SESSION_LABEL } from "../httpfilter/index.ts";
 import { applyConnectionPool, shouldUpgradeToH2 } from "./connectionpool.ts";
 import { buildForwardProxyClusters } from "./dfp.ts";
 import { applyDnsSettings } from "./dns.ts";
@@ -211,8 +212,8 @@ function inferredMtlsMode(input: OutboundClusterInput, subset: string): ServiceM
 /** Istio's SupportsDrainingEndpoints: services labelled for persistent sessions (cookie or header). */
 export function supportsDrainingEndpoints(service: Service): boolean {
   return (
-    (service.labels["istio.io/persistent-session"] ?? "") !== "" ||
-    (service.labels["istio.io/persistent-session-header"] ?? "") !== ""
+    (service.labels[PERSISTENT_SESSION_LABEL] ?? "") !== "" ||
+    (service.labels[PERSISTENT_SESSION_HEADER_LABEL] ?? "") !== ""
   );
 }
 

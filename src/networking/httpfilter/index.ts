@@ -4,5 +4,12 @@ export * from "./extension-types.ts";
 export { envoyViolations } from "./pgv.ts";
 export { buildHttpFilters, HTTP_FILTERS } from "./registry.ts";
 export { ROUTER_FILTER } from "./router.ts";
+export {
+  PERSISTENT_SESSION_HEADER_LABEL,
+  PERSISTENT_SESSION_LABEL,
+  STATEFUL_SESSION_FILTER,
+  statefulSessionConfig,
+  statefulSessionPerRoute,
+} from "./stateful-session.ts";
 export { typedStruct } from "./typed.ts";
 export type { HttpFilterContext, HttpFilterPlugin, ListenerClass } from "./types.ts";

@@ -13,6 +13,7 @@ import { jwt } from "./jwt.ts";
 import { metadataExchange } from "./metadata-exchange.ts";
 import { rbac } from "./rbac.ts";
 import { router } from "./router.ts";
+import { statefulSessionFilter } from "./stateful-session.ts";
 import type { HttpFilterContext, HttpFilterPlugin } from "./types.ts";
 
 /** Every HTTP filter before the router, in chain order. */
@@ -27,6 +28,7 @@ export const HTTP_FILTERS: readonly HttpFilterPlugin[] = Object.freeze([
   fault,
   cors,
   istioStats,
+  statefulSessionFilter,
   dynamicForwardProxy,
 ]);
 

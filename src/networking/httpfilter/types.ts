@@ -24,6 +24,8 @@ export interface HttpFilterContext {
   jwksCluster?: (host: string, port: number) => string | undefined;
   /** A Prometheus metrics provider applies (MeshConfig defaultProviders.metrics or Telemetry): istio.stats runs. */
   prometheusStats?: boolean;
+  /** PILOT_ENABLE_PERSISTENT_SESSION_FILTER: the stateful session filter on outbound and gateway managers. */
+  persistentSessions?: boolean;
   /** The DNS cache of the DYNAMIC_DNS wildcard ServiceEntry the connection manager was built for. */
   forwardProxyDnsCache?: dfpCommon.DnsCacheConfig;
   /** Under outboundTrafficPolicy ALLOW_ANY_DYNAMIC_DNS, the shared cache unknown hosts resolve into. */

@@ -181,7 +181,12 @@ function httpManager(input: RouterInput, entry: GatewayServerInput, port: number
     listenerClass: "gateway",
     statPrefix,
     routes: { rds: gatewayRouteName(entry, port) },
-    httpFilters: buildHttpFilters({ ...input.policies, listenerClass: "gateway", protocol }),
+    httpFilters: buildHttpFilters({
+      ...input.policies,
+      listenerClass: "gateway",
+      protocol,
+      persistentSessions: input.persistentSessions,
+    }),
     protocol,
   });
 }

@@ -491,6 +491,7 @@ function listenerFromEntry(input: SidecarOutboundInput, entry: Entry): listener.
               httpFilters: buildHttpFilters({
                 listenerClass: "sidecarOutbound",
                 protocol: opts.http.protocol,
+                persistentSessions: input.persistentSessions,
                 prometheusStats: input.prometheusStats,
                 forwardProxyDnsCache:
                   opts.http.forwardProxyHost !== undefined
@@ -569,6 +570,7 @@ function httpProxyListener(input: SidecarOutboundInput): listener.Listener | und
     httpFilters: buildHttpFilters({
       listenerClass: "sidecarOutbound",
       protocol: "HTTP_PROXY",
+      persistentSessions: input.persistentSessions,
       prometheusStats: input.prometheusStats,
       allowAnyDnsCache: allowAnyCache(input),
     }),

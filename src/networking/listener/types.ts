@@ -13,6 +13,8 @@ export type MtlsMode = "STRICT" | "PERMISSIVE" | "DISABLE";
 export interface ListenerEnv {
   proxy: ProxyNode;
   mesh: MeshConfig;
+  /** PILOT_ENABLE_PERSISTENT_SESSION_FILTER (Istio's default: off). */
+  persistentSessions?: boolean;
 }
 
 export function interceptionMode(proxy: ProxyNode): InterceptionMode {

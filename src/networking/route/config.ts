@@ -7,6 +7,7 @@ import { create } from "@bufbuild/protobuf";
 import { route } from "../../api/index.ts";
 import type { Destination } from "../../config/index.ts";
 import { hostsMatch, isWildcard, mostSpecificHostMatch, usesGatewaySemantics } from "../../model/index.ts";
+import { STATEFUL_SESSION_FILTER, statefulSessionConfig, statefulSessionPerRoute } from "../httpfilter/index.ts";
 import { buildDefaultOutboundRoute } from "./default-route.ts";
 import { routeProxyHeaders } from "./proxy-headers.ts";
 import { buildVirtualServiceRoutes } from "./translate.ts";
@@ -50,6 +51,7 @@ export interface SidecarRouteInput {
   outboundTrafficPolicy?: { mode?: OutboundTrafficMode; egressProxy?: Destination };
   /** DestinationRule consistent-hash policies, as RouteContext.hashPolicy. */
   hashPolicy?: RouteContext["hashPolicy"];
+  persistentSessions?: RouteContext["persistentSessions"];
 }
 
 interface ParsedRouteName {
@@ -220,6 +222,7 @@ export function buildSidecarVirtualHosts(input: SidecarRouteInput, listenerPort:
     isTls: false,
     lookupService: (h) => services.get(h),
     hashPolicy: input.hashPolicy,
+    persistentSessions: input.persistentSessions,
   };
   const groups = virtualHostGroups(input, listenerPort, services, ctx);
   const { includeRequestAttemptCount } = routeProxyHeaders(mesh);
@@ -247,7 +250,10 @@ export function buildSidecarVirtualHosts(input: SidecarRouteInput, listenerPort:
     }
     domains = domainSet.dedupe(domains, altHosts);
     if (domains.length === 0) return undefined;
-    return create(route.VirtualHostSchema, { name, domains, routes: g.routes, includeRequestAttemptCount });
+    const vhost = create(route.VirtualHostSchema, { name, domains, routes: g.routes, includeRequestAttemptCount });
+    const session = input.persistentSessions && svc ? statefulSessionConfig(svc.labels) : undefined;
+    if (session) vhost.typedPerFilterConfig[STATEFUL_SESSION_FILTER] = statefulSessionPerRoute(session);
+    return vhost;
   };
 
   const byPort = new Map<number, route.VirtualHost[]>();

@@ -6,6 +6,7 @@ import { create } from "@bufbuild/protobuf";
 import { route } from "../../api/index.ts";
 import type { GatewayServers } from "../../config/index.ts";
 import { hostSubsetOf } from "../../model/index.ts";
+import { STATEFUL_SESSION_FILTER, statefulSessionConfig, statefulSessionPerRoute } from "../httpfilter/index.ts";
 import { byName, MAX_DIRECT_RESPONSE_BODY_SIZE_BYTES } from "./config.ts";
 import { sortCatchAllLast } from "./match.ts";
 import { routeProxyHeaders } from "./proxy-headers.ts";
@@ -31,6 +32,7 @@ export interface GatewayRouteInput {
   /** The services VirtualService destinations may name. */
   lookupService(hostname: string): Service | undefined;
   hashPolicy?: RouteContext["hashPolicy"];
+  persistentSessions?: RouteContext["persistentSessions"];
 }
 
 /** Istio's host.Names.Intersection: for each covering pair, the narrower host. */
@@ -106,6 +108,10 @@ export function buildGatewayRouteConfiguration(input: GatewayRouteInput): route.
         domains: [hostname],
         includeRequestAttemptCount,
       });
+      // A service of exactly this host labelled for persistent sessions configures its virtual host.
+      const service = input.persistentSessions ? input.lookupService(hostname) : undefined;
+      const session = service && statefulSessionConfig(service.labels);
+      if (session) vhost.typedPerFilterConfig[STATEFUL_SESSION_FILTER] = statefulSessionPerRoute(session);
       vhosts.set(hostname, vhost);
     }
     vhost.routes.push(...routes);
@@ -130,6 +136,7 @@ export function buildGatewayRouteConfiguration(input: GatewayRouteInput): route.
           isTls: server.tls !== undefined,
           lookupService: input.lookupService,
           hashPolicy: input.hashPolicy,
+          persistentSessions: input.persistentSessions,
         });
         // A VirtualService with no route for this gateway is skipped (and tried again for the next server).
         if (routes.length === 0) continue;

@@ -3,9 +3,10 @@
 // source namespace, gateways); a catch-all route ends the list, as nothing after it can match.
 import { create } from "@bufbuild/protobuf";
 import { anyPack } from "@bufbuild/protobuf/wkt";
-import { core, cors, fault, route } from "../../api/index.ts";
+import { core, cors, fault, route, type statefulSession } from "../../api/index.ts";
 import type { VirtualServiceHttp, VirtualServiceHttpMatch } from "../../config/index.ts";
 import { usesGatewaySemantics } from "../../model/index.ts";
+import { STATEFUL_SESSION_FILTER, statefulSessionConfig, statefulSessionPerRoute } from "../httpfilter/index.ts";
 import { CORS_FILTER, translateCorsPolicy } from "./cors.ts";
 import { applyDestinations, parseClusterName } from "./destination.ts";
 import { translateDirectResponse } from "./direct-response.ts";
@@ -132,7 +133,27 @@ export function translateRoute(
   if (http.corsPolicy) {
     out.typedPerFilterConfig[CORS_FILTER] = anyPack(cors.CorsPolicySchema, translateCorsPolicy(http.corsPolicy));
   }
+  const session = out.action.case === "route" ? routeSession(http, ctx) : undefined;
+  if (session) out.typedPerFilterConfig[STATEFUL_SESSION_FILTER] = statefulSessionPerRoute(session);
   return out;
+}
+
+/**
+ * The persistent session of a forwarding route's destinations (Istio's TranslateRoute): each destination
+ * (with weight, when several) in turn replaces the choice, except that a second one with a session keeps the first.
+ */
+function routeSession(http: VirtualServiceHttp, ctx: RouteContext): statefulSession.StatefulSession | undefined {
+  if (!ctx.persistentSessions) return undefined;
+  const routes = http.route ?? [];
+  const destinations = routes.length === 1 ? routes : routes.filter((r) => (r.weight ?? 0) !== 0);
+  let chosen: statefulSession.StatefulSession | undefined;
+  for (const { destination } of destinations) {
+    const service = ctx.lookupService(destination.host);
+    const session = service && statefulSessionConfig(service.labels);
+    if (session && chosen) break;
+    chosen = session;
+  }
+  return chosen;
 }
 
 /**

@@ -25,4 +25,6 @@ export interface RouteContext {
    * DestinationRules); a destination with one also drops the previous-hosts retry predicate.
    */
   hashPolicy?(destination: Destination): route.RouteAction_HashPolicy | undefined;
+  /** PILOT_ENABLE_PERSISTENT_SESSION_FILTER: labelled services get stateful session config per route and virtual host. */
+  persistentSessions?: boolean;
 }

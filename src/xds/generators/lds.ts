@@ -177,6 +177,7 @@ function sidecarListeners(snap: PushSnapshot, proxy: ProxyNode, endpoints: Endpo
   return buildSidecarListeners({
     proxy,
     mesh: snap.mesh,
+    persistentSessions: snap.persistentSessions,
     services: scope.services.map(withAddress),
     egressListeners: scope.egressListeners.map((l) => ({ ...l, services: l.services.map(withAddress) })),
     endpointAddressesFor: (service, port) =>
@@ -200,6 +201,7 @@ function routerListeners(snap: PushSnapshot, proxy: ProxyNode): listener.Listene
   return buildGatewayListeners({
     proxy,
     mesh: snap.mesh,
+    persistentSessions: snap.persistentSessions,
     ports: merged.ports,
     virtualServicesFor: (gateway) => snap.virtualServicesForGateway(proxy.configNamespace, gateway),
     services: scope.services,

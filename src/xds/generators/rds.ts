@@ -64,6 +64,7 @@ function routeConfiguration(
       virtualServicesForGateway: (gateway) => snap.virtualServicesForGateway(proxy.configNamespace, gateway),
       lookupService: (hostname) => scope.service(hostname),
       hashPolicy: hashPolicyFor(scope, proxy),
+      persistentSessions: snap.persistentSessions,
     });
   }
   const parsed = parseSidecarRouteName(routeName);
@@ -78,6 +79,7 @@ function routeConfiguration(
     virtualServices: egress?.virtualServices ?? [],
     outboundTrafficPolicy: scope.outboundTrafficPolicy,
     hashPolicy: hashPolicyFor(scope, proxy),
+    persistentSessions: snap.persistentSessions,
   });
 }
 
