@@ -1,3 +1,5 @@
+import { asArray, asRecord, asString, asStringMap } from "./resource.ts";
+
 // Kubernetes label-set selectors as Istio's analyzers use them (klabels.SelectorFromSet): an empty or
 // absent selector matches everything; its string form is "k=v" pairs sorted by key, comma-separated.
 
@@ -41,4 +43,21 @@ export function labelSelectorMatches(
         return false;
     }
   });
+}
+
+/** A metav1.LabelSelector read from an object; undefined when absent (which matches everything). */
+export function labelSelectorOf(value: unknown): LabelSelector | undefined {
+  if (value === undefined || value === null) return undefined;
+  const selector = asRecord(value);
+  return {
+    matchLabels: asStringMap(selector.matchLabels),
+    matchExpressions: asArray(selector.matchExpressions).map((e) => {
+      const expression = asRecord(e);
+      return {
+        key: asString(expression.key),
+        operator: asString(expression.operator),
+        values: asArray(expression.values).map(String),
+      };
+    }),
+  };
 }

@@ -3,13 +3,17 @@ import type { Analyzer } from "./analyzer.ts";
 import { appUidAnalyzer } from "./analyzers/app-uid.ts";
 import { blockedCidrsAnalyzer } from "./analyzers/blocked-cidrs.ts";
 import { caCertificateAnalyzer } from "./analyzers/ca-certificate.ts";
+import { conditionAnalyzer } from "./analyzers/conditions.ts";
 import { conflictingGatewayAnalyzer } from "./analyzers/conflicting-gateway.ts";
 import { conflictingMeshGatewayHostsAnalyzer } from "./analyzers/conflicting-mesh-gateway-hosts.ts";
 import { conflictingServiceEntryProtocolAnalyzer } from "./analyzers/conflicting-service-entry-protocol.ts";
+import { deprecationAnalyzer } from "./analyzers/deprecation.ts";
 import { destinationHostAnalyzer } from "./analyzers/destination-host.ts";
 import { envoyPatchAnalyzer } from "./analyzers/envoy-patch.ts";
 import { externalControlPlaneAnalyzer } from "./analyzers/external-control-plane.ts";
+import { gatewayCertificateAnalyzer } from "./analyzers/gateway-certificate.ts";
 import { gatewaySecretAnalyzer } from "./analyzers/gateway-secret.ts";
+import { imageAutoAnalyzer } from "./analyzers/image-auto.ts";
 import { ingressGatewayPortAnalyzer } from "./analyzers/ingress-gateway-port.ts";
 import { injectionAnalyzer } from "./analyzers/injection.ts";
 import { injectionImageAnalyzer } from "./analyzers/injection-image.ts";
@@ -35,17 +39,21 @@ import { webhookAnalyzer } from "./analyzers/webhook.ts";
 /** The default set: what `sluice analyze` runs. */
 export const ALL_ANALYZERS: readonly Analyzer[] = [
   blockedCidrsAnalyzer,
+  conditionAnalyzer,
   multiServiceAnalyzer,
   appUidAnalyzer,
   caCertificateAnalyzer,
   subsetSelectPodAnalyzer,
+  deprecationAnalyzer,
   envoyPatchAnalyzer,
   externalControlPlaneAnalyzer,
   ingressGatewayPortAnalyzer,
+  gatewayCertificateAnalyzer,
   gatewaySecretAnalyzer,
   conflictingGatewayAnalyzer,
   injectionAnalyzer,
   injectionImageAnalyzer,
+  imageAutoAnalyzer,
   k8sGatewaySelectorAnalyzer,
   crdVersionAnalyzer,
   meshNetworksAnalyzer,

@@ -2,7 +2,7 @@
 // same namespace/pod label combination, and must point at Services that exist.
 import type { Analyzer } from "../analyzer.ts";
 import { K } from "../kinds.ts";
-import { type LabelSelector, labelSelectorMatches } from "../labels.ts";
+import { type LabelSelector, labelSelectorMatches, labelSelectorOf } from "../labels.ts";
 import { newMessage } from "../message.ts";
 import { MESSAGES } from "../messages.ts";
 import { asArray, asRecord, asString, fullName, labelsOf, type Resource } from "../resource.ts";
@@ -35,8 +35,8 @@ export const webhookAnalyzer: Analyzer = {
         webhooks.push({
           id: `${fullName(r)}/${asString(h.name)}`,
           resource: r,
-          namespaceSelector: selectorOf(h.namespaceSelector),
-          objectSelector: selectorOf(h.objectSelector),
+          namespaceSelector: labelSelectorOf(h.namespaceSelector),
+          objectSelector: labelSelectorOf(h.objectSelector),
           service:
             asRecord(h.clientConfig).service === undefined
               ? undefined
@@ -83,22 +83,6 @@ export const webhookAnalyzer: Analyzer = {
     }
   },
 };
-
-function selectorOf(value: unknown): LabelSelector | undefined {
-  if (value === undefined || value === null) return undefined;
-  const selector = asRecord(value);
-  return {
-    matchLabels: asRecord(selector.matchLabels) as Record<string, string>,
-    matchExpressions: asArray(selector.matchExpressions).map((e) => {
-      const expression = asRecord(e);
-      return {
-        key: asString(expression.key),
-        operator: asString(expression.operator),
-        values: asArray(expression.values).map(String),
-      };
-    }),
-  };
-}
 
 /** The revisions a webhook configuration serves: its istio.io/rev label and the revisions its selectors name. */
 function webhookRevisions(labels: Record<string, string>, hooks: Record<string, unknown>[]): string[] {
