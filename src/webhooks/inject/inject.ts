@@ -245,17 +245,24 @@ function reapplyUserContainers(merged: Pod, original: Pod, templatePod: Pod, pro
   return final;
 }
 
-/** A user's istio-proxy running as another user: istio-init must exempt that user's traffic instead. */
+/** A user's istio-proxy running as another user: the init container must exempt that user's traffic instead. */
 function adjustInitContainerUser(final: Pod, original: Pod, proxyConfig: ProxyConfig): void {
   const user = findSidecar(original)?.securityContext;
   if (user?.runAsUser === undefined && user?.runAsGroup === undefined) return;
-  const init = findContainer(INIT_CONTAINER, final.spec.initContainers);
+  const init =
+    findContainer(INIT_CONTAINER, final.spec.initContainers) ??
+    findContainer(VALIDATION_CONTAINER, final.spec.initContainers);
   if (!init) return;
   const tproxy =
     proxyConfig.interceptionMode === "TPROXY" ||
     final.metadata.annotations?.["sidecar.istio.io/interceptionMode"] === "TPROXY";
   const sidecar = findSidecar(final);
   if (tproxy && user.runAsUser !== undefined && sidecar?.securityContext) sidecar.securityContext.runAsUser = 0;
+  if (!tproxy && init.name === VALIDATION_CONTAINER) {
+    init.securityContext ??= {};
+    if (user.runAsUser !== undefined) init.securityContext.runAsUser = user.runAsUser;
+    if (user.runAsGroup !== undefined) init.securityContext.runAsGroup = user.runAsGroup;
+  }
   if (!user.runAsUser) return;
   const args = init.args ?? [];
   const index = args.indexOf("-u");

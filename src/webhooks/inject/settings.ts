@@ -62,6 +62,8 @@ export interface InjectionSettings {
   holdApplicationUntilProxyStarts: boolean;
   resources: ResourceRequirements;
   tokenAudience: string;
+  /** pilot.cni: the Istio CNI plugin sets up the redirect; the pod only validates it (istio-validation). */
+  cni: { enabled: boolean; provider: string };
   /** sidecarInjectorWebhook.rewriteAppHTTPProbe. */
   rewriteAppHTTPProbe: boolean;
 }
@@ -113,6 +115,7 @@ export const DEFAULT_INJECTION_SETTINGS: Readonly<InjectionSettings> = Object.fr
   // Istio's values say 2000m and 1024Mi; the API server stores them in this canonical form.
   resources: { requests: { cpu: "100m", memory: "128Mi" }, limits: { cpu: "2", memory: "1Gi" } },
   tokenAudience: "istio-ca",
+  cni: { enabled: false, provider: "default" },
   rewriteAppHTTPProbe: true,
 });
 
@@ -231,6 +234,9 @@ export function injectionSettingsFromValues(
   const resources = child(proxy, "resources");
   if (resources) out.resources = resourceRequirements(resources);
 
+  const cni = child(child(root, "pilot"), "cni");
+  bool(cni, "enabled", (v) => (out.cni.enabled = v));
+  str(cni, "provider", (v) => (out.cni.provider = v));
   bool(injector, "rewriteAppHTTPProbe", (v) => (out.rewriteAppHTTPProbe = v));
   list<string>(injector, "defaultTemplates", (v) => {
     if (v.length > 0) out.defaultTemplates = v;

@@ -3,7 +3,7 @@
 // template inputs to the partial Pod that is strategically merged over the application's pod.
 import { DEFAULT_MESH_CONFIG, type MeshConfig, type ProxyConfig } from "../../config/index.ts";
 import type { Container, DeployMeta, EnvVar, JsonObject, Pod, TypeMeta, Volume } from "./pod.ts";
-import { PROXY_CONTAINER } from "./pod.ts";
+import { INIT_CONTAINER, PROXY_CONTAINER, VALIDATION_CONTAINER } from "./pod.ts";
 import type { InjectionSettings, ResourceRequirements } from "./settings.ts";
 
 /** Istio's SidecarTemplateData. */
@@ -362,7 +362,7 @@ function sidecarTemplate(data: TemplateData): JsonObject {
   const capNetBindService =
     podAnnotation(pod, "sidecar.istio.io/capNetBindService", settings.capNetBindService) === "true";
   const native =
-    (pod.metadata.annotations?.["sidecar.istio.io/nativeSidecar"] ?? String(data.nativeSidecar)) !== "false";
+    (pod.metadata.annotations?.["sidecar.istio.io/nativeSidecar"] || String(data.nativeSidecar)) !== "false";
   const hold =
     (proxyConfig.holdApplicationUntilProxyStarts === true || settings.holdApplicationUntilProxyStarts) && !native;
   const statusPort = podAnnotation(pod, ANNOTATION_STATUS_PORT, settings.statusPort);
@@ -391,7 +391,7 @@ function sidecarTemplate(data: TemplateData): JsonObject {
       preStop: { exec: { command: ["pilot-agent", "request", `--debug-port=${statusPort}`, "POST", "drain"] } },
     };
   }
-  const annotations = pod.metadata.annotations ?? {};
+  const podAnnotations = pod.metadata.annotations ?? {};
   proxy.env = [
     ...localhostProbeEnv(data),
     ...identityEnv(settings),
@@ -402,7 +402,7 @@ function sidecarTemplate(data: TemplateData): JsonObject {
     ...clusterEnv(data),
     {
       name: "ISTIO_META_INTERCEPTION_MODE",
-      value: annotations[ANNOTATION_INTERCEPTION] || (proxyConfig.interceptionMode ?? "REDIRECT"),
+      value: podAnnotations[ANNOTATION_INTERCEPTION] || (proxyConfig.interceptionMode ?? "REDIRECT"),
     },
     ...networkEnv(data),
     ...ownerEnv(data, pod.metadata.labels?.["service.istio.io/workload-name"] || data.deploy.name),
@@ -466,7 +466,8 @@ function sidecarTemplate(data: TemplateData): JsonObject {
     ],
     ...imagePullSecrets(data),
   };
-  return { metadata: { labels, annotations: commonAnnotations(data) }, spec };
+  const annotations = { ...commonAnnotations(data), ...(settings.cni.enabled ? cniAnnotations(data, mode) : {}) };
+  return { metadata: { labels, annotations }, spec };
 }
 
 function initContainer(data: TemplateData, mode: string): Container {
@@ -510,9 +511,12 @@ function initContainer(data: TemplateData, mode: string): Container {
   if (excludeInterfaces !== undefined) args.push("-c", excludeInterfaces);
   args.push(`--log_output_level=${a("sidecar.istio.io/agentLogLevel", settings.agentLogLevel)}`);
   if (settings.logAsJson) args.push("--log_as_json");
+  // With the CNI plugin the redirect is already in place: the init container only checks it.
+  const cni = settings.cni.enabled;
+  if (cni) args.push("--run-validation", "--skip-rule-apply");
   const env = proxyMetadataEnv(data.proxyConfig);
   return {
-    name: "istio-init",
+    name: cni ? VALIDATION_CONTAINER : INIT_CONTAINER,
     image: requested.includes("/") ? requested : data.proxyInitImage,
     args,
     ...pullPolicy(data),
@@ -521,13 +525,75 @@ function initContainer(data: TemplateData, mode: string): Container {
     securityContext: {
       allowPrivilegeEscalation: settings.privileged,
       privileged: settings.privileged,
-      capabilities: { add: ["NET_ADMIN", "NET_RAW"], drop: ["ALL"] },
-      readOnlyRootFilesystem: false,
-      runAsGroup: 0,
-      runAsNonRoot: false,
-      runAsUser: 0,
+      capabilities: cni ? { drop: ["ALL"] } : { add: ["NET_ADMIN", "NET_RAW"], drop: ["ALL"] },
+      ...(cni
+        ? { readOnlyRootFilesystem: true, runAsGroup: PROXY_UID, runAsUser: PROXY_UID, runAsNonRoot: true }
+        : { readOnlyRootFilesystem: false, runAsGroup: 0, runAsNonRoot: false, runAsUser: 0 }),
     },
   };
+}
+
+/** With the CNI plugin, the pod carries what the plugin needs to set up its redirect. */
+function cniAnnotations(data: TemplateData, mode: string): Record<string, string> {
+  const { pod, settings } = data;
+  const a = (name: string, fallback: string | number) => podAnnotation(pod, name, fallback);
+  const present = (name: string) => pod.metadata.annotations?.[name];
+  const out: Record<string, string> = {};
+  if (settings.cni.provider === "multus") {
+    out["k8s.v1.cni.cncf.io/networks"] = appendMultusNetwork(
+      present("k8s.v1.cni.cncf.io/networks") ?? "",
+      "default/istio-cni",
+    );
+  }
+  out[ANNOTATION_INTERCEPTION] = mode;
+  const includeRanges = a("traffic.sidecar.istio.io/includeOutboundIPRanges", settings.includeIPRanges);
+  if (includeRanges) out["traffic.sidecar.istio.io/includeOutboundIPRanges"] = includeRanges;
+  const excludeRanges = a("traffic.sidecar.istio.io/excludeOutboundIPRanges", settings.excludeIPRanges);
+  if (excludeRanges) out["traffic.sidecar.istio.io/excludeOutboundIPRanges"] = excludeRanges;
+  out["traffic.sidecar.istio.io/includeInboundPorts"] = a(
+    "traffic.sidecar.istio.io/includeInboundPorts",
+    settings.includeInboundPorts,
+  );
+  out["traffic.sidecar.istio.io/excludeInboundPorts"] = excludeInboundPort(
+    a(ANNOTATION_STATUS_PORT, settings.statusPort),
+    a("traffic.sidecar.istio.io/excludeInboundPorts", settings.excludeInboundPorts),
+  );
+  for (const [name, value] of [
+    ["traffic.sidecar.istio.io/includeOutboundPorts", settings.includeOutboundPorts],
+    ["traffic.sidecar.istio.io/excludeOutboundPorts", settings.excludeOutboundPorts],
+  ] as const) {
+    if (present(name) !== undefined || value !== "") out[name] = a(name, value);
+  }
+  for (const name of [
+    "traffic.sidecar.istio.io/kubevirtInterfaces",
+    "istio.io/reroute-virtual-interfaces",
+    "traffic.sidecar.istio.io/excludeInterfaces",
+  ]) {
+    const value = present(name);
+    if (value) out[name] = value;
+  }
+  return out;
+}
+
+/** The template's appendMultusNetwork: `network` added to a Multus networks annotation (list or JSON). */
+export function appendMultusNetwork(existing: string, network: string): string {
+  if (existing === "") return network;
+  const close = existing.lastIndexOf("]");
+  if (close >= 0) {
+    let networks: { name?: string; namespace?: string }[];
+    try {
+      networks = JSON.parse(existing);
+    } catch {
+      return existing;
+    }
+    const slash = network.indexOf("/");
+    const [namespace, name] = slash < 0 ? ["", network] : [network.slice(0, slash), network.slice(slash + 1)];
+    if (networks.some((n) => n.name === name && (n.namespace ?? "") === namespace)) return existing;
+    const entry = namespace === "" ? `, {"name": "${name}"}` : `, {"name": "${name}", "namespace": "${namespace}"}`;
+    return existing.slice(0, close) + entry + existing.slice(close);
+  }
+  if (existing.split(",").some((n) => n.trim() === network)) return existing;
+  return `${existing}, ${network}`;
 }
 
 // ---- gateway
