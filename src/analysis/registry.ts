@@ -1,6 +1,7 @@
 // Every analyzer, in Istio's registration order (analyzers.All()), and the ones outside the default set.
 import type { Analyzer } from "./analyzer.ts";
 import { appUidAnalyzer } from "./analyzers/app-uid.ts";
+import { authorizationPoliciesAnalyzer } from "./analyzers/authorization-policies.ts";
 import { blockedCidrsAnalyzer } from "./analyzers/blocked-cidrs.ts";
 import { caCertificateAnalyzer } from "./analyzers/ca-certificate.ts";
 import { conditionAnalyzer } from "./analyzers/conditions.ts";
@@ -39,6 +40,7 @@ import { webhookAnalyzer } from "./analyzers/webhook.ts";
 /** The default set: what `sluice analyze` runs. */
 export const ALL_ANALYZERS: readonly Analyzer[] = [
   blockedCidrsAnalyzer,
+  authorizationPoliciesAnalyzer,
   conditionAnalyzer,
   multiServiceAnalyzer,
   appUidAnalyzer,
