@@ -43,7 +43,13 @@ type LoadResult =
  * control plane does not read (Deployments, ...) are skipped and fields their schema does not know are
  * pruned, each with a warning; any other problem (undecodable or invalid documents) fails the load.
  */
-export function loadState(paths: string[], mesh: MeshConfig, domainSuffix: string): LoadResult {
+export function loadState(
+  paths: string[],
+  mesh: MeshConfig,
+  domainSuffix: string,
+  /** Objects to leave out (e.g. every EnvoyFilter, for the config before patches). */
+  exclude: (object: ConfigObject) => boolean = () => false,
+): LoadResult {
   const store = new ConfigStore();
   const memory = new MemorySource(store, "file");
   const problems: string[] = [];
@@ -55,6 +61,7 @@ export function loadState(paths: string[], mesh: MeshConfig, domainSuffix: strin
       continue;
     }
     let object = doc.object;
+    if (exclude(object)) continue;
     if (!lookupKind(object.apiVersion, object.kind)) {
       warnings.push(`${where}: ${object.apiVersion} ${object.kind} skipped: not a kind the control plane reads`);
       continue;

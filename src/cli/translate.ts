@@ -4,16 +4,19 @@
 // Envoy's admin ConfigDump. Flags and help only: the control plane loads when the command runs.
 import { existsSync, readFileSync } from "node:fs";
 import { isIP } from "node:net";
-import type { CommandModule } from "yargs";
+import type { Argv, CommandModule } from "yargs";
 import { STDIN_PATH } from "../config/decode-paths.ts";
+import type { MeshConfig } from "../config/index.ts";
 import { EXIT_INVALID, EXIT_OK } from "./exit-codes.ts";
 import { filenameOption } from "./filename-option.ts";
+import type { ProxySpec } from "./translate-state.ts";
 
 const OUTPUT_FORMATS = ["json", "yaml"] as const;
 const PROXY_TYPES = ["sidecar", "router"] as const;
 const TYPES = ["cds", "eds", "lds", "rds", "sds", "nds"] as const;
 
-interface TranslateArgs {
+/** What the proxy options give. */
+export interface ProxyArgs {
   filename: string[];
   "proxy-type": (typeof PROXY_TYPES)[number];
   ip: string;
@@ -21,9 +24,12 @@ interface TranslateArgs {
   labels: Record<string, string>;
   "proxy-id"?: string;
   meshConfig?: string;
+  domain: string;
+}
+
+interface TranslateArgs extends ProxyArgs {
   types?: (typeof TYPES)[number][];
   output: (typeof OUTPUT_FORMATS)[number];
-  domain: string;
 }
 
 /** `k=v,k2=v2` as a label map; throws on an entry without `=` or key. */
@@ -48,41 +54,69 @@ function parseTypes(text: string | string[]): (typeof TYPES)[number][] {
   return names as (typeof TYPES)[number][];
 }
 
+/** The options naming the proxy and the mesh, shared by `x translate` and `x envoyfilter diff`. */
+export function withProxyOptions<T extends { filename: string[] }>(yargs: Argv<T>) {
+  return yargs
+    .option("proxy-type", { choices: PROXY_TYPES, default: "sidecar" as const, describe: "The proxy's type" })
+    .option("ip", { type: "string", default: "10.0.0.1", describe: "The proxy's IP address" })
+    .option("namespace", { type: "string", default: "default", describe: "The proxy's namespace" })
+    .option("labels", {
+      type: "string",
+      default: "",
+      coerce: parseLabels,
+      describe: "The proxy's workload labels, k=v,... (for a router they select the Gateways)",
+    })
+    .option("proxy-id", {
+      type: "string",
+      describe: "The proxy's id, <pod>.<namespace> (default: <type>.<namespace>)",
+    })
+    .option("meshConfig", { type: "string", requiresArg: true, describe: "MeshConfig YAML file (default: Istio's)" })
+    .option("domain", { type: "string", default: "cluster.local", describe: "Cluster DNS domain suffix" })
+    .check((argv) => {
+      const missing = [...argv.filename, ...(argv.meshConfig ? [argv.meshConfig] : [])].filter(
+        (path) => path !== STDIN_PATH && !existsSync(path),
+      );
+      if (missing.length > 0) throw new Error(`no such file or directory: ${missing.join(", ")}`);
+      if (isIP(argv.ip) === 0) throw new Error(`--ip: ${argv.ip} is not an IP address`);
+      return true;
+    });
+}
+
+/** The mesh config the proxy options name; undefined (with the error on stderr and exit status 1) when it does not load. */
+export async function loadProxyMesh(meshConfig: string | undefined): Promise<MeshConfig | undefined> {
+  const { loadMeshConfig } = await import("../config/mesh.ts");
+  try {
+    return loadMeshConfig(meshConfig ? readFileSync(meshConfig, "utf8") : undefined).mesh;
+  } catch (err) {
+    process.stderr.write(`Error: ${meshConfig}: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = EXIT_INVALID;
+    return undefined;
+  }
+}
+
+/** The proxy the options describe. */
+export function proxySpecFromArgs(argv: ProxyArgs): ProxySpec {
+  const type = argv["proxy-type"];
+  return {
+    type,
+    ip: argv.ip,
+    namespace: argv.namespace,
+    labels: argv.labels,
+    id: argv["proxy-id"] ?? `${type}.${argv.namespace}`,
+  };
+}
+
 export const translateCommand: CommandModule<object, TranslateArgs> = {
   command: "translate",
   describe: "Print the Envoy config (an admin ConfigDump) the control plane would send a proxy for config files",
   builder: (yargs) =>
-    yargs
-      .option("filename", filenameOption("translate"))
-      .option("proxy-type", { choices: PROXY_TYPES, default: "sidecar" as const, describe: "The proxy's type" })
-      .option("ip", { type: "string", default: "10.0.0.1", describe: "The proxy's IP address" })
-      .option("namespace", { type: "string", default: "default", describe: "The proxy's namespace" })
-      .option("labels", {
-        type: "string",
-        default: "",
-        coerce: parseLabels,
-        describe: "The proxy's workload labels, k=v,... (for a router they select the Gateways)",
-      })
-      .option("proxy-id", {
-        type: "string",
-        describe: "The proxy's id, <pod>.<namespace> (default: <type>.<namespace>)",
-      })
-      .option("meshConfig", { type: "string", requiresArg: true, describe: "MeshConfig YAML file (default: Istio's)" })
+    withProxyOptions(yargs.option("filename", filenameOption("translate")))
       .option("types", {
         type: "string",
         coerce: parseTypes,
         describe: `Resource types to print, comma-separated: ${TYPES.join(", ")} (default: every Envoy type)`,
       })
       .option("output", { alias: "o", choices: OUTPUT_FORMATS, default: "json" as const, describe: "Output format" })
-      .option("domain", { type: "string", default: "cluster.local", describe: "Cluster DNS domain suffix" })
-      .check((argv) => {
-        const missing = [...argv.filename, ...(argv.meshConfig ? [argv.meshConfig] : [])].filter(
-          (path) => path !== STDIN_PATH && !existsSync(path),
-        );
-        if (missing.length > 0) throw new Error(`no such file or directory: ${missing.join(", ")}`);
-        if (isIP(argv.ip) === 0) throw new Error(`--ip: ${argv.ip} is not an IP address`);
-        return true;
-      })
       .demandCommand(0, 0)
       .example("$0 x translate -f examples/mesh --namespace bookinfo --labels app=productpage", "A sidecar's config")
       .example("$0 x translate -f gateway.yaml --proxy-type router --labels istio=ingressgateway", "A gateway's config")
@@ -96,35 +130,17 @@ export const translateCommand: CommandModule<object, TranslateArgs> = {
         ].join("\n"),
       ),
   handler: async (argv) => {
-    const [{ loadMeshConfig }, { translate }, { configDumpJson }] = await Promise.all([
-      import("../config/mesh.ts"),
+    const [{ translate }, { configDumpJson }] = await Promise.all([
       import("./translate-state.ts"),
       import("../xds/index.ts"),
     ]);
-    let mesh: ReturnType<typeof loadMeshConfig>["mesh"];
-    try {
-      mesh = loadMeshConfig(argv.meshConfig ? readFileSync(argv.meshConfig, "utf8") : undefined).mesh;
-    } catch (err) {
-      process.stderr.write(`Error: ${argv.meshConfig}: ${err instanceof Error ? err.message : String(err)}\n`);
-      process.exitCode = EXIT_INVALID;
-      return;
-    }
-    const type = argv["proxy-type"];
-    const result = translate(
-      argv.filename,
-      {
-        type,
-        ip: argv.ip,
-        namespace: argv.namespace,
-        labels: argv.labels,
-        id: argv["proxy-id"] ?? `${type}.${argv.namespace}`,
-      },
-      {
-        mesh,
-        domainSuffix: argv.domain,
-        types: argv.types?.map((t) => t.toUpperCase() as Uppercase<typeof t>),
-      },
-    );
+    const mesh = await loadProxyMesh(argv.meshConfig);
+    if (!mesh) return;
+    const result = translate(argv.filename, proxySpecFromArgs(argv), {
+      mesh,
+      domainSuffix: argv.domain,
+      types: argv.types?.map((t) => t.toUpperCase() as Uppercase<typeof t>),
+    });
     if (!result.dump) {
       for (const problem of result.problems) process.stderr.write(`Error: ${problem}\n`);
       process.exitCode = EXIT_INVALID;
