@@ -1,11 +1,14 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { request } from "node:https";
+import { dirname, join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
 import { pino } from "pino";
 import { Registry } from "prom-client";
 import { TestCerts } from "../../test/xds/certs.ts";
-import { DEFAULT_MESH_CONFIG } from "../config/index.ts";
+import { decodeConfigText } from "../config/decode.ts";
+import { type ConfigObject, DEFAULT_MESH_CONFIG } from "../config/index.ts";
 import { applyPatch, type PatchOperation } from "./inject/jsonpatch.ts";
 import type { Pod } from "./inject/pod.ts";
 import { assertValidPod } from "./inject/pod-check.ts";
@@ -360,6 +363,65 @@ describe("metrics", () => {
     assert.equal(await value("sidecar_injection_skip_total"), skips + 1);
     assert.equal(await value("sidecar_injection_failure_total"), failures + 1);
   });
+});
+
+describe("the webhook and kube-inject", () => {
+  const testdata = join(dirname(fileURLToPath(import.meta.url)), "testdata");
+
+  /** The pod a workload's controller would create, as the API server sends it to the webhook. */
+  function podOf(obj: ConfigObject): { pod: Pod; namespace: string } | undefined {
+    const namespace = obj.metadata.namespace ?? "default";
+    if (obj.kind === "Pod") return { pod: structuredClone(obj) as unknown as Pod, namespace };
+    const spec = obj.spec as { template?: Pod; jobTemplate?: { spec: { template: Pod } } };
+    const template = spec.template ?? spec.jobTemplate?.spec.template;
+    if (!template) return undefined;
+    const name = obj.metadata.name ?? "";
+    const controller =
+      obj.kind === "Deployment"
+        ? { apiVersion: "apps/v1", kind: "ReplicaSet", name: `${name}-5d8f7b`, controller: true }
+        : obj.kind === "CronJob"
+          ? { apiVersion: "batch/v1", kind: "Job", name: `${name}-29400000`, controller: true }
+          : { apiVersion: obj.apiVersion, kind: obj.kind, name, controller: true };
+    const labels = {
+      ...template.metadata?.labels,
+      ...(obj.kind === "Deployment" ? { "pod-template-hash": "5d8f7b" } : {}),
+    };
+    const metadata = {
+      ...template.metadata,
+      labels,
+      generateName: `${controller.name}-`,
+      ownerReferences: [controller],
+    };
+    return { pod: { apiVersion: "v1", kind: "Pod", metadata, spec: structuredClone(template.spec) }, namespace };
+  }
+
+  for (const file of ["deployment.yaml", "statefulset.yaml", "jobs.yaml", "annotations.yaml", "templates.yaml"]) {
+    it(`inject the same pod spec (${file})`, async () => {
+      const path = join(testdata, file);
+      const inputs = decodeConfigText(readFileSync(path, "utf8"), path);
+      const outputs = decodeConfigText(readFileSync(`${path}.injected`, "utf8"), `${path}.injected`);
+      let compared = 0;
+      for (const [i, doc] of inputs.entries()) {
+        const made = doc.object && podOf(doc.object);
+        if (!made) continue;
+        const out = await admit("/inject", "admission.k8s.io/v1", {
+          uid: "c",
+          namespace: made.namespace,
+          object: made.pod,
+        });
+        const injected = applyPatch(made.pod, patchOf(out));
+        const expected = outputs[i].object as ConfigObject;
+        const expectedSpec =
+          expected.kind === "Pod"
+            ? expected.spec
+            : ((expected.spec as { template?: Pod }).template?.spec ??
+              (expected.spec as { jobTemplate: { spec: { template: Pod } } }).jobTemplate.spec.template.spec);
+        assert.deepEqual(injected.spec, expectedSpec, `${file} document ${i}`);
+        compared++;
+      }
+      assert.ok(compared > 0);
+    });
+  }
 });
 
 describe("parseInjectEnvs", () => {

@@ -89,11 +89,16 @@ const CHECKS: Readonly<Record<string, Check>> = {
   },
 };
 
+/** Istio's AnnotationValidation[name](value): why the value is invalid, or undefined (also for unchecked names). */
+export function annotationValueError(name: string, value: string): string | undefined {
+  return CHECKS[name]?.(value);
+}
+
 /** Istio's validateAnnotations: undefined when every injection annotation is valid. */
 export function annotationsError(annotations: Record<string, string>): string | undefined {
   const problems: string[] = [];
   for (const [name, value] of Object.entries(annotations)) {
-    const err = CHECKS[name]?.(value);
+    const err = annotationValueError(name, value);
     if (err) problems.push(`invalid value '${value}' for annotation '${name}': ${err}`);
   }
   return problems.length > 0 ? goMultiError(problems) : undefined;
