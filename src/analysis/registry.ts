@@ -1,5 +1,6 @@
 // Every analyzer, in Istio's registration order (analyzers.All()), and the ones outside the default set.
 import type { Analyzer } from "./analyzer.ts";
+import { alphaAnnotationsAnalyzer, k8sAnnotationsAnalyzer } from "./analyzers/annotations.ts";
 import { appUidAnalyzer } from "./analyzers/app-uid.ts";
 import { authorizationPoliciesAnalyzer } from "./analyzers/authorization-policies.ts";
 import { blockedCidrsAnalyzer } from "./analyzers/blocked-cidrs.ts";
@@ -39,6 +40,7 @@ import { webhookAnalyzer } from "./analyzers/webhook.ts";
 
 /** The default set: what `sluice analyze` runs. */
 export const ALL_ANALYZERS: readonly Analyzer[] = [
+  k8sAnnotationsAnalyzer,
   blockedCidrsAnalyzer,
   authorizationPoliciesAnalyzer,
   conditionAnalyzer,
@@ -77,7 +79,7 @@ export const ALL_ANALYZERS: readonly Analyzer[] = [
 ];
 
 /** Analyzers that exist but are not run by default (annotations.AlphaAnalyzer). */
-export const OPTIONAL_ANALYZERS: readonly Analyzer[] = [];
+export const OPTIONAL_ANALYZERS: readonly Analyzer[] = [alphaAnnotationsAnalyzer];
 
 export function findAnalyzer(name: string): Analyzer | undefined {
   return [...ALL_ANALYZERS, ...OPTIONAL_ANALYZERS].find((a) => a.name === name);
