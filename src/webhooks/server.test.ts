@@ -135,6 +135,16 @@ describe("/validate", () => {
     });
   }
 
+  it("names the field of a schema error, as the API server would", async () => {
+    const object = { ...VALID_VS, spec: { hosts: ["reviews"], http: [{ route: [{ destination: {} }] }] } };
+    const out = await admit("/validate", "admission.k8s.io/v1", { uid: "s", operation: "CREATE", object });
+    assert.equal(out.response.allowed, false);
+    assert.match(
+      out.response.status?.message ?? "",
+      /\* spec\.http\[0\]\.route\[0\]\.destination\.host: Required value\n/,
+    );
+  });
+
   it("rejects a kind it does not know, naming group, version and kind", async () => {
     const object = { apiVersion: "networking.istio.io/v1", kind: "Frobnicator", metadata: { name: "x" }, spec: {} };
     const out = await admit("/validate", "admission.k8s.io/v1", { uid: "u", operation: "CREATE", object });

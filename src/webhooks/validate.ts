@@ -5,6 +5,7 @@
 import {
   type ConfigObject,
   DEFAULT_CONTEXT,
+  Findings,
   type Issue,
   KINDS,
   kindKey,
@@ -12,6 +13,7 @@ import {
   type ValidationContext,
   validateObject,
 } from "../config/index.ts";
+import { validateStructure } from "../config/schema/index.ts";
 import { goMultiError } from "../config/validation/common/format.ts";
 import { asObject } from "../config/validation/common/json.ts";
 import type { AdmissionRequest, AdmissionResponse } from "./admission.ts";
@@ -52,8 +54,16 @@ export function validateAdmission(
     metadata: { ...metadata, namespace: metadata.namespace ?? request.namespace },
   } as ConfigObject;
   const result = validateObject(config, ctx);
+  // Schema errors are the API server's to report (it checks the CRD schema before any webhook), in
+  // its "<path>: <message>" form; Istio's own messages name what they are about.
+  const structural = new Findings("");
+  validateStructure(config, info, structural);
+  const isStructural = (issue: Issue) =>
+    structural.errors.some((e) => e.path === issue.path && e.message === issue.message);
   const isUnknownField = (issue: Issue) => /^[^.[]+$/.test(issue.path) && !CRD_TOP_LEVEL.has(issue.path);
-  const errors = result.errors.filter((e) => !isUnknownField(e)).map((e) => e.message);
+  const errors = result.errors
+    .filter((e) => !isUnknownField(e))
+    .map((e) => (isStructural(e) && e.path !== "" ? `${e.path}: ${e.message}` : e.message));
   if (errors.length > 0) {
     const message = errors.length === 1 ? errors[0] : goMultiError(errors);
     return denied("invalid_resource", `configuration is invalid: ${message}`);
