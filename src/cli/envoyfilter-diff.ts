@@ -85,12 +85,13 @@ function editScript(a: readonly string[], b: readonly string[]): [" " | "-" | "+
       script.push([" ", a[start + i]]);
       i++;
       j++;
-    } else if (j < m && (i === n || lcs[i * (m + 1) + j + 1] >= lcs[(i + 1) * (m + 1) + j])) {
-      script.push(["+", b[start + j]]);
-      j++;
-    } else {
+    } else if (i < n && (j === m || lcs[(i + 1) * (m + 1) + j] >= lcs[i * (m + 1) + j + 1])) {
+      // Removals before additions, as diff -u shows a changed line.
       script.push(["-", a[start + i]]);
       i++;
+    } else {
+      script.push(["+", b[start + j]]);
+      j++;
     }
   }
   for (let k = endA; k < a.length; k++) script.push([" ", a[k]]);
