@@ -27,7 +27,9 @@ export class AnalysisContext {
       const list = byKind.get(r.kind) ?? [];
       list.push(r);
       byKind.set(r.kind, list);
-      this.#byKey.set(resourceKey(r.kind, r.namespace, r.name), r);
+      // With several clusters, find() sees the first cluster's object, as Istio's aggregate store does.
+      const key = resourceKey(r.kind, r.namespace, r.name);
+      if (!this.#byKey.has(key)) this.#byKey.set(key, r);
     }
     this.#byKind = byKind;
   }

@@ -23,6 +23,7 @@ import { jwtClaimRouteAnalyzer } from "./analyzers/jwt-claim-route.ts";
 import { crdVersionAnalyzer, k8sGatewaySelectorAnalyzer } from "./analyzers/k8s-gateway.ts";
 import { meshNetworksAnalyzer } from "./analyzers/mesh-networks.ts";
 import { multiServiceAnalyzer } from "./analyzers/multi-service.ts";
+import { multiClusterServiceAnalyzer } from "./analyzers/multicluster-service.ts";
 import { portNameAnalyzer } from "./analyzers/port-name.ts";
 import { schemaValidationAnalyzers } from "./analyzers/schema-validation.ts";
 import { serviceEntryAddressesAnalyzer } from "./analyzers/service-entry-addresses.ts";
@@ -61,6 +62,7 @@ export const ALL_ANALYZERS: readonly Analyzer[] = [
   k8sGatewaySelectorAnalyzer,
   crdVersionAnalyzer,
   meshNetworksAnalyzer,
+  multiClusterServiceAnalyzer,
   portNameAnalyzer,
   sidecarSelectorAnalyzer,
   conflictingMeshGatewayHostsAnalyzer,

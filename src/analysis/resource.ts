@@ -6,6 +6,8 @@ export interface Origin {
   file?: string;
   /** 1-based line of the document. */
   line?: number;
+  /** The cluster the object was read from, in a multi-cluster analysis. */
+  cluster?: string;
 }
 
 export interface Resource {

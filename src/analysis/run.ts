@@ -62,7 +62,7 @@ export function runAnalysis(inputs: readonly AnalysisInput[], options: AnalysisO
 }
 
 function identity(r: Resource): string {
-  return `${r.kind}|${r.namespace}|${r.name}`;
+  return `${r.origin.cluster ?? ""}|${r.kind}|${r.namespace}|${r.name}`;
 }
 
 function withNamespace(object: ConfigObject, namespace: string | undefined): ConfigObject {

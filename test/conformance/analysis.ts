@@ -19,6 +19,8 @@ interface AnalyzerCase {
   index: number;
   name: string;
   inputFiles: string[];
+  /** Multi-cluster cases: cluster name → its input files (instead of inputFiles). */
+  clusters?: Record<string, string[]>;
   meshConfigFile?: string;
   meshNetworksFile?: string;
   analyzer: { name: string };
@@ -31,13 +33,23 @@ export const analysis: Corpus = {
     const dir = join(root, "analysis");
     const expectedFile = join(dir, "EXPECTED.yaml");
     if (!existsSync(expectedFile)) return [];
-    const table = parse(readFileSync(expectedFile, "utf8")) as { cases: AnalyzerCase[] };
-    return table.cases.map(
+    const table = parse(readFileSync(expectedFile, "utf8")) as {
+      cases: AnalyzerCase[];
+      multiClusterCases?: Omit<AnalyzerCase, "index" | "inputFiles">[];
+    };
+    const cases = table.cases.map(
       (c): ConformanceCase => ({
         id: `${String(c.index).padStart(3, "0")} ${c.analyzer.name} ${c.name}`,
         run: () => runCase(join(dir, "testdata"), c),
       }),
     );
+    const multiCluster = (table.multiClusterCases ?? []).map(
+      (c): ConformanceCase => ({
+        id: `multicluster ${c.analyzer.name} ${c.name}`,
+        run: () => runCase(join(dir, "testdata"), { ...c, index: -1, inputFiles: [] }),
+      }),
+    );
+    return [...cases, ...multiCluster];
   },
 };
 
@@ -45,11 +57,13 @@ function runCase(testdata: string, c: AnalyzerCase): CaseResult {
   const analyzer = findAnalyzer(c.analyzer.name);
   if (!analyzer) return { pass: false, detail: `analyzer ${c.analyzer.name} not implemented` };
   const read = (file: string) => readFileSync(join(testdata, file), "utf8");
-  const inputs = c.inputFiles.flatMap((file) =>
+  const decode = (file: string, cluster?: string) =>
     decodeConfigText(read(file), file).flatMap((doc) =>
-      doc.object ? [{ object: doc.object, origin: doc.position }] : [],
-    ),
-  );
+      doc.object ? [{ object: doc.object, origin: { ...doc.position, cluster } }] : [],
+    );
+  const inputs = c.clusters
+    ? Object.entries(c.clusters).flatMap(([cluster, files]) => files.flatMap((file) => decode(file, cluster)))
+    : c.inputFiles.flatMap((file) => decode(file));
   const messages = runAnalysis(inputs, {
     analyzers: [analyzer],
     mesh: loadMeshConfig(c.meshConfigFile ? read(c.meshConfigFile) : undefined).mesh,
