@@ -175,6 +175,27 @@ describe("sidecar template", () => {
     assert.ok(proxy.args?.includes("--proxyLogLevel=debug"));
   });
 
+  it("passes the iptables options of the values, and runs the proxy privileged to trace iptables", () => {
+    const pod = inject(appPod({ "proxy.istio.io/config": "proxyMetadata: {IPTABLES_TRACE_LOGGING: 'true'}" }), {
+      forceApplyIptables: true,
+      nativeNftables: true,
+    });
+    assert.deepEqual(container(pod, "istio-init").args?.slice(-3), [
+      "--log_output_level=default:info",
+      "--force-apply",
+      "--native-nftables",
+    ]);
+    assert.deepEqual(container(pod, "istio-proxy").securityContext, {
+      allowPrivilegeEscalation: true,
+      capabilities: { add: ["NET_ADMIN"], drop: ["ALL"] },
+      privileged: true,
+      readOnlyRootFilesystem: true,
+      runAsGroup: 1337,
+      runAsNonRoot: false,
+      runAsUser: 0,
+    });
+  });
+
   it("has no init container when interception is off", () => {
     const pod = inject(appPod({ "sidecar.istio.io/interceptionMode": "NONE" }));
     assert.equal(pod.spec.initContainers, undefined);

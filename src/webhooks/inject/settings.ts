@@ -62,6 +62,10 @@ export interface InjectionSettings {
   holdApplicationUntilProxyStarts: boolean;
   resources: ResourceRequirements;
   tokenAudience: string;
+  /** global.proxy_init.forceApplyIptables: istio-init applies its rules even if some exist. */
+  forceApplyIptables: boolean;
+  /** global.nativeNftables: nftables instead of iptables. */
+  nativeNftables: boolean;
   /** pilot.cni: the Istio CNI plugin sets up the redirect; the pod only validates it (istio-validation). */
   cni: { enabled: boolean; provider: string };
   /** sidecarInjectorWebhook.rewriteAppHTTPProbe. */
@@ -115,6 +119,8 @@ export const DEFAULT_INJECTION_SETTINGS: Readonly<InjectionSettings> = Object.fr
   // Istio's values say 2000m and 1024Mi; the API server stores them in this canonical form.
   resources: { requests: { cpu: "100m", memory: "128Mi" }, limits: { cpu: "2", memory: "1Gi" } },
   tokenAudience: "istio-ca",
+  forceApplyIptables: false,
+  nativeNftables: false,
   cni: { enabled: false, provider: "default" },
   rewriteAppHTTPProbe: true,
 });
@@ -210,6 +216,8 @@ export function injectionSettingsFromValues(
   bool(global, "logAsJson", (v) => (out.logAsJson = v));
   str(child(child(global, "sds"), "token"), "aud", (v) => (out.tokenAudience = v));
   str(child(global, "proxy_init"), "image", (v) => (out.proxyInitImage = v));
+  bool(child(global, "proxy_init"), "forceApplyIptables", (v) => (out.forceApplyIptables = v));
+  bool(global, "nativeNftables", (v) => (out.nativeNftables = v));
 
   str(proxy, "image", (v) => (out.proxyImage = v));
   str(proxy, "autoInject", (v) => (out.policy = v === "disabled" ? "disabled" : "enabled"));

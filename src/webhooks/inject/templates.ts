@@ -424,15 +424,27 @@ function sidecarTemplate(data: TemplateData): JsonObject {
   }
   const elevated = tproxy || capNetBindService;
   const added = [...(tproxy ? ["NET_ADMIN"] : []), ...(capNetBindService ? ["NET_BIND_SERVICE"] : [])];
-  proxy.securityContext = {
-    allowPrivilegeEscalation: settings.privileged,
-    capabilities: { ...(added.length > 0 ? { add: added } : {}), drop: ["ALL"] },
-    privileged: settings.privileged,
-    readOnlyRootFilesystem: true,
-    ...(elevated
-      ? { runAsNonRoot: false, runAsUser: 0, runAsGroup: PROXY_UID }
-      : { runAsNonRoot: true, runAsUser: PROXY_UID, runAsGroup: PROXY_UID }),
-  };
+  // Tracing iptables needs the proxy privileged and root.
+  proxy.securityContext =
+    proxyConfig.proxyMetadata?.IPTABLES_TRACE_LOGGING === "true"
+      ? {
+          allowPrivilegeEscalation: true,
+          capabilities: { add: ["NET_ADMIN"], drop: ["ALL"] },
+          privileged: true,
+          readOnlyRootFilesystem: true,
+          runAsGroup: PROXY_UID,
+          runAsNonRoot: false,
+          runAsUser: 0,
+        }
+      : {
+          allowPrivilegeEscalation: settings.privileged,
+          capabilities: { ...(added.length > 0 ? { add: added } : {}), drop: ["ALL"] },
+          privileged: settings.privileged,
+          readOnlyRootFilesystem: true,
+          ...(elevated
+            ? { runAsNonRoot: false, runAsUser: 0, runAsGroup: PROXY_UID }
+            : { runAsNonRoot: true, runAsUser: PROXY_UID, runAsGroup: PROXY_UID }),
+        };
   proxy.resources = proxyResources(data);
   proxy.volumeMounts = [
     mount("workload-socket", "/var/run/secrets/workload-spiffe-uds"),
@@ -514,6 +526,8 @@ function initContainer(data: TemplateData, mode: string): Container {
   // With the CNI plugin the redirect is already in place: the init container only checks it.
   const cni = settings.cni.enabled;
   if (cni) args.push("--run-validation", "--skip-rule-apply");
+  else if (settings.forceApplyIptables) args.push("--force-apply");
+  if (settings.nativeNftables) args.push("--native-nftables");
   const env = proxyMetadataEnv(data.proxyConfig);
   return {
     name: cni ? VALIDATION_CONTAINER : INIT_CONTAINER,
