@@ -5,10 +5,14 @@ import { createServer as createHttpServer, get, type IncomingMessage, type Serve
 import { createServer as createHttpsServer, request as httpsRequest } from "node:https";
 import type { AddressInfo } from "node:net";
 import { after, before, test } from "node:test";
+import fastify from "fastify";
+import { createLocalJWKSet, exportJWK, generateKeyPair, SignJWT } from "jose";
 import { TestCerts } from "../../../test/xds/certs.ts";
 import { type AuthContext, authenticate } from "./authenticator.ts";
 import { ClientCertAuthenticator } from "./client-cert.ts";
 import { httpAuthContext } from "./http.ts";
+import { JwtAuthenticator } from "./jwt.ts";
+import { XfccAuthenticator } from "./xfcc.ts";
 
 const certs = new TestCerts();
 /** Another CA, which the server does not trust. */
@@ -105,4 +109,46 @@ test("HTTPS: only a verified client certificate reaches the client certificate a
     assert.ok((await authenticate(chain, ctx)) instanceof Error);
   }
   assert.equal(seen.length, 3);
+});
+
+test("a fastify route behind the chain: a JWT in Istio's HTTP form, XFCC from loopback, else an empty 401", async () => {
+  const { publicKey, privateKey } = await generateKeyPair("RS256");
+  const keys = createLocalJWKSet({ keys: [{ ...(await exportJWK(publicKey)), kid: "k", alg: "RS256" }] });
+  const chain = [
+    new ClientCertAuthenticator(),
+    new JwtAuthenticator({ issuer: "iss", keys, algorithms: ["RS256"], audiences: ["istio-ca"], trustDomain: "td" }),
+    new XfccAuthenticator([]),
+  ];
+  const app = fastify();
+  app.get("/debug/syncz", async (req, reply) => {
+    const caller = await authenticate(chain, httpAuthContext(req.raw));
+    if (caller instanceof Error) return reply.code(401).send();
+    return caller;
+  });
+  await app.listen({ host: "127.0.0.1", port: 0 });
+  const port = (app.server.address() as AddressInfo).port;
+  try {
+    const jwt = await new SignJWT({ aud: ["istio-ca"] })
+      .setProtectedHeader({ alg: "RS256", kid: "k" })
+      .setIssuer("iss")
+      .setSubject("system:serviceaccount:istio-system:istioctl")
+      .setExpirationTime("10m")
+      .sign(privateKey);
+    const get = (headers: Record<string, string>) => fetch(`http://127.0.0.1:${port}/debug/syncz`, { headers });
+    const withJwt = await get({ authorization: `Istio ${jwt}` });
+    assert.deepEqual(await withJwt.json(), {
+      identities: ["spiffe://td/ns/istio-system/sa/istioctl"],
+      authenticator: "IDTokenAuthenticator",
+    });
+    const withXfcc = await get({ "x-forwarded-client-cert": "URI=spiffe://td/ns/a/sa/b" });
+    assert.deepEqual(await withXfcc.json(), {
+      identities: ["spiffe://td/ns/a/sa/b"],
+      authenticator: "XfccAuthenticator",
+    });
+    const refused = await get({ authorization: "Istio not-a-jwt" });
+    assert.equal(refused.status, 401);
+    assert.equal(await refused.text(), "");
+  } finally {
+    await app.close();
+  }
 });
