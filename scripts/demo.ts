@@ -3,7 +3,7 @@
 // the copy and a proxyless client (with the bootstrap `sluice-agent grpc-bootstrap` writes), shows the
 // VirtualService's 90/10 split, then rewrites the copy's VirtualService to 50/50 and shows the running
 // client follow it. Exits 0 when both splits were observed; otherwise prints why and the programs' logs.
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -119,37 +119,22 @@ function parseJsonLine(text: string): Record<string, unknown> | undefined {
 }
 
 /**
- * Writes a workload's gRPC bootstrap with `sluice-agent grpc-bootstrap`, from the environment a pod
+ * Writes the client's gRPC bootstrap with `sluice-agent grpc-bootstrap`, from the environment a pod
  * would give it (name, namespace, IP, labels), as Istio's grpc-agent template does.
  */
-function writeBootstrap(name: string, labels: Record<string, string>, sluicedPort: number): string {
+async function writeBootstrap(name: string, labels: Record<string, string>, sluicedPort: number): Promise<string> {
   const file = join(workDir!, `${name}-bootstrap.json`);
-  execFileSync(
-    process.execPath,
-    [
-      "bin/sluice-agent.js",
-      "grpc-bootstrap",
-      "--meshConfig",
-      join(workDir!, "meshconfig.yaml"),
-      "--discovery-address",
-      `127.0.0.1:${sluicedPort}`,
-      "--pod-info-dir",
-      join(workDir!, "no-pod-info"),
-      "--output",
-      file,
-    ],
-    {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        POD_NAME: name,
-        POD_NAMESPACE: "default",
-        INSTANCE_IP: "127.0.0.1",
-        ISTIO_METAJSON_LABELS: JSON.stringify(labels),
-      },
-      stdio: ["ignore", "ignore", "pipe"],
-    },
-  );
+  const args = ["bin/sluice-agent.js", "grpc-bootstrap", "--meshConfig", join(workDir!, "meshconfig.yaml")];
+  args.push("--discovery-address", `127.0.0.1:${sluicedPort}`, "--pod-info-dir", join(workDir!, "no-pod-info"));
+  args.push("--output", file);
+  const agent = start("sluice-agent", args, {
+    POD_NAME: name,
+    POD_NAMESPACE: "default",
+    INSTANCE_IP: "127.0.0.1",
+    ISTIO_METAJSON_LABELS: JSON.stringify(labels),
+  });
+  // It prints the file's path once written.
+  await firstLine(agent, "write the bootstrap", (line) => (line === file ? true : undefined));
   return file;
 }
 
@@ -245,7 +230,7 @@ async function demo(): Promise<void> {
   say("    (a ServiceEntry for echo.default.svc.cluster.local with the two versions as its workloads,");
   say("    a DestinationRule naming the versions v1 and v2, and a VirtualService splitting calls between them).");
 
-  const bootstrap = writeBootstrap("echo-client", { app: "echo-client" }, sluicedPort);
+  const bootstrap = await writeBootstrap("echo-client", { app: "echo-client" }, sluicedPort);
   const client = start("client", [...TSX, join(EXAMPLE, "echo-client.ts")], { GRPC_XDS_BOOTSTRAP: bootstrap });
   say("  - a client calling echo.default.svc.cluster.local:7070. There is no proxy in between: its gRPC");
   say("    library asks sluiced (over xDS) where each call should go. It found sluiced through the");
@@ -296,8 +281,11 @@ function showLogs(): void {
   }
 }
 
+/** Set on Ctrl-C: the demo's own failures (its programs stopping under it) are then not reported. */
+let interrupted = false;
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.once(signal, async () => {
+    interrupted = true;
     say("\nInterrupted: stopping everything the demo started.");
     await cleanUp();
     process.exit(130);
@@ -310,10 +298,13 @@ try {
   await cleanUp();
   process.exit(0);
 } catch (err) {
-  const message = err instanceof Error ? err.message : String(err);
-  process.stderr.write(`\nThe demo failed: ${message}\n`);
-  if (!(err instanceof DemoFailure) && err instanceof Error) process.stderr.write(`${err.stack}\n`);
-  showLogs();
-  await cleanUp();
-  process.exit(1);
+  // After Ctrl-C the programs stop under the demo; the signal handler cleans up and exits.
+  if (!interrupted) {
+    const message = err instanceof Error ? err.message : String(err);
+    process.stderr.write(`\nThe demo failed: ${message}\n`);
+    if (!(err instanceof DemoFailure) && err instanceof Error) process.stderr.write(`${err.stack}\n`);
+    showLogs();
+    await cleanUp();
+    process.exit(1);
+  }
 }
