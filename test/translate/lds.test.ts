@@ -109,6 +109,31 @@ ${endpoints.map((e, i) => `  - port: {number: ${9080 + i}, name: http-${i}, prot
   assert.equal(byName("inbound|9090||")?.clusterDiscoveryType.value, cluster.Cluster_DiscoveryType.ORIGINAL_DST);
 });
 
+test("a Sidecar ingress port that is a service's target port gets that service's cluster metadata", () => {
+  const sidecar = `
+---
+apiVersion: networking.istio.io/v1
+kind: Sidecar
+metadata: {name: api, namespace: shop}
+spec:
+  workloadSelector: {labels: {app: api}}
+  ingress:
+  - port: {number: 8080, name: http, protocol: HTTP}
+    defaultEndpoint: 127.0.0.1:18080
+  - port: {number: 9090, name: http-admin, protocol: HTTP}
+    defaultEndpoint: 127.0.0.1:19090
+`;
+  const { clusters } = dump(SERVICE + sidecar);
+  const services = (name: string) => {
+    const istio = clusters.find((c) => c.name === name)?.metadata?.filterMetadata.istio;
+    return istio && !Array.isArray(istio) && typeof istio === "object" ? istio.services : undefined;
+  };
+  assert.deepEqual(services("inbound|8080||"), [
+    { host: "api.shop.svc.cluster.local", name: "api", namespace: "shop" },
+  ]);
+  assert.equal(services("inbound|9090||"), undefined);
+});
+
 test("a DestinationRule tunnel reaches the outbound tcp_proxy of its host", () => {
   const config = `
 apiVersion: networking.istio.io/v1

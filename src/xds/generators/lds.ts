@@ -68,7 +68,7 @@ function prometheusStats(snap: PushSnapshot, proxy: ProxyNode): boolean {
 export interface InboundTarget {
   listener: InboundPort;
   port: ServicePort;
-  /** The services declaring the port (none for a Sidecar ingress listener). */
+  /** The services declaring the port; for a Sidecar ingress listener, the one whose target port it is, if any. */
   services: Service[];
   /** Where a Sidecar ingress listener's cluster delivers; the mesh's inbound policy decides when unset. */
   endpoint?: InboundEndpoint;
@@ -110,11 +110,14 @@ export function ingressEndpoint(defaultEndpoint: string | undefined, proxy: Prox
 export function sidecarInboundTargets(snap: PushSnapshot, proxy: ProxyNode): InboundTarget[] {
   const scope = snap.sidecarScope(proxy);
   const noneMode = interceptionMode(proxy) === "NONE";
+  const targets = snap.serviceTargets(proxy);
   if (scope.ingressListeners.length > 0) {
     return scope.ingressListeners.map((ingress) => {
       const number = ingress.port.number ?? 0;
       const protocol = parseProtocol(ingress.port.protocol ?? "") ?? "UnsupportedProtocol";
       const captureMode = ingress.captureMode ?? "DEFAULT";
+      // The cluster is the service's whose target port this is, if any (Istio's findOrCreateService).
+      const owner = targets.find((t) => targetPortOf(t.port) === number)?.service;
       return {
         listener: {
           targetPort: number,
@@ -127,14 +130,14 @@ export function sidecarInboundTargets(snap: PushSnapshot, proxy: ProxyNode): Inb
           bind: ingress.bind,
         },
         port: { name: ingress.port.name ?? "", port: number, protocol, targetPort: number },
-        services: [],
+        services: owner ? [owner] : [],
         endpoint: ingressEndpoint(ingress.defaultEndpoint, proxy),
       };
     });
   }
   if (noneMode) return [];
-  return snap.serviceTargets(proxy).map(({ service, port }) => {
-    const targetPort = typeof port.targetPort === "number" && port.targetPort > 0 ? port.targetPort : port.port;
+  return targets.map(({ service, port }) => {
+    const targetPort = targetPortOf(port);
     return {
       listener: {
         targetPort,
@@ -147,6 +150,11 @@ export function sidecarInboundTargets(snap: PushSnapshot, proxy: ProxyNode): Inb
       services: [service],
     };
   });
+}
+
+/** The workload port of a service port: its numeric target port, else the port itself. */
+function targetPortOf(port: ServicePort): number {
+  return typeof port.targetPort === "number" && port.targetPort > 0 ? port.targetPort : port.port;
 }
 
 /** The outbound DestinationRule the proxy applies to a host its scope sees. */
