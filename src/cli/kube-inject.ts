@@ -63,7 +63,8 @@ export const kubeInjectCommand: CommandModule<object, KubeInjectArgs> = {
       .epilogue(
         [
           "Uses Istio's built-in templates (selected per pod by inject.istio.io/templates: sidecar, gateway,",
-          "grpc-agent, grpc-simple) with Istio's default values and the proxy image docker.io/istio/proxyv2.",
+          "grpc-agent, grpc-simple) with Istio's default values (or --valuesFile's) and the proxy image",
+          "docker.io/istio/proxyv2. The items of a Kubernetes List are written as separate documents.",
           "Pods with hostNetwork, in kube-system/kube-public/kube-node-lease/local-path-storage, or labelled or",
           'annotated sidecar.istio.io/inject: "false" are left alone, with a message on standard error.',
           "Exit status: 0 written, 1 some input could not be read or injected, 2 usage error.",
