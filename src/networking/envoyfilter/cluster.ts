@@ -5,6 +5,7 @@ import { clone } from "@bufbuild/protobuf";
 import { cluster } from "../../api/index.ts";
 import { parseClusterName } from "../cluster/names.ts";
 import { type Marks, patchResource } from "./guard.ts";
+import { typeMismatch } from "./listener.ts";
 import { isMergeOperation, listMerge, mergeAnyWithAny, mergeMessage } from "./merge.ts";
 import { contextMatches, type Patch, type PatchContext, type PatchSet } from "./patch-set.ts";
 import { envoyFilterStatus } from "./status.ts";
@@ -48,13 +49,12 @@ function mergeTransportSocket(c: cluster.Cluster, patch: Patch): boolean {
     if (merged) target.configType = { case: "typedConfig", value: merged };
     else {
       envoyFilterStatus.error(
-        {
-          filter: patch.filter,
-          index: patch.index,
-          path: "patch.value.transportSocket",
-          message: `cannot merge typed_config ${socket.configType.value.typeUrl} into ${target.configType.value.typeUrl}`,
-        },
-        patch.applyTo,
+        typeMismatch(
+          patch,
+          socket.configType.value.typeUrl,
+          target.configType.value.typeUrl,
+          "patch.value.transportSocket",
+        ),
       );
     }
   }

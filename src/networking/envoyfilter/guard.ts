@@ -4,7 +4,7 @@
 // one by one and each one that introduces a violation is skipped with an error.
 import { clone, type DescMessage, type Message } from "@bufbuild/protobuf";
 import { checkMessage, type Violation } from "../../api/pgv/index.ts";
-import { type ApplyTo, type Patch, PatchSet } from "./patch-set.ts";
+import { type ApplyTo, type Patch, PatchSet, patchError } from "./patch-set.ts";
 import { envoyFilterStatus } from "./status.ts";
 
 /** Where appliers say what each patch did to the resource. */
@@ -83,13 +83,11 @@ export function patchResource<T extends Message>(
     }
     const first = broken[0];
     envoyFilterStatus.error(
-      {
-        filter: patch.filter,
-        index: patch.index,
-        path: "patch.value",
-        message: `the patched ${schema.typeName} "${resourceName(original)}" would be rejected by Envoy: ${first.path}: ${first.message}`,
-      },
-      patch.applyTo,
+      patchError(
+        patch,
+        "patch.value",
+        `the patched ${schema.typeName} "${resourceName(original)}" would be rejected by Envoy: ${first.path}: ${first.message}`,
+      ),
     );
   }
   const final = attempt(allowed);

@@ -9,7 +9,15 @@ import { VIRTUAL_INBOUND, VIRTUAL_OUTBOUND } from "../listener/index.ts";
 import { type Marks, patchResource } from "./guard.ts";
 import { applyListOperation } from "./list-ops.ts";
 import { isMergeOperation, listMerge, mergeAnyWithAny, mergeMessage } from "./merge.ts";
-import { type ApplyTo, contextMatches, type Patch, type PatchContext, type PatchSet } from "./patch-set.ts";
+import {
+  type ApplyTo,
+  contextMatches,
+  type Patch,
+  type PatchContext,
+  type PatchError,
+  type PatchSet,
+  patchError,
+} from "./patch-set.ts";
 import { envoyFilterStatus } from "./status.ts";
 
 const LISTENER_KINDS: readonly ApplyTo[] = [
@@ -159,10 +167,7 @@ function mergeFilterChain(fc: listener.FilterChain, patch: Patch): void {
     if (current.case === "typedConfig" && socket.configType.case === "typedConfig") {
       const merged = mergeAnyWithAny(current.value, socket.configType.value, lists);
       if (!merged) {
-        envoyFilterStatus.error(
-          typeMismatch(patch, socket.configType.value.typeUrl, current.value.typeUrl),
-          patch.applyTo,
-        );
+        envoyFilterStatus.error(typeMismatch(patch, socket.configType.value.typeUrl, current.value.typeUrl));
         return;
       }
       fc.transportSocket.configType = { case: "typedConfig", value: merged };
@@ -172,13 +177,9 @@ function mergeFilterChain(fc: listener.FilterChain, patch: Patch): void {
   mergeMessage(listener.FilterChainSchema, fc, value, lists);
 }
 
-function typeMismatch(patch: Patch, patchType: string, existingType: string) {
-  return {
-    filter: patch.filter,
-    index: patch.index,
-    path: "patch.value",
-    message: `cannot merge typed_config ${patchType} into ${existingType}`,
-  };
+/** The error of a MERGE whose typed_config is not of the type it merges into. */
+export function typeMismatch(patch: Patch, patchType: string, existingType: string, path = "patch.value"): PatchError {
+  return patchError(patch, path, `cannot merge typed_config ${patchType} into ${existingType}`);
 }
 
 function patchNetworkFilters(
@@ -233,7 +234,7 @@ function mergeFilterConfig<C extends FilterConfig>(current: C, patchConfig: C, p
   if (patchConfig.case !== "typedConfig") return current;
   const merged = mergeAnyWithAny(current.value, patchConfig.value, listMerge(patch.operation));
   if (!merged) {
-    envoyFilterStatus.error(typeMismatch(patch, patchConfig.value.typeUrl, current.value.typeUrl), patch.applyTo);
+    envoyFilterStatus.error(typeMismatch(patch, patchConfig.value.typeUrl, current.value.typeUrl));
     return undefined;
   }
   return { case: "typedConfig", value: merged } as C;

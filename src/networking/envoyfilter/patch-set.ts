@@ -32,9 +32,16 @@ export interface Patch {
 export interface PatchError {
   filter: string;
   index: number;
+  /** The patch's applyTo, when it has a valid one. */
+  applyTo?: ApplyTo;
   /** Field path inside the patch (`patch.value.filterChains[0].bogus`); empty for the patch itself. */
   path: string;
   message: string;
+}
+
+/** An error of `patch` at `path` inside it. */
+export function patchError(patch: Patch, path: string, message: string): PatchError {
+  return { filter: patch.filter, index: patch.index, applyTo: patch.applyTo, path, message };
 }
 
 interface CompiledFilter {
@@ -61,7 +68,8 @@ export function compileEnvoyFilter(filter: EnvoyFilter): CompiledFilter {
   const result: CompiledFilter = { patches: [], errors: [] };
   const key = filterKey(filter);
   (filter.spec?.configPatches ?? []).forEach((cp, index) => {
-    const fail = (path: string, message: string) => result.errors.push({ filter: key, index, path, message });
+    const applyTo = cp.applyTo && cp.applyTo !== "INVALID" ? cp.applyTo : undefined;
+    const fail = (path: string, message: string) => result.errors.push({ filter: key, index, applyTo, path, message });
     const patch = compilePatch(cp, key, index, fail);
     if (patch) result.patches.push(patch);
   });

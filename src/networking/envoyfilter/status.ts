@@ -35,11 +35,20 @@ class EnvoyFilterStatus {
     types.set(type, (types.get(type) ?? false) || applied);
   }
 
-  error(error: PatchError, applyTo?: ApplyTo): void {
+  private readonly listeners = new Set<(error: PatchError) => void>();
+
+  error(error: PatchError): void {
     const key = `${error.filter}#${error.index}#${error.path}#${error.message}`;
     if (this.errors.has(key)) return;
     if (this.errors.size >= MAX_ERRORS) this.errors.delete(this.errors.keys().next().value ?? "");
-    this.errors.set(key, { ...error, patchType: applyTo ? PATCH_TYPE[applyTo] : "" });
+    this.errors.set(key, { ...error, patchType: error.applyTo ? PATCH_TYPE[error.applyTo] : "" });
+    for (const listener of this.listeners) listener(error);
+  }
+
+  /** Calls `listener` with each error the first time it is recorded (for logs); returns the unsubscribe. */
+  onNewError(listener: (error: PatchError) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   /** Errors recorded so far, oldest first. */
