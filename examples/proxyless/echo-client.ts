@@ -50,7 +50,7 @@ async function tally(n: number): Promise<Record<string, number>> {
     }
   };
   await Promise.all(Array.from({ length: Math.min(CONCURRENCY, n) }, worker));
-  return counts;
+  return Object.fromEntries(Object.entries(counts).sort(([a], [b]) => a.localeCompare(b)));
 }
 
 function parseCount(text: string): number {
