@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { request } from "node:https";
 import { dirname, join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import type { TLSSocket } from "node:tls";
 import { fileURLToPath } from "node:url";
 import { pino } from "pino";
 import { Registry } from "prom-client";
@@ -432,6 +433,30 @@ describe("the webhook and kube-inject", () => {
       assert.ok(compared > 0);
     });
   }
+});
+
+describe("TLS", () => {
+  function servedCommonName(): Promise<{ status: number; commonName: string }> {
+    return new Promise((resolve, reject) => {
+      const req = request({ host: "127.0.0.1", port: server.port, path: "/ready", ca, agent: false }, (res) => {
+        const peer = (res.socket as TLSSocket).getPeerCertificate();
+        res.resume();
+        resolve({ status: res.statusCode ?? 0, commonName: String(peer.subject.CN) });
+      });
+      req.on("error", reject);
+      req.end();
+    });
+  }
+
+  it("serves a renewed certificate to new connections, and /ready", async () => {
+    assert.deepEqual(await servedCommonName(), { status: 200, commonName: "istiod" });
+    certs.issue("istiod-renewed", "DNS:istiod.istio-system.svc,IP:127.0.0.1");
+    server.updateCertificate(
+      readFileSync(certs.file("istiod-renewed.crt")),
+      readFileSync(certs.file("istiod-renewed.key")),
+    );
+    assert.deepEqual(await servedCommonName(), { status: 200, commonName: "istiod-renewed" });
+  });
 });
 
 describe("parseInjectEnvs", () => {
