@@ -2,14 +2,16 @@
 // EDS cluster over ADS, with the part of the DestinationRule gRPC understands: LEAST_REQUEST,
 // consistent hash (ring hash; the hash key is on the route), and http2MaxRequests as the one circuit
 // breaker. Everything else (outlier detection, connect timeouts, other pool limits) is left out, as
-// Istio leaves it out; client mTLS (ISTIO_MUTUAL) comes with the security features.
+// Istio leaves it out; and client mTLS for an explicit ISTIO_MUTUAL (see tls.ts).
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import { cluster } from "../../api/index.ts";
+import { cluster, packAny, tls } from "../../api/index.ts";
 import type { DestinationRuleSpec, DestinationRuleTrafficPolicy } from "../../config/types/index.ts";
 import type { Service } from "../../registry/index.ts";
 import { outboundClusterName, parseClusterName } from "../cluster/index.ts";
 import { applyConsistentHash } from "../cluster/loadbalancer.ts";
 import { effectiveTrafficPolicy } from "../cluster/policy.ts";
+import { TLS_TRANSPORT_SOCKET } from "../cluster/tls.ts";
+import { grpcUpstreamTlsContext } from "./tls.ts";
 
 type ClusterInit = MessageInitShape<typeof cluster.ClusterSchema>;
 
@@ -40,6 +42,8 @@ export interface GrpcClusterInput {
   /** The service of the hostname the proxy sees; without it only the default cluster is sent, bare. */
   service?: Service;
   destinationRule?: DestinationRuleSpec;
+  /** The identities that may serve the service (with trust domain aliases): the SANs ISTIO_MUTUAL checks. */
+  serviceAccounts?: readonly string[];
 }
 
 function edsCluster(name: string): ClusterInit {
@@ -51,8 +55,22 @@ function edsCluster(name: string): ClusterInit {
   };
 }
 
-/** The load balancer and circuit breaker gRPC reads from the merged traffic policy. */
-function applyTrafficPolicy(draft: ClusterInit, policy: DestinationRuleTrafficPolicy | undefined): void {
+/** The TLS, load balancer and circuit breaker gRPC reads from the merged traffic policy. */
+function applyTrafficPolicy(
+  draft: ClusterInit,
+  policy: DestinationRuleTrafficPolicy | undefined,
+  serviceAccounts: readonly string[],
+): void {
+  // SIMPLE and MUTUAL are not supported for gRPC, as in Istio.
+  if (policy?.tls?.mode === "ISTIO_MUTUAL") {
+    draft.transportSocket = {
+      name: TLS_TRANSPORT_SOCKET,
+      configType: {
+        case: "typedConfig",
+        value: packAny(tls.UpstreamTlsContextSchema, grpcUpstreamTlsContext(serviceAccounts)),
+      },
+    };
+  }
   const simple = policy?.loadBalancer?.simple;
   // ROUND_ROBIN is gRPC's default (lb_policy unset); other simple policies are not sent.
   if (simple === "LEAST_REQUEST" || simple === "LEAST_CONN") draft.lbPolicy = cluster.Cluster_LbPolicy.LEAST_REQUEST;
@@ -64,12 +82,13 @@ function applyTrafficPolicy(draft: ClusterInit, policy: DestinationRuleTrafficPo
 /** The default cluster (if asked for) then the asked-for subset clusters, in the rule's subset order. */
 export function buildGrpcClusters(input: GrpcClusterInput): cluster.Cluster[] {
   const { group, service, destinationRule } = input;
+  const sans = input.serviceAccounts ?? [];
   const defaultName = outboundClusterName(group.port, "", group.hostname);
   const knownPort = service?.ports.some((p) => p.port === group.port) ?? false;
   const out: ClusterInit[] = [];
   if (group.names.has(defaultName)) {
     const draft = edsCluster(defaultName);
-    if (knownPort) applyTrafficPolicy(draft, effectiveTrafficPolicy(destinationRule, group.port));
+    if (knownPort) applyTrafficPolicy(draft, effectiveTrafficPolicy(destinationRule, group.port), sans);
     out.push(draft);
   }
   if (knownPort) {
@@ -77,7 +96,7 @@ export function buildGrpcClusters(input: GrpcClusterInput): cluster.Cluster[] {
       const name = outboundClusterName(group.port, subset.name ?? "", group.hostname);
       if (!group.names.has(name)) continue;
       const draft = edsCluster(name);
-      applyTrafficPolicy(draft, effectiveTrafficPolicy(destinationRule, group.port, subset.name ?? ""));
+      applyTrafficPolicy(draft, effectiveTrafficPolicy(destinationRule, group.port, subset.name ?? ""), sans);
       out.push(draft);
     }
   }

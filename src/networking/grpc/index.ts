@@ -5,7 +5,8 @@
 //   buildClientListeners(service, request.outbound.get(service.hostname));
 //   buildServerListener("xds.istio.io/grpc/lds/inbound/10.0.0.1:7070");
 //   buildGrpcRouteConfiguration({ routeName: "outbound|7070||echo.ns.svc.cluster.local", proxy, mesh, services, virtualServices });
-//   buildGrpcClusters({ group, service, destinationRule });
+//   buildGrpcClusters({ group, service, destinationRule, serviceAccounts });
+//   buildServerListener(name, { tls: grpcServerTlsContext(snap.mtlsMode(proxy, port), proxy.labels) });
 export { buildGrpcClusters, type GrpcClusterInput, groupClusterNames, type RequestedClusterGroup } from "./cluster.ts";
 export {
   buildClientListeners,
@@ -22,3 +23,9 @@ export {
   SERVER_LISTENER_PREFIX,
 } from "./names.ts";
 export { buildGrpcRouteConfiguration, type GrpcRouteInput } from "./route.ts";
+export {
+  CERTIFICATE_PROVIDER_INSTANCE,
+  grpcCommonTlsContext,
+  grpcServerTlsContext,
+  grpcUpstreamTlsContext,
+} from "./tls.ts";

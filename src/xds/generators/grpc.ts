@@ -5,12 +5,14 @@ import type { cluster, listener, route } from "../../api/index.ts";
 import type { ProxyNode, PushContext } from "../../model/index.ts";
 import { pushSnapshot } from "../../model/index.ts";
 import { parseClusterName } from "../../networking/cluster/index.ts";
+import { expandTrustDomains } from "../../networking/cluster/tls.ts";
 import {
   buildClientListeners,
   buildGrpcClusters,
   buildGrpcRouteConfiguration,
   buildServerListener,
   groupClusterNames,
+  grpcServerTlsContext,
   parseListenerNames,
   parseServerListenerName,
   type RequestedClusterGroup,
@@ -45,8 +47,9 @@ export function buildGrpcListeners(push: PushContext, proxy: ProxyNode, watched:
   for (const name of request.inbound) {
     const parsed = parseServerListenerName(name);
     if (!parsed || !targetPorts.has(parsed.port)) continue;
-    // mTLS (PeerAuthentication) and RBAC (AuthorizationPolicy) fill the chain options with the security features.
-    const server = buildServerListener(name);
+    // The port's PeerAuthentication mode decides mTLS (the listener port is the workload port).
+    const tls = grpcServerTlsContext(snap.mtlsMode(proxy, parsed.port), proxy.labels);
+    const server = buildServerListener(name, { tls });
     if (server) out.push(server);
   }
   return out;
@@ -95,12 +98,15 @@ function grpcClusters(push: PushContext, proxy: ProxyNode, group: RequestedClust
     "|",
   );
   return clusterGroups(push, key, () => {
-    const scope = pushSnapshot(push).sidecarScope(proxy);
+    const snap = pushSnapshot(push);
+    const scope = snap.sidecarScope(proxy);
     const rule = scope.destinationRule("outbound", proxy.labels, group.hostname);
+    const service = scope.service(group.hostname);
     return buildGrpcClusters({
       group,
-      service: scope.service(group.hostname),
+      service,
       destinationRule: rule && appliedRule(rule).spec,
+      serviceAccounts: service ? expandTrustDomains(service.serviceAccounts, snap.mesh) : [],
     });
   });
 }
