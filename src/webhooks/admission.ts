@@ -3,7 +3,7 @@
 // not an AdmissionReview is answered, as Go's serializer leaves it, without kind or apiVersion.
 import { asObject, type JsonObject } from "../config/validation/common/json.ts";
 
-export const ADMISSION_VERSIONS = ["admission.k8s.io/v1", "admission.k8s.io/v1beta1"] as const;
+const ADMISSION_VERSIONS = ["admission.k8s.io/v1", "admission.k8s.io/v1beta1"] as const;
 
 export interface AdmissionRequest {
   uid: string;

@@ -35,7 +35,7 @@ const ANNOTATION_INTERCEPTION = "sidecar.istio.io/interceptionMode";
 const ANNOTATION_BOOTSTRAP_OVERRIDE = "sidecar.istio.io/bootstrapOverride";
 
 /** The template's `annotation` function: the pod's annotation, else the default. */
-export function podAnnotation(pod: Pod, name: string, fallback: string | number | boolean): string {
+function podAnnotation(pod: Pod, name: string, fallback: string | number | boolean): string {
   return pod.metadata.annotations?.[name] ?? String(fallback);
 }
 
@@ -43,12 +43,12 @@ function hasAnnotation(pod: Pod, name: string): boolean {
   return pod.metadata.annotations?.[name] !== undefined;
 }
 
-export function interceptionMode(data: TemplateData): string {
+function interceptionMode(data: TemplateData): string {
   return podAnnotation(data.pod, ANNOTATION_INTERCEPTION, data.proxyConfig.interceptionMode ?? "REDIRECT");
 }
 
 /** The template's `excludeInboundPort`: the status port added to the excluded inbound ports. */
-export function excludeInboundPort(statusPort: string, excluded: string): string {
+function excludeInboundPort(statusPort: string, excluded: string): string {
   const port = statusPort.trim();
   if (port === "" || port === "0") return excluded;
   const ports = excluded.split(",");
@@ -145,7 +145,7 @@ function identityEnv(settings: InjectionSettings): EnvVar[] {
 }
 
 /** The template's `protoToJSON .ProxyConfig`: the proxy config without the fields at Istio's defaults. */
-export function proxyConfigJson(proxyConfig: ProxyConfig): string {
+function proxyConfigJson(proxyConfig: ProxyConfig): string {
   const defaults: Readonly<Record<string, unknown>> = { ...DEFAULT_MESH_CONFIG.defaultConfig };
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(proxyConfig)) {
@@ -590,7 +590,7 @@ function cniAnnotations(data: TemplateData, mode: string): Record<string, string
 }
 
 /** The template's appendMultusNetwork: `network` added to a Multus networks annotation (list or JSON). */
-export function appendMultusNetwork(existing: string, network: string): string {
+function appendMultusNetwork(existing: string, network: string): string {
   if (existing === "") return network;
   const close = existing.lastIndexOf("]");
   if (close >= 0) {
