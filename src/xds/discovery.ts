@@ -15,6 +15,7 @@ import {
 import type { Collection, Singleton } from "../krt/index.ts";
 import { buildPushContext, type PushContext } from "../model/index.ts";
 import { type RegistryInputs, ServiceRegistry } from "../registry/index.ts";
+import { CaMetrics, type CertificateAuthority, certificateService } from "../security/ca/index.ts";
 import type { ConfigStore } from "../sources/index.ts";
 import { configDumpEndpoint, typedConfigDump } from "./configdump.ts";
 import { GeneratorRegistry, loadGeneratorPlugins } from "./generator.ts";
@@ -28,7 +29,7 @@ import { registerGrpcGenerators } from "./generators/grpc.ts";
 import { ldsGenerator } from "./generators/lds.ts";
 import { ndsGenerator } from "./generators/nds.ts";
 import { rdsGenerator } from "./generators/rds.ts";
-import { sdsGenerator, storeSecrets } from "./generators/sds.ts";
+import { type ConfigGetter, sdsGenerator, storeSecrets } from "./generators/sds.ts";
 import { statusGenerator } from "./generators/status.ts";
 import type { DebounceOptions } from "./pipeline/debounce.ts";
 import { PipelineMetrics } from "./pipeline/metrics.ts";
@@ -40,7 +41,7 @@ import { type BoundPorts, type ListenOptions, XdsServer } from "./server/server.
 import { TypeUrl } from "./types.ts";
 
 export interface DiscoveryOptions {
-  store: ChangeSource & ConfigLister;
+  store: ChangeSource & ConfigLister & ConfigGetter;
   /** The push context of the first config load. */
   initialPush: PushContext;
   /**
@@ -59,6 +60,8 @@ export interface DiscoveryOptions {
   debugAuth: DebugAuthOptions;
   /** The chain on the TLS port (security/authn's buildAuthenticators); default the client certificate alone. */
   authenticators?: readonly Authenticator[];
+  /** The CA: with it, IstioCertificateService is served on the TLS port (as istiod, 15012 only). */
+  ca?: CertificateAuthority;
   /** Generator plugin modules (`--plugin`). */
   plugins: readonly string[];
   listen: ListenOptions;
@@ -121,6 +124,16 @@ export async function startDiscovery(options: DiscoveryOptions): Promise<Discove
     debugEndpoints.register("ecdsz", typedConfigDump(configDump, "ecds"), "Status and debug interface for ECDS");
     debugEndpoints.register("edsz", typedConfigDump(configDump, "eds"), "Status and debug interface for EDS");
     debugEndpoints.register("ndsz", typedConfigDump(configDump, "nds"), "Status and debug interface for NDS");
+  }
+  if (options.ca) {
+    server.addService(
+      certificateService({
+        ca: options.ca,
+        authenticate: (call) => server.authenticateCall(call),
+        log: log.child({ component: "ca" }),
+        metrics: options.metrics ? new CaMetrics(options.metrics, options.ca) : undefined,
+      }),
+    );
   }
   const ports = await server.listen(options.listen);
   const pipeline = new PushPipeline({
