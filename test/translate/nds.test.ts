@@ -11,6 +11,7 @@ import { DEFAULT_MESH_CONFIG } from "../../src/config/index.ts";
 import type { ProxyNode } from "../../src/model/index.ts";
 import { buildListeners } from "../../src/xds/generators/lds.ts";
 import { buildNameTable } from "../../src/xds/generators/nds.ts";
+import { buildRouteConfiguration } from "../../src/xds/generators/rds.ts";
 
 const pod = (name: string, ip: string, ready: boolean, hostname = "") => `
 ---
@@ -58,6 +59,14 @@ metadata: {name: api, namespace: db}
 spec:
   hosts: [api.example.com]
   ports: [{number: 443, name: tls, protocol: TLS}]
+  resolution: DNS
+---
+apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata: {name: web, namespace: db}
+spec:
+  hosts: [web.example.com]
+  ports: [{number: 8080, name: http, protocol: HTTP}]
   resolution: DNS
 ---
 apiVersion: networking.istio.io/v1
@@ -113,4 +122,13 @@ test("a proxy capturing DNS listens for such a TCP host on its allocated address
   const names = (proxy: ProxyNode) => buildListeners(state.push, proxy, state.registry).map((l) => l.name);
   assert.ok(names(capturing).includes("240.240.0.77_5432"), names(capturing).join(" "));
   assert.ok(!names(plain).some((n) => n.startsWith("240.240.")));
+});
+
+test("its virtual host answers to the allocated address too, for a proxy capturing DNS only", () => {
+  const domains = (proxy: ProxyNode) =>
+    buildRouteConfiguration(state.push, proxy, "8080")?.virtualHosts.find((v) => v.name === "web.example.com:8080")
+      ?.domains ?? [];
+  const [allocated] = table(capturing)["web.example.com"]?.ips ?? [];
+  assert.ok(allocated && domains(capturing).includes(allocated), domains(capturing).join(" "));
+  assert.ok(!domains(plain).some((d) => d.startsWith("240.240.")));
 });

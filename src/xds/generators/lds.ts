@@ -168,9 +168,10 @@ function destinationRuleFor(
 
 /**
  * Istio's GetAddressForProxy: a proxy capturing DNS reaches a ServiceEntry host without addresses at
- * the auto-allocated address the name table answers, so its listeners bind there.
+ * the auto-allocated address the name table answers, so its listeners bind there (and its virtual
+ * hosts answer to it).
  */
-function listenAddresses(snap: PushSnapshot, proxy: ProxyNode): (service: Service) => Service {
+export function listenAddresses(snap: PushSnapshot, proxy: ProxyNode): (service: Service) => Service {
   if (!usesAutoAllocatedAddresses(proxy)) return (service) => service;
   return (service) => {
     if (service.defaultAddress !== UNSPECIFIED_IP) return service;

@@ -4,7 +4,7 @@
 // `https.<port>.<name>.<gw>.<ns>`, built from the merged Gateway's servers behind the name.
 import { hcm, type listener, type route, unpackAny } from "../../api/index.ts";
 import type { ProxyNode, PushContext } from "../../model/index.ts";
-import { pushSnapshot } from "../../model/index.ts";
+import { pushSnapshot, usesAutoAllocatedAddresses } from "../../model/index.ts";
 import { patchGeneratedRouteConfiguration, patchSetFor } from "../../networking/envoyfilter/index.ts";
 import {
   buildGatewayRouteConfiguration,
@@ -14,6 +14,7 @@ import {
 import type { Generator, XdsResource } from "../generator.ts";
 import { TypeUrl } from "../types.ts";
 import { rdsNeedsPush } from "./cds-needs-push.ts";
+import { listenAddresses } from "./lds.ts";
 import { perPush } from "./push-cache.ts";
 import { hashPolicyFor } from "./rds-hash.ts";
 
@@ -37,6 +38,8 @@ export function buildRouteConfiguration(
     proxy.dnsDomain,
     proxy.generator,
     JSON.stringify(proxy.labels),
+    // Auto-allocated addresses are domains for proxies capturing DNS only.
+    usesAutoAllocatedAddresses(proxy),
   ].join("|");
   const config = routeConfigurations(push, key, () => routeConfiguration(push, proxy, routeName));
   if (!config) return undefined;
@@ -75,7 +78,7 @@ function routeConfiguration(
     routeName,
     proxy,
     mesh: snap.mesh,
-    services: egress?.services ?? [],
+    services: (egress?.services ?? []).map(listenAddresses(snap, proxy)),
     virtualServices: egress?.virtualServices ?? [],
     outboundTrafficPolicy: scope.outboundTrafficPolicy,
     hashPolicy: hashPolicyFor(scope, proxy),
