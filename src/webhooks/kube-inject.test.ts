@@ -9,11 +9,11 @@ import { dirname, join } from "node:path";
 import { describe, it } from "node:test";
 import { parse } from "yaml";
 import { decodeConfigText } from "../config/decode.ts";
-import { DEFAULT_MESH_CONFIG, loadMeshConfig, type MeshConfig } from "../config/index.ts";
+import { type ConfigObject, DEFAULT_MESH_CONFIG, loadMeshConfig, type MeshConfig } from "../config/index.ts";
 import type { Pod } from "./inject/pod.ts";
 import { assertValidPod } from "./inject/pod-check.ts";
 import { DEFAULT_INJECTION_SETTINGS, type InjectionSettings, injectionSettingsFromValues } from "./inject/settings.ts";
-import { kubeInjectDocuments } from "./kube-inject.ts";
+import { kubeInjectDocuments, kubeInjectObject } from "./kube-inject.ts";
 
 const here = dirname(new URL(import.meta.url).pathname);
 const testdata = join(here, "testdata");
@@ -78,6 +78,24 @@ describe("sluice kube-inject goldens", () => {
       if (input !== "skipped.yaml") assert.ok(assertInjectedPodsValid(output) > 0, "no pod was injected");
     });
   }
+
+  it("injects an empty pod template as a pod without containers", () => {
+    const [doc] = decodeConfigText(
+      "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\nspec:\n  template: {}\n",
+      "x",
+    );
+    const out = kubeInjectObject(doc.object as ConfigObject, {
+      mesh: DEFAULT_MESH_CONFIG,
+      settings: DEFAULT_INJECTION_SETTINGS,
+      warn: () => assert.fail("nothing to skip"),
+    });
+    const pod = (out.spec as { template: Pod }).template;
+    assert.deepEqual(
+      pod.spec.containers.map((c) => c.name),
+      ["istio-proxy"],
+    );
+    assertValidPod(pod);
+  });
 
   it("says why it skipped a workload", () => {
     const warnings: string[] = [];

@@ -57,7 +57,11 @@ export function kubeInjectObject(obj: ConfigObject, opts: KubeInjectOptions): Co
   const template = podTemplateOf(out);
   if (!template) return out;
   const workload = { name: out.metadata.name ?? "", namespace: out.metadata.namespace ?? "" };
-  const pod: Pod = { metadata: template.metadata, spec: template.spec };
+  // An empty pod template is injected as a pod without containers, as Istio's typed decoding reads it.
+  const pod: Pod = {
+    metadata: template.metadata ?? {},
+    spec: { ...template.spec, containers: template.spec?.containers ?? [] },
+  };
   const owner =
     out.kind === "Pod"
       ? deployMetaFromPod(pod)
