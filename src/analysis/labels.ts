@@ -61,3 +61,9 @@ export function labelSelectorOf(value: unknown): LabelSelector | undefined {
     }),
   };
 }
+
+/** util.ExtractLabelFromSelectorString: the key of a selector string's first pair ("" without "="). */
+export function firstSelectorKey(selectorText: string): string {
+  const eq = selectorText.indexOf("=");
+  return eq < 0 ? "" : selectorText.slice(0, eq);
+}

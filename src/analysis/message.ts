@@ -35,6 +35,12 @@ export function newMessage(type: MessageType, resource: Resource | undefined, ..
   return { type, args, resource };
 }
 
+/** The message placed at a field of its resource ("{.spec.gateways[0]}"), when that field's line is known. */
+export function atField(m: Message, fieldPath: string): Message {
+  const line = m.resource?.origin.fieldLines?.get(fieldPath);
+  return line === undefined ? m : { ...m, line };
+}
+
 /** Go's fmt.Sprintf for the verbs the templates use. */
 export function goSprintf(template: string, args: readonly MessageArg[]): string {
   let next = 0;

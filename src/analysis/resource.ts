@@ -8,6 +8,8 @@ export interface Origin {
   line?: number;
   /** The cluster the object was read from, in a multi-cluster analysis. */
   cluster?: string;
+  /** Field path ("{.spec.gateways[0]}") → line, when read from a YAML file (see field-lines.ts). */
+  fieldLines?: ReadonlyMap<string, number>;
 }
 
 export interface Resource {

@@ -1,6 +1,7 @@
 // The work of `sluice analyze` (see analyze.ts for its flags): read files, run the analyzers, print
 // the messages and the summary lines istioctl prints, and pick the exit code.
 import { readFileSync } from "node:fs";
+import { chunkLines } from "../analysis/field-lines.ts";
 import { isWorseThanOrEqualTo, type Level, type Message } from "../analysis/message.ts";
 import { MESSAGES } from "../analysis/messages.ts";
 import { CONFIG_ANALYSIS_URL, formatMessages, type OutputFormat } from "../analysis/output.ts";
@@ -54,9 +55,23 @@ export function runAnalyzeCommand(options: AnalyzeOptions): number {
   const inputs: AnalysisInput[] = [];
   const parseErrors: string[] = [];
   for (const file of files) {
-    for (const doc of decodeConfigText(readFileSync(file === STDIN_PATH ? 0 : file, "utf8"), file)) {
-      if (doc.object) inputs.push({ object: doc.object, origin: doc.position });
-      else parseErrors.push(`${file}:${doc.position.line}: ${doc.error}`);
+    const text = readFileSync(file === STDIN_PATH ? 0 : file, "utf8");
+    const docs = decodeConfigText(text, file);
+    const chunks = chunkLines(text);
+    const chunkOf = (line: number) => chunks.find((c) => c.startLine <= line && line <= c.endLine);
+    for (const doc of docs) {
+      if (!doc.object) {
+        parseErrors.push(`${file}:${doc.position.line}: ${doc.error}`);
+        continue;
+      }
+      // istioctl's lines: where the document's chunk starts, and each field's; the items of a List
+      // (several objects in one chunk) keep their own line.
+      const chunk = chunkOf(doc.position.line);
+      const alone = chunk !== undefined && docs.filter((d) => chunkOf(d.position.line) === chunk).length === 1;
+      const origin = alone
+        ? { file, line: chunk.startLine, fieldLines: chunk.fields }
+        : { file, line: doc.position.line };
+      inputs.push({ object: doc.object, origin });
     }
   }
   if (parseErrors.length > 0) options.stderr(`Error(s) adding files: ${parseErrors.join("\n")}\n`);
@@ -132,6 +147,6 @@ function globPattern(glob: string): RegExp {
 function isSuppressed(m: Message, suppressions: readonly Suppression[]): boolean {
   if (!m.resource) return false;
   const annotated = m.resource.object.metadata?.annotations?.[SUPPRESS_ANNOTATION];
-  if (annotated && annotated.split(",").some((code) => code === "*" || code === m.type.code)) return true;
+  if (annotated?.split(",").some((code) => code === "*" || code === m.type.code)) return true;
   return suppressions.some((s) => s.code === m.type.code && s.resource.test(m.resource?.friendlyName ?? ""));
 }

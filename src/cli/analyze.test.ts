@@ -64,14 +64,17 @@ test("messages print as istioctl's log lines, and an Error exits 79", () => {
   const file = writeConfig(VIRTUAL_SERVICE);
   const { code, stdout, stderr } = run([file]);
   assert.equal(code, EXIT_ANALYZER_FOUND_ISSUES);
+  // Lines are the fields' (gateways[0], the route's host), as istioctl reads them from the file.
   assert.equal(
     stdout,
     [
-      `Error [IST0101] (VirtualService default/reviews ${file}:1) Referenced gateway not found: "missing-gw"`,
-      `Warning [IST0132] (VirtualService default/reviews ${file}:1) one or more host [reviews] defined in VirtualService default/reviews not found in Gateway default/missing-gw.`,
+      `Error [IST0101] (VirtualService default/reviews ${file}:11) Referenced host not found: "reviews"`,
+      `Error [IST0101] (VirtualService default/reviews ${file}:7) Referenced gateway not found: "missing-gw"`,
+      `Warning [IST0132] (VirtualService default/reviews ${file}:7) one or more host [reviews] defined in VirtualService default/reviews not found in Gateway default/missing-gw.`,
       "",
     ].join("\n"),
   );
+
   assert.match(stderr, /^Error: Analyzers found issues when analyzing namespace: default\.\n/);
 });
 
@@ -84,7 +87,7 @@ test("-A shows every namespace; objects without one keep an empty namespace", ()
 test("thresholds: output filters what is shown, failure decides the exit code", () => {
   const file = writeConfig(VIRTUAL_SERVICE);
   const errorsOnly = run([file], { outputThreshold: "Error" });
-  assert.equal(errorsOnly.stdout.trim().split("\n").length, 1);
+  assert.equal(errorsOnly.stdout.trim().split("\n").length, 2);
   const warnFails = run([file], { analyzers: ["virtualservice.GatewayAnalyzer"], failureThreshold: "Warning" });
   assert.equal(warnFails.code, EXIT_ANALYZER_FOUND_ISSUES);
 });
@@ -128,6 +131,7 @@ test("a clean file says so; an unparseable document exits 1", () => {
 test("--list-analyzers lists every analyzer by name", () => {
   const { code, stdout } = run([], { listAnalyzers: true });
   assert.equal(code, EXIT_OK);
-  assert.match(stdout, /^\* applicationUID\.Analyzer:\n {4}Checks invalid application UID\n/);
+  assert.match(stdout, /^\* annotations\.K8sAnalyzer:\n {4}Checks for misplaced and invalid Istio annotations/);
+  assert.match(stdout, /\* applicationUID\.Analyzer:\n {4}Checks invalid application UID\n/);
   assert.match(stdout, /\* virtualservice\.GatewayAnalyzer:/);
 });

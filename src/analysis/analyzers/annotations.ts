@@ -5,7 +5,7 @@ import { annotationValueError } from "../../webhooks/inject/annotations.ts";
 import type { AnalysisContext, Analyzer } from "../analyzer.ts";
 import { ISTIO_ANNOTATIONS } from "../annotations-table.ts";
 import { K } from "../kinds.ts";
-import { newMessage } from "../message.ts";
+import { atField, newMessage } from "../message.ts";
 import { MESSAGES } from "../messages.ts";
 import { annotationsOf, asArray, asRecord, labelsOf, type Resource, specOf } from "../resource.ts";
 
@@ -49,21 +49,32 @@ export const k8sAnnotationsAnalyzer: Analyzer = {
       if (ALWAYS_IGNORED.has(name)) return;
       const info = ISTIO_ANNOTATIONS.get(name);
       if (!info) {
-        ctx.report(newMessage(MESSAGES.UnknownAnnotation, r, name));
+        ctx.report(atField(newMessage(MESSAGES.UnknownAnnotation, r, name), `{.metadata.annotations.${name}}`));
         return;
       }
       // The deprecated inject annotation is fine next to the inject label.
       if (info.deprecated && !(name === INJECT && INJECT in labelsOf(r))) {
-        ctx.report(newMessage(MESSAGES.DeprecatedAnnotation, r, name, DEPRECATION_DETAILS[name] ?? ""));
+        ctx.report(
+          atField(
+            newMessage(MESSAGES.DeprecatedAnnotation, r, name, DEPRECATION_DETAILS[name] ?? ""),
+            `{.metadata.annotations.${name}}`,
+          ),
+        );
       }
       if (info.resources.includes("Any")) return;
       const kindName = String(r.object.kind);
       if (!info.resources.includes(kindName)) {
-        ctx.report(newMessage(MESSAGES.MisplacedAnnotation, r, name, info.resources.join(", ")));
+        ctx.report(
+          atField(
+            newMessage(MESSAGES.MisplacedAnnotation, r, name, info.resources.join(", ")),
+            `{.metadata.annotations.${name}}`,
+          ),
+        );
         return;
       }
       const error = annotationValueError(name, value);
-      if (error !== undefined) ctx.report(newMessage(MESSAGES.InvalidAnnotation, r, name, error));
+      if (error !== undefined)
+        ctx.report(atField(newMessage(MESSAGES.InvalidAnnotation, r, name, error), `{.metadata.annotations.${name}}`));
     });
   },
 };
@@ -77,7 +88,7 @@ export const alphaAnnotationsAnalyzer: Analyzer = {
       const info = ISTIO_ANNOTATIONS.get(name);
       if (info?.featureStatus !== "Alpha" || ALWAYS_IGNORED.has(name)) return;
       if (r.kind === K.Pod && CNI_DEFAULTS.has(name) && !hasIstioInit(r)) return;
-      ctx.report(newMessage(MESSAGES.AlphaAnnotation, r, name));
+      ctx.report(atField(newMessage(MESSAGES.AlphaAnnotation, r, name), `{.metadata.annotations.${name}}`));
     });
   },
 };

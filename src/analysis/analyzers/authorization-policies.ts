@@ -4,7 +4,7 @@ import type { AnalysisContext, Analyzer } from "../analyzer.ts";
 import { inMesh } from "../in-mesh.ts";
 import { K } from "../kinds.ts";
 import { selectorMatches, selectorString } from "../labels.ts";
-import { newMessage } from "../message.ts";
+import { atField, newMessage } from "../message.ts";
 import { MESSAGES } from "../messages.ts";
 import {
   annotationsOf,
@@ -74,13 +74,16 @@ function checkWorkloads(
 
 function checkNamespaces(ctx: AnalysisContext, policy: Resource): void {
   const namespaces = ctx.list(K.Namespace).map((ns) => ns.name);
-  for (const rule of asArray(specOf(policy).rules).map(asRecord)) {
-    for (const from of asArray(rule.from).map(asRecord)) {
+  for (const [i, rule] of asArray(specOf(policy).rules).map(asRecord).entries()) {
+    for (const [j, from] of asArray(rule.from).map(asRecord).entries()) {
       const source = asRecord(from.source);
-      for (const expression of [...asStringArray(source.namespaces), ...asStringArray(source.notNamespaces)]) {
-        if (!namespaces.some((ns) => namespaceMatch(ns, expression))) {
-          ctx.report(newMessage(MESSAGES.ReferencedResourceNotFound, policy, "namespace", expression));
-        }
+      const included = asStringArray(source.namespaces);
+      for (const [k, expression] of [...included, ...asStringArray(source.notNamespaces)].entries()) {
+        if (namespaces.some((ns) => namespaceMatch(ns, expression))) continue;
+        // Istio places notNamespaces entries at the same index of `namespaces`.
+        const index = k < included.length ? k : k - included.length;
+        const m = newMessage(MESSAGES.ReferencedResourceNotFound, policy, "namespace", expression);
+        ctx.report(atField(m, `{.spec.rules[${i}].from[${j}].source.namespaces[${index}]}`));
       }
     }
   }

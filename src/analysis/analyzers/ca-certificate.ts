@@ -2,7 +2,7 @@
 // server, unless a credentialName is used by a DestinationRule with a workload selector.
 import type { Analyzer } from "../analyzer.ts";
 import { K } from "../kinds.ts";
-import { newMessage } from "../message.ts";
+import { atField, newMessage } from "../message.ts";
 import { MESSAGES } from "../messages.ts";
 import { asArray, asRecord, asString, fullName, specOf } from "../resource.ts";
 
@@ -18,25 +18,31 @@ export const caCertificateAnalyzer: Analyzer = {
       const host = asString(spec.host);
       const tlsMode = unverifiedMode(asRecord(policy.tls), hasSelector);
       if (tlsMode) {
-        ctx.report(
-          newMessage(
-            MESSAGES.NoServerCertificateVerificationDestinationLevel,
-            r,
-            fullName(r),
-            r.namespace,
-            tlsMode,
-            host,
-          ),
+        const m = newMessage(
+          MESSAGES.NoServerCertificateVerificationDestinationLevel,
+          r,
+          fullName(r),
+          r.namespace,
+          tlsMode,
+          host,
         );
+        ctx.report(atField(m, "{.spec.trafficPolicy.tls.caCertificates}"));
       }
-      for (const portSettings of asArray(policy.portLevelSettings)) {
+      for (const [i, portSettings] of asArray(policy.portLevelSettings).entries()) {
         const settings = asRecord(portSettings);
         const mode = unverifiedMode(asRecord(settings.tls), hasSelector);
         if (!mode) continue;
         const port = `number:${asRecord(settings.port).number ?? 0}`;
-        ctx.report(
-          newMessage(MESSAGES.NoServerCertificateVerificationPortLevel, r, fullName(r), r.namespace, mode, host, port),
+        const m = newMessage(
+          MESSAGES.NoServerCertificateVerificationPortLevel,
+          r,
+          fullName(r),
+          r.namespace,
+          mode,
+          host,
+          port,
         );
+        ctx.report(atField(m, `{.spec.trafficPolicy.portLevelSettings[${i}].tls.caCertificates}`));
       }
     }
   },

@@ -2,8 +2,8 @@
 // port with the same host and bind. A selector that matches no Gateway's workloads is reported too.
 import type { AnalysisContext, Analyzer } from "../analyzer.ts";
 import { K } from "../kinds.ts";
-import { selectorMatches, selectorString } from "../labels.ts";
-import { newMessage } from "../message.ts";
+import { firstSelectorKey, selectorMatches, selectorString } from "../labels.ts";
+import { atField, newMessage } from "../message.ts";
 import { MESSAGES } from "../messages.ts";
 import {
   asArray,
@@ -49,7 +49,12 @@ function analyzeGateway(ctx: AnalysisContext, gateway: Resource, byKey: Gateways
     if (matched) sameWorkloads.set(key, gateways);
   }
   if (selectorText !== "" && sameWorkloads.size === 0) {
-    ctx.report(newMessage(MESSAGES.ReferencedResourceNotFound, gateway, "selector", selectorText));
+    ctx.report(
+      atField(
+        newMessage(MESSAGES.ReferencedResourceNotFound, gateway, "selector", selectorText),
+        `{.spec.selector.${firstSelectorKey(selectorText)}}`,
+      ),
+    );
     return;
   }
   for (const server of asArray(specOf(gateway).servers).map(asRecord)) {

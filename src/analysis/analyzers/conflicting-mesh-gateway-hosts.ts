@@ -3,7 +3,7 @@
 import { hostsMatch, MESH_GATEWAY } from "../../model/host.ts";
 import type { Analyzer } from "../analyzer.ts";
 import { K } from "../kinds.ts";
-import { newMessage } from "../message.ts";
+import { atField, newMessage } from "../message.ts";
 import { MESSAGES } from "../messages.ts";
 import { asStringArray, fullName, type Resource, specOf } from "../resource.ts";
 import { ALL_NAMESPACES, exportToScopes, scopedFqdn } from "../service-lookup.ts";
@@ -35,7 +35,9 @@ export const conflictingMeshGatewayHostsAnalyzer: Analyzer = {
       for (const vs of all) {
         if (reported.has(fullName(vs))) continue;
         reported.add(fullName(vs));
-        ctx.report(newMessage(MESSAGES.ConflictingMeshGatewayVirtualServiceHosts, vs, names, key));
+        ctx.report(
+          atField(newMessage(MESSAGES.ConflictingMeshGatewayVirtualServiceHosts, vs, names, key), "{.metadata.name}"),
+        );
       }
     }
   },

@@ -2,7 +2,7 @@
 // declare the same host and port with different protocols; each ServiceEntry involved is reported once.
 import type { Analyzer } from "../analyzer.ts";
 import { K } from "../kinds.ts";
-import { newMessage } from "../message.ts";
+import { atField, newMessage } from "../message.ts";
 import { MESSAGES } from "../messages.ts";
 import { asArray, asRecord, asString, asStringArray, fullName, type Resource, specOf } from "../resource.ts";
 import { ALL_NAMESPACES, exportToScopes } from "../service-lookup.ts";
@@ -43,16 +43,15 @@ export const conflictingServiceEntryProtocolAnalyzer: Analyzer = {
       for (const { entry } of entries) {
         if (reported.has(fullName(entry))) continue;
         reported.add(fullName(entry));
-        ctx.report(
-          newMessage(
-            MESSAGES.ConflictingServiceEntryProtocol,
-            entry,
-            names,
-            slot.host,
-            slot.port,
-            protocols.join(", "),
-          ),
+        const m = newMessage(
+          MESSAGES.ConflictingServiceEntryProtocol,
+          entry,
+          names,
+          slot.host,
+          slot.port,
+          protocols.join(", "),
         );
+        ctx.report(atField(m, "{.metadata.name}"));
       }
     }
   },

@@ -3,7 +3,7 @@
 // a subset is not affected by the subset routing another VirtualService does for that host.
 import type { AnalysisContext, Analyzer } from "../analyzer.ts";
 import { K } from "../kinds.ts";
-import { newMessage } from "../message.ts";
+import { atField, newMessage } from "../message.ts";
 import { MESSAGES } from "../messages.ts";
 import { asArray, asRecord, asString, asStringArray, fullName, type Resource, specOf } from "../resource.ts";
 import { destinationHost, type ServiceEntryView, serviceHostMap } from "../service-lookup.ts";
@@ -22,7 +22,7 @@ export const destinationHostAnalyzer: Analyzer = {
         const host = asString(d.destination.host);
         const service = destinationHost(vs.namespace, exportTo, host, services);
         if (service) checkPorts(ctx, vs, d, service);
-        else ctx.report(newMessage(MESSAGES.ReferencedResourceNotFound, vs, reftype, host));
+        else ctx.report(atField(newMessage(MESSAGES.ReferencedResourceNotFound, vs, reftype, host), d.hostField));
       };
       for (const d of routeDestinations(vs)) check(d, "host");
       for (const d of mirrorDestinations(vs)) check(d, "mirror host");
@@ -37,13 +37,17 @@ function checkPorts(ctx: AnalysisContext, vs: Resource, d: AnnotatedDestination,
   if (port === undefined || port === null) {
     if (service.ports.length > 1) {
       const numbers = service.ports.map((p) => String(p.number));
-      ctx.report(newMessage(MESSAGES.VirtualServiceDestinationPortSelectorRequired, vs, host, numbers));
+      ctx.report(
+        atField(newMessage(MESSAGES.VirtualServiceDestinationPortSelectorRequired, vs, host, numbers), d.hostField),
+      );
     }
     return;
   }
   const number = Number(asRecord(port).number ?? 0);
   if (!service.ports.some((p) => p.number === number)) {
-    ctx.report(newMessage(MESSAGES.ReferencedResourceNotFound, vs, "host:port", `${host}:${number}`));
+    ctx.report(
+      atField(newMessage(MESSAGES.ReferencedResourceNotFound, vs, "host:port", `${host}:${number}`), d.hostField),
+    );
   }
 }
 
@@ -66,9 +70,13 @@ function checkIngressSubsets(ctx: AnalysisContext, vs: Resource, subsetRouted: M
   for (const d of routeDestinations(vs).filter((d) => d.routeRule === "http")) {
     if (asString(d.destination.subset) !== "") continue;
     const host = asString(d.destination.host);
+    // Istio looks this message's line up under the rule's name where the other messages use "http".
+    const ruleName = asString(asRecord(asArray(specOf(vs).http)[d.ruleIndex]).name);
+    const at = d.hostField.replace("{.spec.http[", `{.spec.${ruleName}[`);
     for (const [other, hosts] of subsetRouted) {
       for (const h of hosts) {
-        if (h === host) ctx.report(newMessage(MESSAGES.IngressRouteRulesNotAffected, vs, other, fullName(vs)));
+        if (h === host)
+          ctx.report(atField(newMessage(MESSAGES.IngressRouteRulesNotAffected, vs, other, fullName(vs)), at));
       }
     }
   }

@@ -2,7 +2,7 @@
 // without a priority, and ADD/REMOVE/REPLACE used with an applyTo where they are ignored or invalid.
 import type { Analyzer } from "../analyzer.ts";
 import { K } from "../kinds.ts";
-import { newMessage } from "../message.ts";
+import { atField, newMessage } from "../message.ts";
 import { MESSAGES } from "../messages.ts";
 import { asArray, asRecord, asString, isRecord, specOf } from "../resource.ts";
 
@@ -19,14 +19,15 @@ export const envoyPatchAnalyzer: Analyzer = {
     for (const filter of ctx.list(K.EnvoyFilter)) {
       const spec = specOf(filter);
       const priority = Number(spec.priority ?? 0);
-      const relative = (instanceName: string) => {
+      const relative = (instanceName: string, at: string) => {
         if (priority !== 0) return;
         const type = versionedNames.includes(instanceName)
           ? MESSAGES.EnvoyFilterUsesRelativeOperationWithProxyVersion
           : MESSAGES.EnvoyFilterUsesRelativeOperation;
-        ctx.report(newMessage(type, filter));
+        ctx.report(atField(newMessage(type, filter), at));
       };
-      for (const item of asArray(spec.configPatches)) {
+      for (const [index, item] of asArray(spec.configPatches).entries()) {
+        const at = `{.spec.configPatches[${index}].patch.value}`;
         const configPatch = asRecord(item);
         if (!isRecord(configPatch.patch)) break;
         const patch = configPatch.patch;
@@ -35,21 +36,21 @@ export const envoyPatchAnalyzer: Analyzer = {
         switch (asString(patch.operation)) {
           case "ADD":
             if (ROUTE_TARGETS.has(applyTo))
-              ctx.report(newMessage(MESSAGES.EnvoyFilterUsesAddOperationIncorrectly, filter));
+              ctx.report(atField(newMessage(MESSAGES.EnvoyFilterUsesAddOperationIncorrectly, filter), at));
             break;
           case "REMOVE":
             if (ROUTE_TARGETS.has(applyTo))
-              ctx.report(newMessage(MESSAGES.EnvoyFilterUsesRemoveOperationIncorrectly, filter));
-            else relative(instanceName);
+              ctx.report(atField(newMessage(MESSAGES.EnvoyFilterUsesRemoveOperationIncorrectly, filter), at));
+            else relative(instanceName, at);
             break;
           case "REPLACE":
             if (!REPLACEABLE.has(applyTo))
-              ctx.report(newMessage(MESSAGES.EnvoyFilterUsesReplaceOperationIncorrectly, filter));
-            else relative(instanceName);
+              ctx.report(atField(newMessage(MESSAGES.EnvoyFilterUsesReplaceOperationIncorrectly, filter), at));
+            else relative(instanceName, at);
             break;
           case "INSERT_BEFORE":
           case "INSERT_AFTER":
-            relative(instanceName);
+            relative(instanceName, at);
             break;
         }
         const proxyVersion = asString(asRecord(asRecord(configPatch.match).proxy).proxyVersion);

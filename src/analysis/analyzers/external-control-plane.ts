@@ -53,7 +53,7 @@ function checkWebhooks(ctx: AnalysisContext, r: Resource): void {
 /** Go's url.Parse(u).Hostname(): the host without brackets or port; undefined when Go would not parse it. */
 function urlHostname(url: string): string | undefined {
   // Go rejects ASCII control characters anywhere in a URL.
-  if (/[\x00-\x1f\x7f]/.test(url)) return undefined;
+  if ([...url].some((ch) => (ch.codePointAt(0) ?? 0) < 0x20 || ch === "\x7f")) return undefined;
   const authority = /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\/([^/?#]*)/.exec(url)?.[1];
   if (authority === undefined) return "";
   const hostPort = authority.slice(authority.lastIndexOf("@") + 1);

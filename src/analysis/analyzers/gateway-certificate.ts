@@ -2,7 +2,7 @@
 // (the same credentialName, or the same certificate and key files).
 import type { Analyzer } from "../analyzer.ts";
 import { K } from "../kinds.ts";
-import { newMessage } from "../message.ts";
+import { atField, newMessage } from "../message.ts";
 import { MESSAGES } from "../messages.ts";
 import { asArray, asRecord, asString, asStringMap, fullName, specOf } from "../resource.ts";
 
@@ -21,7 +21,8 @@ export const gatewayCertificateAnalyzer: Analyzer = {
           for (const server of asArray(specOf(other).servers).map(asRecord)) {
             if (!isRecordLike(currentServer.tls) || !isRecordLike(server.tls)) continue;
             if (!sameCertificate(asRecord(currentServer.tls), asRecord(server.tls))) continue;
-            ctx.report(newMessage(MESSAGES.GatewayDuplicateCertificate, current, [fullName(current), fullName(other)]));
+            const m = newMessage(MESSAGES.GatewayDuplicateCertificate, current, [fullName(current), fullName(other)]);
+            ctx.report(atField(m, "{.metadata.name}"));
           }
         }
       }

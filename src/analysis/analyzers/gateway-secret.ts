@@ -4,8 +4,8 @@ import { X509Certificate } from "node:crypto";
 import { extractCertInfo, objectValues } from "../../gatewayapi/credentials.ts";
 import type { Analyzer } from "../analyzer.ts";
 import { K } from "../kinds.ts";
-import { selectorMatches, selectorString } from "../labels.ts";
-import { newMessage } from "../message.ts";
+import { firstSelectorKey, selectorMatches, selectorString } from "../labels.ts";
+import { atField, newMessage } from "../message.ts";
 import { MESSAGES } from "../messages.ts";
 import {
   asArray,
@@ -28,18 +28,26 @@ export const gatewaySecretAnalyzer: Analyzer = {
       // The namespace of the first pod the selector matches: where the gateway reads its Secrets.
       const namespace = ctx.list(K.Pod).find((pod) => selectorMatches(selector, labelsOf(pod)))?.namespace ?? "";
       if (namespace === "") {
-        ctx.report(newMessage(MESSAGES.ReferencedResourceNotFound, gateway, "selector", selectorString(selector)));
+        ctx.report(
+          atField(
+            newMessage(MESSAGES.ReferencedResourceNotFound, gateway, "selector", selectorString(selector)),
+            `{.spec.selector.${firstSelectorKey(selectorString(selector))}}`,
+          ),
+        );
         continue;
       }
-      for (const server of asArray(specOf(gateway).servers).map(asRecord)) {
+      for (const [i, server] of asArray(specOf(gateway).servers).map(asRecord).entries()) {
+        const at = `{.spec.servers[${i}].tls.credentialName}`;
         const credentialName = asString(asRecord(server.tls).credentialName);
         if (credentialName === "") continue;
         const ref = shortOrFullName(namespace, credentialName);
         const secret = ctx.find(K.Secret, ref.namespace, ref.name);
         if (!secret) {
-          ctx.report(newMessage(MESSAGES.ReferencedResourceNotFound, gateway, "credentialName", credentialName));
+          ctx.report(
+            atField(newMessage(MESSAGES.ReferencedResourceNotFound, gateway, "credentialName", credentialName), at),
+          );
         } else if (!isValidSecret(secret)) {
-          ctx.report(newMessage(MESSAGES.InvalidGatewayCredential, gateway, gateway.name, namespace));
+          ctx.report(atField(newMessage(MESSAGES.InvalidGatewayCredential, gateway, gateway.name, namespace), at));
         }
       }
     }

@@ -2,8 +2,8 @@
 // be a (target) port of a TCP Service port of a Service selecting those pods.
 import type { Analyzer } from "../analyzer.ts";
 import { K } from "../kinds.ts";
-import { selectorMatches, selectorString } from "../labels.ts";
-import { newMessage } from "../message.ts";
+import { firstSelectorKey, selectorMatches, selectorString } from "../labels.ts";
+import { atField, newMessage } from "../message.ts";
 import { MESSAGES } from "../messages.ts";
 import { asArray, asRecord, asStringMap, labelsOf, specOf } from "../resource.ts";
 import { intValue } from "./service-ports.ts";
@@ -42,7 +42,12 @@ export const ingressGatewayPortAnalyzer: Analyzer = {
         }
       }
       if (matchedPods === 0) {
-        ctx.report(newMessage(MESSAGES.ReferencedResourceNotFound, gateway, "selector", selectorString(selector)));
+        ctx.report(
+          atField(
+            newMessage(MESSAGES.ReferencedResourceNotFound, gateway, "selector", selectorString(selector)),
+            `{.spec.selector.${firstSelectorKey(selectorString(selector))}}`,
+          ),
+        );
         continue;
       }
       for (const server of asArray(specOf(gateway).servers)) {
@@ -50,7 +55,12 @@ export const ingressGatewayPortAnalyzer: Analyzer = {
         if (port === undefined || port === null) continue;
         const number = Number(asRecord(port).number ?? 0);
         if (servicePorts.has(number) || portMapping.has(number)) continue;
-        ctx.report(newMessage(MESSAGES.GatewayPortNotDefinedOnService, gateway, number, selectorString(selector)));
+        ctx.report(
+          atField(
+            newMessage(MESSAGES.GatewayPortNotDefinedOnService, gateway, number, selectorString(selector)),
+            `{.spec.selector.${firstSelectorKey(selectorString(selector))}}`,
+          ),
+        );
       }
     }
   },

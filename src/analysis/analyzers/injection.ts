@@ -2,7 +2,7 @@
 // several injection labels, and pods in injected namespaces that lack the sidecar.
 import type { Analyzer } from "../analyzer.ts";
 import { K } from "../kinds.ts";
-import { newMessage } from "../message.ts";
+import { atField, newMessage } from "../message.ts";
 import { MESSAGES } from "../messages.ts";
 import {
   annotationsOf,
@@ -52,7 +52,7 @@ export const injectionAnalyzer: Analyzer = {
         ctx.report(
           enabledByDefault
             ? newMessage(MESSAGES.NamespaceInjectionEnabledByDefault, ns)
-            : newMessage(MESSAGES.NamespaceNotInjected, ns, fullName(ns), fullName(ns)),
+            : atField(newMessage(MESSAGES.NamespaceNotInjected, ns, fullName(ns), fullName(ns)), "{.metadata.name}"),
         );
         continue;
       }

@@ -4,7 +4,7 @@ import type { Analyzer } from "../analyzer.ts";
 import { inMesh } from "../in-mesh.ts";
 import { K } from "../kinds.ts";
 import { selectorMatches } from "../labels.ts";
-import { newMessage } from "../message.ts";
+import { atField, newMessage } from "../message.ts";
 import { MESSAGES } from "../messages.ts";
 import { asArray, asRecord, asString, asStringMap, fullName, labelsOf, type Resource, specOf } from "../resource.ts";
 
@@ -27,8 +27,8 @@ export const multiServiceAnalyzer: Analyzer = {
           service.namespace === deployment.namespace
         );
       });
-      checkProtocols(deployment, services, (m) => ctx.report(m));
-      checkTargetPorts(deployment, services, (m) => ctx.report(m));
+      checkProtocols(deployment, services, (m) => ctx.report(atField(m, "{.metadata.name}")));
+      checkTargetPorts(deployment, services, (m) => ctx.report(atField(m, "{.metadata.name}")));
     }
   },
 };

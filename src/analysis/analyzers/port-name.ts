@@ -3,7 +3,7 @@
 import { kubePortProtocol } from "../../registry/kube.ts";
 import type { Analyzer } from "../analyzer.ts";
 import { K } from "../kinds.ts";
-import { newMessage } from "../message.ts";
+import { atField, newMessage } from "../message.ts";
 import { MESSAGES } from "../messages.ts";
 import { asArray, asRecord, asString, isIstioControlPlane, labelsOf, specOf } from "../resource.ts";
 
@@ -25,24 +25,23 @@ export const portNameAnalyzer: Analyzer = {
       if (MANAGED_GATEWAY_CONTROLLERS.has(labelsOf(service)[GATEWAY_MANAGED_LABEL] ?? "")) continue;
       const spec = specOf(service);
       const externalName = spec.type === "ExternalName";
-      for (const port of asArray(spec.ports).map(asRecord)) {
+      for (const [i, port] of asArray(spec.ports).map(asRecord).entries()) {
         const name = asString(port.name);
         const number = Number(port.port ?? 0);
         const appProtocol = typeof port.appProtocol === "string" ? port.appProtocol : undefined;
         const unsupported =
           kubePortProtocol(number, name, asString(port.protocol), appProtocol) === "UnsupportedProtocol";
         if (!unsupported && !(name === "tcp" && externalName)) continue;
-        ctx.report(
-          externalName
-            ? newMessage(MESSAGES.ExternalNameServiceTypeInvalidPortName, service)
-            : newMessage(
-                MESSAGES.PortNameIsNotUnderNamingConvention,
-                service,
-                name,
-                number,
-                String(port.targetPort ?? 0),
-              ),
-        );
+        const m = externalName
+          ? newMessage(MESSAGES.ExternalNameServiceTypeInvalidPortName, service)
+          : newMessage(
+              MESSAGES.PortNameIsNotUnderNamingConvention,
+              service,
+              name,
+              number,
+              String(port.targetPort ?? 0),
+            );
+        ctx.report(atField(m, `{.spec.ports[${i}].port}`));
       }
     }
   },

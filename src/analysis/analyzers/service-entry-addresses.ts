@@ -2,7 +2,7 @@
 // unless an address was allocated (status) or the mesh's proxies capture DNS and auto-allocate.
 import type { Analyzer } from "../analyzer.ts";
 import { K } from "../kinds.ts";
-import { newMessage } from "../message.ts";
+import { atField, newMessage } from "../message.ts";
 import { MESSAGES } from "../messages.ts";
 import { asArray, asRecord, asString, asStringMap, specOf } from "../resource.ts";
 
@@ -23,10 +23,12 @@ export const serviceEntryAddressesAnalyzer: Analyzer = {
       const spec = specOf(entry);
       const allocated = asArray(asRecord(entry.object.status).addresses).length > 0;
       if (spec.addresses !== undefined || allocated || autoAllocated) continue;
-      for (const port of asArray(spec.ports).map(asRecord)) {
+      for (const [index, port] of asArray(spec.ports).map(asRecord).entries()) {
         const protocol = asString(port.protocol);
         if (protocol === "" || protocol.toUpperCase() === "TCP") {
-          ctx.report(newMessage(MESSAGES.ServiceEntryAddressesRequired, entry));
+          ctx.report(
+            atField(newMessage(MESSAGES.ServiceEntryAddressesRequired, entry), `{.spec.ports[${index}].name}`),
+          );
         }
       }
     }

@@ -3,8 +3,8 @@
 // effect on ambient workloads or namespaces.
 import type { Analyzer } from "../analyzer.ts";
 import { K } from "../kinds.ts";
-import { selectorMatches, selectorString } from "../labels.ts";
-import { newMessage } from "../message.ts";
+import { firstSelectorKey, selectorMatches, selectorString } from "../labels.ts";
+import { atField, newMessage } from "../message.ts";
 import { MESSAGES } from "../messages.ts";
 import { annotationsOf, asRecord, asStringMap, fullName, labelsOf, type Resource, specOf } from "../resource.ts";
 
@@ -31,7 +31,12 @@ export const sidecarSelectorAnalyzer: Analyzer = {
         entry.sidecars.push(sidecar);
       }
       if (!found)
-        ctx.report(newMessage(MESSAGES.ReferencedResourceNotFound, sidecar, "selector", selectorString(selector)));
+        ctx.report(
+          atField(
+            newMessage(MESSAGES.ReferencedResourceNotFound, sidecar, "selector", selectorString(selector)),
+            `{.spec.workloadSelector.labels.${firstSelectorKey(selectorString(selector))}}`,
+          ),
+        );
     }
 
     const reported = new Set<string>();
@@ -47,7 +52,12 @@ export const sidecarSelectorAnalyzer: Analyzer = {
       for (const sidecar of sidecars) {
         if (ambient) ineffective(sidecar, "selected workload is in ambient mode, the policy has no impact");
         else
-          ctx.report(newMessage(MESSAGES.ConflictingSidecarWorkloadSelectors, sidecar, names, pod.namespace, pod.name));
+          ctx.report(
+            atField(
+              newMessage(MESSAGES.ConflictingSidecarWorkloadSelectors, sidecar, names, pod.namespace, pod.name),
+              "{.metadata.name}",
+            ),
+          );
       }
     }
     for (const [ns, sidecars] of namespaceSidecars) {

@@ -3,8 +3,8 @@
 // per namespace. telemetry.LightstepAnalyzer: the Lightstep tracing provider is deprecated.
 import type { Analyzer } from "../analyzer.ts";
 import { K } from "../kinds.ts";
-import { selectorMatches, selectorString } from "../labels.ts";
-import { newMessage } from "../message.ts";
+import { firstSelectorKey, selectorMatches, selectorString } from "../labels.ts";
+import { atField, newMessage } from "../message.ts";
 import { MESSAGES } from "../messages.ts";
 import { asArray, asRecord, asString, asStringMap, fullName, labelsOf, type Resource, specOf } from "../resource.ts";
 
@@ -27,15 +27,19 @@ export const telemetrySelectorAnalyzer: Analyzer = {
         entry.telemetries.push(telemetry);
       }
       if (!found)
-        ctx.report(newMessage(MESSAGES.ReferencedResourceNotFound, telemetry, "selector", selectorString(selector)));
+        ctx.report(
+          atField(
+            newMessage(MESSAGES.ReferencedResourceNotFound, telemetry, "selector", selectorString(selector)),
+            `{.spec.selector.matchLabels.${firstSelectorKey(selectorString(selector))}}`,
+          ),
+        );
     }
     for (const { pod, telemetries } of podTelemetries.values()) {
       if (telemetries.length === 1) continue;
       const names = telemetries.map((t) => t.name).sort();
       for (const telemetry of telemetries) {
-        ctx.report(
-          newMessage(MESSAGES.ConflictingTelemetryWorkloadSelectors, telemetry, names, pod.namespace, pod.name),
-        );
+        const m = newMessage(MESSAGES.ConflictingTelemetryWorkloadSelectors, telemetry, names, pod.namespace, pod.name);
+        ctx.report(atField(m, "{.metadata.name}"));
       }
     }
   },

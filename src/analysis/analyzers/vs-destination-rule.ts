@@ -2,11 +2,11 @@
 // a DestinationRule for that host.
 import type { Analyzer } from "../analyzer.ts";
 import { K } from "../kinds.ts";
-import { newMessage } from "../message.ts";
+import { atField, newMessage } from "../message.ts";
 import { MESSAGES } from "../messages.ts";
 import { asArray, asRecord, asString, specOf } from "../resource.ts";
 import { resourceNameFromHost } from "../service-lookup.ts";
-import { mirrorDestinations, routeDestinations } from "../vs-destinations.ts";
+import { type AnnotatedDestination, mirrorDestinations, routeDestinations } from "../vs-destinations.ts";
 
 export const vsDestinationRuleAnalyzer: Analyzer = {
   name: "virtualservice.DestinationRuleAnalyzer",
@@ -21,14 +21,16 @@ export const vsDestinationRuleAnalyzer: Analyzer = {
       for (const subset of asArray(spec.subsets)) defined.add(`${host}+${asString(asRecord(subset).name)}`);
     }
     for (const vs of ctx.list(K.VirtualService)) {
-      const check = (destination: Record<string, unknown>, reftype: string) => {
-        const host = asString(destination.host);
-        const subset = asString(destination.subset);
+      const check = (d: AnnotatedDestination, reftype: string) => {
+        const host = asString(d.destination.host);
+        const subset = asString(d.destination.subset);
         if (subset === "" || defined.has(`${resourceNameFromHost(vs.namespace, host)}+${subset}`)) return;
-        ctx.report(newMessage(MESSAGES.ReferencedResourceNotFound, vs, reftype, `${host}+${subset}`));
+        ctx.report(
+          atField(newMessage(MESSAGES.ReferencedResourceNotFound, vs, reftype, `${host}+${subset}`), d.hostField),
+        );
       };
-      for (const d of routeDestinations(vs)) check(d.destination, "host+subset in destinationrule");
-      for (const d of mirrorDestinations(vs)) check(d.destination, "mirror+subset in destinationrule");
+      for (const d of routeDestinations(vs)) check(d, "host+subset in destinationrule");
+      for (const d of mirrorDestinations(vs)) check(d, "mirror+subset in destinationrule");
     }
   },
 };

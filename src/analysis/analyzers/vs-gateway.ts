@@ -3,7 +3,7 @@
 import { hostsMatch, MESH_GATEWAY } from "../../model/host.ts";
 import type { AnalysisContext, Analyzer } from "../analyzer.ts";
 import { K } from "../kinds.ts";
-import { newMessage } from "../message.ts";
+import { atField, newMessage } from "../message.ts";
 import { MESSAGES } from "../messages.ts";
 import {
   asArray,
@@ -27,26 +27,32 @@ export const vsGatewayAnalyzer: Analyzer = {
     for (const vs of ctx.list(K.VirtualService)) {
       const spec = specOf(vs);
       const vsHosts = asStringArray(spec.hosts);
-      for (const gatewayName of asStringArray(spec.gateways)) {
+      for (const [i, gatewayName] of asStringArray(spec.gateways).entries()) {
+        const at = `{.spec.gateways[${i}]}`;
         if (gatewayName === MESH_GATEWAY) continue;
         const bareName = gatewayName.slice(gatewayName.indexOf("/") + 1);
         if (bareName.includes(INTERNAL_GATEWAY_MARK)) {
-          ctx.report(newMessage(MESSAGES.ReferencedInternalGateway, vs, fullName(vs), gatewayName));
+          ctx.report(atField(newMessage(MESSAGES.ReferencedInternalGateway, vs, fullName(vs), gatewayName), at));
           continue;
         }
         const ref = shortOrFullName(vs.namespace, gatewayName);
         const istioGateway = ctx.exists(K.Gateway, ref.namespace, ref.name);
         const kubernetesGateway = !istioGateway && ctx.exists(K.K8sGateway, ref.namespace, ref.name);
         if (!istioGateway && !kubernetesGateway) {
-          ctx.report(newMessage(MESSAGES.ReferencedResourceNotFound, vs, "gateway", gatewayName));
+          ctx.report(atField(newMessage(MESSAGES.ReferencedResourceNotFound, vs, "gateway", gatewayName), at));
         }
         const hostsMatched = kubernetesGateway
           ? hostInKubernetesGateway(ctx, ref, vsHosts)
           : hostInGateway(ctx, ref, vsHosts, vs.namespace);
         if (!hostsMatched) {
-          ctx.report(
-            newMessage(MESSAGES.VirtualServiceHostNotFoundInGateway, vs, vsHosts, fullName(vs), joinFullName(ref)),
+          const m = newMessage(
+            MESSAGES.VirtualServiceHostNotFoundInGateway,
+            vs,
+            vsHosts,
+            fullName(vs),
+            joinFullName(ref),
           );
+          ctx.report(atField(m, at));
         }
       }
     }
