@@ -11,8 +11,8 @@ import { tls, unpackAny } from "../../api/index.ts";
 import { type ConfigObject, kindKey } from "../../config/index.ts";
 import type { ProxyNode, PushContext } from "../../model/index.ts";
 import { CA_SUFFIX, pushSnapshot } from "../../model/index.ts";
+import type { ObjectKey, StoredConfig } from "../../sources/index.ts";
 import type { Generator, XdsResource } from "../generator.ts";
-import type { ConfigLister } from "./api.ts";
 
 const SECRET_KIND = kindKey("", "Secret");
 const GATEWAY_KIND = kindKey("networking.istio.io", "Gateway");
@@ -23,13 +23,14 @@ export interface SecretLookup {
   secret(namespace: string, name: string): ConfigObject | undefined;
 }
 
-/** The Secrets of the config store. */
-export function storeSecrets(store: ConfigLister): SecretLookup {
-  return {
-    secret: (namespace, name) =>
-      store.list(SECRET_KIND).find((s) => s.object.metadata.namespace === namespace && s.object.metadata.name === name)
-        ?.object,
-  };
+/** Objects in force by key (the config store). */
+export interface ConfigGetter {
+  get(key: ObjectKey): StoredConfig | undefined;
+}
+
+/** The Secrets of the config store, looked up by key (a router may ask for thousands). */
+export function storeSecrets(store: ConfigGetter): SecretLookup {
+  return { secret: (namespace, name) => store.get({ kindKey: SECRET_KIND, namespace, name })?.object };
 }
 
 interface SecretResource {
