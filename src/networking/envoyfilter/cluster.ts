@@ -93,7 +93,8 @@ export function applyClusterPatches(
   c: cluster.Cluster,
   inboundHosts: readonly string[] = [],
 ): cluster.Cluster | undefined {
-  return patchResource(cluster.ClusterSchema, c, set, ["CLUSTER"], (subset, target, marks) =>
+  const key = `${context}|${inboundHosts.join(",")}`;
+  return patchResource(cluster.ClusterSchema, c, set, ["CLUSTER"], key, (subset, target, marks) =>
     patchCluster(context, subset, target, inboundHosts, marks),
   );
 }

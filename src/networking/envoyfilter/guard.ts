@@ -45,16 +45,40 @@ function newViolations(schema: DescMessage, before: Map<string, number>, patched
   });
 }
 
-/** `original` with the patches of `kinds` applied; the original itself when none changes it. */
+// Results per generated resource object, which the builders share between the proxies of a push:
+// proxies getting the same patches in the same context get the same patched object (patched, checked
+// and encoded once).
+const results = new WeakMap<Message, Map<string, Message | undefined>>();
+
+/**
+ * `original` with the patches of `kinds` applied; the original itself when none changes it.
+ * `context` names everything besides the patches that `apply` reads (the patch context, ...).
+ */
 export function patchResource<T extends Message>(
   schema: DescMessage,
   original: T,
   set: PatchSet,
   kinds: readonly ApplyTo[],
+  context: string,
   apply: Applier<T>,
 ): T | undefined {
   const candidates = kinds.flatMap((k) => set.of(k));
   if (candidates.length === 0) return original;
+  const key = `${context}|${candidates.map((p) => p.id).join(",")}`;
+  const cached = results.get(original);
+  if (cached?.has(key)) return cached.get(key) as T | undefined;
+  const result = patchUncached(schema, original, candidates, apply);
+  if (cached) cached.set(key, result);
+  else results.set(original, new Map([[key, result]]));
+  return result;
+}
+
+function patchUncached<T extends Message>(
+  schema: DescMessage,
+  original: T,
+  candidates: readonly Patch[],
+  apply: Applier<T>,
+): T | undefined {
   const attempt = (patches: readonly Patch[]) => {
     const marks = new Marks();
     return { result: apply(new PatchSet(patches, []), clone(schema, original) as T, marks), marks };

@@ -319,7 +319,7 @@ export function applyListenerPatches(
   if (!set.has(...LISTENER_KINDS)) return [...listeners];
   const out: listener.Listener[] = [];
   for (const l of listeners) {
-    const patched = patchResource(listener.ListenerSchema, l, set, LISTENER_KINDS, (subset, target, marks) =>
+    const patched = patchResource(listener.ListenerSchema, l, set, LISTENER_KINDS, context, (subset, target, marks) =>
       patchListener(context, subset, target, marks) ? target : undefined,
     );
     if (patched && patched.name !== "") out.push(patched);

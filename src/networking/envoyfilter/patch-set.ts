@@ -15,6 +15,8 @@ export type PatchContext = NonNullable<EnvoyFilterConfigPatchesMatch["context"]>
 
 /** One config patch, ready to apply. */
 export interface Patch {
+  /** Unique in the process: patches are compiled once per EnvoyFilter object. */
+  id: number;
   /** `namespace/name` of its EnvoyFilter (Istio's Key, the metric's name label). */
   filter: string;
   /** Its index in the filter's configPatches. */
@@ -56,6 +58,7 @@ const MAX_PROXY_VERSION_LENGTH = 1024;
 
 // EnvoyFilter objects are immutable, so each is compiled once however many proxies and pushes read it.
 const compiled = new WeakMap<EnvoyFilter, CompiledFilter>();
+let nextPatchId = 0;
 
 export function filterKey(filter: EnvoyFilter): string {
   return `${filter.metadata.namespace ?? ""}/${filter.metadata.name ?? ""}`;
@@ -116,7 +119,7 @@ function compilePatch(
       return void fail("match.proxy.proxyVersion", `invalid regex for proxy version: ${(e as Error).message}`);
     }
   }
-  return { filter, index, applyTo, operation, match, context, value, proxyVersion };
+  return { id: nextPatchId++, filter, index, applyTo, operation, match, context, value, proxyVersion };
 }
 
 /** Istio's proxyMatch: the version regex against ISTIO_VERSION (none: no match), then every metadata entry. */

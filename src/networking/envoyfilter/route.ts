@@ -176,6 +176,10 @@ function patchRoutes(set: PatchSet, vh: route.VirtualHost, inScope: (p: Patch) =
   }
 }
 
+function portMapKey(portMap: GatewayPortMap): string {
+  return [...portMap].map(([port, servicePorts]) => `${port}:${[...servicePorts].join("+")}`).join(",");
+}
+
 /**
  * Istio's ApplyRouteConfigurationPatches for a route configuration generated in `context`; routers
  * pass their merged gateway's port map.
@@ -187,8 +191,13 @@ export function applyRouteConfigurationPatches(
   portMap: GatewayPortMap = new Map(),
 ): route.RouteConfiguration {
   return (
-    patchResource(route.RouteConfigurationSchema, rc, set, ROUTE_KINDS, (subset, target, marks) =>
-      patchRouteConfiguration(context, subset, target, portMap, marks),
+    patchResource(
+      route.RouteConfigurationSchema,
+      rc,
+      set,
+      ROUTE_KINDS,
+      `${context}|${portMapKey(portMap)}`,
+      (subset, target, marks) => patchRouteConfiguration(context, subset, target, portMap, marks),
     ) ?? rc
   );
 }
