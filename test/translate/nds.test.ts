@@ -42,6 +42,11 @@ ports: [{name: mysql, port: 3306}]
 const CONFIG = `
 apiVersion: v1
 kind: Service
+metadata: {name: dual, namespace: db}
+spec: {clusterIP: 10.96.0.50, clusterIPs: [10.96.0.50, "fd00::50"], ipFamilies: [IPv4, IPv6], ports: [{name: http, port: 80}]}
+---
+apiVersion: v1
+kind: Service
 metadata: {name: mysql, namespace: db}
 spec: {clusterIP: None, selector: {app: mysql}, ports: [{name: mysql, port: 3306}]}
 ${pod("mysql-0", "10.1.0.10", true)}
@@ -131,4 +136,10 @@ test("its virtual host answers to the allocated address too, for a proxy capturi
   const [allocated] = table(capturing)["web.example.com"]?.ips ?? [];
   assert.ok(allocated && domains(capturing).includes(allocated), domains(capturing).join(" "));
   assert.ok(!domains(plain).some((d) => d.startsWith("240.240.")));
+});
+
+test("a dual-stack service answers the cluster IPs of the proxy's families", () => {
+  assert.deepEqual(table(plain)["dual.db.svc.cluster.local"]?.ips, ["10.96.0.50"]);
+  const dualStack: ProxyNode = { ...plain, ipAddresses: ["10.0.0.3", "fd00::3"] };
+  assert.deepEqual(table(dualStack)["dual.db.svc.cluster.local"]?.ips, ["10.96.0.50", "fd00::50"]);
 });

@@ -16,7 +16,7 @@ type NameInfo = nds.NameTable_NameInfo;
 
 /**
  * The service's addresses for the proxy (Istio's GetAllAddressesForProxy): a ServiceEntry's IPs, a
- * Kubernetes service's VIP, or, without one, the auto-allocated addresses of the proxy's families when
+ * Kubernetes service's cluster IPs of the proxy's families, or, without any, the auto-allocated addresses of the proxy's families when
  * it captures DNS; UNSPECIFIED_IP stands for "none" (headless, or not allocated).
  */
 function proxyAddresses(snap: PushSnapshot, service: Service, proxy: ProxyNode): string[] {
@@ -26,7 +26,9 @@ function proxyAddresses(snap: PushSnapshot, service: Service, proxy: ProxyNode):
       : [];
     return allocated.length > 0 ? allocated : [UNSPECIFIED_IP];
   }
-  return service.registry === "External" ? service.addresses : [service.defaultAddress];
+  if (service.registry === "External") return service.addresses;
+  // A Kubernetes service's cluster IPs of the proxy's families (both of a dual-stack service for a dual-stack proxy).
+  return addressesForProxy(service.addresses, proxy);
 }
 
 /** Istio's IsSameOrEmpty: a value matches when equal or when either side is unset. */
