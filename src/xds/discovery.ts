@@ -14,6 +14,7 @@ import {
 } from "../gatewayapi/index.ts";
 import type { Collection, Singleton } from "../krt/index.ts";
 import { buildPushContext, type PushContext } from "../model/index.ts";
+import { envoyFilterStatus, registerEnvoyFilterMetrics } from "../networking/envoyfilter/index.ts";
 import { type RegistryInputs, ServiceRegistry } from "../registry/index.ts";
 import { CaMetrics, type CertificateAuthority, certificateService } from "../security/ca/index.ts";
 import type { ConfigStore } from "../sources/index.ts";
@@ -147,11 +148,17 @@ export async function startDiscovery(options: DiscoveryOptions): Promise<Discove
     log: log.child({ component: "push" }),
   });
   pipeline.start();
+  if (options.metrics) registerEnvoyFilterMetrics(options.metrics);
+  // A patch the engine skips is logged once, when first seen.
+  const stopPatchErrors = envoyFilterStatus.onNewError((e) =>
+    log.warn({ envoyFilter: e.filter, configPatch: e.index, path: e.path }, `EnvoyFilter patch skipped: ${e.message}`),
+  );
   return {
     server,
     ports,
     debugEndpoints,
     async stop(graceMs) {
+      stopPatchErrors();
       pipeline.stop();
       await server.close(graceMs);
     },
