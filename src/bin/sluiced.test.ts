@@ -1,12 +1,14 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { test } from "node:test";
+import { connect as tlsConnect } from "node:tls";
 import { fileURLToPath } from "node:url";
-import { status } from "@grpc/grpc-js";
+import { Client, credentials, type ServiceError, status } from "@grpc/grpc-js";
 import { SotwClient, sidecarNode } from "../../test/xds/ads-client.ts";
 import { CUSTOM_TYPE } from "../../test/xds/testdata/custom-type-plugin.ts";
 
@@ -30,9 +32,10 @@ interface LogLine {
   [field: string]: unknown;
 }
 
-/** Starts sluiced and reads its JSON log lines. */
+/** Starts sluiced and reads its JSON log lines. Its admin HTTP server is off unless args name its addresses. */
 function startSluiced(args: string[], env: Record<string, string> = {}) {
-  const child = spawn(process.execPath, [SLUICED, ...args], {
+  const admin = args.includes("--httpAddr") ? [] : ["--httpAddr", "", "--monitoringAddr", ""];
+  const child = spawn(process.execPath, [SLUICED, ...admin, ...args], {
     stdio: ["ignore", "pipe", "inherit"],
     env: { ...process.env, ...env },
   });
@@ -43,9 +46,9 @@ function startSluiced(args: string[], env: Record<string, string> = {}) {
     lines.push(JSON.parse(line) as LogLine);
     for (const wake of waiters.splice(0)) wake();
   });
-  /** Waits (at most 20 s: the process compiles TypeScript as it starts) for a log line. */
+  /** Waits (at most 60 s: the process compiles TypeScript as it starts, maybe on a busy machine) for a log line. */
   const logged = async (match: (line: LogLine) => boolean, what: string): Promise<LogLine> => {
-    const deadline = Date.now() + 20_000;
+    const deadline = Date.now() + 60_000;
     for (;;) {
       const found = lines.find(match);
       if (found) return found;
@@ -176,4 +179,64 @@ test("a second sluiced takes its config from the first over an xds:// config sou
   }
   assert.equal(await upstream.exited, 0);
   assert.equal(await replica?.exited, 0);
+});
+
+test("sluiced with its CA and admin server: /ready, /metrics and debug over HTTP; 15012 is TLS from the CA and its certificate service refuses the unauthenticated", async () => {
+  const dir = await mkdtemp(join(tmpdir(), "sluiced-ca-"));
+  await writeFile(join(dir, "a.yaml"), serviceEntry("a"));
+  const caDir = await mkdtemp(join(tmpdir(), "sluiced-cadir-"));
+  const args = ["--configDir", dir, "--grpcAddr", "127.0.0.1:0", "--secureGRPCAddr", "127.0.0.1:0", "--caDir", caDir];
+  const { child, exited, logged } = startSluiced(
+    [...args, "--httpAddr", "127.0.0.1:0", "--monitoringAddr", "127.0.0.1:0"],
+    {
+      ROOT_CA_DIR: join(caDir, "no-cacerts"),
+    },
+  );
+  try {
+    const adminPorts = await logged((l) => l.msg === "admin HTTP server listening", "its admin ports");
+    const listening = await logged((l) => l.msg === "xDS server listening", "its xDS ports");
+    assert.equal(typeof listening.securePort, "number");
+    const http = `http://127.0.0.1:${adminPorts.httpPort}`;
+    const monitoring = `http://127.0.0.1:${adminPorts.monitoringPort}`;
+    assert.equal((await fetch(`${http}/ready`)).status, 200);
+    const metrics = await (await fetch(`${monitoring}/metrics`)).text();
+    assert.match(metrics, /pilot_info\{/);
+    assert.match(metrics, /process_cpu_seconds_total/);
+    const configz = (await (await fetch(`${http}/debug/configz`)).json()) as Array<{ kind?: string }>;
+    assert.ok(configz.some((object) => object.kind === "ServiceEntry"));
+
+    // The root is persisted in --caDir; the secure port presents a certificate it issued.
+    const root = readFileSync(join(caDir, "ca-cert.pem"), "utf8");
+    const socket = tlsConnect({
+      host: "127.0.0.1",
+      port: Number(listening.securePort),
+      ca: root,
+      servername: "istiod.istio-system.svc",
+      ALPNProtocols: ["h2"],
+    });
+    const peer = await new Promise<string>((resolve, reject) => {
+      socket.once("secureConnect", () => resolve(socket.getPeerX509Certificate()?.subjectAltName ?? ""));
+      socket.once("error", reject);
+    });
+    socket.destroy();
+    assert.match(peer, /DNS:istiod\.istio-system\.svc/);
+
+    const caClient = new Client(`127.0.0.1:${listening.securePort}`, credentials.createSsl(Buffer.from(root)), {
+      "grpc.ssl_target_name_override": "istiod.istio-system.svc",
+    });
+    const refused = await new Promise<ServiceError | null>((resolve) =>
+      caClient.makeUnaryRequest(
+        "/istio.v1.auth.IstioCertificateService/CreateCertificate",
+        (value: Buffer) => value,
+        (value: Buffer) => value,
+        Buffer.alloc(0),
+        (err) => resolve(err),
+      ),
+    );
+    caClient.close();
+    assert.equal(refused?.code, status.UNAUTHENTICATED);
+  } finally {
+    child.kill("SIGTERM");
+  }
+  assert.equal(await exited, 0);
 });

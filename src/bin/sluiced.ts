@@ -3,16 +3,38 @@
 // (--kubeconfig) and MeshConfig xds:// config sources, then serves ADS on --grpcAddr and
 // --secureGRPCAddr, pushing every change through the debounced push pipeline.
 import { readFileSync } from "node:fs";
+import type { KubeConfig } from "@kubernetes/client-node";
 import { pino } from "pino";
 import { Registry } from "prom-client";
 import yargs from "yargs";
 import { hideBin } from "yargs/helpers";
+import { SLUICE_VERSION, startAdminServer } from "../admin/index.ts";
 import { rejectUnknownCommandLineFlags } from "../cli/index.ts";
 import { type MeshConfig, parseGoDuration } from "../config/index.ts";
 import { loadMeshConfig } from "../config/mesh.ts";
+import { GatewayStatusWriter } from "../gatewayapi/index.ts";
+import { DebugRegistry } from "../krt/index.ts";
 import { type PushContext, pushSnapshot } from "../model/index.ts";
+import { authenticatorEnv, buildAuthenticators } from "../security/authn/index.ts";
+import {
+  type CaSecretStore,
+  caSettingsFromEnv,
+  createIstioCa,
+  FileCaStore,
+  IstiodCertificate,
+  istiodDnsNames,
+  KubeCaSecretStore,
+} from "../security/ca/index.ts";
 import { ConfigStore, FileSource, KubeSource, loadKubeConfig, XdsSource, type XdsSourceTls } from "../sources/index.ts";
-import { type Discovery, startDiscovery, storePush, storeRegistry, type TlsFiles } from "../xds/index.ts";
+import {
+  type Discovery,
+  startDiscovery,
+  storeGatewayConversion,
+  storePush,
+  storeRegistry,
+  type TlsFiles,
+  type TlsProviders,
+} from "../xds/index.ts";
 
 /** Istio's environment settings, read as istiod reads them. */
 const env = process.env;
@@ -41,6 +63,26 @@ const argv = yargs(hideBin(process.argv))
     type: "string",
     describe: "Roots that client certificates on the secure port are verified against",
   })
+  .option("monitoringAddr", {
+    type: "string",
+    default: ":15014",
+    describe: "HTTP address of /metrics, /version and the debug endpoints; empty: they move to --httpAddr",
+  })
+  .option("httpAddr", {
+    type: "string",
+    default: ":8080",
+    describe: "HTTP address of /ready and the debug endpoints; empty to disable",
+  })
+  .option("profile", { type: "boolean", default: true, describe: "CPU and heap profiles under /debug/pprof/" })
+  .option("caDir", {
+    type: "string",
+    describe: "Directory keeping the self-signed root CA across restarts (file mode; in-memory when absent)",
+  })
+  .option("cacertsDir", {
+    type: "string",
+    describe: "Plugged-in CA certificates (ca-cert.pem, ca-key.pem, root-cert.pem, cert-chain.pem); ROOT_CA_DIR",
+  })
+  .option("clusterID", { type: "string", default: env.CLUSTER_ID ?? "Kubernetes", describe: "This cluster's ID" })
   .option("plugin", {
     type: "string",
     array: true,
@@ -132,17 +174,53 @@ function sourceTls(settings: Record<string, unknown> | undefined): XdsSourceTls 
   };
 }
 
-/** The TLS files of the secure port, or undefined (logged) when it is disabled. */
-function secureTls(): TlsFiles | undefined {
+/**
+ * The TLS of the secure port: the certificate files when given, else a certificate from the CA (as
+ * istiod's self-signed DNS certificate); undefined (logged) when the port is disabled.
+ */
+function secureTls(istiodCertificate: IstiodCertificate | undefined): TlsFiles | TlsProviders | undefined {
   if (!argv.secureGRPCAddr) return undefined;
+  if ((!argv.tlsCertFile || !argv.tlsKeyFile) && istiodCertificate) {
+    return { identity: istiodCertificate, roots: istiodCertificate };
+  }
   if (!argv.tlsCertFile || !argv.tlsKeyFile) {
     log.warn(
       { secureGRPCAddr: argv.secureGRPCAddr },
-      'secure xDS port disabled: no server certificate (--tlsCertFile, --tlsKeyFile); pass --secureGRPCAddr "" to silence this',
+      'secure xDS port disabled: no server certificate (--tlsCertFile, --tlsKeyFile) and no CA (ENABLE_CA_SERVER); pass --secureGRPCAddr "" to silence this',
     );
     return undefined;
   }
   return { certFile: argv.tlsCertFile, keyFile: argv.tlsKeyFile, caFile: argv.caCertFile };
+}
+
+/**
+ * Istio's CA: plugged-in certificates (--cacertsDir / ROOT_CA_DIR) or a self-signed root kept in
+ * --caDir, the cluster's istio-ca-secret, or memory; plus istiod's own serving certificate from it.
+ */
+async function startCa(mesh: MeshConfig, kubeConfig: KubeConfig | undefined, running: Running[]) {
+  const settings = caSettingsFromEnv(env);
+  const namespace = env.POD_NAMESPACE ?? "istio-system";
+  let store: CaSecretStore | undefined;
+  if (argv.caDir) store = new FileCaStore(argv.caDir);
+  else if (kubeConfig) store = new KubeCaSecretStore(kubeConfig, namespace);
+  const istioCa = await createIstioCa({
+    ...settings,
+    cacertsDir: argv.cacertsDir ?? settings.cacertsDir,
+    trustDomain: mesh.trustDomain ?? "cluster.local",
+    store,
+    log: log.child({ component: "ca" }),
+  });
+  running.push({ stop: () => istioCa.stop() });
+  log.info({ kind: istioCa.kind, store: store?.location ?? "memory" }, "CA ready");
+  const dnsNames = istiodDnsNames({
+    namespace,
+    revision: env.REVISION,
+    customHosts: (env.ISTIOD_CUSTOM_HOST ?? "").split(",").filter((host) => host !== ""),
+  });
+  const istiodCertificate = await IstiodCertificate.issue(istioCa.ca, dnsNames, {
+    log: log.child({ component: "ca" }),
+  });
+  return { ca: istioCa.ca, istiodCertificate };
 }
 
 async function start(running: Running[]): Promise<void> {
@@ -150,12 +228,44 @@ async function start(running: Running[]): Promise<void> {
   for (const warning of warnings) log.warn({ meshConfig: argv.meshConfig }, warning);
   log.info({ trustDomain: mesh.trustDomain, rootNamespace: mesh.rootNamespace }, "mesh config loaded");
 
-  // The process's metrics, served at /metrics once the admin server is there.
   const metrics = new Registry();
+  const krt = new DebugRegistry();
+  const kubeConfig = argv.kubeconfig ? loadKubeConfig(argv.kubeconfig) : undefined;
+  const authenticators = await buildAuthenticators({
+    trustDomain: mesh.trustDomain ?? "cluster.local",
+    ...authenticatorEnv(env),
+    kube: kubeConfig ? { kubeConfig, clusterId: argv.clusterID, clusterAliases: {} } : undefined,
+  });
+  // A bad JWT_RULE, or an issuer whose discovery fails: istiod refuses to start too.
+  if (authenticators instanceof Error) throw authenticators;
+  const debugAuth = {
+    systemNamespace: mesh.rootNamespace ?? "istio-system",
+    allowedNamespaces: (env.DEBUG_ENDPOINT_AUTH_ALLOWED_NAMESPACES ?? "").split(",").filter((ns) => ns !== ""),
+    enabled: envBool("ENABLE_DEBUG_ENDPOINT_AUTH", true),
+  };
+  // Up first and stopped last: /ready answers 503 until discovery serves.
+  let discoveryReady = false;
+  const admin = await startAdminServer({
+    monitoringAddr: argv.monitoringAddr,
+    httpAddr: argv.httpAddr,
+    readiness: { discovery: () => discoveryReady },
+    metrics,
+    version: SLUICE_VERSION,
+    authenticators,
+    debugAuth,
+    profiling: argv.profile,
+    debugOnHttp: envBool("ENABLE_DEBUG_ON_HTTP", true),
+    metricsLocalhostOnly: envBool("METRICS_LOCALHOST_ACCESS_ONLY", false),
+    log: log.child({ component: "admin" }),
+  });
+  running.push(admin);
+  log.info({ monitoringPort: admin.monitoringPort, httpPort: admin.httpPort }, "admin HTTP server listening");
+
   // An object both in the config directory and in the cluster: the file wins.
   const store = new ConfigStore({
     sourceOrder: ["file", "kubernetes", "xds"],
     metrics,
+    debug: krt,
     log: log.child({ component: "config" }),
   });
   if (argv.configDir) {
@@ -163,9 +273,10 @@ async function start(running: Running[]): Promise<void> {
     running.push(files);
     await files.start();
   }
-  if (argv.kubeconfig) {
-    const cluster = new KubeSource({
-      kubeConfig: loadKubeConfig(argv.kubeconfig),
+  let cluster: KubeSource | undefined;
+  if (kubeConfig) {
+    cluster = new KubeSource({
+      kubeConfig,
       writer: store,
       discoverySelectors: mesh.discoverySelectors ?? [],
       log: log.child({ source: "kubernetes" }),
@@ -188,7 +299,20 @@ async function start(running: Running[]): Promise<void> {
   );
 
   const pushes = pushContexts(store, mesh, argv.domain);
-  const tls = secureTls();
+  if (cluster) {
+    // Gateway API statuses go back to the cluster (file-defined objects keep theirs local).
+    const statuses = new GatewayStatusWriter({
+      conversion: storeGatewayConversion(store, pushes.registry, argv.domain),
+      store,
+      target: cluster,
+      log: log.child({ component: "gateway-status" }),
+    });
+    statuses.start();
+    running.push(statuses);
+  }
+  const ca =
+    argv.secureGRPCAddr && envBool("ENABLE_CA_SERVER", true) ? await startCa(mesh, kubeConfig, running) : undefined;
+  const tls = secureTls(ca?.istiodCertificate);
   const maxAge = argv.keepaliveMaxServerConnectionAge;
   const discovery: Discovery = await startDiscovery({
     store,
@@ -204,11 +328,9 @@ async function start(running: Running[]): Promise<void> {
       edsDebounce: argv.enableEdsDebounce,
     },
     apiAuth: envBool("ENABLE_XDS_API_GENERATOR_AUTH", true),
-    debugAuth: {
-      systemNamespace: mesh.rootNamespace ?? "istio-system",
-      allowedNamespaces: (env.DEBUG_ENDPOINT_AUTH_ALLOWED_NAMESPACES ?? "").split(",").filter((ns) => ns !== ""),
-      enabled: envBool("ENABLE_DEBUG_ENDPOINT_AUTH", true),
-    },
+    debugAuth,
+    authenticators,
+    ca: tls ? ca?.ca : undefined,
     plugins: argv.plugin,
     listen: {
       grpcAddr: argv.grpcAddr,
@@ -222,6 +344,15 @@ async function start(running: Running[]): Promise<void> {
     log,
   });
   running.push(discovery);
+  admin.attachDebug(discovery.debugEndpoints, {
+    server: discovery.server,
+    store,
+    registry: pushes.registry,
+    mesh,
+    krt,
+    unsafeAdminEndpoints: envBool("UNSAFE_ENABLE_ADMIN_ENDPOINTS", false),
+  });
+  discoveryReady = true;
   log.info(
     { grpcAddr: argv.grpcAddr, grpcPort: discovery.ports.grpcPort, securePort: discovery.ports.securePort },
     "xDS server listening",
