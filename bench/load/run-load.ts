@@ -110,7 +110,20 @@ function startServer(child: ChildProcess, matches: (line: Record<string, unknown
 
 function startSluiced(dir: string, profileDir?: string): { child: ChildProcess; port: Promise<number> } {
   const profile = profileDir ? ["--cpu-prof", "--cpu-prof-dir", profileDir] : [];
-  const args = [...profile, "bin/sluiced.js", "--configDir", dir, "--grpcAddr", "127.0.0.1:0", "--secureGRPCAddr", ""];
+  const args = [
+    ...profile,
+    "bin/sluiced.js",
+    "--configDir",
+    dir,
+    "--grpcAddr",
+    "127.0.0.1:0",
+    "--secureGRPCAddr",
+    "",
+    "--httpAddr",
+    "",
+    "--monitoringAddr",
+    "",
+  ];
   const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
   const port = startServer(child, (line) =>
     line.msg === "xDS server listening" && typeof line.grpcPort === "number" ? line.grpcPort : undefined,
