@@ -15,8 +15,10 @@ const DOC_REF = "istioctl-analyze";
 export function formatMessages(messages: readonly Message[], format: OutputFormat): string {
   if (format === "log") return messages.map(renderMessage).join("\n");
   const objects = messages.map(messageObject);
-  // Go's json.MarshalIndent(ms, "", "\t"); sigs.k8s.io/yaml writes the same object as YAML.
-  return format === "json" ? JSON.stringify(objects, null, "\t") : stringify(objects).trimEnd();
+  // Go's json.MarshalIndent(ms, "", "\t"), which escapes HTML characters; sigs.k8s.io/yaml writes the
+  // same objects as YAML without folding long lines.
+  if (format === "json") return goJsonEscape(JSON.stringify(objects, null, "\t"));
+  return stringify(objects, { lineWidth: 0 }).trimEnd();
 }
 
 /** Keys in Go's map order (sorted), as encoding/json writes a map. */
@@ -33,4 +35,9 @@ function messageObject(m: Message): Record<string, string> {
     if (reference !== undefined) object.reference = reference;
   }
   return object;
+}
+
+/** encoding/json's HTML-safe escaping of <, >, & and the line and paragraph separators. */
+function goJsonEscape(json: string): string {
+  return json.replace(/[<>&\u2028\u2029]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
