@@ -81,7 +81,6 @@ const EXPECTED: Record<string, Expectation> = {
   },
   strict: { clustersPerService: 0, names: ["virtualInbound", "0.0.0.0_9090"] },
   tcp: { clustersPerService: 1, names: [`240.240.0.${N - 1}_7070`] },
-  // Only the metrics half: Sluice does not yet apply Telemetry accessLogging (the envoy-json file log).
   "telemetry-api": {
     clustersPerService: 4,
     names: [`outbound|443||random-${N - 1}.host.example`],
@@ -130,9 +129,33 @@ test("http: the proxy at 1.1.1.1 serves the ServiceEntry endpoint there (inbound
   assert.ok(names.has("inbound|80||"), [...names].join(", "));
 });
 
-test("telemetry-api: the Telemetry's envoy-json provider logs every connection manager", {
-  todo: "Telemetry accessLogging is not applied; only MeshConfig accessLogFile is",
-}, () => {
-  const text = generate(N, "telemetry-api", "sidecar").map(json).join("\n");
-  assert.ok(text.includes("envoy.access_loggers.file"));
+test("telemetry-api: the Telemetry's envoy-json provider logs every connection manager and tcp_proxy in JSON", () => {
+  const listeners = generate(N, "telemetry-api", "sidecar")
+    .filter((any) => any.typeUrl.endsWith(".Listener"))
+    .map(
+      (any) => JSON.parse(json(any)) as { filterChains?: { filters?: { typedConfig?: Record<string, unknown> }[] }[] },
+    );
+  const terminal = listeners
+    .flatMap((l) => (l.filterChains ?? []).flatMap((chain) => (chain.filters ?? []).map((f) => f.typedConfig ?? {})))
+    .filter(
+      (config) =>
+        String(config["@type"]).endsWith("HttpConnectionManager") || String(config["@type"]).endsWith("TcpProxy"),
+    );
+  assert.ok(terminal.length > N, `${terminal.length} connection managers and tcp proxies`);
+  for (const config of terminal) {
+    // virtualOutbound's port-15001 blackhole chain logs nothing, as in Istio.
+    if (config.statPrefix === "BlackHoleCluster") continue;
+    const logs = (config.accessLog ?? []) as {
+      name: string;
+      typedConfig: { path: string; logFormat: Record<string, unknown> };
+    }[];
+    assert.deepEqual(
+      logs.map((l) => l.name),
+      ["envoy.access_loggers.file"],
+      String(config.statPrefix),
+    );
+    assert.equal(logs[0].typedConfig.path, "/dev/stdout");
+    // An empty `labels` is Istio's default JSON format.
+    assert.equal((logs[0].typedConfig.logFormat.jsonFormat as Record<string, string>).response_code, "%RESPONSE_CODE%");
+  }
 });

@@ -41,6 +41,7 @@ export * as endpoint from "./gen/envoy/config/endpoint/v3/index.ts";
 export * as listener from "./gen/envoy/config/listener/v3/index.ts";
 export * as rbac from "./gen/envoy/config/rbac/v3/index.ts";
 export * as route from "./gen/envoy/config/route/v3/index.ts";
+export * as envoyTrace from "./gen/envoy/config/trace/v3/index.ts";
 export * as fileAccessLog from "./gen/envoy/extensions/access_loggers/file/v3/index.ts";
 export * as grpcAccessLog from "./gen/envoy/extensions/access_loggers/grpc/v3/index.ts";
 export * as streamAccessLog from "./gen/envoy/extensions/access_loggers/stream/v3/index.ts";

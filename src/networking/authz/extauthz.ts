@@ -92,8 +92,8 @@ function upstream(
   };
 }
 
-/** `<namespace>/<hostname>`, or a hostname registered in exactly one namespace. */
-function lookupService(service: string, services: readonly RegistryService[]): RegistryService | string {
+/** `<namespace>/<hostname>`, or a hostname registered in exactly one namespace (Istio's LookupCluster); a string says why not. */
+export function lookupService(service: string, services: readonly RegistryService[]): RegistryService | string {
   if (service === "") return "service must not be empty";
   const parts = service.split("/");
   if (parts.length === 2) {

@@ -6,6 +6,6 @@ export {
   buildTcpAuthzFilters,
   type CustomAuthzOptions,
 } from "./builder.ts";
-export type { RegistryService } from "./extauthz.ts";
+export { lookupService, type RegistryService } from "./extauthz.ts";
 export { type AuthzPolicy, type PoliciesByAction, type SidecarWorkload, selectPolicies } from "./policy-select.ts";
 export { type TrustDomainBundle, trustDomainBundle } from "./trust-domain.ts";

@@ -3,6 +3,7 @@ import type { dfpCommon, hcm } from "../../api/index.ts";
 import type { RequestAuthenticationJwtRules } from "../../config/types/index.ts";
 import type { ServiceProtocol } from "../../registry/index.ts";
 import type { AuthzBuildOptions, CustomAuthzOptions, PoliciesByAction } from "../authz/index.ts";
+import type { ProxyTelemetry } from "../telemetry/index.ts";
 
 /** Istio's ListenerClass: which kind of HTTP connection manager the filters are for. */
 export type ListenerClass = "sidecarInbound" | "sidecarOutbound" | "gateway";
@@ -24,6 +25,8 @@ export interface HttpFilterContext {
   jwksCluster?: (host: string, port: number) => string | undefined;
   /** A Prometheus metrics provider applies (MeshConfig defaultProviders.metrics or Telemetry): istio.stats runs. */
   prometheusStats?: boolean;
+  /** The Telemetry API for the proxy: when present, it decides istio.stats and its metric overrides. */
+  telemetry?: ProxyTelemetry;
   /** PILOT_ENABLE_PERSISTENT_SESSION_FILTER: the stateful session filter on outbound and gateway managers. */
   persistentSessions?: boolean;
   /** The DNS cache of the DYNAMIC_DNS wildcard ServiceEntry the connection manager was built for. */

@@ -5,7 +5,7 @@ import { create, type JsonObject } from "@bufbuild/protobuf";
 import { accesslog, core, fileAccessLog, packAny } from "../../api/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
 
-const FILE_ACCESS_LOG = "envoy.access_loggers.file";
+export const FILE_ACCESS_LOG = "envoy.access_loggers.file";
 
 /** Istio's default text format (EnvoyTextLogFormat). */
 export const DEFAULT_TEXT_FORMAT =
@@ -90,7 +90,7 @@ function logFormat(mesh: MeshConfig): core.SubstitutionFormatString {
 }
 
 /** Istio appends the newline a user format lacks. */
-function textFormat(format: string | undefined): string {
+export function textFormat(format: string | undefined): string {
   if (!format) return DEFAULT_TEXT_FORMAT;
   return format.endsWith("\n") ? format : `${format}\n`;
 }

@@ -260,7 +260,7 @@ function tcpFilters(input: SidecarInboundInput, config: ChainConfig): listener.F
     METADATA_EXCHANGE_NETWORK_FILTER,
     ...authz,
     ...(policies?.prometheusStats ? [tcpStatsFilter("inbound")] : []),
-    buildTcpProxyFilter(input, { cluster: config.cluster }),
+    buildTcpProxyFilter(input, { cluster: config.cluster }, undefined, "sidecarInbound"),
   ];
 }
 

@@ -493,6 +493,7 @@ function listenerFromEntry(input: SidecarOutboundInput, entry: Entry): listener.
                 protocol: opts.http.protocol,
                 persistentSessions: input.persistentSessions,
                 prometheusStats: input.prometheusStats,
+                telemetry: input.telemetry,
                 forwardProxyDnsCache:
                   opts.http.forwardProxyHost !== undefined
                     ? forwardProxyDnsCache(opts.http.forwardProxyHost, input.proxy.ipAddresses)
@@ -572,6 +573,7 @@ function httpProxyListener(input: SidecarOutboundInput): listener.Listener | und
       protocol: "HTTP_PROXY",
       persistentSessions: input.persistentSessions,
       prometheusStats: input.prometheusStats,
+      telemetry: input.telemetry,
       allowAnyDnsCache: allowAnyCache(input),
     }),
     protocol: "HTTP_PROXY",

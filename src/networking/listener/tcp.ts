@@ -6,7 +6,12 @@ import { envoyType, listener, packAny, tcpProxy, xdsType } from "../../api/index
 import type { DestinationRuleSpec, VirtualServiceTcpRoute } from "../../config/types/index.ts";
 import type { Service } from "../../registry/index.ts";
 import { toDuration } from "../duration.ts";
-import { STATS_TYPE_URL, TCP_METADATA_EXCHANGE_TYPE_URL, typedStruct } from "../httpfilter/index.ts";
+import {
+  type ListenerClass,
+  STATS_TYPE_URL,
+  TCP_METADATA_EXCHANGE_TYPE_URL,
+  typedStruct,
+} from "../httpfilter/index.ts";
 import { buildAccessLogs } from "./accesslog.ts";
 import { type ListenerEnv, type VirtualService, vsRef } from "./types.ts";
 
@@ -46,6 +51,8 @@ export function buildTcpProxyFilter(
   env: ListenerEnv,
   destination: TcpDestination,
   rule?: TcpProxyRule,
+  // Telemetry access logging selects by workload mode: gateways log as clients, as outbound does.
+  listenerClass: ListenerClass = "sidecarOutbound",
 ): listener.Filter {
   const config = create(tcpProxy.TcpProxySchema, {
     statPrefix: "cluster" in destination ? (destination.statPrefix ?? destination.cluster) : destination.statPrefix,
@@ -62,7 +69,7 @@ export function buildTcpProxyFilter(
                 ),
             }),
           },
-    accessLog: buildAccessLogs(env.mesh),
+    accessLog: env.telemetry?.accessLogs(listenerClass) ?? buildAccessLogs(env.mesh),
   });
   const tcp = rule?.spec.trafficPolicy?.connectionPool?.tcp;
   const idleTimeout = toDuration(tcp?.idleTimeout ?? env.proxy.metadata.IDLE_TIMEOUT);

@@ -2,6 +2,7 @@
 import type { ConfigObject, MeshConfig, ProxyConfig } from "../../config/index.ts";
 import type { VirtualServiceSpec } from "../../config/types/index.ts";
 import type { ProxyNode } from "../../model/proxy.ts";
+import type { ProxyTelemetry } from "../telemetry/index.ts";
 
 /** How traffic reaches the sidecar (node metadata INTERCEPTION_MODE; REDIRECT when absent). */
 export type InterceptionMode = "REDIRECT" | "TPROXY" | "NONE";
@@ -15,6 +16,8 @@ export interface ListenerEnv {
   mesh: MeshConfig;
   /** PILOT_ENABLE_PERSISTENT_SESSION_FILTER (Istio's default: off). */
   persistentSessions?: boolean;
+  /** The Telemetry API's access logs, tracing and stats for the proxy; absent: the mesh's legacy settings. */
+  telemetry?: ProxyTelemetry;
 }
 
 export function interceptionMode(proxy: ProxyNode): InterceptionMode {

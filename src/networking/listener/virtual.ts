@@ -99,6 +99,7 @@ function allowAnyDynamicDnsChain(env: ListenerEnv, options: CatchAllOptions): li
       listenerClass: "sidecarOutbound",
       protocol: "HTTP",
       prometheusStats: options.prometheusStats,
+      telemetry: env.telemetry,
       persistentSessions: env.persistentSessions,
       allowAnyDnsCache: allowAnyDnsCache(env.proxy),
     }),

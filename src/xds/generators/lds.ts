@@ -3,7 +3,7 @@
 // service ports; routers get one listener per merged Gateway port.
 import { isIPv4, isIPv6 } from "node:net";
 import type { listener } from "../../api/index.ts";
-import { parseProtocol, type Telemetry } from "../../config/index.ts";
+import { parseProtocol } from "../../config/index.ts";
 import type { DestinationRuleSpec } from "../../config/types/index.ts";
 import type { ProxyNode, PushContext, PushSnapshot } from "../../model/index.ts";
 import { addressesForProxy, pushSnapshot, usesAutoAllocatedAddresses } from "../../model/index.ts";
@@ -17,6 +17,7 @@ import {
   type InboundPort,
   interceptionMode,
 } from "../../networking/listener/index.ts";
+import { buildProxyTelemetry, type ProxyTelemetry } from "../../networking/telemetry/index.ts";
 import { type Service, type ServicePort, UNSPECIFIED_IP } from "../../registry/index.ts";
 import type { Generator } from "../generator.ts";
 import { ldsNeedsPush } from "./cds-needs-push.ts";
@@ -27,7 +28,7 @@ function trustDomains(snap: PushSnapshot): readonly string[] {
 }
 
 /** The authentication, authorization and metrics policies the proxy's HTTP filters enforce. */
-function proxyPolicies(snap: PushSnapshot, proxy: ProxyNode): InboundPolicies {
+function proxyPolicies(snap: PushSnapshot, proxy: ProxyNode, telemetry: ProxyTelemetry): InboundPolicies {
   const workload = { namespace: proxy.configNamespace, labels: proxy.labels };
   return {
     authz: selectPolicies(snap.authorizationPoliciesFor(proxy), workload, snap.rootNamespace),
@@ -39,29 +40,25 @@ function proxyPolicies(snap: PushSnapshot, proxy: ProxyNode): InboundPolicies {
       snap.services.all.some((s) => s.hostname === host && s.ports.some((p) => p.port === port))
         ? outboundClusterName(port, "", host)
         : undefined,
-    prometheusStats: prometheusStats(snap, proxy),
+    prometheusStats: prometheusStats(telemetry),
+    telemetry,
   };
 }
 
-/**
- * Whether a Prometheus provider collects the proxy's metrics (Istio's telemetry.go): the metrics
- * providers of the most specific Telemetry naming some (workload over namespace over root), else
- * MeshConfig defaultProviders.metrics; a provider is Prometheus by its extensionProviders entry.
- */
-function prometheusStats(snap: PushSnapshot, proxy: ProxyNode): boolean {
-  const specificity = (t: Telemetry) =>
-    t.metadata.namespace === snap.rootNamespace && proxy.configNamespace !== snap.rootNamespace
-      ? 0
-      : t.spec?.selector || t.spec?.targetRef || t.spec?.targetRefs
-        ? 2
-        : 1;
-  let providers = snap.mesh.defaultProviders?.metrics ?? [];
-  for (const telemetry of [...snap.telemetriesFor(proxy)].sort((a, b) => specificity(a) - specificity(b))) {
-    const named = (telemetry.spec?.metrics ?? []).flatMap((m) => m.providers ?? []).map((p) => p.name ?? "");
-    if (named.length > 0) providers = named;
-  }
-  const extensionProviders = snap.mesh.extensionProviders ?? [];
-  return providers.some((name) => extensionProviders.some((p) => p.name === name && p.prometheus !== undefined));
+/** The Telemetry API's view of the proxy (access logs, tracing, stats per listener class). */
+function proxyTelemetry(snap: PushSnapshot, proxy: ProxyNode): ProxyTelemetry {
+  return buildProxyTelemetry({
+    mesh: snap.mesh,
+    proxy,
+    rootNamespace: snap.rootNamespace,
+    telemetries: snap.telemetriesFor(proxy),
+    services: snap.services.all,
+  });
+}
+
+/** A Prometheus provider collects some of the proxy's metrics: the TCP istio.stats filters run. */
+function prometheusStats(telemetry: ProxyTelemetry): boolean {
+  return telemetry.stats("sidecarOutbound") !== undefined || telemetry.stats("sidecarInbound") !== undefined;
 }
 
 /** One inbound port of a sidecar: what its listener chains and its `inbound|port||` cluster are built from. */
@@ -183,9 +180,11 @@ export function listenAddresses(snap: PushSnapshot, proxy: ProxyNode): (service:
 function sidecarListeners(snap: PushSnapshot, proxy: ProxyNode, endpoints: EndpointLookup): listener.Listener[] {
   const scope = snap.sidecarScope(proxy);
   const withAddress = listenAddresses(snap, proxy);
+  const telemetry = proxyTelemetry(snap, proxy);
   return buildSidecarListeners({
     proxy,
     mesh: snap.mesh,
+    telemetry,
     persistentSessions: snap.persistentSessions,
     services: scope.services.map(withAddress),
     egressListeners: scope.egressListeners.map((l) => ({ ...l, services: l.services.map(withAddress) })),
@@ -193,13 +192,13 @@ function sidecarListeners(snap: PushSnapshot, proxy: ProxyNode, endpoints: Endpo
       endpoints.endpointsFor(service.hostname, port, service.namespace).map((e) => e.address),
     registryOnly: scope.outboundTrafficPolicy.mode === "REGISTRY_ONLY",
     allowAnyDynamicDns: scope.outboundTrafficPolicy.mode === "ALLOW_ANY_DYNAMIC_DNS",
-    prometheusStats: prometheusStats(snap, proxy),
+    prometheusStats: prometheusStats(telemetry),
     domainSuffix: snap.domainSuffix,
     destinationRuleFor: destinationRuleFor(snap, proxy),
     ports: sidecarInboundTargets(snap, proxy).map((t) => t.listener),
     mtls: snap.effectiveMtls(proxy),
     trustDomains: trustDomains(snap),
-    policies: proxyPolicies(snap, proxy),
+    policies: proxyPolicies(snap, proxy, telemetry),
   });
 }
 
@@ -207,15 +206,17 @@ function routerListeners(snap: PushSnapshot, proxy: ProxyNode): listener.Listene
   const merged = snap.mergedGateway(proxy);
   if (!merged) return [];
   const scope = snap.sidecarScope(proxy);
+  const telemetry = proxyTelemetry(snap, proxy);
   return buildGatewayListeners({
     proxy,
     mesh: snap.mesh,
+    telemetry,
     persistentSessions: snap.persistentSessions,
     ports: merged.ports,
     virtualServicesFor: (gateway) => snap.virtualServicesForGateway(proxy.configNamespace, gateway),
     services: scope.services,
     destinationRuleFor: destinationRuleFor(snap, proxy),
-    policies: proxyPolicies(snap, proxy),
+    policies: proxyPolicies(snap, proxy, telemetry),
     domainSuffix: snap.domainSuffix,
   });
 }

@@ -1,0 +1,63 @@
+// The Telemetry API for one proxy: access logs, tracing and istio.stats config per listener class,
+// from the Telemetries that apply to it (root namespace, namespace, workload) over MeshConfig's
+// defaultProviders and extensionProviders.
+import type { JsonObject } from "@bufbuild/protobuf";
+import type { accesslog } from "../../api/index.ts";
+import type { MeshConfig } from "../../config/index.ts";
+import type { Telemetry } from "../../config/types/index.ts";
+import type { ProxyNode } from "../../model/proxy.ts";
+import type { RegistryService } from "../authz/index.ts";
+import type { ListenerClass } from "../httpfilter/types.ts";
+import { mergeAccessLogging, telemetryAccessLogs } from "./accesslog.ts";
+import { mergeMetrics, statsConfig } from "./metrics.ts";
+import { applicableTelemetries, workloadMode } from "./select.ts";
+import { buildHcmTracing, type HcmTracing, mergeTracing } from "./tracing.ts";
+
+export { CEL_FILTER_TYPE_URL, OTEL_ACCESS_LOG_TYPE_URL } from "./accesslog.ts";
+export { applicableTelemetries } from "./select.ts";
+export { TRACER_TYPE_URLS } from "./tracing.ts";
+
+/** What the listener builders ask of the Telemetry API, per listener class. */
+export interface ProxyTelemetry {
+  /** The access logs; undefined when no Telemetry or default provider configures logging (mesh accessLogFile applies). */
+  accessLogs(listenerClass: ListenerClass): accesslog.AccessLog[] | undefined;
+  /** The HCM tracing config (legacy mesh settings when no Telemetry tracing applies). */
+  tracing(listenerClass: ListenerClass): HcmTracing;
+  /** The istio.stats config; undefined when no Prometheus provider collects metrics for the class. */
+  stats(listenerClass: ListenerClass): JsonObject | undefined;
+}
+
+export interface TelemetryInputs {
+  mesh: MeshConfig;
+  proxy: ProxyNode;
+  rootNamespace: string;
+  /** The Telemetries attaching to the proxy (root namespace and its own, oldest first). */
+  telemetries: readonly Telemetry[];
+  /** Registry services, for resolving the providers' `service` to clusters. */
+  services: readonly RegistryService[];
+  report?: (problem: string) => void;
+}
+
+/** The proxy's telemetry, each answer computed once per listener class. */
+export function buildProxyTelemetry(inputs: TelemetryInputs): ProxyTelemetry {
+  const { mesh, proxy, services, report } = inputs;
+  const chain = applicableTelemetries(inputs.telemetries, inputs.rootNamespace, proxy.configNamespace);
+  const metrics = mergeMetrics(chain, mesh);
+  const memo = <T>(compute: (listenerClass: ListenerClass) => T) => {
+    const cache = new Map<ListenerClass, T>();
+    return (listenerClass: ListenerClass): T => {
+      if (!cache.has(listenerClass)) cache.set(listenerClass, compute(listenerClass));
+      return cache.get(listenerClass) as T;
+    };
+  };
+  return {
+    accessLogs: memo((listenerClass) => {
+      const providers = mergeAccessLogging(chain, mesh, workloadMode(listenerClass));
+      return providers && telemetryAccessLogs(providers, mesh, services, report);
+    }),
+    tracing: memo((listenerClass) =>
+      buildHcmTracing(mergeTracing(chain, mesh, workloadMode(listenerClass)), mesh, proxy, services, report),
+    ),
+    stats: memo((listenerClass) => statsConfig(metrics, mesh, listenerClass)),
+  };
+}
