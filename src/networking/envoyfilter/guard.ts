@@ -25,9 +25,17 @@ export class Marks {
 /** Applies `subset` to `target` (a private clone) and returns it, or undefined when a patch removed it. */
 export type Applier<T> = (subset: PatchSet, target: T, marks: Marks) => T | undefined;
 
+/**
+ * The violations that count: an Any of a type Sluice does not know (the Istio extensions the
+ * builders send) is not a sign of broken config, and patch values cannot bring in such types.
+ */
+function violationsOf(schema: DescMessage, message: Message): Violation[] {
+  return checkMessage(schema, message).filter((v) => v.rule !== "any.known_type");
+}
+
 function violationCounts(schema: DescMessage, message: Message): Map<string, number> {
   const counts = new Map<string, number>();
-  for (const v of checkMessage(schema, message)) {
+  for (const v of violationsOf(schema, message)) {
     const key = `${v.rule}|${v.message}`;
     counts.set(key, (counts.get(key) ?? 0) + 1);
   }
@@ -37,7 +45,7 @@ function violationCounts(schema: DescMessage, message: Message): Map<string, num
 /** Violations of `patched` beyond those `original` already had (paths move when lists change). */
 function newViolations(schema: DescMessage, before: Map<string, number>, patched: Message): Violation[] {
   const seen = new Map<string, number>();
-  return checkMessage(schema, patched).filter((v) => {
+  return violationsOf(schema, patched).filter((v) => {
     const key = `${v.rule}|${v.message}`;
     const n = (seen.get(key) ?? 0) + 1;
     seen.set(key, n);
@@ -91,6 +99,11 @@ function patchUncached<T extends Message>(
   if (full.result === undefined) {
     full.marks.flush();
     return undefined;
+  }
+  // The common case, a clean result, costs one check; the original is checked only when it is not.
+  if (violationsOf(schema, full.result).length === 0) {
+    full.marks.flush();
+    return full.result;
   }
   const before = violationCounts(schema, original);
   if (newViolations(schema, before, full.result).length === 0) {
