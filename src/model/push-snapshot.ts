@@ -196,25 +196,31 @@ export class PushSnapshot {
   }
 
   /**
-   * The proxy's service ports (Istio's GetProxyServiceTargets): services of its namespace whose
-   * selector matches its labels, then those with an endpoint at one of its IPs (ServiceEntry
-   * endpoints, WorkloadEntries, Pods), whose target port is the endpoint's.
+   * The proxy's service ports (Istio's GetProxyServiceTargets): Kubernetes services of its namespace
+   * whose selector matches its labels, then those with an endpoint at one of its IPs (ServiceEntry
+   * endpoints, WorkloadEntries, Pods), whose target port is the endpoint's. A ServiceEntry's
+   * workloadSelector is not matched here: its workloads' ports (a WorkloadEntry's port map) come with
+   * their endpoints, as in Istio's ServiceEntry registry.
    */
   serviceTargets(proxy: Workload & Partial<Pick<ProxyNode, "ipAddresses">>): ServiceTarget[] {
     const targets = this.services.all
       .filter(
         (s) =>
           s.namespace === proxy.configNamespace &&
+          s.registry === "Kubernetes" &&
           s.selector !== null &&
           Object.keys(s.selector).length > 0 &&
           labelsContain(proxy.labels, s.selector),
       )
       .flatMap((service) => service.ports.map((port) => ({ service, port })));
-    const seen = new Set(targets.map(({ service, port }) => `${service.hostname}:${port.port}`));
+    const bySelector = new Set(targets.map(({ service, port }) => `${service.hostname}:${port.port}`));
+    // Several workloads may share an IP on different ports (proxyless servers on 127.0.0.1): one target each.
+    const seen = new Set<string>();
     for (const ip of proxy.ipAddresses ?? []) {
       for (const e of this.endpointsAt(ip)) {
         if (e.namespace !== proxy.configNamespace) continue;
-        const key = `${e.hostname}:${e.servicePort}`;
+        if (bySelector.has(`${e.hostname}:${e.servicePort}`)) continue;
+        const key = `${e.hostname}:${e.servicePort}:${e.port}`;
         if (seen.has(key)) continue;
         const service = this.services.all.find((s) => s.namespace === e.namespace && s.hostname === e.hostname);
         const port = service?.ports.find((p) => p.port === e.servicePort);

@@ -95,3 +95,37 @@ test("mergedGateway selects by the proxy's service targets at its IP too, and ca
   assert.equal(snap.mergedGateway(router("10.1.0.6")), undefined);
   assert.equal(snap.mergedGateway(router("10.1.0.5"))?.ports[0].port.number, 8080);
 });
+
+test("serviceTargets: a ServiceEntry's workloads are targets by IP with their own ports, several on one IP", () => {
+  // A workloadSelector ServiceEntry over two WorkloadEntries on 127.0.0.1 (proxyless servers on one host).
+  const echo = svc("echo", "ns", { registry: "External", selector: { app: "echo" }, hostname: "echo.example.com" });
+  const snap = new PushSnapshot({
+    configs: [],
+    services: [echo],
+    endpoints: [
+      {
+        hostname: echo.hostname,
+        namespace: "ns",
+        port: 80,
+        endpoints: [
+          endpoint(echo.hostname, "ns", "127.0.0.1", 17071),
+          endpoint(echo.hostname, "ns", "127.0.0.1", 17072),
+        ],
+      },
+    ],
+    mesh: DEFAULT_MESH_CONFIG,
+  });
+  const targets = snap.serviceTargets({ configNamespace: "ns", labels: { app: "echo" }, ipAddresses: ["127.0.0.1"] });
+  assert.deepEqual(
+    targets.map(({ port }) => [port.port, port.targetPort]),
+    [
+      [80, 17071],
+      [80, 17072],
+    ],
+  );
+  // The selector alone makes no target: the ports are the workloads'.
+  assert.deepEqual(
+    snap.serviceTargets({ configNamespace: "ns", labels: { app: "echo" }, ipAddresses: ["10.0.0.1"] }),
+    [],
+  );
+});
