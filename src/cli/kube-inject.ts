@@ -64,14 +64,14 @@ export const kubeInjectCommand: CommandModule<object, KubeInjectArgs> = {
         [
           "Uses Istio's built-in templates (selected per pod by inject.istio.io/templates: sidecar, gateway,",
           "grpc-agent, grpc-simple) with Istio's default values (or --valuesFile's) and the proxy image",
-          "docker.io/istio/proxyv2. The items of a Kubernetes List are written as separate documents.",
+          "docker.io/istio/proxyv2. A Kubernetes List stays a List, with its items injected.",
           "Pods with hostNetwork, in kube-system/kube-public/kube-node-lease/local-path-storage, or labelled or",
           'annotated sidecar.istio.io/inject: "false" are left alone, with a message on standard error.',
           "Exit status: 0 written, 1 some input could not be read or injected, 2 usage error.",
         ].join("\n"),
       ),
   handler: async (argv) => {
-    const [{ readConfigPaths }, { loadMeshConfig }, webhooks, { parse }] = await Promise.all([
+    const [{ configFiles }, { loadMeshConfig }, webhooks, { parse }] = await Promise.all([
       import("../config/decode.ts"),
       import("../config/mesh.ts"),
       import("../webhooks/index.ts"),
@@ -84,11 +84,11 @@ export const kubeInjectCommand: CommandModule<object, KubeInjectArgs> = {
       if (argv.revision !== undefined) settings.revision = argv.revision;
       // Offline there are no nodes to ask, so only an explicit choice turns native sidecars on.
       settings.nativeSidecars = argv.nativeSidecars || webhooks.nativeSidecarModeFromEnv() === "enabled";
-      const text = webhooks.kubeInjectDocuments(readConfigPaths(argv.filename), {
-        mesh,
-        settings,
-        warn: (message) => process.stderr.write(message),
-      });
+      const opts = { mesh, settings, warn: (message: string) => process.stderr.write(message) };
+      const text = argv.filename
+        .flatMap(configFiles)
+        .map((file) => webhooks.kubeInjectText(readFileSync(file === STDIN_PATH ? 0 : file, "utf8"), file, opts))
+        .join("");
       if (argv.output) writeFileSync(argv.output, text);
       else process.stdout.write(text);
       process.exitCode = EXIT_OK;

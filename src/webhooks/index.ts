@@ -22,7 +22,7 @@ export {
   nativeSidecarModeFromEnv,
 } from "./inject/settings.ts";
 export { TEMPLATES } from "./inject/templates.ts";
-export { type KubeInjectOptions, kubeInjectDocuments, kubeInjectObject } from "./kube-inject.ts";
+export { type KubeInjectOptions, kubeInjectObject, kubeInjectText } from "./kube-inject.ts";
 export {
   MAX_REQUEST_BODY_BYTES,
   parseInjectEnvs,

@@ -13,7 +13,7 @@ import { type ConfigObject, DEFAULT_MESH_CONFIG, loadMeshConfig, type MeshConfig
 import type { Pod } from "./inject/pod.ts";
 import { assertValidPod } from "./inject/pod-check.ts";
 import { DEFAULT_INJECTION_SETTINGS, type InjectionSettings, injectionSettingsFromValues } from "./inject/settings.ts";
-import { kubeInjectDocuments, kubeInjectObject } from "./kube-inject.ts";
+import { kubeInjectObject, kubeInjectText } from "./kube-inject.ts";
 
 const here = dirname(new URL(import.meta.url).pathname);
 const testdata = join(here, "testdata");
@@ -25,7 +25,7 @@ function kubeInject(
   settings: InjectionSettings = DEFAULT_INJECTION_SETTINGS,
   warnings: string[] = [],
 ): string {
-  return kubeInjectDocuments(decodeConfigText(readFileSync(file, "utf8"), file), {
+  return kubeInjectText(readFileSync(file, "utf8"), file, {
     mesh,
     settings,
     warn: (message) => warnings.push(message),
@@ -95,6 +95,19 @@ describe("sluice kube-inject goldens", () => {
       ["istio-proxy"],
     );
     assertValidPod(pod);
+  });
+
+  it("names the file and line of a document it cannot read", () => {
+    const text = "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec: {containers: []}\n---\n- not\n- an object\n";
+    assert.throws(
+      () =>
+        kubeInjectText(text, "bad.yaml", {
+          mesh: DEFAULT_MESH_CONFIG,
+          settings: DEFAULT_INJECTION_SETTINGS,
+          warn: () => {},
+        }),
+      /^Error: bad\.yaml:6: /,
+    );
   });
 
   it("says why it skipped a workload", () => {

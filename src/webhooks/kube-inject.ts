@@ -1,9 +1,10 @@
 // `sluice kube-inject`: the injector run offline over workload manifests, as istioctl kube-inject
 // does (Istio's IntoResourceFile/IntoObject). The pod template of each workload is injected with the
 // webhook's own code and the resulting JSON Patch applied to it; other objects pass through.
-import { stringify } from "yaml";
-import type { DecodedDocument } from "../config/decode.ts";
+import { parseAllDocuments, stringify } from "yaml";
+import { decodeConfigText } from "../config/decode.ts";
 import type { ConfigObject, MeshConfig } from "../config/index.ts";
+import { asObject } from "../config/validation/common/json.ts";
 import { injectPod } from "./inject/inject.ts";
 import { applyPatch } from "./inject/jsonpatch.ts";
 import { deployMetaFromPod, type ObjectMeta, type Pod, type PodSpec, type TypeMeta } from "./inject/pod.ts";
@@ -35,12 +36,30 @@ const POD_TEMPLATE_KINDS = new Set([
   "DeploymentConfig",
 ]);
 
-/** Every document injected where it holds a workload, as YAML documents each ended by `---`. */
-export function kubeInjectDocuments(docs: readonly DecodedDocument[], opts: KubeInjectOptions): string {
+/**
+ * Every document of one file's text, injected where it holds a workload, as YAML documents each ended
+ * by `---`. A Kubernetes List stays a List, its items injected, as istioctl writes it.
+ */
+export function kubeInjectText(text: string, file: string, opts: KubeInjectOptions): string {
   let out = "";
-  for (const doc of docs) {
-    if (!doc.object) throw new Error(`${doc.position.file}:${doc.position.line}: ${doc.error ?? "cannot decode"}`);
-    out += `${stringify(kubeInjectObject(doc.object, opts), { sortMapEntries: true, lineWidth: 0, indentSeq: false })}---\n`;
+  for (const doc of parseAllDocuments(text)) {
+    if (doc.contents === null) continue;
+    // Each document is decoded on its own by the config decoder (Kubernetes' YAML rules), with its lines
+    // in place so that errors name the right one.
+    const [start, , end] = doc.range;
+    const lines = text.slice(0, start).split("\n").length - 1;
+    const objects = decodeConfigText("\n".repeat(lines) + text.slice(start, end), file).map((decoded) => {
+      if (!decoded.object) {
+        throw new Error(`${decoded.position.file}:${decoded.position.line}: ${decoded.error ?? "cannot decode"}`);
+      }
+      return kubeInjectObject(decoded.object, opts);
+    });
+    const value: unknown = doc.errors.length === 0 ? doc.toJS() : undefined;
+    const list = asObject(value);
+    const isList = list !== undefined && String(list.kind).endsWith("List") && Array.isArray(list.items);
+    for (const written of isList ? [{ ...list, items: objects }] : objects) {
+      out += `${stringify(written, { sortMapEntries: true, lineWidth: 0, indentSeq: false })}---\n`;
+    }
   }
   return out;
 }
