@@ -28,6 +28,7 @@ import {
 import { ConfigStore, FileSource, KubeSource, loadKubeConfig, XdsSource, type XdsSourceTls } from "../sources/index.ts";
 import {
   type Discovery,
+  pushFeaturesFromEnv,
   startDiscovery,
   storeGatewayConversion,
   storePush,
@@ -136,7 +137,8 @@ interface Running {
  */
 function pushContexts(store: ConfigStore, mesh: MeshConfig, domainSuffix: string) {
   const registry = storeRegistry(store, mesh, domainSuffix);
-  const build = (previous?: PushContext) => storePush(store, registry, mesh, domainSuffix, previous);
+  const features = pushFeaturesFromEnv(env);
+  const build = (previous?: PushContext) => storePush(store, registry, mesh, domainSuffix, previous, features);
   return { build, registry, countServices: (push: PushContext) => pushSnapshot(push).services.all.length };
 }
 

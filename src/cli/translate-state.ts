@@ -8,7 +8,14 @@ import { type NodeType, type ProxyNode, type PushContext, parseProxy } from "../
 import type { ServiceRegistry } from "../registry/index.ts";
 import { ConfigStore, MemorySource } from "../sources/index.ts";
 import { describeIssue } from "../sources/store-admit.ts";
-import { buildConfigDump, type DumpType, storePush, storeRegistry, storeSecrets } from "../xds/index.ts";
+import {
+  buildConfigDump,
+  type DumpType,
+  pushFeaturesFromEnv,
+  storePush,
+  storeRegistry,
+  storeSecrets,
+} from "../xds/index.ts";
 
 export interface TranslateState {
   store: ConfigStore;
@@ -75,7 +82,14 @@ export function loadState(
   }
   if (problems.length > 0) return { problems };
   const registry = storeRegistry(store, mesh, domainSuffix);
-  return { state: { store, registry, push: storePush(store, registry, mesh, domainSuffix) }, warnings };
+  return {
+    state: {
+      store,
+      registry,
+      push: storePush(store, registry, mesh, domainSuffix, undefined, pushFeaturesFromEnv(process.env)),
+    },
+    warnings,
+  };
 }
 
 /** The proxy `sluice x translate` generates for. */

@@ -13,7 +13,7 @@ import {
   registryServiceView,
 } from "../gatewayapi/index.ts";
 import type { Collection, Singleton } from "../krt/index.ts";
-import { buildPushContext, type PushContext } from "../model/index.ts";
+import { buildPushContext, type PushContext, type PushInputs } from "../model/index.ts";
 import { envoyFilterStatus, registerEnvoyFilterMetrics } from "../networking/envoyfilter/index.ts";
 import { type RegistryInputs, ServiceRegistry } from "../registry/index.ts";
 import { CaMetrics, type CertificateAuthority, certificateService } from "../security/ca/index.ts";
@@ -232,12 +232,25 @@ export function storeGatewayConversion(
 }
 
 /** The push context over what the store holds now, Istio config converted from Gateway API included. */
+/** Istio's feature flags that shape generated config (PILOT_* environment settings). */
+export type PushFeatures = Pick<PushInputs, "persistentSessions" | "scopeGatewayToNamespace">;
+
+/** The feature flags as istiod reads them from its environment. */
+export function pushFeaturesFromEnv(env: Record<string, string | undefined>): PushFeatures {
+  const on = (name: string) => env[name] === "true" || env[name] === "1";
+  return {
+    persistentSessions: on("PILOT_ENABLE_PERSISTENT_SESSION_FILTER"),
+    scopeGatewayToNamespace: on("PILOT_SCOPE_GATEWAY_TO_NAMESPACE"),
+  };
+}
+
 export function storePush(
   store: ConfigStore,
   registry: ServiceRegistry,
   mesh: MeshConfig,
   domainSuffix: string,
   previous?: PushContext,
+  features: PushFeatures = {},
 ): PushContext {
   // From the first push on, the store holds the converted config too.
   storeGatewayConversion(store, registry, domainSuffix);
@@ -248,6 +261,7 @@ export function storePush(
       endpoints: registry.endpoints.list(),
       mesh,
       domainSuffix,
+      ...features,
     },
     previous,
   );

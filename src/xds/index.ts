@@ -11,6 +11,8 @@ export {
 export {
   type Discovery,
   type DiscoveryOptions,
+  type PushFeatures,
+  pushFeaturesFromEnv,
   REGISTRY_KINDS,
   startDiscovery,
   storeGatewayConversion,
