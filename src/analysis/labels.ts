@@ -1,13 +1,16 @@
+// Kubernetes label selectors as Istio's analyzers use them: label sets (klabels.SelectorFromSet), where
+// an empty or absent selector matches everything and the string form is "k=v" pairs sorted by key,
+// comma-separated; and metav1.LabelSelectors of webhooks. Matching is the kube source's.
+import { type LabelSelector, selectorMatches as structuredSelectorMatches } from "../sources/kube/labels.ts";
 import { asArray, asRecord, asString, asStringMap } from "./resource.ts";
 
-// Kubernetes label-set selectors as Istio's analyzers use them (klabels.SelectorFromSet): an empty or
-// absent selector matches everything; its string form is "k=v" pairs sorted by key, comma-separated.
+export type { LabelSelector };
 
 export function selectorMatches(
   selector: Readonly<Record<string, string>> | undefined,
   labels: Readonly<Record<string, string>>,
 ): boolean {
-  return Object.entries(selector ?? {}).every(([k, v]) => labels[k] === v);
+  return structuredSelectorMatches({ matchLabels: { ...selector } }, labels);
 }
 
 export function selectorString(selector: Readonly<Record<string, string>> | undefined): string {
@@ -17,32 +20,12 @@ export function selectorString(selector: Readonly<Record<string, string>> | unde
     .join(",");
 }
 
-export interface LabelSelector {
-  matchLabels?: Record<string, string>;
-  matchExpressions?: { key: string; operator: string; values?: string[] }[];
-}
-
-/** metav1.LabelSelectorAsSelector(selector).Matches(labels); an absent selector matches everything, an invalid one nothing. */
+/** metav1.LabelSelectorAsSelector(selector).Matches(labels), where an absent selector matches everything. */
 export function labelSelectorMatches(
   selector: LabelSelector | undefined,
   labels: Readonly<Record<string, string>>,
 ): boolean {
-  if (!selector) return true;
-  if (!selectorMatches(selector.matchLabels, labels)) return false;
-  return (selector.matchExpressions ?? []).every(({ key, operator, values = [] }) => {
-    switch (operator) {
-      case "In":
-        return key in labels && values.includes(labels[key]);
-      case "NotIn":
-        return !(key in labels) || !values.includes(labels[key]);
-      case "Exists":
-        return key in labels;
-      case "DoesNotExist":
-        return !(key in labels);
-      default:
-        return false;
-    }
-  });
+  return selector === undefined || structuredSelectorMatches(selector, labels);
 }
 
 /** A metav1.LabelSelector read from an object; undefined when absent (which matches everything). */
