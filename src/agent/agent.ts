@@ -1,17 +1,21 @@
 // The agent beside a proxyless gRPC workload (Istio's pilot-agent with DISABLE_ENVOY): it writes the
-// gRPC xDS bootstrap from the pod's environment, serves the status port, and stays up until SIGTERM
-// or /quitquitquit.
+// gRPC xDS bootstrap from the pod's environment, serves the status port, keeps the workload
+// certificate fresh (files for gRPC, SDS for Envoy) when asked to, and stays up until SIGTERM or
+// /quitquitquit.
 import { readFileSync } from "node:fs";
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { Logger } from "pino";
 import { parse as parseYaml } from "yaml";
-import { loadMeshConfig, type ProxyConfig } from "../config/index.ts";
+import { loadMeshConfig, type ProxyConfig, parseGoDuration } from "../config/index.ts";
 import { mergeProxyConfig } from "../config/mesh.ts";
 import type { NodeType } from "../model/index.ts";
+import { keyAlgorithmFromEnv, WorkloadCertificates, workloadIdentity } from "./certs.ts";
+import { caClientSigner } from "./certs-client.ts";
 import { type GrpcBootstrap, grpcBootstrap, writeGrpcBootstrap } from "./grpc-bootstrap.ts";
 import { grpcReadyProbe } from "./grpc-ready.ts";
 import { AgentMetrics } from "./metrics.ts";
 import { type Env, nodeMetadata, proxyIdentity, serviceNode } from "./node.ts";
+import { startSdsServer } from "./sds.ts";
 import { startStatusServer } from "./status-server.ts";
 
 /** Where pilot-agent reads the mesh config (its --meshConfig default). */
@@ -74,8 +78,32 @@ export function podGrpcBootstrap(settings: BootstrapSettings): GrpcBootstrap {
   });
 }
 
+/** Where the workload certificate comes from (the CA) and where SDS is served. */
+export interface AgentCertificateSettings {
+  /** CA_ADDR `host:port`. */
+  caAddress: string;
+  /** CA_ROOT_CA: the roots the CA's serving certificate chains to. */
+  caRootCertPath: string;
+  /** The name the CA's certificate carries when the address's host is not it (ISTIOD_SAN). */
+  caServerName?: string;
+  /** The bearer token file (istio-token). */
+  tokenPath: string;
+  /** The Unix socket of the SDS server for Envoy; none when absent. */
+  sdsSocketPath?: string;
+}
+
+/** SECRET_TTL (Go duration, 24h by default) in seconds. */
+function secretTtlSeconds(env: Env): number | undefined {
+  if (!env.SECRET_TTL) return undefined;
+  const parsed = parseGoDuration(env.SECRET_TTL);
+  if ("error" in parsed) throw new Error(`SECRET_TTL: ${parsed.error}`);
+  return Math.floor(parsed.ms / 1000);
+}
+
 export interface AgentSettings extends BootstrapSettings {
   bootstrapPath: string;
+  /** Fetch and renew the workload certificate into certDir (and serve SDS); nothing when absent. */
+  certificates?: AgentCertificateSettings;
   /** Where the status server listens (every address when absent). */
   statusHost?: string;
   log: Logger;
@@ -93,6 +121,13 @@ export async function runAgent(settings: AgentSettings): Promise<RunningAgent> {
   const { env, log } = settings;
   writeGrpcBootstrap(settings.bootstrapPath, podGrpcBootstrap(settings));
   log.info({ path: settings.bootstrapPath }, "gRPC xDS bootstrap written");
+  const certificates = settings.certificates && workloadCertificates(settings, settings.certificates);
+  // Readiness waits for the files; the first certificate arrives in the background, retried until it does.
+  certificates?.start().catch(() => {});
+  const sds =
+    certificates && settings.certificates?.sdsSocketPath
+      ? await startSdsServer({ socketPath: settings.certificates.sdsSocketPath, certificates, log })
+      : undefined;
 
   let stop: (reason: string) => Promise<void> = async () => {};
   // As pilot-agent, a status port of 0 means no status server.
@@ -126,8 +161,34 @@ export async function runAgent(settings: AgentSettings): Promise<RunningAgent> {
     if (stopping) return;
     stopping = true;
     log.info({ reason }, "agent stopping");
+    certificates?.stop();
+    await sds?.close();
     await status?.close();
     resolveStopped(reason);
   };
   return { statusPort: status?.port, stopped, stop };
+}
+
+function workloadCertificates(settings: AgentSettings, ca: AgentCertificateSettings): WorkloadCertificates {
+  const { env } = settings;
+  const certificates: WorkloadCertificates = new WorkloadCertificates({
+    identity: workloadIdentity(env),
+    sign: caClientSigner({
+      address: ca.caAddress,
+      rootCertPath: ca.caRootCertPath,
+      serverName: ca.caServerName,
+      tokenPath: ca.tokenPath,
+      // The current certificate also vouches for the workload while it is valid (a token may be gone).
+      clientCertificate: () => {
+        const current = certificates.current;
+        return current && current.expiresAt > Date.now() ? current : undefined;
+      },
+      clusterId: env.ISTIO_META_CLUSTER_ID,
+    }),
+    outputDir: settings.certDir,
+    ttlSeconds: secretTtlSeconds(env),
+    keyAlgorithm: keyAlgorithmFromEnv(env),
+    log: settings.log,
+  });
+  return certificates;
 }

@@ -1,5 +1,6 @@
 // sluice-agent: the node agent beside a proxyless gRPC workload (Istio's pilot-agent).
 export {
+  type AgentCertificateSettings,
   type AgentSettings,
   agentProxyConfig,
   type BootstrapSettings,
@@ -11,6 +12,17 @@ export {
 } from "./agent.ts";
 export { type Prober, parseKubeAppProbers } from "./app-probers.ts";
 export {
+  type CsrSigner,
+  keyAlgorithmFromEnv,
+  rotationDelayMs,
+  WorkloadCertificates,
+  type WorkloadCertificatesOptions,
+  type WorkloadSecret,
+  workloadIdentity,
+  writeSecretFiles,
+} from "./certs.ts";
+export { type CaClientOptions, caClientSigner, DEFAULT_CA_ROOT_CERT_PATH, DEFAULT_TOKEN_PATH } from "./certs-client.ts";
+export {
   DEFAULT_GRPC_BOOTSTRAP_PATH,
   type GrpcBootstrap,
   grpcBootstrap,
@@ -21,5 +33,6 @@ export {
 export { grpcReadyProbe, type ReadyProbe } from "./grpc-ready.ts";
 export { AgentMetrics } from "./metrics.ts";
 export { type Env, nodeMetadata, type ProxyIdentity, proxyIdentity, serviceNode } from "./node.ts";
+export { DEFAULT_SDS_SOCKET_PATH, type SdsServer, startSdsServer, workloadSecretResource } from "./sds.ts";
 export { type StatusServer, type StatusServerOptions, startStatusServer } from "./status-server.ts";
 export { type WaitOptions, waitUntilReady } from "./wait.ts";

@@ -3,7 +3,8 @@
 // `ROOTCA` (validation_context), state of the world per stream, and pushing both again when the
 // certificate is renewed. A stream asking before the first certificate waits for it.
 import { randomUUID } from "node:crypto";
-import { rmSync } from "node:fs";
+import { mkdirSync, rmSync } from "node:fs";
+import { dirname } from "node:path";
 import { create } from "@bufbuild/protobuf";
 import {
   Server,
@@ -139,6 +140,7 @@ export async function startSdsServer(options: SdsServerOptions): Promise<SdsServ
     streamSecrets,
     fetchSecrets,
   });
+  mkdirSync(dirname(options.socketPath), { recursive: true });
   rmSync(options.socketPath, { force: true });
   await new Promise<number>((resolve, reject) =>
     server.bindAsync(`unix:${options.socketPath}`, ServerCredentials.createInsecure(), (err, port) =>

@@ -2,15 +2,18 @@
 // DISABLE_ENVOY). `grpc-bootstrap` writes the gRPC xDS bootstrap and exits; `proxy` writes it, serves
 // the status port (15020) and stays up until SIGTERM or /quitquitquit. Settings come from the pod's
 // environment as pilot-agent reads it (POD_NAME, POD_NAMESPACE, INSTANCE_IP, ISTIO_META_*, PROXY_CONFIG,
-// GRPC_XDS_BOOTSTRAP, OUTPUT_CERTS, ISTIO_KUBE_APP_PROBERS, ISTIO_PROMETHEUS_ANNOTATIONS).
+// GRPC_XDS_BOOTSTRAP, OUTPUT_CERTS, ISTIO_KUBE_APP_PROBERS, ISTIO_PROMETHEUS_ANNOTATIONS). With
+// OUTPUT_CERTS, `proxy` fetches the workload certificate from the CA (CA_ADDR, CA_ROOT_CA) and renews it.
 import { pino } from "pino";
 import yargs, { type Argv } from "yargs";
 import { hideBin } from "yargs/helpers";
 import {
   agentProxyConfig,
+  DEFAULT_CA_ROOT_CERT_PATH,
   DEFAULT_GRPC_BOOTSTRAP_PATH,
   DEFAULT_MESH_CONFIG_PATH,
   DEFAULT_POD_INFO_DIR,
+  DEFAULT_TOKEN_PATH,
   podGrpcBootstrap,
   runAgent,
   waitUntilReady,
@@ -140,6 +143,30 @@ try {
             type: "string",
             describe: `Bootstrap file to write (default: $GRPC_XDS_BOOTSTRAP, else ${DEFAULT_GRPC_BOOTSTRAP_PATH})`,
           })
+          .option("ca-address", {
+            type: "string",
+            default: env.CA_ADDR || undefined,
+            describe: "CA HOST:PORT for the workload certificate (CA_ADDR; default: the discovery address)",
+          })
+          .option("ca-root-cert", {
+            type: "string",
+            default: env.CA_ROOT_CA || DEFAULT_CA_ROOT_CERT_PATH,
+            describe: "Roots the CA's serving certificate chains to (CA_ROOT_CA)",
+          })
+          .option("ca-server-name", {
+            type: "string",
+            default: env.ISTIOD_SAN || undefined,
+            describe: "Name the CA's certificate carries, when not the address's host (ISTIOD_SAN)",
+          })
+          .option("token-path", {
+            type: "string",
+            default: DEFAULT_TOKEN_PATH,
+            describe: "Bearer token file sent to the CA",
+          })
+          .option("sds-socket", {
+            type: "string",
+            describe: "Serve SDS (default, ROOTCA) for Envoy on this Unix socket (needs --output-certs)",
+          })
           .option("log_output_level", {
             type: "string",
             default: "default:info",
@@ -154,9 +181,20 @@ try {
       async (argv) => {
         const log = pino({ name: "sluice-agent", level: pinoLevel(argv.log_output_level) });
         const overrides: ProxyConfig = argv.statusPort === undefined ? {} : { statusPort: argv.statusPort };
+        const settings = bootstrapSettings(argv, overrides);
         const agent = await runAgent({
-          ...bootstrapSettings(argv, overrides),
+          ...settings,
           bootstrapPath: bootstrapPath(argv.grpcBootstrap),
+          // OUTPUT_CERTS asks for the workload certificate, as Istio's grpc-agent template sets it.
+          certificates: argv.outputCerts
+            ? {
+                caAddress: argv.caAddress || settings.proxyConfig.discoveryAddress || "",
+                caRootCertPath: argv.caRootCert,
+                caServerName: argv.caServerName,
+                tokenPath: argv.tokenPath,
+                sdsSocketPath: argv.sdsSocket,
+              }
+            : undefined,
           log,
         });
         for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => void agent.stop(signal));
