@@ -1,5 +1,6 @@
 // A diagnostic message as Istio's analysis reports it (pkg/config/analysis/diag): a message type
 // (level, code, Go format template), its arguments and the resource it is about.
+import { goQuote } from "../config/validation/common/format.ts";
 import type { Resource } from "./resource.ts";
 
 export type Level = "Error" | "Warning" | "Info";
@@ -55,11 +56,6 @@ export function goSprintf(template: string, args: readonly MessageArg[]): string
 
 function goValue(arg: MessageArg): string {
   return Array.isArray(arg) ? `[${arg.join(" ")}]` : String(arg);
-}
-
-/** strconv.Quote for the strings analyzers quote (JSON escaping matches it for printable text). */
-function goQuote(text: string): string {
-  return JSON.stringify(text);
 }
 
 export function messageText(m: Message): string {
