@@ -50,7 +50,7 @@ export interface PortAction {
 export interface Probe {
   httpGet?: PortAction;
   tcpSocket?: PortAction;
-  grpc?: { port: number; service?: string; [key: string]: unknown };
+  grpc?: { port: number; service?: string | null; [key: string]: unknown };
   timeoutSeconds?: number;
   [key: string]: unknown;
 }

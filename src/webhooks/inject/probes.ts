@@ -68,7 +68,8 @@ function orderProber(p: Prober): Prober {
   const out: Prober = {};
   if (p.httpGet) out.httpGet = orderAction(p.httpGet, ["path", "port", "host", "scheme", "httpHeaders"]);
   if (p.tcpSocket) out.tcpSocket = orderAction(p.tcpSocket, ["port", "host"]);
-  if (p.grpc) out.grpc = p.grpc;
+  // GRPCAction's service has no omitempty: Go writes an unset one as null.
+  if (p.grpc) out.grpc = { port: p.grpc.port, service: p.grpc.service ?? null };
   if (p.timeoutSeconds) out.timeoutSeconds = p.timeoutSeconds;
   return out;
 }
