@@ -66,7 +66,9 @@ export * as proxyProtocol from "./gen/envoy/extensions/filters/listener/proxy_pr
 export * as tlsInspector from "./gen/envoy/extensions/filters/listener/tls_inspector/v3/index.ts";
 export * as networkExtAuthz from "./gen/envoy/extensions/filters/network/ext_authz/v3/index.ts";
 export * as hcm from "./gen/envoy/extensions/filters/network/http_connection_manager/v3/index.ts";
+export * as mongoProxy from "./gen/envoy/extensions/filters/network/mongo_proxy/v3/index.ts";
 export * as networkRbac from "./gen/envoy/extensions/filters/network/rbac/v3/index.ts";
+export * as redisProxy from "./gen/envoy/extensions/filters/network/redis_proxy/v3/index.ts";
 export * as sniDfp from "./gen/envoy/extensions/filters/network/sni_dynamic_forward_proxy/v3/index.ts";
 export * as tcpProxy from "./gen/envoy/extensions/filters/network/tcp_proxy/v3/index.ts";
 export * as networkWasm from "./gen/envoy/extensions/filters/network/wasm/v3/index.ts";
@@ -77,6 +79,7 @@ export * as uuidRequestId from "./gen/envoy/extensions/request_id/uuid/v3/index.
 export * as retryPreviousHosts from "./gen/envoy/extensions/retry/host/previous_hosts/v3/index.ts";
 export * as retryPreviousPriorities from "./gen/envoy/extensions/retry/priority/previous_priorities/v3/index.ts";
 export * as internalUpstream from "./gen/envoy/extensions/transport_sockets/internal_upstream/v3/index.ts";
+export * as quicTransport from "./gen/envoy/extensions/transport_sockets/quic/v3/index.ts";
 export * as rawBuffer from "./gen/envoy/extensions/transport_sockets/raw_buffer/v3/index.ts";
 export * as tls from "./gen/envoy/extensions/transport_sockets/tls/v3/index.ts";
 export * as httpProtocolOptions from "./gen/envoy/extensions/upstreams/http/v3/index.ts";
