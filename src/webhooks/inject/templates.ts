@@ -160,7 +160,13 @@ function proxyConfigJson(proxyConfig: ProxyConfig): string {
 function podPortsJson(pod: Pod): string {
   const ports = pod.spec.containers.flatMap((c) => c.ports ?? []);
   const lines = ports.map((p, i) => {
-    const ordered = { name: p.name, hostPort: p.hostPort, containerPort: p.containerPort, protocol: p.protocol };
+    const ordered = {
+      name: p.name,
+      hostPort: p.hostPort,
+      containerPort: p.containerPort,
+      protocol: p.protocol,
+      hostIP: p.hostIP,
+    };
     const json = JSON.stringify(ordered, (_key, v) => (v === "" || v === 0 ? undefined : v));
     return `\n    ${i > 0 ? "," : ""}${json}`;
   });
