@@ -5,6 +5,8 @@ import { accesslog, core, fileAccessLog, grpcAccessLog, packAny, xdsType } from 
 import type { MeshConfig } from "../../config/index.ts";
 import type { Telemetry, TelemetryAccessLoggingFilter } from "../../config/types/index.ts";
 import { lookupService, type RegistryService } from "../authz/index.ts";
+// Not among the generated protos: sent as TypedStruct, which Envoy decodes as the named type.
+import { CEL_FILTER_TYPE_URL, OTEL_ACCESS_LOG_TYPE_URL } from "../httpfilter/extension-types.ts";
 import { typedStruct } from "../httpfilter/typed.ts";
 import { DEFAULT_JSON_FORMAT, DEFAULT_TEXT_FORMAT, FILE_ACCESS_LOG, textFormat } from "../listener/accesslog.ts";
 import { modeMatches, type WorkloadMode } from "./select.ts";
@@ -15,11 +17,6 @@ const HTTP_GRPC_ACCESS_LOG = "envoy.access_loggers.http_grpc";
 const TCP_GRPC_ACCESS_LOG = "envoy.access_loggers.tcp_grpc";
 const OTEL_ACCESS_LOG = "envoy.access_loggers.open_telemetry";
 const CEL_FILTER = "envoy.access_loggers.extension_filters.cel";
-/** Not among the generated protos: sent as TypedStruct, which Envoy decodes as the named type. */
-export const OTEL_ACCESS_LOG_TYPE_URL =
-  "type.googleapis.com/envoy.extensions.access_loggers.open_telemetry.v3.OpenTelemetryAccessLogConfig";
-export const CEL_FILTER_TYPE_URL =
-  "type.googleapis.com/envoy.extensions.access_loggers.filters.cel.v3.ExpressionFilter";
 
 /**
  * The providers logging for `mode`, each with its filter; undefined when neither a Telemetry nor

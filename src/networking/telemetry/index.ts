@@ -13,9 +13,7 @@ import { mergeMetrics, statsConfig } from "./metrics.ts";
 import { applicableTelemetries, workloadMode } from "./select.ts";
 import { buildHcmTracing, type HcmTracing, mergeTracing } from "./tracing.ts";
 
-export { CEL_FILTER_TYPE_URL, OTEL_ACCESS_LOG_TYPE_URL } from "./accesslog.ts";
 export { applicableTelemetries } from "./select.ts";
-export { TRACER_TYPE_URLS } from "./tracing.ts";
 
 /** What the listener builders ask of the Telemetry API, per listener class. */
 export interface ProxyTelemetry {

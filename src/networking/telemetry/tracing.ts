@@ -2,13 +2,16 @@
 // workload mode over MeshConfig defaultProviders.tracing, and the HTTP connection manager's tracing
 // config: provider, sampling, Istio's tags and the custom tags. Without Telemetry tracing or a default
 // provider the mesh's legacy enableTracing settings apply.
-import { create, type JsonObject } from "@bufbuild/protobuf";
+import { create, type JsonObject, toJson } from "@bufbuild/protobuf";
+import { DurationSchema } from "@bufbuild/protobuf/wkt";
 import { envoyMetadata, envoyTrace, envoyTracing, envoyType, hcm, packAny, xdsType } from "../../api/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
 import type { Telemetry, TelemetryTracingCustomTagsValue } from "../../config/types/index.ts";
 import type { ProxyNode } from "../../model/proxy.ts";
 import { lookupService, type RegistryService } from "../authz/index.ts";
 import { toDuration } from "../duration.ts";
+// Tracer configs are not among the generated protos: sent as TypedStruct.
+import { TRACER_TYPE_URLS } from "../httpfilter/extension-types.ts";
 import { typedStruct } from "../httpfilter/typed.ts";
 import { modeMatches, type WorkloadMode } from "./select.ts";
 
@@ -16,14 +19,6 @@ type ExtensionProvider = NonNullable<MeshConfig["extensionProviders"]>[number];
 
 /** PILOT_TRACE_SAMPLING's default. */
 const DEFAULT_TRACE_SAMPLING = 1.0;
-
-/** Tracer configs not among the generated protos: sent as TypedStruct. */
-export const TRACER_TYPE_URLS = {
-  zipkin: "type.googleapis.com/envoy.config.trace.v3.ZipkinConfig",
-  datadog: "type.googleapis.com/envoy.config.trace.v3.DatadogConfig",
-  opentelemetry: "type.googleapis.com/envoy.config.trace.v3.OpenTelemetryConfig",
-  skywalking: "type.googleapis.com/envoy.config.trace.v3.SkyWalkingConfig",
-} as const;
 
 /** The merged tracing of one workload mode. */
 export interface TracingSpec {
@@ -179,7 +174,7 @@ function tracerOf(
         http_uri: {
           uri: `${t.hostname}${o.http.path ?? ""}`,
           cluster: t.cluster,
-          timeout: timeout ? `${timeout.seconds}s` : "0s",
+          timeout: timeout ? toJson(DurationSchema, timeout) : "0s",
         },
       };
     } else {
