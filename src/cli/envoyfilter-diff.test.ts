@@ -68,16 +68,19 @@ test("x envoyfilter diff: unified diffs of the changed cluster and route", () =>
 });
 
 test("x envoyfilter diff -o json: before/after pairs; a merge Envoy would reject is skipped with a warning", () => {
+  // Valid alone, but the cluster it merges into has no transport socket: it would get one without a name.
   const broken = `  - applyTo: CLUSTER
-    match: {context: SIDECAR_OUTBOUND, cluster: {service: reviews.shop.svc.cluster.local}}
-    patch: {operation: MERGE, value: {connectTimeout: 0s}}
+    match: {context: SIDECAR_OUTBOUND, cluster: {name: PassthroughCluster}}
+    patch:
+      operation: MERGE
+      value: {transportSocket: {typedConfig: {"@type": type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext}}}
 `;
   const filters = file("broken.yaml", filter(broken + MERGE_CLUSTER));
   const r = sluice(["x", "envoyfilter", "diff", "-f", filters, "-f", CONFIG, ...PROXY, "-o", "json"]);
   assert.equal(r.code, 0, r.stderr);
   assert.match(
     r.stderr,
-    /^Warning: EnvoyFilter shop\/tune configPatches\[0\] skipped at patch\.value: the patched envoy\.config\.cluster\.v3\.Cluster "outbound\|9080\|\|reviews\.shop\.svc\.cluster\.local" would be rejected by Envoy: connect_timeout: /m,
+    /^Warning: EnvoyFilter shop\/tune configPatches\[0\] skipped at patch\.value: the patched envoy\.config\.cluster\.v3\.Cluster "PassthroughCluster" would be rejected by Envoy: transport_socket\.name: /m,
   );
   const changes = JSON.parse(r.stdout) as ResourceChange[];
   assert.deepEqual(
@@ -86,7 +89,7 @@ test("x envoyfilter diff -o json: before/after pairs; a merge Envoy would reject
   );
   const patched = changes[0].after as Record<string, unknown>;
   assert.equal(patched.perConnectionBufferLimitBytes, 32768);
-  assert.equal(patched.connectTimeout, (changes[0].before as Record<string, unknown>).connectTimeout);
+  assert.equal((changes[0].before as Record<string, unknown>).perConnectionBufferLimitBytes, undefined);
 });
 
 test("x envoyfilter diff: an EnvoyFilter validation refuses fails the command with the field path", () => {

@@ -10,7 +10,8 @@ import {
   type Message,
 } from "@bufbuild/protobuf";
 import { type ReflectMessage, reflect } from "@bufbuild/protobuf/reflect";
-import { registry } from "../../api/index.ts";
+import type { Any } from "@bufbuild/protobuf/wkt";
+import { registry, unpackAny } from "../../api/index.ts";
 import { checkMessage } from "../../api/pgv/index.ts";
 import { parseGoDuration } from "./common/durations.ts";
 import { goQuote } from "./common/format.ts";
@@ -75,18 +76,56 @@ export function decodePatchValue(
 
 // Operations whose value is a whole resource (or filter, route, ...) put into the config as it is.
 const WHOLE_VALUE_OPERATIONS = new Set(["ADD", "INSERT_BEFORE", "INSERT_AFTER", "INSERT_FIRST", "REPLACE"]);
+const MERGE_OPERATIONS = new Set(["MERGE", "MERGE_AND_REPLACE_LIST"]);
+// Rules about what is missing: the config merged into may have it.
+const PRESENCE_RULES = new Set(["message.required", "oneof.required", "repeated.min_items", "map.min_pairs"]);
 
 /**
- * What Envoy would reject in a value that goes into the config whole (ADD, INSERT_*, REPLACE): its
- * PGV violations, at their proto field path inside the value. Merged values are checked once merged.
+ * How a merge applies the field at a PGV path of the patch value: "whole" inside a list item or map
+ * value (merged in as they are), "set" for a field the patch sets, "unset" otherwise.
+ */
+function mergedAs(root: ReflectMessage, path: string): "whole" | "set" | "unset" {
+  const tokens = path.match(/[^.[\]]+|\[[^\]]*\]/g) ?? [];
+  let message: ReflectMessage = root;
+  for (let i = 0; i < tokens.length; i++) {
+    if (message.desc.typeName === "google.protobuf.Any") {
+      const inner = unpackAny(message.message as Any);
+      const schema = inner && registry.getMessage(inner.$typeName);
+      if (!inner || !schema) return "unset";
+      message = reflect(schema, inner);
+    }
+    const field = message.desc.fields.find((f) => f.name === tokens[i]);
+    if (!field || !message.isSet(field)) return "unset";
+    // A rule on the list itself (min_items) may be met by the items merged into.
+    if (field.fieldKind === "list" || field.fieldKind === "map") return i === tokens.length - 1 ? "set" : "whole";
+    if (field.fieldKind !== "message" || i === tokens.length - 1) return "set";
+    message = message.get(field);
+  }
+  return "set";
+}
+
+/**
+ * What Envoy would reject in a patch value, at its proto field path inside the value: every PGV
+ * violation of a value that goes into the config whole (ADD, INSERT_*, REPLACE); for a merge, those
+ * the merge cannot fix: on fields the value sets, or inside list items and map values (merged in
+ * whole), but not the absence of fields the config merged into may have.
  */
 export function patchValueViolations(applyTo: string, operation: string, message: Message): PatchValueIssue[] {
   const schema = registry.getMessage(PATCH_MESSAGE_TYPES[applyTo] ?? "");
-  if (!schema || !WHOLE_VALUE_OPERATIONS.has(operation)) return [];
-  return checkMessage(schema, message).map((v) => ({
-    path: v.path,
-    message: `Envoy filter: Envoy would reject this ${schema.typeName}: ${v.message} (${v.rule})`,
-  }));
+  if (!schema) return [];
+  const merge = MERGE_OPERATIONS.has(operation);
+  if (!merge && !WHOLE_VALUE_OPERATIONS.has(operation)) return [];
+  const root = reflect(schema, message);
+  return checkMessage(schema, message)
+    .filter((v) => {
+      if (!merge) return true;
+      const applied = mergedAs(root, v.path);
+      return applied === "whole" || (applied === "set" && !PRESENCE_RULES.has(v.rule));
+    })
+    .map((v) => ({
+      path: v.path,
+      message: `Envoy filter: Envoy would reject this ${schema.typeName}: ${v.message} (${v.rule})`,
+    }));
 }
 
 /**

@@ -275,9 +275,43 @@ describe("EnvoyFilter webhook validation", () => {
       ["spec.configPatches[0].patch.value.match", "spec.configPatches[0].patch.value.route.cluster"],
     );
     assert.match(r.errors[0].message, /^Envoy filter: Envoy would reject this envoy.config.route.v3.Route: /);
-    // A merged value is partial: it is checked once merged, by the patch engine.
-    const merge = onePatch({ applyTo: "HTTP_ROUTE", patch: { operation: "MERGE", value: { route: { cluster: "" } } } });
+    // A merged value is partial: what it lacks the config merged into may have, but what it sets or
+    // appends must be valid.
+    const merge = onePatch({
+      applyTo: "HTTP_ROUTE",
+      patch: { operation: "MERGE", value: { route: { timeout: "5s" } } },
+    });
     assert.deepEqual(merge.errors, []);
+    const zero = onePatch({
+      applyTo: "CLUSTER",
+      patch: {
+        operation: "MERGE",
+        value: { connectTimeout: "0s", circuitBreakers: { thresholds: [{ priority: "HIGH" }] }, outlierDetection: {} },
+      },
+    });
+    assert.deepEqual(
+      zero.errors.map((e) => e.path),
+      ["spec.configPatches[0].patch.value.connect_timeout"],
+    );
+    const item = onePatch({
+      applyTo: "LISTENER",
+      patch: {
+        operation: "MERGE",
+        value: {
+          listenerFilters: [
+            {
+              typedConfig: {
+                "@type": "type.googleapis.com/envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector",
+              },
+            },
+          ],
+        },
+      },
+    });
+    assert.deepEqual(
+      item.errors.map((e) => e.path),
+      ["spec.configPatches[0].patch.value.listener_filters[0].name"],
+    );
   });
 
   test("EnvoyFilter: unresolvable Any types are rejected (v2 types with a hint)", () => {
