@@ -21,6 +21,14 @@ export interface PushInputs {
    * Envoy's stateful session filter. Default false.
    */
   persistentSessions?: boolean;
+  /** PILOT_ENABLE_MONGO_FILTER: mongo ports get Envoy's mongo_proxy before tcp_proxy. Default true. */
+  mongoFilter?: boolean;
+  /** PILOT_ENABLE_REDIS_FILTER: redis ports get redis_proxy instead of tcp_proxy, their clusters MAGLEV. Default false. */
+  redisFilter?: boolean;
+  /** PILOT_ENABLE_MYSQL_FILTER: mysql ports get mysql_proxy before tcp_proxy. Default false. */
+  mysqlFilter?: boolean;
+  /** PILOT_ENABLE_QUIC_LISTENERS: TLS-terminated HTTPS gateway servers also listen for HTTP/3 over UDP. Default false. */
+  quicListeners?: boolean;
 }
 
 /** The inputs of a push from the store's objects in force and the registry's services. */
@@ -28,7 +36,16 @@ export function pushInputs(
   store: Pick<ConfigStore, "list">,
   registry: Pick<ServiceRegistry, "services" | "endpoints">,
   mesh: MeshConfig,
-  options: Pick<PushInputs, "domainSuffix" | "scopeGatewayToNamespace" | "persistentSessions"> = {},
+  options: Pick<
+    PushInputs,
+    | "domainSuffix"
+    | "scopeGatewayToNamespace"
+    | "persistentSessions"
+    | "mongoFilter"
+    | "redisFilter"
+    | "mysqlFilter"
+    | "quicListeners"
+  > = {},
 ): PushInputs {
   return {
     configs: store.list().map((s) => s.object),

@@ -56,6 +56,10 @@ export class PushSnapshot {
   private readonly scopeGatewayToNamespace: boolean;
   /** PILOT_ENABLE_PERSISTENT_SESSION_FILTER (see PushInputs). */
   readonly persistentSessions: boolean;
+  /** PILOT_ENABLE_MONGO_FILTER, PILOT_ENABLE_REDIS_FILTER, PILOT_ENABLE_MYSQL_FILTER (see PushInputs). */
+  readonly protocolFilters: { readonly mongo: boolean; readonly redis: boolean; readonly mysql: boolean };
+  /** PILOT_ENABLE_QUIC_LISTENERS (see PushInputs). */
+  readonly quicListeners: boolean;
   /** Merged gateways computed in this push, by proxy namespace, labels and identities. */
   private readonly mergedGateways = new Map<string, MergedGateway | undefined>();
   private readonly endpoints: readonly PortEndpoints[];
@@ -72,6 +76,12 @@ export class PushSnapshot {
     this.rootNamespace = inputs.mesh.rootNamespace ?? "istio-system";
     this.scopeGatewayToNamespace = inputs.scopeGatewayToNamespace ?? false;
     this.persistentSessions = inputs.persistentSessions ?? false;
+    this.protocolFilters = {
+      mongo: inputs.mongoFilter ?? true,
+      redis: inputs.redisFilter ?? false,
+      mysql: inputs.mysqlFilter ?? false,
+    };
+    this.quicListeners = inputs.quicListeners ?? false;
     const kinds = groupByKind(inputs.configs);
     this.inputs = { kinds, services: inputs.services };
     this.endpoints = inputs.endpoints ?? [];

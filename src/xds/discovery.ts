@@ -231,19 +231,32 @@ export function storeGatewayConversion(
   return conversion;
 }
 
-/** The push context over what the store holds now, Istio config converted from Gateway API included. */
 /** Istio's feature flags that shape generated config (PILOT_* environment settings). */
-export type PushFeatures = Pick<PushInputs, "persistentSessions" | "scopeGatewayToNamespace">;
+export type PushFeatures = Pick<
+  PushInputs,
+  "persistentSessions" | "scopeGatewayToNamespace" | "mongoFilter" | "redisFilter" | "mysqlFilter" | "quicListeners"
+>;
 
 /** The feature flags as istiod reads them from its environment. */
 export function pushFeaturesFromEnv(env: Record<string, string | undefined>): PushFeatures {
-  const on = (name: string) => env[name] === "true" || env[name] === "1";
+  // Go's strconv.ParseBool; anything else leaves the default, as Istio's env.Register does.
+  const flag = (name: string, fallback: boolean) => {
+    const value = env[name] ?? "";
+    if (["1", "t", "T", "TRUE", "true", "True"].includes(value)) return true;
+    if (["0", "f", "F", "FALSE", "false", "False"].includes(value)) return false;
+    return fallback;
+  };
   return {
-    persistentSessions: on("PILOT_ENABLE_PERSISTENT_SESSION_FILTER"),
-    scopeGatewayToNamespace: on("PILOT_SCOPE_GATEWAY_TO_NAMESPACE"),
+    persistentSessions: flag("PILOT_ENABLE_PERSISTENT_SESSION_FILTER", false),
+    scopeGatewayToNamespace: flag("PILOT_SCOPE_GATEWAY_TO_NAMESPACE", false),
+    mongoFilter: flag("PILOT_ENABLE_MONGO_FILTER", true),
+    redisFilter: flag("PILOT_ENABLE_REDIS_FILTER", false),
+    mysqlFilter: flag("PILOT_ENABLE_MYSQL_FILTER", false),
+    quicListeners: flag("PILOT_ENABLE_QUIC_LISTENERS", false),
   };
 }
 
+/** The push context over what the store holds now, Istio config converted from Gateway API included. */
 export function storePush(
   store: ConfigStore,
   registry: ServiceRegistry,

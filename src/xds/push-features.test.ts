@@ -1,0 +1,29 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { pushFeaturesFromEnv } from "./discovery.ts";
+
+test("feature flags default as istiod's: mongo_proxy on, redis/mysql filters and QUIC listeners off", () => {
+  assert.deepEqual(pushFeaturesFromEnv({}), {
+    persistentSessions: false,
+    scopeGatewayToNamespace: false,
+    mongoFilter: true,
+    redisFilter: false,
+    mysqlFilter: false,
+    quicListeners: false,
+  });
+});
+
+test("feature flags are read as Go's ParseBool reads them; an unparsable value keeps the default", () => {
+  const features = pushFeaturesFromEnv({
+    PILOT_ENABLE_MONGO_FILTER: "False",
+    PILOT_ENABLE_REDIS_FILTER: "t",
+    PILOT_ENABLE_MYSQL_FILTER: "1",
+    PILOT_ENABLE_QUIC_LISTENERS: "TRUE",
+    PILOT_ENABLE_PERSISTENT_SESSION_FILTER: "yes",
+  });
+  assert.equal(features.mongoFilter, false);
+  assert.equal(features.redisFilter, true);
+  assert.equal(features.mysqlFilter, true);
+  assert.equal(features.quicListeners, true);
+  assert.equal(features.persistentSessions, false);
+});
