@@ -6,7 +6,10 @@
 //   buildServerListener("xds.istio.io/grpc/lds/inbound/10.0.0.1:7070");
 //   buildGrpcRouteConfiguration({ routeName: "outbound|7070||echo.ns.svc.cluster.local", proxy, mesh, services, virtualServices });
 //   buildGrpcClusters({ group, service, destinationRule, serviceAccounts });
-//   buildServerListener(name, { tls: grpcServerTlsContext(snap.mtlsMode(proxy, port), proxy.labels) });
+//   buildServerListener(name, {
+//     tls: grpcServerTlsContext(snap.mtlsMode(proxy, port), proxy.labels),
+//     httpFilters: buildGrpcRbacFilters(selectPolicies(...)).filters,
+//   });
 export { buildGrpcClusters, type GrpcClusterInput, groupClusterNames, type RequestedClusterGroup } from "./cluster.ts";
 export {
   buildClientListeners,
@@ -22,6 +25,7 @@ export {
   type RequestedListener,
   SERVER_LISTENER_PREFIX,
 } from "./names.ts";
+export { buildGrpcRbacFilters, GRPC_RBAC_DENY_FILTER, GRPC_RBAC_FILTER, type GrpcRbacFilters } from "./rbac.ts";
 export { buildGrpcRouteConfiguration, type GrpcRouteInput } from "./route.ts";
 export {
   CERTIFICATE_PROVIDER_INSTANCE,

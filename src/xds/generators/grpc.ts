@@ -4,11 +4,13 @@
 import type { cluster, listener, route } from "../../api/index.ts";
 import type { ProxyNode, PushContext } from "../../model/index.ts";
 import { pushSnapshot } from "../../model/index.ts";
+import { selectPolicies } from "../../networking/authz/index.ts";
 import { parseClusterName } from "../../networking/cluster/index.ts";
 import { expandTrustDomains } from "../../networking/cluster/tls.ts";
 import {
   buildClientListeners,
   buildGrpcClusters,
+  buildGrpcRbacFilters,
   buildGrpcRouteConfiguration,
   buildServerListener,
   groupClusterNames,
@@ -44,12 +46,16 @@ export function buildGrpcListeners(push: PushContext, proxy: ProxyNode, watched:
   const targetPorts = new Set(
     snap.serviceTargets(proxy).map(({ port }) => (typeof port.targetPort === "number" ? port.targetPort : port.port)),
   );
+  // AuthorizationPolicies apply to every server port of the workload alike.
+  const workload = { namespace: proxy.configNamespace, labels: proxy.labels };
+  const policies = selectPolicies(snap.authorizationPoliciesFor(proxy), workload, snap.rootNamespace);
+  const rbac = buildGrpcRbacFilters(policies, snap.mesh.trustDomain);
   for (const name of request.inbound) {
     const parsed = parseServerListenerName(name);
     if (!parsed || !targetPorts.has(parsed.port)) continue;
     // The port's PeerAuthentication mode decides mTLS (the listener port is the workload port).
     const tls = grpcServerTlsContext(snap.mtlsMode(proxy, parsed.port), proxy.labels);
-    const server = buildServerListener(name, { tls });
+    const server = buildServerListener(name, { tls, httpFilters: rbac.filters });
     if (server) out.push(server);
   }
   return out;
