@@ -35,6 +35,11 @@ interface ReviewReply {
   };
 }
 
+const NAMESPACE_LABELS: Record<string, Record<string, string>> = {
+  "injection-off": { "istio-injection": "disabled" },
+  unlabelled: {},
+};
+
 let certs: TestCerts;
 let server: WebhookServer;
 let ca: Buffer;
@@ -52,6 +57,8 @@ before(async () => {
     mesh: () => DEFAULT_MESH_CONFIG,
     injection: DEFAULT_INJECTION_SETTINGS,
     metrics: registry,
+    // Namespaces the server knows the labels of; for the others the API server is trusted to have selected.
+    namespaceLabels: (namespace) => ({ "injection-off": { "istio-injection": "disabled" }, unlabelled: {} })[namespace],
     nodes: () => [
       {
         apiVersion: "v1",
@@ -320,6 +327,31 @@ describe("/inject", () => {
     };
     const b = await admit("/inject", "admission.k8s.io/v1", { uid: "o", namespace: "x", object: optedOut });
     assert.deepEqual(b.response, { uid: "o", allowed: true });
+  });
+
+  it("applies the webhook configuration's namespace selectors when it knows the namespace", async () => {
+    const off = await admit("/inject", "admission.k8s.io/v1", {
+      uid: "1",
+      namespace: "injection-off",
+      object: APP_POD,
+    });
+    assert.deepEqual(off.response, { uid: "1", allowed: true });
+    const unlabelled = await admit("/inject", "admission.k8s.io/v1", {
+      uid: "2",
+      namespace: "unlabelled",
+      object: APP_POD,
+    });
+    assert.deepEqual(unlabelled.response, { uid: "2", allowed: true });
+    const asked = {
+      ...APP_POD,
+      metadata: { ...APP_POD.metadata, labels: { ...APP_POD.metadata.labels, "sidecar.istio.io/inject": "true" } },
+    };
+    const injected = await admit("/inject", "admission.k8s.io/v1", {
+      uid: "3",
+      namespace: "unlabelled",
+      object: asked,
+    });
+    assert.ok(applyPatch(asked, patchOf(injected)).spec.containers.some((c) => c.name === "istio-proxy"));
   });
 
   it("denies a pod with an invalid injection annotation", async () => {
