@@ -1,23 +1,21 @@
 // The EnvoyFilter patch engine: the patches a proxy gets (patch-set.ts), applied last to the
-// generated listeners, route configurations, clusters and extension configs, each patched resource
-// checked against Envoy's constraints (guard.ts), with Istio's pilot_envoy_filter_status (status.ts).
-export { applyClusterPatches, insertedClusters } from "./cluster.ts";
+// generated listeners, route configurations and clusters (generated.ts, in Istio's contexts), each
+// patched resource checked against Envoy's constraints (guard.ts), with Istio's
+// pilot_envoy_filter_status (status.ts). Extension configs and the bootstrap are for ECDS and the agent.
 export { applyBootstrapPatches, insertedExtensionConfigs } from "./extension.ts";
 export {
   patchGeneratedClusters,
   patchGeneratedListeners,
   patchGeneratedRouteConfiguration,
 } from "./generated.ts";
-export { applyListenerPatches } from "./listener.ts";
 export {
   type ApplyTo,
-  compileEnvoyFilter,
   type Operation,
   type Patch,
   type PatchContext,
   type PatchError,
-  PatchSet,
+  type PatchSet,
   patchSetFor,
 } from "./patch-set.ts";
-export { applyRouteConfigurationPatches, type GatewayPortMap } from "./route.ts";
+export type { GatewayPortMap } from "./route.ts";
 export { envoyFilterStatus, registerEnvoyFilterMetrics } from "./status.ts";

@@ -60,12 +60,12 @@ const MAX_PROXY_VERSION_LENGTH = 1024;
 const compiled = new WeakMap<EnvoyFilter, CompiledFilter>();
 let nextPatchId = 0;
 
-export function filterKey(filter: EnvoyFilter): string {
+function filterKey(filter: EnvoyFilter): string {
   return `${filter.metadata.namespace ?? ""}/${filter.metadata.name ?? ""}`;
 }
 
 /** The filter's patches and the errors of those that cannot be applied. */
-export function compileEnvoyFilter(filter: EnvoyFilter): CompiledFilter {
+function compileEnvoyFilter(filter: EnvoyFilter): CompiledFilter {
   const cached = compiled.get(filter);
   if (cached) return cached;
   const result: CompiledFilter = { patches: [], errors: [] };
