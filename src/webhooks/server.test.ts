@@ -58,7 +58,7 @@ before(async () => {
     injection: DEFAULT_INJECTION_SETTINGS,
     metrics: registry,
     // Namespaces the server knows the labels of; for the others the API server is trusted to have selected.
-    namespaceLabels: (namespace) => ({ "injection-off": { "istio-injection": "disabled" }, unlabelled: {} })[namespace],
+    namespaceLabels: (namespace) => NAMESPACE_LABELS[namespace],
     nodes: () => [
       {
         apiVersion: "v1",
