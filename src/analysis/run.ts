@@ -27,6 +27,8 @@ export interface AnalysisOptions {
   istioNamespace?: string;
   /** Only objects of these kinds are loaded (the Go test loads only the analyzers' inputs); default all. */
   onlyInputKinds?: boolean;
+  /** Add the ingress gateway Pod and Service istioctl assumes without a cluster (default true). */
+  defaultResources?: boolean;
 }
 
 export function runAnalysis(inputs: readonly AnalysisInput[], options: AnalysisOptions): Message[] {
@@ -41,8 +43,10 @@ export function runAnalysis(inputs: readonly AnalysisInput[], options: AnalysisO
     resources.set(identity(r), r);
   };
   for (const input of inputs) add(newResource(withNamespace(input.object, options.defaultNamespace), input.origin));
-  for (const object of defaultIngressResources(istioNamespace, options.mesh.ingressService ?? "istio-ingressgateway")) {
-    add(newResource(object));
+  if (options.defaultResources ?? true) {
+    for (const object of defaultIngressResources(istioNamespace, options.mesh.ingressService ?? "istio-ingressgateway")) {
+      add(newResource(object));
+    }
   }
   add(meshResource(K.MeshConfig, "meshconfig", istioNamespace, options.mesh));
   add(meshResource(K.MeshNetworks, "meshnetworks", istioNamespace, options.meshNetworks ?? {}));

@@ -1,6 +1,8 @@
 // The work of `sluice analyze` (see analyze.ts for its flags): read files, run the analyzers, print
 // the messages and the summary lines istioctl prints, and pick the exit code.
 import { readFileSync } from "node:fs";
+import { KubeConfig } from "@kubernetes/client-node";
+import { type ClusterConfig, readCluster } from "../analysis/cluster.ts";
 import { chunkLines } from "../analysis/field-lines.ts";
 import { isWorseThanOrEqualTo, type Level, type Message } from "../analysis/message.ts";
 import { MESSAGES } from "../analysis/messages.ts";
@@ -9,7 +11,8 @@ import { ALL_ANALYZERS, selectAnalyzers } from "../analysis/registry.ts";
 import { type AnalysisInput, runAnalysis } from "../analysis/run.ts";
 import { configFiles, decodeConfigText } from "../config/decode.ts";
 import { STDIN_PATH } from "../config/decode-paths.ts";
-import { loadMeshConfig } from "../config/index.ts";
+import { loadMeshConfig, loadMeshNetworks } from "../config/index.ts";
+import { KubeApiError, KubeClient } from "../sources/kube/client.ts";
 import { EXIT_ANALYZER_FOUND_ISSUES, EXIT_INVALID, EXIT_OK, EXIT_USAGE } from "./exit-codes.ts";
 
 const DEFAULT_NAMESPACE = "default";
@@ -29,18 +32,20 @@ export interface AnalyzeOptions {
   meshConfigFile?: string;
   suppress: string[];
   ignoreUnknown: boolean;
+  /** Analyze this cluster's objects too (istioctl's --use-kube); files override its objects. */
+  cluster?: KubeClient;
   stdout(text: string): void;
   stderr(text: string): void;
 }
 
 /** Runs the command; returns the exit code. */
-export function runAnalyzeCommand(options: AnalyzeOptions): number {
+export async function runAnalyzeCommand(options: AnalyzeOptions): Promise<number> {
   if (options.listAnalyzers) {
     options.stdout(listAnalyzers());
     return EXIT_OK;
   }
-  if (options.files.length === 0) {
-    options.stderr("Error: name the files to analyze; analysis of a live cluster is not supported\n");
+  if (options.files.length === 0 && !options.cluster) {
+    options.stderr("Error: name the files to analyze, or analyze a cluster with --use-kube\n");
     return EXIT_USAGE;
   }
   const suppressions = parseSuppressions(options.suppress, options.stderr);
@@ -51,8 +56,20 @@ export function runAnalyzeCommand(options: AnalyzeOptions): number {
   const namespace = options.allNamespaces ? "" : options.namespace || DEFAULT_NAMESPACE;
   const target = options.allNamespaces ? "all namespaces" : `namespace: ${namespace}`;
 
-  const files = options.files.flatMap(configFiles);
+  const analyzers = selectAnalyzers(options.analyzers);
   const inputs: AnalysisInput[] = [];
+  let cluster: ClusterConfig | undefined;
+  if (options.cluster) {
+    if (namespace !== "" && !(await namespaceExists(options.cluster, namespace))) {
+      options.stderr(`namespace "${namespace}" not found\n`);
+      return EXIT_OK;
+    }
+    const kinds = new Set(analyzers.flatMap((a) => a.inputs));
+    cluster = await readCluster(options.cluster, kinds, options.istioNamespace);
+    for (const object of cluster.objects) inputs.push({ object });
+  }
+
+  const files = options.files.flatMap(configFiles);
   const parseErrors: string[] = [];
   for (const file of files) {
     const text = readFileSync(file === STDIN_PATH ? 0 : file, "utf8");
@@ -76,13 +93,17 @@ export function runAnalyzeCommand(options: AnalyzeOptions): number {
   }
   if (parseErrors.length > 0) options.stderr(`Error(s) adding files: ${parseErrors.join("\n")}\n`);
 
-  const mesh = loadMeshConfig(options.meshConfigFile ? readFileSync(options.meshConfigFile, "utf8") : undefined).mesh;
+  // --meshConfigFile wins over the cluster's mesh config; without either, Istio's defaults.
+  const meshText = options.meshConfigFile ? readFileSync(options.meshConfigFile, "utf8") : cluster?.meshConfig;
   const all = runAnalysis(inputs, {
-    analyzers: selectAnalyzers(options.analyzers),
-    mesh,
+    analyzers,
+    mesh: loadMeshConfig(meshText).mesh,
+    meshNetworks: cluster?.meshNetworks ? loadMeshNetworks(cluster.meshNetworks) : undefined,
     namespace,
     defaultNamespace: namespace,
     istioNamespace: options.istioNamespace,
+    // Without a cluster, istioctl assumes the default ingress gateway exists.
+    defaultResources: !options.cluster,
   }).filter((m) => !isSuppressed(m, suppressions));
   const shown = all.filter((m) => isWorseThanOrEqualTo(m.type.level, options.outputThreshold));
   options.stdout(`${formatMessages(shown, options.output)}\n`);
@@ -93,6 +114,8 @@ export function runAnalyzeCommand(options: AnalyzeOptions): number {
       options.stderr(
         `No validation issues found when analyzing ${target} (but ${parseErrors.length} ${noun} could not be parsed).\n`,
       );
+    } else if (files.length === 0) {
+      options.stderr(`\u2714 No validation issues found when analyzing ${target}.\n`);
     } else if (files.length > 1) {
       options.stderr(`\u2714 No validation issues found when analyzing:\n  - ${files.join("\n  - ")}\n`);
     } else {
@@ -108,6 +131,25 @@ export function runAnalyzeCommand(options: AnalyzeOptions): number {
     return EXIT_ANALYZER_FOUND_ISSUES;
   }
   return parseErrors.length > 0 && !options.ignoreUnknown ? EXIT_INVALID : EXIT_OK;
+}
+
+/** A client for the kubeconfig's cluster (default: $KUBECONFIG or ~/.kube/config), in `context` if given. */
+export function kubeClient(kubeconfigPath?: string, context?: string): KubeClient {
+  const kubeConfig = new KubeConfig();
+  if (kubeconfigPath) kubeConfig.loadFromFile(kubeconfigPath);
+  else kubeConfig.loadFromDefault();
+  if (context) kubeConfig.setCurrentContext(context);
+  return new KubeClient(kubeConfig);
+}
+
+async function namespaceExists(client: KubeClient, namespace: string): Promise<boolean> {
+  try {
+    await client.request("GET", `/api/v1/namespaces/${encodeURIComponent(namespace)}`);
+    return true;
+  } catch (err) {
+    if (err instanceof KubeApiError && err.code === 404) return false;
+    throw err;
+  }
 }
 
 /** istioctl analyze -L: "* <name>:" and its description, sorted by name. */

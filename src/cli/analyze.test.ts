@@ -3,6 +3,10 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
+import { EXTRA_CLUSTER_KINDS } from "../analysis/cluster.ts";
+import { KINDS } from "../config/index.ts";
+import { KubeClient } from "../sources/kube/client.ts";
+import { KubeTestServer } from "../sources/kube/testserver/index.ts";
 import { type AnalyzeOptions, runAnalyzeCommand } from "./analyze-run.ts";
 import { EXIT_ANALYZER_FOUND_ISSUES, EXIT_INVALID, EXIT_OK } from "./exit-codes.ts";
 
@@ -29,10 +33,10 @@ spec:
     name: foo
 `;
 
-function run(files: string[], overrides: Partial<AnalyzeOptions> = {}) {
+async function run(files: string[], overrides: Partial<AnalyzeOptions> = {}) {
   let stdout = "";
   let stderr = "";
-  const code = runAnalyzeCommand({
+  const code = await runAnalyzeCommand({
     files,
     allNamespaces: false,
     istioNamespace: "istio-system",
@@ -60,9 +64,9 @@ function writeConfig(text: string): string {
   return file;
 }
 
-test("messages print as istioctl's log lines, and an Error exits 79", () => {
+test("messages print as istioctl's log lines, and an Error exits 79", async () => {
   const file = writeConfig(VIRTUAL_SERVICE);
-  const { code, stdout, stderr } = run([file]);
+  const { code, stdout, stderr } = await run([file]);
   assert.equal(code, EXIT_ANALYZER_FOUND_ISSUES);
   // Lines are the fields' (gateways[0], the route's host), as istioctl reads them from the file.
   assert.equal(
@@ -78,23 +82,23 @@ test("messages print as istioctl's log lines, and an Error exits 79", () => {
   assert.match(stderr, /^Error: Analyzers found issues when analyzing namespace: default\.\n/);
 });
 
-test("-A shows every namespace; objects without one keep an empty namespace", () => {
-  const { stdout } = run([writeConfig(VIRTUAL_SERVICE)], { allNamespaces: true });
+test("-A shows every namespace; objects without one keep an empty namespace", async () => {
+  const { stdout } = await run([writeConfig(VIRTUAL_SERVICE)], { allNamespaces: true });
   assert.match(stdout, /\(VirtualService reviews /);
   assert.match(stdout, /Info \[IST0118\] \(Service other\/reviews .*\) Port name foo \(port: 9080, targetPort: 0\)/);
 });
 
-test("thresholds: output filters what is shown, failure decides the exit code", () => {
+test("thresholds: output filters what is shown, failure decides the exit code", async () => {
   const file = writeConfig(VIRTUAL_SERVICE);
-  const errorsOnly = run([file], { outputThreshold: "Error" });
+  const errorsOnly = await run([file], { outputThreshold: "Error" });
   assert.equal(errorsOnly.stdout.trim().split("\n").length, 2);
-  const warnFails = run([file], { analyzers: ["virtualservice.GatewayAnalyzer"], failureThreshold: "Warning" });
+  const warnFails = await run([file], { analyzers: ["virtualservice.GatewayAnalyzer"], failureThreshold: "Warning" });
   assert.equal(warnFails.code, EXIT_ANALYZER_FOUND_ISSUES);
 });
 
-test("suppressions by flag and annotation", () => {
+test("suppressions by flag and annotation", async () => {
   const file = writeConfig(VIRTUAL_SERVICE);
-  const { code, stdout } = run([file], { suppress: ["IST0101=VirtualService default/*"] });
+  const { code, stdout } = await run([file], { suppress: ["IST0101=VirtualService default/*"] });
   assert.equal(code, EXIT_OK);
   assert.doesNotMatch(stdout, /IST0101/);
   assert.match(stdout, /IST0132/);
@@ -104,11 +108,11 @@ test("suppressions by flag and annotation", () => {
       '  name: reviews\n  annotations:\n    galley.istio.io/analyze-suppress: "*"\nspec:\n  hosts',
     ),
   );
-  assert.equal(run([annotated]).stdout, "\n");
+  assert.equal((await run([annotated])).stdout, "\n");
 });
 
-test("json output is istioctl's object list, and json never fails the run", () => {
-  const { code, stdout } = run([writeConfig(VIRTUAL_SERVICE)], { output: "json" });
+test("json output is istioctl's object list, and json never fails the run", async () => {
+  const { code, stdout } = await run([writeConfig(VIRTUAL_SERVICE)], { output: "json" });
   assert.equal(code, EXIT_OK);
   const messages = JSON.parse(stdout) as Record<string, string>[];
   assert.deepEqual(Object.keys(messages[0]), ["code", "documentationUrl", "level", "message", "origin", "reference"]);
@@ -118,20 +122,88 @@ test("json output is istioctl's object list, and json never fails the run", () =
   );
 });
 
-test("a clean file says so; an unparseable document exits 1", () => {
+test("a clean file says so; an unparseable document exits 1", async () => {
   const clean = writeConfig("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n");
-  const ok = run([clean]);
+  const ok = await run([clean]);
   assert.equal(ok.code, EXIT_OK);
   assert.equal(ok.stderr, `\u2714 No validation issues found when analyzing ${clean}.\n`);
-  const broken = run([writeConfig("kind: [unclosed\n")]);
+  const broken = await run([writeConfig("kind: [unclosed\n")]);
   assert.equal(broken.code, EXIT_INVALID);
-  assert.equal(run([writeConfig("kind: [unclosed\n")], { ignoreUnknown: true }).code, EXIT_OK);
+  assert.equal((await run([writeConfig("kind: [unclosed\n")], { ignoreUnknown: true })).code, EXIT_OK);
 });
 
-test("--list-analyzers lists every analyzer by name", () => {
-  const { code, stdout } = run([], { listAnalyzers: true });
+test("--list-analyzers lists every analyzer by name", async () => {
+  const { code, stdout } = await run([], { listAnalyzers: true });
   assert.equal(code, EXIT_OK);
   assert.match(stdout, /^\* annotations\.K8sAnalyzer:\n {4}Checks for misplaced and invalid Istio annotations/);
   assert.match(stdout, /\* applicationUID\.Analyzer:\n {4}Checks invalid application UID\n/);
   assert.match(stdout, /\* virtualservice\.GatewayAnalyzer:/);
+});
+
+test("--use-kube: the cluster's objects and mesh config are analyzed, files override them", async (t) => {
+  const server = await KubeTestServer.start({ kinds: [...KINDS, ...EXTRA_CLUSTER_KINDS] });
+  t.after(() => server.close());
+  server.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "default" } });
+  server.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "istio-system" } });
+  // With a cluster, istioctl assumes no default ingress gateway: this Gateway selects nothing.
+  server.create({
+    apiVersion: "networking.istio.io/v1",
+    kind: "Gateway",
+    metadata: { name: "ingress", namespace: "default" },
+    spec: {
+      selector: { istio: "ingressgateway" },
+      servers: [{ port: { number: 80, name: "http", protocol: "HTTP" }, hosts: ["*"] }],
+    },
+  });
+  server.create({
+    apiVersion: "networking.istio.io/v1",
+    kind: "VirtualService",
+    metadata: { name: "in-cluster", namespace: "default" },
+    spec: {
+      hosts: ["a.example.com"],
+      gateways: ["cluster-gw"],
+      http: [{ route: [{ destination: { host: "a.example.com" } }] }],
+    },
+  });
+  server.create({
+    apiVersion: "networking.istio.io/v1",
+    kind: "ServiceEntry",
+    metadata: { name: "a", namespace: "default" },
+    spec: {
+      hosts: ["a.example.com"],
+      addresses: ["10.0.0.1"],
+      ports: [{ number: 80, name: "http", protocol: "HTTP" }],
+    },
+  });
+  const cluster = new KubeClient(server.kubeConfig());
+
+  const { code, stdout } = await run([], {
+    cluster,
+    analyzers: ["virtualservice.GatewayAnalyzer", "virtualservice.DestinationHostAnalyzer"],
+  });
+  assert.equal(code, EXIT_ANALYZER_FOUND_ISSUES);
+  // No file, so no reference; the host resolves through the cluster's ServiceEntry.
+  assert.equal(
+    stdout,
+    'Error [IST0101] (VirtualService default/in-cluster) Referenced gateway not found: "cluster-gw"\n' +
+      "Warning [IST0132] (VirtualService default/in-cluster) one or more host [a.example.com] defined in VirtualService default/in-cluster not found in Gateway default/cluster-gw.\n",
+  );
+
+  // A file with the same VirtualService replaces the cluster's.
+  const file = writeConfig(
+    "apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata:\n  name: in-cluster\n  namespace: default\nspec:\n  hosts: [a.example.com]\n  http:\n  - route:\n    - destination:\n        host: a.example.com\n",
+  );
+  const overridden = await run([file], { cluster, analyzers: ["virtualservice.GatewayAnalyzer"] });
+  assert.equal(overridden.code, EXIT_OK);
+  assert.equal(overridden.stderr, `\u2714 No validation issues found when analyzing ${file}.\n`);
+
+  const ingress = await run([], { cluster, analyzers: ["gateway.IngressGatewayPortAnalyzer"] });
+  assert.match(
+    ingress.stdout,
+    /^Error \[IST0101\] \(Gateway default\/ingress\) Referenced selector not found: "istio=ingressgateway"\n$/,
+  );
+
+  const missing = await run([], { cluster, namespace: "nowhere" });
+  assert.equal(missing.code, EXIT_OK);
+  assert.equal(missing.stderr, 'namespace "nowhere" not found\n');
 });

@@ -22,6 +22,9 @@ interface AnalyzeArgs {
   meshConfigFile?: string;
   suppress: string[];
   "ignore-unknown": boolean;
+  "use-kube": boolean;
+  kubeconfig?: string;
+  context?: string;
 }
 
 /** istioctl reads levels case-insensitively. */
@@ -98,6 +101,19 @@ export const analyzeCommand: CommandModule<object, AnalyzeArgs> = {
         default: false,
         describe: "Don't fail on documents that cannot be parsed",
       })
+      .option("use-kube", {
+        alias: "k",
+        type: "boolean",
+        default: false,
+        describe: "Analyze the live cluster too (files given override its objects); off by default, unlike istioctl",
+      })
+      .option("kubeconfig", {
+        alias: "c",
+        type: "string",
+        describe: "Kubernetes configuration file (default: $KUBECONFIG or ~/.kube/config)",
+      })
+      .option("context", { type: "string", describe: "The kubeconfig context to use" })
+      .example("$0 analyze -k", "Analyze the current cluster (namespace default)")
       .example("$0 analyze a.yaml b.yaml my-app-config/", "Analyze files and directories (namespace default)")
       .example("$0 analyze -A -o json manifests/", "Analyze every namespace, JSON output")
       .example(
@@ -110,16 +126,17 @@ export const analyzeCommand: CommandModule<object, AnalyzeArgs> = {
           "Messages go to standard output, one per line in log format:",
           '  Error [IST0101] (VirtualService ns/name file.yaml:12) Referenced host not found: "x"',
           'Objects without a namespace are analyzed in the selected namespace (-n, default "default"); with -A',
-          "messages about every namespace are printed. Sluice analyzes files only (istioctl's --use-kube=false):",
-          "the default ingress gateway Pod and Service are assumed, as istioctl does.",
+          "messages about every namespace are printed. Without --use-kube only files are analyzed (istioctl's",
+          "--use-kube=false) and the default ingress gateway Pod and Service are assumed, as istioctl does; with it",
+          "the cluster's objects, mesh config and mesh networks (ConfigMap istio in the Istio namespace) are read.",
           "",
           `Exit status: ${EXIT_OK} no message reached --failure-threshold, ${EXIT_ANALYZER_FOUND_ISSUES} some did (log output only, as`,
           `istioctl), ${EXIT_INVALID} a document could not be parsed (unless --ignore-unknown), ${EXIT_USAGE} usage error.`,
         ].join("\n"),
       ),
   handler: async (argv) => {
-    const { runAnalyzeCommand } = await import("./analyze-run.ts");
-    process.exitCode = runAnalyzeCommand({
+    const { runAnalyzeCommand, kubeClient } = await import("./analyze-run.ts");
+    process.exitCode = await runAnalyzeCommand({
       files: argv.files,
       allNamespaces: argv["all-namespaces"],
       namespace: argv.namespace,
@@ -132,6 +149,7 @@ export const analyzeCommand: CommandModule<object, AnalyzeArgs> = {
       meshConfigFile: argv.meshConfigFile,
       suppress: argv.suppress,
       ignoreUnknown: argv["ignore-unknown"],
+      cluster: argv["use-kube"] ? kubeClient(argv.kubeconfig, argv.context) : undefined,
       stdout: (text) => process.stdout.write(text),
       stderr: (text) => process.stderr.write(text),
     });
