@@ -25,6 +25,7 @@ import { cdsGenerator } from "./generators/cds.ts";
 import { debugGenerator } from "./generators/debug.ts";
 import type { DebugAuthOptions } from "./generators/debug-auth.ts";
 import { DebugEndpoints } from "./generators/debug-endpoints.ts";
+import { ecdsGenerator } from "./generators/ecds.ts";
 import { type EndpointLookup, edsGenerator } from "./generators/eds.ts";
 import { registerGrpcGenerators } from "./generators/grpc.ts";
 import { ldsGenerator } from "./generators/lds.ts";
@@ -96,6 +97,7 @@ export async function startDiscovery(options: DiscoveryOptions): Promise<Discove
     generators.register(TypeUrl.Route, rdsGenerator());
     generators.register(TypeUrl.Secret, sdsGenerator(secrets));
     generators.register(TypeUrl.NameTable, ndsGenerator(options.endpoints));
+    generators.register(TypeUrl.ExtensionConfiguration, ecdsGenerator(secrets));
     // Proxyless gRPC (GENERATOR=grpc): its own LDS, RDS and CDS; EDS is the one above.
     registerGrpcGenerators(generators);
   }

@@ -15,13 +15,18 @@ import { rbac } from "./rbac.ts";
 import { router } from "./router.ts";
 import { statefulSessionFilter } from "./stateful-session.ts";
 import type { HttpFilterContext, HttpFilterPlugin } from "./types.ts";
+import { wasmAuthn, wasmAuthz, wasmStats, wasmUnspecified } from "./wasm.ts";
 
 /** Every HTTP filter before the router, in chain order. */
 export const HTTP_FILTERS: readonly HttpFilterPlugin[] = Object.freeze([
   metadataExchange,
   customAuthz,
+  wasmAuthn,
   jwt,
+  wasmAuthz,
   rbac,
+  wasmStats,
+  wasmUnspecified,
   grpcWeb,
   grpcStats,
   alpn,

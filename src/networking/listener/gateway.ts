@@ -185,6 +185,7 @@ function httpManager(input: RouterInput, entry: GatewayServerInput, port: number
       ...input.policies,
       listenerClass: "gateway",
       protocol,
+      port,
       persistentSessions: input.persistentSessions,
     }),
     protocol,

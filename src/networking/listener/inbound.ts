@@ -235,7 +235,12 @@ function httpFilters(input: SidecarInboundInput, config: ChainConfig): listener.
       listenerClass: "sidecarInbound",
       statPrefix: `${statPrefix};`,
       routes: { inline: inboundRouteConfig(config) },
-      httpFilters: buildHttpFilters({ ...input.policies, listenerClass: "sidecarInbound", protocol: config.protocol }),
+      httpFilters: buildHttpFilters({
+        ...input.policies,
+        listenerClass: "sidecarInbound",
+        protocol: config.protocol,
+        port: config.targetPort,
+      }),
       protocol: config.protocol,
     }),
   ];

@@ -494,6 +494,8 @@ function listenerFromEntry(input: SidecarOutboundInput, entry: Entry): listener.
                 persistentSessions: input.persistentSessions,
                 prometheusStats: input.prometheusStats,
                 telemetry: input.telemetry,
+                wasmPlugins: input.wasmPlugins,
+                port: entry.port,
                 forwardProxyDnsCache:
                   opts.http.forwardProxyHost !== undefined
                     ? forwardProxyDnsCache(opts.http.forwardProxyHost, input.proxy.ipAddresses)
@@ -574,6 +576,8 @@ function httpProxyListener(input: SidecarOutboundInput): listener.Listener | und
       persistentSessions: input.persistentSessions,
       prometheusStats: input.prometheusStats,
       telemetry: input.telemetry,
+      wasmPlugins: input.wasmPlugins,
+      port,
       allowAnyDnsCache: allowAnyCache(input),
     }),
     protocol: "HTTP_PROXY",

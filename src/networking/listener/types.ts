@@ -1,6 +1,6 @@
 // Inputs shared by the listener builders: the proxy being served and the mesh settings.
 import type { ConfigObject, MeshConfig, ProxyConfig } from "../../config/index.ts";
-import type { VirtualServiceSpec } from "../../config/types/index.ts";
+import type { VirtualServiceSpec, WasmPlugin } from "../../config/types/index.ts";
 import type { ProxyNode } from "../../model/proxy.ts";
 import type { ProxyTelemetry } from "../telemetry/index.ts";
 
@@ -18,6 +18,8 @@ export interface ListenerEnv {
   persistentSessions?: boolean;
   /** The Telemetry API's access logs, tracing and stats for the proxy; absent: the mesh's legacy settings. */
   telemetry?: ProxyTelemetry;
+  /** WasmPlugins attached to the proxy, highest priority first. */
+  wasmPlugins?: readonly WasmPlugin[];
 }
 
 export function interceptionMode(proxy: ProxyNode): InterceptionMode {

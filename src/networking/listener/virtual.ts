@@ -100,6 +100,7 @@ function allowAnyDynamicDnsChain(env: ListenerEnv, options: CatchAllOptions): li
       protocol: "HTTP",
       prometheusStats: options.prometheusStats,
       telemetry: env.telemetry,
+      wasmPlugins: env.wasmPlugins,
       persistentSessions: env.persistentSessions,
       allowAnyDnsCache: allowAnyDnsCache(env.proxy),
     }),

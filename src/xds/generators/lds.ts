@@ -42,6 +42,7 @@ function proxyPolicies(snap: PushSnapshot, proxy: ProxyNode, telemetry: ProxyTel
         : undefined,
     prometheusStats: prometheusStats(telemetry),
     telemetry,
+    wasmPlugins: snap.wasmPluginsFor(proxy),
   };
 }
 
@@ -185,6 +186,7 @@ function sidecarListeners(snap: PushSnapshot, proxy: ProxyNode, endpoints: Endpo
     proxy,
     mesh: snap.mesh,
     telemetry,
+    wasmPlugins: snap.wasmPluginsFor(proxy),
     persistentSessions: snap.persistentSessions,
     services: scope.services.map(withAddress),
     egressListeners: scope.egressListeners.map((l) => ({ ...l, services: l.services.map(withAddress) })),

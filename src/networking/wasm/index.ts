@@ -1,0 +1,17 @@
+// WasmPlugin → ECDS resources and the filters referencing them.
+export {
+  matchesListener,
+  pluginsFor,
+  pullSecretResource,
+  WASM_PLUGIN_RESOURCE_PREFIX,
+  WASM_SECRET_ENV,
+  type WasmPhase,
+  type WasmPluginType,
+  wasmExtensionConfig,
+  wasmHttpFilter,
+  wasmNetworkFilter,
+  wasmPhase,
+  wasmPluginConfig,
+  wasmPluginType,
+  wasmResourceName,
+} from "./plugin.ts";

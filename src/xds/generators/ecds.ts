@@ -1,0 +1,57 @@
+// ECDS: the TypedExtensionConfigs a proxy asks for by name (Istio's pilot/pkg/xds/ecds.go): one per
+// WasmPlugin attached to it, named as its listeners reference it. An image pull secret in the plugin's
+// namespace is handed over (its docker config) only to proxies of that namespace.
+import { kindKey } from "../../config/index.ts";
+import type { WasmPlugin } from "../../config/types/index.ts";
+import type { ProxyNode, PushRequest } from "../../model/index.ts";
+import { PUSH_KINDS, pushSnapshot } from "../../model/index.ts";
+import { pullSecretResource, wasmExtensionConfig, wasmResourceName } from "../../networking/wasm/index.ts";
+import type { Generator } from "../generator.ts";
+import type { SecretLookup } from "./sds.ts";
+
+const SECRET = kindKey("", "Secret");
+const DOCKER_CONFIG_KEY = ".dockerconfigjson";
+
+/** Only full pushes naming everything, a WasmPlugin, an EnvoyFilter or a Secret change extension configs. */
+export function ecdsNeedsPush(req: PushRequest): boolean {
+  if (req.forced) return true;
+  if (!req.full) return false;
+  if (req.configsUpdated.size === 0) return true;
+  return [...req.configsUpdated.values()].some(
+    (k) => k.kind === PUSH_KINDS.wasmPlugin || k.kind === PUSH_KINDS.envoyFilter || k.kind === SECRET,
+  );
+}
+
+/** The docker config of the plugin's pull secret, when the proxy may read it; "" otherwise. */
+function pullSecret(plugin: WasmPlugin, proxy: ProxyNode, secrets: SecretLookup | undefined): string {
+  if (!pullSecretResource(plugin) || !secrets) return "";
+  const namespace = plugin.metadata.namespace ?? "";
+  if (namespace !== proxy.configNamespace) return "";
+  const name = (plugin.spec?.imagePullSecret ?? "").split("/").pop() ?? "";
+  const data = secrets.secret(namespace, name)?.data as Record<string, string> | undefined;
+  const encoded = data?.[DOCKER_CONFIG_KEY];
+  return encoded ? Buffer.from(encoded, "base64").toString() : "";
+}
+
+/** The extension configs of the WasmPlugins attached to the proxy that `names` asks for. */
+export function buildExtensionConfigs(
+  plugins: readonly WasmPlugin[],
+  names: ReadonlySet<string>,
+  proxy: ProxyNode,
+  secrets?: SecretLookup,
+) {
+  return plugins
+    .filter((plugin) => names.has(wasmResourceName(plugin)))
+    .map((plugin) => wasmExtensionConfig(plugin, pullSecret(plugin, proxy, secrets)));
+}
+
+export function ecdsGenerator(secrets?: SecretLookup): Generator {
+  return {
+    generate(proxy, watched, req) {
+      if (!ecdsNeedsPush(req)) return undefined;
+      const plugins = pushSnapshot(req.push).wasmPluginsFor(proxy);
+      const configs = buildExtensionConfigs(plugins, watched.resourceNames, proxy, secrets);
+      return { resources: configs.map((config) => ({ name: config.name, resource: config })) };
+    },
+  };
+}
