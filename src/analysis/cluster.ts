@@ -1,17 +1,29 @@
 // The objects of a live cluster for `sluice analyze --use-kube`: every kind an analyzer reads, listed
 // once across all namespaces (a kind the cluster does not serve is skipped), and the mesh config and
 // networks from istiod's ConfigMap (`istio` in the Istio namespace, keys `mesh` and `meshNetworks`).
-import { type ConfigObject, type KindInfo, KINDS, kindKey } from "../config/index.ts";
-import { KubeApiError } from "../sources/kube/client.ts";
+import { type ConfigObject, KINDS, type KindInfo, kindKey } from "../config/index.ts";
 import type { KubeClient } from "../sources/kube/client.ts";
+import { KubeApiError } from "../sources/kube/client.ts";
 import { groupVersion, resourcePath } from "../sources/kube/paths.ts";
 import { K } from "./kinds.ts";
 
 /** Kinds analyzers read that the config registry does not list (it holds what the mesh serves from). */
 export const EXTRA_CLUSTER_KINDS: readonly KindInfo[] = [
   clusterKind("apps", "Deployment", "v1", "deployments", true),
-  clusterKind("admissionregistration.k8s.io", "MutatingWebhookConfiguration", "v1", "mutatingwebhookconfigurations", false),
-  clusterKind("admissionregistration.k8s.io", "ValidatingWebhookConfiguration", "v1", "validatingwebhookconfigurations", false),
+  clusterKind(
+    "admissionregistration.k8s.io",
+    "MutatingWebhookConfiguration",
+    "v1",
+    "mutatingwebhookconfigurations",
+    false,
+  ),
+  clusterKind(
+    "admissionregistration.k8s.io",
+    "ValidatingWebhookConfiguration",
+    "v1",
+    "validatingwebhookconfigurations",
+    false,
+  ),
   clusterKind("apiextensions.k8s.io", "CustomResourceDefinition", "v1", "customresourcedefinitions", false),
 ];
 
@@ -37,7 +49,11 @@ export interface ClusterConfig {
 }
 
 /** Lists every kind in `inputs` (group/Kind keys) from the cluster. */
-export async function readCluster(client: KubeClient, inputs: ReadonlySet<string>, istioNamespace: string): Promise<ClusterConfig> {
+export async function readCluster(
+  client: KubeClient,
+  inputs: ReadonlySet<string>,
+  istioNamespace: string,
+): Promise<ClusterConfig> {
   const objects: ConfigObject[] = [];
   let meshConfig: string | undefined;
   let meshNetworks: string | undefined;
@@ -45,7 +61,8 @@ export async function readCluster(client: KubeClient, inputs: ReadonlySet<string
     const key = kindKey(kind.group, kind.kind);
     if (!inputs.has(key) && key !== K.ConfigMap) continue;
     const listed = await listKind(client, kind);
-    if (inputs.has(key)) objects.push(...(key === K.ConfigMap ? listed.filter((cm) => isIstioConfigMap(cm, istioNamespace)) : listed));
+    if (inputs.has(key))
+      objects.push(...(key === K.ConfigMap ? listed.filter((cm) => isIstioConfigMap(cm, istioNamespace)) : listed));
     if (key === K.ConfigMap) {
       const istio = listed.find((cm) => cm.metadata.namespace === istioNamespace && cm.metadata.name === "istio");
       const data = (istio?.data ?? {}) as Record<string, string>;
@@ -67,7 +84,11 @@ async function listKind(client: KubeClient, kind: KindInfo): Promise<ConfigObjec
   }
   const items = ((list ?? {}) as { items?: ConfigObject[] }).items ?? [];
   // List items carry no apiVersion and kind.
-  return items.map((item) => ({ ...item, apiVersion: groupVersion(kind.group, kind.preferredVersion), kind: kind.kind }));
+  return items.map((item) => ({
+    ...item,
+    apiVersion: groupVersion(kind.group, kind.preferredVersion),
+    kind: kind.kind,
+  }));
 }
 
 // Leader election records are ConfigMaps too; they say nothing about the mesh.
@@ -76,5 +97,9 @@ const LEADER_ANNOTATION = "control-plane.alpha.kubernetes.io/leader";
 /** istioctl reads only Istio's ConfigMaps: in the Istio namespace, named istio*. */
 function isIstioConfigMap(cm: ConfigObject, istioNamespace: string): boolean {
   const meta = cm.metadata;
-  return meta.namespace === istioNamespace && (meta.name ?? "").startsWith("istio") && !(LEADER_ANNOTATION in (meta.annotations ?? {}));
+  return (
+    meta.namespace === istioNamespace &&
+    (meta.name ?? "").startsWith("istio") &&
+    !(LEADER_ANNOTATION in (meta.annotations ?? {}))
+  );
 }

@@ -44,7 +44,10 @@ export function runAnalysis(inputs: readonly AnalysisInput[], options: AnalysisO
   };
   for (const input of inputs) add(newResource(withNamespace(input.object, options.defaultNamespace), input.origin));
   if (options.defaultResources ?? true) {
-    for (const object of defaultIngressResources(istioNamespace, options.mesh.ingressService ?? "istio-ingressgateway")) {
+    for (const object of defaultIngressResources(
+      istioNamespace,
+      options.mesh.ingressService ?? "istio-ingressgateway",
+    )) {
       add(newResource(object));
     }
   }
