@@ -3,7 +3,8 @@
 // bootstrap's file_watcher provider reads it; with PeerAuthentication STRICT the xDS-enabled server
 // takes only mTLS, and a client whose DestinationRule says ISTIO_MUTUAL reaches it. The server runs
 // here; clients run in their own processes, each with its own identity (grpc-js-xds has one
-// bootstrap per process).
+// bootstrap per process). An AuthorizationPolicy then lets one client identity through and denies another.
+import "./mtls-env.ts";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { X509Certificate } from "node:crypto";
@@ -19,6 +20,7 @@ import { WorkloadCertificates } from "../../src/agent/certs.ts";
 import { caClientSigner } from "../../src/agent/certs-client.ts";
 import { grpcBootstrap } from "../../src/agent/grpc-bootstrap.ts";
 import type { ConfigObject } from "../../src/config/index.ts";
+import { waitFor } from "../xds/fixtures.ts";
 import { Backend, outcome } from "./echo.ts";
 import {
   ControlPlane,
@@ -74,9 +76,13 @@ function bootstrapFor(account: string, certDir: string): string {
   );
 }
 
+const certDirs = new Map<string, Promise<string>>();
+
 /** One call from a client workload in its own process: the backend's name or `error:<code>`. */
 async function callFrom(account: string): Promise<string> {
-  const certDir = await agentFor(account);
+  if (!certDirs.has(account)) certDirs.set(account, agentFor(account));
+  const certDir = await certDirs.get(account);
+  assert.ok(certDir);
   const child = spawn(process.execPath, ["--import", "tsx", CLIENT_SCRIPT, `${ECHO_HOST}:${ECHO_PORT}`], {
     env: { ...process.env, GRPC_XDS_BOOTSTRAP_CONFIG: bootstrapFor(account, certDir) },
     stdio: ["ignore", "pipe", "inherit"],
@@ -104,6 +110,7 @@ before(async () => {
   ca = await TestCa.start({
     "echo-token": spiffeId("echo"),
     "alice-token": spiffeId("alice"),
+    "bob-token": spiffeId("bob"),
   });
   cp = await ControlPlane.start([
     peerAuthentication("STRICT"),
@@ -144,10 +151,11 @@ test("with PeerAuthentication STRICT a plaintext client fails, one with a mesh c
   });
   const mtls = new Client(`127.0.0.1:${server.port}`, meshTls);
   try {
+    // The server's certificate provider loads its files in the background: wait until it serves mTLS.
+    await waitFor(async () => (await outcome(mtls, { deadlineMs: 2000 })) === "echo", "the server to serve mTLS");
+    const calls = server.calls;
     assert.equal(await outcome(plaintext, { deadlineMs: 5000 }), "error:UNAVAILABLE");
-    assert.equal(server.calls, 0);
-    assert.equal(await outcome(mtls), "echo");
-    assert.equal(server.calls, 1);
+    assert.equal(server.calls, calls);
   } finally {
     plaintext.close();
     mtls.close();
@@ -156,6 +164,27 @@ test("with PeerAuthentication STRICT a plaintext client fails, one with a mesh c
 
 test("with PeerAuthentication STRICT and ISTIO_MUTUAL, an mTLS client reaches the server", async () => {
   const before = server.calls;
+  assert.equal(await callFrom("alice"), "echo");
+  assert.equal(server.calls, before + 1);
+});
+
+test("an AuthorizationPolicy allowing one service account lets it through and denies another", async () => {
+  await cp.applyAndSettle(
+    {
+      apiVersion: "security.istio.io/v1",
+      kind: "AuthorizationPolicy",
+      metadata: { name: "allow-alice", namespace: NAMESPACE },
+      spec: {
+        selector: { matchLabels: { app: "echo" } },
+        action: "ALLOW",
+        rules: [{ from: [{ source: { principals: ["cluster.local/ns/default/sa/alice"] } }] }],
+      },
+    },
+    `echo-1.${NAMESPACE}`,
+  );
+  const before = server.calls;
+  assert.equal(await callFrom("bob"), "error:PERMISSION_DENIED");
+  assert.equal(server.calls, before);
   assert.equal(await callFrom("alice"), "echo");
   assert.equal(server.calls, before + 1);
 });
