@@ -1,10 +1,11 @@
 // `npm run demo`: proxyless gRPC traffic splitting, end to end, on 127.0.0.1. It copies
-// examples/proxyless/ to a temporary directory, starts two versions of the echo server, sluiced on
-// the copy and a proxyless client (with the bootstrap `sluice-agent grpc-bootstrap` writes), shows the
+// examples/proxyless/ to a temporary directory, starts sluiced on the copy, two versions of the echo
+// server and a client (each with the bootstrap `sluice-agent grpc-bootstrap` writes), shows the
 // VirtualService's 90/10 split, then rewrites the copy's VirtualService to 50/50 and shows the running
 // client follow it. Exits 0 when both splits were observed; otherwise prints why and the programs' logs.
 import { type ChildProcess, spawn } from "node:child_process";
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { createInterface, type Interface } from "node:readline";
@@ -88,6 +89,19 @@ function firstLine<T>(program: Program, what: string, match: (line: string) => T
   });
 }
 
+/** A port free on 127.0.0.1 now: an xDS server must know its port before binding. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const address = probe.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
 /** Starts sluiced on the config directory and waits for the port its xDS server listens on. */
 async function startSluiced(configDir: string): Promise<number> {
   const sluiced = start("sluiced", [
@@ -99,6 +113,10 @@ async function startSluiced(configDir: string): Promise<number> {
     "--grpcAddr",
     "127.0.0.1:0",
     "--secureGRPCAddr",
+    "",
+    "--monitoringAddr",
+    "",
+    "--httpAddr",
     "",
     "--debounceAfter",
     "50ms",
@@ -119,7 +137,7 @@ function parseJsonLine(text: string): Record<string, unknown> | undefined {
 }
 
 /**
- * Writes the client's gRPC bootstrap with `sluice-agent grpc-bootstrap`, from the environment a pod
+ * Writes a workload's gRPC bootstrap with `sluice-agent grpc-bootstrap`, from the environment a pod
  * would give it (name, namespace, IP, labels), as Istio's grpc-agent template does.
  */
 async function writeBootstrap(name: string, labels: Record<string, string>, sluicedPort: number): Promise<string> {
@@ -127,7 +145,7 @@ async function writeBootstrap(name: string, labels: Record<string, string>, slui
   const args = ["bin/sluice-agent.js", "grpc-bootstrap", "--meshConfig", join(workDir!, "meshconfig.yaml")];
   args.push("--discovery-address", `127.0.0.1:${sluicedPort}`, "--pod-info-dir", join(workDir!, "no-pod-info"));
   args.push("--output", file);
-  const agent = start("sluice-agent", args, {
+  const agent = start(`sluice-agent for ${name}`, args, {
     POD_NAME: name,
     POD_NAMESPACE: "default",
     INSTANCE_IP: "127.0.0.1",
@@ -207,34 +225,40 @@ async function demo(): Promise<void> {
   cpSync(EXAMPLE, workDir, { recursive: true });
   const configDir = join(workDir, "config");
 
-  const servers = VERSIONS.map((version) =>
-    start(`echo ${version}`, [...TSX, join(EXAMPLE, "echo-server.ts"), "--version", version]),
-  );
-  const serverPorts = await Promise.all(
-    servers.map((server) =>
-      firstLine(server, "start serving", (line) => {
-        const port = /serving on 127\.0\.0\.1:(\d+)/.exec(line)?.[1];
-        return port === undefined ? undefined : Number(port);
-      }),
-    ),
-  );
-  const ports = { v1: serverPorts[0], v2: serverPorts[1] };
+  const ports = { v1: await freePort(), v2: await freePort() };
   assignPorts(join(configDir, "service.yaml"), ports);
-  say("Started, all on this machine (127.0.0.1):");
-  say(`  - echo v1 and echo v2, two versions of a small gRPC service, on ports ${ports.v1} and ${ports.v2}.`);
-  say("    Each answers every call with its version.");
 
   const sluicedPort = await startSluiced(configDir);
+  say("Started, all on this machine (127.0.0.1):");
   say(`  - sluiced, the control plane, serving xDS on port ${sluicedPort}. It watches the YAML files`);
   say(`    of a copy of examples/proxyless/config in ${configDir}`);
   say("    (a ServiceEntry for echo.default.svc.cluster.local with the two versions as its workloads,");
   say("    a DestinationRule naming the versions v1 and v2, and a VirtualService splitting calls between them).");
 
-  const bootstrap = await writeBootstrap("echo-client", { app: "echo-client" }, sluicedPort);
-  const client = start("client", [...TSX, join(EXAMPLE, "echo-client.ts")], { GRPC_XDS_BOOTSTRAP: bootstrap });
+  // Each workload's agent writes its bootstrap, as Istio's grpc-agent template does before the app starts.
+  const [v1Bootstrap, v2Bootstrap, clientBootstrap] = await Promise.all([
+    writeBootstrap("echo-v1", { app: "echo", version: "v1" }, sluicedPort),
+    writeBootstrap("echo-v2", { app: "echo", version: "v2" }, sluicedPort),
+    writeBootstrap("echo-client", { app: "echo-client" }, sluicedPort),
+  ]);
+  const bootstraps = { v1: v1Bootstrap, v2: v2Bootstrap };
+  const servers = VERSIONS.map((version) => {
+    const args = [...TSX, join(EXAMPLE, "echo-server.ts"), "--port", String(ports[version]), "--version", version];
+    return start(`echo ${version}`, args, { GRPC_XDS_BOOTSTRAP: bootstraps[version] });
+  });
+  const client = start("client", [...TSX, join(EXAMPLE, "echo-client.ts")], { GRPC_XDS_BOOTSTRAP: clientBootstrap });
+  await Promise.all(
+    servers.map((server) =>
+      firstLine(server, "start serving", (line) => (line.includes(" serving on ") ? true : undefined)),
+    ),
+  );
+  say(`  - echo v1 and echo v2, two versions of a small gRPC service, on ports ${ports.v1} and ${ports.v2}.`);
+  say("    Each answers every call with its version. They are xDS-enabled gRPC servers: each started");
+  say("    serving once sluiced sent it the inbound listener for its port.");
   say("  - a client calling echo.default.svc.cluster.local:7070. There is no proxy in between: its gRPC");
-  say("    library asks sluiced (over xDS) where each call should go. It found sluiced through the");
-  say(`    bootstrap file \`sluice-agent grpc-bootstrap\` wrote for it (${bootstrap}).`);
+  say("    library asks sluiced (over xDS) where each call should go.");
+  say("  Each program found sluiced through the bootstrap file `sluice-agent grpc-bootstrap` wrote for it");
+  say(`  (in ${workDir}).`);
   say();
 
   say("Step 1. The VirtualService sends 90% of the calls to v1 and 10% to v2.");
