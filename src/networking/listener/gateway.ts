@@ -16,7 +16,7 @@ import { buildHcmFilter } from "./hcm.ts";
 import type { InboundPolicies } from "./inbound.ts";
 import { protocolClass, proxyProtocolFilter, tlsInspectorFilter } from "./sniffing.ts";
 import {
-  buildTcpProxyFilter,
+  buildTcpFilterStack,
   METADATA_EXCHANGE_NETWORK_FILTER,
   type RouteContext,
   routeTcpFilters,
@@ -240,7 +240,13 @@ function tcpRouteFilters(input: RouterInput, entry: GatewayServerInput): listene
       const mx = entry.server.tls?.mode === "ISTIO_MUTUAL" ? [METADATA_EXCHANGE_NETWORK_FILTER] : [];
       return [
         ...mx,
-        ...routeTcpFilters({ ...input, before: stats(input) }, vs, rule.route ?? [], entry.server.port.number),
+        ...routeTcpFilters(
+          { ...input, before: stats(input) },
+          vs,
+          rule.route ?? [],
+          entry.server.port.number,
+          parseServerProtocol(entry.server.port.protocol),
+        ),
       ];
     }
   }
@@ -263,7 +269,13 @@ function passthroughChains(input: RouterInput, entry: GatewayServerInput, usedSn
         chains.push({
           sniHosts: match.sniHosts,
           applicationProtocols: [],
-          filters: routeTcpFilters({ ...input, before: stats(input) }, vs, rule.route ?? [], entry.server.port.number),
+          filters: routeTcpFilters(
+            { ...input, before: stats(input) },
+            vs,
+            rule.route ?? [],
+            entry.server.port.number,
+            parseServerProtocol(entry.server.port.protocol),
+          ),
         });
       }
     }
@@ -288,7 +300,7 @@ function autoPassthroughChains(input: RouterInput, server: GatewayServers): Chai
         chains.push({
           sniHosts: [cluster],
           applicationProtocols: ALL_ISTIO_MTLS_ALPN,
-          filters: [...stats(input), buildTcpProxyFilter(input, { cluster }, rule)],
+          filters: [...stats(input), ...buildTcpFilterStack(input, port.protocol, { cluster }, rule)],
         });
       }
     }

@@ -22,7 +22,7 @@ import { buildHcmFilter } from "./hcm.ts";
 import { inboundInspectors, protocolClass } from "./sniffing.ts";
 import {
   BLACKHOLE_TCP_PROXY,
-  buildTcpProxyFilter,
+  buildTcpFilterStack,
   INBOUND_PASSTHROUGH_CLUSTER,
   METADATA_EXCHANGE_NETWORK_FILTER,
   tcpStatsFilter,
@@ -246,7 +246,10 @@ function httpFilters(input: SidecarInboundInput, config: ChainConfig): listener.
   ];
 }
 
-/** [metadata exchange, CUSTOM authz, RBAC, istio.stats?, tcp_proxy] (networkfilter.go buildInboundNetworkFilters). */
+/**
+ * [metadata exchange, CUSTOM authz, RBAC, istio.stats?, mongo/mysql?, tcp_proxy | redis_proxy]
+ * (listener_inbound.go buildInboundNetworkFilters).
+ */
 function tcpFilters(input: SidecarInboundInput, config: ChainConfig): listener.Filter[] {
   const policies = input.policies;
   const authz: listener.Filter[] = [];
@@ -265,7 +268,7 @@ function tcpFilters(input: SidecarInboundInput, config: ChainConfig): listener.F
     METADATA_EXCHANGE_NETWORK_FILTER,
     ...authz,
     ...(policies?.prometheusStats ? [tcpStatsFilter("inbound")] : []),
-    buildTcpProxyFilter(input, { cluster: config.cluster }, undefined, "sidecarInbound"),
+    ...buildTcpFilterStack(input, config.protocol, { cluster: config.cluster }, undefined, "sidecarInbound"),
   ];
 }
 

@@ -22,7 +22,7 @@ import {
 } from "./address.ts";
 import { buildHcmFilter } from "./hcm.ts";
 import { PLAINTEXT_HTTP_ALPN, protocolClass, RAW_BUFFER_TRANSPORT, sniffingListenerFilters } from "./sniffing.ts";
-import { buildTcpProxyFilter, type RouteContext, routeTcpFilters, tcpStatsFilter } from "./tcp.ts";
+import { buildTcpFilterStack, type RouteContext, routeTcpFilters, tcpStatsFilter } from "./tcp.ts";
 import { interceptionMode, type ListenerEnv, type VirtualService, vsRef } from "./types.ts";
 import { buildVirtualOutboundListener, catchAllTcpFilters } from "./virtual.ts";
 
@@ -304,8 +304,8 @@ function tcpChains(
     (vs.spec?.hosts ?? []).some((h) => hostsMatch(resolveShortName(h, vsRef(vs).namespace, suffix), service.hostname)),
   );
   return protocol === "HTTPS" || protocol === "TLS"
-    ? tlsChains(input, service, port, bind, cidrs, virtualServices)
-    : plainTcpChains(input, service, port, cidrs, virtualServices);
+    ? tlsChains(input, service, port, protocol, bind, cidrs, virtualServices)
+    : plainTcpChains(input, service, port, protocol, cidrs, virtualServices);
 }
 
 /** One chain per distinct TLS match (SNI hosts, subnets) of the VirtualServices; else one to the service. */
@@ -313,6 +313,7 @@ function tlsChains(
   input: SidecarOutboundInput,
   service: Service,
   port: number,
+  protocol: ServiceProtocol,
   bind: string,
   cidrs: readonly string[],
   virtualServices: readonly VirtualService[],
@@ -329,7 +330,12 @@ function tlsChains(
         if (handled.has(key)) continue;
         handled.add(key);
         out.push(
-          tcpChain(match.sniHosts, subnets, routeTcpFilters(routeContext(input), vs, rule.route ?? [], port), vs),
+          tcpChain(
+            match.sniHosts,
+            subnets,
+            routeTcpFilters(routeContext(input), vs, rule.route ?? [], port, protocol),
+            vs,
+          ),
         );
       }
     }
@@ -343,7 +349,7 @@ function tlsChains(
     address === "" ||
     (address === wildcard && bind === wildcard) ||
     (service.hostname.startsWith("*") && service.resolution === "DynamicDNS");
-  return [tcpChain(needsSni ? [service.hostname] : [], cidrs, serviceFilters(input, service, port))];
+  return [tcpChain(needsSni ? [service.hostname] : [], cidrs, serviceFilters(input, service, port, protocol))];
 }
 
 /**
@@ -354,6 +360,7 @@ function plainTcpChains(
   input: SidecarOutboundInput,
   service: Service,
   port: number,
+  protocol: ServiceProtocol,
   cidrs: readonly string[],
   virtualServices: readonly VirtualService[],
 ): ChainOpts[] {
@@ -363,25 +370,25 @@ function plainTcpChains(
       const routes = rule.route ?? [];
       if (routes.length === 0) continue;
       if ((rule.match ?? []).length === 0) {
-        out.push(tcpChain([], cidrs, routeTcpFilters(routeContext(input), vs, routes, port), vs));
+        out.push(tcpChain([], cidrs, routeTcpFilters(routeContext(input), vs, routes, port, protocol), vs));
         return out;
       }
       const subnets: string[] = [];
       for (const match of rule.match ?? []) {
         if (!matchesProxy(input, match, port)) continue;
         if ((match.destinationSubnets ?? []).length === 0) {
-          out.push(tcpChain([], cidrs, routeTcpFilters(routeContext(input), vs, routes, port), vs));
+          out.push(tcpChain([], cidrs, routeTcpFilters(routeContext(input), vs, routes, port, protocol), vs));
           return out;
         }
         subnets.push(...(match.destinationSubnets ?? []));
       }
       if (subnets.length > 0) {
-        out.push(tcpChain([], subnets, routeTcpFilters(routeContext(input), vs, routes, port)));
+        out.push(tcpChain([], subnets, routeTcpFilters(routeContext(input), vs, routes, port, protocol)));
         if ([...subnets].sort().join() === [...cidrs].sort().join()) return out;
       }
     }
   }
-  out.push(tcpChain([], cidrs, serviceFilters(input, service, port)));
+  out.push(tcpChain([], cidrs, serviceFilters(input, service, port, protocol)));
   return out;
 }
 
@@ -437,10 +444,16 @@ function stats(input: SidecarOutboundInput): listener.Filter[] {
 }
 
 /**
- * tcp_proxy to the service; a single-port service is always reached on that port. A DYNAMIC_DNS
- * wildcard host is resolved from the SNI first, into the DNS cache its cluster reads.
+ * tcp_proxy (with the protocol's filter) to the service; a single-port service is always reached on
+ * that port. A DYNAMIC_DNS wildcard host is resolved from the SNI first, into the DNS cache its
+ * cluster reads.
  */
-function serviceFilters(input: SidecarOutboundInput, service: Service, port: number): listener.Filter[] {
+function serviceFilters(
+  input: SidecarOutboundInput,
+  service: Service,
+  port: number,
+  protocol: ServiceProtocol,
+): listener.Filter[] {
   const target = service.ports.length === 1 ? service.ports[0].port : port;
   const spec = input.destinationRuleFor?.(service.hostname);
   const rule = spec && { spec, subset: "", tunnel: true };
@@ -448,7 +461,7 @@ function serviceFilters(input: SidecarOutboundInput, service: Service, port: num
   return [
     ...stats(input),
     ...forwardProxy,
-    buildTcpProxyFilter(input, { cluster: `outbound|${target}||${service.hostname}` }, rule),
+    ...buildTcpFilterStack(input, protocol, { cluster: `outbound|${target}||${service.hostname}` }, rule),
   ];
 }
 

@@ -4,7 +4,7 @@ import { create, type JsonObject } from "@bufbuild/protobuf";
 import type { Any } from "@bufbuild/protobuf/wkt";
 import { envoyType, listener, packAny, tcpProxy, xdsType } from "../../api/index.ts";
 import type { DestinationRuleSpec, VirtualServiceTcpRoute } from "../../config/types/index.ts";
-import type { Service } from "../../registry/index.ts";
+import type { Service, ServiceProtocol } from "../../registry/index.ts";
 import { toDuration } from "../duration.ts";
 import {
   type ListenerClass,
@@ -13,6 +13,7 @@ import {
   typedStruct,
 } from "../httpfilter/index.ts";
 import { buildAccessLogs } from "./accesslog.ts";
+import { DEFAULT_PROTOCOL_FILTERS, protocolFilterStack } from "./protocol-filters.ts";
 import { type ListenerEnv, type VirtualService, vsRef } from "./types.ts";
 
 export const TCP_PROXY_FILTER = "envoy.filters.network.tcp_proxy";
@@ -95,6 +96,27 @@ export function buildTcpProxyFilter(
   return typedNetworkFilter(TCP_PROXY_FILTER, packAny(tcpProxy.TcpProxySchema, config));
 }
 
+/**
+ * tcp_proxy as the terminal filter of a chain for a port of `protocol`, behind the protocol's filter or
+ * replaced by redis_proxy (protocol-filters.ts).
+ */
+export function buildTcpFilterStack(
+  env: ListenerEnv,
+  protocol: ServiceProtocol,
+  destination: TcpDestination,
+  rule?: TcpProxyRule,
+  listenerClass: ListenerClass = "sidecarOutbound",
+): listener.Filter[] {
+  const proxy = buildTcpProxyFilter(env, destination, rule, listenerClass);
+  const statPrefix =
+    "cluster" in destination ? (destination.statPrefix ?? destination.cluster) : destination.statPrefix;
+  const cluster =
+    "cluster" in destination
+      ? destination.cluster
+      : (destination.weightedClusters.find((c) => c.weight > 0) ?? destination.weightedClusters[0]).cluster;
+  return protocolFilterStack(env.protocolFilters ?? DEFAULT_PROTOCOL_FILTERS, protocol, proxy, statPrefix, cluster);
+}
+
 /** Top-level consistentHash.useSourceIp, unless the subset routed to sets a load balancer of its own. */
 function hashesSourceIp(rule: TcpProxyRule): boolean {
   const subsetLb = rule.spec.subsets?.find((s) => s.name === rule.subset)?.trafficPolicy?.loadBalancer;
@@ -152,15 +174,17 @@ export interface RouteContext extends ListenerEnv {
 }
 
 /**
- * A VirtualService tcp/tls route as network filters (networkfilter.go buildOutboundNetworkFilters):
- * tcp_proxy to its one destination, or weighted clusters with the VirtualService as stat prefix; the
- * first destination's DestinationRule applies either way (its subset only for a single destination).
+ * A VirtualService tcp/tls route on a port of `protocol` as network filters (networkfilter.go
+ * buildOutboundNetworkFilters): tcp_proxy (with its protocol filter) to its one destination, or
+ * weighted clusters with the VirtualService as stat prefix; the first destination's DestinationRule
+ * applies either way (its subset only for a single destination).
  */
 export function routeTcpFilters(
   context: RouteContext,
   vs: VirtualService,
   routes: readonly VirtualServiceTcpRoute[],
   listenPort: number,
+  protocol: ServiceProtocol,
 ): listener.Filter[] {
   const clusters = routes.map((r) => ({
     cluster: destinationCluster(context, vs, r, listenPort),
@@ -169,15 +193,11 @@ export function routeTcpFilters(
   const spec = context.destinationRuleFor?.(destinationHost(context, vs, routes[0].destination.host));
   const subset = clusters.length === 1 ? (routes[0].destination.subset ?? "") : "";
   const rule = spec && { spec, subset, tunnel: true };
-  const proxy =
+  const destination: TcpDestination =
     clusters.length === 1
-      ? buildTcpProxyFilter(context, { cluster: clusters[0].cluster }, rule)
-      : buildTcpProxyFilter(
-          context,
-          { weightedClusters: clusters, statPrefix: `${vsRef(vs).name}.${vsRef(vs).namespace}` },
-          rule,
-        );
-  return [...(context.before ?? []), proxy];
+      ? { cluster: clusters[0].cluster }
+      : { weightedClusters: clusters, statPrefix: `${vsRef(vs).name}.${vsRef(vs).namespace}` };
+  return [...(context.before ?? []), ...buildTcpFilterStack(context, protocol, destination, rule)];
 }
 
 /** A destination host as written, short names taken as in the VirtualService's namespace. */

@@ -3,6 +3,7 @@ import type { ConfigObject, MeshConfig, ProxyConfig } from "../../config/index.t
 import type { VirtualServiceSpec, WasmPlugin } from "../../config/types/index.ts";
 import type { ProxyNode } from "../../model/proxy.ts";
 import type { ProxyTelemetry } from "../telemetry/index.ts";
+import type { ProtocolFilters } from "./protocol-filters.ts";
 
 /** How traffic reaches the sidecar (node metadata INTERCEPTION_MODE; REDIRECT when absent). */
 export type InterceptionMode = "REDIRECT" | "TPROXY" | "NONE";
@@ -16,6 +17,8 @@ export interface ListenerEnv {
   mesh: MeshConfig;
   /** PILOT_ENABLE_PERSISTENT_SESSION_FILTER (Istio's default: off). */
   persistentSessions?: boolean;
+  /** Which protocol filters mongo/redis/mysql TCP chains get (default: Istio's, mongo only). */
+  protocolFilters?: ProtocolFilters;
   /** The Telemetry API's access logs, tracing and stats for the proxy; absent: the mesh's legacy settings. */
   telemetry?: ProxyTelemetry;
   /** WasmPlugins attached to the proxy, highest priority first. */

@@ -188,6 +188,7 @@ function sidecarListeners(snap: PushSnapshot, proxy: ProxyNode, endpoints: Endpo
     telemetry,
     wasmPlugins: snap.wasmPluginsFor(proxy),
     persistentSessions: snap.persistentSessions,
+    protocolFilters: snap.protocolFilters,
     services: scope.services.map(withAddress),
     egressListeners: scope.egressListeners.map((l) => ({ ...l, services: l.services.map(withAddress) })),
     endpointAddressesFor: (service, port) =>
@@ -214,6 +215,7 @@ function routerListeners(snap: PushSnapshot, proxy: ProxyNode): listener.Listene
     mesh: snap.mesh,
     telemetry,
     persistentSessions: snap.persistentSessions,
+    protocolFilters: snap.protocolFilters,
     ports: merged.ports,
     virtualServicesFor: (gateway) => snap.virtualServicesForGateway(proxy.configNamespace, gateway),
     services: scope.services,
