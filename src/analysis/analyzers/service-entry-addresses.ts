@@ -22,7 +22,8 @@ export const serviceEntryAddressesAnalyzer: Analyzer = {
     for (const entry of ctx.list(K.ServiceEntry)) {
       const spec = specOf(entry);
       const allocated = asArray(asRecord(entry.object.status).addresses).length > 0;
-      if (spec.addresses !== undefined || allocated || autoAllocated) continue;
+      // An empty list decodes to no addresses in Go, as an absent one does.
+      if (asArray(spec.addresses).length > 0 || allocated || autoAllocated) continue;
       for (const [index, port] of asArray(spec.ports).map(asRecord).entries()) {
         const protocol = asString(port.protocol);
         if (protocol === "" || protocol.toUpperCase() === "TCP") {
