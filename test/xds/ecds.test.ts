@@ -1,0 +1,161 @@
+// ECDS through the discovery service, driven by a raw ADS client as a bookinfo sidecar: its listeners
+// reference the WasmPlugins attached to it through config discovery, ECDS serves those asked for by
+// name (the image pull secret's docker config in the VM environment), and a changed plugin is pushed.
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { pino } from "pino";
+import { core, hcm, httpWasm, listener, unpackAny } from "../../src/api/index.ts";
+import { type ConfigObject, DEFAULT_MESH_CONFIG } from "../../src/config/index.ts";
+import { ConfigStore, MemorySource } from "../../src/sources/index.ts";
+import { type Discovery, startDiscovery, storePush, storeRegistry, TypeUrl } from "../../src/xds/index.ts";
+import { anyViolations } from "../translate/pgv.ts";
+import { names, SotwClient, sidecarNode } from "./ads-client.ts";
+
+const mesh = DEFAULT_MESH_CONFIG;
+const SHA = "4d6ef8e6a1a4d1e6e8f0a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7";
+const AUTHN = "extensions.istio.io/wasmplugin/istio-system.authn";
+const STATS = "extensions.istio.io/wasmplugin/bookinfo.stats";
+const RATINGS_ONLY = "extensions.istio.io/wasmplugin/bookinfo.ratings-only";
+
+function wasmPlugin(namespace: string, name: string, spec: Record<string, unknown>): ConfigObject {
+  return { apiVersion: "extensions.istio.io/v1alpha1", kind: "WasmPlugin", metadata: { name, namespace }, spec };
+}
+
+const store = new ConfigStore();
+const memory = new MemorySource(store);
+let discovery: Discovery;
+
+before(async () => {
+  memory.apply({
+    apiVersion: "networking.istio.io/v1",
+    kind: "ServiceEntry",
+    metadata: { name: "httpbin", namespace: "bookinfo" },
+    spec: {
+      hosts: ["httpbin.example.com"],
+      ports: [{ number: 80, name: "http", protocol: "HTTP" }],
+      resolution: "DNS",
+    },
+  });
+  memory.apply(
+    wasmPlugin("istio-system", "authn", { url: "oci://ghcr.io/example/authn:v1", sha256: SHA, phase: "AUTHN" }),
+  );
+  memory.apply(
+    wasmPlugin("bookinfo", "stats", {
+      selector: { matchLabels: { app: "reviews" } },
+      url: "oci://ghcr.io/example/stats:v1",
+      sha256: SHA,
+      phase: "STATS",
+      imagePullSecret: "pull",
+    }),
+  );
+  memory.apply(
+    wasmPlugin("bookinfo", "ratings-only", {
+      selector: { matchLabels: { app: "ratings" } },
+      url: "oci://ghcr.io/example/ratings:v1",
+      sha256: SHA,
+    }),
+  );
+  memory.apply({
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { name: "pull", namespace: "bookinfo" },
+    type: "kubernetes.io/dockerconfigjson",
+    data: { ".dockerconfigjson": Buffer.from('{"auths":{"ghcr.io":{}}}').toString("base64") },
+  });
+  const registry = storeRegistry(store, mesh, "cluster.local");
+  discovery = await startDiscovery({
+    store,
+    initialPush: storePush(store, registry, mesh, "cluster.local"),
+    endpoints: registry,
+    build: (previous) => storePush(store, registry, mesh, "cluster.local", previous),
+    rootNamespace: "istio-system",
+    domainSuffix: "cluster.local",
+    debounce: { afterMs: 10, maxMs: 200, edsDebounce: true },
+    apiAuth: true,
+    debugAuth: { systemNamespace: "istio-system" },
+    plugins: [],
+    listen: { grpcAddr: "127.0.0.1:0" },
+    log: pino({ level: "silent" }),
+  });
+});
+
+after(async () => {
+  await discovery.stop(0);
+});
+
+function wasmOf(config: core.TypedExtensionConfig | undefined): httpWasm.Wasm | undefined {
+  return config?.typedConfig ? unpackAny(config.typedConfig, httpWasm.WasmSchema) : undefined;
+}
+
+function codeUri(config: core.TypedExtensionConfig | undefined): string | undefined {
+  const vm = wasmOf(config)?.config?.vm;
+  const code = vm?.case === "vmConfig" ? vm.value.code?.specifier : undefined;
+  return code?.case === "remote" ? code.value.httpUri?.uri : undefined;
+}
+
+test("a sidecar's listeners reference its WasmPlugins and ECDS serves them by name, then pushes a change", async () => {
+  const client = SotwClient.connect(`127.0.0.1:${discovery.ports.grpcPort}`);
+  try {
+    client.request({
+      node: sidecarNode("reviews-v1", "bookinfo", { LABELS: { app: "reviews" } }),
+      typeUrl: TypeUrl.Listener,
+    });
+    const lds = await client.next();
+    const outbound = lds.resources
+      .map((any) => unpackAny(any, listener.ListenerSchema))
+      .find((l) => l?.name === "0.0.0.0_80");
+    const filter = outbound?.filterChains
+      .flatMap((c) => c.filters)
+      .find((f) => f.name === "envoy.filters.network.http_connection_manager");
+    const manager =
+      filter?.configType.case === "typedConfig"
+        ? unpackAny(filter.configType.value, hcm.HttpConnectionManagerSchema)
+        : undefined;
+    const filterNames = manager?.httpFilters.map((f) => f.name) ?? [];
+    assert.ok(
+      filterNames.indexOf(AUTHN) > 0 && filterNames.indexOf(STATS) > filterNames.indexOf(AUTHN),
+      filterNames.join(" "),
+    );
+    assert.ok(!filterNames.includes(RATINGS_ONLY));
+    assert.equal(manager?.httpFilters.find((f) => f.name === STATS)?.configType.case, "configDiscovery");
+    client.ack(lds);
+
+    const asked = [AUTHN, STATS, RATINGS_ONLY, "extensions.istio.io/wasmplugin/bookinfo.missing"];
+    client.request({ typeUrl: TypeUrl.ExtensionConfiguration, resourceNames: asked });
+    const ecds = await client.next();
+    assert.equal(ecds.typeUrl, TypeUrl.ExtensionConfiguration);
+    for (const any of ecds.resources) assert.deepEqual(anyViolations(any), [], any.typeUrl);
+    const configs = ecds.resources.map((any) => unpackAny(any, core.TypedExtensionConfigSchema));
+    assert.deepEqual(configs.map((c) => c?.name).sort(), [STATS, AUTHN]);
+    const stats = configs.find((c) => c?.name === STATS);
+    assert.equal(codeUri(stats), "oci://ghcr.io/example/stats:v1");
+    const vm = wasmOf(stats)?.config?.vm;
+    const env = vm?.case === "vmConfig" ? vm.value.environmentVariables?.keyValues : undefined;
+    assert.equal(env?.ISTIO_META_WASM_IMAGE_PULL_SECRET, '{"auths":{"ghcr.io":{}}}');
+    client.ack(ecds, asked);
+
+    memory.apply(
+      wasmPlugin("bookinfo", "stats", {
+        selector: { matchLabels: { app: "reviews" } },
+        url: "oci://ghcr.io/example/stats:v2",
+        sha256: SHA,
+        phase: "STATS",
+        imagePullSecret: "pull",
+      }),
+    );
+    // The change reaches LDS and ECDS; read until the ECDS push.
+    let pushed = await client.next();
+    for (let i = 0; i < 3 && pushed.typeUrl !== TypeUrl.ExtensionConfiguration; i++) {
+      client.ack(pushed, pushed.typeUrl === TypeUrl.ExtensionConfiguration ? asked : []);
+      pushed = await client.next();
+    }
+    assert.equal(pushed.typeUrl, TypeUrl.ExtensionConfiguration);
+    assert.deepEqual(names(pushed).sort(), [STATS, AUTHN]);
+    const updated = pushed.resources
+      .map((any) => unpackAny(any, core.TypedExtensionConfigSchema))
+      .find((c) => c?.name === STATS);
+    assert.equal(codeUri(updated), "oci://ghcr.io/example/stats:v2");
+  } finally {
+    client.close();
+  }
+});
