@@ -9,7 +9,9 @@ import { after, test } from "node:test";
 import { cluster, hcm, listener, packAny, route, unpackAny } from "../../src/api/index.ts";
 import { loadState, translateProxy } from "../../src/cli/translate-state.ts";
 import { DEFAULT_MESH_CONFIG } from "../../src/config/index.ts";
+import { pushRequest } from "../../src/model/index.ts";
 import { buildClusters } from "../../src/xds/generators/cds.ts";
+import { ecdsGenerator } from "../../src/xds/generators/ecds.ts";
 import { buildListeners } from "../../src/xds/generators/lds.ts";
 import { buildRouteConfiguration } from "../../src/xds/generators/rds.ts";
 import { anyViolations } from "./pgv.ts";
@@ -92,4 +94,45 @@ test("a workload's EnvoyFilter patches its config only, whatever the build order
   const rc = buildRouteConfiguration(push, ratings, "9080");
   assert.ok(rc);
   assert.deepEqual(anyViolations(packAny(route.RouteConfigurationSchema, rc)), []);
+});
+
+test("ECDS serves the extension configs EnvoyFilter EXTENSION_CONFIG patches add, by the names asked for", async () => {
+  const file = join(dir, "ecds.yaml");
+  writeFileSync(
+    file,
+    `apiVersion: networking.istio.io/v1alpha3
+kind: EnvoyFilter
+metadata: {name: ecds, namespace: istio-system}
+spec:
+  configPatches:
+  - applyTo: EXTENSION_CONFIG
+    patch:
+      operation: ADD
+      value: {name: shop-grpc-web, typed_config: {"@type": type.googleapis.com/envoy.extensions.filters.http.grpc_web.v3.GrpcWeb}}
+  - applyTo: EXTENSION_CONFIG
+    patch:
+      operation: ADD
+      value: {name: not-asked, typed_config: {"@type": type.googleapis.com/envoy.extensions.filters.http.grpc_web.v3.GrpcWeb}}
+`,
+  );
+  const loaded = loadState([file], DEFAULT_MESH_CONFIG, "cluster.local");
+  assert.ok(loaded.state, loaded.problems?.join("\n"));
+  const proxy = translateProxy(
+    { type: "sidecar", ip: "10.0.0.7", namespace: "shop", labels: { app: "reviews" }, id: "reviews.shop" },
+    DEFAULT_MESH_CONFIG,
+    "cluster.local",
+  );
+  const generated = await ecdsGenerator().generate(
+    proxy,
+    {
+      typeUrl: "type.googleapis.com/envoy.config.core.v3.TypedExtensionConfig",
+      resourceNames: new Set(["shop-grpc-web"]),
+      wildcard: false,
+    },
+    pushRequest({ full: true, push: loaded.state.push }),
+  );
+  assert.deepEqual(
+    generated?.resources.map((r) => r.name),
+    ["shop-grpc-web"],
+  );
 });

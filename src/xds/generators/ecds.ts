@@ -5,6 +5,7 @@ import { kindKey } from "../../config/index.ts";
 import type { WasmPlugin } from "../../config/types/index.ts";
 import type { ProxyNode, PushRequest } from "../../model/index.ts";
 import { PUSH_KINDS, pushSnapshot } from "../../model/index.ts";
+import { insertedExtensionConfigs, patchSetFor } from "../../networking/envoyfilter/index.ts";
 import { pullSecretResource, wasmExtensionConfig, wasmResourceName } from "../../networking/wasm/index.ts";
 import type { Generator } from "../generator.ts";
 import type { SecretLookup } from "./sds.ts";
@@ -49,8 +50,13 @@ export function ecdsGenerator(secrets?: SecretLookup): Generator {
   return {
     generate(proxy, watched, req) {
       if (!ecdsNeedsPush(req)) return undefined;
-      const plugins = pushSnapshot(req.push).wasmPluginsFor(proxy);
-      const configs = buildExtensionConfigs(plugins, watched.resourceNames, proxy, secrets);
+      const snap = pushSnapshot(req.push);
+      // Istio's BuildExtensionConfiguration: the EnvoyFilters' EXTENSION_CONFIG additions, then the plugins'.
+      const patches = patchSetFor(snap.envoyFiltersFor(proxy), proxy);
+      const configs = [
+        ...insertedExtensionConfigs(patches, [...watched.resourceNames]),
+        ...buildExtensionConfigs(snap.wasmPluginsFor(proxy), watched.resourceNames, proxy, secrets),
+      ];
       return { resources: configs.map((config) => ({ name: config.name, resource: config })) };
     },
   };
