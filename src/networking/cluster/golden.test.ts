@@ -46,6 +46,8 @@ interface GoldenCase {
   endpoints?: Partial<ServiceEndpoint>[];
   destinationRule?: AppliedDestinationRule;
   serviceMtlsMode?: ServiceMtlsMode;
+  /** PILOT_ENABLE_REDIS_FILTER. */
+  redisFilter?: boolean;
   /** Inbound only. */
   targetPort?: number;
   endpoint?: InboundEndpoint;
@@ -66,6 +68,7 @@ function buildCase(c: GoldenCase): cluster.Cluster[] {
     mesh,
     endpoints,
     serviceMtlsMode: c.serviceMtlsMode,
+    redisFilter: c.redisFilter,
   };
   switch (c.build ?? "outbound") {
     case "outbound":
@@ -103,7 +106,7 @@ function buildCase(c: GoldenCase): cluster.Cluster[] {
   }
 }
 
-const FEATURES = ["outbound", "connectionpool", "loadbalancer", "outlier", "tls", "special", "dynamicdns"];
+const FEATURES = ["outbound", "connectionpool", "loadbalancer", "outlier", "tls", "special", "dynamicdns", "redis"];
 const TESTDATA = testdataDir(import.meta.url);
 
 for (const feature of FEATURES) {

@@ -34,10 +34,22 @@ export function applyLocalityWeightedConfig(
   }
 }
 
-/** lb_policy and lb_config; PASSTHROUGH turns the cluster into ORIGINAL_DST (dropping any inline endpoints). */
-export function applyLoadBalancer(draft: ClusterInit, lb: DestinationRuleTrafficPolicyLoadBalancer | undefined): void {
+/**
+ * lb_policy and lb_config; PASSTHROUGH turns the cluster into ORIGINAL_DST (dropping any inline
+ * endpoints). A redis port served by redis_proxy (`redisProxied`) is MAGLEV whatever the rule says.
+ */
+export function applyLoadBalancer(
+  draft: ClusterInit,
+  lb: DestinationRuleTrafficPolicyLoadBalancer | undefined,
+  redisProxied = false,
+): void {
   if (discoveryType(draft) === DiscoveryType.ORIGINAL_DST) {
     draft.lbPolicy = LbPolicy.CLUSTER_PROVIDED;
+    return;
+  }
+  // redis_proxy hashes keys to hosts: a consistent hash keeps each key on one shard.
+  if (redisProxied) {
+    draft.lbPolicy = LbPolicy.MAGLEV;
     return;
   }
   switch (lb?.simple) {

@@ -145,7 +145,7 @@ function buildOne(
   if (shouldUpgradeToH2(port, policy?.connectionPool, mesh)) http.upstream = "http2";
   applyOutlierDetection(draft, common, policy?.outlierDetection);
   applyLocalityWeightedConfig(draft, common, localityLbSetting(mesh, policy?.loadBalancer?.localityLbSetting));
-  applyLoadBalancer(draft, policy?.loadBalancer);
+  applyLoadBalancer(draft, policy?.loadBalancer, input.redisFilter === true && port.protocol === "Redis");
 
   const finalType = discoveryType(draft);
   const mtlsMode = inferredMtlsMode(input, subset);

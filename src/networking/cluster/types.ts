@@ -33,4 +33,6 @@ export interface OutboundClusterInput {
    * BestEffortInferServiceMTLSMode is done here); PERMISSIVE, Istio's default, when not given.
    */
   serviceMtlsMode?: ServiceMtlsMode;
+  /** PILOT_ENABLE_REDIS_FILTER: redis ports are served by redis_proxy, so their clusters are MAGLEV. */
+  redisFilter?: boolean;
 }

@@ -85,6 +85,7 @@ function serviceClusters(
         mesh: snap.mesh,
         endpoints: endpoints.endpointsFor(service.hostname, port.port, service.namespace),
         serviceMtlsMode,
+        redisFilter: snap.protocolFilters.redis,
       };
       return sniDnat ? buildSniDnatClusters(input) : buildOutboundClusters(input);
     }),
