@@ -3,12 +3,15 @@ import { describe, it } from "node:test";
 import { toBinary } from "@bufbuild/protobuf";
 import { cluster, tls, unpackAny } from "../../api/index.ts";
 import type { DestinationRuleSpec } from "../../config/types/index.ts";
+import type { ServiceProtocol } from "../../registry/index.ts";
+import { envoyViolations } from "../httpfilter/index.ts";
 import { makeEndpoint, makeMesh, makeProxy, makeService } from "./fixtures.ts";
 import {
   assembleClusters,
   buildInboundCluster,
   buildOutboundClusters,
   effectiveTrafficPolicy,
+  type IstioTlsContextCache,
   outboundClusterName,
   parseClusterName,
   sniDnatClusterName,
@@ -181,6 +184,86 @@ describe("CDS order (buildClusters)", () => {
     const router = makeProxy({ type: "router" });
     const names = assembleClusters({ proxy: router, mesh, outbound, inbound: [inbound] }).map((c) => c.name);
     assert.deepEqual(names, [outbound[0].name, "BlackHoleCluster"]);
+  });
+});
+
+describe("Istio mTLS contexts shared by the clusters of a push", () => {
+  const proxy = makeProxy();
+  const mesh = makeMesh();
+  const identity = "spiffe://cluster.local/ns/default/sa/shared";
+  const istioContext = (c: cluster.Cluster) => {
+    const socket = c.transportSocketMatches[0]?.transportSocket;
+    assert.equal(socket?.configType.case, "typedConfig");
+    return socket.configType.value;
+  };
+
+  it("clusters with the same SANs and ALPN share one encoded common context, and encode as protobuf-es would", () => {
+    const cache: IstioTlsContextCache = new Map();
+    const build = (hostname: string, protocol: ServiceProtocol, sa: string) => {
+      const service = makeService({ hostname, ports: [{ protocol }] });
+      const endpoints = [makeEndpoint(service, { identity: sa })];
+      return buildOutboundClusters({
+        service,
+        port: service.ports[0],
+        proxy,
+        mesh,
+        endpoints,
+        istioTlsContexts: cache,
+      })[0];
+    };
+    const clusters = [
+      build("a.default.svc.cluster.local", "HTTP", identity),
+      build("b.default.svc.cluster.local", "HTTP", identity),
+      build("c.default.svc.cluster.local", "HTTP2", identity),
+      build("d.default.svc.cluster.local", "HTTP", "spiffe://cluster.local/ns/default/sa/other"),
+    ];
+    assert.equal(cache.size, 3);
+    const contexts = clusters.map((c) => {
+      const any = istioContext(c);
+      const context = unpackAny(any, tls.UpstreamTlsContextSchema);
+      assert.ok(context);
+      // The hand-written bytes are the canonical encoding of what they decode to.
+      assert.deepEqual(toBinary(tls.UpstreamTlsContextSchema, context), any.value);
+      assert.deepEqual(envoyViolations(cluster.ClusterSchema, c), []);
+      return context;
+    });
+    assert.deepEqual(
+      contexts.map((c) => c.sni),
+      ["a", "b", "c", "d"].map((h) => `outbound_.9080_._.${h}.default.svc.cluster.local`),
+    );
+    assert.deepEqual(
+      contexts.map((c) => c.commonTlsContext?.alpnProtocols.join(",")),
+      [
+        "istio-peer-exchange,istio",
+        "istio-peer-exchange,istio",
+        "istio-peer-exchange,istio,h2",
+        "istio-peer-exchange,istio",
+      ],
+    );
+    const sans = contexts.map((c) => {
+      const validation = c.commonTlsContext?.validationContextType;
+      assert.equal(validation?.case, "combinedValidationContext");
+      return validation.value.defaultValidationContext?.matchSubjectAltNames.map((m) => m.matchPattern.value);
+    });
+    assert.deepEqual(sans, [[identity], [identity], [identity], ["spiffe://cluster.local/ns/default/sa/other"]]);
+  });
+
+  it("a cluster built with the cache encodes exactly as one built without it", () => {
+    const service = makeService({});
+    const input = {
+      service,
+      port: service.ports[0],
+      proxy,
+      mesh,
+      endpoints: [makeEndpoint(service, { identity })],
+      destinationRule: { name: "r", namespace: "default", spec: { host: "reviews", subsets: [{ name: "v1" }] } },
+    };
+    const encode = (istioTlsContexts?: IstioTlsContextCache) =>
+      buildOutboundClusters({ ...input, istioTlsContexts }).map((c) => toBinary(cluster.ClusterSchema, c));
+    const cache: IstioTlsContextCache = new Map();
+    assert.deepEqual(encode(cache), encode());
+    assert.deepEqual(encode(cache), encode());
+    assert.equal(cache.size, 1);
   });
 });
 

@@ -163,6 +163,7 @@ function buildOne(
         originalDst: finalType === DiscoveryType.ORIGINAL_DST,
         credentialNameAllowed: proxy.type === "router" || rule?.spec.workloadSelector !== undefined,
         mesh,
+        istioTlsContexts: input.istioTlsContexts,
       });
   draft.transportSocket = upstreamTls.transportSocket;
   draft.transportSocketMatches = upstreamTls.transportSocketMatches;

@@ -1,8 +1,10 @@
 // Upstream TLS of an outbound cluster (Istio's cluster_tls.go): DestinationRule tls modes DISABLE,
 // SIMPLE, MUTUAL, ISTIO_MUTUAL, and auto-mTLS, where the Istio TLS socket is used only for endpoints
 // labelled `tlsMode: istio` (transport_socket_matches) and plaintext for the rest.
-import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import { type cluster, core, packAny, rawBuffer, tls } from "../../api/index.ts";
+import { create, type MessageInitShape, toBinary } from "@bufbuild/protobuf";
+import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
+import { type Any, AnySchema } from "@bufbuild/protobuf/wkt";
+import { type cluster, core, packAny, rawBuffer, tls, typeUrl } from "../../api/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
 import type { DestinationRuleTrafficPolicyTls } from "../../config/types/index.ts";
 
@@ -23,6 +25,13 @@ const ALPN_H2_ONLY = ["h2"];
 
 const TLS_V1_2 = tls.TlsParameters_TlsProtocol.TLSv1_2;
 const TLS_V1_3 = tls.TlsParameters_TlsProtocol.TLSv1_3;
+
+/**
+ * Encoded CommonTlsContexts of Istio mTLS by their inputs (ALPN and SANs), shared by the clusters of
+ * one push: clusters differ in SNI and rarely in SANs, and building plus encoding the context per
+ * cluster was most of CDS generation.
+ */
+export type IstioTlsContextCache = Map<string, Uint8Array>;
 
 export interface UpstreamTlsInput {
   clusterName: string;
@@ -51,6 +60,8 @@ export interface UpstreamTlsInput {
    */
   dynamicForwardProxy?: boolean;
   mesh: MeshConfig;
+  /** Shares the encoded Istio mTLS contexts between the clusters of a push; without it each encodes its own. */
+  istioTlsContexts?: IstioTlsContextCache;
 }
 
 export interface UpstreamTls {
@@ -89,8 +100,8 @@ function buildTls(input: UpstreamTlsInput): UpstreamTls {
   if (rule) {
     switch (rule.mode) {
       case "ISTIO_MUTUAL": {
-        const context = istioMutualContext(input, rule.sni || input.istioSni, sansOr(rule, input.serviceAccounts));
-        return { transportSocket: tlsSocket(context), alpnOverride: false };
+        const socket = istioMutualSocket(input, rule.sni || input.istioSni, sansOr(rule, input.serviceAccounts));
+        return { transportSocket: socket, alpnOverride: false };
       }
       case "SIMPLE":
       case "MUTUAL":
@@ -100,7 +111,7 @@ function buildTls(input: UpstreamTlsInput): UpstreamTls {
     }
   }
   if (!input.autoMtls) return { alpnOverride: false };
-  const socket = tlsSocket(istioMutualContext(input, input.istioSni, [...input.serviceAccounts]));
+  const socket = istioMutualSocket(input, input.istioSni, input.serviceAccounts);
   if (input.originalDst) return { transportSocket: socket, alpnOverride: false };
   return {
     transportSocketMatches: [
@@ -111,26 +122,43 @@ function buildTls(input: UpstreamTlsInput): UpstreamTls {
   };
 }
 
-/** Istio's client side of mesh mTLS: workload certificate and root CA from the agent's SDS. */
-function istioMutualContext(
-  input: UpstreamTlsInput,
-  sni: string,
-  sans: readonly string[],
-): MessageInitShape<typeof tls.UpstreamTlsContextSchema> {
+const UPSTREAM_TLS_FIELDS = tls.UpstreamTlsContextSchema.field;
+const UPSTREAM_TLS_TYPE_URL = typeUrl(tls.UpstreamTlsContextSchema);
+
+/**
+ * Istio's client side of mesh mTLS: workload certificate and root CA from the agent's SDS. The
+ * UpstreamTlsContext is written as toBinary writes it (common_tls_context, then sni when not empty)
+ * around the encoded common context, which is shared through the cache.
+ */
+function istioMutualSocket(input: UpstreamTlsInput, sni: string, sans: readonly string[]): TransportSocketInit {
+  const key = `${input.http2 ? "h2" : "h1"}${JSON.stringify(sans)}`;
+  let common = input.istioTlsContexts?.get(key);
+  if (!common) {
+    common = toBinary(
+      tls.CommonTlsContextSchema,
+      create(tls.CommonTlsContextSchema, istioCommonTls(input.http2, sans)),
+    );
+    input.istioTlsContexts?.set(key, common);
+  }
+  const w = new BinaryWriter();
+  w.tag(UPSTREAM_TLS_FIELDS.commonTlsContext.number, WireType.LengthDelimited).bytes(common);
+  const clusterSni = sni || (input.dynamicForwardProxy ? "" : input.clusterName);
+  if (clusterSni !== "") w.tag(UPSTREAM_TLS_FIELDS.sni.number, WireType.LengthDelimited).string(clusterSni);
+  return typedSocket(TLS_TRANSPORT_SOCKET, create(AnySchema, { typeUrl: UPSTREAM_TLS_TYPE_URL, value: w.finish() }));
+}
+
+function istioCommonTls(http2: boolean, sans: readonly string[]): CommonTlsInit {
   return {
-    commonTlsContext: {
-      tlsParams: { tlsMinimumProtocolVersion: TLS_V1_2, tlsMaximumProtocolVersion: TLS_V1_3 },
-      alpnProtocols: input.http2 ? ALPN_IN_MESH_H2 : ALPN_IN_MESH,
-      tlsCertificateSdsSecretConfigs: [agentSdsSecret(SDS_DEFAULT_RESOURCE)],
-      validationContextType: {
-        case: "combinedValidationContext",
-        value: {
-          defaultValidationContext: { matchSubjectAltNames: exactSans(sans) },
-          validationContextSdsSecretConfig: agentSdsSecret(SDS_ROOT_RESOURCE),
-        },
+    tlsParams: { tlsMinimumProtocolVersion: TLS_V1_2, tlsMaximumProtocolVersion: TLS_V1_3 },
+    alpnProtocols: http2 ? ALPN_IN_MESH_H2 : ALPN_IN_MESH,
+    tlsCertificateSdsSecretConfigs: [agentSdsSecret(SDS_DEFAULT_RESOURCE)],
+    validationContextType: {
+      case: "combinedValidationContext",
+      value: {
+        defaultValidationContext: { matchSubjectAltNames: exactSans(sans) },
+        validationContextSdsSecretConfig: agentSdsSecret(SDS_ROOT_RESOURCE),
       },
     },
-    sni: sni || (input.dynamicForwardProxy ? "" : input.clusterName),
   };
 }
 
@@ -253,22 +281,20 @@ export function credentialSecret(credentialName: string): SdsSecretConfigInit {
   };
 }
 
-function tlsSocket(context: MessageInitShape<typeof tls.UpstreamTlsContextSchema>): TransportSocketInit {
-  return {
-    name: TLS_TRANSPORT_SOCKET,
-    configType: {
-      case: "typedConfig",
-      value: packAny(tls.UpstreamTlsContextSchema, create(tls.UpstreamTlsContextSchema, context)),
-    },
-  };
+function typedSocket(name: string, config: Any): TransportSocketInit {
+  return { name, configType: { case: "typedConfig", value: config } };
 }
 
+function tlsSocket(context: MessageInitShape<typeof tls.UpstreamTlsContextSchema>): TransportSocketInit {
+  return typedSocket(
+    TLS_TRANSPORT_SOCKET,
+    packAny(tls.UpstreamTlsContextSchema, create(tls.UpstreamTlsContextSchema, context)),
+  );
+}
+
+// The same for every cluster; generated messages are never changed after they are built, so one is shared.
+const RAW_BUFFER_CONFIG = packAny(rawBuffer.RawBufferSchema, create(rawBuffer.RawBufferSchema, {}));
+
 export function rawBufferSocket(): TransportSocketInit {
-  return {
-    name: RAW_BUFFER_TRANSPORT_SOCKET,
-    configType: {
-      case: "typedConfig",
-      value: packAny(rawBuffer.RawBufferSchema, create(rawBuffer.RawBufferSchema, {})),
-    },
-  };
+  return typedSocket(RAW_BUFFER_TRANSPORT_SOCKET, RAW_BUFFER_CONFIG);
 }

@@ -4,6 +4,7 @@ import type { MeshConfig } from "../../config/index.ts";
 import type { DestinationRuleSpec } from "../../config/types/index.ts";
 import type { ProxyNode } from "../../model/proxy.ts";
 import type { Service, ServiceEndpoint, ServicePort } from "../../registry/index.ts";
+import type { IstioTlsContextCache } from "./tls.ts";
 
 /** The DestinationRule that applies to a host for this proxy, already chosen and merged by the caller. */
 export interface AppliedDestinationRule {
@@ -35,4 +36,6 @@ export interface OutboundClusterInput {
   serviceMtlsMode?: ServiceMtlsMode;
   /** PILOT_ENABLE_REDIS_FILTER: redis ports are served by redis_proxy, so their clusters are MAGLEV. */
   redisFilter?: boolean;
+  /** The encoded Istio mTLS contexts shared by the clusters of one push (the caller keeps one per push). */
+  istioTlsContexts?: IstioTlsContextCache;
 }

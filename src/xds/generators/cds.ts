@@ -10,6 +10,7 @@ import {
   buildInboundCluster,
   buildOutboundClusters,
   buildSniDnatClusters,
+  type IstioTlsContextCache,
   parseClusterName,
 } from "../../networking/cluster/index.ts";
 import { patchGeneratedClusters, patchSetFor } from "../../networking/envoyfilter/index.ts";
@@ -49,6 +50,9 @@ const outboundCache = perPush<cluster.Cluster[]>(TypeUrl.Cluster, (clusters) =>
   clusters.map((c) => ({ name: c.name, resource: c })),
 );
 
+// One per push (it holds no resources): the clusters of a push share their encoded Istio mTLS contexts.
+const istioTlsContexts = perPush<IstioTlsContextCache>(TypeUrl.Cluster, () => []);
+
 function ipFamilies(proxy: ProxyNode): string {
   return [...new Set(proxy.ipAddresses.map((ip) => (ip.includes(":") ? "6" : "4")))].sort().join("");
 }
@@ -86,6 +90,7 @@ function serviceClusters(
         endpoints: endpoints.endpointsFor(service.hostname, port.port, service.namespace),
         serviceMtlsMode,
         redisFilter: snap.protocolFilters.redis,
+        istioTlsContexts: istioTlsContexts(push, "", () => new Map()),
       };
       return sniDnat ? buildSniDnatClusters(input) : buildOutboundClusters(input);
     }),
