@@ -151,12 +151,13 @@ const envoyFilterDiffCommand: CommandModule<object, DiffArgs> = {
         ].join("\n"),
       ),
   handler: async (argv) => {
-    const [{ loadState, translateProxy }, xds, { envoyFilterStatus }, { stringify }] = await Promise.all([
-      import("./translate-state.ts"),
-      import("../xds/index.ts"),
-      import("../networking/envoyfilter/index.ts"),
-      import("yaml"),
-    ]);
+    const [{ loadState, translateProxy }, xds, { describePatchError, envoyFilterStatus }, { stringify }] =
+      await Promise.all([
+        import("./translate-state.ts"),
+        import("../xds/index.ts"),
+        import("../networking/envoyfilter/index.ts"),
+        import("yaml"),
+      ]);
     const mesh = await loadProxyMesh(argv.meshConfig);
     if (!mesh) return;
     const isEnvoyFilter = (o: { kind?: string; apiVersion?: string }) =>
@@ -187,10 +188,7 @@ const envoyFilterDiffCommand: CommandModule<object, DiffArgs> = {
     envoyFilterStatus.clear();
     const after = dumps(withFilters.state);
     const changes = changedResources(before, after);
-    for (const e of envoyFilterStatus.recordedErrors()) {
-      const at = e.path ? ` at ${e.path}` : "";
-      process.stderr.write(`Warning: EnvoyFilter ${e.filter} configPatches[${e.index}] skipped${at}: ${e.message}\n`);
-    }
+    for (const e of envoyFilterStatus.recordedErrors()) process.stderr.write(`Warning: ${describePatchError(e)}\n`);
     if (argv.output === "json") {
       process.stdout.write(`${JSON.stringify(changes, null, 2)}\n`);
     } else {

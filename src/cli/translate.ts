@@ -126,13 +126,15 @@ export const translateCommand: CommandModule<object, TranslateArgs> = {
           "dynamic clusters, listeners, routes, secrets and endpoints as Envoy's admin /config_dump shows them",
           "(proto3 JSON, @type on every Any; bootstrap omitted). nds adds the DNS name table.",
           "As a cluster would, it skips kinds the control plane does not read and prunes unknown fields (with warnings).",
+          "EnvoyFilter patches that cannot be applied are skipped with a warning.",
           "Exit status: 0 printed, 1 some input is invalid, 2 usage error.",
         ].join("\n"),
       ),
   handler: async (argv) => {
-    const [{ translate }, { configDumpJson }] = await Promise.all([
+    const [{ translate }, { configDumpJson }, { describePatchError, envoyFilterStatus }] = await Promise.all([
       import("./translate-state.ts"),
       import("../xds/index.ts"),
+      import("../networking/envoyfilter/index.ts"),
     ]);
     const mesh = await loadProxyMesh(argv.meshConfig);
     if (!mesh) return;
@@ -147,6 +149,7 @@ export const translateCommand: CommandModule<object, TranslateArgs> = {
       return;
     }
     for (const warning of result.warnings) process.stderr.write(`Warning: ${warning}\n`);
+    for (const e of envoyFilterStatus.recordedErrors()) process.stderr.write(`Warning: ${describePatchError(e)}\n`);
     const json = configDumpJson(result.dump);
     if (argv.output === "json") {
       process.stdout.write(`${JSON.stringify(json, null, 2)}\n`);

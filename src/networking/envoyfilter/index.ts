@@ -18,4 +18,4 @@ export {
   patchSetFor,
 } from "./patch-set.ts";
 export type { GatewayPortMap } from "./route.ts";
-export { envoyFilterStatus, registerEnvoyFilterMetrics } from "./status.ts";
+export { describePatchError, envoyFilterStatus, registerEnvoyFilterMetrics } from "./status.ts";

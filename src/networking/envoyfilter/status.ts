@@ -70,6 +70,11 @@ class EnvoyFilterStatus {
   }
 }
 
+/** One line for a skipped patch: `EnvoyFilter ns/name configPatches[i] skipped at <path>: <why>`. */
+export function describePatchError(e: PatchError): string {
+  return `EnvoyFilter ${e.filter} configPatches[${e.index}] skipped${e.path ? ` at ${e.path}` : ""}: ${e.message}`;
+}
+
 /** The process's EnvoyFilter status; generators record into it. */
 export const envoyFilterStatus = new EnvoyFilterStatus();
 
