@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { request as httpsRequest } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -32,9 +33,9 @@ interface LogLine {
   [field: string]: unknown;
 }
 
-/** Starts sluiced and reads its JSON log lines. Its admin HTTP server is off unless args name its addresses. */
+/** Starts sluiced and reads its JSON log lines. Its HTTP servers are off unless args name their addresses. */
 function startSluiced(args: string[], env: Record<string, string> = {}) {
-  const admin = args.includes("--httpAddr") ? [] : ["--httpAddr", "", "--monitoringAddr", ""];
+  const admin = args.includes("--httpAddr") ? [] : ["--httpAddr", "", "--monitoringAddr", "", "--httpsAddr", ""];
   const child = spawn(process.execPath, [SLUICED, ...admin, ...args], {
     stdio: ["ignore", "pipe", "inherit"],
     env: { ...process.env, ...env },
@@ -181,13 +182,13 @@ test("a second sluiced takes its config from the first over an xds:// config sou
   assert.equal(await replica?.exited, 0);
 });
 
-test("sluiced with its CA and admin server: /ready, /metrics and debug over HTTP; 15012 is TLS from the CA and its certificate service refuses the unauthenticated", async () => {
+test("sluiced with its CA and admin server: /ready, /metrics and debug over HTTP; 15012 is TLS from the CA, whose certificate service refuses the unauthenticated; webhooks on HTTPS", async () => {
   const dir = await mkdtemp(join(tmpdir(), "sluiced-ca-"));
   await writeFile(join(dir, "a.yaml"), serviceEntry("a"));
   const caDir = await mkdtemp(join(tmpdir(), "sluiced-cadir-"));
   const args = ["--configDir", dir, "--grpcAddr", "127.0.0.1:0", "--secureGRPCAddr", "127.0.0.1:0", "--caDir", caDir];
   const { child, exited, logged } = startSluiced(
-    [...args, "--httpAddr", "127.0.0.1:0", "--monitoringAddr", "127.0.0.1:0"],
+    [...args, "--httpAddr", "127.0.0.1:0", "--monitoringAddr", "127.0.0.1:0", "--httpsAddr", "127.0.0.1:0"],
     {
       ROOT_CA_DIR: join(caDir, "no-cacerts"),
     },
@@ -235,8 +236,60 @@ test("sluiced with its CA and admin server: /ready, /metrics and debug over HTTP
     );
     caClient.close();
     assert.equal(refused?.code, status.UNAUTHENTICATED);
+
+    // The validation webhook (HTTPS with istiod's certificate) refuses an invalid VirtualService.
+    const webhooks = await logged((l) => l.msg === "webhooks listening", "its webhook port");
+    const review = await postJson(Number(webhooks.port), root, "/validate", {
+      apiVersion: "admission.k8s.io/v1",
+      kind: "AdmissionReview",
+      request: {
+        uid: "u-1",
+        operation: "CREATE",
+        kind: { group: "networking.istio.io", version: "v1", kind: "VirtualService" },
+        object: {
+          apiVersion: "networking.istio.io/v1",
+          kind: "VirtualService",
+          metadata: { name: "bad", namespace: "default" },
+          spec: { hosts: [] },
+        },
+      },
+    });
+    assert.equal(review.response.uid, "u-1");
+    assert.equal(review.response.allowed, false);
+    assert.match(review.response.status.message, /^configuration is invalid: /);
   } finally {
     child.kill("SIGTERM");
   }
   assert.equal(await exited, 0);
 });
+
+/** POSTs JSON over HTTPS to sluiced's webhook port, trusting `ca` for istiod's name. */
+function postJson(
+  port: number,
+  ca: string,
+  path: string,
+  body: unknown,
+): Promise<{ response: { uid: string; allowed: boolean; status: { message: string } } }> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(
+      {
+        host: "127.0.0.1",
+        port,
+        path,
+        method: "POST",
+        ca,
+        servername: "istiod.istio-system.svc",
+        headers: { "content-type": "application/json" },
+      },
+      (res) => {
+        let text = "";
+        res.on("data", (chunk: Buffer) => {
+          text += chunk.toString();
+        });
+        res.on("end", () => resolve(JSON.parse(text)));
+      },
+    );
+    req.on("error", reject);
+    req.end(JSON.stringify(body));
+  });
+}

@@ -6,11 +6,12 @@ import { readFileSync } from "node:fs";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { pino } from "pino";
 import { Registry } from "prom-client";
+import { parse as parseYaml } from "yaml";
 import yargs from "yargs";
 import { hideBin } from "yargs/helpers";
-import { SLUICE_VERSION, startAdminServer } from "../admin/index.ts";
+import { parseListenAddress, SLUICE_VERSION, startAdminServer } from "../admin/index.ts";
 import { rejectUnknownCommandLineFlags } from "../cli/index.ts";
-import { type MeshConfig, parseGoDuration } from "../config/index.ts";
+import { kindKey, type MeshConfig, parseGoDuration } from "../config/index.ts";
 import { loadMeshConfig } from "../config/mesh.ts";
 import { GatewayStatusWriter } from "../gatewayapi/index.ts";
 import { DebugRegistry } from "../krt/index.ts";
@@ -26,6 +27,7 @@ import {
   KubeCaSecretStore,
 } from "../security/ca/index.ts";
 import { ConfigStore, FileSource, KubeSource, loadKubeConfig, XdsSource, type XdsSourceTls } from "../sources/index.ts";
+import { injectionSettingsFromValues, nativeSidecarModeFromEnv, startWebhookServer } from "../webhooks/index.ts";
 import {
   type Discovery,
   pushFeaturesFromEnv,
@@ -75,6 +77,15 @@ const argv = yargs(hideBin(process.argv))
     describe: "HTTP address of /ready and the debug endpoints; empty to disable",
   })
   .option("profile", { type: "boolean", default: true, describe: "CPU and heap profiles under /debug/pprof/" })
+  .option("httpsAddr", {
+    type: "string",
+    default: ":15017",
+    describe: "HTTPS address of the admission webhooks (/validate, /inject); empty to disable",
+  })
+  .option("injectionValuesFile", {
+    type: "string",
+    describe: "Istio's injector values (YAML: global.*, sidecarInjectorWebhook.*) for /inject",
+  })
   .option("caDir", {
     type: "string",
     describe: "Directory keeping the self-signed root CA across restarts (file mode; in-memory when absent)",
@@ -225,6 +236,55 @@ async function startCa(mesh: MeshConfig, kubeConfig: KubeConfig | undefined, run
   return { ca: istioCa.ca, istiodCertificate };
 }
 
+/**
+ * The admission webhooks on --httpsAddr, with the --tlsCertFile certificate or istiod's from the CA
+ * (followed as it is reissued); undefined (logged) without either.
+ */
+async function startWebhooks(
+  mesh: MeshConfig,
+  store: ConfigStore,
+  istiodCertificate: IstiodCertificate | undefined,
+  ready: () => boolean,
+): Promise<Running | undefined> {
+  const files =
+    argv.tlsCertFile && argv.tlsKeyFile
+      ? { cert: readFileSync(argv.tlsCertFile), key: readFileSync(argv.tlsKeyFile) }
+      : undefined;
+  const pem =
+    files ??
+    (istiodCertificate && { cert: istiodCertificate.current.certChainPem, key: istiodCertificate.current.keyPem });
+  if (!pem) {
+    log.warn(
+      { httpsAddr: argv.httpsAddr },
+      'webhooks disabled: no certificate (--tlsCertFile or the CA); pass --httpsAddr "" to silence this',
+    );
+    return undefined;
+  }
+  const { host, port } = parseListenAddress(argv.httpsAddr);
+  const values = argv.injectionValuesFile ? parseYaml(readFileSync(argv.injectionValuesFile, "utf8")) : {};
+  const objects = (group: string, kind: string) => () => store.collection(kindKey(group, kind)).list();
+  const webhooks = await startWebhookServer({
+    ...pem,
+    host,
+    port,
+    mesh: () => mesh,
+    injection: { ...injectionSettingsFromValues(values), revision: env.REVISION ?? "" },
+    nativeSidecarMode: nativeSidecarModeFromEnv(),
+    nodes: objects("", "Node"),
+    proxyConfigs: objects("networking.istio.io", "ProxyConfig"),
+    validation: { domain: argv.domain },
+    ready,
+    log: log.child({ component: "webhooks" }),
+  });
+  if (!files && istiodCertificate) {
+    istiodCertificate.addIdentityCertificateListener((update) => {
+      if (update) webhooks.updateCertificate(update.certificate, update.privateKey);
+    });
+  }
+  log.info({ httpsAddr: argv.httpsAddr, port: webhooks.port }, "webhooks listening");
+  return webhooks;
+}
+
 async function start(running: Running[]): Promise<void> {
   const { mesh, warnings } = loadMeshConfig(argv.meshConfig ? readFileSync(argv.meshConfig, "utf8") : undefined);
   for (const warning of warnings) log.warn({ meshConfig: argv.meshConfig }, warning);
@@ -312,8 +372,12 @@ async function start(running: Running[]): Promise<void> {
     statuses.start();
     running.push(statuses);
   }
-  const ca =
-    argv.secureGRPCAddr && envBool("ENABLE_CA_SERVER", true) ? await startCa(mesh, kubeConfig, running) : undefined;
+  const needsCa = Boolean(argv.secureGRPCAddr || argv.httpsAddr) && envBool("ENABLE_CA_SERVER", true);
+  const ca = needsCa ? await startCa(mesh, kubeConfig, running) : undefined;
+  if (argv.httpsAddr) {
+    const webhooks = await startWebhooks(mesh, store, ca?.istiodCertificate, () => discoveryReady);
+    if (webhooks) running.push(webhooks);
+  }
   const tls = secureTls(ca?.istiodCertificate);
   const maxAge = argv.keepaliveMaxServerConnectionAge;
   const discovery: Discovery = await startDiscovery({
