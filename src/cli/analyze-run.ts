@@ -32,6 +32,7 @@ export interface AnalyzeOptions {
   meshConfigFile?: string;
   suppress: string[];
   ignoreUnknown: boolean;
+  verbose?: boolean;
   /** Analyze this cluster's objects too (istioctl's --use-kube); files override its objects. */
   cluster?: KubeClient;
   stdout(text: string): void;
@@ -105,6 +106,10 @@ export async function runAnalyzeCommand(options: AnalyzeOptions): Promise<number
     // Without a cluster, istioctl assumes the default ingress gateway exists.
     defaultResources: !options.cluster,
   }).filter((m) => !isSuppressed(m, suppressions));
+  if (options.verbose) {
+    const names = analyzers.map((a) => `\t ${a.name}\n`).join("");
+    options.stderr(`Analyzed resources in ${target}\nExecuted analyzers:\n${names}\n`);
+  }
   const shown = all.filter((m) => isWorseThanOrEqualTo(m.type.level, options.outputThreshold));
   options.stdout(`${formatMessages(shown, options.output)}\n`);
 

@@ -3,10 +3,12 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
+import yargs from "yargs";
 import { EXTRA_CLUSTER_KINDS } from "../analysis/cluster.ts";
 import { KINDS } from "../config/index.ts";
 import { KubeClient } from "../sources/kube/client.ts";
 import { KubeTestServer } from "../sources/kube/testserver/index.ts";
+import { analyzeCommand } from "./analyze.ts";
 import { type AnalyzeOptions, runAnalyzeCommand } from "./analyze-run.ts";
 import { EXIT_ANALYZER_FOUND_ISSUES, EXIT_INVALID, EXIT_OK } from "./exit-codes.ts";
 
@@ -206,4 +208,25 @@ test("--use-kube: the cluster's objects and mesh config are analyzed, files over
   const missing = await run([], { cluster, namespace: "nowhere" });
   assert.equal(missing.code, EXIT_OK);
   assert.equal(missing.stderr, 'namespace "nowhere" not found\n');
+});
+
+test("flags: repeatable --analyzer and -S do not swallow the files after them; levels are case-insensitive", async () => {
+  let parsed: Record<string, unknown> = {};
+  await yargs()
+    .command({ ...analyzeCommand, handler: (argv) => void (parsed = argv) })
+    .parseAsync([
+      "analyze",
+      "--analyzer",
+      "a.A",
+      "-S",
+      "IST0101=*",
+      "--failure-threshold",
+      "warning",
+      "x.yaml",
+      "y.yaml",
+    ]);
+  assert.deepEqual(parsed.files, ["x.yaml", "y.yaml"]);
+  assert.deepEqual(parsed.analyzer, ["a.A"]);
+  assert.deepEqual(parsed.suppress, ["IST0101=*"]);
+  assert.equal(parsed["failure-threshold"], "Warning");
 });

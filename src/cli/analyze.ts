@@ -22,10 +22,19 @@ interface AnalyzeArgs {
   meshConfigFile?: string;
   suppress: string[];
   "ignore-unknown": boolean;
+  verbose: boolean;
   "use-kube": boolean;
   kubeconfig?: string;
   context?: string;
 }
+
+// A flag that may be given several times. Not `array: true`, which would also swallow the file arguments
+// after it; repeating the flag still collects every value.
+const repeatable = {
+  type: "string",
+  default: [] as string[],
+  coerce: (value: string | string[]): string[] => [value].flat(),
+} as const;
 
 /** istioctl reads levels case-insensitively. */
 function levelOption(defaultLevel: LevelName, describe: string) {
@@ -82,20 +91,17 @@ export const analyzeCommand: CommandModule<object, AnalyzeArgs> = {
         describe: "List the analyzers available to run. Suppresses normal execution.",
       })
       .option("analyzer", {
-        type: "string",
-        array: true,
-        default: [] as string[],
+        ...repeatable,
         describe: "Run only these analyzers (repeatable; all of them when none matches)",
       })
       .option("meshConfigFile", { type: "string", describe: "Overrides the mesh config values to use for analysis." })
       .option("suppress", {
         alias: "S",
-        type: "string",
-        array: true,
-        default: [] as string[],
+        ...repeatable,
         describe:
           'Suppress a message code on a resource: "<code>=<Kind> <namespace>/<name>" ("*" matches any text). Repeatable.',
       })
+      .option("verbose", { alias: "v", type: "boolean", default: false, describe: "Print which analyzers ran" })
       .option("ignore-unknown", {
         type: "boolean",
         default: false,
@@ -149,6 +155,7 @@ export const analyzeCommand: CommandModule<object, AnalyzeArgs> = {
       meshConfigFile: argv.meshConfigFile,
       suppress: argv.suppress,
       ignoreUnknown: argv["ignore-unknown"],
+      verbose: argv.verbose,
       cluster: argv["use-kube"] ? kubeClient(argv.kubeconfig, argv.context) : undefined,
       stdout: (text) => process.stdout.write(text),
       stderr: (text) => process.stderr.write(text),
