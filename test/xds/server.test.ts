@@ -169,3 +169,11 @@ test("secure port: an identity from another namespace is PermissionDenied (Istio
   assert.match(end.details, /no identities \(spiffe:\/\/cluster.local\/ns\/other\/sa\/intruder\) matched default\//);
   c.close();
 });
+
+test("secure port: a plaintext client is refused (15012 is TLS only)", async () => {
+  const c = SotwClient.connect(secureAddress, credentials.createInsecure());
+  c.request({ node: sidecarNode("app-1", "default"), typeUrl: TypeUrl.Cluster });
+  const end = await c.ended;
+  assert.equal(end.code, status.UNAVAILABLE);
+  c.close();
+});
