@@ -1,9 +1,12 @@
 // Access logs from MeshConfig accessLogFile/accessLogFormat/accessLogEncoding (Istio's legacy mesh
 // settings, used when no Telemetry applies): a file access log on every HTTP connection manager and
-// tcp_proxy, and on listeners for connections no filter chain matched (response flag NR).
+// tcp_proxy, and on listeners for connections no filter chain matched (response flag NR), where the
+// Telemetry API's logs take its place when some apply.
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import { accesslog, core, fileAccessLog, packAny } from "../../api/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
+import type { ListenerClass } from "../httpfilter/types.ts";
+import type { ListenerEnv } from "./types.ts";
 
 export const FILE_ACCESS_LOG = "envoy.access_loggers.file";
 
@@ -49,16 +52,35 @@ export function buildAccessLogs(mesh: MeshConfig): accesslog.AccessLog[] {
   return [fileAccessLogFor(mesh)];
 }
 
-/** The listener's own access log, for connections that matched no filter chain. */
-export function buildListenerAccessLogs(mesh: MeshConfig): accesslog.AccessLog[] {
-  if (!mesh.accessLogFile || mesh.disableEnvoyListenerLog) return [];
-  const noRoute = create(accesslog.AccessLogFilterSchema, {
+const NO_ROUTE_FILTER = create(accesslog.AccessLogFilterSchema, {
+  filterSpecifier: {
+    case: "responseFlagFilter",
+    value: create(accesslog.ResponseFlagFilterSchema, { flags: ["NR"] }),
+  },
+});
+
+/**
+ * The listener's own access log, for connections that matched no filter chain (response flag NR): the
+ * Telemetry API's logs when some apply (their own filter and'ed with NR), else the mesh's accessLogFile.
+ */
+export function buildListenerAccessLogs(env: ListenerEnv, listenerClass: ListenerClass): accesslog.AccessLog[] {
+  const { mesh } = env;
+  if (mesh.disableEnvoyListenerLog) return [];
+  const fromTelemetry = env.telemetry?.accessLogs(listenerClass);
+  if (fromTelemetry)
+    return fromTelemetry.map((log) => create(accesslog.AccessLogSchema, { ...log, filter: noRoute(log.filter) }));
+  if (!mesh.accessLogFile) return [];
+  return [create(accesslog.AccessLogSchema, { ...fileAccessLogFor(mesh), filter: NO_ROUTE_FILTER })];
+}
+
+function noRoute(filter: accesslog.AccessLogFilter | undefined): accesslog.AccessLogFilter {
+  if (!filter) return NO_ROUTE_FILTER;
+  return create(accesslog.AccessLogFilterSchema, {
     filterSpecifier: {
-      case: "responseFlagFilter",
-      value: create(accesslog.ResponseFlagFilterSchema, { flags: ["NR"] }),
+      case: "andFilter",
+      value: create(accesslog.AndFilterSchema, { filters: [NO_ROUTE_FILTER, filter] }),
     },
   });
-  return [create(accesslog.AccessLogSchema, { ...fileAccessLogFor(mesh), filter: noRoute })];
 }
 
 function fileAccessLogFor(mesh: MeshConfig): accesslog.AccessLog {

@@ -355,6 +355,6 @@ function gatewayListener(
       if (c.tlsContext) chain.transportSocket = downstreamTlsSocket(c.tlsContext);
       return chain;
     }),
-    accessLog: buildListenerAccessLogs(input.mesh),
+    accessLog: buildListenerAccessLogs(input, "gateway"),
   });
 }

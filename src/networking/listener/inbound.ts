@@ -152,7 +152,7 @@ function boundListener(input: SidecarInboundInput, port: InboundPort, bind: stri
     listenerFilters: inboundInspectors(chains),
     listenerFiltersTimeout: protocolDetectionTimeout(input),
     filterChains: chains,
-    accessLog: buildListenerAccessLogs(input.mesh),
+    accessLog: buildListenerAccessLogs(input, "sidecarInbound"),
   });
 }
 

@@ -82,7 +82,7 @@ export function buildVirtualOutboundListener(
     filterChains: [blackhole, ...dynamicDns, catchAll],
     trafficDirection: core.TrafficDirection.OUTBOUND,
     maxConnectionsToAcceptPerSocketEvent: 1,
-    accessLog: buildListenerAccessLogs(env.mesh),
+    accessLog: buildListenerAccessLogs(env, "sidecarOutbound"),
   });
 }
 
@@ -139,6 +139,6 @@ export function buildVirtualInboundListener(
     ],
     listenerFiltersTimeout: protocolDetectionTimeout(env),
     filterChains: [...chains],
-    accessLog: buildListenerAccessLogs(env.mesh),
+    accessLog: buildListenerAccessLogs(env, "sidecarInbound"),
   });
 }

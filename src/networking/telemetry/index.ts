@@ -17,7 +17,7 @@ export { applicableTelemetries } from "./select.ts";
 
 /** What the listener builders ask of the Telemetry API, per listener class. */
 export interface ProxyTelemetry {
-  /** The access logs; undefined when no Telemetry or default provider configures logging (mesh accessLogFile applies). */
+  /** The access logs; undefined when Telemetry yields none (the mesh's accessLogFile applies then, as in Istio). */
   accessLogs(listenerClass: ListenerClass): accesslog.AccessLog[] | undefined;
   /** The HCM tracing config (legacy mesh settings when no Telemetry tracing applies). */
   tracing(listenerClass: ListenerClass): HcmTracing;
@@ -51,7 +51,9 @@ export function buildProxyTelemetry(inputs: TelemetryInputs): ProxyTelemetry {
   return {
     accessLogs: memo((listenerClass) => {
       const providers = mergeAccessLogging(chain, mesh, workloadMode(listenerClass));
-      return providers && telemetryAccessLogs(providers, mesh, services, report);
+      const logs = providers && telemetryAccessLogs(providers, mesh, services, report);
+      // Istio's builders fall back to the mesh's accessLogFile whenever Telemetry yields no log at all.
+      return logs && logs.length > 0 ? logs : undefined;
     }),
     tracing: memo((listenerClass) =>
       buildHcmTracing(mergeTracing(chain, mesh, workloadMode(listenerClass)), mesh, proxy, services, report),
