@@ -213,7 +213,12 @@ test("--use-kube: the cluster's objects and mesh config are analyzed, files over
 test("flags: repeatable --analyzer and -S do not swallow the files after them; levels are case-insensitive", async () => {
   let parsed: Record<string, unknown> = {};
   await yargs()
-    .command({ ...analyzeCommand, handler: (argv) => void (parsed = argv) })
+    .command({
+      ...analyzeCommand,
+      handler: (argv) => {
+        parsed = argv;
+      },
+    })
     .parseAsync([
       "analyze",
       "--analyzer",
