@@ -1,6 +1,7 @@
 // The work of `sluice analyze` (see analyze.ts for its flags): read files, run the analyzers, print
 // the messages and the summary lines istioctl prints, and pick the exit code.
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
+import { extname } from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
 import { type ClusterConfig, readCluster } from "../analysis/cluster.ts";
 import { chunkLines } from "../analysis/field-lines.ts";
@@ -16,6 +17,8 @@ import { KubeApiError, KubeClient } from "../sources/kube/client.ts";
 import { EXIT_ANALYZER_FOUND_ISSUES, EXIT_INVALID, EXIT_OK, EXIT_USAGE } from "./exit-codes.ts";
 
 const DEFAULT_NAMESPACE = "default";
+// The file extensions istioctl reads, in its order (case-sensitive, as it compares them).
+const ISTIOCTL_EXTENSIONS = [".json", ".yaml", ".yml"];
 // Istio's galley.istio.io/analyze-suppress annotation: comma-separated codes, or "*".
 const SUPPRESS_ANNOTATION = "galley.istio.io/analyze-suppress";
 
@@ -70,7 +73,12 @@ export async function runAnalyzeCommand(options: AnalyzeOptions): Promise<number
     for (const object of cluster.objects) inputs.push({ object });
   }
 
-  const files = options.files.flatMap(configFiles);
+  const files = options.files.flatMap((path) => {
+    if (path === STDIN_PATH || statSync(path).isDirectory()) return configFiles(path);
+    if (ISTIOCTL_EXTENSIONS.includes(extname(path))) return [path];
+    options.stderr(`Skipping file ${path}, recognized file extensions are: [${ISTIOCTL_EXTENSIONS.join(" ")}]\n`);
+    return [];
+  });
   const parseErrors: string[] = [];
   for (const file of files) {
     const text = readFileSync(file === STDIN_PATH ? 0 : file, "utf8");

@@ -134,6 +134,18 @@ test("a clean file says so; an unparseable document exits 1", async () => {
   assert.equal((await run([writeConfig("kind: [unclosed\n")], { ignoreUnknown: true })).code, EXIT_OK);
 });
 
+test("explicit files without a YAML or JSON extension are skipped, as istioctl does", async () => {
+  const text = join(mkdtempSync(join(tmpdir(), "sluice-analyze-")), "notes.txt");
+  writeFileSync(text, VIRTUAL_SERVICE);
+  const { code, stdout, stderr } = await run([text]);
+  assert.equal(code, EXIT_OK);
+  assert.equal(stdout, "\n");
+  assert.equal(
+    stderr,
+    `Skipping file ${text}, recognized file extensions are: [.json .yaml .yml]\n\u2714 No validation issues found when analyzing namespace: default.\n`,
+  );
+});
+
 test("--list-analyzers lists every analyzer by name", async () => {
   const { code, stdout } = await run([], { listAnalyzers: true });
   assert.equal(code, EXIT_OK);
