@@ -20,6 +20,8 @@ export class DestinationRuleIndex {
   private readonly namespaceLocal = new Map<string, DestinationRulesByHost>();
   private readonly exportedByNamespace = new Map<string, DestinationRulesByHost>();
   private readonly rootNamespaceLocal: DestinationRulesByHost = new Map();
+  /** Subsets dropped while merging rules for one host (Istio's pilot_destrule_subsets cases). */
+  readonly duplicateSubsets: { host: string; subset: string }[] = [];
 
   constructor(
     configs: readonly DestinationRule[],
@@ -39,12 +41,17 @@ export class DestinationRuleIndex {
         ? new Set([namespace])
         : new Set((spec.exportTo ?? []).map((e) => (e === EXPORT_PRIVATE ? namespace : e)));
 
+      const merge = (byHost: DestinationRulesByHost) => {
+        for (const subset of mergeDestinationRule(byHost, rule, exportTo)) {
+          this.duplicateSubsets.push({ host: rule.spec?.host ?? "", subset });
+        }
+      };
       if (exportTo.size === 0 || exportTo.has(EXPORT_PUBLIC) || exportTo.has(namespace)) {
-        mergeDestinationRule(bucket(this.namespaceLocal, namespace), rule, exportTo);
+        merge(bucket(this.namespaceLocal, namespace));
       }
       const privateOnly = exportTo.size === 0 ? defaultPrivate : exportTo.size === 1 && exportTo.has(namespace);
-      if (!privateOnly) mergeDestinationRule(bucket(this.exportedByNamespace, namespace), rule, exportTo);
-      else if (namespace === rootNamespace) mergeDestinationRule(this.rootNamespaceLocal, rule, exportTo);
+      if (!privateOnly) merge(bucket(this.exportedByNamespace, namespace));
+      else if (namespace === rootNamespace) merge(this.rootNamespaceLocal);
     }
   }
 

@@ -28,19 +28,23 @@ export interface ConsolidatedDestinationRule {
 /** Consolidated rules by fully qualified host (wildcards included). */
 export type DestinationRulesByHost = Map<string, ConsolidatedDestinationRule[]>;
 
-/** Adds `rule` (its host already fully qualified) to `byHost`, merging as Istio does. */
+/**
+ * Adds `rule` (its host already fully qualified) to `byHost`, merging as Istio does. Returns the
+ * names of its subsets dropped because a rule it merged into has them already (pilot_destrule_subsets).
+ */
 export function mergeDestinationRule(
   byHost: DestinationRulesByHost,
   rule: DestinationRule,
   exportTo: ReadonlySet<string>,
-): void {
+): string[] {
   const host = rule.spec?.host ?? "";
   const incoming: ConsolidatedDestinationRule = { rule, exportTo, from: [key(rule)] };
   const existing = byHost.get(host);
   if (!existing) {
     byHost.set(host, [incoming]);
-    return;
+    return [];
   }
+  const duplicateSubsets: string[] = [];
   let appendSeparately = true;
   const next = existing.map((current) => {
     if (sameSet(exportTo, current.exportTo)) appendSeparately = false;
@@ -57,10 +61,13 @@ export function mergeDestinationRule(
       return current;
     }
     if (bothWith || (incomingSelector === undefined && currentSelector === undefined)) appendSeparately = false;
+    const names = new Set((current.rule.spec?.subsets ?? []).map((s) => s.name));
+    for (const subset of rule.spec?.subsets ?? []) if (names.has(subset.name)) duplicateSubsets.push(subset.name);
     return merged(current, rule);
   });
   if (appendSeparately) next.push(incoming);
   byHost.set(host, next);
+  return duplicateSubsets;
 }
 
 function merged(current: ConsolidatedDestinationRule, rule: DestinationRule): ConsolidatedDestinationRule {

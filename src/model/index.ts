@@ -23,6 +23,13 @@ export * from "./push-context.ts";
 export { type PushInputs, pushInputs } from "./push-inputs.ts";
 export { PUSH_KINDS, SERVICE_KINDS } from "./push-kinds.ts";
 export { PushSnapshot } from "./push-snapshot.ts";
+export {
+  type ProxyPushStatus,
+  PUSH_METRICS,
+  type PushMetric,
+  PushStatus,
+  type PushStatusReporter,
+} from "./push-status.ts";
 export type { ServiceIndex } from "./service-index.ts";
 export type { EgressListener } from "./sidecar-egress.ts";
 export {

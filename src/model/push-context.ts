@@ -4,6 +4,7 @@
 import { type ConfigKey, type ConfigKeySet, configKeySet } from "./config-key.ts";
 import type { PushInputs } from "./push-inputs.ts";
 import { PushSnapshot } from "./push-snapshot.ts";
+import { PushStatus } from "./push-status.ts";
 
 export { type ConfigKey, type ConfigKeySet, configKeySet, configKeyString } from "./config-key.ts";
 
@@ -28,6 +29,8 @@ export interface PushContext<Snapshot = unknown> {
   readonly version: string;
   readonly createdAt: Date;
   readonly snapshot: Snapshot;
+  /** What the builders reported while serving this push (/debug/push_status, the push metrics). */
+  readonly status: PushStatus;
 }
 
 let versionCounter = 0;
@@ -36,7 +39,7 @@ let versionCounter = 0;
 export function newPushContext<Snapshot>(snapshot: Snapshot, now = new Date()): PushContext<Snapshot> {
   versionCounter++;
   const version = `${now.toISOString().replace(/\.\d{3}Z$/, "Z")}/${versionCounter}`;
-  return Object.freeze({ version, createdAt: now, snapshot });
+  return Object.freeze({ version, createdAt: now, snapshot, status: new PushStatus() });
 }
 
 /**
@@ -49,7 +52,16 @@ export function buildPushContext(
   now = new Date(),
 ): PushContext<PushSnapshot> {
   const before = previous?.snapshot instanceof PushSnapshot ? previous.snapshot : undefined;
-  return newPushContext(new PushSnapshot(inputs, before), now);
+  const push = newPushContext(new PushSnapshot(inputs, before), now);
+  for (const { host, subset } of push.snapshot.destinationRules.duplicateSubsets) {
+    push.status.add(
+      "pilot_destrule_subsets",
+      host,
+      "",
+      `Duplicate subset ${subset} found while merging destination rules for ${host}`,
+    );
+  }
+  return push;
 }
 
 /** The mesh snapshot of a push context built by buildPushContext; throws for any other context. */
