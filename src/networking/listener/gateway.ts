@@ -315,7 +315,7 @@ function subsetOf(name: string, pattern: string): boolean {
 }
 
 function stats(input: RouterInput): listener.Filter[] {
-  return input.policies?.prometheusStats ? [tcpStatsFilter("inbound")] : [];
+  return input.policies?.prometheusStats ? [tcpStatsFilter("gateway", input.telemetry)] : [];
 }
 
 function gatewayListener(

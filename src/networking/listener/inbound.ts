@@ -165,7 +165,7 @@ function blackholeChain(input: SidecarInboundInput): listener.FilterChain {
     }),
     filters: [
       METADATA_EXCHANGE_NETWORK_FILTER,
-      ...(input.policies?.prometheusStats ? [tcpStatsFilter("inbound")] : []),
+      ...(input.policies?.prometheusStats ? [tcpStatsFilter("sidecarInbound", input.telemetry)] : []),
       BLACKHOLE_TCP_PROXY,
     ],
   });
@@ -267,7 +267,7 @@ function tcpFilters(input: SidecarInboundInput, config: ChainConfig): listener.F
   return [
     METADATA_EXCHANGE_NETWORK_FILTER,
     ...authz,
-    ...(policies?.prometheusStats ? [tcpStatsFilter("inbound")] : []),
+    ...(policies?.prometheusStats ? [tcpStatsFilter("sidecarInbound", input.telemetry)] : []),
     ...buildTcpFilterStack(input, config.protocol, { cluster: config.cluster }, undefined, "sidecarInbound"),
   ];
 }

@@ -440,7 +440,7 @@ function routeContext(input: SidecarOutboundInput): RouteContext {
 }
 
 function stats(input: SidecarOutboundInput): listener.Filter[] {
-  return input.prometheusStats ? [tcpStatsFilter("outbound")] : [];
+  return input.prometheusStats ? [tcpStatsFilter("sidecarOutbound", input.telemetry)] : [];
 }
 
 /**

@@ -12,6 +12,7 @@ import {
   TCP_METADATA_EXCHANGE_TYPE_URL,
   typedStruct,
 } from "../httpfilter/index.ts";
+import type { ProxyTelemetry } from "../telemetry/index.ts";
 import { buildAccessLogs } from "./accesslog.ts";
 import { DEFAULT_PROTOCOL_FILTERS, protocolFilterStack } from "./protocol-filters.ts";
 import { type ListenerEnv, type VirtualService, vsRef } from "./types.ts";
@@ -151,9 +152,14 @@ export const METADATA_EXCHANGE_NETWORK_FILTER: listener.Filter = typedNetworkFil
   ),
 );
 
-/** istio.stats (network), when a Prometheus metrics provider applies. */
-export function tcpStatsFilter(direction: "inbound" | "outbound"): listener.Filter {
-  const value: JsonObject = direction === "inbound" ? { disable_host_header_fallback: true } : {};
+/**
+ * istio.stats (network), when a Prometheus metrics provider applies: the Telemetry API's config for the
+ * class (metric overrides, reporting interval) when it is known.
+ */
+export function tcpStatsFilter(listenerClass: ListenerClass, telemetry?: ProxyTelemetry): listener.Filter {
+  const value: JsonObject =
+    telemetry?.stats(listenerClass) ??
+    (listenerClass === "sidecarOutbound" ? {} : { disable_host_header_fallback: true });
   return typedNetworkFilter("istio.stats", packAny(xdsType.TypedStructSchema, typedStruct(STATS_TYPE_URL, value)));
 }
 
