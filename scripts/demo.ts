@@ -119,6 +119,8 @@ async function startSluiced(configDir: string): Promise<number> {
     "",
     "--httpAddr",
     "",
+    "--httpsAddr",
+    "",
     "--debounceAfter",
     "50ms",
   ]);
