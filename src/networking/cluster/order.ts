@@ -4,6 +4,7 @@
 import type { cluster } from "../../api/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
 import type { ProxyNode } from "../../model/proxy.ts";
+import type { PushStatusReporter } from "../../model/push-status.ts";
 import {
   buildAllowAnyDynamicDnsCluster,
   buildBlackHoleCluster,
@@ -22,6 +23,8 @@ export interface ProxyClusters {
   sniDnat?: readonly cluster.Cluster[];
   /** Sidecars under outboundTrafficPolicy ALLOW_ANY_DYNAMIC_DNS: AllowAnyDynamicDNSCluster after PassthroughCluster. */
   allowAnyDynamicDns?: boolean;
+  /** Where a cluster dropped for a name seen before is reported (pilot_duplicate_envoy_clusters). */
+  report?: PushStatusReporter;
 }
 
 export function assembleClusters(input: ProxyClusters): cluster.Cluster[] {
@@ -39,7 +42,10 @@ export function assembleClusters(input: ProxyClusters): cluster.Cluster[] {
       : [...input.outbound, buildBlackHoleCluster(mesh), ...(input.sniDnat ?? [])];
   const seen = new Set<string>();
   return ordered.filter((c) => {
-    if (seen.has(c.name)) return false;
+    if (seen.has(c.name)) {
+      input.report?.("pilot_duplicate_envoy_clusters", c.name, `Duplicate cluster ${c.name} found while pushing CDS`);
+      return false;
+    }
     seen.add(c.name);
     return true;
   });

@@ -133,7 +133,15 @@ function buildOne(
       first.loadBalancingWeight = first.lbEndpoints[0]?.loadBalancingWeight;
       endpoints = [first];
     }
-    if (endpoints.length === 0) return undefined;
+    if (endpoints.length === 0) {
+      const typeName = type === DiscoveryType.STRICT_DNS ? "STRICT_DNS" : "LOGICAL_DNS";
+      input.report?.(
+        "pilot_dns_cluster_without_endpoints",
+        name,
+        `${typeName} cluster without endpoints ${name} found while pushing CDS`,
+      );
+      return undefined;
+    }
     applyDnsSettings(draft, proxy.ipAddresses, mesh);
     draft.loadAssignment = { clusterName: name, endpoints };
   }

@@ -3,6 +3,7 @@
 import type { MeshConfig } from "../../config/index.ts";
 import type { DestinationRuleSpec } from "../../config/types/index.ts";
 import type { ProxyNode } from "../../model/proxy.ts";
+import type { PushStatusReporter } from "../../model/push-status.ts";
 import type { Service, ServiceEndpoint, ServicePort } from "../../registry/index.ts";
 import type { IstioTlsContextCache } from "./tls.ts";
 
@@ -38,4 +39,6 @@ export interface OutboundClusterInput {
   redisFilter?: boolean;
   /** The encoded Istio mTLS contexts shared by the clusters of one push (the caller keeps one per push). */
   istioTlsContexts?: IstioTlsContextCache;
+  /** Where a DNS cluster left out for having no endpoints is reported (pilot_dns_cluster_without_endpoints). */
+  report?: PushStatusReporter;
 }

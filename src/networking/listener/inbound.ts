@@ -82,7 +82,7 @@ interface ChainConfig {
 
 /** virtualInbound (or per-port listeners under interception NONE). */
 export function buildSidecarInboundListeners(input: SidecarInboundInput): listener.Listener[] {
-  const ports = uniqueByTargetPort(input.ports);
+  const ports = uniqueByTargetPort(input);
   const noneMode = interceptionMode(input.proxy) === "NONE";
   const podAddress = input.proxy.ipAddresses[0] ?? wildcardAddress(input.proxy);
   const bound = ports.filter((port) => noneMode || port.bindToPort);
@@ -104,11 +104,19 @@ function portMode(input: SidecarInboundInput, port: InboundPort): MtlsMode {
   return input.mtls.perPort.get(port.targetPort) ?? input.mtls.mode;
 }
 
-function uniqueByTargetPort(ports: readonly InboundPort[]): InboundPort[] {
+/** The first port per target port; a later one of another protocol and service is a conflict (Istio's reportInboundConflict). */
+function uniqueByTargetPort(input: SidecarInboundInput): InboundPort[] {
   const seen = new Map<number, InboundPort>();
-  for (const port of ports) {
-    if (port.targetPort > 0 && protocolClass(port.protocol) !== "udp" && !seen.has(port.targetPort)) {
-      seen.set(port.targetPort, port);
+  for (const port of input.ports) {
+    if (port.targetPort <= 0 || protocolClass(port.protocol) === "udp") continue;
+    const first = seen.get(port.targetPort);
+    if (!first) seen.set(port.targetPort, port);
+    else if (first.protocol !== port.protocol && first.hostname !== port.hostname) {
+      input.report?.(
+        "pilot_conflict_inbound_listener",
+        input.proxy.id,
+        `Conflicting inbound listener:${port.targetPort}. existing: ${first.hostname}, incoming: ${port.hostname}`,
+      );
     }
   }
   return [...seen.values()].sort((a, b) => a.targetPort - b.targetPort);

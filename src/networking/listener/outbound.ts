@@ -194,6 +194,13 @@ function addBinding(
   const key = listenerName(bind, port);
   const current = entries.get(key);
   if (current?.locked) return;
+  // A chain whose match the listener has already is dropped (Istio's mergeTCPFilterChains reports it).
+  const conflict = () =>
+    input.report?.(
+      "pilot_conflict_outbound_listener_tcp_over_current_tcp",
+      key,
+      `Listener=${key} Accepted=${protocolName(current?.protocol)} Rejected=${protocolName(protocol)} (${service.hostname})`,
+    );
   const cls = protocolClass(protocol);
   const wildcard = bind === wildcardAddress(input.proxy);
   // Sniffing would break a server-first protocol: it never shares a listener with HTTP.
@@ -216,7 +223,7 @@ function addBinding(
       });
       return;
     }
-    mergeChains(current, [http]);
+    mergeChains(current, [http], conflict);
     current.kind = "auto";
     return;
   }
@@ -227,16 +234,16 @@ function addBinding(
       entries.set(key, { locked: false, bind, port, bindToPort, kind: "tcp", protocol, chains: tcp });
       return;
     }
-    mergeChains(current, tcp);
+    mergeChains(current, tcp, conflict);
     if (current.kind === "http") current.kind = "auto";
     return;
   }
 
   // Auto: a TCP chain for what is not HTTP, and an HTTP chain for the service alone when on its VIP.
   if (current && current.kind !== "http") {
-    mergeChains(current, tcp);
+    mergeChains(current, tcp, conflict);
     if (current.kind === "tcp") {
-      mergeChains(current, [httpChain(rdsForAuto(service, port, wildcard), protocol, true)]);
+      mergeChains(current, [httpChain(rdsForAuto(service, port, wildcard), protocol, true)], conflict);
       current.kind = "auto";
     }
     return;
@@ -260,11 +267,18 @@ function httpChain(rds: string, protocol: ServiceProtocol, sniffed: boolean): Ch
   };
 }
 
-/** Adds chains whose match no existing chain has (Istio keeps the first on a tie). */
-function mergeChains(entry: Entry, incoming: readonly ChainOpts[]): void {
+/** Adds chains whose match no existing chain has (Istio keeps the first on a tie, a conflict). */
+function mergeChains(entry: Entry, incoming: readonly ChainOpts[], conflict: () => void): void {
   for (const chain of incoming) {
-    if (!entry.chains.some((existing) => sameMatch(existing, chain))) entry.chains.push(chain);
+    if (entry.chains.some((existing) => sameMatch(existing, chain))) conflict();
+    else entry.chains.push(chain);
   }
+}
+
+/** A protocol as Istio's conflict messages name it. */
+function protocolName(protocol: ServiceProtocol | undefined): string {
+  const cls = protocol && protocolClass(protocol);
+  return cls === "http" ? "HTTP" : cls === "tcp" ? "TCP" : "UNKNOWN";
 }
 
 function sameMatch(a: ChainOpts, b: ChainOpts): boolean {

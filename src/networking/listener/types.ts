@@ -2,6 +2,7 @@
 import type { ConfigObject, MeshConfig, ProxyConfig } from "../../config/index.ts";
 import type { VirtualServiceSpec, WasmPlugin } from "../../config/types/index.ts";
 import type { ProxyNode } from "../../model/proxy.ts";
+import type { PushStatusReporter } from "../../model/push-status.ts";
 import type { ProxyTelemetry } from "../telemetry/index.ts";
 import type { ProtocolFilters } from "./protocol-filters.ts";
 
@@ -23,6 +24,8 @@ export interface ListenerEnv {
   telemetry?: ProxyTelemetry;
   /** WasmPlugins attached to the proxy, highest priority first. */
   wasmPlugins?: readonly WasmPlugin[];
+  /** Where listener conflicts go (the push's status, Istio's pilot_conflict_* metrics). */
+  report?: PushStatusReporter;
 }
 
 export function interceptionMode(proxy: ProxyNode): InterceptionMode {

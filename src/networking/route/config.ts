@@ -6,7 +6,13 @@
 import { create } from "@bufbuild/protobuf";
 import { route } from "../../api/index.ts";
 import type { Destination } from "../../config/index.ts";
-import { hostsMatch, isWildcard, mostSpecificHostMatch, usesGatewaySemantics } from "../../model/index.ts";
+import {
+  hostsMatch,
+  isWildcard,
+  mostSpecificHostMatch,
+  type PushStatusReporter,
+  usesGatewaySemantics,
+} from "../../model/index.ts";
 import { STATEFUL_SESSION_FILTER, statefulSessionConfig, statefulSessionPerRoute } from "../httpfilter/index.ts";
 import { buildDefaultOutboundRoute } from "./default-route.ts";
 import { routeProxyHeaders } from "./proxy-headers.ts";
@@ -52,6 +58,8 @@ export interface SidecarRouteInput {
   /** DestinationRule consistent-hash policies, as RouteContext.hashPolicy. */
   hashPolicy?: RouteContext["hashPolicy"];
   persistentSessions?: RouteContext["persistentSessions"];
+  /** Where a virtual host dropped or cut for duplicate domains is reported (pilot_vservice_dup_domain). */
+  report?: PushStatusReporter;
 }
 
 interface ParsedRouteName {
@@ -239,7 +247,16 @@ export function buildSidecarVirtualHosts(input: SidecarRouteInput, listenerPort:
   }
   const build = (hostname: string, g: VirtualHostGroup, svc: Service | undefined): route.VirtualHost | undefined => {
     const name = domainName(hostname, g.port);
-    if (names.has(name)) return undefined;
+    const duplicate = () =>
+      input.report?.(
+        "pilot_vservice_dup_domain",
+        name,
+        `duplicate domain from ${svc === undefined ? "virtual service" : "service"}: ${name}`,
+      );
+    if (names.has(name)) {
+      duplicate();
+      return undefined;
+    }
     names.add(name);
     let domains: string[];
     let altHosts: string[] = [];
@@ -248,7 +265,9 @@ export function buildSidecarVirtualHosts(input: SidecarRouteInput, listenerPort:
       const port = ignorePort && listenerPort !== 0 ? NO_PORT : g.port;
       ({ domains, altHosts } = serviceDomains(svc, port, proxy.dnsDomain));
     }
-    domains = domainSet.dedupe(domains, altHosts);
+    const deduped = domainSet.dedupe(domains, altHosts);
+    if (deduped.length !== domains.length) duplicate();
+    domains = deduped;
     if (domains.length === 0) return undefined;
     const vhost = create(route.VirtualHostSchema, { name, domains, routes: g.routes, includeRequestAttemptCount });
     const session = input.persistentSessions && svc ? statefulSessionConfig(svc.labels) : undefined;

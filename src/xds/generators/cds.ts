@@ -91,6 +91,7 @@ function serviceClusters(
         serviceMtlsMode,
         redisFilter: snap.protocolFilters.redis,
         istioTlsContexts: istioTlsContexts(push, "", () => new Map()),
+        report: push.status.reporter(proxy.id),
       };
       return sniDnat ? buildSniDnatClusters(input) : buildOutboundClusters(input);
     }),
@@ -135,6 +136,7 @@ export function buildClusters(push: PushContext, proxy: ProxyNode, endpoints: En
       outbound,
       inbound: inboundClusters(push, proxy),
       allowAnyDynamicDns: snap.sidecarScope(proxy).outboundTrafficPolicy.mode === "ALLOW_ANY_DYNAMIC_DNS",
+      report: push.status.reporter(proxy.id),
     });
     if (!patches.has("CLUSTER")) return clusters;
     const hostsByPort = new Map<number, string[]>();
@@ -150,7 +152,11 @@ export function buildClusters(push: PushContext, proxy: ProxyNode, endpoints: En
   const sniDnat = services
     .filter((s) => sniHosts.some((h) => hostsMatch(h, s.hostname)))
     .flatMap((s) => serviceClusters(push, proxy, endpoints, s, true));
-  return patchGeneratedClusters(patches, assembleClusters({ proxy, mesh: snap.mesh, outbound, sniDnat }), true);
+  return patchGeneratedClusters(
+    patches,
+    assembleClusters({ proxy, mesh: snap.mesh, outbound, sniDnat, report: push.status.reporter(proxy.id) }),
+    true,
+  );
 }
 
 /** The port of an `inbound|port||` cluster; 0 for other names. */

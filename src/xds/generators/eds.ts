@@ -78,7 +78,7 @@ export function buildLoadAssignment(
     if (!parsed || !service)
       return buildClusterLoadAssignment({ clusterName, port: 0, endpoints: [], proxy, mesh: snap.mesh });
     const spec = rule && appliedRule(rule).spec;
-    return buildClusterLoadAssignment({
+    const assignment = buildClusterLoadAssignment({
       clusterName,
       port: parsed.port,
       endpoints: endpoints.endpointsFor(service.hostname, parsed.port, service.namespace),
@@ -93,6 +93,9 @@ export function buildLoadAssignment(
       includeDraining: supportsDrainingEndpoints(service),
       clusterLocal: isClusterLocal(snap.mesh, service.hostname, snap.domainSuffix),
     });
+    if (assignment.endpoints.every((l) => l.lbEndpoints.length === 0))
+      push.status.add("pilot_eds_no_instances", clusterName);
+    return assignment;
   });
 }
 

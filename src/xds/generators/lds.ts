@@ -178,7 +178,8 @@ export function listenAddresses(snap: PushSnapshot, proxy: ProxyNode): (service:
   };
 }
 
-function sidecarListeners(snap: PushSnapshot, proxy: ProxyNode, endpoints: EndpointLookup): listener.Listener[] {
+function sidecarListeners(push: PushContext, proxy: ProxyNode, endpoints: EndpointLookup): listener.Listener[] {
+  const snap = pushSnapshot(push);
   const scope = snap.sidecarScope(proxy);
   const withAddress = listenAddresses(snap, proxy);
   const telemetry = proxyTelemetry(snap, proxy);
@@ -202,6 +203,7 @@ function sidecarListeners(snap: PushSnapshot, proxy: ProxyNode, endpoints: Endpo
     mtls: snap.effectiveMtls(proxy),
     trustDomains: trustDomains(snap),
     policies: proxyPolicies(snap, proxy, telemetry),
+    report: push.status.reporter(proxy.id),
   });
 }
 
@@ -229,7 +231,7 @@ function routerListeners(snap: PushSnapshot, proxy: ProxyNode): listener.Listene
 export function buildListeners(push: PushContext, proxy: ProxyNode, endpoints: EndpointLookup): listener.Listener[] {
   const snap = pushSnapshot(push);
   const router = proxy.type !== "sidecar";
-  const listeners = router ? routerListeners(snap, proxy) : sidecarListeners(snap, proxy, endpoints);
+  const listeners = router ? routerListeners(snap, proxy) : sidecarListeners(push, proxy, endpoints);
   return patchGeneratedListeners(patchSetFor(snap.envoyFiltersFor(proxy), proxy), listeners, router);
 }
 

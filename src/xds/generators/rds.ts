@@ -83,6 +83,7 @@ function routeConfiguration(
     outboundTrafficPolicy: scope.outboundTrafficPolicy,
     hashPolicy: hashPolicyFor(scope, proxy),
     persistentSessions: snap.persistentSessions,
+    report: push.status.reporter(proxy.id),
   });
 }
 
