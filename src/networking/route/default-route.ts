@@ -13,6 +13,9 @@ import type { MeshConfig } from "./types.ts";
 /** Istio's DefaultRouteName. */
 export const DEFAULT_ROUTE_NAME = "default";
 
+// Every default route matches everything: one shared match (generated messages are never changed).
+const MATCH_ALL = translateRouteMatch(undefined);
+
 /** The tracing operation of a service port's default route (`<host>:<port>/*`). */
 export function defaultRouteOperation(hostname: string, port: number): string {
   return `${hostname}:${port}/*`;
@@ -34,7 +37,7 @@ export function buildDefaultOutboundRoute(
   if (hashPolicy) action.hashPolicy = [hashPolicy];
   return create(route.RouteSchema, {
     name: DEFAULT_ROUTE_NAME,
-    match: translateRouteMatch(undefined),
+    match: MATCH_ALL,
     decorator: { operation: defaultRouteOperation(hostname, port) },
     action: { case: "route", value: action },
   });
@@ -78,7 +81,7 @@ export function buildDefaultInboundRoute(
   if (policy) action.retryPolicy = policy;
   return create(route.RouteSchema, {
     name: DEFAULT_ROUTE_NAME,
-    match: translateRouteMatch(undefined),
+    match: MATCH_ALL,
     decorator: { operation },
     action: { case: "route", value: action },
   });

@@ -59,3 +59,17 @@ test("a consistent hash drops the previous-hosts predicate; only Go's known stat
   assert.equal(translateRetries({ attempts: 2 }, true)?.retryHostPredicate.length, 0);
   assert.deepEqual(parseRetryOn(" 5xx , 429,600 "), { retryOn: "5xx,600", codes: [429] });
 });
+
+test("routes share one policy per distinct retries; translating one never changes another", () => {
+  const retries = { attempts: 4, retryOn: "5xx,503" };
+  const first = translateRetries(retries);
+  assert.equal(translateRetries(retries), first);
+  assert.equal(translateRetries(undefined), translateRetries(undefined));
+  assert.notEqual(translateRetries(retries, true), first);
+  assert.equal(first?.numRetries, 4);
+  assert.equal(translateRetries(retries, true)?.retryHostPredicate.length, 0);
+  // The shared default is left as Istio's default by the policies built from it.
+  assert.deepEqual(translateRetries(undefined), defaultRetryPolicy());
+  assert.equal(translateRetries({ ...retries })?.numRetries, 4);
+  assert.notEqual(translateRetries({ ...retries }), first);
+});

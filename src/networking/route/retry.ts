@@ -13,18 +13,17 @@ const HOST_SELECTION_RETRY_MAX_ATTEMPTS = 5n;
 const PREVIOUS_HOSTS = "envoy.retry_host_predicates.previous_hosts";
 const PREVIOUS_PRIORITIES = "envoy.retry_priorities.previous_priorities";
 
-function previousHostsPredicate(): route.RetryPolicy_RetryHostPredicate {
-  return create(route.RetryPolicy_RetryHostPredicateSchema, {
-    name: PREVIOUS_HOSTS,
-    configType: {
-      case: "typedConfig",
-      value: anyPack(
-        retryPreviousHosts.PreviousHostsPredicateSchema,
-        create(retryPreviousHosts.PreviousHostsPredicateSchema),
-      ),
-    },
-  });
-}
+// Built once and shared by every policy: generated messages are never changed after they are built.
+const PREVIOUS_HOSTS_PREDICATE = create(route.RetryPolicy_RetryHostPredicateSchema, {
+  name: PREVIOUS_HOSTS,
+  configType: {
+    case: "typedConfig",
+    value: anyPack(
+      retryPreviousHosts.PreviousHostsPredicateSchema,
+      create(retryPreviousHosts.PreviousHostsPredicateSchema),
+    ),
+  },
+});
 
 function previousPriorities(): route.RetryPolicy_RetryPriority {
   const config = create(retryPreviousPriorities.PreviousPrioritiesConfigSchema, { updateFrequency: 2 });
@@ -48,25 +47,44 @@ export function parseRetryOn(retryOn: string): { retryOn: string; codes: number[
   return { retryOn: conditions.join(","), codes };
 }
 
-/** The retry policy Istio applies when nothing configures one. `consistentHash` drops the previous-hosts predicate. */
+/**
+ * The retry policy Istio applies when nothing configures one, a new message the caller may change.
+ * `consistentHash` drops the previous-hosts predicate.
+ */
 export function defaultRetryPolicy(consistentHash = false): route.RetryPolicy {
   return create(route.RetryPolicySchema, {
     numRetries: DEFAULT_NUM_RETRIES,
     retryOn: DEFAULT_RETRY_ON,
     hostSelectionRetryMaxAttempts: HOST_SELECTION_RETRY_MAX_ATTEMPTS,
-    retryHostPredicate: consistentHash ? [] : [previousHostsPredicate()],
+    retryHostPredicate: consistentHash ? [] : [PREVIOUS_HOSTS_PREDICATE],
   });
 }
 
+// Every route without retries shares one default policy, and every route with the same retries
+// (config objects are never changed) one translated policy: building them per route was a tenth of RDS.
+const DEFAULT_POLICY = defaultRetryPolicy(false);
+const DEFAULT_POLICY_CONSISTENT_HASH = defaultRetryPolicy(true);
+const translated = new WeakMap<VirtualServiceHttpRetries, Map<boolean, route.RetryPolicy | undefined>>();
+
 /**
  * Istio's ConvertPolicy: `retries` is the VirtualService's (or, when it has none, the mesh
- * defaultHttpRetryPolicy); undefined means "no retries".
+ * defaultHttpRetryPolicy); undefined means "no retries". The policy is shared: never change it.
  */
 export function translateRetries(
   retries: VirtualServiceHttpRetries | undefined,
   consistentHash = false,
 ): route.RetryPolicy | undefined {
-  if (!retries) return defaultRetryPolicy(consistentHash);
+  if (!retries) return consistentHash ? DEFAULT_POLICY_CONSISTENT_HASH : DEFAULT_POLICY;
+  let byHash = translated.get(retries);
+  if (!byHash) {
+    byHash = new Map();
+    translated.set(retries, byHash);
+  }
+  if (!byHash.has(consistentHash)) byHash.set(consistentHash, buildRetryPolicy(retries, consistentHash));
+  return byHash.get(consistentHash);
+}
+
+function buildRetryPolicy(retries: VirtualServiceHttpRetries, consistentHash: boolean): route.RetryPolicy | undefined {
   if ((retries.attempts ?? 0) <= 0) return undefined;
   const out = defaultRetryPolicy(consistentHash);
   out.numRetries = retries.attempts;
@@ -81,7 +99,7 @@ export function translateRetries(
   const perTry = toDuration(retries.perTryTimeout);
   if (perTry) out.perTryTimeout = perTry;
   if (retries.retryIgnorePreviousHosts !== undefined && retries.retryIgnorePreviousHosts !== null) {
-    out.retryHostPredicate = retries.retryIgnorePreviousHosts ? [previousHostsPredicate()] : [];
+    out.retryHostPredicate = retries.retryIgnorePreviousHosts ? [PREVIOUS_HOSTS_PREDICATE] : [];
   }
   if (retries.retryRemoteLocalities) out.retryPriority = previousPriorities();
   const backoff = toDuration(retries.backoff);

@@ -121,10 +121,11 @@ export class DomainSet {
   dedupe(domains: readonly string[], altHosts: readonly string[]): string[] {
     const out: string[] = [];
     for (const d of domains) {
-      if (this.used.has(d.toLowerCase())) continue;
-      if (altHosts.includes(d) && this.knownFqdns.has(d)) continue;
+      const key = d.toLowerCase();
+      if (this.used.has(key)) continue;
+      if (this.knownFqdns.has(d) && altHosts.includes(d)) continue;
       out.push(d);
-      this.used.add(d.toLowerCase());
+      this.used.add(key);
     }
     return out;
   }
