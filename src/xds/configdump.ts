@@ -6,10 +6,11 @@
 // appended as is when asked for.
 import { clone, create, type DescMessage, type Message, toJson } from "@bufbuild/protobuf";
 import { type Any, timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { admin, type cluster, core, type listener, packAny, registry, tls } from "../api/index.ts";
+import { admin, type cluster, core, hcm, type listener, packAny, registry, tls, unpackAny } from "../api/index.ts";
 import type { ProxyNode, PushContext } from "../model/index.ts";
 import { buildClusters } from "./generators/cds.ts";
 import { type DebugHandler, DebugText, debugConnection, PROXY_NOT_CONNECTED } from "./generators/debug-endpoints.ts";
+import { buildExtensionConfigurations } from "./generators/ecds.ts";
 import { buildLoadAssignment, type EndpointLookup } from "./generators/eds.ts";
 import { buildListeners } from "./generators/lds.ts";
 import { buildNameTable } from "./generators/nds.ts";
@@ -18,7 +19,7 @@ import { adsSecretNames, buildSecrets, type SecretLookup } from "./generators/sd
 import type { ConnectionStatus } from "./server/connection.ts";
 import { TypeUrl } from "./types.ts";
 
-export const DUMP_TYPES = ["CDS", "EDS", "LDS", "RDS", "SDS", "NDS"] as const;
+export const DUMP_TYPES = ["CDS", "EDS", "LDS", "RDS", "SDS", "NDS", "ECDS"] as const;
 export type DumpType = (typeof DUMP_TYPES)[number];
 
 /** Where the generators read what the push context does not hold. */
@@ -36,6 +37,8 @@ export interface ConfigDumpOptions {
   clusterNames?: readonly string[];
   /** SDS names; default those its listeners and clusters fetch over ADS. */
   secretNames?: readonly string[];
+  /** ECDS names; default the extension configs its listeners discover. */
+  extensionNames?: readonly string[];
 }
 
 const REDACTED = new TextEncoder().encode("[redacted]");
@@ -114,7 +117,24 @@ function resourcesOf(
       const table = buildNameTable(push, proxy, sources.endpoints);
       return table ? [{ name: "", message: table }] : [];
     }
+    case "ECDS": {
+      const names = new Set(options.extensionNames ?? discoveredExtensionNames(listeners()));
+      return buildExtensionConfigurations(push, proxy, names, sources.secrets).map(named);
+    }
   }
+}
+
+/** The names of the extension configs the listeners' HTTP filters discover over ECDS. */
+function discoveredExtensionNames(listeners: readonly listener.Listener[]): string[] {
+  return listeners
+    .flatMap((l) => l.filterChains.flatMap((c) => c.filters))
+    .flatMap((f) => {
+      const config =
+        f.configType.case === "typedConfig"
+          ? unpackAny(f.configType.value, hcm.HttpConnectionManagerSchema)
+          : undefined;
+      return (config?.httpFilters ?? []).filter((h) => h.configType.case === "configDiscovery").map((h) => h.name);
+    });
 }
 
 /** Envoy's admin sections holding resources of `type`; NDS, which Envoy does not hold, stays bare. */
@@ -166,11 +186,17 @@ function section(type: DumpType, resources: readonly Named[], push: PushContext)
       ];
     case "NDS":
       return resources.map((r) => r.message);
+    case "ECDS":
+      return [
+        create(admin.EcdsConfigDumpSchema, {
+          ecdsFilters: anys.map((ecdsFilter) => ({ versionInfo, ecdsFilter, lastUpdated })),
+        }),
+      ];
   }
 }
 
 /** Envoy's section order; endpoints come last, as Envoy adds them for include_eds. */
-const SECTION_ORDER: readonly DumpType[] = ["CDS", "LDS", "RDS", "SDS", "EDS", "NDS"];
+const SECTION_ORDER: readonly DumpType[] = ["CDS", "LDS", "RDS", "SDS", "EDS", "NDS", "ECDS"];
 
 /**
  * The proxy's ConfigDump for the push: Envoy's sections for `types` (default every Envoy type), or
@@ -212,6 +238,7 @@ const DUMP_TYPE_URLS: Readonly<Record<DumpType, string>> = {
   RDS: TypeUrl.Route,
   SDS: TypeUrl.Secret,
   NDS: TypeUrl.NameTable,
+  ECDS: TypeUrl.ExtensionConfiguration,
 };
 
 /** `edsz`, `ndsz`, `ecdsz`: config_dump of one type (Istio's typedConfigDumpHandler). */
@@ -240,7 +267,7 @@ export function configDumpEndpoint(proxies: ConnectedProxies, sources: DumpSourc
     const asked = query.get("types");
     const requested = asked
       ? asked.split(",").map((t) => t.trim().toUpperCase())
-      : ["CDS", "LDS", "RDS", "SDS", ...(query.has("include_eds") ? ["EDS"] : [])];
+      : ["CDS", "LDS", "RDS", "SDS", "ECDS", ...(query.has("include_eds") ? ["EDS"] : [])];
     const types = DUMP_TYPES.filter((t) => requested.includes(t) && watched.has(DUMP_TYPE_URLS[t]));
     const names = (type: DumpType) => watched.get(DUMP_TYPE_URLS[type]);
     const dump = buildConfigDump(push, conn.proxy, sources, {
@@ -249,6 +276,7 @@ export function configDumpEndpoint(proxies: ConnectedProxies, sources: DumpSourc
       routeNames: names("RDS"),
       clusterNames: names("EDS"),
       secretNames: names("SDS"),
+      extensionNames: names("ECDS"),
     });
     return configDumpJson(asked === null ? withIstioSections(dump, query.has("include_eds")) : dump);
   };

@@ -1,6 +1,7 @@
 // ECDS through the discovery service, driven by a raw ADS client as a bookinfo sidecar: its listeners
 // reference the WasmPlugins attached to it through config discovery, ECDS serves those asked for by
-// name (the image pull secret's docker config in the VM environment), and a changed plugin is pushed.
+// name (the image pull secret's docker config in the VM environment), /debug/ecdsz shows them, and a
+// changed plugin is pushed.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { pino } from "pino";
@@ -133,6 +134,12 @@ test("a sidecar's listeners reference its WasmPlugins and ECDS serves them by na
     const env = vm?.case === "vmConfig" ? vm.value.environmentVariables?.keyValues : undefined;
     assert.equal(env?.ISTIO_META_WASM_IMAGE_PULL_SECRET, '{"auths":{"ghcr.io":{}}}');
     client.ack(ecds, asked);
+
+    // /debug/ecdsz: the extension configs the proxy watches, as config_dump types=ecds.
+    const ecdsz = JSON.parse(
+      new TextDecoder().decode(discovery.debugEndpoints.serve("ecdsz?proxyID=reviews-v1.bookinfo", undefined)),
+    ) as { configs: { "@type": string; name: string }[] };
+    assert.deepEqual(ecdsz.configs.map((c) => c.name).sort(), [STATS, AUTHN]);
 
     memory.apply(
       wasmPlugin("bookinfo", "stats", {

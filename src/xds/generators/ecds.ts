@@ -1,9 +1,11 @@
 // ECDS: the TypedExtensionConfigs a proxy asks for by name (Istio's pilot/pkg/xds/ecds.go): one per
 // WasmPlugin attached to it, named as its listeners reference it. An image pull secret in the plugin's
 // namespace is handed over (its docker config) only to proxies of that namespace.
+
+import type { core } from "../../api/index.ts";
 import { kindKey } from "../../config/index.ts";
 import type { WasmPlugin } from "../../config/types/index.ts";
-import type { ProxyNode, PushRequest } from "../../model/index.ts";
+import type { ProxyNode, PushContext, PushRequest } from "../../model/index.ts";
 import { PUSH_KINDS, pushSnapshot } from "../../model/index.ts";
 import { insertedExtensionConfigs, patchSetFor } from "../../networking/envoyfilter/index.ts";
 import { pullSecretResource, wasmExtensionConfig, wasmResourceName } from "../../networking/wasm/index.ts";
@@ -46,17 +48,29 @@ export function buildExtensionConfigs(
     .map((plugin) => wasmExtensionConfig(plugin, pullSecret(plugin, proxy, secrets)));
 }
 
+/**
+ * Istio's BuildExtensionConfiguration: the EnvoyFilters' EXTENSION_CONFIG additions, then the
+ * WasmPlugins' configs, of the names asked for (the generator and config_dump).
+ */
+export function buildExtensionConfigurations(
+  push: PushContext,
+  proxy: ProxyNode,
+  names: ReadonlySet<string>,
+  secrets?: SecretLookup,
+): core.TypedExtensionConfig[] {
+  const snap = pushSnapshot(push);
+  const patches = patchSetFor(snap.envoyFiltersFor(proxy), proxy);
+  return [
+    ...insertedExtensionConfigs(patches, [...names]),
+    ...buildExtensionConfigs(snap.wasmPluginsFor(proxy), names, proxy, secrets),
+  ];
+}
+
 export function ecdsGenerator(secrets?: SecretLookup): Generator {
   return {
     generate(proxy, watched, req) {
       if (!ecdsNeedsPush(req)) return undefined;
-      const snap = pushSnapshot(req.push);
-      // Istio's BuildExtensionConfiguration: the EnvoyFilters' EXTENSION_CONFIG additions, then the plugins'.
-      const patches = patchSetFor(snap.envoyFiltersFor(proxy), proxy);
-      const configs = [
-        ...insertedExtensionConfigs(patches, [...watched.resourceNames]),
-        ...buildExtensionConfigs(snap.wasmPluginsFor(proxy), watched.resourceNames, proxy, secrets),
-      ];
+      const configs = buildExtensionConfigurations(req.push, proxy, watched.resourceNames, secrets);
       return { resources: configs.map((config) => ({ name: config.name, resource: config })) };
     },
   };
