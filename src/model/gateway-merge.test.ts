@@ -158,3 +158,53 @@ test("Gateway API Gateways apply to the proxies backing their named service", ()
   assert.equal(snap.mergedGateway(backing)?.ports[0].port.number, 8080);
   assert.equal(snap.mergedGateway({ configNamespace: "apps", labels: {} }), undefined);
 });
+
+test("PILOT_ENABLE_QUIC_LISTENERS: TLS-terminated HTTPS servers on a port the gateway's Service exposes over UDP get QUIC", () => {
+  const gatewayService = svc("ingressgateway", "istio-system", {
+    selector: { istio: "ingressgateway" },
+    ports: [
+      { name: "http", port: 80, protocol: "HTTP", targetPort: 8080 },
+      { name: "https", port: 443, protocol: "HTTPS", targetPort: 8443 },
+      { name: "http3", port: 443, protocol: "UDP", targetPort: 8443 },
+      { name: "tls", port: 9443, protocol: "TLS", targetPort: 9443 },
+      { name: "tls-udp", port: 9443, protocol: "UDP", targetPort: 9443 },
+    ],
+  });
+  const configs = [
+    gw("istio-system", "edge", {
+      selector: { istio: "ingressgateway" },
+      servers: [
+        http(["a.example.com"]),
+        https(["a.example.com"], "https-a"),
+        https(["b.example.com"], "https-b"),
+        {
+          ...https(["c.example.com"], "tls-c", "PASSTHROUGH"),
+          port: { number: 9443, name: "tls-c", protocol: "HTTPS" },
+        },
+      ],
+    }),
+  ];
+  const on = new PushSnapshot({ configs, services: [gatewayService], mesh: DEFAULT_MESH_CONFIG, quicListeners: true });
+  const merged = on.mergedGateway(ingress);
+  // Listened on the Service's target port, as the TCP listener; passthrough and plain HTTP servers excluded.
+  assert.deepEqual(
+    merged?.quicPorts.map((p) => ({ number: p.port.number, servers: p.servers.map((s) => s.server.port.name) })),
+    [{ number: 8443, servers: ["https-a", "https-b"] }],
+  );
+  assert.deepEqual(
+    [...(merged?.http3Routes ?? [])],
+    ["https.443.https-a.edge.istio-system", "https.443.https-b.edge.istio-system"],
+  );
+
+  const off = new PushSnapshot({ configs, services: [gatewayService], mesh: DEFAULT_MESH_CONFIG }).mergedGateway(
+    ingress,
+  );
+  assert.deepEqual(off?.quicPorts, []);
+  assert.equal(off?.http3Routes.size, 0);
+  assert.deepEqual(off?.ports, merged?.ports);
+
+  // The Service does not expose 443 over UDP: nothing to listen with.
+  const tcpOnly = { ...gatewayService, ports: gatewayService.ports.filter((p) => p.protocol !== "UDP") };
+  const noUdp = new PushSnapshot({ configs, services: [tcpOnly], mesh: DEFAULT_MESH_CONFIG, quicListeners: true });
+  assert.deepEqual(noUdp.mergedGateway(ingress)?.quicPorts, []);
+});

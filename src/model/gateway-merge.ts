@@ -63,10 +63,24 @@ export interface MergedGateway {
   rejected: readonly string[];
   /** SDS resources (`kubernetes://ns/name`, `...-cacert`) the proxy's verified identity may fetch. */
   verifiedCredentials: ReadonlySet<string>;
+  /**
+   * PILOT_ENABLE_QUIC_LISTENERS: the TLS-terminated HTTPS servers also served over QUIC (HTTP/3), per
+   * port and bind listened on (Istio's MergedQUICTransportServers).
+   */
+  quicPorts: readonly MergedPort[];
+  /** The route names of the servers served over QUIC: their routes advertise HTTP/3 (`alt-svc`). */
+  http3Routes: ReadonlySet<string>;
 }
 
-/** Merges the selected Gateways; `identities` are the proxy's verified SPIFFE identities. */
-export function mergeGateways(selected: readonly SelectedGateway[], identities: readonly string[] = []): MergedGateway {
+/**
+ * Merges the selected Gateways; `identities` are the proxy's verified SPIFFE identities; `quicListeners`
+ * is PILOT_ENABLE_QUIC_LISTENERS.
+ */
+export function mergeGateways(
+  selected: readonly SelectedGateway[],
+  identities: readonly string[] = [],
+  quicListeners = false,
+): MergedGateway {
   const listened = new Set<number>();
   const plaintextByPort = new Map<number, ServerPort>();
   const nonPlaintextBinds = new Map<number, Set<string>>();
@@ -76,6 +90,8 @@ export function mergeGateways(selected: readonly SelectedGateway[], identities: 
   const tlsHostsByPort = new Map<number, Map<string, string>>();
   const gatewayNames = new Set<string>();
   const rejected = new Set<string>();
+  const quicPorts = new Map<string, MergedPort>();
+  const http3Routes = new Set<string>();
 
   const addPort = (port: ServerPort, server: MergedServer, routeName: string) => {
     const entry: MergedPort = { port, servers: [server], routeName };
@@ -83,6 +99,18 @@ export function mergeGateways(selected: readonly SelectedGateway[], identities: 
     ports.push(entry);
   };
   const addRoute = (routeName: string, server: MergedServer) => appendTo(serversByRouteName, routeName, server);
+  /**
+   * A TLS-terminated HTTPS server also listens for HTTP/3 when the flag is on and the gateway's service
+   * exposes the server port over UDP (Istio's IsEligibleForHTTP3Upgrade and udpSupportedPort).
+   */
+  const addQuic = (port: ServerPort, server: MergedServer, routeName: string, targets: readonly ServiceTarget[]) => {
+    if (!quicListeners || !isHttp3Eligible(server.server)) return;
+    if (!targets.some((t) => t.port.port === server.server.port.number && t.port.protocol === "UDP")) return;
+    const existing = quicPorts.get(portKey(port));
+    if (existing) existing.servers.push(server);
+    else quicPorts.set(portKey(port), { port, servers: [server], routeName: "" });
+    http3Routes.add(routeName);
+  };
   const addPlaintextOrNew = (port: ServerPort, server: MergedServer, routeName: string) => {
     if (!isTlsServer(server.server)) plaintextByPort.set(port.number, port);
     if (isHttpServer(server.server)) serversByRouteName.set(routeName, [server]);
@@ -116,6 +144,7 @@ export function mergeGateways(selected: readonly SelectedGateway[], identities: 
         if (!listened.has(number)) {
           listened.add(number);
           addPlaintextOrNew(port, entry, routeName);
+          addQuic(port, entry, routeName, targets);
           continue;
         }
         const current = plaintextByPort.get(number);
@@ -136,6 +165,7 @@ export function mergeGateways(selected: readonly SelectedGateway[], identities: 
               existing.servers.push(entry);
               addRoute(routeName, entry);
             }
+            addQuic(port, entry, routeName, targets);
           }
           continue;
         }
@@ -161,6 +191,7 @@ export function mergeGateways(selected: readonly SelectedGateway[], identities: 
         const existing = merged.get(portKey(port));
         if (existing) existing.servers.push(entry);
         else addPort(port, entry, "");
+        addQuic(port, entry, routeName, targets);
       }
     }
   }
@@ -182,6 +213,8 @@ export function mergeGateways(selected: readonly SelectedGateway[], identities: 
       selected.map((s) => s.gateway),
       identities,
     ),
+    quicPorts: [...quicPorts.values()],
+    http3Routes,
   };
 }
 
@@ -210,6 +243,11 @@ export function isTlsServer(server: GatewayServers): boolean {
 /** HTTP, or HTTPS terminated here. */
 export function isHttpServer(server: GatewayServers): boolean {
   if (isHttpProtocol(server.port.protocol)) return true;
+  return protocolOf(server.port.protocol) === "HTTPS" && !isPassthrough(server);
+}
+
+/** HTTPS terminated here: QUIC always carries TLS. */
+function isHttp3Eligible(server: GatewayServers): boolean {
   return protocolOf(server.port.protocol) === "HTTPS" && !isPassthrough(server);
 }
 

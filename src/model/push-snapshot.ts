@@ -281,7 +281,10 @@ export class PushSnapshot {
     const key = JSON.stringify([proxy.configNamespace, labels, proxy.verifiedIdentities ?? [], targetKeys]);
     if (!this.mergedGateways.has(key)) {
       const selected = selectGateways(this.gateways, proxy, targets, this.scopeGatewayToNamespace);
-      this.mergedGateways.set(key, selected.length > 0 ? mergeGateways(selected, proxy.verifiedIdentities) : undefined);
+      this.mergedGateways.set(
+        key,
+        selected.length > 0 ? mergeGateways(selected, proxy.verifiedIdentities, this.quicListeners) : undefined,
+      );
     }
     return this.mergedGateways.get(key);
   }

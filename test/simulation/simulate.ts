@@ -1,7 +1,17 @@
 // A simulated Envoy, in the spirit of Istio's pilot/pkg/simulation: given a call, walk the generated
 // listeners → filter chain → route config → virtual host → route → cluster and report what matched.
 // Only as much of Envoy's matching as the tests need, following Envoy's documented order.
-import { type admin, cluster, hcm, listener, type matcher, route, tcpProxy, unpackAny } from "../../src/api/index.ts";
+import {
+  type admin,
+  cluster,
+  core,
+  hcm,
+  listener,
+  type matcher,
+  route,
+  tcpProxy,
+  unpackAny,
+} from "../../src/api/index.ts";
 
 export interface Call {
   /** Destination IP and port, as the application dialled them. */
@@ -17,6 +27,8 @@ export interface Call {
   protocol: "http" | "tcp";
   /** TLS from the client (the TLS inspector's transport protocol is `tls`, otherwise `raw_buffer`). */
   tls?: boolean;
+  /** HTTP/3 over QUIC: the call reaches the UDP listener on the port (TCP listeners otherwise). */
+  quic?: boolean;
   sni?: string;
   /** ALPN offered in the TLS handshake; for plaintext HTTP the HTTP inspector's `http/1.1` is used. */
   alpn?: string[];
@@ -76,18 +88,22 @@ export function fromConfigDump(dump: admin.ConfigDump): ProxyConfig {
   return config;
 }
 
-function socketAddress(l: listener.Listener): { address: string; port: number } | undefined {
+function socketAddress(l: listener.Listener): { address: string; port: number; udp: boolean } | undefined {
   const a = l.address?.address;
   if (a?.case !== "socketAddress" || a.value.portSpecifier.case !== "portValue") return undefined;
-  return { address: a.value.address, port: a.value.portSpecifier.value };
+  return {
+    address: a.value.address,
+    port: a.value.portSpecifier.value,
+    udp: a.value.protocol === core.SocketAddress_Protocol.UDP,
+  };
 }
 
-function listenerAt(config: ProxyConfig, address: string, port: number): listener.Listener | undefined {
+function listenerAt(config: ProxyConfig, address: string, port: number, quic = false): listener.Listener | undefined {
   const found = config.listeners.filter((l) => {
     const a = socketAddress(l);
-    return a?.address === address && a.port === port;
+    return a?.address === address && a.port === port && a.udp === quic;
   });
-  // Envoy rejects an LDS update with two listeners on one address (or of one name).
+  // Envoy rejects an LDS update with two listeners on one address and protocol (or of one name).
   if (found.length > 1) throw new Error(`${found.length} listeners on ${address}:${port}: ${found.map((l) => l.name)}`);
   return found[0];
 }
@@ -99,8 +115,11 @@ function listenerAt(config: ProxyConfig, address: string, port: number): listene
  */
 function selectListener(config: ProxyConfig, call: Call): listener.Listener | undefined {
   if (call.mode === "inbound") return config.listeners.find((l) => l.name === "virtualInbound");
-  if (call.mode === "direct")
-    return listenerAt(config, call.address, call.port) ?? listenerAt(config, "0.0.0.0", call.port);
+  if (call.mode === "direct") {
+    return (
+      listenerAt(config, call.address, call.port, call.quic) ?? listenerAt(config, "0.0.0.0", call.port, call.quic)
+    );
+  }
   const virtual = config.listeners.find((l) => l.name === "virtualOutbound");
   if (!virtual?.useOriginalDst) return virtual;
   return listenerAt(config, call.address, call.port) ?? listenerAt(config, "0.0.0.0", call.port) ?? virtual;
@@ -147,7 +166,7 @@ function serverNameScore(names: string[], sni: string | undefined): number | und
 
 function matchFilterChain(l: listener.Listener, call: Call): Chain | undefined {
   const hasInspector = (name: string) => l.listenerFilters.some((f) => f.name === name);
-  const transport = call.tls ? "tls" : "raw_buffer";
+  const transport = call.quic ? "quic" : call.tls ? "tls" : "raw_buffer";
   const alpn =
     call.alpn ??
     (!call.tls && call.protocol === "http" && hasInspector("envoy.filters.listener.http_inspector")

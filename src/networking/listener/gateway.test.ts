@@ -24,15 +24,21 @@ interface GoldenInput {
   services?: (Partial<Service> & Pick<Service, "hostname" | "ports">)[];
   destinationRules?: Record<string, DestinationRuleSpec>;
   proxyProtocol?: boolean;
+  /** PILOT_ENABLE_QUIC_LISTENERS with every port on UDP too: the HTTPS-terminating servers get QUIC listeners. */
+  quic?: boolean;
 }
 
 function inputFrom(golden: GoldenInput): RouterInput {
+  const servers = golden.gateways.flatMap((g) =>
+    g.servers.map((server) => ({ server, gatewayName: `${g.namespace}/${g.name}` })),
+  );
+  const http3 = ({ server }: GatewayServerInput) =>
+    server.port.protocol === "HTTPS" && server.tls?.mode !== "PASSTHROUGH" && server.tls?.mode !== "AUTO_PASSTHROUGH";
   return {
     proxy: proxyFrom({ type: "router", ...golden.proxy }),
     mesh: meshFrom(golden.mesh),
-    ports: mergedPorts(
-      golden.gateways.flatMap((g) => g.servers.map((server) => ({ server, gatewayName: `${g.namespace}/${g.name}` }))),
-    ),
+    ports: mergedPorts(servers),
+    quicPorts: golden.quic ? mergedPorts(servers.filter(http3)) : undefined,
     virtualServicesFor: (gw) => golden.virtualServices?.[gw] ?? [],
     services: (golden.services ?? []).map(service),
     destinationRuleFor: (h) => golden.destinationRules?.[h],
@@ -85,7 +91,7 @@ const httpsServer = (mode: NonNullable<GatewayServers["tls"]>["mode"], extra = {
 });
 
 describe("gateway listeners (gateway.go buildGatewayListeners)", () => {
-  for (const name of ["gateway-http-https", "gateway-passthrough-tcp", "gateway-auto-passthrough"]) {
+  for (const name of ["gateway-http-https", "gateway-passthrough-tcp", "gateway-auto-passthrough", "gateway-quic"]) {
     it(`golden: ${name}`, () => {
       const listeners = buildGatewayListeners(inputFrom(readGoldenInput(testdata, name) as GoldenInput));
       assertGolden(testdata, name, checkedListenersJson(listeners));

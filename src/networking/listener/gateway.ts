@@ -22,7 +22,7 @@ import {
   routeTcpFilters,
   tcpStatsFilter,
 } from "./tcp.ts";
-import { downstreamTlsSocket, gatewayTlsContext } from "./tls.ts";
+import { downstreamQuicSocket, downstreamTlsSocket, gatewayTlsContext } from "./tls.ts";
 import { gatewayTopology, type ListenerEnv, type VirtualService, vsRef } from "./types.ts";
 
 /** A server of a Gateway that selects this proxy. */
@@ -53,6 +53,11 @@ export interface RouterInput extends ListenerEnv {
   destinationRuleFor?: RouteContext["destinationRuleFor"];
   /** Authentication and authorization applying to the gateway, and metrics. */
   policies?: InboundPolicies;
+  /**
+   * PILOT_ENABLE_QUIC_LISTENERS: the HTTPS servers also served over QUIC (the model's quicPorts), each
+   * port with a UDP listener `udp_<bind>_<port>` of HTTP/3 chains.
+   */
+  quicPorts?: readonly GatewayPortInput[];
   /** A proxy_protocol listener filter first (default: ProxyConfig gatewayTopology.proxyProtocol is set). */
   proxyProtocol?: boolean;
   domainSuffix?: string;
@@ -112,26 +117,49 @@ interface ChainOpts {
   filters: listener.Filter[];
 }
 
+/** The TCP listeners of the merged ports, then the QUIC listeners of the ports served over HTTP/3 too. */
+export function buildGatewayListeners(input: RouterInput): listener.Listener[] {
+  return [...listenersFor(input, input.ports, false), ...listenersFor(input, input.quicPorts ?? [], true)];
+}
+
 /**
  * One listener per address and port; unprivileged pods cannot listen below 1024. Merged ports that
  * share an address (HTTPS and TLS servers on one port form two) share one listener, their chains told
  * apart by SNI, as Istio merges them: Envoy rejects two listeners with one name.
  */
-export function buildGatewayListeners(input: RouterInput): listener.Listener[] {
+function listenersFor(input: RouterInput, ports: readonly GatewayPortInput[], quic: boolean): listener.Listener[] {
   const unprivileged = input.proxy.metadata.UNPRIVILEGED_POD === true;
   const byName = new Map<string, { bind: string; port: number; chains: ChainOpts[] }>();
-  for (const { port, servers } of input.ports) {
+  for (const { port, servers } of ports) {
     if ((unprivileged && port.number < 1024) || servers.length === 0) continue;
     const bind = port.bind || wildcardAddress(input.proxy);
-    const name = listenerName(bind, port.number);
+    const name = `${quic ? "udp_" : ""}${listenerName(bind, port.number)}`;
     const entry = byName.get(name) ?? { bind, port: port.number, chains: [] };
-    entry.chains.push(...chainsFor(input, name, port.number, servers));
+    entry.chains.push(...(quic ? http3Chains : chainsFor)(input, name, port.number, servers));
     byName.set(name, entry);
   }
   // Istio omits a listener without chains (a TCP server no route binds to).
   return [...byName]
     .filter(([, entry]) => entry.chains.length > 0)
-    .map(([name, entry]) => gatewayListener(input, name, entry.bind, entry.port, entry.chains));
+    .map(([name, entry]) => gatewayListener(input, name, entry.bind, entry.port, entry.chains, quic));
+}
+
+/**
+ * HTTP/3 chains mirroring the servers' HTTPS chains on the TCP listener (gateway.go
+ * buildGatewayHTTP3FilterChains): same SNI match and route, the TLS context for QUIC, the HTTP/3 codec.
+ */
+function http3Chains(
+  input: RouterInput,
+  name: string,
+  port: number,
+  servers: readonly GatewayServerInput[],
+): ChainOpts[] {
+  return servers.map((entry) => ({
+    sniHosts: sniHostsOf(entry.server),
+    applicationProtocols: [],
+    tlsContext: gatewayTlsContext(entry.server.tls ?? {}, input.mesh, false, true),
+    filters: [httpManager(input, entry, port, entry.server.name || `outbound_${name};`, true)],
+  }));
 }
 
 function chainsFor(
@@ -175,7 +203,13 @@ function chainsFor(
   return chains;
 }
 
-function httpManager(input: RouterInput, entry: GatewayServerInput, port: number, statPrefix: string): listener.Filter {
+function httpManager(
+  input: RouterInput,
+  entry: GatewayServerInput,
+  port: number,
+  statPrefix: string,
+  http3 = false,
+): listener.Filter {
   const protocol = parseServerProtocol(entry.server.port.protocol);
   return buildHcmFilter(input, {
     listenerClass: "gateway",
@@ -189,6 +223,7 @@ function httpManager(input: RouterInput, entry: GatewayServerInput, port: number
       persistentSessions: input.persistentSessions,
     }),
     protocol,
+    http3,
   });
 }
 
@@ -318,27 +353,42 @@ function stats(input: RouterInput): listener.Filter[] {
   return input.policies?.prometheusStats ? [tcpStatsFilter("gateway", input.telemetry)] : [];
 }
 
+/**
+ * A gateway listener of TCP chains, or (`quic`) of HTTP/3 chains on UDP: QUIC has no PROXY protocol
+ * header to strip and no TLS inspector, Envoy's QUIC stack reads the SNI itself.
+ */
 function gatewayListener(
   input: RouterInput,
   name: string,
   bind: string,
   port: number,
   chains: readonly ChainOpts[],
+  quic: boolean,
 ): listener.Listener {
   const listenerFilters: listener.ListenerFilter[] = [];
-  if (input.proxyProtocol ?? gatewayTopology(input).proxyProtocol !== undefined) {
+  if (!quic && (input.proxyProtocol ?? gatewayTopology(input).proxyProtocol !== undefined)) {
     listenerFilters.push(proxyProtocolFilter());
   }
   const needsTls = chains.some(
     (c) => c.sniHosts.length > 0 || (c.tlsContext?.commonTlsContext?.alpnProtocols.length ?? 0) > 0,
   );
-  if (needsTls) listenerFilters.push(tlsInspectorFilter());
+  if (needsTls && !quic) listenerFilters.push(tlsInspectorFilter());
+  const address = socketAddress(bind, port);
+  if (quic && address.address.case === "socketAddress") {
+    address.address.value.protocol = core.SocketAddress_Protocol.UDP;
+  }
   return create(listener.ListenerSchema, {
     name,
-    address: socketAddress(bind, port),
+    address,
     trafficDirection: core.TrafficDirection.OUTBOUND,
     maxConnectionsToAcceptPerSocketEvent: 1,
-    connectionBalanceConfig: connectionBalance(input.proxy, "outbound"),
+    connectionBalanceConfig: quic ? undefined : connectionBalance(input.proxy, "outbound"),
+    udpListenerConfig: quic
+      ? create(listener.UdpListenerConfigSchema, {
+          quicOptions: create(listener.QuicProtocolOptionsSchema),
+          downstreamSocketConfig: create(core.UdpSocketConfigSchema),
+        })
+      : undefined,
     listenerFilters,
     filterChains: chains.map((c) => {
       const chain = create(listener.FilterChainSchema, {
@@ -352,7 +402,7 @@ function gatewayListener(
           applicationProtocols: [...c.applicationProtocols],
         });
       }
-      if (c.tlsContext) chain.transportSocket = downstreamTlsSocket(c.tlsContext);
+      if (c.tlsContext) chain.transportSocket = (quic ? downstreamQuicSocket : downstreamTlsSocket)(c.tlsContext);
       return chain;
     }),
     accessLog: buildListenerAccessLogs(input, "gateway"),

@@ -28,6 +28,8 @@ export interface HcmOptions {
   protocol?: ServiceProtocol;
   /** The sidecar's HTTP proxy listener: requests carry absolute URLs. */
   httpProxy?: boolean;
+  /** A gateway's QUIC listener: the HTTP/3 codec only. */
+  http3?: boolean;
 }
 
 /** The HCM as a network filter of a filter chain. */
@@ -121,6 +123,10 @@ export function buildHttpConnectionManager(env: ListenerEnv, options: HcmOptions
     }
     manager.serverName = SERVER_NAME;
     manager.httpProtocolOptions = create(core.Http1ProtocolOptionsSchema);
+  }
+  if (options.http3) {
+    manager.codecType = hcm.HttpConnectionManager_CodecType.HTTP3;
+    manager.http3ProtocolOptions = create(core.Http3ProtocolOptionsSchema);
   }
   if (options.httpProxy) {
     manager.httpProtocolOptions = create(core.Http1ProtocolOptionsSchema, { allowAbsoluteUrl: true });

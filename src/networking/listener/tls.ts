@@ -3,7 +3,7 @@
 // workload certs `default`/`ROOTCA` over `sds-grpc`, gateway credentials `kubernetes://…` over ADS.
 import { create } from "@bufbuild/protobuf";
 import { DurationSchema } from "@bufbuild/protobuf/wkt";
-import { core, matcher, packAny, tls } from "../../api/index.ts";
+import { core, matcher, packAny, quicTransport, tls } from "../../api/index.ts";
 import type { MeshConfig, ServerTlsSettings } from "../../config/index.ts";
 
 export const SDS_DEFAULT = "default";
@@ -23,6 +23,8 @@ export const MESH_CIPHER_SUITES: readonly string[] = Object.freeze([
 ]);
 export const ALPN_HTTP: readonly string[] = Object.freeze(["h2", "http/1.1"]);
 export const ALPN_DOWNSTREAM_WITH_MX: readonly string[] = Object.freeze(["istio-peer-exchange", "h2", "http/1.1"]);
+export const ALPN_HTTP3: readonly string[] = Object.freeze(["h3"]);
+const QUIC_TRANSPORT_SOCKET = "envoy.transport_sockets.quic";
 
 type TlsVersion = NonNullable<ServerTlsSettings["minProtocolVersion"]>;
 
@@ -117,19 +119,21 @@ export function inboundMtlsContext(
 
 /**
  * A Gateway server's downstream TLS context. `tcpIstioMutual`: an ISTIO_MUTUAL server terminating
- * TLS for TCP, which also offers `istio-peer-exchange`.
+ * TLS for TCP, which also offers `istio-peer-exchange`. `quic`: the context of its HTTP/3 listener,
+ * ALPN h3 and no client certificate required (Envoy's QUIC cannot require one): only credentialName
+ * servers keep their client validation.
  */
 export function gatewayTlsContext(
   settings: ServerTlsSettings,
   mesh: MeshConfig,
   tcpIstioMutual = false,
+  quic = false,
 ): tls.DownstreamTlsContext {
   const mode = settings.mode ?? "SIMPLE";
-  const requireClientCertificate = mode === "MUTUAL" || mode === "ISTIO_MUTUAL";
+  const requireClientCertificate = (mode === "MUTUAL" || mode === "ISTIO_MUTUAL") && !quic;
   const validateClient = requireClientCertificate || mode === "OPTIONAL_MUTUAL";
-  const common = create(tls.CommonTlsContextSchema, {
-    alpnProtocols: [...(mode === "ISTIO_MUTUAL" && tcpIstioMutual ? ALPN_DOWNSTREAM_WITH_MX : ALPN_HTTP)],
-  });
+  const alpn = quic ? ALPN_HTTP3 : mode === "ISTIO_MUTUAL" && tcpIstioMutual ? ALPN_DOWNSTREAM_WITH_MX : ALPN_HTTP;
+  const common = create(tls.CommonTlsContextSchema, { alpnProtocols: [...alpn] });
   const credentialNames = settings.credentialNames?.length
     ? settings.credentialNames
     : settings.credentialName
@@ -138,11 +142,14 @@ export function gatewayTlsContext(
 
   if (mode === "ISTIO_MUTUAL") {
     common.tlsCertificateSdsSecretConfigs = [workloadSdsSecret(SDS_DEFAULT)];
-    common.validationContextType = combinedValidation(exactSans(settings), workloadSdsSecret(SDS_ROOTCA), settings);
+    if (validateClient) {
+      common.validationContextType = combinedValidation(exactSans(settings), workloadSdsSecret(SDS_ROOTCA), settings);
+    }
   } else if (credentialNames.length > 0) {
     common.tlsCertificateSdsSecretConfigs = credentialNames.map(credentialSdsSecret);
     const caName = settings.caCertCredentialName || `${credentialNames[0]}${CA_SUFFIX}`;
-    if (validateClient) {
+    // By mode, not by whether a certificate is required: a QUIC MUTUAL server keeps its CA (as Istio).
+    if (mode === "MUTUAL" || mode === "OPTIONAL_MUTUAL") {
       const validation = create(tls.CertificateValidationContextSchema, {
         matchSubjectAltNames: exactSans(settings),
         verifyCertificateSpki: settings.verifyCertificateSpki ?? [],
@@ -240,5 +247,14 @@ export function downstreamTlsSocket(context: tls.DownstreamTlsContext): core.Tra
   return create(core.TransportSocketSchema, {
     name: TLS_TRANSPORT_SOCKET,
     configType: { case: "typedConfig", value: packAny(tls.DownstreamTlsContextSchema, context) },
+  });
+}
+
+/** A QUIC listener's transport: QUIC with the TLS context inside (listener.go buildDownstreamQUICTransportSocket). */
+export function downstreamQuicSocket(context: tls.DownstreamTlsContext): core.TransportSocket {
+  const transport = create(quicTransport.QuicDownstreamTransportSchema, { downstreamTlsContext: context });
+  return create(core.TransportSocketSchema, {
+    name: QUIC_TRANSPORT_SOCKET,
+    configType: { case: "typedConfig", value: packAny(quicTransport.QuicDownstreamTransportSchema, transport) },
   });
 }

@@ -33,6 +33,8 @@ export interface GatewayRouteInput {
   lookupService(hostname: string): Service | undefined;
   hashPolicy?: RouteContext["hashPolicy"];
   persistentSessions?: RouteContext["persistentSessions"];
+  /** The servers of this route name are also served over QUIC (MergedGateway.http3Routes): routes advertise HTTP/3. */
+  http3?: boolean;
 }
 
 /** Istio's host.Names.Intersection: for each covering pair, the narrower host. */
@@ -137,6 +139,7 @@ export function buildGatewayRouteConfiguration(input: GatewayRouteInput): route.
           lookupService: input.lookupService,
           hashPolicy: input.hashPolicy,
           persistentSessions: input.persistentSessions,
+          advertiseHttp3: input.http3,
         });
         // A VirtualService with no route for this gateway is skipped (and tried again for the next server).
         if (routes.length === 0) continue;

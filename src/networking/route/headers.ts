@@ -45,6 +45,17 @@ function headerOptions(
   return { options, authority };
 }
 
+/**
+ * `alt-svc: h3=":<port>"; ma=86400` (Istio's buildHTTP3AltSvcHeader, a day's max age), appended to the
+ * response: HTTP/3 over QUIC is served on the same port.
+ */
+export function http3AltSvcHeader(port: number): core.HeaderValueOption {
+  return create(core.HeaderValueOptionSchema, {
+    header: { key: "alt-svc", value: `h3=":${port}"; ma=86400` },
+    appendAction: core.HeaderValueOption_HeaderAppendAction.APPEND_IF_EXISTS_OR_ADD,
+  });
+}
+
 export function translateHeaderOperations(headers: VirtualServiceHttpHeaders): HeaderOperations {
   const reqSet = headerOptions(headers.request?.set, false);
   const reqAdd = headerOptions(headers.request?.add, true);

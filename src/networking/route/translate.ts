@@ -11,7 +11,7 @@ import { CORS_FILTER, translateCorsPolicy } from "./cors.ts";
 import { applyDestinations, parseClusterName } from "./destination.ts";
 import { translateDirectResponse } from "./direct-response.ts";
 import { FAULT_FILTER, translateFault } from "./fault.ts";
-import { translateHeaderOperations } from "./headers.ts";
+import { http3AltSvcHeader, translateHeaderOperations } from "./headers.ts";
 import { isCatchAllRoute, sourceMatches, translateRouteMatch } from "./match.ts";
 import { translateMirrors } from "./mirror.ts";
 import { routeProxyHeaders } from "./proxy-headers.ts";
@@ -135,6 +135,7 @@ export function translateRoute(
   }
   const session = out.action.case === "route" ? routeSession(http, ctx) : undefined;
   if (session) out.typedPerFilterConfig[STATEFUL_SESSION_FILTER] = statefulSessionPerRoute(session);
+  if (ctx.advertiseHttp3) out.responseHeadersToAdd.push(http3AltSvcHeader(ctx.listenerPort));
   return out;
 }
 

@@ -27,4 +27,9 @@ export interface RouteContext {
   hashPolicy?(destination: Destination): route.RouteAction_HashPolicy | undefined;
   /** PILOT_ENABLE_PERSISTENT_SESSION_FILTER: labelled services get stateful session config per route and virtual host. */
   persistentSessions?: boolean;
+  /**
+   * The route configuration of a gateway server also served over QUIC: every route tells clients that
+   * HTTP/3 is available on the listener port (`alt-svc`).
+   */
+  advertiseHttp3?: boolean;
 }

@@ -219,6 +219,7 @@ function routerListeners(snap: PushSnapshot, proxy: ProxyNode): listener.Listene
     persistentSessions: snap.persistentSessions,
     protocolFilters: snap.protocolFilters,
     ports: merged.ports,
+    quicPorts: merged.quicPorts,
     virtualServicesFor: (gateway) => snap.virtualServicesForGateway(proxy.configNamespace, gateway),
     services: scope.services,
     destinationRuleFor: destinationRuleFor(snap, proxy),

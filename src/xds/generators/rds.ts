@@ -58,7 +58,8 @@ function routeConfiguration(
   const snap = pushSnapshot(push);
   const scope = snap.sidecarScope(proxy);
   if (proxy.type !== "sidecar") {
-    const servers = snap.mergedGateway(proxy)?.serversByRouteName.get(routeName) ?? [];
+    const merged = snap.mergedGateway(proxy);
+    const servers = merged?.serversByRouteName.get(routeName) ?? [];
     return buildGatewayRouteConfiguration({
       routeName,
       proxy,
@@ -68,6 +69,7 @@ function routeConfiguration(
       lookupService: (hostname) => scope.service(hostname),
       hashPolicy: hashPolicyFor(scope, proxy),
       persistentSessions: snap.persistentSessions,
+      http3: merged?.http3Routes.has(routeName),
     });
   }
   const parsed = parseSidecarRouteName(routeName);
