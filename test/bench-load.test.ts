@@ -8,21 +8,19 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { create, fromBinary } from "@bufbuild/protobuf";
-import { pino } from "pino";
 import { clusterOf, type MeshShape, proxyIdentity, writeEndpointChange, writeMesh } from "../bench/load/mesh.ts";
 import type { Protocol } from "../bench/load/messages.ts";
 import { SidecarStream } from "../bench/load/sidecar-stream.ts";
 import { clusterEdsName, parseDeltaResponse, parseSotwResponse } from "../bench/load/wire.ts";
 import { cluster, discovery } from "../src/api/index.ts";
-import { DEFAULT_MESH_CONFIG } from "../src/config/index.ts";
 import { ConfigStore, FileSource } from "../src/sources/index.ts";
 import { encodeDeltaResponse, encodeSotwResponse } from "../src/xds/encode.ts";
-import { type Discovery, encodeResource, startDiscovery, storePush, storeRegistry, TypeUrl } from "../src/xds/index.ts";
+import { type Discovery, encodeResource, TypeUrl } from "../src/xds/index.ts";
 import { anyViolations } from "./translate/pgv.ts";
 import { waitFor } from "./xds/fixtures.ts";
+import { startStoreDiscovery } from "./xds/store-discovery.ts";
 
 const SHAPE: MeshShape = { kind: "scoped", services: 20, endpoints: 2 };
-const DOMAIN = "cluster.local";
 
 let dir: string;
 let files: FileSource;
@@ -34,22 +32,7 @@ before(async () => {
   writeMesh(dir, SHAPE);
   files = new FileSource({ dir, store, debounceMs: 10 });
   await files.start();
-  const registry = storeRegistry(store, DEFAULT_MESH_CONFIG, DOMAIN);
-  const build = () => storePush(store, registry, DEFAULT_MESH_CONFIG, DOMAIN);
-  server = await startDiscovery({
-    store,
-    initialPush: build(),
-    endpoints: registry,
-    build,
-    rootNamespace: "istio-system",
-    domainSuffix: DOMAIN,
-    debounce: { afterMs: 10, maxMs: 1000, edsDebounce: true },
-    apiAuth: true,
-    debugAuth: { systemNamespace: "istio-system" },
-    plugins: [],
-    listen: { grpcAddr: "127.0.0.1:0" },
-    log: pino({ level: "silent" }),
-  });
+  server = await startStoreDiscovery(store, { debounce: { afterMs: 10, maxMs: 1000, edsDebounce: true } });
 });
 
 after(async () => {

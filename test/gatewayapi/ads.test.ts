@@ -2,15 +2,13 @@
 // the listener and routes converted from it over ADS, and a changed HTTPRoute is pushed to it.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { pino } from "pino";
 import { route, unpackAny } from "../../src/api/index.ts";
-import { type ConfigObject, DEFAULT_MESH_CONFIG } from "../../src/config/index.ts";
+import type { ConfigObject } from "../../src/config/index.ts";
 import { ConfigStore, MemorySource } from "../../src/sources/index.ts";
-import { type Discovery, startDiscovery, storePush, storeRegistry, TypeUrl } from "../../src/xds/index.ts";
+import { type Discovery, TypeUrl } from "../../src/xds/index.ts";
 import { anyViolations } from "../translate/pgv.ts";
 import { names, SotwClient } from "../xds/ads-client.ts";
-
-const mesh = DEFAULT_MESH_CONFIG;
+import { startStoreDiscovery } from "../xds/store-discovery.ts";
 
 const objects: ConfigObject[] = [
   {
@@ -63,21 +61,7 @@ before(async () => {
   store = new ConfigStore();
   memory = new MemorySource(store, "file");
   for (const obj of [...objects, httpRoute("/cart")]) assert.deepEqual(memory.apply(obj).errors, []);
-  const registry = storeRegistry(store, mesh, "cluster.local");
-  discovery = await startDiscovery({
-    store,
-    initialPush: storePush(store, registry, mesh, "cluster.local"),
-    endpoints: registry,
-    build: (previous) => storePush(store, registry, mesh, "cluster.local", previous),
-    rootNamespace: "istio-system",
-    domainSuffix: "cluster.local",
-    debounce: { afterMs: 10, maxMs: 200, edsDebounce: true },
-    apiAuth: true,
-    debugAuth: { systemNamespace: "istio-system" },
-    plugins: [],
-    listen: { grpcAddr: "127.0.0.1:0" },
-    log: pino({ level: "silent" }),
-  });
+  discovery = await startStoreDiscovery(store);
 });
 
 after(async () => {

@@ -5,12 +5,12 @@
 import { createServer } from "node:net";
 import { Client, credentials } from "@grpc/grpc-js";
 import * as grpcXds from "@grpc/grpc-js-xds";
-import { pino } from "pino";
-import { type ConfigObject, DEFAULT_MESH_CONFIG } from "../../src/config/index.ts";
+import type { ConfigObject } from "../../src/config/index.ts";
 import { ConfigStore, MemorySource } from "../../src/sources/index.ts";
-import { type Discovery, startDiscovery, storePush, storeRegistry, TypeUrl } from "../../src/xds/index.ts";
+import { type Discovery, TypeUrl } from "../../src/xds/index.ts";
 import type { DebounceOptions } from "../../src/xds/pipeline/debounce.ts";
 import { waitFor } from "../xds/fixtures.ts";
+import { startStoreDiscovery } from "../xds/store-discovery.ts";
 import type { Backend } from "./echo.ts";
 
 export const NAMESPACE = "default";
@@ -18,8 +18,6 @@ export const DOMAIN = `${NAMESPACE}.svc.cluster.local`;
 export const ECHO_HOST = `echo.${DOMAIN}`;
 export const ECHO_PORT = 7070;
 export const CLIENT_ID = `client.${NAMESPACE}`;
-
-const mesh = DEFAULT_MESH_CONFIG;
 
 /** A free 127.0.0.1 port: for servers that must know their port before binding (the control plane across restarts, xDS servers). */
 export function freePort(): Promise<number> {
@@ -91,23 +89,7 @@ export class ControlPlane {
 
   /** Starts (again) serving, from what the store holds now. */
   async resume(): Promise<void> {
-    const registry = storeRegistry(this.store, mesh, "cluster.local");
-    const build = (previous?: Parameters<typeof storePush>[4]) =>
-      storePush(this.store, registry, mesh, "cluster.local", previous);
-    this.discovery = await startDiscovery({
-      store: this.store,
-      initialPush: build(),
-      endpoints: registry,
-      build,
-      rootNamespace: "istio-system",
-      domainSuffix: "cluster.local",
-      debounce: this.debounce,
-      apiAuth: true,
-      debugAuth: { systemNamespace: "istio-system" },
-      plugins: [],
-      listen: { grpcAddr: this.address },
-      log: pino({ level: "silent" }),
-    });
+    this.discovery = await startStoreDiscovery(this.store, { debounce: this.debounce, grpcAddr: this.address });
   }
 
   /** Stops serving: every stream ends, the port closes. */

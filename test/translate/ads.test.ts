@@ -4,13 +4,13 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { pino } from "pino";
 import { endpoint, route, unpackAny } from "../../src/api/index.ts";
 import { loadState, type TranslateState } from "../../src/cli/translate-state.ts";
 import { DEFAULT_MESH_CONFIG } from "../../src/config/index.ts";
 import { MemorySource } from "../../src/sources/index.ts";
-import { type Discovery, startDiscovery, storePush, TypeUrl } from "../../src/xds/index.ts";
+import { type Discovery, TypeUrl } from "../../src/xds/index.ts";
 import { DeltaClient, names, SotwClient, sidecarNode } from "../xds/ads-client.ts";
+import { startStoreDiscovery } from "../xds/store-discovery.ts";
 import { anyViolations } from "./pgv.ts";
 
 const MESH_DIR = fileURLToPath(new URL("../../examples/mesh", import.meta.url));
@@ -24,20 +24,7 @@ before(async () => {
   const loaded = loadState([MESH_DIR], mesh, "cluster.local");
   assert.ok(loaded.state, loaded.problems?.join("\n"));
   state = loaded.state;
-  discovery = await startDiscovery({
-    store: state.store,
-    initialPush: state.push,
-    endpoints: state.registry,
-    build: (previous) => storePush(state.store, state.registry, mesh, "cluster.local", previous),
-    rootNamespace: "istio-system",
-    domainSuffix: "cluster.local",
-    debounce: { afterMs: 10, maxMs: 200, edsDebounce: true },
-    apiAuth: true,
-    debugAuth: { systemNamespace: "istio-system" },
-    plugins: [],
-    listen: { grpcAddr: "127.0.0.1:0" },
-    log: pino({ level: "silent" }),
-  });
+  discovery = await startStoreDiscovery(state.store, { registry: state.registry, initialPush: state.push });
 });
 
 after(async () => {
