@@ -225,10 +225,9 @@ export function configDumpJson(dump: admin.ConfigDump) {
   return toJson(admin.ConfigDumpSchema, dump, { registry });
 }
 
-/** What the config_dump endpoint reads of the xDS server: its connections and current push. */
+/** What the config_dump endpoint reads of the xDS server: its connections, each with its last push. */
 export interface ConnectedProxies {
   syncStatus(): ConnectionStatus[];
-  readonly pushContext: PushContext | undefined;
 }
 
 const DUMP_TYPE_URLS: Readonly<Record<DumpType, string>> = {
@@ -252,7 +251,8 @@ export function typedConfigDump(configDump: DebugHandler, type: string): DebugHa
 
 /**
  * `/debug/config_dump?proxyID=<id>[&types=CDS,RDS][&include_eds]` (Istio's pilot/pkg/xds/debug.go):
- * the connected proxy's config regenerated from the current push, for the types it watches (RDS,
+ * the connected proxy's config regenerated from the push context it last worked from (its
+ * LastPushContext: what it was sent, not a newer push still queued for it), for the types it watches (RDS,
  * EDS and SDS for the names it subscribed to). `types` gives the bare resources; without it Envoy's
  * sections, endpoints only with include_eds. 400 without proxyID, 404 for a proxy not connected (or,
  * for a caller limited to a namespace, not in it).
@@ -260,9 +260,8 @@ export function typedConfigDump(configDump: DebugHandler, type: string): DebugHa
 export function configDumpEndpoint(proxies: ConnectedProxies, sources: DumpSources): DebugHandler {
   return ({ query, callerNamespace }) => {
     const conn = debugConnection(proxies.syncStatus(), { query, callerNamespace });
-    const push = proxies.pushContext;
     if (conn instanceof DebugText) return conn;
-    if (!push) return PROXY_NOT_CONNECTED;
+    const push = conn.pushContext;
     const watched = new Map(conn.types.map((t) => [t.typeUrl, t.resourceNames]));
     const asked = query.get("types");
     const requested = asked

@@ -34,6 +34,7 @@ function connection(proxy: ProxyNode, types: ConnectionStatus["types"]): Connect
     connectedAt: new Date(),
     identities: [],
     pushVersion: "v1",
+    pushContext: newPushContext({}),
     types,
   };
 }

@@ -50,6 +50,8 @@ export interface ConnectionStatus {
   identities: readonly string[];
   /** Version of the push context the connection last worked from. */
   pushVersion: string;
+  /** That push context: what the proxy was last sent from (Istio's LastPushContext, which config_dump reads). */
+  pushContext: PushContext;
   types: TypeSyncStatus[];
 }
 
@@ -188,6 +190,7 @@ export class Connection {
       connectedAt: this.connectedAt,
       identities: this.identities,
       pushVersion: this.pushContext.version,
+      pushContext: this.pushContext,
       types: this.orderedWatches().map((w) => w.status()),
     };
   }
