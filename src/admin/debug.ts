@@ -1,8 +1,6 @@
 // The debug endpoints of Istio's pilot/pkg/xds/debug.go over Sluice's state, registered into the
 // discovery's DebugEndpoints so the admin HTTP server and the `istio.io/debug` generators serve the
 // same functions. Shapes follow Istio's JSON (field names included) where clients read them.
-import { isMessage } from "@bufbuild/protobuf";
-import { endpoint } from "../api/index.ts";
 import { type ConfigObject, KINDS, kindKey, type MeshConfig } from "../config/index.ts";
 import type { DebugRegistry } from "../krt/index.ts";
 import { compareStrings, PushSnapshot, pushRequest } from "../model/index.ts";
@@ -129,7 +127,8 @@ export function registerDebugEndpoints(endpoints: DebugEndpoints, sources: Debug
     },
     "Debug Telemetry configuration",
   );
-  endpoints.register("push_status", () => pushStatus(xdsCaches), "Last PushContext Details");
+  // Istio's LastPushStatus: what the builders reported while serving the current push.
+  endpoints.register("push_status", () => server.pushContext?.status ?? "", "Last PushContext Details");
   endpoints.register(
     "pushcontext",
     () => {
@@ -389,23 +388,6 @@ function policyJson(policy: ConfigObject) {
     ...(policy.metadata.annotations ? { Annotations: policy.metadata.annotations } : {}),
     Spec: policy.spec ?? {},
   };
-}
-
-/**
- * Istio's push status (PushContext.ProxyStatus: metric → key → {proxy, message}), of what Sluice
- * records: pilot_eds_no_instances, the clusters whose load assignment in the latest push is empty.
- */
-function pushStatus(caches: XdsCaches): Record<string, Record<string, object>> {
-  const noInstances: Record<string, object> = {};
-  for (const e of caches.entries()) {
-    if (
-      isMessage(e.resource, endpoint.ClusterLoadAssignmentSchema) &&
-      e.resource.endpoints.every((l) => l.lbEndpoints.length === 0)
-    ) {
-      noInstances[e.name] = {};
-    }
-  }
-  return Object.keys(noInstances).length > 0 ? { pilot_eds_no_instances: noInstances } : {};
 }
 
 /** Istio's util.ByteCount: decimal units, one decimal. */

@@ -37,6 +37,7 @@ import type { DebounceOptions } from "./pipeline/debounce.ts";
 import { PipelineMetrics } from "./pipeline/metrics.ts";
 import { type ChangeSource, type PushContextBuilder, PushPipeline } from "./pipeline/pipeline.ts";
 import { proxyNeedsPush } from "./proxy-needs-push.ts";
+import { registerPushStatusMetrics } from "./push-status-metrics.ts";
 import { type Authenticator, ClientCertAuthenticator } from "./server/auth.ts";
 import { XdsMetrics } from "./server/metrics.ts";
 import { type BoundPorts, type ListenOptions, XdsServer } from "./server/server.ts";
@@ -150,7 +151,10 @@ export async function startDiscovery(options: DiscoveryOptions): Promise<Discove
     log: log.child({ component: "push" }),
   });
   pipeline.start();
-  if (options.metrics) registerEnvoyFilterMetrics(options.metrics);
+  if (options.metrics) {
+    registerEnvoyFilterMetrics(options.metrics);
+    registerPushStatusMetrics(options.metrics, () => server.pushContext);
+  }
   // A patch the engine skips is logged once, when first seen.
   const stopPatchErrors = envoyFilterStatus.onNewError((e) =>
     log.warn({ envoyFilter: e.filter, configPatch: e.index, path: e.path }, `EnvoyFilter patch skipped: ${e.message}`),
