@@ -9,7 +9,7 @@ import { type Any, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { admin, type cluster, core, hcm, type listener, packAny, registry, tls, unpackAny } from "../api/index.ts";
 import type { ProxyNode, PushContext } from "../model/index.ts";
 import { buildClusters } from "./generators/cds.ts";
-import { type DebugHandler, DebugText, debugConnection, PROXY_NOT_CONNECTED } from "./generators/debug-endpoints.ts";
+import { type DebugHandler, DebugText, debugConnection } from "./generators/debug-endpoints.ts";
 import { buildExtensionConfigurations } from "./generators/ecds.ts";
 import { buildLoadAssignment, type EndpointLookup } from "./generators/eds.ts";
 import { buildListeners } from "./generators/lds.ts";
