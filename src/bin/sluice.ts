@@ -5,6 +5,7 @@ import { hideBin } from "yargs/helpers";
 import {
   defaultConfigPath,
   EXIT_USAGE,
+  GLOBAL_FLAGS,
   loadCliConfig,
   registerCommands,
   rejectUnknownCommandLineFlags,
@@ -18,13 +19,23 @@ const cli = yargs(hideBin(process.argv))
     type: "string",
     global: true,
     default: defaultConfigPath(),
-    defaultDescription: "$SLUICE_CONFIG or ~/.config/sluice/config.yaml",
+    defaultDescription: "$SLUICE_CONFIG, $SLUICECONFIG or ~/.sluice/config.yaml",
   })
   .config(
     "config",
     "CLI defaults: a YAML file whose keys are flag names (any flag can also be set as SLUICE_<FLAG>)",
     loadCliConfig,
   );
+// istioctl's root flags; a command may declare its own spelling of one (its help says what it means there).
+for (const flag of GLOBAL_FLAGS) {
+  cli.option(flag.name, {
+    type: "string",
+    global: true,
+    alias: flag.alias,
+    default: flag.default,
+    describe: flag.describe,
+  });
+}
 
 try {
   await registerCommands(cli)

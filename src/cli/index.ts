@@ -1,14 +1,26 @@
 // The sluice commands, one module each. A new command is one file here and one line below.
 import type { Argv } from "yargs";
 import { analyzeCommand } from "./analyze.ts";
+import { dashboardCommand } from "./dashboard.ts";
 import { kubeInjectCommand } from "./kube-inject.ts";
+import { proxyConfigCommand } from "./proxy-config.ts";
+import { proxyStatusCommand } from "./proxy-status.ts";
 import { validateCommand } from "./validate.ts";
+import { versionCommand } from "./version.ts";
 import { experimentalCommand } from "./x.ts";
 
-export { defaultConfigPath, loadCliConfig } from "./config.ts";
+export { defaultConfigPath, GLOBAL_FLAGS, loadCliConfig } from "./config.ts";
 export { EXIT_INVALID, EXIT_OK, EXIT_USAGE } from "./exit-codes.ts";
 export { rejectUnknownCommandLineFlags } from "./flags.ts";
 
 export function registerCommands(cli: Argv): Argv {
-  return cli.command(analyzeCommand).command(validateCommand).command(kubeInjectCommand).command(experimentalCommand);
+  return cli
+    .command(analyzeCommand)
+    .command(validateCommand)
+    .command(kubeInjectCommand)
+    .command(proxyStatusCommand)
+    .command(proxyConfigCommand)
+    .command(versionCommand)
+    .command(dashboardCommand)
+    .command(experimentalCommand);
 }

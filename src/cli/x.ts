@@ -1,7 +1,9 @@
 // `sluice x`: experimental commands.
 import type { CommandModule } from "yargs";
+import { configCommand } from "./config.ts";
 import { convertCommand } from "./convert.ts";
 import { envoyFilterCommand } from "./envoyfilter-diff.ts";
+import { internalDebugCommand } from "./internal-debug.ts";
 import { translateCommand } from "./translate.ts";
 
 export const experimentalCommand: CommandModule = {
@@ -10,8 +12,10 @@ export const experimentalCommand: CommandModule = {
   describe: "Experimental commands",
   builder: (yargs) =>
     yargs
+      .command(configCommand)
       .command(convertCommand)
       .command(envoyFilterCommand)
+      .command(internalDebugCommand)
       .command(translateCommand)
       .demandCommand(1, "Name an experimental command."),
   handler: () => {},

@@ -4,10 +4,13 @@
 // client certificate (--cert-dir) and bearer token.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { create } from "@bufbuild/protobuf";
+import { create, toJson } from "@bufbuild/protobuf";
 import { type ChannelCredentials, Client, credentials, Metadata, type ServiceError } from "@grpc/grpc-js";
-import { discovery } from "../api/index.ts";
+import type { Argv } from "yargs";
+import { discovery, registry, schemaForTypeUrl, unpackAny } from "../api/index.ts";
 import { deserializer, methodPath, serializer } from "../xds/server/index.ts";
+import { TypeUrl } from "../xds/types.ts";
+import { goJson } from "./proxy-config-format.ts";
 
 export interface XdsClientOptions {
   /** host:port of the control plane's ADS. */
@@ -82,4 +85,79 @@ function channelCredentials(options: XdsClientOptions): ChannelCredentials {
     read("cert-chain.pem"),
     options.insecure ? { checkServerIdentity: () => undefined, rejectUnauthorized: false } : undefined,
   );
+}
+
+/** What the control-plane options give (istioctl's central options). */
+export interface ControlPlaneArgs {
+  "xds-address"?: string;
+  "cert-dir"?: string;
+  insecure: boolean;
+  plaintext: boolean;
+  "token-file"?: string;
+  timeout: number;
+  istioNamespace?: string;
+}
+
+/** The flags of every command that talks to the control plane over xDS (--xds-address is global). */
+export function withControlPlaneOptions<T>(yargs: Argv<T>) {
+  return yargs
+    .option("cert-dir", {
+      type: "string",
+      describe: "Directory with cert-chain.pem, key.pem and root-cert.pem for mTLS to the control plane",
+    })
+    .option("insecure", { type: "boolean", default: false, describe: "Skip verifying the control plane's certificate" })
+    .option("plaintext", { type: "boolean", default: false, describe: "Plaintext xDS (istiod's 15010) instead of TLS" })
+    .option("token-file", { type: "string", describe: "A file holding a bearer token for the TLS port" })
+    .option("timeout", { type: "number", default: 30, describe: "Seconds to wait for the control plane" });
+}
+
+/** The client options from the flags; a one-line error without an address. */
+export function xdsClientOptions(argv: ControlPlaneArgs): XdsClientOptions {
+  const address = argv["xds-address"];
+  if (!address) {
+    throw new Error("no control plane address: pass --xds-address host:port (15010 with --plaintext, or 15012)");
+  }
+  return {
+    address,
+    plaintext: argv.plaintext,
+    insecure: argv.insecure,
+    certDir: argv["cert-dir"],
+    token: argv["token-file"] ? readFileSync(argv["token-file"], "utf8").trim() : undefined,
+    namespace: argv.istioNamespace ?? "istio-system",
+    timeoutMs: argv.timeout * 1000,
+  };
+}
+
+/**
+ * The bodies of an `istio.io/debug/<endpoint>` response, one per resource: an endpoint's text as
+ * sent, any other resource (syncz's ClientConfigs) as proto JSON.
+ */
+export function debugBodies(response: discovery.DiscoveryResponse): string[] {
+  return response.resources.map((r) => {
+    if (r.typeUrl === TypeUrl.Debug) return new TextDecoder().decode(r.value);
+    const schema = schemaForTypeUrl(r.typeUrl);
+    const message = schema ? unpackAny(r, schema) : undefined;
+    return schema && message
+      ? goJson(toJson(schema, message, { registry }))
+      : `(${r.typeUrl}: ${r.value.length} bytes)`;
+  });
+}
+
+/**
+ * An error a command reports as one line (sluice prints the stack only of errors without a code,
+ * which are bugs): for what the user or the control plane got wrong.
+ */
+export class CommandError extends Error {
+  readonly code = "ESLUICE_COMMAND";
+}
+
+/** Runs a command's work, its failures reported as one-line CommandErrors. */
+export async function reportingFailures(work: () => Promise<void> | void): Promise<void> {
+  try {
+    await work();
+  } catch (err) {
+    throw err instanceof Error && !(err instanceof TypeError) && !(err instanceof RangeError)
+      ? new CommandError(err.message)
+      : err;
+  }
 }

@@ -1,0 +1,213 @@
+// `sluice proxy-config <type> <pod|proxyID>` (istioctl's proxy-config): summaries (or JSON/YAML) of
+// a proxy's config dump, read from the control plane's `config_dump` for the proxy over xDS (what a
+// proxyless gRPC proxy, without an Envoy admin port, has), from Envoy's admin /config_dump
+// (--proxy-admin-address, e.g. through a port-forward to 15000), or from a file (--file).
+import { readFileSync } from "node:fs";
+import type { JsonValue } from "@bufbuild/protobuf";
+import type { Argv, CommandModule } from "yargs";
+import { DEBUG_TYPE_PREFIX } from "../xds/types.ts";
+import { EXIT_OK } from "./exit-codes.ts";
+import { goJson, goYaml } from "./proxy-config-format.ts";
+import {
+  bootstrapOf,
+  bootstrapSummary,
+  type ConfigDump,
+  clusterSummary,
+  ecdsSummary,
+  endpointSummary,
+  filterClusters,
+  filterEndpoints,
+  filterListeners,
+  filterRoutes,
+  fullSummary,
+  listenerSummary,
+  parseConfigDump,
+  routeSummary,
+  secretSummary,
+} from "./proxy-config-writer.ts";
+import {
+  type ControlPlaneArgs,
+  debugBodies,
+  reportingFailures,
+  requestDebug,
+  withControlPlaneOptions,
+  xdsClientOptions,
+} from "./xds-client.ts";
+
+const OUTPUT_FORMATS = ["short", "json", "yaml"] as const;
+
+interface ProxyConfigArgs extends ControlPlaneArgs {
+  proxy?: string;
+  file?: string;
+  "proxy-admin-address"?: string;
+  output: (typeof OUTPUT_FORMATS)[number];
+  fqdn?: string;
+  port?: number;
+  subset?: string;
+  direction?: string;
+  address?: string;
+  type?: string;
+  name?: string;
+  cluster?: string;
+  status?: string;
+  verbose: boolean;
+  "with-headers": boolean;
+  level?: string;
+}
+
+/** Where the dump comes from: --file, the proxy's Envoy admin, or the control plane. */
+async function loadDump(argv: ProxyConfigArgs, types = "include_eds"): Promise<ConfigDump> {
+  if (argv.file) return parseConfigDump(readFileSync(argv.file, "utf8"));
+  if (!argv.proxy) throw new Error("name a pod or proxy ID, or give --file");
+  const admin = argv["proxy-admin-address"];
+  if (admin) return parseConfigDump(await httpGet(`http://${admin}/config_dump?include_eds`));
+  const query = `proxyID=${encodeURIComponent(argv.proxy)}&${types}`;
+  const response = await requestDebug(xdsClientOptions(argv), `${DEBUG_TYPE_PREFIX}config_dump`, [query]);
+  const [body] = debugBodies(response);
+  if (body === undefined) throw new Error(`the control plane sent no config dump for ${argv.proxy}`);
+  if (!body.trimStart().startsWith("{")) throw new Error(`the control plane: ${body.trim()}`);
+  return parseConfigDump(body);
+}
+
+async function httpGet(url: string): Promise<string> {
+  const res = await fetch(url, { signal: AbortSignal.timeout(30_000) });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${url}: HTTP ${res.status} ${text.trim()}`);
+  return text;
+}
+
+function printObjects(values: JsonValue[] | JsonValue, format: "json" | "yaml"): void {
+  process.stdout.write(`${format === "yaml" ? goYaml(values) : goJson(values)}\n`);
+}
+
+type Kind = "cluster" | "listener" | "route" | "endpoint" | "secret" | "bootstrap" | "ecds" | "all";
+
+function print(kind: Kind, dump: ConfigDump, argv: ProxyConfigArgs): void {
+  const clusterFilter = { fqdn: argv.fqdn, port: argv.port, subset: argv.subset, direction: argv.direction };
+  const listenerFilter = { address: argv.address, port: argv.port, type: argv.type, verbose: argv.verbose };
+  const routeFilter = { name: argv.name, verbose: argv.verbose };
+  const endpointFilter = { address: argv.address, port: argv.port, cluster: argv.cluster, status: argv.status };
+  const format = argv.output;
+  if (format === "short") {
+    const summaries: Record<Kind, () => string> = {
+      cluster: () => clusterSummary(dump, clusterFilter, false),
+      listener: () => listenerSummary(dump, listenerFilter, false),
+      route: () => routeSummary(dump, routeFilter, false),
+      endpoint: () => endpointSummary(dump, endpointFilter, false),
+      secret: () => secretSummary(dump, false),
+      bootstrap: () => bootstrapSummary(dump),
+      ecds: () => ecdsSummary(dump),
+      all: () =>
+        fullSummary(
+          dump,
+          { cluster: clusterFilter, listener: listenerFilter, route: routeFilter, endpoint: endpointFilter },
+          argv["with-headers"],
+        ),
+    };
+    process.stdout.write(summaries[kind]());
+    return;
+  }
+  const objects: Record<Kind, () => JsonValue> = {
+    cluster: () => filterClusters(dump, clusterFilter),
+    listener: () => filterListeners(dump, listenerFilter),
+    route: () => filterRoutes(dump, routeFilter),
+    endpoint: () => filterEndpoints(dump, endpointFilter),
+    secret: () => dump.configs.filter((c) => String(c["@type"]).endsWith("SecretsConfigDump")),
+    bootstrap: () => bootstrapOf(dump),
+    ecds: () => dump.configs.filter((c) => String(c["@type"]).endsWith("EcdsConfigDump")),
+    all: () => ({ configs: dump.configs }),
+  };
+  printObjects(objects[kind](), format);
+}
+
+const KINDS: { kind: Kind; aliases: string[]; describe: string }[] = [
+  { kind: "all", aliases: ["a"], describe: "Every part of the proxy's configuration" },
+  { kind: "bootstrap", aliases: ["b"], describe: "The proxy's bootstrap (Istio and Envoy versions)" },
+  { kind: "cluster", aliases: ["clusters", "c"], describe: "The proxy's clusters" },
+  { kind: "ecds", aliases: ["ec"], describe: "The proxy's extension configs (ECDS)" },
+  { kind: "endpoint", aliases: ["endpoints", "ep"], describe: "The proxy's endpoints" },
+  { kind: "listener", aliases: ["listeners", "l"], describe: "The proxy's listeners" },
+  { kind: "route", aliases: ["routes", "r"], describe: "The proxy's routes" },
+  { kind: "secret", aliases: ["secrets", "s"], describe: "The proxy's secrets" },
+];
+
+function sourceOptions<T>(yargs: Argv<T>) {
+  return withControlPlaneOptions(yargs)
+    .positional("proxy", { type: "string", describe: "The pod (name.namespace) or proxy ID" })
+    .option("file", { alias: "f", type: "string", describe: "Read an Envoy config dump (JSON) from this file" })
+    .option("proxy-admin-address", { type: "string", describe: "host:port of the proxy's Envoy admin (15000)" });
+}
+
+function kindCommand(entry: (typeof KINDS)[number]): CommandModule<object, ProxyConfigArgs> {
+  return {
+    command: `${entry.kind} [proxy]`,
+    aliases: entry.aliases,
+    describe: entry.describe,
+    builder: (yargs) =>
+      sourceOptions(yargs)
+        .option("output", { alias: "o", choices: OUTPUT_FORMATS, default: "short" as const, describe: "Output format" })
+        .option("fqdn", { type: "string", describe: "Clusters whose name contains this service FQDN" })
+        .option("port", { type: "number", describe: "Clusters, listeners and endpoints on this port" })
+        .option("subset", { type: "string", describe: "Clusters whose name contains this subset" })
+        .option("direction", { type: "string", describe: "Clusters of this direction (inbound, outbound)" })
+        .option("address", { type: "string", describe: "Listeners and endpoints with this address" })
+        .option("type", { type: "string", describe: "Listeners of this type (HTTP, TCP, HTTP+TCP)" })
+        .option("name", { type: "string", describe: "The route of this name" })
+        .option("cluster", { type: "string", describe: "Endpoints of this cluster" })
+        .option("status", { type: "string", describe: "Endpoints of this health status" })
+        .option("verbose", { type: "boolean", default: true, describe: "Routes and listeners in detail" })
+        .option("with-headers", { type: "boolean", default: false, describe: "Headers between the parts of `all`" })
+        .example(
+          `$0 proxy-config ${entry.kind} client.default --xds-address localhost:15010 --plaintext`,
+          "From the control plane",
+        )
+        .example(`$0 proxy-config ${entry.kind} --file config_dump.json`, "From an Envoy config dump") as never,
+    handler: (argv) =>
+      reportingFailures(async () => {
+        print(entry.kind, await loadDump(argv), argv);
+        process.exitCode = EXIT_OK;
+      }),
+  };
+}
+
+const logCommand: CommandModule<object, ProxyConfigArgs> = {
+  command: "log [proxy]",
+  aliases: ["o"],
+  describe: "The proxy's Envoy logging levels (read, or set with --level)",
+  builder: (yargs) =>
+    sourceOptions(yargs)
+      .option("level", { type: "string", describe: "Set levels: <level> or <logger>:<level>,..." })
+      .example("$0 proxy-config log --proxy-admin-address localhost:15000", "Envoy's logger levels")
+      .example("$0 proxy-config log --proxy-admin-address localhost:15000 --level http:debug", "Set one") as never,
+  handler: (argv) =>
+    reportingFailures(async () => {
+      const admin = argv["proxy-admin-address"];
+      if (!admin) {
+        throw new Error(
+          "proxy-config log needs the proxy's Envoy admin (--proxy-admin-address); proxyless gRPC has none",
+        );
+      }
+      const query = (argv.level ?? "")
+        .split(",")
+        .filter((l) => l !== "")
+        .map((l) => (l.includes(":") ? l.replace(":", "=") : `level=${l}`))
+        .join("&");
+      const res = await fetch(`http://${admin}/logging${query ? `?${query}` : ""}`, {
+        method: "POST",
+        signal: AbortSignal.timeout(30_000),
+      });
+      process.stdout.write(await res.text());
+      process.exitCode = EXIT_OK;
+    }),
+};
+
+export const proxyConfigCommand: CommandModule = {
+  command: "proxy-config",
+  aliases: ["pc"],
+  describe: "A proxy's configuration: clusters, listeners, routes, endpoints, secrets, bootstrap",
+  builder: (yargs) =>
+    KINDS.reduce((y, entry) => y.command(kindCommand(entry)), yargs)
+      .command(logCommand)
+      .demandCommand(1, "Name what to show: all, bootstrap, cluster, ecds, endpoint, listener, log, route, secret."),
+  handler: () => {},
+};

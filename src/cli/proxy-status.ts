@@ -1,0 +1,60 @@
+// `sluice proxy-status [proxy]` (istioctl's xDS proxy-status): every connected proxy's sync status
+// from the control plane's `istio.io/debug/syncz`, as a table of subscribed types (with --verbose,
+// each type's SYNCED / NOT SENT / STALE), or the responses as JSON or YAML. A proxy argument keeps
+// the proxies whose ID contains it.
+import type { CommandModule } from "yargs";
+import { csds, unpackAny } from "../api/index.ts";
+import { SYNCZ_TYPE_URL } from "../xds/generators/status.ts";
+import { EXIT_OK } from "./exit-codes.ts";
+import { controlPlaneId, STATUS_OUTPUT_FORMATS, writeStatus } from "./proxy-status-writer.ts";
+import {
+  type ControlPlaneArgs,
+  reportingFailures,
+  requestDebug,
+  withControlPlaneOptions,
+  xdsClientOptions,
+} from "./xds-client.ts";
+
+interface ProxyStatusArgs extends ControlPlaneArgs {
+  proxy?: string;
+  output: (typeof STATUS_OUTPUT_FORMATS)[number];
+  verbose: boolean;
+  namespace?: string;
+}
+
+export const proxyStatusCommand: CommandModule<object, ProxyStatusArgs> = {
+  command: "proxy-status [proxy]",
+  aliases: ["ps"],
+  describe: "Sync status of every proxy connected to the control plane (from its syncz over xDS)",
+  builder: (yargs) =>
+    withControlPlaneOptions(yargs)
+      .positional("proxy", { type: "string", describe: "Only proxies whose ID contains this" })
+      .option("output", {
+        alias: "o",
+        choices: STATUS_OUTPUT_FORMATS,
+        default: "table" as const,
+        describe: "Output format",
+      })
+      .option("verbose", { type: "boolean", default: false, describe: "A column with the status of every xDS type" })
+      .example("$0 proxy-status --xds-address localhost:15010 --plaintext", "Every proxy's sync status")
+      .example("$0 ps --xds-address istiod:15012 --cert-dir ./certs", "Over TLS with a client certificate")
+      .example(
+        "$0 ps productpage-v1 --xds-address localhost:15010 --plaintext --verbose",
+        "One proxy, every type",
+      ) as never,
+  handler: (argv) =>
+    reportingFailures(async () => {
+      const response = await requestDebug(xdsClientOptions(argv), SYNCZ_TYPE_URL);
+      if (argv.proxy) {
+        const wanted = argv.proxy;
+        response.resources = response.resources.filter((r) =>
+          unpackAny(r, csds.ClientConfigSchema)?.node?.id.includes(wanted),
+        );
+        if (response.resources.length === 0) throw new Error(`no proxy matching "${wanted}" is connected`);
+      }
+      const responses = new Map([[controlPlaneId(response), response]]);
+      const namespace = argv.namespace && argv.namespace !== "" ? argv.namespace : undefined;
+      process.stdout.write(writeStatus(responses, { format: argv.output, verbose: argv.verbose, namespace }));
+      process.exitCode = EXIT_OK;
+    }),
+};

@@ -1,0 +1,89 @@
+// `sluice version`: the client's version, and with --xds-address the control plane's (its xDS
+// identifier) and the data plane's (each connected proxy's ISTIO_VERSION, from syncz), or with
+// --monitoring-address the control plane's /version.
+
+import { stringify } from "yaml";
+import type { CommandModule } from "yargs";
+import { SLUICE_VERSION } from "../admin/version.ts";
+import { csds, unpackAny } from "../api/index.ts";
+import { SYNCZ_TYPE_URL } from "../xds/generators/status.ts";
+import { EXIT_OK } from "./exit-codes.ts";
+import { controlPlaneId } from "./proxy-status-writer.ts";
+import {
+  type ControlPlaneArgs,
+  reportingFailures,
+  requestDebug,
+  withControlPlaneOptions,
+  xdsClientOptions,
+} from "./xds-client.ts";
+
+interface VersionArgs extends ControlPlaneArgs {
+  "monitoring-address"?: string;
+  short: boolean;
+  output?: "json" | "yaml";
+}
+
+interface Versions {
+  clientVersion: string;
+  controlPlane?: { id?: string; version?: string };
+  /** Proxies per ISTIO_VERSION. */
+  dataPlane?: Record<string, number>;
+}
+
+async function gatherVersions(argv: VersionArgs): Promise<Versions> {
+  const versions: Versions = { clientVersion: SLUICE_VERSION };
+  const monitoring = argv["monitoring-address"];
+  if (monitoring) {
+    const res = await fetch(`http://${monitoring}/version`, { signal: AbortSignal.timeout(argv.timeout * 1000) });
+    if (!res.ok) throw new Error(`http://${monitoring}/version: HTTP ${res.status}`);
+    versions.controlPlane = { version: (await res.text()).trim() };
+  }
+  if (argv["xds-address"]) {
+    const response = await requestDebug(xdsClientOptions(argv), SYNCZ_TYPE_URL);
+    versions.controlPlane = { ...versions.controlPlane, id: controlPlaneId(response) };
+    const dataPlane: Record<string, number> = {};
+    for (const r of response.resources) {
+      const version = unpackAny(r, csds.ClientConfigSchema)?.node?.metadata?.ISTIO_VERSION;
+      const key = typeof version === "string" && version !== "" ? version : "unknown";
+      dataPlane[key] = (dataPlane[key] ?? 0) + 1;
+    }
+    versions.dataPlane = dataPlane;
+  }
+  return versions;
+}
+
+export const versionCommand: CommandModule<object, VersionArgs> = {
+  command: "version",
+  describe: "The versions of this client, the control plane and the data plane",
+  builder: (yargs) =>
+    withControlPlaneOptions(yargs)
+      .option("monitoring-address", {
+        type: "string",
+        describe: "host:port of the control plane's monitoring port (15014)",
+      })
+      .option("short", { type: "boolean", default: false, describe: "Only the client's version" })
+      .option("output", { alias: "o", choices: ["json", "yaml"] as const, describe: "Output format" })
+      .example("$0 version --short", "This client's version")
+      .example(
+        "$0 version --xds-address localhost:15010 --plaintext",
+        "With the control and data plane versions",
+      ) as never,
+  handler: (argv) =>
+    reportingFailures(async () => {
+      const versions = argv.short ? { clientVersion: SLUICE_VERSION } : await gatherVersions(argv);
+      if (argv.output === "json") process.stdout.write(`${JSON.stringify(versions, null, 2)}\n`);
+      else if (argv.output === "yaml") process.stdout.write(stringify(versions));
+      else {
+        const lines = [`client version: ${versions.clientVersion}`];
+        const cp = versions.controlPlane;
+        if (cp) lines.push(`control plane version: ${[cp.version, cp.id && `(${cp.id})`].filter(Boolean).join(" ")}`);
+        for (const [version, count] of Object.entries(versions.dataPlane ?? {})) {
+          lines.push(`data plane version: ${version} (${count} proxies)`);
+        }
+        if (versions.dataPlane && Object.keys(versions.dataPlane).length === 0)
+          lines.push("data plane version: none (0 proxies)");
+        process.stdout.write(`${lines.join("\n")}\n`);
+      }
+      process.exitCode = EXIT_OK;
+    }),
+};
