@@ -30,8 +30,20 @@ export interface DebugSources {
   krt?: DebugRegistry;
   /** The injection templates by name (/debug/inject); without them it answers 404, as Istio without a webhook. */
   injectTemplates?: () => Record<string, string>;
+  /**
+   * The Kubernetes clusters config is read from (/debug/clusterz, Istio's ListRemoteClusters); without
+   * them clusterz answers 400, as istiod without a multicluster controller.
+   */
+  clusters?: () => ClusterDebugInfo[];
   /** UNSAFE_ENABLE_ADMIN_ENDPOINTS: adds force_disconnect. */
   unsafeAdminEndpoints?: boolean;
+}
+
+/** A cluster as Istio's cluster.DebugInfo: the config cluster has no secret. */
+export interface ClusterDebugInfo {
+  id: string;
+  secretName: string;
+  syncStatus: "synced" | "syncing";
 }
 
 /** Registers every debug endpoint of Istio's AddDebugHandlers that applies to Sluice. */
@@ -167,6 +179,15 @@ export function registerDebugEndpoints(endpoints: DebugEndpoints, sources: Debug
     "Active inject template",
   );
   endpoints.register("mesh", () => sources.mesh, "Active mesh config");
+  endpoints.register(
+    "clusterz",
+    () => (sources.clusters ? sources.clusters() : new DebugText("", 400)),
+    "List remote clusters where istiod reads endpoints",
+  );
+  // Sluice computes no network gateways (meshNetworks is not read into pushes) and has no MCS
+  // registry: Istio's answers for a mesh without either.
+  endpoints.register("networkz", () => null, "List cross-network gateways");
+  endpoints.register("mcsz", () => null, "List information about Kubernetes MCS services");
   endpoints.register("list", () => listing(endpoints), "List all supported debug commands in json");
 }
 

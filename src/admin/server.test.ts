@@ -311,6 +311,7 @@ test("/debug is the HTML index of every endpoint; /debug/list names them in JSON
     "cachez",
     "cachez?clear=true",
     "cachez?sizes=true",
+    "clusterz",
     "config_dump",
     "configz",
     "connections",
@@ -321,8 +322,10 @@ test("/debug is the HTML index of every endpoint; /debug/list names them in JSON
     "inject",
     "instancesz",
     "krtz",
+    "mcsz",
     "mesh",
     "ndsz",
+    "networkz",
     "push_status",
     "pushcontext",
     "registryz",
@@ -694,6 +697,23 @@ test("one server without --monitoringAddr; --profile off; injection templates; E
     await single.stop();
     await noDebug.stop();
   }
+});
+
+test("clusterz lists the config clusters (400 without any, as istiod without Kubernetes); networkz and mcsz are null", async () => {
+  assert.deepEqual(await debugCall("/debug/clusterz"), { status: 400, type: "text/plain; charset=utf-8", body: "" });
+  const withCluster = await startAdmin({}, new DebugEndpoints(), {
+    ...debugSources(),
+    clusters: () => [{ id: "Kubernetes", secretName: "", syncStatus: "synced" }],
+  });
+  try {
+    const res = await call(withCluster.httpPort ?? 0, "/debug/clusterz");
+    assert.equal(res.type, "application/json");
+    assert.deepEqual(JSON.parse(res.body), [{ id: "Kubernetes", secretName: "", syncStatus: "synced" }]);
+  } finally {
+    await withCluster.stop();
+  }
+  assert.equal(await json("/debug/networkz"), null);
+  assert.equal(await json("/debug/mcsz"), null);
 });
 
 test("cachez sizes use Istio's ByteCount units", () => {
