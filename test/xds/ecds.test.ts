@@ -17,6 +17,7 @@ const SHA = "4d6ef8e6a1a4d1e6e8f0a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7";
 const AUTHN = "extensions.istio.io/wasmplugin/istio-system.authn";
 const STATS = "extensions.istio.io/wasmplugin/bookinfo.stats";
 const RATINGS_ONLY = "extensions.istio.io/wasmplugin/bookinfo.ratings-only";
+const TCP_AUDIT = "extensions.istio.io/wasmplugin/bookinfo.tcp-audit";
 
 function wasmPlugin(namespace: string, name: string, spec: Record<string, unknown>): ConfigObject {
   return { apiVersion: "extensions.istio.io/v1alpha1", kind: "WasmPlugin", metadata: { name, namespace }, spec };
@@ -37,6 +38,18 @@ before(async () => {
       resolution: "DNS",
     },
   });
+  memory.apply({
+    apiVersion: "networking.istio.io/v1",
+    kind: "ServiceEntry",
+    metadata: { name: "db", namespace: "bookinfo" },
+    spec: {
+      hosts: ["db.example.com"],
+      addresses: ["240.0.0.20"],
+      ports: [{ number: 5432, name: "tcp", protocol: "TCP" }],
+      resolution: "STATIC",
+      endpoints: [{ address: "10.0.0.20" }],
+    },
+  });
   memory.apply(
     wasmPlugin("istio-system", "authn", { url: "oci://ghcr.io/example/authn:v1", sha256: SHA, phase: "AUTHN" }),
   );
@@ -54,6 +67,14 @@ before(async () => {
       selector: { matchLabels: { app: "ratings" } },
       url: "oci://ghcr.io/example/ratings:v1",
       sha256: SHA,
+    }),
+  );
+  memory.apply(
+    wasmPlugin("bookinfo", "tcp-audit", {
+      url: "oci://ghcr.io/example/tcp-audit:v1",
+      sha256: SHA,
+      type: "NETWORK",
+      match: [{ mode: "CLIENT", ports: [{ number: 5432 }] }],
     }),
   );
   memory.apply({
@@ -119,15 +140,27 @@ test("a sidecar's listeners reference its WasmPlugins and ECDS serves them by na
     );
     assert.ok(!filterNames.includes(RATINGS_ONLY));
     assert.equal(manager?.httpFilters.find((f) => f.name === STATS)?.configType.case, "configDiscovery");
+    // The NETWORK plugin runs on the matched TCP port only, before tcp_proxy.
+    const tcp = lds.resources
+      .map((any) => unpackAny(any, listener.ListenerSchema))
+      .find((l) => l?.name === "240.0.0.20_5432");
+    const tcpFilters = tcp?.filterChains.flatMap((c) => c.filters).map((f) => f.name) ?? [];
+    assert.deepEqual(tcpFilters.slice(0, 1), [TCP_AUDIT], `${tcpFilters.join(" ")} in ${names(lds).join(" ")}`);
+    assert.ok(tcpFilters.includes("envoy.filters.network.tcp_proxy"));
+    assert.ok(!outbound?.filterChains.flatMap((c) => c.filters).some((f) => f.name === TCP_AUDIT));
     client.ack(lds);
 
-    const asked = [AUTHN, STATS, RATINGS_ONLY, "extensions.istio.io/wasmplugin/bookinfo.missing"];
+    const asked = [AUTHN, STATS, TCP_AUDIT, RATINGS_ONLY, "extensions.istio.io/wasmplugin/bookinfo.missing"];
     client.request({ typeUrl: TypeUrl.ExtensionConfiguration, resourceNames: asked });
     const ecds = await client.next();
     assert.equal(ecds.typeUrl, TypeUrl.ExtensionConfiguration);
     for (const any of ecds.resources) assert.deepEqual(anyViolations(any), [], any.typeUrl);
     const configs = ecds.resources.map((any) => unpackAny(any, core.TypedExtensionConfigSchema));
-    assert.deepEqual(configs.map((c) => c?.name).sort(), [STATS, AUTHN]);
+    assert.deepEqual(configs.map((c) => c?.name).sort(), [STATS, TCP_AUDIT, AUTHN]);
+    assert.equal(
+      configs.find((c) => c?.name === TCP_AUDIT)?.typedConfig?.typeUrl,
+      "type.googleapis.com/envoy.extensions.filters.network.wasm.v3.Wasm",
+    );
     const stats = configs.find((c) => c?.name === STATS);
     assert.equal(codeUri(stats), "oci://ghcr.io/example/stats:v1");
     const vm = wasmOf(stats)?.config?.vm;
@@ -139,7 +172,7 @@ test("a sidecar's listeners reference its WasmPlugins and ECDS serves them by na
     const ecdsz = JSON.parse(
       new TextDecoder().decode(discovery.debugEndpoints.serve("ecdsz?proxyID=reviews-v1.bookinfo", undefined)),
     ) as { configs: { "@type": string; name: string }[] };
-    assert.deepEqual(ecdsz.configs.map((c) => c.name).sort(), [STATS, AUTHN]);
+    assert.deepEqual(ecdsz.configs.map((c) => c.name).sort(), [STATS, TCP_AUDIT, AUTHN]);
 
     memory.apply(
       wasmPlugin("bookinfo", "stats", {
@@ -157,7 +190,7 @@ test("a sidecar's listeners reference its WasmPlugins and ECDS serves them by na
       pushed = await client.next();
     }
     assert.equal(pushed.typeUrl, TypeUrl.ExtensionConfiguration);
-    assert.deepEqual(names(pushed).sort(), [STATS, AUTHN]);
+    assert.deepEqual(names(pushed).sort(), [STATS, TCP_AUDIT, AUTHN]);
     const updated = pushed.resources
       .map((any) => unpackAny(any, core.TypedExtensionConfigSchema))
       .find((c) => c?.name === STATS);

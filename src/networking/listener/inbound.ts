@@ -9,6 +9,7 @@ import type { ServerTlsSettings } from "../../config/types/index.ts";
 import type { ServiceProtocol } from "../../registry/index.ts";
 import { buildTcpAuthzFilters } from "../authz/index.ts";
 import { buildHttpFilters, type HttpFilterContext } from "../httpfilter/index.ts";
+import { WASM_PHASES, type WasmPhase, wasmNetworkFilters } from "../wasm/index.ts";
 import { buildListenerAccessLogs } from "./accesslog.ts";
 import {
   connectionBalance,
@@ -239,6 +240,8 @@ function httpFilters(input: SidecarInboundInput, config: ChainConfig): listener.
   const statPrefix = config.passthrough ? config.cluster : `inbound_${listenerName(config.bind, config.targetPort)}`;
   return [
     METADATA_EXCHANGE_NETWORK_FILTER,
+    // Only NETWORK WasmPlugins join an HTTP chain's network filters (no TCP RBAC or stats).
+    ...wasmNetworkFilters(input.wasmPlugins, WASM_PHASES, "sidecarInbound", config.targetPort),
     buildHcmFilter(input, {
       listenerClass: "sidecarInbound",
       statPrefix: `${statPrefix};`,
@@ -255,26 +258,32 @@ function httpFilters(input: SidecarInboundInput, config: ChainConfig): listener.
 }
 
 /**
- * [metadata exchange, CUSTOM authz, RBAC, istio.stats?, mongo/mysql?, tcp_proxy | redis_proxy]
- * (listener_inbound.go buildInboundNetworkFilters).
+ * [metadata exchange, CUSTOM authz, Wasm AUTHN, Wasm AUTHZ, RBAC, Wasm STATS, Wasm unspecified,
+ * istio.stats?, mongo/mysql?, tcp_proxy | redis_proxy] (listener_inbound.go buildInboundNetworkFilters).
  */
 function tcpFilters(input: SidecarInboundInput, config: ChainConfig): listener.Filter[] {
   const policies = input.policies;
-  const authz: listener.Filter[] = [];
+  const custom: listener.Filter[] = [];
+  const enforced: listener.Filter[] = [];
   if (policies?.authz) {
     const options = policies.authzOptions ?? {};
     if (policies.customAuthz) {
-      const custom = buildTcpAuthzFilters(policies.authz, { ...options, custom: policies.customAuthz });
-      authz.push(...custom.filters);
-      for (const problem of custom.problems) policies.report?.(problem);
+      const built = buildTcpAuthzFilters(policies.authz, { ...options, custom: policies.customAuthz });
+      custom.push(...built.filters);
+      for (const problem of built.problems) policies.report?.(problem);
     }
-    const enforced = buildTcpAuthzFilters(policies.authz, options);
-    authz.push(...enforced.filters);
-    for (const problem of enforced.problems) policies.report?.(problem);
+    const built = buildTcpAuthzFilters(policies.authz, options);
+    enforced.push(...built.filters);
+    for (const problem of built.problems) policies.report?.(problem);
   }
+  const wasm = (phases: readonly WasmPhase[]) =>
+    wasmNetworkFilters(input.wasmPlugins, phases, "sidecarInbound", config.targetPort);
   return [
     METADATA_EXCHANGE_NETWORK_FILTER,
-    ...authz,
+    ...custom,
+    ...wasm(["AUTHN", "AUTHZ"]),
+    ...enforced,
+    ...wasm(["STATS", "UNSPECIFIED_PHASE"]),
     ...(policies?.prometheusStats ? [tcpStatsFilter("sidecarInbound", input.telemetry)] : []),
     ...buildTcpFilterStack(input, config.protocol, { cluster: config.cluster }, undefined, "sidecarInbound"),
   ];

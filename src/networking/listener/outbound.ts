@@ -12,6 +12,7 @@ import { hostsMatch, resolveShortName } from "../../model/index.ts";
 import type { Service, ServiceProtocol } from "../../registry/index.ts";
 import { allowAnyDnsCache, forwardProxyDnsCache, isDynamicForwardProxy, SNI_DFP_NETWORK_FILTER } from "../dfp.ts";
 import { buildHttpFilters } from "../httpfilter/index.ts";
+import { WASM_PHASES, wasmNetworkFilters } from "../wasm/index.ts";
 import {
   connectionBalance,
   listenerName,
@@ -347,7 +348,7 @@ function tlsChains(
           tcpChain(
             match.sniHosts,
             subnets,
-            routeTcpFilters(routeContext(input), vs, rule.route ?? [], port, protocol),
+            routeTcpFilters(routeContext(input, port), vs, rule.route ?? [], port, protocol),
             vs,
           ),
         );
@@ -384,20 +385,20 @@ function plainTcpChains(
       const routes = rule.route ?? [];
       if (routes.length === 0) continue;
       if ((rule.match ?? []).length === 0) {
-        out.push(tcpChain([], cidrs, routeTcpFilters(routeContext(input), vs, routes, port, protocol), vs));
+        out.push(tcpChain([], cidrs, routeTcpFilters(routeContext(input, port), vs, routes, port, protocol), vs));
         return out;
       }
       const subnets: string[] = [];
       for (const match of rule.match ?? []) {
         if (!matchesProxy(input, match, port)) continue;
         if ((match.destinationSubnets ?? []).length === 0) {
-          out.push(tcpChain([], cidrs, routeTcpFilters(routeContext(input), vs, routes, port, protocol), vs));
+          out.push(tcpChain([], cidrs, routeTcpFilters(routeContext(input, port), vs, routes, port, protocol), vs));
           return out;
         }
         subnets.push(...(match.destinationSubnets ?? []));
       }
       if (subnets.length > 0) {
-        out.push(tcpChain([], subnets, routeTcpFilters(routeContext(input), vs, routes, port, protocol)));
+        out.push(tcpChain([], subnets, routeTcpFilters(routeContext(input, port), vs, routes, port, protocol)));
         if ([...subnets].sort().join() === [...cidrs].sort().join()) return out;
       }
     }
@@ -449,12 +450,16 @@ function configMetadata(vs: VirtualService): core.Metadata {
   });
 }
 
-function routeContext(input: SidecarOutboundInput): RouteContext {
-  return { ...input, before: stats(input) };
+function routeContext(input: SidecarOutboundInput, port: number): RouteContext {
+  return { ...input, before: beforeTcpProxy(input, port) };
 }
 
-function stats(input: SidecarOutboundInput): listener.Filter[] {
-  return input.prometheusStats ? [tcpStatsFilter("sidecarOutbound", input.telemetry)] : [];
+/** The NETWORK WasmPlugins, phase by phase, then istio.stats (buildCompleteNetworkFilters, no authz outbound). */
+function beforeTcpProxy(input: SidecarOutboundInput, port: number): listener.Filter[] {
+  return [
+    ...wasmNetworkFilters(input.wasmPlugins, WASM_PHASES, "sidecarOutbound", port),
+    ...(input.prometheusStats ? [tcpStatsFilter("sidecarOutbound", input.telemetry)] : []),
+  ];
 }
 
 /**
@@ -473,7 +478,7 @@ function serviceFilters(
   const rule = spec && { spec, subset: "", tunnel: true };
   const forwardProxy = isDynamicForwardProxy(service) ? [sniForwardProxyFilter(input, service, port)] : [];
   return [
-    ...stats(input),
+    ...beforeTcpProxy(input, port),
     ...forwardProxy,
     ...buildTcpFilterStack(input, protocol, { cluster: `outbound|${target}||${service.hostname}` }, rule),
   ];
@@ -511,6 +516,7 @@ function listenerFromEntry(input: SidecarOutboundInput, entry: Entry): listener.
     const chain = create(listener.FilterChainSchema, {
       filters: opts.http
         ? [
+            ...wasmNetworkFilters(input.wasmPlugins, WASM_PHASES, "sidecarOutbound", entry.port),
             buildHcmFilter(input, {
               listenerClass: "sidecarOutbound",
               statPrefix: `outbound_${name};`,

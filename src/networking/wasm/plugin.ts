@@ -191,6 +191,21 @@ export function wasmNetworkFilter(plugin: WasmPlugin): listener.Filter {
   });
 }
 
+/** The network filters of the NETWORK plugins a listener runs in `phases`, phase by phase. */
+export function wasmNetworkFilters(
+  plugins: readonly WasmPlugin[] | undefined,
+  phases: readonly WasmPhase[],
+  listenerClass: ListenerClass,
+  port: number | undefined,
+): listener.Filter[] {
+  return phases.flatMap((phase) =>
+    pluginsFor(plugins ?? [], "NETWORK", phase, listenerClass, port).map(wasmNetworkFilter),
+  );
+}
+
+/** Every phase, in chain order. */
+export const WASM_PHASES: readonly WasmPhase[] = ["AUTHN", "AUTHZ", "STATS", "UNSPECIFIED_PHASE"];
+
 /**
  * The plugins of `type` and `phase` a listener runs, in the given (priority) order. `plugins` are
  * those attached to the proxy, highest priority first.

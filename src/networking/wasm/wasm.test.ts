@@ -10,7 +10,7 @@ import { core, hcm } from "../../api/index.ts";
 import type { RequestAuthenticationJwtRules, WasmPlugin } from "../../config/types/index.ts";
 import { assertGolden, protoJson, readGoldenInput, testdataDir } from "../golden.ts";
 import { buildHttpFilters, envoyViolations, type ListenerClass } from "../httpfilter/index.ts";
-import { pluginsFor, wasmExtensionConfig, wasmNetworkFilter } from "./index.ts";
+import { WASM_PHASES, wasmExtensionConfig, wasmNetworkFilters } from "./index.ts";
 
 interface Case {
   plugins: WasmPlugin[];
@@ -46,9 +46,7 @@ for (const file of readdirSync(dir).filter((f) => f.endsWith(".in.yaml"))) {
         prometheusStats: true,
       });
       for (const filter of filters) assert.deepEqual(envoyViolations(hcm.HttpFilterSchema, filter), [], filter.name);
-      const network = (["AUTHN", "AUTHZ", "STATS", "UNSPECIFIED_PHASE"] as const).flatMap((phase) =>
-        pluginsFor(input.plugins, "NETWORK", phase, listenerClass, port).map((p) => wasmNetworkFilter(p).name),
-      );
+      const network = wasmNetworkFilters(input.plugins, WASM_PHASES, listenerClass, port).map((f) => f.name);
       out[listenerClass] = { port: port ?? null, httpFilters: filters.map((f) => f.name), networkFilters: network };
     }
     out.httpFilterReference = protoJson(
