@@ -1,7 +1,6 @@
 // The Telemetry API through LDS for one sidecar (v0.default, labelled istio.io/benchmark): a mesh-wide
 // Telemetry (Prometheus with a reporting interval and a metric override, the envoy-json log) and a
-// namespace Telemetry turning access logs off for servers and tagging spans of a workload selected by
-// label. Every listener passes Envoy's constraints.
+// namespace Telemetry turning access logs off for servers. Every listener passes Envoy's constraints.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { JsonObject } from "@bufbuild/protobuf";
