@@ -6,6 +6,7 @@ export {
   type InjectionRequest,
   type InjectionResult,
   injectPod,
+  renderedTemplates,
   STATUS_ANNOTATION,
 } from "./inject/inject.ts";
 export { applyPatch, createPatch, type PatchOperation } from "./inject/jsonpatch.ts";

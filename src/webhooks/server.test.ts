@@ -505,3 +505,9 @@ describe("parseInjectEnvs", () => {
     assert.deepEqual(parseInjectEnvs("/inject/odd"), {});
   });
 });
+
+it("injectTemplates renders the templates under the server's settings, for /debug/inject", () => {
+  const templates = server.injectTemplates();
+  assert.deepEqual(Object.keys(templates).sort(), ["gateway", "grpc-agent", "grpc-simple", "sidecar"]);
+  assert.match(templates.sidecar, /name: istio-proxy/);
+});

@@ -14,7 +14,7 @@ import {
   decodeAdmissionReview,
   encodeAdmissionResponse,
 } from "./admission.ts";
-import { InjectionError, injectPod } from "./inject/inject.ts";
+import { InjectionError, injectPod, renderedTemplates } from "./inject/inject.ts";
 import type { Pod } from "./inject/pod.ts";
 import { injectRequired, webhookSelects } from "./inject/policy.ts";
 import { detectNativeSidecar, type InjectionSettings, type NativeSidecarMode } from "./inject/settings.ts";
@@ -57,6 +57,8 @@ export interface WebhookServer {
   port: number;
   /** Serves a new certificate to new connections (the CA rotated it). */
   updateCertificate(cert: string | Buffer, key: string | Buffer): void;
+  /** The injection templates rendered for a sample pod under the current settings (/debug/inject). */
+  injectTemplates(): Record<string, string>;
   stop(): Promise<void>;
 }
 
@@ -141,6 +143,10 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     port: (app.server.address() as AddressInfo).port,
     updateCertificate(cert, key) {
       (app.server as HttpsServer).setSecureContext({ cert, key, minVersion: "TLSv1.2" });
+    },
+    injectTemplates() {
+      const nativeSidecars = detectNativeSidecar(options.nativeSidecarMode ?? "auto", options.nodes?.(), undefined);
+      return renderedTemplates(options.mesh(), { ...options.injection, nativeSidecars });
     },
     async stop() {
       await app.close();

@@ -2,6 +2,7 @@
 // selected templates and merge each over the pod, re-apply the user's own istio-proxy/istio-init
 // customisations, then post-process (cluster env, Prometheus merge, probe rewrite, status
 // annotation, container order) and diff the result against the original as a JSON Patch.
+import { stringify } from "yaml";
 import type { ConfigObject, MeshConfig, ProxyConfig } from "../../config/index.ts";
 import { goQuote } from "../../config/validation/common/format.ts";
 import { asString } from "../../config/validation/common/json.ts";
@@ -92,19 +93,7 @@ function runTemplates(
   if (cluster !== "") proxyEnvs.ISTIO_META_CLUSTER_ID = cluster;
   if (network !== "") proxyEnvs.ISTIO_META_NETWORK = network;
 
-  const stripped = reinsertOverrides(stripPod(req.pod, req.mesh));
-  const owner = req.owner ?? deployMetaFromPod(req.pod);
-  const data: TemplateData = {
-    pod: stripped,
-    typeMeta: owner.typeMeta,
-    deploy: owner.deploy,
-    proxyConfig,
-    mesh: req.mesh,
-    settings: req.settings,
-    nativeSidecar: req.settings.nativeSidecars,
-    proxyImage: imageUrl(req.settings, req.settings.proxyImage, asString(proxyConfig.image?.imageType), stripped),
-    proxyInitImage: imageUrl(req.settings, req.settings.proxyInitImage, "", stripped),
-  };
+  const data = templateData(req, proxyConfig);
 
   let merged = req.pod;
   let templatePod: Pod = { metadata: {}, spec: { containers: [] } };
@@ -134,6 +123,39 @@ function runTemplates(
     merged = strategicMergePod(merged, overlay);
   }
   return { merged, templatePod };
+}
+
+/** The templates' inputs for the request's pod (Istio's SidecarTemplateData), a previous injection stripped. */
+function templateData(req: InjectionRequest, proxyConfig: ProxyConfig): TemplateData {
+  const stripped = reinsertOverrides(stripPod(req.pod, req.mesh));
+  const owner = req.owner ?? deployMetaFromPod(req.pod);
+  return {
+    pod: stripped,
+    typeMeta: owner.typeMeta,
+    deploy: owner.deploy,
+    proxyConfig,
+    mesh: req.mesh,
+    settings: req.settings,
+    nativeSidecar: req.settings.nativeSidecars,
+    proxyImage: imageUrl(req.settings, req.settings.proxyImage, asString(proxyConfig.image?.imageType), stripped),
+    proxyInitImage: imageUrl(req.settings, req.settings.proxyInitImage, "", stripped),
+  };
+}
+
+/** The pod /debug/inject renders the templates for: one container, in the default namespace. */
+const SAMPLE_POD: Pod = {
+  metadata: { name: "sample", namespace: "default", labels: { app: "sample" } },
+  spec: { containers: [{ name: "app", image: "app:latest" }] },
+};
+
+/**
+ * Each injection template rendered for a sample pod, as YAML (/debug/inject). Istio lists its
+ * templates' Go template texts; Sluice's templates are functions, so what they produce is shown.
+ */
+export function renderedTemplates(mesh: MeshConfig, settings: InjectionSettings): Record<string, string> {
+  const req: InjectionRequest = { pod: SAMPLE_POD, mesh, settings };
+  const data = templateData(req, effectiveProxyConfig(mesh, [], SAMPLE_POD.metadata));
+  return Object.fromEntries(Object.entries(TEMPLATES).map(([name, template]) => [name, stringify(template(data))]));
 }
 
 function selectTemplates(pod: Pod, defaults: string[]): string[] {
