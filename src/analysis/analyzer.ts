@@ -1,6 +1,7 @@
 // What an analyzer is and the context it runs in (Istio's analysis.Analyzer and analysis.Context).
+import { K } from "./kinds.ts";
 import type { Message } from "./message.ts";
-import type { Resource } from "./resource.ts";
+import { type Resource, specOf } from "./resource.ts";
 
 export interface Analyzer {
   /** Istio's analyzer name (`gateway.SecretAnalyzer`): `--analyzer` and `--list-analyzers` use it. */
@@ -45,6 +46,12 @@ export class AnalysisContext {
 
   exists(kind: string, namespace: string, name: string): boolean {
     return this.find(kind, namespace, name) !== undefined;
+  }
+
+  /** The mesh config's spec (the run presents one; {} without it), for analyzers reading K.MeshConfig. */
+  meshConfig(): Record<string, unknown> {
+    const mesh = this.list(K.MeshConfig)[0];
+    return mesh ? specOf(mesh) : {};
   }
 
   report(message: Message): void {

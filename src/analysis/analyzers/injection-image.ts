@@ -82,8 +82,7 @@ function injectorProxyImage(cm: Resource): string {
 
 /** util.EffectiveProxyConfigResolver.ImageType: mesh default, root ProxyConfig, namespace, workload, annotation. */
 function imageTypeResolver(ctx: AnalysisContext): (pod: Resource) => string {
-  const mesh = ctx.list(K.MeshConfig)[0];
-  const meshSpec = mesh ? specOf(mesh) : {};
+  const meshSpec = ctx.meshConfig();
   const rootNamespace = asString(meshSpec.rootNamespace) || "istio-system";
   const typeOf = (proxyConfig: unknown) => asString(asRecord(asRecord(proxyConfig).image).imageType);
   let rootType = "";

@@ -11,8 +11,7 @@ export const telemetryProviderAnalyzer: Analyzer = {
   description: "Validates that providers in telemetry resource is valid",
   inputs: [K.Telemetry, K.MeshConfig],
   analyze(ctx) {
-    const mesh = ctx.list(K.MeshConfig)[0];
-    const defaults = asArray(asRecord(mesh ? specOf(mesh).defaultProviders : undefined).accessLogging);
+    const defaults = asArray(asRecord(ctx.meshConfig().defaultProviders).accessLogging);
     if (defaults.length > 0) return;
     for (const telemetry of ctx.list(K.Telemetry)) {
       for (const logging of asArray(specOf(telemetry).accessLogging).map(asRecord)) {

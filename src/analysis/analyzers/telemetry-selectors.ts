@@ -71,9 +71,8 @@ export const telemetryLightstepAnalyzer: Analyzer = {
   description: "Validates that lightstep provider is still used",
   inputs: [K.Telemetry, K.MeshConfig],
   analyze(ctx) {
-    const mesh = ctx.list(K.MeshConfig)[0];
     const lightstep = new Set(
-      asArray(mesh ? specOf(mesh).extensionProviders : undefined)
+      asArray(ctx.meshConfig().extensionProviders)
         .map(asRecord)
         .filter((p) => p.lightstep !== undefined && p.lightstep !== null)
         .map((p) => asString(p.name)),
