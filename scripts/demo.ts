@@ -5,12 +5,12 @@
 // client follow it. Exits 0 when both splits were observed; otherwise prints why and the programs' logs.
 import { type ChildProcess, spawn } from "node:child_process";
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { createInterface, type Interface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { parseAllDocuments, parseDocument } from "yaml";
+import { freePort } from "../src/net/free-port.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const EXAMPLE = join(ROOT, "examples", "proxyless");
@@ -87,19 +87,6 @@ function firstLine<T>(program: Program, what: string, match: (line: string) => T
     };
     program.lines.on("line", onLine);
     program.child.once("exit", onExit);
-  });
-}
-
-/** A port free on 127.0.0.1 now: an xDS server must know its port before binding. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      probe.close(() => resolve(port));
-    });
   });
 }
 

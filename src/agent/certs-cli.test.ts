@@ -10,8 +10,8 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { freePort } from "../../test/proxyless/mesh.ts";
 import { ISTIOD_NAME, spiffeId, TestCa } from "../../test/proxyless/mtls-ca.ts";
+import { freePort } from "../net/free-port.ts";
 
 const AGENT = fileURLToPath(new URL("../../bin/sluice-agent.js", import.meta.url));
 

@@ -3,12 +3,12 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { freePort } from "../net/free-port.ts";
 
 const AGENT = fileURLToPath(new URL("../../bin/sluice-agent.js", import.meta.url));
 const POD_ENV = { POD_NAME: "echo-1", POD_NAMESPACE: "test", INSTANCE_IP: "10.4.0.9" };
@@ -88,15 +88,6 @@ test("an unknown flag or command is a usage error (exit 2)", async () => {
   const command = runAgent(["frobnicate"]);
   assert.equal(await command.exited, 2);
 });
-
-/** A port nothing listens on right now (0 would mean "no status server" to the agent). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** Starts `proxy` as Istio's grpc-agent template runs it, and waits (at most 30 s) for its status port. */
 async function startProxy(env: Record<string, string>) {

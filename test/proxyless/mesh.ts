@@ -2,10 +2,10 @@
 // `grpc` generator for LDS/RDS/CDS, the sidecars' EDS), grpc-js-xds bootstrapped against it, and
 // builders for the Istio objects the tests apply. Services are ServiceEntries whose endpoints are
 // the test backends on 127.0.0.1.
-import { createServer } from "node:net";
 import { Client, credentials } from "@grpc/grpc-js";
 import * as grpcXds from "@grpc/grpc-js-xds";
 import type { ConfigObject } from "../../src/config/index.ts";
+import { freePort } from "../../src/net/free-port.ts";
 import { ConfigStore, MemorySource } from "../../src/sources/index.ts";
 import { type Discovery, TypeUrl } from "../../src/xds/index.ts";
 import type { DebounceOptions } from "../../src/xds/pipeline/debounce.ts";
@@ -18,19 +18,6 @@ export const DOMAIN = `${NAMESPACE}.svc.cluster.local`;
 export const ECHO_HOST = `echo.${DOMAIN}`;
 export const ECHO_PORT = 7070;
 export const CLIENT_ID = `client.${NAMESPACE}`;
-
-/** A free 127.0.0.1 port: for servers that must know their port before binding (the control plane across restarts, xDS servers). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 export class ControlPlane {
   readonly store = new ConfigStore();

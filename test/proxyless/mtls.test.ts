@@ -20,18 +20,10 @@ import { WorkloadCertificates } from "../../src/agent/certs.ts";
 import { caClientSigner } from "../../src/agent/certs-client.ts";
 import { grpcBootstrap } from "../../src/agent/grpc-bootstrap.ts";
 import type { ConfigObject } from "../../src/config/index.ts";
+import { freePort } from "../../src/net/free-port.ts";
 import { waitFor } from "../xds/fixtures.ts";
 import { Backend, outcome } from "./echo.ts";
-import {
-  ControlPlane,
-  DOMAIN,
-  destinationRule,
-  ECHO_HOST,
-  ECHO_PORT,
-  echoService,
-  freePort,
-  NAMESPACE,
-} from "./mesh.ts";
+import { ControlPlane, DOMAIN, destinationRule, ECHO_HOST, ECHO_PORT, echoService, NAMESPACE } from "./mesh.ts";
 import { ISTIOD_NAME, spiffeId, TestCa } from "./mtls-ca.ts";
 
 const CLIENT_SCRIPT = fileURLToPath(new URL("./mtls-client.ts", import.meta.url));
