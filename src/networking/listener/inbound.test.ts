@@ -3,10 +3,9 @@ import { describe, it } from "node:test";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { type listener, tls, unpackAny } from "../../api/index.ts";
 import type { AuthorizationPolicySpec } from "../../config/types/index.ts";
-import type { PoliciesByAction } from "../authz/index.ts";
 import { assertGolden, readGoldenInput, testdataDir } from "../golden.ts";
 import { buildSidecarInboundListeners, type InboundPort, type SidecarInboundInput } from "./index.ts";
-import { checkedListenersJson, meshFrom, type ProxyInput, proxyFrom } from "./testing.ts";
+import { checkedListenersJson, meshFrom, type ProxyInput, policiesByAction, proxyFrom } from "./testing.ts";
 import type { MtlsMode } from "./types.ts";
 
 const testdata = testdataDir(import.meta.url);
@@ -25,14 +24,7 @@ function mtlsOf(mode: MtlsMode, perPort: Record<number, MtlsMode> = {}): Sidecar
 }
 
 function inputFrom(golden: GoldenInput): SidecarInboundInput {
-  let authz: PoliciesByAction | undefined;
-  if (golden.authorizationPolicies) {
-    authz = { custom: [], deny: [], allow: [], audit: [] };
-    for (const p of golden.authorizationPolicies) {
-      const action = (p.spec.action ?? "ALLOW").toLowerCase() as keyof PoliciesByAction;
-      authz[action].push({ name: p.name, namespace: "default", annotations: {}, spec: p.spec });
-    }
-  }
+  const authz = golden.authorizationPolicies && policiesByAction(golden.authorizationPolicies);
   return {
     proxy: proxyFrom(golden.proxy),
     mesh: meshFrom(golden.mesh),

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { JsonValue } from "@bufbuild/protobuf";
 import type { listener } from "../../api/index.ts";
-import type { GatewayServers } from "../../config/types/index.ts";
+import type { AuthorizationPolicySpec, GatewayServers } from "../../config/types/index.ts";
 import type { Service } from "../../registry/index.ts";
 import { assertGolden, readGoldenInput, testdataDir } from "../golden.ts";
 import {
@@ -13,7 +13,7 @@ import {
   type VirtualService,
 } from "./index.ts";
 import type { ProtocolFilters } from "./protocol-filters.ts";
-import { checkedListenersJson, meshFrom, proxyFrom, service } from "./testing.ts";
+import { checkedListenersJson, meshFrom, policiesByAction, proxyFrom, service } from "./testing.ts";
 
 const testdata = testdataDir(import.meta.url);
 
@@ -23,6 +23,7 @@ interface GoldenInput {
   services: (Partial<Service> & Pick<Service, "hostname" | "ports">)[];
   sidecarVirtualServices?: VirtualService[];
   inboundPorts?: InboundPort[];
+  authorizationPolicies?: { name: string; spec: AuthorizationPolicySpec }[];
   gateways?: { namespace: string; name: string; servers: GatewayServers[] }[];
   virtualServices?: Record<string, VirtualService[]>;
 }
@@ -38,7 +39,11 @@ function sidecarInput(golden: Pick<GoldenInput, "services"> & Partial<GoldenInpu
     ports: golden.inboundPorts ?? [],
     mtls: { mode: "STRICT", perPort: new Map() },
     trustDomains: ["cluster.local"],
-    policies: { prometheusStats: golden.prometheusStats },
+    policies: {
+      authz: golden.authorizationPolicies && policiesByAction(golden.authorizationPolicies),
+      authzOptions: { trustDomains: ["cluster.local"] },
+      prometheusStats: golden.prometheusStats,
+    },
   };
 }
 

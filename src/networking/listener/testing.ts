@@ -5,9 +5,11 @@ import { create, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 import { stringify } from "yaml";
 import { core, listener } from "../../api/index.ts";
 import { loadMeshConfig, type MeshConfig } from "../../config/index.ts";
+import type { AuthorizationPolicySpec } from "../../config/types/index.ts";
 import { type ProxyNode, parseProxy } from "../../model/proxy.ts";
 import type { Service } from "../../registry/index.ts";
 import { testService } from "../../registry/test-inputs.ts";
+import type { PoliciesByAction } from "../authz/index.ts";
 import { protoJson } from "../golden.ts";
 import { envoyViolations } from "../httpfilter/index.ts";
 
@@ -44,4 +46,16 @@ export function checkedListenersJson(listeners: readonly listener.Listener[]): J
 export function service(fields: Partial<Service> & Pick<Service, "hostname" | "ports">): Service {
   const name = fields.hostname.split(".")[0];
   return testService({ namespace: "default", name, objectName: name, selector: {}, ...fields });
+}
+
+/** AuthorizationPolicies of the `default` namespace grouped by action, as the model selects them for a workload. */
+export function policiesByAction(
+  policies: readonly { name: string; spec: AuthorizationPolicySpec }[],
+): PoliciesByAction {
+  const authz: PoliciesByAction = { custom: [], deny: [], allow: [], audit: [] };
+  for (const p of policies) {
+    const action = (p.spec.action ?? "ALLOW").toLowerCase() as keyof PoliciesByAction;
+    authz[action].push({ name: p.name, namespace: "default", annotations: {}, spec: p.spec });
+  }
+  return authz;
 }
