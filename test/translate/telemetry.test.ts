@@ -83,7 +83,7 @@ test("TCP istio.stats carries the mesh-wide reporting interval and overrides", (
   const value = struct?.value as JsonObject | undefined;
   assert.equal(value?.tcp_reporting_duration, "30s");
   assert.ok(
-    (value?.metrics as JsonObject[]).some((m) => m.name === "tcp_sent_bytes_total" && m.drop === true),
+    ((value?.metrics ?? []) as JsonObject[]).some((m) => m.name === "tcp_sent_bytes_total" && m.drop === true),
     JSON.stringify(value),
   );
 });
