@@ -15,17 +15,19 @@ const route = (resourceVersion: string): ConfigObject => ({
 });
 const wanted = { parents: [{ conditions: [{ type: "Accepted", status: "True", lastTransitionTime: "" }] }] };
 
+/** The store as the Kubernetes source fills it: whatever object `current` returns now. */
+function storeHolding(current: () => ConfigObject) {
+  return {
+    get: (): StoredConfig => {
+      const object = current();
+      return { key: objectKeyOf(object), object, source: "kubernetes", scope: "", resourceVersion: 1 };
+    },
+  };
+}
+
 test("a write refused because the object changed is made again against the object the store holds then", async () => {
   let stored = route("1");
-  const store = {
-    get: (): StoredConfig => ({
-      key: objectKeyOf(stored),
-      object: stored,
-      source: "kubernetes",
-      scope: "",
-      resourceVersion: 1,
-    }),
-  };
+  const store = storeHolding(() => stored);
   const calls: { version: string | undefined; status: unknown }[] = [];
   const target = {
     source: "kubernetes",
@@ -56,15 +58,7 @@ test("a write refused because the object changed is made again against the objec
 
 test("a status the API server keeps in another form is not written again and again", async () => {
   let stored = route("1");
-  const store = {
-    get: (): StoredConfig => ({
-      key: objectKeyOf(stored),
-      object: stored,
-      source: "kubernetes",
-      scope: "",
-      resourceVersion: 1,
-    }),
-  };
+  const store = storeHolding(() => stored);
   let writes = 0;
   const target = {
     source: "kubernetes",
