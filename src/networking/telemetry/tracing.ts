@@ -94,11 +94,12 @@ export function buildHcmTracing(
       useRequestIdForTraceSampling: true,
     };
   }
-  if (spec.disabled || !spec.provider) return { useRequestIdForTraceSampling: spec.useRequestIdForTraceSampling };
+  // Without tracing the request id extension keeps its default, as in Istio.
+  if (spec.disabled || !spec.provider) return { useRequestIdForTraceSampling: true };
   const provider = tracerOf(spec.provider, mesh, proxy, services);
   if (typeof provider === "string") {
     report?.(`tracing provider ${spec.provider.name}: ${provider}`);
-    return { useRequestIdForTraceSampling: spec.useRequestIdForTraceSampling };
+    return { useRequestIdForTraceSampling: true };
   }
   const tags = [...(spec.enableIstioTags ? istioTags(proxy) : []), ...customTags(spec.customTags ?? {})];
   const tracing = tracingConfig(spec.randomSamplingPercentage ?? meshSampling(), tags);
