@@ -80,10 +80,11 @@ let discovery: Discovery;
 let admin: AdminServer;
 let metrics: Registry;
 let client: SotwClient;
+let memory: MemorySource;
 
 before(async () => {
   const store = new ConfigStore();
-  const memory = new MemorySource(store, "file");
+  memory = new MemorySource(store, "file");
   for (const o of objects) assert.deepEqual(memory.apply(o).errors, [], `${o.kind} ${o.metadata.name}`);
   const registry = storeRegistry(store, mesh, "cluster.local");
   metrics = new Registry();
@@ -191,4 +192,22 @@ test("the push metrics are gauges with Istio's names counting each metric's keys
     assert.match(body, new RegExp(`^# HELP ${name} `, "m"), name);
     assert.match(body, new RegExp(`^${name} ${value}$`, "m"), name);
   }
+});
+
+test("an endpoint-only push keeps what the push it follows reported, as Istio serves it from the same push context", async () => {
+  const before = discovery.server.pushContext;
+  // A second reviews workload: only endpoints change, so reviews' assignment is pushed alone.
+  memory.apply({
+    apiVersion: "networking.istio.io/v1",
+    kind: "WorkloadEntry",
+    metadata: { name: "reviews-2", namespace: "shop" },
+    spec: { address: "10.0.0.6", labels: { app: "reviews" } },
+  });
+  const response = await client.next();
+  assert.equal(response.typeUrl, TypeUrl.Endpoint);
+  client.ack(response, ["outbound|9080||reviews.example.com", "outbound|9080|v1|reviews.example.com"]);
+  assert.notEqual(discovery.server.pushContext, before, "a new push context");
+  const status = JSON.parse((await get(admin.httpPort, "/debug/push_status")).body);
+  assert.ok(status.pilot_conflict_inbound_listener?.["app-1.shop"]);
+  assert.ok(status.pilot_destrule_subsets?.["reviews.example.com"]);
 });

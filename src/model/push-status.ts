@@ -43,6 +43,15 @@ export class PushStatus {
     cases.set(key, { ...(proxy ? { proxy } : {}), ...(message ? { message } : {}) });
   }
 
+  /** Adds every case of `earlier` this status has no case for under the same metric and key. */
+  carryOver(earlier: PushStatus): void {
+    for (const [metric, cases] of earlier.#byMetric) {
+      for (const [key, status] of cases) {
+        if (!this.#byMetric.get(metric)?.has(key)) this.add(metric, key, status.proxy, status.message);
+      }
+    }
+  }
+
   /** A reporter whose cases name `proxyId`. */
   reporter(proxyId: string): PushStatusReporter {
     return (metric, key, message) => this.add(metric, key, proxyId, message);

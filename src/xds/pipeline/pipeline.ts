@@ -98,6 +98,8 @@ export class PushPipeline {
       log?.error({ err: err instanceof Error ? err.message : String(err) }, "push context build failed");
       return;
     }
+    // Istio serves an incremental push from the current push context, so what was reported stays.
+    if (!req.full && previous) push.status.carryOver(previous.status);
     metrics?.pushContextInit.observe((this.#clock.now() - initStart) / 1000);
     for (const [reason, count] of req.reasons) metrics?.pushTriggers.inc({ type: reason }, count);
     if (countServices) metrics?.services.set(countServices(push));
