@@ -13,7 +13,7 @@ import { buildListenerAccessLogs } from "./accesslog.ts";
 import { connectionBalance, listenerName, socketAddress, wildcardAddress } from "./address.ts";
 import { ALL_ISTIO_MTLS_ALPN } from "./filterchain-match.ts";
 import { buildHcmFilter } from "./hcm.ts";
-import type { InboundPolicies } from "./inbound.ts";
+import { type InboundPolicies, networkAuthzFilters } from "./inbound.ts";
 import { protocolClass, proxyProtocolFilter, tlsInspectorFilter } from "./sniffing.ts";
 import {
   buildTcpFilterStack,
@@ -276,7 +276,7 @@ function tcpRouteFilters(input: RouterInput, entry: GatewayServerInput): listene
       return [
         ...mx,
         ...routeTcpFilters(
-          { ...input, before: stats(input) },
+          { ...input, before: authzAndStats(input) },
           vs,
           rule.route ?? [],
           entry.server.port.number,
@@ -305,7 +305,7 @@ function passthroughChains(input: RouterInput, entry: GatewayServerInput, usedSn
           sniHosts: match.sniHosts,
           applicationProtocols: [],
           filters: routeTcpFilters(
-            { ...input, before: stats(input) },
+            { ...input, before: authzAndStats(input) },
             vs,
             rule.route ?? [],
             entry.server.port.number,
@@ -347,6 +347,16 @@ function autoPassthroughChains(input: RouterInput, server: GatewayServers): Chai
 function subsetOf(name: string, pattern: string): boolean {
   if (pattern === "*") return true;
   return pattern.startsWith("*") ? name.endsWith(pattern.slice(1)) : name === pattern;
+}
+
+/**
+ * What runs before a VirtualService-routed TCP chain's terminal filters (networkfilter.go
+ * buildCompleteNetworkFilters): the gateway's CUSTOM authz, its RBAC, then istio.stats.
+ * AUTO_PASSTHROUGH chains have no authorization (Istio builds them without).
+ */
+function authzAndStats(input: RouterInput): listener.Filter[] {
+  const { custom, enforced } = networkAuthzFilters(input.policies);
+  return [...custom, ...enforced, ...stats(input)];
 }
 
 function stats(input: RouterInput): listener.Filter[] {

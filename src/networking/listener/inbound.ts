@@ -263,19 +263,7 @@ function httpFilters(input: SidecarInboundInput, config: ChainConfig): listener.
  */
 function tcpFilters(input: SidecarInboundInput, config: ChainConfig): listener.Filter[] {
   const policies = input.policies;
-  const custom: listener.Filter[] = [];
-  const enforced: listener.Filter[] = [];
-  if (policies?.authz) {
-    const options = policies.authzOptions ?? {};
-    if (policies.customAuthz) {
-      const built = buildTcpAuthzFilters(policies.authz, { ...options, custom: policies.customAuthz });
-      custom.push(...built.filters);
-      for (const problem of built.problems) policies.report?.(problem);
-    }
-    const built = buildTcpAuthzFilters(policies.authz, options);
-    enforced.push(...built.filters);
-    for (const problem of built.problems) policies.report?.(problem);
-  }
+  const { custom, enforced } = networkAuthzFilters(policies);
   const wasm = (phases: readonly WasmPhase[]) =>
     wasmNetworkFilters(input.wasmPlugins, phases, "sidecarInbound", config.targetPort);
   return [
@@ -287,6 +275,29 @@ function tcpFilters(input: SidecarInboundInput, config: ChainConfig): listener.F
     ...(policies?.prometheusStats ? [tcpStatsFilter("sidecarInbound", input.telemetry)] : []),
     ...buildTcpFilterStack(input, config.protocol, { cluster: config.cluster }, undefined, "sidecarInbound"),
   ];
+}
+
+/**
+ * The network filters of the proxy's AuthorizationPolicies (Istio's authz builders' BuildTCP): CUSTOM
+ * (ext_authz, with its shadow RBAC) and the enforced RBAC (AUDIT, DENY, ALLOW); problems reported.
+ */
+export function networkAuthzFilters(policies: InboundPolicies | undefined): {
+  custom: listener.Filter[];
+  enforced: listener.Filter[];
+} {
+  const custom: listener.Filter[] = [];
+  const enforced: listener.Filter[] = [];
+  if (!policies?.authz) return { custom, enforced };
+  const options = policies.authzOptions ?? {};
+  if (policies.customAuthz) {
+    const built = buildTcpAuthzFilters(policies.authz, { ...options, custom: policies.customAuthz });
+    custom.push(...built.filters);
+    for (const problem of built.problems) policies.report?.(problem);
+  }
+  const built = buildTcpAuthzFilters(policies.authz, options);
+  enforced.push(...built.filters);
+  for (const problem of built.problems) policies.report?.(problem);
+  return { custom, enforced };
 }
 
 const ZERO = create(DurationSchema, {});

@@ -61,7 +61,11 @@ function gatewayListeners(golden: GoldenInput): listener.Listener[] {
     ),
     virtualServicesFor: (gw) => golden.virtualServices?.[gw] ?? [],
     services: golden.services.map(service),
-    policies: { prometheusStats: golden.prometheusStats },
+    policies: {
+      authz: golden.authorizationPolicies && policiesByAction(golden.authorizationPolicies),
+      authzOptions: { trustDomains: ["cluster.local"] },
+      prometheusStats: golden.prometheusStats,
+    },
   });
 }
 
