@@ -9,6 +9,7 @@ import { type Discovery, TypeUrl } from "../../src/xds/index.ts";
 import { anyViolations } from "../translate/pgv.ts";
 import { names, SotwClient } from "../xds/ads-client.ts";
 import { startStoreDiscovery } from "../xds/store-discovery.ts";
+import { CART_SERVICE, shopRoute, WEB_GATEWAY } from "./fixtures.ts";
 
 const objects: ConfigObject[] = [
   {
@@ -21,37 +22,9 @@ const objects: ConfigObject[] = [
       selector: { "gateway.networking.k8s.io/gateway-name": "web" },
     },
   },
-  {
-    apiVersion: "v1",
-    kind: "Service",
-    metadata: { name: "cart", namespace: "apps" },
-    spec: { clusterIP: "10.96.0.5", ports: [{ name: "http", port: 8080 }], selector: { app: "cart" } },
-  },
-  {
-    apiVersion: "gateway.networking.k8s.io/v1",
-    kind: "Gateway",
-    metadata: { name: "web", namespace: "infra" },
-    spec: {
-      gatewayClassName: "istio",
-      listeners: [{ name: "http", port: 80, protocol: "HTTP", allowedRoutes: { namespaces: { from: "All" } } }],
-    },
-  },
+  CART_SERVICE,
+  WEB_GATEWAY,
 ];
-
-function httpRoute(path: string): ConfigObject {
-  return {
-    apiVersion: "gateway.networking.k8s.io/v1",
-    kind: "HTTPRoute",
-    metadata: { name: "shop", namespace: "apps" },
-    spec: {
-      parentRefs: [{ name: "web", namespace: "infra" }],
-      hostnames: ["shop.example.com"],
-      rules: [
-        { matches: [{ path: { type: "PathPrefix", value: path } }], backendRefs: [{ name: "cart", port: 8080 }] },
-      ],
-    },
-  };
-}
 
 let store: ConfigStore;
 let memory: MemorySource;
@@ -60,7 +33,7 @@ let discovery: Discovery;
 before(async () => {
   store = new ConfigStore();
   memory = new MemorySource(store, "file");
-  for (const obj of [...objects, httpRoute("/cart")]) assert.deepEqual(memory.apply(obj).errors, []);
+  for (const obj of [...objects, shopRoute("/cart")]) assert.deepEqual(memory.apply(obj).errors, []);
   discovery = await startStoreDiscovery(store);
 });
 
@@ -98,7 +71,7 @@ test("the Gateway's router gets its listener and the HTTPRoute over ADS, and the
     assert.deepEqual(prefixes(rds.resources[0]), ["pathSeparatedPrefix:/cart"]);
     client.ack(rds, ["http.80"]);
 
-    memory.apply(httpRoute("/basket"));
+    memory.apply(shopRoute("/basket"));
     let update = await client.next();
     // A full push may re-send listeners first; the routes follow.
     while (update.typeUrl !== TypeUrl.Route) {

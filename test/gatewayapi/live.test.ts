@@ -7,40 +7,7 @@ import { GATEWAY_API_SOURCE } from "../../src/gatewayapi/index.ts";
 import { pushSnapshot } from "../../src/model/index.ts";
 import { ConfigStore, MemorySource, objectKeyOf } from "../../src/sources/index.ts";
 import { storeGatewayConversion, storePush, storeRegistry } from "../../src/xds/index.ts";
-
-const GW_API = "gateway.networking.k8s.io/v1";
-
-const gateway: ConfigObject = {
-  apiVersion: GW_API,
-  kind: "Gateway",
-  metadata: { name: "web", namespace: "infra" },
-  spec: {
-    gatewayClassName: "istio",
-    listeners: [{ name: "http", port: 80, protocol: "HTTP", allowedRoutes: { namespaces: { from: "All" } } }],
-  },
-};
-
-function route(path: string): ConfigObject {
-  return {
-    apiVersion: GW_API,
-    kind: "HTTPRoute",
-    metadata: { name: "shop", namespace: "apps" },
-    spec: {
-      parentRefs: [{ name: "web", namespace: "infra" }],
-      hostnames: ["shop.example.com"],
-      rules: [
-        { matches: [{ path: { type: "PathPrefix", value: path } }], backendRefs: [{ name: "cart", port: 8080 }] },
-      ],
-    },
-  };
-}
-
-const cartService: ConfigObject = {
-  apiVersion: "v1",
-  kind: "Service",
-  metadata: { name: "cart", namespace: "apps" },
-  spec: { clusterIP: "10.96.0.5", ports: [{ name: "http", port: 8080 }], selector: { app: "cart" } },
-};
+import { CART_SERVICE, shopRoute, WEB_GATEWAY } from "./fixtures.ts";
 
 // The Service Istio's deployment controller makes for the Gateway, selecting its pods by gateway name.
 const gatewayService: ConfigObject = {
@@ -85,7 +52,7 @@ function programmedMessage(statuses: readonly ConfigObject[]): string | undefine
 
 describe("live Gateway API conversion over the config store", () => {
   test("a Gateway and an HTTPRoute in the store become an Istio Gateway and VirtualService in the push", () => {
-    const { store, registry } = setup([gateway, route("/cart"), cartService]);
+    const { store, registry } = setup([WEB_GATEWAY, shopRoute("/cart"), CART_SERVICE]);
     assert.deepEqual(
       store
         .list()
@@ -107,9 +74,9 @@ describe("live Gateway API conversion over the config store", () => {
   });
 
   test("a changed route recomputes the conversion and the next push carries it", () => {
-    const { store, registry, apply, conversion, recomputes } = setup([gateway, route("/cart"), cartService]);
+    const { store, registry, apply, conversion, recomputes } = setup([WEB_GATEWAY, shopRoute("/cart"), CART_SERVICE]);
     const before = recomputes();
-    apply(route("/basket"));
+    apply(shopRoute("/basket"));
     assert.equal(recomputes(), before + 1);
     const vs = conversion.get()?.config.find((c) => c.kind === "VirtualService");
     assert.match(JSON.stringify(vs?.spec), /"prefix":"\/basket"/);
@@ -119,7 +86,7 @@ describe("live Gateway API conversion over the config store", () => {
   });
 
   test("Istio kinds, Pods and endpoints that keep a service's ports do not recompute it", () => {
-    const { apply, recomputes, memory } = setup([gateway, route("/cart"), cartService, gatewayService]);
+    const { apply, recomputes, memory } = setup([WEB_GATEWAY, shopRoute("/cart"), CART_SERVICE, gatewayService]);
     apply(gatewaySlice(["10.1.0.1"]));
     const settled = recomputes();
     apply({
@@ -143,7 +110,7 @@ describe("live Gateway API conversion over the config store", () => {
 
   test("Secrets and Namespaces recompute it only when the conversion looked them up", () => {
     const https: ConfigObject = {
-      ...gateway,
+      ...WEB_GATEWAY,
       spec: {
         gatewayClassName: "istio",
         listeners: [
@@ -158,7 +125,7 @@ describe("live Gateway API conversion over the config store", () => {
         ],
       },
     };
-    const { apply, recomputes } = setup([https, route("/cart"), cartService]);
+    const { apply, recomputes } = setup([https, shopRoute("/cart"), CART_SERVICE]);
     const secret = (name: string): ConfigObject =>
       ({ apiVersion: "v1", kind: "Secret", metadata: { name, namespace: "infra" }, data: {} }) as ConfigObject;
     const before = recomputes();
@@ -170,7 +137,7 @@ describe("live Gateway API conversion over the config store", () => {
   });
 
   test("the gateway service's endpoints reach the Gateway's Programmed status through the registry", () => {
-    const { apply, conversion } = setup([gateway, cartService, gatewayService]);
+    const { apply, conversion } = setup([WEB_GATEWAY, CART_SERVICE, gatewayService]);
     assert.match(programmedMessage(conversion.get()?.statuses ?? []) ?? "", /no instances found/);
     apply(gatewaySlice(["10.1.0.1"]));
     assert.equal(
@@ -180,7 +147,7 @@ describe("live Gateway API conversion over the config store", () => {
   });
 
   test("without Gateway API objects, cluster objects it would read do not recompute it", () => {
-    const { apply, recomputes, conversion } = setup([cartService]);
+    const { apply, recomputes, conversion } = setup([CART_SERVICE]);
     const before = recomputes();
     apply({
       apiVersion: "v1",
@@ -188,13 +155,13 @@ describe("live Gateway API conversion over the config store", () => {
       metadata: { name: "cert", namespace: "apps" },
       data: {},
     } as ConfigObject);
-    apply({ ...cartService, metadata: { ...cartService.metadata, labels: { team: "a" } } });
+    apply({ ...CART_SERVICE, metadata: { ...CART_SERVICE.metadata, labels: { team: "a" } } });
     assert.equal(recomputes(), before);
     assert.deepEqual(conversion.get(), { config: [], statuses: [] });
   });
 
   test("statuses leave changed transition times unstamped, so recomputing equal inputs changes nothing", () => {
-    const { conversion } = setup([gateway, route("/cart"), cartService]);
+    const { conversion } = setup([WEB_GATEWAY, shopRoute("/cart"), CART_SERVICE]);
     const times = JSON.stringify(conversion.get()?.statuses).match(/"lastTransitionTime":"[^"]*"/g) ?? [];
     assert.ok(times.length > 0);
     assert.ok(times.every((t) => t === '"lastTransitionTime":""'));

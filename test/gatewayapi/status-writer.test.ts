@@ -7,25 +7,16 @@ import { GatewayStatusWriter } from "../../src/gatewayapi/status-writer.ts";
 import { ConfigStore, KubeSource, MemorySource } from "../../src/sources/index.ts";
 import { KubeTestServer } from "../../src/sources/kube/testserver/index.ts";
 import { storeGatewayConversion, storeRegistry } from "../../src/xds/index.ts";
+import { waitFor } from "../xds/fixtures.ts";
+import { GATEWAY_API_VERSION, WEB_GATEWAY } from "./fixtures.ts";
 
-const GW_API = "gateway.networking.k8s.io/v1";
 const NOW = "2026-12-02T10:00:00Z";
 
 const namespace = (name: string): ConfigObject => ({ apiVersion: "v1", kind: "Namespace", metadata: { name } });
 
-const gateway: ConfigObject = {
-  apiVersion: GW_API,
-  kind: "Gateway",
-  metadata: { name: "web", namespace: "infra" },
-  spec: {
-    gatewayClassName: "istio",
-    listeners: [{ name: "http", port: 80, protocol: "HTTP", allowedRoutes: { namespaces: { from: "All" } } }],
-  },
-};
-
 function route(name: string, backend: string): ConfigObject {
   return {
-    apiVersion: GW_API,
+    apiVersion: GATEWAY_API_VERSION,
     kind: "HTTPRoute",
     metadata: { name, namespace: "apps" },
     spec: {
@@ -52,11 +43,6 @@ interface Condition {
 type RouteStatus = { parents?: { conditions: Condition[] }[] };
 type GatewayStatus = { conditions?: Condition[]; listeners?: { attachedRoutes: number }[] };
 
-async function until(condition: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 500 && !condition(); i++) await new Promise((r) => setTimeout(r, 10));
-  assert.ok(condition(), `timed out waiting for ${what}`);
-}
-
 describe("GatewayStatusWriter", () => {
   let server: KubeTestServer;
   let source: KubeSource;
@@ -69,7 +55,7 @@ describe("GatewayStatusWriter", () => {
   before(async () => {
     server = await KubeTestServer.start();
     for (const ns of ["infra", "apps"]) server.create(namespace(ns));
-    server.create(gateway);
+    server.create(WEB_GATEWAY);
     server.create(cart);
     server.create(route("shop", "cart"));
     store = new ConfigStore({ sourceOrder: ["file", "kubernetes"] });
@@ -88,7 +74,7 @@ describe("GatewayStatusWriter", () => {
   });
 
   test("the route and the Gateway get their statuses, stamped, through the status subresource", async () => {
-    await until(
+    await waitFor(
       () => condition(server.get(route("shop", "cart")).status as RouteStatus, "Accepted") !== undefined,
       "route status",
     );
@@ -96,23 +82,23 @@ describe("GatewayStatusWriter", () => {
     assert.equal(accepted?.status, "True");
     assert.equal(accepted?.lastTransitionTime, NOW);
     assert.equal(accepted?.observedGeneration, 1);
-    await until(
-      () => (server.get(gateway).status as GatewayStatus | undefined)?.listeners?.[0]?.attachedRoutes === 1,
+    await waitFor(
+      () => (server.get(WEB_GATEWAY).status as GatewayStatus | undefined)?.listeners?.[0]?.attachedRoutes === 1,
       "gateway status",
     );
   });
 
   test("once the written statuses come back through the watch, nothing more is written", async () => {
-    await until(
+    await waitFor(
       () => store.list().some((s) => s.object.kind === "HTTPRoute" && s.object.status !== undefined),
       "watch",
     );
-    await until(() => (storeStatus(store, "Gateway") as GatewayStatus | undefined)?.listeners !== undefined, "watch");
+    await waitFor(() => (storeStatus(store, "Gateway") as GatewayStatus | undefined)?.listeners !== undefined, "watch");
     await writer.idle();
     const written = statusWrites().length;
     // A change the conversion reads but that changes no status: recomputed, nothing written.
     server.update({ ...cart, metadata: { ...cart.metadata, labels: { team: "a" } } });
-    await until(() => store.list().some((s) => s.object.metadata.labels?.team === "a"), "the label");
+    await waitFor(() => store.list().some((s) => s.object.metadata.labels?.team === "a"), "the label");
     await writer.idle();
     assert.equal(statusWrites().length, written);
     assert.equal(statusWrites().filter((r) => r.path.includes("/httproutes/shop/")).length, 1);
@@ -121,7 +107,7 @@ describe("GatewayStatusWriter", () => {
   test("a route changed to a missing backend gets ResolvedRefs False, at its new generation", async () => {
     const before = statusWrites().length;
     server.update(route("shop", "missing"));
-    await until(() => {
+    await waitFor(() => {
       const resolved = condition(server.get(route("shop", "cart")).status as RouteStatus, "ResolvedRefs");
       return resolved?.status === "False" && resolved.observedGeneration === 2;
     }, "ResolvedRefs False");
@@ -136,8 +122,8 @@ describe("GatewayStatusWriter", () => {
   test("objects defined by files get no status written; the cluster Gateway they attach to does", async () => {
     const before = statusWrites().length;
     new MemorySource(store, "file").apply(route("from-file", "cart"));
-    await until(
-      () => (server.get(gateway).status as GatewayStatus | undefined)?.listeners?.[0]?.attachedRoutes === 2,
+    await waitFor(
+      () => (server.get(WEB_GATEWAY).status as GatewayStatus | undefined)?.listeners?.[0]?.attachedRoutes === 2,
       "two routes attached",
     );
     await writer.idle();
