@@ -12,16 +12,7 @@ import { stringify } from "yaml";
 import { FileSource } from "../../src/sources/index.ts";
 import { waitFor } from "../xds/fixtures.ts";
 import { type Backend, outcome, startBackend, tally } from "./echo.ts";
-import {
-  ControlPlane,
-  destinationRule,
-  ECHO_HOST,
-  echoService,
-  useControlPlane,
-  VERSION_SUBSETS,
-  virtualService,
-  xdsClient,
-} from "./mesh.ts";
+import { ControlPlane, ECHO_HOST, useControlPlane, versionedEcho, virtualService, xdsClient } from "./mesh.ts";
 
 let v1: Backend;
 let v2: Backend;
@@ -37,12 +28,7 @@ before(async () => {
   v1 = await startBackend("v1");
   v2 = await startBackend("v2");
   dir = mkdtempSync(join(tmpdir(), "sluice-proxyless-"));
-  const service = echoService([
-    { backend: v1, labels: { version: "v1" } },
-    { backend: v2, labels: { version: "v2" } },
-  ]);
-  writeFileSync(join(dir, "service.yaml"), stringify(service));
-  writeFileSync(join(dir, "destinationrule.yaml"), stringify(destinationRule({ subsets: VERSION_SUBSETS })));
+  for (const obj of versionedEcho(v1, v2)) writeFileSync(join(dir, `${obj.kind}.yaml`), stringify(obj));
   writeRoute("v1");
   cp = await ControlPlane.start([]);
   files = new FileSource({ dir, store: cp.store, debounceMs: 20 });

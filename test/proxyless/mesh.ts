@@ -176,6 +176,17 @@ export const VERSION_SUBSETS = [
   { name: "v2", labels: { version: "v2" } },
 ];
 
+/** The echo service on a v1 and a v2 backend, and the DestinationRule naming the versions as subsets. */
+export function versionedEcho(v1: Backend, v2: Backend): ConfigObject[] {
+  return [
+    echoService([
+      { backend: v1, labels: { version: "v1" } },
+      { backend: v2, labels: { version: "v2" } },
+    ]),
+    destinationRule({ subsets: VERSION_SUBSETS }),
+  ];
+}
+
 /** `outbound|7070|<subset>|echo...`. */
 export function echoCluster(subset = ""): string {
   return `outbound|${ECHO_PORT}|${subset}|${ECHO_HOST}`;

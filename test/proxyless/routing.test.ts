@@ -9,14 +9,12 @@ import { type Backend, call, OTHER_METHOD, outcome, startBackend, tally } from "
 import {
   CLIENT_ID,
   ControlPlane,
-  destinationRule,
   ECHO_HOST,
   ECHO_PORT,
   echoCluster,
-  echoService,
   TypeUrl,
   useControlPlane,
-  VERSION_SUBSETS,
+  versionedEcho,
   virtualService,
   xdsClient,
 } from "./mesh.ts";
@@ -34,13 +32,7 @@ const to = (subset: string, weight?: number) => ({
 before(async () => {
   v1 = await startBackend("v1");
   v2 = await startBackend("v2");
-  cp = await ControlPlane.start([
-    echoService([
-      { backend: v1, labels: { version: "v1" } },
-      { backend: v2, labels: { version: "v2" } },
-    ]),
-    destinationRule({ subsets: VERSION_SUBSETS }),
-  ]);
+  cp = await ControlPlane.start(versionedEcho(v1, v2));
   useControlPlane(cp);
   client = xdsClient();
 });
