@@ -65,7 +65,7 @@ export function requestDebug(
     stream.write(
       create(discovery.DiscoveryRequestSchema, {
         node: {
-          id: `sluice~0.0.0.0~sluice-${process.pid}.${options.namespace}~${options.namespace}.svc.cluster.local`,
+          id: `sidecar~0.0.0.0~sluice-${process.pid}.${options.namespace}~${options.namespace}.svc.cluster.local`,
           metadata: { GENERATOR: "event", NAMESPACE: options.namespace },
         },
         typeUrl,

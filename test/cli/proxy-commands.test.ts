@@ -1,0 +1,167 @@
+// `sluice proxy-status`, `proxy-config`, `version` and `x internal-debug` end to end: sluiced in its
+// own process over a config directory, a grpc-js-xds client (a proxyless workload, its node metadata
+// as Istio's grpc agent writes it) connected and answered, and the CLI run as a program against the
+// plaintext xDS port.
+import assert from "node:assert/strict";
+import { execFile, spawn } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { after, before, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import * as grpcXds from "@grpc/grpc-js-xds";
+import { stringify } from "yaml";
+import { type Backend, call, startBackend } from "../proxyless/echo.ts";
+import { DOMAIN, ECHO_HOST, ECHO_PORT, echoService, NAMESPACE, xdsClient } from "../proxyless/mesh.ts";
+
+const SLUICED = fileURLToPath(new URL("../../bin/sluiced.js", import.meta.url));
+const SLUICE = fileURLToPath(new URL("../../bin/sluice.js", import.meta.url));
+const NODE_ID = `sidecar~127.0.0.1~client.${NAMESPACE}~${DOMAIN}`;
+/** What the control plane calls the proxy (Istio's proxy ID: pod name and namespace). */
+const PROXY_ID = `client.${NAMESPACE}`;
+
+let dir: string;
+let backend: Backend;
+let sluiced: ReturnType<typeof spawn>;
+let xdsAddress: string;
+let client: ReturnType<typeof xdsClient>;
+
+/** The first JSON log line of sluiced that `match`es, waiting at most 60 s (it compiles as it starts). */
+function loggedLine(child: ReturnType<typeof spawn>, match: (l: Record<string, unknown>) => boolean) {
+  return new Promise<Record<string, unknown>>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error("sluiced did not start within 60 s")), 60_000);
+    if (!child.stdout) throw new Error("no stdout");
+    createInterface({ input: child.stdout }).on("line", (line) => {
+      const parsed = JSON.parse(line) as Record<string, unknown>;
+      if (match(parsed)) {
+        clearTimeout(timer);
+        resolve(parsed);
+      }
+    });
+  });
+}
+
+async function sluice(...args: string[]): Promise<{ stdout: string; code: number }> {
+  try {
+    const { stdout } = await promisify(execFile)(process.execPath, [SLUICE, ...args]);
+    return { stdout, code: 0 };
+  } catch (err) {
+    const failed = err as { stdout: string; stderr: string; code: number };
+    return { stdout: `${failed.stdout}${failed.stderr}`, code: failed.code };
+  }
+}
+
+const xds = () => ["--xds-address", xdsAddress, "--plaintext"];
+
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), "sluice-cli-"));
+  backend = await startBackend("echo-a");
+  await writeFile(join(dir, "echo.yaml"), stringify(echoService([{ backend }])));
+  sluiced = spawn(
+    process.execPath,
+    [
+      SLUICED,
+      ...["--configDir", dir, "--grpcAddr", "127.0.0.1:0", "--secureGRPCAddr", ""],
+      ...["--httpAddr", "127.0.0.1:0", "--monitoringAddr", "127.0.0.1:0", "--httpsAddr", ""],
+    ],
+    // The plaintext port serves debug information only with the debug endpoint authentication off.
+    { stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, ENABLE_DEBUG_ENDPOINT_AUTH: "false" } },
+  );
+  const listening = await loggedLine(sluiced, (l) => l.msg === "xDS server listening");
+  xdsAddress = `127.0.0.1:${listening.grpcPort}`;
+  process.env.GRPC_XDS_BOOTSTRAP_CONFIG = JSON.stringify({
+    xds_servers: [{ server_uri: xdsAddress, channel_creds: [{ type: "insecure" }], server_features: ["xds_v3"] }],
+    node: {
+      id: NODE_ID,
+      metadata: {
+        NAMESPACE,
+        GENERATOR: "grpc",
+        CLUSTER_ID: "Kubernetes",
+        ISTIO_VERSION: "1.24.0",
+        INSTANCE_IPS: "127.0.0.1",
+        PROXY_CONFIG: {},
+      },
+      locality: {},
+    },
+    server_listener_resource_name_template: "xds.istio.io/grpc/lds/inbound/%s",
+  });
+  grpcXds.register();
+  client = xdsClient(`${ECHO_HOST}:${ECHO_PORT}`);
+  assert.equal(await call(client), "echo-a");
+});
+
+after(async () => {
+  client?.close();
+  backend?.stop();
+  if (sluiced && sluiced.exitCode === null) {
+    const exited = new Promise((resolve) => sluiced.on("exit", resolve));
+    sluiced.kill("SIGTERM");
+    await exited;
+  }
+  await rm(dir, { recursive: true, force: true });
+});
+
+test("proxy-status lists the connected proxyless client with the types it subscribed to", async () => {
+  const { stdout, code } = await sluice("proxy-status", ...xds());
+  assert.equal(code, 0, stdout);
+  const [header, ...rows] = stdout.trimEnd().split("\n");
+  assert.match(header, /^NAME\s+CLUSTER\s+ISTIOD\s+VERSION\s+SUBSCRIBED TYPES$/);
+  const row = rows.find((r) => r.startsWith(PROXY_ID));
+  assert.ok(row, stdout);
+  assert.match(row, /\sKubernetes\s+sluiced\s+1\.24\.0\s+4 \(CDS,LDS,EDS,RDS\)$/);
+});
+
+test("proxy-status --verbose shows each type synced; -o json is the syncz response", async () => {
+  const verbose = await sluice("ps", ...xds(), "--verbose");
+  assert.equal(verbose.code, 0, verbose.stdout);
+  const row = verbose.stdout.split("\n").find((r) => r.startsWith(PROXY_ID)) ?? "";
+  // CDS ECDS EDS LDS RDS: the client never asked for ECDS.
+  assert.match(row, /SYNCED \(\d+s\)\s+IGNORED\s+SYNCED \(\d+s\)\s+SYNCED \(\d+s\)\s+SYNCED \(\d+s\)\s+sluiced/);
+  const json = await sluice("ps", ...xds(), "-o", "json");
+  const parsed = JSON.parse(json.stdout) as { resources: { node: { id: string } }[] };
+  assert.deepEqual(
+    parsed.resources.map((r) => r.node.id),
+    [PROXY_ID],
+  );
+  const missing = await sluice("ps", "no-such-proxy", ...xds());
+  assert.equal(missing.code, 2);
+  assert.match(missing.stdout, /^Error: no proxy matching "no-such-proxy" is connected$/m);
+});
+
+test("proxy-config reads the control plane's config dump of the proxyless client", async () => {
+  const clusters = await sluice("proxy-config", "cluster", PROXY_ID, ...xds());
+  assert.equal(clusters.code, 0, clusters.stdout);
+  assert.match(clusters.stdout, /^SERVICE FQDN\s+PORT\s+SUBSET\s+DIRECTION\s+TYPE\s+DESTINATION RULE$/m);
+  assert.match(
+    clusters.stdout,
+    new RegExp(`^${ECHO_HOST.replaceAll(".", "\\.")}\\s+${ECHO_PORT}\\s+-\\s+outbound\\s+EDS`, "m"),
+  );
+
+  const endpoints = await sluice("pc", "endpoint", PROXY_ID, ...xds());
+  assert.equal(endpoints.code, 0, endpoints.stdout);
+  assert.match(
+    endpoints.stdout,
+    new RegExp(`^127\\.0\\.0\\.1:${backend.port}\\s+HEALTHY\\s+outbound\\|${ECHO_PORT}\\|\\|${ECHO_HOST}`, "m"),
+  );
+
+  const json = await sluice("pc", "cluster", PROXY_ID, ...xds(), "--fqdn", ECHO_HOST, "-o", "json");
+  const parsed = JSON.parse(json.stdout) as { name: string }[];
+  assert.deepEqual(
+    parsed.map((c) => c.name),
+    [`outbound|${ECHO_PORT}||${ECHO_HOST}`],
+  );
+});
+
+test("version and internal-debug ask the control plane over xDS", async () => {
+  const version = await sluice("version", ...xds());
+  assert.equal(version.code, 0, version.stdout);
+  assert.match(
+    version.stdout,
+    /^client version: \S+\ncontrol plane version: \(sluiced\)\ndata plane version: 1\.24\.0 \(1 proxies\)\n$/,
+  );
+  const debug = await sluice("x", "internal-debug", "syncz", ...xds());
+  assert.equal(debug.code, 0, debug.stdout);
+  assert.match(debug.stdout, new RegExp(`"id": "${PROXY_ID.replaceAll(".", "\\.")}"`));
+});
