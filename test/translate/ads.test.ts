@@ -51,13 +51,17 @@ function assertValid(res: { resources: Parameters<typeof anyViolations>[0][] }):
 test("a bookinfo sidecar gets the reviews clusters, their endpoints, listeners and the 90/10 route", async () => {
   const client = SotwClient.connect(`127.0.0.1:${discovery.ports.grpcPort}`);
   try {
-    const node = sidecarNode("productpage-v1", "bookinfo", { LABELS: { app: "productpage", version: "v1" } });
+    // At the workload entry's address: a ServiceEntry's instances are found by IP, as Istio finds them.
+    const node = {
+      ...sidecarNode("productpage-v1", "bookinfo", { LABELS: { app: "productpage", version: "v1" } }),
+      id: "sidecar~127.0.0.1~productpage-v1.bookinfo~bookinfo.svc.cluster.local",
+    };
     client.request({ node, typeUrl: TypeUrl.Cluster });
     const cds = await client.next();
     assertValid(cds);
     const clusters = names(cds);
     for (const subset of ["", "v1", "v2"]) assert.ok(clusters.includes(`outbound|9080|${subset}|${REVIEWS}`), subset);
-    assert.ok(clusters.includes("BlackHoleCluster") && clusters.includes("inbound|9080||"), clusters.join(" "));
+    assert.ok(clusters.includes("BlackHoleCluster") && clusters.includes("inbound|19080||"), clusters.join(" "));
     client.ack(cds);
 
     const subsetClusters = [`outbound|9080|v1|${REVIEWS}`, `outbound|9080|v2|${REVIEWS}`];
