@@ -8,16 +8,9 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { create } from "@bufbuild/protobuf";
 import { anyPack } from "@bufbuild/protobuf/wkt";
-import {
-  Client,
-  credentials,
-  type MethodDefinition,
-  Server,
-  ServerCredentials,
-  type ServerUnaryCall,
-  type sendUnaryData,
-} from "@grpc/grpc-js";
+import { Client, credentials, ServerCredentials } from "@grpc/grpc-js";
 import * as grpcXds from "@grpc/grpc-js-xds";
+import { type Backend, call, startBackend } from "../../test/proxyless/echo.ts";
 import { edsCluster, type Harness, loadAssignment, startServer, valid, waitFor } from "../../test/xds/fixtures.ts";
 import { hcm, listener, router } from "../api/index.ts";
 import { TypeUrl } from "../xds/index.ts";
@@ -137,42 +130,16 @@ test("HTML-sensitive characters are escaped as Go's encoder escapes them", async
 
 const TARGET = "echo.test.svc.cluster.local:7070";
 const CLUSTER = "outbound|7070||echo.test.svc.cluster.local";
-const raw = (b: Buffer) => b;
-const echoMethod: MethodDefinition<Buffer, Buffer> = {
-  path: "/sluice.test.Echo/Echo",
-  requestStream: false,
-  responseStream: false,
-  requestSerialize: raw,
-  requestDeserialize: raw,
-  responseSerialize: raw,
-  responseDeserialize: raw,
-};
-
 let ads: Harness;
-let backend: { port: number; server: Server };
+let backend: Backend | undefined;
 let client: Client | undefined;
 
 after(async () => {
   client?.close();
-  backend?.server.forceShutdown();
+  backend?.stop();
   await ads?.close();
   await rm(dir, { recursive: true });
 });
-
-async function startBackend(): Promise<{ port: number; server: Server }> {
-  const server = new Server();
-  server.addService(
-    { echo: echoMethod },
-    {
-      echo: (_call: ServerUnaryCall<Buffer, Buffer>, callback: sendUnaryData<Buffer>) =>
-        callback(null, Buffer.from("hi")),
-    },
-  );
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
-  );
-  return { port, server };
-}
 
 /** An api_listener with its route inline, the EDS cluster and its endpoint; all PGV-checked. */
 function snapshot(backendPort: number) {
@@ -221,7 +188,7 @@ function snapshot(backendPort: number) {
 }
 
 test("grpc-js-xds starts from the agent's file: the node reaches the ADS server and an RPC reaches the backend", async () => {
-  backend = await startBackend();
+  backend = await startBackend("hi");
   ads = await startServer(snapshot(backend.port));
   const path = join(dir, "etc", "grpc-bootstrap.json");
   writeGrpcBootstrap(
@@ -242,17 +209,7 @@ test("grpc-js-xds starts from the agent's file: the node reaches the ADS server 
   process.env.GRPC_XDS_BOOTSTRAP = path;
   grpcXds.register();
   client = new Client(`xds:///${TARGET}`, credentials.createInsecure());
-  const reply = await new Promise<string>((resolve, reject) =>
-    client?.makeUnaryRequest(
-      echoMethod.path,
-      raw,
-      raw,
-      Buffer.alloc(0),
-      { deadline: Date.now() + 10_000 },
-      (err, res) => (err ? reject(err) : resolve(String(res))),
-    ),
-  );
-  assert.equal(reply, "hi");
+  assert.equal(await call(client), "hi");
 
   const conn = ads.server.syncStatus().find((s) => s.proxy.id === "echo-client-1.test");
   assert.ok(conn, "the client connected with the agent's node id");
