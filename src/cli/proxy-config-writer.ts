@@ -36,22 +36,22 @@ function camel(snake: string): string {
 }
 
 /** A field by its proto name, in either JSON spelling. */
-function field(o: JsonValue | undefined, name: string): JsonValue | undefined {
+export function field(o: JsonValue | undefined, name: string): JsonValue | undefined {
   if (!isObject(o)) return undefined;
   return o[name] ?? o[camel(name)];
 }
 
-function obj(o: JsonValue | undefined, name: string): JsonObject | undefined {
+export function obj(o: JsonValue | undefined, name: string): JsonObject | undefined {
   const v = field(o, name);
   return isObject(v) ? v : undefined;
 }
 
-function list(o: JsonValue | undefined, name: string): JsonValue[] {
+export function list(o: JsonValue | undefined, name: string): JsonValue[] {
   const v = field(o, name);
   return Array.isArray(v) ? v : [];
 }
 
-function text(o: JsonValue | undefined, name: string): string {
+export function text(o: JsonValue | undefined, name: string): string {
   const v = field(o, name);
   return typeof v === "string" ? v : typeof v === "number" ? String(v) : "";
 }

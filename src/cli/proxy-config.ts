@@ -36,10 +36,14 @@ import {
 
 const OUTPUT_FORMATS = ["short", "json", "yaml"] as const;
 
-interface ProxyConfigArgs extends ControlPlaneArgs {
+/** Where a command reads a proxy's config dump from. */
+export interface ProxyDumpArgs extends ControlPlaneArgs {
   proxy?: string;
   file?: string;
   "proxy-admin-address"?: string;
+}
+
+interface ProxyConfigArgs extends ProxyDumpArgs {
   output: (typeof OUTPUT_FORMATS)[number];
   fqdn?: string;
   port?: number;
@@ -56,12 +60,12 @@ interface ProxyConfigArgs extends ControlPlaneArgs {
 }
 
 /** Where the dump comes from: --file, the proxy's Envoy admin, or the control plane. */
-async function loadDump(argv: ProxyConfigArgs, types = "include_eds"): Promise<ConfigDump> {
+export async function loadDump(argv: ProxyDumpArgs): Promise<ConfigDump> {
   if (argv.file) return parseConfigDump(readFileSync(argv.file, "utf8"));
   if (!argv.proxy) throw new Error("name a pod or proxy ID, or give --file");
   const admin = argv["proxy-admin-address"];
   if (admin) return parseConfigDump(await httpGet(`http://${admin}/config_dump?include_eds`));
-  const query = `proxyID=${encodeURIComponent(argv.proxy)}&${types}`;
+  const query = `proxyID=${encodeURIComponent(argv.proxy)}&include_eds`;
   const response = await requestDebug(xdsClientOptions(argv), `${DEBUG_TYPE_PREFIX}config_dump`, [query]);
   const [body] = debugBodies(response);
   if (body === undefined) throw new Error(`the control plane sent no config dump for ${argv.proxy}`);
@@ -131,7 +135,8 @@ const KINDS: { kind: Kind; aliases: string[]; describe: string }[] = [
   { kind: "secret", aliases: ["secrets", "s"], describe: "The proxy's secrets" },
 ];
 
-function sourceOptions<T>(yargs: Argv<T>) {
+/** The options naming a proxy and where its dump comes from. */
+export function proxyDumpOptions<T>(yargs: Argv<T>) {
   return withControlPlaneOptions(yargs)
     .positional("proxy", { type: "string", describe: "The pod (name.namespace) or proxy ID" })
     .option("file", { alias: "f", type: "string", describe: "Read an Envoy config dump (JSON) from this file" })
@@ -144,7 +149,7 @@ function kindCommand(entry: (typeof KINDS)[number]): CommandModule<object, Proxy
     aliases: entry.aliases,
     describe: entry.describe,
     builder: (yargs) =>
-      sourceOptions(yargs)
+      proxyDumpOptions(yargs)
         .option("output", { alias: "o", choices: OUTPUT_FORMATS, default: "short" as const, describe: "Output format" })
         .option("fqdn", { type: "string", describe: "Clusters whose name contains this service FQDN" })
         .option("port", { type: "number", describe: "Clusters, listeners and endpoints on this port" })
@@ -175,7 +180,7 @@ const logCommand: CommandModule<object, ProxyConfigArgs> = {
   aliases: ["o"],
   describe: "The proxy's Envoy logging levels (read, or set with --level)",
   builder: (yargs) =>
-    sourceOptions(yargs)
+    proxyDumpOptions(yargs)
       .option("level", { type: "string", describe: "Set levels: <level> or <logger>:<level>,..." })
       .example("$0 proxy-config log --proxy-admin-address localhost:15000", "Envoy's logger levels")
       .example("$0 proxy-config log --proxy-admin-address localhost:15000 --level http:debug", "Set one") as never,

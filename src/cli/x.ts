@@ -1,5 +1,6 @@
 // `sluice x`: experimental commands.
 import type { CommandModule } from "yargs";
+import { authzCommand } from "./authz-check.ts";
 import { configCommand } from "./config.ts";
 import { convertCommand } from "./convert.ts";
 import { envoyFilterCommand } from "./envoyfilter-diff.ts";
@@ -12,6 +13,7 @@ export const experimentalCommand: CommandModule = {
   describe: "Experimental commands",
   builder: (yargs) =>
     yargs
+      .command(authzCommand)
       .command(configCommand)
       .command(convertCommand)
       .command(envoyFilterCommand)
