@@ -15,6 +15,7 @@ import {
   type sendUnaryData,
 } from "@grpc/grpc-js";
 import { pino } from "pino";
+import { rawUnaryMethod } from "../../test/proxyless/echo.ts";
 import { nds } from "../api/index.ts";
 import { parseKubeAppProbers } from "./app-probers.ts";
 import { grpcBootstrap, writeGrpcBootstrap } from "./grpc-bootstrap.ts";
@@ -290,20 +291,9 @@ test("/app-health tcpSocket: 200 when the port accepts, 500 when it does not", a
 });
 
 test("/app-health grpc: the standard health service must answer SERVING for the named service", async () => {
-  const raw = (b: Buffer) => b;
   const server = new GrpcServer();
   server.addService(
-    {
-      check: {
-        path: "/grpc.health.v1.Health/Check",
-        requestStream: false,
-        responseStream: false,
-        requestSerialize: raw,
-        requestDeserialize: raw,
-        responseSerialize: raw,
-        responseDeserialize: raw,
-      },
-    },
+    { check: rawUnaryMethod("/grpc.health.v1.Health/Check") },
     {
       check: (call: ServerUnaryCall<Buffer, Buffer>, callback: sendUnaryData<Buffer>) => {
         // HealthCheckRequest field 1 is the service; answer SERVING (1) for "echo", NOT_SERVING (2) otherwise.

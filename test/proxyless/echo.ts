@@ -15,7 +15,8 @@ import {
 
 const raw = (b: Buffer) => b;
 
-function method(path: string): MethodDefinition<Buffer, Buffer> {
+/** A unary method whose requests and responses are raw bytes. */
+export function rawUnaryMethod(path: string): MethodDefinition<Buffer, Buffer> {
   return {
     path,
     requestStream: false,
@@ -28,8 +29,8 @@ function method(path: string): MethodDefinition<Buffer, Buffer> {
 }
 
 /** `/sluice.test.Echo/Echo` and a second method, for method (path) matching. */
-export const ECHO_METHOD = method("/sluice.test.Echo/Echo");
-export const OTHER_METHOD = method("/sluice.test.Echo/Other");
+export const ECHO_METHOD = rawUnaryMethod("/sluice.test.Echo/Echo");
+export const OTHER_METHOD = rawUnaryMethod("/sluice.test.Echo/Other");
 
 export class Backend {
   /** Calls that reached this backend. */
