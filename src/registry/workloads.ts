@@ -60,7 +60,13 @@ export function splitLocality(locality: string): { region: string; zone: string;
 }
 
 /** Istio's AugmentLabels: the workload's labels plus topology labels endpoint subsets and policies match on. */
-export function augmentLabels(labels: Labels, locality: string, clusterId: string, nodeName: string, network: string): Labels {
+export function augmentLabels(
+  labels: Labels,
+  locality: string,
+  clusterId: string,
+  nodeName: string,
+  network: string,
+): Labels {
   const out: Record<string, string> = { ...labels };
   const { region, zone, subzone } = splitLocality(locality);
   if (region !== "") out[LABEL_REGION] = region;

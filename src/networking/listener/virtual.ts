@@ -50,7 +50,10 @@ export function catchAllTcpFilters(
 ): listener.Filter[] {
   const registryOnly = options.registryOnly ?? env.mesh.outboundTrafficPolicy?.mode === "REGISTRY_ONLY";
   const cluster = registryOnly ? BLACKHOLE_CLUSTER : PASSTHROUGH_CLUSTER;
-  return [...(options.prometheusStats ? [tcpStatsFilter("sidecarOutbound", env.telemetry)] : []), buildTcpProxyFilter(env, { cluster })];
+  return [
+    ...(options.prometheusStats ? [tcpStatsFilter("sidecarOutbound", env.telemetry)] : []),
+    buildTcpProxyFilter(env, { cluster }),
+  ];
 }
 
 /** virtualOutbound; undefined with interception NONE (nothing is redirected). */
@@ -65,7 +68,10 @@ export function buildVirtualOutboundListener(
   const blackhole = create(listener.FilterChainSchema, {
     name: "virtualOutbound-blackhole",
     filterChainMatch: create(listener.FilterChainMatchSchema, { destinationPort: port }),
-    filters: [...(options.prometheusStats ? [tcpStatsFilter("sidecarOutbound", env.telemetry)] : []), BLACKHOLE_TCP_PROXY],
+    filters: [
+      ...(options.prometheusStats ? [tcpStatsFilter("sidecarOutbound", env.telemetry)] : []),
+      BLACKHOLE_TCP_PROXY,
+    ],
   });
   const catchAll = create(listener.FilterChainSchema, {
     name: "virtualOutbound-catchall-tcp",
