@@ -205,6 +205,8 @@ test("sluiced with its CA and admin server: /ready, /metrics and debug over HTTP
     assert.match(metrics, /process_cpu_seconds_total/);
     const configz = (await (await fetch(`${http}/debug/configz`)).json()) as Array<{ kind?: string }>;
     assert.ok(configz.some((object) => object.kind === "ServiceEntry"));
+    const templates = (await (await fetch(`${http}/debug/inject`)).json()) as Record<string, string>;
+    assert.deepEqual(Object.keys(templates).sort(), ["gateway", "grpc-agent", "grpc-simple", "sidecar"]);
 
     // The root is persisted in --caDir; the secure port presents a certificate it issued.
     const root = readFileSync(join(caDir, "ca-cert.pem"), "utf8");

@@ -27,7 +27,12 @@ import {
   KubeCaSecretStore,
 } from "../security/ca/index.ts";
 import { ConfigStore, FileSource, KubeSource, loadKubeConfig, XdsSource, type XdsSourceTls } from "../sources/index.ts";
-import { injectionSettingsFromValues, nativeSidecarModeFromEnv, startWebhookServer } from "../webhooks/index.ts";
+import {
+  injectionSettingsFromValues,
+  nativeSidecarModeFromEnv,
+  startWebhookServer,
+  type WebhookServer,
+} from "../webhooks/index.ts";
 import {
   type Discovery,
   pushFeaturesFromEnv,
@@ -245,7 +250,7 @@ async function startWebhooks(
   store: ConfigStore,
   istiodCertificate: IstiodCertificate | undefined,
   ready: () => boolean,
-): Promise<Running | undefined> {
+): Promise<WebhookServer | undefined> {
   const files =
     argv.tlsCertFile && argv.tlsKeyFile
       ? { cert: readFileSync(argv.tlsCertFile), key: readFileSync(argv.tlsKeyFile) }
@@ -374,8 +379,9 @@ async function start(running: Running[]): Promise<void> {
   }
   const needsCa = Boolean(argv.secureGRPCAddr || argv.httpsAddr) && envBool("ENABLE_CA_SERVER", true);
   const ca = needsCa ? await startCa(mesh, kubeConfig, running) : undefined;
+  let webhooks: WebhookServer | undefined;
   if (argv.httpsAddr) {
-    const webhooks = await startWebhooks(mesh, store, ca?.istiodCertificate, () => discoveryReady);
+    webhooks = await startWebhooks(mesh, store, ca?.istiodCertificate, () => discoveryReady);
     if (webhooks) running.push(webhooks);
   }
   const tls = secureTls(ca?.istiodCertificate);
@@ -417,6 +423,9 @@ async function start(running: Running[]): Promise<void> {
     mesh,
     krt,
     unsafeAdminEndpoints: envBool("UNSAFE_ENABLE_ADMIN_ENDPOINTS", false),
+    injectTemplates: webhooks && (() => webhooks.injectTemplates()),
+    // The cluster source has listed everything by now.
+    clusters: cluster ? () => [{ id: argv.clusterID, secretName: "", syncStatus: "synced" }] : undefined,
   });
   discoveryReady = true;
   log.info(
