@@ -6,13 +6,18 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { create } from "@bufbuild/protobuf";
-import { anyPack } from "@bufbuild/protobuf/wkt";
 import { Client, credentials, ServerCredentials } from "@grpc/grpc-js";
 import * as grpcXds from "@grpc/grpc-js-xds";
 import { type Backend, call, startBackend } from "../../test/proxyless/echo.ts";
-import { edsCluster, type Harness, loadAssignment, startServer, valid, waitFor } from "../../test/xds/fixtures.ts";
-import { hcm, listener, router } from "../api/index.ts";
+import {
+  apiListener,
+  edsCluster,
+  type Harness,
+  loadAssignment,
+  ROUTER_HTTP_FILTER,
+  startServer,
+  waitFor,
+} from "../../test/xds/fixtures.ts";
 import { TypeUrl } from "../xds/index.ts";
 import { podGrpcBootstrap } from "./agent.ts";
 import { grpcBootstrap, writeGrpcBootstrap } from "./grpc-bootstrap.ts";
@@ -143,43 +148,27 @@ after(async () => {
 
 /** An api_listener with its route inline, the EDS cluster and its endpoint; all PGV-checked. */
 function snapshot(backendPort: number) {
-  const manager = valid(
-    hcm.HttpConnectionManagerSchema,
-    create(hcm.HttpConnectionManagerSchema, {
-      statPrefix: TARGET,
-      routeSpecifier: {
-        case: "routeConfig",
-        value: {
-          name: CLUSTER,
-          virtualHosts: [
-            {
-              name: TARGET,
-              domains: ["*"],
-              routes: [
-                {
-                  match: { pathSpecifier: { case: "prefix", value: "/" } },
-                  action: { case: "route", value: { clusterSpecifier: { case: "cluster", value: CLUSTER } } },
-                },
-              ],
-            },
-          ],
-        },
+  const lis = apiListener(TARGET, {
+    routeSpecifier: {
+      case: "routeConfig",
+      value: {
+        name: CLUSTER,
+        virtualHosts: [
+          {
+            name: TARGET,
+            domains: ["*"],
+            routes: [
+              {
+                match: { pathSpecifier: { case: "prefix", value: "/" } },
+                action: { case: "route", value: { clusterSpecifier: { case: "cluster", value: CLUSTER } } },
+              },
+            ],
+          },
+        ],
       },
-      httpFilters: [
-        {
-          name: "envoy.filters.http.router",
-          configType: { case: "typedConfig", value: anyPack(router.RouterSchema, create(router.RouterSchema)) },
-        },
-      ],
-    }),
-  );
-  const lis = valid(
-    listener.ListenerSchema,
-    create(listener.ListenerSchema, {
-      name: TARGET,
-      apiListener: { apiListener: anyPack(hcm.HttpConnectionManagerSchema, manager) },
-    }),
-  );
+    },
+    httpFilters: [ROUTER_HTTP_FILTER],
+  });
   return {
     [TypeUrl.Listener]: [lis],
     [TypeUrl.Cluster]: [edsCluster(CLUSTER)],

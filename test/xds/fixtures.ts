@@ -2,8 +2,8 @@
 // the push context's snapshot, so a test changes config by pushing a new snapshot.
 import assert from "node:assert/strict";
 import { create, type DescMessage, type Message, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
-import { AnySchema, DurationSchema } from "@bufbuild/protobuf/wkt";
-import { cluster, core, endpoint } from "../../src/api/index.ts";
+import { AnySchema, anyPack, DurationSchema } from "@bufbuild/protobuf/wkt";
+import { cluster, core, endpoint, hcm, listener, router } from "../../src/api/index.ts";
 import { checkMessage } from "../../src/api/pgv/index.ts";
 import type { ProxyNode } from "../../src/model/proxy.ts";
 import { newPushContext, type PushContext, pushRequest } from "../../src/model/push-context.ts";
@@ -79,6 +79,30 @@ export function valid<Desc extends DescMessage>(schema: Desc, message: MessageSh
 }
 
 /** An EDS cluster fed over ADS, checked against Envoy's rules. */
+/** The router, last in a connection manager's HTTP filters. */
+export const ROUTER_HTTP_FILTER: MessageInitShape<typeof hcm.HttpFilterSchema> = {
+  name: "envoy.filters.http.router",
+  configType: { case: "typedConfig", value: anyPack(router.RouterSchema, create(router.RouterSchema)) },
+};
+
+/** A gRPC client's api_listener `name` over the given connection manager (stat prefix `name`); both PGV-checked. */
+export function apiListener(
+  name: string,
+  manager: MessageInitShape<typeof hcm.HttpConnectionManagerSchema>,
+): listener.Listener {
+  const checked = valid(
+    hcm.HttpConnectionManagerSchema,
+    create(hcm.HttpConnectionManagerSchema, { statPrefix: name, ...manager }),
+  );
+  return valid(
+    listener.ListenerSchema,
+    create(listener.ListenerSchema, {
+      name,
+      apiListener: { apiListener: anyPack(hcm.HttpConnectionManagerSchema, checked) },
+    }),
+  );
+}
+
 export function edsCluster(name: string, connectTimeoutSeconds = 1): cluster.Cluster {
   return valid(
     cluster.ClusterSchema,

@@ -6,13 +6,15 @@ import { create } from "@bufbuild/protobuf";
 import { anyPack } from "@bufbuild/protobuf/wkt";
 import { Client, credentials } from "@grpc/grpc-js";
 import * as grpcXds from "@grpc/grpc-js-xds";
-import { cluster, fault, hcm, listener, route, router } from "../../src/api/index.ts";
+import { cluster, fault, route } from "../../src/api/index.ts";
 import { type TypeSyncStatus, TypeUrl } from "../../src/xds/index.ts";
 import { type Backend, call, startBackend } from "../proxyless/echo.ts";
 import {
+  apiListener,
   edsCluster,
   type Harness,
   loadAssignment,
+  ROUTER_HTTP_FILTER,
   startServer,
   type TestSnapshot,
   valid,
@@ -25,34 +27,20 @@ const CLUSTER = "outbound|50051||echo.default.svc.cluster.local";
 
 /** Listener (api_listener + RDS), route, EDS cluster and endpoints for `echo.test`, all PGV-checked. */
 function meshSnapshot(backendPort: number, lastFilter: "router" | "fault" = "router"): TestSnapshot {
-  const manager = valid(
-    hcm.HttpConnectionManagerSchema,
-    create(hcm.HttpConnectionManagerSchema, {
-      statPrefix: TARGET,
-      routeSpecifier: {
-        case: "rds",
-        value: { routeConfigName: ROUTE, configSource: { configSourceSpecifier: { case: "ads", value: {} } } },
-      },
-      httpFilters: [
-        lastFilter === "router"
-          ? {
-              name: "envoy.filters.http.router",
-              configType: { case: "typedConfig", value: anyPack(router.RouterSchema, create(router.RouterSchema)) },
-            }
-          : {
-              name: "envoy.filters.http.fault",
-              configType: { case: "typedConfig", value: anyPack(fault.HTTPFaultSchema, create(fault.HTTPFaultSchema)) },
-            },
-      ],
-    }),
-  );
-  const lis = valid(
-    listener.ListenerSchema,
-    create(listener.ListenerSchema, {
-      name: TARGET,
-      apiListener: { apiListener: anyPack(hcm.HttpConnectionManagerSchema, manager) },
-    }),
-  );
+  const lis = apiListener(TARGET, {
+    routeSpecifier: {
+      case: "rds",
+      value: { routeConfigName: ROUTE, configSource: { configSourceSpecifier: { case: "ads", value: {} } } },
+    },
+    httpFilters: [
+      lastFilter === "router"
+        ? ROUTER_HTTP_FILTER
+        : {
+            name: "envoy.filters.http.fault",
+            configType: { case: "typedConfig", value: anyPack(fault.HTTPFaultSchema, create(fault.HTTPFaultSchema)) },
+          },
+    ],
+  });
   const routes = valid(
     route.RouteConfigurationSchema,
     create(route.RouteConfigurationSchema, {
