@@ -173,32 +173,12 @@ test("a new intermediate under the same root is picked up; a new root is refused
   assert.equal(verifyChain(chain[0], [chain[1]], [chain.at(-1) ?? ""]), undefined);
 
   // A different root (here: the intermediate made self-signed) is not taken.
-  openssl(
-    "req",
-    "-x509",
-    "-new",
-    "-key",
-    join(dir, "ca-key.pem"),
-    "-out",
-    join(dir, "root-cert.pem"),
-    "-days",
-    "1",
-    "-subj",
-    "/CN=other",
-  );
-  openssl(
-    "req",
-    "-x509",
-    "-new",
-    "-key",
-    join(dir, "ca-key.pem"),
-    "-out",
-    join(dir, "ca-cert.pem"),
-    "-days",
-    "1",
-    "-subj",
-    "/CN=other",
-  );
+  for (const file of ["root-cert.pem", "ca-cert.pem"]) {
+    openssl(
+      ...["req", "-x509", "-new", "-key", join(dir, "ca-key.pem"), "-out", join(dir, file)],
+      ...["-days", "1", "-subj", "/CN=other"],
+    );
+  }
   writeFileSync(join(dir, "cert-chain.pem"), "");
   assert.equal(await reloadPluggedCa(ca, pluggedCaFiles(dir)), "roots-changed");
   assert.equal(ca.bundle.certPem, intermediate);
