@@ -5,6 +5,7 @@ import { configCommand } from "./config.ts";
 import { convertCommand } from "./convert.ts";
 import { envoyFilterCommand } from "./envoyfilter-diff.ts";
 import { internalDebugCommand } from "./internal-debug.ts";
+import { precheckCommand } from "./precheck.ts";
 import { translateCommand } from "./translate.ts";
 
 export const experimentalCommand: CommandModule = {
@@ -18,6 +19,7 @@ export const experimentalCommand: CommandModule = {
       .command(convertCommand)
       .command(envoyFilterCommand)
       .command(internalDebugCommand)
+      .command(precheckCommand)
       .command(translateCommand)
       .demandCommand(1, "Name an experimental command."),
   handler: () => {},
