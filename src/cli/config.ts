@@ -64,7 +64,10 @@ const listCommand: CommandModule<object, ConfigListArgs> = {
     const rows = [["FLAG", "VALUE", "FROM"]];
     for (const flag of [...GLOBAL_FLAGS].sort((a, b) => (a.name < b.name ? -1 : 1))) {
       // yargs reads istioNamespace from SLUICE_ISTIO_NAMESPACE, xds-address from SLUICE_XDS_ADDRESS.
-      const envName = `SLUICE_${flag.name.replace(/([a-z])([A-Z])/g, "$1_$2").replace(/-/g, "_").toUpperCase()}`;
+      const envName = `SLUICE_${flag.name
+        .replace(/([a-z])([A-Z])/g, "$1_$2")
+        .replace(/-/g, "_")
+        .toUpperCase()}`;
       const from = process.env[envName] !== undefined ? envName : flag.name in fromFile ? argv.config : "default";
       const value = argv[flag.name];
       rows.push([flag.name, value === undefined ? "" : String(value), from]);
