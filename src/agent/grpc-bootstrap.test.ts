@@ -15,6 +15,7 @@ import {
   type Harness,
   loadAssignment,
   ROUTER_HTTP_FILTER,
+  routeAllTo,
   startServer,
   waitFor,
 } from "../../test/xds/fixtures.ts";
@@ -149,24 +150,7 @@ after(async () => {
 /** An api_listener with its route inline, the EDS cluster and its endpoint; all PGV-checked. */
 function snapshot(backendPort: number) {
   const lis = apiListener(TARGET, {
-    routeSpecifier: {
-      case: "routeConfig",
-      value: {
-        name: CLUSTER,
-        virtualHosts: [
-          {
-            name: TARGET,
-            domains: ["*"],
-            routes: [
-              {
-                match: { pathSpecifier: { case: "prefix", value: "/" } },
-                action: { case: "route", value: { clusterSpecifier: { case: "cluster", value: CLUSTER } } },
-              },
-            ],
-          },
-        ],
-      },
-    },
+    routeSpecifier: { case: "routeConfig", value: routeAllTo(CLUSTER, TARGET, CLUSTER) },
     httpFilters: [ROUTER_HTTP_FILTER],
   });
   return {

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { create, type DescMessage, type Message, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
 import { AnySchema, anyPack, DurationSchema } from "@bufbuild/protobuf/wkt";
-import { cluster, core, endpoint, hcm, listener, router } from "../../src/api/index.ts";
+import { cluster, core, endpoint, hcm, listener, type route, router } from "../../src/api/index.ts";
 import { checkMessage } from "../../src/api/pgv/index.ts";
 import type { ProxyNode } from "../../src/model/proxy.ts";
 import { newPushContext, type PushContext, pushRequest } from "../../src/model/push-context.ts";
@@ -101,6 +101,29 @@ export function apiListener(
       apiListener: { apiListener: anyPack(hcm.HttpConnectionManagerSchema, checked) },
     }),
   );
+}
+
+/** Route configuration `name`: one virtual host (every domain) sending every call to `clusterName`. */
+export function routeAllTo(
+  name: string,
+  virtualHost: string,
+  clusterName: string,
+): MessageInitShape<typeof route.RouteConfigurationSchema> {
+  return {
+    name,
+    virtualHosts: [
+      {
+        name: virtualHost,
+        domains: ["*"],
+        routes: [
+          {
+            match: { pathSpecifier: { case: "prefix", value: "" } },
+            action: { case: "route", value: { clusterSpecifier: { case: "cluster", value: clusterName } } },
+          },
+        ],
+      },
+    ],
+  };
 }
 
 export function edsCluster(name: string, connectTimeoutSeconds = 1): cluster.Cluster {

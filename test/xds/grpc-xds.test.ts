@@ -15,6 +15,7 @@ import {
   type Harness,
   loadAssignment,
   ROUTER_HTTP_FILTER,
+  routeAllTo,
   startServer,
   type TestSnapshot,
   valid,
@@ -43,21 +44,7 @@ function meshSnapshot(backendPort: number, lastFilter: "router" | "fault" = "rou
   });
   const routes = valid(
     route.RouteConfigurationSchema,
-    create(route.RouteConfigurationSchema, {
-      name: ROUTE,
-      virtualHosts: [
-        {
-          name: TARGET,
-          domains: ["*"],
-          routes: [
-            {
-              match: { pathSpecifier: { case: "prefix", value: "" } },
-              action: { case: "route", value: { clusterSpecifier: { case: "cluster", value: CLUSTER } } },
-            },
-          ],
-        },
-      ],
-    }),
+    create(route.RouteConfigurationSchema, routeAllTo(ROUTE, TARGET, CLUSTER)),
   );
   return {
     [TypeUrl.Listener]: [lis],
