@@ -59,17 +59,13 @@ test("the Gateway's router gets its listener and the HTTPRoute over ADS, and the
         LABELS: { "gateway.networking.k8s.io/gateway-name": "web" },
       },
     };
-    client.request({ node, typeUrl: TypeUrl.Listener });
-    const lds = await client.next();
+    const lds = await client.requestAndAck({ node, typeUrl: TypeUrl.Listener });
     for (const any of lds.resources) assert.deepEqual(anyViolations(any), [], any.typeUrl);
     assert.deepEqual(names(lds), ["0.0.0.0_80"]);
-    client.ack(lds);
 
-    client.request({ typeUrl: TypeUrl.Route, resourceNames: ["http.80"] });
-    const rds = await client.next();
+    const rds = await client.requestAndAck({ typeUrl: TypeUrl.Route, resourceNames: ["http.80"] });
     for (const any of rds.resources) assert.deepEqual(anyViolations(any), [], any.typeUrl);
     assert.deepEqual(prefixes(rds.resources[0]), ["pathSeparatedPrefix:/cart"]);
-    client.ack(rds, ["http.80"]);
 
     memory.apply(shopRoute("/basket"));
     let update = await client.next();

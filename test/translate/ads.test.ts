@@ -56,33 +56,26 @@ test("a bookinfo sidecar gets the reviews clusters, their endpoints, listeners a
       ...sidecarNode("productpage-v1", "bookinfo", { LABELS: { app: "productpage", version: "v1" } }),
       id: "sidecar~127.0.0.1~productpage-v1.bookinfo~bookinfo.svc.cluster.local",
     };
-    client.request({ node, typeUrl: TypeUrl.Cluster });
-    const cds = await client.next();
+    const cds = await client.requestAndAck({ node, typeUrl: TypeUrl.Cluster });
     assertValid(cds);
     const clusters = names(cds);
     for (const subset of ["", "v1", "v2"]) assert.ok(clusters.includes(`outbound|9080|${subset}|${REVIEWS}`), subset);
     assert.ok(clusters.includes("BlackHoleCluster") && clusters.includes("inbound|19080||"), clusters.join(" "));
-    client.ack(cds);
 
     const subsetClusters = [`outbound|9080|v1|${REVIEWS}`, `outbound|9080|v2|${REVIEWS}`];
-    client.request({ typeUrl: TypeUrl.Endpoint, resourceNames: subsetClusters });
-    const eds = await client.next();
+    const eds = await client.requestAndAck({ typeUrl: TypeUrl.Endpoint, resourceNames: subsetClusters });
     assertValid(eds);
     assert.deepEqual(
       eds.resources.map((any) => endpointPorts(unpackAny(any, endpoint.ClusterLoadAssignmentSchema))),
       [[19081], [19082]],
     );
-    client.ack(eds, subsetClusters);
 
-    client.request({ typeUrl: TypeUrl.Listener });
-    const lds = await client.next();
+    const lds = await client.requestAndAck({ typeUrl: TypeUrl.Listener });
     assertValid(lds);
     assert.ok(names(lds).includes("0.0.0.0_9080"), names(lds).join(" "));
     assert.ok(names(lds).includes("virtualInbound"));
-    client.ack(lds);
 
-    client.request({ typeUrl: TypeUrl.Route, resourceNames: ["9080"] });
-    const rds = await client.next();
+    const rds = await client.requestAndAck({ typeUrl: TypeUrl.Route, resourceNames: ["9080"] });
     assertValid(rds);
     const config = unpackAny(rds.resources[0], route.RouteConfigurationSchema);
     const vhost = config?.virtualHosts.find((v) => v.domains.includes(REVIEWS));
@@ -97,7 +90,6 @@ test("a bookinfo sidecar gets the reviews clusters, their endpoints, listeners a
         [`outbound|9080|v2|${REVIEWS}`, 10],
       ],
     );
-    client.ack(rds, ["9080"]);
 
     // A new reviews v2 endpoint is an incremental push: EDS again, for the reviews clusters only.
     new MemorySource(state.store, "file").apply({
@@ -121,12 +113,9 @@ test("config_dump shows a connected proxy's watched types in Envoy's sections, r
   const client = SotwClient.connect(`127.0.0.1:${discovery.ports.grpcPort}`);
   try {
     const node = sidecarNode("reviews-v1", "bookinfo", { LABELS: { app: "reviews", version: "v1" } });
-    client.request({ node, typeUrl: TypeUrl.Cluster });
-    client.ack(await client.next());
-    client.request({ typeUrl: TypeUrl.Listener });
-    client.ack(await client.next());
-    client.request({ typeUrl: TypeUrl.Route, resourceNames: ["9080"] });
-    client.ack(await client.next(), ["9080"]);
+    await client.requestAndAck({ node, typeUrl: TypeUrl.Cluster });
+    await client.requestAndAck({ typeUrl: TypeUrl.Listener });
+    await client.requestAndAck({ typeUrl: TypeUrl.Route, resourceNames: ["9080"] });
 
     const serve = (path: string) => new TextDecoder().decode(discovery.debugEndpoints.serve(path, undefined));
     assert.match(serve("config_dump"), /provide a proxyID/);

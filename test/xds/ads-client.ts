@@ -111,6 +111,16 @@ export class SotwClient extends AdsStreamClient<discovery.DiscoveryRequest, disc
     this.send(create(discovery.DiscoveryRequestSchema, init));
   }
 
+  /** Sends a request, waits for its response and ACKs it for the same names; returns the response. */
+  async requestAndAck(
+    init: MessageInitShape<typeof discovery.DiscoveryRequestSchema>,
+  ): Promise<discovery.DiscoveryResponse> {
+    this.request(init);
+    const res = await this.next();
+    this.ack(res, init.resourceNames ?? []);
+    return res;
+  }
+
   /** ACKs a response, keeping (or changing) the subscribed names. */
   ack(res: discovery.DiscoveryResponse, resourceNames: string[] = []): void {
     this.request({ typeUrl: res.typeUrl, versionInfo: res.versionInfo, responseNonce: res.nonce, resourceNames });
