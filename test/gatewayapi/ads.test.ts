@@ -2,11 +2,12 @@
 // the listener and routes converted from it over ADS, and a changed HTTPRoute is pushed to it.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
+import type { Any } from "@bufbuild/protobuf/wkt";
 import { route, unpackAny } from "../../src/api/index.ts";
 import type { ConfigObject } from "../../src/config/index.ts";
 import { ConfigStore, MemorySource } from "../../src/sources/index.ts";
 import { type Discovery, TypeUrl } from "../../src/xds/index.ts";
-import { anyViolations } from "../translate/pgv.ts";
+import { assertValidResources } from "../translate/pgv.ts";
 import { names, SotwClient } from "../xds/ads-client.ts";
 import { startStoreDiscovery } from "../xds/store-discovery.ts";
 import { CART_SERVICE, shopRoute, WEB_GATEWAY } from "./fixtures.ts";
@@ -42,7 +43,7 @@ after(async () => {
 });
 
 /** The path prefixes of the routes of the shop.example.com virtual host (Gateway API prefixes are path-separated). */
-function prefixes(any: Parameters<typeof anyViolations>[0] | undefined): string[] {
+function prefixes(any: Any | undefined): string[] {
   const config = any && unpackAny(any, route.RouteConfigurationSchema);
   const vhost = config?.virtualHosts.find((v) => v.domains.includes("shop.example.com"));
   return (vhost?.routes ?? []).map((r) => `${r.match?.pathSpecifier.case}:${r.match?.pathSpecifier.value}`);
@@ -60,11 +61,11 @@ test("the Gateway's router gets its listener and the HTTPRoute over ADS, and the
       },
     };
     const lds = await client.requestAndAck({ node, typeUrl: TypeUrl.Listener });
-    for (const any of lds.resources) assert.deepEqual(anyViolations(any), [], any.typeUrl);
+    assertValidResources(lds);
     assert.deepEqual(names(lds), ["0.0.0.0_80"]);
 
     const rds = await client.requestAndAck({ typeUrl: TypeUrl.Route, resourceNames: ["http.80"] });
-    for (const any of rds.resources) assert.deepEqual(anyViolations(any), [], any.typeUrl);
+    assertValidResources(rds);
     assert.deepEqual(prefixes(rds.resources[0]), ["pathSeparatedPrefix:/cart"]);
 
     memory.apply(shopRoute("/basket"));

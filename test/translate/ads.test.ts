@@ -11,7 +11,7 @@ import { MemorySource } from "../../src/sources/index.ts";
 import { type Discovery, TypeUrl } from "../../src/xds/index.ts";
 import { DeltaClient, names, SotwClient, sidecarNode } from "../xds/ads-client.ts";
 import { startStoreDiscovery } from "../xds/store-discovery.ts";
-import { anyViolations } from "./pgv.ts";
+import { assertValidResources } from "./pgv.ts";
 
 const MESH_DIR = fileURLToPath(new URL("../../examples/mesh", import.meta.url));
 const REVIEWS = "reviews.bookinfo.svc.cluster.local";
@@ -44,10 +44,6 @@ function endpointPorts(cla: endpoint.ClusterLoadAssignment | undefined): number[
     .sort((a, b) => a - b);
 }
 
-function assertValid(res: { resources: Parameters<typeof anyViolations>[0][] }): void {
-  for (const any of res.resources) assert.deepEqual(anyViolations(any), [], any.typeUrl);
-}
-
 test("a bookinfo sidecar gets the reviews clusters, their endpoints, listeners and the 90/10 route", async () => {
   const client = SotwClient.connect(`127.0.0.1:${discovery.ports.grpcPort}`);
   try {
@@ -57,26 +53,26 @@ test("a bookinfo sidecar gets the reviews clusters, their endpoints, listeners a
       id: "sidecar~127.0.0.1~productpage-v1.bookinfo~bookinfo.svc.cluster.local",
     };
     const cds = await client.requestAndAck({ node, typeUrl: TypeUrl.Cluster });
-    assertValid(cds);
+    assertValidResources(cds);
     const clusters = names(cds);
     for (const subset of ["", "v1", "v2"]) assert.ok(clusters.includes(`outbound|9080|${subset}|${REVIEWS}`), subset);
     assert.ok(clusters.includes("BlackHoleCluster") && clusters.includes("inbound|19080||"), clusters.join(" "));
 
     const subsetClusters = [`outbound|9080|v1|${REVIEWS}`, `outbound|9080|v2|${REVIEWS}`];
     const eds = await client.requestAndAck({ typeUrl: TypeUrl.Endpoint, resourceNames: subsetClusters });
-    assertValid(eds);
+    assertValidResources(eds);
     assert.deepEqual(
       eds.resources.map((any) => endpointPorts(unpackAny(any, endpoint.ClusterLoadAssignmentSchema))),
       [[19081], [19082]],
     );
 
     const lds = await client.requestAndAck({ typeUrl: TypeUrl.Listener });
-    assertValid(lds);
+    assertValidResources(lds);
     assert.ok(names(lds).includes("0.0.0.0_9080"), names(lds).join(" "));
     assert.ok(names(lds).includes("virtualInbound"));
 
     const rds = await client.requestAndAck({ typeUrl: TypeUrl.Route, resourceNames: ["9080"] });
-    assertValid(rds);
+    assertValidResources(rds);
     const config = unpackAny(rds.resources[0], route.RouteConfigurationSchema);
     const vhost = config?.virtualHosts.find((v) => v.domains.includes(REVIEWS));
     const split = vhost?.routes.at(-1)?.action;

@@ -1,5 +1,6 @@
 // The Envoy constraint check for generated resources, as the builders' tests apply it: every PGV
 // violation counts, except "unknown type" for config types Sluice sends as TypedStruct only.
+import assert from "node:assert/strict";
 import type { DescMessage, Message } from "@bufbuild/protobuf";
 import { fromBinary } from "@bufbuild/protobuf";
 import type { Any } from "@bufbuild/protobuf/wkt";
@@ -23,4 +24,9 @@ export function anyViolations(any: Any): Violation[] {
   const schema = registry.getMessage(any.typeUrl.slice(any.typeUrl.lastIndexOf("/") + 1));
   if (!schema) return [{ path: "", rule: "any.known_type", message: `unknown resource type ${any.typeUrl}` }];
   return violations(schema, fromBinary(schema, any.value));
+}
+
+/** Asserts every resource of an xDS response is within Envoy's constraints. */
+export function assertValidResources(res: { resources: readonly Any[] }): void {
+  for (const any of res.resources) assert.deepEqual(anyViolations(any), [], any.typeUrl);
 }
