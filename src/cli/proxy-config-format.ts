@@ -2,8 +2,9 @@
 // a node's metadata comes out one level deeper, as Go's jsonpb writes it) and sigs.k8s.io/yaml
 // (keys sorted, sequences not indented, strings that would read as another type double-quoted,
 // others needing quotes single-quoted).
-import type { JsonValue } from "@bufbuild/protobuf";
+import { type DescMessage, fromJson, type JsonValue, toJson } from "@bufbuild/protobuf";
 import { Document, parseDocument, Scalar, visit } from "yaml";
+import { registry, schemaForTypeUrl } from "../api/index.ts";
 
 const INDENT = "    ";
 
@@ -25,14 +26,40 @@ function writeJson(value: JsonValue, indent: string): string {
   const fields = entries.map(([key, v]) => {
     const text = writeJson(v, inner);
     // jsonpb writes a Struct (a node's metadata) one level deeper than its place.
-    const shown = key === "metadata" && isObject(v) ? text.replaceAll("\n", `\n${INDENT}`) : text;
+    const shown = isStruct(key, v) ? text.replaceAll("\n", `\n${INDENT}`) : text;
     return `${inner}${JSON.stringify(key)}: ${shown}`;
   });
   return `{\n${fields.join(",\n")}\n${indent}}`;
 }
 
-function isObject(value: JsonValue): boolean {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
+// A node's or build's metadata is a Struct; Envoy's core.Metadata (filterMetadata) is not.
+function isStruct(key: string, value: JsonValue): boolean {
+  return (
+    key === "metadata" &&
+    value !== null &&
+    typeof value === "object" &&
+    !Array.isArray(value) &&
+    !("filterMetadata" in value) &&
+    !("typedFilterMetadata" in value)
+  );
+}
+
+/** JSON as Go's json.MarshalIndent(v, "", "    ") writes it: HTML characters escaped. */
+export function goMarshalIndent(value: JsonValue): string {
+  return JSON.stringify(value, null, 4).replace(/[<>&]/g, (c) => `\\u00${c.charCodeAt(0).toString(16)}`);
+}
+
+/**
+ * A config dump's JSON (either field spelling) as the proto3 JSON of `schema`, as istioctl prints
+ * the protos it decoded; as it was when it holds types this build does not know.
+ */
+export function protoJson(schema: DescMessage, value: JsonValue): JsonValue {
+  try {
+    const json = toJson(schema, fromJson(schema, value, { registry, ignoreUnknownFields: true }), { registry });
+    return sortMapKeys(schema, json);
+  } catch {
+    return value;
+  }
 }
 
 /** YAML as sigs.k8s.io/yaml.JSONToYAML writes the JSON of a proto. */
@@ -51,4 +78,38 @@ export function goYaml(value: JsonValue): string {
 function readsAsOtherType(text: string): boolean {
   const doc = parseDocument(text, { version: "1.1" });
   return doc.errors.length === 0 && doc.contents instanceof Scalar && typeof doc.contents.value !== "string";
+}
+
+// Go's protojson writes map entries (and a Struct's fields) sorted by key; protobuf-es keeps their order.
+function sortMapKeys(schema: DescMessage, value: JsonValue): JsonValue {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return value;
+  if (schema.typeName === "google.protobuf.Struct" || schema.typeName === "google.protobuf.Value")
+    return sortDeep(value);
+  if (schema.typeName === "google.protobuf.Any") {
+    const inner = typeof value["@type"] === "string" ? schemaForTypeUrl(value["@type"]) : undefined;
+    return inner && !inner.typeName.startsWith("google.protobuf.") ? sortMapKeys(inner, value) : value;
+  }
+  const out: Record<string, JsonValue> = {};
+  for (const [key, v] of Object.entries(value)) {
+    const field = schema.fields.find((f) => f.jsonName === key);
+    if (field?.fieldKind === "map" && v !== null && typeof v === "object" && !Array.isArray(v)) {
+      const entries = Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      const message = field.mapKind === "message" ? field.message : undefined;
+      out[key] = Object.fromEntries(entries.map(([k, e]) => [k, message ? sortMapKeys(message, e) : e]));
+    } else if (field?.fieldKind === "message") {
+      out[key] = sortMapKeys(field.message, v);
+    } else if (field?.fieldKind === "list" && field.listKind === "message" && Array.isArray(v)) {
+      out[key] = v.map((e) => sortMapKeys(field.message, e));
+    } else {
+      out[key] = v;
+    }
+  }
+  return out;
+}
+
+function sortDeep(value: JsonValue): JsonValue {
+  if (Array.isArray(value)) return value.map(sortDeep);
+  if (value === null || typeof value !== "object") return value;
+  const keys = Object.keys(value).sort();
+  return Object.fromEntries(keys.map((k) => [k, sortDeep(value[k])]));
 }

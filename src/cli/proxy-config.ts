@@ -3,16 +3,19 @@
 // proxyless gRPC proxy, without an Envoy admin port, has), from Envoy's admin /config_dump
 // (--proxy-admin-address, e.g. through a port-forward to 15000), or from a file (--file).
 import { readFileSync } from "node:fs";
-import type { JsonValue } from "@bufbuild/protobuf";
+import type { DescMessage, JsonObject, JsonValue } from "@bufbuild/protobuf";
 import type { Argv, CommandModule } from "yargs";
+import { admin, cluster, endpoint, listener, route } from "../api/index.ts";
 import { DEBUG_TYPE_PREFIX } from "../xds/types.ts";
 import { EXIT_OK } from "./exit-codes.ts";
-import { goJson, goYaml } from "./proxy-config-format.ts";
+import { goJson, goMarshalIndent, goYaml, protoJson } from "./proxy-config-format.ts";
 import {
   bootstrapOf,
   bootstrapSummary,
+  type ClusterFilter,
   type ConfigDump,
   clusterSummary,
+  type EndpointFilter,
   ecdsSummary,
   endpointSummary,
   filterClusters,
@@ -20,8 +23,11 @@ import {
   filterListeners,
   filterRoutes,
   fullSummary,
+  type ListenerFilter,
+  list,
   listenerSummary,
   parseConfigDump,
+  type RouteFilter,
   routeSummary,
   secretSummary,
 } from "./proxy-config-writer.ts";
@@ -80,48 +86,58 @@ async function httpGet(url: string): Promise<string> {
   return text;
 }
 
-function printObjects(values: JsonValue[] | JsonValue, format: "json" | "yaml"): void {
-  process.stdout.write(`${format === "yaml" ? goYaml(values) : goJson(values)}\n`);
+export type Kind = "cluster" | "listener" | "route" | "endpoint" | "secret" | "bootstrap" | "ecds" | "all";
+
+/** Filters of the proxy-config commands (each kind reads its own). */
+export interface ProxyConfigFilters {
+  cluster: ClusterFilter;
+  listener: ListenerFilter;
+  route: RouteFilter;
+  endpoint: EndpointFilter;
 }
 
-type Kind = "cluster" | "listener" | "route" | "endpoint" | "secret" | "bootstrap" | "ecds" | "all";
-
-function print(kind: Kind, dump: ConfigDump, argv: ProxyConfigArgs): void {
-  const clusterFilter = { fqdn: argv.fqdn, port: argv.port, subset: argv.subset, direction: argv.direction };
-  const listenerFilter = { address: argv.address, port: argv.port, type: argv.type, verbose: argv.verbose };
-  const routeFilter = { name: argv.name, verbose: argv.verbose };
-  const endpointFilter = { address: argv.address, port: argv.port, cluster: argv.cluster, status: argv.status };
-  const format = argv.output;
+/** What `proxy-config <kind> -o <format>` prints for the dump. */
+export function proxyConfigOutput(
+  kind: Kind,
+  dump: ConfigDump,
+  filters: ProxyConfigFilters,
+  format: (typeof OUTPUT_FORMATS)[number],
+  withHeaders = false,
+): string {
   if (format === "short") {
     const summaries: Record<Kind, () => string> = {
-      cluster: () => clusterSummary(dump, clusterFilter, false),
-      listener: () => listenerSummary(dump, listenerFilter, false),
-      route: () => routeSummary(dump, routeFilter, false),
-      endpoint: () => endpointSummary(dump, endpointFilter, false),
+      cluster: () => clusterSummary(dump, filters.cluster, false),
+      listener: () => listenerSummary(dump, filters.listener, false),
+      route: () => routeSummary(dump, filters.route, false),
+      endpoint: () => endpointSummary(dump, filters.endpoint, false),
       secret: () => secretSummary(dump, false),
       bootstrap: () => bootstrapSummary(dump),
       ecds: () => ecdsSummary(dump),
-      all: () =>
-        fullSummary(
-          dump,
-          { cluster: clusterFilter, listener: listenerFilter, route: routeFilter, endpoint: endpointFilter },
-          argv["with-headers"],
-        ),
+      all: () => fullSummary(dump, filters, withHeaders),
     };
-    process.stdout.write(summaries[kind]());
-    return;
+    return summaries[kind]();
   }
-  const objects: Record<Kind, () => JsonValue> = {
-    cluster: () => filterClusters(dump, clusterFilter),
-    listener: () => filterListeners(dump, listenerFilter),
-    route: () => filterRoutes(dump, routeFilter),
-    endpoint: () => filterEndpoints(dump, endpointFilter),
-    secret: () => dump.configs.filter((c) => String(c["@type"]).endsWith("SecretsConfigDump")),
-    bootstrap: () => bootstrapOf(dump),
-    ecds: () => dump.configs.filter((c) => String(c["@type"]).endsWith("EcdsConfigDump")),
-    all: () => ({ configs: dump.configs }),
+  // Lists of resources as Go's json.MarshalIndent writes them, dump sections as protomarshal does.
+  const asList = (schema: DescMessage, values: JsonObject[]) => values.map((v) => protoJson(schema, v));
+  const section = (type: string) =>
+    dump.configs.find((c) => c["@type"] === `type.googleapis.com/envoy.admin.v3.${type}`) ?? {};
+  // Envoy writes one EcdsConfigDump per filter type; istioctl prints them as one.
+  const ecdsFilters = dump.configs
+    .filter((c) => c["@type"] === "type.googleapis.com/envoy.admin.v3.EcdsConfigDump")
+    .flatMap((c) => list(c, "ecds_filters"));
+  const outputs: Record<Kind, () => [JsonValue, "list" | "section"]> = {
+    cluster: () => [asList(cluster.ClusterSchema, filterClusters(dump, filters.cluster)), "list"],
+    listener: () => [asList(listener.ListenerSchema, filterListeners(dump, filters.listener)), "list"],
+    route: () => [asList(route.RouteConfigurationSchema, filterRoutes(dump, filters.route)), "list"],
+    endpoint: () => [asList(endpoint.ClusterLoadAssignmentSchema, filterEndpoints(dump, filters.endpoint)), "list"],
+    secret: () => [protoJson(admin.SecretsConfigDumpSchema, section("SecretsConfigDump")), "section"],
+    bootstrap: () => [protoJson(admin.BootstrapConfigDumpSchema, bootstrapOf(dump)), "section"],
+    ecds: () => [protoJson(admin.EcdsConfigDumpSchema, { ecdsFilters }), "section"],
+    all: () => [protoJson(admin.ConfigDumpSchema, { configs: dump.configs }), "section"],
   };
-  printObjects(objects[kind](), format);
+  const [value, shape] = outputs[kind]();
+  const json = shape === "list" ? goMarshalIndent(value) : goJson(value);
+  return `${format === "yaml" ? goYaml(JSON.parse(json) as JsonValue) : json}\n`;
 }
 
 const KINDS: { kind: Kind; aliases: string[]; describe: string }[] = [
@@ -169,7 +185,14 @@ function kindCommand(entry: (typeof KINDS)[number]): CommandModule<object, Proxy
         .example(`$0 proxy-config ${entry.kind} --file config_dump.json`, "From an Envoy config dump") as never,
     handler: (argv) =>
       reportingFailures(async () => {
-        print(entry.kind, await loadDump(argv), argv);
+        const filters = {
+          cluster: { fqdn: argv.fqdn, port: argv.port, subset: argv.subset, direction: argv.direction },
+          listener: { address: argv.address, port: argv.port, type: argv.type, verbose: argv.verbose },
+          route: { name: argv.name, verbose: argv.verbose },
+          endpoint: { address: argv.address, port: argv.port, cluster: argv.cluster, status: argv.status },
+        };
+        const dump = await loadDump(argv);
+        process.stdout.write(proxyConfigOutput(entry.kind, dump, filters, argv.output, argv["with-headers"]));
         process.exitCode = EXIT_OK;
       }),
   };

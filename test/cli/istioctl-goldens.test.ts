@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { after, test } from "node:test";
 import { create } from "@bufbuild/protobuf";
 import { csds, discovery, packAny } from "../../src/api/index.ts";
+import { proxyConfigOutput } from "../../src/cli/proxy-config.ts";
 import {
   bootstrapSummary,
   ecdsSummary,
@@ -222,3 +223,26 @@ golden("proxyconfig/testdata/config_dump_summary.txt", () =>
 golden("proxyconfig/testdata/config_dump_summary_withheaders.txt", () =>
   fullSummary(dumpAt("proxyconfig/testdata/config_dump.json"), allFilters, true),
 );
+
+const noFilters = { cluster: {}, listener: { verbose: true }, route: { verbose: true }, endpoint: {} };
+golden(`${configDumpDir}/bootstrapdump.json`, () =>
+  proxyConfigOutput("bootstrap", dumpAt(`${configDumpDir}/configdump.json`), noFilters, "json"),
+);
+for (const format of ["json", "yaml"] as const) {
+  golden(`${configDumpDir}/ecds/output.${format}`, () =>
+    proxyConfigOutput("ecds", dumpAt(`${configDumpDir}/ecds/configdump.json`), noFilters, format),
+  );
+  for (const [name, endpoint] of [
+    ["emptyfilter", {}],
+    ["portfilter", { port: 8080 }],
+  ] as const) {
+    golden(`${configDumpDir}/endpoint/${name}_output.${format}`, () =>
+      proxyConfigOutput(
+        "endpoint",
+        dumpAt(`${configDumpDir}/endpoint/configdump.json`),
+        { ...noFilters, endpoint },
+        format,
+      ),
+    );
+  }
+}
