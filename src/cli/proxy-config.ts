@@ -37,6 +37,7 @@ import {
   reportingFailures,
   requestDebug,
   withControlPlaneOptions,
+  type XdsClientOptions,
   xdsClientOptions,
 } from "./xds-client.ts";
 
@@ -71,10 +72,15 @@ export async function loadDump(argv: ProxyDumpArgs): Promise<ConfigDump> {
   if (!argv.proxy) throw new Error("name a pod or proxy ID, or give --file");
   const admin = argv["proxy-admin-address"];
   if (admin) return parseConfigDump(await httpGet(`http://${admin}/config_dump?include_eds`));
-  const query = `proxyID=${encodeURIComponent(argv.proxy)}&include_eds`;
-  const response = await requestDebug(xdsClientOptions(argv), `${DEBUG_TYPE_PREFIX}config_dump`, [query]);
+  return controlPlaneDump(xdsClientOptions(argv), argv.proxy);
+}
+
+/** The control plane's config dump of a connected proxy (with its endpoints), over xDS. */
+export async function controlPlaneDump(options: XdsClientOptions, proxy: string): Promise<ConfigDump> {
+  const query = `proxyID=${encodeURIComponent(proxy)}&include_eds`;
+  const response = await requestDebug(options, `${DEBUG_TYPE_PREFIX}config_dump`, [query]);
   const [body] = debugBodies(response);
-  if (body === undefined) throw new Error(`the control plane sent no config dump for ${argv.proxy}`);
+  if (body === undefined) throw new Error(`the control plane sent no config dump for ${proxy}`);
   if (!body.trimStart().startsWith("{")) throw new Error(`the control plane: ${body.trim()}`);
   return parseConfigDump(body);
 }

@@ -2,10 +2,14 @@
 // from the control plane's `istio.io/debug/syncz`, as a table of subscribed types (with --verbose,
 // each type's SYNCED / NOT SENT / STALE), or the responses as JSON or YAML. A proxy argument keeps
 // the proxies whose ID contains it.
+import { readFileSync } from "node:fs";
 import type { CommandModule } from "yargs";
 import { csds, unpackAny } from "../api/index.ts";
 import { SYNCZ_TYPE_URL } from "../xds/generators/status.ts";
 import { EXIT_OK } from "./exit-codes.ts";
+import { controlPlaneDump } from "./proxy-config.ts";
+import { parseConfigDump } from "./proxy-config-writer.ts";
+import { compareDumps } from "./proxy-status-compare.ts";
 import { controlPlaneId, STATUS_OUTPUT_FORMATS, writeStatus } from "./proxy-status-writer.ts";
 import {
   type ControlPlaneArgs,
@@ -17,6 +21,7 @@ import {
 
 interface ProxyStatusArgs extends ControlPlaneArgs {
   proxy?: string;
+  file?: string;
   output: (typeof STATUS_OUTPUT_FORMATS)[number];
   verbose: boolean;
   namespace?: string;
@@ -35,6 +40,11 @@ export const proxyStatusCommand: CommandModule<object, ProxyStatusArgs> = {
         default: "table" as const,
         describe: "Output format",
       })
+      .option("file", {
+        alias: "f",
+        type: "string",
+        describe: "With a proxy: compare the control plane's config for it with this Envoy config dump",
+      })
       .option("verbose", { type: "boolean", default: false, describe: "A column with the status of every xDS type" })
       .example("$0 proxy-status --xds-address localhost:15010 --plaintext", "Every proxy's sync status")
       .example("$0 ps --xds-address istiod:15012 --cert-dir ./certs", "Over TLS with a client certificate")
@@ -44,6 +54,13 @@ export const proxyStatusCommand: CommandModule<object, ProxyStatusArgs> = {
       ) as never,
   handler: (argv) =>
     reportingFailures(async () => {
+      if (argv.file) {
+        if (!argv.proxy) throw new Error("--file compares one proxy's config: name the proxy");
+        const envoy = parseConfigDump(readFileSync(argv.file, "utf8"));
+        process.stdout.write(compareDumps(await controlPlaneDump(xdsClientOptions(argv), argv.proxy), envoy));
+        process.exitCode = EXIT_OK;
+        return;
+      }
       const response = await requestDebug(xdsClientOptions(argv), SYNCZ_TYPE_URL);
       if (argv.proxy) {
         const wanted = argv.proxy;

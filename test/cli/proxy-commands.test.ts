@@ -165,3 +165,22 @@ test("version and internal-debug ask the control plane over xDS", async () => {
   assert.equal(debug.code, 0, debug.stdout);
   assert.match(debug.stdout, new RegExp(`"id": "${PROXY_ID.replaceAll(".", "\\.")}"`));
 });
+
+test("proxy-status <proxy> --file compares the control plane's config with a dump of the proxy's", async () => {
+  const dumped = await sluice("x", "internal-debug", `config_dump?proxyID=${PROXY_ID}`, ...xds());
+  assert.equal(dumped.code, 0, dumped.stdout);
+  const same = join(dir, "same.json");
+  await writeFile(same, dumped.stdout);
+  const match = await sluice("ps", PROXY_ID, "--file", same, ...xds());
+  assert.equal(match.stdout, "Clusters Match\nListeners Match\nRoutes Match\n");
+
+  const dump = JSON.parse(dumped.stdout) as { configs: { "@type": string; dynamicActiveClusters?: unknown[] }[] };
+  const clusters = dump.configs.find((c) => c["@type"].endsWith("ClustersConfigDump"));
+  assert.ok(clusters?.dynamicActiveClusters?.length, dumped.stdout);
+  clusters.dynamicActiveClusters = [];
+  const fewer = join(dir, "fewer.json");
+  await writeFile(fewer, JSON.stringify(dump));
+  const differ = await sluice("ps", PROXY_ID, "--file", fewer, ...xds());
+  assert.match(differ.stdout, /^Clusters Don't Match\n--- Istiod Clusters\n\+\+\+ Envoy Clusters\n/);
+  assert.match(differ.stdout, /\nListeners Match\nRoutes Match\n$/);
+});
