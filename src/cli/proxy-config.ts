@@ -1,7 +1,8 @@
 // `sluice proxy-config <type> <pod|proxyID>` (istioctl's proxy-config): summaries (or JSON/YAML) of
 // a proxy's config dump, read from the control plane's `config_dump` for the proxy over xDS (what a
 // proxyless gRPC proxy, without an Envoy admin port, has), from Envoy's admin /config_dump
-// (--proxy-admin-address, e.g. through a port-forward to 15000), or from a file (--file).
+// (--proxy-admin-address, e.g. through a port-forward to 15000), from the control plane's HTTP
+// /debug/config_dump (--monitoring-address), or from a file (--file).
 import { readFileSync } from "node:fs";
 import type { DescMessage, JsonObject, JsonValue } from "@bufbuild/protobuf";
 import type { Argv, CommandModule } from "yargs";
@@ -48,6 +49,7 @@ export interface ProxyDumpArgs extends ControlPlaneArgs {
   proxy?: string;
   file?: string;
   "proxy-admin-address"?: string;
+  "monitoring-address"?: string;
 }
 
 interface ProxyConfigArgs extends ProxyDumpArgs {
@@ -69,9 +71,14 @@ interface ProxyConfigArgs extends ProxyDumpArgs {
 /** Where the dump comes from: --file, the proxy's Envoy admin, or the control plane. */
 export async function loadDump(argv: ProxyDumpArgs): Promise<ConfigDump> {
   if (argv.file) return parseConfigDump(readFileSync(argv.file, "utf8"));
-  if (!argv.proxy) throw new Error("name a pod or proxy ID, or give --file");
   const admin = argv["proxy-admin-address"];
   if (admin) return parseConfigDump(await httpGet(`http://${admin}/config_dump?include_eds`));
+  if (!argv.proxy) throw new Error("name a pod or proxy ID, or give --file");
+  const monitoring = argv["monitoring-address"];
+  if (monitoring) {
+    const query = `proxyID=${encodeURIComponent(argv.proxy)}&include_eds`;
+    return parseConfigDump(await httpGet(`http://${monitoring}/debug/config_dump?${query}`));
+  }
   return controlPlaneDump(xdsClientOptions(argv), argv.proxy);
 }
 
@@ -162,7 +169,11 @@ export function proxyDumpOptions<T>(yargs: Argv<T>) {
   return withControlPlaneOptions(yargs)
     .positional("proxy", { type: "string", describe: "The pod (name.namespace) or proxy ID" })
     .option("file", { alias: "f", type: "string", describe: "Read an Envoy config dump (JSON) from this file" })
-    .option("proxy-admin-address", { type: "string", describe: "host:port of the proxy's Envoy admin (15000)" });
+    .option("proxy-admin-address", { type: "string", describe: "host:port of the proxy's Envoy admin (15000)" })
+    .option("monitoring-address", {
+      type: "string",
+      describe: "host:port of the control plane's HTTP debug endpoints (15014): its config dump over HTTP, not xDS",
+    });
 }
 
 function kindCommand(entry: (typeof KINDS)[number]): CommandModule<object, ProxyConfigArgs> {

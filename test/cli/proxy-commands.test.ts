@@ -26,6 +26,7 @@ let dir: string;
 let backend: Backend;
 let sluiced: ReturnType<typeof spawn>;
 let xdsAddress: string;
+let httpAddress: string;
 let client: ReturnType<typeof xdsClient>;
 
 /** The first JSON log line of sluiced that `match`es, waiting at most 60 s (it compiles as it starts). */
@@ -69,7 +70,12 @@ before(async () => {
     // The plaintext port serves debug information only with the debug endpoint authentication off.
     { stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, ENABLE_DEBUG_ENDPOINT_AUTH: "false" } },
   );
-  const listening = await loggedLine(sluiced, (l) => l.msg === "xDS server listening");
+  const lines = [
+    loggedLine(sluiced, (l) => l.msg === "admin HTTP server listening"),
+    loggedLine(sluiced, (l) => l.msg === "xDS server listening"),
+  ];
+  const [admin, listening] = await Promise.all(lines);
+  httpAddress = `127.0.0.1:${admin.httpPort}`;
   xdsAddress = `127.0.0.1:${listening.grpcPort}`;
   process.env.GRPC_XDS_BOOTSTRAP_CONFIG = JSON.stringify({
     xds_servers: [{ server_uri: xdsAddress, channel_creds: [{ type: "insecure" }], server_features: ["xds_v3"] }],
@@ -145,6 +151,10 @@ test("proxy-config reads the control plane's config dump of the proxyless client
     endpoints.stdout,
     new RegExp(`^127\\.0\\.0\\.1:${backend.port}\\s+HEALTHY\\s+outbound\\|${ECHO_PORT}\\|\\|${ECHO_HOST}`, "m"),
   );
+
+  // The same dump over the control plane's HTTP debug endpoint.
+  const overHttp = await sluice("pc", "cluster", PROXY_ID, "--monitoring-address", httpAddress);
+  assert.equal(overHttp.stdout, clusters.stdout);
 
   const json = await sluice("pc", "cluster", PROXY_ID, ...xds(), "--fqdn", ECHO_HOST, "-o", "json");
   const parsed = JSON.parse(json.stdout) as { name: string }[];
