@@ -3,6 +3,7 @@ import type { CommandModule } from "yargs";
 import { authzCommand } from "./authz-check.ts";
 import { configCommand } from "./config.ts";
 import { convertCommand } from "./convert.ts";
+import { describeCommand } from "./describe.ts";
 import { envoyFilterCommand } from "./envoyfilter-diff.ts";
 import { internalDebugCommand } from "./internal-debug.ts";
 import { precheckCommand } from "./precheck.ts";
@@ -17,6 +18,7 @@ export const experimentalCommand: CommandModule = {
       .command(authzCommand)
       .command(configCommand)
       .command(convertCommand)
+      .command(describeCommand)
       .command(envoyFilterCommand)
       .command(internalDebugCommand)
       .command(precheckCommand)
