@@ -12,8 +12,9 @@ type LevelName = (typeof LEVEL_NAMES)[number];
 interface AnalyzeArgs {
   files: string[];
   "all-namespaces": boolean;
+  // Global flags (src/bin/sluice.ts); absent when the command runs without them, as in tests.
   namespace?: string;
-  istioNamespace: string;
+  istioNamespace?: string;
   output: (typeof OUTPUT_CHOICES)[number];
   "failure-threshold": LevelName;
   "output-threshold": LevelName;
@@ -62,17 +63,6 @@ export const analyzeCommand: CommandModule<object, AnalyzeArgs> = {
         describe: `Files or directories (every .yaml, .yml, .json below) to analyze; "${STDIN_PATH}" reads standard input`,
       })
       .option("all-namespaces", { alias: "A", type: "boolean", default: false, describe: "Analyze all namespaces" })
-      .option("namespace", {
-        alias: "n",
-        type: "string",
-        describe: "The namespace to analyze, also given to file objects without one (default: default)",
-      })
-      .option("istioNamespace", {
-        alias: "i",
-        type: "string",
-        default: "istio-system",
-        describe: "Istio system namespace",
-      })
       .option("output", {
         alias: "o",
         choices: OUTPUT_CHOICES,
@@ -113,12 +103,6 @@ export const analyzeCommand: CommandModule<object, AnalyzeArgs> = {
         default: false,
         describe: "Analyze the live cluster too (files given override its objects); off by default, unlike istioctl",
       })
-      .option("kubeconfig", {
-        alias: "c",
-        type: "string",
-        describe: "Kubernetes configuration file (default: $KUBECONFIG or ~/.kube/config)",
-      })
-      .option("context", { type: "string", describe: "The kubeconfig context to use" })
       .example("$0 analyze -k", "Analyze the current cluster (namespace default)")
       .example("$0 analyze a.yaml b.yaml my-app-config/", "Analyze files and directories (namespace default)")
       .example("$0 analyze -A -o json manifests/", "Analyze every namespace, JSON output")
@@ -146,7 +130,7 @@ export const analyzeCommand: CommandModule<object, AnalyzeArgs> = {
       files: argv.files,
       allNamespaces: argv["all-namespaces"],
       namespace: argv.namespace,
-      istioNamespace: argv.istioNamespace,
+      istioNamespace: argv.istioNamespace ?? "istio-system",
       output: argv.output === "text" ? "log" : argv.output,
       failureThreshold: argv["failure-threshold"],
       outputThreshold: argv["output-threshold"],
