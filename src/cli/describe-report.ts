@@ -1,7 +1,12 @@
 // The text of `sluice x describe pod|service`, laid out as istioctl's describe prints it, from the
 // state of config files (store → registry → push context).
 import type { ConfigObject, MeshConfig } from "../config/index.ts";
-import type { VirtualService } from "../config/types/index.ts";
+import type {
+  VirtualService,
+  VirtualServiceHttp,
+  VirtualServiceHttpMatch,
+  VirtualServiceHttpMatchUri,
+} from "../config/types/index.ts";
 import { labelsContain } from "../krt/index.ts";
 import {
   type ConsolidatedDestinationRule,
@@ -80,50 +85,126 @@ function destinationRuleLines(
   return { lines, matchingSubsets, nonMatchingSubsets };
 }
 
-/** A route's match conditions, compactly (`uri prefix /api, headers end-user exact jason`). */
-function matchText(match: Record<string, unknown>): string {
-  return Object.entries(match)
-    .map(([field, value]) => `${field} ${JSON.stringify(value)}`)
-    .join(", ");
+/** A string match as istioctl shows it: the exact value, a prefix with `*`, else the match as JSON. */
+function stringMatchText(match: VirtualServiceHttpMatchUri): string {
+  if (match.exact !== undefined) return match.exact;
+  if (match.prefix !== undefined) return `${match.prefix}*`;
+  return JSON.stringify(match);
+}
+
+/** One HTTP match as istioctl renders it: `Match: /api* when headers are end-user=jason`. */
+function matchText(match: VirtualServiceHttpMatch): string {
+  let text = "Match: ";
+  if (match.uri) text += `${stringMatchText(match.uri)}${match.ignoreUriCase ? " uncased" : ""}`;
+  const headers = Object.entries(match.headers ?? {}).map(([name, value]) => `${name}=${stringMatchText(value)}`);
+  if (headers.length > 0) text += ` when headers are ${headers.join("; ")}`;
+  return text.trim();
 }
 
 /**
- * The VirtualService section (istioctl's printVirtualService): each HTTP route with a destination
- * reaching the workload (the service, and a subset the workload is in or none), by its match or weight;
- * destinations elsewhere counted, those to non-matching subsets of the service named.
+ * Whether an HTTP route sends traffic to the workload (a destination on the service, in a subset the
+ * workload is in or none), with istioctl's facts about it: weighted destinations and the match
+ * conditions, or, when it does not, why (destinations to subsets the workload is not in).
+ */
+function httpRouteFacts(
+  http: VirtualServiceHttp,
+  service: Service,
+  matchingSubsets: ReadonlySet<string>,
+  nonMatchingSubsets: ReadonlySet<string>,
+  ruleName: string | undefined,
+): { reaches: boolean; facts: string[] } {
+  const facts: string[] = [];
+  const mismatches: string[] = [];
+  let reaches = false;
+  const conditions = http.match?.length ? http.match.map(matchText).join(", ") : "everything";
+  for (const { destination, weight = 0 } of http.route ?? []) {
+    if (!hostsMatch(destination.host, service.hostname)) {
+      facts.push(
+        destination.subset === undefined
+          ? `Route to host "${destination.host}" with weight ${weight}%`
+          : `Route to ${destination.host} with invalid config`,
+      );
+      continue;
+    }
+    const subset = destination.subset;
+    if (subset !== undefined && nonMatchingSubsets.has(subset)) {
+      mismatches.push(`Route to non-matching subset ${subset} for (${conditions})`);
+      continue;
+    }
+    if (subset !== undefined && !matchingSubsets.has(subset)) {
+      if (ruleName !== undefined) {
+        mismatches.push(`Warning: Route to UNKNOWN subset ${subset}; check DestinationRule ${ruleName}`);
+      }
+      continue;
+    }
+    reaches = true;
+    if (weight > 0) {
+      const to = subset === undefined ? "" : ` subset "${subset}"`;
+      facts.push(`Route to host "${destination.host}"${to} with weight ${weight}%`);
+    }
+  }
+  if (reaches) {
+    const requestFacts = [...(http.fault ? [`Fault injection ${JSON.stringify(http.fault)}`] : [])];
+    requestFacts.push(...(http.match ?? []).map(matchText));
+    if (requestFacts.length > 0) facts.push(requestFacts.join(", "));
+    return { reaches, facts };
+  }
+  return { reaches, facts: mismatches.length > 0 ? [...facts, ...mismatches] : facts };
+}
+
+/**
+ * The VirtualService section (istioctl's printVirtualService): the facts of the HTTP and TCP routes
+ * that reach the workload, then how many routes do not, or a warning when none does.
  */
 function virtualServiceLines(
   vs: VirtualService,
   service: Service,
   matchingSubsets: ReadonlySet<string>,
   nonMatchingSubsets: ReadonlySet<string>,
+  ruleName: string | undefined,
 ): string[] {
   const lines = [`VirtualService: ${vs.metadata.name}`];
-  let elsewhere = 0;
-  const unreached: string[] = [];
-  for (const http of vs.spec?.http ?? []) {
-    const condition = http.match?.length
-      ? `when ${http.match.map((m) => matchText(m as Record<string, unknown>)).join(" or ")}`
-      : "(everything)";
-    for (const route of http.route ?? []) {
-      const dest = route.destination;
-      if (!hostsMatch(dest.host, service.hostname)) {
-        elsewhere++;
-        continue;
-      }
-      if (dest.subset !== undefined && !matchingSubsets.has(dest.subset)) {
-        elsewhere++;
-        if (nonMatchingSubsets.has(dest.subset))
-          unreached.push(`Route to non-matching subset ${dest.subset} for ${condition}`);
-        else unreached.push(`Route to UNKNOWN subset ${dest.subset}; check DestinationRule ${service.name}`);
-        continue;
-      }
-      const weight = (http.route ?? []).length > 1 ? `Weight ${route.weight ?? 0}%` : "Weight 100%";
-      lines.push(http.match?.length ? `   ${weight} ${condition}` : `   ${weight}`);
+  const http = vs.spec?.http ?? [];
+  const tcp = vs.spec?.tcp ?? [];
+  let reaching = 0;
+  let facts = 0;
+  const mismatchNotes: string[] = [];
+  for (const route of http) {
+    const result = httpRouteFacts(route, service, matchingSubsets, nonMatchingSubsets, ruleName);
+    if (!result.reaches) {
+      mismatchNotes.push(...result.facts);
+      continue;
+    }
+    reaching++;
+    facts += result.facts.length;
+    lines.push(...result.facts.map((fact) => `   ${fact}`));
+  }
+  for (const route of tcp) {
+    if (!(route.route ?? []).some((r) => hostsMatch(r.destination.host, service.hostname))) continue;
+    reaching++;
+    for (const match of route.match ?? []) {
+      lines.push(`   ${JSON.stringify(match)}`);
+      facts++;
     }
   }
-  if (elsewhere > 0) lines.push(`   ${elsewhere} additional destination(s) that will not reach this pod`);
-  for (const line of unreached) lines.push(`      ${line}`);
+  if (reaching === 0) {
+    if (http.length > 0)
+      lines.push(`   WARNING: No destinations match pod subsets (checked ${http.length} HTTP routes)`);
+    if (tcp.length > 0) lines.push(`   WARNING: No destinations match pod subsets (checked ${tcp.length} TCP routes)`);
+    lines.push(...mismatchNotes.map((note) => `      ${note}`));
+    return lines;
+  }
+  const routes = http.length + (vs.spec?.tls ?? []).length + tcp.length;
+  if (reaching < routes) {
+    // Earlier routes may take the traffic these match, so the count is all istioctl can say.
+    lines.push(`   ${routes - reaching} additional destination(s) that will not reach this pod`);
+    if (facts === 0) lines.push(...mismatchNotes.map((note) => `      ${note}`));
+    return lines;
+  }
+  if (facts === 0) {
+    if (http.length > 0) lines.push(`   ${http.length} HTTP route(s)`);
+    if (tcp.length > 0) lines.push(`   ${tcp.length} TCP route(s)`);
+  }
   return lines;
 }
 
@@ -139,8 +220,10 @@ function serviceLines(snapshot: PushSnapshot, service: Service, workload: Worklo
   const dr = destinationRuleLines(rules, service, workload);
   lines.push(...dr.lines);
   const virtualServices = snapshot.virtualServicesForHost(workload.configNamespace, MESH_GATEWAY, service.hostname);
-  for (const vs of virtualServices)
-    lines.push(...virtualServiceLines(vs, service, dr.matchingSubsets, dr.nonMatchingSubsets));
+  const ruleName = rules[0]?.rule.metadata.name;
+  for (const vs of virtualServices) {
+    lines.push(...virtualServiceLines(vs, service, dr.matchingSubsets, dr.nonMatchingSubsets, ruleName));
+  }
   return lines;
 }
 

@@ -25,15 +25,34 @@ test("describe pod: its service and port, DestinationRule subsets, VirtualServic
     "      (Non-matching subsets v2)",
     "   Traffic Policy TLS Mode: ISTIO_MUTUAL",
     "VirtualService: reviews",
-    "   Weight 75%",
+    '   Route to host "reviews.bookinfo.svc.cluster.local" subset "v1" with weight 75%',
     "   1 additional destination(s) that will not reach this pod",
-    "      Route to non-matching subset v2 for (everything)",
     "   Workload mTLS mode: STRICT",
     "   default.istio-system",
     "   reviews-viewer.bookinfo (ALLOW)",
   ]) {
     assert.ok(lines.includes(expected), `missing line ${JSON.stringify(expected)} in:\n${r.stdout}`);
   }
+});
+
+test("describe pod: a pod in no subset the routes name gets istioctl's warning and the mismatches", () => {
+  const r = sluice("x", "describe", "pod", "reviews-v3-def", "-n", "bookinfo", "-f", FILES);
+  assert.equal(r.status, 0, r.stderr);
+  const vs = r.stdout.slice(
+    r.stdout.indexOf("VirtualService: reviews"),
+    r.stdout.indexOf("--------------------\nEffective"),
+  );
+  assert.equal(
+    vs,
+    [
+      "VirtualService: reviews",
+      "   WARNING: No destinations match pod subsets (checked 2 HTTP routes)",
+      "      Route to non-matching subset v2 for (Match:  when headers are end-user=jason)",
+      "      Route to non-matching subset v1 for (everything)",
+      "      Route to non-matching subset v2 for (everything)",
+      "",
+    ].join("\n"),
+  );
 });
 
 test("describe service: described through the pod it selects", () => {
