@@ -24,7 +24,7 @@ const INGRESS_LABEL = "istio";
 const INGRESS_VALUE = "ingressgateway";
 
 interface PodSpec {
-  containers?: { name?: string; ports?: { containerPort?: number; name?: string }[] }[];
+  containers?: { name?: string; ports?: { containerPort?: number; name?: string; protocol?: string }[] }[];
 }
 interface PodStatus {
   podIP?: string;
@@ -41,10 +41,16 @@ function pods(objects: readonly ConfigObject[]): Pod[] {
   return objects.filter((o): o is Pod => o.kind === "Pod" && o.apiVersion === "v1");
 }
 
-/** The pod's container ports as istioctl lists them: `9080 (productpage), 15090 (istio-proxy)`. */
+/** The pod's container ports as istioctl lists them: `9080 (productpage), 53/UDP (dns)`. */
 function podPorts(pod: Pod): string {
   return (pod.spec?.containers ?? [])
-    .flatMap((c) => (c.ports ?? []).map((p) => `${p.containerPort} (${c.name ?? ""})`))
+    .flatMap((c) =>
+      (c.ports ?? []).map((p) => {
+        // Kubernetes defaults the protocol to TCP, which istioctl leaves out.
+        const protocol = p.protocol && p.protocol !== "TCP" ? `/${p.protocol}` : "";
+        return `${p.containerPort}${protocol} (${c.name ?? ""})`;
+      }),
+    )
     .join(", ");
 }
 
@@ -66,22 +72,34 @@ function destinationRuleLines(
 ): { lines: string[]; matchingSubsets: Set<string>; nonMatchingSubsets: Set<string> } {
   const matchingSubsets = new Set<string>();
   const nonMatchingSubsets = new Set<string>();
-  const [first, ...more] = rules;
-  if (!first) return { lines: [], matchingSubsets, nonMatchingSubsets };
-  const rule = first.rule;
+  const rule = rules[0]?.rule;
+  if (!rule) return { lines: [], matchingSubsets, nonMatchingSubsets };
   const lines = [`DestinationRule: ${rule.metadata.name} for "${rule.spec?.host ?? service.hostname}"`];
   for (const subset of rule.spec?.subsets ?? []) {
     const set = labelsContain(workload.labels, subset.labels ?? {}) ? matchingSubsets : nonMatchingSubsets;
     set.add(subset.name);
   }
-  if (matchingSubsets.size > 0) lines.push(`   Matching subsets: ${[...matchingSubsets].join(",")}`);
-  if (nonMatchingSubsets.size > 0) lines.push(`      (Non-matching subsets ${[...nonMatchingSubsets].join(",")})`);
-  if ((rule.spec?.subsets ?? []).length === 0) lines.push("   No subsets");
-  const tlsMode = rule.spec?.trafficPolicy?.tls?.mode;
-  lines.push(tlsMode ? `   Traffic Policy TLS Mode: ${tlsMode}` : "   No Traffic Policy");
-  lines.push(
-    more.length > 0 ? `   ${more.length} additional destination rule(s)` : "   No additional destination rules",
-  );
+  if (matchingSubsets.size + nonMatchingSubsets.size > 0) {
+    if (matchingSubsets.size === 0) {
+      lines.push(
+        `   WARNING POD DOES NOT MATCH ANY SUBSETS.  (Non matching subsets ${[...nonMatchingSubsets].join(",")})`,
+      );
+    }
+    lines.push(`   Matching subsets: ${[...matchingSubsets].join(",")}`);
+    if (nonMatchingSubsets.size > 0) lines.push(`      (Non-matching subsets ${[...nonMatchingSubsets].join(",")})`);
+  }
+  const policy = rule.spec?.trafficPolicy;
+  if (!policy) {
+    lines.push("   No Traffic Policy");
+  } else {
+    if (policy.tls) lines.push(`   Traffic Policy TLS Mode: ${policy.tls.mode ?? "DISABLE"}`);
+    const kinds = [
+      ...(policy.loadBalancer ? ["load balancer"] : []),
+      ...(policy.connectionPool ? ["connection pool"] : []),
+      ...(policy.outlierDetection ? ["outlier detection"] : []),
+    ];
+    if (kinds.length > 0) lines.push(`   Policies: ${kinds.join("/")}`);
+  }
   return { lines, matchingSubsets, nonMatchingSubsets };
 }
 
@@ -132,9 +150,11 @@ function httpRouteFacts(
       continue;
     }
     if (subset !== undefined && !matchingSubsets.has(subset)) {
-      if (ruleName !== undefined) {
-        mismatches.push(`Warning: Route to UNKNOWN subset ${subset}; check DestinationRule ${ruleName}`);
-      }
+      mismatches.push(
+        ruleName === undefined
+          ? `Warning: Route to subset ${subset} but NO DESTINATION RULE defining subsets!`
+          : `Warning: Route to UNKNOWN subset ${subset}; check DestinationRule ${ruleName}`,
+      );
       continue;
     }
     reaches = true;
@@ -283,7 +303,7 @@ export function describeFromFiles(
     }
     const lines = [`Pod: ${name}`];
     const ports = podPorts(pod);
-    if (ports !== "") lines.push(`   Pod Ports: ${ports}`);
+    lines.push(ports === "" ? "   Pod does not expose ports" : `   Pod Ports: ${ports}`);
     if (services.size === 0) lines.push("Suggestion: add a Service whose selector matches the pod's labels");
     for (const service of services.values()) lines.push(SEPARATOR, ...serviceLines(snapshot, service, workload, pod));
     lines.push(SEPARATOR, ...policyLines(snapshot, workload), ...ingressNote);

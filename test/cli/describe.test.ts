@@ -24,6 +24,7 @@ test("describe pod: its service and port, DestinationRule subsets, VirtualServic
     "   Matching subsets: v1",
     "      (Non-matching subsets v2)",
     "   Traffic Policy TLS Mode: ISTIO_MUTUAL",
+    "   Policies: load balancer",
     "VirtualService: reviews",
     '   Route to host "reviews.bookinfo.svc.cluster.local" subset "v1" with weight 75%',
     "   1 additional destination(s) that will not reach this pod",
@@ -39,12 +40,16 @@ test("describe pod: a pod in no subset the routes name gets istioctl's warning a
   const r = sluice("x", "describe", "pod", "reviews-v3-def", "-n", "bookinfo", "-f", FILES);
   assert.equal(r.status, 0, r.stderr);
   const vs = r.stdout.slice(
-    r.stdout.indexOf("VirtualService: reviews"),
+    r.stdout.indexOf("   Matching subsets"),
     r.stdout.indexOf("--------------------\nEffective"),
   );
   assert.equal(
     vs,
     [
+      "   Matching subsets: ",
+      "      (Non-matching subsets v1,v2)",
+      "   Traffic Policy TLS Mode: ISTIO_MUTUAL",
+      "   Policies: load balancer",
       "VirtualService: reviews",
       "   WARNING: No destinations match pod subsets (checked 2 HTTP routes)",
       "      Route to non-matching subset v2 for (Match:  when headers are end-user=jason)",
