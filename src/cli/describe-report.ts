@@ -28,6 +28,7 @@ interface PodSpec {
 }
 interface PodStatus {
   podIP?: string;
+  hostIP?: string;
 }
 type Pod = ConfigObject<PodSpec> & { status?: PodStatus };
 
@@ -247,6 +248,56 @@ function serviceLines(snapshot: PushSnapshot, service: Service, workload: Worklo
   return lines;
 }
 
+/**
+ * istioctl's ingress section: for the first ingress gateway pod of the Istio namespace, the
+ * VirtualServices bound to Gateways selecting it that route to one of `services`, each after the
+ * gateway service's address ("Exposed on Ingress Gateway http://IP"), laid out as for the mesh.
+ */
+function ingressLines(
+  snapshot: PushSnapshot,
+  allPods: readonly Pod[],
+  services: readonly Service[],
+  workload: Workload,
+  istioNamespace: string,
+): string[] {
+  const isIngress = (labels: Readonly<Record<string, string>> | undefined) => labels?.[INGRESS_LABEL] === INGRESS_VALUE;
+  const gatewayPod = allPods.find((p) => p.metadata.namespace === istioNamespace && isIngress(p.metadata.labels));
+  if (!gatewayPod) return ["Skipping Gateway information (no ingress gateway pods)"];
+  const gatewayService = snapshot.services.all.find(
+    (s) => s.registry === "Kubernetes" && s.namespace === istioNamespace && isIngress(s.labels),
+  );
+  if (!gatewayService) return ["Error: no ingress gateway service"];
+  const address = gatewayService.externalAddresses[0] ?? gatewayPod.status?.hostIP ?? "unknown";
+  // As istioctl, only the http2 port is shown; the http scheme's default port needs no suffix.
+  const exposed = gatewayService.ports
+    .filter((port) => port.name === "http2")
+    .map((port) => `Exposed on Ingress Gateway http://${address}${port.port === 80 ? "" : `:${port.port}`}`);
+  const podLabels = gatewayPod.metadata.labels ?? {};
+  const gateways = snapshot.gateways.filter((g) => labelsContain(podLabels, g.spec?.selector ?? {}));
+  const lines: string[] = [];
+  for (const service of services) {
+    const rules = snapshot.destinationRulesFor(workload.configNamespace, service);
+    const dr = destinationRuleLines(rules, service, workload);
+    for (const gateway of gateways) {
+      const name = `${gateway.metadata.namespace}/${gateway.metadata.name}`;
+      const routing = snapshot
+        .virtualServicesForGateway(gateway.metadata.namespace ?? "", name)
+        .filter((vs) =>
+          (vs.spec?.http ?? []).some((h) =>
+            (h.route ?? []).some((r) => hostsMatch(r.destination.host, service.hostname)),
+          ),
+        );
+      for (const vs of routing) {
+        lines.push(lines.length === 0 ? "" : SEPARATOR, ...exposed.flatMap((e) => ["", e]));
+        lines.push(
+          ...virtualServiceLines(vs, service, dr.matchingSubsets, dr.nonMatchingSubsets, rules[0]?.rule.metadata.name),
+        );
+      }
+    }
+  }
+  return lines;
+}
+
 /** The workload's PeerAuthentication and AuthorizationPolicy lines. */
 function policyLines(snapshot: PushSnapshot, workload: Workload): string[] {
   const effective = snapshot.effectiveMtls(workload);
@@ -279,16 +330,13 @@ export function describeFromFiles(
   target: DescribeTarget,
   name: string,
   namespace: string,
-  options: { mesh: MeshConfig; domainSuffix: string },
+  options: { mesh: MeshConfig; domainSuffix: string; istioNamespace: string },
 ): DescribeResult {
   const loaded = loadState(paths, options.mesh, options.domainSuffix);
   if (!loaded.state) return { problems: loaded.problems };
   const objects = loaded.state.store.list().map((s) => s.object);
   const snapshot = pushSnapshot(loaded.state.push);
   const allPods = pods(objects);
-  const ingressNote = allPods.some((p) => p.metadata.labels?.[INGRESS_LABEL] === INGRESS_VALUE)
-    ? []
-    : ["Skipping Gateway information (no ingress gateway pods)"];
 
   if (target === "pod") {
     const pod = allPods.find((p) => p.metadata.name === name && (p.metadata.namespace ?? "default") === namespace);
@@ -306,7 +354,8 @@ export function describeFromFiles(
     lines.push(ports === "" ? "   Pod does not expose ports" : `   Pod Ports: ${ports}`);
     if (services.size === 0) lines.push("Suggestion: add a Service whose selector matches the pod's labels");
     for (const service of services.values()) lines.push(SEPARATOR, ...serviceLines(snapshot, service, workload, pod));
-    lines.push(SEPARATOR, ...policyLines(snapshot, workload), ...ingressNote);
+    lines.push(SEPARATOR, ...policyLines(snapshot, workload));
+    lines.push(...ingressLines(snapshot, allPods, [...services.values()], workload, options.istioNamespace));
     return { text: `${lines.join("\n")}\n` };
   }
 
@@ -326,6 +375,7 @@ export function describeFromFiles(
   const lines = serviceLines(snapshot, service, workload, pod);
   if (pod) lines.push(`Pod: ${pod.metadata.name}`);
   else lines.push("No pods in the files match the service's selector");
-  lines.push(SEPARATOR, ...policyLines(snapshot, workload), ...ingressNote);
+  lines.push(SEPARATOR, ...policyLines(snapshot, workload));
+  lines.push(...ingressLines(snapshot, allPods, [service], workload, options.istioNamespace));
   return { text: `${lines.join("\n")}\n` };
 }

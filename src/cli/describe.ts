@@ -14,7 +14,9 @@ export type DescribeTarget = "pod" | "service";
 interface DescribeArgs {
   name: string;
   filename: string[];
+  // Global flags (src/bin/sluice.ts).
   namespace?: string;
+  istioNamespace?: string;
   meshConfig?: string;
   domain: string;
 }
@@ -50,6 +52,7 @@ function describeSubcommand(target: DescribeTarget, example: string): CommandMod
       const result = describeFromFiles(argv.filename, target, argv.name, argv.namespace ?? "default", {
         mesh,
         domainSuffix: argv.domain,
+        istioNamespace: argv.istioNamespace ?? "istio-system",
       });
       if (result.problems) {
         for (const problem of result.problems) process.stderr.write(`Error: ${problem}\n`);

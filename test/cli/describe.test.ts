@@ -60,6 +60,17 @@ test("describe pod: a pod in no subset the routes name gets istioctl's warning a
   );
 });
 
+test("describe pod: exposure through the ingress gateway, by the Gateway's VirtualService", () => {
+  const r = sluice("x", "describe", "pod", "reviews-v1-abc", "-n", "bookinfo", "-f", FILES);
+  assert.equal(r.status, 0, r.stderr);
+  assert.ok(
+    r.stdout.endsWith(
+      "\n\nExposed on Ingress Gateway http://203.0.113.7\nVirtualService: bookinfo\n   Match: /reviews*\n",
+    ),
+    r.stdout,
+  );
+});
+
 test("describe service: described through the pod it selects", () => {
   const r = sluice("x", "describe", "service", "reviews", "-n", "bookinfo", "-f", FILES);
   assert.equal(r.status, 0, r.stderr);
