@@ -259,6 +259,7 @@ test("sluiced with its CA and admin server: /ready, /metrics and debug over HTTP
     assert.equal(review.response.uid, "u-1");
     assert.equal(review.response.allowed, false);
     assert.match(review.response.status.message, /^configuration is invalid: /);
+    assert.match(await (await fetch(`${monitoring}/metrics`)).text(), /galley_validation_failed\{/);
   } finally {
     child.kill("SIGTERM");
   }

@@ -250,6 +250,7 @@ async function startWebhooks(
   store: ConfigStore,
   istiodCertificate: IstiodCertificate | undefined,
   ready: () => boolean,
+  metrics: Registry,
 ): Promise<WebhookServer | undefined> {
   const files =
     argv.tlsCertFile && argv.tlsKeyFile
@@ -278,6 +279,7 @@ async function startWebhooks(
     nodes: objects("", "Node"),
     proxyConfigs: objects("networking.istio.io", "ProxyConfig"),
     validation: { domain: argv.domain },
+    metrics,
     ready,
     log: log.child({ component: "webhooks" }),
   });
@@ -381,7 +383,7 @@ async function start(running: Running[]): Promise<void> {
   const ca = needsCa ? await startCa(mesh, kubeConfig, running) : undefined;
   let webhooks: WebhookServer | undefined;
   if (argv.httpsAddr) {
-    webhooks = await startWebhooks(mesh, store, ca?.istiodCertificate, () => discoveryReady);
+    webhooks = await startWebhooks(mesh, store, ca?.istiodCertificate, () => discoveryReady, metrics);
     if (webhooks) running.push(webhooks);
   }
   const tls = secureTls(ca?.istiodCertificate);
