@@ -89,6 +89,15 @@ test("an unknown flag or command is a usage error (exit 2)", async () => {
   assert.equal(await command.exited, 2);
 });
 
+test("proxy: an invalid --log_output_level is a usage error naming the entry", async () => {
+  const run = runAgent(["proxy", "sidecar", "--log_output_level=default:info,ads:loud"]);
+  assert.equal(await run.exited, 2);
+  assert.equal(
+    run.output().stderr,
+    'sluice-agent: --log_output_level: invalid level "loud" in "ads:loud"; levels are none, fatal, error, warn, info, debug\n',
+  );
+});
+
 /** Starts `proxy` as Istio's grpc-agent template runs it, and waits (at most 30 s) for its status port. */
 async function startProxy(env: Record<string, string>) {
   const args = [

@@ -21,6 +21,7 @@ import {
 } from "../agent/index.ts";
 import { rejectUnknownCommandLineFlags } from "../cli/index.ts";
 import type { ProxyConfig } from "../config/index.ts";
+import { parseOutputLevels, pinoLevel, scopeLevel } from "../log/index.ts";
 import { NODE_TYPES, type NodeType } from "../model/index.ts";
 
 const env = process.env;
@@ -170,7 +171,7 @@ try {
           .option("log_output_level", {
             type: "string",
             default: "default:info",
-            describe: "Agent log level, as Istio's scope:level list (only the default scope applies)",
+            describe: "Agent log level, as Istio's <scope>:<level>,... list (the agent logs as the default scope)",
           })
           .option("log_as_json", { type: "boolean", describe: "Accepted for Istio's templates: logs are always JSON" })
           .option("proxyLogLevel", { type: "string", describe: "Accepted for Istio's templates: there is no Envoy" })
@@ -179,7 +180,9 @@ try {
             describe: "Accepted for Istio's templates: there is no Envoy",
           }),
       async (argv) => {
-        const log = pino({ name: "sluice-agent", level: pinoLevel(argv.log_output_level) });
+        // The agent logs as one scope, Istio's default.
+        const levels = parseOutputLevels(argv.log_output_level);
+        const log = pino({ name: "sluice-agent", level: pinoLevel(scopeLevel(levels, "default", "info")) });
         const overrides: ProxyConfig = argv.statusPort === undefined ? {} : { statusPort: argv.statusPort };
         const settings = bootstrapSettings(argv, overrides);
         const agent = await runAgent({
@@ -241,14 +244,4 @@ try {
     .parseAsync();
 } catch (err) {
   fail((err as Error).message);
-}
-
-/** The pino level of Istio's --log_output_level (`info`, or `default:info,ads:debug`). */
-function pinoLevel(logOutputLevel: string): string {
-  const levels: Record<string, string> = { debug: "debug", info: "info", warn: "warn", error: "error", fatal: "fatal" };
-  for (const entry of logOutputLevel.split(",")) {
-    const [scope, level] = entry.includes(":") ? entry.split(":", 2) : ["default", entry];
-    if (scope === "default") return level === "none" ? "silent" : (levels[level] ?? "info");
-  }
-  return "info";
 }

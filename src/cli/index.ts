@@ -3,6 +3,7 @@ import type { Argv } from "yargs";
 import { analyzeCommand } from "./analyze.ts";
 import { dashboardCommand } from "./dashboard.ts";
 import { kubeInjectCommand } from "./kube-inject.ts";
+import { configureCliLog } from "./log.ts";
 import { proxyConfigCommand } from "./proxy-config.ts";
 import { proxyStatusCommand } from "./proxy-status.ts";
 import { validateCommand } from "./validate.ts";
@@ -15,6 +16,12 @@ export { rejectUnknownCommandLineFlags } from "./flags.ts";
 
 export function registerCommands(cli: Argv): Argv {
   return cli
+    .check((argv) => {
+      // Before any command runs: an invalid --log_output_level is a usage error.
+      const value = argv.log_output_level;
+      configureCliLog(typeof value === "string" ? value : undefined);
+      return true;
+    }, true)
     .command(analyzeCommand)
     .command(validateCommand)
     .command(kubeInjectCommand)
