@@ -67,8 +67,12 @@ before(async () => {
       ...["--configDir", dir, "--grpcAddr", "127.0.0.1:0", "--secureGRPCAddr", ""],
       ...["--httpAddr", "127.0.0.1:0", "--monitoringAddr", "127.0.0.1:0", "--httpsAddr", ""],
     ],
-    // The plaintext port serves debug information only with the debug endpoint authentication off.
-    { stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, ENABLE_DEBUG_ENDPOINT_AUTH: "false" } },
+    // The plaintext port serves debug information only with the debug endpoint authentication off;
+    // POD_NAME is the control plane ID the ISTIOD column shows.
+    {
+      stdio: ["ignore", "pipe", "inherit"],
+      env: { ...process.env, ENABLE_DEBUG_ENDPOINT_AUTH: "false", POD_NAME: "sluiced" },
+    },
   );
   const lines = [
     loggedLine(sluiced, (l) => l.msg === "admin HTTP server listening"),

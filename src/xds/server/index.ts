@@ -10,6 +10,7 @@ export {
   type SpiffeId,
 } from "./auth.ts";
 export type { AckInfo, ConnectionStatus, NackInfo, SentInfo, TypeSyncStatus } from "./connection.ts";
+export { type BuildInfo, type ControlPlaneInstance, controlPlaneIdentifier } from "./control-plane.ts";
 export { deserializer, grpcServiceDefinition, methodPath, serializer } from "./grpc-service.ts";
 export { XdsMetrics } from "./metrics.ts";
 export { PushQueue } from "./push-queue.ts";

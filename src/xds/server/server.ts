@@ -23,6 +23,7 @@ import { XdsError } from "../errors.ts";
 import type { GeneratorRegistry } from "../generator.ts";
 import { type AuthContext, type Authenticator, authenticate, type Caller, checkConnectionIdentity } from "./auth.ts";
 import { type AdsStream, Connection, type ConnectionStatus } from "./connection.ts";
+import { controlPlaneIdentifier } from "./control-plane.ts";
 import { handleDeltaRequest, pushDeltaType } from "./delta.ts";
 import type { XdsEnv } from "./env.ts";
 import { grpcServiceDefinition } from "./grpc-service.ts";
@@ -49,7 +50,7 @@ export interface XdsServerOptions {
   pushConcurrency?: number;
   metrics?: XdsMetrics;
   log?: Logger;
-  /** Sent as the control plane identifier in every response. */
+  /** Sent as the control plane identifier in every response; default istiod's JSON form (controlPlaneIdentifier). */
   controlPlaneId?: string;
 }
 
@@ -120,7 +121,7 @@ export class XdsServer {
       log: options.log ?? pino({ level: "silent" }),
       controlPlane: toBinary(
         core.ControlPlaneSchema,
-        create(core.ControlPlaneSchema, { identifier: options.controlPlaneId ?? "sluiced" }),
+        create(core.ControlPlaneSchema, { identifier: options.controlPlaneId ?? controlPlaneIdentifier() }),
       ),
     };
     this.#queue = new PushQueue(options.pushConcurrency ?? 100, (conn, req, queuedAt) =>
