@@ -3,7 +3,13 @@
 // same functions. Shapes follow Istio's JSON (field names included) where clients read them.
 import { type ConfigObject, KINDS, kindKey, type MeshConfig } from "../config/index.ts";
 import type { DebugRegistry } from "../krt/index.ts";
-import { compareStrings, PushSnapshot, pushRequest } from "../model/index.ts";
+import {
+  compareStrings,
+  type MeshNetworkGateway,
+  PushSnapshot,
+  pushRequest,
+  resolvedGateways,
+} from "../model/index.ts";
 import type { RegistryEndpoints, Service, ServiceEndpoint } from "../registry/index.ts";
 import type { ConfigStore } from "../sources/index.ts";
 import {
@@ -148,8 +154,8 @@ export function registerDebugEndpoints(endpoints: DebugEndpoints, sources: Debug
       if (!snap) return undefined;
       return {
         AuthorizationPolicies: policiesByNamespace(snap, "authorizationPolicies", sources.store),
-        NetworkGateways: null,
-        UnresolvedGateways: null,
+        NetworkGateways: networkGatewaysJson(resolvedGateways(snap.allNetworkGateways)),
+        UnresolvedGateways: networkGatewaysJson(snap.allNetworkGateways),
       };
     },
     "Debug support for current push context",
@@ -184,9 +190,12 @@ export function registerDebugEndpoints(endpoints: DebugEndpoints, sources: Debug
     () => (sources.clusters ? sources.clusters() : new DebugText("", 400)),
     "List remote clusters where istiod reads endpoints",
   );
-  // Sluice computes no network gateways (meshNetworks is not read into pushes) and has no MCS
-  // registry: Istio's answers for a mesh without either.
-  endpoints.register("networkz", () => null, "List cross-network gateways");
+  endpoints.register(
+    "networkz",
+    () => networkGatewaysJson(resolvedGateways(snapshot()?.allNetworkGateways ?? [])),
+    "List cross-network gateways",
+  );
+  // Sluice has no MCS registry: Istio's answer without one.
   endpoints.register("mcsz", () => null, "List information about Kubernetes MCS services");
   endpoints.register("list", () => listing(endpoints), "List all supported debug commands in json");
 }
@@ -197,6 +206,20 @@ function listing(endpoints: DebugEndpoints): string[] {
     .listing()
     .map((e) => e.path)
     .filter((path) => path !== "list" && !path.includes("pprof"));
+}
+
+/** Gateways as Istio's model.NetworkGateway JSON (Go field names); null for none, as Go's nil slice. */
+function networkGatewaysJson(gateways: readonly MeshNetworkGateway[]): unknown[] | null {
+  if (gateways.length === 0) return null;
+  return gateways.map((gw) => ({
+    Network: gw.network,
+    Cluster: gw.clusterId,
+    Addr: gw.address,
+    Port: gw.port,
+    // Sluice's gateways are sidecar (mTLS) gateways: no HBONE port, no service account.
+    HBONEPort: 0,
+    ServiceAccount: { Namespace: "", Name: "" },
+  }));
 }
 
 /** Connections ordered by id, as Istio's SortedClients. */

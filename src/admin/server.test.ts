@@ -12,7 +12,9 @@ import { SotwClient, sidecarNode } from "../../test/xds/ads-client.ts";
 import { waitFor } from "../../test/xds/fixtures.ts";
 import { admin, registry as apiRegistry, unpackAny } from "../api/index.ts";
 import { type ConfigObject, DEFAULT_MESH_CONFIG } from "../config/index.ts";
+import { loadMeshNetworks } from "../config/mesh-networks.ts";
 import { DebugRegistry } from "../krt/index.ts";
+import { buildPushContext } from "../model/index.ts";
 import { ConfigStore, MemorySource } from "../sources/index.ts";
 import {
   type Authenticator,
@@ -699,7 +701,7 @@ test("one server without --monitoringAddr; --profile off; injection templates; E
   }
 });
 
-test("clusterz lists the config clusters (400 without any, as istiod without Kubernetes); networkz and mcsz are null", async () => {
+test("clusterz lists the config clusters (400 without any, as istiod without Kubernetes); networkz (no gateways) and mcsz are null", async () => {
   assert.deepEqual(await debugCall("/debug/clusterz"), { status: 400, type: "text/plain; charset=utf-8", body: "" });
   const withCluster = await startAdmin({}, new DebugEndpoints(), {
     ...debugSources(),
@@ -714,6 +716,41 @@ test("clusterz lists the config clusters (400 without any, as istiod without Kub
   }
   assert.equal(await json("/debug/networkz"), null);
   assert.equal(await json("/debug/mcsz"), null);
+});
+
+test("networkz and pushcontext list the push's network gateways as Istio's NetworkGateway; host names only as unresolved", async () => {
+  const meshNetworks = loadMeshNetworks(`
+networks:
+  network2:
+    gateways: [{address: gw.example.com, port: 15443}, {address: 35.2.2.2, port: 15443}]
+`);
+  const real = discovery.server;
+  const withGateways = await startAdmin({ monitoringAddr: "" }, new DebugEndpoints(), {
+    ...debugSources(),
+    server: {
+      syncStatus: () => real.syncStatus(),
+      push: (req) => real.push(req),
+      disconnect: (id) => real.disconnect(id),
+      pushContext: buildPushContext({ configs: [], services: [], mesh, meshNetworks }),
+    },
+  });
+  try {
+    const port = withGateways.httpPort ?? 0;
+    const gateway = (Addr: string) => ({
+      Network: "network2",
+      Cluster: "",
+      Addr,
+      Port: 15443,
+      HBONEPort: 0,
+      ServiceAccount: { Namespace: "", Name: "" },
+    });
+    assert.deepEqual(JSON.parse((await call(port, "/debug/networkz")).body), [gateway("35.2.2.2")]);
+    const push = JSON.parse((await call(port, "/debug/pushcontext")).body) as Record<string, unknown>;
+    assert.deepEqual(push.NetworkGateways, [gateway("35.2.2.2")]);
+    assert.deepEqual(push.UnresolvedGateways, [gateway("35.2.2.2"), gateway("gw.example.com")]);
+  } finally {
+    await withGateways.stop();
+  }
 });
 
 test("cachez sizes use Istio's ByteCount units", () => {

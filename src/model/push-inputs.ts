@@ -1,6 +1,7 @@
 // What a push context is built from: the config objects in force, the registry's services, the
 // mesh config. pushInputs reads them from the running control plane's store and registry.
 import type { ConfigObject, MeshConfig } from "../config/index.ts";
+import type { MeshNetworks } from "../config/mesh-networks.ts";
 import type { PortEndpoints, Service, ServiceRegistry } from "../registry/index.ts";
 import type { ConfigStore } from "../sources/index.ts";
 
@@ -29,6 +30,10 @@ export interface PushInputs {
   mysqlFilter?: boolean;
   /** PILOT_ENABLE_QUIC_LISTENERS: TLS-terminated HTTPS gateway servers also listen for HTTP/3 over UDP. Default false. */
   quicListeners?: boolean;
+  /** istiod's --networksConfig: the networks' gateways (and, in the registry, which network endpoints are on). */
+  meshNetworks?: MeshNetworks;
+  /** The cluster the registry's Kubernetes Services are in (istiod's --clusterID); default Kubernetes. */
+  clusterId?: string;
 }
 
 /** The inputs of a push from the store's objects in force and the registry's services. */
@@ -45,6 +50,8 @@ export function pushInputs(
     | "redisFilter"
     | "mysqlFilter"
     | "quicListeners"
+    | "meshNetworks"
+    | "clusterId"
   > = {},
 ): PushInputs {
   return {

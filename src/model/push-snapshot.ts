@@ -2,6 +2,7 @@
 // generator needs, over an immutable snapshot of the config objects and the registry's services.
 // Built by buildPushSnapshot; indexes whose inputs did not change are taken from the previous
 // snapshot (inputs are compared object by object, so reuse never depends on change tracking).
+import { isDeepStrictEqual } from "node:util";
 import { type ConfigObject, kindKey, type MeshConfig, parseApiVersion } from "../config/index.ts";
 import type {
   AuthorizationPolicy,
@@ -14,6 +15,7 @@ import type {
   WasmPlugin,
 } from "../config/types/index.ts";
 import { labelsContain } from "../krt/index.ts";
+import type { NetworkGateways } from "../networking/endpoint/index.ts";
 import type { PortEndpoints, Service, ServiceEndpoint } from "../registry/index.ts";
 import { allocateAddresses } from "./auto-allocate.ts";
 import { compareStrings, sortByCreationTime } from "./config-meta.ts";
@@ -22,6 +24,7 @@ import type { ConsolidatedDestinationRule } from "./destination-rule-merge.ts";
 import { EnvoyFilterIndex } from "./envoy-filter-index.ts";
 import { type MergedGateway, mergeGateways, type ServiceTarget } from "./gateway-merge.ts";
 import { selectGateways } from "./gateway-select.ts";
+import { discoverNetworkGateways, gatewaysByNetwork, type MeshNetworkGateway } from "./network-gateways.ts";
 import { type EffectiveMtls, type MtlsMode, PeerAuthenticationIndex } from "./peer-authentication.ts";
 import type { ProxyNode } from "./proxy.ts";
 import type { PushInputs } from "./push-inputs.ts";
@@ -60,6 +63,10 @@ export class PushSnapshot {
   readonly protocolFilters: { readonly mongo: boolean; readonly redis: boolean; readonly mysql: boolean };
   /** PILOT_ENABLE_QUIC_LISTENERS (see PushInputs). */
   readonly quicListeners: boolean;
+  /** Every network gateway, host names included (Istio's unresolved gateways). */
+  readonly allNetworkGateways: readonly MeshNetworkGateway[];
+  /** The gateways EDS stands in for other networks' endpoints (IP addresses only), by network. */
+  readonly networkGateways: NetworkGateways;
   /** Merged gateways computed in this push, by proxy namespace, labels and identities. */
   private readonly mergedGateways = new Map<string, MergedGateway | undefined>();
   private readonly endpoints: readonly PortEndpoints[];
@@ -101,6 +108,15 @@ export class PushSnapshot {
       previous && sameSettings && sameItems(previous.inputs.services, inputs.services)
         ? previous.services
         : new ServiceIndex(inputs.services, mesh.defaultServiceExportTo);
+    const gateways = discoverNetworkGateways({
+      meshNetworks: inputs.meshNetworks,
+      services: inputs.services,
+      clusterId: inputs.clusterId ?? "Kubernetes",
+    });
+    // Unchanged gateways keep their objects: cached load assignments name them by identity.
+    const gatewaysKept = previous !== undefined && isDeepStrictEqual(previous.allNetworkGateways, gateways);
+    this.allNetworkGateways = gatewaysKept ? previous.allNetworkGateways : gateways;
+    this.networkGateways = gatewaysKept ? previous.networkGateways : gatewaysByNetwork(gateways);
     this.virtualServices = reuse(
       "virtualService",
       (p) => p.virtualServices,

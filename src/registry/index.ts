@@ -8,6 +8,7 @@
 //   registry.endpoints                      // Collection<PortEndpoints>, one per namespace/hostname/port
 //   registry.endpointsFor("reviews.default.svc.cluster.local", 9080, "default")
 import type { ConfigObject, MeshConfig } from "../config/index.ts";
+import type { MeshNetworks } from "../config/mesh-networks.ts";
 import type { ServiceEntrySpec, WorkloadEntrySpec, WorkloadGroupSpec } from "../config/types/index.ts";
 import type { Collection, DebugRegistry, Index, Labels } from "../krt/index.ts";
 import { derive, deriveMany, join, labelsContain } from "../krt/index.ts";
@@ -16,6 +17,7 @@ import type { KubeOptions } from "./kube.ts";
 import { kubeEndpoints, kubeService, sliceServiceKey } from "./kube.ts";
 import type { PortEndpoints, RegistryEndpoints, Service, ServiceEndpoint, WorkloadInstance } from "./model.ts";
 import { hostKey, registryKey } from "./model.ts";
+import { networkOf } from "./networks.ts";
 import type { WorkloadGroupTemplate } from "./serviceentry.ts";
 import { serviceEntryEndpoints, serviceEntryServices, workloadGroupTemplate } from "./serviceentry.ts";
 import { nodesByName, podWorkload, workloadEntryObjectWorkload, workloadKey } from "./workloads.ts";
@@ -36,6 +38,8 @@ export interface RegistryInputs {
   serviceEntries: Collection<ConfigObject>;
   workloadEntries: Collection<ConfigObject>;
   workloadGroups: Collection<ConfigObject>;
+  /** Namespaces: the system namespace's topology.istio.io/network label is the cluster's default network. */
+  namespaces?: Collection<ConfigObject>;
 }
 
 export interface RegistryOptions {
@@ -45,10 +49,16 @@ export interface RegistryOptions {
   mesh?: MeshConfig;
   /** Istio's cluster ID; default "Kubernetes", as istiod's. */
   clusterId?: string;
+  /** Which network endpoints without a network label are on (fromRegistry, fromCidr). */
+  meshNetworks?: MeshNetworks;
   debug?: DebugRegistry;
 }
 
 export class ServiceRegistry {
+  /** The cluster its Kubernetes objects are in (Istio's cluster ID). */
+  readonly clusterId: string;
+  /** The mesh networks its endpoints' networks were assigned from. */
+  readonly meshNetworks: MeshNetworks | undefined;
   /** Workloads by `kind/ns/name`: every Pod (ready or not) and every WorkloadEntry. */
   readonly workloads: Collection<WorkloadInstance>;
   /** Services of each registry, by `registry/ns/object/hostname`. */
@@ -64,10 +74,20 @@ export class ServiceRegistry {
 
   constructor(inputs: RegistryInputs, options: RegistryOptions = {}) {
     const debug = options.debug;
+    const clusterId = options.clusterId ?? "Kubernetes";
+    this.clusterId = clusterId;
+    this.meshNetworks = options.meshNetworks;
     const kube: KubeOptions = {
       domainSuffix: options.domainSuffix ?? "cluster.local",
       trustDomain: options.mesh?.trustDomain || "cluster.local",
-      clusterId: options.clusterId ?? "Kubernetes",
+      clusterId,
+      networkOf: networkOf({
+        namespaces: inputs.namespaces,
+        // Sluice runs in the mesh's root namespace, which stands for istiod's own (as for debug auth).
+        systemNamespace: options.mesh?.rootNamespace || "istio-system",
+        meshNetworks: options.meshNetworks,
+        clusterId,
+      }),
     };
     const nodes = nodesByName(inputs.nodes);
     const podWorkloads = derive(inputs.pods, (ctx, pod) => podWorkload(ctx, pod, nodes, kube), {
@@ -77,7 +97,7 @@ export class ServiceRegistry {
     });
     const entryWorkloads = derive(
       inputs.workloadEntries,
-      (_ctx, entry) => workloadEntryObjectWorkload(entry as ConfigObject<WorkloadEntrySpec>, kube),
+      (ctx, entry) => workloadEntryObjectWorkload(ctx, entry as ConfigObject<WorkloadEntrySpec>, kube),
       { name: "registry/workload-entry-workloads", keyOf: workloadKey, debug },
     );
     this.workloads = join([podWorkloads, entryWorkloads], { name: "registry/workloads", keyOf: workloadKey, debug });

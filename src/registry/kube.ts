@@ -208,7 +208,7 @@ export function kubeEndpoints(
           port: port.port,
           health: address.health,
         };
-        endpoints.push(endpointOf(target, workload, options));
+        endpoints.push(endpointOf(ctx, target, workload, options));
       }
     }
   }
@@ -252,7 +252,7 @@ function selectedEntryEndpoints(
         port,
         health: "Healthy",
       };
-      endpoints.push(endpointOf(target, workload, options));
+      endpoints.push(endpointOf(ctx, target, workload, options));
     }
   }
   return endpoints;

@@ -152,7 +152,7 @@ function serviceEntryWorkloads(
   if (inline.length === 0 && isDnsResolution(resolution)) return "host";
   const name = entry.metadata.name ?? "";
   return inline.map((endpoint: WorkloadEntrySpec, i) =>
-    workloadEntryWorkload(endpoint, { name: `${name}-${i}`, namespace, annotations: {}, ready: true }, mesh),
+    workloadEntryWorkload(ctx, endpoint, { name: `${name}-${i}`, namespace, annotations: {}, ready: true }, mesh),
   );
 }
 
@@ -190,6 +190,7 @@ export function serviceEntryEndpoints(
       if (selected === "host") {
         // A DNS ServiceEntry without endpoints resolves its own host; the entry is its workload.
         const endpoint = endpointOf(
+          ctx,
           { ...base, address: service.hostname, port: port.targetPort || port.number },
           undefined,
           mesh,
@@ -199,7 +200,7 @@ export function serviceEntryEndpoints(
       }
       for (const workload of selected) {
         const target = { ...base, ...workloadTarget(workload, port) };
-        endpoints.push(endpointOf(target, workload, mesh));
+        endpoints.push(endpointOf(ctx, target, workload, mesh));
       }
     }
     return { key: registryKey(service), hostname: service.hostname, namespace: service.namespace, endpoints };

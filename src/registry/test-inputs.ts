@@ -15,6 +15,7 @@ const KIND_INPUTS: Record<string, keyof RegistryInputs> = {
   ServiceEntry: "serviceEntries",
   WorkloadEntry: "workloadEntries",
   WorkloadGroup: "workloadGroups",
+  Namespace: "namespaces",
 };
 
 /** Istio's sample configs, beside the repository. */
@@ -35,7 +36,7 @@ export function readInputs(paths: string[] = [CONFORMANCE_INPUTS]): ConfigObject
   );
 }
 
-export type StaticInputs = { [K in keyof RegistryInputs]: StaticCollection<ConfigObject> };
+export type StaticInputs = { [K in keyof RegistryInputs]-?: StaticCollection<ConfigObject> };
 
 /** Objects of the kinds the registry reads go to their collection; other kinds are ignored. */
 export function staticInputs(objects: readonly ConfigObject[] = []): StaticInputs {
@@ -54,6 +55,7 @@ export function staticInputs(objects: readonly ConfigObject[] = []): StaticInput
     serviceEntries: collection("serviceEntries"),
     workloadEntries: collection("workloadEntries"),
     workloadGroups: collection("workloadGroups"),
+    namespaces: collection("namespaces"),
   };
 }
 

@@ -6,12 +6,12 @@ import type { ConfigObject } from "../config/index.ts";
 import type { WorkloadEntrySpec } from "../config/types/index.ts";
 import type { Collection, FetchContext, Index, Labels } from "../krt/index.ts";
 import type { ServiceEndpoint, WorkloadInstance } from "./model.ts";
+import { LABEL_NETWORK, type NetworkOf } from "./networks.ts";
 
 const LABEL_REGION = "topology.kubernetes.io/region";
 const LABEL_ZONE = "topology.kubernetes.io/zone";
 const LABEL_SUBZONE = "topology.istio.io/subzone";
 const LABEL_CLUSTER = "topology.istio.io/cluster";
-const LABEL_NETWORK = "topology.istio.io/network";
 const LABEL_HOSTNAME = "kubernetes.io/hostname";
 const LABEL_TLS_MODE = "security.istio.io/tlsMode";
 const LABEL_LOCALITY = "topology.istio.io/locality";
@@ -30,6 +30,8 @@ const TLS_MODE_DISABLED = "disabled";
 export interface WorkloadContext {
   trustDomain: string;
   clusterId: string;
+  /** The network of a workload or address that does not name one. */
+  networkOf: NetworkOf;
 }
 
 /** `spiffe://<trust domain>/ns/<ns>/sa/<sa>`, or "" without a service account. */
@@ -143,14 +145,15 @@ export function podWorkload(
   const nodeName = spec?.nodeName ?? "";
   let locality = localityFromLabels(labels);
   if (locality === "" && nodeName !== "") locality = nodeLocality(ctx.fetchIndex(nodes, nodeName)[0]);
-  const network = labels[LABEL_NETWORK] ?? "";
+  const address = status?.podIP ?? "";
+  const network = labels[LABEL_NETWORK] || mesh.networkOf(ctx, address);
   // The API server defaults the service account; a pod read from a file may not carry it.
   const serviceAccount = spec?.serviceAccountName || spec?.serviceAccount || "default";
   return {
     kind: "Pod",
     name: pod.metadata.name ?? "",
     namespace,
-    address: status?.podIP ?? "",
+    address,
     labels: augmentLabels(labels, locality, mesh.clusterId, nodeName, network),
     serviceAccount,
     identity: spiffeIdentity(mesh.trustDomain, namespace, serviceAccount),
@@ -175,6 +178,7 @@ export function podWorkload(
  * `meta` names the owning object; its namespace is also where the SPIFFE identity is minted.
  */
 export function workloadEntryWorkload(
+  ctx: FetchContext,
   entry: WorkloadEntrySpec,
   meta: { name: string; namespace: string; annotations: Labels; ready: boolean },
   mesh: WorkloadContext,
@@ -183,7 +187,7 @@ export function workloadEntryWorkload(
   const address = entry.address ?? "";
   const serviceAccount = entry.serviceAccount ?? "";
   const locality = entry.locality || localityFromLabels(labels);
-  const network = entry.network || labels[LABEL_NETWORK] || "";
+  const network = entry.network || labels[LABEL_NETWORK] || mesh.networkOf(ctx, address);
   // With a service account the workload runs a sidecar and takes mTLS, unless its label says otherwise.
   const tlsMode = labels[LABEL_TLS_MODE] ?? (serviceAccount !== "" ? TLS_MODE_ISTIO : TLS_MODE_DISABLED);
   return {
@@ -209,12 +213,14 @@ export function workloadEntryWorkload(
 
 /** A WorkloadEntry object: its metadata labels override its spec labels (Istio's ConvertWorkloadEntry). */
 export function workloadEntryObjectWorkload(
+  ctx: FetchContext,
   entry: ConfigObject<WorkloadEntrySpec>,
   mesh: WorkloadContext,
 ): WorkloadInstance {
   const spec = entry.spec ?? {};
   const annotations = entry.metadata.annotations ?? {};
   return workloadEntryWorkload(
+    ctx,
     { ...spec, labels: { ...(spec.labels ?? {}), ...(entry.metadata.labels ?? {}) } },
     {
       name: entry.metadata.name ?? "",
@@ -251,18 +257,20 @@ export type EndpointTarget = Pick<
 
 /** An endpoint of `target`, carrying what `workload` says about who serves it (nothing when it is a bare address). */
 export function endpointOf(
+  ctx: FetchContext,
   target: EndpointTarget,
   workload: WorkloadInstance | undefined,
   mesh: WorkloadContext,
 ): ServiceEndpoint {
+  const network = workload ? workload.network : mesh.networkOf(ctx, target.address);
   return {
     ...target,
-    labels: workload?.labels ?? augmentLabels({}, "", mesh.clusterId, "", ""),
+    labels: workload?.labels ?? augmentLabels({}, "", mesh.clusterId, "", network),
     serviceAccount: workload?.serviceAccount ?? "",
     identity: workload?.identity ?? "",
     locality: workload?.locality ?? "",
     clusterId: mesh.clusterId,
-    network: workload?.network ?? "",
+    network,
     tlsMode: workload?.tlsMode ?? TLS_MODE_DISABLED,
     workloadName: workload?.workloadName ?? "",
     workloadNamespace: workload?.namespace ?? target.namespace,

@@ -15,7 +15,7 @@ import {
 import type { Collection, Singleton } from "../krt/index.ts";
 import { buildPushContext, type PushContext, type PushInputs } from "../model/index.ts";
 import { envoyFilterStatus, registerEnvoyFilterMetrics } from "../networking/envoyfilter/index.ts";
-import { type RegistryInputs, ServiceRegistry } from "../registry/index.ts";
+import { type RegistryInputs, type RegistryOptions, ServiceRegistry } from "../registry/index.ts";
 import { CaMetrics, type CertificateAuthority, certificateService } from "../security/ca/index.ts";
 import type { ConfigStore } from "../sources/index.ts";
 import { configDumpEndpoint, typedConfigDump } from "./configdump.ts";
@@ -181,14 +181,24 @@ export const REGISTRY_KINDS: Readonly<Record<keyof RegistryInputs, string>> = {
   serviceEntries: kindKey("networking.istio.io", "ServiceEntry"),
   workloadEntries: kindKey("networking.istio.io", "WorkloadEntry"),
   workloadGroups: kindKey("networking.istio.io", "WorkloadGroup"),
+  namespaces: kindKey("", "Namespace"),
 };
 
-/** The service registry over the store's collections (Services, EndpointSlices, Pods, ServiceEntries, ...). */
-export function storeRegistry(store: ConfigStore, mesh: MeshConfig, domainSuffix: string): ServiceRegistry {
+/**
+ * The service registry over the store's collections (Services, EndpointSlices, Pods, ServiceEntries, ...),
+ * in cluster `clusterId` (default Kubernetes) with `meshNetworks` (istiod's --networksConfig), which
+ * pushes from it read too.
+ */
+export function storeRegistry(
+  store: ConfigStore,
+  mesh: MeshConfig,
+  domainSuffix: string,
+  topology: Pick<RegistryOptions, "clusterId" | "meshNetworks"> = {},
+): ServiceRegistry {
   const inputs = Object.fromEntries(
     Object.entries(REGISTRY_KINDS).map(([input, kind]) => [input, store.collection(kind)]),
   ) as Record<keyof RegistryInputs, Collection<ConfigObject>>;
-  return new ServiceRegistry(inputs, { domainSuffix, mesh });
+  return new ServiceRegistry(inputs, { domainSuffix, mesh, ...topology });
 }
 
 const conversions = new WeakMap<ServiceRegistry, Singleton<ConversionResult>>();
@@ -280,6 +290,8 @@ export function storePush(
       endpoints: registry.endpoints.list(),
       mesh,
       domainSuffix,
+      meshNetworks: registry.meshNetworks,
+      clusterId: registry.clusterId,
       ...features,
     },
     previous,

@@ -1,8 +1,8 @@
 // Multi-network endpoints (Istio's EndpointsByNetworkFilter): endpoints on the proxy's network are sent
 // as they are; endpoints on another network are reached through that network's gateways, which stand in
 // for them with their combined weight; endpoints on a network without gateways are taken as directly
-// reachable. Weights are scaled by the least common multiple of the gateway counts so that each
-// gateway's share stays a whole number.
+// reachable. Weights are scaled by the least common multiple of the gateway counts (per network and
+// per network and cluster) so that each gateway's share stays a whole number.
 import type { ServiceEndpoint } from "../../registry/index.ts";
 import { endpointAddress, endpointMetadata, endpointWeight, type LbEndpointInit } from "./lbendpoint.ts";
 import type { GroupMember } from "./locality.ts";
@@ -41,7 +41,7 @@ export function networkMembers(
   }
   const gateways = view.gateways ?? {};
   const scale = Object.values(gateways)
-    .map((list) => list.length)
+    .flatMap((list) => [list.length, ...gatewaysPerCluster(list)])
     .filter((n) => n > 0)
     .reduce(lcm, 1);
   const members: GroupMember[] = [];
@@ -54,8 +54,8 @@ export function networkMembers(
       members.push({ lb: { ...build(ep), loadBalancingWeight: weight }, weight, labels: ep.labels });
       continue;
     }
-    // Gateways route by the mTLS SNI: an endpoint without mTLS cannot be reached through one.
-    if (view.mtlsDisabled(ep)) continue;
+    // Gateways route by the mTLS SNI: an endpoint without Istio mTLS cannot be reached through one.
+    if (ep.tlsMode !== "istio" || view.mtlsDisabled(ep)) continue;
     const share = Math.floor(weight / epGateways.length);
     for (const gw of epGateways) gatewayWeights.set(gw, (gatewayWeights.get(gw) ?? 0) + share);
   }
@@ -71,6 +71,13 @@ function gatewaysFor(gateways: NetworkGateways, ep: ServiceEndpoint): readonly N
   const all = gateways[ep.network] ?? [];
   const sameCluster = all.filter((gw) => gw.clusterId !== undefined && gw.clusterId === ep.clusterId);
   return sameCluster.length > 0 ? sameCluster : all;
+}
+
+/** How many of the network's gateways each cluster has (gateways without one count together), as Istio's lcm reads them. */
+function gatewaysPerCluster(list: readonly NetworkGateway[]): number[] {
+  const counts = new Map<string, number>();
+  for (const gw of list) counts.set(gw.clusterId ?? "", (counts.get(gw.clusterId ?? "") ?? 0) + 1);
+  return [...counts.values()];
 }
 
 function compareGateways(a: NetworkGateway, b: NetworkGateway): number {

@@ -91,6 +91,9 @@ export function buildLoadAssignment(
       peerAuthenticationDisabled: (ep) =>
         snap.peerAuthentications.mtlsMode(ep.workloadNamespace, ep.labels, ep.port) === "DISABLE",
       includeDraining: supportsDrainingEndpoints(service),
+      // Endpoints on other networks than the proxy's go through their networks' gateways; the cache key
+      // holds the proxy's network (endpointViewKey), and the gateways are the push's own.
+      networkGateways: snap.networkGateways,
       clusterLocal: isClusterLocal(snap.mesh, service.hostname, snap.domainSuffix),
     });
     if (assignment.endpoints.every((l) => l.lbEndpoints.length === 0))

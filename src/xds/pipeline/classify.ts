@@ -136,12 +136,16 @@ function workloadLabels(event: ConfigEvent): Record<string, string>[] {
   return [labelsOf(event.old) ?? {}, labelsOf(event.new) ?? {}];
 }
 
-/** Whether two versions of a Service differ only in the selector (and bookkeeping metadata). */
+/**
+ * Whether two versions of a Service differ only in the selector (and bookkeeping metadata). The status
+ * counts: its load-balancer ingress addresses are where a network gateway Service is reached, and a
+ * gateway change reaches every proxy's endpoints (Istio pushes fully when they change).
+ */
 function selectorOnlyChange(old: ConfigObject | undefined, next: ConfigObject | undefined): boolean {
   const strip = (svc: ConfigObject | undefined) => {
     const { resourceVersion: _rv, generation: _gen, managedFields: _mf, ...metadata } = svc?.metadata ?? {};
     const { selector: _selector, ...spec } = (svc?.spec ?? {}) as Record<string, unknown>;
-    return { ...svc, metadata, spec, status: undefined };
+    return { ...svc, metadata, spec };
   };
   return isDeepStrictEqual(strip(old), strip(next));
 }

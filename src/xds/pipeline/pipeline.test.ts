@@ -162,6 +162,13 @@ test("a Service whose selector alone changed is incremental; any other Service c
   memory.apply(service("reviews", { app: "reviews-v2" }, 8080));
   await clock.advance(100);
   assert.equal(pushes[2].full, true);
+  // A new load-balancer address may move a network gateway: every proxy's endpoints can change.
+  memory.apply({
+    ...service("reviews", { app: "reviews-v2" }, 8080),
+    status: { loadBalancer: { ingress: [{ ip: "35.1.1.1" }] } },
+  });
+  await clock.advance(100);
+  assert.equal(pushes[3].full, true);
 });
 
 test("Gateway API objects push through the Istio config converted from them, never by themselves", async () => {
