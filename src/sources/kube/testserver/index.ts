@@ -1,2 +1,2 @@
-export { KubeTestServer, type KubeTestServerOptions, type RecordedRequest } from "./server.ts";
+export { type IssuedToken, KubeTestServer, type KubeTestServerOptions, type RecordedRequest } from "./server.ts";
 export { ApiError } from "./store.ts";

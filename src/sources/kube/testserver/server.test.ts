@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { get, type IncomingMessage } from "node:http";
+import { get, type IncomingMessage, request } from "node:http";
 import { after, before, describe, test } from "node:test";
 import { type ConfigObject, KINDS } from "../../../config/index.ts";
 import { KubeTestServer } from "./index.ts";
@@ -244,5 +244,61 @@ describe("KubeTestServer", () => {
     } finally {
       await only.close();
     }
+  });
+
+  test("TokenRequests issue tokens that TokenReviews recognise for their audiences only", async () => {
+    server.create({ apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "reader", namespace: "web" } });
+    const request = (audiences: string[]) =>
+      fetch(`${server.url}/api/v1/namespaces/web/serviceaccounts/reader/token`, {
+        method: "POST",
+        body: JSON.stringify({ apiVersion: "authentication.k8s.io/v1", kind: "TokenRequest", spec: { audiences } }),
+      });
+    const issued = await request(["istio-ca"]);
+    assert.equal(issued.status, 201);
+    const token = ((await issued.json()) as { status: { token: string } }).status.token;
+    assert.equal(server.issuedTokens.at(-1)?.token, token);
+    const noAccount = await fetch(`${server.url}/api/v1/namespaces/web/serviceaccounts/nobody/token`, {
+      method: "POST",
+      body: "{}",
+    });
+    assert.equal(noAccount.status, 404);
+
+    const review = async (reviewed: string, audiences: string[]) => {
+      const res = await fetch(`${server.url}/apis/authentication.k8s.io/v1/tokenreviews`, {
+        method: "POST",
+        body: JSON.stringify({
+          apiVersion: "authentication.k8s.io/v1",
+          kind: "TokenReview",
+          spec: { token: reviewed, audiences },
+        }),
+      });
+      assert.equal(res.status, 201);
+      return ((await res.json()) as { status: { authenticated: boolean; user?: { username: string } } }).status;
+    };
+    assert.equal((await review(token, ["istio-ca"])).user?.username, "system:serviceaccount:web:reader");
+    assert.equal((await review(token, ["https://kubernetes.default.svc"])).authenticated, false);
+    assert.equal((await review("forged", ["istio-ca"])).authenticated, false);
+    assert.deepEqual(server.reviewedTokens.slice(-3), [token, token, "forged"]);
+  });
+
+  test("a portforward to a missing pod, or of no single port, is refused before the upgrade", async () => {
+    server.create({ apiVersion: "v1", kind: "Pod", metadata: { name: "p", namespace: "web" }, spec: {} });
+    const upgrade = (path: string) =>
+      new Promise<number | undefined>((resolve, reject) => {
+        const req = request(`${server.url}${path}`, {
+          headers: { Connection: "Upgrade", Upgrade: "websocket", "Sec-WebSocket-Version": "13" },
+        });
+        req.on("response", (res) => {
+          res.resume();
+          resolve(res.statusCode);
+        });
+        req.on("error", reject);
+        req.end();
+      });
+    assert.equal(await upgrade("/api/v1/namespaces/web/pods/gone/portforward?ports=80"), 404);
+    assert.equal(await upgrade("/api/v1/namespaces/web/pods/p/portforward"), 400);
+    assert.equal(await upgrade("/api/v1/namespaces/web/pods/p/portforward?ports=80&ports=81"), 400);
+    // Without the channel protocol the WebSocket itself is refused.
+    assert.equal(await upgrade("/api/v1/namespaces/web/pods/p/portforward?ports=80"), 400);
   });
 });

@@ -3,7 +3,11 @@
 // resourceVersion, WATCH as chunked newline-delimited JSON events (ADDED, MODIFIED, DELETED, BOOKMARK,
 // ERROR) resumable from a resourceVersion, 410 Expired once that version is compacted away, and
 // create/update/merge-patch/delete on objects and their status subresource. Test controls drop
-// watches and compact the history, the two failures a client must survive.
+// watches and compact the history, the two failures a client must survive. For the CLI's proxy
+// commands it also issues service account tokens (TokenRequest), reviews them (TokenReview) and
+// forwards pod ports (portforward.ts) to 127.0.0.1 ports the test registers.
+import { randomUUID } from "node:crypto";
+import { writeFileSync } from "node:fs";
 import {
   createServer,
   type IncomingHttpHeaders,
@@ -12,10 +16,12 @@ import {
   type ServerResponse,
 } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { Duplex } from "node:stream";
 import { KubeConfig } from "@kubernetes/client-node";
 import { type ConfigObject, KINDS, type KindInfo, parseApiVersion } from "../../../config/index.ts";
 import { type LabelSelector, parseLabelSelector, selectorMatches } from "../labels.ts";
 import { groupVersion, type ResourceLocation } from "../paths.ts";
+import { acceptPortForward, rejectUpgrade } from "./portforward.ts";
 import { ApiError, type Change, ObjectStore } from "./store.ts";
 
 export interface KubeTestServerOptions {
@@ -32,6 +38,20 @@ export interface RecordedRequest {
   headers: IncomingHttpHeaders;
 }
 
+/** A token the ServiceAccount token subresource issued. */
+export interface IssuedToken {
+  token: string;
+  namespace: string;
+  serviceAccount: string;
+  audiences: string[];
+  expirationSeconds: number;
+}
+
+// The API server's own audience, a TokenRequest's default.
+const API_SERVER_AUDIENCE = "https://kubernetes.default.svc";
+const TOKEN_REVIEW_PATH = "/apis/authentication.k8s.io/v1/tokenreviews";
+const PORT_FORWARD_PATH = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)\/portforward$/;
+
 interface OpenWatch {
   kind: KindInfo;
   response: ServerResponse;
@@ -42,11 +62,20 @@ type ParsedPath =
   | { type: "api-versions" }
   | { type: "api-groups" }
   | { type: "resource-list"; group: string; version: string }
-  | { type: "resource"; at: ResourceLocation };
+  | { type: "resource"; at: ResourceLocation }
+  | { type: "token-request"; at: ResourceLocation };
 
 export class KubeTestServer {
   /** Every request received, oldest first, for tests that check what a client asked. */
   readonly requests: RecordedRequest[] = [];
+  /** Every token issued, oldest first. */
+  readonly issuedTokens: IssuedToken[] = [];
+  /** The token of every TokenReview asked for, oldest first: who checked a token reaches it here. */
+  readonly reviewedTokens: string[] = [];
+  /** Port-forward targets: "<namespace>/<pod>:<port>" → a 127.0.0.1 port. */
+  private readonly forwards = new Map<string, number>();
+  /** Upgraded connections, which the HTTP server no longer tracks. */
+  private readonly upgraded = new Set<Duplex>();
   private readonly store: ObjectStore;
   private readonly installed = new Set<KindInfo>();
   private readonly watches = new Set<OpenWatch>();
@@ -69,6 +98,7 @@ export class KubeTestServer {
     const { port } = http.address() as AddressInfo;
     const server = new KubeTestServer(http, `http://127.0.0.1:${port}`, options);
     http.on("request", (req, res) => server.handle(req, res));
+    http.on("upgrade", (req, socket, head) => server.upgrade(req, socket, head));
     return server;
   }
 
@@ -82,6 +112,16 @@ export class KubeTestServer {
       currentContext: "test",
     });
     return kubeConfig;
+  }
+
+  /** Writes a kubeconfig file for this server (context `test`), for programs run with --kubeconfig. */
+  writeKubeconfig(path: string): void {
+    writeFileSync(path, this.kubeConfig().exportConfig());
+  }
+
+  /** Port-forwards to the pod's `podPort` reach 127.0.0.1:`targetPort`; others find nothing listening. */
+  forwardPodPort(pod: { namespace: string; name: string }, podPort: number, targetPort: number): void {
+    this.forwards.set(`${pod.namespace}/${pod.name}:${podPort}`, targetPort);
   }
 
   get resourceVersion(): number {
@@ -156,6 +196,7 @@ export class KubeTestServer {
 
   async close(): Promise<void> {
     this.disconnectWatches();
+    for (const socket of this.upgraded) socket.destroy();
     this.http.closeAllConnections();
     await new Promise((resolve) => this.http.close(resolve));
   }
@@ -184,10 +225,19 @@ export class KubeTestServer {
         this.failuresToInject--;
         throw new ApiError(500, "InternalError", "injected failure");
       }
+      if (url.pathname === TOKEN_REVIEW_PATH && req.method === "POST") {
+        return sendJson(res, 201, this.tokenReview(await readJson(req)));
+      }
       const parsed = this.parsePath(url.pathname);
       if (parsed.type === "api-versions") return sendJson(res, 200, { kind: "APIVersions", versions: ["v1"] });
       if (parsed.type === "api-groups") return sendJson(res, 200, this.apiGroups());
       if (parsed.type === "resource-list") return sendJson(res, 200, this.resourceList(parsed.group, parsed.version));
+      if (parsed.type === "token-request") {
+        if (req.method !== "POST") throw methodNotAllowed(req.method ?? "GET");
+        const { kind, namespace, name } = parsed.at;
+        const account = this.store.get(kind, { namespace: namespace ?? "", name: name ?? "" });
+        return sendJson(res, 201, this.tokenRequest(account, await readJson(req)));
+      }
       await this.handleResource(req, res, parsed.at, url.searchParams);
     } catch (err) {
       const error = err instanceof ApiError ? err : new ApiError(500, "InternalError", String(err));
@@ -222,9 +272,12 @@ export class KubeTestServer {
     const [plural, name, subresource, ...extra] = resource;
     const kind = byPlural(plural);
     const namespaceMissing = kind?.namespaced && name !== undefined && namespace === undefined;
-    if (!kind || namespaceMissing || extra.length > 0 || (subresource !== undefined && subresource !== "status")) {
-      throw pathNotFound();
+    if (!kind || namespaceMissing || extra.length > 0) throw pathNotFound();
+    // The ServiceAccount token subresource is a TokenRequest; the only other subresource is status.
+    if (subresource === "token" && kind.kind === "ServiceAccount") {
+      return { type: "token-request", at: { kind, version, namespace, name } };
     }
+    if (subresource !== undefined && subresource !== "status") throw pathNotFound();
     return { type: "resource", at: { kind, version, namespace, name, subresource } };
   }
 
@@ -316,6 +369,91 @@ export class KubeTestServer {
       default:
         throw methodNotAllowed(method);
     }
+  }
+
+  /** A TokenRequest for the service account: an opaque token this server's TokenReview recognises. */
+  private tokenRequest(account: ConfigObject, request: ConfigObject): object {
+    const spec = (request as { spec?: { audiences?: string[]; expirationSeconds?: number } }).spec ?? {};
+    const issued: IssuedToken = {
+      token: `test-token-${randomUUID()}`,
+      namespace: account.metadata.namespace ?? "",
+      serviceAccount: account.metadata.name ?? "",
+      audiences: spec.audiences?.length ? spec.audiences : [API_SERVER_AUDIENCE],
+      expirationSeconds: spec.expirationSeconds ?? 3600,
+    };
+    this.issuedTokens.push(issued);
+    return {
+      apiVersion: "authentication.k8s.io/v1",
+      kind: "TokenRequest",
+      metadata: { name: issued.serviceAccount, namespace: issued.namespace },
+      spec: { audiences: issued.audiences, expirationSeconds: issued.expirationSeconds },
+      status: {
+        token: issued.token,
+        expirationTimestamp: new Date(Date.now() + issued.expirationSeconds * 1000).toISOString(),
+      },
+    };
+  }
+
+  /** A TokenReview: tokens this server issued for one of the asked audiences are their service account's. */
+  private tokenReview(review: ConfigObject): object {
+    const spec = (review as { spec?: { token?: string; audiences?: string[] } }).spec ?? {};
+    this.reviewedTokens.push(spec.token ?? "");
+    const wanted = spec.audiences?.length ? spec.audiences : [API_SERVER_AUDIENCE];
+    const issued = this.issuedTokens.find((t) => t.token === spec.token);
+    const audiences = issued?.audiences.filter((a) => wanted.includes(a)) ?? [];
+    const status =
+      issued && audiences.length > 0
+        ? {
+            authenticated: true,
+            audiences,
+            user: {
+              username: `system:serviceaccount:${issued.namespace}:${issued.serviceAccount}`,
+              groups: ["system:serviceaccounts", `system:serviceaccounts:${issued.namespace}`, "system:authenticated"],
+            },
+          }
+        : { authenticated: false, error: "[invalid bearer token]" };
+    return { apiVersion: "authentication.k8s.io/v1", kind: "TokenReview", spec, status };
+  }
+
+  /** WebSocket upgrades: a pod's portforward, to the target its test registered. */
+  private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const url = new URL(req.url ?? "/", this.url);
+    this.requests.push({
+      method: req.method ?? "GET",
+      path: url.pathname,
+      query: url.searchParams,
+      headers: req.headers,
+    });
+    this.upgraded.add(socket);
+    socket.on("close", () => this.upgraded.delete(socket));
+    socket.on("error", () => socket.destroy());
+    const refused = this.portForwardProblem(url);
+    if (refused) {
+      rejectUpgrade(socket, refused.code, refused.message);
+      return;
+    }
+    const [, namespace, name] = (PORT_FORWARD_PATH.exec(url.pathname) ?? []).map(decodeURIComponent);
+    const port = Number(url.searchParams.get("ports"));
+    acceptPortForward(req, socket, head, port, name, this.forwards.get(`${namespace}/${name}:${port}`));
+  }
+
+  /** Why the API server refuses a portforward: no such path or pod, or not exactly one port. */
+  private portForwardProblem(url: URL): ApiError | undefined {
+    const match = PORT_FORWARD_PATH.exec(url.pathname);
+    const podKind = this.findKind("", "v1", (k) => k.kind === "Pod");
+    if (!match || !podKind) return pathNotFound();
+    try {
+      this.store.get(podKind, { namespace: decodeURIComponent(match[1]), name: decodeURIComponent(match[2]) });
+    } catch (err) {
+      if (err instanceof ApiError) return err;
+      throw err;
+    }
+    const ports = url.searchParams.getAll("ports");
+    const port = Number(ports[0]);
+    if (ports.length !== 1 || !Number.isInteger(port) || port < 1 || port > 65535) {
+      return new ApiError(400, "BadRequest", `one port in the "ports" query parameter, not ${JSON.stringify(ports)}`);
+    }
+    return undefined;
   }
 
   private list(at: ResourceLocation, query: URLSearchParams): object {
