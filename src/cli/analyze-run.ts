@@ -2,7 +2,6 @@
 // the messages and the summary lines istioctl prints, and pick the exit code.
 import { readFileSync, statSync } from "node:fs";
 import { extname } from "node:path";
-import { KubeConfig } from "@kubernetes/client-node";
 import { type ClusterConfig, readCluster } from "../analysis/cluster.ts";
 import { chunkLines } from "../analysis/field-lines.ts";
 import { isWorseThanOrEqualTo, type Level, type Message } from "../analysis/message.ts";
@@ -15,6 +14,7 @@ import { STDIN_PATH } from "../config/decode-paths.ts";
 import { loadMeshConfig, loadMeshNetworks } from "../config/index.ts";
 import { KubeApiError, KubeClient } from "../sources/kube/client.ts";
 import { EXIT_ANALYZER_FOUND_ISSUES, EXIT_INVALID, EXIT_OK, EXIT_USAGE } from "./exit-codes.ts";
+import { loadCliKubeConfig } from "./kube-access.ts";
 
 const DEFAULT_NAMESPACE = "default";
 // The file extensions istioctl reads, in its order (case-sensitive, as it compares them).
@@ -148,11 +148,7 @@ export async function runAnalyzeCommand(options: AnalyzeOptions): Promise<number
 
 /** A client for the kubeconfig's cluster (default: $KUBECONFIG or ~/.kube/config), in `context` if given. */
 export function kubeClient(kubeconfigPath?: string, context?: string): KubeClient {
-  const kubeConfig = new KubeConfig();
-  if (kubeconfigPath) kubeConfig.loadFromFile(kubeconfigPath);
-  else kubeConfig.loadFromDefault();
-  if (context) kubeConfig.setCurrentContext(context);
-  return new KubeClient(kubeConfig);
+  return new KubeClient(loadCliKubeConfig(kubeconfigPath, context));
 }
 
 async function namespaceExists(client: KubeClient, namespace: string): Promise<boolean> {

@@ -1,6 +1,6 @@
 // `sluice x internal-debug <endpoint>` (istioctl's internal-debug): any of the control plane's debug
 // endpoints (syncz, configz, config_dump?proxyID=..., ...) over xDS, printed as the control plane
-// answered it.
+// answered it (each istiod pod's answer in turn, without --xds-address).
 import type { CommandModule } from "yargs";
 import { DEBUG_TYPE_PREFIX } from "../xds/types.ts";
 import { EXIT_OK } from "./exit-codes.ts";
@@ -8,9 +8,8 @@ import {
   type ControlPlaneArgs,
   debugBodies,
   reportingFailures,
-  requestDebug,
+  requestControlPlanes,
   withControlPlaneOptions,
-  xdsClientOptions,
 } from "./xds-client.ts";
 
 interface InternalDebugArgs extends ControlPlaneArgs {
@@ -27,7 +26,8 @@ export const internalDebugCommand: CommandModule<object, InternalDebugArgs> = {
         demandOption: true,
         describe: "The endpoint, with its query: configz, config_dump?proxyID=ID",
       })
-      .example("$0 x internal-debug syncz --xds-address localhost:15010 --plaintext", "Every proxy's sync status")
+      .example("$0 x internal-debug syncz", "Every proxy's sync status, from each istiod pod of the cluster")
+      .example("$0 x internal-debug syncz --xds-address localhost:15010 --plaintext", "From a control plane's address")
       .example(
         "$0 x internal-debug 'config_dump?proxyID=client.default' --xds-address istiod:15012",
         "One proxy's config",
@@ -37,8 +37,9 @@ export const internalDebugCommand: CommandModule<object, InternalDebugArgs> = {
       const q = argv.endpoint.indexOf("?");
       const name = q < 0 ? argv.endpoint : argv.endpoint.slice(0, q);
       const query = q < 0 ? [] : [argv.endpoint.slice(q + 1)];
-      const response = await requestDebug(xdsClientOptions(argv), `${DEBUG_TYPE_PREFIX}${name}`, query);
-      for (const body of debugBodies(response)) process.stdout.write(body.endsWith("\n") ? body : `${body}\n`);
+      for (const response of await requestControlPlanes(argv, `${DEBUG_TYPE_PREFIX}${name}`, query)) {
+        for (const body of debugBodies(response)) process.stdout.write(body.endsWith("\n") ? body : `${body}\n`);
+      }
       process.exitCode = EXIT_OK;
     }),
 };

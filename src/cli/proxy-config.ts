@@ -1,14 +1,17 @@
 // `sluice proxy-config <type> <pod|proxyID>` (istioctl's proxy-config): summaries (or JSON/YAML) of
-// a proxy's config dump, read from the control plane's `config_dump` for the proxy over xDS (what a
-// proxyless gRPC proxy, without an Envoy admin port, has), from Envoy's admin /config_dump
-// (--proxy-admin-address, e.g. through a port-forward to 15000), from the control plane's HTTP
-// /debug/config_dump (--monitoring-address), or from a file (--file).
+// a proxy's config dump. Without other flags the argument is a pod (`name[.namespace]`) of the
+// kubeconfig's cluster: its Envoy's admin /config_dump through a port-forward to 15000, or for a pod
+// without Envoy (proxyless gRPC) the control plane's `config_dump` of `<pod>.<namespace>`. Else the
+// dump comes from the control plane over xDS (--xds-address; the argument is a proxy ID), from an
+// Envoy admin (--proxy-admin-address), from the control plane's HTTP /debug/config_dump
+// (--monitoring-address), or from a file (--file).
 import { readFileSync } from "node:fs";
 import type { DescMessage, JsonObject, JsonValue } from "@bufbuild/protobuf";
 import type { Argv, CommandModule } from "yargs";
 import { admin, cluster, endpoint, listener, route } from "../api/index.ts";
 import { DEBUG_TYPE_PREFIX } from "../xds/types.ts";
 import { EXIT_OK } from "./exit-codes.ts";
+import { clusterAccess, hasEnvoySidecar, type KubeAccess, type Pod } from "./kube-access.ts";
 import { goJson, goMarshalIndent, goYaml, protoJson } from "./proxy-config-format.ts";
 import {
   bootstrapOf,
@@ -36,13 +39,14 @@ import {
   type ControlPlaneArgs,
   debugBodies,
   reportingFailures,
-  requestDebug,
+  requestControlPlanes,
+  usesCluster,
   withControlPlaneOptions,
-  type XdsClientOptions,
-  xdsClientOptions,
 } from "./xds-client.ts";
 
 const OUTPUT_FORMATS = ["short", "json", "yaml"] as const;
+/** Envoy's admin port in an Istio sidecar (istioctl's --proxy-admin-port default). */
+const ENVOY_ADMIN_PORT = 15000;
 
 /** Where a command reads a proxy's config dump from. */
 export interface ProxyDumpArgs extends ControlPlaneArgs {
@@ -50,6 +54,7 @@ export interface ProxyDumpArgs extends ControlPlaneArgs {
   file?: string;
   "proxy-admin-address"?: string;
   "monitoring-address"?: string;
+  namespace?: string;
 }
 
 interface ProxyConfigArgs extends ProxyDumpArgs {
@@ -68,32 +73,46 @@ interface ProxyConfigArgs extends ProxyDumpArgs {
   level?: string;
 }
 
-/** Where the dump comes from: --file, the proxy's Envoy admin, or the control plane. */
+/** Where the dump comes from: --file, an Envoy admin, the cluster's pod, or the control plane. */
 export async function loadDump(argv: ProxyDumpArgs): Promise<ConfigDump> {
   if (argv.file) return parseConfigDump(readFileSync(argv.file, "utf8"));
   const admin = argv["proxy-admin-address"];
-  if (admin) return parseConfigDump(await httpGet(`http://${admin}/config_dump?include_eds`));
+  if (admin) return parseConfigDump(await httpRequest("GET", `http://${admin}/config_dump?include_eds`));
   if (!argv.proxy) throw new Error("name a pod or proxy ID, or give --file");
   const monitoring = argv["monitoring-address"];
   if (monitoring) {
     const query = `proxyID=${encodeURIComponent(argv.proxy)}&include_eds`;
-    return parseConfigDump(await httpGet(`http://${monitoring}/debug/config_dump?${query}`));
+    return parseConfigDump(await httpRequest("GET", `http://${monitoring}/debug/config_dump?${query}`));
   }
-  return controlPlaneDump(xdsClientOptions(argv), argv.proxy);
+  if (!usesCluster(argv)) return controlPlaneDump(argv, argv.proxy);
+  const { kube, pod } = await resolvePod(argv, argv.proxy);
+  const { name, namespace } = pod.metadata;
+  // A proxyless gRPC pod has no Envoy to ask: the control plane knows its config (proxy ID pod.namespace).
+  if (!hasEnvoySidecar(pod)) return controlPlaneDump(argv, `${name}.${namespace}`);
+  const body = await kube.withPortForward(pod.metadata, ENVOY_ADMIN_PORT, (address) =>
+    httpRequest("GET", `http://${address}/config_dump?include_eds`),
+  );
+  return parseConfigDump(body);
+}
+
+/** The pod a proxy argument (`name[.namespace]`) names: in -n, else the kubeconfig context's namespace. */
+async function resolvePod(argv: ProxyDumpArgs, ref: string): Promise<{ kube: KubeAccess; pod: Pod }> {
+  const kube = clusterAccess(argv);
+  return { kube, pod: await kube.pod(ref, kube.namespaceOrDefault(argv.namespace)) };
 }
 
 /** The control plane's config dump of a connected proxy (with its endpoints), over xDS. */
-export async function controlPlaneDump(options: XdsClientOptions, proxy: string): Promise<ConfigDump> {
+export async function controlPlaneDump(argv: ControlPlaneArgs, proxy: string): Promise<ConfigDump> {
   const query = `proxyID=${encodeURIComponent(proxy)}&include_eds`;
-  const response = await requestDebug(options, `${DEBUG_TYPE_PREFIX}config_dump`, [query]);
-  const [body] = debugBodies(response);
+  const [response] = await requestControlPlanes(argv, `${DEBUG_TYPE_PREFIX}config_dump`, [query], "first");
+  const [body] = response ? debugBodies(response) : [];
   if (body === undefined) throw new Error(`the control plane sent no config dump for ${proxy}`);
   if (!body.trimStart().startsWith("{")) throw new Error(`the control plane: ${body.trim()}`);
   return parseConfigDump(body);
 }
 
-async function httpGet(url: string): Promise<string> {
-  const res = await fetch(url, { signal: AbortSignal.timeout(30_000) });
+async function httpRequest(method: "GET" | "POST", url: string): Promise<string> {
+  const res = await fetch(url, { method, signal: AbortSignal.timeout(30_000) });
   const text = await res.text();
   if (!res.ok) throw new Error(`${url}: HTTP ${res.status} ${text.trim()}`);
   return text;
@@ -195,6 +214,7 @@ function kindCommand(entry: (typeof KINDS)[number]): CommandModule<object, Proxy
         .option("status", { type: "string", describe: "Endpoints of this health status" })
         .option("verbose", { type: "boolean", default: true, describe: "Routes and listeners in detail" })
         .option("with-headers", { type: "boolean", default: false, describe: "Headers between the parts of `all`" })
+        .example(`$0 proxy-config ${entry.kind} productpage-v1-6b746f74dc-9stvs.default`, "From the pod's Envoy")
         .example(
           `$0 proxy-config ${entry.kind} client.default --xds-address localhost:15010 --plaintext`,
           "From the control plane",
@@ -222,26 +242,33 @@ const logCommand: CommandModule<object, ProxyConfigArgs> = {
   builder: (yargs) =>
     proxyDumpOptions(yargs)
       .option("level", { type: "string", describe: "Set levels: <level> or <logger>:<level>,..." })
+      .example("$0 proxy-config log productpage-v1-6b746f74dc-9stvs.default", "The pod's Envoy logger levels")
       .example("$0 proxy-config log --proxy-admin-address localhost:15000", "Envoy's logger levels")
       .example("$0 proxy-config log --proxy-admin-address localhost:15000 --level http:debug", "Set one") as never,
   handler: (argv) =>
     reportingFailures(async () => {
-      const admin = argv["proxy-admin-address"];
-      if (!admin) {
-        throw new Error(
-          "proxy-config log needs the proxy's Envoy admin (--proxy-admin-address); proxyless gRPC has none",
-        );
-      }
       const query = (argv.level ?? "")
         .split(",")
         .filter((l) => l !== "")
         .map((l) => (l.includes(":") ? l.replace(":", "=") : `level=${l}`))
         .join("&");
-      const res = await fetch(`http://${admin}/logging${query ? `?${query}` : ""}`, {
-        method: "POST",
-        signal: AbortSignal.timeout(30_000),
-      });
-      process.stdout.write(await res.text());
+      const logging = (address: string) => httpRequest("POST", `http://${address}/logging${query ? `?${query}` : ""}`);
+      const admin = argv["proxy-admin-address"];
+      if (admin) {
+        process.stdout.write(await logging(admin));
+      } else if (argv.proxy && usesCluster(argv)) {
+        const { kube, pod } = await resolvePod(argv, argv.proxy);
+        if (!hasEnvoySidecar(pod)) {
+          throw new Error(
+            `pod ${pod.metadata.name}.${pod.metadata.namespace} runs no Envoy (proxyless gRPC): no log levels`,
+          );
+        }
+        process.stdout.write(await kube.withPortForward(pod.metadata, ENVOY_ADMIN_PORT, logging));
+      } else {
+        throw new Error(
+          "proxy-config log needs the proxy's Envoy admin: name a pod (with a kubeconfig) or pass --proxy-admin-address",
+        );
+      }
       process.exitCode = EXIT_OK;
     }),
 };

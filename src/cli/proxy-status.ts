@@ -1,7 +1,8 @@
 // `sluice proxy-status [proxy]` (istioctl's xDS proxy-status): every connected proxy's sync status
-// from the control plane's `istio.io/debug/syncz`, as a table of subscribed types (with --verbose,
-// each type's SYNCED / NOT SENT / STALE), or the responses as JSON or YAML. A proxy argument keeps
-// the proxies whose ID contains it.
+// from the control plane's `istio.io/debug/syncz` (--xds-address, or every istiod pod of the
+// kubeconfig's cluster), as a table of subscribed types (with --verbose, each type's SYNCED /
+// NOT SENT / STALE), or the responses as JSON or YAML. A proxy argument keeps the proxies whose ID
+// contains it.
 import { readFileSync } from "node:fs";
 import type { CommandModule } from "yargs";
 import { csds, unpackAny } from "../api/index.ts";
@@ -14,9 +15,8 @@ import { controlPlaneId, STATUS_OUTPUT_FORMATS, writeStatus } from "./proxy-stat
 import {
   type ControlPlaneArgs,
   reportingFailures,
-  requestDebug,
+  requestControlPlanes,
   withControlPlaneOptions,
-  xdsClientOptions,
 } from "./xds-client.ts";
 
 interface ProxyStatusArgs extends ControlPlaneArgs {
@@ -46,7 +46,9 @@ export const proxyStatusCommand: CommandModule<object, ProxyStatusArgs> = {
         describe: "With a proxy: compare the control plane's config for it with this Envoy config dump",
       })
       .option("verbose", { type: "boolean", default: false, describe: "A column with the status of every xDS type" })
-      .example("$0 proxy-status --xds-address localhost:15010 --plaintext", "Every proxy's sync status")
+      .example("$0 proxy-status", "Every proxy's sync status, from each istiod pod of the kubeconfig's cluster")
+      .example("$0 ps --kubeconfig ~/.kube/prod --context east --revision canary", "The canary control plane's")
+      .example("$0 proxy-status --xds-address localhost:15010 --plaintext", "From a control plane's address")
       .example("$0 ps --xds-address istiod:15012 --cert-dir ./certs", "Over TLS with a client certificate")
       .example(
         "$0 ps productpage-v1 --xds-address localhost:15010 --plaintext --verbose",
@@ -57,19 +59,21 @@ export const proxyStatusCommand: CommandModule<object, ProxyStatusArgs> = {
       if (argv.file) {
         if (!argv.proxy) throw new Error("--file compares one proxy's config: name the proxy");
         const envoy = parseConfigDump(readFileSync(argv.file, "utf8"));
-        process.stdout.write(compareDumps(await controlPlaneDump(xdsClientOptions(argv), argv.proxy), envoy));
+        process.stdout.write(compareDumps(await controlPlaneDump(argv, argv.proxy), envoy));
         process.exitCode = EXIT_OK;
         return;
       }
-      const response = await requestDebug(xdsClientOptions(argv), SYNCZ_TYPE_URL);
+      const all = await requestControlPlanes(argv, SYNCZ_TYPE_URL);
       if (argv.proxy) {
         const wanted = argv.proxy;
-        response.resources = response.resources.filter((r) =>
-          unpackAny(r, csds.ClientConfigSchema)?.node?.id.includes(wanted),
-        );
-        if (response.resources.length === 0) throw new Error(`no proxy matching "${wanted}" is connected`);
+        for (const response of all) {
+          response.resources = response.resources.filter((r) =>
+            unpackAny(r, csds.ClientConfigSchema)?.node?.id.includes(wanted),
+          );
+        }
+        if (all.every((r) => r.resources.length === 0)) throw new Error(`no proxy matching "${wanted}" is connected`);
       }
-      const responses = new Map([[controlPlaneId(response), response]]);
+      const responses = new Map(all.map((response) => [controlPlaneId(response), response]));
       const namespace = argv.namespace && argv.namespace !== "" ? argv.namespace : undefined;
       process.stdout.write(writeStatus(responses, { format: argv.output, verbose: argv.verbose, namespace }));
       process.exitCode = EXIT_OK;

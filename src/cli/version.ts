@@ -1,6 +1,7 @@
-// `sluice version`: the client's version, and with --xds-address the control plane's (its xDS
-// identifier) and the data plane's (each connected proxy's ISTIO_VERSION, from syncz), or with
-// --monitoring-address the control plane's /version.
+// `sluice version`: the client's version, and from --xds-address (or, without it, each istiod pod
+// of the kubeconfig's cluster) the control plane's (its xDS identifier) and the data plane's (each
+// connected proxy's ISTIO_VERSION, from syncz), or with --monitoring-address the control plane's
+// /version.
 
 import { stringify } from "yaml";
 import type { CommandModule } from "yargs";
@@ -12,9 +13,9 @@ import { controlPlaneId } from "./proxy-status-writer.ts";
 import {
   type ControlPlaneArgs,
   reportingFailures,
-  requestDebug,
+  requestControlPlanes,
+  usesCluster,
   withControlPlaneOptions,
-  xdsClientOptions,
 } from "./xds-client.ts";
 
 interface VersionArgs extends ControlPlaneArgs {
@@ -38,11 +39,12 @@ async function gatherVersions(argv: VersionArgs): Promise<Versions> {
     if (!res.ok) throw new Error(`http://${monitoring}/version: HTTP ${res.status}`);
     versions.controlPlane = { version: (await res.text()).trim() };
   }
-  if (argv["xds-address"]) {
-    const response = await requestDebug(xdsClientOptions(argv), SYNCZ_TYPE_URL);
-    versions.controlPlane = { ...versions.controlPlane, id: controlPlaneId(response) };
+  if (argv["xds-address"] || (!monitoring && usesCluster(argv))) {
+    const responses = await requestControlPlanes(argv, SYNCZ_TYPE_URL);
+    const ids = [...new Set(responses.map(controlPlaneId))];
+    versions.controlPlane = { ...versions.controlPlane, id: ids.join(", ") };
     const dataPlane: Record<string, number> = {};
-    for (const r of response.resources) {
+    for (const r of responses.flatMap((response) => response.resources)) {
       const version = unpackAny(r, csds.ClientConfigSchema)?.node?.metadata?.ISTIO_VERSION;
       const key = typeof version === "string" && version !== "" ? version : "unknown";
       dataPlane[key] = (dataPlane[key] ?? 0) + 1;
@@ -64,10 +66,8 @@ export const versionCommand: CommandModule<object, VersionArgs> = {
       .option("short", { type: "boolean", default: false, describe: "Only the client's version" })
       .option("output", { alias: "o", choices: ["json", "yaml"] as const, describe: "Output format" })
       .example("$0 version --short", "This client's version")
-      .example(
-        "$0 version --xds-address localhost:15010 --plaintext",
-        "With the control and data plane versions",
-      ) as never,
+      .example("$0 version", "With the control and data plane versions, from the kubeconfig's cluster")
+      .example("$0 version --xds-address localhost:15010 --plaintext", "From a control plane's address") as never,
   handler: (argv) =>
     reportingFailures(async () => {
       const versions = argv.short ? { clientVersion: SLUICE_VERSION } : await gatherVersions(argv);

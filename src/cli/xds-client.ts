@@ -1,16 +1,25 @@
-// How the CLI asks a control plane for debug information over xDS (istioctl's xds client): one ADS
-// stream, one DiscoveryRequest for an `istio.io/debug/...` type URL from a node with GENERATOR=event,
-// the first response, then the stream is closed. Plaintext (15010) or TLS (15012) with an optional
-// client certificate (--cert-dir) and bearer token.
+// How the CLI asks a control plane for debug information over xDS (istioctl's xds client and
+// multixds): one ADS stream, one DiscoveryRequest for an `istio.io/debug/...` type URL from a node
+// with GENERATOR=event, the first response, then the stream is closed. Plaintext (15010) or TLS
+// (15012) with an optional client certificate (--cert-dir) and bearer token. The control plane is
+// --xds-address, or else every istiod pod of the kubeconfig's cluster through a port-forward, over
+// TLS verified with the mesh's CA root and a token the TokenRequest API issues.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { create, toJson } from "@bufbuild/protobuf";
 import { type ChannelCredentials, Client, credentials, Metadata, type ServiceError } from "@grpc/grpc-js";
 import type { Argv } from "yargs";
 import { discovery, registry, schemaForTypeUrl, unpackAny } from "../api/index.ts";
+import { PROXY_NOT_CONNECTED } from "../xds/generators/debug-endpoints.ts";
 import { deserializer, methodPath, serializer } from "../xds/server/index.ts";
 import { TypeUrl } from "../xds/types.ts";
+import { clusterAccess, type KubeAccess, kubeconfigAvailable } from "./kube-access.ts";
 import { goJson } from "./proxy-config-format.ts";
+
+// istioctl's multixds: tokens for the istio namespace's `default` account, for the CA's audience, an hour long.
+const TOKEN_SERVICE_ACCOUNT = "default";
+const TOKEN_AUDIENCES = ["istio-ca"];
+const TOKEN_EXPIRATION_SECONDS = 60 * 60;
 
 export interface XdsClientOptions {
   /** host:port of the control plane's ADS. */
@@ -23,6 +32,10 @@ export interface XdsClientOptions {
   certDir?: string;
   /** A bearer token sent as `authorization` (the TLS port's JWT authenticators). */
   token?: string;
+  /** The CA root (PEM) that verifies the server when --cert-dir gives none. */
+  rootCert?: string;
+  /** The name the server's certificate must carry, when the address is not it (a port-forward). */
+  serverName?: string;
   /** The istio namespace the CLI's node claims (istioctl's node metadata NAMESPACE). */
   namespace: string;
   timeoutMs: number;
@@ -34,7 +47,10 @@ export function requestDebug(
   typeUrl: string,
   resourceNames: string[] = [],
 ): Promise<discovery.DiscoveryResponse> {
-  const client = new Client(options.address, channelCredentials(options));
+  const nameOverride = options.serverName
+    ? { "grpc.ssl_target_name_override": options.serverName, "grpc.default_authority": options.serverName }
+    : {};
+  const client = new Client(options.address, channelCredentials(options), nameOverride);
   const method = discovery.AggregatedDiscoveryService.method.streamAggregatedResources;
   const metadata = new Metadata();
   if (options.token) metadata.set("authorization", `Bearer ${options.token}`);
@@ -78,7 +94,9 @@ export function requestDebug(
 function channelCredentials(options: XdsClientOptions): ChannelCredentials {
   if (options.plaintext) return credentials.createInsecure();
   const read = (name: string) => (options.certDir ? readFileSync(join(options.certDir, name)) : null);
-  const root = options.insecure ? null : read("root-cert.pem");
+  const root = options.insecure
+    ? null
+    : (read("root-cert.pem") ?? (options.rootCert ? Buffer.from(options.rootCert) : null));
   return credentials.createSsl(
     root,
     read("key.pem"),
@@ -96,6 +114,10 @@ export interface ControlPlaneArgs {
   "token-file"?: string;
   timeout: number;
   istioNamespace?: string;
+  kubeconfig?: string;
+  context?: string;
+  revision?: string;
+  "xds-port"?: number;
 }
 
 /** The flags of every command that talks to the control plane over xDS (--xds-address is global). */
@@ -108,14 +130,24 @@ export function withControlPlaneOptions<T>(yargs: Argv<T>) {
     .option("insecure", { type: "boolean", default: false, describe: "Skip verifying the control plane's certificate" })
     .option("plaintext", { type: "boolean", default: false, describe: "Plaintext xDS (istiod's 15010) instead of TLS" })
     .option("token-file", { type: "string", describe: "A file holding a bearer token for the TLS port" })
-    .option("timeout", { type: "number", default: 30, describe: "Seconds to wait for the control plane" });
+    .option("timeout", { type: "number", default: 30, describe: "Seconds to wait for the control plane" })
+    .option("revision", {
+      type: "string",
+      describe: "Without --xds-address: the control plane revision (istiod pods labelled istio.io/rev=<revision>)",
+    })
+    .option("xds-port", {
+      type: "number",
+      describe: "Without --xds-address: the istiod pods' port to forward (default 15012, 15010 with --plaintext)",
+    });
 }
 
-/** The client options from the flags; a one-line error without an address. */
+/** The client options of --xds-address and the other flags; a one-line error without an address. */
 export function xdsClientOptions(argv: ControlPlaneArgs): XdsClientOptions {
   const address = argv["xds-address"];
   if (!address) {
-    throw new Error("no control plane address: pass --xds-address host:port (15010 with --plaintext, or 15012)");
+    throw new Error(
+      "no control plane address: pass --xds-address host:port (15010 with --plaintext, or 15012), or a kubeconfig (--kubeconfig, $KUBECONFIG or ~/.kube/config)",
+    );
   }
   return {
     address,
@@ -126,6 +158,83 @@ export function xdsClientOptions(argv: ControlPlaneArgs): XdsClientOptions {
     namespace: argv.istioNamespace ?? "istio-system",
     timeoutMs: argv.timeout * 1000,
   };
+}
+
+/** Whether the flags reach the control plane through a cluster: no --xds-address, and a kubeconfig. */
+export function usesCluster(argv: ControlPlaneArgs): boolean {
+  return !argv["xds-address"] && kubeconfigAvailable(argv.kubeconfig);
+}
+
+/**
+ * Sends one request to the control plane the flags reach: --xds-address, else each running istiod
+ * pod of the cluster in turn (istioctl's multixds). "all" asks every pod; "first" stops at the first
+ * answer that is not "Proxy not connected to this Pilot instance" (the last pod's answer stands).
+ */
+export async function requestControlPlanes(
+  argv: ControlPlaneArgs,
+  typeUrl: string,
+  resourceNames: string[] = [],
+  mode: "all" | "first" = "all",
+): Promise<discovery.DiscoveryResponse[]> {
+  if (!usesCluster(argv)) return [await requestDebug(xdsClientOptions(argv), typeUrl, resourceNames)];
+  const kube = clusterAccess(argv);
+  const istioNamespace = argv.istioNamespace ?? "istio-system";
+  const pods = await kube.controlPlanePods(istioNamespace, argv.revision);
+  const options = await clusterClientOptions(kube, argv, istioNamespace);
+  const port = argv["xds-port"] ?? (argv.plaintext ? 15010 : 15012);
+  const responses: discovery.DiscoveryResponse[] = [];
+  for (const [index, pod] of pods.entries()) {
+    const response = await kube
+      .withPortForward(pod.metadata, port, (address) => requestDebug({ ...options, address }, typeUrl, resourceNames))
+      .catch((err: unknown) => {
+        const why = err instanceof Error ? err.message : String(err);
+        throw new Error(`could not get XDS from discovery pod "${pod.metadata.name}": ${why}`);
+      });
+    if (mode === "first" && index < pods.length - 1 && notConnectedHere(response)) continue;
+    responses.push(response);
+    if (mode === "first") break;
+  }
+  return responses;
+}
+
+/** The client options for istiod pods reached through port-forwards (istioctl's xds.DialOptions). */
+async function clusterClientOptions(
+  kube: KubeAccess,
+  argv: ControlPlaneArgs,
+  istioNamespace: string,
+): Promise<Omit<XdsClientOptions, "address">> {
+  const certDir = argv["cert-dir"];
+  const tls = !argv.plaintext;
+  let token: string | undefined;
+  if (argv["token-file"]) token = readFileSync(argv["token-file"], "utf8").trim();
+  else if (tls && !certDir) {
+    token = await kube.serviceAccountToken(
+      istioNamespace,
+      TOKEN_SERVICE_ACCOUNT,
+      TOKEN_AUDIENCES,
+      TOKEN_EXPIRATION_SECONDS,
+    );
+  }
+  // istioctl's makeSan: the istiod Service's DNS name, which istiod's certificate carries (the default
+  // revision's Service is plain `istiod`).
+  const revision = argv.revision && argv.revision !== "default" ? argv.revision : undefined;
+  return {
+    plaintext: argv.plaintext,
+    insecure: argv.insecure,
+    certDir,
+    token,
+    rootCert: tls && !argv.insecure && !certDir ? await kube.caRoot(istioNamespace) : undefined,
+    serverName: revision ? `istiod-${revision}.${istioNamespace}.svc` : `istiod.${istioNamespace}.svc`,
+    namespace: istioNamespace,
+    timeoutMs: argv.timeout * 1000,
+  };
+}
+
+function notConnectedHere(response: discovery.DiscoveryResponse): boolean {
+  return (
+    response.resources.length === 1 &&
+    new TextDecoder().decode(response.resources[0].value).includes(PROXY_NOT_CONNECTED.body.trim())
+  );
 }
 
 /**

@@ -67,11 +67,12 @@ test("proxy-config reads an offline dump, and errors are one line with exit code
   assert.equal(routes.code, 0, routes.stderr);
   const route = "inbound-vip|8000|http|httpbin.default.svc.cluster.local";
   assert.equal(routes.stdout, `${"NAME".padEnd(route.length + 5)}VIRTUAL HOSTS\n${route}     1\n`);
-  const noAddress = sluice(["proxy-status"]);
+  // Without --xds-address and without any kubeconfig.
+  const noAddress = sluice(["proxy-status"], { KUBECONFIG: "", HOME: dir });
   assert.equal(noAddress.code, 2);
   assert.equal(
     noAddress.stderr,
-    "Error: no control plane address: pass --xds-address host:port (15010 with --plaintext, or 15012)\n",
+    "Error: no control plane address: pass --xds-address host:port (15010 with --plaintext, or 15012), or a kubeconfig (--kubeconfig, $KUBECONFIG or ~/.kube/config)\n",
   );
   const notJson = join(dir, "dump.json");
   writeFileSync(notJson, "not json");

@@ -41,7 +41,7 @@ export class KubeClient {
   }
 
   /** Sends one JSON request; throws KubeApiError on a non-2xx answer. */
-  async request(method: "GET" | "PUT", path: string, body?: unknown, signal?: AbortSignal): Promise<unknown> {
+  async request(method: "GET" | "PUT" | "POST", path: string, body?: unknown, signal?: AbortSignal): Promise<unknown> {
     const server = this.kubeConfig.getCurrentCluster()?.server;
     if (!server) throw new Error("kubeconfig has no current cluster");
     const context = new RequestContext(server + path, HttpMethod[method]);
