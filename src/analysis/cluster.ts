@@ -1,6 +1,8 @@
-// The objects of a live cluster for `sluice analyze --use-kube`: every kind an analyzer reads, listed
-// once across all namespaces (a kind the cluster does not serve is skipped), and the mesh config and
-// networks from istiod's ConfigMap (`istio` in the Istio namespace, keys `mesh` and `meshNetworks`).
+// The objects of a live cluster for `sluice analyze --use-kube` and `sluice x describe`: every kind
+// asked for, listed once across all namespaces (a kind the cluster does not serve is skipped), and the
+// mesh config and networks from istiod's ConfigMap (`istio` in the Istio namespace, keys `mesh` and
+// `meshNetworks`).
+import type { Logger } from "pino";
 import { type ConfigObject, KINDS, type KindInfo, kindKey } from "../config/index.ts";
 import type { KubeClient } from "../sources/kube/client.ts";
 import { KubeApiError } from "../sources/kube/client.ts";
@@ -48,11 +50,12 @@ export interface ClusterConfig {
   meshNetworks?: string;
 }
 
-/** Lists every kind in `inputs` (group/Kind keys) from the cluster. */
+/** Lists every kind in `inputs` (group/Kind keys) from the cluster; `log` gets a debug line per list. */
 export async function readCluster(
   client: KubeClient,
   inputs: ReadonlySet<string>,
   istioNamespace: string,
+  log?: Logger,
 ): Promise<ClusterConfig> {
   const objects: ConfigObject[] = [];
   let meshConfig: string | undefined;
@@ -61,6 +64,7 @@ export async function readCluster(
     const key = kindKey(kind.group, kind.kind);
     if (!inputs.has(key) && key !== K.ConfigMap) continue;
     const listed = await listKind(client, kind);
+    log?.debug({ kind: key, items: listed.length }, "listed from the cluster");
     if (inputs.has(key))
       objects.push(...(key === K.ConfigMap ? listed.filter((cm) => isIstioConfigMap(cm, istioNamespace)) : listed));
     if (key === K.ConfigMap) {

@@ -15,6 +15,7 @@ import { loadMeshConfig, loadMeshNetworks } from "../config/index.ts";
 import { KubeApiError, KubeClient } from "../sources/kube/client.ts";
 import { EXIT_ANALYZER_FOUND_ISSUES, EXIT_INVALID, EXIT_OK, EXIT_USAGE } from "./exit-codes.ts";
 import { loadCliKubeConfig } from "./kube-access.ts";
+import { cliLog } from "./log.ts";
 
 const DEFAULT_NAMESPACE = "default";
 // The file extensions istioctl reads, in its order (case-sensitive, as it compares them).
@@ -69,7 +70,7 @@ export async function runAnalyzeCommand(options: AnalyzeOptions): Promise<number
       return EXIT_OK;
     }
     const kinds = new Set(analyzers.flatMap((a) => a.inputs));
-    cluster = await readCluster(options.cluster, kinds, options.istioNamespace);
+    cluster = await readCluster(options.cluster, kinds, options.istioNamespace, cliLog("kube"));
     for (const object of cluster.objects) inputs.push({ object });
   }
 
@@ -82,6 +83,7 @@ export async function runAnalyzeCommand(options: AnalyzeOptions): Promise<number
   const parseErrors: string[] = [];
   for (const file of files) {
     const text = readFileSync(file === STDIN_PATH ? 0 : file, "utf8");
+    cliLog("default").debug({ file }, "read config file");
     const docs = decodeConfigText(text, file);
     const chunks = chunkLines(text);
     const chunkOf = (line: number) => chunks.find((c) => c.startLine <= line && line <= c.endLine);

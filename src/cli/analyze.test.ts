@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Writable } from "node:stream";
 import { test } from "node:test";
 import yargs from "yargs";
 import { EXTRA_CLUSTER_KINDS } from "../analysis/cluster.ts";
@@ -11,6 +12,7 @@ import { KubeTestServer } from "../sources/kube/testserver/index.ts";
 import { analyzeCommand } from "./analyze.ts";
 import { type AnalyzeOptions, runAnalyzeCommand } from "./analyze-run.ts";
 import { EXIT_ANALYZER_FOUND_ISSUES, EXIT_INVALID, EXIT_OK } from "./exit-codes.ts";
+import { configureCliLog } from "./log.ts";
 
 const VIRTUAL_SERVICE = `apiVersion: networking.istio.io/v1
 kind: VirtualService
@@ -246,4 +248,27 @@ test("flags: repeatable --analyzer and -S do not swallow the files after them; l
   assert.deepEqual(parsed.analyzer, ["a.A"]);
   assert.deepEqual(parsed.suppress, ["IST0101=*"]);
   assert.equal(parsed["failure-threshold"], "Warning");
+});
+
+test("--log_output_level debug: a line per file read and per kind listed from the cluster", async (t) => {
+  const server = await KubeTestServer.start();
+  t.after(() => server.close());
+  server.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "default" } });
+  const lines: Record<string, unknown>[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(JSON.parse(chunk.toString("utf8")));
+      done();
+    },
+  });
+  configureCliLog("debug", sink);
+  t.after(() => configureCliLog(undefined));
+  const file = writeConfig(VIRTUAL_SERVICE);
+  await run([file], { cluster: new KubeClient(server.kubeConfig()), analyzers: ["virtualservice.GatewayAnalyzer"] });
+  assert.ok(lines.some((l) => l.scope === "default" && l.msg === "read config file" && l.file === file));
+  const listed = lines.filter((l) => l.scope === "kube" && l.msg === "listed from the cluster");
+  assert.ok(
+    listed.some((l) => l.kind === "networking.istio.io/Gateway" && l.items === 0),
+    JSON.stringify(lines),
+  );
 });
