@@ -32,3 +32,18 @@ test("carryOver keeps an earlier push's cases, except where the new push reporte
     pilot_eds_no_instances: { e: {} },
   });
 });
+
+test("merge adds another status's cases, replacing those under the same metric and key", () => {
+  const built = new PushStatus();
+  built.add("pilot_duplicate_envoy_clusters", "c", "p", "rebuilt");
+  built.add("pilot_eds_no_instances", "e");
+  const current = new PushStatus();
+  current.add("pilot_duplicate_envoy_clusters", "c", "p", "first");
+  current.add("pilot_vservice_dup_domain", "d", "q");
+  current.merge(built);
+  assert.deepEqual(current.toJSON(), {
+    pilot_duplicate_envoy_clusters: { c: { proxy: "p", message: "rebuilt" } },
+    pilot_eds_no_instances: { e: {} },
+    pilot_vservice_dup_domain: { d: { proxy: "q" } },
+  });
+});

@@ -43,6 +43,13 @@ export class PushStatus {
     cases.set(key, { ...(proxy ? { proxy } : {}), ...(message ? { message } : {}) });
   }
 
+  /** Adds every case of `other`, replacing this status's case under the same metric and key (as `add` does). */
+  merge(other: PushStatus): void {
+    for (const [metric, cases] of other.#byMetric) {
+      for (const [key, status] of cases) this.add(metric, key, status.proxy, status.message);
+    }
+  }
+
   /** Adds every case of `earlier` this status has no case for under the same metric and key. */
   carryOver(earlier: PushStatus): void {
     for (const [metric, cases] of earlier.#byMetric) {
