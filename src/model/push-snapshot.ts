@@ -229,15 +229,9 @@ export class PushSnapshot {
    * their endpoints, as in Istio's ServiceEntry registry.
    */
   serviceTargets(proxy: Workload & Partial<Pick<ProxyNode, "ipAddresses">>): ServiceTarget[] {
-    const targets = this.services.all
-      .filter(
-        (s) =>
-          s.namespace === proxy.configNamespace &&
-          s.registry === "Kubernetes" &&
-          s.selector !== null &&
-          Object.keys(s.selector).length > 0 &&
-          labelsContain(proxy.labels, s.selector),
-      )
+    const targets = this.services
+      .selecting(proxy.configNamespace)
+      .filter((s) => s.selector !== null && labelsContain(proxy.labels, s.selector))
       .flatMap((service) => service.ports.map((port) => ({ service, port })));
     const bySelector = new Set(targets.map(({ service, port }) => `${service.hostname}:${port.port}`));
     // Several workloads may share an IP on different ports (proxyless servers on 127.0.0.1): one target each.

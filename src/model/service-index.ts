@@ -15,6 +15,8 @@ export class ServiceIndex {
   private readonly publicServices: Service[] = [];
   /** Services exported to named namespaces (their own included), by namespace. */
   private readonly exportedTo = new Map<string, Service[]>();
+  /** Kubernetes services selecting workloads by labels, by namespace. */
+  private readonly selectingByNamespace = new Map<string, Service[]>();
 
   constructor(services: readonly Service[], defaultExportTo: readonly string[] | undefined) {
     this.all = [...services].sort(compareServices);
@@ -22,6 +24,8 @@ export class ServiceIndex {
       const byNamespace = this.byHostname.get(service.hostname) ?? new Map<string, Service>();
       this.byHostname.set(service.hostname, byNamespace);
       byNamespace.set(service.namespace, service);
+      if (service.registry === "Kubernetes" && service.selector !== null && Object.keys(service.selector).length > 0)
+        appendTo(this.selectingByNamespace, service.namespace, service);
 
       const exportTo = exportToSet(service.exportTo, defaultExportTo, service.namespace);
       this.exportTo.set(service, exportTo);
@@ -40,6 +44,11 @@ export class ServiceIndex {
   isVisible(service: Service, namespace: string): boolean {
     const exportTo = this.exportTo.get(service);
     return exportTo !== undefined && isExportedTo(exportTo, namespace);
+  }
+
+  /** The Kubernetes services of `namespace` with a non-empty selector, oldest first. */
+  selecting(namespace: string): readonly Service[] {
+    return this.selectingByNamespace.get(namespace) ?? [];
   }
 
   /** The service `hostname` declared in `namespace`. */
