@@ -15,7 +15,7 @@ export {
   parseClusterName,
   sniDnatClusterName,
 } from "./names.ts";
-export { assembleClusters, type ProxyClusters } from "./order.ts";
+export { assembleClusters, buildSpecialClusters, type ProxyClusters, type SpecialClusters } from "./order.ts";
 export {
   buildOutboundClusters,
   buildSniDnatClusters,

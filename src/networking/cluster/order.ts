@@ -25,21 +25,40 @@ export interface ProxyClusters {
   allowAnyDynamicDns?: boolean;
   /** Where a cluster dropped for a name seen before is reported (pilot_duplicate_envoy_clusters). */
   report?: PushStatusReporter;
+  /** The special clusters, when the caller shares them between proxies (else built here). */
+  special?: SpecialClusters;
+}
+
+/** The clusters every proxy of a kind gets besides its services': in CDS order, around the inbound ones. */
+export interface SpecialClusters {
+  /** BlackHoleCluster, then for sidecars PassthroughCluster and AllowAnyDynamicDNSCluster (if wanted). */
+  beforeInbound: readonly cluster.Cluster[];
+  /** Sidecars: InboundPassthroughCluster. */
+  afterInbound: readonly cluster.Cluster[];
+}
+
+/** The special clusters of the proxy: they read its type and IP families (INSTANCE_IPS for AllowAnyDynamicDNS). */
+export function buildSpecialClusters(
+  input: Pick<ProxyClusters, "proxy" | "mesh" | "allowAnyDynamicDns">,
+): SpecialClusters {
+  const { proxy, mesh } = input;
+  if (proxy.type !== "sidecar") return { beforeInbound: [buildBlackHoleCluster(mesh)], afterInbound: [] };
+  return {
+    beforeInbound: [
+      buildBlackHoleCluster(mesh),
+      buildPassthroughCluster(mesh),
+      ...(input.allowAnyDynamicDns ? [buildAllowAnyDynamicDnsCluster(mesh, proxy)] : []),
+    ],
+    afterInbound: [buildInboundPassthroughCluster(mesh, proxy)],
+  };
 }
 
 export function assembleClusters(input: ProxyClusters): cluster.Cluster[] {
-  const { proxy, mesh } = input;
+  const special = input.special ?? buildSpecialClusters(input);
   const ordered =
-    proxy.type === "sidecar"
-      ? [
-          ...input.outbound,
-          buildBlackHoleCluster(mesh),
-          buildPassthroughCluster(mesh),
-          ...(input.allowAnyDynamicDns ? [buildAllowAnyDynamicDnsCluster(mesh, proxy)] : []),
-          ...(input.inbound ?? []),
-          buildInboundPassthroughCluster(mesh, proxy),
-        ]
-      : [...input.outbound, buildBlackHoleCluster(mesh), ...(input.sniDnat ?? [])];
+    input.proxy.type === "sidecar"
+      ? [...input.outbound, ...special.beforeInbound, ...(input.inbound ?? []), ...special.afterInbound]
+      : [...input.outbound, ...special.beforeInbound, ...(input.sniDnat ?? [])];
   const seen = new Set<string>();
   return ordered.filter((c) => {
     if (seen.has(c.name)) {
