@@ -1,6 +1,7 @@
 // The text of `sluice x describe pod|service`, laid out as istioctl's describe prints it, from the
-// state of config files (store → registry → push context).
-import type { ConfigObject, MeshConfig } from "../config/index.ts";
+// state of config files or of a live cluster (store → registry → push context).
+import { readCluster } from "../analysis/cluster.ts";
+import { type ConfigObject, KINDS, kindKey, loadMeshConfig, type MeshConfig } from "../config/index.ts";
 import type {
   VirtualService,
   VirtualServiceHttp,
@@ -16,8 +17,10 @@ import {
   pushSnapshot,
 } from "../model/index.ts";
 import type { Service } from "../registry/index.ts";
+import type { KubeClient } from "../sources/kube/client.ts";
 import type { DescribeTarget } from "./describe.ts";
-import { loadState } from "./translate-state.ts";
+import { cliLog } from "./log.ts";
+import { type LoadResult, loadState } from "./translate-state.ts";
 
 const SEPARATOR = "--------------------";
 const INGRESS_LABEL = "istio";
@@ -322,7 +325,14 @@ function policyLines(snapshot: PushSnapshot, workload: Workload): string[] {
   return lines;
 }
 
-export type DescribeResult = { text: string; problems?: undefined } | { problems: string[]; text?: undefined };
+export type DescribeResult =
+  | { text: string; warnings: string[]; problems?: undefined }
+  | { problems: string[]; text?: undefined };
+
+export interface DescribeOptions {
+  domainSuffix: string;
+  istioNamespace: string;
+}
 
 /** istioctl's describe output for the pod or service `name` in `namespace`, from the config files at `paths`. */
 export function describeFromFiles(
@@ -330,10 +340,55 @@ export function describeFromFiles(
   target: DescribeTarget,
   name: string,
   namespace: string,
-  options: { mesh: MeshConfig; domainSuffix: string; istioNamespace: string },
+  options: DescribeOptions & { mesh: MeshConfig },
 ): DescribeResult {
-  const loaded = loadState(paths, options.mesh, options.domainSuffix);
+  return describeLoaded(loadState(paths, options.mesh, options.domainSuffix), target, name, namespace, options);
+}
+
+/** The kinds describe lists from a cluster: Istio's config and the objects services and workloads come from. */
+const CLUSTER_KINDS: ReadonlySet<string> = new Set([
+  ...KINDS.filter((k) => k.family === "istio").map((k) => kindKey(k.group, k.kind)),
+  kindKey("", "Namespace"),
+  kindKey("", "Service"),
+  kindKey("", "Pod"),
+  kindKey("discovery.k8s.io", "EndpointSlice"),
+]);
+
+/**
+ * As describeFromFiles, from a live cluster's objects (istioctl's describe), with the objects of the
+ * files at `paths` replacing the cluster's. The mesh config is `options.mesh`, else the cluster's.
+ */
+export async function describeFromCluster(
+  client: KubeClient,
+  paths: string[],
+  target: DescribeTarget,
+  name: string,
+  namespace: string,
+  options: DescribeOptions & { mesh?: MeshConfig },
+): Promise<DescribeResult> {
+  const cluster = await readCluster(client, CLUSTER_KINDS, options.istioNamespace, cliLog("kube"));
+  let mesh = options.mesh;
+  if (!mesh) {
+    try {
+      mesh = loadMeshConfig(cluster.meshConfig).mesh;
+    } catch (err) {
+      const why = err instanceof Error ? err.message : String(err);
+      return { problems: [`ConfigMap ${options.istioNamespace}/istio: mesh: ${why}`] };
+    }
+  }
+  const loaded = loadState(paths, mesh, options.domainSuffix, undefined, cluster.objects);
+  return describeLoaded(loaded, target, name, namespace, options);
+}
+
+function describeLoaded(
+  loaded: LoadResult,
+  target: DescribeTarget,
+  name: string,
+  namespace: string,
+  options: DescribeOptions,
+): DescribeResult {
   if (!loaded.state) return { problems: loaded.problems };
+  const warnings = loaded.warnings;
   const objects = loaded.state.store.list().map((s) => s.object);
   const snapshot = pushSnapshot(loaded.state.push);
   const allPods = pods(objects);
@@ -356,7 +411,7 @@ export function describeFromFiles(
     for (const service of services.values()) lines.push(SEPARATOR, ...serviceLines(snapshot, service, workload, pod));
     lines.push(SEPARATOR, ...policyLines(snapshot, workload));
     lines.push(...ingressLines(snapshot, allPods, [...services.values()], workload, options.istioNamespace));
-    return { text: `${lines.join("\n")}\n` };
+    return { text: `${lines.join("\n")}\n`, warnings };
   }
 
   const service = snapshot.services.all.find(
@@ -374,8 +429,8 @@ export function describeFromFiles(
   const workload = { configNamespace: namespace, labels: pod?.metadata.labels ?? service.selector ?? {} };
   const lines = serviceLines(snapshot, service, workload, pod);
   if (pod) lines.push(`Pod: ${pod.metadata.name}`);
-  else lines.push("No pods in the files match the service's selector");
+  else lines.push("No pods match the service's selector");
   lines.push(SEPARATOR, ...policyLines(snapshot, workload));
   lines.push(...ingressLines(snapshot, allPods, [service], workload, options.istioNamespace));
-  return { text: `${lines.join("\n")}\n` };
+  return { text: `${lines.join("\n")}\n`, warnings };
 }

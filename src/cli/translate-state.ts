@@ -16,6 +16,7 @@ import {
   storeRegistry,
   storeSecrets,
 } from "../xds/index.ts";
+import { cliLog } from "./log.ts";
 
 export interface TranslateState {
   store: ConfigStore;
@@ -41,14 +42,24 @@ function withoutField(obj: ConfigObject, path: string): ConfigObject {
   return copy;
 }
 
-type LoadResult =
+export type LoadResult =
   | { state: TranslateState; warnings: string[]; problems?: undefined }
   | { problems: string[]; state?: undefined };
+
+/** One object to load, and where it came from for messages. */
+interface StateInput {
+  where: string;
+  object?: ConfigObject;
+  error?: string;
+  /** A cluster's object: invalid ones are skipped with a warning, as the Kubernetes source skips them. */
+  fromCluster?: boolean;
+}
 
 /**
  * The state of `paths` (files or directories), read as a cluster would take them: objects of kinds the
  * control plane does not read (Deployments, ...) are skipped and fields their schema does not know are
  * pruned, each with a warning; any other problem (undecodable or invalid documents) fails the load.
+ * `clusterObjects` (a live cluster's, listed) load first, so that a file's object replaces the cluster's.
  */
 export function loadState(
   paths: string[],
@@ -56,18 +67,36 @@ export function loadState(
   domainSuffix: string,
   /** Objects to leave out (e.g. every EnvoyFilter, for the config before patches). */
   exclude: (object: ConfigObject) => boolean = () => false,
+  clusterObjects: readonly ConfigObject[] = [],
 ): LoadResult {
   const store = new ConfigStore();
   const memory = new MemorySource(store, "file");
   const problems: string[] = [];
   const warnings: string[] = [];
-  for (const doc of readConfigPaths(paths)) {
-    const where = `${doc.position.file}:${doc.position.line}`;
-    if (doc.error !== undefined || !doc.object) {
-      problems.push(`${where}: ${doc.error ?? "empty document"}`);
+  const documents = readConfigPaths(paths);
+  if (paths.length > 0) {
+    const files = [...new Set(documents.map((d) => d.position.file))];
+    cliLog("default").debug({ files, documents: documents.length }, "read config files");
+  }
+  const inputs: StateInput[] = [
+    ...clusterObjects.map((object) => ({
+      where: `${object.kind} ${object.metadata.namespace ?? ""}/${object.metadata.name ?? ""} (cluster)`,
+      object,
+      fromCluster: true,
+    })),
+    ...documents.map((doc) => ({
+      where: `${doc.position.file}:${doc.position.line}`,
+      object: doc.object,
+      error: doc.error ?? (doc.object ? undefined : "empty document"),
+    })),
+  ];
+  for (const input of inputs) {
+    const where = input.where;
+    if (input.error !== undefined || !input.object) {
+      problems.push(`${where}: ${input.error}`);
       continue;
     }
-    let object = doc.object;
+    let object = input.object;
     if (exclude(object)) continue;
     if (!lookupKind(object.apiVersion, object.kind)) {
       warnings.push(`${where}: ${object.apiVersion} ${object.kind} skipped: not a kind the control plane reads`);
@@ -78,7 +107,9 @@ export function loadState(
       warnings.push(`${where}: ${issue.path}: unknown field pruned`);
       object = withoutField(object, issue.path);
     }
-    for (const issue of memory.apply(object).errors) problems.push(`${where}: ${describeIssue(issue)}`);
+    const errors = memory.apply(object).errors.map((issue) => `${where}: ${describeIssue(issue)}`);
+    if (input.fromCluster) warnings.push(...errors.map((e) => `${e} (skipped)`));
+    else problems.push(...errors);
   }
   if (problems.length > 0) return { problems };
   const registry = storeRegistry(store, mesh, domainSuffix);

@@ -1,8 +1,17 @@
-// `sluice x describe pod|service` run as a process over the bookinfo-like files in testdata/describe.
+// `sluice x describe pod|service` run as a process over the bookinfo-like files in testdata/describe,
+// and over the same objects in an in-process Kubernetes API server.
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { describeFromCluster, describeFromFiles } from "../../src/cli/describe-report.ts";
+import { readConfigPaths } from "../../src/config/decode.ts";
+import { DEFAULT_MESH_CONFIG } from "../../src/config/index.ts";
+import { KubeClient } from "../../src/sources/kube/client.ts";
+import { KubeTestServer } from "../../src/sources/kube/testserver/index.ts";
 
 const SLUICE = fileURLToPath(new URL("../../bin/sluice.js", import.meta.url));
 const FILES = fileURLToPath(new URL("./testdata/describe", import.meta.url));
@@ -92,4 +101,108 @@ test("describe --help shows the subcommands", () => {
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stdout, /describe pod <name>/);
   assert.match(r.stdout, /describe service <name>/);
+});
+
+/** An API server holding the objects of the describe files. */
+async function clusterOfFiles(t: { after(fn: () => Promise<void>): void }): Promise<KubeTestServer> {
+  const server = await KubeTestServer.start();
+  t.after(() => server.close());
+  for (const doc of readConfigPaths([FILES])) {
+    if (!doc.object) throw new Error(`${doc.position.file}:${doc.position.line}: ${doc.error}`);
+    server.create(doc.object);
+  }
+  return server;
+}
+
+const OPTIONS = { domainSuffix: "cluster.local", istioNamespace: "istio-system" };
+
+test("describe from a cluster prints what describe from files prints for the same objects", async (t) => {
+  const client = new KubeClient((await clusterOfFiles(t)).kubeConfig());
+  for (const [target, name] of [
+    ["pod", "reviews-v1-abc"],
+    ["pod", "reviews-v3-def"],
+    ["service", "reviews"],
+  ] as const) {
+    const fromFiles = describeFromFiles([FILES], target, name, "bookinfo", { ...OPTIONS, mesh: DEFAULT_MESH_CONFIG });
+    const fromCluster = await describeFromCluster(client, [], target, name, "bookinfo", OPTIONS);
+    assert.ok(fromFiles.text?.includes("Matching subsets"), fromFiles.problems?.join("\n"));
+    assert.equal(fromCluster.text, fromFiles.text, `${target} ${name}`);
+  }
+  const missing = await describeFromCluster(client, [], "pod", "nope", "bookinfo", OPTIONS);
+  assert.deepEqual(missing.problems, ['pods "nope" not found in namespace bookinfo']);
+});
+
+test("describe from a cluster: a file's object replaces the cluster's", async (t) => {
+  const client = new KubeClient((await clusterOfFiles(t)).kubeConfig());
+  const dir = mkdtempSync(join(tmpdir(), "describe-"));
+  const file = join(dir, "dr.yaml");
+  writeFileSync(
+    file,
+    "apiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata:\n  name: reviews\n  namespace: bookinfo\nspec:\n  host: reviews\n  trafficPolicy:\n    tls:\n      mode: DISABLE\n",
+  );
+  const result = await describeFromCluster(client, [file], "pod", "reviews-v1-abc", "bookinfo", OPTIONS);
+  const lines = result.text?.split("\n") ?? [];
+  assert.ok(lines.includes("   Traffic Policy TLS Mode: DISABLE"), result.text);
+  assert.ok(!lines.includes("   Traffic Policy TLS Mode: ISTIO_MUTUAL"), result.text);
+});
+
+/** Runs sluice without blocking this process, which serves the API server the command reads. */
+function sluiceAsync(args: string[], env: NodeJS.ProcessEnv = process.env) {
+  return new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+    const child = spawn(process.execPath, [SLUICE, ...args], { env });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
+    child.on("error", reject);
+    child.on("close", (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
+test("sluice x describe without -f reads the --kubeconfig cluster; kube debug lines on request", async (t) => {
+  const server = await clusterOfFiles(t);
+  const kubeconfig = join(mkdtempSync(join(tmpdir(), "describe-")), "kubeconfig");
+  server.writeKubeconfig(kubeconfig);
+  const args = ["x", "describe", "pod", "reviews-v1-abc", "-n", "bookinfo"];
+  const live = await sluiceAsync([...args, "--kubeconfig", kubeconfig, "--log_output_level=kube:debug"]);
+  assert.equal(live.status, 0, live.stderr);
+  assert.equal(live.stdout, sluice(...args, "-f", FILES).stdout);
+  const logged = live.stderr
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line));
+  assert.ok(
+    logged.some((l) => l.level === "debug" && l.scope === "kube" && l.kind === "/Pod" && l.items === 3),
+    live.stderr,
+  );
+});
+
+test("sluice x describe without -f and without a kubeconfig is a usage error", () => {
+  const home = mkdtempSync(join(tmpdir(), "describe-home-"));
+  const env = { PATH: process.env.PATH, HOME: home };
+  const r = spawnSync(process.execPath, [SLUICE, "x", "describe", "pod", "a"], { encoding: "utf8", env });
+  assert.equal(r.status, 2);
+  assert.equal(r.stderr, "Error: no kubeconfig to reach a cluster: name one with --kubeconfig, or files with -f\n");
+});
+
+test("--log_output_level: debug lines of the file reads on stderr, output unchanged; a bad level exits 2", () => {
+  const args = ["x", "describe", "pod", "reviews-v1-abc", "-n", "bookinfo", "-f", FILES];
+  const quiet = sluice(...args);
+  const debug = sluice(...args, "--log_output_level=debug");
+  assert.equal(debug.status, 0, debug.stderr);
+  assert.equal(debug.stdout, quiet.stdout);
+  assert.equal(quiet.stderr, "");
+  const line = JSON.parse(debug.stderr.trim().split("\n")[0]);
+  assert.equal(line.level, "debug");
+  assert.equal(line.scope, "default");
+  assert.equal(line.msg, "read config files");
+  assert.equal(line.documents, 11);
+
+  const bad = sluice(...args, "--log_output_level=default:loud");
+  assert.equal(bad.status, 2);
+  assert.equal(bad.stdout, "");
+  assert.equal(
+    bad.stderr.split("\n")[0],
+    'Error: --log_output_level: invalid level "loud" in "default:loud"; levels are none, fatal, error, warn, info, debug',
+  );
 });
