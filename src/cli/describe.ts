@@ -57,18 +57,18 @@ function describeSubcommand(
           [
             "Without -f, or with --kubeconfig or --context, reads Pods, Services, EndpointSlices and Istio config",
             "from the cluster (and its mesh config from ConfigMap istio in the Istio namespace); objects in the",
-            "files given with -f replace the cluster's. With -f alone, reads only the files.",
+            "files given with -f replace the cluster's. With -f alone, reads only the files. The namespace is -n, else",
+            "(from a cluster) the kubeconfig context's, else default.",
             `Exit status: ${EXIT_OK} described, ${EXIT_INVALID} not found or invalid input, ${EXIT_USAGE} usage error.`,
           ].join("\n"),
         ) as never,
     handler: async (argv) => {
       const { describeFromCluster, describeFromFiles } = await import("./describe-report.ts");
       const options = { domainSuffix: argv.domain, istioNamespace: argv.istioNamespace ?? "istio-system" };
-      const namespace = argv.namespace ?? "default";
       const fromCluster = argv.filename.length === 0 || argv.kubeconfig !== undefined || argv.context !== undefined;
       let result: DescribeResult;
       if (fromCluster) {
-        const { kubeconfigAvailable } = await import("./kube-access.ts");
+        const { clusterAccess, kubeconfigAvailable } = await import("./kube-access.ts");
         if (!kubeconfigAvailable(argv.kubeconfig)) {
           process.stderr.write(
             "Error: no kubeconfig to reach a cluster: name one with --kubeconfig, or files with -f\n",
@@ -78,12 +78,17 @@ function describeSubcommand(
         }
         const mesh = argv.meshConfig === undefined ? undefined : await loadProxyMesh(argv.meshConfig);
         if (argv.meshConfig !== undefined && !mesh) return;
-        const { kubeClient } = await import("./analyze-run.ts");
-        const client = kubeClient(argv.kubeconfig, argv.context);
-        result = await describeFromCluster(client, argv.filename, target, argv.name, namespace, { ...options, mesh });
+        const kube = clusterAccess(argv);
+        // As istioctl: -n, else the kubeconfig context's namespace.
+        const namespace = kube.namespaceOrDefault(argv.namespace);
+        result = await describeFromCluster(kube.client, argv.filename, target, argv.name, namespace, {
+          ...options,
+          mesh,
+        });
       } else {
         const mesh = await loadProxyMesh(argv.meshConfig);
         if (!mesh) return;
+        const namespace = argv.namespace ?? "default";
         result = describeFromFiles(argv.filename, target, argv.name, namespace, { ...options, mesh });
       }
       if (result.problems) {

@@ -159,14 +159,22 @@ function sluiceAsync(args: string[], env: NodeJS.ProcessEnv = process.env) {
   });
 }
 
-test("sluice x describe without -f reads the --kubeconfig cluster; kube debug lines on request", async (t) => {
+test("sluice x describe without -f reads the --kubeconfig cluster in its context's namespace; kube debug lines", async (t) => {
   const server = await clusterOfFiles(t);
+  // Without -n, the namespace is the kubeconfig context's.
+  const config = server.kubeConfig();
+  config.loadFromOptions({
+    clusters: config.clusters,
+    users: config.users,
+    contexts: config.contexts.map((c) => ({ ...c, namespace: "bookinfo" })),
+    currentContext: config.currentContext,
+  });
   const kubeconfig = join(mkdtempSync(join(tmpdir(), "describe-")), "kubeconfig");
-  server.writeKubeconfig(kubeconfig);
-  const args = ["x", "describe", "pod", "reviews-v1-abc", "-n", "bookinfo"];
+  writeFileSync(kubeconfig, config.exportConfig());
+  const args = ["x", "describe", "pod", "reviews-v1-abc"];
   const live = await sluiceAsync([...args, "--kubeconfig", kubeconfig, "--log_output_level=kube:debug"]);
   assert.equal(live.status, 0, live.stderr);
-  assert.equal(live.stdout, sluice(...args, "-f", FILES).stdout);
+  assert.equal(live.stdout, sluice(...args, "-n", "bookinfo", "-f", FILES).stdout);
   const logged = live.stderr
     .trim()
     .split("\n")
