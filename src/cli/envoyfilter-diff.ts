@@ -6,7 +6,13 @@
 import type { CommandModule } from "yargs";
 import { EXIT_INVALID, EXIT_OK } from "./exit-codes.ts";
 import { filenameOption } from "./filename-option.ts";
-import { loadProxyMesh, type ProxyArgs, proxySpecFromArgs, withProxyOptions } from "./translate.ts";
+import {
+  loadProxyMesh,
+  loadProxyMeshNetworks,
+  type ProxyArgs,
+  proxySpecFromArgs,
+  withProxyOptions,
+} from "./translate.ts";
 
 const OUTPUT_FORMATS = ["diff", "json"] as const;
 const DIFF_TYPES = ["CDS", "LDS", "RDS"] as const;
@@ -160,10 +166,12 @@ const envoyFilterDiffCommand: CommandModule<object, DiffArgs> = {
       ]);
     const mesh = await loadProxyMesh(argv.meshConfig);
     if (!mesh) return;
+    const meshNetworks = await loadProxyMeshNetworks(argv.meshNetworks);
+    if (!meshNetworks) return;
     const isEnvoyFilter = (o: { kind?: string; apiVersion?: string }) =>
       o.kind === "EnvoyFilter" && (o.apiVersion ?? "").startsWith("networking.istio.io/");
-    const without = loadState(argv.filename, mesh, argv.domain, isEnvoyFilter);
-    const withFilters = loadState(argv.filename, mesh, argv.domain);
+    const without = loadState(argv.filename, mesh, argv.domain, isEnvoyFilter, [], meshNetworks);
+    const withFilters = loadState(argv.filename, mesh, argv.domain, undefined, [], meshNetworks);
     const failed = withFilters.problems ?? without.problems;
     if (failed || !withFilters.state || !without.state) {
       for (const problem of failed ?? []) process.stderr.write(`Error: ${problem}\n`);

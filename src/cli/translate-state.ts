@@ -4,6 +4,7 @@ import { create } from "@bufbuild/protobuf";
 import { type admin, core } from "../api/index.ts";
 import { readConfigPaths } from "../config/decode.ts";
 import { type ConfigObject, lookupKind, type MeshConfig, validateObject } from "../config/index.ts";
+import type { MeshNetworks } from "../config/mesh-networks.ts";
 import { type NodeType, type ProxyNode, type PushContext, parseProxy } from "../model/index.ts";
 import type { ServiceRegistry } from "../registry/index.ts";
 import { ConfigStore, MemorySource } from "../sources/index.ts";
@@ -68,6 +69,8 @@ export function loadState(
   /** Objects to leave out (e.g. every EnvoyFilter, for the config before patches). */
   exclude: (object: ConfigObject) => boolean = () => false,
   clusterObjects: readonly ConfigObject[] = [],
+  /** istiod's --networksConfig: the networks' gateways, and the network of endpoints without a label. */
+  meshNetworks?: MeshNetworks,
 ): LoadResult {
   const store = new ConfigStore();
   const memory = new MemorySource(store, "file");
@@ -112,7 +115,7 @@ export function loadState(
     else problems.push(...errors);
   }
   if (problems.length > 0) return { problems };
-  const registry = storeRegistry(store, mesh, domainSuffix);
+  const registry = storeRegistry(store, mesh, domainSuffix, { meshNetworks });
   return {
     state: {
       store,
@@ -131,6 +134,8 @@ export interface ProxySpec {
   labels: Record<string, string>;
   /** `<pod>.<namespace>`. */
   id: string;
+  /** ISTIO_META_NETWORK. */
+  network?: string;
 }
 
 /**
@@ -141,7 +146,12 @@ export function translateProxy(spec: ProxySpec, mesh: MeshConfig, domainSuffix: 
   const parsed = parseProxy(
     create(core.NodeSchema, {
       id: `${spec.type}~${spec.ip}~${spec.id}~${spec.namespace}.svc.${domainSuffix}`,
-      metadata: { NAMESPACE: spec.namespace, LABELS: spec.labels, CLUSTER_ID: "Kubernetes" },
+      metadata: {
+        NAMESPACE: spec.namespace,
+        LABELS: spec.labels,
+        CLUSTER_ID: "Kubernetes",
+        ...(spec.network ? { NETWORK: spec.network } : {}),
+      },
       userAgentName: "sluice",
     }),
   );
@@ -154,9 +164,9 @@ export function translateProxy(spec: ProxySpec, mesh: MeshConfig, domainSuffix: 
 export function translate(
   paths: string[],
   proxy: ProxySpec,
-  options: { mesh: MeshConfig; domainSuffix: string; types?: readonly DumpType[] },
+  options: { mesh: MeshConfig; meshNetworks?: MeshNetworks; domainSuffix: string; types?: readonly DumpType[] },
 ): { dump: admin.ConfigDump; warnings: string[]; problems?: undefined } | { problems: string[]; dump?: undefined } {
-  const loaded = loadState(paths, options.mesh, options.domainSuffix);
+  const loaded = loadState(paths, options.mesh, options.domainSuffix, undefined, [], options.meshNetworks);
   if (!loaded.state) return { problems: loaded.problems };
   const { push, registry, store } = loaded.state;
   const node = translateProxy(proxy, options.mesh, options.domainSuffix);

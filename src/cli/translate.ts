@@ -1,5 +1,6 @@
 // `sluice x translate -f PATH [-f PATH ...] [--proxy-type sidecar|router] [--ip IP] [--namespace NS]
-// [--labels k=v,...] [--proxy-id ID] [--meshConfig FILE] [--types cds,lds,...] [-o json|yaml]`: the
+// [--labels k=v,...] [--proxy-id ID] [--network NET] [--meshConfig FILE] [--meshNetworks FILE]
+// [--types cds,lds,...] [-o json|yaml]`: the
 // Envoy config the control plane would send one proxy, built from files without a server, printed as
 // Envoy's admin ConfigDump. Flags and help only: the control plane loads when the command runs.
 import { existsSync, readFileSync } from "node:fs";
@@ -7,6 +8,7 @@ import { isIP } from "node:net";
 import type { Argv, CommandModule } from "yargs";
 import { STDIN_PATH } from "../config/decode-paths.ts";
 import type { MeshConfig } from "../config/index.ts";
+import type { MeshNetworks } from "../config/mesh-networks.ts";
 import { EXIT_INVALID, EXIT_OK } from "./exit-codes.ts";
 import { filenameOption } from "./filename-option.ts";
 import type { ProxySpec } from "./translate-state.ts";
@@ -23,7 +25,9 @@ export interface ProxyArgs {
   namespace: string;
   labels: Record<string, string>;
   "proxy-id"?: string;
+  network?: string;
   meshConfig?: string;
+  meshNetworks?: string;
   domain: string;
 }
 
@@ -70,12 +74,21 @@ export function withProxyOptions<T extends { filename: string[] }>(yargs: Argv<T
       type: "string",
       describe: "The proxy's id, <pod>.<namespace> (default: <type>.<namespace>)",
     })
+    .option("network", {
+      type: "string",
+      requiresArg: true,
+      describe: "The proxy's network (ISTIO_META_NETWORK): endpoints on others go through their gateways",
+    })
     .option("meshConfig", { type: "string", requiresArg: true, describe: "MeshConfig YAML file (default: Istio's)" })
+    .option("meshNetworks", {
+      type: "string",
+      requiresArg: true,
+      describe: "MeshNetworks YAML file (istiod's --networksConfig): networks' endpoints and gateways",
+    })
     .option("domain", { type: "string", default: "cluster.local", describe: "Cluster DNS domain suffix" })
     .check((argv) => {
-      const missing = [...argv.filename, ...(argv.meshConfig ? [argv.meshConfig] : [])].filter(
-        (path) => path !== STDIN_PATH && !existsSync(path),
-      );
+      const optionFiles = [argv.meshConfig, argv.meshNetworks].filter((path) => path !== undefined);
+      const missing = [...argv.filename, ...optionFiles].filter((path) => path !== STDIN_PATH && !existsSync(path));
       if (missing.length > 0) throw new Error(`no such file or directory: ${missing.join(", ")}`);
       if (isIP(argv.ip) === 0) throw new Error(`--ip: ${argv.ip} is not an IP address`);
       return true;
@@ -85,10 +98,21 @@ export function withProxyOptions<T extends { filename: string[] }>(yargs: Argv<T
 /** The mesh config the proxy options name; undefined (with the error on stderr and exit status 1) when it does not load. */
 export async function loadProxyMesh(meshConfig: string | undefined): Promise<MeshConfig | undefined> {
   const { loadMeshConfig } = await import("../config/mesh.ts");
+  return loadOptionFile(meshConfig, (text) => loadMeshConfig(text).mesh);
+}
+
+/** The mesh networks the proxy options name (none without the option); undefined, as loadProxyMesh, when they do not load. */
+export async function loadProxyMeshNetworks(meshNetworks: string | undefined): Promise<MeshNetworks | undefined> {
+  const { loadMeshNetworks } = await import("../config/mesh-networks.ts");
+  return loadOptionFile(meshNetworks, loadMeshNetworks);
+}
+
+/** `load` over the file's text (no text without a file); its error goes to stderr with exit status 1. */
+function loadOptionFile<T>(path: string | undefined, load: (text: string | undefined) => T): T | undefined {
   try {
-    return loadMeshConfig(meshConfig ? readFileSync(meshConfig, "utf8") : undefined).mesh;
+    return load(path ? readFileSync(path, "utf8") : undefined);
   } catch (err) {
-    process.stderr.write(`Error: ${meshConfig}: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.stderr.write(`Error: ${path}: ${err instanceof Error ? err.message : String(err)}\n`);
     process.exitCode = EXIT_INVALID;
     return undefined;
   }
@@ -103,6 +127,7 @@ export function proxySpecFromArgs(argv: ProxyArgs): ProxySpec {
     namespace: argv.namespace,
     labels: argv.labels,
     id: argv["proxy-id"] ?? `${type}.${argv.namespace}`,
+    ...(argv.network ? { network: argv.network } : {}),
   };
 }
 
@@ -120,6 +145,10 @@ export const translateCommand: CommandModule<object, TranslateArgs> = {
       .demandCommand(0, 0)
       .example("$0 x translate -f examples/mesh --namespace bookinfo --labels app=productpage", "A sidecar's config")
       .example("$0 x translate -f gateway.yaml --proxy-type router --labels istio=ingressgateway", "A gateway's config")
+      .example(
+        "$0 x translate -f mesh/ --meshNetworks networks.yaml --network network1 --types eds",
+        "Endpoints as a proxy on network1 sees them",
+      )
       .epilogue(
         [
           "Builds the config store, service registry and push context from the files, then prints the proxy's",
@@ -127,6 +156,7 @@ export const translateCommand: CommandModule<object, TranslateArgs> = {
           "(proto3 JSON, @type on every Any; bootstrap omitted). nds adds the DNS name table.",
           "As a cluster would, it skips kinds the control plane does not read and prunes unknown fields (with warnings).",
           "EnvoyFilter patches that cannot be applied are skipped with a warning.",
+          "With --meshNetworks, endpoints on other networks than the proxy's (--network) are sent as their networks' gateways.",
           "Exit status: 0 printed, 1 some input is invalid, 2 usage error.",
         ].join("\n"),
       ),
@@ -138,8 +168,11 @@ export const translateCommand: CommandModule<object, TranslateArgs> = {
     ]);
     const mesh = await loadProxyMesh(argv.meshConfig);
     if (!mesh) return;
+    const meshNetworks = await loadProxyMeshNetworks(argv.meshNetworks);
+    if (!meshNetworks) return;
     const result = translate(argv.filename, proxySpecFromArgs(argv), {
       mesh,
+      meshNetworks,
       domainSuffix: argv.domain,
       types: argv.types?.map((t) => t.toUpperCase() as Uppercase<typeof t>),
     });
