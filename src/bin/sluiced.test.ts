@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { request as httpsRequest } from "node:https";
@@ -77,6 +77,7 @@ test("sluiced loads the config directory, follows its changes, and stops cleanly
 
   try {
     const loaded = await logged((l) => l.msg === "config loaded", "the first load");
+    assert.equal(loaded.scope, "config", "logged in Istio's config scope (--log_output_level config:<level>)");
     assert.equal(loaded.objects, 1);
     assert.equal(loaded.problems, 1);
     const problem = await logged((l) => l.level === 50 && l.where === `${join(dir, "a.yaml")}:11`, "the syntax error");
@@ -90,6 +91,14 @@ test("sluiced loads the config directory, follows its changes, and stops cleanly
   }
   assert.equal(await exited, 0);
   await logged((l) => l.msg === "shutting down", "its shutdown");
+});
+
+test("sluiced refuses an invalid --log_output_level, naming the entry", () => {
+  const run = spawnSync(process.execPath, [SLUICED, "--log_output_level", "default:info,ads:loud"], {
+    encoding: "utf8",
+  });
+  assert.notEqual(run.status, 0);
+  assert.match(run.stderr, /--log_output_level: invalid level "loud" in "ads:loud"/);
 });
 
 test("sluiced serves ADS on --grpcAddr: config over the api generator, pushed after an edit; plugins; debug needs auth", async () => {
@@ -186,7 +195,10 @@ test("sluiced with its CA and admin server: /ready, /metrics and debug over HTTP
   const dir = await mkdtemp(join(tmpdir(), "sluiced-ca-"));
   await writeFile(join(dir, "a.yaml"), serviceEntry("a"));
   const caDir = await mkdtemp(join(tmpdir(), "sluiced-cadir-"));
+  const networks = join(caDir, "mesh-networks.yaml");
+  await writeFile(networks, "networks:\n  east:\n    gateways:\n    - { address: 35.1.1.1, port: 15443 }\n");
   const args = ["--configDir", dir, "--grpcAddr", "127.0.0.1:0", "--secureGRPCAddr", "127.0.0.1:0", "--caDir", caDir];
+  args.push("--networksConfig", networks);
   const { child, exited, logged } = startSluiced(
     [...args, "--httpAddr", "127.0.0.1:0", "--monitoringAddr", "127.0.0.1:0", "--httpsAddr", "127.0.0.1:0"],
     {
@@ -205,6 +217,8 @@ test("sluiced with its CA and admin server: /ready, /metrics and debug over HTTP
     assert.match(metrics, /process_cpu_seconds_total/);
     const configz = (await (await fetch(`${http}/debug/configz`)).json()) as Array<{ kind?: string }>;
     assert.ok(configz.some((object) => object.kind === "ServiceEntry"));
+    const networkz = JSON.stringify(await (await fetch(`${http}/debug/networkz`)).json());
+    assert.match(networkz, /35\.1\.1\.1/, "--networksConfig's gateway is on the push");
     const templates = (await (await fetch(`${http}/debug/inject`)).json()) as Record<string, string>;
     assert.deepEqual(Object.keys(templates).sort(), ["gateway", "grpc-agent", "grpc-simple", "sidecar"]);
 

@@ -13,8 +13,10 @@ import { parseListenAddress, SLUICE_VERSION, startAdminServer } from "../admin/i
 import { rejectUnknownCommandLineFlags } from "../cli/index.ts";
 import { kindKey, type MeshConfig, parseGoDuration } from "../config/index.ts";
 import { loadMeshConfig } from "../config/mesh.ts";
+import { loadMeshNetworks } from "../config/mesh-networks.ts";
 import { GatewayStatusWriter } from "../gatewayapi/index.ts";
 import { DebugRegistry } from "../krt/index.ts";
+import { parseOutputLevels, pinoLevel, scopedLogger, scopeLevel } from "../log/index.ts";
 import { type PushContext, pushSnapshot } from "../model/index.ts";
 import { authenticatorEnv, buildAuthenticators } from "../security/authn/index.ts";
 import {
@@ -58,6 +60,11 @@ const argv = yargs(hideBin(process.argv))
   })
   .option("kubeconfig", { type: "string", describe: "kubeconfig file of a cluster to take config and workloads from" })
   .option("meshConfig", { type: "string", describe: "MeshConfig YAML file (Istio's defaults when absent)" })
+  .option("networksConfig", {
+    type: "string",
+    alias: "meshNetworks",
+    describe: "MeshNetworks YAML file: endpoint networks and their gateways (multi-network EDS)",
+  })
   .option("domain", { type: "string", default: "cluster.local", describe: "DNS domain suffix of the cluster" })
   .option("grpcAddr", { type: "string", default: ":15010", describe: "Plaintext ADS address; empty to disable" })
   .option("secureGRPCAddr", {
@@ -127,13 +134,24 @@ const argv = yargs(hideBin(process.argv))
     default: envBool("PILOT_ENABLE_EDS_DEBOUNCE", true),
     describe: "Debounce endpoint-only pushes too (PILOT_ENABLE_EDS_DEBOUNCE)",
   })
-  .option("log-level", { type: "string", default: "info", choices: ["debug", "info", "warn", "error"] })
+  .option("log_output_level", {
+    type: "string",
+    default: "default:info",
+    describe: "Istio's <scope>:<level>,... (levels none|fatal|error|warn|info|debug; scope all overrides)",
+  })
+  .check((a) => {
+    parseOutputLevels(a.log_output_level);
+    return true;
+  })
   // Not .strict(): it would also reject SLUICE_* variables meant for other tools; check only the command line.
   .check(rejectUnknownCommandLineFlags(hideBin(process.argv)), true)
   .help()
   .parseSync();
 
-const log = pino({ name: "sluiced", level: argv["log-level"] });
+const logLevels = parseOutputLevels(argv.log_output_level);
+const log = pino({ name: "sluiced", level: pinoLevel(scopeLevel(logLevels, "default", "info")) });
+/** A logger for one of Istio's scopes (ads, ca, kube, ...), at the level --log_output_level gives it. */
+const scoped = (scope: string) => scopedLogger(log, logLevels, scope, "info");
 
 /** A Go duration flag in milliseconds. */
 function durationMs(flag: string, value: string): number {
@@ -152,7 +170,11 @@ interface Running {
  * the model's indexed snapshot built from it and the objects in force at push time.
  */
 function pushContexts(store: ConfigStore, mesh: MeshConfig, domainSuffix: string) {
-  const registry = storeRegistry(store, mesh, domainSuffix);
+  const networks = argv.networksConfig ? readFileSync(argv.networksConfig, "utf8") : undefined;
+  const registry = storeRegistry(store, mesh, domainSuffix, {
+    meshNetworks: loadMeshNetworks(networks),
+    clusterId: argv.clusterID,
+  });
   const features = pushFeaturesFromEnv(env);
   const build = (previous?: PushContext) => storePush(store, registry, mesh, domainSuffix, previous, features);
   return { build, registry, countServices: (push: PushContext) => pushSnapshot(push).services.all.length };
@@ -174,7 +196,7 @@ function configSources(mesh: MeshConfig, store: ConfigStore): XdsSource[] {
         writer: store,
         namespace: mesh.rootNamespace ?? "istio-system",
         tls: sourceTls(configSource.tlsSettings),
-        log: log.child({ source: "xds", address: url.host }),
+        log: scoped("config").child({ source: "xds", address: url.host }),
       }),
     );
   }
@@ -226,7 +248,7 @@ async function startCa(mesh: MeshConfig, kubeConfig: KubeConfig | undefined, run
     cacertsDir: argv.cacertsDir ?? settings.cacertsDir,
     trustDomain: mesh.trustDomain ?? "cluster.local",
     store,
-    log: log.child({ component: "ca" }),
+    log: scoped("ca"),
   });
   running.push({ stop: () => istioCa.stop() });
   log.info({ kind: istioCa.kind, store: store?.location ?? "memory" }, "CA ready");
@@ -236,7 +258,7 @@ async function startCa(mesh: MeshConfig, kubeConfig: KubeConfig | undefined, run
     customHosts: (env.ISTIOD_CUSTOM_HOST ?? "").split(",").filter((host) => host !== ""),
   });
   const istiodCertificate = await IstiodCertificate.issue(istioCa.ca, dnsNames, {
-    log: log.child({ component: "ca" }),
+    log: scoped("ca"),
   });
   return { ca: istioCa.ca, istiodCertificate };
 }
@@ -281,7 +303,7 @@ async function startWebhooks(
     validation: { domain: argv.domain },
     metrics,
     ready,
-    log: log.child({ component: "webhooks" }),
+    log: scoped("webhooks"),
   });
   if (!files && istiodCertificate) {
     istiodCertificate.addIdentityCertificateListener((update) => {
@@ -325,7 +347,7 @@ async function start(running: Running[]): Promise<void> {
     profiling: argv.profile,
     debugOnHttp: envBool("ENABLE_DEBUG_ON_HTTP", true),
     metricsLocalhostOnly: envBool("METRICS_LOCALHOST_ACCESS_ONLY", false),
-    log: log.child({ component: "admin" }),
+    log: scoped("admin"),
   });
   running.push(admin);
   log.info({ monitoringPort: admin.monitoringPort, httpPort: admin.httpPort }, "admin HTTP server listening");
@@ -335,10 +357,10 @@ async function start(running: Running[]): Promise<void> {
     sourceOrder: ["file", "kubernetes", "xds"],
     metrics,
     debug: krt,
-    log: log.child({ component: "config" }),
+    log: scoped("config"),
   });
   if (argv.configDir) {
-    const files = new FileSource({ dir: argv.configDir, store, log: log.child({ source: "file" }) });
+    const files = new FileSource({ dir: argv.configDir, store, log: scoped("config").child({ source: "file" }) });
     running.push(files);
     await files.start();
   }
@@ -348,7 +370,7 @@ async function start(running: Running[]): Promise<void> {
       kubeConfig,
       writer: store,
       discoverySelectors: mesh.discoverySelectors ?? [],
-      log: log.child({ source: "kubernetes" }),
+      log: scoped("kube"),
     });
     running.push(cluster);
     log.info({ kubeconfig: argv.kubeconfig }, "listing the cluster");
@@ -362,7 +384,7 @@ async function start(running: Running[]): Promise<void> {
 
   const byKind: Record<string, number> = {};
   for (const { key } of store.list()) byKind[key.kindKey] = (byKind[key.kindKey] ?? 0) + 1;
-  log.info(
+  scoped("config").info(
     { configDir: argv.configDir, objects: store.list().length, byKind, problems: store.problems().length },
     "config loaded",
   );
@@ -374,7 +396,7 @@ async function start(running: Running[]): Promise<void> {
       conversion: storeGatewayConversion(store, pushes.registry, argv.domain),
       store,
       target: cluster,
-      log: log.child({ component: "gateway-status" }),
+      log: scoped("gateway"),
     });
     statuses.start();
     running.push(statuses);
@@ -415,7 +437,7 @@ async function start(running: Running[]): Promise<void> {
       maxConnectionAgeMs: maxAge ? durationMs("keepaliveMaxServerConnectionAge", maxAge) : undefined,
     },
     metrics,
-    log,
+    log: scoped("ads"),
   });
   running.push(discovery);
   admin.attachDebug(discovery.debugEndpoints, {
