@@ -12,6 +12,7 @@ import { admin, cluster, endpoint, listener, route } from "../api/index.ts";
 import { DEBUG_TYPE_PREFIX } from "../xds/types.ts";
 import { EXIT_OK } from "./exit-codes.ts";
 import { clusterAccess, hasEnvoySidecar, type KubeAccess, type Pod } from "./kube-access.ts";
+import { cliLog } from "./log.ts";
 import { goJson, goMarshalIndent, goYaml, protoJson } from "./proxy-config-format.ts";
 import {
   bootstrapOf,
@@ -113,6 +114,7 @@ export async function controlPlaneDump(argv: ControlPlaneArgs, proxy: string): P
 
 async function httpRequest(method: "GET" | "POST", url: string): Promise<string> {
   const res = await fetch(url, { method, signal: AbortSignal.timeout(30_000) });
+  cliLog("http").debug({ method, url, status: res.status }, "HTTP request");
   const text = await res.text();
   if (!res.ok) throw new Error(`${url}: HTTP ${res.status} ${text.trim()}`);
   return text;

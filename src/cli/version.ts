@@ -9,6 +9,7 @@ import { SLUICE_VERSION } from "../admin/version.ts";
 import { csds, unpackAny } from "../api/index.ts";
 import { SYNCZ_TYPE_URL } from "../xds/generators/status.ts";
 import { EXIT_OK } from "./exit-codes.ts";
+import { cliLog } from "./log.ts";
 import { controlPlaneId } from "./proxy-status-writer.ts";
 import {
   type ControlPlaneArgs,
@@ -35,8 +36,10 @@ async function gatherVersions(argv: VersionArgs): Promise<Versions> {
   const versions: Versions = { clientVersion: SLUICE_VERSION };
   const monitoring = argv["monitoring-address"];
   if (monitoring) {
-    const res = await fetch(`http://${monitoring}/version`, { signal: AbortSignal.timeout(argv.timeout * 1000) });
-    if (!res.ok) throw new Error(`http://${monitoring}/version: HTTP ${res.status}`);
+    const url = `http://${monitoring}/version`;
+    const res = await fetch(url, { signal: AbortSignal.timeout(argv.timeout * 1000) });
+    cliLog("http").debug({ method: "GET", url, status: res.status }, "HTTP request");
+    if (!res.ok) throw new Error(`${url}: HTTP ${res.status}`);
     versions.controlPlane = { version: (await res.text()).trim() };
   }
   if (argv["xds-address"] || (!monitoring && usesCluster(argv))) {

@@ -14,6 +14,7 @@ import { PROXY_NOT_CONNECTED } from "../xds/generators/debug-endpoints.ts";
 import { deserializer, methodPath, serializer } from "../xds/server/index.ts";
 import { TypeUrl } from "../xds/types.ts";
 import { clusterAccess, type KubeAccess, kubeconfigAvailable } from "./kube-access.ts";
+import { cliLog } from "./log.ts";
 import { goJson } from "./proxy-config-format.ts";
 
 // istioctl's multixds: tokens for the istio namespace's `default` account, for the CA's audience, an hour long.
@@ -50,6 +51,7 @@ export function requestDebug(
   const nameOverride = options.serverName
     ? { "grpc.ssl_target_name_override": options.serverName, "grpc.default_authority": options.serverName }
     : {};
+  cliLog("xds").debug({ address: options.address, typeUrl, resourceNames }, "xDS debug request");
   const client = new Client(options.address, channelCredentials(options), nameOverride);
   const method = discovery.AggregatedDiscoveryService.method.streamAggregatedResources;
   const metadata = new Metadata();
@@ -71,7 +73,10 @@ export function requestDebug(
       client.close();
       outcome();
     };
-    stream.on("data", (response: discovery.DiscoveryResponse) => finish(() => resolve(response)));
+    stream.on("data", (response: discovery.DiscoveryResponse) => {
+      cliLog("xds").debug({ typeUrl, resources: response.resources.length }, "xDS debug response");
+      finish(() => resolve(response));
+    });
     stream.on("error", (err: ServiceError) =>
       finish(() => reject(new Error(`xDS request to ${options.address} failed: ${err.details || err.message}`))),
     );

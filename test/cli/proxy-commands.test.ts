@@ -198,3 +198,22 @@ test("proxy-status <proxy> --file compares the control plane's config with a dum
   assert.match(differ.stdout, /^Clusters Don't Match\n--- Istiod Clusters\n\+\+\+ Envoy Clusters\n/);
   assert.match(differ.stdout, /\nListeners Match\nRoutes Match\n$/);
 });
+
+test("--log_output_level xds:debug logs the xDS request and its response on stderr, stdout unchanged", async () => {
+  const { stdout, stderr } = await promisify(execFile)(process.execPath, [
+    SLUICE,
+    "ps",
+    ...xds(),
+    "--log_output_level",
+    "xds:debug",
+  ]);
+  assert.match(stdout, new RegExp(`^${PROXY_ID}\\s`, "m"));
+  const lines = stderr
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { scope: string; msg: string });
+  assert.deepEqual(
+    lines.map((l) => `${l.scope} ${l.msg}`),
+    ["xds xDS debug request", "xds xDS debug response"],
+  );
+});
