@@ -2,7 +2,7 @@
 // clusters of every service its scope sees, with the DestinationRule for the host; sidecars add the
 // inbound clusters of their service ports, routers the SNI-DNAT clusters of AUTO_PASSTHROUGH hosts.
 import type { cluster } from "../../api/index.ts";
-import type { ConsolidatedDestinationRule, ProxyNode, PushContext } from "../../model/index.ts";
+import type { ConsolidatedDestinationRule, MtlsMode, ProxyNode, PushContext, SidecarScope } from "../../model/index.ts";
 import { hostsMatch, pushSnapshot } from "../../model/index.ts";
 import {
   type AppliedDestinationRule,
@@ -10,8 +10,10 @@ import {
   buildInboundCluster,
   buildOutboundClusters,
   buildSniDnatClusters,
+  buildSpecialClusters,
   type IstioTlsContextCache,
   parseClusterName,
+  type SpecialClusters,
 } from "../../networking/cluster/index.ts";
 import { patchGeneratedClusters, patchSetFor } from "../../networking/envoyfilter/index.ts";
 import type { Service } from "../../registry/index.ts";
@@ -20,7 +22,7 @@ import { TypeUrl } from "../types.ts";
 import { cdsNeedsPush } from "./cds-needs-push.ts";
 import type { EndpointLookup } from "./eds.ts";
 import { type InboundTarget, sidecarInboundTargets } from "./lds.ts";
-import { perPush } from "./push-cache.ts";
+import { resourceCache } from "./push-cache.ts";
 
 /** The builders' view of a consolidated DestinationRule. */
 export function appliedRule(rule: ConsolidatedDestinationRule): AppliedDestinationRule {
@@ -32,8 +34,8 @@ export function appliedRule(rule: ConsolidatedDestinationRule): AppliedDestinati
 }
 
 /**
- * What of the proxy endpoint selection reads (cluster, network and its view, locality, labels for
- * failover priority): load assignments, and DNS clusters with their inline endpoints, depend on it.
+ * What of the proxy endpoint selection reads besides failoverPriority labels (cluster, network and its
+ * view, locality): load assignments, and DNS clusters with their inline endpoints, depend on it.
  */
 export function endpointViewKey(proxy: ProxyNode): string {
   const { region, zone, subZone } = proxy.locality;
@@ -42,63 +44,104 @@ export function endpointViewKey(proxy: ProxyNode): string {
     proxy.metadata.NETWORK,
     proxy.metadata.REQUESTED_NETWORK_VIEW?.join(","),
     `${region}/${zone}/${subZone}`,
-    JSON.stringify(proxy.labels),
   ].join("|");
 }
 
-const outboundCache = perPush<cluster.Cluster[]>(TypeUrl.Cluster, (clusters) =>
+const outboundCache = resourceCache<cluster.Cluster[]>(TypeUrl.Cluster, (clusters) =>
   clusters.map((c) => ({ name: c.name, resource: c })),
 );
 
-// One per push (it holds no resources): the clusters of a push share their encoded Istio mTLS contexts.
-const istioTlsContexts = perPush<IstioTlsContextCache>(TypeUrl.Cluster, () => []);
+// The clusters built for a push share their encoded Istio mTLS contexts.
+const istioTlsContexts = new WeakMap<PushContext, IstioTlsContextCache>();
 
-function ipFamilies(proxy: ProxyNode): string {
+function tlsContextsOf(push: PushContext): IstioTlsContextCache {
+  let contexts = istioTlsContexts.get(push);
+  if (!contexts) {
+    contexts = new Map();
+    istioTlsContexts.set(push, contexts);
+  }
+  return contexts;
+}
+
+/** The proxy's IP families: "4", "6", "46", or "" without addresses. */
+export function ipFamilies(proxy: ProxyNode): string {
   return [...new Set(proxy.ipAddresses.map((ip) => (ip.includes(":") ? "6" : "4")))].sort().join("");
 }
 
-/** Outbound (or SNI-DNAT) clusters of one service, shared by the proxies that see it through the same rule. */
+/** What the outbound cluster keys read of the proxy, computed once per proxy. */
+interface ProxyClusterView {
+  scope: SidecarScope;
+  ipFamilies: string;
+  endpointView: string;
+  /** The namespace-wide PeerAuthentication mode of each service namespace seen so far. */
+  namespaceMtls: Map<string, MtlsMode>;
+}
+
+function proxyClusterView(push: PushContext, proxy: ProxyNode): ProxyClusterView {
+  const scope = pushSnapshot(push).sidecarScope(proxy);
+  return { scope, ipFamilies: ipFamilies(proxy), endpointView: endpointViewKey(proxy), namespaceMtls: new Map() };
+}
+
+/**
+ * Outbound (or SNI-DNAT) clusters of one service, shared by the proxies that see it through the same
+ * rule: they read the proxy's type and IP families, and only DNS clusters (endpoints inline) its view
+ * of endpoints (inline endpoints take no failoverPriority labels).
+ */
 function serviceClusters(
   push: PushContext,
   proxy: ProxyNode,
+  view: ProxyClusterView,
   endpoints: EndpointLookup,
   service: Service,
   sniDnat: boolean,
 ): cluster.Cluster[] {
   const snap = pushSnapshot(push);
-  const rule = snap.sidecarScope(proxy).destinationRule("outbound", proxy.labels, service.hostname);
+  const rule = view.scope.destinationRule("outbound", proxy.labels, service.hostname);
   // Istio infers the service's mTLS mode from the namespace-wide PeerAuthentication.
-  const serviceMtlsMode = snap.effectiveMtls({ configNamespace: service.namespace, labels: {} }).mode;
+  const serviceMtlsMode =
+    view.namespaceMtls.get(service.namespace) ??
+    snap.effectiveMtls({ configNamespace: service.namespace, labels: {} }).mode;
+  view.namespaceMtls.set(service.namespace, serviceMtlsMode);
+  const inlineEndpoints = service.resolution === "DNSLB" || service.resolution === "DNSRoundRobinLB";
   const key = [
     sniDnat ? "sni" : "out",
     proxy.type,
-    ipFamilies(proxy),
-    endpointViewKey(proxy),
+    view.ipFamilies,
+    inlineEndpoints ? view.endpointView : "",
     service.namespace,
     service.hostname,
     rule?.from.join(",") ?? "",
     serviceMtlsMode,
+    snap.protocolFilters.redis,
   ].join("|");
-  return outboundCache(push, key, () =>
-    service.ports.flatMap((port) => {
+  const portEndpoints = service.ports.map((port) =>
+    endpoints.endpointsFor(service.hostname, port.port, service.namespace),
+  );
+  return outboundCache(push, key, [service, rule, snap.mesh, ...portEndpoints], (status) =>
+    service.ports.flatMap((port, i) => {
       const input = {
         service,
         port,
         destinationRule: rule && appliedRule(rule),
         proxy,
         mesh: snap.mesh,
-        endpoints: endpoints.endpointsFor(service.hostname, port.port, service.namespace),
+        endpoints: portEndpoints[i],
         serviceMtlsMode,
         redisFilter: snap.protocolFilters.redis,
-        istioTlsContexts: istioTlsContexts(push, "", () => new Map()),
-        report: push.status.reporter(proxy.id),
+        istioTlsContexts: tlsContextsOf(push),
+        report: status.reporter(proxy.id),
       };
       return sniDnat ? buildSniDnatClusters(input) : buildOutboundClusters(input);
     }),
   );
 }
 
-/** Inbound clusters of a sidecar: one per inbound target port, with every service declaring it. */
+const inboundCache = resourceCache<cluster.Cluster>(TypeUrl.Cluster, (c) => [{ name: c.name, resource: c }]);
+
+/**
+ * Inbound clusters of a sidecar: one per inbound target port, with every service declaring it; shared
+ * by the sidecars of a workload (they read the proxy's type and IP families).
+ */
 function inboundClusters(push: PushContext, proxy: ProxyNode): cluster.Cluster[] {
   const snap = pushSnapshot(push);
   const scope = snap.sidecarScope(proxy);
@@ -110,32 +153,52 @@ function inboundClusters(push: PushContext, proxy: ProxyNode): cluster.Cluster[]
   }
   return [...byTargetPort].map(([targetPort, { port, services, endpoint }]) => {
     const rule = services[0] && scope.destinationRule("inbound", proxy.labels, services[0].hostname);
-    return buildInboundCluster({
-      targetPort,
-      port,
-      services,
-      proxy,
-      mesh: snap.mesh,
-      destinationRule: rule && appliedRule(rule),
-      sidecarConnectionPool: scope.inboundConnectionPool(targetPort),
-      endpoint,
-    });
+    const sidecarConnectionPool = scope.inboundConnectionPool(targetPort);
+    const key = [targetPort, JSON.stringify(port), JSON.stringify(endpoint), proxy.type, ipFamilies(proxy)].join("|");
+    return inboundCache(push, key, [snap.mesh, rule, sidecarConnectionPool, ...services], () =>
+      buildInboundCluster({
+        targetPort,
+        port,
+        services,
+        proxy,
+        mesh: snap.mesh,
+        destinationRule: rule && appliedRule(rule),
+        sidecarConnectionPool,
+        endpoint,
+      }),
+    );
   });
+}
+
+const specialCache = resourceCache<SpecialClusters>(TypeUrl.Cluster, (special) =>
+  [...special.beforeInbound, ...special.afterInbound].map((c) => ({ name: c.name, resource: c })),
+);
+
+/** BlackHoleCluster, PassthroughCluster, ...: shared by the proxies of a type and IP families. */
+function specialClusters(push: PushContext, proxy: ProxyNode, allowAnyDynamicDns: boolean): SpecialClusters {
+  const mesh = pushSnapshot(push).mesh;
+  const { INSTANCE_IPS, DNS_CAPTURE, DNS_PROXY_ADDR } = proxy.metadata;
+  // AllowAnyDynamicDNSCluster's DNS cache reads the node's INSTANCE_IPS and DNS proxy.
+  const dnsCache = allowAnyDynamicDns ? JSON.stringify([INSTANCE_IPS, DNS_CAPTURE, DNS_PROXY_ADDR]) : "";
+  const key = [proxy.type, ipFamilies(proxy), dnsCache].join("|");
+  return specialCache(push, key, [mesh], () => buildSpecialClusters({ proxy, mesh, allowAnyDynamicDns }));
 }
 
 /** Every cluster of the proxy, in Istio's order, with its EnvoyFilter patches applied last. */
 export function buildClusters(push: PushContext, proxy: ProxyNode, endpoints: EndpointLookup): cluster.Cluster[] {
   const snap = pushSnapshot(push);
   const patches = patchSetFor(snap.envoyFiltersFor(proxy), proxy);
-  const services = snap.sidecarScope(proxy).services;
-  const outbound = services.flatMap((s) => serviceClusters(push, proxy, endpoints, s, false));
+  const view = proxyClusterView(push, proxy);
+  const services = view.scope.services;
+  const outbound = services.flatMap((s) => serviceClusters(push, proxy, view, endpoints, s, false));
   if (proxy.type === "sidecar") {
+    const allowAnyDynamicDns = view.scope.outboundTrafficPolicy.mode === "ALLOW_ANY_DYNAMIC_DNS";
     const clusters = assembleClusters({
       proxy,
       mesh: snap.mesh,
       outbound,
       inbound: inboundClusters(push, proxy),
-      allowAnyDynamicDns: snap.sidecarScope(proxy).outboundTrafficPolicy.mode === "ALLOW_ANY_DYNAMIC_DNS",
+      special: specialClusters(push, proxy, allowAnyDynamicDns),
       report: push.status.reporter(proxy.id),
     });
     if (!patches.has("CLUSTER")) return clusters;
@@ -151,10 +214,17 @@ export function buildClusters(push: PushContext, proxy: ProxyNode, endpoints: En
   const sniHosts = [...(snap.mergedGateway(proxy)?.autoPassthroughSniHosts ?? [])];
   const sniDnat = services
     .filter((s) => sniHosts.some((h) => hostsMatch(h, s.hostname)))
-    .flatMap((s) => serviceClusters(push, proxy, endpoints, s, true));
+    .flatMap((s) => serviceClusters(push, proxy, view, endpoints, s, true));
   return patchGeneratedClusters(
     patches,
-    assembleClusters({ proxy, mesh: snap.mesh, outbound, sniDnat, report: push.status.reporter(proxy.id) }),
+    assembleClusters({
+      proxy,
+      mesh: snap.mesh,
+      outbound,
+      sniDnat,
+      special: specialClusters(push, proxy, false),
+      report: push.status.reporter(proxy.id),
+    }),
     true,
   );
 }

@@ -3,7 +3,7 @@
 // hostnames it names, which SotW EDS allows.
 import type { endpoint } from "../../api/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
-import type { ProxyNode, PushContext, PushRequest } from "../../model/index.ts";
+import type { ProxyNode, PushContext, PushRequest, SidecarScope } from "../../model/index.ts";
 import { hostsMatch, pushSnapshot } from "../../model/index.ts";
 import {
   effectiveTrafficPolicy,
@@ -11,13 +11,13 @@ import {
   sniDnatClusterName,
   supportsDrainingEndpoints,
 } from "../../networking/cluster/index.ts";
-import { buildClusterLoadAssignment } from "../../networking/endpoint/index.ts";
+import { buildClusterLoadAssignment, localityLbSetting } from "../../networking/endpoint/index.ts";
 import type { ServiceEndpoint } from "../../registry/index.ts";
 import type { Generator, XdsResource } from "../generator.ts";
 import { KIND } from "../pipeline/classify.ts";
 import { TypeUrl } from "../types.ts";
 import { appliedRule, endpointViewKey } from "./cds.ts";
-import { perPush } from "./push-cache.ts";
+import { resourceCache } from "./push-cache.ts";
 
 /** The live endpoints of a service port (ServiceRegistry.endpointsFor). */
 export interface EndpointLookup {
@@ -56,10 +56,30 @@ function isClusterLocal(mesh: MeshConfig, hostname: string, domainSuffix: string
   return local;
 }
 
-// Assignments shared by every proxy of a push that sees the cluster the same way.
-const assignments = perPush<endpoint.ClusterLoadAssignment>(TypeUrl.Endpoint, (cla) => [
+// Assignments shared by every proxy that sees the cluster the same way, across pushes while their inputs hold.
+const assignments = resourceCache<endpoint.ClusterLoadAssignment>(TypeUrl.Endpoint, (cla) => [
   { name: cla.clusterName, resource: cla },
 ]);
+
+/**
+ * The proxy labels failoverPriority compares endpoints with (Istio's GetFailoverPriorityLabels), as a
+ * key part: "" without failoverPriority; whether the proxy has labels at all matters too.
+ */
+function failoverPriorityLabels(proxy: ProxyNode, failoverPriority: readonly string[] | undefined): string {
+  if (!failoverPriority?.length) return "";
+  const labels = failoverPriority.map((entry) => proxy.labels[entry.split("=")[0]] ?? null);
+  return JSON.stringify([Object.keys(proxy.labels).length > 0, ...labels]);
+}
+
+/** What the assignment keys read of the proxy, computed once per proxy. */
+interface ProxyEndpointView {
+  scope: SidecarScope;
+  endpointView: string;
+}
+
+function proxyEndpointView(push: PushContext, proxy: ProxyNode): ProxyEndpointView {
+  return { scope: pushSnapshot(push).sidecarScope(proxy), endpointView: endpointViewKey(proxy) };
+}
 
 /** The assignment of one cluster for the proxy; `{cluster_name}` alone when it has no service in its scope. */
 export function buildLoadAssignment(
@@ -68,24 +88,45 @@ export function buildLoadAssignment(
   endpoints: EndpointLookup,
   clusterName: string,
 ): endpoint.ClusterLoadAssignment {
+  return loadAssignment(push, proxy, proxyEndpointView(push, proxy), endpoints, clusterName);
+}
+
+function loadAssignment(
+  push: PushContext,
+  proxy: ProxyNode,
+  { scope, endpointView }: ProxyEndpointView,
+  endpoints: EndpointLookup,
+  clusterName: string,
+): endpoint.ClusterLoadAssignment {
   const snap = pushSnapshot(push);
   const parsed = parseEdsClusterName(clusterName);
-  const scope = snap.sidecarScope(proxy);
   const service = parsed && scope.service(parsed.hostname);
   const rule = parsed && scope.destinationRule("outbound", proxy.labels, parsed.hostname);
-  const key = [clusterName, service?.namespace, rule?.from.join(","), endpointViewKey(proxy)].join("|");
-  return assignments(push, key, () => {
+  const spec = rule && appliedRule(rule).spec;
+  const policy = parsed && effectiveTrafficPolicy(spec, parsed.port, parsed.subset);
+  const failoverPriority = localityLbSetting(snap.mesh, policy?.loadBalancer?.localityLbSetting)?.failoverPriority;
+  const key = [
+    clusterName,
+    service?.namespace,
+    rule?.from.join(","),
+    endpointView,
+    failoverPriorityLabels(proxy, failoverPriority),
+    snap.domainSuffix,
+  ].join("|");
+  const serviceEndpoints =
+    parsed && service ? endpoints.endpointsFor(service.hostname, parsed.port, service.namespace) : [];
+  const inputs = [service, rule, snap.mesh, serviceEndpoints, snap.peerAuthentications, snap.networkGateways];
+  return assignments(push, key, inputs, (status) => {
     if (!parsed || !service)
       return buildClusterLoadAssignment({ clusterName, port: 0, endpoints: [], proxy, mesh: snap.mesh });
-    const spec = rule && appliedRule(rule).spec;
     const assignment = buildClusterLoadAssignment({
       clusterName,
       port: parsed.port,
-      endpoints: endpoints.endpointsFor(service.hostname, parsed.port, service.namespace),
+      endpoints: serviceEndpoints,
       subsetLabels: spec?.subsets?.find((s) => s.name === parsed.subset)?.labels,
       proxy,
       mesh: snap.mesh,
-      policy: effectiveTrafficPolicy(spec, parsed.port, parsed.subset),
+      policy,
       mtlsCapableOnly: parsed.sniDnat,
       // Istio's mtlsChecker: the endpoint's own workload may turn mTLS off for its port.
       peerAuthenticationDisabled: (ep) =>
@@ -97,7 +138,7 @@ export function buildLoadAssignment(
       clusterLocal: isClusterLocal(snap.mesh, service.hostname, snap.domainSuffix),
     });
     if (assignment.endpoints.every((l) => l.lbEndpoints.length === 0))
-      push.status.add("pilot_eds_no_instances", clusterName);
+      status.add("pilot_eds_no_instances", clusterName);
     return assignment;
   });
 }
@@ -121,9 +162,10 @@ export function edsGenerator(endpoints: EndpointLookup): Generator {
         });
         if (names.length === 0) return undefined;
       }
+      const view = proxyEndpointView(req.push, proxy);
       const resources: XdsResource[] = names.map((name) => ({
         name,
-        resource: buildLoadAssignment(req.push, proxy, endpoints, name),
+        resource: loadAssignment(req.push, proxy, view, endpoints, name),
       }));
       return { resources, logDetails: { incremental: !req.full } };
     },

@@ -23,7 +23,7 @@ import type { GeneratorRegistry, WatchedResource } from "../generator.ts";
 import { TypeUrl } from "../types.ts";
 import { appliedRule } from "./cds.ts";
 import { cdsNeedsPush, ldsNeedsPush, rdsNeedsPush } from "./cds-needs-push.ts";
-import { perPush } from "./push-cache.ts";
+import { resourceCache } from "./push-cache.ts";
 import { hashPolicyFor } from "./rds-hash.ts";
 
 /** The generator key Istio registers them under: `grpc/<typeURL>`. */
@@ -61,13 +61,13 @@ export function buildGrpcListeners(push: PushContext, proxy: ProxyNode, watched:
   return out;
 }
 
-// Routes and clusters shared by the proxies of a push that read the same inputs: routes read the
-// proxy's namespace, DNS domain and labels (VirtualService sourceLabels); clusters the namespace and
-// labels (DestinationRule selection).
-const routeConfigurations = perPush<route.RouteConfiguration | undefined>(TypeUrl.Route, (config) =>
+// Routes and clusters shared by the proxies that read the same inputs: routes read the proxy's
+// namespace, DNS domain and labels (VirtualService sourceLabels) and its Sidecar scope; clusters the
+// service and the DestinationRule the proxy's namespace and labels select.
+const routeConfigurations = resourceCache<route.RouteConfiguration | undefined>(TypeUrl.Route, (config) =>
   config ? [{ name: config.name, resource: config }] : [],
 );
-const clusterGroups = perPush<cluster.Cluster[]>(TypeUrl.Cluster, (clusters) =>
+const clusterGroups = resourceCache<cluster.Cluster[]>(TypeUrl.Cluster, (clusters) =>
   clusters.map((c) => ({ name: c.name, resource: c })),
 );
 
@@ -76,6 +76,8 @@ function grpcRouteConfiguration(
   proxy: ProxyNode,
   routeName: string,
 ): route.RouteConfiguration | undefined {
+  const snap = pushSnapshot(push);
+  const scope = snap.sidecarScope(proxy);
   const key = [
     "grpc",
     routeName,
@@ -84,9 +86,9 @@ function grpcRouteConfiguration(
     proxy.dnsDomain,
     JSON.stringify(proxy.labels),
   ].join("|");
-  return routeConfigurations(push, key, () => {
-    const snap = pushSnapshot(push);
-    const scope = snap.sidecarScope(proxy);
+  // The scope is a function of its Sidecar and the push's services, VirtualServices, DestinationRules and mesh.
+  const inputs = [snap.mesh, snap.services, snap.virtualServices, snap.destinationRules, scope.sidecar];
+  return routeConfigurations(push, key, inputs, () => {
     const egress = scope.egressListenerFor(parseClusterName(routeName)?.port ?? 0, "");
     return buildGrpcRouteConfiguration({
       routeName,
@@ -100,21 +102,21 @@ function grpcRouteConfiguration(
 }
 
 function grpcClusters(push: PushContext, proxy: ProxyNode, group: RequestedClusterGroup): cluster.Cluster[] {
+  const snap = pushSnapshot(push);
+  const scope = snap.sidecarScope(proxy);
+  const rule = scope.destinationRule("outbound", proxy.labels, group.hostname);
+  const service = scope.service(group.hostname);
   const key = ["grpc", [...group.names].sort().join(","), proxy.configNamespace, JSON.stringify(proxy.labels)].join(
     "|",
   );
-  return clusterGroups(push, key, () => {
-    const snap = pushSnapshot(push);
-    const scope = snap.sidecarScope(proxy);
-    const rule = scope.destinationRule("outbound", proxy.labels, group.hostname);
-    const service = scope.service(group.hostname);
-    return buildGrpcClusters({
+  return clusterGroups(push, key, [snap.mesh, service, rule], () =>
+    buildGrpcClusters({
       group,
       service,
       destinationRule: rule && appliedRule(rule).spec,
       serviceAccounts: service ? expandTrustDomains(service.serviceAccounts, snap.mesh) : [],
-    });
-  });
+    }),
+  );
 }
 
 export function registerGrpcGenerators(registry: GeneratorRegistry): void {

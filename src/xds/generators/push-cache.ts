@@ -1,7 +1,12 @@
-// Caches living as long as one push context (Istio's XDS cache, scoped to a push): a resource is
-// built once per key, then the same object goes to every proxy of the push (the encoder encodes
-// each object once). Every cache registers in `xdsCaches`, which /debug/cachez lists and clears.
+// Caches of built resources (Istio's XDS cache): a value is built once per key, then the same object
+// goes to every proxy whose key matches (the encoder encodes each object once), in this push and in
+// later ones. A key holds everything the build reads: the proxy fields it depends on as text, and the
+// input objects by identity: config, services and endpoint lists keep their identity while unchanged
+// (the store, krt and the push snapshot keep them), so a push after a change rebuilds exactly what the
+// change reached. An entry whose input object is gone can never be asked for again and is dropped.
+// Every cache registers in `xdsCaches`, which /debug/cachez lists and clears.
 import type { PushContext } from "../../model/index.ts";
+import { PushStatus } from "../../model/index.ts";
 import { encodeResource } from "../encode.ts";
 import type { XdsResource } from "../generator.ts";
 
@@ -15,9 +20,9 @@ export interface CacheEntry {
 }
 
 export interface XdsCaches {
-  /** The resources cached for the latest push each cache served. */
+  /** The resources cached. */
   entries(): CacheEntry[];
-  /** Empties those caches; the next request rebuilds. */
+  /** Empties the caches; the next request rebuilds. */
   clear(): void;
 }
 
@@ -28,7 +33,7 @@ interface RegisteredCache {
 
 const registered: RegisteredCache[] = [];
 
-/** Every per-push cache of the process. */
+/** Every resource cache of the process. */
 export const xdsCaches: XdsCaches = {
   entries: () => registered.flatMap((c) => c.entries()),
   clear: () => {
@@ -36,20 +41,39 @@ export const xdsCaches: XdsCaches = {
   },
 };
 
+/** The most values one cache keeps; the least recently used go first (Istio's XDS cache is an LRU too). */
+const MAX_ENTRIES = 20_000;
+
+interface Entry<T> {
+  value: T;
+  /** The input objects, to drop the entry once one is gone. */
+  inputs: readonly WeakRef<object>[];
+  /** What its build reported; a later push reusing the value reports it again. */
+  status: PushStatus;
+  /** The version of the last push that used it. */
+  version: string;
+}
+
 /**
- * A per-push cache of `typeUrl` resources; `resources` says which resources a cached value holds
- * (a value may hold several, or none).
+ * The value for `key` and `inputs` (every object the build reads that `key` does not describe: snapshot
+ * indexes, services, rules, endpoint lists, the mesh config), else `build`'s. The build reports into the
+ * status it is given, which goes into the push's status now and into each later push reusing the value.
  */
-export function perPush<T>(
-  typeUrl: string,
-  resources: (value: T) => readonly XdsResource[],
-): (push: PushContext, key: string, build: () => T) => T {
-  const byPush = new WeakMap<PushContext, Map<string, T>>();
-  // The latest push's map, for the debug listing (a WeakMap cannot be listed).
-  let latest: { push: PushContext; values: Map<string, T> } | undefined;
+export type ResourceCache<T> = (
+  push: PushContext,
+  key: string,
+  inputs: readonly (object | undefined)[],
+  build: (status: PushStatus) => T,
+) => T;
+
+/** A cache of `typeUrl` resources; `resources` says which resources a value holds (it may hold several, or none). */
+export function resourceCache<T>(typeUrl: string, resources: (value: T) => readonly XdsResource[]): ResourceCache<T> {
+  // Map order is recency order: a use by a new push moves the entry last, the first is the least recently used.
+  const entries = new Map<string, Entry<T>>();
+  let latestVersion = "";
   registered.push({
     entries: () =>
-      [...(latest?.values.values() ?? [])].flatMap((value) =>
+      [...entries.values()].flatMap(({ value }) =>
         resources(value).map((r) => ({
           typeUrl,
           name: r.name,
@@ -57,20 +81,57 @@ export function perPush<T>(
           bytes: () => encodeResource(r).any.length,
         })),
       ),
-    clear: () => latest?.values.clear(),
+    clear: () => entries.clear(),
   });
-  return (push, key, build) => {
-    let cache = byPush.get(push);
-    if (!cache) {
-      cache = new Map();
-      byPush.set(push, cache);
+  return (push, key, inputs, build) => {
+    if (push.version !== latestVersion) {
+      latestVersion = push.version;
+      dropUnreachable(entries);
     }
-    if (!latest || push.createdAt >= latest.push.createdAt) latest = { push, values: cache };
-    let value = cache.get(key);
-    if (value === undefined) {
-      value = build();
-      cache.set(key, value);
+    const fullKey = `${key}|${inputs.map(objectId).join(",")}`;
+    const entry = entries.get(fullKey);
+    if (entry?.version === push.version) return entry.value;
+    entries.delete(fullKey);
+    if (entry) {
+      push.status.merge(entry.status);
+      entries.set(fullKey, { ...entry, version: push.version });
+      return entry.value;
     }
+    const status = new PushStatus();
+    const value = build(status);
+    push.status.merge(status);
+    const refs = inputs.filter((i) => i !== undefined && !isEmptyArray(i)).map((i) => new WeakRef(i as object));
+    entries.set(fullKey, { value, inputs: refs, status, version: push.version });
+    if (entries.size > MAX_ENTRIES) entries.delete(entries.keys().next().value as string);
     return value;
   };
+}
+
+/** Drops the entries one of whose input objects was collected: their keys name an identity that is gone. */
+function dropUnreachable(entries: Map<string, Entry<unknown>>): void {
+  for (const [key, entry] of entries) {
+    if (entry.inputs.some((ref) => ref.deref() === undefined)) entries.delete(key);
+  }
+}
+
+const objectIds = new WeakMap<object, number>();
+let lastObjectId = 0;
+
+function isEmptyArray(input: unknown): boolean {
+  return Array.isArray(input) && input.length === 0;
+}
+
+/**
+ * An input's identity in a key: a number per object for as long as it lives; "-" for undefined; "[]"
+ * for any empty list (lookups return new empty lists, all meaning the same).
+ */
+function objectId(input: object | undefined): string {
+  if (input === undefined) return "-";
+  if (isEmptyArray(input)) return "[]";
+  let id = objectIds.get(input);
+  if (id === undefined) {
+    id = ++lastObjectId;
+    objectIds.set(input, id);
+  }
+  return String(id);
 }

@@ -3,7 +3,7 @@
 // or `http_proxy`, built from the egress listener serving that port. Routers: `http.<port>` and
 // `https.<port>.<name>.<gw>.<ns>`, built from the merged Gateway's servers behind the name.
 import { hcm, type listener, type route, unpackAny } from "../../api/index.ts";
-import type { ProxyNode, PushContext } from "../../model/index.ts";
+import type { EgressListener, ProxyNode, PushContext, PushStatus, SidecarScope } from "../../model/index.ts";
 import { pushSnapshot, usesAutoAllocatedAddresses } from "../../model/index.ts";
 import { patchGeneratedRouteConfiguration, patchSetFor } from "../../networking/envoyfilter/index.ts";
 import {
@@ -13,14 +13,16 @@ import {
 } from "../../networking/route/index.ts";
 import type { Generator, XdsResource } from "../generator.ts";
 import { TypeUrl } from "../types.ts";
+import { ipFamilies } from "./cds.ts";
 import { rdsNeedsPush } from "./cds-needs-push.ts";
 import { listenAddresses } from "./lds.ts";
-import { perPush } from "./push-cache.ts";
+import { resourceCache } from "./push-cache.ts";
 import { hashPolicyFor } from "./rds-hash.ts";
 
-// Route configurations shared by the proxies of a push that read the same inputs: the route builders
-// read the proxy's type, namespace, DNS domain, generator and labels (VirtualService sourceLabels).
-const routeConfigurations = perPush<route.RouteConfiguration | undefined>(TypeUrl.Route, (config) =>
+// Route configurations shared by the proxies that read the same inputs: the route builders read the
+// proxy's type, namespace, DNS domain, generator and some labels (VirtualService sourceLabels,
+// DestinationRule workloadSelectors for hash policies), and the proxy's Sidecar scope.
+const routeConfigurations = resourceCache<route.RouteConfiguration | undefined>(TypeUrl.Route, (config) =>
   config ? [{ name: config.name, resource: config }] : [],
 );
 
@@ -30,6 +32,9 @@ export function buildRouteConfiguration(
   proxy: ProxyNode,
   routeName: string,
 ): route.RouteConfiguration | undefined {
+  const snap = pushSnapshot(push);
+  const router = proxy.type !== "sidecar";
+  const scope = snap.sidecarScope(proxy);
   const key = [
     routeName,
     proxy.type,
@@ -37,25 +42,66 @@ export function buildRouteConfiguration(
     proxy.metadata.NAMESPACE,
     proxy.dnsDomain,
     proxy.generator,
-    JSON.stringify(proxy.labels),
-    // Auto-allocated addresses are domains for proxies capturing DNS only.
-    usesAutoAllocatedAddresses(proxy),
+    JSON.stringify(router ? proxy.labels : labelsRead(scope, routeName).map((name) => proxy.labels[name] ?? null)),
+    // Auto-allocated addresses (of the proxy's IP families) are domains for proxies capturing DNS only.
+    usesAutoAllocatedAddresses(proxy) ? `dns${ipFamilies(proxy)}` : "",
+    snap.persistentSessions,
   ].join("|");
-  const config = routeConfigurations(push, key, () => routeConfiguration(push, proxy, routeName));
+  // A sidecar's routes are a function of its scope, which is one of its Sidecar and the push's services,
+  // VirtualServices, DestinationRules and mesh config; a router's read the push's merged Gateways too.
+  const inputs = router
+    ? [snap]
+    : [snap.mesh, snap.services, snap.virtualServices, snap.destinationRules, scope.sidecar];
+  const config = routeConfigurations(push, key, inputs, (status) => routeConfiguration(push, proxy, routeName, status));
   if (!config) return undefined;
   // EnvoyFilter patches apply last, per proxy, to a copy of the shared configuration.
-  const snap = pushSnapshot(push);
-  const router = proxy.type !== "sidecar";
   const patches = patchSetFor(snap.envoyFiltersFor(proxy), proxy);
   // Only gateway route names map ports: a sidecar skips the merged-Gateway lookup (6% of its RDS).
   const portMap = router ? snap.mergedGateway(proxy)?.portMap : undefined;
   return patchGeneratedRouteConfiguration(patches, config, router, portMap);
 }
 
+// The label names a sidecar's routes read, per egress listener (each belongs to one scope).
+const labelNames = new WeakMap<EgressListener, readonly string[]>();
+
+/**
+ * The proxy label names the sidecar route `routeName` reads: its listener's VirtualServices' sourceLabels
+ * and the workloadSelectors of the scope's DestinationRules (which rule's consistent hash applies).
+ */
+function labelsRead(scope: SidecarScope, routeName: string): readonly string[] {
+  const egress = sidecarEgressListener(scope, routeName);
+  if (!egress) return [];
+  let names = labelNames.get(egress);
+  if (!names) {
+    const read = new Set<string>();
+    for (const vs of egress.virtualServices) {
+      for (const http of vs.spec?.http ?? []) {
+        for (const match of http.match ?? []) for (const name of Object.keys(match.sourceLabels ?? {})) read.add(name);
+      }
+    }
+    for (const service of scope.services) {
+      for (const rule of scope.destinationRules(service.hostname)) {
+        for (const name of Object.keys(rule.rule.spec?.workloadSelector?.matchLabels ?? {})) read.add(name);
+      }
+    }
+    names = [...read].sort();
+    labelNames.set(egress, names);
+  }
+  return names;
+}
+
+/** The egress listener a sidecar route name is built from. */
+function sidecarEgressListener(scope: SidecarScope, routeName: string): EgressListener | undefined {
+  const parsed = parseSidecarRouteName(routeName);
+  if (!parsed) return undefined;
+  return scope.egressListenerFor(parsed.listenerPort, routeName.startsWith("unix://") ? routeName : "");
+}
+
 function routeConfiguration(
   push: PushContext,
   proxy: ProxyNode,
   routeName: string,
+  status: PushStatus,
 ): route.RouteConfiguration | undefined {
   const snap = pushSnapshot(push);
   const scope = snap.sidecarScope(proxy);
@@ -74,10 +120,8 @@ function routeConfiguration(
       http3: merged?.http3Routes.has(routeName),
     });
   }
-  const parsed = parseSidecarRouteName(routeName);
-  if (!parsed) return undefined;
-  const bind = routeName.startsWith("unix://") ? routeName : "";
-  const egress = scope.egressListenerFor(parsed.listenerPort, bind);
+  if (!parseSidecarRouteName(routeName)) return undefined;
+  const egress = sidecarEgressListener(scope, routeName);
   return buildSidecarRouteConfiguration({
     routeName,
     proxy,
@@ -87,7 +131,7 @@ function routeConfiguration(
     outboundTrafficPolicy: scope.outboundTrafficPolicy,
     hashPolicy: hashPolicyFor(scope, proxy),
     persistentSessions: snap.persistentSessions,
-    report: push.status.reporter(proxy.id),
+    report: status.reporter(proxy.id),
   });
 }
 
