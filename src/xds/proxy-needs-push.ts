@@ -44,6 +44,7 @@ export function proxyNeedsPush(
     if (scopes.some((scope) => scope.dependsOn(key))) return true;
   }
   // A change to a service the proxy is behind changes its inbound listeners.
+  if (![...req.configsUpdated.values()].some((key) => SERVICE_KIND_SET.has(key.kind))) return false;
   return snapshots.some((snap) =>
     snap.serviceTargets(proxy).some(({ service }) => serviceKeys(service).some((k) => req.configsUpdated.has(k))),
   );
