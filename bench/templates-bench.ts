@@ -2,7 +2,7 @@
 // Cluster/Listener/Route/NameTable/SecretGeneration benchmarks, BenchmarkEndpointGeneration, and the
 // cost of encoding a response with and without Sluice's per-object encode cache.
 // Istio runs its benchmarks with the XDS cache off, so every generation run gets a fresh push context
-// (Sluice's per-push caches start empty), built untimed. The push context builds its indexes lazily,
+// and empty resource caches (Sluice's caches outlive a push: xdsCaches.clear(), untimed). The push context builds its indexes lazily,
 // so the first generation on a push pays for the ones it reads. As Istio's, a generation run includes
 // marshalling each resource into an Any (encodeResource; fresh objects are never in the encode cache).
 import { clone, type Message } from "@bufbuild/protobuf";
@@ -13,6 +13,7 @@ import type { ProxyNode, PushContext } from "../src/model/index.ts";
 import { encodeSotwResponse } from "../src/xds/encode.ts";
 import { buildClusters } from "../src/xds/generators/cds.ts";
 import { buildLoadAssignment } from "../src/xds/generators/eds.ts";
+import { xdsCaches } from "../src/xds/generators/index.ts";
 import { buildListeners } from "../src/xds/generators/lds.ts";
 import { buildNameTable } from "../src/xds/generators/nds.ts";
 import { buildRouteConfiguration, routeNames } from "../src/xds/generators/rds.ts";
@@ -78,9 +79,13 @@ function fixture(objects: readonly ConfigObject[], proxy: ProxyNode): Fixture & 
 function generation(f: Fixture, runs: number, generate: (push: PushContext) => readonly Message[]) {
   const pushes = Array.from({ length: runs }, f.newPush);
   let last = { resourcesPerMsg: 0, bytesPerMsg: 0 };
-  const timing = measure(runs, (run) => {
-    last = encodeAll(generate(pushes[run]));
-  });
+  const timing = measure(
+    runs,
+    (run) => {
+      last = encodeAll(generate(pushes[run]));
+    },
+    () => xdsCaches.clear(),
+  );
   if (last.resourcesPerMsg === 0) throw new Error("generation produced no resources");
   return { ...timing, ...last };
 }
