@@ -136,14 +136,15 @@ export async function pushDeltaType(
 
   const nonce = conn.nextNonce();
   const version = req.push.version;
-  const bytes = encodeDeltaResponse({
-    systemVersionInfo: version,
-    typeUrl: w.typeUrl,
-    nonce,
-    resources: changed,
-    removed: toRemove,
-    controlPlane: env.controlPlane,
-  });
+  const bytes = () =>
+    encodeDeltaResponse({
+      systemVersionInfo: version,
+      typeUrl: w.typeUrl,
+      nonce,
+      resources: changed,
+      removed: toRemove,
+      controlPlane: env.controlPlane,
+    });
   for (const r of changed) w.known.set(r.name, r.version);
   for (const name of toRemove) w.known.delete(name);
   await sendResponse(env, conn, w, bytes, { version, nonce, resources: changed.length, startMs });

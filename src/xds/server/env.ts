@@ -8,6 +8,7 @@ import type { Generator, GeneratorRegistry } from "../generator.ts";
 import { metricType, shortType, TypeUrl } from "../types.ts";
 import type { Connection, Watch } from "./connection.ts";
 import type { XdsMetrics } from "./metrics.ts";
+import type { ResponseSlots } from "./response-slots.ts";
 
 export interface XdsEnv {
   generators: GeneratorRegistry;
@@ -15,6 +16,8 @@ export interface XdsEnv {
   log: Logger;
   /** Encoded envoy.config.core.v3.ControlPlane sent with every response. */
   controlPlane: Uint8Array;
+  /** Bounds the responses being built and written at once; unbounded without it. */
+  responseSlots?: ResponseSlots;
 }
 
 /** A push for a proxy's own request (new subscription): full, from the connection's push context. */
@@ -93,6 +96,21 @@ export function runGenerator<T>(env: XdsEnv, conn: Connection, typeUrl: string, 
 
 /** Sends a response and records it in the watch and the metrics. */
 export async function sendResponse(
+  env: XdsEnv,
+  conn: Connection,
+  w: Watch,
+  buildBytes: () => Uint8Array,
+  info: { version: string; nonce: string; resources: number; startMs: number },
+): Promise<void> {
+  const release = await env.responseSlots?.acquire();
+  try {
+    await writeResponse(env, conn, w, buildBytes(), info);
+  } finally {
+    release?.();
+  }
+}
+
+async function writeResponse(
   env: XdsEnv,
   conn: Connection,
   w: Watch,

@@ -30,7 +30,11 @@ import { grpcServiceDefinition } from "./grpc-service.ts";
 import type { XdsMetrics } from "./metrics.ts";
 import { PushQueue } from "./push-queue.ts";
 import { addReflection } from "./reflection.ts";
+import { ResponseSlots } from "./response-slots.ts";
 import { handleSotwRequest, pushSotwType } from "./sotw.ts";
+
+/** A proxy that stops reading gives up its response slot after this long (its own stream stays blocked). */
+const RESPONSE_SLOT_HOLD_MS = 5_000;
 
 export interface XdsServerOptions {
   generators: GeneratorRegistry;
@@ -46,7 +50,7 @@ export interface XdsServerOptions {
    * connection is queued and the generators decide per type. Forced pushes skip it.
    */
   proxyNeedsPush?: (proxy: ProxyNode, req: PushRequest, previous: PushContext) => boolean;
-  /** Proxies pushed at once (PILOT_PUSH_THROTTLE, default 100). */
+  /** Proxies pushed at once (PILOT_PUSH_THROTTLE, default 100), and responses built and written at once. */
   pushConcurrency?: number;
   metrics?: XdsMetrics;
   log?: Logger;
@@ -123,6 +127,7 @@ export class XdsServer {
         core.ControlPlaneSchema,
         create(core.ControlPlaneSchema, { identifier: options.controlPlaneId ?? controlPlaneIdentifier() }),
       ),
+      responseSlots: new ResponseSlots(options.pushConcurrency ?? 100, RESPONSE_SLOT_HOLD_MS),
     };
     this.#queue = new PushQueue(options.pushConcurrency ?? 100, (conn, req, queuedAt) =>
       this.#pushConnection(conn, req, queuedAt),

@@ -86,14 +86,9 @@ export async function pushSotwType(
   if (!requested && !req.forced && holds(w.sentVersions, versions, incremental)) return;
   const nonce = conn.nextNonce();
   const version = req.push.version;
-  const bytes = encodeSotwResponse({
-    versionInfo: version,
-    typeUrl: w.typeUrl,
-    nonce,
-    resources,
-    controlPlane: env.controlPlane,
-  });
   w.sentVersions = incremental && w.sentVersions ? new Map([...w.sentVersions, ...versions]) : versions;
+  const bytes = () =>
+    encodeSotwResponse({ versionInfo: version, typeUrl: w.typeUrl, nonce, resources, controlPlane: env.controlPlane });
   await sendResponse(env, conn, w, bytes, { version, nonce, resources: resources.length, startMs });
 }
 
