@@ -123,6 +123,11 @@ function startSluiced(dir: string, profileDir?: string): { child: ChildProcess; 
     "",
     "--monitoringAddr",
     "",
+    // One load process stands in for every proxy: while it decodes gigabytes for 2,000 streams its
+    // event loop answers sluiced's keepalive pings late, and the default 10 s timeout would drop
+    // connections a real, separate Envoy would have kept.
+    "--keepaliveInterval",
+    "10m",
   ];
   const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
   const port = startServer(child, (line) =>
