@@ -39,7 +39,6 @@ for (const flag of GLOBAL_FLAGS) {
 
 try {
   await registerCommands(cli)
-    .completion("completion", "Print a shell completion script (bash, zsh): sluice completion >> ~/.bashrc")
     .demandCommand(1, "Name a command; see --help.")
     .recommendCommands()
     .strictCommands()

@@ -1,6 +1,7 @@
 // The sluice commands, one module each. A new command is one file here and one line below.
 import type { Argv } from "yargs";
 import { analyzeCommand } from "./analyze.ts";
+import { completionCommand } from "./completion.ts";
 import { dashboardCommand } from "./dashboard.ts";
 import { kubeInjectCommand } from "./kube-inject.ts";
 import { configureCliLog } from "./log.ts";
@@ -29,5 +30,6 @@ export function registerCommands(cli: Argv): Argv {
     .command(proxyConfigCommand)
     .command(versionCommand)
     .command(dashboardCommand)
+    .command(completionCommand)
     .command(experimentalCommand);
 }

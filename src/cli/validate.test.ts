@@ -234,12 +234,6 @@ describe("sluice validate", () => {
     assert.equal(missingConfig.code, 2);
     assert.match(missingConfig.stderr, /config file .*none\.yaml does not exist/);
   });
-
-  test("prints a shell completion script", () => {
-    const run = sluice(["completion"]);
-    assert.equal(run.code, 0);
-    assert.match(run.stdout, /sluice --get-yargs-completions/);
-  });
 });
 
 function escapeRegExp(text: string): string {
