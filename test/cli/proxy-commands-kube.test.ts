@@ -4,25 +4,23 @@
 // proxyless gRPC client pod connected to it, and an Envoy pod whose 15000 is forwarded to a small
 // Envoy admin serving a recorded config dump. The CLI runs as a program with --kubeconfig only.
 import assert from "node:assert/strict";
-import { execFile, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import * as grpcXds from "@grpc/grpc-js-xds";
 import { stringify } from "yaml";
 import type { ConfigObject } from "../../src/config/index.ts";
 import { KubeTestServer } from "../../src/sources/kube/testserver/index.ts";
 import { type Backend, call, startBackend } from "../proxyless/echo.ts";
 import { DOMAIN, ECHO_HOST, ECHO_PORT, echoService, NAMESPACE, xdsClient } from "../proxyless/mesh.ts";
+import { loggedLine, runSluice } from "./processes.ts";
 
 const SLUICED = fileURLToPath(new URL("../../bin/sluiced.js", import.meta.url));
-const SLUICE = fileURLToPath(new URL("../../bin/sluice.js", import.meta.url));
 const DUMP = fileURLToPath(
   new URL("../../../shared/conformance/istio/istioctl/proxyconfig/testdata/config_dump.json", import.meta.url),
 );
@@ -49,31 +47,8 @@ function pod(name: string, namespace: string, containers: string[], labels: Reco
   };
 }
 
-/** The first JSON log line of sluiced that `match`es, waiting at most 60 s (it compiles as it starts). */
-function loggedLine(child: ReturnType<typeof spawn>, match: (l: Record<string, unknown>) => boolean) {
-  return new Promise<Record<string, unknown>>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error("sluiced did not start within 60 s")), 60_000);
-    if (!child.stdout) throw new Error("no stdout");
-    createInterface({ input: child.stdout }).on("line", (line) => {
-      const parsed = JSON.parse(line) as Record<string, unknown>;
-      if (match(parsed)) {
-        clearTimeout(timer);
-        resolve(parsed);
-      }
-    });
-  });
-}
-
-/** The CLI with the test cluster's kubeconfig; asynchronous, so this process keeps serving the API. */
-async function sluice(...args: string[]): Promise<{ stdout: string; code: number }> {
-  try {
-    const { stdout } = await promisify(execFile)(process.execPath, [SLUICE, ...args, "--kubeconfig", kubeconfig]);
-    return { stdout, code: 0 };
-  } catch (err) {
-    const failed = err as { stdout: string; stderr: string; code: number };
-    return { stdout: `${failed.stdout}${failed.stderr}`, code: failed.code };
-  }
-}
+/** The CLI with the test cluster's kubeconfig. */
+const sluice = (...args: string[]) => runSluice([...args, "--kubeconfig", kubeconfig]);
 
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), "sluice-cli-kube-"));

@@ -7,7 +7,6 @@ import { execFile, spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
@@ -15,6 +14,7 @@ import * as grpcXds from "@grpc/grpc-js-xds";
 import { stringify } from "yaml";
 import { type Backend, call, startBackend } from "../proxyless/echo.ts";
 import { DOMAIN, ECHO_HOST, ECHO_PORT, echoService, NAMESPACE, xdsClient } from "../proxyless/mesh.ts";
+import { loggedLine, runSluice } from "./processes.ts";
 
 const SLUICED = fileURLToPath(new URL("../../bin/sluiced.js", import.meta.url));
 const SLUICE = fileURLToPath(new URL("../../bin/sluice.js", import.meta.url));
@@ -29,30 +29,7 @@ let xdsAddress: string;
 let httpAddress: string;
 let client: ReturnType<typeof xdsClient>;
 
-/** The first JSON log line of sluiced that `match`es, waiting at most 60 s (it compiles as it starts). */
-function loggedLine(child: ReturnType<typeof spawn>, match: (l: Record<string, unknown>) => boolean) {
-  return new Promise<Record<string, unknown>>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error("sluiced did not start within 60 s")), 60_000);
-    if (!child.stdout) throw new Error("no stdout");
-    createInterface({ input: child.stdout }).on("line", (line) => {
-      const parsed = JSON.parse(line) as Record<string, unknown>;
-      if (match(parsed)) {
-        clearTimeout(timer);
-        resolve(parsed);
-      }
-    });
-  });
-}
-
-async function sluice(...args: string[]): Promise<{ stdout: string; code: number }> {
-  try {
-    const { stdout } = await promisify(execFile)(process.execPath, [SLUICE, ...args]);
-    return { stdout, code: 0 };
-  } catch (err) {
-    const failed = err as { stdout: string; stderr: string; code: number };
-    return { stdout: `${failed.stdout}${failed.stderr}`, code: failed.code };
-  }
-}
+const sluice = (...args: string[]) => runSluice(args);
 
 const xds = () => ["--xds-address", xdsAddress, "--plaintext"];
 
