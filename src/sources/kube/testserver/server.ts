@@ -212,14 +212,18 @@ export class KubeTestServer {
     return [...this.installed].find((k) => k.group === group && k.versions.includes(version) && match(k));
   }
 
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? "/", this.url);
+  private record(req: IncomingMessage, url: URL): void {
     this.requests.push({
       method: req.method ?? "GET",
       path: url.pathname,
       query: url.searchParams,
       headers: req.headers,
     });
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? "/", this.url);
+    this.record(req, url);
     try {
       if (this.failuresToInject > 0) {
         this.failuresToInject--;
@@ -418,12 +422,7 @@ export class KubeTestServer {
   /** WebSocket upgrades: a pod's portforward, to the target its test registered. */
   private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const url = new URL(req.url ?? "/", this.url);
-    this.requests.push({
-      method: req.method ?? "GET",
-      path: url.pathname,
-      query: url.searchParams,
-      headers: req.headers,
-    });
+    this.record(req, url);
     this.upgraded.add(socket);
     socket.on("close", () => this.upgraded.delete(socket));
     socket.on("error", () => socket.destroy());
