@@ -12,12 +12,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import * as grpcXds from "@grpc/grpc-js-xds";
 import { stringify } from "yaml";
 import type { ConfigObject } from "../../src/config/index.ts";
 import { KubeTestServer } from "../../src/sources/kube/testserver/index.ts";
 import { type Backend, call, startBackend } from "../proxyless/echo.ts";
-import { DOMAIN, ECHO_HOST, ECHO_PORT, echoService, NAMESPACE, xdsClient } from "../proxyless/mesh.ts";
+import { ECHO_HOST, ECHO_PORT, echoService, NAMESPACE, useControlPlane, xdsClient } from "../proxyless/mesh.ts";
 import { loggedLine, runSluice } from "./processes.ts";
 
 const SLUICED = fileURLToPath(new URL("../../bin/sluiced.js", import.meta.url));
@@ -94,22 +93,10 @@ before(async () => {
     data: { "root-cert.pem": await readFile(join(dir, "ca", "root-cert.pem"), "utf8") },
   });
 
-  process.env.GRPC_XDS_BOOTSTRAP_CONFIG = JSON.stringify({
-    xds_servers: [
-      {
-        server_uri: `127.0.0.1:${listening.grpcPort}`,
-        channel_creds: [{ type: "insecure" }],
-        server_features: ["xds_v3"],
-      },
-    ],
-    node: {
-      id: `sidecar~127.0.0.1~${PROXY_ID}~${DOMAIN}`,
-      metadata: { NAMESPACE, GENERATOR: "grpc", CLUSTER_ID: "Kubernetes", ISTIO_VERSION: "1.24.0", PROXY_CONFIG: {} },
-      locality: {},
-    },
-    server_listener_resource_name_template: "xds.istio.io/grpc/lds/inbound/%s",
-  });
-  grpcXds.register();
+  useControlPlane(
+    { address: `127.0.0.1:${listening.grpcPort}` },
+    { metadata: { CLUSTER_ID: "Kubernetes", ISTIO_VERSION: "1.24.0", PROXY_CONFIG: {} } },
+  );
   client = xdsClient(`${ECHO_HOST}:${ECHO_PORT}`);
   assert.equal(await call(client), "echo-a");
 });

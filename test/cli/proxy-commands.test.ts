@@ -10,15 +10,13 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import * as grpcXds from "@grpc/grpc-js-xds";
 import { stringify } from "yaml";
 import { type Backend, call, startBackend } from "../proxyless/echo.ts";
-import { DOMAIN, ECHO_HOST, ECHO_PORT, echoService, NAMESPACE, xdsClient } from "../proxyless/mesh.ts";
+import { ECHO_HOST, ECHO_PORT, echoService, NAMESPACE, useControlPlane, xdsClient } from "../proxyless/mesh.ts";
 import { loggedLine, runSluice } from "./processes.ts";
 
 const SLUICED = fileURLToPath(new URL("../../bin/sluiced.js", import.meta.url));
 const SLUICE = fileURLToPath(new URL("../../bin/sluice.js", import.meta.url));
-const NODE_ID = `sidecar~127.0.0.1~client.${NAMESPACE}~${DOMAIN}`;
 /** What the control plane calls the proxy (Istio's proxy ID: pod name and namespace). */
 const PROXY_ID = `client.${NAMESPACE}`;
 
@@ -58,23 +56,10 @@ before(async () => {
   const [admin, listening] = await Promise.all(lines);
   httpAddress = `127.0.0.1:${admin.httpPort}`;
   xdsAddress = `127.0.0.1:${listening.grpcPort}`;
-  process.env.GRPC_XDS_BOOTSTRAP_CONFIG = JSON.stringify({
-    xds_servers: [{ server_uri: xdsAddress, channel_creds: [{ type: "insecure" }], server_features: ["xds_v3"] }],
-    node: {
-      id: NODE_ID,
-      metadata: {
-        NAMESPACE,
-        GENERATOR: "grpc",
-        CLUSTER_ID: "Kubernetes",
-        ISTIO_VERSION: "1.24.0",
-        INSTANCE_IPS: "127.0.0.1",
-        PROXY_CONFIG: {},
-      },
-      locality: {},
-    },
-    server_listener_resource_name_template: "xds.istio.io/grpc/lds/inbound/%s",
-  });
-  grpcXds.register();
+  useControlPlane(
+    { address: xdsAddress },
+    { metadata: { CLUSTER_ID: "Kubernetes", ISTIO_VERSION: "1.24.0", PROXY_CONFIG: {} } },
+  );
   client = xdsClient(`${ECHO_HOST}:${ECHO_PORT}`);
   assert.equal(await call(client), "echo-a");
 });

@@ -98,15 +98,23 @@ export interface NodeOptions {
   id?: string;
   locality?: { region?: string; zone?: string; sub_zone?: string };
   labels?: Record<string, string>;
+  /** More node metadata (CLUSTER_ID, ISTIO_VERSION, ...). */
+  metadata?: Record<string, unknown>;
 }
 
 /** Istio's proxyless bootstrap shape (pkg/istio-agent/grpcxds) for a workload at 127.0.0.1. */
-export function bootstrap(cp: ControlPlane, node: NodeOptions = {}): string {
+export function bootstrap(cp: Pick<ControlPlane, "address">, node: NodeOptions = {}): string {
   return JSON.stringify({
     xds_servers: [{ server_uri: cp.address, channel_creds: [{ type: "insecure" }], server_features: ["xds_v3"] }],
     node: {
       id: `sidecar~127.0.0.1~${node.id ?? CLIENT_ID}~${DOMAIN}`,
-      metadata: { NAMESPACE, GENERATOR: "grpc", LABELS: node.labels ?? {}, INSTANCE_IPS: "127.0.0.1" },
+      metadata: {
+        NAMESPACE,
+        GENERATOR: "grpc",
+        LABELS: node.labels ?? {},
+        INSTANCE_IPS: "127.0.0.1",
+        ...node.metadata,
+      },
       locality: node.locality ?? {},
     },
     server_listener_resource_name_template: "xds.istio.io/grpc/lds/inbound/%s",
@@ -114,7 +122,7 @@ export function bootstrap(cp: ControlPlane, node: NodeOptions = {}): string {
 }
 
 /** Points grpc-js-xds (the process-wide xDS client) at the control plane. Call once per test file. */
-export function useControlPlane(cp: ControlPlane, node: NodeOptions = {}): void {
+export function useControlPlane(cp: Pick<ControlPlane, "address">, node: NodeOptions = {}): void {
   process.env.GRPC_XDS_BOOTSTRAP_CONFIG = bootstrap(cp, node);
   grpcXds.register();
 }
