@@ -34,3 +34,11 @@ export async function runSluice(args: string[]): Promise<{ stdout: string; code:
     return { stdout: `${failed.stdout}${failed.stderr}`, code: failed.code };
   }
 }
+
+/** Stops a spawned sluiced (SIGTERM) and waits for it to exit. */
+export async function stopProcess(child: ChildProcess | undefined): Promise<void> {
+  if (!child || child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.on("exit", resolve));
+  child.kill("SIGTERM");
+  await exited;
+}

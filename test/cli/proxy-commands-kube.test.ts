@@ -17,7 +17,7 @@ import type { ConfigObject } from "../../src/config/index.ts";
 import { KubeTestServer } from "../../src/sources/kube/testserver/index.ts";
 import { type Backend, call, startBackend } from "../proxyless/echo.ts";
 import { ECHO_HOST, ECHO_PORT, echoService, NAMESPACE, useControlPlane, xdsClient } from "../proxyless/mesh.ts";
-import { loggedLine, runSluice } from "./processes.ts";
+import { loggedLine, runSluice, stopProcess } from "./processes.ts";
 
 const SLUICED = fileURLToPath(new URL("../../bin/sluiced.js", import.meta.url));
 const DUMP = fileURLToPath(
@@ -104,11 +104,7 @@ before(async () => {
 after(async () => {
   client?.close();
   backend?.stop();
-  if (sluiced && sluiced.exitCode === null) {
-    const exited = new Promise((resolve) => sluiced.on("exit", resolve));
-    sluiced.kill("SIGTERM");
-    await exited;
-  }
+  await stopProcess(sluiced);
   await new Promise((resolve) => envoyAdmin?.close(resolve));
   await api?.close();
   await rm(dir, { recursive: true, force: true });

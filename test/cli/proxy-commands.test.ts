@@ -13,7 +13,7 @@ import { promisify } from "node:util";
 import { stringify } from "yaml";
 import { type Backend, call, startBackend } from "../proxyless/echo.ts";
 import { ECHO_HOST, ECHO_PORT, echoService, NAMESPACE, useControlPlane, xdsClient } from "../proxyless/mesh.ts";
-import { loggedLine, runSluice } from "./processes.ts";
+import { loggedLine, runSluice, stopProcess } from "./processes.ts";
 
 const SLUICED = fileURLToPath(new URL("../../bin/sluiced.js", import.meta.url));
 const SLUICE = fileURLToPath(new URL("../../bin/sluice.js", import.meta.url));
@@ -67,11 +67,7 @@ before(async () => {
 after(async () => {
   client?.close();
   backend?.stop();
-  if (sluiced && sluiced.exitCode === null) {
-    const exited = new Promise((resolve) => sluiced.on("exit", resolve));
-    sluiced.kill("SIGTERM");
-    await exited;
-  }
+  await stopProcess(sluiced);
   await rm(dir, { recursive: true, force: true });
 });
 
