@@ -16,8 +16,8 @@ export interface XdsEnv {
   log: Logger;
   /** Encoded envoy.config.core.v3.ControlPlane sent with every response. */
   controlPlane: Uint8Array;
-  /** Bounds the responses being built and written at once; unbounded without it. */
-  responseSlots?: ResponseSlots;
+  /** Bounds the responses being built and written at once. */
+  responseSlots: ResponseSlots;
 }
 
 /** A push for a proxy's own request (new subscription): full, from the connection's push context. */
@@ -102,11 +102,11 @@ export async function sendResponse(
   buildBytes: () => Uint8Array,
   info: { version: string; nonce: string; resources: number; startMs: number },
 ): Promise<void> {
-  const release = await env.responseSlots?.acquire();
+  const release = await env.responseSlots.acquire();
   try {
     await writeResponse(env, conn, w, buildBytes(), info);
   } finally {
-    release?.();
+    release();
   }
 }
 
