@@ -1,0 +1,69 @@
+// The CDS and RDS the micro benchmarks time (bench/templates-bench.ts, 100 services) stay the same
+// bytes while generation is optimised: a SHA-256 over each response's encoded resources, recorded
+// from the code before the optimisation, and every resource within Envoy's constraints.
+// After a deliberate change of the generated config, print the new digests with UPDATE_GOLDEN=1.
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { test } from "node:test";
+import { fromBinary, type Message } from "@bufbuild/protobuf";
+import { AnySchema } from "@bufbuild/protobuf/wkt";
+import { benchProxy, template, templateState } from "../bench/templates.ts";
+import type { NodeType } from "../src/model/index.ts";
+import { buildClusters } from "../src/xds/generators/cds.ts";
+import { buildListeners } from "../src/xds/generators/lds.ts";
+import { buildRouteConfiguration, routeNames } from "../src/xds/generators/rds.ts";
+import { encodeResource } from "../src/xds/index.ts";
+import { anyViolations } from "./translate/pgv.ts";
+
+const SERVICES = 100;
+
+const GOLDEN: Record<string, { proxy: NodeType; cds: string; rds: string }> = {
+  http: {
+    proxy: "sidecar",
+    cds: "c66c35d366847e8496b626ca90939270b1b878fb5bcac292c2188fe544b212b1",
+    rds: "5bb17f6082204e11cc57c2a444a63a60e81eded13dc195620c19601b02775b84",
+  },
+  virtualservice: {
+    proxy: "sidecar",
+    cds: "50846a737a3de2f9462dd168af2c041e9c2ab7392cbe19373eb19273b4bbcc25",
+    rds: "a5d61b30206e27eb6aa263940f605694b0e7867d4c7699e4d09b7255c1f5842b",
+  },
+  empty: {
+    proxy: "sidecar",
+    cds: "5f0e6cff871e58dc0d84246ffccab7d7f9fe992d92832872be0e79fdbbd438cb",
+    rds: "cd97504a73dc38ade145ce01a4516cb5a588901bcb05ac06597dd5ede8706a59",
+  },
+  gateways: {
+    proxy: "router",
+    cds: "6c03dac3e0eaa6db9bf0111bdef8206ae0009555f152f169850a00ccd51bc511",
+    rds: "4312c497a80f3b25a2cea527d6f48d05750c8f6aa6110d2d41c2012d4a396f53",
+  },
+};
+
+/** SHA-256 over the encoded Anys in order, after checking each against Envoy's constraints. */
+function digest(resources: readonly Message[], what: string): string {
+  assert.ok(resources.length > 0, `${what}: no resources`);
+  const hash = createHash("sha256");
+  for (const resource of resources) {
+    const { any } = encodeResource({ name: "", resource });
+    const name = (resource as { name?: string }).name ?? "";
+    assert.deepEqual(anyViolations(fromBinary(AnySchema, any)), [], `${what} ${name}`);
+    hash.update(any);
+  }
+  return hash.digest("hex");
+}
+
+for (const [name, golden] of Object.entries(GOLDEN)) {
+  test(`${name} (${golden.proxy}, ${SERVICES} services): CDS and RDS bytes unchanged`, () => {
+    const state = templateState(template(name).render({ services: SERVICES, instances: SERVICES }));
+    const proxy = benchProxy(golden.proxy);
+    const cds = digest(buildClusters(state.push, proxy, state.registry), `${name} CDS`);
+    const routes = routeNames(buildListeners(state.push, proxy, state.registry));
+    const rds = digest(
+      routes.flatMap((r) => buildRouteConfiguration(state.push, proxy, r) ?? []),
+      `${name} RDS`,
+    );
+    if (process.env.UPDATE_GOLDEN) console.log(`${name}: { proxy: "${golden.proxy}", cds: "${cds}", rds: "${rds}" },`);
+    assert.deepEqual({ cds, rds }, { cds: golden.cds, rds: golden.rds });
+  });
+}
