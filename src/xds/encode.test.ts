@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { create, fromBinary } from "@bufbuild/protobuf";
-import { anyUnpack } from "@bufbuild/protobuf/wkt";
-import { cluster, discovery } from "../api/index.ts";
-import { encodeDeltaResponse, encodeResource, encodeSotwResponse } from "./encode.ts";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { type Any, AnySchema, anyUnpack } from "@bufbuild/protobuf/wkt";
+import { cluster, core, discovery } from "../api/index.ts";
+import { encodeDeltaResponse, encodeResource, encodeResources, encodeSotwResponse } from "./encode.ts";
 import { TypeUrl } from "./types.ts";
 
 const c = (name: string) => create(cluster.ClusterSchema, { name });
@@ -44,4 +44,110 @@ test("a resource object is encoded once; equal content gets the same version has
   assert.notEqual(copy.any, first.any);
   assert.equal(copy.version, first.version);
   assert.notEqual(encodeResource({ name: "b", resource: c("b") }).version, first.version);
+});
+
+/** Anys whose encodings need 1-, 2- and 3-byte length varints (< 128, > 128, > 16,384 bytes). */
+function anys(): Any[] {
+  return [0, 5, 200, 20_000].map((size, i) =>
+    create(AnySchema, { typeUrl: `type.googleapis.com/test.T${i}`, value: new Uint8Array(size).fill(i + 1) }),
+  );
+}
+
+const controlPlane = create(core.ControlPlaneSchema, { identifier: '{"Component":"istiod"}' });
+
+test("SotW responses decode to the message they stand for, with empty lists and multi-byte lengths", () => {
+  const resources = anys().map((any, i) => encodeResource({ name: `r${i}`, resource: any }));
+  const cases = [
+    { versionInfo: "v1", nonce: "n1", resources },
+    { versionInfo: "", nonce: "", resources: [] },
+    // A version over 128 bytes and a nonce of multi-byte characters: lengths count UTF-8 bytes.
+    { versionInfo: "v".repeat(300), nonce: "nonce-é-✓", resources: resources.slice(3) },
+  ];
+  for (const c of cases) {
+    const bytes = encodeSotwResponse({
+      ...c,
+      typeUrl: TypeUrl.Cluster,
+      controlPlane: toBinary(core.ControlPlaneSchema, controlPlane),
+    });
+    const expected = create(discovery.DiscoveryResponseSchema, {
+      versionInfo: c.versionInfo,
+      nonce: c.nonce,
+      typeUrl: TypeUrl.Cluster,
+      resources: c.resources.map((r) => fromBinary(AnySchema, r.any)),
+      controlPlane,
+    });
+    // Decoded from a plain Uint8Array copy, so decoded bytes fields compare equal to the expected ones.
+    assert.deepEqual(fromBinary(discovery.DiscoveryResponseSchema, new Uint8Array(bytes)), expected);
+    // With every string set, the bytes are protobuf-es's own encoding of the message.
+    if (c.versionInfo !== "") {
+      assert.deepEqual(new Uint8Array(bytes), toBinary(discovery.DiscoveryResponseSchema, expected));
+    }
+  }
+});
+
+test("responses from one resource list share its encoded body and keep their own version and nonce", () => {
+  const resources = anys().map((any, i) => encodeResource({ name: `r${i}`, resource: any }));
+  const first = encodeSotwResponse({ versionInfo: "v1", typeUrl: TypeUrl.Cluster, nonce: "n1", resources });
+  const second = encodeSotwResponse({ versionInfo: "v2", typeUrl: TypeUrl.Cluster, nonce: "n22", resources });
+  const decodedFirst = fromBinary(discovery.DiscoveryResponseSchema, first);
+  const decodedSecond = fromBinary(discovery.DiscoveryResponseSchema, second);
+  assert.deepEqual([decodedFirst.versionInfo, decodedFirst.nonce], ["v1", "n1"]);
+  assert.deepEqual([decodedSecond.versionInfo, decodedSecond.nonce], ["v2", "n22"]);
+  assert.deepEqual(decodedSecond.resources, decodedFirst.resources);
+  assert.equal(decodedSecond.resources.length, 4);
+});
+
+test("delta responses decode to the message they stand for, with empty lists and multi-byte lengths", () => {
+  const resources = anys().map((any, i) => encodeResource({ name: `r${i}-${"x".repeat(i * 100)}`, resource: any }));
+  const cases = [
+    { systemVersionInfo: "v1", nonce: "n1", resources, removed: ["gone", "é".repeat(100)] },
+    { systemVersionInfo: "", nonce: "", resources: [], removed: [] },
+    { systemVersionInfo: "v2", nonce: "n2", resources: resources.slice(2), removed: [] },
+  ];
+  for (const c of cases) {
+    // Twice: the second response copies the body the first wrote.
+    for (const nonce of [c.nonce, `${c.nonce}-again`]) {
+      const bytes = encodeDeltaResponse({
+        ...c,
+        nonce,
+        typeUrl: TypeUrl.Cluster,
+        controlPlane: toBinary(core.ControlPlaneSchema, controlPlane),
+      });
+      const expected = create(discovery.DeltaDiscoveryResponseSchema, {
+        systemVersionInfo: c.systemVersionInfo,
+        nonce,
+        typeUrl: TypeUrl.Cluster,
+        resources: c.resources.map((r) => ({
+          name: r.name,
+          version: r.version,
+          resource: fromBinary(AnySchema, r.any),
+        })),
+        removedResources: c.removed,
+        controlPlane,
+      });
+      assert.deepEqual(fromBinary(discovery.DeltaDiscoveryResponseSchema, new Uint8Array(bytes)), expected);
+      if (c.systemVersionInfo !== "") {
+        assert.deepEqual(new Uint8Array(bytes), toBinary(discovery.DeltaDiscoveryResponseSchema, expected));
+      }
+    }
+  }
+});
+
+test("a generated list is encoded once per array object, with one versions map", () => {
+  const list = [
+    { name: "a", resource: c("a") },
+    { name: "b", resource: c("b"), version: "given" },
+  ];
+  const first = encodeResources(list);
+  assert.equal(encodeResources(list), first, "the same array: the same encoding");
+  assert.deepEqual(
+    [...first.versions],
+    [
+      ["a", first.resources[0].version],
+      ["b", "given"],
+    ],
+  );
+  const copy = encodeResources([...list]);
+  assert.notEqual(copy, first);
+  assert.deepEqual(copy.versions, first.versions);
 });

@@ -1,9 +1,13 @@
 // Encoding generated resources into xDS responses. protobuf-es encoding is slow, so each resource
 // object is encoded once (cached by object identity) and responses are assembled from the cached
-// bytes: a resource sent to 1,000 proxies is encoded once.
+// bytes: a resource sent to 1,000 proxies is encoded once. A generated list that a generator hands
+// to many proxies (the same array object) is encoded once too: its resources, versions map and the
+// response body they make are kept with the array, so each further proxy's response is one copy of
+// the body between its own version, type URL and nonce. Generators must never change an array
+// after returning it.
 import { createHash } from "node:crypto";
 import { type Message, toBinary } from "@bufbuild/protobuf";
-import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
+import { WireType } from "@bufbuild/protobuf/wire";
 import { type Any, AnySchema } from "@bufbuild/protobuf/wkt";
 import { discovery, registry, typeUrl } from "../api/index.ts";
 import type { XdsResource } from "./generator.ts";
@@ -44,10 +48,99 @@ function encoded(resource: Message): Encoded {
   return entry;
 }
 
+/** The tag of a length-delimited field: every field an xDS response or Any is assembled from. */
+function tag(field: { number: number }): number {
+  return (field.number << 3) | WireType.LengthDelimited;
+}
+
+const ANY = { typeUrl: tag(AnySchema.field.typeUrl), value: tag(AnySchema.field.value) };
+const F = discovery.DiscoveryResponseSchema.field;
+const SOTW = {
+  versionInfo: tag(F.versionInfo),
+  resources: tag(F.resources),
+  typeUrl: tag(F.typeUrl),
+  nonce: tag(F.nonce),
+  controlPlane: tag(F.controlPlane),
+};
+const DF = discovery.DeltaDiscoveryResponseSchema.field;
+const DELTA = {
+  systemVersionInfo: tag(DF.systemVersionInfo),
+  resources: tag(DF.resources),
+  typeUrl: tag(DF.typeUrl),
+  nonce: tag(DF.nonce),
+  removedResources: tag(DF.removedResources),
+  controlPlane: tag(DF.controlPlane),
+};
+const RF = discovery.ResourceSchema.field;
+const RESOURCE = { version: tag(RF.version), resource: tag(RF.resource), name: tag(RF.name) };
+
+function varintSize(n: number): number {
+  let size = 1;
+  for (let rest = n >>> 7; rest > 0; rest >>>= 7) size++;
+  return size;
+}
+
+/** The size of a length-delimited field (tag, length, `len` bytes of payload). */
+function fieldSize(fieldTag: number, len: number): number {
+  return varintSize(fieldTag) + varintSize(len) + len;
+}
+
+function utf8Size(s: string): number {
+  return Buffer.byteLength(s, "utf8");
+}
+
+/**
+ * Writes length-delimited fields into one buffer of a size computed beforehand, allocated without
+ * zero-filling (every byte is written) and never grown.
+ */
+class ExactWriter {
+  readonly buffer: Buffer;
+  pos = 0;
+
+  constructor(size: number) {
+    this.buffer = Buffer.allocUnsafe(size);
+  }
+
+  varint(n: number): void {
+    let rest = n >>> 0;
+    while (rest > 0x7f) {
+      this.buffer[this.pos++] = (rest & 0x7f) | 0x80;
+      rest >>>= 7;
+    }
+    this.buffer[this.pos++] = rest;
+  }
+
+  raw(bytes: Uint8Array): void {
+    this.buffer.set(bytes, this.pos);
+    this.pos += bytes.length;
+  }
+
+  bytes(fieldTag: number, value: Uint8Array): void {
+    this.varint(fieldTag);
+    this.varint(value.length);
+    this.raw(value);
+  }
+
+  /** A string field whose UTF-8 size the caller already computed. */
+  string(fieldTag: number, value: string, size: number): void {
+    this.varint(fieldTag);
+    this.varint(size);
+    this.pos += this.buffer.write(value, this.pos, size, "utf8");
+  }
+
+  finish(): Uint8Array {
+    if (this.pos !== this.buffer.length) {
+      throw new Error(`xds: wrote ${this.pos} bytes of a ${this.buffer.length}-byte response`);
+    }
+    return this.buffer;
+  }
+}
+
 function encodeAny(url: string, value: Uint8Array): Uint8Array {
-  const w = new BinaryWriter();
-  w.tag(1, WireType.LengthDelimited).string(url);
-  w.tag(2, WireType.LengthDelimited).bytes(value);
+  const urlSize = utf8Size(url);
+  const w = new ExactWriter(fieldSize(ANY.typeUrl, urlSize) + fieldSize(ANY.value, value.length));
+  w.string(ANY.typeUrl, url, urlSize);
+  w.bytes(ANY.value, value);
   return w.finish();
 }
 
@@ -56,9 +149,62 @@ export function encodeResource(r: XdsResource): EncodedResource {
   return { name: r.name, any: e.any, version: r.version ?? e.hash };
 }
 
-const F = discovery.DiscoveryResponseSchema.field;
-const DF = discovery.DeltaDiscoveryResponseSchema.field;
-const RF = discovery.ResourceSchema.field;
+/** A generated resource list, encoded. Shared by every connection given the same list: never mutate it. */
+export interface EncodedResources {
+  readonly resources: readonly EncodedResource[];
+  /** Each resource's version by name. */
+  readonly versions: ReadonlyMap<string, string>;
+}
+
+const encodedLists = new WeakMap<readonly XdsResource[], EncodedResources>();
+
+/** The encoded form of a generator's resource list, computed once per array object. */
+export function encodeResources(list: readonly XdsResource[]): EncodedResources {
+  const hit = encodedLists.get(list);
+  if (hit) return hit;
+  const resources = list.map(encodeResource);
+  const entry = { resources, versions: new Map(resources.map((r) => [r.name, r.version])) };
+  encodedLists.set(list, entry);
+  return entry;
+}
+
+/**
+ * The encoded repeated `resources` fields of a response, by resource array: the first response
+ * built from an array writes them in place and keeps a view of them, later ones copy that view.
+ * Responses are never changed after they are built, so the view stays valid.
+ */
+type Bodies = WeakMap<readonly EncodedResource[], Uint8Array>;
+const sotwBodies: Bodies = new WeakMap();
+const deltaBodies: Bodies = new WeakMap();
+
+/** Writes the resources' body (memoized in `bodies`) with `writeEach`, or copies the one written before. */
+function writeBody(
+  w: ExactWriter,
+  bodies: Bodies,
+  resources: readonly EncodedResource[],
+  writeEach: (w: ExactWriter, r: EncodedResource) => void,
+): void {
+  const body = bodies.get(resources);
+  if (body) {
+    w.raw(body);
+    return;
+  }
+  const start = w.pos;
+  for (const r of resources) writeEach(w, r);
+  bodies.set(resources, w.buffer.subarray(start, w.pos));
+}
+
+function bodySize(
+  bodies: Bodies,
+  resources: readonly EncodedResource[],
+  sizeOf: (r: EncodedResource) => number,
+): number {
+  const body = bodies.get(resources);
+  if (body) return body.length;
+  let size = 0;
+  for (const r of resources) size += sizeOf(r);
+  return size;
+}
 
 export interface SotwResponse {
   versionInfo: string;
@@ -69,14 +215,26 @@ export interface SotwResponse {
   controlPlane?: Uint8Array;
 }
 
+const sotwResourceSize = (r: EncodedResource) => fieldSize(SOTW.resources, r.any.length);
+const writeSotwResource = (w: ExactWriter, r: EncodedResource) => w.bytes(SOTW.resources, r.any);
+
 /** An encoded DiscoveryResponse built from already-encoded resources. */
 export function encodeSotwResponse(r: SotwResponse): Uint8Array {
-  const w = new BinaryWriter();
-  w.tag(F.versionInfo.number, WireType.LengthDelimited).string(r.versionInfo);
-  for (const res of r.resources) w.tag(F.resources.number, WireType.LengthDelimited).bytes(res.any);
-  w.tag(F.typeUrl.number, WireType.LengthDelimited).string(r.typeUrl);
-  w.tag(F.nonce.number, WireType.LengthDelimited).string(r.nonce);
-  if (r.controlPlane) w.tag(F.controlPlane.number, WireType.LengthDelimited).bytes(r.controlPlane);
+  const versionSize = utf8Size(r.versionInfo);
+  const typeUrlSize = utf8Size(r.typeUrl);
+  const nonceSize = utf8Size(r.nonce);
+  const w = new ExactWriter(
+    fieldSize(SOTW.versionInfo, versionSize) +
+      bodySize(sotwBodies, r.resources, sotwResourceSize) +
+      fieldSize(SOTW.typeUrl, typeUrlSize) +
+      fieldSize(SOTW.nonce, nonceSize) +
+      (r.controlPlane ? fieldSize(SOTW.controlPlane, r.controlPlane.length) : 0),
+  );
+  w.string(SOTW.versionInfo, r.versionInfo, versionSize);
+  writeBody(w, sotwBodies, r.resources, writeSotwResource);
+  w.string(SOTW.typeUrl, r.typeUrl, typeUrlSize);
+  w.string(SOTW.nonce, r.nonce, nonceSize);
+  if (r.controlPlane) w.bytes(SOTW.controlPlane, r.controlPlane);
   return w.finish();
 }
 
@@ -89,20 +247,44 @@ export interface DeltaResponse {
   controlPlane?: Uint8Array;
 }
 
+/** The size of an encoded envoy.service.discovery.v3.Resource: version, resource, name. */
+function deltaEntrySize(r: EncodedResource): number {
+  return (
+    fieldSize(RESOURCE.version, utf8Size(r.version)) +
+    fieldSize(RESOURCE.resource, r.any.length) +
+    fieldSize(RESOURCE.name, utf8Size(r.name))
+  );
+}
+
+const deltaResourceSize = (r: EncodedResource) => fieldSize(DELTA.resources, deltaEntrySize(r));
+
+function writeDeltaResource(w: ExactWriter, r: EncodedResource): void {
+  w.varint(DELTA.resources);
+  w.varint(deltaEntrySize(r));
+  w.string(RESOURCE.version, r.version, utf8Size(r.version));
+  w.bytes(RESOURCE.resource, r.any);
+  w.string(RESOURCE.name, r.name, utf8Size(r.name));
+}
+
 /** An encoded DeltaDiscoveryResponse built from already-encoded resources. */
 export function encodeDeltaResponse(r: DeltaResponse): Uint8Array {
-  const w = new BinaryWriter();
-  w.tag(DF.systemVersionInfo.number, WireType.LengthDelimited).string(r.systemVersionInfo);
-  for (const res of r.resources) {
-    w.tag(DF.resources.number, WireType.LengthDelimited).fork();
-    w.tag(RF.version.number, WireType.LengthDelimited).string(res.version);
-    w.tag(RF.resource.number, WireType.LengthDelimited).bytes(res.any);
-    w.tag(RF.name.number, WireType.LengthDelimited).string(res.name);
-    w.join();
-  }
-  w.tag(DF.typeUrl.number, WireType.LengthDelimited).string(r.typeUrl);
-  w.tag(DF.nonce.number, WireType.LengthDelimited).string(r.nonce);
-  for (const name of r.removed) w.tag(DF.removedResources.number, WireType.LengthDelimited).string(name);
-  if (r.controlPlane) w.tag(DF.controlPlane.number, WireType.LengthDelimited).bytes(r.controlPlane);
+  const versionSize = utf8Size(r.systemVersionInfo);
+  const typeUrlSize = utf8Size(r.typeUrl);
+  const nonceSize = utf8Size(r.nonce);
+  const removedSizes = r.removed.map(utf8Size);
+  let size =
+    fieldSize(DELTA.systemVersionInfo, versionSize) +
+    bodySize(deltaBodies, r.resources, deltaResourceSize) +
+    fieldSize(DELTA.typeUrl, typeUrlSize) +
+    fieldSize(DELTA.nonce, nonceSize) +
+    (r.controlPlane ? fieldSize(DELTA.controlPlane, r.controlPlane.length) : 0);
+  for (const removedSize of removedSizes) size += fieldSize(DELTA.removedResources, removedSize);
+  const w = new ExactWriter(size);
+  w.string(DELTA.systemVersionInfo, r.systemVersionInfo, versionSize);
+  writeBody(w, deltaBodies, r.resources, writeDeltaResource);
+  w.string(DELTA.typeUrl, r.typeUrl, typeUrlSize);
+  w.string(DELTA.nonce, r.nonce, nonceSize);
+  for (const [i, name] of r.removed.entries()) w.string(DELTA.removedResources, name, removedSizes[i]);
+  if (r.controlPlane) w.bytes(DELTA.controlPlane, r.controlPlane);
   return w.finish();
 }
