@@ -2,17 +2,20 @@
 // their Sidecar scope's outbound listeners and the inbound listeners of their Sidecar ingress or
 // service ports; routers get one listener per merged Gateway port.
 import { isIPv4, isIPv6 } from "node:net";
-import type { listener } from "../../api/index.ts";
+import { toBinary } from "@bufbuild/protobuf";
+import { accesslog, hcm, type listener } from "../../api/index.ts";
 import { parseProtocol } from "../../config/index.ts";
-import type { DestinationRuleSpec } from "../../config/types/index.ts";
-import type { ProxyNode, PushContext, PushSnapshot } from "../../model/index.ts";
+import type { DestinationRuleSpec, WasmPlugin } from "../../config/types/index.ts";
+import { labelsContain } from "../../krt/index.ts";
+import type { ProxyNode, PushContext, PushSnapshot, SidecarScope } from "../../model/index.ts";
 import { addressesForProxy, pushSnapshot, usesAutoAllocatedAddresses } from "../../model/index.ts";
 import { selectPolicies, trustDomainBundle } from "../../networking/authz/index.ts";
 import { type InboundEndpoint, outboundClusterName } from "../../networking/cluster/index.ts";
 import { patchGeneratedListeners, patchSetFor } from "../../networking/envoyfilter/index.ts";
 import {
   buildGatewayListeners,
-  buildSidecarListeners,
+  buildSidecarInboundListeners,
+  buildSidecarOutboundListeners,
   type InboundPolicies,
   type InboundPort,
   interceptionMode,
@@ -20,8 +23,10 @@ import {
 import { buildProxyTelemetry, type ProxyTelemetry } from "../../networking/telemetry/index.ts";
 import { type Service, type ServicePort, UNSPECIFIED_IP } from "../../registry/index.ts";
 import type { Generator } from "../generator.ts";
+import { TypeUrl } from "../types.ts";
 import { ldsNeedsPush } from "./cds-needs-push.ts";
 import type { EndpointLookup } from "./eds.ts";
+import { resourceCache } from "./push-cache.ts";
 
 function trustDomains(snap: PushSnapshot): readonly string[] {
   return trustDomainBundle(snap.mesh.trustDomain ?? "cluster.local", snap.mesh.trustDomainAliases ?? []);
@@ -178,33 +183,154 @@ export function listenAddresses(snap: PushSnapshot, proxy: ProxyNode): (service:
   };
 }
 
-function sidecarListeners(push: PushContext, proxy: ProxyNode, endpoints: EndpointLookup): listener.Listener[] {
+/** What of a scope can make proxies sharing it build different outbound listeners, found once per scope. */
+interface ScopeOutboundReads {
+  /**
+   * Label selectors the outbound builders match the proxy's labels against: outbound DestinationRules'
+   * workloadSelectors (tcp_proxy settings and tunnels) and VirtualService tcp/tls matches' sourceLabels.
+   */
+  selectors: readonly Readonly<Record<string, string>>[];
+  /** Headless service ports: each endpoint address gets a listener, except the proxy's own IP. */
+  headless: readonly { service: Service; port: number }[];
+}
+
+const scopeOutboundReads = new WeakMap<SidecarScope, ScopeOutboundReads>();
+
+function outboundReadsOf(scope: SidecarScope): ScopeOutboundReads {
+  let reads = scopeOutboundReads.get(scope);
+  if (reads) return reads;
+  const selectors = new Map<string, Readonly<Record<string, string>>>();
+  const addSelector = (labels: Readonly<Record<string, string>>) => selectors.set(JSON.stringify(labels), labels);
+  for (const service of scope.services) {
+    for (const rule of scope.destinationRules(service.hostname)) {
+      const selector = rule.rule.spec?.workloadSelector;
+      if (selector) addSelector(selector.matchLabels ?? {});
+    }
+  }
+  const headless: { service: Service; port: number }[] = [];
+  for (const listener of scope.egressListeners) {
+    for (const vs of listener.virtualServices) {
+      for (const rule of [...(vs.spec?.tcp ?? []), ...(vs.spec?.tls ?? [])]) {
+        for (const match of rule.match ?? []) if (match.sourceLabels) addSelector(match.sourceLabels);
+      }
+    }
+    const egressPort = listener.egress?.port?.number;
+    for (const service of listener.services) {
+      if (service.resolution !== "Passthrough" || service.defaultAddress !== UNSPECIFIED_IP) continue;
+      for (const port of egressPort ? [egressPort] : service.ports.map((p) => p.port)) headless.push({ service, port });
+    }
+  }
+  reads = { selectors: [...selectors.values()], headless };
+  scopeOutboundReads.set(scope, reads);
+  return reads;
+}
+
+/**
+ * The Telemetry API's answers for outbound listeners as text (their encoded form): they embed the
+ * proxy's labels, namespace, mesh id or id where the providers ask for them, and proxies with equal
+ * answers build equal listeners.
+ */
+function outboundTelemetryKey(telemetry: ProxyTelemetry): string {
+  const { tracing, useRequestIdForTraceSampling } = telemetry.tracing("sidecarOutbound");
+  const encoded = (bytes: Uint8Array) => Buffer.from(bytes).toString("base64");
+  return JSON.stringify([
+    telemetry.accessLogs("sidecarOutbound")?.map((log) => encoded(toBinary(accesslog.AccessLogSchema, log))),
+    tracing && encoded(toBinary(hcm.HttpConnectionManager_TracingSchema, tracing)),
+    useRequestIdForTraceSampling,
+    telemetry.stats("sidecarOutbound"),
+  ]);
+}
+
+const outboundCache = resourceCache<listener.Listener[]>(TypeUrl.Listener, (listeners) =>
+  listeners.map((l) => ({ name: l.name, resource: l })),
+);
+
+/**
+ * The sidecar's outbound listeners (per port, HTTP proxy, virtualOutbound), shared by the proxies of a
+ * class: the key holds every field of the proxy the outbound builders read (or what they derive from
+ * it: label selector matches, Telemetry answers), the inputs the scope, mesh, services, WasmPlugins and
+ * headless endpoint lists by identity. Pod IPs and labels no selector reads stay out, so the pods of a
+ * namespace share one build.
+ */
+function sidecarOutboundListeners(
+  push: PushContext,
+  proxy: ProxyNode,
+  endpoints: EndpointLookup,
+  telemetry: ProxyTelemetry,
+  wasmPlugins: readonly WasmPlugin[],
+): listener.Listener[] {
   const snap = pushSnapshot(push);
   const scope = snap.sidecarScope(proxy);
-  const withAddress = listenAddresses(snap, proxy);
+  const reads = outboundReadsOf(scope);
+  const allowAnyDynamicDns = scope.outboundTrafficPolicy.mode === "ALLOW_ANY_DYNAMIC_DNS";
+  const headlessEndpoints = reads.headless.map(({ service, port }) =>
+    endpoints.endpointsFor(service.hostname, port, service.namespace),
+  );
+  const ownIp = proxy.ipAddresses[0];
+  const meta = proxy.metadata;
+  const key = JSON.stringify([
+    proxy.configNamespace,
+    interceptionMode(proxy),
+    // Wildcard and localhost binds, auto-allocated addresses and DNS lookup families follow the IP families.
+    proxy.ipAddresses.some((ip) => isIPv4(ip)),
+    proxy.ipAddresses.some((ip) => isIPv6(ip)),
+    headlessEndpoints.some((list) => list.some((e) => e.address === ownIp)) ? ownIp : "",
+    reads.selectors.map((selector) => (labelsContain(proxy.labels, selector) ? 1 : 0)).join(""),
+    meta.DNS_CAPTURE,
+    // The ALLOW_ANY_DYNAMIC_DNS cache reads the node's INSTANCE_IPS and DNS proxy.
+    allowAnyDynamicDns ? [meta.INSTANCE_IPS, meta.DNS_PROXY_ADDR] : null,
+    meta.OUTBOUND_LISTENER_EXACT_BALANCE,
+    meta.HTTP_PROXY_PORT,
+    meta.IDLE_TIMEOUT,
+    meta.HTTP10,
+    prometheusStats(telemetry),
+    outboundTelemetryKey(telemetry),
+    snap.domainSuffix,
+    snap.persistentSessions,
+    snap.protocolFilters,
+  ]);
+  const inputs = [scope, snap.mesh, snap.services, ...wasmPlugins, ...headlessEndpoints];
+  return outboundCache(push, key, inputs, (status) => {
+    const withAddress = listenAddresses(snap, proxy);
+    return buildSidecarOutboundListeners({
+      proxy,
+      mesh: snap.mesh,
+      telemetry,
+      wasmPlugins,
+      persistentSessions: snap.persistentSessions,
+      protocolFilters: snap.protocolFilters,
+      services: scope.services.map(withAddress),
+      egressListeners: scope.egressListeners.map((l) => ({ ...l, services: l.services.map(withAddress) })),
+      endpointAddressesFor: (service, port) =>
+        endpoints.endpointsFor(service.hostname, port, service.namespace).map((e) => e.address),
+      registryOnly: scope.outboundTrafficPolicy.mode === "REGISTRY_ONLY",
+      allowAnyDynamicDns,
+      prometheusStats: prometheusStats(telemetry),
+      domainSuffix: snap.domainSuffix,
+      destinationRuleFor: destinationRuleFor(snap, proxy),
+      report: status.reporter(proxy.id),
+    });
+  });
+}
+
+function sidecarListeners(push: PushContext, proxy: ProxyNode, endpoints: EndpointLookup): listener.Listener[] {
+  const snap = pushSnapshot(push);
   const telemetry = proxyTelemetry(snap, proxy);
-  return buildSidecarListeners({
+  const wasmPlugins = snap.wasmPluginsFor(proxy);
+  const inbound = buildSidecarInboundListeners({
     proxy,
     mesh: snap.mesh,
     telemetry,
-    wasmPlugins: snap.wasmPluginsFor(proxy),
+    wasmPlugins,
     persistentSessions: snap.persistentSessions,
     protocolFilters: snap.protocolFilters,
-    services: scope.services.map(withAddress),
-    egressListeners: scope.egressListeners.map((l) => ({ ...l, services: l.services.map(withAddress) })),
-    endpointAddressesFor: (service, port) =>
-      endpoints.endpointsFor(service.hostname, port, service.namespace).map((e) => e.address),
-    registryOnly: scope.outboundTrafficPolicy.mode === "REGISTRY_ONLY",
-    allowAnyDynamicDns: scope.outboundTrafficPolicy.mode === "ALLOW_ANY_DYNAMIC_DNS",
-    prometheusStats: prometheusStats(telemetry),
-    domainSuffix: snap.domainSuffix,
-    destinationRuleFor: destinationRuleFor(snap, proxy),
     ports: sidecarInboundTargets(snap, proxy).map((t) => t.listener),
     mtls: snap.effectiveMtls(proxy),
     trustDomains: trustDomains(snap),
     policies: proxyPolicies(snap, proxy, telemetry),
     report: push.status.reporter(proxy.id),
   });
+  return [...sidecarOutboundListeners(push, proxy, endpoints, telemetry, wasmPlugins), ...inbound];
 }
 
 function routerListeners(snap: PushSnapshot, proxy: ProxyNode): listener.Listener[] {

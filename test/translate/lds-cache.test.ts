@@ -1,0 +1,281 @@
+// Outbound listeners are built once per proxy class and shared: every proxy must get exactly what a
+// build for it alone (caches cleared) gives, whatever proxies were served before it; proxies that differ
+// only in what the outbound builders never read (pod IP, an unselected label) share the objects.
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, test } from "node:test";
+import { create, type JsonObject, toJson } from "@bufbuild/protobuf";
+import { core, listener, registry as typeRegistry } from "../../src/api/index.ts";
+import { loadState } from "../../src/cli/translate-state.ts";
+import { type ConfigObject, DEFAULT_MESH_CONFIG, type MeshConfig } from "../../src/config/index.ts";
+import { type ProxyNode, type PushContext, parseProxy } from "../../src/model/index.ts";
+import { MemorySource } from "../../src/sources/index.ts";
+import { buildListeners } from "../../src/xds/generators/lds.ts";
+import { storePush, xdsCaches } from "../../src/xds/index.ts";
+
+const MESH: MeshConfig = {
+  ...DEFAULT_MESH_CONFIG,
+  extensionProviders: [
+    { name: "otel", opentelemetry: { service: "otel-collector.observability.svc.cluster.local", port: 4317 } },
+  ],
+};
+
+const CONFIG = `
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: shop}
+spec: {clusterIP: 10.96.0.10, ports: [{name: http, port: 80}], selector: {app: web}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: db, namespace: shop}
+spec: {clusterIP: 10.96.0.20, ports: [{name: tcp-db, port: 5432}, {name: tcp-replica, port: 5433}], selector: {app: db}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: otel-collector, namespace: observability}
+spec: {clusterIP: 10.96.0.30, ports: [{name: grpc, port: 4317}], selector: {app: otel}}
+---
+apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata: {name: cache, namespace: shop}
+spec:
+  hosts: [cache.internal]
+  location: MESH_INTERNAL
+  resolution: NONE
+  ports: [{number: 6379, name: tcp, protocol: TCP}]
+  workloadSelector: {labels: {app: cache}}
+---
+apiVersion: networking.istio.io/v1
+kind: WorkloadEntry
+metadata: {name: cache-1, namespace: shop}
+spec: {address: 10.0.0.1, labels: {app: cache}}
+---
+apiVersion: networking.istio.io/v1
+kind: WorkloadEntry
+metadata: {name: cache-2, namespace: shop}
+spec: {address: 10.0.0.9, labels: {app: cache}}
+---
+apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata: {name: payments, namespace: shop}
+spec:
+  hosts: [api.payments.example]
+  location: MESH_EXTERNAL
+  resolution: DNS
+  ports: [{number: 9000, name: tcp, protocol: TCP}]
+---
+apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata: {name: db-special, namespace: shop}
+spec:
+  host: db.shop.svc.cluster.local
+  workloadSelector: {matchLabels: {app: special}}
+  trafficPolicy: {connectionPool: {tcp: {idleTimeout: 7s}}}
+---
+apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: db, namespace: shop}
+spec:
+  hosts: [db.shop.svc.cluster.local]
+  tcp:
+  - match: [{sourceLabels: {version: v2}}]
+    route: [{destination: {host: db.shop.svc.cluster.local, port: {number: 5433}}}]
+---
+apiVersion: telemetry.istio.io/v1
+kind: Telemetry
+metadata: {name: traced-workload, namespace: shop}
+spec:
+  selector: {matchLabels: {app: traced}}
+  tracing: [{providers: [{name: otel}]}]
+---
+apiVersion: telemetry.istio.io/v1
+kind: Telemetry
+metadata: {name: traced-namespace, namespace: traced}
+spec:
+  tracing: [{providers: [{name: otel}]}]
+---
+apiVersion: networking.istio.io/v1alpha3
+kind: EnvoyFilter
+metadata: {name: patched-workload, namespace: shop}
+spec:
+  workloadSelector: {labels: {app: patched}}
+  configPatches:
+  - applyTo: LISTENER
+    match: {context: SIDECAR_OUTBOUND, listener: {name: virtualOutbound}}
+    patch: {operation: MERGE, value: {perConnectionBufferLimitBytes: 111}}
+---
+apiVersion: networking.istio.io/v1alpha3
+kind: EnvoyFilter
+metadata: {name: newer-proxies, namespace: shop}
+spec:
+  configPatches:
+  - applyTo: LISTENER
+    match: {context: SIDECAR_OUTBOUND, proxy: {proxyVersion: '^1\\.99.*'}, listener: {portNumber: 80}}
+    patch: {operation: MERGE, value: {perConnectionBufferLimitBytes: 199}}
+---
+apiVersion: networking.istio.io/v1
+kind: Sidecar
+metadata: {name: scoped, namespace: shop}
+spec:
+  workloadSelector: {labels: {app: scoped}}
+  egress: [{hosts: [./web.shop.svc.cluster.local]}]
+`;
+
+const dir = mkdtempSync(join(tmpdir(), "sluice-lds-cache-"));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+function load() {
+  const file = join(dir, "mesh.yaml");
+  writeFileSync(file, CONFIG);
+  const loaded = loadState([file], MESH, "cluster.local");
+  assert.ok(loaded.state, loaded.problems?.join("\n"));
+  return loaded.state;
+}
+
+interface ProxyOptions {
+  ip?: string;
+  namespace?: string;
+  labels?: Record<string, string>;
+  metadata?: JsonObject;
+}
+
+function sidecar({ ip = "10.0.0.5", namespace = "shop", labels = { app: "a" }, metadata = {} }: ProxyOptions) {
+  const parsed = parseProxy(
+    create(core.NodeSchema, {
+      id: `sidecar~${ip}~pod-${ip}.${namespace}~${namespace}.svc.cluster.local`,
+      metadata: { NAMESPACE: namespace, LABELS: labels, CLUSTER_ID: "Kubernetes", ...metadata },
+    }),
+  );
+  assert.ok(parsed.proxy, parsed.error);
+  return parsed.proxy;
+}
+
+const isOutbound = (l: listener.Listener) => l.trafficDirection === core.TrafficDirection.OUTBOUND;
+const asJson = (listeners: readonly listener.Listener[]) =>
+  listeners.map((l) => toJson(listener.ListenerSchema, l, { registry: typeRegistry }));
+
+const BASE = sidecar({});
+
+/** Proxies that each differ from BASE in one thing the outbound listeners depend on. */
+const RELEVANT: Record<string, ProxyNode> = {
+  "Telemetry selecting by label": sidecar({ labels: { app: "traced" } }),
+  "DestinationRule selecting by label": sidecar({ labels: { app: "special" } }),
+  "VirtualService tcp match on sourceLabels": sidecar({ labels: { app: "a", version: "v2" } }),
+  "own IP among headless endpoints": sidecar({ ip: "10.0.0.1" }),
+  "IPv6 only": sidecar({ ip: "fd00::5" }),
+  "interception TPROXY": sidecar({ metadata: { INTERCEPTION_MODE: "TPROXY" } }),
+  "interception NONE": sidecar({ metadata: { INTERCEPTION_MODE: "NONE" } }),
+  "DNS capture (auto-allocated addresses)": sidecar({ metadata: { DNS_CAPTURE: "true" } }),
+  "another namespace": sidecar({ namespace: "other" }),
+  "Sidecar selecting by label": sidecar({ labels: { app: "scoped" } }),
+  IDLE_TIMEOUT: sidecar({ metadata: { IDLE_TIMEOUT: "30s" } }),
+  HTTP10: sidecar({ metadata: { HTTP10: "true" } }),
+  OUTBOUND_LISTENER_EXACT_BALANCE: sidecar({ metadata: { OUTBOUND_LISTENER_EXACT_BALANCE: "true" } }),
+  HTTP_PROXY_PORT: sidecar({ metadata: { HTTP_PROXY_PORT: "15080" } }),
+  "EnvoyFilter selecting by label": sidecar({ labels: { app: "patched" } }),
+  "ISTIO_VERSION matched by an EnvoyFilter": sidecar({ metadata: { ISTIO_VERSION: "1.99.0" } }),
+  "namespace tracing, one app": sidecar({ namespace: "traced", labels: { app: "x" } }),
+  "namespace tracing, another app (the tracer's service name)": sidecar({ namespace: "traced", labels: { app: "y" } }),
+};
+
+/** Each proxy's listeners built with the caches as the proxies before it left them, then alone. */
+function servedThenAlone(push: PushContext, registry: Parameters<typeof buildListeners>[2], proxies: ProxyNode[]) {
+  xdsCaches.clear();
+  const served = proxies.map((p) => buildListeners(push, p, registry));
+  const servedJson = served.map(asJson);
+  const alone = proxies.map((p) => {
+    xdsCaches.clear();
+    return asJson(buildListeners(push, p, registry));
+  });
+  return { served, servedJson, alone };
+}
+
+test("every proxy class gets the listeners a build for it alone gives, in any serving order", () => {
+  const { push, registry } = load();
+  const proxies = [BASE, ...Object.values(RELEVANT)];
+  for (const order of [proxies, [...proxies].reverse()]) {
+    const { servedJson, alone } = servedThenAlone(push, registry, order);
+    for (const [i, p] of order.entries()) {
+      assert.deepEqual(servedJson[i], alone[i], `${p.id} ${JSON.stringify(p.labels)}`);
+    }
+  }
+  // Each difference shows in the outbound listeners, so a key that missed it would have failed above.
+  const outboundAlone = (p: ProxyNode) => {
+    xdsCaches.clear();
+    return asJson(buildListeners(push, p, registry).filter(isOutbound));
+  };
+  const base = outboundAlone(BASE);
+  for (const [name, p] of Object.entries(RELEVANT)) assert.notDeepEqual(outboundAlone(p), base, name);
+});
+
+test("proxies differing only in pod IP and unselected labels share the outbound listener objects", () => {
+  const { push, registry } = load();
+  xdsCaches.clear();
+  const a = buildListeners(push, BASE, registry).filter(isOutbound);
+  const b = buildListeners(push, sidecar({ ip: "10.0.0.6", labels: { app: "b", version: "v1" } }), registry);
+  assert.ok(a.length > 3);
+  assert.deepEqual(
+    b.filter(isOutbound).map((l, i) => l === a[i]),
+    a.map(() => true),
+  );
+  // Under namespace-wide tracing the app label names the tracer's service: no sharing across apps,
+  // sharing within one.
+  const x1 = buildListeners(push, sidecar({ namespace: "traced", labels: { app: "x" } }), registry);
+  const x2 = buildListeners(push, sidecar({ ip: "10.0.0.7", namespace: "traced", labels: { app: "x" } }), registry);
+  const y = buildListeners(push, sidecar({ namespace: "traced", labels: { app: "y" } }), registry);
+  const virtual = (ls: listener.Listener[]) => ls.find((l) => l.name === "0.0.0.0_80");
+  assert.ok(virtual(x1));
+  assert.equal(virtual(x1), virtual(x2));
+  assert.notEqual(virtual(x1), virtual(y));
+});
+
+test("EnvoyFilter patches apply per proxy on copies: the shared listeners stay unpatched", () => {
+  const { push, registry } = load();
+  xdsCaches.clear();
+  const patched = buildListeners(push, sidecar({ labels: { app: "patched" } }), registry);
+  const base = buildListeners(push, BASE, registry);
+  const named = (ls: listener.Listener[], name: string) => ls.find((l) => l.name === name);
+  assert.equal(named(patched, "virtualOutbound")?.perConnectionBufferLimitBytes, 111);
+  assert.equal(named(base, "virtualOutbound")?.perConnectionBufferLimitBytes, undefined);
+  // Listeners no patch touched are the shared objects themselves.
+  assert.equal(named(patched, "0.0.0.0_80"), named(base, "0.0.0.0_80"));
+  const newer = buildListeners(push, sidecar({ metadata: { ISTIO_VERSION: "1.99.0" } }), registry);
+  assert.equal(named(newer, "0.0.0.0_80")?.perConnectionBufferLimitBytes, 199);
+  assert.equal(named(buildListeners(push, BASE, registry), "0.0.0.0_80")?.perConnectionBufferLimitBytes, undefined);
+});
+
+test("a push reuses the outbound listeners when their inputs keep their identity, and rebuilds on a change", () => {
+  const state = load();
+  const source = new MemorySource(state.store, "file");
+  const next = (previous: PushContext, objects: ConfigObject[] = []) => {
+    for (const object of objects) assert.deepEqual(source.apply(object).errors, []);
+    return storePush(state.store, state.registry, MESH, "cluster.local", previous);
+  };
+  xdsCaches.clear();
+  const first = buildListeners(state.push, BASE, state.registry).filter(isOutbound);
+  const unchanged = next(state.push);
+  assert.deepEqual(
+    buildListeners(unchanged, BASE, state.registry)
+      .filter(isOutbound)
+      .map((l, i) => l === first[i]),
+    first.map(() => true),
+  );
+  const telemetry: ConfigObject = {
+    apiVersion: "telemetry.istio.io/v1",
+    kind: "Telemetry",
+    metadata: { name: "shop-tracing", namespace: "shop" },
+    spec: { tracing: [{ providers: [{ name: "otel" }] }] },
+  };
+  const traced = next(unchanged, [telemetry]);
+  const after = buildListeners(traced, BASE, state.registry);
+  const web = after.find((l) => l.name === "0.0.0.0_80");
+  assert.notEqual(
+    web,
+    first.find((l) => l.name === "0.0.0.0_80"),
+  );
+  xdsCaches.clear();
+  assert.deepEqual(asJson(after), asJson(buildListeners(traced, BASE, state.registry)));
+});
