@@ -3,7 +3,7 @@
 // only resources whose version changed plus the names the proxy must drop.
 import type { discovery } from "../../api/index.ts";
 import type { PushRequest } from "../../model/push-context.ts";
-import { encodeDeltaResponse, encodeResource } from "../encode.ts";
+import { encodeDeltaResponse, encodeResources } from "../encode.ts";
 import type { DeltaGenerateResult, GenerateResult } from "../generator.ts";
 import { isWildcardTypeUrl, shortType } from "../types.ts";
 import { type Connection, Watch } from "./connection.ts";
@@ -116,22 +116,21 @@ export async function pushDeltaType(
     const result = gen.generateDeltas
       ? gen.generateDeltas(conn.proxy, w, req)
       : withRemoved(gen.generate(conn.proxy, w, req));
-    return result && { result, resources: result.resources.map(encodeResource) };
+    return result && { result, encoded: encodeResources(result.resources) };
   });
   if (!generated) return;
-  const { result, resources } = generated;
-  const present = new Set(resources.map((r) => r.name));
+  const { result, encoded } = generated;
   const removed = new Set(result.removed);
   if (!gen.generateDeltas && !result.logDetails?.incremental) {
     // A complete answer: whatever the proxy holds in scope and did not come back is gone.
     for (const name of w.known.keys()) {
-      if (!present.has(name) && (w.wildcard || w.resourceNames.has(name))) removed.add(name);
+      if (!encoded.versions.has(name) && (w.wildcard || w.resourceNames.has(name))) removed.add(name);
     }
   }
-  for (const name of trigger.subscribed) if (!present.has(name)) removed.add(name);
+  for (const name of trigger.subscribed) if (!encoded.versions.has(name)) removed.add(name);
   // Only names the proxy may hold are worth removing; a name it never had needs no news unless just asked for.
   const toRemove = [...removed].filter((n) => w.known.has(n) || trigger.subscribed.includes(n)).sort();
-  const changed = resources.filter((r) => w.known.get(r.name) !== r.version);
+  const changed = encoded.resources.filter((r) => w.known.get(r.name) !== r.version);
   if (changed.length === 0 && toRemove.length === 0 && !trigger.force) return;
 
   const nonce = conn.nextNonce();
@@ -141,7 +140,8 @@ export async function pushDeltaType(
       systemVersionInfo: version,
       typeUrl: w.typeUrl,
       nonce,
-      resources: changed,
+      // Everything changed (a first response): the list's own array, whose encoded body is shared.
+      resources: changed.length === encoded.resources.length ? encoded.resources : changed,
       removed: toRemove,
       controlPlane: env.controlPlane,
     });

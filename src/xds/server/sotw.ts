@@ -3,7 +3,7 @@
 // changes the subscription, a stale nonce, or an unsubscribe.
 import type { discovery } from "../../api/index.ts";
 import type { PushRequest } from "../../model/push-context.ts";
-import { encodeResource, encodeSotwResponse } from "../encode.ts";
+import { encodeResources, encodeSotwResponse } from "../encode.ts";
 import type { GenerateResult } from "../generator.ts";
 import { isWildcardTypeUrl, shortType } from "../types.ts";
 import { type Connection, Watch } from "./connection.ts";
@@ -78,15 +78,16 @@ export async function pushSotwType(
   const startMs = performance.now();
   const result = runGenerator(env, conn, w.typeUrl, () => {
     const generated = gen.generate(conn.proxy, w, req);
-    return generated && { resources: generated.resources.map(encodeResource), incremental: isIncremental(generated) };
+    return generated && { encoded: encodeResources(generated.resources), incremental: isIncremental(generated) };
   });
   if (!result) return;
-  const { resources, incremental } = result;
-  const versions = new Map(resources.map((r) => [r.name, r.version]));
+  const { encoded, incremental } = result;
+  const { resources, versions } = encoded;
   if (!requested && !req.forced && holds(w.sentVersions, versions, incremental)) return;
   const nonce = conn.nextNonce();
   const version = req.push.version;
-  w.sentVersions = incremental && w.sentVersions ? new Map([...w.sentVersions, ...versions]) : versions;
+  // A complete response's versions map is the encoded list's own, shared by every proxy sent that list.
+  w.sentVersions = incremental && w.sentVersions ? merged(w.sentVersions, versions) : versions;
   const bytes = () =>
     encodeSotwResponse({ versionInfo: version, typeUrl: w.typeUrl, nonce, resources, controlPlane: env.controlPlane });
   await sendResponse(env, conn, w, bytes, { version, nonce, resources: resources.length, startMs });
@@ -103,6 +104,15 @@ function holds(
   versions: ReadonlyMap<string, string>,
   incremental: boolean,
 ): boolean {
+  if (sent === versions) return true;
   if (!sent || (!incremental && sent.size !== versions.size)) return false;
-  return [...versions].every(([name, version]) => sent.get(name) === version);
+  for (const [name, version] of versions) if (sent.get(name) !== version) return false;
+  return true;
+}
+
+/** What the proxy holds after an incremental response: its own copy, as `sent` may be shared. */
+function merged(sent: ReadonlyMap<string, string>, versions: ReadonlyMap<string, string>): Map<string, string> {
+  const result = new Map(sent);
+  for (const [name, version] of versions) result.set(name, version);
+  return result;
 }
