@@ -1,6 +1,7 @@
-// Which full pushes can change a proxy's clusters, listeners or routes (Istio's cdsNeedsPush,
-// ldsNeedsPush and rdsNeedsPush, pilot/pkg/xds/{cds,lds,rds}.go): a push naming only config kinds
-// the type never reads leaves it alone; endpoint-only pushes never concern these types.
+// Which pushes can change a proxy's clusters, listeners, routes or load assignments (Istio's
+// cdsNeedsPush, ldsNeedsPush, rdsNeedsPush and edsNeedsPush, pilot/pkg/xds/{cds,lds,rds,eds}.go): a
+// full push naming only config kinds the type never reads leaves it alone; endpoint-only pushes
+// concern EDS alone.
 import { kindKey } from "../../config/index.ts";
 import type { ProxyNode, PushRequest } from "../../model/index.ts";
 import { PUSH_KINDS } from "../../model/index.ts";
@@ -40,6 +41,19 @@ const RDS_SKIPPED: ReadonlySet<string> = new Set([
   PROXY_CONFIG,
 ]);
 
+// Istio's skippedEdsConfigs, less DNSName (Sluice has no such kind).
+const EDS_SKIPPED: ReadonlySet<string> = new Set([
+  PUSH_KINDS.gateway,
+  PUSH_KINDS.virtualService,
+  WORKLOAD_GROUP,
+  PUSH_KINDS.authorizationPolicy,
+  PUSH_KINDS.requestAuthentication,
+  SECRET,
+  PUSH_KINDS.telemetry,
+  PUSH_KINDS.wasmPlugin,
+  PROXY_CONFIG,
+]);
+
 /** A forced push, or a full one naming nothing (everything) or some kind outside `skipped`. */
 function fullPushTouches(req: PushRequest, skipped: ReadonlySet<string>, alsoRead?: string): boolean {
   if (req.forced) return true;
@@ -60,4 +74,9 @@ export function ldsNeedsPush(req: PushRequest, proxy: ProxyNode): boolean {
 
 export function rdsNeedsPush(req: PushRequest): boolean {
   return fullPushTouches(req, RDS_SKIPPED);
+}
+
+/** Incremental (endpoint) pushes always concern EDS; full ones unless they name only kinds it never reads. */
+export function edsNeedsPush(req: PushRequest): boolean {
+  return !req.full || fullPushTouches(req, EDS_SKIPPED);
 }

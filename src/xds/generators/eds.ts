@@ -17,6 +17,7 @@ import type { Generator, XdsResource } from "../generator.ts";
 import { KIND } from "../pipeline/classify.ts";
 import { TypeUrl } from "../types.ts";
 import { appliedRule, endpointViewKey } from "./cds.ts";
+import { edsNeedsPush } from "./cds-needs-push.ts";
 import { resourceCache } from "./push-cache.ts";
 
 /** The live endpoints of a service port (ServiceRegistry.endpointsFor). */
@@ -153,6 +154,7 @@ export function changedHostnames(req: PushRequest): Set<string> {
 export function edsGenerator(endpoints: EndpointLookup): Generator {
   return {
     generate(proxy, watched, req) {
+      if (!edsNeedsPush(req)) return undefined;
       let names = [...watched.resourceNames];
       if (!req.full) {
         const changed = changedHostnames(req);
