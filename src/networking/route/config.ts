@@ -60,6 +60,11 @@ export interface SidecarRouteInput {
   persistentSessions?: RouteContext["persistentSessions"];
   /** Where a virtual host dropped or cut for duplicate domains is reported (pilot_vservice_dup_domain). */
   report?: PushStatusReporter;
+  /**
+   * The sorted virtual hosts of `listenerPort` from `build`, or from an earlier route name of the same
+   * port and inputs: each sniffed `<fqdn>:<port>` name takes one virtual host out of its port's list.
+   */
+  portVirtualHosts?: (listenerPort: number, build: () => route.VirtualHost[]) => readonly route.VirtualHost[];
 }
 
 interface ParsedRouteName {
@@ -297,11 +302,11 @@ export function buildSidecarVirtualHosts(input: SidecarRouteInput, listenerPort:
 }
 
 /** Istio's getVirtualHostsForSniffedServicePort: the one virtual host of `<fqdn>:<port>`, answering any Host. */
-function sniffedVirtualHosts(vhosts: route.VirtualHost[], routeName: string): route.VirtualHost[] {
+function sniffedVirtualHosts(vhosts: readonly route.VirtualHost[], routeName: string): route.VirtualHost[] {
   const host = routeName.slice(0, routeName.lastIndexOf(":"));
   const out = vhosts.filter((vh) => vh.domains.some((d) => d === routeName || d === host));
-  if (out.length === 1) out[0].domains = ["*"];
-  return out;
+  // A copy: the port's virtual hosts are shared by its route names.
+  return out.length === 1 ? [{ ...out[0], domains: ["*"] }] : out;
 }
 
 export function byName(a: { name: string }, b: { name: string }): number {
@@ -326,9 +331,9 @@ export function buildAllowAnyDynamicDnsRouteConfiguration(mesh: MeshConfig): rou
 export function buildSidecarRouteConfiguration(input: SidecarRouteInput): route.RouteConfiguration | undefined {
   const parsed = parseSidecarRouteName(input.routeName);
   if (!parsed) return undefined;
-  let vhosts = buildSidecarVirtualHosts(input, parsed.listenerPort);
-  if (parsed.sniffed) vhosts = sniffedVirtualHosts(vhosts, input.routeName);
-  vhosts.sort(byName);
+  const build = () => buildSidecarVirtualHosts(input, parsed.listenerPort).sort(byName);
+  const portVirtualHosts = input.portVirtualHosts?.(parsed.listenerPort, build) ?? build();
+  const vhosts = parsed.sniffed ? sniffedVirtualHosts(portVirtualHosts, input.routeName) : [...portVirtualHosts];
   if (!parsed.sniffed) {
     const policy = input.outboundTrafficPolicy ?? input.mesh.outboundTrafficPolicy ?? {};
     vhosts.push(

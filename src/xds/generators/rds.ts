@@ -3,13 +3,22 @@
 // or `http_proxy`, built from the egress listener serving that port. Routers: `http.<port>` and
 // `https.<port>.<name>.<gw>.<ns>`, built from the merged Gateway's servers behind the name.
 import { hcm, type listener, type route, unpackAny } from "../../api/index.ts";
-import type { EgressListener, ProxyNode, PushContext, PushStatus, SidecarScope } from "../../model/index.ts";
+import type {
+  EgressListener,
+  ProxyNode,
+  PushContext,
+  PushSnapshot,
+  PushStatus,
+  PushStatusReporter,
+  SidecarScope,
+} from "../../model/index.ts";
 import { pushSnapshot, usesAutoAllocatedAddresses } from "../../model/index.ts";
 import { patchGeneratedRouteConfiguration, patchSetFor } from "../../networking/envoyfilter/index.ts";
 import {
   buildGatewayRouteConfiguration,
   buildSidecarRouteConfiguration,
   parseSidecarRouteName,
+  type SidecarRouteInput,
 } from "../../networking/route/index.ts";
 import type { Generator, XdsResource } from "../generator.ts";
 import { TypeUrl } from "../types.ts";
@@ -35,8 +44,8 @@ export function buildRouteConfiguration(
   const snap = pushSnapshot(push);
   const router = proxy.type !== "sidecar";
   const scope = snap.sidecarScope(proxy);
-  const key = [
-    routeName,
+  // What the build reads of the proxy, for every route name.
+  const proxyKey = [
     proxy.type,
     proxy.configNamespace,
     proxy.metadata.NAMESPACE,
@@ -47,12 +56,15 @@ export function buildRouteConfiguration(
     usesAutoAllocatedAddresses(proxy) ? `dns${ipFamilies(proxy)}` : "",
     snap.persistentSessions,
   ].join("|");
+  const key = `${routeName}|${proxyKey}`;
   // A sidecar's routes are a function of its scope, which is one of its Sidecar and the push's services,
   // VirtualServices, DestinationRules and mesh config; a router's read the push's merged Gateways too.
   const inputs = router
     ? [snap]
     : [snap.mesh, snap.services, snap.virtualServices, snap.destinationRules, scope.sidecar];
-  const config = routeConfigurations(push, key, inputs, (status) => routeConfiguration(push, proxy, routeName, status));
+  const config = routeConfigurations(push, key, inputs, (status) =>
+    routeConfiguration(push, proxy, routeName, status, proxyKey),
+  );
   if (!config) return undefined;
   // EnvoyFilter patches apply last, per proxy, to a copy of the shared configuration.
   const patches = patchSetFor(snap.envoyFiltersFor(proxy), proxy);
@@ -97,11 +109,69 @@ function sidecarEgressListener(scope: SidecarScope, routeName: string): EgressLi
   return scope.egressListenerFor(parsed.listenerPort, routeName.startsWith("unix://") ? routeName : "");
 }
 
+/** A port's sorted virtual hosts, and what building them reported. */
+interface PortVirtualHosts {
+  virtualHosts: readonly route.VirtualHost[];
+  reports: Parameters<PushStatusReporter>[];
+}
+
+// The virtual hosts of an egress listener's port per push, by the proxy key and port: the route names
+// of one port (the port's, each sniffed `<fqdn>:<port>`) share them instead of each building all.
+const portVirtualHostsByPush = new WeakMap<PushSnapshot, WeakMap<EgressListener, Map<string, PortVirtualHosts>>>();
+
+/**
+ * `portVirtualHosts` and `report` of a SidecarRouteInput for one proxy key and egress listener: what
+ * building a port's virtual hosts reports is kept with them and reported again by each later use.
+ */
+function sharedPortVirtualHosts(
+  snap: PushSnapshot,
+  egress: EgressListener,
+  proxyKey: string,
+  report: PushStatusReporter,
+): Pick<SidecarRouteInput, "portVirtualHosts" | "report"> {
+  let byEgress = portVirtualHostsByPush.get(snap);
+  if (!byEgress) {
+    byEgress = new WeakMap();
+    portVirtualHostsByPush.set(snap, byEgress);
+  }
+  let byKey = byEgress.get(egress);
+  if (!byKey) {
+    byKey = new Map();
+    byEgress.set(egress, byKey);
+  }
+  const known = byKey;
+  let building: PortVirtualHosts["reports"] | undefined;
+  return {
+    report: (...args) => {
+      report(...args);
+      building?.push(args);
+    },
+    portVirtualHosts: (listenerPort, build) => {
+      const key = `${listenerPort}|${proxyKey}`;
+      const hit = known.get(key);
+      if (hit) {
+        for (const args of hit.reports) report(...args);
+        return hit.virtualHosts;
+      }
+      const reports: PortVirtualHosts["reports"] = [];
+      building = reports;
+      try {
+        const virtualHosts = build();
+        known.set(key, { virtualHosts, reports });
+        return virtualHosts;
+      } finally {
+        building = undefined;
+      }
+    },
+  };
+}
+
 function routeConfiguration(
   push: PushContext,
   proxy: ProxyNode,
   routeName: string,
   status: PushStatus,
+  proxyKey: string,
 ): route.RouteConfiguration | undefined {
   const snap = pushSnapshot(push);
   const scope = snap.sidecarScope(proxy);
@@ -122,6 +192,7 @@ function routeConfiguration(
   }
   if (!parseSidecarRouteName(routeName)) return undefined;
   const egress = sidecarEgressListener(scope, routeName);
+  const report = status.reporter(proxy.id);
   return buildSidecarRouteConfiguration({
     routeName,
     proxy,
@@ -131,7 +202,7 @@ function routeConfiguration(
     outboundTrafficPolicy: scope.outboundTrafficPolicy,
     hashPolicy: hashPolicyFor(scope, proxy),
     persistentSessions: snap.persistentSessions,
-    report: status.reporter(proxy.id),
+    ...(egress ? sharedPortVirtualHosts(snap, egress, proxyKey, report) : { report }),
   });
 }
 
