@@ -46,10 +46,11 @@ test("each sniffed route name gets its service's virtual host for any Host; the 
     ]);
   }
   const port = routes(push, "9090");
-  assert.deepEqual(
-    port.find((vh) => vh.name === "random-1.host.example:9090")?.domains,
-    ["random-1.host.example", "random-1.host.example.", "127.0.0.1"],
-  );
+  assert.deepEqual(port.find((vh) => vh.name === "random-1.host.example:9090")?.domains, [
+    "random-1.host.example",
+    "random-1.host.example.",
+    "127.0.0.1",
+  ]);
   assert.equal(port.at(-1)?.name, "allow_any");
 });
 
