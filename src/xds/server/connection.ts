@@ -136,7 +136,10 @@ export class Connection {
     /** The push context this connection last worked from (Istio's LastPushContext). */
     public pushContext: PushContext,
     private readonly stream: AdsStream,
-  ) {}
+  ) {
+    // A cancelled stream is destroyed and its pending writes never call back: closing resolves them.
+    stream.once("close", () => this.close());
+  }
 
   get closed(): boolean {
     return this.#closed;
@@ -166,18 +169,22 @@ export class Connection {
     return [...this.watches.values()].sort((a, b) => pushRank(a.typeUrl) - pushRank(b.typeUrl));
   }
 
-  /** Writes a response; waits while the stream's buffer is full so slow proxies hold back only themselves. */
-  async send(bytes: Uint8Array): Promise<void> {
-    if (this.#closed) return;
-    if (this.stream.write(bytes)) return;
-    await new Promise<void>((resolve) => {
-      const done = () => {
-        this.stream.off("drain", done);
-        this.#onClose.delete(done);
-        resolve();
-      };
-      this.stream.on("drain", done);
-      this.#onClose.add(done);
+  /**
+   * Writes a response and resolves true once the transport has taken its bytes (the write callback,
+   * which HTTP/2 flow control holds back while the proxy does not read), so a caller holding a
+   * response slot bounds the bytes queued in this process. Resolves false when the connection closes
+   * first: grpc-js never calls back a write on a cancelled stream. Rejects on a write error.
+   */
+  send(bytes: Uint8Array): Promise<boolean> {
+    if (this.#closed || this.stream.destroyed) return Promise.resolve(false);
+    return new Promise((resolve, reject) => {
+      const closed = () => resolve(false);
+      this.#onClose.add(closed);
+      this.stream.write(bytes, (err: Error | null | undefined) => {
+        this.#onClose.delete(closed);
+        if (err) reject(err);
+        else resolve(true);
+      });
     });
   }
 

@@ -94,7 +94,11 @@ export function runGenerator<T>(env: XdsEnv, conn: Connection, typeUrl: string, 
   }
 }
 
-/** Sends a response and records it in the watch and the metrics. */
+/**
+ * Sends a response and records it in the watch and the metrics. Its slot is held until the
+ * transport has taken the bytes (or the slot's hold time passes), so at most the slots' worth of
+ * responses wait in HTTP/2 buffers for slow proxies.
+ */
 export async function sendResponse(
   env: XdsEnv,
   conn: Connection,
@@ -125,13 +129,22 @@ async function writeResponse(
     bytes: bytes.length,
   };
   const type = metricType(w.typeUrl);
+  let delivered: boolean;
   try {
-    await conn.send(bytes);
+    delivered = await conn.send(bytes);
   } catch (err) {
     env.metrics?.pushes.inc({ type: `${type}_senderr` });
     env.log.warn(
       { connection: conn.id, type, err: err instanceof Error ? err.message : String(err) },
       "ADS: send failed",
+    );
+    return;
+  }
+  // A connection closing down is no send error (Istio's isUnexpectedError).
+  if (!delivered) {
+    env.log.debug(
+      { connection: conn.id, type, nonce: info.nonce },
+      "ADS: connection closed before the response was sent",
     );
     return;
   }
