@@ -73,7 +73,7 @@ const named = (message: Message & { name: string }): Named => ({ name: message.n
 
 /** The proxy's clusters and listeners, each built once however many types need them. */
 interface Built {
-  clusters(): cluster.Cluster[];
+  clusters(): readonly cluster.Cluster[];
   listeners(): listener.Listener[];
 }
 

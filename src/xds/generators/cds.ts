@@ -2,7 +2,15 @@
 // clusters of every service its scope sees, with the DestinationRule for the host; sidecars add the
 // inbound clusters of their service ports, routers the SNI-DNAT clusters of AUTO_PASSTHROUGH hosts.
 import type { cluster } from "../../api/index.ts";
-import type { ConsolidatedDestinationRule, MtlsMode, ProxyNode, PushContext, SidecarScope } from "../../model/index.ts";
+import type { DestinationRuleTrafficPolicy } from "../../config/types/index.ts";
+import type {
+  ConsolidatedDestinationRule,
+  MtlsMode,
+  ProxyNode,
+  PushContext,
+  PushMetric,
+  SidecarScope,
+} from "../../model/index.ts";
 import { hostsMatch, pushSnapshot } from "../../model/index.ts";
 import {
   type AppliedDestinationRule,
@@ -12,17 +20,18 @@ import {
   buildSniDnatClusters,
   buildSpecialClusters,
   type IstioTlsContextCache,
+  type ProxyClusters,
   parseClusterName,
   type SpecialClusters,
 } from "../../networking/cluster/index.ts";
 import { patchGeneratedClusters, patchSetFor } from "../../networking/envoyfilter/index.ts";
 import type { Service } from "../../registry/index.ts";
-import type { Generator } from "../generator.ts";
+import type { Generator, XdsResource } from "../generator.ts";
 import { TypeUrl } from "../types.ts";
 import { cdsNeedsPush } from "./cds-needs-push.ts";
 import type { EndpointLookup } from "./eds.ts";
 import { type InboundTarget, sidecarInboundTargets } from "./lds.ts";
-import { resourceCache } from "./push-cache.ts";
+import { objectId, resourceCache } from "./push-cache.ts";
 
 /** The builders' view of a consolidated DestinationRule. */
 export function appliedRule(rule: ConsolidatedDestinationRule): AppliedDestinationRule {
@@ -45,6 +54,89 @@ export function endpointViewKey(proxy: ProxyNode): string {
     proxy.metadata.REQUESTED_NETWORK_VIEW?.join(","),
     `${region}/${zone}/${subZone}`,
   ].join("|");
+}
+
+/** The proxy's values of the label `names` (null where unset) as a key part; "" for no names. */
+export function labelValuesKey(labels: Readonly<Record<string, string>>, names: readonly string[]): string {
+  return names.length === 0 ? "" : JSON.stringify(names.map((n) => (Object.hasOwn(labels, n) ? labels[n] : null)));
+}
+
+/** What of a scope's services and DestinationRules decides which proxy fields its clusters and assignments read. */
+export interface ScopeTraits {
+  /** The label names DestinationRule workloadSelectors match: which rule applies reads these of the proxy. */
+  selectorLabels: readonly string[];
+  /** The label names failoverPriority entries name (load assignments compare them); undefined without any. */
+  failoverPriorityLabels: readonly string[] | undefined;
+  /** A DNS service: its clusters carry endpoints inline, chosen by the proxy's endpoint view. */
+  inlineEndpoints: boolean;
+}
+
+// Scopes are immutable: their traits are computed once.
+const scopeTraitsCache = new WeakMap<SidecarScope, ScopeTraits>();
+
+export function scopeTraits(scope: SidecarScope): ScopeTraits {
+  let traits = scopeTraitsCache.get(scope);
+  if (!traits) {
+    const selectorLabels = new Set<string>();
+    const failoverPriority: string[] = [];
+    for (const service of scope.services) {
+      for (const { rule } of scope.destinationRules(service.hostname)) {
+        for (const name of Object.keys(rule.spec?.workloadSelector?.matchLabels ?? {})) selectorLabels.add(name);
+        const policies = [rule.spec?.trafficPolicy, ...(rule.spec?.subsets ?? []).map((s) => s.trafficPolicy)];
+        failoverPriority.push(...policies.flatMap(failoverPriorityOf));
+      }
+    }
+    traits = {
+      selectorLabels: [...selectorLabels].sort(),
+      failoverPriorityLabels: failoverPriority.length > 0 ? failoverPriorityLabelNames(failoverPriority) : undefined,
+      inlineEndpoints: scope.services.some(hasInlineEndpoints),
+    };
+    scopeTraitsCache.set(scope, traits);
+  }
+  return traits;
+}
+
+/** Every failoverPriority entry of a traffic policy, its port-level settings' included. */
+function failoverPriorityOf(policy: DestinationRuleTrafficPolicy | undefined): string[] {
+  const balancers = [policy?.loadBalancer, ...(policy?.portLevelSettings ?? []).map((p) => p.loadBalancer)];
+  return balancers.flatMap((lb) => lb?.localityLbSetting?.failoverPriority ?? []);
+}
+
+/** The label names of failoverPriority entries (`label` or `label=value`), sorted, once each. */
+export function failoverPriorityLabelNames(entries: readonly string[]): string[] {
+  return [...new Set(entries.map((entry) => entry.split("=")[0]))].sort();
+}
+
+function hasInlineEndpoints(service: Service): boolean {
+  return service.resolution === "DNSLB" || service.resolution === "DNSRoundRobinLB";
+}
+
+/**
+ * A memo of values shared by the proxies of one class within one push: found by the proxy's SidecarScope
+ * (by identity) and a key naming everything else the value reads of the proxy. Unlike the resource
+ * caches it skips every per-resource lookup, and it holds what its first build saw of the registry's
+ * endpoints until the next push (the push an endpoint change brings).
+ */
+export function proxyClassMemo<T>(): (push: PushContext, scope: SidecarScope, key: string, build: () => T) => T {
+  const byPush = new WeakMap<PushContext, Map<SidecarScope, Map<string, T>>>();
+  return (push, scope, key, build) => {
+    let byScope = byPush.get(push);
+    if (!byScope) {
+      byScope = new Map();
+      byPush.set(push, byScope);
+    }
+    let byKey = byScope.get(scope);
+    if (!byKey) {
+      byKey = new Map();
+      byScope.set(scope, byKey);
+    }
+    let value = byKey.get(key);
+    if (value === undefined) {
+      value = build();
+      byKey.set(key, value);
+    }
+    return value;
+  };
 }
 
 const outboundCache = resourceCache<cluster.Cluster[]>(TypeUrl.Cluster, (clusters) =>
@@ -102,7 +194,7 @@ function serviceClusters(
     view.namespaceMtls.get(service.namespace) ??
     snap.effectiveMtls({ configNamespace: service.namespace, labels: {} }).mode;
   view.namespaceMtls.set(service.namespace, serviceMtlsMode);
-  const inlineEndpoints = service.resolution === "DNSLB" || service.resolution === "DNSRoundRobinLB";
+  const inlineEndpoints = hasInlineEndpoints(service);
   const key = [
     sniDnat ? "sni" : "out",
     proxy.type,
@@ -133,6 +225,31 @@ function serviceClusters(
       };
       return sniDnat ? buildSniDnatClusters(input) : buildOutboundClusters(input);
     }),
+  );
+}
+
+const outboundClasses = proxyClassMemo<cluster.Cluster[]>();
+
+/**
+ * The outbound clusters of every service in the proxy's scope, shared by the proxies of the push that
+ * read them alike: serviceClusters reads the proxy's type and IP families, its endpoint view for DNS
+ * services, and its labels where a DestinationRule selects workloads.
+ */
+function outboundClusters(
+  push: PushContext,
+  proxy: ProxyNode,
+  view: ProxyClusterView,
+  endpoints: EndpointLookup,
+): cluster.Cluster[] {
+  const traits = scopeTraits(view.scope);
+  const key = [
+    proxy.type,
+    view.ipFamilies,
+    traits.inlineEndpoints ? view.endpointView : "",
+    labelValuesKey(proxy.labels, traits.selectorLabels),
+  ].join("|");
+  return outboundClasses(push, view.scope, key, () =>
+    view.scope.services.flatMap((s) => serviceClusters(push, proxy, view, endpoints, s, false)),
   );
 }
 
@@ -184,22 +301,61 @@ function specialClusters(push: PushContext, proxy: ProxyNode, allowAnyDynamicDns
   return specialCache(push, key, [mesh], () => buildSpecialClusters({ proxy, mesh, allowAnyDynamicDns }));
 }
 
-/** Every cluster of the proxy, in Istio's order, with its EnvoyFilter patches applied last. */
-export function buildClusters(push: PushContext, proxy: ProxyNode, endpoints: EndpointLookup): cluster.Cluster[] {
+interface AssembledClusters {
+  clusters: readonly cluster.Cluster[];
+  /** The duplicate clusters assembling dropped, reported again for each proxy getting the list. */
+  duplicates: [PushMetric, string, string | undefined][];
+}
+
+// Per push, the assembled lists by their parts' identities: proxies with the same parts share one list.
+const assembledLists = new WeakMap<PushContext, Map<string, AssembledClusters>>();
+
+/** assembleClusters, shared by the proxies of the push whose parts are the same objects. */
+function assembledClusters(
+  push: PushContext,
+  proxy: ProxyNode,
+  parts: Pick<ProxyClusters, "outbound" | "inbound" | "sniDnat"> & { special: SpecialClusters },
+): readonly cluster.Cluster[] {
+  let lists = assembledLists.get(push);
+  if (!lists) {
+    lists = new Map();
+    assembledLists.set(push, lists);
+  }
+  const { outbound, special, inbound = [], sniDnat = [] } = parts;
+  // The proxy type says which of inbound and sniDnat the parts hold.
+  const key = [proxy.type, objectId(outbound), objectId(special), ...inbound.map(objectId), ...sniDnat.map(objectId)];
+  let assembled = lists.get(key.join(","));
+  if (!assembled) {
+    const duplicates: AssembledClusters["duplicates"] = [];
+    const mesh = pushSnapshot(push).mesh;
+    const report = (metric: PushMetric, name: string, message?: string) => duplicates.push([metric, name, message]);
+    assembled = { clusters: assembleClusters({ proxy, mesh, ...parts, report }), duplicates };
+    lists.set(key.join(","), assembled);
+  }
+  const report = push.status.reporter(proxy.id);
+  for (const [metric, name, message] of assembled.duplicates) report(metric, name, message);
+  return assembled.clusters;
+}
+
+/**
+ * Every cluster of the proxy, in Istio's order, with its EnvoyFilter patches applied last. Proxies of a
+ * push with the same clusters and no cluster patches share the list.
+ */
+export function buildClusters(
+  push: PushContext,
+  proxy: ProxyNode,
+  endpoints: EndpointLookup,
+): readonly cluster.Cluster[] {
   const snap = pushSnapshot(push);
   const patches = patchSetFor(snap.envoyFiltersFor(proxy), proxy);
   const view = proxyClusterView(push, proxy);
-  const services = view.scope.services;
-  const outbound = services.flatMap((s) => serviceClusters(push, proxy, view, endpoints, s, false));
+  const outbound = outboundClusters(push, proxy, view, endpoints);
   if (proxy.type === "sidecar") {
     const allowAnyDynamicDns = view.scope.outboundTrafficPolicy.mode === "ALLOW_ANY_DYNAMIC_DNS";
-    const clusters = assembleClusters({
-      proxy,
-      mesh: snap.mesh,
+    const clusters = assembledClusters(push, proxy, {
       outbound,
       inbound: inboundClusters(push, proxy),
       special: specialClusters(push, proxy, allowAnyDynamicDns),
-      report: push.status.reporter(proxy.id),
     });
     if (!patches.has("CLUSTER")) return clusters;
     const hostsByPort = new Map<number, string[]>();
@@ -212,27 +368,29 @@ export function buildClusters(push: PushContext, proxy: ProxyNode, endpoints: En
     return patchGeneratedClusters(patches, clusters, false, (c) => hostsByPort.get(inboundPort(c.name)) ?? []);
   }
   const sniHosts = [...(snap.mergedGateway(proxy)?.autoPassthroughSniHosts ?? [])];
-  const sniDnat = services
+  const sniDnat = view.scope.services
     .filter((s) => sniHosts.some((h) => hostsMatch(h, s.hostname)))
     .flatMap((s) => serviceClusters(push, proxy, view, endpoints, s, true));
-  return patchGeneratedClusters(
-    patches,
-    assembleClusters({
-      proxy,
-      mesh: snap.mesh,
-      outbound,
-      sniDnat,
-      special: specialClusters(push, proxy, false),
-      report: push.status.reporter(proxy.id),
-    }),
-    true,
-  );
+  const clusters = assembledClusters(push, proxy, { outbound, sniDnat, special: specialClusters(push, proxy, false) });
+  return patches.has("CLUSTER") ? patchGeneratedClusters(patches, clusters, true) : clusters;
 }
 
 /** The port of an `inbound|port||` cluster; 0 for other names. */
 function inboundPort(name: string): number {
   const parsed = parseClusterName(name);
   return parsed?.direction === "inbound" ? parsed.port : 0;
+}
+
+// The response resources of each cluster list: a shared list gives every proxy the same resources array.
+const listResources = new WeakMap<readonly cluster.Cluster[], XdsResource[]>();
+
+function clusterResources(clusters: readonly cluster.Cluster[]): XdsResource[] {
+  let resources = listResources.get(clusters);
+  if (!resources) {
+    resources = clusters.map((c) => ({ name: c.name, resource: c }));
+    listResources.set(clusters, resources);
+  }
+  return resources;
 }
 
 /** CDS is wildcard: every cluster, on pushes that may change clusters. */
@@ -242,7 +400,7 @@ export function cdsGenerator(endpoints: EndpointLookup): Generator {
       const autoPassthrough = () =>
         (pushSnapshot(req.push).mergedGateway(proxy)?.autoPassthroughSniHosts.size ?? 0) > 0;
       if (!cdsNeedsPush(req, proxy, autoPassthrough)) return undefined;
-      return { resources: buildClusters(req.push, proxy, endpoints).map((c) => ({ name: c.name, resource: c })) };
+      return { resources: clusterResources(buildClusters(req.push, proxy, endpoints)) };
     },
   };
 }

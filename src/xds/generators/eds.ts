@@ -16,7 +16,14 @@ import type { ServiceEndpoint } from "../../registry/index.ts";
 import type { Generator, XdsResource } from "../generator.ts";
 import { KIND } from "../pipeline/classify.ts";
 import { TypeUrl } from "../types.ts";
-import { appliedRule, endpointViewKey } from "./cds.ts";
+import {
+  appliedRule,
+  endpointViewKey,
+  failoverPriorityLabelNames,
+  labelValuesKey,
+  proxyClassMemo,
+  scopeTraits,
+} from "./cds.ts";
 import { edsNeedsPush } from "./cds-needs-push.ts";
 import { resourceCache } from "./push-cache.ts";
 
@@ -32,8 +39,22 @@ interface EdsClusterName {
   sniDnat: boolean;
 }
 
-/** `outbound|port|subset|host` or the SNI-DNAT form `outbound_.port_.subset_.host` (Istio's ParseSubsetKey). */
+// Parsed names (null: not an outbound cluster), as every proxy asks for the same ones; emptied when full.
+const parsedNames = new Map<string, EdsClusterName | null>();
+const MAX_PARSED_NAMES = 100_000;
+
 function parseEdsClusterName(name: string): EdsClusterName | undefined {
+  let parsed = parsedNames.get(name);
+  if (parsed === undefined) {
+    if (parsedNames.size >= MAX_PARSED_NAMES) parsedNames.clear();
+    parsed = parseUncached(name) ?? null;
+    parsedNames.set(name, parsed);
+  }
+  return parsed ?? undefined;
+}
+
+/** `outbound|port|subset|host` or the SNI-DNAT form `outbound_.port_.subset_.host` (Istio's ParseSubsetKey). */
+function parseUncached(name: string): EdsClusterName | undefined {
   if (name.startsWith("outbound_.")) {
     const [, port, subset, ...host] = name.split("_.");
     const hostname = host.join("_.");
@@ -151,6 +172,28 @@ export function changedHostnames(req: PushRequest): Set<string> {
   return hosts;
 }
 
+// Per push and proxy class, the resources answering each list of names (in the order asked).
+const classResponses = proxyClassMemo<Map<string, XdsResource[]>>();
+
+/**
+ * What the load assignments read of the proxy besides its scope: its endpoint view, the labels
+ * DestinationRule selectors match, and with failoverPriority (the scope's rules' or the mesh's) the
+ * labels it names and whether the proxy has labels at all.
+ */
+function assignmentClassKey(push: PushContext, scope: SidecarScope, proxy: ProxyNode): string {
+  const traits = scopeTraits(scope);
+  const meshFailoverPriority = localityLbSetting(pushSnapshot(push).mesh, undefined)?.failoverPriority ?? [];
+  const failoverLabels =
+    traits.failoverPriorityLabels || meshFailoverPriority.length > 0
+      ? failoverPriorityLabelNames([...(traits.failoverPriorityLabels ?? []), ...meshFailoverPriority])
+      : undefined;
+  return [
+    endpointViewKey(proxy),
+    labelValuesKey(proxy.labels, traits.selectorLabels),
+    failoverLabels ? `${Object.keys(proxy.labels).length > 0}${labelValuesKey(proxy.labels, failoverLabels)}` : "",
+  ].join("|");
+}
+
 export function edsGenerator(endpoints: EndpointLookup): Generator {
   return {
     generate(proxy, watched, req) {
@@ -164,11 +207,16 @@ export function edsGenerator(endpoints: EndpointLookup): Generator {
         });
         if (names.length === 0) return undefined;
       }
-      const view = proxyEndpointView(req.push, proxy);
-      const resources: XdsResource[] = names.map((name) => ({
-        name,
-        resource: loadAssignment(req.push, proxy, view, endpoints, name),
-      }));
+      // Proxies of a class asking for the same names in the same order get the same resources array.
+      const scope = pushSnapshot(req.push).sidecarScope(proxy);
+      const byNames = classResponses(req.push, scope, assignmentClassKey(req.push, scope, proxy), () => new Map());
+      const namesKey = JSON.stringify(names);
+      let resources = byNames.get(namesKey);
+      if (!resources) {
+        const view = { scope, endpointView: endpointViewKey(proxy) };
+        resources = names.map((name) => ({ name, resource: loadAssignment(req.push, proxy, view, endpoints, name) }));
+        byNames.set(namesKey, resources);
+      }
       return { resources, logDetails: { incremental: !req.full } };
     },
   };

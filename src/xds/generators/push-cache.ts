@@ -125,7 +125,7 @@ function isEmptyArray(input: unknown): boolean {
  * An input's identity in a key: a number per object for as long as it lives; "-" for undefined; "[]"
  * for any empty list (lookups return new empty lists, all meaning the same).
  */
-function objectId(input: object | undefined): string {
+export function objectId(input: object | undefined): string {
   if (input === undefined) return "-";
   if (isEmptyArray(input)) return "[]";
   let id = objectIds.get(input);
