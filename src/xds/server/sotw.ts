@@ -47,14 +47,17 @@ export async function handleSotwRequest(env: XdsEnv, conn: Connection, req: disc
   recordAck(w, req.versionInfo, req.responseNonce);
   const previous = w.resourceNames;
   const replacement = new Watch(typeUrl, req.resourceNames);
-  w.resourceNames = replacement.resourceNames;
+  let added = false;
+  for (const n of replacement.resourceNames) added ||= !previous.has(n);
+  // With nothing added, a different size means names were dropped.
+  const changed = added || previous.size !== replacement.resourceNames.size;
+  // An ACK naming the same resources keeps the watch's set (and the strings in it).
+  if (changed) w.resourceNames = replacement.resourceNames;
   w.wildcard = replacement.wildcard;
-  const added = [...w.resourceNames].some((n) => !previous.has(n));
-  const removed = [...previous].some((n) => !w.resourceNames.has(n));
   const alwaysRespond = w.alwaysRespond;
   w.alwaysRespond = false;
   if (!alwaysRespond) {
-    if (!added && !removed) return;
+    if (!changed) return;
     // Dropping names from a named-only type needs no answer: the proxy just stops using them.
     if (!isWildcardTypeUrl(typeUrl) && !added) return;
   }
