@@ -3,10 +3,12 @@ import { type ClientHttp2Session, type ClientHttp2Stream, connect, constants } f
 import { test } from "node:test";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { Server, ServerCredentials } from "@grpc/grpc-js";
-import { core, discovery } from "../../api/index.ts";
+import { cluster, core, discovery } from "../../api/index.ts";
 import { parseProxy } from "../../model/proxy.ts";
 import { newPushContext } from "../../model/push-context.ts";
-import { type AdsStream, Connection } from "./connection.ts";
+import { encodeResources } from "../encode.ts";
+import { TypeUrl } from "../types.ts";
+import { type AdsStream, Connection, Watch } from "./connection.ts";
 import { methodPath } from "./grpc-service.ts";
 import { adsServiceDefinition } from "./server.ts";
 
@@ -16,12 +18,13 @@ const LARGE = 8 * 1024 * 1024;
 /** A grpc-js server on 127.0.0.1:0 whose ADS streams become Connections, handed out in order. */
 async function startServer(): Promise<{ address: string; accepted: () => Promise<Connection>; stop: () => void }> {
   const connections: Connection[] = [];
+  let opened = 0;
   const waiting: Array<(c: Connection) => void> = [];
   const node = create(core.NodeSchema, { id: "sidecar~10.0.0.1~app-1.default~default.svc.cluster.local" });
   const proxy = parseProxy(node).proxy;
   assert.ok(proxy);
   const open = (stream: AdsStream) => {
-    const conn = new Connection(`c${connections.length}`, proxy, "sotw", "peer", [], newPushContext({}), stream);
+    const conn = new Connection(`c${++opened}`, proxy, "sotw", "peer", [], newPushContext({}), stream);
     const waiter = waiting.shift();
     if (waiter) waiter(conn);
     else connections.push(conn);
@@ -131,4 +134,28 @@ test("a cancelled stream settles its pending send with false, and later sends at
   assert.equal(await pending, false);
   assert.equal(conn.closed, true);
   assert.equal(await conn.send(new Uint8Array([1])), false);
+});
+
+test("a delta watch holding exactly a generated list shares the list's versions map; changes copy it", () => {
+  const clusters = ["a", "b"].map((name) => ({ name, resource: create(cluster.ClusterSchema, { name }) }));
+  const list = encodeResources(clusters);
+  const w = new Watch(TypeUrl.Cluster, []);
+  w.recordDelta(list.resources, [], list.versions);
+  assert.equal(w.known, list.versions, "a first response: the list's own map");
+
+  w.setKnown("a", undefined); // unsubscribed
+  assert.notEqual(w.known, list.versions);
+  assert.deepEqual([...w.known.keys()], ["b"]);
+  assert.deepEqual([...list.versions.keys()], ["a", "b"], "the shared map is never changed");
+
+  w.recordDelta(list.resources.slice(0, 1), [], list.versions);
+  assert.equal(w.known, list.versions, "holding the whole list again: shared again");
+
+  const other = new Watch(TypeUrl.Cluster, []);
+  other.setKnown("kept", "v0"); // held from before a reconnect, not in the list
+  other.recordDelta(list.resources, [], list.versions);
+  assert.notEqual(other.known, list.versions);
+  assert.deepEqual(Object.fromEntries(other.known), { kept: "v0", ...Object.fromEntries(list.versions) });
+  other.recordDelta([], ["kept"], list.versions);
+  assert.equal(other.known, list.versions);
 });

@@ -4,6 +4,7 @@ import type { ServerDuplexStream } from "@grpc/grpc-js";
 import type { discovery } from "../../api/index.ts";
 import type { ProxyNode } from "../../model/proxy.ts";
 import type { PushContext } from "../../model/push-context.ts";
+import type { EncodedResource } from "../encode.ts";
 import type { WatchedResource } from "../generator.ts";
 import { isWildcardTypeUrl, TypeUrl } from "../types.ts";
 
@@ -69,16 +70,78 @@ export class Watch implements WatchedResource {
   sentVersions?: ReadonlyMap<string, string>;
   /** Answer the next request even if it looks like a plain ACK (cluster/listener warming). */
   alwaysRespond = false;
-  /** Delta: what the proxy holds, name → version. */
-  readonly known = new Map<string, string>();
+  /**
+   * Delta: what the proxy holds, name → version. When that is exactly a generated list, it is the
+   * list's own versions map, shared with every connection holding the same list; changes copy it.
+   */
+  #known: ReadonlyMap<string, string>;
+  /** `#known` while it is the connection's own map, changed in place; undefined while it is shared. */
+  #ownKnown: Map<string, string> | undefined;
 
   constructor(
     readonly typeUrl: string,
     names: Iterable<string>,
   ) {
+    this.#ownKnown = new Map();
+    this.#known = this.#ownKnown;
     this.resourceNames = new Set(names);
     this.wildcard = isWildcardTypeUrl(typeUrl) && (this.resourceNames.size === 0 || this.resourceNames.has("*"));
     this.resourceNames.delete("*");
+  }
+
+  get known(): ReadonlyMap<string, string> {
+    return this.#known;
+  }
+
+  /** Records that the proxy holds (or, with no version, no longer holds) a resource. */
+  setKnown(name: string, version: string | undefined): void {
+    if (version === undefined && !this.#known.has(name)) return;
+    const own = this.#writableKnown();
+    if (version === undefined) own.delete(name);
+    else own.set(name, version);
+  }
+
+  /**
+   * Records a delta response: `changed` now held, `removed` dropped. When the proxy then holds
+   * exactly the generated list (`listVersions`), the list's map is kept instead of a copy.
+   */
+  recordDelta(
+    changed: readonly EncodedResource[],
+    removed: readonly string[],
+    listVersions: ReadonlyMap<string, string>,
+  ): void {
+    if (changed.length === 0 && removed.length === 0) return;
+    if (this.#willHoldExactly(listVersions, changed, removed)) {
+      this.#known = listVersions;
+      this.#ownKnown = undefined;
+      return;
+    }
+    const own = this.#writableKnown();
+    for (const r of changed) own.set(r.name, r.version);
+    for (const name of removed) own.delete(name);
+  }
+
+  /** Whether what the proxy holds, once `changed` is added and `removed` dropped, is exactly `list`. */
+  #willHoldExactly(
+    list: ReadonlyMap<string, string>,
+    changed: readonly EncodedResource[],
+    removed: readonly string[],
+  ): boolean {
+    const dropped = new Set(removed);
+    for (const name of this.#known.keys()) if (!list.has(name) && !dropped.has(name)) return false;
+    const sent = new Map(changed.map((r) => [r.name, r.version]));
+    for (const [name, version] of list) {
+      if (dropped.has(name) || (sent.get(name) ?? this.#known.get(name)) !== version) return false;
+    }
+    return true;
+  }
+
+  #writableKnown(): Map<string, string> {
+    if (!this.#ownKnown) {
+      this.#ownKnown = new Map(this.#known);
+      this.#known = this.#ownKnown;
+    }
+    return this.#ownKnown;
   }
 
   status(): TypeSyncStatus {

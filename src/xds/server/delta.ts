@@ -38,7 +38,7 @@ export async function handleDeltaRequest(
     const { subscribed } = applySubscriptions(watch, req);
     // On reconnect the proxy tells what it holds: those are not resent unless they changed.
     for (const [name, version] of Object.entries(req.initialResourceVersions)) {
-      watch.known.set(name, version);
+      watch.setKnown(name, version);
       if (!watch.wildcard) watch.resourceNames.add(name);
     }
     conn.watches.set(typeUrl, watch);
@@ -89,7 +89,7 @@ function applySubscriptions(
       changed = true;
     }
     // The proxy forgets what it unsubscribed from; a later subscribe must send it again.
-    if (!w.wildcard) w.known.delete(name);
+    if (!w.wildcard) w.setKnown(name, undefined);
   }
   return { changed, subscribed };
 }
@@ -145,8 +145,7 @@ export async function pushDeltaType(
       removed: toRemove,
       controlPlane: env.controlPlane,
     });
-  for (const r of changed) w.known.set(r.name, r.version);
-  for (const name of toRemove) w.known.delete(name);
+  w.recordDelta(changed, toRemove, encoded.versions);
   await sendResponse(env, conn, w, bytes, { version, nonce, resources: changed.length, startMs });
 }
 
