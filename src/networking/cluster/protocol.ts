@@ -3,7 +3,7 @@
 // Several steps contribute (port protocol, connection pool, h2 upgrade, TLS auto SNI), so they fill a
 // plain draft that becomes one message at the end.
 import { create } from "@bufbuild/protobuf";
-import type { Duration } from "@bufbuild/protobuf/wkt";
+import type { Any, Duration } from "@bufbuild/protobuf/wkt";
 import { type cluster, core, httpProtocolOptions, packAny } from "../../api/index.ts";
 import type { ServiceProtocol } from "../../registry/index.ts";
 
@@ -34,12 +34,45 @@ export function isHttpProtocol(protocol: ServiceProtocol): boolean {
 export function httpProtocolOptionsAny(
   draft: HttpOptionsDraft,
 ): cluster.Cluster["typedExtensionProtocolOptions"] | undefined {
+  const key = draftKey(draft);
+  let options = optionsByDraft.get(key);
+  if (options === undefined) {
+    options = buildHttpProtocolOptions(draft);
+    // A bound, as settings come and go with config; the few in use are built again.
+    if (optionsByDraft.size >= MAX_DISTINCT_OPTIONS) optionsByDraft.clear();
+    optionsByDraft.set(key, options);
+  }
+  return options === null ? undefined : { [HTTP_PROTOCOL_OPTIONS_KEY]: options };
+}
+
+// Most clusters share one of a few drafts: one packed message per distinct draft, shared by their
+// clusters (generated messages are never changed once built).
+const optionsByDraft = new Map<string, Any | null>();
+const MAX_DISTINCT_OPTIONS = 1000;
+
+function durationKey(d: Duration | undefined): string {
+  return d ? `${d.seconds}.${d.nanos}` : "";
+}
+
+function draftKey(d: HttpOptionsDraft): string {
+  return [
+    d.upstream ?? "",
+    durationKey(d.idleTimeout),
+    durationKey(d.maxConnectionDuration),
+    d.maxRequestsPerConnection ?? "",
+    d.maxConcurrentStreams ?? "",
+    d.autoSni ?? "",
+    d.autoSanValidation ?? "",
+  ].join("|");
+}
+
+function buildHttpProtocolOptions(draft: HttpOptionsDraft): Any | null {
   const hasCommon =
     draft.idleTimeout !== undefined ||
     draft.maxConnectionDuration !== undefined ||
     draft.maxRequestsPerConnection !== undefined;
   const hasUpstreamHttp = draft.autoSni === true || draft.autoSanValidation === true;
-  if (!draft.upstream && !hasCommon && !hasUpstreamHttp) return undefined;
+  if (!draft.upstream && !hasCommon && !hasUpstreamHttp) return null;
   const upstreamProtocolOptions: httpProtocolOptions.HttpProtocolOptions["upstreamProtocolOptions"] =
     draft.upstream === "downstream"
       ? {
@@ -78,5 +111,5 @@ export function httpProtocolOptionsAny(
       : undefined,
     upstreamProtocolOptions,
   });
-  return { [HTTP_PROTOCOL_OPTIONS_KEY]: packAny(httpProtocolOptions.HttpProtocolOptionsSchema, options) };
+  return packAny(httpProtocolOptions.HttpProtocolOptionsSchema, options);
 }

@@ -23,13 +23,14 @@ export function applyUpstreamProxyProtocol(
   const version = proxyProtocol.version ?? "V1";
   const matches = draft.transportSocketMatches ?? [];
   if (matches.length > 0) {
-    draft.transportSocketMatches = matches.map((m) => {
-      const match = create(cluster.Cluster_TransportSocketMatchSchema, m);
-      if (match.transportSocket) {
-        match.transportSocket = create(core.TransportSocketSchema, wrap(match.transportSocket, version));
-      }
-      return match;
-    });
+    // New matches: the ones given may be shared by other clusters.
+    draft.transportSocketMatches = matches.map((m) =>
+      create(cluster.Cluster_TransportSocketMatchSchema, {
+        name: m.name,
+        match: m.match,
+        transportSocket: m.transportSocket && wrap(m.transportSocket, version),
+      }),
+    );
     return;
   }
   draft.transportSocket = wrap(draft.transportSocket ?? rawBufferSocket(), version);

@@ -4,7 +4,7 @@
 import { create, type MessageInitShape, toBinary } from "@bufbuild/protobuf";
 import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import { type Any, AnySchema } from "@bufbuild/protobuf/wkt";
-import { type cluster, core, packAny, rawBuffer, tls, typeUrl } from "../../api/index.ts";
+import { cluster, core, packAny, rawBuffer, tls, typeUrl } from "../../api/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
 import type { DestinationRuleTrafficPolicyTls } from "../../config/types/index.ts";
 
@@ -116,7 +116,7 @@ function buildTls(input: UpstreamTlsInput): UpstreamTls {
   return {
     transportSocketMatches: [
       { name: "tlsMode-istio", match: { tlsMode: "istio" }, transportSocket: socket },
-      { name: "tlsMode-disabled", match: {}, transportSocket: rawBufferSocket() },
+      TLS_MODE_DISABLED,
     ],
     alpnOverride: false,
   };
@@ -298,3 +298,10 @@ const RAW_BUFFER_CONFIG = packAny(rawBuffer.RawBufferSchema, create(rawBuffer.Ra
 export function rawBufferSocket(): TransportSocketInit {
   return typedSocket(RAW_BUFFER_TRANSPORT_SOCKET, RAW_BUFFER_CONFIG);
 }
+
+/** Auto mTLS's plaintext match, the same message for every cluster. */
+const TLS_MODE_DISABLED = create(cluster.Cluster_TransportSocketMatchSchema, {
+  name: "tlsMode-disabled",
+  match: {},
+  transportSocket: rawBufferSocket(),
+});
