@@ -1,0 +1,67 @@
+import assert from "node:assert/strict";
+import { connect } from "node:http2";
+import { test } from "node:test";
+import { create } from "@bufbuild/protobuf";
+import { pino } from "pino";
+import { openStream, startServer } from "../../../test/xds/raw-ads.ts";
+import { cluster } from "../../api/index.ts";
+import { pushRequest } from "../../model/push-context.ts";
+import { type GenerateResult, GeneratorRegistry, type XdsResource } from "../generator.ts";
+import { TypeUrl } from "../types.ts";
+import { type Connection, Watch } from "./connection.ts";
+import type { XdsEnv } from "./env.ts";
+import { ResponseSlots } from "./response-slots.ts";
+import { pushSotwType } from "./sotw.ts";
+
+const resource = (name: string, port = 80): XdsResource => ({
+  name,
+  resource: create(cluster.ClusterSchema, { name, perConnectionBufferLimitBytes: port }),
+});
+
+test("proxies sent the same generated list share its versions map; a push of that list again sends nothing", async (t) => {
+  // What the generator returns, the same array object to every proxy.
+  let result: GenerateResult = { resources: [resource("a"), resource("b")] };
+  const generators = new GeneratorRegistry();
+  generators.register(TypeUrl.Cluster, { generate: () => result });
+  const env: XdsEnv = {
+    generators,
+    log: pino({ level: "silent" }),
+    controlPlane: new Uint8Array(),
+    responseSlots: new ResponseSlots(10, 60_000),
+  };
+  const server = await startServer();
+  const session = connect(`http://${server.address}`);
+  t.after(() => {
+    session.destroy();
+    server.stop();
+  });
+  const watches: Watch[] = [];
+  const connections: Connection[] = [];
+  for (let i = 0; i < 2; i++) {
+    openStream(session).resume(); // a proxy reading everything
+    const conn = await server.accepted();
+    const w = new Watch(TypeUrl.Cluster, []);
+    conn.watches.set(TypeUrl.Cluster, w);
+    await pushSotwType(env, conn, w, pushRequest({ full: true, push: conn.pushContext }), false);
+    watches.push(w);
+    connections.push(conn);
+  }
+  const [first, second] = watches;
+  assert.ok(first.sentVersions);
+  assert.equal(second.sentVersions, first.sentVersions, "one map for both connections");
+  const conn = connections[0];
+  const sentNonce = first.sent?.nonce;
+  await pushSotwType(env, conn, first, pushRequest({ full: true, push: conn.pushContext }), false);
+  assert.equal(first.sent?.nonce, sentNonce, "the same list again: nothing sent");
+
+  // An incremental response merges into a copy; the shared map is left as it was.
+  const shared = first.sentVersions;
+  result = { resources: [resource("a", 81)], logDetails: { incremental: true } };
+  await pushSotwType(env, conn, first, pushRequest({ full: false, push: conn.pushContext }), false);
+  assert.notEqual(first.sent?.nonce, sentNonce);
+  assert.notEqual(first.sentVersions, shared);
+  assert.deepEqual([...(first.sentVersions?.keys() ?? [])], ["a", "b"]);
+  assert.notEqual(first.sentVersions?.get("a"), shared.get("a"));
+  assert.equal(second.sentVersions, shared);
+  assert.equal(shared.size, 2);
+});
