@@ -381,13 +381,22 @@ function inboundPort(name: string): number {
   return parsed?.direction === "inbound" ? parsed.port : 0;
 }
 
-// The response resources of each cluster list: a shared list gives every proxy the same resources array.
+// The response resources of each cluster list (a shared list gives every proxy the same resources
+// array), made of one resource per cluster object whatever lists hold it.
 const listResources = new WeakMap<readonly cluster.Cluster[], XdsResource[]>();
+const clusterResourceOf = new WeakMap<cluster.Cluster, XdsResource>();
 
 function clusterResources(clusters: readonly cluster.Cluster[]): XdsResource[] {
   let resources = listResources.get(clusters);
   if (!resources) {
-    resources = clusters.map((c) => ({ name: c.name, resource: c }));
+    resources = clusters.map((c) => {
+      let resource = clusterResourceOf.get(c);
+      if (!resource) {
+        resource = { name: c.name, resource: c };
+        clusterResourceOf.set(c, resource);
+      }
+      return resource;
+    });
     listResources.set(clusters, resources);
   }
   return resources;
