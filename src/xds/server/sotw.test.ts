@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { connect } from "node:http2";
-import { test } from "node:test";
+import { type TestContext, test } from "node:test";
 import { create } from "@bufbuild/protobuf";
 import { pino } from "pino";
 import { openStream, startServer } from "../../../test/xds/raw-ads.ts";
@@ -18,11 +18,8 @@ const resource = (name: string, port = 80): XdsResource => ({
   resource: create(cluster.ClusterSchema, { name, perConnectionBufferLimitBytes: port }),
 });
 
-test("proxies sent the same generated list share its versions map; a push of that list again sends nothing", async (t) => {
-  // What the generator returns, the same array object to every proxy.
-  let result: GenerateResult = { resources: [resource("a"), resource("b")] };
-  const generators = new GeneratorRegistry();
-  generators.register(TypeUrl.Cluster, { generate: () => result });
+/** An environment serving `generators`, a server for its connections, and an HTTP/2 client session. */
+async function serve(t: TestContext, generators: GeneratorRegistry) {
   const env: XdsEnv = {
     generators,
     log: pino({ level: "silent" }),
@@ -35,6 +32,15 @@ test("proxies sent the same generated list share its versions map; a push of tha
     session.destroy();
     server.stop();
   });
+  return { env, server, session };
+}
+
+test("proxies sent the same generated list share its versions map; a push of that list again sends nothing", async (t) => {
+  // What the generator returns, the same array object to every proxy.
+  let result: GenerateResult = { resources: [resource("a"), resource("b")] };
+  const generators = new GeneratorRegistry();
+  generators.register(TypeUrl.Cluster, { generate: () => result });
+  const { env, server, session } = await serve(t, generators);
   const watches: Watch[] = [];
   const connections: Connection[] = [];
   for (let i = 0; i < 2; i++) {
@@ -64,4 +70,18 @@ test("proxies sent the same generated list share its versions map; a push of tha
   assert.notEqual(first.sentVersions?.get("a"), shared.get("a"));
   assert.equal(second.sentVersions, shared);
   assert.equal(shared.size, 2);
+});
+
+test("a requested push keeps the watched names and their order (spelled with the generated list's strings)", async (t) => {
+  const generators = new GeneratorRegistry();
+  const resources = [resource("a"), resource("b")];
+  generators.register(TypeUrl.Endpoint, { generate: () => ({ resources }) });
+  const { env, server, session } = await serve(t, generators);
+  openStream(session).resume();
+  const conn = await server.accepted();
+  const w = new Watch(TypeUrl.Endpoint, ["b", "missing", "a"]);
+  conn.watches.set(TypeUrl.Endpoint, w);
+  await pushSotwType(env, conn, w, pushRequest({ full: true, push: conn.pushContext }), true);
+  assert.ok(w.sent);
+  assert.deepEqual([...w.resourceNames], ["b", "missing", "a"]);
 });
