@@ -112,18 +112,29 @@ function hasInlineEndpoints(service: Service): boolean {
 }
 
 /**
- * A memo of values shared by the proxies of one class within one push: found by the proxy's SidecarScope
- * (by identity) and a key naming everything else the value reads of the proxy. Unlike the resource
- * caches it skips every per-resource lookup, and it holds what its first build saw of the registry's
- * endpoints until the next push (the push an endpoint change brings).
+ * A memo of values shared by the proxies of one class within one push: found by the endpoint lookup
+ * built from, the proxy's SidecarScope (both by identity) and a key naming everything else the value
+ * reads of the proxy. Unlike the resource caches it skips every per-resource lookup, and it holds what
+ * its first build saw of the registry's endpoints until the next push (the push an endpoint change brings).
  */
-export function proxyClassMemo<T>(): (push: PushContext, scope: SidecarScope, key: string, build: () => T) => T {
-  const byPush = new WeakMap<PushContext, Map<SidecarScope, Map<string, T>>>();
-  return (push, scope, key, build) => {
-    let byScope = byPush.get(push);
+export function proxyClassMemo<T>(): (
+  push: PushContext,
+  endpoints: EndpointLookup,
+  scope: SidecarScope,
+  key: string,
+  build: () => T,
+) => T {
+  const byPush = new WeakMap<PushContext, WeakMap<EndpointLookup, Map<SidecarScope, Map<string, T>>>>();
+  return (push, endpoints, scope, key, build) => {
+    let byLookup = byPush.get(push);
+    if (!byLookup) {
+      byLookup = new WeakMap();
+      byPush.set(push, byLookup);
+    }
+    let byScope = byLookup.get(endpoints);
     if (!byScope) {
       byScope = new Map();
-      byPush.set(push, byScope);
+      byLookup.set(endpoints, byScope);
     }
     let byKey = byScope.get(scope);
     if (!byKey) {
@@ -248,7 +259,7 @@ function outboundClusters(
     traits.inlineEndpoints ? view.endpointView : "",
     labelValuesKey(proxy.labels, traits.selectorLabels),
   ].join("|");
-  return outboundClasses(push, view.scope, key, () =>
+  return outboundClasses(push, endpoints, view.scope, key, () =>
     view.scope.services.flatMap((s) => serviceClusters(push, proxy, view, endpoints, s, false)),
   );
 }

@@ -209,7 +209,8 @@ export function edsGenerator(endpoints: EndpointLookup): Generator {
       }
       // Proxies of a class asking for the same names in the same order get the same resources array.
       const scope = pushSnapshot(req.push).sidecarScope(proxy);
-      const byNames = classResponses(req.push, scope, assignmentClassKey(req.push, scope, proxy), () => new Map());
+      const classKey = assignmentClassKey(req.push, scope, proxy);
+      const byNames = classResponses(req.push, endpoints, scope, classKey, () => new Map());
       const namesKey = JSON.stringify(names);
       let resources = byNames.get(namesKey);
       if (!resources) {
