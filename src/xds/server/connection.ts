@@ -89,6 +89,19 @@ export class Watch implements WatchedResource {
     this.resourceNames.delete("*");
   }
 
+  /**
+   * Spells the watched names, in their order, as the generated list spells them: the names a proxy
+   * asks for are strings decoded from its own request (1,000 EDS names are ~60 KiB per proxy), the
+   * list's are shared by every proxy given it. Names the list lacks keep the proxy's strings.
+   */
+  spellNamesAs(generated: ReadonlyMap<string, string>): void {
+    const spelling = new Map<string, string>();
+    for (const name of generated.keys()) spelling.set(name, name);
+    const names = new Set<string>();
+    for (const name of this.resourceNames) names.add(spelling.get(name) ?? name);
+    this.resourceNames = names;
+  }
+
   get known(): ReadonlyMap<string, string> {
     return this.#known;
   }

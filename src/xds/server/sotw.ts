@@ -86,7 +86,7 @@ export async function pushSotwType(
   if (!result) return;
   const { encoded, incremental } = result;
   const { resources, versions } = encoded;
-  if (requested && !w.wildcard) w.resourceNames = sharedNames(w.resourceNames, versions);
+  if (requested && !w.wildcard) w.spellNamesAs(versions);
   if (!requested && !req.forced && holds(w.sentVersions, versions, incremental)) return;
   const nonce = conn.nextNonce();
   const version = req.push.version;
@@ -95,19 +95,6 @@ export async function pushSotwType(
   const bytes = () =>
     encodeSotwResponse({ versionInfo: version, typeUrl: w.typeUrl, nonce, resources, controlPlane: env.controlPlane });
   await sendResponse(env, conn, w, bytes, { version, nonce, resources: resources.length, startMs });
-}
-
-/**
- * The watched names, in their order, spelled as the generated list spells them: the names a proxy
- * asks for are strings decoded from its own request (1,000 EDS names are ~60 KiB per proxy), the
- * list's are shared by every proxy given it. Names the list lacks keep the proxy's strings.
- */
-function sharedNames(requested: ReadonlySet<string>, generated: ReadonlyMap<string, string>): Set<string> {
-  const spelling = new Map<string, string>();
-  for (const name of generated.keys()) spelling.set(name, name);
-  const names = new Set<string>();
-  for (const name of requested) names.add(spelling.get(name) ?? name);
-  return names;
 }
 
 /** An incremental response (EDS) carries only what changed; the proxy keeps the rest. */
