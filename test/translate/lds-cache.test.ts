@@ -93,6 +93,13 @@ spec:
 ---
 apiVersion: telemetry.istio.io/v1
 kind: Telemetry
+metadata: {name: traced-label, namespace: shop}
+spec:
+  selector: {matchLabels: {traced: "true"}}
+  tracing: [{providers: [{name: otel}]}]
+---
+apiVersion: telemetry.istio.io/v1
+kind: Telemetry
 metadata: {name: traced-namespace, namespace: traced}
 spec:
   tracing: [{providers: [{name: otel}]}]
@@ -115,6 +122,66 @@ spec:
   - applyTo: LISTENER
     match: {context: SIDECAR_OUTBOUND, proxy: {proxyVersion: '^1\\.99.*'}, listener: {portNumber: 80}}
     patch: {operation: MERGE, value: {perConnectionBufferLimitBytes: 199}}
+---
+apiVersion: security.istio.io/v1
+kind: AuthorizationPolicy
+metadata: {name: locked, namespace: shop}
+spec:
+  selector: {matchLabels: {locked: "true"}}
+  action: DENY
+  rules: [{from: [{source: {namespaces: [other]}}]}]
+---
+apiVersion: security.istio.io/v1
+kind: PeerAuthentication
+metadata: {name: strict, namespace: shop}
+spec:
+  selector: {matchLabels: {strict: "true"}}
+  mtls: {mode: STRICT}
+---
+apiVersion: security.istio.io/v1
+kind: PeerAuthentication
+metadata: {name: port-mode, namespace: shop}
+spec:
+  selector: {matchLabels: {portmode: "true"}}
+  portLevelMtls: {"8080": {mode: DISABLE}, "9999": {mode: STRICT}}
+---
+apiVersion: security.istio.io/v1
+kind: RequestAuthentication
+metadata: {name: jwt, namespace: shop}
+spec:
+  selector: {matchLabels: {jwt: "true"}}
+  jwtRules: [{issuer: "https://auth.example.com", jwks: '{"keys":[]}'}]
+---
+apiVersion: extensions.istio.io/v1alpha1
+kind: WasmPlugin
+metadata: {name: plugin, namespace: shop}
+spec:
+  selector: {matchLabels: {wasm: "true"}}
+  url: oci://ghcr.io/example/plugin:v1
+  phase: AUTHN
+---
+apiVersion: extensions.istio.io/v1alpha1
+kind: WasmPlugin
+metadata: {name: other-plugin, namespace: shop}
+spec:
+  selector: {matchLabels: {wasm: other}}
+  url: oci://ghcr.io/example/other-plugin:v1
+  phase: AUTHN
+---
+apiVersion: v1
+kind: Service
+metadata: {name: api, namespace: shop}
+spec: {clusterIP: 10.96.0.40, ports: [{name: http, port: 80, targetPort: 8080}], selector: {app: api}}
+---
+apiVersion: networking.istio.io/v1
+kind: Sidecar
+metadata: {name: ingress, namespace: shop}
+spec:
+  workloadSelector: {labels: {ingress: "true"}}
+  ingress:
+  - port: {number: 9443, name: grpc, protocol: GRPC}
+    captureMode: NONE
+    defaultEndpoint: 127.0.0.1:9443
 ---
 apiVersion: networking.istio.io/v1
 kind: Sidecar
@@ -181,6 +248,35 @@ const RELEVANT: Record<string, ProxyNode> = {
   "namespace tracing, another app (the tracer's service name)": sidecar({ namespace: "traced", labels: { app: "y" } }),
 };
 
+const isInbound = (l: listener.Listener) => !isOutbound(l);
+
+/** A pod of the api workload, which a Service selects: it has inbound ports. */
+const API = sidecar({ ip: "10.0.1.1", labels: { app: "api" } });
+
+/** Pods of the api workload that each differ from API in one thing its inbound listeners depend on. */
+const INBOUND_RELEVANT: Record<string, ProxyNode> = {
+  "AuthorizationPolicy selecting by label": sidecar({ ip: "10.0.1.1", labels: { app: "api", locked: "true" } }),
+  "PeerAuthentication selecting by label": sidecar({ ip: "10.0.1.1", labels: { app: "api", strict: "true" } }),
+  "port-level PeerAuthentication": sidecar({ ip: "10.0.1.1", labels: { app: "api", portmode: "true" } }),
+  "RequestAuthentication selecting by label": sidecar({ ip: "10.0.1.1", labels: { app: "api", jwt: "true" } }),
+  "WasmPlugin selecting by label": sidecar({ ip: "10.0.1.1", labels: { app: "api", wasm: "true" } }),
+  "another WasmPlugin selecting by label": sidecar({ ip: "10.0.1.1", labels: { app: "api", wasm: "other" } }),
+  "Sidecar ingress bound to the pod, one pod": sidecar({ ip: "10.0.1.3", labels: { app: "api", ingress: "true" } }),
+  "Sidecar ingress bound to the pod, another pod": sidecar({
+    ip: "10.0.1.4",
+    labels: { app: "api", ingress: "true" },
+  }),
+  // Interception NONE without Sidecar ingress: the application owns its ports, no inbound listeners.
+  "interception NONE": sidecar({ ip: "10.0.1.5", labels: { app: "api" }, metadata: { INTERCEPTION_MODE: "NONE" } }),
+  "another workload's service ports": sidecar({ ip: "10.0.1.1", labels: { app: "web" } }),
+  "Telemetry selecting by label": sidecar({ ip: "10.0.1.1", labels: { app: "api", traced: "true" } }),
+  INBOUND_LISTENER_EXACT_BALANCE: sidecar({
+    ip: "10.0.1.1",
+    labels: { app: "api" },
+    metadata: { INBOUND_LISTENER_EXACT_BALANCE: "true" },
+  }),
+};
+
 /** Each proxy's listeners built with the caches as the proxies before it left them, then alone. */
 function servedThenAlone(push: PushContext, registry: Parameters<typeof buildListeners>[2], proxies: ProxyNode[]) {
   xdsCaches.clear();
@@ -195,7 +291,12 @@ function servedThenAlone(push: PushContext, registry: Parameters<typeof buildLis
 
 test("every proxy class gets the listeners a build for it alone gives, in any serving order", () => {
   const { push, registry } = load();
-  const proxies = [BASE, ...Object.values(RELEVANT)];
+  // Pods without service ports: only their passthrough chains follow the workload's and port-level mTLS modes.
+  const withoutPorts = [
+    sidecar({ labels: { app: "a", strict: "true" } }),
+    sidecar({ labels: { app: "a", portmode: "true" } }),
+  ];
+  const proxies = [BASE, ...Object.values(RELEVANT), API, ...Object.values(INBOUND_RELEVANT), ...withoutPorts];
   for (const order of [proxies, [...proxies].reverse()]) {
     const { servedJson, alone } = servedThenAlone(push, registry, order);
     for (const [i, p] of order.entries()) {
@@ -209,6 +310,21 @@ test("every proxy class gets the listeners a build for it alone gives, in any se
   };
   const base = outboundAlone(BASE);
   for (const [name, p] of Object.entries(RELEVANT)) assert.notDeepEqual(outboundAlone(p), base, name);
+  const inboundAlone = (p: ProxyNode) => {
+    xdsCaches.clear();
+    return asJson(buildListeners(push, p, registry).filter(isInbound));
+  };
+  const api = inboundAlone(API);
+  const inbound = Object.entries(INBOUND_RELEVANT).map(([name, p]) => [name, inboundAlone(p)] as const);
+  for (const [name, listeners] of inbound) assert.notDeepEqual(listeners, api, name);
+  for (const p of withoutPorts) assert.notDeepEqual(inboundAlone(p), inboundAlone(BASE), JSON.stringify(p.labels));
+  // Pods with listeners bound to their own IPs differ from each other too, and so do the two plugins.
+  const byName = new Map(inbound);
+  assert.notDeepEqual(byName.get("WasmPlugin selecting by label"), byName.get("another WasmPlugin selecting by label"));
+  assert.notDeepEqual(
+    byName.get("Sidecar ingress bound to the pod, one pod"),
+    byName.get("Sidecar ingress bound to the pod, another pod"),
+  );
 });
 
 test("proxies differing only in pod IP and unselected labels share the outbound listener objects", () => {
@@ -230,6 +346,41 @@ test("proxies differing only in pod IP and unselected labels share the outbound 
   assert.ok(virtual(x1));
   assert.equal(virtual(x1), virtual(x2));
   assert.notEqual(virtual(x1), virtual(y));
+});
+
+test("the pods of one workload share their inbound listener objects", () => {
+  const { push, registry } = load();
+  xdsCaches.clear();
+  const one = buildListeners(push, API, registry).filter(isInbound);
+  const other = buildListeners(push, sidecar({ ip: "10.0.1.9", labels: { app: "api", pod: "x" } }), registry);
+  assert.ok(one.some((l) => l.name === "virtualInbound"));
+  assert.deepEqual(
+    other.filter(isInbound).map((l, i) => l === one[i]),
+    one.map(() => true),
+  );
+});
+
+test("inbound port conflicts are reported under each proxy's id, also when the listeners are shared", () => {
+  const state = load();
+  const source = new MemorySource(state.store, "file");
+  const service = (name: string, protocolPort: string): ConfigObject => ({
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: { name, namespace: "shop" },
+    spec: { ports: [{ name: protocolPort, port: 81, targetPort: 9000 }], selector: { app: "clash" } },
+  });
+  for (const object of [service("clash-http", "http"), service("clash-tcp", "tcp")]) {
+    assert.deepEqual(source.apply(object).errors, []);
+  }
+  const push = storePush(state.store, state.registry, MESH, "cluster.local", state.push);
+  xdsCaches.clear();
+  const a = sidecar({ ip: "10.0.2.1", labels: { app: "clash" } });
+  const b = sidecar({ ip: "10.0.2.2", labels: { app: "clash" } });
+  const inboundA = buildListeners(push, a, state.registry).filter(isInbound);
+  const inboundB = buildListeners(push, b, state.registry).filter(isInbound);
+  assert.equal(inboundA[0], inboundB[0]);
+  const cases = push.status.toJSON().pilot_conflict_inbound_listener ?? {};
+  assert.deepEqual(Object.keys(cases).sort(), [a.id, b.id].sort());
 });
 
 test("EnvoyFilter patches apply per proxy on copies: the shared listeners stay unpatched", () => {

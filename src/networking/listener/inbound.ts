@@ -6,6 +6,7 @@ import { create } from "@bufbuild/protobuf";
 import { DurationSchema } from "@bufbuild/protobuf/wkt";
 import { core, listener, route } from "../../api/index.ts";
 import type { ServerTlsSettings } from "../../config/types/index.ts";
+import type { PushStatusReporter } from "../../model/push-status.ts";
 import type { ServiceProtocol } from "../../registry/index.ts";
 import { buildTcpAuthzFilters } from "../authz/index.ts";
 import { buildHttpFilters, type HttpFilterContext } from "../httpfilter/index.ts";
@@ -83,7 +84,8 @@ interface ChainConfig {
 
 /** virtualInbound (or per-port listeners under interception NONE). */
 export function buildSidecarInboundListeners(input: SidecarInboundInput): listener.Listener[] {
-  const ports = uniqueByTargetPort(input);
+  reportInboundConflicts(input.ports, input.proxy.id, input.report);
+  const ports = firstPerTargetPort(input.ports);
   const noneMode = interceptionMode(input.proxy) === "NONE";
   const podAddress = input.proxy.ipAddresses[0] ?? wildcardAddress(input.proxy);
   const bound = ports.filter((port) => noneMode || port.bindToPort);
@@ -105,22 +107,38 @@ function portMode(input: SidecarInboundInput, port: InboundPort): MtlsMode {
   return input.mtls.perPort.get(port.targetPort) ?? input.mtls.mode;
 }
 
-/** The first port per target port; a later one of another protocol and service is a conflict (Istio's reportInboundConflict). */
-function uniqueByTargetPort(input: SidecarInboundInput): InboundPort[] {
+/** The first port per target port; a later one of another protocol and service is a conflict, given to `conflict`. */
+function firstPerTargetPort(
+  ports: readonly InboundPort[],
+  conflict?: (port: InboundPort, first: InboundPort) => void,
+): InboundPort[] {
   const seen = new Map<number, InboundPort>();
-  for (const port of input.ports) {
+  for (const port of ports) {
     if (port.targetPort <= 0 || protocolClass(port.protocol) === "udp") continue;
     const first = seen.get(port.targetPort);
     if (!first) seen.set(port.targetPort, port);
-    else if (first.protocol !== port.protocol && first.hostname !== port.hostname) {
-      input.report?.(
-        "pilot_conflict_inbound_listener",
-        input.proxy.id,
-        `Conflicting inbound listener:${port.targetPort}. existing: ${first.hostname}, incoming: ${port.hostname}`,
-      );
-    }
+    else if (first.protocol !== port.protocol && first.hostname !== port.hostname) conflict?.(port, first);
   }
   return [...seen.values()].sort((a, b) => a.targetPort - b.targetPort);
+}
+
+/**
+ * Reports the target ports two services declare with other protocols (Istio's reportInboundConflict),
+ * under the proxy's id: callers sharing one build between proxies report each proxy's own.
+ */
+export function reportInboundConflicts(
+  ports: readonly InboundPort[],
+  proxyId: string,
+  report: PushStatusReporter | undefined,
+): void {
+  if (!report) return;
+  firstPerTargetPort(ports, (port, first) =>
+    report(
+      "pilot_conflict_inbound_listener",
+      proxyId,
+      `Conflicting inbound listener:${port.targetPort}. existing: ${first.hostname}, incoming: ${port.hostname}`,
+    ),
+  );
 }
 
 function portConfig(port: InboundPort, bind: string): ChainConfig {

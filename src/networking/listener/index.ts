@@ -14,6 +14,7 @@ export {
   buildSidecarInboundListeners,
   type InboundPolicies,
   type InboundPort,
+  reportInboundConflicts,
   type SidecarInboundInput,
 } from "./inbound.ts";
 export {

@@ -5,13 +5,19 @@ import { isIPv4, isIPv6 } from "node:net";
 import { toBinary } from "@bufbuild/protobuf";
 import { accesslog, hcm, type listener } from "../../api/index.ts";
 import { parseProtocol } from "../../config/index.ts";
-import type { DestinationRuleSpec, WasmPlugin } from "../../config/types/index.ts";
+import type {
+  AuthorizationPolicy,
+  DestinationRuleSpec,
+  RequestAuthentication,
+  WasmPlugin,
+} from "../../config/types/index.ts";
 import { labelsContain } from "../../krt/index.ts";
 import type { ProxyNode, PushContext, PushSnapshot, SidecarScope } from "../../model/index.ts";
 import { addressesForProxy, pushSnapshot, usesAutoAllocatedAddresses } from "../../model/index.ts";
 import { selectPolicies, trustDomainBundle } from "../../networking/authz/index.ts";
 import { type InboundEndpoint, outboundClusterName } from "../../networking/cluster/index.ts";
 import { patchGeneratedListeners, patchSetFor } from "../../networking/envoyfilter/index.ts";
+import type { ListenerClass } from "../../networking/httpfilter/index.ts";
 import {
   buildGatewayListeners,
   buildSidecarInboundListeners,
@@ -19,6 +25,7 @@ import {
   type InboundPolicies,
   type InboundPort,
   interceptionMode,
+  reportInboundConflicts,
 } from "../../networking/listener/index.ts";
 import { buildProxyTelemetry, type ProxyTelemetry } from "../../networking/telemetry/index.ts";
 import { type Service, type ServicePort, UNSPECIFIED_IP } from "../../registry/index.ts";
@@ -32,14 +39,34 @@ function trustDomains(snap: PushSnapshot): readonly string[] {
   return trustDomainBundle(snap.mesh.trustDomain ?? "cluster.local", snap.mesh.trustDomainAliases ?? []);
 }
 
+/** The policy objects attached to the proxy's workload (selected by its namespace and labels). */
+interface AttachedPolicies {
+  authorizationPolicies: readonly AuthorizationPolicy[];
+  requestAuthentications: readonly RequestAuthentication[];
+  wasmPlugins: readonly WasmPlugin[];
+}
+
+function attachedPolicies(snap: PushSnapshot, proxy: ProxyNode): AttachedPolicies {
+  return {
+    authorizationPolicies: snap.authorizationPoliciesFor(proxy),
+    requestAuthentications: snap.requestAuthenticationsFor(proxy),
+    wasmPlugins: snap.wasmPluginsFor(proxy),
+  };
+}
+
 /** The authentication, authorization and metrics policies the proxy's HTTP filters enforce. */
-function proxyPolicies(snap: PushSnapshot, proxy: ProxyNode, telemetry: ProxyTelemetry): InboundPolicies {
+function proxyPolicies(
+  snap: PushSnapshot,
+  proxy: ProxyNode,
+  telemetry: ProxyTelemetry,
+  attached: AttachedPolicies = attachedPolicies(snap, proxy),
+): InboundPolicies {
   const workload = { namespace: proxy.configNamespace, labels: proxy.labels };
   return {
-    authz: selectPolicies(snap.authorizationPoliciesFor(proxy), workload, snap.rootNamespace),
+    authz: selectPolicies(attached.authorizationPolicies, workload, snap.rootNamespace),
     authzOptions: { trustDomains: trustDomains(snap) },
     customAuthz: { extensionProviders: snap.mesh.extensionProviders ?? [], services: snap.services.all },
-    jwtRules: snap.requestAuthenticationsFor(proxy).flatMap((ra) => ra.spec?.jwtRules ?? []),
+    jwtRules: attached.requestAuthentications.flatMap((ra) => ra.spec?.jwtRules ?? []),
     // Istio's LookupCluster: a JWKS host the registry serves on that port is fetched through its cluster.
     jwksCluster: (host, port) =>
       snap.services.all.some((s) => s.hostname === host && s.ports.some((p) => p.port === port))
@@ -47,7 +74,7 @@ function proxyPolicies(snap: PushSnapshot, proxy: ProxyNode, telemetry: ProxyTel
         : undefined,
     prometheusStats: prometheusStats(telemetry),
     telemetry,
-    wasmPlugins: snap.wasmPluginsFor(proxy),
+    wasmPlugins: attached.wasmPlugins,
   };
 }
 
@@ -226,18 +253,18 @@ function outboundReadsOf(scope: SidecarScope): ScopeOutboundReads {
 }
 
 /**
- * The Telemetry API's answers for outbound listeners as text (their encoded form): they embed the
+ * The Telemetry API's answers for one listener class as text (their encoded form): they embed the
  * proxy's labels, namespace, mesh id or id where the providers ask for them, and proxies with equal
  * answers build equal listeners.
  */
-function outboundTelemetryKey(telemetry: ProxyTelemetry): string {
-  const { tracing, useRequestIdForTraceSampling } = telemetry.tracing("sidecarOutbound");
+function telemetryKey(telemetry: ProxyTelemetry, listenerClass: ListenerClass): string {
+  const { tracing, useRequestIdForTraceSampling } = telemetry.tracing(listenerClass);
   const encoded = (bytes: Uint8Array) => Buffer.from(bytes).toString("base64");
   return JSON.stringify([
-    telemetry.accessLogs("sidecarOutbound")?.map((log) => encoded(toBinary(accesslog.AccessLogSchema, log))),
+    telemetry.accessLogs(listenerClass)?.map((log) => encoded(toBinary(accesslog.AccessLogSchema, log))),
     tracing && encoded(toBinary(hcm.HttpConnectionManager_TracingSchema, tracing)),
     useRequestIdForTraceSampling,
-    telemetry.stats("sidecarOutbound"),
+    telemetry.stats(listenerClass),
   ]);
 }
 
@@ -284,7 +311,7 @@ function sidecarOutboundListeners(
     meta.IDLE_TIMEOUT,
     meta.HTTP10,
     prometheusStats(telemetry),
-    outboundTelemetryKey(telemetry),
+    telemetryKey(telemetry, "sidecarOutbound"),
     snap.domainSuffix,
     snap.persistentSessions,
     snap.protocolFilters,
@@ -313,24 +340,85 @@ function sidecarOutboundListeners(
   });
 }
 
+const inboundCache = resourceCache<listener.Listener[]>(TypeUrl.Listener, (listeners) =>
+  listeners.map((l) => ({ name: l.name, resource: l })),
+);
+
+/**
+ * The sidecar's inbound listeners (virtualInbound, or per-port listeners bound to the pod), shared by
+ * the proxies whose inbound inputs are alike (the pods of one workload): the key holds the proxy fields
+ * the inbound builders read (the pod IP only when a listener binds to it), its inbound ports and mTLS
+ * modes, which of the attached AuthorizationPolicies it selects and its Telemetry answers; the attached
+ * policy objects, mesh and services are inputs by identity. Port conflicts are reported per proxy.
+ */
+function sidecarInboundListeners(
+  push: PushContext,
+  proxy: ProxyNode,
+  telemetry: ProxyTelemetry,
+  attached: AttachedPolicies,
+): listener.Listener[] {
+  const snap = pushSnapshot(push);
+  const ports = sidecarInboundTargets(snap, proxy).map((t) => t.listener);
+  reportInboundConflicts(ports, proxy.id, push.status.reporter(proxy.id));
+  const mtls = snap.effectiveMtls(proxy);
+  const policies = proxyPolicies(snap, proxy, telemetry, attached);
+  const authz = policies.authz;
+  const mode = interceptionMode(proxy);
+  const meta = proxy.metadata;
+  const key = JSON.stringify([
+    proxy.configNamespace,
+    mode,
+    proxy.ipAddresses.some((ip) => isIPv4(ip)),
+    proxy.ipAddresses.some((ip) => isIPv6(ip)),
+    // Listeners bound to a port listen on the pod's IP.
+    mode === "NONE" || ports.some((p) => p.bindToPort) ? proxy.ipAddresses[0] : "",
+    meta.INBOUND_LISTENER_EXACT_BALANCE,
+    meta.IDLE_TIMEOUT,
+    meta.HTTP10,
+    ports,
+    mtls.mode,
+    [...mtls.perPort],
+    // The attached policies the workload's labels select, by action (the objects are inputs).
+    [authz?.custom, authz?.deny, authz?.allow, authz?.audit].map((selected) =>
+      selected?.map((p) => `${p.namespace}/${p.name}`),
+    ),
+    [attached.authorizationPolicies.length, attached.requestAuthentications.length, attached.wasmPlugins.length],
+    policies.prometheusStats,
+    telemetryKey(telemetry, "sidecarInbound"),
+    snap.persistentSessions,
+    snap.protocolFilters,
+  ]);
+  const inputs = [
+    snap.mesh,
+    snap.services,
+    ...attached.authorizationPolicies,
+    ...attached.requestAuthentications,
+    ...attached.wasmPlugins,
+  ];
+  return inboundCache(push, key, inputs, () =>
+    buildSidecarInboundListeners({
+      proxy,
+      mesh: snap.mesh,
+      telemetry,
+      wasmPlugins: attached.wasmPlugins,
+      persistentSessions: snap.persistentSessions,
+      protocolFilters: snap.protocolFilters,
+      ports,
+      mtls,
+      trustDomains: trustDomains(snap),
+      policies,
+    }),
+  );
+}
+
 function sidecarListeners(push: PushContext, proxy: ProxyNode, endpoints: EndpointLookup): listener.Listener[] {
   const snap = pushSnapshot(push);
   const telemetry = proxyTelemetry(snap, proxy);
-  const wasmPlugins = snap.wasmPluginsFor(proxy);
-  const inbound = buildSidecarInboundListeners({
-    proxy,
-    mesh: snap.mesh,
-    telemetry,
-    wasmPlugins,
-    persistentSessions: snap.persistentSessions,
-    protocolFilters: snap.protocolFilters,
-    ports: sidecarInboundTargets(snap, proxy).map((t) => t.listener),
-    mtls: snap.effectiveMtls(proxy),
-    trustDomains: trustDomains(snap),
-    policies: proxyPolicies(snap, proxy, telemetry),
-    report: push.status.reporter(proxy.id),
-  });
-  return [...sidecarOutboundListeners(push, proxy, endpoints, telemetry, wasmPlugins), ...inbound];
+  const attached = attachedPolicies(snap, proxy);
+  return [
+    ...sidecarOutboundListeners(push, proxy, endpoints, telemetry, attached.wasmPlugins),
+    ...sidecarInboundListeners(push, proxy, telemetry, attached),
+  ];
 }
 
 function routerListeners(snap: PushSnapshot, proxy: ProxyNode): listener.Listener[] {
