@@ -301,10 +301,33 @@ export function buildSidecarVirtualHosts(input: SidecarRouteInput, listenerPort:
   return merged;
 }
 
+// The virtual hosts answering each domain, per port list: each sniffed route name of the port looks
+// its own up instead of scanning every virtual host's domains.
+const virtualHostsByDomain = new WeakMap<readonly route.VirtualHost[], Map<string, route.VirtualHost[]>>();
+
+function byDomain(vhosts: readonly route.VirtualHost[]): Map<string, route.VirtualHost[]> {
+  let index = virtualHostsByDomain.get(vhosts);
+  if (!index) {
+    index = new Map();
+    for (const vh of vhosts) {
+      for (const domain of new Set(vh.domains)) {
+        const answering = index.get(domain);
+        if (answering) answering.push(vh);
+        else index.set(domain, [vh]);
+      }
+    }
+    virtualHostsByDomain.set(vhosts, index);
+  }
+  return index;
+}
+
 /** Istio's getVirtualHostsForSniffedServicePort: the one virtual host of `<fqdn>:<port>`, answering any Host. */
 function sniffedVirtualHosts(vhosts: readonly route.VirtualHost[], routeName: string): route.VirtualHost[] {
   const host = routeName.slice(0, routeName.lastIndexOf(":"));
-  const out = vhosts.filter((vh) => vh.domains.some((d) => d === routeName || d === host));
+  const index = byDomain(vhosts);
+  const matching = new Set([...(index.get(routeName) ?? []), ...(index.get(host) ?? [])]);
+  // In the port's order, as a scan would find them.
+  const out = matching.size <= 1 ? [...matching] : vhosts.filter((vh) => matching.has(vh));
   // A copy: the port's virtual hosts are shared by its route names.
   return out.length === 1 ? [{ ...out[0], domains: ["*"] }] : out;
 }
