@@ -7,10 +7,10 @@ export interface Timing {
   p99Us: number;
 }
 
-export function measure(runs: number, fn: (run: number) => void, beforeEach?: () => void): Timing {
+export function measure(runs: number, fn: (run: number) => void, beforeEach?: (run: number) => void): Timing {
   const samples: number[] = [];
   for (let run = 0; run < runs; run++) {
-    beforeEach?.();
+    beforeEach?.(run);
     const start = performance.now();
     fn(run);
     samples.push((performance.now() - start) * 1000);
