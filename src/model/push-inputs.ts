@@ -30,6 +30,11 @@ export interface PushInputs {
   mysqlFilter?: boolean;
   /** PILOT_ENABLE_QUIC_LISTENERS: TLS-terminated HTTPS gateway servers also listen for HTTP/3 over UDP. Default false. */
   quicListeners?: boolean;
+  /**
+   * SLUICE_ENABLE_VHDS (Sluice's own): sidecars on delta xDS get their port routes' service virtual hosts
+   * as VHDS VirtualHost resources, so a change sends only the virtual hosts it changed. Default false.
+   */
+  vhds?: boolean;
   /** istiod's --networksConfig: the networks' gateways (and, in the registry, which network endpoints are on). */
   meshNetworks?: MeshNetworks;
   /** The cluster the registry's Kubernetes Services are in (istiod's --clusterID); default Kubernetes. */
@@ -50,6 +55,7 @@ export function pushInputs(
     | "redisFilter"
     | "mysqlFilter"
     | "quicListeners"
+    | "vhds"
     | "meshNetworks"
     | "clusterId"
   > = {},

@@ -63,6 +63,8 @@ export class PushSnapshot {
   readonly protocolFilters: { readonly mongo: boolean; readonly redis: boolean; readonly mysql: boolean };
   /** PILOT_ENABLE_QUIC_LISTENERS (see PushInputs). */
   readonly quicListeners: boolean;
+  /** SLUICE_ENABLE_VHDS (see PushInputs). */
+  readonly vhds: boolean;
   /** Every network gateway, host names included (Istio's unresolved gateways). */
   readonly allNetworkGateways: readonly MeshNetworkGateway[];
   /** The gateways EDS stands in for other networks' endpoints (IP addresses only), by network. */
@@ -89,6 +91,7 @@ export class PushSnapshot {
       mysql: inputs.mysqlFilter ?? false,
     };
     this.quicListeners = inputs.quicListeners ?? false;
+    this.vhds = inputs.vhds ?? false;
     const kinds = groupByKind(inputs.configs);
     this.inputs = { kinds, services: inputs.services };
     this.endpoints = inputs.endpoints ?? [];

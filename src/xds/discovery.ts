@@ -30,9 +30,9 @@ import { type EndpointLookup, edsGenerator } from "./generators/eds.ts";
 import { registerGrpcGenerators } from "./generators/grpc.ts";
 import { ldsGenerator } from "./generators/lds.ts";
 import { ndsGenerator } from "./generators/nds.ts";
-import { rdsGenerator } from "./generators/rds.ts";
 import { type ConfigGetter, sdsGenerator, storeSecrets } from "./generators/sds.ts";
 import { statusGenerator } from "./generators/status.ts";
+import { rdsWithVhdsGenerator, vhdsGenerator } from "./generators/vhds.ts";
 import type { DebounceOptions } from "./pipeline/debounce.ts";
 import { PipelineMetrics } from "./pipeline/metrics.ts";
 import { type ChangeSource, type PushContextBuilder, PushPipeline } from "./pipeline/pipeline.ts";
@@ -95,7 +95,8 @@ export async function startDiscovery(options: DiscoveryOptions): Promise<Discove
     generators.register(TypeUrl.Cluster, cdsGenerator(options.endpoints));
     generators.register(TypeUrl.Endpoint, edsGenerator(options.endpoints));
     generators.register(TypeUrl.Listener, ldsGenerator(options.endpoints));
-    generators.register(TypeUrl.Route, rdsGenerator());
+    generators.register(TypeUrl.Route, rdsWithVhdsGenerator());
+    generators.register(TypeUrl.VirtualHost, vhdsGenerator());
     generators.register(TypeUrl.Secret, sdsGenerator(secrets));
     generators.register(TypeUrl.NameTable, ndsGenerator(options.endpoints));
     generators.register(TypeUrl.ExtensionConfiguration, ecdsGenerator(secrets));
@@ -247,10 +248,16 @@ export function storeGatewayConversion(
   return conversion;
 }
 
-/** Istio's feature flags that shape generated config (PILOT_* environment settings). */
+/** The feature flags that shape generated config: Istio's (PILOT_* environment settings) and Sluice's own. */
 export type PushFeatures = Pick<
   PushInputs,
-  "persistentSessions" | "scopeGatewayToNamespace" | "mongoFilter" | "redisFilter" | "mysqlFilter" | "quicListeners"
+  | "persistentSessions"
+  | "scopeGatewayToNamespace"
+  | "mongoFilter"
+  | "redisFilter"
+  | "mysqlFilter"
+  | "quicListeners"
+  | "vhds"
 >;
 
 /** The feature flags as istiod reads them from its environment. */
@@ -269,6 +276,7 @@ export function pushFeaturesFromEnv(env: Record<string, string | undefined>): Pu
     redisFilter: flag("PILOT_ENABLE_REDIS_FILTER", false),
     mysqlFilter: flag("PILOT_ENABLE_MYSQL_FILTER", false),
     quicListeners: flag("PILOT_ENABLE_QUIC_LISTENERS", false),
+    vhds: flag("SLUICE_ENABLE_VHDS", false),
   };
 }
 

@@ -16,6 +16,8 @@ export interface WatchedResource {
   readonly resourceNames: ReadonlySet<string>;
   /** The proxy wants every resource of the type (LDS/CDS with no names, or `*`). */
   readonly wildcard: boolean;
+  /** Subscribed over delta (incremental) xDS, which VHDS requires; absent means state of the world. */
+  readonly delta?: boolean;
 }
 
 export interface XdsResource {

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { pushFeaturesFromEnv } from "./discovery.ts";
 
-test("feature flags default as istiod's: mongo_proxy on, redis/mysql filters and QUIC listeners off", () => {
+test("feature flags default as istiod's: mongo_proxy on, redis/mysql filters and QUIC listeners off; VHDS off", () => {
   assert.deepEqual(pushFeaturesFromEnv({}), {
     persistentSessions: false,
     scopeGatewayToNamespace: false,
@@ -10,6 +10,7 @@ test("feature flags default as istiod's: mongo_proxy on, redis/mysql filters and
     redisFilter: false,
     mysqlFilter: false,
     quicListeners: false,
+    vhds: false,
   });
 });
 
@@ -20,10 +21,12 @@ test("feature flags are read as Go's ParseBool reads them; an unparsable value k
     PILOT_ENABLE_MYSQL_FILTER: "1",
     PILOT_ENABLE_QUIC_LISTENERS: "TRUE",
     PILOT_ENABLE_PERSISTENT_SESSION_FILTER: "yes",
+    SLUICE_ENABLE_VHDS: "true",
   });
   assert.equal(features.mongoFilter, false);
   assert.equal(features.redisFilter, true);
   assert.equal(features.mysqlFilter, true);
   assert.equal(features.quicListeners, true);
   assert.equal(features.persistentSessions, false);
+  assert.equal(features.vhds, true);
 });

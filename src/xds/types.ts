@@ -5,6 +5,7 @@ export const TypeUrl = {
   Cluster: `${ENVOY}config.cluster.v3.Cluster`,
   Listener: `${ENVOY}config.listener.v3.Listener`,
   Route: `${ENVOY}config.route.v3.RouteConfiguration`,
+  VirtualHost: `${ENVOY}config.route.v3.VirtualHost`,
   Endpoint: `${ENVOY}config.endpoint.v3.ClusterLoadAssignment`,
   Secret: `${ENVOY}extensions.transport_sockets.tls.v3.Secret`,
   ExtensionConfiguration: `${ENVOY}config.core.v3.TypedExtensionConfig`,
@@ -25,6 +26,7 @@ const SHORT: ReadonlyMap<string, string> = new Map([
   [TypeUrl.Cluster, "CDS"],
   [TypeUrl.Listener, "LDS"],
   [TypeUrl.Route, "RDS"],
+  [TypeUrl.VirtualHost, "VHDS"],
   [TypeUrl.Endpoint, "EDS"],
   [TypeUrl.Secret, "SDS"],
   [TypeUrl.ExtensionConfiguration, "ECDS"],
@@ -49,13 +51,28 @@ export function metricType(typeUrl: string): string {
 
 /**
  * Whether an empty subscription means "everything". The xDS spec makes LDS and CDS wildcard and
- * SDS, EDS, RDS and ECDS named-only; Istio treats its own types as wildcard.
+ * SDS, EDS, RDS, VHDS and ECDS named-only; Istio treats its own types as wildcard.
  */
 export function isWildcardTypeUrl(typeUrl: string): boolean {
   return !(
     typeUrl === TypeUrl.Secret ||
     typeUrl === TypeUrl.Endpoint ||
     typeUrl === TypeUrl.Route ||
+    typeUrl === TypeUrl.VirtualHost ||
     typeUrl === TypeUrl.ExtensionConfiguration
   );
+}
+
+/**
+ * Whether Envoy subscribes to the type by namespace: VHDS (Envoy's use_namespace_matching) subscribes
+ * to `<route configuration name>`, which covers every `<route configuration name>/<virtual host>`.
+ */
+export function subscribesByNamespace(typeUrl: string): boolean {
+  return typeUrl === TypeUrl.VirtualHost;
+}
+
+/** The namespace of a resource name: the part before its last `/` (as Envoy reads it); undefined without one. */
+export function resourceNamespace(name: string): string | undefined {
+  const slash = name.lastIndexOf("/");
+  return slash === -1 ? undefined : name.slice(0, slash);
 }

@@ -8,6 +8,7 @@ import type { ConfigStore } from "../../src/sources/index.ts";
 import {
   type Discovery,
   type DiscoveryOptions,
+  type PushFeatures,
   startDiscovery,
   storePush,
   storeRegistry,
@@ -25,12 +26,14 @@ export interface StoreDiscoveryOptions {
   /** Default: 127.0.0.1 on a port the system picks. */
   grpcAddr?: string;
   metrics?: DiscoveryOptions["metrics"];
+  /** Feature flags of every push built (default none: each flag's default). */
+  features?: PushFeatures;
 }
 
 export function startStoreDiscovery(store: ConfigStore, options: StoreDiscoveryOptions = {}): Promise<Discovery> {
   const mesh = DEFAULT_MESH_CONFIG;
   const registry = options.registry ?? storeRegistry(store, mesh, DOMAIN_SUFFIX);
-  const build = (previous?: PushContext) => storePush(store, registry, mesh, DOMAIN_SUFFIX, previous);
+  const build = (previous?: PushContext) => storePush(store, registry, mesh, DOMAIN_SUFFIX, previous, options.features);
   return startDiscovery({
     store,
     initialPush: options.initialPush ?? build(),

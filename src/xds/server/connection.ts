@@ -81,6 +81,7 @@ export class Watch implements WatchedResource {
   constructor(
     readonly typeUrl: string,
     names: Iterable<string>,
+    readonly delta = false,
   ) {
     this.#ownKnown = new Map();
     this.#known = this.#ownKnown;
@@ -182,6 +183,7 @@ const PUSH_ORDER: readonly string[] = [
   TypeUrl.Endpoint,
   TypeUrl.Listener,
   TypeUrl.Route,
+  TypeUrl.VirtualHost,
   TypeUrl.Secret,
   TypeUrl.Address,
   TypeUrl.Workload,

@@ -5,7 +5,7 @@ import type { discovery } from "../../api/index.ts";
 import type { PushRequest } from "../../model/push-context.ts";
 import { encodeDeltaResponse, encodeResources } from "../encode.ts";
 import type { DeltaGenerateResult, GenerateResult } from "../generator.ts";
-import { isWildcardTypeUrl, shortType } from "../types.ts";
+import { isWildcardTypeUrl, resourceNamespace, shortType, subscribesByNamespace } from "../types.ts";
 import { type Connection, Watch } from "./connection.ts";
 import {
   findGenerator,
@@ -33,13 +33,13 @@ export async function handleDeltaRequest(
   if (!w) {
     // First request for the type, or a reconnect. Per the xDS spec a wildcard type with no
     // explicit subscription is wildcard; subscribing and unsubscribing "*" at once asks for nothing.
-    const watch = new Watch(typeUrl, []);
+    const watch = new Watch(typeUrl, [], true);
     watch.wildcard = isWildcardTypeUrl(typeUrl) && req.resourceNamesSubscribe.length === 0;
     const { subscribed } = applySubscriptions(watch, req);
     // On reconnect the proxy tells what it holds: those are not resent unless they changed.
     for (const [name, version] of Object.entries(req.initialResourceVersions)) {
       watch.setKnown(name, version);
-      if (!watch.wildcard) watch.resourceNames.add(name);
+      if (!covers(watch, name)) watch.resourceNames.add(name);
     }
     conn.watches.set(typeUrl, watch);
     markWarmingDependent(conn, typeUrl);
@@ -88,10 +88,22 @@ function applySubscriptions(
     } else if (w.resourceNames.delete(name)) {
       changed = true;
     }
-    // The proxy forgets what it unsubscribed from; a later subscribe must send it again.
-    if (!w.wildcard) w.setKnown(name, undefined);
+    // The proxy forgets what it unsubscribed from (a VHDS namespace: all of it); a later subscribe must send it again.
+    if (!w.wildcard) {
+      w.setKnown(name, undefined);
+      if (subscribesByNamespace(w.typeUrl)) {
+        for (const held of [...w.known.keys()]) if (resourceNamespace(held) === name) w.setKnown(held, undefined);
+      }
+    }
   }
   return { changed, subscribed };
+}
+
+/** Whether the watch asks for the resource `name`: wildcard, by name, or by its VHDS namespace. */
+function covers(w: Watch, name: string): boolean {
+  if (w.wildcard || w.resourceNames.has(name)) return true;
+  const namespace = subscribesByNamespace(w.typeUrl) ? resourceNamespace(name) : undefined;
+  return namespace !== undefined && w.resourceNames.has(namespace);
 }
 
 interface DeltaTrigger {
@@ -125,7 +137,7 @@ export async function pushDeltaType(
   if (!gen.generateDeltas && !result.logDetails?.incremental) {
     // A complete answer: whatever the proxy holds in scope and did not come back is gone.
     for (const name of w.known.keys()) {
-      if (!encoded.versions.has(name) && (w.wildcard || w.resourceNames.has(name))) removed.add(name);
+      if (!encoded.versions.has(name) && covers(w, name)) removed.add(name);
     }
   }
   for (const name of trigger.subscribed) if (!encoded.versions.has(name)) removed.add(name);
