@@ -55,8 +55,12 @@ function buildWithSubsets(
   sniDnat: boolean,
 ): cluster.Cluster[] {
   const subsets = input.destinationRule?.spec.subsets ?? [];
-  const clusters = [buildOne(input, type, "", undefined, sniDnat)];
-  for (const subset of subsets) clusters.push(buildOne(input, type, subset.name, subset.labels ?? {}, sniDnat));
+  // Istio mTLS SANs, the same for every subset of the port; SNI-DNAT clusters have no TLS.
+  const identities = sniDnat ? [] : serviceIdentities(input);
+  const clusters = [buildOne(input, type, "", undefined, sniDnat, identities)];
+  for (const subset of subsets) {
+    clusters.push(buildOne(input, type, subset.name, subset.labels ?? {}, sniDnat, identities));
+  }
   return clusters.filter((c): c is cluster.Cluster => c !== undefined);
 }
 
@@ -83,6 +87,7 @@ function buildOne(
   subset: string,
   subsetLabels: Record<string, string> | undefined,
   sniDnat: boolean,
+  identities: readonly string[],
 ): cluster.Cluster | undefined {
   const { service, port, proxy, mesh } = input;
   const rule = input.destinationRule;
@@ -162,7 +167,7 @@ function buildOne(
     : buildUpstreamTls({
         clusterName: name,
         tls: policy?.tls,
-        serviceAccounts: serviceIdentities(input),
+        serviceAccounts: identities,
         istioSni: sniDnatClusterName(port.port, subset, service.hostname),
         autoMtls:
           mesh.enableAutoMtls !== false && !service.meshExternal && mtlsMode !== "DISABLE" && mtlsMode !== "UNKNOWN",

@@ -2,7 +2,7 @@
 // SIMPLE, MUTUAL, ISTIO_MUTUAL, and auto-mTLS, where the Istio TLS socket is used only for endpoints
 // labelled `tlsMode: istio` (transport_socket_matches) and plaintext for the rest.
 import { create, type MessageInitShape, toBinary } from "@bufbuild/protobuf";
-import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
+import { WireType } from "@bufbuild/protobuf/wire";
 import { type Any, AnySchema } from "@bufbuild/protobuf/wkt";
 import { cluster, core, packAny, rawBuffer, tls, typeUrl } from "../../api/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
@@ -27,9 +27,9 @@ const TLS_V1_2 = tls.TlsParameters_TlsProtocol.TLSv1_2;
 const TLS_V1_3 = tls.TlsParameters_TlsProtocol.TLSv1_3;
 
 /**
- * Encoded CommonTlsContexts of Istio mTLS by their inputs (ALPN and SANs), shared by the clusters of
- * one push: clusters differ in SNI and rarely in SANs, and building plus encoding the context per
- * cluster was most of CDS generation.
+ * The encoded common_tls_context field (tag, length, CommonTlsContext) of Istio mTLS by its inputs
+ * (ALPN and SANs), shared by the clusters of one push: clusters differ in SNI and rarely in SANs, and
+ * building plus encoding the context per cluster was most of CDS generation.
  */
 export type IstioTlsContextCache = Map<string, Uint8Array>;
 
@@ -113,38 +113,73 @@ function buildTls(input: UpstreamTlsInput): UpstreamTls {
   if (!input.autoMtls) return { alpnOverride: false };
   const socket = istioMutualSocket(input, input.istioSni, input.serviceAccounts);
   if (input.originalDst) return { transportSocket: socket, alpnOverride: false };
-  return {
-    transportSocketMatches: [
-      { name: "tlsMode-istio", match: { tlsMode: "istio" }, transportSocket: socket },
-      TLS_MODE_DISABLED,
-    ],
-    alpnOverride: false,
-  };
+  const istioMatch = create(cluster.Cluster_TransportSocketMatchSchema, {
+    name: "tlsMode-istio",
+    match: TLS_MODE_ISTIO,
+    transportSocket: socket,
+  });
+  return { transportSocketMatches: [istioMatch, TLS_MODE_DISABLED], alpnOverride: false };
 }
 
-const UPSTREAM_TLS_FIELDS = tls.UpstreamTlsContextSchema.field;
 const UPSTREAM_TLS_TYPE_URL = typeUrl(tls.UpstreamTlsContextSchema);
+const UPSTREAM_TLS_FIELDS = tls.UpstreamTlsContextSchema.field;
+const COMMON_TLS_CONTEXT_TAG = lengthDelimitedTag(UPSTREAM_TLS_FIELDS.commonTlsContext.number);
+const SNI_TAG = lengthDelimitedTag(UPSTREAM_TLS_FIELDS.sni.number);
+const UTF8 = new TextEncoder();
 
 /**
  * Istio's client side of mesh mTLS: workload certificate and root CA from the agent's SDS. The
- * UpstreamTlsContext is written as toBinary writes it (common_tls_context, then sni when not empty)
- * around the encoded common context, which is shared through the cache.
+ * UpstreamTlsContext is written as toBinary writes it (common_tls_context, then sni when not empty):
+ * the encoded common_tls_context field is shared through the cache, and each cluster appends its SNI.
  */
-function istioMutualSocket(input: UpstreamTlsInput, sni: string, sans: readonly string[]): TransportSocketInit {
+function istioMutualSocket(input: UpstreamTlsInput, sni: string, sans: readonly string[]): core.TransportSocket {
   const key = `${input.http2 ? "h2" : "h1"}${JSON.stringify(sans)}`;
-  let common = input.istioTlsContexts?.get(key);
-  if (!common) {
-    common = toBinary(
+  let commonField = input.istioTlsContexts?.get(key);
+  if (!commonField) {
+    const common = toBinary(
       tls.CommonTlsContextSchema,
       create(tls.CommonTlsContextSchema, istioCommonTls(input.http2, sans)),
     );
-    input.istioTlsContexts?.set(key, common);
+    commonField = new Uint8Array(1 + varintSize(common.length) + common.length);
+    commonField.set(common, writeFieldHeader(commonField, 0, COMMON_TLS_CONTEXT_TAG, common.length));
+    input.istioTlsContexts?.set(key, commonField);
   }
-  const w = new BinaryWriter();
-  w.tag(UPSTREAM_TLS_FIELDS.commonTlsContext.number, WireType.LengthDelimited).bytes(common);
   const clusterSni = sni || (input.dynamicForwardProxy ? "" : input.clusterName);
-  if (clusterSni !== "") w.tag(UPSTREAM_TLS_FIELDS.sni.number, WireType.LengthDelimited).string(clusterSni);
-  return typedSocket(TLS_TRANSPORT_SOCKET, create(AnySchema, { typeUrl: UPSTREAM_TLS_TYPE_URL, value: w.finish() }));
+  let value = commonField;
+  if (clusterSni !== "") {
+    const sniLength = Buffer.byteLength(clusterSni);
+    value = new Uint8Array(commonField.length + 1 + varintSize(sniLength) + sniLength);
+    value.set(commonField);
+    UTF8.encodeInto(clusterSni, value.subarray(writeFieldHeader(value, commonField.length, SNI_TAG, sniLength)));
+  }
+  return create(core.TransportSocketSchema, {
+    name: TLS_TRANSPORT_SOCKET,
+    configType: { case: "typedConfig", value: create(AnySchema, { typeUrl: UPSTREAM_TLS_TYPE_URL, value }) },
+  });
+}
+
+/** The one-byte tag of a length-delimited field numbered below 16. */
+function lengthDelimitedTag(fieldNumber: number): number {
+  if (fieldNumber >= 16) throw new Error(`tls: field ${fieldNumber} does not have a one-byte tag`);
+  return (fieldNumber << 3) | WireType.LengthDelimited;
+}
+
+function varintSize(n: number): number {
+  let size = 1;
+  for (let rest = n >>> 7; rest > 0; rest >>>= 7) size++;
+  return size;
+}
+
+/** Writes a one-byte tag and the varint length at `pos`; returns where the field's bytes go. */
+function writeFieldHeader(out: Uint8Array, pos: number, tag: number, length: number): number {
+  out[pos++] = tag;
+  let rest = length;
+  while (rest > 0x7f) {
+    out[pos++] = (rest & 0x7f) | 0x80;
+    rest >>>= 7;
+  }
+  out[pos++] = rest;
+  return pos;
 }
 
 function istioCommonTls(http2: boolean, sans: readonly string[]): CommonTlsInit {
@@ -298,6 +333,9 @@ const RAW_BUFFER_CONFIG = packAny(rawBuffer.RawBufferSchema, create(rawBuffer.Ra
 export function rawBufferSocket(): TransportSocketInit {
   return typedSocket(RAW_BUFFER_TRANSPORT_SOCKET, RAW_BUFFER_CONFIG);
 }
+
+/** Auto mTLS's match of Istio endpoints, the same (never changed) struct for every cluster. */
+const TLS_MODE_ISTIO = { tlsMode: "istio" };
 
 /** Auto mTLS's plaintext match, the same message for every cluster. */
 const TLS_MODE_DISABLED = create(cluster.Cluster_TransportSocketMatchSchema, {
