@@ -4,7 +4,7 @@ import type { ProxyIdentity } from "./mesh.ts";
 
 export type Protocol = "sotw" | "delta";
 
-/** Bytes received, by short type name (CDS, EDS, LDS, RDS, other). */
+/** Bytes received, by short type name (CDS, EDS, LDS, RDS, VHDS, other). */
 export type BytesByType = Record<string, number>;
 
 /** Absolute time in ms with sub-ms resolution, comparable across processes on one machine. */
@@ -26,7 +26,7 @@ export type ToWorker =
 export type FromWorker =
   | {
       type: "synced";
-      /** From the first stream opened to the last proxy synced (CDS, EDS, LDS, RDS all received and ACKed). */
+      /** From the first stream opened to the last proxy synced (CDS, EDS, LDS, RDS and any VHDS received and ACKed). */
       ms: number;
       synced: number;
       failed: number;

@@ -1,7 +1,9 @@
 // One ADS stream that behaves as an Envoy sidecar: CDS first; the EDS names of its clusters next;
-// LDS once endpoints arrived; then the route names of its listeners. Every response is ACKed. After a
-// CDS (LDS) response it asks for EDS (RDS) again, as Envoy does when it re-warms the clusters
-// (listeners) a response replaced. SotW or delta; responses are read from the wire (see wire.ts).
+// LDS once endpoints arrived; then the route names of its listeners; on delta, the VHDS virtual hosts
+// of the route configurations that carry `vhds` (subscribed by route configuration name, as Envoy
+// does). Every response is ACKed. After a CDS (LDS) response it asks for EDS (RDS) again, as Envoy
+// does when it re-warms the clusters (listeners) a response replaced. SotW or delta; responses are
+// read from the wire (see wire.ts).
 import { create, type MessageInitShape, toBinary } from "@bufbuild/protobuf";
 import { Client, type ClientDuplexStream, credentials } from "@grpc/grpc-js";
 import { discovery, type listener } from "../../src/api/index.ts";
@@ -9,19 +11,27 @@ import { routeNames } from "../../src/xds/generators/rds.ts";
 import { methodPath, TypeUrl } from "../../src/xds/index.ts";
 import type { ProxyIdentity } from "./mesh.ts";
 import type { Protocol } from "./messages.ts";
-import { clusterEdsName, decodeListener, parseDeltaResponse, parseSotwResponse, type WireResponse } from "./wire.ts";
+import {
+  clusterEdsName,
+  decodeListener,
+  parseDeltaResponse,
+  parseSotwResponse,
+  routeUsesVhds,
+  type WireResponse,
+} from "./wire.ts";
 
 const SHORT: Record<string, string> = {
   [TypeUrl.Cluster]: "CDS",
   [TypeUrl.Endpoint]: "EDS",
   [TypeUrl.Listener]: "LDS",
   [TypeUrl.Route]: "RDS",
+  [TypeUrl.VirtualHost]: "VHDS",
 };
 export const shortTypeOf = (typeUrl: string) => SHORT[typeUrl] ?? "other";
 
 /** What the stream holds of one type. */
 interface TypeState {
-  /** Subscribed names (EDS, RDS). */
+  /** Subscribed names (EDS, RDS, VHDS). */
   names: Set<string>;
   version: string;
   nonce: string;
@@ -34,7 +44,7 @@ type Request = Uint8Array;
 export interface StreamEvents {
   /** Every response, as received (before it is handled). */
   onResponse(stream: SidecarStream, typeUrl: string, bytes: Buffer): void;
-  /** CDS, EDS (if any), LDS and RDS (if any) have all been received and ACKed once. */
+  /** CDS, EDS (if any), LDS, RDS (if any) and VHDS (if RDS asks for it) have all been received and ACKed once. */
   onSynced(stream: SidecarStream): void;
   onEnd(stream: SidecarStream, error?: Error): void;
 }
@@ -48,6 +58,8 @@ export class SidecarStream {
   readonly #clusters = new Map<string, string | undefined>();
   /** Delta: every listener held. */
   readonly #listeners = new Map<string, listener.Listener>();
+  /** Delta: every route configuration held, and whether it carries `vhds`. */
+  readonly #routes = new Map<string, boolean>();
   #client: Client | undefined;
   #stream: ClientDuplexStream<Request, Buffer> | undefined;
   #nodeSent = false;
@@ -179,8 +191,15 @@ export class SidecarStream {
         if (routes.size === 0) this.#markSynced();
         break;
       }
-      case TypeUrl.Route:
+      case TypeUrl.Route: {
+        const vhds = this.#vhdsRoutes(res);
+        if (vhds.size > 0 || this.#state(TypeUrl.VirtualHost).requested) this.#request(TypeUrl.VirtualHost, vhds);
         this.#ack(TypeUrl.Route);
+        if (vhds.size === 0) this.#markSynced();
+        break;
+      }
+      case TypeUrl.VirtualHost:
+        this.#ack(TypeUrl.VirtualHost);
         this.#markSynced();
         break;
       default:
@@ -208,6 +227,19 @@ export class SidecarStream {
     }
     const names = new Set<string>();
     for (const eds of this.#clusters.values()) if (eds !== undefined) names.add(eds);
+    return names;
+  }
+
+  /**
+   * The route configurations with `vhds` the proxy holds after this response: the names it subscribes
+   * VHDS to (delta only; SotW never gets `vhds`).
+   */
+  #vhdsRoutes(res: WireResponse): Set<string> {
+    if (this.protocol === "sotw") return new Set();
+    for (const name of res.removed) this.#routes.delete(name);
+    for (const r of res.resources) this.#routes.set(r.name, routeUsesVhds(r.value));
+    const names = new Set<string>();
+    for (const [name, vhds] of this.#routes) if (vhds) names.add(name);
     return names;
   }
 

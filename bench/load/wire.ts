@@ -4,7 +4,7 @@
 // process spends its time receiving, as the lower-bound replay run measures.
 import { fromBinary } from "@bufbuild/protobuf";
 import { BinaryReader } from "@bufbuild/protobuf/wire";
-import { cluster, discovery, listener } from "../../src/api/index.ts";
+import { cluster, discovery, listener, route } from "../../src/api/index.ts";
 
 export interface WireResource {
   /** The delta Resource's name; empty in SotW responses. */
@@ -106,6 +106,20 @@ export function clusterEdsName(bytes: Uint8Array): { name: string; eds?: string 
     return true;
   });
   return isEds ? { name, eds: serviceName || name } : { name };
+}
+
+const ROUTE_CONFIGURATION = route.RouteConfigurationSchema.field;
+
+/** Whether a route configuration has `vhds`: its other virtual hosts come as VHDS VirtualHost resources. */
+export function routeUsesVhds(bytes: Uint8Array): boolean {
+  let vhds = false;
+  fields(bytes, (field, reader) => {
+    if (field !== ROUTE_CONFIGURATION.vhds.number) return false;
+    reader.bytes();
+    vhds = true;
+    return true;
+  });
+  return vhds;
 }
 
 export function decodeListener(bytes: Uint8Array): listener.Listener {
