@@ -1,8 +1,9 @@
 // DestinationRule connectionPool → circuit breakers, connect timeout, TCP keepalive and the common HTTP
 // protocol options (Istio's applyConnectionPool, applyTCPKeepalive, applyH2Upgrade in
 // cluster_traffic_policy.go). Every cluster gets the "unlimited" thresholds Istio sets by default.
-import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { cluster } from "../../api/index.ts";
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import type { Duration } from "@bufbuild/protobuf/wkt";
+import { cluster } from "../../api/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
 import type {
   ConnectionPool,
@@ -28,6 +29,31 @@ export function defaultThresholds(): ThresholdsInit {
   };
 }
 
+/** What a cluster without a connection pool or retry budget gets: the same for every such cluster. */
+interface MeshPoolSettings {
+  circuitBreakers: cluster.CircuitBreakers;
+  connectTimeout: Duration;
+  upstreamConnectionOptions?: cluster.UpstreamConnectionOptions;
+}
+
+// Built once per mesh config and shared by its clusters (messages are never changed once built).
+const meshPoolSettings = new WeakMap<MeshConfig, MeshPoolSettings>();
+
+function meshDefaults(mesh: MeshConfig): MeshPoolSettings {
+  let settings = meshPoolSettings.get(mesh);
+  if (!settings) {
+    const keepalive = tcpKeepalive(mesh, undefined);
+    settings = {
+      circuitBreakers: create(cluster.CircuitBreakersSchema, { thresholds: [defaultThresholds()] }),
+      connectTimeout: toDuration(mesh.connectTimeout) ?? durationFromSeconds(10),
+      upstreamConnectionOptions:
+        keepalive && create(cluster.UpstreamConnectionOptionsSchema, { tcpKeepalive: keepalive }),
+    };
+    meshPoolSettings.set(mesh, settings);
+  }
+  return settings;
+}
+
 /** Sets connect timeout, circuit breakers and TCP keepalive on the draft, and the HTTP options on `http`. */
 export function applyConnectionPool(
   draft: ClusterInit,
@@ -36,6 +62,13 @@ export function applyConnectionPool(
   mesh: MeshConfig,
   retryBudget?: DestinationRuleTrafficPolicyRetryBudget,
 ): void {
+  if (!pool && !retryBudget) {
+    const settings = meshDefaults(mesh);
+    draft.circuitBreakers = settings.circuitBreakers;
+    draft.connectTimeout = settings.connectTimeout;
+    if (settings.upstreamConnectionOptions) draft.upstreamConnectionOptions = settings.upstreamConnectionOptions;
+    return;
+  }
   const thresholds = defaultThresholds();
   if (retryBudget) {
     // Istio's defaults: a budget of 0.2 (Envoy reads it as a percentage) and at least 3 concurrent retries.

@@ -26,6 +26,14 @@ type CommonLbInit = MessageInitShape<typeof cluster.Cluster_CommonLbConfigSchema
 
 const DiscoveryType = cluster.Cluster_DiscoveryType;
 
+// Shared by every cluster: generated messages are never changed once built.
+const EDS_OVER_ADS = create(core.ConfigSourceSchema, {
+  configSourceSpecifier: { case: "ads", value: {} },
+  initialFetchTimeout: {},
+  resourceApiVersion: core.ApiVersion.V3,
+});
+const EMPTY_COMMON_LB_CONFIG = create(cluster.Cluster_CommonLbConfigSchema);
+
 /**
  * The clusters of one service port, the default one first, then one per DestinationRule subset. UDP
  * ports and ExternalName aliases get none, DYNAMIC_DNS wildcard hosts a dynamic forward proxy cluster;
@@ -106,7 +114,6 @@ function buildOne(
       portName: port.name,
       targetPort: typeof port.targetPort === "number" ? port.targetPort : 0,
     }),
-    commonLbConfig: common,
   };
   if (supportsDrainingEndpoints(service)) {
     // Persistent sessions keep reaching a draining endpoint they are pinned to.
@@ -184,18 +191,11 @@ function buildOne(
   if (upstreamTls.autoSni) http.autoSni = true;
   if (upstreamTls.autoSanValidation) http.autoSanValidation = true;
 
-  if (finalType === DiscoveryType.EDS) {
-    draft.edsClusterConfig = {
-      serviceName: name,
-      edsConfig: {
-        configSourceSpecifier: { case: "ads", value: {} },
-        initialFetchTimeout: {},
-        resourceApiVersion: core.ApiVersion.V3,
-      },
-    };
-  }
+  if (finalType === DiscoveryType.EDS) draft.edsClusterConfig = { serviceName: name, edsConfig: EDS_OVER_ADS };
   draft.typedExtensionProtocolOptions = httpProtocolOptionsAny(http);
   draft.filters = [TCP_CLUSTER_METADATA_EXCHANGE];
+  // Most clusters set nothing in it: they share one empty message.
+  draft.commonLbConfig = Object.keys(common).length === 0 ? EMPTY_COMMON_LB_CONFIG : common;
   draft.metadata = {
     filterMetadata: istioClusterMetadata({
       services: [service],
