@@ -16,6 +16,38 @@ export const HCM_FILTER = "envoy.filters.network.http_connection_manager";
 const SERVER_NAME = "istio-envoy";
 const ZERO = create(DurationSchema, {});
 
+// The parts every connection manager shares are built once (messages are never changed once built).
+const ADS_CONFIG_SOURCE = create(core.ConfigSourceSchema, {
+  configSourceSpecifier: { case: "ads", value: create(core.AggregatedConfigSourceSchema) },
+  initialFetchTimeout: ZERO,
+  resourceApiVersion: core.ApiVersion.V3,
+});
+const WEBSOCKET_UPGRADE = create(hcm.HttpConnectionManager_UpgradeConfigSchema, { upgradeType: "websocket" });
+const INBOUND_CLIENT_CERT_DETAILS = create(hcm.HttpConnectionManager_SetCurrentClientCertDetailsSchema, {
+  subject: true,
+  uri: true,
+  dns: true,
+});
+const GATEWAY_CLIENT_CERT_DETAILS = create(hcm.HttpConnectionManager_SetCurrentClientCertDetailsSchema, {
+  subject: true,
+  cert: true,
+  dns: true,
+  uri: true,
+});
+
+/** The UUID request id extension, packed once per value of its one varying field. */
+const REQUEST_ID_EXTENSIONS = new Map(
+  [true, false].map((useRequestIdForTraceSampling) => [
+    useRequestIdForTraceSampling,
+    create(hcm.RequestIDExtensionSchema, {
+      typedConfig: packAny(
+        uuidRequestId.UuidRequestIdConfigSchema,
+        create(uuidRequestId.UuidRequestIdConfigSchema, { useRequestIdForTraceSampling }),
+      ),
+    }),
+  ]),
+);
+
 export interface HcmOptions {
   listenerClass: ListenerClass;
   /** `outbound_0.0.0.0_8080;`, `inbound_0.0.0.0_8080;`, a gateway server's name. */
@@ -54,14 +86,7 @@ export function buildHttpConnectionManager(env: ListenerEnv, options: HcmOptions
       "rds" in options.routes
         ? {
             case: "rds",
-            value: create(hcm.RdsSchema, {
-              routeConfigName: options.routes.rds,
-              configSource: create(core.ConfigSourceSchema, {
-                configSourceSpecifier: { case: "ads", value: create(core.AggregatedConfigSourceSchema) },
-                initialFetchTimeout: ZERO,
-                resourceApiVersion: core.ApiVersion.V3,
-              }),
-            }),
+            value: create(hcm.RdsSchema, { routeConfigName: options.routes.rds, configSource: ADS_CONFIG_SOURCE }),
           }
         : { case: "routeConfig", value: options.routes.inline },
     httpFilters: [...options.httpFilters],
@@ -72,18 +97,11 @@ export function buildHttpConnectionManager(env: ListenerEnv, options: HcmOptions
       normalization === "DECODE_AND_MERGE_SLASHES"
         ? hcm.HttpConnectionManager_PathWithEscapedSlashesAction.UNESCAPE_AND_FORWARD
         : hcm.HttpConnectionManager_PathWithEscapedSlashesAction.KEEP_UNCHANGED,
-    upgradeConfigs: [create(hcm.HttpConnectionManager_UpgradeConfigSchema, { upgradeType: "websocket" })],
+    upgradeConfigs: [WEBSOCKET_UPGRADE],
     streamIdleTimeout: ZERO,
     accessLog: env.telemetry?.accessLogs(options.listenerClass) ?? buildAccessLogs(mesh),
     proxy100Continue: true,
-    requestIdExtension: create(hcm.RequestIDExtensionSchema, {
-      typedConfig: packAny(
-        uuidRequestId.UuidRequestIdConfigSchema,
-        create(uuidRequestId.UuidRequestIdConfigSchema, {
-          useRequestIdForTraceSampling: tracing.useRequestIdForTraceSampling,
-        }),
-      ),
-    }),
+    requestIdExtension: REQUEST_ID_EXTENSIONS.get(tracing.useRequestIdForTraceSampling),
   });
 
   const idleTimeout = toDuration(proxy.metadata.IDLE_TIMEOUT);
@@ -92,11 +110,7 @@ export function buildHttpConnectionManager(env: ListenerEnv, options: HcmOptions
 
   if (options.listenerClass === "sidecarInbound") {
     manager.forwardClientCertDetails = hcm.HttpConnectionManager_ForwardClientCertDetails.APPEND_FORWARD;
-    manager.setCurrentClientCertDetails = create(hcm.HttpConnectionManager_SetCurrentClientCertDetailsSchema, {
-      subject: true,
-      uri: true,
-      dns: true,
-    });
+    manager.setCurrentClientCertDetails = INBOUND_CLIENT_CERT_DETAILS;
     manager.serverName = SERVER_NAME;
     if (options.protocol === "HTTP2" || options.protocol === "GRPC") {
       manager.http2ProtocolOptions = create(core.Http2ProtocolOptionsSchema);
@@ -113,14 +127,7 @@ export function buildHttpConnectionManager(env: ListenerEnv, options: HcmOptions
     const setsDetails =
       manager.forwardClientCertDetails === hcm.HttpConnectionManager_ForwardClientCertDetails.SANITIZE_SET ||
       manager.forwardClientCertDetails === hcm.HttpConnectionManager_ForwardClientCertDetails.APPEND_FORWARD;
-    if (setsDetails) {
-      manager.setCurrentClientCertDetails = create(hcm.HttpConnectionManager_SetCurrentClientCertDetailsSchema, {
-        subject: true,
-        cert: true,
-        dns: true,
-        uri: true,
-      });
-    }
+    if (setsDetails) manager.setCurrentClientCertDetails = GATEWAY_CLIENT_CERT_DETAILS;
     manager.serverName = SERVER_NAME;
     manager.httpProtocolOptions = create(core.Http1ProtocolOptionsSchema);
   }

@@ -5,7 +5,7 @@
 import { isIP } from "node:net";
 import { create } from "@bufbuild/protobuf";
 import { DurationSchema } from "@bufbuild/protobuf/wkt";
-import { core, listener, packAny, sniDfp } from "../../api/index.ts";
+import { core, type hcm, listener, packAny, sniDfp } from "../../api/index.ts";
 import { parseProtocol } from "../../config/index.ts";
 import type { SidecarEgress } from "../../config/types/index.ts";
 import { hostsMatch, resolveShortName } from "../../model/index.ts";
@@ -90,8 +90,9 @@ export function buildSidecarOutboundListeners(input: SidecarOutboundInput): list
       for (const port of service.ports) addServicePort(input, entries, service, port.port, port.protocol, binding);
     }
   }
-  const listeners = [...entries.values()].map((entry) => listenerFromEntry(input, entry));
-  const httpProxy = httpProxyListener(input);
+  const httpFilters = outboundHttpFilters(input);
+  const listeners = [...entries.values()].map((entry) => listenerFromEntry(input, entry, httpFilters));
+  const httpProxy = httpProxyListener(input, httpFilters);
   if (httpProxy) listeners.push(httpProxy);
   const virtual = buildVirtualOutboundListener(input, {
     registryOnly: input.registryOnly,
@@ -498,8 +499,43 @@ function sniForwardProxyFilter(input: SidecarOutboundInput, service: Service, po
 
 // ---- From entries to Envoy listeners (listener.go buildListenerFromEntry)
 
+/** The HTTP filters of an outbound connection manager on a port, for its protocol and dynamic forward proxy host. */
+type OutboundHttpFilters = (protocol: ServiceProtocol, port: number, forwardProxyHost?: string) => hcm.HttpFilter[];
+
+/**
+ * Everything else the filters read is the same for every outbound listener, so the connection
+ * managers of one (protocol, port, host) share one filter list, built once.
+ */
+function outboundHttpFilters(input: SidecarOutboundInput): OutboundHttpFilters {
+  const built = new Map<string, hcm.HttpFilter[]>();
+  return (protocol, port, forwardProxyHost) => {
+    const key = `${protocol} ${port} ${forwardProxyHost ?? ""}`;
+    let filters = built.get(key);
+    if (!filters) {
+      filters = buildHttpFilters({
+        listenerClass: "sidecarOutbound",
+        protocol,
+        persistentSessions: input.persistentSessions,
+        prometheusStats: input.prometheusStats,
+        telemetry: input.telemetry,
+        wasmPlugins: input.wasmPlugins,
+        port,
+        forwardProxyDnsCache:
+          forwardProxyHost !== undefined ? forwardProxyDnsCache(forwardProxyHost, input.proxy.ipAddresses) : undefined,
+        allowAnyDnsCache: allowAnyCache(input),
+      });
+      built.set(key, filters);
+    }
+    return filters;
+  };
+}
+
 /** Per-port listeners carry no listener access log: virtualOutbound's records what no chain matched. */
-function listenerFromEntry(input: SidecarOutboundInput, entry: Entry): listener.Listener {
+function listenerFromEntry(
+  input: SidecarOutboundInput,
+  entry: Entry,
+  httpFilters: OutboundHttpFilters,
+): listener.Listener {
   const name = listenerName(entry.bind, entry.port);
   const l = create(listener.ListenerSchema, {
     name,
@@ -521,20 +557,7 @@ function listenerFromEntry(input: SidecarOutboundInput, entry: Entry): listener.
               listenerClass: "sidecarOutbound",
               statPrefix: `outbound_${name};`,
               routes: { rds: opts.http.rds },
-              httpFilters: buildHttpFilters({
-                listenerClass: "sidecarOutbound",
-                protocol: opts.http.protocol,
-                persistentSessions: input.persistentSessions,
-                prometheusStats: input.prometheusStats,
-                telemetry: input.telemetry,
-                wasmPlugins: input.wasmPlugins,
-                port: entry.port,
-                forwardProxyDnsCache:
-                  opts.http.forwardProxyHost !== undefined
-                    ? forwardProxyDnsCache(opts.http.forwardProxyHost, input.proxy.ipAddresses)
-                    : undefined,
-                allowAnyDnsCache: allowAnyCache(input),
-              }),
+              httpFilters: httpFilters(opts.http.protocol, entry.port, opts.http.forwardProxyHost),
               protocol: opts.http.protocol,
             }),
           ]
@@ -562,12 +585,13 @@ function listenerFromEntry(input: SidecarOutboundInput, entry: Entry): listener.
   }
   l.listenerFilters = sniffingListenerFilters(l.filterChains);
   const sniffsHttp = l.listenerFilters.some((f) => f.name === "envoy.filters.listener.http_inspector");
-  l.listenerFiltersTimeout = sniffsHttp ? protocolDetectionTimeout(input) : create(DurationSchema, {});
+  l.listenerFiltersTimeout = sniffsHttp ? protocolDetectionTimeout(input) : NO_TIMEOUT;
   return l;
 }
 
 /** PILOT_GATEWAY_TRANSPORT_SOCKET_CONNECT_TIMEOUT: a slow TLS handshake cannot hold a connection open. */
 const TRANSPORT_SOCKET_CONNECT_TIMEOUT = create(DurationSchema, { seconds: 15n });
+const NO_TIMEOUT = create(DurationSchema, {});
 
 function filterChainMatch(opts: ChainOpts): listener.FilterChainMatch {
   const match = create(listener.FilterChainMatchSchema, {
@@ -594,7 +618,10 @@ function allowAnyCache(input: SidecarOutboundInput) {
   return input.allowAnyDynamicDns ? allowAnyDnsCache(input.proxy) : undefined;
 }
 
-function httpProxyListener(input: SidecarOutboundInput): listener.Listener | undefined {
+function httpProxyListener(
+  input: SidecarOutboundInput,
+  httpFilters: OutboundHttpFilters,
+): listener.Listener | undefined {
   const port = Number(input.proxy.metadata.HTTP_PROXY_PORT || input.mesh.proxyHttpPort || 0);
   if (!Number.isInteger(port) || port <= 0) return undefined;
   const bind = localhostAddress(input.proxy);
@@ -603,16 +630,7 @@ function httpProxyListener(input: SidecarOutboundInput): listener.Listener | und
     listenerClass: "sidecarOutbound",
     statPrefix: `outbound_${name};`,
     routes: { rds: "http_proxy" },
-    httpFilters: buildHttpFilters({
-      listenerClass: "sidecarOutbound",
-      protocol: "HTTP_PROXY",
-      persistentSessions: input.persistentSessions,
-      prometheusStats: input.prometheusStats,
-      telemetry: input.telemetry,
-      wasmPlugins: input.wasmPlugins,
-      port,
-      allowAnyDnsCache: allowAnyCache(input),
-    }),
+    httpFilters: httpFilters("HTTP_PROXY", port),
     protocol: "HTTP_PROXY",
     httpProxy: true,
   });
@@ -622,7 +640,7 @@ function httpProxyListener(input: SidecarOutboundInput): listener.Listener | und
     trafficDirection: core.TrafficDirection.OUTBOUND,
     continueOnListenerFiltersTimeout: true,
     maxConnectionsToAcceptPerSocketEvent: 1,
-    listenerFiltersTimeout: create(DurationSchema, {}),
+    listenerFiltersTimeout: NO_TIMEOUT,
     filterChains: [
       create(listener.FilterChainSchema, {
         filters: [hcmFilter],

@@ -47,26 +47,31 @@ function listenerFilter(
   return create(listener.ListenerFilterSchema, { name, configType: config, filterDisabled });
 }
 
+// The inspectors' configs never vary: packed once, shared by every listener (messages are never changed once built).
+const TLS_INSPECTOR_CONFIG: listener.ListenerFilter["configType"] = {
+  case: "typedConfig",
+  value: packAny(
+    tlsInspector.TlsInspectorSchema,
+    create(tlsInspector.TlsInspectorSchema, { initialReadBufferSize: 512 }),
+  ),
+};
+const HTTP_INSPECTOR_CONFIG: listener.ListenerFilter["configType"] = {
+  case: "typedConfig",
+  value: packAny(httpInspector.HttpInspectorSchema, create(httpInspector.HttpInspectorSchema)),
+};
+const TLS_INSPECTOR_FILTER = listenerFilter(TLS_INSPECTOR, TLS_INSPECTOR_CONFIG);
+const HTTP_INSPECTOR_FILTER = listenerFilter(HTTP_INSPECTOR, HTTP_INSPECTOR_CONFIG);
+
 export function tlsInspectorFilter(
   filterDisabled?: listener.ListenerFilterChainMatchPredicate,
 ): listener.ListenerFilter {
-  const config = create(tlsInspector.TlsInspectorSchema, { initialReadBufferSize: 512 });
-  return listenerFilter(
-    TLS_INSPECTOR,
-    { case: "typedConfig", value: packAny(tlsInspector.TlsInspectorSchema, config) },
-    filterDisabled,
-  );
+  return filterDisabled ? listenerFilter(TLS_INSPECTOR, TLS_INSPECTOR_CONFIG, filterDisabled) : TLS_INSPECTOR_FILTER;
 }
 
 export function httpInspectorFilter(
   filterDisabled?: listener.ListenerFilterChainMatchPredicate,
 ): listener.ListenerFilter {
-  const config = create(httpInspector.HttpInspectorSchema);
-  return listenerFilter(
-    HTTP_INSPECTOR,
-    { case: "typedConfig", value: packAny(httpInspector.HttpInspectorSchema, config) },
-    filterDisabled,
-  );
+  return filterDisabled ? listenerFilter(HTTP_INSPECTOR, HTTP_INSPECTOR_CONFIG, filterDisabled) : HTTP_INSPECTOR_FILTER;
 }
 
 export const ORIGINAL_DST_FILTER: listener.ListenerFilter = listenerFilter(ORIGINAL_DST, {
