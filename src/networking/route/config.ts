@@ -15,6 +15,7 @@ import {
 } from "../../model/index.ts";
 import { STATEFUL_SESSION_FILTER, statefulSessionConfig, statefulSessionPerRoute } from "../httpfilter/index.ts";
 import { buildDefaultOutboundRoute } from "./default-route.ts";
+import { newRouteConfiguration, newVirtualHost } from "./message.ts";
 import { routeProxyHeaders } from "./proxy-headers.ts";
 import { buildVirtualServiceRoutes } from "./translate.ts";
 import {
@@ -274,7 +275,11 @@ export function buildSidecarVirtualHosts(input: SidecarRouteInput, listenerPort:
     if (deduped.length !== domains.length) duplicate();
     domains = deduped;
     if (domains.length === 0) return undefined;
-    const vhost = create(route.VirtualHostSchema, { name, domains, routes: g.routes, includeRequestAttemptCount });
+    const vhost = newVirtualHost();
+    vhost.name = name;
+    vhost.domains = domains;
+    vhost.routes = g.routes;
+    vhost.includeRequestAttemptCount = includeRequestAttemptCount;
     const session = input.persistentSessions && svc ? statefulSessionConfig(svc.labels) : undefined;
     if (session) vhost.typedPerFilterConfig[STATEFUL_SESSION_FILTER] = statefulSessionPerRoute(session);
     return vhost;
@@ -366,11 +371,11 @@ export function buildSidecarRouteConfiguration(input: SidecarRouteInput): route.
       }),
     );
   }
-  return create(route.RouteConfigurationSchema, {
-    name: input.routeName,
-    virtualHosts: vhosts,
-    validateClusters: false,
-    maxDirectResponseBodySizeBytes: MAX_DIRECT_RESPONSE_BODY_SIZE_BYTES,
-    ignorePortInHostMatching: true,
-  });
+  const config = newRouteConfiguration();
+  config.name = input.routeName;
+  config.virtualHosts = vhosts;
+  config.validateClusters = false;
+  config.maxDirectResponseBodySizeBytes = MAX_DIRECT_RESPONSE_BODY_SIZE_BYTES;
+  config.ignorePortInHostMatching = true;
+  return config;
 }

@@ -6,6 +6,7 @@ import type { VirtualServiceHttpRetries } from "../../config/index.ts";
 import { toDuration, ZERO_DURATION } from "../duration.ts";
 import { outboundClusterName } from "./destination.ts";
 import { translateRouteMatch } from "./match.ts";
+import { newDecorator, newRoute, newRouteAction } from "./message.ts";
 import { parseRetryOn, translateRetries } from "./retry.ts";
 import { applyTimeout } from "./timeout.ts";
 import type { MeshConfig } from "./types.ts";
@@ -27,20 +28,20 @@ export function buildDefaultOutboundRoute(
   mesh: MeshConfig,
   hashPolicy?: route.RouteAction_HashPolicy,
 ): route.Route {
-  const action = create(route.RouteActionSchema, {
-    clusterSpecifier: { case: "cluster", value: outboundClusterName(port, "", hostname) },
-  });
+  const action = newRouteAction();
+  action.clusterSpecifier = { case: "cluster", value: outboundClusterName(port, "", hostname) };
   // The mesh default, when set, replaces Istio's; a consistent hash does not change it here (as Istio).
   const policy = translateRetries(mesh.defaultHttpRetryPolicy as VirtualServiceHttpRetries | undefined, false);
   if (policy) action.retryPolicy = policy;
   applyTimeout(action, undefined, undefined);
-  if (hashPolicy) action.hashPolicy = [hashPolicy];
-  return create(route.RouteSchema, {
-    name: DEFAULT_ROUTE_NAME,
-    match: MATCH_ALL,
-    decorator: { operation: defaultRouteOperation(hostname, port) },
-    action: { case: "route", value: action },
-  });
+  if (hashPolicy) action.hashPolicy.push(hashPolicy);
+  const out = newRoute();
+  out.name = DEFAULT_ROUTE_NAME;
+  out.match = MATCH_ALL;
+  out.decorator = newDecorator();
+  out.decorator.operation = defaultRouteOperation(hostname, port);
+  out.action = { case: "route", value: action };
+  return out;
 }
 
 /** Retries of inbound routes (Istio retry.ConvertInboundPolicy): 2 on reset-before-request, or the mesh defaultInboundHttpRetryPolicy. */

@@ -10,6 +10,7 @@ import type { Destination } from "../../config/index.ts";
 import { ALLOW_ANY_DYNAMIC_DNS_CLUSTER } from "../cluster/names.ts";
 import { ZERO_DURATION } from "../duration.ts";
 import { destinationCluster } from "./destination.ts";
+import { newRoute, newRouteAction, newRouteMatch, newVirtualHost } from "./message.ts";
 import type { Service } from "./types.ts";
 
 /** No `:port` suffix on domains (Istio's portNoAppendPortSuffix). */
@@ -134,7 +135,21 @@ export class DomainSet {
 export type OutboundTrafficMode = "ALLOW_ANY" | "REGISTRY_ONLY" | "ALLOW_ANY_DYNAMIC_DNS";
 
 function catchAllRoute(name: string, action: route.Route["action"]): route.Route {
-  return create(route.RouteSchema, { name, match: { pathSpecifier: { case: "prefix", value: "/" } }, action });
+  const out = newRoute();
+  out.name = name;
+  out.match = newRouteMatch();
+  out.match.pathSpecifier = { case: "prefix", value: "/" };
+  out.action = action;
+  return out;
+}
+
+function catchAll(name: string, action: route.Route["action"], includeRequestAttemptCount: boolean): route.VirtualHost {
+  const vhost = newVirtualHost();
+  vhost.name = name;
+  vhost.domains.push("*");
+  vhost.routes.push(catchAllRoute(name, action));
+  vhost.includeRequestAttemptCount = includeRequestAttemptCount;
+  return vhost;
 }
 
 /**
@@ -146,37 +161,20 @@ export function catchAllVirtualHost(
   mode: OutboundTrafficMode,
   options: { includeRequestAttemptCount: boolean; appendXForwardedHost: boolean; egressProxy?: Destination },
 ): route.VirtualHost {
-  const forward = (name: string, cluster: string) =>
-    create(route.VirtualHostSchema, {
-      name,
-      domains: ["*"],
-      routes: [
-        catchAllRoute(name, {
-          case: "route",
-          value: create(route.RouteActionSchema, {
-            clusterSpecifier: { case: "cluster", value: cluster },
-            timeout: ZERO_DURATION,
-            maxGrpcTimeout: ZERO_DURATION,
-            appendXForwardedHost: options.appendXForwardedHost,
-          }),
-        }),
-      ],
-      includeRequestAttemptCount: options.includeRequestAttemptCount,
-    });
+  const { includeRequestAttemptCount } = options;
+  const forward = (name: string, cluster: string) => {
+    const action = newRouteAction();
+    action.clusterSpecifier = { case: "cluster", value: cluster };
+    action.timeout = ZERO_DURATION;
+    action.maxGrpcTimeout = ZERO_DURATION;
+    action.appendXForwardedHost = options.appendXForwardedHost;
+    return catchAll(name, { case: "route", value: action }, includeRequestAttemptCount);
+  };
   if (mode === "ALLOW_ANY_DYNAMIC_DNS") return forward(ALLOW_ANY_DYNAMIC_DNS, ALLOW_ANY_DYNAMIC_DNS_CLUSTER);
   if (mode === "ALLOW_ANY") {
     const cluster = options.egressProxy ? destinationCluster(options.egressProxy, undefined, 0) : PASSTHROUGH_CLUSTER;
     return forward(ALLOW_ANY, cluster);
   }
-  return create(route.VirtualHostSchema, {
-    name: BLOCK_ALL,
-    domains: ["*"],
-    routes: [
-      catchAllRoute(BLOCK_ALL, {
-        case: "directResponse",
-        value: create(route.DirectResponseActionSchema, { status: 502 }),
-      }),
-    ],
-    includeRequestAttemptCount: options.includeRequestAttemptCount,
-  });
+  const blocked = create(route.DirectResponseActionSchema, { status: 502 });
+  return catchAll(BLOCK_ALL, { case: "directResponse", value: blocked }, includeRequestAttemptCount);
 }
