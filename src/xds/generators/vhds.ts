@@ -17,6 +17,8 @@
 //   the catch-all (`*`: allow_any, block_all) stays inline; domains must stay unique across both.
 // - A RouteConfiguration update with the same `vhds` keeps the VHDS virtual hosts; only a changed
 //   `vhds` restarts the subscription.
+// - Envoy's delta state tracks versions of the names it subscribed to only (`<rc>`), so a reconnect
+//   reports no virtual host versions and gets them all again (delta_subscription_state.cc).
 // - On-demand VHDS (the on_demand HTTP filter asking `<rc>/<Host>` for an unknown host) is not needed:
 //   every virtual host is sent up front and an unknown host takes the catch-all, as without VHDS.
 import { create, isMessage } from "@bufbuild/protobuf";
