@@ -5,7 +5,7 @@ import { route } from "../../api/index.ts";
 import type { VirtualServiceHttpRetries } from "../../config/index.ts";
 import { toDuration, ZERO_DURATION } from "../duration.ts";
 import { outboundClusterName } from "./destination.ts";
-import { translateRouteMatch } from "./match.ts";
+import { routeMatchFor } from "./match.ts";
 import { newDecorator, newRoute, newRouteAction } from "./message.ts";
 import { parseRetryOn, translateRetries } from "./retry.ts";
 import { applyTimeout } from "./timeout.ts";
@@ -15,7 +15,7 @@ import type { MeshConfig } from "./types.ts";
 export const DEFAULT_ROUTE_NAME = "default";
 
 // Every default route matches everything: one shared match (generated messages are never changed).
-const MATCH_ALL = translateRouteMatch(undefined);
+const MATCH_ALL = routeMatchFor(undefined, false);
 
 /** The tracing operation of a service port's default route (`<host>:<port>/*`). */
 export function defaultRouteOperation(hostname: string, port: number): string {

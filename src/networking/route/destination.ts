@@ -2,10 +2,10 @@
 // processWeightedDestination): one destination is `cluster`, several are `weighted_clusters` (zero
 // weights skipped). Per-destination headers go on the route (one destination) or on the cluster
 // weight entry (several).
-import { create } from "@bufbuild/protobuf";
-import { route } from "../../api/index.ts";
+import type { route } from "../../api/index.ts";
 import type { Destination, VirtualServiceHttpRoute } from "../../config/index.ts";
 import { translateHeaderOperations } from "./headers.ts";
+import { newClusterWeight, newWeightedCluster } from "./message.ts";
 import type { RouteContext, Service } from "./types.ts";
 
 /** The cluster of a destination whose host is empty (an invalid Gateway API backend). */
@@ -18,11 +18,16 @@ export function outboundClusterName(port: number, subset: string, hostname: stri
 
 /** Istio's ParseSubsetKey for an `outbound|…` or `inbound|…` name; undefined for other names. */
 export function parseClusterName(name: string): { port: number; subset: string; hostname: string } | undefined {
-  const parts = name.split("|");
-  if (parts.length !== 4 || (parts[0] !== "outbound" && parts[0] !== "inbound")) return undefined;
-  const port = Number(parts[1]);
+  // Every route's tracing operation parses its cluster name: positions of the 3 separators, no split.
+  const first = name.indexOf("|");
+  const direction = name.slice(0, first);
+  if (direction !== "outbound" && direction !== "inbound") return undefined;
+  const second = name.indexOf("|", first + 1);
+  const third = second === -1 ? -1 : name.indexOf("|", second + 1);
+  if (third === -1 || name.includes("|", third + 1)) return undefined;
+  const port = Number(name.slice(first + 1, second));
   if (!Number.isInteger(port)) return undefined;
-  return { port, subset: parts[2], hostname: parts[3] };
+  return { port, subset: name.slice(second + 1, third), hostname: name.slice(third + 1) };
 }
 
 /**
@@ -53,11 +58,6 @@ export function applyDestinations(
   destinations: readonly VirtualServiceHttpRoute[],
   ctx: RouteContext,
 ): boolean {
-  const addHash = (dst: VirtualServiceHttpRoute): boolean => {
-    const hash = ctx.hashPolicy?.(dst.destination);
-    if (hash) action.hashPolicy.push(hash);
-    return hash !== undefined;
-  };
   if (destinations.length === 1) {
     const dst = destinations[0];
     action.clusterSpecifier = {
@@ -75,26 +75,34 @@ export function applyDestinations(
         action.hostRewriteSpecifier = { case: "hostRewriteLiteral", value: ops.authority };
       }
     }
-    return addHash(dst);
+    return addHashPolicy(action, dst, ctx);
   }
   const clusters: route.WeightedCluster_ClusterWeight[] = [];
   for (const dst of destinations) {
     if (!dst.weight) continue;
-    const weight = create(route.WeightedCluster_ClusterWeightSchema, {
-      name: destinationCluster(dst.destination, ctx.lookupService(dst.destination.host), ctx.listenerPort),
-      weight: dst.weight,
-    });
+    const weight = newClusterWeight();
+    weight.name = destinationCluster(dst.destination, ctx.lookupService(dst.destination.host), ctx.listenerPort);
+    weight.weight = dst.weight;
     if (dst.headers) {
       const ops = translateHeaderOperations(dst.headers);
-      weight.requestHeadersToAdd = ops.requestHeadersToAdd;
-      weight.requestHeadersToRemove = ops.requestHeadersToRemove;
-      weight.responseHeadersToAdd = ops.responseHeadersToAdd;
-      weight.responseHeadersToRemove = ops.responseHeadersToRemove;
+      weight.requestHeadersToAdd = [...ops.requestHeadersToAdd];
+      weight.requestHeadersToRemove = [...ops.requestHeadersToRemove];
+      weight.responseHeadersToAdd = [...ops.responseHeadersToAdd];
+      weight.responseHeadersToRemove = [...ops.responseHeadersToRemove];
       if (ops.authority !== "") weight.hostRewriteSpecifier = { case: "hostRewriteLiteral", value: ops.authority };
     }
-    addHash(dst);
+    addHashPolicy(action, dst, ctx);
     clusters.push(weight);
   }
-  action.clusterSpecifier = { case: "weightedClusters", value: create(route.WeightedClusterSchema, { clusters }) };
+  const weighted = newWeightedCluster();
+  weighted.clusters = clusters;
+  action.clusterSpecifier = { case: "weightedClusters", value: weighted };
   return false;
+}
+
+/** Adds the destination's consistent-hash policy, if any, to `action`; returns whether it has one. */
+function addHashPolicy(action: route.RouteAction, dst: VirtualServiceHttpRoute, ctx: RouteContext): boolean {
+  const hash = ctx.hashPolicy?.(dst.destination);
+  if (hash) action.hashPolicy.push(hash);
+  return hash !== undefined;
 }

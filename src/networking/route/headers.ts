@@ -56,7 +56,21 @@ export function http3AltSvcHeader(port: number): core.HeaderValueOption {
   });
 }
 
+// The operations of each headers object (kept by the per-push copies of a VirtualService), for
+// every route and push that uses it.
+const translated = new WeakMap<VirtualServiceHttpHeaders, HeaderOperations>();
+
+/** The header operations of `headers`, shared: never change the result or its lists. */
 export function translateHeaderOperations(headers: VirtualServiceHttpHeaders): HeaderOperations {
+  let ops = translated.get(headers);
+  if (!ops) {
+    ops = buildHeaderOperations(headers);
+    translated.set(headers, ops);
+  }
+  return ops;
+}
+
+function buildHeaderOperations(headers: VirtualServiceHttpHeaders): HeaderOperations {
   const reqSet = headerOptions(headers.request?.set, false);
   const reqAdd = headerOptions(headers.request?.add, true);
   const respSet = headerOptions(headers.response?.set, false);

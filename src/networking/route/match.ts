@@ -124,6 +124,31 @@ export function translateRouteMatch(
   return out;
 }
 
+// Every rule without a match matches everything: one shared RouteMatch.
+const MATCH_ALL = translateRouteMatch(undefined);
+// A match's RouteMatch per config object (kept by the per-push copies of a VirtualService) and
+// prefix semantics: the routes built from it share one in every push.
+const routeMatches = new WeakMap<VirtualServiceHttpMatch, Map<boolean, route.RouteMatch>>();
+
+/** translateRouteMatch, shared per match object: never change the result. */
+export function routeMatchFor(
+  match: VirtualServiceHttpMatch | undefined,
+  pathSeparatedPrefix: boolean,
+): route.RouteMatch {
+  if (!match) return MATCH_ALL;
+  let bySemantics = routeMatches.get(match);
+  if (!bySemantics) {
+    bySemantics = new Map();
+    routeMatches.set(match, bySemantics);
+  }
+  let out = bySemantics.get(pathSeparatedPrefix);
+  if (!out) {
+    out = translateRouteMatch(match, pathSeparatedPrefix);
+    bySemantics.set(pathSeparatedPrefix, out);
+  }
+  return out;
+}
+
 /**
  * Istio's sourceMatchHTTP: with `gateways`, one must be among the proxy's gateway names; otherwise the
  * proxy's labels must include `sourceLabels` and its namespace equal `sourceNamespace`.

@@ -12,7 +12,8 @@ import { applyDestinations, parseClusterName } from "./destination.ts";
 import { translateDirectResponse } from "./direct-response.ts";
 import { FAULT_FILTER, translateFault } from "./fault.ts";
 import { http3AltSvcHeader, translateHeaderOperations } from "./headers.ts";
-import { isCatchAllRoute, sourceMatches, translateRouteMatch } from "./match.ts";
+import { isCatchAllRoute, routeMatchFor, sourceMatches } from "./match.ts";
+import { newDecorator, newRoute, newRouteAction } from "./message.ts";
 import { translateMirrors } from "./mirror.ts";
 import { routeProxyHeaders } from "./proxy-headers.ts";
 import { translateRedirect } from "./redirect.ts";
@@ -26,12 +27,19 @@ function usesIngressSemantics(vs: VirtualService): boolean {
   return vs.metadata.annotations?.["internal.istio.io/route-semantics"] === "ingress";
 }
 
-/** `metadata.filter_metadata.istio.config` naming the VirtualService a route came from. */
+// One Metadata per VirtualService, by its metadata object (kept by the per-push copies of a
+// VirtualService): every route of the VirtualService shares it, in every push.
+const configMetadataByObject = new WeakMap<VirtualService["metadata"], core.Metadata>();
+
+/** `metadata.filter_metadata.istio.config` naming the VirtualService a route came from; shared, never change it. */
 export function configMetadata(vs: VirtualService): core.Metadata {
-  const path = `/apis/networking.istio.io/v1/namespaces/${vs.metadata.namespace ?? ""}/virtual-service/${vs.metadata.name ?? ""}`;
-  return create(core.MetadataSchema, {
-    filterMetadata: { istio: { config: path } },
-  });
+  let metadata = configMetadataByObject.get(vs.metadata);
+  if (!metadata) {
+    const path = `/apis/networking.istio.io/v1/namespaces/${vs.metadata.namespace ?? ""}/virtual-service/${vs.metadata.name ?? ""}`;
+    metadata = create(core.MetadataSchema, { filterMetadata: { istio: { config: path } } });
+    configMetadataByObject.set(vs.metadata, metadata);
+  }
+  return metadata;
 }
 
 /**
@@ -59,7 +67,7 @@ function forwardAction(
   vs: VirtualService,
   ctx: RouteContext,
 ): route.RouteAction {
-  const action = create(route.RouteActionSchema);
+  const action = newRouteAction();
   applyTimeout(action, http.timeout, ctx.proxy);
   const gatewaySemantics = usesGatewaySemantics(vs);
   // Gateway API: a backend that does not exist answers 500.
@@ -94,20 +102,20 @@ export function translateRoute(
   if (match?.port && match.port !== ctx.listenerPort) return undefined;
   if (!sourceMatches(match, ctx.proxy, ctx.gatewayNames)) return undefined;
 
-  const out = create(route.RouteSchema, {
-    name: match?.name ? `${http.name ?? ""}.${match.name}` : (http.name ?? ""),
-    match: translateRouteMatch(match, usesGatewaySemantics(vs) || usesIngressSemantics(vs)),
-    metadata: configMetadata(vs),
-    statPrefix: match?.statPrefix ?? "",
-  });
+  const out = newRoute();
+  out.name = match?.name ? `${http.name ?? ""}.${match.name}` : (http.name ?? "");
+  out.match = routeMatchFor(match, usesGatewaySemantics(vs) || usesIngressSemantics(vs));
+  out.metadata = configMetadata(vs);
+  out.statPrefix = match?.statPrefix ?? "";
 
   let authority = "";
   if (http.headers) {
+    // The shared operations' lists are copied: destinations and HTTP/3 add to the route's.
     const ops = translateHeaderOperations(http.headers);
-    out.requestHeadersToAdd = ops.requestHeadersToAdd;
-    out.responseHeadersToAdd = ops.responseHeadersToAdd;
-    out.requestHeadersToRemove = ops.requestHeadersToRemove;
-    out.responseHeadersToRemove = ops.responseHeadersToRemove;
+    out.requestHeadersToAdd = [...ops.requestHeadersToAdd];
+    out.responseHeadersToAdd = [...ops.responseHeadersToAdd];
+    out.requestHeadersToRemove = [...ops.requestHeadersToRemove];
+    out.responseHeadersToRemove = [...ops.responseHeadersToRemove];
     authority = ops.authority;
   }
 
@@ -122,9 +130,8 @@ export function translateRoute(
     out.action = { case: "route", value: forwardAction(out, http, authority, vs, ctx) };
   }
 
-  out.decorator = create(route.DecoratorSchema, {
-    operation: routeOperation(out, vs.metadata.name ?? "", ctx.listenerPort),
-  });
+  out.decorator = newDecorator();
+  out.decorator.operation = routeOperation(out, vs.metadata.name ?? "", ctx.listenerPort);
   if (http.fault) {
     const f = translateFault(http.fault);
     // A fault with nothing Envoy supports (exponential delay, HTTP/2 error) adds no config.
