@@ -293,7 +293,10 @@ export class XdsServer {
         if (!conn) {
           const opened = await this.#open(call, req, protocol, secure);
           if ("code" in opened) return finish(opened.code, opened.details);
+          // The stream may have ended while the proxy was authenticated: nothing would unregister it.
+          if (finished || call.destroyed) return;
           conn = opened;
+          this.#register(conn);
         }
         if (protocol === "sotw") await handleSotwRequest(this.#env, conn, req as discovery.DiscoveryRequest);
         else await handleDeltaRequest(this.#env, conn, req as discovery.DeltaDiscoveryRequest);
@@ -320,7 +323,7 @@ export class XdsServer {
     });
   }
 
-  /** Reads the proxy from the first request, authenticates it, and registers the connection. */
+  /** Reads the proxy from the first request and authenticates it. */
   async #open(
     call: AdsStream,
     first: AnyRequest,
@@ -344,7 +347,7 @@ export class XdsServer {
     }
     this.#connectionCounter++;
     const push = this.#push as PushContext;
-    const conn = new Connection(
+    return new Connection(
       `${proxy.id}-${this.#connectionCounter}`,
       proxy,
       protocol,
@@ -353,10 +356,12 @@ export class XdsServer {
       push,
       call,
     );
+  }
+
+  #register(conn: Connection): void {
     this.#connections.set(conn.id, conn);
-    this.#env.metrics?.connections.inc({ version: proxy.metadata.ISTIO_VERSION ?? "unknown" });
-    this.#env.log.info({ connection: conn.id, protocol, peer: conn.peerAddress }, "ADS: new connection");
-    return conn;
+    this.#env.metrics?.connections.inc({ version: conn.proxy.metadata.ISTIO_VERSION ?? "unknown" });
+    this.#env.log.info({ connection: conn.id, protocol: conn.protocol, peer: conn.peerAddress }, "ADS: new connection");
   }
 
   #disconnect(conn: Connection): void {
