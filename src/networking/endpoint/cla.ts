@@ -1,21 +1,14 @@
 // The ClusterLoadAssignment of one cluster (Istio's EndpointBuilder): the service port's endpoints,
 // filtered by subset labels and health, made network-aware, grouped by locality with failover
 // priorities or distribute weights. DNS clusters carry the same groups inline (`localityGroups`).
-import { create } from "@bufbuild/protobuf";
-import { endpoint } from "../../api/index.ts";
+import type { endpoint } from "../../api/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
 import type { DestinationRuleTrafficPolicy } from "../../config/types/index.ts";
 import type { Labels } from "../../krt/index.ts";
 import type { ProxyNode } from "../../model/proxy.ts";
 import type { ServiceEndpoint } from "../../registry/index.ts";
-import { buildLbEndpoint } from "./lbendpoint.ts";
-import {
-  applyLocalityLb,
-  groupByLocality,
-  type LocalityLbEndpointsInit,
-  localityLbEndpoints,
-  localityLbSetting,
-} from "./locality.ts";
+import { buildLbEndpoint, sharedMetadata } from "./lbendpoint.ts";
+import { applyLocalityLb, groupByLocality, localityLbEndpoints, localityLbSetting } from "./locality.ts";
 import { type NetworkGateways, networkMembers } from "./network.ts";
 import { selectEndpoints } from "./subset-filter.ts";
 
@@ -47,15 +40,16 @@ export interface EndpointsInput {
 }
 
 export function buildClusterLoadAssignment(input: EndpointsInput): endpoint.ClusterLoadAssignment {
-  const endpoints = localityGroups(input);
-  return create(
-    endpoint.ClusterLoadAssignmentSchema,
-    endpoints.length === 0 ? { clusterName: input.clusterName } : { clusterName: input.clusterName, endpoints },
-  );
+  return {
+    $typeName: "envoy.config.endpoint.v3.ClusterLoadAssignment",
+    clusterName: input.clusterName,
+    endpoints: localityGroups(input),
+    namedEndpoints: {},
+  };
 }
 
 /** The LocalityLbEndpoints of the cluster; empty when no endpoint is selected. */
-export function localityGroups(input: EndpointsInput): LocalityLbEndpointsInit[] {
+export function localityGroups(input: EndpointsInput): endpoint.LocalityLbEndpoints[] {
   const ruleTlsDisablesMtls = input.policy?.tls?.mode !== undefined && input.policy.tls.mode !== "ISTIO_MUTUAL";
   const mtlsDisabled = (ep: ServiceEndpoint) =>
     ruleTlsDisablesMtls || (input.peerAuthenticationDisabled?.(ep) ?? false);
@@ -79,12 +73,15 @@ export function localityGroups(input: EndpointsInput): LocalityLbEndpointsInit[]
     if (list) list.push(ep);
     else byLocality.set(ep.locality, [ep]);
   }
+  const metadataFor = sharedMetadata();
+  const build = (ep: ServiceEndpoint, weight: number) => buildLbEndpoint(ep, !mtlsDisabled(ep), weight, metadataFor);
   const items = [...byLocality].flatMap(([locality, eps]) =>
-    networkMembers(eps, (ep) => buildLbEndpoint(ep, !mtlsDisabled(ep)), {
+    networkMembers(eps, build, {
       proxyNetwork,
       proxyClusterId: input.proxy.clusterId,
       gateways: input.networkGateways,
       mtlsDisabled,
+      metadataFor,
     }).map((member) => ({ locality, member })),
   );
   const groups = applyLocalityLb(groupByLocality(items), {

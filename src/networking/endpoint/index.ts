@@ -8,11 +8,10 @@ export {
   buildLbEndpoint,
   canonicalService,
   endpointAddress,
-  endpointMetadata,
   envoyHealth,
   ISTIO_METADATA_KEY,
   TRANSPORT_SOCKET_MATCH_KEY,
 } from "./lbendpoint.ts";
-export { type LocalityLbEndpointsInit, localityLbSetting, localityMatch, localityPriority } from "./locality.ts";
+export { localityLbSetting, localityMatch, localityPriority } from "./locality.ts";
 export type { NetworkGateway, NetworkGateways } from "./network.ts";
 export { type EndpointSelection, labelsContain, selectEndpoints } from "./subset-filter.ts";

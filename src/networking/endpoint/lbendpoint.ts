@@ -1,49 +1,81 @@
 // One Envoy LbEndpoint per Istio endpoint (Istio's buildEnvoyLbEndpoint and util.AppendLbEndpointMetadata):
 // address, health, weight, and the metadata the client sidecar reads: `envoy.transport_socket_match`
 // selects the mTLS socket of auto-mTLS clusters, `istio.workload` names the workload for telemetry.
-import type { JsonObject, MessageInitShape } from "@bufbuild/protobuf";
+// The messages are written as literals rather than through protobuf-es `create()`, which walks every
+// member of the schema and converts the init object on each call (most of an endpoint's build time);
+// the message types make the compiler insist on every field `create()` would set.
+import type { JsonObject } from "@bufbuild/protobuf";
 import { core, type endpoint } from "../../api/index.ts";
 import type { Labels } from "../../krt/index.ts";
 import type { HealthStatus, ServiceEndpoint } from "../../registry/index.ts";
 
-export type LbEndpointInit = MessageInitShape<typeof endpoint.LbEndpointSchema>;
-
 export const TRANSPORT_SOCKET_MATCH_KEY = "envoy.transport_socket_match";
 export const ISTIO_METADATA_KEY = "istio";
+
+// Read once: each `core.` access goes through the API's module namespace getters.
+const ENVOY_HEALTH = core.HealthStatus;
+const TCP = core.SocketAddress_Protocol.TCP;
 
 export function envoyHealth(health: HealthStatus): core.HealthStatus {
   switch (health) {
     case "Healthy":
-      return core.HealthStatus.HEALTHY;
+      return ENVOY_HEALTH.HEALTHY;
     case "UnHealthy":
-      return core.HealthStatus.UNHEALTHY;
+      return ENVOY_HEALTH.UNHEALTHY;
     case "Draining":
-      return core.HealthStatus.DRAINING;
+      return ENVOY_HEALTH.DRAINING;
     default:
-      return core.HealthStatus.UNKNOWN;
+      return ENVOY_HEALTH.UNKNOWN;
   }
 }
 
 /** An Envoy address: a socket address, or a pipe for `unix://` endpoints. */
-export function endpointAddress(address: string, port: number): MessageInitShape<typeof core.AddressSchema> {
-  if (address.startsWith("unix://")) return { address: { case: "pipe", value: { path: address.slice(7) } } };
-  return { address: { case: "socketAddress", value: { address, portSpecifier: { case: "portValue", value: port } } } };
+export function endpointAddress(address: string, port: number): core.Address {
+  if (address.startsWith("unix://")) {
+    const pipe: core.Pipe = { $typeName: "envoy.config.core.v3.Pipe", path: address.slice(7), mode: 0 };
+    return { $typeName: "envoy.config.core.v3.Address", address: { case: "pipe", value: pipe } };
+  }
+  const socketAddress: core.SocketAddress = {
+    $typeName: "envoy.config.core.v3.SocketAddress",
+    protocol: TCP,
+    address,
+    portSpecifier: { case: "portValue", value: port },
+    resolverName: "",
+    ipv4Compat: false,
+  };
+  return { $typeName: "envoy.config.core.v3.Address", address: { case: "socketAddress", value: socketAddress } };
 }
 
-export function buildLbEndpoint(ep: ServiceEndpoint, mtlsEnabled: boolean): LbEndpointInit {
+/** The LbEndpoint of a registry endpoint, with `weight` (its own, scaled for multi-network meshes). */
+export function buildLbEndpoint(
+  ep: ServiceEndpoint,
+  mtlsEnabled: boolean,
+  weight: number,
+  metadataFor: MetadataFor,
+): endpoint.LbEndpoint {
+  const metadata = metadataFor(mtlsEnabled ? ep.tlsMode : "", endpointTelemetry(ep));
+  return lbEndpoint(endpointAddress(ep.address, ep.port), metadata, weight, envoyHealth(ep.health));
+}
+
+/** An LbEndpoint at `address`; `health` is left UNKNOWN for gateways standing in for remote endpoints. */
+export function lbEndpoint(
+  address: core.Address,
+  metadata: core.Metadata,
+  weight: number,
+  health = ENVOY_HEALTH.UNKNOWN,
+): endpoint.LbEndpoint {
+  const host: endpoint.Endpoint = {
+    $typeName: "envoy.config.endpoint.v3.Endpoint",
+    address,
+    hostname: "",
+    additionalAddresses: [],
+  };
   return {
-    hostIdentifier: { case: "endpoint", value: { address: endpointAddress(ep.address, ep.port) } },
-    healthStatus: envoyHealth(ep.health),
-    loadBalancingWeight: endpointWeight(ep),
-    metadata: {
-      filterMetadata: endpointMetadata({
-        tlsMode: mtlsEnabled ? ep.tlsMode : "",
-        workloadName: ep.workloadName,
-        namespace: ep.workloadNamespace || ep.namespace,
-        labels: ep.labels,
-        clusterId: ep.clusterId,
-      }),
-    },
+    $typeName: "envoy.config.endpoint.v3.LbEndpoint",
+    hostIdentifier: { case: "endpoint", value: host },
+    healthStatus: health,
+    metadata,
+    loadBalancingWeight: weight,
   };
 }
 
@@ -51,26 +83,54 @@ export function endpointWeight(ep: ServiceEndpoint): number {
   return ep.weight > 0 ? ep.weight : 1;
 }
 
-export interface EndpointMetadataInput {
-  tlsMode: string;
-  workloadName: string;
-  namespace: string;
-  labels: Labels;
-  clusterId: string;
+/** The endpoint metadata of a tlsMode and workload telemetry; a load assignment's builder holds one (sharedMetadata). */
+export type MetadataFor = (tlsMode: string, workload: string) => core.Metadata;
+
+/**
+ * Metadata messages shared by the endpoints with the same values: the endpoints of a workload, or of
+ * a ServiceEntry, usually have the same, and a shared message is built and encoded once.
+ */
+export function sharedMetadata(): MetadataFor {
+  const byTlsMode = new Map<string, Map<string, core.Metadata>>();
+  return (tlsMode, workload) => {
+    let byWorkload = byTlsMode.get(tlsMode);
+    if (!byWorkload) {
+      byWorkload = new Map();
+      byTlsMode.set(tlsMode, byWorkload);
+    }
+    let metadata = byWorkload.get(workload);
+    if (!metadata) {
+      metadata = endpointMetadata(tlsMode, workload);
+      byWorkload.set(workload, metadata);
+    }
+    return metadata;
+  };
 }
 
 /** The filter metadata of an endpoint: tlsMode (unless empty or `disabled`) and the compressed workload telemetry. */
-export function endpointMetadata(input: EndpointMetadataInput): Record<string, JsonObject> {
-  const out: Record<string, JsonObject> = {};
-  if (input.tlsMode !== "" && input.tlsMode !== "disabled")
-    out[TRANSPORT_SOCKET_MATCH_KEY] = { tlsMode: input.tlsMode };
-  const { name, revision } = canonicalService(input.labels, input.workloadName);
-  out[ISTIO_METADATA_KEY] = {
-    workload: [input.workloadName, input.namespace, name, revision === "latest" ? "" : revision, input.clusterId].join(
-      ";",
-    ),
-  };
-  return out;
+function endpointMetadata(tlsMode: string, workload: string): core.Metadata {
+  const filterMetadata: Record<string, JsonObject> = {};
+  if (tlsMode !== "" && tlsMode !== "disabled") filterMetadata[TRANSPORT_SOCKET_MATCH_KEY] = { tlsMode };
+  filterMetadata[ISTIO_METADATA_KEY] = { workload };
+  return { $typeName: "envoy.config.core.v3.Metadata", filterMetadata, typedFilterMetadata: {} };
+}
+
+// Each registry endpoint's telemetry string, for as long as the registry keeps the endpoint.
+const telemetryOfEndpoint = new WeakMap<ServiceEndpoint, string>();
+
+function endpointTelemetry(ep: ServiceEndpoint): string {
+  let workload = telemetryOfEndpoint.get(ep);
+  if (workload === undefined) {
+    workload = workloadTelemetry(ep.workloadName, ep.workloadNamespace || ep.namespace, ep.labels, ep.clusterId);
+    telemetryOfEndpoint.set(ep, workload);
+  }
+  return workload;
+}
+
+/** Istio's `workload;namespace;canonical name;canonical revision;cluster` (a `latest` revision left empty). */
+export function workloadTelemetry(workloadName: string, namespace: string, labels: Labels, clusterId: string): string {
+  const { name, revision } = canonicalService(labels, workloadName);
+  return `${workloadName};${namespace};${name};${revision === "latest" ? "" : revision};${clusterId}`;
 }
 
 /** Istio's kube labels.CanonicalService: the canonical name and revision of a workload, with its defaults. */

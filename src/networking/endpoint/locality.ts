@@ -1,7 +1,6 @@
 // Locality-aware load balancing on a load assignment (Istio's loadbalancer.go): endpoints grouped by
 // locality; with outlier detection, failover priorities (same subzone 0, zone 1, region 2, elsewhere 3,
 // regions a failover rule excludes 4), or failoverPriority labels; or `distribute` weights instead.
-import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { endpoint } from "../../api/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
 import type {
@@ -11,13 +10,10 @@ import type {
 } from "../../config/types/index.ts";
 import type { Labels } from "../../krt/index.ts";
 import type { Locality } from "../../model/proxy.ts";
-import type { LbEndpointInit } from "./lbendpoint.ts";
-
-export type LocalityLbEndpointsInit = MessageInitShape<typeof endpoint.LocalityLbEndpointsSchema>;
 
 /** One endpoint in a locality group, with the labels failoverPriority compares. */
 export interface GroupMember {
-  lb: LbEndpointInit;
+  lb: endpoint.LbEndpoint;
   weight: number;
   labels: Labels;
 }
@@ -194,11 +190,18 @@ function renumber(groups: LocalityGroup[], raw: readonly number[]): LocalityGrou
   return groups.map((group, i) => ({ ...group, priority: dense.get(raw[i]) ?? 0 }));
 }
 
-/** The groups as Envoy LocalityLbEndpoints. */
-export function localityLbEndpoints(groups: readonly LocalityGroup[]): LocalityLbEndpointsInit[] {
+/** The groups as Envoy LocalityLbEndpoints (message literals, as lbendpoint.ts explains). */
+export function localityLbEndpoints(groups: readonly LocalityGroup[]): endpoint.LocalityLbEndpoints[] {
   return groups.map((group) => ({
-    locality: group.locality,
+    $typeName: "envoy.config.endpoint.v3.LocalityLbEndpoints",
+    locality: {
+      $typeName: "envoy.config.core.v3.Locality",
+      region: group.locality.region,
+      zone: group.locality.zone,
+      subZone: group.locality.subZone,
+    },
     lbEndpoints: group.members.map((m) => m.lb),
+    lbConfig: { case: undefined },
     loadBalancingWeight: group.weight,
     priority: group.priority,
   }));

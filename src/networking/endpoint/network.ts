@@ -3,8 +3,10 @@
 // for them with their combined weight; endpoints on a network without gateways are taken as directly
 // reachable. Weights are scaled by the least common multiple of the gateway counts (per network and
 // per network and cluster) so that each gateway's share stays a whole number.
+
+import type { endpoint } from "../../api/index.ts";
 import type { ServiceEndpoint } from "../../registry/index.ts";
-import { endpointAddress, endpointMetadata, endpointWeight, type LbEndpointInit } from "./lbendpoint.ts";
+import { endpointAddress, endpointWeight, lbEndpoint, type MetadataFor, workloadTelemetry } from "./lbendpoint.ts";
 import type { GroupMember } from "./locality.ts";
 
 /** A network's gateway, as meshNetworks or the registry's gateway services declare it. */
@@ -24,6 +26,8 @@ export interface NetworkView {
   proxyClusterId: string;
   /** mTLS to this endpoint is off: it cannot be reached through a gateway (which routes by mTLS SNI). */
   mtlsDisabled: (ep: ServiceEndpoint) => boolean;
+  /** The load assignment's shared endpoint metadata. */
+  metadataFor: MetadataFor;
 }
 
 export function multiNetworkEnabled(gateways: NetworkGateways | undefined): boolean {
@@ -33,11 +37,14 @@ export function multiNetworkEnabled(gateways: NetworkGateways | undefined): bool
 /** The members of one locality for a proxy on `view.proxyNetwork`. */
 export function networkMembers(
   endpoints: readonly ServiceEndpoint[],
-  build: (ep: ServiceEndpoint) => LbEndpointInit,
+  build: (ep: ServiceEndpoint, weight: number) => endpoint.LbEndpoint,
   view: NetworkView,
 ): GroupMember[] {
   if (!multiNetworkEnabled(view.gateways)) {
-    return endpoints.map((ep) => ({ lb: build(ep), weight: endpointWeight(ep), labels: ep.labels }));
+    return endpoints.map((ep) => {
+      const weight = endpointWeight(ep);
+      return { lb: build(ep, weight), weight, labels: ep.labels };
+    });
   }
   const gateways = view.gateways ?? {};
   const scale = Object.values(gateways)
@@ -51,7 +58,7 @@ export function networkMembers(
     const epGateways = gatewaysFor(gateways, ep);
     // Reachable directly: on the proxy's network, or on a network without gateways.
     if (ep.network === view.proxyNetwork || epGateways.length === 0) {
-      members.push({ lb: { ...build(ep), loadBalancingWeight: weight }, weight, labels: ep.labels });
+      members.push({ lb: build(ep, weight), weight, labels: ep.labels });
       continue;
     }
     // Gateways route by the mTLS SNI: an endpoint without Istio mTLS cannot be reached through one.
@@ -61,7 +68,7 @@ export function networkMembers(
   }
   for (const gw of [...gatewayWeights.keys()].sort(compareGateways)) {
     const weight = gatewayWeights.get(gw) || 1;
-    members.push({ lb: gatewayLbEndpoint(gw, weight, view.proxyClusterId), weight, labels: {} });
+    members.push({ lb: gatewayLbEndpoint(gw, weight, view), weight, labels: {} });
   }
   return members;
 }
@@ -85,20 +92,9 @@ function compareGateways(a: NetworkGateway, b: NetworkGateway): number {
 }
 
 /** A gateway standing in for remote endpoints: Istio mTLS, telemetry naming only the proxy's cluster. */
-function gatewayLbEndpoint(gw: NetworkGateway, weight: number, proxyClusterId: string): LbEndpointInit {
-  return {
-    hostIdentifier: { case: "endpoint", value: { address: endpointAddress(gw.address, gw.port) } },
-    loadBalancingWeight: weight,
-    metadata: {
-      filterMetadata: endpointMetadata({
-        tlsMode: "istio",
-        workloadName: "",
-        namespace: "",
-        labels: {},
-        clusterId: proxyClusterId,
-      }),
-    },
-  };
+function gatewayLbEndpoint(gw: NetworkGateway, weight: number, view: NetworkView): endpoint.LbEndpoint {
+  const metadata = view.metadataFor("istio", workloadTelemetry("", "", {}, view.proxyClusterId));
+  return lbEndpoint(endpointAddress(gw.address, gw.port), metadata, weight);
 }
 
 function gcd(a: number, b: number): number {
