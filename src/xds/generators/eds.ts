@@ -3,6 +3,7 @@
 // hostnames it names, which SotW EDS allows.
 import type { endpoint } from "../../api/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
+import type { Labels } from "../../krt/index.ts";
 import type { ProxyNode, PushContext, PushRequest, SidecarScope } from "../../model/index.ts";
 import { hostsMatch, pushSnapshot } from "../../model/index.ts";
 import {
@@ -78,6 +79,43 @@ function isClusterLocal(mesh: MeshConfig, hostname: string, domainSuffix: string
   return local;
 }
 
+// Istio's mtlsChecker, answered once per push for each labels, workload namespace and port (Istio's
+// peerAuthDisabledMTLS keys by labels and port): the endpoints of a workload, or of a ServiceEntry,
+// share those, and the index's answer costs microseconds per endpoint.
+const mtlsDisabledByPush = new WeakMap<PushContext, Map<string, Map<string, boolean>>>();
+// Label sets as key parts (one string per labels object, whose hash is computed once); the registry's
+// endpoints keep their labels objects across pushes.
+const labelKeys = new WeakMap<Labels, string>();
+
+function peerAuthenticationDisablesMtls(push: PushContext): (ep: ServiceEndpoint) => boolean {
+  const index = pushSnapshot(push).peerAuthentications;
+  let answers = mtlsDisabledByPush.get(push);
+  if (!answers) {
+    answers = new Map();
+    mtlsDisabledByPush.set(push, answers);
+  }
+  const byLabels = answers;
+  return (ep) => {
+    let labels = labelKeys.get(ep.labels);
+    if (labels === undefined) {
+      labels = JSON.stringify(ep.labels);
+      labelKeys.set(ep.labels, labels);
+    }
+    let byPort = byLabels.get(labels);
+    if (!byPort) {
+      byPort = new Map();
+      byLabels.set(labels, byPort);
+    }
+    const port = `${ep.workloadNamespace}/${ep.port}`;
+    let disabled = byPort.get(port);
+    if (disabled === undefined) {
+      disabled = index.mtlsMode(ep.workloadNamespace, ep.labels, ep.port) === "DISABLE";
+      byPort.set(port, disabled);
+    }
+    return disabled;
+  };
+}
+
 // Assignments shared by every proxy that sees the cluster the same way, across pushes while their inputs hold.
 const assignments = resourceCache<endpoint.ClusterLoadAssignment>(TypeUrl.Endpoint, (cla) => [
   { name: cla.clusterName, resource: cla },
@@ -151,8 +189,7 @@ function loadAssignment(
       policy,
       mtlsCapableOnly: parsed.sniDnat,
       // Istio's mtlsChecker: the endpoint's own workload may turn mTLS off for its port.
-      peerAuthenticationDisabled: (ep) =>
-        snap.peerAuthentications.mtlsMode(ep.workloadNamespace, ep.labels, ep.port) === "DISABLE",
+      peerAuthenticationDisabled: peerAuthenticationDisablesMtls(push),
       includeDraining: supportsDrainingEndpoints(service),
       // Endpoints on other networks than the proxy's go through their networks' gateways; the cache key
       // holds the proxy's network (endpointViewKey), and the gateways are the push's own.
