@@ -38,8 +38,7 @@ export function buildDefaultOutboundRoute(
   const out = newRoute();
   out.name = DEFAULT_ROUTE_NAME;
   out.match = MATCH_ALL;
-  out.decorator = newDecorator();
-  out.decorator.operation = defaultRouteOperation(hostname, port);
+  out.decorator = newDecorator(defaultRouteOperation(hostname, port));
   out.action = { case: "route", value: action };
   return out;
 }

@@ -94,9 +94,7 @@ export function applyDestinations(
     addHashPolicy(action, dst, ctx);
     clusters.push(weight);
   }
-  const weighted = newWeightedCluster();
-  weighted.clusters = clusters;
-  action.clusterSpecifier = { case: "weightedClusters", value: weighted };
+  action.clusterSpecifier = { case: "weightedClusters", value: newWeightedCluster(clusters) };
   return false;
 }
 

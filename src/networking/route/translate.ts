@@ -130,8 +130,7 @@ export function translateRoute(
     out.action = { case: "route", value: forwardAction(out, http, authority, vs, ctx) };
   }
 
-  out.decorator = newDecorator();
-  out.decorator.operation = routeOperation(out, vs.metadata.name ?? "", ctx.listenerPort);
+  out.decorator = newDecorator(routeOperation(out, vs.metadata.name ?? "", ctx.listenerPort));
   if (http.fault) {
     const f = translateFault(http.fault);
     // A fault with nothing Envoy supports (exponential delay, HTTP/2 error) adds no config.
