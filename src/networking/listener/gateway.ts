@@ -5,7 +5,7 @@
 // by the SNI-DNAT names of the services.
 import { create } from "@bufbuild/protobuf";
 import { DurationSchema } from "@bufbuild/protobuf/wkt";
-import { core, listener, type tls } from "../../api/index.ts";
+import { core, type hcm, listener, type tls } from "../../api/index.ts";
 import type { GatewayServers } from "../../config/types/index.ts";
 import type { Service } from "../../registry/index.ts";
 import { buildHttpFilters } from "../httpfilter/index.ts";
@@ -215,16 +215,42 @@ function httpManager(
     listenerClass: "gateway",
     statPrefix,
     routes: { rds: gatewayRouteName(entry, port) },
-    httpFilters: buildHttpFilters({
+    httpFilters: gatewayHttpFilters(input, protocol, port),
+    protocol,
+    http3,
+  });
+}
+
+/** Per gateway build, its connection managers' HTTP filters by protocol and port. */
+const httpFiltersByBuild = new WeakMap<RouterInput, Map<string, hcm.HttpFilter[]>>();
+
+/**
+ * The HTTP filters read only the build's policies besides the protocol and port, so the servers of a
+ * port share one list, built once (their managers then share its encoding too).
+ */
+function gatewayHttpFilters(
+  input: RouterInput,
+  protocol: ReturnType<typeof parseServerProtocol>,
+  port: number,
+): hcm.HttpFilter[] {
+  let byKey = httpFiltersByBuild.get(input);
+  if (!byKey) {
+    byKey = new Map();
+    httpFiltersByBuild.set(input, byKey);
+  }
+  const key = `${protocol} ${port}`;
+  let filters = byKey.get(key);
+  if (!filters) {
+    filters = buildHttpFilters({
       ...input.policies,
       listenerClass: "gateway",
       protocol,
       port,
       persistentSessions: input.persistentSessions,
-    }),
-    protocol,
-    http3,
-  });
+    });
+    byKey.set(key, filters);
+  }
+  return filters;
 }
 
 /** A VirtualService applies to a server when one of its hosts matches a server host (`ns/` scoping respected). */

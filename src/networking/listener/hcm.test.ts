@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { JsonObject } from "@bufbuild/protobuf";
-import { hcm, unpackAny, uuidRequestId } from "../../api/index.ts";
+import { hcm, packAny, unpackAny, uuidRequestId } from "../../api/index.ts";
 import { buildHttpFilters, envoyViolations } from "../httpfilter/index.ts";
-import { buildHttpConnectionManager, type HcmOptions } from "./index.ts";
+import { buildHcmFilter, buildHttpConnectionManager, type HcmOptions } from "./index.ts";
 import { meshFrom, proxyFrom } from "./testing.ts";
 
 function build(
@@ -78,5 +78,38 @@ describe("HTTP connection manager (buildHTTPConnectionManager)", () => {
   it("node HTTP10 lets outbound and gateway connection managers accept HTTP/1.0", () => {
     assert.equal(build({}, {}, { HTTP10: "1" }).httpProtocolOptions?.acceptHttp10, true);
     assert.equal(build({ listenerClass: "sidecarInbound" }, {}, { HTTP10: "1" }).httpProtocolOptions, undefined);
+  });
+
+  it("managers of one build sharing a filter list pack to the bytes of the whole manager", () => {
+    const env = {
+      proxy: proxyFrom({ metadata: { IDLE_TIMEOUT: "90s" } }),
+      mesh: meshFrom({ accessLogFile: "/dev/stdout" }),
+    };
+    for (const listenerClass of ["sidecarOutbound", "gateway"] as const) {
+      const httpFilters = buildHttpFilters({ listenerClass });
+      const managers: HcmOptions[] = [
+        {
+          listenerClass,
+          statPrefix: "outbound_10.0.0.1_9090;",
+          routes: { rds: "a.default.svc.cluster.local:9090" },
+          httpFilters,
+        },
+        { listenerClass, statPrefix: "", routes: { rds: "9090" }, httpFilters },
+        { listenerClass, statPrefix: "outbound_10.0.0.2_9090;", routes: { rds: "" }, httpFilters, protocol: "HTTP2" },
+        {
+          listenerClass,
+          statPrefix: "outbound_10.0.0.3_9090;",
+          routes: { rds: "b:9090" },
+          httpFilters,
+          protocol: "HTTP2",
+        },
+      ];
+      for (const options of managers) {
+        const config = buildHcmFilter(env, options).configType;
+        assert.ok(config.case === "typedConfig");
+        const whole = packAny(hcm.HttpConnectionManagerSchema, buildHttpConnectionManager(env, options));
+        assert.deepEqual(config.value, whole, `${listenerClass} ${options.statPrefix}`);
+      }
+    }
   });
 });

@@ -2,8 +2,9 @@
 // with its HTTP filters from the ordered registry (router last), access logs and tracing (Telemetry API
 // or the mesh's legacy settings), request id,
 // and the per-class settings: client cert forwarding inbound and on gateways, remote address on gateways.
-import { create } from "@bufbuild/protobuf";
-import { DurationSchema } from "@bufbuild/protobuf/wkt";
+import { create, toBinary } from "@bufbuild/protobuf";
+import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
+import { type Any, AnySchema, DurationSchema } from "@bufbuild/protobuf/wkt";
 import { core, hcm, listener, packAny, type route, uuidRequestId } from "../../api/index.ts";
 import type { ServiceProtocol } from "../../registry/index.ts";
 import { toDuration } from "../duration.ts";
@@ -68,27 +69,85 @@ export interface HcmOptions {
 export function buildHcmFilter(env: ListenerEnv, options: HcmOptions): listener.Filter {
   return create(listener.FilterSchema, {
     name: HCM_FILTER,
-    configType: {
-      case: "typedConfig",
-      value: packAny(hcm.HttpConnectionManagerSchema, buildHttpConnectionManager(env, options)),
-    },
+    configType: { case: "typedConfig", value: packedManager(env, options) },
   });
 }
 
+const HCM_FIELD = hcm.HttpConnectionManagerSchema.field;
+const HCM_TYPE_URL = `type.googleapis.com/${hcm.HttpConnectionManagerSchema.typeName}`;
+
+/**
+ * Per listener build (its env) and HTTP filter list (by identity) and the other options a manager
+ * reads, the encoding of the manager without its stat prefix and route.
+ */
+const encodedWithoutRoute = new WeakMap<ListenerEnv, Map<readonly hcm.HttpFilter[], Map<string, Uint8Array>>>();
+
+/**
+ * The manager packed into an Any. The RDS-routed managers of one listener build that share their
+ * HTTP filter list (the per-port managers of a sidecar's outbound listeners, a gateway's servers)
+ * differ only in stat prefix and RDS name, fields 2 and 3, which come before every other field a
+ * manager sets (the codec, field 1, is AUTO and not written; HTTP/3 managers are packed whole): the
+ * rest is encoded once, and each manager's bytes are its own two fields followed by that encoding,
+ * exactly what encoding the whole manager writes. Inline routes (sidecar inbound, whose filter lists
+ * are per chain) are packed whole.
+ */
+function packedManager(env: ListenerEnv, options: HcmOptions): Any {
+  const routes = options.routes;
+  if (options.http3 || !("rds" in routes)) {
+    return packAny(hcm.HttpConnectionManagerSchema, buildHttpConnectionManager(env, options));
+  }
+  let byFilters = encodedWithoutRoute.get(env);
+  if (!byFilters) {
+    byFilters = new Map();
+    encodedWithoutRoute.set(env, byFilters);
+  }
+  let byOptions = byFilters.get(options.httpFilters);
+  if (!byOptions) {
+    byOptions = new Map();
+    byFilters.set(options.httpFilters, byOptions);
+  }
+  const key = `${options.listenerClass} ${options.protocol ?? ""} ${options.httpProxy === true}`;
+  let rest = byOptions.get(key);
+  if (!rest) {
+    rest = toBinary(hcm.HttpConnectionManagerSchema, managerWithoutRoute(env, options));
+    byOptions.set(key, rest);
+  }
+  const head = encodeRouteFields(options.statPrefix, routes.rds);
+  const value = new Uint8Array(head.length + rest.length);
+  value.set(head);
+  value.set(rest, head.length);
+  return create(AnySchema, { typeUrl: HCM_TYPE_URL, value });
+}
+
+/** Fields 2 (stat prefix) and 3 (RDS), as encoding the manager writes them. */
+function encodeRouteFields(statPrefix: string, routeConfigName: string): Uint8Array {
+  const writer = new BinaryWriter();
+  if (statPrefix !== "") writer.tag(HCM_FIELD.statPrefix.number, WireType.LengthDelimited).string(statPrefix);
+  writer.tag(HCM_FIELD.rds.number, WireType.LengthDelimited).bytes(toBinary(hcm.RdsSchema, rds(routeConfigName)));
+  return writer.finish();
+}
+
+function rds(routeConfigName: string): hcm.Rds {
+  return create(hcm.RdsSchema, { routeConfigName, configSource: ADS_CONFIG_SOURCE });
+}
+
 export function buildHttpConnectionManager(env: ListenerEnv, options: HcmOptions): hcm.HttpConnectionManager {
+  const manager = managerWithoutRoute(env, options);
+  manager.statPrefix = options.statPrefix;
+  manager.routeSpecifier =
+    "rds" in options.routes
+      ? { case: "rds", value: rds(options.routes.rds) }
+      : { case: "routeConfig", value: options.routes.inline };
+  return manager;
+}
+
+/** Everything but the stat prefix and route. */
+function managerWithoutRoute(env: ListenerEnv, options: HcmOptions): hcm.HttpConnectionManager {
   const { mesh, proxy } = env;
   const normalization = mesh.pathNormalization?.normalization ?? "DEFAULT";
   const tracing = env.telemetry?.tracing(options.listenerClass) ?? buildHcmTracing(undefined, mesh, proxy, []);
   const manager = create(hcm.HttpConnectionManagerSchema, {
     codecType: hcm.HttpConnectionManager_CodecType.AUTO,
-    statPrefix: options.statPrefix,
-    routeSpecifier:
-      "rds" in options.routes
-        ? {
-            case: "rds",
-            value: create(hcm.RdsSchema, { routeConfigName: options.routes.rds, configSource: ADS_CONFIG_SOURCE }),
-          }
-        : { case: "routeConfig", value: options.routes.inline },
     httpFilters: [...options.httpFilters],
     useRemoteAddress: options.listenerClass === "gateway",
     normalizePath: normalization !== "NONE",
