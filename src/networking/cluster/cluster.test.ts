@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { toBinary } from "@bufbuild/protobuf";
+import { create, toBinary } from "@bufbuild/protobuf";
 import { cluster, tls, unpackAny } from "../../api/index.ts";
 import type { DestinationRuleSpec } from "../../config/types/index.ts";
 import type { ServiceProtocol } from "../../registry/index.ts";
@@ -16,6 +16,7 @@ import {
   parseClusterName,
   sniDnatClusterName,
 } from "./index.ts";
+import { clusterMessage } from "./message.ts";
 
 describe("cluster names (BuildSubsetKey, BuildDNSSrvSubsetKey)", () => {
   it("outbound|port|subset|host, subset empty for the default cluster", () => {
@@ -284,5 +285,12 @@ describe("encoding once per resource", () => {
     };
     const encode = () => buildOutboundClusters(input).map((c) => toBinary(cluster.ClusterSchema, c));
     assert.deepEqual(encode(), encode());
+  });
+});
+
+describe("Cluster messages written as plain objects", () => {
+  it("have exactly the shape and zero values create() gives", () => {
+    assert.deepStrictEqual(clusterMessage("c"), create(cluster.ClusterSchema, { name: "c" }));
+    assert.deepEqual(Object.keys(clusterMessage("c")), Object.keys(create(cluster.ClusterSchema, { name: "c" })));
   });
 });

@@ -14,7 +14,6 @@ import type { ServicePort } from "../../registry/index.ts";
 import { durationFromSeconds, toDuration } from "../duration.ts";
 import { type HttpOptionsDraft, isHttpProtocol } from "./protocol.ts";
 
-type ClusterInit = MessageInitShape<typeof cluster.ClusterSchema>;
 type ThresholdsInit = MessageInitShape<typeof cluster.CircuitBreakers_ThresholdsSchema>;
 
 const UNLIMITED = 4294967295;
@@ -56,7 +55,7 @@ function meshDefaults(mesh: MeshConfig): MeshPoolSettings {
 
 /** Sets connect timeout, circuit breakers and TCP keepalive on the draft, and the HTTP options on `http`. */
 export function applyConnectionPool(
-  draft: ClusterInit,
+  draft: cluster.Cluster,
   http: HttpOptionsDraft,
   pool: ConnectionPool | undefined,
   mesh: MeshConfig,
@@ -85,11 +84,12 @@ export function applyConnectionPool(
   }
   if (h?.maxRetries && h.maxRetries > 0) thresholds.maxRetries = h.maxRetries;
   if (tcp?.maxConnections && tcp.maxConnections > 0) thresholds.maxConnections = tcp.maxConnections;
-  draft.circuitBreakers = { thresholds: [thresholds] };
+  draft.circuitBreakers = create(cluster.CircuitBreakersSchema, { thresholds: [thresholds] });
 
   draft.connectTimeout = toDuration(tcp?.connectTimeout) ?? toDuration(mesh.connectTimeout) ?? durationFromSeconds(10);
   const keepalive = tcpKeepalive(mesh, tcp?.tcpKeepalive);
-  if (keepalive) draft.upstreamConnectionOptions = { tcpKeepalive: keepalive };
+  if (keepalive)
+    draft.upstreamConnectionOptions = create(cluster.UpstreamConnectionOptionsSchema, { tcpKeepalive: keepalive });
 
   const idleTimeout = toDuration(h?.idleTimeout) ?? toDuration(tcp?.idleTimeout);
   if (idleTimeout) http.idleTimeout = idleTimeout;

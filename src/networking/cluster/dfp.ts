@@ -4,11 +4,12 @@
 // only; no subsets, no load balancer settings (the cluster provides its hosts), and a connect timeout
 // only when the DestinationRule sets one.
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import { cluster, dfpCluster, packAny } from "../../api/index.ts";
+import { cluster, core, dfpCluster, packAny } from "../../api/index.ts";
 import type { ServiceProtocol } from "../../registry/index.ts";
 import { DFP_CLUSTER_TYPE, forwardProxyDnsCache } from "../dfp.ts";
 import { toDuration } from "../duration.ts";
 import { applyConnectionPool, shouldUpgradeToH2 } from "./connectionpool.ts";
+import { clusterMessage } from "./message.ts";
 import { istioClusterMetadata } from "./metadata.ts";
 import { TCP_CLUSTER_METADATA_EXCHANGE } from "./metadataexchange.ts";
 import { outboundClusterName } from "./names.ts";
@@ -28,19 +29,19 @@ export function buildForwardProxyClusters(input: OutboundClusterInput): cluster.
   const name = outboundClusterName(port.port, "", service.hostname);
   const policy = effectiveTrafficPolicy(rule?.spec, port.port, "");
   const common: MessageInitShape<typeof cluster.Cluster_CommonLbConfigSchema> = {};
-  const draft: MessageInitShape<typeof cluster.ClusterSchema> = {
-    name,
-    lbPolicy: cluster.Cluster_LbPolicy.CLUSTER_PROVIDED,
-    altStatName: `${name};`,
-  };
+  const draft = clusterMessage(name);
+  draft.lbPolicy = cluster.Cluster_LbPolicy.CLUSTER_PROVIDED;
+  draft.altStatName = `${name};`;
   const http: HttpOptionsDraft = {};
   if (isHttp2Protocol(port.protocol)) http.upstream = "http2";
   applyConnectionPool(draft, http, policy?.connectionPool, mesh, policy?.retryBudget);
   // Istio's forward proxy cluster starts without the mesh connect timeout.
-  draft.connectTimeout = toDuration(policy?.connectionPool?.tcp?.connectTimeout);
+  const connectTimeout = toDuration(policy?.connectionPool?.tcp?.connectTimeout);
+  if (connectTimeout) draft.connectTimeout = connectTimeout;
+  else delete draft.connectTimeout;
   if (shouldUpgradeToH2(port, policy?.connectionPool, mesh)) http.upstream = "http2";
   applyOutlierDetection(draft, common, policy?.outlierDetection);
-  if (Object.keys(common).length > 0) draft.commonLbConfig = common;
+  if (Object.keys(common).length > 0) draft.commonLbConfig = create(cluster.Cluster_CommonLbConfigSchema, common);
 
   const upstreamTls = buildUpstreamTls({
     clusterName: name,
@@ -59,14 +60,14 @@ export function buildForwardProxyClusters(input: OutboundClusterInput): cluster.
     dynamicForwardProxy: true,
     mesh,
   });
-  draft.transportSocket = upstreamTls.transportSocket;
-  draft.transportSocketMatches = upstreamTls.transportSocketMatches;
+  if (upstreamTls.transportSocket) draft.transportSocket = upstreamTls.transportSocket;
+  if (upstreamTls.transportSocketMatches) draft.transportSocketMatches = upstreamTls.transportSocketMatches;
   applyUpstreamProxyProtocol(draft, policy?.proxyProtocol);
   if (upstreamTls.autoSni) http.autoSni = true;
   if (upstreamTls.autoSanValidation) http.autoSanValidation = true;
   draft.clusterDiscoveryType = {
     case: "clusterType",
-    value: {
+    value: create(cluster.Cluster_CustomClusterTypeSchema, {
       name: DFP_CLUSTER_TYPE,
       typedConfig: packAny(
         dfpCluster.ClusterConfigSchema,
@@ -78,9 +79,10 @@ export function buildForwardProxyClusters(input: OutboundClusterInput): cluster.
           allowInsecureClusterOptions: upstreamTls.allowInsecureClusterOptions === true,
         }),
       ),
-    },
+    }),
   };
-  draft.typedExtensionProtocolOptions = httpProtocolOptionsAny(http);
+  const protocolOptions = httpProtocolOptionsAny(http);
+  if (protocolOptions) draft.typedExtensionProtocolOptions = protocolOptions;
   draft.filters = [TCP_CLUSTER_METADATA_EXCHANGE];
   const metadata = istioClusterMetadata({
     services: [],
@@ -88,6 +90,7 @@ export function buildForwardProxyClusters(input: OutboundClusterInput): cluster.
     alpnOverride: upstreamTls.alpnOverride,
     external: service.meshExternal,
   });
-  if (Object.keys(metadata.istio).length > 0) draft.metadata = { filterMetadata: metadata };
-  return [create(cluster.ClusterSchema, draft)];
+  if (Object.keys(metadata.istio).length > 0)
+    draft.metadata = create(core.MetadataSchema, { filterMetadata: metadata });
+  return [draft];
 }

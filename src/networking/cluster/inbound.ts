@@ -4,8 +4,8 @@
 // LOCALHOST to the target port on loopback; a Sidecar ingress defaultEndpoint names its own address
 // and port (a unix socket has none).
 import { isIP } from "node:net";
-import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import { cluster } from "../../api/index.ts";
+import { create } from "@bufbuild/protobuf";
+import { cluster, core, endpoint } from "../../api/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
 import type { ConnectionPool } from "../../config/types/index.ts";
 import type { ProxyNode } from "../../model/proxy.ts";
@@ -13,6 +13,7 @@ import type { Service, ServicePort } from "../../registry/index.ts";
 import { durationFromSeconds } from "../duration.ts";
 import { endpointAddress } from "../endpoint/index.ts";
 import { applyConnectionPool } from "./connectionpool.ts";
+import { clusterMessage } from "./message.ts";
 import { altStatName, istioClusterMetadata } from "./metadata.ts";
 import { inboundClusterName } from "./names.ts";
 import { effectiveTrafficPolicy } from "./policy.ts";
@@ -59,38 +60,38 @@ export function buildInboundCluster(input: InboundClusterInput): cluster.Cluster
     address: defaultInboundBind(mesh, proxy),
     port: input.targetPort,
   };
-  const draft: MessageInitShape<typeof cluster.ClusterSchema> = {
+  const draft = clusterMessage(name);
+  draft.altStatName = altStatName(
     name,
-    altStatName: altStatName(
-      name,
-      mesh.inboundClusterStatName,
-      input.services[0] && {
-        service: input.services[0],
-        subset: "",
-        port: port.port,
-        portName: port.name,
-        targetPort: input.targetPort,
-      },
-    ),
-    commonLbConfig: {},
-  };
+    mesh.inboundClusterStatName,
+    input.services[0] && {
+      service: input.services[0],
+      subset: "",
+      port: port.port,
+      portName: port.name,
+      targetPort: input.targetPort,
+    },
+  );
+  draft.commonLbConfig = create(cluster.Cluster_CommonLbConfigSchema);
   if (bind === "") {
     draft.clusterDiscoveryType = { case: "type", value: cluster.Cluster_DiscoveryType.ORIGINAL_DST };
     draft.lbPolicy = cluster.Cluster_LbPolicy.CLUSTER_PROVIDED;
     draft.cleanupInterval = durationFromSeconds(INBOUND_CLEANUP_INTERVAL_SECONDS);
   } else {
     draft.clusterDiscoveryType = { case: "type", value: cluster.Cluster_DiscoveryType.STATIC };
-    draft.loadAssignment = {
+    draft.loadAssignment = create(endpoint.ClusterLoadAssignmentSchema, {
       clusterName: name,
       endpoints: [
         {
           lbEndpoints: [{ hostIdentifier: { case: "endpoint", value: { address: endpointAddress(bind, bindPort) } } }],
         },
       ],
-    };
+    });
   }
   // Connections to the application itself must not be captured again; only loopback is exempt.
-  if (bind !== "127.0.0.1" && bind !== "::1") draft.upstreamBindConfig = passthroughBindConfig(proxy, false);
+  if (bind !== "127.0.0.1" && bind !== "::1") {
+    draft.upstreamBindConfig = create(core.BindConfigSchema, passthroughBindConfig(proxy, false));
+  }
 
   const http: HttpOptionsDraft = {};
   if (isHttp2Protocol(port.protocol)) http.upstream = "http2";
@@ -98,18 +99,19 @@ export function buildInboundCluster(input: InboundClusterInput): cluster.Cluster
   const rule = input.destinationRule;
   const policy = effectiveTrafficPolicy(rule?.spec, port.port);
   applyConnectionPool(draft, http, input.sidecarConnectionPool ?? policy?.connectionPool, mesh);
-  draft.typedExtensionProtocolOptions = httpProtocolOptionsAny(http);
+  const protocolOptions = httpProtocolOptionsAny(http);
+  if (protocolOptions) draft.typedExtensionProtocolOptions = protocolOptions;
   // One entry per hostname; none when the first service is mesh-external (Istio's addTelemetryMetadata).
   const services = input.services[0]?.meshExternal
     ? []
     : input.services.filter((s, i) => input.services.findIndex((o) => o.hostname === s.hostname) === i);
-  draft.metadata = {
+  draft.metadata = create(core.MetadataSchema, {
     filterMetadata: istioClusterMetadata({
       services,
       destinationRule: rule?.spec.trafficPolicy ? rule : undefined,
     }),
-  };
-  return create(cluster.ClusterSchema, draft);
+  });
+  return draft;
 }
 
 function defaultInboundBind(mesh: MeshConfig, proxy: ProxyNode): string {

@@ -10,7 +10,7 @@ import { toDuration } from "../duration.ts";
 
 type ClusterInit = MessageInitShape<typeof cluster.ClusterSchema>;
 type CommonLbInit = MessageInitShape<typeof cluster.Cluster_CommonLbConfigSchema>;
-type SlowStartInit = MessageInitShape<typeof cluster.Cluster_SlowStartConfigSchema>;
+type SlowStart = cluster.Cluster_SlowStartConfig;
 
 const LbPolicy = cluster.Cluster_LbPolicy;
 const DiscoveryType = cluster.Cluster_DiscoveryType;
@@ -20,7 +20,7 @@ const DiscoveryType = cluster.Cluster_DiscoveryType;
  * cluster that has outlier detection (failover never triggers without it). Call after outlier detection.
  */
 export function applyLocalityWeightedConfig(
-  draft: ClusterInit,
+  draft: cluster.Cluster,
   common: CommonLbInit,
   locality: DestinationRuleTrafficPolicyLoadBalancerLocalityLbSetting | undefined,
 ): void {
@@ -39,7 +39,7 @@ export function applyLocalityWeightedConfig(
  * endpoints). A redis port served by redis_proxy (`redisProxied`) is MAGLEV whatever the rule says.
  */
 export function applyLoadBalancer(
-  draft: ClusterInit,
+  draft: cluster.Cluster,
   lb: DestinationRuleTrafficPolicyLoadBalancer | undefined,
   redisProxied = false,
 ): void {
@@ -62,12 +62,17 @@ export function applyLoadBalancer(
       break;
     case "ROUND_ROBIN":
       draft.lbPolicy = LbPolicy.ROUND_ROBIN;
-      if (slowStart(lb)) draft.lbConfig = { case: "roundRobinLbConfig", value: { slowStartConfig: slowStart(lb) } };
+      if (slowStart(lb)) {
+        draft.lbConfig = {
+          case: "roundRobinLbConfig",
+          value: create(cluster.Cluster_RoundRobinLbConfigSchema, { slowStartConfig: slowStart(lb) }),
+        };
+      }
       break;
     case "PASSTHROUGH":
       draft.lbPolicy = LbPolicy.CLUSTER_PROVIDED;
       draft.clusterDiscoveryType = { case: "type", value: DiscoveryType.ORIGINAL_DST };
-      draft.loadAssignment = undefined;
+      delete draft.loadAssignment;
       break;
     default:
       leastRequest(draft, lb);
@@ -75,27 +80,35 @@ export function applyLoadBalancer(
   applyConsistentHash(draft, lb);
 }
 
-function leastRequest(draft: ClusterInit, lb: DestinationRuleTrafficPolicyLoadBalancer | undefined): void {
+function leastRequest(draft: cluster.Cluster, lb: DestinationRuleTrafficPolicyLoadBalancer | undefined): void {
   draft.lbPolicy = LbPolicy.LEAST_REQUEST;
   const slow = slowStart(lb);
-  if (slow) draft.lbConfig = { case: "leastRequestLbConfig", value: { slowStartConfig: slow } };
+  if (slow) {
+    draft.lbConfig = {
+      case: "leastRequestLbConfig",
+      value: create(cluster.Cluster_LeastRequestLbConfigSchema, { slowStartConfig: slow }),
+    };
+  }
 }
 
 /** `warmup` (aggression 1 and 10% minimum weight by default), else the deprecated warmupDurationSecs. */
-function slowStart(lb: DestinationRuleTrafficPolicyLoadBalancer | undefined): SlowStartInit | undefined {
+function slowStart(lb: DestinationRuleTrafficPolicyLoadBalancer | undefined): SlowStart | undefined {
   if (lb?.warmup) {
-    return {
+    return create(cluster.Cluster_SlowStartConfigSchema, {
       slowStartWindow: toDuration(lb.warmup.duration),
       // Istio fixes the runtime key to "(" (it is not exposed to users).
       aggression: { defaultValue: lb.warmup.aggression ?? 1, runtimeKey: "(" },
       minWeightPercent: { value: lb.warmup.minimumPercent ?? 10 },
-    };
+    });
   }
   const window = toDuration(lb?.warmupDurationSecs);
-  return window ? { slowStartWindow: window } : undefined;
+  return window ? create(cluster.Cluster_SlowStartConfigSchema, { slowStartWindow: window }) : undefined;
 }
 
-/** consistentHash → MAGLEV or RING_HASH (1024 minimum ring size unless set). The hash key goes on routes. */
+/**
+ * consistentHash → MAGLEV or RING_HASH (1024 minimum ring size unless set). The hash key goes on routes.
+ * It sets messages, so the draft may be a Cluster message as well as an init.
+ */
 export function applyConsistentHash(
   draft: ClusterInit,
   lb: DestinationRuleTrafficPolicyLoadBalancer | undefined,
@@ -106,24 +119,25 @@ export function applyConsistentHash(
     draft.lbPolicy = LbPolicy.MAGLEV;
     // Without a table size Istio leaves lb_config as it was.
     if (hash.maglev.tableSize) {
-      draft.lbConfig = { case: "maglevLbConfig", value: { tableSize: BigInt(hash.maglev.tableSize) } };
+      draft.lbConfig = {
+        case: "maglevLbConfig",
+        value: create(cluster.Cluster_MaglevLbConfigSchema, { tableSize: BigInt(hash.maglev.tableSize) }),
+      };
     }
     return;
   }
   draft.lbPolicy = LbPolicy.RING_HASH;
   if (hash.ringHash) {
     if (hash.ringHash.minimumRingSize) {
-      draft.lbConfig = {
-        case: "ringHashLbConfig",
-        value: { minimumRingSize: BigInt(hash.ringHash.minimumRingSize) },
-      };
+      draft.lbConfig = { case: "ringHashLbConfig", value: ringHash(BigInt(hash.ringHash.minimumRingSize)) };
     }
     return;
   }
-  draft.lbConfig = {
-    case: "ringHashLbConfig",
-    value: { minimumRingSize: BigInt(hash.minimumRingSize || 1024) },
-  };
+  draft.lbConfig = { case: "ringHashLbConfig", value: ringHash(BigInt(hash.minimumRingSize || 1024)) };
+}
+
+function ringHash(minimumRingSize: bigint): cluster.Cluster_RingHashLbConfig {
+  return create(cluster.Cluster_RingHashLbConfigSchema, { minimumRingSize });
 }
 
 export function discoveryType(draft: ClusterInit): cluster.Cluster_DiscoveryType | undefined {

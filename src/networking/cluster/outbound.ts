@@ -11,6 +11,7 @@ import { applyConnectionPool, shouldUpgradeToH2 } from "./connectionpool.ts";
 import { buildForwardProxyClusters } from "./dfp.ts";
 import { applyDnsSettings } from "./dns.ts";
 import { applyLoadBalancer, applyLocalityWeightedConfig, discoveryType } from "./loadbalancer.ts";
+import { clusterMessage } from "./message.ts";
 import { altStatName, istioClusterMetadata } from "./metadata.ts";
 import { TCP_CLUSTER_METADATA_EXCHANGE } from "./metadataexchange.ts";
 import { outboundClusterName, sniDnatClusterName } from "./names.ts";
@@ -21,7 +22,6 @@ import { applyUpstreamProxyProtocol } from "./proxyprotocol.ts";
 import { buildUpstreamTls, expandTrustDomains, type UpstreamTls } from "./tls.ts";
 import type { OutboundClusterInput, ServiceMtlsMode } from "./types.ts";
 
-type ClusterInit = MessageInitShape<typeof cluster.ClusterSchema>;
 type CommonLbInit = MessageInitShape<typeof cluster.Cluster_CommonLbConfigSchema>;
 
 const DiscoveryType = cluster.Cluster_DiscoveryType;
@@ -104,17 +104,15 @@ function buildOne(
     : outboundClusterName(port.port, subset, service.hostname);
   const policy = effectiveTrafficPolicy(rule?.spec, port.port, subset);
   const common: CommonLbInit = {};
-  const draft: ClusterInit = {
-    name,
-    clusterDiscoveryType: { case: "type", value: type },
-    altStatName: altStatName(name, mesh.outboundClusterStatName, {
-      service,
-      subset,
-      port: port.port,
-      portName: port.name,
-      targetPort: typeof port.targetPort === "number" ? port.targetPort : 0,
-    }),
-  };
+  const draft = clusterMessage(name);
+  draft.clusterDiscoveryType = { case: "type", value: type };
+  draft.altStatName = altStatName(name, mesh.outboundClusterStatName, {
+    service,
+    subset,
+    port: port.port,
+    portName: port.name,
+    targetPort: typeof port.targetPort === "number" ? port.targetPort : 0,
+  });
   if (supportsDrainingEndpoints(service)) {
     // Persistent sessions keep reaching a draining endpoint they are pinned to.
     common.overrideHostStatus = {
@@ -155,7 +153,7 @@ function buildOne(
       return undefined;
     }
     applyDnsSettings(draft, proxy.ipAddresses, mesh);
-    draft.loadAssignment = { clusterName: name, endpoints };
+    draft.loadAssignment = create(endpoint.ClusterLoadAssignmentSchema, { clusterName: name, endpoints });
   }
 
   const http: HttpOptionsDraft = {};
@@ -185,18 +183,25 @@ function buildOne(
         mesh,
         istioTlsContexts: input.istioTlsContexts,
       });
-  draft.transportSocket = upstreamTls.transportSocket;
-  draft.transportSocketMatches = upstreamTls.transportSocketMatches;
+  if (upstreamTls.transportSocket) draft.transportSocket = upstreamTls.transportSocket;
+  if (upstreamTls.transportSocketMatches) draft.transportSocketMatches = upstreamTls.transportSocketMatches;
   if (!sniDnat) applyUpstreamProxyProtocol(draft, policy?.proxyProtocol);
   if (upstreamTls.autoSni) http.autoSni = true;
   if (upstreamTls.autoSanValidation) http.autoSanValidation = true;
 
-  if (finalType === DiscoveryType.EDS) draft.edsClusterConfig = { serviceName: name, edsConfig: EDS_OVER_ADS };
-  draft.typedExtensionProtocolOptions = httpProtocolOptionsAny(http);
+  if (finalType === DiscoveryType.EDS) {
+    draft.edsClusterConfig = create(cluster.Cluster_EdsClusterConfigSchema, {
+      serviceName: name,
+      edsConfig: EDS_OVER_ADS,
+    });
+  }
+  const protocolOptions = httpProtocolOptionsAny(http);
+  if (protocolOptions) draft.typedExtensionProtocolOptions = protocolOptions;
   draft.filters = [TCP_CLUSTER_METADATA_EXCHANGE];
   // Most clusters set nothing in it: they share one empty message.
-  draft.commonLbConfig = Object.keys(common).length === 0 ? EMPTY_COMMON_LB_CONFIG : common;
-  draft.metadata = {
+  draft.commonLbConfig =
+    Object.keys(common).length === 0 ? EMPTY_COMMON_LB_CONFIG : create(cluster.Cluster_CommonLbConfigSchema, common);
+  draft.metadata = create(core.MetadataSchema, {
     filterMetadata: istioClusterMetadata({
       services: [service],
       destinationRule: rule,
@@ -204,8 +209,8 @@ function buildOne(
       alpnOverride: upstreamTls.alpnOverride,
       external: service.meshExternal,
     }),
-  };
-  return create(cluster.ClusterSchema, draft);
+  });
+  return draft;
 }
 
 /**

@@ -1,17 +1,16 @@
 // DestinationRule outlierDetection → Envoy outlier detection (Istio's applyOutlierDetection). Success-rate
 // ejection is always off; the panic threshold is set (0 unless minHealthPercent) so that few-pod services
 // do not fall into Envoy's panic mode.
-import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { cluster } from "../../api/index.ts";
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { cluster } from "../../api/index.ts";
 import type { DestinationRuleTrafficPolicyOutlierDetection } from "../../config/types/index.ts";
 import { toDuration } from "../duration.ts";
 
-type ClusterInit = MessageInitShape<typeof cluster.ClusterSchema>;
 type CommonLbInit = MessageInitShape<typeof cluster.Cluster_CommonLbConfigSchema>;
 type OutlierInit = MessageInitShape<typeof cluster.OutlierDetectionSchema>;
 
 export function applyOutlierDetection(
-  draft: ClusterInit,
+  draft: cluster.Cluster,
   common: CommonLbInit,
   outlier: DestinationRuleTrafficPolicyOutlierDetection | undefined,
 ): void {
@@ -44,7 +43,7 @@ export function applyOutlierDetection(
     }
     out.enforcingLocalOriginSuccessRate = 0;
   }
-  draft.outlierDetection = out;
+  draft.outlierDetection = create(cluster.OutlierDetectionSchema, out);
   const minHealth = outlier.minHealthPercent ?? 0;
   if (minHealth >= 0) common.healthyPanicThreshold = { value: minHealth };
 }

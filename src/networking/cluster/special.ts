@@ -2,12 +2,13 @@
 // buildBlackHoleCluster, buildDefaultPassthroughCluster, buildInboundPassthroughCluster).
 import { isIP } from "node:net";
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import { cluster, type core, dfpCluster, packAny } from "../../api/index.ts";
+import { cluster, core, dfpCluster, packAny } from "../../api/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
 import type { ProxyNode } from "../../model/proxy.ts";
 import { allowAnyDnsCache, DFP_CLUSTER_TYPE } from "../dfp.ts";
 import { durationFromSeconds, toDuration } from "../duration.ts";
 import { applyConnectionPool } from "./connectionpool.ts";
+import { clusterMessage } from "./message.ts";
 import { TCP_CLUSTER_METADATA_EXCHANGE } from "./metadataexchange.ts";
 import {
   ALLOW_ANY_DYNAMIC_DNS_CLUSTER,
@@ -37,7 +38,9 @@ export function buildBlackHoleCluster(mesh: MeshConfig): cluster.Cluster {
 
 /** ORIGINAL_DST to wherever the caller was going (ALLOW_ANY), speaking the downstream's HTTP version. */
 export function buildPassthroughCluster(mesh: MeshConfig): cluster.Cluster {
-  return create(cluster.ClusterSchema, passthroughInit(mesh));
+  const passthrough = passthroughCluster(PASSTHROUGH_CLUSTER, mesh);
+  passthrough.filters = [TCP_CLUSTER_METADATA_EXCHANGE];
+  return passthrough;
 }
 
 /**
@@ -45,11 +48,9 @@ export function buildPassthroughCluster(mesh: MeshConfig): cluster.Cluster {
  * iptables does not capture the sidecar's own connection to the application. Keeps the outbound stat name.
  */
 export function buildInboundPassthroughCluster(mesh: MeshConfig, proxy: ProxyNode): cluster.Cluster {
-  const init = passthroughInit(mesh);
-  init.name = INBOUND_PASSTHROUGH_CLUSTER;
-  init.filters = [];
-  init.upstreamBindConfig = passthroughBindConfig(proxy, true);
-  return create(cluster.ClusterSchema, init);
+  const inbound = passthroughCluster(INBOUND_PASSTHROUGH_CLUSTER, mesh);
+  inbound.upstreamBindConfig = create(core.BindConfigSchema, passthroughBindConfig(proxy, true));
+  return inbound;
 }
 
 /**
@@ -60,12 +61,12 @@ export function buildInboundPassthroughCluster(mesh: MeshConfig, proxy: ProxyNod
  * outboundTrafficPolicy.tls is not built.)
  */
 export function buildAllowAnyDynamicDnsCluster(mesh: MeshConfig, proxy: ProxyNode): cluster.Cluster {
-  const init = passthroughInit(mesh);
-  init.name = ALLOW_ANY_DYNAMIC_DNS_CLUSTER;
-  init.altStatName = `${ALLOW_ANY_DYNAMIC_DNS_CLUSTER};`;
-  init.clusterDiscoveryType = {
+  const dfp = passthroughCluster(ALLOW_ANY_DYNAMIC_DNS_CLUSTER, mesh);
+  dfp.altStatName = `${ALLOW_ANY_DYNAMIC_DNS_CLUSTER};`;
+  dfp.filters = [TCP_CLUSTER_METADATA_EXCHANGE];
+  dfp.clusterDiscoveryType = {
     case: "clusterType",
-    value: {
+    value: create(cluster.Cluster_CustomClusterTypeSchema, {
       name: DFP_CLUSTER_TYPE,
       typedConfig: packAny(
         dfpCluster.ClusterConfigSchema,
@@ -74,27 +75,25 @@ export function buildAllowAnyDynamicDnsCluster(mesh: MeshConfig, proxy: ProxyNod
           allowInsecureClusterOptions: true,
         }),
       ),
-    },
+    }),
   };
-  return create(cluster.ClusterSchema, init);
+  return dfp;
 }
 
-function passthroughInit(mesh: MeshConfig): MessageInitShape<typeof cluster.ClusterSchema> {
-  const init: MessageInitShape<typeof cluster.ClusterSchema> = {
-    name: PASSTHROUGH_CLUSTER,
-    clusterDiscoveryType: { case: "type", value: cluster.Cluster_DiscoveryType.ORIGINAL_DST },
-    connectTimeout: connectTimeout(mesh),
-    lbPolicy: cluster.Cluster_LbPolicy.CLUSTER_PROVIDED,
-    typedExtensionProtocolOptions: httpProtocolOptionsAny({
-      upstream: "downstream",
-      idleTimeout: durationFromSeconds(PASSTHROUGH_IDLE_TIMEOUT_SECONDS),
-    }),
-    altStatName: `${PASSTHROUGH_CLUSTER};`,
-    filters: [TCP_CLUSTER_METADATA_EXCHANGE],
-  };
-  // Default circuit breakers and the mesh TCP keepalive, as an empty connection pool gives.
-  applyConnectionPool(init, {}, undefined, mesh);
-  return init;
+/** The settings of PassthroughCluster, under `name` (its stat name stays PassthroughCluster's). */
+function passthroughCluster(name: string, mesh: MeshConfig): cluster.Cluster {
+  const passthrough = clusterMessage(name);
+  passthrough.clusterDiscoveryType = { case: "type", value: cluster.Cluster_DiscoveryType.ORIGINAL_DST };
+  passthrough.lbPolicy = cluster.Cluster_LbPolicy.CLUSTER_PROVIDED;
+  const protocolOptions = httpProtocolOptionsAny({
+    upstream: "downstream",
+    idleTimeout: durationFromSeconds(PASSTHROUGH_IDLE_TIMEOUT_SECONDS),
+  });
+  if (protocolOptions) passthrough.typedExtensionProtocolOptions = protocolOptions;
+  passthrough.altStatName = `${PASSTHROUGH_CLUSTER};`;
+  // The mesh connect timeout, default circuit breakers and TCP keepalive, as an empty connection pool gives.
+  applyConnectionPool(passthrough, {}, undefined, mesh);
+  return passthrough;
 }
 
 /** The "magic" source addresses of the inbound passthrough (Istio's passThroughBindIPs). */

@@ -8,7 +8,6 @@ import { cluster, core, packAny, rawBuffer, tls, typeUrl } from "../../api/index
 import type { MeshConfig } from "../../config/index.ts";
 import type { DestinationRuleTrafficPolicyTls } from "../../config/types/index.ts";
 
-type TransportSocketInit = MessageInitShape<typeof core.TransportSocketSchema>;
 type CommonTlsInit = MessageInitShape<typeof tls.CommonTlsContextSchema>;
 type SdsSecretConfigInit = MessageInitShape<typeof tls.SdsSecretConfigSchema>;
 
@@ -65,8 +64,8 @@ export interface UpstreamTlsInput {
 }
 
 export interface UpstreamTls {
-  transportSocket?: TransportSocketInit;
-  transportSocketMatches?: MessageInitShape<typeof cluster.Cluster_TransportSocketMatchSchema>[];
+  transportSocket?: core.TransportSocket;
+  transportSocketMatches?: cluster.Cluster_TransportSocketMatch[];
   /** HttpProtocolOptions upstream_http_protocol_options wanted (SIMPLE/MUTUAL without sni). */
   autoSni?: boolean;
   autoSanValidation?: boolean;
@@ -152,10 +151,7 @@ function istioMutualSocket(input: UpstreamTlsInput, sni: string, sans: readonly 
     value.set(commonField);
     UTF8.encodeInto(clusterSni, value.subarray(writeFieldHeader(value, commonField.length, SNI_TAG, sniLength)));
   }
-  return create(core.TransportSocketSchema, {
-    name: TLS_TRANSPORT_SOCKET,
-    configType: { case: "typedConfig", value: create(AnySchema, { typeUrl: UPSTREAM_TLS_TYPE_URL, value }) },
-  });
+  return typedSocket(TLS_TRANSPORT_SOCKET, create(AnySchema, { typeUrl: UPSTREAM_TLS_TYPE_URL, value }));
 }
 
 /** The one-byte tag of a length-delimited field numbered below 16. */
@@ -316,11 +312,11 @@ export function credentialSecret(credentialName: string): SdsSecretConfigInit {
   };
 }
 
-function typedSocket(name: string, config: Any): TransportSocketInit {
-  return { name, configType: { case: "typedConfig", value: config } };
+function typedSocket(name: string, config: Any): core.TransportSocket {
+  return create(core.TransportSocketSchema, { name, configType: { case: "typedConfig", value: config } });
 }
 
-function tlsSocket(context: MessageInitShape<typeof tls.UpstreamTlsContextSchema>): TransportSocketInit {
+function tlsSocket(context: MessageInitShape<typeof tls.UpstreamTlsContextSchema>): core.TransportSocket {
   return typedSocket(
     TLS_TRANSPORT_SOCKET,
     packAny(tls.UpstreamTlsContextSchema, create(tls.UpstreamTlsContextSchema, context)),
@@ -330,9 +326,8 @@ function tlsSocket(context: MessageInitShape<typeof tls.UpstreamTlsContextSchema
 // The same for every cluster; generated messages are never changed after they are built, so one is shared.
 const RAW_BUFFER_CONFIG = packAny(rawBuffer.RawBufferSchema, create(rawBuffer.RawBufferSchema, {}));
 
-export function rawBufferSocket(): TransportSocketInit {
-  return typedSocket(RAW_BUFFER_TRANSPORT_SOCKET, RAW_BUFFER_CONFIG);
-}
+/** The plaintext socket, the same message for every cluster. */
+export const RAW_BUFFER_SOCKET = typedSocket(RAW_BUFFER_TRANSPORT_SOCKET, RAW_BUFFER_CONFIG);
 
 /** Auto mTLS's match of Istio endpoints, the same (never changed) struct for every cluster. */
 const TLS_MODE_ISTIO = { tlsMode: "istio" };
@@ -341,5 +336,5 @@ const TLS_MODE_ISTIO = { tlsMode: "istio" };
 const TLS_MODE_DISABLED = create(cluster.Cluster_TransportSocketMatchSchema, {
   name: "tlsMode-disabled",
   match: {},
-  transportSocket: rawBufferSocket(),
+  transportSocket: RAW_BUFFER_SOCKET,
 });
