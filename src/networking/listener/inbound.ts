@@ -212,7 +212,11 @@ function portChains(input: SidecarInboundInput, config: ChainConfig, mode: MtlsM
   if (config.tls && mode === "DISABLE") return [userTlsChain(input, config, config.tls)];
   const cls = config.passthrough ? "auto" : protocolClass(config.protocol);
   if (cls === "udp") return [];
-  return inboundChainOptions(cls, mode).map((option) => chainFor(input, config, option));
+  // A port's chains differ only in match and TLS: its HTTP chains share one filter list, its TCP chains another.
+  const options = inboundChainOptions(cls, mode);
+  const http = options.some((o) => o.http) ? httpFilters(input, config) : [];
+  const tcp = options.some((o) => !o.http) ? tcpFilters(input, config) : [];
+  return options.map((option) => chainFor(input, config, option, option.http ? http : tcp));
 }
 
 /** One `tls` chain terminating the user's TLS; the protocol is what runs inside (HTTPS → HTTP, TLS → TCP). */
@@ -225,12 +229,22 @@ function userTlsChain(
     config.protocol === "HTTPS" ? "HTTP" : config.protocol === "TLS" ? "TCP" : config.protocol;
   const terminated = { ...config, protocol: inner };
   const http = protocolClass(inner) === "http";
-  const chain = chainFor(input, terminated, { http, mtls: false, transportProtocol: "tls", applicationProtocols: [] });
+  const chain = chainFor(
+    input,
+    terminated,
+    { http, mtls: false, transportProtocol: "tls", applicationProtocols: [] },
+    http ? httpFilters(input, terminated) : tcpFilters(input, terminated),
+  );
   chain.transportSocket = downstreamTlsSocket(gatewayTlsContext(settings, input.mesh));
   return chain;
 }
 
-function chainFor(input: SidecarInboundInput, config: ChainConfig, option: InboundChainOption): listener.FilterChain {
+function chainFor(
+  input: SidecarInboundInput,
+  config: ChainConfig,
+  option: InboundChainOption,
+  filters: listener.Filter[],
+): listener.FilterChain {
   const match = create(listener.FilterChainMatchSchema, {
     transportProtocol: option.transportProtocol,
     applicationProtocols: [...option.applicationProtocols],
@@ -239,7 +253,7 @@ function chainFor(input: SidecarInboundInput, config: ChainConfig, option: Inbou
   const chain = create(listener.FilterChainSchema, {
     name: chainName(config, option.http),
     filterChainMatch: match,
-    filters: option.http ? httpFilters(input, config) : tcpFilters(input, config),
+    filters,
   });
   if (option.mtls) {
     chain.transportSocket = downstreamTlsSocket(
