@@ -9,6 +9,7 @@ import { hostSubsetOf } from "../../model/index.ts";
 import { STATEFUL_SESSION_FILTER, statefulSessionConfig, statefulSessionPerRoute } from "../httpfilter/index.ts";
 import { byName, MAX_DIRECT_RESPONSE_BODY_SIZE_BYTES } from "./config.ts";
 import { sortCatchAllLast } from "./match.ts";
+import { newRouteConfiguration, newVirtualHost } from "./message.ts";
 import { routeProxyHeaders } from "./proxy-headers.ts";
 import { buildVirtualServiceRoutes } from "./translate.ts";
 import type { MeshConfig, ProxyNode, RouteContext, Service, VirtualService } from "./types.ts";
@@ -65,7 +66,10 @@ function serverHostsFor(hosts: readonly string[], namespace: string, gatewayName
 }
 
 function emptyRouteConfiguration(name: string): route.RouteConfiguration {
-  return create(route.RouteConfigurationSchema, { name, virtualHosts: [], validateClusters: false });
+  const config = newRouteConfiguration();
+  config.name = name;
+  config.validateClusters = false;
+  return config;
 }
 
 function sameRoutes(a: readonly route.Route[], b: readonly route.Route[]): boolean {
@@ -105,11 +109,10 @@ export function buildGatewayRouteConfiguration(input: GatewayRouteInput): route.
     const hostname = host.toLowerCase();
     let vhost = vhosts.get(hostname);
     if (!vhost) {
-      vhost = create(route.VirtualHostSchema, {
-        name: domainName(hostname, port),
-        domains: [hostname],
-        includeRequestAttemptCount,
-      });
+      vhost = newVirtualHost();
+      vhost.name = domainName(hostname, port);
+      vhost.domains.push(hostname);
+      vhost.includeRequestAttemptCount = includeRequestAttemptCount;
       // A service of exactly this host labelled for persistent sessions configures its virtual host.
       const service = input.persistentSessions ? input.lookupService(hostname) : undefined;
       const session = service && statefulSessionConfig(service.labels);
@@ -163,11 +166,11 @@ export function buildGatewayRouteConfiguration(input: GatewayRouteInput): route.
     for (const vh of virtualHosts) vh.routes = sortCatchAllLast(vh.routes);
   }
   virtualHosts.sort(byName);
-  return create(route.RouteConfigurationSchema, {
-    name: input.routeName,
-    virtualHosts,
-    validateClusters: false,
-    ignorePortInHostMatching: proxy.generator !== "grpc",
-    maxDirectResponseBodySizeBytes: MAX_DIRECT_RESPONSE_BODY_SIZE_BYTES,
-  });
+  const config = newRouteConfiguration();
+  config.name = input.routeName;
+  config.virtualHosts = virtualHosts;
+  config.validateClusters = false;
+  config.ignorePortInHostMatching = proxy.generator !== "grpc";
+  config.maxDirectResponseBodySizeBytes = MAX_DIRECT_RESPONSE_BODY_SIZE_BYTES;
+  return config;
 }

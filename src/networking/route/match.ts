@@ -4,6 +4,7 @@ import { create } from "@bufbuild/protobuf";
 import { matcher, route } from "../../api/index.ts";
 import type { VirtualServiceHttpMatch, VirtualServiceHttpMatchUri } from "../../config/index.ts";
 import { jwtClaimListMatcher, valueStringMatcher } from "../authz/matchers.ts";
+import { newHeaderMatcher, newRouteMatch, newStringMatcher } from "./message.ts";
 import type { ProxyNode } from "./types.ts";
 
 type StringMatch = VirtualServiceHttpMatchUri;
@@ -12,15 +13,10 @@ const JWT_CLAIM_HEADER = "@request.auth.claims";
 
 /** Istio's util.ConvertToEnvoyMatch: exact, prefix or RE2 regex; undefined when the match is empty. */
 export function envoyStringMatcher(m: StringMatch): matcher.StringMatcher | undefined {
-  if (m.exact !== undefined)
-    return create(matcher.StringMatcherSchema, { matchPattern: { case: "exact", value: m.exact } });
-  if (m.prefix !== undefined) {
-    return create(matcher.StringMatcherSchema, { matchPattern: { case: "prefix", value: m.prefix } });
-  }
+  if (m.exact !== undefined) return newStringMatcher({ case: "exact", value: m.exact });
+  if (m.prefix !== undefined) return newStringMatcher({ case: "prefix", value: m.prefix });
   if (m.regex !== undefined) {
-    return create(matcher.StringMatcherSchema, {
-      matchPattern: { case: "safeRegex", value: create(matcher.RegexMatcherSchema, { regex: m.regex }) },
-    });
+    return newStringMatcher({ case: "safeRegex", value: create(matcher.RegexMatcherSchema, { regex: m.regex }) });
   }
   return undefined;
 }
@@ -33,14 +29,9 @@ function isPresentMatch(m: StringMatch | undefined): boolean {
 }
 
 export function headerMatcher(name: string, m: StringMatch): route.HeaderMatcher {
-  if (isPresentMatch(m)) {
-    return create(route.HeaderMatcherSchema, { name, headerMatchSpecifier: { case: "presentMatch", value: true } });
-  }
+  if (isPresentMatch(m)) return newHeaderMatcher(name, { case: "presentMatch", value: true });
   const sm = envoyStringMatcher(m);
-  return create(route.HeaderMatcherSchema, {
-    name,
-    headerMatchSpecifier: sm ? { case: "stringMatch", value: sm } : { case: undefined },
-  });
+  return newHeaderMatcher(name, sm ? { case: "stringMatch", value: sm } : { case: undefined });
 }
 
 function queryParameterMatcher(name: string, m: StringMatch): route.QueryParameterMatcher {
@@ -79,7 +70,8 @@ export function translateRouteMatch(
   match: VirtualServiceHttpMatch | undefined,
   pathSeparatedPrefix = false,
 ): route.RouteMatch {
-  const out = create(route.RouteMatchSchema, { pathSpecifier: { case: "prefix", value: "/" } });
+  const out = newRouteMatch();
+  out.pathSpecifier = { case: "prefix", value: "/" };
   if (!match) return out;
 
   for (const [name, m] of Object.entries(match.headers ?? {})) {
@@ -126,9 +118,15 @@ export function translateRouteMatch(
 
 // Every rule without a match matches everything: one shared RouteMatch.
 const MATCH_ALL = translateRouteMatch(undefined);
-// A match's RouteMatch per config object (kept by the per-push copies of a VirtualService) and
-// prefix semantics: the routes built from it share one in every push.
-const routeMatches = new WeakMap<VirtualServiceHttpMatch, Map<boolean, route.RouteMatch>>();
+/** A match's RouteMatch with each prefix semantics, as far as built. */
+interface TranslatedMatch {
+  prefix?: route.RouteMatch;
+  pathSeparatedPrefix?: route.RouteMatch;
+}
+
+// A match's RouteMatch per config object (kept by the per-push copies of a VirtualService, unless the
+// match names gateways) and prefix semantics: the routes built from it share one in every push.
+const routeMatches = new WeakMap<VirtualServiceHttpMatch, TranslatedMatch>();
 
 /** translateRouteMatch, shared per match object: never change the result. */
 export function routeMatchFor(
@@ -136,17 +134,17 @@ export function routeMatchFor(
   pathSeparatedPrefix: boolean,
 ): route.RouteMatch {
   if (!match) return MATCH_ALL;
-  let bySemantics = routeMatches.get(match);
-  if (!bySemantics) {
-    bySemantics = new Map();
-    routeMatches.set(match, bySemantics);
+  let translated = routeMatches.get(match);
+  if (!translated) {
+    translated = {};
+    routeMatches.set(match, translated);
   }
-  let out = bySemantics.get(pathSeparatedPrefix);
-  if (!out) {
-    out = translateRouteMatch(match, pathSeparatedPrefix);
-    bySemantics.set(pathSeparatedPrefix, out);
+  if (pathSeparatedPrefix) {
+    translated.pathSeparatedPrefix ??= translateRouteMatch(match, true);
+    return translated.pathSeparatedPrefix;
   }
-  return out;
+  translated.prefix ??= translateRouteMatch(match, false);
+  return translated.prefix;
 }
 
 /**

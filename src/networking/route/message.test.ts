@@ -1,14 +1,16 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { create, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
-import { route } from "../../api/index.ts";
+import { matcher, route } from "../../api/index.ts";
 import {
   newClusterWeight,
   newDecorator,
+  newHeaderMatcher,
   newRoute,
   newRouteAction,
   newRouteConfiguration,
   newRouteMatch,
+  newStringMatcher,
   newVirtualHost,
   newWeightedCluster,
 } from "./message.ts";
@@ -28,6 +30,8 @@ describe("route messages written as plain objects", () => {
     assertShape(newDecorator(""), route.DecoratorSchema);
     assertShape(newWeightedCluster([]), route.WeightedClusterSchema);
     assertShape(newClusterWeight(), route.WeightedCluster_ClusterWeightSchema);
+    assertShape(newHeaderMatcher("", { case: undefined }), route.HeaderMatcherSchema);
+    assertShape(newStringMatcher({ case: undefined }), matcher.StringMatcherSchema);
   });
 
   it("each have their own lists and oneofs", () => {

@@ -3,7 +3,7 @@
 // the schema and converts the init object on each call (about 1 µs for a RouteAction, a third of RDS
 // build time). The builders set the fields they need, with values that already are messages;
 // message.test.ts checks each shape against create().
-import type { route } from "../../api/index.ts";
+import type { matcher, route } from "../../api/index.ts";
 
 export function newRouteConfiguration(): route.RouteConfiguration {
   return {
@@ -111,4 +111,21 @@ export function newClusterWeight(): route.WeightedCluster_ClusterWeight {
     typedPerFilterConfig: {},
     hostRewriteSpecifier: { case: undefined },
   };
+}
+
+export function newHeaderMatcher(
+  name: string,
+  headerMatchSpecifier: route.HeaderMatcher["headerMatchSpecifier"],
+): route.HeaderMatcher {
+  return {
+    $typeName: "envoy.config.route.v3.HeaderMatcher",
+    name,
+    headerMatchSpecifier,
+    invertMatch: false,
+    treatMissingHeaderAsEmpty: false,
+  };
+}
+
+export function newStringMatcher(matchPattern: matcher.StringMatcher["matchPattern"]): matcher.StringMatcher {
+  return { $typeName: "envoy.type.matcher.v3.StringMatcher", matchPattern, ignoreCase: false };
 }

@@ -5,6 +5,7 @@
 import { hcm, type listener, type route, unpackAny } from "../../api/index.ts";
 import type {
   EgressListener,
+  MergedGateway,
   ProxyNode,
   PushContext,
   PushSnapshot,
@@ -62,15 +63,15 @@ export function buildRouteConfiguration(
   const inputs = router
     ? [snap]
     : [snap.mesh, snap.services, snap.virtualServices, snap.destinationRules, scope.sidecar];
+  // Only routers read a merged Gateway: a sidecar skips its lookup (6% of its RDS).
+  const merged = router ? snap.mergedGateway(proxy) : undefined;
   const config = routeConfigurations(push, key, inputs, (status) =>
-    routeConfiguration(push, proxy, routeName, status, proxyKey),
+    routeConfiguration(snap, proxy, routeName, status, proxyKey, merged),
   );
   if (!config) return undefined;
   // EnvoyFilter patches apply last, per proxy, to a copy of the shared configuration.
   const patches = patchSetFor(snap.envoyFiltersFor(proxy), proxy);
-  // Only gateway route names map ports: a sidecar skips the merged-Gateway lookup (6% of its RDS).
-  const portMap = router ? snap.mergedGateway(proxy)?.portMap : undefined;
-  return patchGeneratedRouteConfiguration(patches, config, router, portMap);
+  return patchGeneratedRouteConfiguration(patches, config, router, merged?.portMap);
 }
 
 // The label names a sidecar's routes read, per egress listener (each belongs to one scope).
@@ -167,16 +168,15 @@ function sharedPortVirtualHosts(
 }
 
 function routeConfiguration(
-  push: PushContext,
+  snap: PushSnapshot,
   proxy: ProxyNode,
   routeName: string,
   status: PushStatus,
   proxyKey: string,
+  merged: MergedGateway | undefined,
 ): route.RouteConfiguration | undefined {
-  const snap = pushSnapshot(push);
   const scope = snap.sidecarScope(proxy);
   if (proxy.type !== "sidecar") {
-    const merged = snap.mergedGateway(proxy);
     const servers = merged?.serversByRouteName.get(routeName) ?? [];
     return buildGatewayRouteConfiguration({
       routeName,
