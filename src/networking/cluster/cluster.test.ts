@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { create, toBinary } from "@bufbuild/protobuf";
-import { cluster, tls, unpackAny } from "../../api/index.ts";
+import { AnySchema } from "@bufbuild/protobuf/wkt";
+import { cluster, core, tls, unpackAny } from "../../api/index.ts";
 import type { DestinationRuleSpec } from "../../config/types/index.ts";
 import type { ServiceProtocol } from "../../registry/index.ts";
 import { envoyViolations } from "../httpfilter/index.ts";
@@ -16,7 +17,14 @@ import {
   parseClusterName,
   sniDnatClusterName,
 } from "./index.ts";
-import { clusterMessage } from "./message.ts";
+import {
+  anyMessage,
+  clusterMessage,
+  edsClusterConfigMessage,
+  metadataMessage,
+  transportSocketMatchMessage,
+  transportSocketMessage,
+} from "./message.ts";
 
 describe("cluster names (BuildSubsetKey, BuildDNSSrvSubsetKey)", () => {
   it("outbound|port|subset|host, subset empty for the default cluster", () => {
@@ -292,5 +300,31 @@ describe("Cluster messages written as plain objects", () => {
   it("have exactly the shape and zero values create() gives", () => {
     assert.deepStrictEqual(clusterMessage("c"), create(cluster.ClusterSchema, { name: "c" }));
     assert.deepEqual(Object.keys(clusterMessage("c")), Object.keys(create(cluster.ClusterSchema, { name: "c" })));
+  });
+  it("so do the small messages every cluster carries", () => {
+    const any = anyMessage("type.googleapis.com/x", new Uint8Array([1, 2]));
+    assert.deepStrictEqual(any, create(AnySchema, { typeUrl: "type.googleapis.com/x", value: new Uint8Array([1, 2]) }));
+    const socket = transportSocketMessage("tls", any);
+    assert.deepStrictEqual(
+      socket,
+      create(core.TransportSocketSchema, { name: "tls", configType: { case: "typedConfig", value: any } }),
+    );
+    assert.deepStrictEqual(
+      transportSocketMatchMessage("m", { tlsMode: "istio" }, socket),
+      create(cluster.Cluster_TransportSocketMatchSchema, {
+        name: "m",
+        match: { tlsMode: "istio" },
+        transportSocket: socket,
+      }),
+    );
+    const ads = create(core.ConfigSourceSchema, { configSourceSpecifier: { case: "ads", value: {} } });
+    assert.deepStrictEqual(
+      edsClusterConfigMessage("c", ads),
+      create(cluster.Cluster_EdsClusterConfigSchema, { serviceName: "c", edsConfig: ads }),
+    );
+    assert.deepStrictEqual(
+      metadataMessage({ istio: { subset: "v1" } }),
+      create(core.MetadataSchema, { filterMetadata: { istio: { subset: "v1" } } }),
+    );
   });
 });

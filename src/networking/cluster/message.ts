@@ -1,8 +1,10 @@
-// A Cluster message written as a plain object of exactly the shape protobuf-es create() gives (every
-// field's zero value, message fields absent until set): create() walks all of Cluster's members and
-// converts each init value, which was most of the cost of building a cluster. The builders set the
-// fields they need on it, as messages; cluster.test.ts checks the shape against create().
-import { cluster } from "../../api/index.ts";
+// Messages built per cluster, written as plain objects of exactly the shape protobuf-es create() gives
+// (every field's zero value, message fields absent until set): create() walks all of a message's
+// members and converts each init value, which was most of the cost of building a cluster. The builders
+// set the fields they need on a Cluster, as messages; cluster.test.ts checks each shape against create().
+import type { JsonObject } from "@bufbuild/protobuf";
+import type { Any } from "@bufbuild/protobuf/wkt";
+import { cluster, type core } from "../../api/index.ts";
 
 export function clusterMessage(name: string): cluster.Cluster {
   return {
@@ -27,4 +29,37 @@ export function clusterMessage(name: string): cluster.Cluster {
     trackTimeoutBudgets: false,
     connectionPoolPerDownstreamConnection: false,
   };
+}
+
+// The small messages every cluster carries, written the same way.
+
+export function anyMessage(typeUrl: string, value: Uint8Array): Any {
+  return { $typeName: "google.protobuf.Any", typeUrl, value };
+}
+
+export function transportSocketMessage(name: string, config: Any): core.TransportSocket {
+  return {
+    $typeName: "envoy.config.core.v3.TransportSocket",
+    name,
+    configType: { case: "typedConfig", value: config },
+  };
+}
+
+export function transportSocketMatchMessage(
+  name: string,
+  match: JsonObject,
+  transportSocket: core.TransportSocket,
+): cluster.Cluster_TransportSocketMatch {
+  return { $typeName: "envoy.config.cluster.v3.Cluster.TransportSocketMatch", name, match, transportSocket };
+}
+
+export function edsClusterConfigMessage(
+  serviceName: string,
+  edsConfig: core.ConfigSource,
+): cluster.Cluster_EdsClusterConfig {
+  return { $typeName: "envoy.config.cluster.v3.Cluster.EdsClusterConfig", serviceName, edsConfig };
+}
+
+export function metadataMessage(filterMetadata: Record<string, JsonObject>): core.Metadata {
+  return { $typeName: "envoy.config.core.v3.Metadata", filterMetadata, typedFilterMetadata: {} };
 }

@@ -11,7 +11,7 @@ import { applyConnectionPool, shouldUpgradeToH2 } from "./connectionpool.ts";
 import { buildForwardProxyClusters } from "./dfp.ts";
 import { applyDnsSettings } from "./dns.ts";
 import { applyLoadBalancer, applyLocalityWeightedConfig, discoveryType } from "./loadbalancer.ts";
-import { clusterMessage } from "./message.ts";
+import { clusterMessage, edsClusterConfigMessage, metadataMessage } from "./message.ts";
 import { altStatName, istioClusterMetadata } from "./metadata.ts";
 import { TCP_CLUSTER_METADATA_EXCHANGE } from "./metadataexchange.ts";
 import { outboundClusterName, sniDnatClusterName } from "./names.ts";
@@ -190,10 +190,7 @@ function buildOne(
   if (upstreamTls.autoSanValidation) http.autoSanValidation = true;
 
   if (finalType === DiscoveryType.EDS) {
-    draft.edsClusterConfig = create(cluster.Cluster_EdsClusterConfigSchema, {
-      serviceName: name,
-      edsConfig: EDS_OVER_ADS,
-    });
+    draft.edsClusterConfig = edsClusterConfigMessage(name, EDS_OVER_ADS);
   }
   const protocolOptions = httpProtocolOptionsAny(http);
   if (protocolOptions) draft.typedExtensionProtocolOptions = protocolOptions;
@@ -201,15 +198,15 @@ function buildOne(
   // Most clusters set nothing in it: they share one empty message.
   draft.commonLbConfig =
     Object.keys(common).length === 0 ? EMPTY_COMMON_LB_CONFIG : create(cluster.Cluster_CommonLbConfigSchema, common);
-  draft.metadata = create(core.MetadataSchema, {
-    filterMetadata: istioClusterMetadata({
+  draft.metadata = metadataMessage(
+    istioClusterMetadata({
       services: [service],
       destinationRule: rule,
       subset,
       alpnOverride: upstreamTls.alpnOverride,
       external: service.meshExternal,
     }),
-  });
+  );
   return draft;
 }
 

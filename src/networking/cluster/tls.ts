@@ -3,10 +3,10 @@
 // labelled `tlsMode: istio` (transport_socket_matches) and plaintext for the rest.
 import { create, type MessageInitShape, toBinary } from "@bufbuild/protobuf";
 import { WireType } from "@bufbuild/protobuf/wire";
-import { type Any, AnySchema } from "@bufbuild/protobuf/wkt";
-import { cluster, core, packAny, rawBuffer, tls, typeUrl } from "../../api/index.ts";
+import { type cluster, core, packAny, rawBuffer, tls, typeUrl } from "../../api/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
 import type { DestinationRuleTrafficPolicyTls } from "../../config/types/index.ts";
+import { anyMessage, transportSocketMatchMessage, transportSocketMessage } from "./message.ts";
 
 type CommonTlsInit = MessageInitShape<typeof tls.CommonTlsContextSchema>;
 type SdsSecretConfigInit = MessageInitShape<typeof tls.SdsSecretConfigSchema>;
@@ -112,11 +112,7 @@ function buildTls(input: UpstreamTlsInput): UpstreamTls {
   if (!input.autoMtls) return { alpnOverride: false };
   const socket = istioMutualSocket(input, input.istioSni, input.serviceAccounts);
   if (input.originalDst) return { transportSocket: socket, alpnOverride: false };
-  const istioMatch = create(cluster.Cluster_TransportSocketMatchSchema, {
-    name: "tlsMode-istio",
-    match: TLS_MODE_ISTIO,
-    transportSocket: socket,
-  });
+  const istioMatch = transportSocketMatchMessage("tlsMode-istio", TLS_MODE_ISTIO, socket);
   return { transportSocketMatches: [istioMatch, TLS_MODE_DISABLED], alpnOverride: false };
 }
 
@@ -132,7 +128,7 @@ const UTF8 = new TextEncoder();
  * the encoded common_tls_context field is shared through the cache, and each cluster appends its SNI.
  */
 function istioMutualSocket(input: UpstreamTlsInput, sni: string, sans: readonly string[]): core.TransportSocket {
-  const key = `${input.http2 ? "h2" : "h1"}${JSON.stringify(sans)}`;
+  const key = `${input.http2 ? "h2" : "h1"}${sansKey(sans)}`;
   let commonField = input.istioTlsContexts?.get(key);
   if (!commonField) {
     const common = toBinary(
@@ -151,7 +147,19 @@ function istioMutualSocket(input: UpstreamTlsInput, sni: string, sans: readonly 
     value.set(commonField);
     UTF8.encodeInto(clusterSni, value.subarray(writeFieldHeader(value, commonField.length, SNI_TAG, sniLength)));
   }
-  return typedSocket(TLS_TRANSPORT_SOCKET, create(AnySchema, { typeUrl: UPSTREAM_TLS_TYPE_URL, value }));
+  return transportSocketMessage(TLS_TRANSPORT_SOCKET, anyMessage(UPSTREAM_TLS_TYPE_URL, value));
+}
+
+// The SAN lists of a push are few arrays (one per service port) used by each of their clusters.
+const sansKeys = new WeakMap<readonly string[], string>();
+
+function sansKey(sans: readonly string[]): string {
+  let key = sansKeys.get(sans);
+  if (key === undefined) {
+    key = JSON.stringify(sans);
+    sansKeys.set(sans, key);
+  }
+  return key;
 }
 
 /** The one-byte tag of a length-delimited field numbered below 16. */
@@ -312,12 +320,8 @@ export function credentialSecret(credentialName: string): SdsSecretConfigInit {
   };
 }
 
-function typedSocket(name: string, config: Any): core.TransportSocket {
-  return create(core.TransportSocketSchema, { name, configType: { case: "typedConfig", value: config } });
-}
-
 function tlsSocket(context: MessageInitShape<typeof tls.UpstreamTlsContextSchema>): core.TransportSocket {
-  return typedSocket(
+  return transportSocketMessage(
     TLS_TRANSPORT_SOCKET,
     packAny(tls.UpstreamTlsContextSchema, create(tls.UpstreamTlsContextSchema, context)),
   );
@@ -327,14 +331,10 @@ function tlsSocket(context: MessageInitShape<typeof tls.UpstreamTlsContextSchema
 const RAW_BUFFER_CONFIG = packAny(rawBuffer.RawBufferSchema, create(rawBuffer.RawBufferSchema, {}));
 
 /** The plaintext socket, the same message for every cluster. */
-export const RAW_BUFFER_SOCKET = typedSocket(RAW_BUFFER_TRANSPORT_SOCKET, RAW_BUFFER_CONFIG);
+export const RAW_BUFFER_SOCKET = transportSocketMessage(RAW_BUFFER_TRANSPORT_SOCKET, RAW_BUFFER_CONFIG);
 
 /** Auto mTLS's match of Istio endpoints, the same (never changed) struct for every cluster. */
 const TLS_MODE_ISTIO = { tlsMode: "istio" };
 
 /** Auto mTLS's plaintext match, the same message for every cluster. */
-const TLS_MODE_DISABLED = create(cluster.Cluster_TransportSocketMatchSchema, {
-  name: "tlsMode-disabled",
-  match: {},
-  transportSocket: RAW_BUFFER_SOCKET,
-});
+const TLS_MODE_DISABLED = transportSocketMatchMessage("tlsMode-disabled", {}, RAW_BUFFER_SOCKET);
