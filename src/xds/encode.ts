@@ -171,11 +171,20 @@ export function encodeResources(list: readonly XdsResource[]): EncodedResources 
 /**
  * The encoded repeated `resources` fields of a response, by resource array: the first response
  * built from an array writes them in place and keeps a view of them, later ones copy that view.
- * Responses are never changed after they are built, so the view stays valid.
+ * Responses are never changed after they are built, so the view stays valid. A view holds its
+ * whole first response, and per-push memos keep a proxy's own lists until the next push, so the
+ * server drops the bodies once it has stopped writing (forgetResponseBodies): else every proxy with
+ * a list of its own (a workload's inbound clusters) keeps a ~1 MB response at rest.
  */
 type Bodies = WeakMap<readonly EncodedResource[], Uint8Array>;
-const sotwBodies: Bodies = new WeakMap();
-const deltaBodies: Bodies = new WeakMap();
+let sotwBodies: Bodies = new WeakMap();
+let deltaBodies: Bodies = new WeakMap();
+
+/** Drops the kept response bodies; later responses write theirs again. */
+export function forgetResponseBodies(): void {
+  sotwBodies = new WeakMap();
+  deltaBodies = new WeakMap();
+}
 
 /** Writes the resources' body (memoized in `bodies`) with `writeEach`, or copies the one written before. */
 function writeBody(

@@ -47,3 +47,17 @@ test("a slot held past holdMs passes on by itself", async () => {
 test("a limit below one is refused", () => {
   assert.throws(() => new ResponseSlots(0, 1000), /limit must be at least 1, got 0/);
 });
+
+test("onIdle is called when the last slot in use is given back and nobody waits", async () => {
+  let idle = 0;
+  const slots = new ResponseSlots(1, 60_000, () => idle++);
+  const a = await slots.acquire();
+  const waiting = slots.acquire();
+  a(); // passes straight to the waiter: still busy
+  assert.equal(idle, 0);
+  const b = await waiting;
+  b();
+  assert.equal(idle, 1);
+  b(); // a second release gives nothing back
+  assert.equal(idle, 1);
+});

@@ -9,12 +9,15 @@ export class ResponseSlots {
   readonly #limit: number;
   readonly #holdMs: number;
   readonly #waiting: Array<() => void> = [];
+  readonly #onIdle: (() => void) | undefined;
   #inUse = 0;
 
-  constructor(limit: number, holdMs: number) {
+  /** `onIdle` is called whenever the last slot in use is given back with nobody waiting. */
+  constructor(limit: number, holdMs: number, onIdle?: () => void) {
     if (!(limit >= 1)) throw new Error(`response slots: limit must be at least 1, got ${limit}`);
     this.#limit = limit;
     this.#holdMs = holdMs;
+    this.#onIdle = onIdle;
   }
 
   /** Slots held now. */
@@ -39,7 +42,7 @@ export class ResponseSlots {
       const next = this.#waiting.shift();
       // The slot passes straight to the next waiter; only an idle slot is counted back.
       if (next) next();
-      else this.#inUse--;
+      else if (--this.#inUse === 0) this.#onIdle?.();
     };
     const timer = setTimeout(release, this.#holdMs);
     timer.unref();

@@ -19,6 +19,7 @@ import { type Logger, pino } from "pino";
 import { core, discovery, registry } from "../../api/index.ts";
 import { type ProxyNode, parseProxy } from "../../model/proxy.ts";
 import type { PushContext, PushRequest } from "../../model/push-context.ts";
+import { forgetResponseBodies } from "../encode.ts";
 import { XdsError } from "../errors.ts";
 import type { GeneratorRegistry } from "../generator.ts";
 import { type AuthContext, type Authenticator, authenticate, type Caller, checkConnectionIdentity } from "./auth.ts";
@@ -27,6 +28,7 @@ import { controlPlaneIdentifier } from "./control-plane.ts";
 import { handleDeltaRequest, pushDeltaType } from "./delta.ts";
 import type { XdsEnv } from "./env.ts";
 import { grpcServiceDefinition } from "./grpc-service.ts";
+import { IdleCollector } from "./idle-gc.ts";
 import type { XdsMetrics } from "./metrics.ts";
 import { PushQueue } from "./push-queue.ts";
 import { addReflection } from "./reflection.ts";
@@ -35,6 +37,9 @@ import { handleSotwRequest, pushSotwType } from "./sotw.ts";
 
 /** A proxy that stops reading gives up its response slot after this long (its own stream stays blocked). */
 const RESPONSE_SLOT_HOLD_MS = 5_000;
+/** Spent responses are collected once nothing has been written for this long, if there are this many bytes of them. */
+const IDLE_GC_QUIET_MS = 2_000;
+const IDLE_GC_GROWTH_BYTES = 64 * 1024 * 1024;
 
 export interface XdsServerOptions {
   generators: GeneratorRegistry;
@@ -113,6 +118,7 @@ export class XdsServer {
   readonly #queue: PushQueue<Connection>;
   readonly #servers: Server[] = [];
   readonly #extraServices: ExtraService[] = [];
+  readonly #idleGc: IdleCollector;
   #push: PushContext | undefined;
   #connectionCounter = 0;
 
@@ -127,8 +133,16 @@ export class XdsServer {
         core.ControlPlaneSchema,
         create(core.ControlPlaneSchema, { identifier: options.controlPlaneId ?? controlPlaneIdentifier() }),
       ),
-      responseSlots: new ResponseSlots(options.pushConcurrency ?? 100, RESPONSE_SLOT_HOLD_MS),
+      responseSlots: new ResponseSlots(options.pushConcurrency ?? 100, RESPONSE_SLOT_HOLD_MS, () =>
+        this.#idleGc.quiet(),
+      ),
     };
+    this.#idleGc = new IdleCollector({
+      quietMs: IDLE_GC_QUIET_MS,
+      growthBytes: IDLE_GC_GROWTH_BYTES,
+      busy: () => this.#env.responseSlots.inUse > 0,
+      onQuiet: forgetResponseBodies,
+    });
     this.#queue = new PushQueue(options.pushConcurrency ?? 100, (conn, req, queuedAt) =>
       this.#pushConnection(conn, req, queuedAt),
     );
@@ -260,6 +274,7 @@ export class XdsServer {
       conn.end();
       this.#disconnect(conn);
     }
+    this.#idleGc.stop();
     await Promise.all(shutdowns);
   }
 
