@@ -205,38 +205,32 @@ function serviceClusters(
     view.namespaceMtls.get(service.namespace) ??
     snap.effectiveMtls({ configNamespace: service.namespace, labels: {} }).mode;
   view.namespaceMtls.set(service.namespace, serviceMtlsMode);
-  const inlineEndpoints = hasInlineEndpoints(service);
-  const key = [
-    sniDnat ? "sni" : "out",
-    proxy.type,
-    view.ipFamilies,
-    inlineEndpoints ? view.endpointView : "",
-    service.namespace,
-    service.hostname,
-    rule?.from.join(",") ?? "",
-    serviceMtlsMode,
-    snap.protocolFilters.redis,
-  ].join("|");
+  const endpointView = hasInlineEndpoints(service) ? view.endpointView : "";
+  const redis = snap.protocolFilters.redis;
+  const key = `${sniDnat ? "sni" : "out"}|${proxy.type}|${view.ipFamilies}|${endpointView}|${service.namespace}|${service.hostname}|${rule?.from.join(",") ?? ""}|${serviceMtlsMode}|${redis}`;
   const portEndpoints = service.ports.map((port) =>
     endpoints.endpointsFor(service.hostname, port.port, service.namespace),
   );
-  return outboundCache(push, key, [service, rule, snap.mesh, ...portEndpoints], (status) =>
-    service.ports.flatMap((port, i) => {
+  return outboundCache(push, key, [service, rule, snap.mesh, ...portEndpoints], (status) => {
+    const destinationRule = rule && appliedRule(rule);
+    const istioTlsContexts = tlsContextsOf(push);
+    const report = status.reporter(proxy.id);
+    return service.ports.flatMap((port, i) => {
       const input = {
         service,
         port,
-        destinationRule: rule && appliedRule(rule),
+        destinationRule,
         proxy,
         mesh: snap.mesh,
         endpoints: portEndpoints[i],
         serviceMtlsMode,
-        redisFilter: snap.protocolFilters.redis,
-        istioTlsContexts: tlsContextsOf(push),
-        report: status.reporter(proxy.id),
+        redisFilter: redis,
+        istioTlsContexts,
+        report,
       };
       return sniDnat ? buildSniDnatClusters(input) : buildOutboundClusters(input);
-    }),
-  );
+    });
+  });
 }
 
 const outboundClasses = proxyClassMemo<cluster.Cluster[]>();
