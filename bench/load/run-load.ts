@@ -59,7 +59,8 @@ export interface LoadReport {
   bound: { ms: number; failed: number };
   /** sync.ms / bound.ms. */
   syncRatio: number;
-  atRest: { rssMiB: number; cpuPercent: number };
+  /** sluiced after the sync: its RSS, and the V8 heap and memory outside it (prom-client's nodejs_* gauges). */
+  atRest: { rssMiB: number; heapUsedMiB: number; externalMiB: number; cpuPercent: number };
   endpointChange: ChangeReport;
   virtualServiceChange: ChangeReport;
 }
@@ -88,9 +89,9 @@ function rssMiB(pid: number): number {
   return Number(kB) / 1024;
 }
 
-/** Starts a child and waits for the JSON log line holding `field` (a port); rejects if it exits first. */
-function startServer(child: ChildProcess, matches: (line: Record<string, unknown>) => number | undefined) {
-  return new Promise<number>((resolve, reject) => {
+/** Starts a child and waits for the JSON log line `matches` picks; rejects if it exits first. */
+function startServer<T>(child: ChildProcess, matches: (line: Record<string, unknown>) => T | undefined) {
+  return new Promise<T>((resolve, reject) => {
     const stdout = child.stdout;
     if (!stdout) throw new Error("child without stdout");
     const lines = createInterface({ input: stdout });
@@ -101,14 +102,21 @@ function startServer(child: ChildProcess, matches: (line: Record<string, unknown
       } catch {
         return;
       }
-      const port = matches(line);
-      if (port !== undefined) resolve(port);
+      const found = matches(line);
+      if (found !== undefined) resolve(found);
     });
     child.once("exit", (code) => reject(new Error(`server exited (${code}) before listening`)));
   });
 }
 
-function startSluiced(dir: string, profileDir?: string): { child: ChildProcess; port: Promise<number> } {
+/** Where sluiced listens, and the process that serves: bin/sluiced.js may run sluiced in a child of its own. */
+interface Sluiced {
+  grpcPort: number;
+  monitoringPort: number;
+  pid: number;
+}
+
+function startSluiced(dir: string, profileDir?: string): { child: ChildProcess; listening: Promise<Sluiced> } {
   const profile = profileDir ? ["--cpu-prof", "--cpu-prof-dir", profileDir] : [];
   const args = [
     ...profile,
@@ -122,6 +130,9 @@ function startSluiced(dir: string, profileDir?: string): { child: ChildProcess; 
     "--httpAddr",
     "",
     "--monitoringAddr",
+    "127.0.0.1:0",
+    // No webhooks: their default :15017 would clash with any other sluiced on the machine.
+    "--httpsAddr",
     "",
     // One load process stands in for every proxy: while it decodes gigabytes for 2,000 streams its
     // event loop answers sluiced's keepalive pings late, and the default 10 s timeout would drop
@@ -130,10 +141,24 @@ function startSluiced(dir: string, profileDir?: string): { child: ChildProcess; 
     "10m",
   ];
   const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
-  const port = startServer(child, (line) =>
-    line.msg === "xDS server listening" && typeof line.grpcPort === "number" ? line.grpcPort : undefined,
-  );
-  return { child, port };
+  let monitoringPort = 0;
+  // pino writes the pid of the process that logs.
+  const listening = startServer(child, (line) => {
+    if (line.msg === "admin HTTP server listening" && typeof line.monitoringPort === "number") {
+      monitoringPort = line.monitoringPort;
+    }
+    if (line.msg !== "xDS server listening" || typeof line.grpcPort !== "number" || typeof line.pid !== "number") {
+      return undefined;
+    }
+    return { grpcPort: line.grpcPort, monitoringPort, pid: line.pid };
+  });
+  return { child, listening };
+}
+
+/** A gauge of sluiced's /metrics in MiB (prom-client's default process and nodejs metrics). */
+async function gaugesMiB(monitoringPort: number, names: readonly string[]): Promise<number[]> {
+  const text = await (await fetch(`http://127.0.0.1:${monitoringPort}/metrics`)).text();
+  return names.map((name) => Number(new RegExp(`^${name} (\\S+)$`, "m").exec(text)?.[1]) / 1024 / 1024);
 }
 
 function startReplay(recording: string): { child: ChildProcess; port: Promise<number> } {
@@ -222,8 +247,7 @@ async function runOne(shape: MeshShape, protocol: Protocol, n: number, profileDi
   const proxies = Array.from({ length: n }, (_, i) => proxyIdentity(shape, i));
   const sluiced = startSluiced(configDir, profileDir);
   try {
-    const port = await sluiced.port;
-    const pid = sluiced.child.pid ?? 0;
+    const { grpcPort: port, monitoringPort, pid } = await sluiced.listening;
     const worker = new Worker();
     const cpuBefore = cpuSeconds(pid);
     const synced = await worker.ask(
@@ -234,7 +258,12 @@ async function runOne(shape: MeshShape, protocol: Protocol, n: number, profileDi
     await sleep(SETTLE_MS);
     const restStart = cpuSeconds(pid);
     await sleep(SAMPLE_MS);
-    const atRest = { rssMiB: rssMiB(pid), cpuPercent: ((cpuSeconds(pid) - restStart) / (SAMPLE_MS / 1000)) * 100 };
+    const cpuPercent = ((cpuSeconds(pid) - restStart) / (SAMPLE_MS / 1000)) * 100;
+    const [heapUsedMiB, externalMiB] = await gaugesMiB(monitoringPort, [
+      "nodejs_heap_size_used_bytes",
+      "nodejs_external_memory_bytes",
+    ]);
+    const atRest = { rssMiB: rssMiB(pid), heapUsedMiB, externalMiB, cpuPercent };
     const fullBytes = sum(synced.bytes);
     const endpointChange = await change(
       worker,
@@ -310,7 +339,10 @@ export function printLoadReport(r: LoadReport): void {
   console.log(
     `  cold sync ${ms(r.sync.ms)}${failed}, lower bound ${ms(r.bound.ms)} (${r.syncRatio.toFixed(2)}x); ${mb(r.sync.bytes)} sent; sluiced CPU ${r.sync.sluicedCpuSeconds.toFixed(2)} s`,
   );
-  console.log(`  at rest: sluiced RSS ${r.atRest.rssMiB.toFixed(0)} MiB, CPU ${r.atRest.cpuPercent.toFixed(1)}%`);
+  const rest = r.atRest;
+  console.log(
+    `  at rest: sluiced RSS ${rest.rssMiB.toFixed(0)} MiB (V8 heap used ${rest.heapUsedMiB.toFixed(0)} MiB, external ${rest.externalMiB.toFixed(0)} MiB), CPU ${rest.cpuPercent.toFixed(1)}%`,
+  );
   console.log(`  endpoint change: ${describeChange(r.endpointChange)}`);
   console.log(`  VirtualService change: ${describeChange(r.virtualServiceChange)}`);
 }
