@@ -128,7 +128,7 @@ const UTF8 = new TextEncoder();
  * the encoded common_tls_context field is shared through the cache, and each cluster appends its SNI.
  */
 function istioMutualSocket(input: UpstreamTlsInput, sni: string, sans: readonly string[]): core.TransportSocket {
-  const key = `${input.http2 ? "h2" : "h1"}${sansKey(sans)}`;
+  const key = `${input.http2 ? "h2" : "h1"}${JSON.stringify(sans)}`;
   let commonField = input.istioTlsContexts?.get(key);
   if (!commonField) {
     const common = toBinary(
@@ -148,18 +148,6 @@ function istioMutualSocket(input: UpstreamTlsInput, sni: string, sans: readonly 
     UTF8.encodeInto(clusterSni, value.subarray(writeFieldHeader(value, commonField.length, SNI_TAG, sniLength)));
   }
   return transportSocketMessage(TLS_TRANSPORT_SOCKET, anyMessage(UPSTREAM_TLS_TYPE_URL, value));
-}
-
-// The SAN lists of a push are few arrays (one per service port) used by each of their clusters.
-const sansKeys = new WeakMap<readonly string[], string>();
-
-function sansKey(sans: readonly string[]): string {
-  let key = sansKeys.get(sans);
-  if (key === undefined) {
-    key = JSON.stringify(sans);
-    sansKeys.set(sans, key);
-  }
-  return key;
 }
 
 /** The one-byte tag of a length-delimited field numbered below 16. */
