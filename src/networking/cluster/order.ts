@@ -55,17 +55,57 @@ export function buildSpecialClusters(
 
 export function assembleClusters(input: ProxyClusters): cluster.Cluster[] {
   const special = input.special ?? buildSpecialClusters(input);
-  const ordered =
+  const rest =
     input.proxy.type === "sidecar"
-      ? [...input.outbound, ...special.beforeInbound, ...(input.inbound ?? []), ...special.afterInbound]
-      : [...input.outbound, ...special.beforeInbound, ...(input.sniDnat ?? [])];
+      ? [special.beforeInbound, input.inbound ?? [], special.afterInbound]
+      : [special.beforeInbound, input.sniDnat ?? []];
+  const outbound = uniqueOutbound(input.outbound);
+  for (const name of outbound.duplicates) reportDuplicate(input, name);
+  const clusters = [...outbound.clusters];
   const seen = new Set<string>();
-  return ordered.filter((c) => {
-    if (seen.has(c.name)) {
-      input.report?.("pilot_duplicate_envoy_clusters", c.name, `Duplicate cluster ${c.name} found while pushing CDS`);
-      return false;
+  for (const part of rest) {
+    for (const c of part) {
+      if (outbound.names.has(c.name) || seen.has(c.name)) {
+        reportDuplicate(input, c.name);
+        continue;
+      }
+      seen.add(c.name);
+      clusters.push(c);
     }
-    seen.add(c.name);
-    return true;
-  });
+  }
+  return clusters;
+}
+
+function reportDuplicate(input: ProxyClusters, name: string): void {
+  input.report?.("pilot_duplicate_envoy_clusters", name, `Duplicate cluster ${name} found while pushing CDS`);
+}
+
+interface UniqueClusters {
+  clusters: readonly cluster.Cluster[];
+  names: ReadonlySet<string>;
+  /** The names dropped, in order. */
+  duplicates: readonly string[];
+}
+
+// An outbound list is shared by the proxies of a class and never changed: it is de-duplicated once.
+const uniqueOutbounds = new WeakMap<readonly cluster.Cluster[], UniqueClusters>();
+
+function uniqueOutbound(outbound: readonly cluster.Cluster[]): UniqueClusters {
+  let unique = uniqueOutbounds.get(outbound);
+  if (!unique) {
+    const names = new Set<string>();
+    const clusters: cluster.Cluster[] = [];
+    const duplicates: string[] = [];
+    for (const c of outbound) {
+      if (names.has(c.name)) {
+        duplicates.push(c.name);
+        continue;
+      }
+      names.add(c.name);
+      clusters.push(c);
+    }
+    unique = { clusters, names, duplicates };
+    uniqueOutbounds.set(outbound, unique);
+  }
+  return unique;
 }
