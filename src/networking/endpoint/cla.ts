@@ -7,7 +7,7 @@ import type { DestinationRuleTrafficPolicy } from "../../config/types/index.ts";
 import type { Labels } from "../../krt/index.ts";
 import type { ProxyNode } from "../../model/proxy.ts";
 import type { ServiceEndpoint } from "../../registry/index.ts";
-import { buildLbEndpoint, sharedMetadata } from "./lbendpoint.ts";
+import { buildLbEndpoint } from "./lbendpoint.ts";
 import { applyLocalityLb, groupByLocality, localityLbEndpoints, localityLbSetting } from "./locality.ts";
 import { type NetworkGateways, networkMembers } from "./network.ts";
 import { selectEndpoints } from "./subset-filter.ts";
@@ -73,15 +73,13 @@ export function localityGroups(input: EndpointsInput): endpoint.LocalityLbEndpoi
     if (list) list.push(ep);
     else byLocality.set(ep.locality, [ep]);
   }
-  const metadataFor = sharedMetadata();
-  const build = (ep: ServiceEndpoint, weight: number) => buildLbEndpoint(ep, !mtlsDisabled(ep), weight, metadataFor);
+  const build = (ep: ServiceEndpoint, weight: number) => buildLbEndpoint(ep, !mtlsDisabled(ep), weight);
   const items = [...byLocality].flatMap(([locality, eps]) =>
     networkMembers(eps, build, {
       proxyNetwork,
       proxyClusterId: input.proxy.clusterId,
       gateways: input.networkGateways,
       mtlsDisabled,
-      metadataFor,
     }).map((member) => ({ locality, member })),
   );
   const groups = applyLocalityLb(groupByLocality(items), {

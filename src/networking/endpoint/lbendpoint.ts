@@ -46,15 +46,28 @@ export function endpointAddress(address: string, port: number): core.Address {
   return { $typeName: "envoy.config.core.v3.Address", address: { case: "socketAddress", value: socketAddress } };
 }
 
+// Each registry endpoint's LbEndpoints (one per tls variant: a cluster's DestinationRule or the
+// workload's PeerAuthentication may turn its tlsMode off), kept for as long as the registry keeps the
+// endpoint, as Istio kept IstioEndpoint's precomputed EnvoyEndpoint: a push rebuilding a load
+// assignment builds only the endpoints that changed. Messages are never changed once built.
+const lbEndpointsOf = new WeakMap<ServiceEndpoint, { mtls?: endpoint.LbEndpoint; plain?: endpoint.LbEndpoint }>();
+
 /** The LbEndpoint of a registry endpoint, with `weight` (its own, scaled for multi-network meshes). */
-export function buildLbEndpoint(
-  ep: ServiceEndpoint,
-  mtlsEnabled: boolean,
-  weight: number,
-  metadataFor: MetadataFor,
-): endpoint.LbEndpoint {
-  const metadata = metadataFor(mtlsEnabled ? ep.tlsMode : "", endpointTelemetry(ep));
-  return lbEndpoint(endpointAddress(ep.address, ep.port), metadata, weight, envoyHealth(ep.health));
+export function buildLbEndpoint(ep: ServiceEndpoint, mtlsEnabled: boolean, weight: number): endpoint.LbEndpoint {
+  let variants = lbEndpointsOf.get(ep);
+  if (!variants) {
+    variants = {};
+    lbEndpointsOf.set(ep, variants);
+  }
+  const variant = mtlsEnabled ? "mtls" : "plain";
+  let lb = variants[variant];
+  if (lb?.loadBalancingWeight !== weight) {
+    const workload = workloadTelemetry(ep.workloadName, ep.workloadNamespace || ep.namespace, ep.labels, ep.clusterId);
+    const metadata = endpointMetadata(mtlsEnabled ? ep.tlsMode : "", workload);
+    lb = lbEndpoint(endpointAddress(ep.address, ep.port), metadata, weight, envoyHealth(ep.health));
+    variants[variant] = lb;
+  }
+  return lb;
 }
 
 /** An LbEndpoint at `address`; `health` is left UNKNOWN for gateways standing in for remote endpoints. */
@@ -83,48 +96,12 @@ export function endpointWeight(ep: ServiceEndpoint): number {
   return ep.weight > 0 ? ep.weight : 1;
 }
 
-/** The endpoint metadata of a tlsMode and workload telemetry; a load assignment's builder holds one (sharedMetadata). */
-export type MetadataFor = (tlsMode: string, workload: string) => core.Metadata;
-
-/**
- * Metadata messages shared by the endpoints with the same values: the endpoints of a workload, or of
- * a ServiceEntry, usually have the same, and a shared message is built and encoded once.
- */
-export function sharedMetadata(): MetadataFor {
-  const byTlsMode = new Map<string, Map<string, core.Metadata>>();
-  return (tlsMode, workload) => {
-    let byWorkload = byTlsMode.get(tlsMode);
-    if (!byWorkload) {
-      byWorkload = new Map();
-      byTlsMode.set(tlsMode, byWorkload);
-    }
-    let metadata = byWorkload.get(workload);
-    if (!metadata) {
-      metadata = endpointMetadata(tlsMode, workload);
-      byWorkload.set(workload, metadata);
-    }
-    return metadata;
-  };
-}
-
 /** The filter metadata of an endpoint: tlsMode (unless empty or `disabled`) and the compressed workload telemetry. */
-function endpointMetadata(tlsMode: string, workload: string): core.Metadata {
+export function endpointMetadata(tlsMode: string, workload: string): core.Metadata {
   const filterMetadata: Record<string, JsonObject> = {};
   if (tlsMode !== "" && tlsMode !== "disabled") filterMetadata[TRANSPORT_SOCKET_MATCH_KEY] = { tlsMode };
   filterMetadata[ISTIO_METADATA_KEY] = { workload };
   return { $typeName: "envoy.config.core.v3.Metadata", filterMetadata, typedFilterMetadata: {} };
-}
-
-// Each registry endpoint's telemetry string, for as long as the registry keeps the endpoint.
-const telemetryOfEndpoint = new WeakMap<ServiceEndpoint, string>();
-
-function endpointTelemetry(ep: ServiceEndpoint): string {
-  let workload = telemetryOfEndpoint.get(ep);
-  if (workload === undefined) {
-    workload = workloadTelemetry(ep.workloadName, ep.workloadNamespace || ep.namespace, ep.labels, ep.clusterId);
-    telemetryOfEndpoint.set(ep, workload);
-  }
-  return workload;
 }
 
 /** Istio's `workload;namespace;canonical name;canonical revision;cluster` (a `latest` revision left empty). */

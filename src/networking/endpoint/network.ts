@@ -6,7 +6,7 @@
 
 import type { endpoint } from "../../api/index.ts";
 import type { ServiceEndpoint } from "../../registry/index.ts";
-import { endpointAddress, endpointWeight, lbEndpoint, type MetadataFor, workloadTelemetry } from "./lbendpoint.ts";
+import { endpointAddress, endpointMetadata, endpointWeight, lbEndpoint, workloadTelemetry } from "./lbendpoint.ts";
 import type { GroupMember } from "./locality.ts";
 
 /** A network's gateway, as meshNetworks or the registry's gateway services declare it. */
@@ -26,8 +26,6 @@ export interface NetworkView {
   proxyClusterId: string;
   /** mTLS to this endpoint is off: it cannot be reached through a gateway (which routes by mTLS SNI). */
   mtlsDisabled: (ep: ServiceEndpoint) => boolean;
-  /** The load assignment's shared endpoint metadata. */
-  metadataFor: MetadataFor;
 }
 
 export function multiNetworkEnabled(gateways: NetworkGateways | undefined): boolean {
@@ -68,7 +66,7 @@ export function networkMembers(
   }
   for (const gw of [...gatewayWeights.keys()].sort(compareGateways)) {
     const weight = gatewayWeights.get(gw) || 1;
-    members.push({ lb: gatewayLbEndpoint(gw, weight, view), weight, labels: {} });
+    members.push({ lb: gatewayLbEndpoint(gw, weight, view.proxyClusterId), weight, labels: {} });
   }
   return members;
 }
@@ -92,8 +90,8 @@ function compareGateways(a: NetworkGateway, b: NetworkGateway): number {
 }
 
 /** A gateway standing in for remote endpoints: Istio mTLS, telemetry naming only the proxy's cluster. */
-function gatewayLbEndpoint(gw: NetworkGateway, weight: number, view: NetworkView): endpoint.LbEndpoint {
-  const metadata = view.metadataFor("istio", workloadTelemetry("", "", {}, view.proxyClusterId));
+function gatewayLbEndpoint(gw: NetworkGateway, weight: number, proxyClusterId: string): endpoint.LbEndpoint {
+  const metadata = endpointMetadata("istio", workloadTelemetry("", "", {}, proxyClusterId));
   return lbEndpoint(endpointAddress(gw.address, gw.port), metadata, weight);
 }
 
