@@ -197,12 +197,13 @@ function addBinding(
   const current = entries.get(key);
   if (current?.locked) return;
   // A chain whose match the listener has already is dropped (Istio's mergeTCPFilterChains reports it).
-  const conflict = () =>
-    input.report?.(
-      "pilot_conflict_outbound_listener_tcp_over_current_tcp",
-      key,
-      `Listener=${key} Accepted=${protocolName(current?.protocol)} Rejected=${protocolName(protocol)} (${service.hostname})`,
-    );
+  const conflict: Conflict = {
+    input,
+    key,
+    accepted: current?.protocol,
+    rejected: protocol,
+    hostname: service.hostname,
+  };
   const cls = protocolClass(protocol);
   const wildcard = bind === wildcardAddress(input.proxy);
   // Sniffing would break a server-first protocol: it never shares a listener with HTTP.
@@ -269,12 +270,29 @@ function httpChain(rds: string, protocol: ServiceProtocol, sniffed: boolean): Ch
   };
 }
 
+/** What a dropped chain is reported as (Istio's pilot_conflict_outbound_listener_tcp_over_current_tcp). */
+interface Conflict {
+  input: SidecarOutboundInput;
+  key: string;
+  accepted: ServiceProtocol | undefined;
+  rejected: ServiceProtocol;
+  hostname: string;
+}
+
 /** Adds chains whose match no existing chain has (Istio keeps the first on a tie, a conflict). */
-function mergeChains(entry: Entry, incoming: readonly ChainOpts[], conflict: () => void): void {
+function mergeChains(entry: Entry, incoming: readonly ChainOpts[], conflict: Conflict): void {
   for (const chain of incoming) {
-    if (entry.chains.some((existing) => sameMatch(existing, chain))) conflict();
+    if (entry.chains.some((existing) => sameMatch(existing, chain))) reportConflict(conflict);
     else entry.chains.push(chain);
   }
+}
+
+function reportConflict({ input, key, accepted, rejected, hostname }: Conflict): void {
+  input.report?.(
+    "pilot_conflict_outbound_listener_tcp_over_current_tcp",
+    key,
+    `Listener=${key} Accepted=${protocolName(accepted)} Rejected=${protocolName(rejected)} (${hostname})`,
+  );
 }
 
 /** A protocol as Istio's conflict messages name it. */
@@ -284,14 +302,20 @@ function protocolName(protocol: ServiceProtocol | undefined): string {
 }
 
 function sameMatch(a: ChainOpts, b: ChainOpts): boolean {
-  const eq = (x: readonly string[], y: readonly string[]) =>
-    x.length === y.length && [...x].sort().every((v, i) => v === [...y].sort()[i]);
   return (
-    eq(a.sniHosts, b.sniHosts) &&
-    eq(a.destinationCidrs, b.destinationCidrs) &&
-    eq(a.applicationProtocols, b.applicationProtocols) &&
+    sameValues(a.sniHosts, b.sniHosts) &&
+    sameValues(a.destinationCidrs, b.destinationCidrs) &&
+    sameValues(a.applicationProtocols, b.applicationProtocols) &&
     a.transportProtocol === b.transportProtocol
   );
+}
+
+/** The same strings in any order (a listener compares each new chain with all of its chains: sort only when needed). */
+function sameValues(x: readonly string[], y: readonly string[]): boolean {
+  if (x.length !== y.length) return false;
+  if (x.length === 0) return true;
+  const sortedY = [...y].sort();
+  return [...x].sort().every((v, i) => v === sortedY[i]);
 }
 
 function isMatchAll(chain: ChainOpts): boolean {

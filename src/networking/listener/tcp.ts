@@ -157,11 +157,23 @@ export const METADATA_EXCHANGE_NETWORK_FILTER: listener.Filter = typedNetworkFil
  * class (metric overrides, reporting interval) when it is known.
  */
 export function tcpStatsFilter(listenerClass: ListenerClass, telemetry?: ProxyTelemetry): listener.Filter {
-  const value: JsonObject =
-    telemetry?.stats(listenerClass) ??
-    (listenerClass === "sidecarOutbound" ? {} : { disable_host_header_fallback: true });
-  return typedNetworkFilter("istio.stats", packAny(xdsType.TypedStructSchema, typedStruct(STATS_TYPE_URL, value)));
+  const value =
+    telemetry?.stats(listenerClass) ?? (listenerClass === "sidecarOutbound" ? OUTBOUND_STATS : INBOUND_STATS);
+  let filter = statsFilters.get(value);
+  if (!filter) {
+    filter = typedNetworkFilter("istio.stats", packAny(xdsType.TypedStructSchema, typedStruct(STATS_TYPE_URL, value)));
+    statsFilters.set(value, filter);
+  }
+  return filter;
 }
+
+const OUTBOUND_STATS: JsonObject = {};
+const INBOUND_STATS: JsonObject = { disable_host_header_fallback: true };
+/**
+ * The filter per stats config object (the Telemetry API's answer, kept per listener class by the
+ * proxy's telemetry, or a default): every TCP chain of a build shares one, packed once.
+ */
+const statsFilters = new WeakMap<JsonObject, listener.Filter>();
 
 function typedNetworkFilter(name: string, value: Any): listener.Filter {
   return create(listener.FilterSchema, { name, configType: { case: "typedConfig", value } });
