@@ -97,6 +97,24 @@ interface VirtualHostGroup {
   routes: route.Route[];
 }
 
+// Each service reduced to one port, per service object (kept while the service is unchanged) and
+// port: one copy for every push, which also keys the service's domains below.
+const servicesOnPort = new WeakMap<Service, Map<number, Service | undefined>>();
+
+/** The service reduced to `port` with a lower-cased hostname; undefined when it has no such port. */
+function serviceOnPort(svc: Service, port: number): Service | undefined {
+  let byPort = servicesOnPort.get(svc);
+  if (!byPort) {
+    byPort = new Map();
+    servicesOnPort.set(svc, byPort);
+  }
+  if (!byPort.has(port)) {
+    const servicePort = svc.ports.find((p) => p.port === port);
+    byPort.set(port, servicePort && { ...svc, hostname: svc.hostname.toLowerCase(), ports: [servicePort] });
+  }
+  return byPort.get(port);
+}
+
 /** Services by lower-cased hostname; on a real port, each reduced to that port. */
 function servicesForPort(services: readonly Service[], listenerPort: number): Map<string, Service> {
   const out = new Map<string, Service>();
@@ -105,12 +123,32 @@ function servicesForPort(services: readonly Service[], listenerPort: number): Ma
       out.set(svc.hostname, svc);
       continue;
     }
-    const port = svc.ports.find((p) => p.port === listenerPort);
-    if (!port) continue;
-    const hostname = svc.hostname.toLowerCase();
-    out.set(hostname, { ...svc, hostname, ports: [port] });
+    const reduced = serviceOnPort(svc, listenerPort);
+    if (reduced) out.set(reduced.hostname, reduced);
   }
   return out;
+}
+
+/** A service's virtual host domains and the alternate names among them (serviceDomains). */
+type ServiceDomains = ReturnType<typeof serviceDomains>;
+
+// serviceDomains per service object, port and proxy DNS domain: built once, for every push and route
+// configuration; their lists are never changed (deduplication copies).
+const domainsByService = new WeakMap<Service, Map<string, ServiceDomains>>();
+
+function sharedServiceDomains(svc: Service, port: number, proxyDomain: string): ServiceDomains {
+  let byKey = domainsByService.get(svc);
+  if (!byKey) {
+    byKey = new Map();
+    domainsByService.set(svc, byKey);
+  }
+  const key = `${port}|${proxyDomain}`;
+  let domains = byKey.get(key);
+  if (!domains) {
+    domains = serviceDomains(svc, port, proxyDomain);
+    byKey.set(key, domains);
+  }
+  return domains;
 }
 
 /** Istio's selectVirtualServices: VirtualServices with a host matching one of the services. */
@@ -138,9 +176,11 @@ function wildcardIndex(vss: readonly VirtualService[], services: Iterable<Servic
   for (const vs of vss) {
     for (const h of vs.spec?.hosts ?? []) if (!byHost.has(h)) byHost.set(h, vsKey(vs));
   }
+  // An exact host wins; only wildcard hosts can match otherwise.
+  const wildcards = [...byHost.keys()].filter(isWildcard);
   const out = new Map<string, string>();
   for (const svc of services) {
-    const host = mostSpecificHostMatch(svc.hostname, byHost.keys());
+    const host = byHost.has(svc.hostname) ? svc.hostname : mostSpecificHostMatch(svc.hostname, wildcards);
     if (host !== undefined) out.set(svc.hostname, byHost.get(host) as string);
   }
   return out;
@@ -199,14 +239,18 @@ function virtualHostGroups(
     const byPort = new Map<number, Service[]>();
     for (const svc of matching) {
       for (const p of svc.ports) {
-        if (isHttpOrSniffed(p.protocol)) byPort.set(p.port, [...(byPort.get(p.port) ?? []), svc]);
+        if (!isHttpOrSniffed(p.protocol)) continue;
+        const onPort = byPort.get(p.port);
+        if (onPort) onPort.push(svc);
+        else byPort.set(p.port, [svc]);
       }
     }
     // Hosts outside the registry are only routed on port 80.
     if (byPort.size === 0 && listenerPort === 80) byPort.set(80, []);
     for (const [port, svcs] of byPort) groups.push({ port, services: svcs, virtualServiceHosts: hosts, routes });
   }
-  const claimed = new Set(groups.flatMap((g) => g.services.map((s) => s.hostname)));
+  const claimed = new Set<string>();
+  for (const g of groups) for (const svc of g.services) claimed.add(svc.hostname);
   for (const svc of services.values()) {
     // Aliases only serve as route targets.
     if (claimed.has(svc.hostname) || svc.resolution === "Alias") continue;
@@ -224,6 +268,57 @@ function virtualHostGroups(
   return groups;
 }
 
+/** The virtual host names and domains a route configuration's virtual hosts already took. */
+interface KnownDomains {
+  names: Set<string>;
+  domainSet: DomainSet;
+}
+
+function reportDuplicate(input: SidecarRouteInput, name: string, svc: Service | undefined): void {
+  const from = svc === undefined ? "virtual service" : "service";
+  input.report?.("pilot_vservice_dup_domain", name, `duplicate domain from ${from}: ${name}`);
+}
+
+/**
+ * The virtual host of one host of a group (a service's or a VirtualService's other host), with the
+ * domains no earlier virtual host took; undefined when its name or every domain was taken.
+ */
+function groupVirtualHost(
+  input: SidecarRouteInput,
+  listenerPort: number,
+  known: KnownDomains,
+  g: VirtualHostGroup,
+  hostname: string,
+  svc: Service | undefined,
+): route.VirtualHost | undefined {
+  const name = domainName(hostname, g.port);
+  if (known.names.has(name)) {
+    reportDuplicate(input, name, svc);
+    return undefined;
+  }
+  known.names.add(name);
+  // Envoy sidecars ignore the port in Host matching; proxyless gRPC does not.
+  const ignorePort = input.proxy.generator !== "grpc";
+  let domains: readonly string[];
+  let altHosts: readonly string[] = [];
+  if (svc === undefined) domains = ignorePort ? [ipv6Compliant(hostname)] : [ipv6Compliant(hostname), name];
+  else {
+    const port = ignorePort && listenerPort !== 0 ? NO_PORT : g.port;
+    ({ domains, altHosts } = sharedServiceDomains(svc, port, input.proxy.dnsDomain));
+  }
+  const deduped = known.domainSet.dedupe(domains, altHosts);
+  if (deduped.length !== domains.length) reportDuplicate(input, name, svc);
+  if (deduped.length === 0) return undefined;
+  const vhost = newVirtualHost();
+  vhost.name = name;
+  vhost.domains = deduped;
+  vhost.routes = g.routes;
+  vhost.includeRequestAttemptCount = routeProxyHeaders(input.mesh).includeRequestAttemptCount;
+  const session = input.persistentSessions && svc ? statefulSessionConfig(svc.labels) : undefined;
+  if (session) vhost.typedPerFilterConfig[STATEFUL_SESSION_FILTER] = statefulSessionPerRoute(session);
+  return vhost;
+}
+
 /** The virtual hosts of a route name, before sorting and the catch-all (Istio's BuildSidecarOutboundVirtualHosts). */
 export function buildSidecarVirtualHosts(input: SidecarRouteInput, listenerPort: number): route.VirtualHost[] {
   const { proxy, mesh } = input;
@@ -239,60 +334,30 @@ export function buildSidecarVirtualHosts(input: SidecarRouteInput, listenerPort:
     persistentSessions: input.persistentSessions,
   };
   const groups = virtualHostGroups(input, listenerPort, services, ctx);
-  const { includeRequestAttemptCount } = routeProxyHeaders(mesh);
-  // Envoy sidecars ignore the port in Host matching; proxyless gRPC does not.
-  const ignorePort = proxy.generator !== "grpc";
 
-  const names = new Set<string>();
-  const domainSet = new DomainSet();
+  const known: KnownDomains = { names: new Set(), domainSet: new DomainSet() };
   for (const g of groups) {
     for (const svc of g.services) {
-      domainSet.addKnownFqdn(domainName(svc.hostname, g.port));
-      domainSet.addKnownFqdn(svc.hostname);
+      known.domainSet.addKnownFqdn(domainName(svc.hostname, g.port));
+      known.domainSet.addKnownFqdn(svc.hostname);
     }
   }
-  const build = (hostname: string, g: VirtualHostGroup, svc: Service | undefined): route.VirtualHost | undefined => {
-    const name = domainName(hostname, g.port);
-    const duplicate = () =>
-      input.report?.(
-        "pilot_vservice_dup_domain",
-        name,
-        `duplicate domain from ${svc === undefined ? "virtual service" : "service"}: ${name}`,
-      );
-    if (names.has(name)) {
-      duplicate();
-      return undefined;
-    }
-    names.add(name);
-    let domains: string[];
-    let altHosts: string[] = [];
-    if (svc === undefined) domains = ignorePort ? [ipv6Compliant(hostname)] : [ipv6Compliant(hostname), name];
-    else {
-      const port = ignorePort && listenerPort !== 0 ? NO_PORT : g.port;
-      ({ domains, altHosts } = serviceDomains(svc, port, proxy.dnsDomain));
-    }
-    const deduped = domainSet.dedupe(domains, altHosts);
-    if (deduped.length !== domains.length) duplicate();
-    domains = deduped;
-    if (domains.length === 0) return undefined;
-    const vhost = newVirtualHost();
-    vhost.name = name;
-    vhost.domains = domains;
-    vhost.routes = g.routes;
-    vhost.includeRequestAttemptCount = includeRequestAttemptCount;
-    const session = input.persistentSessions && svc ? statefulSessionConfig(svc.labels) : undefined;
-    if (session) vhost.typedPerFilterConfig[STATEFUL_SESSION_FILTER] = statefulSessionPerRoute(session);
-    return vhost;
-  };
-
   const byPort = new Map<number, route.VirtualHost[]>();
   for (const g of groups) {
     if (g.routes.length === 0) continue;
-    const vhosts = [
-      ...g.virtualServiceHosts.map((h) => build(h.toLowerCase(), g, undefined)),
-      ...g.services.map((s) => build(s.hostname, g, s)),
-    ].filter((v) => v !== undefined);
-    byPort.set(g.port, [...(byPort.get(g.port) ?? []), ...vhosts]);
+    let vhosts = byPort.get(g.port);
+    if (!vhosts) {
+      vhosts = [];
+      byPort.set(g.port, vhosts);
+    }
+    for (const host of g.virtualServiceHosts) {
+      const vhost = groupVirtualHost(input, listenerPort, known, g, host.toLowerCase(), undefined);
+      if (vhost) vhosts.push(vhost);
+    }
+    for (const svc of g.services) {
+      const vhost = groupVirtualHost(input, listenerPort, known, g, svc.hostname, svc);
+      if (vhost) vhosts.push(vhost);
+    }
   }
   if (listenerPort !== 0) return byPort.get(listenerPort) ?? [];
   // http_proxy: every port's hosts, but off port 80 only the `host:port` domains.
