@@ -2,70 +2,66 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { IdleCollector } from "./idle-gc.ts";
 
-/** An IdleCollector over a fake external-memory figure and a counted collection. */
+/** An IdleCollector that records what it does instead of collecting. */
 function setup(busy = () => false) {
-  const state = { external: 100, collections: 0 };
+  const events: string[] = [];
   const collector = new IdleCollector({
     quietMs: 1000,
-    growthBytes: 50,
+    minIntervalMs: 10_000,
     busy,
-    external: () => state.external,
-    collect: () => {
-      state.collections++;
-      state.external = 100;
-    },
+    onQuiet: () => events.push("quiet"),
+    collect: () => events.push("collect"),
   });
-  return { state, collector };
+  return { events, collector };
 }
 
-test("collects once writing has been quiet for quietMs and external memory grew by growthBytes", (t) => {
-  t.mock.timers.enable({ apis: ["setTimeout"] });
-  const { state, collector } = setup();
-  state.external = 400;
+test("collects once writing has been quiet for quietMs, after onQuiet", (t) => {
+  t.mock.timers.enable({ apis: ["setTimeout", "Date"] });
+  const { events, collector } = setup();
   collector.quiet();
   t.mock.timers.tick(999);
-  assert.equal(state.collections, 0);
   collector.quiet(); // writing stopped again: the quiet period starts over
   t.mock.timers.tick(999);
-  assert.equal(state.collections, 0);
+  assert.deepEqual(events, []);
   t.mock.timers.tick(1);
-  assert.equal(state.collections, 1);
+  assert.deepEqual(events, ["quiet", "collect"]);
 });
 
-test("does not collect for a small growth, nor while writing has resumed", (t) => {
-  t.mock.timers.enable({ apis: ["setTimeout"] });
-  let busy = false;
-  const { state, collector } = setup(() => busy);
-  state.external = 149;
+test("does not collect while writing has resumed; the next quiet period decides", (t) => {
+  t.mock.timers.enable({ apis: ["setTimeout", "Date"] });
+  let busy = true;
+  const { events, collector } = setup(() => busy);
   collector.quiet();
   t.mock.timers.tick(1000);
-  assert.equal(state.collections, 0, "49 bytes are below growthBytes");
-  state.external = 400;
-  busy = true;
-  collector.quiet();
-  t.mock.timers.tick(1000);
-  assert.equal(state.collections, 0, "a write is in progress");
+  assert.deepEqual(events, []);
   busy = false;
   collector.quiet();
   t.mock.timers.tick(1000);
-  assert.equal(state.collections, 1);
+  assert.deepEqual(events, ["quiet", "collect"]);
 });
 
-test("growth counts from the lowest figure seen, and stop cancels a pending check", (t) => {
-  t.mock.timers.enable({ apis: ["setTimeout"] });
-  const { state, collector } = setup();
-  state.external = 20; // V8 freed memory on its own
+test("collections are minIntervalMs apart: a quiet period sooner waits for the rest", (t) => {
+  t.mock.timers.enable({ apis: ["setTimeout", "Date"], now: 50_000 });
+  const { events, collector } = setup();
   collector.quiet();
   t.mock.timers.tick(1000);
-  state.external = 80;
+  assert.deepEqual(events, ["quiet", "collect"]);
   collector.quiet();
   t.mock.timers.tick(1000);
-  assert.equal(state.collections, 1, "60 bytes above the low of 20");
-  state.external = 400;
+  assert.equal(events.length, 2, "only 1 s after the last collection");
+  t.mock.timers.tick(8999);
+  assert.equal(events.length, 2);
+  t.mock.timers.tick(1);
+  assert.deepEqual(events, ["quiet", "collect", "quiet", "collect"]);
+});
+
+test("stop cancels a pending collection", (t) => {
+  t.mock.timers.enable({ apis: ["setTimeout", "Date"] });
+  const { events, collector } = setup();
   collector.quiet();
   collector.stop();
   t.mock.timers.tick(1000);
-  assert.equal(state.collections, 1);
+  assert.deepEqual(events, []);
 });
 
 test("the default collection is V8's full collection", async (t) => {
@@ -73,29 +69,8 @@ test("the default collection is V8's full collection", async (t) => {
   // A WeakRef keeps its target until the job that made it ends.
   await new Promise((resolve) => setImmediate(resolve));
   t.mock.timers.enable({ apis: ["setTimeout"] });
-  const collector = new IdleCollector({ quietMs: 1, growthBytes: 0, busy: () => false });
+  const collector = new IdleCollector({ quietMs: 1, minIntervalMs: 0, busy: () => false });
   collector.quiet();
   t.mock.timers.tick(1);
   assert.equal(unreferenced.deref(), undefined);
-});
-
-test("onQuiet runs at the end of each quiet period while writing has stopped, before deciding", (t) => {
-  t.mock.timers.enable({ apis: ["setTimeout"] });
-  let busy = true;
-  const order: string[] = [];
-  const collector = new IdleCollector({
-    quietMs: 1000,
-    growthBytes: 0,
-    busy: () => busy,
-    onQuiet: () => order.push("quiet"),
-    external: () => 0,
-    collect: () => order.push("collect"),
-  });
-  collector.quiet();
-  t.mock.timers.tick(1000);
-  assert.deepEqual(order, []);
-  busy = false;
-  collector.quiet();
-  t.mock.timers.tick(1000);
-  assert.deepEqual(order, ["quiet", "collect"]);
 });

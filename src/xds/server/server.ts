@@ -37,9 +37,9 @@ import { handleSotwRequest, pushSotwType } from "./sotw.ts";
 
 /** A proxy that stops reading gives up its response slot after this long (its own stream stays blocked). */
 const RESPONSE_SLOT_HOLD_MS = 5_000;
-/** Spent responses are collected once nothing has been written for this long, if there are this many bytes of them. */
+/** Spent responses are collected once nothing has been written for this long, at most once per interval. */
 const IDLE_GC_QUIET_MS = 2_000;
-const IDLE_GC_GROWTH_BYTES = 64 * 1024 * 1024;
+const IDLE_GC_MIN_INTERVAL_MS = 10_000;
 
 export interface XdsServerOptions {
   generators: GeneratorRegistry;
@@ -139,7 +139,7 @@ export class XdsServer {
     };
     this.#idleGc = new IdleCollector({
       quietMs: IDLE_GC_QUIET_MS,
-      growthBytes: IDLE_GC_GROWTH_BYTES,
+      minIntervalMs: IDLE_GC_MIN_INTERVAL_MS,
       busy: () => this.#env.responseSlots.inUse > 0,
       onQuiet: forgetResponseBodies,
     });
