@@ -1,14 +1,16 @@
-// Encoding generated resources into xDS responses. protobuf-es encoding is slow, so each resource
-// object is encoded once (cached by object identity) and responses are assembled from the cached
+// Encoding generated resources into xDS responses. Resources are encoded by the schema-compiled
+// encoder (api/binary-encoder.ts, the bytes of protobuf-es toBinary) straight into their Any; each
+// resource object is encoded once (cached by object identity) and responses are assembled from the cached
 // bytes: a resource sent to 1,000 proxies is encoded once. A generated list that a generator hands
 // to many proxies (the same array object) is encoded once too: its resources, versions map and the
 // response body they make are kept with the array, so each further proxy's response is one copy of
 // the body between its own version, type URL and nonce. Generators must never change an array
 // after returning it.
 import { createHash } from "node:crypto";
-import { type Message, toBinary } from "@bufbuild/protobuf";
+import type { Message } from "@bufbuild/protobuf";
 import { WireType } from "@bufbuild/protobuf/wire";
 import { type Any, AnySchema } from "@bufbuild/protobuf/wkt";
+import { encodeAny, encodeMessage } from "../api/binary-encoder.ts";
 import { discovery, registry, typeUrl } from "../api/index.ts";
 import type { XdsResource } from "./generator.ts";
 
@@ -37,11 +39,11 @@ function encoded(resource: Message): Encoded {
   if (hit) return hit;
   let any: Uint8Array;
   if (isAny(resource)) {
-    any = toBinary(AnySchema, resource);
+    any = encodeMessage(AnySchema, resource);
   } else {
     const schema = registry.getMessage(resource.$typeName);
     if (!schema) throw new Error(`xds: resource type ${resource.$typeName} is not in the API registry`);
-    any = encodeAny(typeUrl(schema), toBinary(schema, resource));
+    any = encodeAny(schema, resource, typeUrl(schema));
   }
   const entry = { any, hash: createHash("sha256").update(any).digest("base64url").slice(0, 16) };
   encodedByObject.set(resource, entry);
@@ -53,7 +55,6 @@ function tag(field: { number: number }): number {
   return (field.number << 3) | WireType.LengthDelimited;
 }
 
-const ANY = { typeUrl: tag(AnySchema.field.typeUrl), value: tag(AnySchema.field.value) };
 const F = discovery.DiscoveryResponseSchema.field;
 const SOTW = {
   versionInfo: tag(F.versionInfo),
@@ -134,14 +135,6 @@ class ExactWriter {
     }
     return this.buffer;
   }
-}
-
-function encodeAny(url: string, value: Uint8Array): Uint8Array {
-  const urlSize = utf8Size(url);
-  const w = new ExactWriter(fieldSize(ANY.typeUrl, urlSize) + fieldSize(ANY.value, value.length));
-  w.string(ANY.typeUrl, url, urlSize);
-  w.bytes(ANY.value, value);
-  return w.finish();
 }
 
 export function encodeResource(r: XdsResource): EncodedResource {
