@@ -3,7 +3,7 @@
 // cost of encoding a response with and without Sluice's per-object encode cache.
 // Istio runs its benchmarks with the XDS cache off, so every generation run gets a fresh push context
 // and empty resource caches (Sluice's caches outlive a push: xdsCaches.clear(), untimed). As in Istio's
-// setup, the proxy's SidecarScope is computed before the timed run; the push context's other indexes are
+// setup, the proxy's SidecarScope (and a router's merged Gateways) is computed before the timed run; the push context's other indexes are
 // built lazily, so the first generation on a push pays for the ones it reads (Istio: in InitPushContext). As Istio's, a generation run includes
 // marshalling each resource into an Any (encodeResource; fresh objects are never in the encode cache).
 import { clone, type Message } from "@bufbuild/protobuf";
@@ -87,8 +87,11 @@ function generation(f: Fixture, runs: number, generate: (push: PushContext) => r
     },
     (run) => {
       xdsCaches.clear();
-      // Istio's setup computes the proxy's SidecarScope once, outside the timed loop.
-      pushSnapshot(pushes[run]).sidecarScope(f.proxy);
+      // Istio's setup computes the proxy's SidecarScope and a router's merged Gateways
+      // (SetSidecarScope, SetGatewaysForProxy) once, outside the timed loop.
+      const snap = pushSnapshot(pushes[run]);
+      snap.sidecarScope(f.proxy);
+      if (f.proxy.type === "router") snap.mergedGateway(f.proxy);
     },
   );
   if (last.resourcesPerMsg === 0) throw new Error("generation produced no resources");
@@ -123,7 +126,7 @@ function templateBenchmarks(name: string, options: MicroOptions): BenchResult[] 
  * Istio's createEndpointsConfig: `services` ServiceEntries `foo-s.com` on HTTP 80, each with
  * `endpoints` endpoints spread over 4 networks, and the PeerAuthentications EDS consults.
  */
-function endpointsConfig(endpoints: number, services: number): ConfigObject[] {
+export function endpointsConfig(endpoints: number, services: number): ConfigObject[] {
   const NETWORKING = "networking.istio.io/v1";
   const objects: ConfigObject[] = [];
   for (let s = 0; s < services; s++) {

@@ -9,8 +9,8 @@ import { test } from "node:test";
 import { fromBinary } from "@bufbuild/protobuf";
 import { AnySchema } from "@bufbuild/protobuf/wkt";
 import { benchProxy, template, templateState } from "../bench/templates.ts";
+import { endpointsConfig } from "../bench/templates-bench.ts";
 import type { endpoint } from "../src/api/index.ts";
-import type { ConfigObject } from "../src/config/index.ts";
 import { buildClusters } from "../src/xds/generators/cds.ts";
 import { buildLoadAssignment } from "../src/xds/generators/eds.ts";
 import { xdsCaches } from "../src/xds/generators/index.ts";
@@ -27,48 +27,6 @@ function digest(assignments: readonly endpoint.ClusterLoadAssignment[], what: st
     hash.update(any);
   }
   return hash.digest("hex");
-}
-
-/**
- * The benchmark's config (Istio's createEndpointsConfig, as bench/templates-bench.ts builds it):
- * `services` ServiceEntries `foo-s.com` on HTTP 80 with `endpoints` endpoints over 4 networks, and
- * PeerAuthentications turning mTLS off for them.
- */
-function endpointsConfig(endpoints: number, services: number): ConfigObject[] {
-  const serviceEntries = Array.from(
-    { length: services },
-    (_, s): ConfigObject => ({
-      apiVersion: "networking.istio.io/v1",
-      kind: "ServiceEntry",
-      metadata: { name: `foo-${s}`, namespace: "default" },
-      spec: {
-        hosts: [`foo-${s}.com`],
-        ports: [{ number: 80, name: "http-port", protocol: "HTTP" }],
-        resolution: "STATIC",
-        endpoints: Array.from({ length: endpoints }, (_, e) => ({
-          labels: { type: "eds-benchmark", app: `foo-${s}` },
-          address: `111.${Math.floor(e / 65536)}.${Math.floor(e / 256) % 256}.${e % 256}`,
-          network: `network-${e % 4}`,
-          serviceAccount: "something",
-        })),
-      },
-    }),
-  );
-  const peerAuthentication = (name: string, namespace: string, spec: unknown): ConfigObject => ({
-    apiVersion: "security.istio.io/v1",
-    kind: "PeerAuthentication",
-    metadata: { name, namespace },
-    spec,
-  });
-  return [
-    ...serviceEntries,
-    peerAuthentication("global", "istio-system", { mtls: { mode: "PERMISSIVE" } }),
-    peerAuthentication("namespace", "default", { mtls: { mode: "DISABLE" } }),
-    peerAuthentication("selector", "default", {
-      selector: { matchLabels: { type: "eds-benchmark" } },
-      mtls: { mode: "DISABLE" },
-    }),
-  ];
 }
 
 const BENCHMARK_GOLDEN: Record<string, string> = {
