@@ -1,8 +1,9 @@
 // Upstream TLS of an outbound cluster (Istio's cluster_tls.go): DestinationRule tls modes DISABLE,
 // SIMPLE, MUTUAL, ISTIO_MUTUAL, and auto-mTLS, where the Istio TLS socket is used only for endpoints
 // labelled `tlsMode: istio` (transport_socket_matches) and plaintext for the rest.
-import { create, type MessageInitShape, toBinary } from "@bufbuild/protobuf";
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { WireType } from "@bufbuild/protobuf/wire";
+import { encodeMessage } from "../../api/binary-encoder.ts";
 import { type cluster, core, packAny, rawBuffer, tls, typeUrl } from "../../api/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
 import type { DestinationRuleTrafficPolicyTls } from "../../config/types/index.ts";
@@ -124,14 +125,14 @@ const UTF8 = new TextEncoder();
 
 /**
  * Istio's client side of mesh mTLS: workload certificate and root CA from the agent's SDS. The
- * UpstreamTlsContext is written as toBinary writes it (common_tls_context, then sni when not empty):
+ * UpstreamTlsContext is written as toBinary would write it (common_tls_context, then sni when not empty):
  * the encoded common_tls_context field is shared through the cache, and each cluster appends its SNI.
  */
 function istioMutualSocket(input: UpstreamTlsInput, sni: string, sans: readonly string[]): core.TransportSocket {
   const key = `${input.http2 ? "h2" : "h1"}${JSON.stringify(sans)}`;
   let commonField = input.istioTlsContexts?.get(key);
   if (!commonField) {
-    const common = toBinary(
+    const common = encodeMessage(
       tls.CommonTlsContextSchema,
       create(tls.CommonTlsContextSchema, istioCommonTls(input.http2, sans)),
     );

@@ -2,9 +2,10 @@
 // with its HTTP filters from the ordered registry (router last), access logs and tracing (Telemetry API
 // or the mesh's legacy settings), request id,
 // and the per-class settings: client cert forwarding inbound and on gateways, remote address on gateways.
-import { create, toBinary } from "@bufbuild/protobuf";
+import { create } from "@bufbuild/protobuf";
 import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import { type Any, AnySchema, DurationSchema } from "@bufbuild/protobuf/wkt";
+import { encodeMessage } from "../../api/binary-encoder.ts";
 import { core, hcm, listener, packAny, type route, uuidRequestId } from "../../api/index.ts";
 import type { ServiceProtocol } from "../../registry/index.ts";
 import { toDuration } from "../duration.ts";
@@ -109,7 +110,7 @@ function packedManager(env: ListenerEnv, options: HcmOptions): Any {
   const key = `${options.listenerClass} ${options.protocol ?? ""} ${options.httpProxy === true}`;
   let rest = byOptions.get(key);
   if (!rest) {
-    rest = toBinary(hcm.HttpConnectionManagerSchema, managerWithoutRoute(env, options));
+    rest = encodeMessage(hcm.HttpConnectionManagerSchema, managerWithoutRoute(env, options));
     byOptions.set(key, rest);
   }
   const head = encodeRouteFields(options.statPrefix, routes.rds);
@@ -123,7 +124,7 @@ function packedManager(env: ListenerEnv, options: HcmOptions): Any {
 function encodeRouteFields(statPrefix: string, routeConfigName: string): Uint8Array {
   const writer = new BinaryWriter();
   if (statPrefix !== "") writer.tag(HCM_FIELD.statPrefix.number, WireType.LengthDelimited).string(statPrefix);
-  writer.tag(HCM_FIELD.rds.number, WireType.LengthDelimited).bytes(toBinary(hcm.RdsSchema, rds(routeConfigName)));
+  writer.tag(HCM_FIELD.rds.number, WireType.LengthDelimited).bytes(encodeMessage(hcm.RdsSchema, rds(routeConfigName)));
   return writer.finish();
 }
 

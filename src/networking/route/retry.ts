@@ -2,8 +2,7 @@
 // defaultHttpRetryPolicy, else Istio's default (2 retries on connect-failure, refused-stream,
 // unavailable, cancelled and retriable status codes, avoiding hosts already tried); attempts ≤ 0 → none.
 import { create } from "@bufbuild/protobuf";
-import { anyPack } from "@bufbuild/protobuf/wkt";
-import { retryPreviousHosts, retryPreviousPriorities, route } from "../../api/index.ts";
+import { packAny, retryPreviousHosts, retryPreviousPriorities, route } from "../../api/index.ts";
 import { NAMED_HTTP_STATUSES, type VirtualServiceHttpRetries } from "../../config/index.ts";
 import { toDuration } from "../duration.ts";
 
@@ -18,7 +17,7 @@ const PREVIOUS_HOSTS_PREDICATE = create(route.RetryPolicy_RetryHostPredicateSche
   name: PREVIOUS_HOSTS,
   configType: {
     case: "typedConfig",
-    value: anyPack(
+    value: packAny(
       retryPreviousHosts.PreviousHostsPredicateSchema,
       create(retryPreviousHosts.PreviousHostsPredicateSchema),
     ),
@@ -29,7 +28,7 @@ function previousPriorities(): route.RetryPolicy_RetryPriority {
   const config = create(retryPreviousPriorities.PreviousPrioritiesConfigSchema, { updateFrequency: 2 });
   return create(route.RetryPolicy_RetryPrioritySchema, {
     name: PREVIOUS_PRIORITIES,
-    configType: { case: "typedConfig", value: anyPack(retryPreviousPriorities.PreviousPrioritiesConfigSchema, config) },
+    configType: { case: "typedConfig", value: packAny(retryPreviousPriorities.PreviousPrioritiesConfigSchema, config) },
   });
 }
 

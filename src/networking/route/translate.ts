@@ -2,8 +2,7 @@
 // TranslateRoute). A rule gives one route per match that applies to the proxy (port, source labels,
 // source namespace, gateways); a catch-all route ends the list, as nothing after it can match.
 import { create } from "@bufbuild/protobuf";
-import { anyPack } from "@bufbuild/protobuf/wkt";
-import { core, cors, fault, route, type statefulSession } from "../../api/index.ts";
+import { core, cors, fault, packAny, route, type statefulSession } from "../../api/index.ts";
 import type { VirtualServiceHttp, VirtualServiceHttpMatch } from "../../config/index.ts";
 import { usesGatewaySemantics } from "../../model/index.ts";
 import { STATEFUL_SESSION_FILTER, statefulSessionConfig, statefulSessionPerRoute } from "../httpfilter/index.ts";
@@ -134,10 +133,10 @@ export function translateRoute(
   if (http.fault) {
     const f = translateFault(http.fault);
     // A fault with nothing Envoy supports (exponential delay, HTTP/2 error) adds no config.
-    if (f) out.typedPerFilterConfig[FAULT_FILTER] = anyPack(fault.HTTPFaultSchema, f);
+    if (f) out.typedPerFilterConfig[FAULT_FILTER] = packAny(fault.HTTPFaultSchema, f);
   }
   if (http.corsPolicy) {
-    out.typedPerFilterConfig[CORS_FILTER] = anyPack(cors.CorsPolicySchema, translateCorsPolicy(http.corsPolicy));
+    out.typedPerFilterConfig[CORS_FILTER] = packAny(cors.CorsPolicySchema, translateCorsPolicy(http.corsPolicy));
   }
   const session = out.action.case === "route" ? routeSession(http, ctx) : undefined;
   if (session) out.typedPerFilterConfig[STATEFUL_SESSION_FILTER] = statefulSessionPerRoute(session);

@@ -2,7 +2,7 @@
 // their Sidecar scope's outbound listeners and the inbound listeners of their Sidecar ingress or
 // service ports; routers get one listener per merged Gateway port.
 import { isIPv4, isIPv6 } from "node:net";
-import { toBinary } from "@bufbuild/protobuf";
+import { encodeMessage } from "../../api/binary-encoder.ts";
 import { accesslog, hcm, type listener } from "../../api/index.ts";
 import { parseProtocol } from "../../config/index.ts";
 import type {
@@ -261,8 +261,8 @@ function telemetryKey(telemetry: ProxyTelemetry, listenerClass: ListenerClass): 
   const { tracing, useRequestIdForTraceSampling } = telemetry.tracing(listenerClass);
   const encoded = (bytes: Uint8Array) => Buffer.from(bytes).toString("base64");
   return JSON.stringify([
-    telemetry.accessLogs(listenerClass)?.map((log) => encoded(toBinary(accesslog.AccessLogSchema, log))),
-    tracing && encoded(toBinary(hcm.HttpConnectionManager_TracingSchema, tracing)),
+    telemetry.accessLogs(listenerClass)?.map((log) => encoded(encodeMessage(accesslog.AccessLogSchema, log))),
+    tracing && encoded(encodeMessage(hcm.HttpConnectionManager_TracingSchema, tracing)),
     useRequestIdForTraceSampling,
     telemetry.stats(listenerClass),
   ]);
