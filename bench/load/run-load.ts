@@ -71,9 +71,10 @@ const TSX = ["--import", "tsx"];
 const CLOCK_TICKS = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim());
 /**
  * Settling time before the at-rest sample, and its length. sluiced collects spent responses once it
- * has written nothing for 2 s, at most once per 10 s (xds/server/idle-gc.ts): at rest is after that.
+ * has written nothing for 2 s, at most once per 10 s (xds/server/idle-gc.ts), so up to ~12 s after the
+ * sync, and that collection takes seconds on the unscoped 2,000 heap: at rest is after that.
  */
-const SETTLE_MS = 12_000;
+const SETTLE_MS = 20_000;
 const SAMPLE_MS = 3000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
