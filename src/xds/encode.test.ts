@@ -3,7 +3,7 @@ import { test } from "node:test";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { type Any, AnySchema, anyUnpack } from "@bufbuild/protobuf/wkt";
 import { cluster, core, discovery } from "../api/index.ts";
-import { encodeDeltaResponse, encodeResource, encodeResources, encodeSotwResponse } from "./encode.ts";
+import { encodeDeltaResponse, encodeResource, encodeResources, encodeSotwResponse, sotwNonce } from "./encode.ts";
 import { TypeUrl } from "./types.ts";
 
 const c = (name: string) => create(cluster.ClusterSchema, { name });
@@ -150,4 +150,21 @@ test("a generated list is encoded once per array object, with one versions map",
   const copy = encodeResources([...list]);
   assert.notEqual(copy, first);
   assert.deepEqual(copy.versions, first.versions);
+});
+
+test("proxies sent the same list in a push get one nonce and the very same response bytes", () => {
+  const list = encodeResources([{ name: "a", resource: c("a") }]).resources;
+  const other = encodeResources([{ name: "a", resource: c("a") }]).resources;
+  const nonce = sotwNonce("push-1", list);
+  assert.equal(sotwNonce("push-1", list), nonce);
+  assert.notEqual(sotwNonce("push-1", other), nonce, "another list: another nonce");
+  assert.notEqual(sotwNonce("push-2", list), nonce, "another push: another nonce");
+  const response = (n: string) =>
+    encodeSotwResponse({ versionInfo: "push-1", typeUrl: TypeUrl.Cluster, nonce: n, resources: list });
+  const first = response(nonce);
+  assert.equal(response(nonce), first, "written once, shared");
+  const later = response(sotwNonce("push-2", list));
+  assert.notEqual(later, first);
+  assert.equal(fromBinary(discovery.DiscoveryResponseSchema, later).nonce, sotwNonce("push-2", list));
+  assert.equal(fromBinary(discovery.DiscoveryResponseSchema, first).nonce, nonce, "the first response is unchanged");
 });

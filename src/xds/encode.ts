@@ -173,10 +173,41 @@ type Bodies = WeakMap<readonly EncodedResource[], Uint8Array>;
 let sotwBodies: Bodies = new WeakMap();
 let deltaBodies: Bodies = new WeakMap();
 
+/**
+ * A SotW response has no per-proxy field when its nonce names the push and the list (`sotwNonce`):
+ * proxies sent the same list in a push get the same bytes, written once, so each further proxy costs
+ * only gRPC's framing copy (not a second multi-MB buffer and the collections it drives). The latest
+ * response per list is kept, with the key it was written for.
+ */
+interface WrittenResponse {
+  key: string;
+  controlPlane: Uint8Array | undefined;
+  bytes: Uint8Array;
+}
+let sotwResponses = new WeakMap<readonly EncodedResource[], WrittenResponse>();
+
 /** Drops the kept response bodies; later responses write theirs again. */
 export function forgetResponseBodies(): void {
   sotwBodies = new WeakMap();
   deltaBodies = new WeakMap();
+  sotwResponses = new WeakMap();
+}
+
+const listSerials = new WeakMap<readonly EncodedResource[], number>();
+let lastListSerial = 0;
+
+/**
+ * The nonce of a SotW response carrying `resources` at push `version`: the same for every proxy sent
+ * that list in that push, and different for any other content (another push or another list), which
+ * is all a nonce must do: tell which response an ACK or NACK answers.
+ */
+export function sotwNonce(version: string, resources: readonly EncodedResource[]): string {
+  let serial = listSerials.get(resources);
+  if (serial === undefined) {
+    serial = ++lastListSerial;
+    listSerials.set(resources, serial);
+  }
+  return `${version}/${serial}`;
 }
 
 /** Writes the resources' body (memoized in `bodies`) with `writeEach`, or copies the one written before. */
@@ -220,8 +251,17 @@ export interface SotwResponse {
 const sotwResourceSize = (r: EncodedResource) => fieldSize(SOTW.resources, r.any.length);
 const writeSotwResource = (w: ExactWriter, r: EncodedResource) => w.bytes(SOTW.resources, r.any);
 
-/** An encoded DiscoveryResponse built from already-encoded resources. */
+/** An encoded DiscoveryResponse built from already-encoded resources (the same bytes for the same inputs). */
 export function encodeSotwResponse(r: SotwResponse): Uint8Array {
+  const key = `${r.versionInfo}\n${r.typeUrl}\n${r.nonce}`;
+  const written = sotwResponses.get(r.resources);
+  if (written && written.key === key && written.controlPlane === r.controlPlane) return written.bytes;
+  const bytes = writeSotwResponse(r);
+  sotwResponses.set(r.resources, { key, controlPlane: r.controlPlane, bytes });
+  return bytes;
+}
+
+function writeSotwResponse(r: SotwResponse): Uint8Array {
   const versionSize = utf8Size(r.versionInfo);
   const typeUrlSize = utf8Size(r.typeUrl);
   const nonceSize = utf8Size(r.nonce);

@@ -3,7 +3,7 @@
 // changes the subscription, a stale nonce, or an unsubscribe.
 import type { discovery } from "../../api/index.ts";
 import type { PushRequest } from "../../model/push-context.ts";
-import { encodeResources, encodeSotwResponse } from "../encode.ts";
+import { encodeResources, encodeSotwResponse, sotwNonce } from "../encode.ts";
 import type { GenerateResult } from "../generator.ts";
 import { isWildcardTypeUrl, shortType } from "../types.ts";
 import { type Connection, Watch } from "./connection.ts";
@@ -88,8 +88,8 @@ export async function pushSotwType(
   const { resources, versions } = encoded;
   if (requested && !w.wildcard) w.spellNamesAs(versions);
   if (!requested && !req.forced && holds(w.sentVersions, versions, incremental)) return;
-  const nonce = conn.nextNonce();
   const version = req.push.version;
+  const nonce = sotwNonce(version, resources);
   // A complete response's versions map is the encoded list's own, shared by every proxy sent that list.
   w.sentVersions = incremental && w.sentVersions ? merged(w.sentVersions, versions) : versions;
   const bytes = () =>
