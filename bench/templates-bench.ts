@@ -181,6 +181,23 @@ function endpointBenchmarks(runs: number): BenchResult[] {
   });
 }
 
+/** A Gateway in the benchmark router's namespace referencing `count` TLS credentials `sds-credential-<i>`. */
+export function credentialsGateway(count: number): ConfigObject {
+  return {
+    apiVersion: "networking.istio.io/v1",
+    kind: "Gateway",
+    metadata: { name: "credentials", namespace: "default" },
+    spec: {
+      selector: { "istio.io/benchmark": "true" },
+      servers: Array.from({ length: count }, (_, i) => ({
+        port: { number: 443, name: `https-${i}`, protocol: "HTTPS" },
+        hosts: [`s${i}.example.com`],
+        tls: { mode: "SIMPLE", credentialName: `sds-credential-${i}` },
+      })),
+    },
+  };
+}
+
 /**
  * BenchmarkSecretGeneration: a router asking for `count` TLS credentials. Istio turns its Secret
  * authorization off; Sluice serves a router only what its Gateways reference, so a Gateway in the
@@ -188,19 +205,7 @@ function endpointBenchmarks(runs: number): BenchResult[] {
  */
 function secretBenchmarks(runs: number): BenchResult[] {
   return [10, 1000].map((count) => {
-    const gateway: ConfigObject = {
-      apiVersion: "networking.istio.io/v1",
-      kind: "Gateway",
-      metadata: { name: "credentials", namespace: "default" },
-      spec: {
-        selector: { "istio.io/benchmark": "true" },
-        servers: Array.from({ length: count }, (_, i) => ({
-          port: { number: 443, name: `https-${i}`, protocol: "HTTPS" },
-          hosts: [`s${i}.example.com`],
-          tls: { mode: "SIMPLE", credentialName: `sds-credential-${i}` },
-        })),
-      },
-    };
+    const gateway = credentialsGateway(count);
     const f = fixture(
       [...template("secrets").render({ services: count, instances: 0 }), gateway],
       benchProxy("router"),

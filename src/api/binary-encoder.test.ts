@@ -21,7 +21,7 @@ import {
   FieldDescriptorProto_Type as Type,
 } from "@bufbuild/protobuf/wkt";
 import { benchProxy, template, templateState } from "../../bench/templates.ts";
-import type { ConfigObject } from "../config/index.ts";
+import { credentialsGateway } from "../../bench/templates-bench.ts";
 import { buildClusters } from "../xds/generators/cds.ts";
 import { buildLoadAssignment } from "../xds/generators/eds.ts";
 import { buildListeners } from "../xds/generators/lds.ts";
@@ -75,19 +75,7 @@ for (const name of TEMPLATES) {
 
 test("secrets: SDS resources encode as toBinary does", () => {
   const count = 3;
-  const gateway: ConfigObject = {
-    apiVersion: "networking.istio.io/v1",
-    kind: "Gateway",
-    metadata: { name: "credentials", namespace: "default" },
-    spec: {
-      selector: { "istio.io/benchmark": "true" },
-      servers: Array.from({ length: count }, (_, i) => ({
-        port: { number: 443, name: `https-${i}`, protocol: "HTTPS" },
-        hosts: [`s${i}.example.com`],
-        tls: { mode: "SIMPLE", credentialName: `sds-credential-${i}` },
-      })),
-    },
-  };
+  const gateway = credentialsGateway(count);
   const state = templateState([...template("secrets").render({ services: count, instances: 0 }), gateway]);
   const names = Array.from({ length: count }, (_, i) => `kubernetes://sds-credential-${i}`);
   const secrets = buildSecrets(state.push, benchProxy("router"), storeSecrets(state.store), names);
