@@ -4,30 +4,13 @@
 // before the optimisation, and every assignment within Envoy's constraints.
 // After a deliberate change of the generated config, print the new digests with UPDATE_GOLDEN=1.
 import assert from "node:assert/strict";
-import { createHash } from "node:crypto";
 import { test } from "node:test";
-import { fromBinary } from "@bufbuild/protobuf";
-import { AnySchema } from "@bufbuild/protobuf/wkt";
 import { benchProxy, template, templateState } from "../bench/templates.ts";
 import { endpointsConfig } from "../bench/templates-bench.ts";
-import type { endpoint } from "../src/api/index.ts";
 import { buildClusters } from "../src/xds/generators/cds.ts";
 import { buildLoadAssignment } from "../src/xds/generators/eds.ts";
 import { xdsCaches } from "../src/xds/generators/index.ts";
-import { encodeResource } from "../src/xds/index.ts";
-import { anyViolations } from "./translate/pgv.ts";
-
-/** SHA-256 over the encoded Anys in order, after checking each against Envoy's constraints. */
-function digest(assignments: readonly endpoint.ClusterLoadAssignment[], what: string): string {
-  assert.ok(assignments.length > 0, `${what}: no assignments`);
-  const hash = createHash("sha256");
-  for (const assignment of assignments) {
-    const { any } = encodeResource({ name: "", resource: assignment });
-    assert.deepEqual(anyViolations(fromBinary(AnySchema, any)), [], `${what} ${assignment.clusterName}`);
-    hash.update(any);
-  }
-  return hash.digest("hex");
-}
+import { goldenDigest } from "./golden-digest.ts";
 
 const BENCHMARK_GOLDEN: Record<string, string> = {
   "1/100": "3f807de42787835736113abd11f508a5503bd9781a3996e0188d1fffdf5e2c43",
@@ -48,7 +31,7 @@ for (const [shape, golden] of Object.entries(BENCHMARK_GOLDEN)) {
       assignments.every((a) => a.endpoints.length > 0),
       "every benchmark service has endpoints",
     );
-    const sha = digest(assignments, shape);
+    const sha = goldenDigest(assignments, shape);
     if (process.env.UPDATE_GOLDEN) console.log(`  "${shape}": "${sha}",`);
     assert.equal(sha, golden);
   });
@@ -69,7 +52,7 @@ test("http template (sidecar, 100 services): EDS of its EDS clusters unchanged",
     assignments.some((a) => a.endpoints.length > 0),
     "some http template cluster has endpoints",
   );
-  const sha = digest(assignments, "http");
+  const sha = goldenDigest(assignments, "http");
   if (process.env.UPDATE_GOLDEN) console.log(`HTTP_GOLDEN = "${sha}"`);
   assert.equal(sha, HTTP_GOLDEN);
 });

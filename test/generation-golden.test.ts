@@ -3,17 +3,13 @@
 // from the code before the optimisation, and every resource within Envoy's constraints.
 // After a deliberate change of the generated config, print the new digests with UPDATE_GOLDEN=1.
 import assert from "node:assert/strict";
-import { createHash } from "node:crypto";
 import { test } from "node:test";
-import { fromBinary, type Message } from "@bufbuild/protobuf";
-import { AnySchema } from "@bufbuild/protobuf/wkt";
 import { benchProxy, template, templateState } from "../bench/templates.ts";
 import type { NodeType } from "../src/model/index.ts";
 import { buildClusters } from "../src/xds/generators/cds.ts";
 import { buildListeners } from "../src/xds/generators/lds.ts";
 import { buildRouteConfiguration, routeNames } from "../src/xds/generators/rds.ts";
-import { encodeResource } from "../src/xds/index.ts";
-import { anyViolations } from "./translate/pgv.ts";
+import { goldenDigest } from "./golden-digest.ts";
 
 const SERVICES = 100;
 
@@ -40,26 +36,13 @@ const GOLDEN: Record<string, { proxy: NodeType; cds: string; rds: string }> = {
   },
 };
 
-/** SHA-256 over the encoded Anys in order, after checking each against Envoy's constraints. */
-function digest(resources: readonly Message[], what: string): string {
-  assert.ok(resources.length > 0, `${what}: no resources`);
-  const hash = createHash("sha256");
-  for (const resource of resources) {
-    const { any } = encodeResource({ name: "", resource });
-    const name = (resource as { name?: string }).name ?? "";
-    assert.deepEqual(anyViolations(fromBinary(AnySchema, any)), [], `${what} ${name}`);
-    hash.update(any);
-  }
-  return hash.digest("hex");
-}
-
 for (const [name, golden] of Object.entries(GOLDEN)) {
   test(`${name} (${golden.proxy}, ${SERVICES} services): CDS and RDS bytes unchanged`, () => {
     const state = templateState(template(name).render({ services: SERVICES, instances: SERVICES }));
     const proxy = benchProxy(golden.proxy);
-    const cds = digest(buildClusters(state.push, proxy, state.registry), `${name} CDS`);
+    const cds = goldenDigest(buildClusters(state.push, proxy, state.registry), `${name} CDS`);
     const routes = routeNames(buildListeners(state.push, proxy, state.registry));
-    const rds = digest(
+    const rds = goldenDigest(
       routes.flatMap((r) => buildRouteConfiguration(state.push, proxy, r) ?? []),
       `${name} RDS`,
     );
