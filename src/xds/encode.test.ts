@@ -165,6 +165,8 @@ test("proxies sent the same list in a push get one nonce and the very same respo
   assert.equal(response(nonce), first, "written once, shared");
   const later = response(sotwNonce("push-2", list));
   assert.notEqual(later, first);
-  assert.equal(fromBinary(discovery.DiscoveryResponseSchema, later).nonce, sotwNonce("push-2", list));
+  const laterResponse = fromBinary(discovery.DiscoveryResponseSchema, later);
+  assert.equal(laterResponse.nonce, sotwNonce("push-2", list));
+  assert.deepEqual(laterResponse.resources, fromBinary(discovery.DiscoveryResponseSchema, first).resources);
   assert.equal(fromBinary(discovery.DiscoveryResponseSchema, first).nonce, nonce, "the first response is unchanged");
 });

@@ -162,33 +162,32 @@ export function encodeResources(list: readonly XdsResource[]): EncodedResources 
 }
 
 /**
- * The encoded repeated `resources` fields of a response, by resource array: the first response
- * built from an array writes them in place and keeps a view of them, later ones copy that view.
+ * The encoded repeated `resources` fields of a delta response, by resource array: a response built
+ * from an array writes them in place and keeps a view of them, later ones copy that view.
  * Responses are never changed after they are built, so the view stays valid. A view holds its
  * whole first response, and per-push memos keep a proxy's own lists until the next push, so the
  * server drops the bodies once it has stopped writing (forgetResponseBodies): else every proxy with
  * a list of its own (a workload's inbound clusters) keeps a ~1 MB response at rest.
  */
-type Bodies = WeakMap<readonly EncodedResource[], Uint8Array>;
-let sotwBodies: Bodies = new WeakMap();
-let deltaBodies: Bodies = new WeakMap();
+let deltaBodies = new WeakMap<readonly EncodedResource[], Uint8Array>();
 
 /**
  * A SotW response has no per-proxy field when its nonce names the push and the list (`sotwNonce`):
  * proxies sent the same list in a push get the same bytes, written once, so each further proxy costs
  * only gRPC's framing copy (not a second multi-MB buffer and the collections it drives). The latest
- * response per list is kept, with the key it was written for.
+ * response per list is kept, with the key it was written for; a response for another push copies its
+ * body (the resources' fields).
  */
 interface WrittenResponse {
   key: string;
   controlPlane: Uint8Array | undefined;
   bytes: Uint8Array;
+  body: Uint8Array;
 }
 let sotwResponses = new WeakMap<readonly EncodedResource[], WrittenResponse>();
 
 /** Drops the kept response bodies; later responses write theirs again. */
 export function forgetResponseBodies(): void {
-  sotwBodies = new WeakMap();
   deltaBodies = new WeakMap();
   sotwResponses = new WeakMap();
 }
@@ -210,30 +209,28 @@ export function sotwNonce(version: string, resources: readonly EncodedResource[]
   return `${version}/${serial}`;
 }
 
-/** Writes the resources' body (memoized in `bodies`) with `writeEach`, or copies the one written before. */
+/**
+ * Writes the resources' body with `writeEach`, or copies `previous` (the same list's body written
+ * before); returns a view of the body as written.
+ */
 function writeBody(
   w: ExactWriter,
-  bodies: Bodies,
+  previous: Uint8Array | undefined,
   resources: readonly EncodedResource[],
   writeEach: (w: ExactWriter, r: EncodedResource) => void,
-): void {
-  const body = bodies.get(resources);
-  if (body) {
-    w.raw(body);
-    return;
-  }
+): Uint8Array {
   const start = w.pos;
-  for (const r of resources) writeEach(w, r);
-  bodies.set(resources, w.buffer.subarray(start, w.pos));
+  if (previous) w.raw(previous);
+  else for (const r of resources) writeEach(w, r);
+  return w.buffer.subarray(start, w.pos);
 }
 
 function bodySize(
-  bodies: Bodies,
+  previous: Uint8Array | undefined,
   resources: readonly EncodedResource[],
   sizeOf: (r: EncodedResource) => number,
 ): number {
-  const body = bodies.get(resources);
-  if (body) return body.length;
+  if (previous) return previous.length;
   let size = 0;
   for (const r of resources) size += sizeOf(r);
   return size;
@@ -256,28 +253,25 @@ export function encodeSotwResponse(r: SotwResponse): Uint8Array {
   const key = `${r.versionInfo}\n${r.typeUrl}\n${r.nonce}`;
   const written = sotwResponses.get(r.resources);
   if (written && written.key === key && written.controlPlane === r.controlPlane) return written.bytes;
-  const bytes = writeSotwResponse(r);
-  sotwResponses.set(r.resources, { key, controlPlane: r.controlPlane, bytes });
-  return bytes;
-}
-
-function writeSotwResponse(r: SotwResponse): Uint8Array {
+  const previousBody = written?.body;
   const versionSize = utf8Size(r.versionInfo);
   const typeUrlSize = utf8Size(r.typeUrl);
   const nonceSize = utf8Size(r.nonce);
   const w = new ExactWriter(
     fieldSize(SOTW.versionInfo, versionSize) +
-      bodySize(sotwBodies, r.resources, sotwResourceSize) +
+      bodySize(previousBody, r.resources, sotwResourceSize) +
       fieldSize(SOTW.typeUrl, typeUrlSize) +
       fieldSize(SOTW.nonce, nonceSize) +
       (r.controlPlane ? fieldSize(SOTW.controlPlane, r.controlPlane.length) : 0),
   );
   w.string(SOTW.versionInfo, r.versionInfo, versionSize);
-  writeBody(w, sotwBodies, r.resources, writeSotwResource);
+  const body = writeBody(w, previousBody, r.resources, writeSotwResource);
   w.string(SOTW.typeUrl, r.typeUrl, typeUrlSize);
   w.string(SOTW.nonce, r.nonce, nonceSize);
   if (r.controlPlane) w.bytes(SOTW.controlPlane, r.controlPlane);
-  return w.finish();
+  const bytes = w.finish();
+  sotwResponses.set(r.resources, { key, controlPlane: r.controlPlane, bytes, body });
+  return bytes;
 }
 
 export interface DeltaResponse {
@@ -316,14 +310,14 @@ export function encodeDeltaResponse(r: DeltaResponse): Uint8Array {
   const removedSizes = r.removed.map(utf8Size);
   let size =
     fieldSize(DELTA.systemVersionInfo, versionSize) +
-    bodySize(deltaBodies, r.resources, deltaResourceSize) +
+    bodySize(deltaBodies.get(r.resources), r.resources, deltaResourceSize) +
     fieldSize(DELTA.typeUrl, typeUrlSize) +
     fieldSize(DELTA.nonce, nonceSize) +
     (r.controlPlane ? fieldSize(DELTA.controlPlane, r.controlPlane.length) : 0);
   for (const removedSize of removedSizes) size += fieldSize(DELTA.removedResources, removedSize);
   const w = new ExactWriter(size);
   w.string(DELTA.systemVersionInfo, r.systemVersionInfo, versionSize);
-  writeBody(w, deltaBodies, r.resources, writeDeltaResource);
+  deltaBodies.set(r.resources, writeBody(w, deltaBodies.get(r.resources), r.resources, writeDeltaResource));
   w.string(DELTA.typeUrl, r.typeUrl, typeUrlSize);
   w.string(DELTA.nonce, r.nonce, nonceSize);
   for (const [i, name] of r.removed.entries()) w.string(DELTA.removedResources, name, removedSizes[i]);
