@@ -28,7 +28,7 @@ import { buildListeners } from "../xds/generators/lds.ts";
 import { buildNameTable } from "../xds/generators/nds.ts";
 import { buildRouteConfiguration, routeNames } from "../xds/generators/rds.ts";
 import { buildSecrets, storeSecrets } from "../xds/generators/sds.ts";
-import { encodeAny, encodeMessage } from "./binary-encoder.ts";
+import { encodeAny, encodeMessage, preEncoded } from "./binary-encoder.ts";
 import { cluster, listener, registry, route, typeUrl } from "./index.ts";
 
 function hex(bytes: Uint8Array): string {
@@ -338,6 +338,33 @@ test("Struct fields hold JSON; Value and ListValue fields are messages", () => {
     "Value message",
   );
   assertKinds({ list: { values: [{ kind: { case: "nullValue", value: 0 } }, {}] } }, "ListValue message");
+});
+
+test("pre-encoded sub-messages and Structs are copied as encoded, wherever they are held", () => {
+  const child = preEncoded(Kinds, kinds({ fString: "shared", children: [{ fInt32: 7 }] }));
+  const meta = preEncoded("google.protobuf.Struct", { a: [1, "x"], b: { c: true } });
+  const holder = kinds({
+    child,
+    children: [kinds({}), child],
+    choice: { case: "choiceChild", value: child },
+    meta,
+    metas: [meta, {}],
+  });
+  const fresh = kinds({
+    child: kinds({ fString: "shared", children: [{ fInt32: 7 }] }),
+    children: [kinds({}), kinds({ fString: "shared", children: [{ fInt32: 7 }] })],
+    choice: { case: "choiceChild", value: kinds({ fString: "shared", children: [{ fInt32: 7 }] }) },
+    meta: { a: [1, "x"], b: { c: true } },
+    metas: [{ a: [1, "x"], b: { c: true } }, {}],
+  });
+  assert.equal(hex(encodeMessage(Kinds, holder)), hex(toBinary(Kinds, fresh)));
+  assertSameBytes(Kinds, holder, "pre-encoded parts");
+  // The kept bytes are invisible to spreads and Object.keys, so JSON and copies are unchanged.
+  assert.deepEqual(Object.keys(meta), ["a", "b"]);
+  assert.deepEqual({ ...meta }, { a: [1, "x"], b: { c: true } });
+  // What was encoded is what is copied: a later change (which the contract forbids) does not show.
+  (child as unknown as Init).fString = "changed";
+  assert.equal(hex(encodeMessage(Kinds, holder)), hex(toBinary(Kinds, fresh)));
 });
 
 test("unknown fields are written last, as stored", () => {

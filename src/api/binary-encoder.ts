@@ -339,8 +339,12 @@ const mapKeys = {
   },
 };
 
+/** Where preEncoded keeps a message's bytes: a non-enumerable property, which clone() and spreads leave out. */
+const ENCODED = Symbol("binary-encoder.encoded");
+
 /** What generated code reaches: the size helpers, map key conversions, and error helpers. */
 const helpers = {
+  encoded: ENCODED,
   sizes,
   mapKeys,
   hasOwn: (o: object, key: string) => Object.hasOwn(o, key),
@@ -351,6 +355,21 @@ const helpers = {
     throw new Error(`cannot encode field ${field} to binary: required field not set`);
   },
 };
+
+/**
+ * Encodes `message` now and keeps the bytes on it, so that every message holding it copies them
+ * instead of encoding it again: for sub-messages shared by identity between many resources (a
+ * cluster's metadata-exchange filter, its plaintext socket match). The message must never change
+ * afterwards. A Struct field's JSON object is passed without a schema.
+ */
+export function preEncoded<T extends object>(schema: DescMessage | "google.protobuf.Struct", message: T): T {
+  const codec = schema === "google.protobuf.Struct" ? jsonStructCodec : codecFor(schema);
+  recordedSizes.length = 0;
+  const w = new Writer(codec.size(message, recordedSizes), recordedSizes);
+  codec.write(message, w);
+  Object.defineProperty(message, ENCODED, { value: new Uint8Array(finished(w)), enumerable: false });
+  return message;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Code generation
@@ -464,10 +483,11 @@ class MessageSource {
         write: `w.varint32(${start}); w.skipSize(); ${ref.codec}.write(${v}, w); w.varint32(${end});`,
       };
     }
+    // A pre-encoded value (preEncoded) is copied; its parts are neither sized nor recorded.
     const tag = tagOf(no, WireType.LengthDelimited);
     return {
-      size: `n += ${varintSize(tag)} + h.sizes.delimited(${ref.codec}.size(${v}, s));`,
-      write: `w.varint32(${tag}); w.delimit(); ${ref.codec}.write(${v}, w);`,
+      size: `x = ${v}; b = x[E]; n += ${varintSize(tag)} + h.sizes.delimited(b !== undefined ? b.length : ${ref.codec}.size(x, s));`,
+      write: `w.varint32(${tag}); x = ${v}; b = x[E]; if (b !== undefined) w.bytes(b); else { w.delimit(); ${ref.codec}.write(x, w); }`,
     };
   }
 
@@ -653,6 +673,7 @@ function build(src: MessageSource, size: string, write: string, typeName: string
   // Named after the type, for profiles.
   const name = typeName.replace(/[^A-Za-z0-9]/g, "_");
   const body = `"use strict";
+const E = h.encoded;
 ${refs}
 function size_${name}(m, s) {
 ${size}
@@ -675,13 +696,13 @@ function compileMessage(desc: DescMessage): Codec {
     src,
     `${check}
 const slot = s.length; s.push(0);
-let n = 0, v;
+let n = 0, v, x, b;
 ${code.map((c) => c.size).join("\n")}
 v = m.$unknown;
 if (v !== undefined) n += h.sizes.unknown(v);
 s[slot] = n;
 return n;`,
-    `let v, l;
+    `let v, l, x, b;
 ${code.map((c) => c.write).join("\n")}
 v = m.$unknown;
 if (v !== undefined) w.unknown(v);`,
