@@ -6,7 +6,7 @@
 // response body they make are kept with the array, so each further proxy's response is one copy of
 // the body between its own version, type URL and nonce. Generators must never change an array
 // after returning it.
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import type { Message } from "@bufbuild/protobuf";
 import { WireType } from "@bufbuild/protobuf/wire";
 import { type Any, AnySchema } from "@bufbuild/protobuf/wkt";
@@ -45,7 +45,8 @@ function encoded(resource: Message): Encoded {
     if (!schema) throw new Error(`xds: resource type ${resource.$typeName} is not in the API registry`);
     any = encodeAny(schema, resource, typeUrl(schema));
   }
-  const entry = { any, hash: createHash("sha256").update(any).digest("base64url").slice(0, 16) };
+  // The one-shot hash: half the cost of a Hash object per resource.
+  const entry = { any, hash: hash("sha256", any, "base64url").slice(0, 16) };
   encodedByObject.set(resource, entry);
   return entry;
 }
