@@ -3,6 +3,7 @@
 // cluster_traffic_policy.go). Every cluster gets the "unlimited" thresholds Istio sets by default.
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import type { Duration } from "@bufbuild/protobuf/wkt";
+import { preEncoded } from "../../api/binary-encoder.ts";
 import { cluster } from "../../api/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
 import type {
@@ -43,7 +44,10 @@ function meshDefaults(mesh: MeshConfig): MeshPoolSettings {
   if (!settings) {
     const keepalive = tcpKeepalive(mesh, undefined);
     settings = {
-      circuitBreakers: create(cluster.CircuitBreakersSchema, { thresholds: [defaultThresholds()] }),
+      circuitBreakers: preEncoded(
+        cluster.CircuitBreakersSchema,
+        create(cluster.CircuitBreakersSchema, { thresholds: [defaultThresholds()] }),
+      ),
       connectTimeout: toDuration(mesh.connectTimeout) ?? durationFromSeconds(10),
       upstreamConnectionOptions:
         keepalive && create(cluster.UpstreamConnectionOptionsSchema, { tcpKeepalive: keepalive }),

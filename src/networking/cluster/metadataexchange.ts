@@ -2,16 +2,20 @@
 // cluster and PassthroughCluster, so TCP peers exchange workload metadata over the
 // `istio-peer-exchange` ALPN. Its config type is istio-proxy's own, sent as a TypedStruct.
 import { create } from "@bufbuild/protobuf";
+import { preEncoded } from "../../api/binary-encoder.ts";
 import { cluster, packAny, xdsType } from "../../api/index.ts";
 import { TCP_METADATA_EXCHANGE_TYPE_URL, typedStruct } from "../httpfilter/index.ts";
 
 export const METADATA_EXCHANGE_CLUSTER_FILTER = "istio.metadata_exchange";
 
 /** Built once and shared by every cluster. */
-export const TCP_CLUSTER_METADATA_EXCHANGE: cluster.Filter = create(cluster.FilterSchema, {
-  name: METADATA_EXCHANGE_CLUSTER_FILTER,
-  typedConfig: packAny(
-    xdsType.TypedStructSchema,
-    typedStruct(TCP_METADATA_EXCHANGE_TYPE_URL, { protocol: "istio-peer-exchange", enable_discovery: true }),
-  ),
-});
+export const TCP_CLUSTER_METADATA_EXCHANGE: cluster.Filter = preEncoded(
+  cluster.FilterSchema,
+  create(cluster.FilterSchema, {
+    name: METADATA_EXCHANGE_CLUSTER_FILTER,
+    typedConfig: packAny(
+      xdsType.TypedStructSchema,
+      typedStruct(TCP_METADATA_EXCHANGE_TYPE_URL, { protocol: "istio-peer-exchange", enable_discovery: true }),
+    ),
+  }),
+);

@@ -1,6 +1,7 @@
 // Outbound clusters of one service port: `outbound|<port>||<host>` and one per DestinationRule subset
 // (Istio's buildOutboundClusters, ClusterBuilder.buildCluster/buildSubsetCluster, applyTrafficPolicy).
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { preEncoded } from "../../api/binary-encoder.ts";
 import { cluster, core, endpoint } from "../../api/index.ts";
 import type { ProxyNode } from "../../model/proxy.ts";
 import type { Service } from "../../registry/index.ts";
@@ -27,12 +28,18 @@ type CommonLbInit = MessageInitShape<typeof cluster.Cluster_CommonLbConfigSchema
 const DiscoveryType = cluster.Cluster_DiscoveryType;
 
 // Shared by every cluster: generated messages are never changed once built.
-const EDS_OVER_ADS = create(core.ConfigSourceSchema, {
-  configSourceSpecifier: { case: "ads", value: {} },
-  initialFetchTimeout: {},
-  resourceApiVersion: core.ApiVersion.V3,
-});
-const EMPTY_COMMON_LB_CONFIG = create(cluster.Cluster_CommonLbConfigSchema);
+const EDS_OVER_ADS = preEncoded(
+  core.ConfigSourceSchema,
+  create(core.ConfigSourceSchema, {
+    configSourceSpecifier: { case: "ads", value: {} },
+    initialFetchTimeout: {},
+    resourceApiVersion: core.ApiVersion.V3,
+  }),
+);
+const EMPTY_COMMON_LB_CONFIG = preEncoded(
+  cluster.Cluster_CommonLbConfigSchema,
+  create(cluster.Cluster_CommonLbConfigSchema),
+);
 
 /**
  * The clusters of one service port, the default one first, then one per DestinationRule subset. UDP

@@ -3,8 +3,8 @@
 // labelled `tlsMode: istio` (transport_socket_matches) and plaintext for the rest.
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { WireType } from "@bufbuild/protobuf/wire";
-import { encodeMessage } from "../../api/binary-encoder.ts";
-import { type cluster, core, packAny, rawBuffer, tls, typeUrl } from "../../api/index.ts";
+import { encodeMessage, preEncoded } from "../../api/binary-encoder.ts";
+import { cluster, core, packAny, rawBuffer, tls, typeUrl } from "../../api/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
 import type { DestinationRuleTrafficPolicyTls } from "../../config/types/index.ts";
 import { anyMessage, transportSocketMatchMessage, transportSocketMessage } from "./message.ts";
@@ -323,7 +323,10 @@ const RAW_BUFFER_CONFIG = packAny(rawBuffer.RawBufferSchema, create(rawBuffer.Ra
 export const RAW_BUFFER_SOCKET = transportSocketMessage(RAW_BUFFER_TRANSPORT_SOCKET, RAW_BUFFER_CONFIG);
 
 /** Auto mTLS's match of Istio endpoints, the same (never changed) struct for every cluster. */
-const TLS_MODE_ISTIO = { tlsMode: "istio" };
+const TLS_MODE_ISTIO = preEncoded("google.protobuf.Struct", { tlsMode: "istio" });
 
 /** Auto mTLS's plaintext match, the same message for every cluster. */
-const TLS_MODE_DISABLED = transportSocketMatchMessage("tlsMode-disabled", {}, RAW_BUFFER_SOCKET);
+const TLS_MODE_DISABLED = preEncoded(
+  cluster.Cluster_TransportSocketMatchSchema,
+  transportSocketMatchMessage("tlsMode-disabled", {}, RAW_BUFFER_SOCKET),
+);
