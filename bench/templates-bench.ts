@@ -25,8 +25,8 @@ import type { BenchResult } from "./run.ts";
 import { BENCH_MESH, benchProxy, DOMAIN_SUFFIX, template, templateState } from "./templates.ts";
 
 export interface MicroOptions {
-  /** Services per template (Istio: 100; its `gateways*` cases use 1,000). */
-  services: number;
+  /** Services per template; undefined: each template's size in Istio's benchmark (100, `gateways*` 1,000). */
+  services: number | undefined;
   /** Timed runs per benchmark. */
   runs: number;
   /** Templates to run the per-type generation benchmarks over. */
@@ -36,9 +36,19 @@ export interface MicroOptions {
 }
 
 export const DEFAULT_MICRO: MicroOptions = {
-  services: 100,
+  services: undefined,
   runs: 50,
-  templates: ["http", "empty", "virtualservice", "tcp", "telemetry-api", "gateways", "knative-gateway"],
+  templates: [
+    "http",
+    "empty",
+    "empty-2020",
+    "virtualservice",
+    "tcp",
+    "telemetry-api",
+    "gateways",
+    "gateways-shared",
+    "knative-gateway",
+  ],
   groups: ["templates", "eds", "sds", "encode"],
 };
 
@@ -101,11 +111,12 @@ function generation(f: Fixture, runs: number, generate: (push: PushContext) => r
 /** Push-context build and CDS/LDS/RDS(/NDS for sidecars) generation over one template. */
 function templateBenchmarks(name: string, options: MicroOptions): BenchResult[] {
   const t = template(name);
-  const f = fixture(t.render({ services: options.services, instances: options.services }), benchProxy(t.proxy));
+  const services = options.services ?? t.services ?? 100;
+  const f = fixture(t.render({ services, instances: services }), benchProxy(t.proxy));
   const { proxy, registry } = f;
   const runs = options.runs;
   const routes = routeNames(buildListeners(f.newPush(), proxy, registry));
-  const label = (what: string) => `templates: ${name}, ${options.services} services, ${what} (${t.proxy})`;
+  const label = (what: string) => `templates: ${name}, ${services} services, ${what} (${t.proxy})`;
   const results: BenchResult[] = [
     { name: label("push-context build"), ...measure(runs, f.newPush) },
     { name: label("CDS generation"), ...generation(f, runs, (push) => buildClusters(push, proxy, registry)) },
@@ -222,7 +233,8 @@ function secretBenchmarks(runs: number): BenchResult[] {
  * (what one proxy costs) and from messages already encoded (what every further proxy sharing them costs).
  */
 function encodeBenchmarks(options: MicroOptions): BenchResult[] {
-  const f = fixture(template("http").render({ services: options.services, instances: 0 }), benchProxy("sidecar"));
+  const services = options.services ?? 100;
+  const f = fixture(template("http").render({ services, instances: 0 }), benchProxy("sidecar"));
   const clusters = buildClusters(f.newPush(), f.proxy, f.registry);
   const copies = Array.from({ length: options.runs }, () =>
     clusters.map((c) => clone(apiRegistry.getMessage(c.$typeName) ?? fail(c.$typeName), c)),
@@ -235,7 +247,7 @@ function encodeBenchmarks(options: MicroOptions): BenchResult[] {
       resources: messages.map((resource) => encodeResource({ name: "", resource })),
     });
   response(clusters);
-  const label = `encode: CDS response, http, ${options.services} services (${clusters.length} clusters)`;
+  const label = `encode: CDS response, http, ${services} services (${clusters.length} clusters)`;
   return [
     { name: `${label}, uncached`, ...measure(options.runs, (run) => response(copies[run])) },
     { name: `${label}, cached`, ...measure(options.runs, () => response(clusters)) },

@@ -18,6 +18,8 @@ export interface Template {
   name: string;
   /** The proxy type Istio benchmarks the template with. */
   proxy: NodeType;
+  /** The services Istio's benchmark case renders it with (bench_test.go's testCases), when not 100. */
+  services?: number;
   render(input: TemplateInput): ConfigObject[];
 }
 
@@ -240,6 +242,24 @@ export const TEMPLATES: readonly Template[] = [
     ],
   },
   {
+    // `empty` as Istio's published ClusterGeneration/empty figure (istio/istio#25116, June 2020) measured
+    // it: before istio/istio#26514 (August 2020) made its services mesh-internal with mTLS endpoints,
+    // they were MESH_EXTERNAL with neither VIPs nor tlsMode labels, so no auto-mTLS transport socket.
+    name: "empty-2020",
+    proxy: "sidecar",
+    render: ({ services }) => [
+      proxyService(ALL_PROTOCOLS),
+      ...range(services).map((i) =>
+        serviceEntry(`service-${i}`, {
+          hosts: [`random-${i}.host.example`],
+          ports: ALL_PROTOCOLS,
+          resolution: "STATIC",
+          endpoints: [{ address: "1.2.3.4" }],
+        }),
+      ),
+    ],
+  },
+  {
     name: "externalname",
     proxy: "sidecar",
     render: ({ services }) => [
@@ -258,6 +278,7 @@ export const TEMPLATES: readonly Template[] = [
     // One Gateway for three hosts, and N VirtualServices adding six prefixes each to all three.
     name: "gateways-shared",
     proxy: "router",
+    services: 1000,
     render: ({ services }) => {
       const hosts = [1, 2, 3].map((n) => `random-${n}.host.example`);
       return [
@@ -289,6 +310,7 @@ export const TEMPLATES: readonly Template[] = [
     // N Gateways, each with its own three hosts and a VirtualService for them.
     name: "gateways",
     proxy: "router",
+    services: 1000,
     render: ({ services }) => [
       proxyService([HTTP, HTTPS], { labels: BENCH_LABELS }),
       ...range(services).flatMap((i) => {

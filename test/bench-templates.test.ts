@@ -54,6 +54,7 @@ const EXPECTED: Record<string, Expectation> = {
   },
   disabled: { clustersPerService: 0, names: ["virtualInbound", "0.0.0.0_9090"] },
   empty: { clustersPerService: 4, names: [`outbound|9090||random-${N - 1}.host.example`, `127.0.0.${N - 1}_7070`] },
+  "empty-2020": { clustersPerService: 4, names: [`outbound|9090||random-${N - 1}.host.example`, "0.0.0.0_7070"] },
   // ExternalName services are aliases; of hosts nothing knows, Istio too builds no cluster.
   externalname: { clustersPerService: 0, names: ["outbound|80||example.com", "80"] },
   "gateways-shared": {
@@ -114,6 +115,12 @@ for (const { name, proxy } of TEMPLATES) {
     assert.equal(clusters(2 * N) - clusters(N), expected.clustersPerService * N);
   });
 }
+
+test("empty-2020: its clusters have no auto-mTLS socket, as Istio's published figure for it had none", () => {
+  const text = (name: string) => generate(N, name, "sidecar").filter(isCluster).map(json).join("\n");
+  assert.ok(text("empty").includes("tlsMode-istio"));
+  assert.ok(!text("empty-2020").includes("tlsMode-istio"));
+});
 
 test("secrets: the TLS Secrets load and are found by name", () => {
   const state = templateState(template("secrets").render({ services: N, instances: 0 }));
