@@ -18,9 +18,19 @@ export const registry: Registry = createRegistry(...wellKnownFiles, ...generated
 
 export const TYPE_URL_PREFIX = "type.googleapis.com/";
 
-/** The type URL Envoy expects in `Any.type_url` and xDS `type_url` for a message type. */
+const typeUrls = new WeakMap<DescMessage, string>();
+
+/**
+ * The type URL Envoy expects in `Any.type_url` and xDS `type_url` for a message type. One string per
+ * type: a concatenation per call is a new rope string, which encoding an Any has to flatten each time.
+ */
 export function typeUrl(schema: DescMessage): string {
-  return TYPE_URL_PREFIX + schema.typeName;
+  let url = typeUrls.get(schema);
+  if (url === undefined) {
+    url = TYPE_URL_PREFIX + schema.typeName;
+    typeUrls.set(schema, url);
+  }
+  return url;
 }
 
 /** The message type named by a type URL (any host prefix), if it is in the registry. */
