@@ -232,7 +232,7 @@ describe("Istio mTLS contexts shared by the clusters of a push", () => {
       const context = unpackAny(any, tls.UpstreamTlsContextSchema);
       assert.ok(context);
       // The hand-written bytes are the canonical encoding of what they decode to.
-      assert.deepEqual(toBinary(tls.UpstreamTlsContextSchema, context), any.value);
+      assert.deepEqual(Buffer.from(toBinary(tls.UpstreamTlsContextSchema, context)), Buffer.from(any.value));
       assert.deepEqual(envoyViolations(cluster.ClusterSchema, c), []);
       return context;
     });

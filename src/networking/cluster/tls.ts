@@ -121,7 +121,6 @@ const UPSTREAM_TLS_TYPE_URL = typeUrl(tls.UpstreamTlsContextSchema);
 const UPSTREAM_TLS_FIELDS = tls.UpstreamTlsContextSchema.field;
 const COMMON_TLS_CONTEXT_TAG = lengthDelimitedTag(UPSTREAM_TLS_FIELDS.commonTlsContext.number);
 const SNI_TAG = lengthDelimitedTag(UPSTREAM_TLS_FIELDS.sni.number);
-const UTF8 = new TextEncoder();
 
 /**
  * Istio's client side of mesh mTLS: workload certificate and root CA from the agent's SDS. The
@@ -144,9 +143,11 @@ function istioMutualSocket(input: UpstreamTlsInput, sni: string, sans: readonly 
   let value = commonField;
   if (clusterSni !== "") {
     const sniLength = Buffer.byteLength(clusterSni);
-    value = new Uint8Array(commonField.length + 1 + varintSize(sniLength) + sniLength);
-    value.set(commonField);
-    UTF8.encodeInto(clusterSni, value.subarray(writeFieldHeader(value, commonField.length, SNI_TAG, sniLength)));
+    // From Node's pool: a fresh ArrayBuffer per cluster cost more than the bytes it holds.
+    const withSni = Buffer.allocUnsafe(commonField.length + 1 + varintSize(sniLength) + sniLength);
+    withSni.set(commonField);
+    withSni.write(clusterSni, writeFieldHeader(withSni, commonField.length, SNI_TAG, sniLength), sniLength, "utf8");
+    value = withSni;
   }
   return transportSocketMessage(TLS_TRANSPORT_SOCKET, anyMessage(UPSTREAM_TLS_TYPE_URL, value));
 }
