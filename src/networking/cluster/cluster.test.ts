@@ -161,6 +161,21 @@ describe("outbound clusters", () => {
     assert.equal(c.edsClusterConfig, undefined);
   });
 
+  it("the clusters of a service's ports share one metadata message per rule and subset", () => {
+    const twoPorts = makeService({ ports: [{ port: 9080 }, { port: 9090, protocol: "TCP" }] });
+    const destinationRule = { name: "r", namespace: "default", spec: { host: "reviews", subsets: [{ name: "v1" }] } };
+    const [http, httpV1, tcp, tcpV1] = twoPorts.ports.flatMap((p) =>
+      buildOutboundClusters({ service: twoPorts, port: p, proxy, mesh, endpoints: [], destinationRule }),
+    );
+    assert.equal(http.metadata, tcp.metadata);
+    assert.equal(httpV1.metadata, tcpV1.metadata);
+    assert.notEqual(http.metadata, httpV1.metadata);
+    assert.equal(httpV1.metadata?.filterMetadata.istio?.subset, "v1");
+    const [other] = buildOutboundClusters({ service: twoPorts, port: twoPorts.ports[0], proxy, mesh, endpoints: [] });
+    assert.notEqual(other.metadata, http.metadata);
+    assert.equal(other.metadata?.filterMetadata.istio?.config, undefined);
+  });
+
   it("a mesh-external service gets no auto-mTLS and is marked external", () => {
     const external = makeService({ hostname: "api.example.com", registry: "External", meshExternal: true });
     const [c] = buildOutboundClusters({ service: external, port: external.ports[0], proxy, mesh, endpoints: [] });

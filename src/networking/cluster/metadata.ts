@@ -1,7 +1,9 @@
 // Cluster metadata and stat names as Istio sets them (util.AddConfigInfoMetadata, addTelemetryMetadata,
 // AddSubsetToMetadata, AddALPNOverrideToMetadata; telemetry.BuildStatPrefix).
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
+import type { core } from "../../api/index.ts";
 import type { Service } from "../../registry/index.ts";
+import { metadataMessage } from "./message.ts";
 
 export interface ClusterMetadataInput {
   /** The services behind the cluster (one for outbound; all on the port for inbound). */
@@ -27,6 +29,43 @@ export function istioClusterMetadata(input: ClusterMetadataInput): Record<string
   }
   if (input.subset) istio.subset = input.subset;
   return { istio };
+}
+
+// An outbound cluster's metadata reads only its service, rule name, subset and ALPN override: the
+// clusters of a service's ports (and proxies) share one message per such tuple, built once per service
+// object, and the encoder encodes a shared message once.
+const outboundMetadata = new WeakMap<Service, Map<string, core.Metadata>>();
+/** A bound per service, as rules and subsets come and go with config; the few in use are built again. */
+const MAX_METADATA_PER_SERVICE = 64;
+
+/** The metadata of an outbound (or SNI-DNAT) cluster of `service`; the same message for the same inputs. */
+export function outboundClusterMetadata(
+  service: Service,
+  destinationRule: { name: string; namespace: string } | undefined,
+  subset: string,
+  alpnOverride: boolean,
+): core.Metadata {
+  let byKey = outboundMetadata.get(service);
+  if (!byKey) {
+    byKey = new Map();
+    outboundMetadata.set(service, byKey);
+  }
+  const key = `${destinationRule ? `${destinationRule.namespace}/${destinationRule.name}` : ""}|${subset}|${alpnOverride}`;
+  let metadata = byKey.get(key);
+  if (!metadata) {
+    metadata = metadataMessage(
+      istioClusterMetadata({
+        services: [service],
+        destinationRule,
+        subset,
+        alpnOverride,
+        external: service.meshExternal,
+      }),
+    );
+    if (byKey.size >= MAX_METADATA_PER_SERVICE) byKey.clear();
+    byKey.set(key, metadata);
+  }
+  return metadata;
 }
 
 export interface StatNameInput {

@@ -12,8 +12,8 @@ import { applyConnectionPool, shouldUpgradeToH2 } from "./connectionpool.ts";
 import { buildForwardProxyClusters } from "./dfp.ts";
 import { applyDnsSettings } from "./dns.ts";
 import { applyLoadBalancer, applyLocalityWeightedConfig, discoveryType } from "./loadbalancer.ts";
-import { clusterMessage, edsClusterConfigMessage, metadataMessage } from "./message.ts";
-import { altStatName, istioClusterMetadata } from "./metadata.ts";
+import { clusterMessage, edsClusterConfigMessage } from "./message.ts";
+import { altStatName, outboundClusterMetadata } from "./metadata.ts";
 import { TCP_CLUSTER_METADATA_EXCHANGE } from "./metadataexchange.ts";
 import { outboundClusterName, sniDnatClusterName } from "./names.ts";
 import { applyOutlierDetection } from "./outlier.ts";
@@ -205,15 +205,7 @@ function buildOne(
   // Most clusters set nothing in it: they share one empty message.
   draft.commonLbConfig =
     Object.keys(common).length === 0 ? EMPTY_COMMON_LB_CONFIG : create(cluster.Cluster_CommonLbConfigSchema, common);
-  draft.metadata = metadataMessage(
-    istioClusterMetadata({
-      services: [service],
-      destinationRule: rule,
-      subset,
-      alpnOverride: upstreamTls.alpnOverride,
-      external: service.meshExternal,
-    }),
-  );
+  draft.metadata = outboundClusterMetadata(service, rule, subset, upstreamTls.alpnOverride);
   return draft;
 }
 
