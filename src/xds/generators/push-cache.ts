@@ -88,7 +88,8 @@ export function resourceCache<T>(typeUrl: string, resources: (value: T) => reado
       latestVersion = push.version;
       dropUnreachable(entries);
     }
-    const fullKey = `${key}|${inputs.map(objectId).join(",")}`;
+    let fullKey = `${key}|`;
+    for (const input of inputs) fullKey += `${objectId(input)},`;
     const entry = entries.get(fullKey);
     if (entry?.version === push.version) return entry.value;
     entries.delete(fullKey);
@@ -100,7 +101,8 @@ export function resourceCache<T>(typeUrl: string, resources: (value: T) => reado
     const status = new PushStatus();
     const value = build(status);
     push.status.merge(status);
-    const refs = inputs.filter((i) => i !== undefined && !isEmptyArray(i)).map((i) => new WeakRef(i as object));
+    const refs: WeakRef<object>[] = [];
+    for (const input of inputs) if (input !== undefined && !isEmptyArray(input)) refs.push(identityOf(input).ref);
     entries.set(fullKey, { value, inputs: refs, status, version: push.version });
     if (entries.size > MAX_ENTRIES) entries.delete(entries.keys().next().value as string);
     return value;
@@ -114,8 +116,23 @@ function dropUnreachable(entries: Map<string, Entry<unknown>>): void {
   }
 }
 
-const objectIds = new WeakMap<object, number>();
+/** An input object's number in keys, and one weak reference to it that every entry naming it shares. */
+interface InputIdentity {
+  id: string;
+  ref: WeakRef<object>;
+}
+
+const identities = new WeakMap<object, InputIdentity>();
 let lastObjectId = 0;
+
+function identityOf(input: object): InputIdentity {
+  let identity = identities.get(input);
+  if (identity === undefined) {
+    identity = { id: String(++lastObjectId), ref: new WeakRef(input) };
+    identities.set(input, identity);
+  }
+  return identity;
+}
 
 function isEmptyArray(input: unknown): boolean {
   return Array.isArray(input) && input.length === 0;
@@ -128,10 +145,5 @@ function isEmptyArray(input: unknown): boolean {
 export function objectId(input: object | undefined): string {
   if (input === undefined) return "-";
   if (isEmptyArray(input)) return "[]";
-  let id = objectIds.get(input);
-  if (id === undefined) {
-    id = ++lastObjectId;
-    objectIds.set(input, id);
-  }
-  return String(id);
+  return identityOf(input).id;
 }
