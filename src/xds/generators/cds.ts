@@ -207,7 +207,8 @@ function serviceClusters(
   view.namespaceMtls.set(service.namespace, serviceMtlsMode);
   const endpointView = hasInlineEndpoints(service) ? view.endpointView : "";
   const redis = snap.protocolFilters.redis;
-  const key = `${sniDnat ? "sni" : "out"}|${proxy.type}|${view.ipFamilies}|${endpointView}|${service.namespace}|${service.hostname}|${rule?.from.join(",") ?? ""}|${serviceMtlsMode}|${redis}`;
+  // The service's host and namespace, and the rule's sources, go by the identity of those inputs.
+  const key = `${sniDnat ? "sni" : "out"}|${proxy.type}|${view.ipFamilies}|${endpointView}|${serviceMtlsMode}|${redis}`;
   const portEndpoints = service.ports.map((port) =>
     endpoints.endpointsFor(service.hostname, port.port, service.namespace),
   );
@@ -215,7 +216,8 @@ function serviceClusters(
     const destinationRule = rule && appliedRule(rule);
     const istioTlsContexts = tlsContextsOf(push);
     const report = status.reporter(proxy.id);
-    return service.ports.flatMap((port, i) => {
+    const clusters: cluster.Cluster[] = [];
+    for (const [i, port] of service.ports.entries()) {
       const input = {
         service,
         port,
@@ -228,8 +230,9 @@ function serviceClusters(
         istioTlsContexts,
         report,
       };
-      return sniDnat ? buildSniDnatClusters(input) : buildOutboundClusters(input);
-    });
+      clusters.push(...(sniDnat ? buildSniDnatClusters(input) : buildOutboundClusters(input)));
+    }
+    return clusters;
   });
 }
 
@@ -253,9 +256,11 @@ function outboundClusters(
     traits.inlineEndpoints ? view.endpointView : "",
     labelValuesKey(proxy.labels, traits.selectorLabels),
   ].join("|");
-  return outboundClasses(push, endpoints, view.scope, key, () =>
-    view.scope.services.flatMap((s) => serviceClusters(push, proxy, view, endpoints, s, false)),
-  );
+  return outboundClasses(push, endpoints, view.scope, key, () => {
+    const clusters: cluster.Cluster[] = [];
+    for (const s of view.scope.services) clusters.push(...serviceClusters(push, proxy, view, endpoints, s, false));
+    return clusters;
+  });
 }
 
 const inboundCache = resourceCache<cluster.Cluster>(TypeUrl.Cluster, (c) => [{ name: c.name, resource: c }]);
