@@ -28,10 +28,13 @@ const TLS_V1_3 = tls.TlsParameters_TlsProtocol.TLSv1_3;
 
 /**
  * The encoded common_tls_context field (tag, length, CommonTlsContext) of Istio mTLS by its inputs
- * (ALPN and SANs), shared by the clusters of one push: clusters differ in SNI and rarely in SANs, and
- * building plus encoding the context per cluster was most of CDS generation.
+ * (ALPN and SANs), shared by clusters: clusters differ in SNI and rarely in SANs, and building plus
+ * encoding the context per cluster was most of CDS generation.
  */
 export type IstioTlsContextCache = Map<string, Uint8Array>;
+
+/** A bound on a context cache, as SANs come and go with services; the few in use are encoded again. */
+const MAX_ISTIO_TLS_CONTEXTS = 1000;
 
 export interface UpstreamTlsInput {
   clusterName: string;
@@ -60,7 +63,7 @@ export interface UpstreamTlsInput {
    */
   dynamicForwardProxy?: boolean;
   mesh: MeshConfig;
-  /** Shares the encoded Istio mTLS contexts between the clusters of a push; without it each encodes its own. */
+  /** Shares the encoded Istio mTLS contexts between clusters; without it each encodes its own. */
   istioTlsContexts?: IstioTlsContextCache;
 }
 
@@ -128,7 +131,9 @@ const SNI_TAG = lengthDelimitedTag(UPSTREAM_TLS_FIELDS.sni.number);
  * the encoded common_tls_context field is shared through the cache, and each cluster appends its SNI.
  */
 function istioMutualSocket(input: UpstreamTlsInput, sni: string, sans: readonly string[]): core.TransportSocket {
-  const key = `${input.http2 ? "h2" : "h1"}${JSON.stringify(sans)}`;
+  // Most services have no SANs: their key is a constant, not a new string to build and hash.
+  const alpn = input.http2 ? "h2" : "h1";
+  const key = sans.length === 0 ? alpn : `${alpn}${JSON.stringify(sans)}`;
   let commonField = input.istioTlsContexts?.get(key);
   if (!commonField) {
     const common = encodeMessage(
@@ -137,6 +142,7 @@ function istioMutualSocket(input: UpstreamTlsInput, sni: string, sans: readonly 
     );
     commonField = new Uint8Array(1 + varintSize(common.length) + common.length);
     commonField.set(common, writeFieldHeader(commonField, 0, COMMON_TLS_CONTEXT_TAG, common.length));
+    if (input.istioTlsContexts && input.istioTlsContexts.size >= MAX_ISTIO_TLS_CONTEXTS) input.istioTlsContexts.clear();
     input.istioTlsContexts?.set(key, commonField);
   }
   const clusterSni = sni || (input.dynamicForwardProxy ? "" : input.clusterName);

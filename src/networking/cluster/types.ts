@@ -37,7 +37,7 @@ export interface OutboundClusterInput {
   serviceMtlsMode?: ServiceMtlsMode;
   /** PILOT_ENABLE_REDIS_FILTER: redis ports are served by redis_proxy, so their clusters are MAGLEV. */
   redisFilter?: boolean;
-  /** The encoded Istio mTLS contexts shared by the clusters of one push (the caller keeps one per push). */
+  /** The encoded Istio mTLS contexts shared by clusters (the caller keeps one for all its clusters). */
   istioTlsContexts?: IstioTlsContextCache;
   /** Where a DNS cluster left out for having no endpoints is reported (pilot_dns_cluster_without_endpoints). */
   report?: PushStatusReporter;

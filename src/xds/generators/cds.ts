@@ -154,17 +154,8 @@ const outboundCache = resourceCache<cluster.Cluster[]>(TypeUrl.Cluster, (cluster
   clusters.map((c) => ({ name: c.name, resource: c })),
 );
 
-// The clusters built for a push share their encoded Istio mTLS contexts.
-const istioTlsContexts = new WeakMap<PushContext, IstioTlsContextCache>();
-
-function tlsContextsOf(push: PushContext): IstioTlsContextCache {
-  let contexts = istioTlsContexts.get(push);
-  if (!contexts) {
-    contexts = new Map();
-    istioTlsContexts.set(push, contexts);
-  }
-  return contexts;
-}
+// Every cluster shares the encoded Istio mTLS contexts: they read only ALPN and SANs (tls.ts bounds the map).
+const istioTlsContexts: IstioTlsContextCache = new Map();
 
 /** The proxy's IP families: "4", "6", "46", or "" without addresses. */
 export function ipFamilies(proxy: ProxyNode): string {
@@ -214,7 +205,6 @@ function serviceClusters(
   );
   return outboundCache(push, key, [service, rule, snap.mesh, ...portEndpoints], (status) => {
     const destinationRule = rule && appliedRule(rule);
-    const istioTlsContexts = tlsContextsOf(push);
     const report = status.reporter(proxy.id);
     const clusters: cluster.Cluster[] = [];
     for (const [i, port] of service.ports.entries()) {
