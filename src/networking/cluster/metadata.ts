@@ -34,7 +34,13 @@ export function istioClusterMetadata(input: ClusterMetadataInput): Record<string
 // An outbound cluster's metadata reads only its service, rule name, subset and ALPN override: the
 // clusters of a service's ports (and proxies) share one message per such tuple, built once per service
 // object, and the encoder encodes a shared message once.
-const outboundMetadata = new WeakMap<Service, Map<string, core.Metadata>>();
+interface ServiceMetadata {
+  /** Without rule, subset or ALPN override: most clusters, found without building a key. */
+  plain?: core.Metadata;
+  byKey: Map<string, core.Metadata>;
+}
+
+const outboundMetadata = new WeakMap<Service, ServiceMetadata>();
 /** A bound per service, as rules and subsets come and go with config; the few in use are built again. */
 const MAX_METADATA_PER_SERVICE = 64;
 
@@ -45,15 +51,13 @@ export function outboundClusterMetadata(
   subset: string,
   alpnOverride: boolean,
 ): core.Metadata {
-  let byKey = outboundMetadata.get(service);
-  if (!byKey) {
-    byKey = new Map();
-    outboundMetadata.set(service, byKey);
+  let shared = outboundMetadata.get(service);
+  if (!shared) {
+    shared = { byKey: new Map() };
+    outboundMetadata.set(service, shared);
   }
-  const key = `${destinationRule ? `${destinationRule.namespace}/${destinationRule.name}` : ""}|${subset}|${alpnOverride}`;
-  let metadata = byKey.get(key);
-  if (!metadata) {
-    metadata = metadataMessage(
+  const build = () =>
+    metadataMessage(
       istioClusterMetadata({
         services: [service],
         destinationRule,
@@ -62,8 +66,16 @@ export function outboundClusterMetadata(
         external: service.meshExternal,
       }),
     );
-    if (byKey.size >= MAX_METADATA_PER_SERVICE) byKey.clear();
-    byKey.set(key, metadata);
+  if (!destinationRule && subset === "" && !alpnOverride) {
+    shared.plain ??= build();
+    return shared.plain;
+  }
+  const key = `${destinationRule ? `${destinationRule.namespace}/${destinationRule.name}` : ""}|${subset}|${alpnOverride}`;
+  let metadata = shared.byKey.get(key);
+  if (!metadata) {
+    metadata = build();
+    if (shared.byKey.size >= MAX_METADATA_PER_SERVICE) shared.byKey.clear();
+    shared.byKey.set(key, metadata);
   }
   return metadata;
 }

@@ -234,6 +234,7 @@ export function supportsDrainingEndpoints(service: Service): boolean {
 
 /** The identities that may serve the service: its own and its endpoints', under every trust domain alias. */
 function serviceIdentities(input: OutboundClusterInput): string[] {
+  if (input.service.serviceAccounts.length === 0 && input.endpoints.every((ep) => ep.identity === "")) return [];
   const ids = new Set(input.service.serviceAccounts);
   for (const ep of input.endpoints) if (ep.identity !== "") ids.add(ep.identity);
   return expandTrustDomains([...ids], input.mesh);

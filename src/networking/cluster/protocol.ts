@@ -55,6 +55,16 @@ function durationKey(d: Duration | undefined): string {
 }
 
 function draftKey(d: HttpOptionsDraft): string {
+  // Most drafts set at most the upstream protocol: a constant key, not a new string to build and hash
+  // (a full key always holds "|", so the two kinds never meet).
+  const onlyUpstream =
+    d.idleTimeout === undefined &&
+    d.maxConnectionDuration === undefined &&
+    d.maxRequestsPerConnection === undefined &&
+    d.maxConcurrentStreams === undefined &&
+    d.autoSni === undefined &&
+    d.autoSanValidation === undefined;
+  if (onlyUpstream) return d.upstream ?? "";
   return [
     d.upstream ?? "",
     durationKey(d.idleTimeout),

@@ -207,10 +207,10 @@ function serviceClusters(
     const destinationRule = rule && appliedRule(rule);
     const report = status.reporter(proxy.id);
     const clusters: cluster.Cluster[] = [];
-    for (const [i, port] of service.ports.entries()) {
+    for (let i = 0; i < service.ports.length; i++) {
       const input = {
         service,
-        port,
+        port: service.ports[i],
         destinationRule,
         proxy,
         mesh: snap.mesh,
