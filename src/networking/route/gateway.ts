@@ -76,62 +76,104 @@ function sameRoutes(a: readonly route.Route[], b: readonly route.Route[]): boole
   return a.length === b.length && a.every((r, i) => r === b[i]);
 }
 
+/** One host's routes while a configuration is gathered; virtual hosts are made only for those left after collapsing. */
+interface HostRoutes {
+  /** The lower-cased hosts answered: the host, then those collapsed into it. */
+  domains: string[];
+  /** The port of the first server with the host, in the virtual host's name. */
+  port: number;
+  routes: route.Route[];
+  requireTls: boolean;
+}
+
 /**
- * Istio's collapseDuplicateRoutes (PILOT_ENABLE_ROUTE_COLLAPSE_OPTIMIZATION): virtual hosts with the
- * very same route list share one, named after the alphabetically first host.
+ * Istio's collapseDuplicateRoutes (PILOT_ENABLE_ROUTE_COLLAPSE_OPTIMIZATION): hosts with the very same
+ * route list share one virtual host, named after the alphabetically first host.
  */
-function collapseDuplicates(vhosts: Map<string, route.VirtualHost>): route.VirtualHost[] {
-  const out: route.VirtualHost[] = [];
-  for (const host of [...vhosts.keys()].sort()) {
-    const vh = vhosts.get(host) as route.VirtualHost;
-    const primary = out.find(
-      (p) =>
-        p.includeRequestAttemptCount === vh.includeRequestAttemptCount &&
-        p.requireTls === vh.requireTls &&
-        sameRoutes(p.routes, vh.routes),
-    );
-    if (primary) primary.domains.push(...vh.domains);
-    else out.push(vh);
+function collapseDuplicates(hosts: Map<string, HostRoutes>): HostRoutes[] {
+  const out: HostRoutes[] = [];
+  // Candidates by their first route (routes are shared by identity), so a gateway with thousands of
+  // hosts does not compare each with every earlier one.
+  const byFirstRoute = new Map<route.Route | undefined, HostRoutes[]>();
+  for (const hostname of [...hosts.keys()].sort()) {
+    const host = hosts.get(hostname) as HostRoutes;
+    let candidates = byFirstRoute.get(host.routes[0]);
+    if (!candidates) {
+      candidates = [];
+      byFirstRoute.set(host.routes[0], candidates);
+    }
+    const primary = candidates.find((p) => p.requireTls === host.requireTls && sameRoutes(p.routes, host.routes));
+    if (primary) primary.domains.push(hostname);
+    else {
+      out.push(host);
+      candidates.push(host);
+    }
   }
   return out;
+}
+
+/** The virtual host of a host left after collapsing, its catch-all routes last. */
+function hostVirtualHost(
+  host: HostRoutes,
+  includeRequestAttemptCount: boolean,
+  input: GatewayRouteInput,
+): route.VirtualHost {
+  const hostname = host.domains[0];
+  const vhost = newVirtualHost();
+  vhost.name = domainName(hostname, host.port);
+  vhost.domains = host.domains;
+  vhost.routes = sortCatchAllLast(host.routes);
+  vhost.includeRequestAttemptCount = includeRequestAttemptCount;
+  if (host.requireTls) vhost.requireTls = route.VirtualHost_TlsRequirementType.ALL;
+  // A service of exactly this host labelled for persistent sessions configures its virtual host.
+  const service = input.persistentSessions ? input.lookupService(hostname) : undefined;
+  const session = service && statefulSessionConfig(service.labels);
+  if (session) vhost.typedPerFilterConfig[STATEFUL_SESSION_FILTER] = statefulSessionPerRoute(session);
+  return vhost;
+}
+
+/** Adds routes to the host's entry, made on first use; an httpsRedirect server makes it TLS-only. */
+function addToHost(
+  hosts: Map<string, HostRoutes>,
+  host: string,
+  port: number,
+  routes: readonly route.Route[],
+  httpsRedirect: boolean,
+): void {
+  const hostname = host.toLowerCase();
+  let entry = hosts.get(hostname);
+  if (!entry) {
+    entry = { domains: [hostname], port, routes: [], requireTls: false };
+    hosts.set(hostname, entry);
+  }
+  for (const r of routes) entry.routes.push(r);
+  if (httpsRedirect) entry.requireTls = true;
 }
 
 export function buildGatewayRouteConfiguration(input: GatewayRouteInput): route.RouteConfiguration {
   const { proxy, mesh, servers } = input;
   if (servers.length === 0) return emptyRouteConfiguration(input.routeName);
-  const { includeRequestAttemptCount } = routeProxyHeaders(mesh);
 
   // Routes per gateway and VirtualService, built once (for the first server that needs them), as Istio.
-  const routeCache = new Map<string, route.Route[]>();
-  const vhosts = new Map<string, route.VirtualHost>();
-  /** Adds routes to the host's virtual host, made on first use; an httpsRedirect server makes it TLS-only. */
-  const addToHost = (host: string, port: number, routes: readonly route.Route[], httpsRedirect: boolean) => {
-    const hostname = host.toLowerCase();
-    let vhost = vhosts.get(hostname);
-    if (!vhost) {
-      vhost = newVirtualHost();
-      vhost.name = domainName(hostname, port);
-      vhost.domains.push(hostname);
-      vhost.includeRequestAttemptCount = includeRequestAttemptCount;
-      // A service of exactly this host labelled for persistent sessions configures its virtual host.
-      const service = input.persistentSessions ? input.lookupService(hostname) : undefined;
-      const session = service && statefulSessionConfig(service.labels);
-      if (session) vhost.typedPerFilterConfig[STATEFUL_SESSION_FILTER] = statefulSessionPerRoute(session);
-      vhosts.set(hostname, vhost);
-    }
-    vhost.routes.push(...routes);
-    if (httpsRedirect) vhost.requireTls = route.VirtualHost_TlsRequirementType.ALL;
-  };
+  const routeCache = new Map<string, Map<VirtualService, route.Route[]>>();
+  const hosts = new Map<string, HostRoutes>();
   for (const { gatewayName: gateway, server } of servers) {
     const port = server.port.number;
     const gatewayNamespace = gateway.slice(0, gateway.indexOf("/"));
     const httpsRedirect = server.tls?.httpsRedirect === true;
+    let gatewayRoutes = routeCache.get(gateway);
+    if (!gatewayRoutes) {
+      gatewayRoutes = new Map();
+      routeCache.set(gateway, gatewayRoutes);
+    }
     for (const vs of input.virtualServicesForGateway(gateway)) {
       const vsNamespace = vs.metadata.namespace ?? "";
-      const hosts = intersectHosts(serverHostsFor(server.hosts, vsNamespace, gatewayNamespace), vs.spec?.hosts ?? []);
-      if (hosts.length === 0) continue;
-      const key = `${gateway}\n${vs.metadata.name ?? ""}/${vsNamespace}`;
-      let routes = routeCache.get(key);
+      const boundHosts = intersectHosts(
+        serverHostsFor(server.hosts, vsNamespace, gatewayNamespace),
+        vs.spec?.hosts ?? [],
+      );
+      if (boundHosts.length === 0) continue;
+      let routes = gatewayRoutes.get(vs);
       if (routes === undefined) {
         routes = buildVirtualServiceRoutes(vs, {
           proxy,
@@ -146,24 +188,24 @@ export function buildGatewayRouteConfiguration(input: GatewayRouteInput): route.
         });
         // A VirtualService with no route for this gateway is skipped (and tried again for the next server).
         if (routes.length === 0) continue;
-        routeCache.set(key, routes);
+        gatewayRoutes.set(vs, routes);
       }
-      for (const host of hosts) addToHost(host, port, routes, httpsRedirect);
+      for (const host of boundHosts) addToHost(hosts, host, port, routes, httpsRedirect);
     }
     // An httpsRedirect server redirects its hosts even without a VirtualService.
     if (!httpsRedirect) continue;
-    for (const host of server.hosts) addToHost(host, port, [], true);
+    for (const host of server.hosts) addToHost(hosts, host, port, [], true);
   }
 
   let virtualHosts: route.VirtualHost[];
-  if (vhosts.size === 0) {
+  if (hosts.size === 0) {
     // No host: Envoy answers 404 to everything.
     virtualHosts = [
       create(route.VirtualHostSchema, { name: domainName("blackhole", servers[0].server.port.number), domains: ["*"] }),
     ];
   } else {
-    virtualHosts = collapseDuplicates(vhosts);
-    for (const vh of virtualHosts) vh.routes = sortCatchAllLast(vh.routes);
+    const { includeRequestAttemptCount } = routeProxyHeaders(mesh);
+    virtualHosts = collapseDuplicates(hosts).map((host) => hostVirtualHost(host, includeRequestAttemptCount, input));
   }
   virtualHosts.sort(byName);
   const config = newRouteConfiguration();

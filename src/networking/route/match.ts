@@ -177,7 +177,12 @@ export function isCatchAllRoute(r: route.Route): boolean {
   return catchAll && m.headers.length === 0 && m.queryParameters.length === 0 && m.dynamicMetadata.length === 0;
 }
 
-/** Catch-all routes moved last, the others keeping their order (Istio's SortVHostRoutes, gateways). */
-export function sortCatchAllLast(routes: readonly route.Route[]): route.Route[] {
+/**
+ * Catch-all routes moved last, the others keeping their order (Istio's SortVHostRoutes, gateways):
+ * `routes` itself when no catch-all comes before another route.
+ */
+export function sortCatchAllLast(routes: route.Route[]): route.Route[] {
+  const firstCatchAll = routes.findIndex(isCatchAllRoute);
+  if (firstCatchAll === -1 || routes.every((r, i) => i < firstCatchAll || isCatchAllRoute(r))) return routes;
   return [...routes.filter((r) => !isCatchAllRoute(r)), ...routes.filter(isCatchAllRoute)];
 }
