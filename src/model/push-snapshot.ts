@@ -198,7 +198,7 @@ export class PushSnapshot {
   }
 
   /** VirtualServices bound to `gateway` ("mesh" or "ns/name") visible to `namespace`, in precedence order. */
-  virtualServicesForGateway(namespace: string, gateway: string): VirtualService[] {
+  virtualServicesForGateway(namespace: string, gateway: string): readonly VirtualService[] {
     return this.virtualServices.forGateway(namespace, gateway);
   }
 

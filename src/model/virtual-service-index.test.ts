@@ -5,7 +5,7 @@ import { cfg, snapshot } from "./test-fixtures.ts";
 
 const vs = (namespace: string, name: string, spec: VirtualServiceSpec, created = 0) =>
   cfg("VirtualService", namespace, name, spec, { created });
-const names = (list: { metadata: { namespace?: string; name?: string } }[]) =>
+const names = (list: readonly { metadata: { namespace?: string; name?: string } }[]) =>
   list.map((v) => `${v.metadata.namespace}/${v.metadata.name}`);
 
 test("short names expand in the VirtualService's namespace: hosts, destinations, gateways", () => {

@@ -32,6 +32,8 @@ export class VirtualServiceIndex {
   private readonly publicByGateway = new Map<string, VirtualService[]>();
   private readonly privateByNamespaceAndGateway: ByNamespaceAndGateway = new Map();
   private readonly exportedByNamespaceAndGateway: ByNamespaceAndGateway = new Map();
+  /** forGateway's answers, by `<namespace>/<gateway>`. */
+  private readonly byNamespaceAndGateway = new Map<string, readonly VirtualService[]>();
   /** The delegates each merged root names, `namespace/name`, found or not. */
   private readonly delegatesByRoot = new Map<VirtualService, string[]>();
 
@@ -86,15 +88,25 @@ export class VirtualServiceIndex {
    * see: its own private ones, those exported to it by name, then public ones (Gateway API routes
    * of its own namespace first).
    */
-  forGateway(namespace: string, gateway: string): VirtualService[] {
-    const publicOnes = this.publicByGateway.get(gateway) ?? [];
-    const preferred = (vs: VirtualService) => usesGatewaySemantics(vs) && namespaceOf(vs) === namespace;
-    return [
-      ...(this.privateByNamespaceAndGateway.get(namespace)?.get(gateway) ?? []),
-      ...(this.exportedByNamespaceAndGateway.get(namespace)?.get(gateway) ?? []),
-      ...publicOnes.filter(preferred),
-      ...publicOnes.filter((vs) => !preferred(vs)),
-    ];
+  forGateway(namespace: string, gateway: string): readonly VirtualService[] {
+    // Kept per namespace and gateway: a router asks once per server of each of its route names.
+    const key = `${namespace}/${gateway}`;
+    let found = this.byNamespaceAndGateway.get(key);
+    if (!found) {
+      const visible = [
+        ...(this.privateByNamespaceAndGateway.get(namespace)?.get(gateway) ?? []),
+        ...(this.exportedByNamespaceAndGateway.get(namespace)?.get(gateway) ?? []),
+      ];
+      const otherPublic: VirtualService[] = [];
+      for (const vs of this.publicByGateway.get(gateway) ?? []) {
+        if (usesGatewaySemantics(vs) && namespaceOf(vs) === namespace) visible.push(vs);
+        else otherPublic.push(vs);
+      }
+      for (const vs of otherPublic) visible.push(vs);
+      found = visible;
+      this.byNamespaceAndGateway.set(key, found);
+    }
+    return found;
   }
 }
 
