@@ -14,11 +14,13 @@ import type {
   SidecarScope,
 } from "../../model/index.ts";
 import { pushSnapshot, usesAutoAllocatedAddresses } from "../../model/index.ts";
-import { patchGeneratedRouteConfiguration, patchSetFor } from "../../networking/envoyfilter/index.ts";
+import { type PatchSet, patchGeneratedRouteConfiguration, patchSetFor } from "../../networking/envoyfilter/index.ts";
 import {
   buildGatewayRouteConfiguration,
   buildSidecarRouteConfiguration,
+  type GatewayRouteInput,
   parseSidecarRouteName,
+  type RouteContext,
   type SidecarRouteInput,
 } from "../../networking/route/index.ts";
 import type { Generator, XdsResource } from "../generator.ts";
@@ -36,6 +38,63 @@ const routeConfigurations = resourceCache<route.RouteConfiguration | undefined>(
   config ? [{ name: config.name, resource: config }] : [],
 );
 
+/** What every route configuration of one proxy reads in a push: looked up once, not once per route name. */
+interface ProxyRouteInputs {
+  scope: SidecarScope;
+  /** A router's merged Gateway; a sidecar never reads one and skips its lookup (6% of its RDS). */
+  merged: MergedGateway | undefined;
+  /** The proxy fields the build reads for every route name (a router's labels included). */
+  proxyFields: string;
+  /**
+   * The cache inputs: a sidecar's routes are a function of its scope, which is one of its Sidecar and the
+   * push's services, VirtualServices, DestinationRules and mesh config; a router's read the push's merged
+   * Gateways too.
+   */
+  inputs: readonly (object | undefined)[];
+  hashPolicy: RouteContext["hashPolicy"];
+  /** A router's GatewayRouteInput lookups. */
+  virtualServicesForGateway: GatewayRouteInput["virtualServicesForGateway"];
+  lookupService: GatewayRouteInput["lookupService"];
+  patches: PatchSet;
+}
+
+const proxyRouteInputsByPush = new WeakMap<PushSnapshot, WeakMap<ProxyNode, ProxyRouteInputs>>();
+
+function proxyRouteInputs(snap: PushSnapshot, proxy: ProxyNode): ProxyRouteInputs {
+  let byProxy = proxyRouteInputsByPush.get(snap);
+  if (!byProxy) {
+    byProxy = new WeakMap();
+    proxyRouteInputsByPush.set(snap, byProxy);
+  }
+  let found = byProxy.get(proxy);
+  if (!found) {
+    const router = proxy.type !== "sidecar";
+    const scope = snap.sidecarScope(proxy);
+    found = {
+      scope,
+      merged: router ? snap.mergedGateway(proxy) : undefined,
+      proxyFields: [
+        proxy.type,
+        proxy.configNamespace,
+        proxy.metadata.NAMESPACE,
+        proxy.dnsDomain,
+        proxy.generator,
+        router ? JSON.stringify(proxy.labels) : "",
+        // Auto-allocated addresses (of the proxy's IP families) are domains for proxies capturing DNS only.
+        usesAutoAllocatedAddresses(proxy) ? `dns${ipFamilies(proxy)}` : "",
+        snap.persistentSessions,
+      ].join("|"),
+      inputs: router ? [snap] : [snap.mesh, snap.services, snap.virtualServices, snap.destinationRules, scope.sidecar],
+      hashPolicy: hashPolicyFor(scope, proxy),
+      virtualServicesForGateway: (gateway) => snap.virtualServicesForGateway(proxy.configNamespace, gateway),
+      lookupService: (hostname) => scope.service(hostname),
+      patches: patchSetFor(snap.envoyFiltersFor(proxy), proxy),
+    };
+    byProxy.set(proxy, found);
+  }
+  return found;
+}
+
 /** One route configuration for the proxy; undefined for a name a proxy of its type never asks for. */
 export function buildRouteConfiguration(
   push: PushContext,
@@ -43,35 +102,18 @@ export function buildRouteConfiguration(
   routeName: string,
 ): route.RouteConfiguration | undefined {
   const snap = pushSnapshot(push);
+  const proxyInputs = proxyRouteInputs(snap, proxy);
   const router = proxy.type !== "sidecar";
-  const scope = snap.sidecarScope(proxy);
-  // What the build reads of the proxy, for every route name.
-  const proxyKey = [
-    proxy.type,
-    proxy.configNamespace,
-    proxy.metadata.NAMESPACE,
-    proxy.dnsDomain,
-    proxy.generator,
-    JSON.stringify(router ? proxy.labels : labelsRead(scope, routeName).map((name) => proxy.labels[name] ?? null)),
-    // Auto-allocated addresses (of the proxy's IP families) are domains for proxies capturing DNS only.
-    usesAutoAllocatedAddresses(proxy) ? `dns${ipFamilies(proxy)}` : "",
-    snap.persistentSessions,
-  ].join("|");
-  const key = `${routeName}|${proxyKey}`;
-  // A sidecar's routes are a function of its scope, which is one of its Sidecar and the push's services,
-  // VirtualServices, DestinationRules and mesh config; a router's read the push's merged Gateways too.
-  const inputs = router
-    ? [snap]
-    : [snap.mesh, snap.services, snap.virtualServices, snap.destinationRules, scope.sidecar];
-  // Only routers read a merged Gateway: a sidecar skips its lookup (6% of its RDS).
-  const merged = router ? snap.mergedGateway(proxy) : undefined;
-  const config = routeConfigurations(push, key, inputs, (status) =>
-    routeConfiguration(snap, proxy, routeName, status, proxyKey, merged),
+  // What the build reads of the proxy: a sidecar's routes read only some labels, per route name.
+  const proxyKey = router
+    ? proxyInputs.proxyFields
+    : `${proxyInputs.proxyFields}|${JSON.stringify(labelsRead(proxyInputs.scope, routeName).map((name) => proxy.labels[name] ?? null))}`;
+  const config = routeConfigurations(push, `${routeName}|${proxyKey}`, proxyInputs.inputs, (status) =>
+    routeConfiguration(snap, proxy, routeName, status, proxyKey, proxyInputs),
   );
-  if (!config) return undefined;
+  if (!config || proxyInputs.patches.empty) return config;
   // EnvoyFilter patches apply last, per proxy, to a copy of the shared configuration.
-  const patches = patchSetFor(snap.envoyFiltersFor(proxy), proxy);
-  return patchGeneratedRouteConfiguration(patches, config, router, merged?.portMap);
+  return patchGeneratedRouteConfiguration(proxyInputs.patches, config, router, proxyInputs.merged?.portMap);
 }
 
 // The label names a sidecar's routes read, per egress listener (each belongs to one scope).
@@ -173,9 +215,8 @@ function routeConfiguration(
   routeName: string,
   status: PushStatus,
   proxyKey: string,
-  merged: MergedGateway | undefined,
+  { scope, merged, hashPolicy, virtualServicesForGateway, lookupService }: ProxyRouteInputs,
 ): route.RouteConfiguration | undefined {
-  const scope = snap.sidecarScope(proxy);
   if (proxy.type !== "sidecar") {
     const servers = merged?.serversByRouteName.get(routeName) ?? [];
     return buildGatewayRouteConfiguration({
@@ -183,9 +224,9 @@ function routeConfiguration(
       proxy,
       mesh: snap.mesh,
       servers,
-      virtualServicesForGateway: (gateway) => snap.virtualServicesForGateway(proxy.configNamespace, gateway),
-      lookupService: (hostname) => scope.service(hostname),
-      hashPolicy: hashPolicyFor(scope, proxy),
+      virtualServicesForGateway,
+      lookupService,
+      hashPolicy,
       persistentSessions: snap.persistentSessions,
       http3: merged?.http3Routes.has(routeName),
     });
@@ -200,7 +241,7 @@ function routeConfiguration(
     services: (egress?.services ?? []).map(listenAddresses(snap, proxy)),
     virtualServices: egress?.virtualServices ?? [],
     outboundTrafficPolicy: scope.outboundTrafficPolicy,
-    hashPolicy: hashPolicyFor(scope, proxy),
+    hashPolicy,
     persistentSessions: snap.persistentSessions,
     ...(egress ? sharedPortVirtualHosts(snap, egress, proxyKey, report) : { report }),
   });
