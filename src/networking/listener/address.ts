@@ -2,9 +2,10 @@
 import { isIPv4 } from "node:net";
 import { create } from "@bufbuild/protobuf";
 import { type Duration, DurationSchema } from "@bufbuild/protobuf/wkt";
-import { core, listener } from "../../api/index.ts";
+import { type core, listener } from "../../api/index.ts";
 import type { ProxyNode } from "../../model/proxy.ts";
 import { toDuration } from "../duration.ts";
+import { socketAddressMessage } from "./message.ts";
 import type { ListenerEnv } from "./types.ts";
 
 export function listenerName(bind: string, port: number): string {
@@ -12,12 +13,7 @@ export function listenerName(bind: string, port: number): string {
 }
 
 export function socketAddress(address: string, port: number): core.Address {
-  return create(core.AddressSchema, {
-    address: {
-      case: "socketAddress",
-      value: create(core.SocketAddressSchema, { address, portSpecifier: { case: "portValue", value: port } }),
-    },
-  });
+  return socketAddressMessage(address, port);
 }
 
 /** `0.0.0.0`, or `::` for a proxy with only IPv6 addresses. */

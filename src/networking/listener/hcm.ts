@@ -3,15 +3,15 @@
 // or the mesh's legacy settings), request id,
 // and the per-class settings: client cert forwarding inbound and on gateways, remote address on gateways.
 import { create } from "@bufbuild/protobuf";
-import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
-import { type Any, AnySchema, DurationSchema } from "@bufbuild/protobuf/wkt";
-import { encodeMessage } from "../../api/binary-encoder.ts";
+import { type Any, DurationSchema } from "@bufbuild/protobuf/wkt";
+import { encodeMessage, preEncoded } from "../../api/binary-encoder.ts";
 import { core, hcm, listener, packAny, type route, uuidRequestId } from "../../api/index.ts";
 import type { ServiceProtocol } from "../../registry/index.ts";
 import { toDuration } from "../duration.ts";
 import type { ListenerClass } from "../httpfilter/index.ts";
 import { buildHcmTracing } from "../telemetry/tracing.ts";
 import { buildAccessLogs } from "./accesslog.ts";
+import { newHttpConnectionManager } from "./message.ts";
 import { gatewayTopology, type ListenerEnv } from "./types.ts";
 
 export const HCM_FILTER = "envoy.filters.network.http_connection_manager";
@@ -19,11 +19,14 @@ const SERVER_NAME = "istio-envoy";
 const ZERO = create(DurationSchema, {});
 
 // The parts every connection manager shares are built once (messages are never changed once built).
-const ADS_CONFIG_SOURCE = create(core.ConfigSourceSchema, {
-  configSourceSpecifier: { case: "ads", value: create(core.AggregatedConfigSourceSchema) },
-  initialFetchTimeout: ZERO,
-  resourceApiVersion: core.ApiVersion.V3,
-});
+const ADS_CONFIG_SOURCE = preEncoded(
+  core.ConfigSourceSchema,
+  create(core.ConfigSourceSchema, {
+    configSourceSpecifier: { case: "ads", value: create(core.AggregatedConfigSourceSchema) },
+    initialFetchTimeout: ZERO,
+    resourceApiVersion: core.ApiVersion.V3,
+  }),
+);
 const WEBSOCKET_UPGRADE = create(hcm.HttpConnectionManager_UpgradeConfigSchema, { upgradeType: "websocket" });
 const INBOUND_CLIENT_CERT_DETAILS = create(hcm.HttpConnectionManager_SetCurrentClientCertDetailsSchema, {
   subject: true,
@@ -74,7 +77,6 @@ export function buildHcmFilter(env: ListenerEnv, options: HcmOptions): listener.
   });
 }
 
-const HCM_FIELD = hcm.HttpConnectionManagerSchema.field;
 const HCM_TYPE_URL = `type.googleapis.com/${hcm.HttpConnectionManagerSchema.typeName}`;
 
 /**
@@ -117,19 +119,28 @@ function packedManager(env: ListenerEnv, options: HcmOptions): Any {
   const value = new Uint8Array(head.length + rest.length);
   value.set(head);
   value.set(rest, head.length);
-  return create(AnySchema, { typeUrl: HCM_TYPE_URL, value });
+  return { $typeName: "google.protobuf.Any", typeUrl: HCM_TYPE_URL, value };
 }
 
-/** Fields 2 (stat prefix) and 3 (RDS), as encoding the manager writes them. */
+/**
+ * Fields 2 (stat prefix) and 3 (RDS), as encoding the manager writes them: the encoding of a manager
+ * holding only those (the compiled encoder leaves a plain object's missing fields unset).
+ */
 function encodeRouteFields(statPrefix: string, routeConfigName: string): Uint8Array {
-  const writer = new BinaryWriter();
-  if (statPrefix !== "") writer.tag(HCM_FIELD.statPrefix.number, WireType.LengthDelimited).string(statPrefix);
-  writer.tag(HCM_FIELD.rds.number, WireType.LengthDelimited).bytes(encodeMessage(hcm.RdsSchema, rds(routeConfigName)));
-  return writer.finish();
+  const routeFields = {
+    $typeName: hcm.HttpConnectionManagerSchema.typeName,
+    statPrefix,
+    routeSpecifier: { case: "rds", value: rds(routeConfigName) },
+  } as hcm.HttpConnectionManager;
+  return encodeMessage(hcm.HttpConnectionManagerSchema, routeFields);
 }
 
 function rds(routeConfigName: string): hcm.Rds {
-  return create(hcm.RdsSchema, { routeConfigName, configSource: ADS_CONFIG_SOURCE });
+  return {
+    $typeName: "envoy.extensions.filters.network.http_connection_manager.v3.Rds",
+    routeConfigName,
+    configSource: ADS_CONFIG_SOURCE,
+  };
 }
 
 export function buildHttpConnectionManager(env: ListenerEnv, options: HcmOptions): hcm.HttpConnectionManager {
@@ -147,22 +158,22 @@ function managerWithoutRoute(env: ListenerEnv, options: HcmOptions): hcm.HttpCon
   const { mesh, proxy } = env;
   const normalization = mesh.pathNormalization?.normalization ?? "DEFAULT";
   const tracing = env.telemetry?.tracing(options.listenerClass) ?? buildHcmTracing(undefined, mesh, proxy, []);
-  const manager = create(hcm.HttpConnectionManagerSchema, {
-    codecType: hcm.HttpConnectionManager_CodecType.AUTO,
-    httpFilters: [...options.httpFilters],
-    useRemoteAddress: options.listenerClass === "gateway",
-    normalizePath: normalization !== "NONE",
-    mergeSlashes: normalization === "MERGE_SLASHES" || normalization === "DECODE_AND_MERGE_SLASHES",
-    pathWithEscapedSlashesAction:
-      normalization === "DECODE_AND_MERGE_SLASHES"
-        ? hcm.HttpConnectionManager_PathWithEscapedSlashesAction.UNESCAPE_AND_FORWARD
-        : hcm.HttpConnectionManager_PathWithEscapedSlashesAction.KEEP_UNCHANGED,
-    upgradeConfigs: [WEBSOCKET_UPGRADE],
-    streamIdleTimeout: ZERO,
-    accessLog: env.telemetry?.accessLogs(options.listenerClass) ?? buildAccessLogs(mesh),
-    proxy100Continue: true,
-    requestIdExtension: REQUEST_ID_EXTENSIONS.get(tracing.useRequestIdForTraceSampling),
-  });
+  const manager = newHttpConnectionManager();
+  manager.codecType = hcm.HttpConnectionManager_CodecType.AUTO;
+  manager.httpFilters = [...options.httpFilters];
+  manager.useRemoteAddress = options.listenerClass === "gateway";
+  manager.normalizePath = normalization !== "NONE";
+  manager.mergeSlashes = normalization === "MERGE_SLASHES" || normalization === "DECODE_AND_MERGE_SLASHES";
+  manager.pathWithEscapedSlashesAction =
+    normalization === "DECODE_AND_MERGE_SLASHES"
+      ? hcm.HttpConnectionManager_PathWithEscapedSlashesAction.UNESCAPE_AND_FORWARD
+      : hcm.HttpConnectionManager_PathWithEscapedSlashesAction.KEEP_UNCHANGED;
+  manager.upgradeConfigs = [WEBSOCKET_UPGRADE];
+  manager.streamIdleTimeout = ZERO;
+  manager.accessLog = [...(env.telemetry?.accessLogs(options.listenerClass) ?? buildAccessLogs(mesh))];
+  manager.proxy100Continue = true;
+  const requestId = REQUEST_ID_EXTENSIONS.get(tracing.useRequestIdForTraceSampling);
+  if (requestId) manager.requestIdExtension = requestId;
 
   const idleTimeout = toDuration(proxy.metadata.IDLE_TIMEOUT);
   if (idleTimeout) manager.commonHttpProtocolOptions = create(core.HttpProtocolOptionsSchema, { idleTimeout });

@@ -22,6 +22,7 @@ import {
   wildcardAddress,
 } from "./address.ts";
 import { buildHcmFilter } from "./hcm.ts";
+import { cidrRangeMessage, newFilterChain, newFilterChainMatch, newListener } from "./message.ts";
 import { PLAINTEXT_HTTP_ALPN, protocolClass, RAW_BUFFER_TRANSPORT, sniffingListenerFilters } from "./sniffing.ts";
 import { buildTcpFilterStack, type RouteContext, routeTcpFilters, tcpStatsFilter } from "./tcp.ts";
 import { interceptionMode, type ListenerEnv, type VirtualService, vsRef } from "./types.ts";
@@ -561,20 +562,19 @@ function listenerFromEntry(
   httpFilters: OutboundHttpFilters,
 ): listener.Listener {
   const name = listenerName(entry.bind, entry.port);
-  const l = create(listener.ListenerSchema, {
-    name,
-    address: socketAddress(entry.bind, entry.port),
-    trafficDirection: core.TrafficDirection.OUTBOUND,
-    continueOnListenerFiltersTimeout: true,
-    connectionBalanceConfig: connectionBalance(input.proxy, "outbound"),
-  });
+  const l = newListener(name);
+  l.address = socketAddress(entry.bind, entry.port);
+  l.trafficDirection = core.TrafficDirection.OUTBOUND;
+  l.continueOnListenerFiltersTimeout = true;
+  const balance = connectionBalance(input.proxy, "outbound");
+  if (balance) l.connectionBalanceConfig = balance;
   if (entry.bindToPort) l.maxConnectionsToAcceptPerSocketEvent = 1;
   else l.bindToPort = false;
 
   let defaultChain: listener.FilterChain | undefined;
   for (const opts of entry.chains) {
-    const chain = create(listener.FilterChainSchema, {
-      filters: opts.http
+    const chain = newFilterChain(
+      opts.http
         ? [
             ...wasmNetworkFilters(input.wasmPlugins, WASM_PHASES, "sidecarOutbound", entry.port),
             buildHcmFilter(input, {
@@ -585,10 +585,10 @@ function listenerFromEntry(
               protocol: opts.http.protocol,
             }),
           ]
-        : (opts.networkFilters ?? []),
-      metadata: opts.metadata,
-      transportSocketConnectTimeout: TRANSPORT_SOCKET_CONNECT_TIMEOUT,
-    });
+        : [...(opts.networkFilters ?? [])],
+    );
+    if (opts.metadata) chain.metadata = opts.metadata;
+    chain.transportSocketConnectTimeout = TRANSPORT_SOCKET_CONNECT_TIMEOUT;
     if (isMatchAll(opts)) {
       defaultChain = chain;
     } else {
@@ -618,10 +618,9 @@ const TRANSPORT_SOCKET_CONNECT_TIMEOUT = create(DurationSchema, { seconds: 15n }
 const NO_TIMEOUT = create(DurationSchema, {});
 
 function filterChainMatch(opts: ChainOpts): listener.FilterChainMatch {
-  const match = create(listener.FilterChainMatchSchema, {
-    transportProtocol: opts.transportProtocol,
-    applicationProtocols: [...opts.applicationProtocols],
-  });
+  const match = newFilterChainMatch();
+  match.transportProtocol = opts.transportProtocol;
+  match.applicationProtocols = [...opts.applicationProtocols];
   if (!opts.sniHosts.includes("*")) match.serverNames = [...opts.sniHosts].sort();
   match.prefixRanges = [...opts.destinationCidrs]
     .filter((c) => c !== "0.0.0.0" && c !== "0.0.0.0/0")
@@ -633,7 +632,7 @@ function filterChainMatch(opts: ChainOpts): listener.FilterChainMatch {
 function cidrRange(cidr: string): core.CidrRange {
   const [address, length] = cidr.split("/");
   const prefixLen = length === undefined ? (isIP(address) === 6 ? 128 : 32) : Number(length);
-  return create(core.CidrRangeSchema, { addressPrefix: address, prefixLen });
+  return cidrRangeMessage(address, prefixLen);
 }
 
 /** meshConfig.proxyHttpPort or node HTTP_PROXY_PORT: an HTTP proxy on localhost routed by `http_proxy`. */

@@ -1,8 +1,7 @@
 // TCP filter stacks (networkfilter.go): tcp_proxy to one cluster or weighted clusters, behind the
 // metadata exchange, authorization and stats network filters where they apply.
 import { create, type JsonObject } from "@bufbuild/protobuf";
-import type { Any } from "@bufbuild/protobuf/wkt";
-import { envoyType, listener, packAny, tcpProxy, xdsType } from "../../api/index.ts";
+import { envoyType, type listener, packAny, tcpProxy, xdsType } from "../../api/index.ts";
 import type { DestinationRuleSpec, VirtualServiceTcpRoute } from "../../config/types/index.ts";
 import type { Service, ServiceProtocol } from "../../registry/index.ts";
 import { toDuration } from "../duration.ts";
@@ -14,6 +13,7 @@ import {
 } from "../httpfilter/index.ts";
 import type { ProxyTelemetry } from "../telemetry/index.ts";
 import { buildAccessLogs } from "./accesslog.ts";
+import { networkFilterMessage, newTcpProxy } from "./message.ts";
 import { DEFAULT_PROTOCOL_FILTERS, protocolFilterStack } from "./protocol-filters.ts";
 import { type ListenerEnv, type VirtualService, vsRef } from "./types.ts";
 
@@ -56,23 +56,23 @@ export function buildTcpProxyFilter(
   // Telemetry access logging selects by workload mode: gateways log as clients, as outbound does.
   listenerClass: ListenerClass = "sidecarOutbound",
 ): listener.Filter {
-  const config = create(tcpProxy.TcpProxySchema, {
-    statPrefix: "cluster" in destination ? (destination.statPrefix ?? destination.cluster) : destination.statPrefix,
-    clusterSpecifier:
-      "cluster" in destination
-        ? { case: "cluster", value: destination.cluster }
-        : {
-            case: "weightedClusters",
-            value: create(tcpProxy.TcpProxy_WeightedClusterSchema, {
-              clusters: destination.weightedClusters
-                .filter((c) => c.weight > 0)
-                .map((c) =>
-                  create(tcpProxy.TcpProxy_WeightedCluster_ClusterWeightSchema, { name: c.cluster, weight: c.weight }),
-                ),
-            }),
-          },
-    accessLog: env.telemetry?.accessLogs(listenerClass) ?? buildAccessLogs(env.mesh),
-  });
+  const config = newTcpProxy(
+    "cluster" in destination ? (destination.statPrefix ?? destination.cluster) : destination.statPrefix,
+  );
+  config.clusterSpecifier =
+    "cluster" in destination
+      ? { case: "cluster", value: destination.cluster }
+      : {
+          case: "weightedClusters",
+          value: create(tcpProxy.TcpProxy_WeightedClusterSchema, {
+            clusters: destination.weightedClusters
+              .filter((c) => c.weight > 0)
+              .map((c) =>
+                create(tcpProxy.TcpProxy_WeightedCluster_ClusterWeightSchema, { name: c.cluster, weight: c.weight }),
+              ),
+          }),
+        };
+  config.accessLog = [...(env.telemetry?.accessLogs(listenerClass) ?? buildAccessLogs(env.mesh))];
   const tcp = rule?.spec.trafficPolicy?.connectionPool?.tcp;
   const idleTimeout = toDuration(tcp?.idleTimeout ?? env.proxy.metadata.IDLE_TIMEOUT);
   if (idleTimeout) config.idleTimeout = idleTimeout;
@@ -94,7 +94,7 @@ export function buildTcpProxyFilter(
       usePost: tunnel.protocol === "POST",
     });
   }
-  return typedNetworkFilter(TCP_PROXY_FILTER, packAny(tcpProxy.TcpProxySchema, config));
+  return networkFilterMessage(TCP_PROXY_FILTER, packAny(tcpProxy.TcpProxySchema, config));
 }
 
 /**
@@ -132,7 +132,7 @@ function tunnelOf(rule: TcpProxyRule) {
 }
 
 /** tcp_proxy to BlackHoleCluster for traffic to the capture port itself (no access log, no idle timeout). */
-export const BLACKHOLE_TCP_PROXY: listener.Filter = typedNetworkFilter(
+export const BLACKHOLE_TCP_PROXY: listener.Filter = networkFilterMessage(
   TCP_PROXY_FILTER,
   packAny(
     tcpProxy.TcpProxySchema,
@@ -144,7 +144,7 @@ export const BLACKHOLE_TCP_PROXY: listener.Filter = typedNetworkFilter(
 );
 
 /** istio.metadata_exchange (network): exchanges workload metadata over ALPN istio-peer-exchange (inbound mTLS). */
-export const METADATA_EXCHANGE_NETWORK_FILTER: listener.Filter = typedNetworkFilter(
+export const METADATA_EXCHANGE_NETWORK_FILTER: listener.Filter = networkFilterMessage(
   "istio.metadata_exchange",
   packAny(
     xdsType.TypedStructSchema,
@@ -161,7 +161,10 @@ export function tcpStatsFilter(listenerClass: ListenerClass, telemetry?: ProxyTe
     telemetry?.stats(listenerClass) ?? (listenerClass === "sidecarOutbound" ? OUTBOUND_STATS : INBOUND_STATS);
   let filter = statsFilters.get(value);
   if (!filter) {
-    filter = typedNetworkFilter("istio.stats", packAny(xdsType.TypedStructSchema, typedStruct(STATS_TYPE_URL, value)));
+    filter = networkFilterMessage(
+      "istio.stats",
+      packAny(xdsType.TypedStructSchema, typedStruct(STATS_TYPE_URL, value)),
+    );
     statsFilters.set(value, filter);
   }
   return filter;
@@ -174,10 +177,6 @@ const INBOUND_STATS: JsonObject = { disable_host_header_fallback: true };
  * proxy's telemetry, or a default): every TCP chain of a build shares one, packed once.
  */
 const statsFilters = new WeakMap<JsonObject, listener.Filter>();
-
-function typedNetworkFilter(name: string, value: Any): listener.Filter {
-  return create(listener.FilterSchema, { name, configType: { case: "typedConfig", value } });
-}
 
 /** What resolving a VirtualService destination needs. */
 export interface RouteContext extends ListenerEnv {
