@@ -1,9 +1,30 @@
 // A VirtualService with every name made fully qualified, as Istio's ResolveVirtualServiceShortnames:
 // hosts and route destinations (`reviews` in `bookinfo` → `reviews.bookinfo.svc.cluster.local`),
 // and gateway references (`gw` → `bookinfo/gw`). The input is left untouched, and fields it does
-// not set stay unset.
+// not set stay unset; a match whose gateway names are already resolved is kept, not copied.
 import type { Destination, VirtualServiceSpec } from "../config/types/index.ts";
 import { resolveGatewayName, resolveShortName } from "./host.ts";
+
+// Each match naming gateways, with those names resolved, per match object and namespace: the route
+// builders keep one RouteMatch per match object, which a new copy on every push would defeat.
+const resolvedMatches = new WeakMap<object, Map<string, object>>();
+
+/** The match with its gateway names resolved: the match itself when none changes. */
+function withResolvedGateways<M extends { gateways?: string[] }>(match: M, namespace: string): M {
+  const { gateways } = match;
+  if (!gateways || gateways.every((g) => resolveGatewayName(g, namespace) === g)) return match;
+  let byNamespace = resolvedMatches.get(match);
+  if (!byNamespace) {
+    byNamespace = new Map();
+    resolvedMatches.set(match, byNamespace);
+  }
+  let resolved = byNamespace.get(namespace) as M | undefined;
+  if (!resolved) {
+    resolved = { ...match, gateways: gateways.map((g) => resolveGatewayName(g, namespace)) };
+    byNamespace.set(namespace, resolved);
+  }
+  return resolved;
+}
 
 export function resolveVirtualServiceNames(
   spec: VirtualServiceSpec,
@@ -16,8 +37,7 @@ export function resolveVirtualServiceNames(
     ...r,
     destination: destination(r.destination),
   });
-  const withGateways = <M extends { gateways?: string[] }>(m: M): M =>
-    m.gateways ? { ...m, gateways: m.gateways.map((g) => resolveGatewayName(g, namespace)) } : m;
+  const withGateways = <M extends { gateways?: string[] }>(m: M): M => withResolvedGateways(m, namespace);
   return {
     ...spec,
     ...(spec.hosts && { hosts: spec.hosts.map(host) }),
