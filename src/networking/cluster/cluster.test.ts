@@ -272,6 +272,31 @@ describe("Istio mTLS contexts shared by the clusters of a push", () => {
     assert.deepEqual(sans, [[identity], [identity], [identity], ["spiffe://cluster.local/ns/default/sa/other"]]);
   });
 
+  it("an SNI beyond ASCII is written as UTF-8, as protobuf-es would", () => {
+    const service = makeService({});
+    const [c] = buildOutboundClusters({
+      service,
+      port: service.ports[0],
+      proxy,
+      mesh,
+      endpoints: [],
+      destinationRule: {
+        name: "r",
+        namespace: "default",
+        spec: { host: "reviews", trafficPolicy: { tls: { mode: "ISTIO_MUTUAL", sni: "bücher.example" } } },
+      },
+      istioTlsContexts: new Map(),
+    });
+    const socket = c.transportSocket;
+    assert.equal(socket?.configType.case, "typedConfig");
+    const context = unpackAny(socket.configType.value, tls.UpstreamTlsContextSchema);
+    assert.equal(context?.sni, "bücher.example");
+    assert.deepEqual(
+      Buffer.from(toBinary(tls.UpstreamTlsContextSchema, context)),
+      Buffer.from(socket.configType.value.value),
+    );
+  });
+
   it("a cluster built with the cache encodes exactly as one built without it", () => {
     const service = makeService({});
     const input = {
