@@ -57,6 +57,11 @@ function meshDefaults(mesh: MeshConfig): MeshPoolSettings {
   return settings;
 }
 
+/** The mesh's connect timeout (10 s when unset), one message per mesh config. */
+export function meshConnectTimeout(mesh: MeshConfig): Duration {
+  return meshDefaults(mesh).connectTimeout;
+}
+
 /** Sets connect timeout, circuit breakers and TCP keepalive on the draft, and the HTTP options on `http`. */
 export function applyConnectionPool(
   draft: cluster.Cluster,

@@ -13,16 +13,17 @@ import type { Service, ServicePort } from "../../registry/index.ts";
 import { durationFromSeconds } from "../duration.ts";
 import { endpointAddress } from "../endpoint/index.ts";
 import { applyConnectionPool } from "./connectionpool.ts";
-import { clusterMessage } from "./message.ts";
+import { clusterMessage, metadataMessage } from "./message.ts";
 import { altStatName, istioClusterMetadata } from "./metadata.ts";
 import { inboundClusterName } from "./names.ts";
+import { EMPTY_COMMON_LB_CONFIG } from "./outbound.ts";
 import { effectiveTrafficPolicy } from "./policy.ts";
 import { type HttpOptionsDraft, httpProtocolOptionsAny, isHttp2Protocol } from "./protocol.ts";
 import { passthroughBindConfig } from "./special.ts";
 import type { AppliedDestinationRule } from "./types.ts";
 
-/** Istio keeps original-destination hosts practically forever: the largest interval Envoy takes. */
-const INBOUND_CLEANUP_INTERVAL_SECONDS = 9223372035;
+/** Istio keeps original-destination hosts practically forever: the largest interval Envoy takes (shared, never changed). */
+const INBOUND_CLEANUP_INTERVAL = durationFromSeconds(9223372035);
 
 export interface InboundClusterInput {
   /** The port the cluster is named by: the service's target port, or a Sidecar ingress listener's port. */
@@ -72,11 +73,11 @@ export function buildInboundCluster(input: InboundClusterInput): cluster.Cluster
       targetPort: input.targetPort,
     },
   );
-  draft.commonLbConfig = create(cluster.Cluster_CommonLbConfigSchema);
+  draft.commonLbConfig = EMPTY_COMMON_LB_CONFIG;
   if (bind === "") {
     draft.clusterDiscoveryType = { case: "type", value: cluster.Cluster_DiscoveryType.ORIGINAL_DST };
     draft.lbPolicy = cluster.Cluster_LbPolicy.CLUSTER_PROVIDED;
-    draft.cleanupInterval = durationFromSeconds(INBOUND_CLEANUP_INTERVAL_SECONDS);
+    draft.cleanupInterval = INBOUND_CLEANUP_INTERVAL;
   } else {
     draft.clusterDiscoveryType = { case: "type", value: cluster.Cluster_DiscoveryType.STATIC };
     draft.loadAssignment = create(endpoint.ClusterLoadAssignmentSchema, {
@@ -105,12 +106,9 @@ export function buildInboundCluster(input: InboundClusterInput): cluster.Cluster
   const services = input.services[0]?.meshExternal
     ? []
     : input.services.filter((s, i) => input.services.findIndex((o) => o.hostname === s.hostname) === i);
-  draft.metadata = create(core.MetadataSchema, {
-    filterMetadata: istioClusterMetadata({
-      services,
-      destinationRule: rule?.spec.trafficPolicy ? rule : undefined,
-    }),
-  });
+  draft.metadata = metadataMessage(
+    istioClusterMetadata({ services, destinationRule: rule?.spec.trafficPolicy ? rule : undefined }),
+  );
   return draft;
 }
 

@@ -36,7 +36,8 @@ const EDS_OVER_ADS = preEncoded(
     resourceApiVersion: core.ApiVersion.V3,
   }),
 );
-const EMPTY_COMMON_LB_CONFIG = preEncoded(
+/** The common LB config of a cluster that sets none of it. */
+export const EMPTY_COMMON_LB_CONFIG = preEncoded(
   cluster.Cluster_CommonLbConfigSchema,
   create(cluster.Cluster_CommonLbConfigSchema),
 );

@@ -6,8 +6,8 @@ import { cluster, core, dfpCluster, packAny } from "../../api/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
 import type { ProxyNode } from "../../model/proxy.ts";
 import { allowAnyDnsCache, DFP_CLUSTER_TYPE } from "../dfp.ts";
-import { durationFromSeconds, toDuration } from "../duration.ts";
-import { applyConnectionPool } from "./connectionpool.ts";
+import { durationFromSeconds } from "../duration.ts";
+import { applyConnectionPool, meshConnectTimeout } from "./connectionpool.ts";
 import { clusterMessage } from "./message.ts";
 import { TCP_CLUSTER_METADATA_EXCHANGE } from "./metadataexchange.ts";
 import {
@@ -21,19 +21,13 @@ import { httpProtocolOptionsAny } from "./protocol.ts";
 /** Passthrough connections may idle up to 5 minutes before Envoy closes them. */
 const PASSTHROUGH_IDLE_TIMEOUT_SECONDS = 300;
 
-export function connectTimeout(mesh: MeshConfig) {
-  return toDuration(mesh.connectTimeout) ?? durationFromSeconds(10);
-}
-
 /** A STATIC cluster with no endpoints: where traffic to nowhere goes. */
 export function buildBlackHoleCluster(mesh: MeshConfig): cluster.Cluster {
-  return create(cluster.ClusterSchema, {
-    name: BLACKHOLE_CLUSTER,
-    clusterDiscoveryType: { case: "type", value: cluster.Cluster_DiscoveryType.STATIC },
-    connectTimeout: connectTimeout(mesh),
-    lbPolicy: cluster.Cluster_LbPolicy.ROUND_ROBIN,
-    altStatName: `${BLACKHOLE_CLUSTER};`,
-  });
+  const blackHole = clusterMessage(BLACKHOLE_CLUSTER);
+  blackHole.clusterDiscoveryType = { case: "type", value: cluster.Cluster_DiscoveryType.STATIC };
+  blackHole.connectTimeout = meshConnectTimeout(mesh);
+  blackHole.altStatName = `${BLACKHOLE_CLUSTER};`;
+  return blackHole;
 }
 
 /** ORIGINAL_DST to wherever the caller was going (ALLOW_ANY), speaking the downstream's HTTP version. */
