@@ -85,9 +85,7 @@ export function parseSidecarRouteName(routeName: string): ParsedRouteName | unde
 }
 
 /** HTTP, HTTP2, gRPC, gRPC-Web, HTTP_PROXY, and undeclared (sniffed) ports carry HTTP routes. */
-function isHttpOrSniffed(protocol: string): boolean {
-  return ["HTTP", "HTTP2", "GRPC", "GRPC-Web", "HTTP_PROXY", "UnsupportedProtocol"].includes(protocol);
-}
+const HTTP_OR_SNIFFED = new Set(["HTTP", "HTTP2", "GRPC", "GRPC-Web", "HTTP_PROXY", "UnsupportedProtocol"]);
 
 interface VirtualHostGroup {
   port: number;
@@ -149,6 +147,25 @@ function sharedServiceDomains(svc: Service, port: number, proxyDomain: string): 
     byKey.set(key, domains);
   }
   return domains;
+}
+
+// The default route of a service port without a hash policy, per service object (reduced to its port,
+// kept while the service is unchanged) and port, for the mesh config it was built with: every route
+// configuration and push shares one.
+const defaultRoutes = new WeakMap<Service, Map<number, { mesh: MeshConfig; route: route.Route }>>();
+
+function sharedDefaultRoute(svc: Service, port: number, mesh: MeshConfig): route.Route {
+  let byPort = defaultRoutes.get(svc);
+  if (!byPort) {
+    byPort = new Map();
+    defaultRoutes.set(svc, byPort);
+  }
+  let built = byPort.get(port);
+  if (built?.mesh !== mesh) {
+    built = { mesh, route: buildDefaultOutboundRoute(svc.hostname, port, mesh) };
+    byPort.set(port, built);
+  }
+  return built.route;
 }
 
 /** Istio's selectVirtualServices: VirtualServices with a host matching one of the services. */
@@ -239,7 +256,7 @@ function virtualHostGroups(
     const byPort = new Map<number, Service[]>();
     for (const svc of matching) {
       for (const p of svc.ports) {
-        if (!isHttpOrSniffed(p.protocol)) continue;
+        if (!HTTP_OR_SNIFFED.has(p.protocol)) continue;
         const onPort = byPort.get(p.port);
         if (onPort) onPort.push(svc);
         else byPort.set(p.port, [svc]);
@@ -255,21 +272,22 @@ function virtualHostGroups(
     // Aliases only serve as route targets.
     if (claimed.has(svc.hostname) || svc.resolution === "Alias") continue;
     for (const p of svc.ports) {
-      if (!isHttpOrSniffed(p.protocol)) continue;
+      if (!HTTP_OR_SNIFFED.has(p.protocol)) continue;
       const hash = input.hashPolicy?.({ host: svc.hostname, port: { number: p.port } });
-      groups.push({
-        port: p.port,
-        services: [svc],
-        virtualServiceHosts: [],
-        routes: [buildDefaultOutboundRoute(svc.hostname, p.port, input.mesh, hash)],
-      });
+      const defaultRoute = hash
+        ? buildDefaultOutboundRoute(svc.hostname, p.port, input.mesh, hash)
+        : sharedDefaultRoute(svc, p.port, input.mesh);
+      groups.push({ port: p.port, services: [svc], virtualServiceHosts: [], routes: [defaultRoute] });
     }
   }
   return groups;
 }
 
-/** The virtual host names and domains a route configuration's virtual hosts already took. */
-interface KnownDomains {
+/** One route configuration's virtual hosts being built: what they share, and the names and domains taken. */
+interface VirtualHostsBuild {
+  input: SidecarRouteInput;
+  listenerPort: number;
+  includeRequestAttemptCount: boolean;
   names: Set<string>;
   domainSet: DomainSet;
 }
@@ -284,19 +302,18 @@ function reportDuplicate(input: SidecarRouteInput, name: string, svc: Service | 
  * domains no earlier virtual host took; undefined when its name or every domain was taken.
  */
 function groupVirtualHost(
-  input: SidecarRouteInput,
-  listenerPort: number,
-  known: KnownDomains,
+  build: VirtualHostsBuild,
   g: VirtualHostGroup,
   hostname: string,
   svc: Service | undefined,
 ): route.VirtualHost | undefined {
+  const { input, listenerPort, names: knownNames } = build;
   const name = domainName(hostname, g.port);
-  if (known.names.has(name)) {
+  if (knownNames.has(name)) {
     reportDuplicate(input, name, svc);
     return undefined;
   }
-  known.names.add(name);
+  knownNames.add(name);
   // Envoy sidecars ignore the port in Host matching; proxyless gRPC does not.
   const ignorePort = input.proxy.generator !== "grpc";
   let domains: readonly string[];
@@ -306,14 +323,15 @@ function groupVirtualHost(
     const port = ignorePort && listenerPort !== 0 ? NO_PORT : g.port;
     ({ domains, altHosts } = sharedServiceDomains(svc, port, input.proxy.dnsDomain));
   }
-  const deduped = known.domainSet.dedupe(domains, altHosts);
+  const deduped = build.domainSet.dedupe(domains, altHosts);
   if (deduped.length !== domains.length) reportDuplicate(input, name, svc);
   if (deduped.length === 0) return undefined;
   const vhost = newVirtualHost();
   vhost.name = name;
-  vhost.domains = deduped;
+  // Often a service's shared list: generated messages are never changed.
+  vhost.domains = deduped as string[];
   vhost.routes = g.routes;
-  vhost.includeRequestAttemptCount = routeProxyHeaders(input.mesh).includeRequestAttemptCount;
+  vhost.includeRequestAttemptCount = build.includeRequestAttemptCount;
   const session = input.persistentSessions && svc ? statefulSessionConfig(svc.labels) : undefined;
   if (session) vhost.typedPerFilterConfig[STATEFUL_SESSION_FILTER] = statefulSessionPerRoute(session);
   return vhost;
@@ -335,11 +353,17 @@ export function buildSidecarVirtualHosts(input: SidecarRouteInput, listenerPort:
   };
   const groups = virtualHostGroups(input, listenerPort, services, ctx);
 
-  const known: KnownDomains = { names: new Set(), domainSet: new DomainSet() };
+  const build: VirtualHostsBuild = {
+    input,
+    listenerPort,
+    includeRequestAttemptCount: routeProxyHeaders(mesh).includeRequestAttemptCount,
+    names: new Set(),
+    domainSet: new DomainSet(),
+  };
   for (const g of groups) {
     for (const svc of g.services) {
-      known.domainSet.addKnownFqdn(domainName(svc.hostname, g.port));
-      known.domainSet.addKnownFqdn(svc.hostname);
+      build.domainSet.addKnownFqdn(domainName(svc.hostname, g.port));
+      build.domainSet.addKnownFqdn(svc.hostname);
     }
   }
   const byPort = new Map<number, route.VirtualHost[]>();
@@ -351,11 +375,11 @@ export function buildSidecarVirtualHosts(input: SidecarRouteInput, listenerPort:
       byPort.set(g.port, vhosts);
     }
     for (const host of g.virtualServiceHosts) {
-      const vhost = groupVirtualHost(input, listenerPort, known, g, host.toLowerCase(), undefined);
+      const vhost = groupVirtualHost(build, g, host.toLowerCase(), undefined);
       if (vhost) vhosts.push(vhost);
     }
     for (const svc of g.services) {
-      const vhost = groupVirtualHost(input, listenerPort, known, g, svc.hostname, svc);
+      const vhost = groupVirtualHost(build, g, svc.hostname, svc);
       if (vhost) vhosts.push(vhost);
     }
   }

@@ -119,16 +119,21 @@ export class DomainSet {
     this.knownFqdns.add(name);
   }
 
-  dedupe(domains: readonly string[], altHosts: readonly string[]): string[] {
-    const out: string[] = [];
-    for (const d of domains) {
+  /** The domains no earlier virtual host took: `domains` itself (shared, never change it) when none was. */
+  dedupe(domains: readonly string[], altHosts: readonly string[]): readonly string[] {
+    let out: string[] | undefined;
+    for (let i = 0; i < domains.length; i++) {
+      const d = domains[i];
       const key = d.toLowerCase();
-      if (this.used.has(key)) continue;
-      if (this.knownFqdns.has(d) && altHosts.includes(d)) continue;
-      out.push(d);
+      if (this.used.has(key) || (this.knownFqdns.has(d) && altHosts.includes(d))) {
+        // The first domain dropped: the ones before it are kept.
+        out ??= domains.slice(0, i);
+        continue;
+      }
+      out?.push(d);
       this.used.add(key);
     }
-    return out;
+    return out ?? domains;
   }
 }
 
