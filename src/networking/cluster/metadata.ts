@@ -1,7 +1,8 @@
 // Cluster metadata and stat names as Istio sets them (util.AddConfigInfoMetadata, addTelemetryMetadata,
 // AddSubsetToMetadata, AddALPNOverrideToMetadata; telemetry.BuildStatPrefix).
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
-import type { core } from "../../api/index.ts";
+import { preEncoded } from "../../api/binary-encoder.ts";
+import { core } from "../../api/index.ts";
 import type { Service } from "../../registry/index.ts";
 import { metadataMessage } from "./message.ts";
 
@@ -33,7 +34,7 @@ export function istioClusterMetadata(input: ClusterMetadataInput): Record<string
 
 // An outbound cluster's metadata reads only its service, rule name, subset and ALPN override: the
 // clusters of a service's ports (and proxies) share one message per such tuple, built once per service
-// object, and the encoder encodes a shared message once.
+// object, and encoded once.
 interface ServiceMetadata {
   /** Without rule, subset or ALPN override: most clusters, found without building a key. */
   plain?: core.Metadata;
@@ -56,28 +57,30 @@ export function outboundClusterMetadata(
     shared = { byKey: new Map() };
     outboundMetadata.set(service, shared);
   }
-  const build = () =>
-    metadataMessage(
-      istioClusterMetadata({
-        services: [service],
-        destinationRule,
-        subset,
-        alpnOverride,
-        external: service.meshExternal,
-      }),
-    );
   if (!destinationRule && subset === "" && !alpnOverride) {
-    shared.plain ??= build();
+    shared.plain ??= serviceMetadata(service, undefined, "", false);
     return shared.plain;
   }
   const key = `${destinationRule ? `${destinationRule.namespace}/${destinationRule.name}` : ""}|${subset}|${alpnOverride}`;
   let metadata = shared.byKey.get(key);
   if (!metadata) {
-    metadata = build();
+    metadata = serviceMetadata(service, destinationRule, subset, alpnOverride);
     if (shared.byKey.size >= MAX_METADATA_PER_SERVICE) shared.byKey.clear();
     shared.byKey.set(key, metadata);
   }
   return metadata;
+}
+
+/** The message, pre-encoded: each cluster holding it copies its bytes instead of encoding the Struct again. */
+function serviceMetadata(
+  service: Service,
+  destinationRule: { name: string; namespace: string } | undefined,
+  subset: string,
+  alpnOverride: boolean,
+): core.Metadata {
+  const external = service.meshExternal;
+  const filterMetadata = istioClusterMetadata({ services: [service], destinationRule, subset, alpnOverride, external });
+  return preEncoded(core.MetadataSchema, metadataMessage(filterMetadata));
 }
 
 export interface StatNameInput {
