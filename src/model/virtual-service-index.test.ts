@@ -135,3 +135,25 @@ test("VirtualServices for a host: exact and wildcard hosts on either side overla
   assert.deepEqual(names(snap.virtualServicesForHost("a", "mesh", "*.example.com")), ["a/exact", "a/wild"]);
   assert.deepEqual(names(snap.virtualServicesForHost("a", "mesh", "www.example.com")), ["a/wild"]);
 });
+
+test("a gateway's public Gateway API routes of the asking namespace come first; private ones before all", () => {
+  const route = (namespace: string, name: string, created: number) =>
+    cfg(
+      "VirtualService",
+      namespace,
+      name,
+      { hosts: ["a.example.com"], gateways: ["gw/gw"] },
+      { created, annotations: { "internal.istio.io/route-semantics": "gateway" } },
+    );
+  const snap = snapshot([
+    vs("ns1", "istio", { hosts: ["a.example.com"], gateways: ["gw/gw"] }, 0),
+    route("ns2", "route", 1),
+    vs("ns2", "private", { hosts: ["a.example.com"], gateways: ["gw/gw"], exportTo: ["."] }, 2),
+    vs("ns1", "other-gw", { hosts: ["a.example.com"], gateways: ["gw/other"] }, 3),
+  ]);
+  assert.deepEqual(names(snap.virtualServicesForGateway("ns2", "gw/gw")), ["ns2/private", "ns2/route", "ns1/istio"]);
+  assert.deepEqual(names(snap.virtualServicesForGateway("ns1", "gw/gw")), ["ns1/istio", "ns2/route"]);
+  assert.deepEqual(names(snap.virtualServicesForGateway("ns3", "gw/other")), ["ns1/other-gw"]);
+  // Asked again: the same answer.
+  assert.deepEqual(names(snap.virtualServicesForGateway("ns2", "gw/gw")), ["ns2/private", "ns2/route", "ns1/istio"]);
+});

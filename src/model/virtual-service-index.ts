@@ -32,7 +32,9 @@ export class VirtualServiceIndex {
   private readonly publicByGateway = new Map<string, VirtualService[]>();
   private readonly privateByNamespaceAndGateway: ByNamespaceAndGateway = new Map();
   private readonly exportedByNamespaceAndGateway: ByNamespaceAndGateway = new Map();
-  /** forGateway's answers, by `<namespace>/<gateway>`. */
+  /** The gateways with a public Gateway API route, which forGateway puts first in its namespace. */
+  private readonly gatewayApiPublicGateways = new Set<string>();
+  /** forGateway's answers that are not one of the lists above, by `<namespace>/<gateway>`. */
   private readonly byNamespaceAndGateway = new Map<string, readonly VirtualService[]>();
   /** The delegates each merged root names, `namespace/name`, found or not. */
   private readonly delegatesByRoot = new Map<VirtualService, string[]>();
@@ -68,7 +70,10 @@ export class VirtualServiceIndex {
       const gateways = vs.spec?.gateways?.length ? vs.spec.gateways : [MESH_GATEWAY];
       const visibility = exportTo(vs);
       if (visibility.has(EXPORT_PUBLIC)) {
-        for (const gw of gateways) appendTo(this.publicByGateway, gw, vs);
+        for (const gw of gateways) {
+          appendTo(this.publicByGateway, gw, vs);
+          if (usesGatewaySemantics(vs)) this.gatewayApiPublicGateways.add(gw);
+        }
       } else if (!visibility.has(EXPORT_NONE)) {
         for (const target of visibility) {
           const index = target === namespace ? this.privateByNamespaceAndGateway : this.exportedByNamespaceAndGateway;
@@ -89,16 +94,18 @@ export class VirtualServiceIndex {
    * of its own namespace first).
    */
   forGateway(namespace: string, gateway: string): readonly VirtualService[] {
-    // Kept per namespace and gateway: a router asks once per server of each of its route names.
+    const privateOnes = this.privateByNamespaceAndGateway.get(namespace)?.get(gateway);
+    const exported = this.exportedByNamespaceAndGateway.get(namespace)?.get(gateway);
+    const publicOnes = this.publicByGateway.get(gateway) ?? [];
+    // Only public ones, none a Gateway API route to put first (the common case): the index's own list.
+    if (!privateOnes && !exported && !this.gatewayApiPublicGateways.has(gateway)) return publicOnes;
+    // Else kept per namespace and gateway: a router asks once per server of each of its route names.
     const key = `${namespace}/${gateway}`;
     let found = this.byNamespaceAndGateway.get(key);
     if (!found) {
-      const visible = [
-        ...(this.privateByNamespaceAndGateway.get(namespace)?.get(gateway) ?? []),
-        ...(this.exportedByNamespaceAndGateway.get(namespace)?.get(gateway) ?? []),
-      ];
+      const visible = [...(privateOnes ?? []), ...(exported ?? [])];
       const otherPublic: VirtualService[] = [];
-      for (const vs of this.publicByGateway.get(gateway) ?? []) {
+      for (const vs of publicOnes) {
         if (usesGatewaySemantics(vs) && namespaceOf(vs) === namespace) visible.push(vs);
         else otherPublic.push(vs);
       }
