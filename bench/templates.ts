@@ -124,6 +124,21 @@ const randomHttpService = (i: number) =>
     endpoints: [{ address: "1.2.3.4" }],
   });
 
+/** The proxy's service and N external services `random-i.host.example` at 1.2.3.4, all on every protocol. */
+function externalServicesOnEveryProtocol(services: number): ConfigObject[] {
+  return [
+    proxyService(ALL_PROTOCOLS),
+    ...range(services).map((i) =>
+      serviceEntry(`service-${i}`, {
+        hosts: [`random-${i}.host.example`],
+        ports: ALL_PROTOCOLS,
+        resolution: "STATIC",
+        endpoints: [{ address: "1.2.3.4" }],
+      }),
+    ),
+  ];
+}
+
 /** The proxy's own service on every protocol, under a mesh-wide PeerAuthentication mode. */
 function peerAuthentication(mode: "STRICT" | "DISABLE"): Template["render"] {
   return () => [
@@ -247,17 +262,7 @@ export const TEMPLATES: readonly Template[] = [
     // they were MESH_EXTERNAL with neither VIPs nor tlsMode labels, so no auto-mTLS transport socket.
     name: "empty-2020",
     proxy: "sidecar",
-    render: ({ services }) => [
-      proxyService(ALL_PROTOCOLS),
-      ...range(services).map((i) =>
-        serviceEntry(`service-${i}`, {
-          hosts: [`random-${i}.host.example`],
-          ports: ALL_PROTOCOLS,
-          resolution: "STATIC",
-          endpoints: [{ address: "1.2.3.4" }],
-        }),
-      ),
-    ],
+    render: ({ services }) => [...externalServicesOnEveryProtocol(services)],
   },
   {
     name: "externalname",
@@ -456,15 +461,7 @@ export const TEMPLATES: readonly Template[] = [
         },
         "istio-system",
       ),
-      proxyService(ALL_PROTOCOLS),
-      ...range(services).map((i) =>
-        serviceEntry(`service-${i}`, {
-          hosts: [`random-${i}.host.example`],
-          ports: ALL_PROTOCOLS,
-          resolution: "STATIC",
-          endpoints: [{ address: "1.2.3.4" }],
-        }),
-      ),
+      ...externalServicesOnEveryProtocol(services),
     ],
   },
   { name: "tls", proxy: "sidecar", render: onePortServices({ number: 7070, name: "tls", protocol: "TLS" }) },
