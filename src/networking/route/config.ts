@@ -4,6 +4,7 @@
 // order: the first to claim a host wins), default virtual hosts for the other HTTP services of the
 // port, sorted by name, then the catch-all for unknown hosts.
 import { create } from "@bufbuild/protobuf";
+import { preEncoded } from "../../api/binary-encoder.ts";
 import { route } from "../../api/index.ts";
 import type { Destination } from "../../config/index.ts";
 import {
@@ -151,7 +152,7 @@ function sharedServiceDomains(svc: Service, port: number, proxyDomain: string): 
 
 // The default route of a service port without a hash policy, per service object (reduced to its port,
 // kept while the service is unchanged) and port, for the mesh config it was built with: every route
-// configuration and push shares one.
+// configuration and push shares one, pre-encoded (each route configuration copies its bytes).
 const defaultRoutes = new WeakMap<Service, Map<number, { mesh: MeshConfig; route: route.Route }>>();
 
 function sharedDefaultRoute(svc: Service, port: number, mesh: MeshConfig): route.Route {
@@ -162,7 +163,7 @@ function sharedDefaultRoute(svc: Service, port: number, mesh: MeshConfig): route
   }
   let built = byPort.get(port);
   if (built?.mesh !== mesh) {
-    built = { mesh, route: buildDefaultOutboundRoute(svc.hostname, port, mesh) };
+    built = { mesh, route: preEncoded(route.RouteSchema, buildDefaultOutboundRoute(svc.hostname, port, mesh)) };
     byPort.set(port, built);
   }
   return built.route;

@@ -1,6 +1,7 @@
 // VirtualService HTTPMatchRequest → Envoy RouteMatch (Istio route.go TranslateRouteMatch), and the
 // checks that drop a match for a proxy: port, sourceLabels, sourceNamespace, gateways.
 import { create } from "@bufbuild/protobuf";
+import { preEncoded } from "../../api/binary-encoder.ts";
 import { matcher, route } from "../../api/index.ts";
 import type { VirtualServiceHttpMatch, VirtualServiceHttpMatchUri } from "../../config/index.ts";
 import { jwtClaimListMatcher, valueStringMatcher } from "../authz/matchers.ts";
@@ -117,7 +118,7 @@ export function translateRouteMatch(
 }
 
 // Every rule without a match matches everything: one shared RouteMatch.
-const MATCH_ALL = translateRouteMatch(undefined);
+const MATCH_ALL = preEncoded(route.RouteMatchSchema, translateRouteMatch(undefined));
 /** A match's RouteMatch with each prefix semantics, as far as built. */
 interface TranslatedMatch {
   prefix?: route.RouteMatch;
@@ -139,11 +140,12 @@ export function routeMatchFor(
     translated = {};
     routeMatches.set(match, translated);
   }
+  // Shared by many routes: pre-encoded, so that each copies its bytes.
   if (pathSeparatedPrefix) {
-    translated.pathSeparatedPrefix ??= translateRouteMatch(match, true);
+    translated.pathSeparatedPrefix ??= preEncoded(route.RouteMatchSchema, translateRouteMatch(match, true));
     return translated.pathSeparatedPrefix;
   }
-  translated.prefix ??= translateRouteMatch(match, false);
+  translated.prefix ??= preEncoded(route.RouteMatchSchema, translateRouteMatch(match, false));
   return translated.prefix;
 }
 

@@ -2,6 +2,7 @@
 // defaultHttpRetryPolicy, else Istio's default (2 retries on connect-failure, refused-stream,
 // unavailable, cancelled and retriable status codes, avoiding hosts already tried); attempts ≤ 0 → none.
 import { create } from "@bufbuild/protobuf";
+import { preEncoded } from "../../api/binary-encoder.ts";
 import { packAny, retryPreviousHosts, retryPreviousPriorities, route } from "../../api/index.ts";
 import { NAMED_HTTP_STATUSES, type VirtualServiceHttpRetries } from "../../config/index.ts";
 import { toDuration } from "../duration.ts";
@@ -61,8 +62,9 @@ export function defaultRetryPolicy(consistentHash = false): route.RetryPolicy {
 
 // Every route without retries shares one default policy, and every route with the same retries
 // (config objects are never changed) one translated policy: building them per route was a tenth of RDS.
-const DEFAULT_POLICY = defaultRetryPolicy(false);
-const DEFAULT_POLICY_CONSISTENT_HASH = defaultRetryPolicy(true);
+// They are pre-encoded: a route holding one copies its bytes.
+const DEFAULT_POLICY = preEncoded(route.RetryPolicySchema, defaultRetryPolicy(false));
+const DEFAULT_POLICY_CONSISTENT_HASH = preEncoded(route.RetryPolicySchema, defaultRetryPolicy(true));
 const translated = new WeakMap<VirtualServiceHttpRetries, Map<boolean, route.RetryPolicy | undefined>>();
 
 /**
@@ -79,7 +81,10 @@ export function translateRetries(
     byHash = new Map();
     translated.set(retries, byHash);
   }
-  if (!byHash.has(consistentHash)) byHash.set(consistentHash, buildRetryPolicy(retries, consistentHash));
+  if (!byHash.has(consistentHash)) {
+    const policy = buildRetryPolicy(retries, consistentHash);
+    byHash.set(consistentHash, policy && preEncoded(route.RetryPolicySchema, policy));
+  }
   return byHash.get(consistentHash);
 }
 
