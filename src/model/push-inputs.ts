@@ -35,6 +35,11 @@ export interface PushInputs {
    * as VHDS VirtualHost resources, so a change sends only the virtual hosts it changed. Default false.
    */
   vhds?: boolean;
+  /**
+   * PILOT_ENABLE_XDS_CACHE: built resources are kept and shared between proxies and pushes (Istio's XDS
+   * cache). Default true; off, every proxy's resources are built anew, as Istio's benchmarks run.
+   */
+  xdsCache?: boolean;
   /** istiod's --networksConfig: the networks' gateways (and, in the registry, which network endpoints are on). */
   meshNetworks?: MeshNetworks;
   /** The cluster the registry's Kubernetes Services are in (istiod's --clusterID); default Kubernetes. */
@@ -56,6 +61,7 @@ export function pushInputs(
     | "mysqlFilter"
     | "quicListeners"
     | "vhds"
+    | "xdsCache"
     | "meshNetworks"
     | "clusterId"
   > = {},

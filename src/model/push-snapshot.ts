@@ -65,6 +65,8 @@ export class PushSnapshot {
   readonly quicListeners: boolean;
   /** SLUICE_ENABLE_VHDS (see PushInputs). */
   readonly vhds: boolean;
+  /** PILOT_ENABLE_XDS_CACHE (see PushInputs). */
+  readonly xdsCache: boolean;
   /** Every network gateway, host names included (Istio's unresolved gateways). */
   readonly allNetworkGateways: readonly MeshNetworkGateway[];
   /** The gateways EDS stands in for other networks' endpoints (IP addresses only), by network. */
@@ -92,6 +94,7 @@ export class PushSnapshot {
     };
     this.quicListeners = inputs.quicListeners ?? false;
     this.vhds = inputs.vhds ?? false;
+    this.xdsCache = inputs.xdsCache ?? true;
     const kinds = groupByKind(inputs.configs);
     this.inputs = { kinds, services: inputs.services };
     this.endpoints = inputs.endpoints ?? [];

@@ -258,6 +258,7 @@ export type PushFeatures = Pick<
   | "mysqlFilter"
   | "quicListeners"
   | "vhds"
+  | "xdsCache"
 >;
 
 /** The feature flags as istiod reads them from its environment. */
@@ -277,6 +278,7 @@ export function pushFeaturesFromEnv(env: Record<string, string | undefined>): Pu
     mysqlFilter: flag("PILOT_ENABLE_MYSQL_FILTER", false),
     quicListeners: flag("PILOT_ENABLE_QUIC_LISTENERS", false),
     vhds: flag("SLUICE_ENABLE_VHDS", false),
+    xdsCache: flag("PILOT_ENABLE_XDS_CACHE", true),
   };
 }
 

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { pushFeaturesFromEnv } from "./discovery.ts";
 
-test("feature flags default as istiod's: mongo_proxy on, redis/mysql filters and QUIC listeners off; VHDS off", () => {
+test("feature flags default as istiod's: mongo_proxy on, redis/mysql filters and QUIC listeners off, XDS cache on; VHDS off", () => {
   assert.deepEqual(pushFeaturesFromEnv({}), {
     persistentSessions: false,
     scopeGatewayToNamespace: false,
@@ -11,6 +11,7 @@ test("feature flags default as istiod's: mongo_proxy on, redis/mysql filters and
     mysqlFilter: false,
     quicListeners: false,
     vhds: false,
+    xdsCache: true,
   });
 });
 
@@ -22,6 +23,7 @@ test("feature flags are read as Go's ParseBool reads them; an unparsable value k
     PILOT_ENABLE_QUIC_LISTENERS: "TRUE",
     PILOT_ENABLE_PERSISTENT_SESSION_FILTER: "yes",
     SLUICE_ENABLE_VHDS: "true",
+    PILOT_ENABLE_XDS_CACHE: "false",
   });
   assert.equal(features.mongoFilter, false);
   assert.equal(features.redisFilter, true);
@@ -29,4 +31,5 @@ test("feature flags are read as Go's ParseBool reads them; an unparsable value k
   assert.equal(features.quicListeners, true);
   assert.equal(features.persistentSessions, false);
   assert.equal(features.vhds, true);
+  assert.equal(features.xdsCache, false);
 });

@@ -196,3 +196,29 @@ test("failoverPriority labels split load assignments by the proxy labels they na
   assert.equal(cluster(failover, v1, "BlackHoleCluster"), cluster(failover, otherApp, "BlackHoleCluster"));
   assert.equal(cluster(failover, v1, "InboundPassthroughCluster"), cluster(failover, v2, "InboundPassthroughCluster"));
 });
+
+test("PILOT_ENABLE_XDS_CACHE=false: each push builds its own resources, the same as the cached ones, and caches none", () => {
+  const loaded = loadState([MESH_DIR], mesh, "cluster.local");
+  assert.ok(loaded.state, loaded.problems?.join("\n"));
+  const { store, registry } = loaded.state;
+  const proxy = translateProxy(
+    { type: "sidecar", ip: "10.0.0.1", namespace: "bookinfo", labels: { app: "productpage" }, id: "pp.bookinfo" },
+    mesh,
+    "cluster.local",
+  );
+  const clusterIn = (push: PushContext) => buildClusters(push, proxy, registry).find((c) => c.name === PRODUCTPAGE);
+  xdsCaches.clear();
+  const uncached = (previous?: PushContext) =>
+    storePush(store, registry, mesh, "cluster.local", previous, { xdsCache: false });
+  const first = uncached();
+  const second = uncached(first);
+  const a = clusterIn(first);
+  assert.ok(a);
+  assert.notEqual(clusterIn(second), a);
+  assert.deepEqual(clusterIn(second), a);
+  assert.equal(xdsCaches.entries().length, 0);
+  const cached = storePush(store, registry, mesh, "cluster.local", second);
+  assert.deepEqual(clusterIn(cached), a);
+  assert.ok(xdsCaches.entries().length > 0);
+  assert.equal(clusterIn(storePush(store, registry, mesh, "cluster.local", cached)), clusterIn(cached));
+});

@@ -4,9 +4,10 @@
 // input objects by identity: config, services and endpoint lists keep their identity while unchanged
 // (the store, krt and the push snapshot keep them), so a push after a change rebuilds exactly what the
 // change reached. An entry whose input object is gone can never be asked for again and is dropped.
-// Every cache registers in `xdsCaches`, which /debug/cachez lists and clears.
+// Every cache registers in `xdsCaches`, which /debug/cachez lists and clears. PILOT_ENABLE_XDS_CACHE=false
+// turns them off: each value is built for its proxy and kept nowhere.
 import type { PushContext } from "../../model/index.ts";
-import { PushStatus } from "../../model/index.ts";
+import { PushStatus, pushSnapshot } from "../../model/index.ts";
 import { encodeResource } from "../encode.ts";
 import type { XdsResource } from "../generator.ts";
 
@@ -84,6 +85,12 @@ export function resourceCache<T>(typeUrl: string, resources: (value: T) => reado
     clear: () => entries.clear(),
   });
   return (push, key, inputs, build) => {
+    if (!pushSnapshot(push).xdsCache) {
+      const status = new PushStatus();
+      const value = build(status);
+      push.status.merge(status);
+      return value;
+    }
     if (push.version !== latestVersion) {
       latestVersion = push.version;
       dropUnreachable(entries);
