@@ -1,8 +1,9 @@
 // Istio's pilot/pkg/xds/bench_test.go over the rendered templates: BenchmarkInitPushContext, the
 // Cluster/Listener/Route/NameTable/SecretGeneration benchmarks, BenchmarkEndpointGeneration, and the
 // cost of encoding a response with and without Sluice's per-object encode cache.
-// Istio runs its benchmarks with the XDS cache off, so every generation run gets a fresh push context
-// and empty resource caches (Sluice's caches outlive a push: xdsCaches.clear(), untimed). As in Istio's
+// Istio runs its benchmarks with the XDS cache off (configureBenchmark); so do these
+// (PILOT_ENABLE_XDS_CACHE=false: the pushes' `xdsCache` feature), and every generation run gets a fresh
+// push context, made untimed. As in Istio's
 // setup, the proxy's SidecarScope (and a router's merged Gateways) is computed before the timed run; the push context's other indexes are
 // built lazily, so the first generation on a push pays for the ones it reads (Istio: in InitPushContext). As Istio's, a generation run includes
 // marshalling each resource into an Any (encodeResource; fresh objects are never in the encode cache).
@@ -14,7 +15,6 @@ import { type ProxyNode, type PushContext, pushSnapshot } from "../src/model/ind
 import { encodeSotwResponse } from "../src/xds/encode.ts";
 import { buildClusters } from "../src/xds/generators/cds.ts";
 import { buildLoadAssignment } from "../src/xds/generators/eds.ts";
-import { xdsCaches } from "../src/xds/generators/index.ts";
 import { buildListeners } from "../src/xds/generators/lds.ts";
 import { buildNameTable } from "../src/xds/generators/nds.ts";
 import { buildRouteConfiguration, routeNames } from "../src/xds/generators/rds.ts";
@@ -84,7 +84,8 @@ interface Fixture {
 /** A template's store and registry, and the proxy Istio benchmarks it with. */
 function fixture(objects: readonly ConfigObject[], proxy: ProxyNode): Fixture & ReturnType<typeof templateState> {
   const state = templateState(objects);
-  const newPush = () => storePush(state.store, state.registry, BENCH_MESH, DOMAIN_SUFFIX);
+  const newPush = () =>
+    storePush(state.store, state.registry, BENCH_MESH, DOMAIN_SUFFIX, undefined, { xdsCache: false });
   return { ...state, proxy, newPush };
 }
 
@@ -104,7 +105,6 @@ function generation(f: Fixture, runs: number, generate: (push: PushContext) => r
     },
     () => {
       push = f.newPush();
-      xdsCaches.clear();
       // Istio's setup computes the proxy's SidecarScope and a router's merged Gateways
       // (SetSidecarScope, SetGatewaysForProxy) once, outside the timed loop.
       const snap = pushSnapshot(push);
