@@ -4,7 +4,7 @@
 // Istio runs its benchmarks with the XDS cache off (configureBenchmark); so do these
 // (PILOT_ENABLE_XDS_CACHE=false: the pushes' `xdsCache` feature), and every generation run gets a fresh
 // push context, made untimed. As in Istio's
-// setup, the proxy's SidecarScope (and a router's merged Gateways) is computed before the timed run; the push context's other indexes are
+// setup, the proxy's SidecarScope, service targets (and a router's merged Gateways) are computed before the timed run; the push context's other indexes are
 // built lazily, so the first generation on a push pays for the ones it reads (Istio: in InitPushContext). As Istio's, a generation run includes
 // marshalling each resource into an Any (encodeResource; fresh objects are never in the encode cache).
 import { clone, type Message } from "@bufbuild/protobuf";
@@ -105,11 +105,12 @@ function generation(f: Fixture, runs: number, generate: (push: PushContext) => r
     },
     () => {
       push = f.newPush();
-      // Istio's setup computes the proxy's SidecarScope and a router's merged Gateways
-      // (SetSidecarScope, SetGatewaysForProxy) once, outside the timed loop.
+      // Istio's setup computes the proxy's SidecarScope, a router's merged Gateways and the proxy's
+      // service targets (SetSidecarScope, SetGatewaysForProxy, SetServiceTargets), outside the timed loop.
       const snap = pushSnapshot(push);
       snap.sidecarScope(f.proxy);
       if (f.proxy.type === "router") snap.mergedGateway(f.proxy);
+      snap.serviceTargets(f.proxy);
     },
   );
   if (last.length === 0) throw new Error("generation produced no resources");
