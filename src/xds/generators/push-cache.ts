@@ -109,7 +109,7 @@ export function resourceCache<T>(typeUrl: string, resources: (value: T) => reado
     const value = build(status);
     push.status.merge(status);
     const refs: WeakRef<object>[] = [];
-    for (const input of inputs) if (input !== undefined && !isEmptyArray(input)) refs.push(identityOf(input).ref);
+    for (const input of inputs) if (input !== undefined && !isEmptyArray(input)) refs.push(weakRefOf(input));
     entries.set(fullKey, { value, inputs: refs, status, version: push.version });
     if (entries.size > MAX_ENTRIES) entries.delete(entries.keys().next().value as string);
     return value;
@@ -123,10 +123,14 @@ function dropUnreachable(entries: Map<string, Entry<unknown>>): void {
   }
 }
 
-/** An input object's number in keys, and one weak reference to it that every entry naming it shares. */
+/**
+ * An input object's number in keys, and one weak reference to it that every entry naming it shares,
+ * made when an entry first names it: a WeakRef keeps its target alive to the end of the current job,
+ * and keys made without caching (per-push keys, the cache turned off) need none.
+ */
 interface InputIdentity {
   id: string;
-  ref: WeakRef<object>;
+  ref: WeakRef<object> | undefined;
 }
 
 const identities = new WeakMap<object, InputIdentity>();
@@ -135,10 +139,16 @@ let lastObjectId = 0;
 function identityOf(input: object): InputIdentity {
   let identity = identities.get(input);
   if (identity === undefined) {
-    identity = { id: String(++lastObjectId), ref: new WeakRef(input) };
+    identity = { id: String(++lastObjectId), ref: undefined };
     identities.set(input, identity);
   }
   return identity;
+}
+
+function weakRefOf(input: object): WeakRef<object> {
+  const identity = identityOf(input);
+  identity.ref ??= new WeakRef(input);
+  return identity.ref;
 }
 
 function isEmptyArray(input: unknown): boolean {
