@@ -26,8 +26,34 @@ function precedes(a: Service, b: Service): number {
   return a.objectName.localeCompare(b.objectName);
 }
 
+// The key strings by hostname, namespace and port: generators look a service port's endpoints up per
+// cluster and listener, and a key made anew is a string Map.get must flatten and hash each time.
+const portKeys = new Map<string, Map<string, Map<number, string>>>();
+let portKeyCount = 0;
+const MAX_PORT_KEYS = 100_000;
+
 export function portEndpointsKey(namespace: string, hostname: string, port: number): string {
-  return `${namespace}/${hostname}/${port}`;
+  if (portKeyCount >= MAX_PORT_KEYS) {
+    portKeys.clear();
+    portKeyCount = 0;
+  }
+  let byNamespace = portKeys.get(hostname);
+  if (byNamespace === undefined) {
+    byNamespace = new Map();
+    portKeys.set(hostname, byNamespace);
+  }
+  let byPort = byNamespace.get(namespace);
+  if (byPort === undefined) {
+    byPort = new Map();
+    byNamespace.set(namespace, byPort);
+  }
+  let key = byPort.get(port);
+  if (key === undefined) {
+    key = `${namespace}/${hostname}/${port}`;
+    portKeyCount++;
+    byPort.set(port, key);
+  }
+  return key;
 }
 
 /** The aggregate services and port endpoints over every registry's services and endpoint lists. */
