@@ -45,9 +45,8 @@ class Writer {
   next = 1;
   #view: DataView | undefined;
 
-  constructor(size: number, sizes: readonly number[]) {
-    // From Node's pool: cheap for the many small messages, and every byte is written.
-    this.buf = Buffer.allocUnsafe(size);
+  constructor(buf: Buffer, sizes: readonly number[]) {
+    this.buf = buf;
     this.sizes = sizes;
   }
 
@@ -155,9 +154,30 @@ class Writer {
         return;
       }
     }
+    // UTF-8 takes 1 to 3 bytes per UTF-16 unit: when both bounds have one prefix size, the string
+    // is written after a prefix of that size, which is then filled in (one native call, not two).
+    const prefix = varintSize(len);
+    if (prefix === varintSize(3 * len)) {
+      const start = this.pos;
+      this.pos += prefix;
+      const size = buf.write(s, this.pos);
+      this.pos += size;
+      this.varint32At(start, size);
+      return;
+    }
     const size = Buffer.byteLength(s, "utf8");
     this.varint32(size);
     this.pos += buf.write(s, this.pos, size, size === len ? "latin1" : "utf8");
+  }
+
+  /** Writes the varint `n` at `at`, over bytes reserved for it. */
+  private varint32At(at: number, n: number): void {
+    const buf = this.buf;
+    while (n > 0x7f) {
+      buf[at++] = (n & 0x7f) | 0x80;
+      n >>>= 7;
+    }
+    buf[at] = n;
   }
 
   bytes(b: Uint8Array): void {
@@ -365,7 +385,7 @@ const helpers = {
 export function preEncoded<T extends object>(schema: DescMessage | "google.protobuf.Struct", message: T): T {
   const codec = schema === "google.protobuf.Struct" ? jsonStructCodec : codecFor(schema);
   recordedSizes.length = 0;
-  const w = new Writer(codec.size(message, recordedSizes), recordedSizes);
+  const w = new Writer(Buffer.allocUnsafe(codec.size(message, recordedSizes)), recordedSizes);
   codec.write(message, w);
   Object.defineProperty(message, ENCODED, { value: new Uint8Array(finished(w)), enumerable: false });
   return message;
@@ -878,7 +898,7 @@ export function encoderFor<Desc extends DescMessage>(schema: Desc): MessageEncod
     const codec = codecFor(schema);
     encoder = (message) => {
       recordedSizes.length = 0;
-      const w = new Writer(codec.size(message, recordedSizes), recordedSizes);
+      const w = new Writer(Buffer.allocUnsafe(codec.size(message, recordedSizes)), recordedSizes);
       codec.write(message, w);
       // A copy of its own, as toBinary returns: a view would keep the pool's whole slab alive.
       return new Uint8Array(finished(w));
@@ -896,10 +916,48 @@ export function encodeMessage<Desc extends DescMessage>(schema: Desc, message: M
 const ANY_TYPE_URL = tagOf(1, WireType.LengthDelimited);
 const ANY_VALUE = tagOf(2, WireType.LengthDelimited);
 
+/** Each type URL's encoded Any prefix: the type_url field and the value field's tag. */
+const anyPrefixes = new Map<string, Uint8Array>();
+
+function anyPrefix(typeUrl: string): Uint8Array {
+  let prefix = anyPrefixes.get(typeUrl);
+  if (prefix === undefined) {
+    const size = 1 + sizes.string(typeUrl, "google.protobuf.Any.type_url") + 1;
+    const w = new Writer(Buffer.allocUnsafe(size), []);
+    w.varint32(ANY_TYPE_URL);
+    w.string(typeUrl);
+    w.varint32(ANY_VALUE);
+    prefix = new Uint8Array(w.buf);
+    anyPrefixes.set(typeUrl, prefix);
+  }
+  return prefix;
+}
+
+/**
+ * Encoded resources are carved from slabs of this size: Node's pool allocates an 8 KiB one every
+ * dozen clusters, and the allocation (with the collections it drives) cost about as much as writing
+ * them. As with Node's pool, a live resource keeps its whole slab alive.
+ */
+const SLAB_SIZE = 64 * 1024;
+let slab: Buffer | undefined;
+let slabUsed = 0;
+
+/** An uninitialised buffer for an encoded resource (every byte is written). */
+function resourceBuffer(size: number): Buffer {
+  if (size > SLAB_SIZE >>> 3) return Buffer.allocUnsafeSlow(size);
+  if (slab === undefined || slabUsed + size > SLAB_SIZE) {
+    slab = Buffer.allocUnsafeSlow(SLAB_SIZE);
+    slabUsed = 0;
+  }
+  const buf = slab.subarray(slabUsed, slabUsed + size);
+  // 8-byte aligned, as Node's pool.
+  slabUsed = (slabUsed + size + 7) & ~7;
+  return buf;
+}
+
 /**
  * An encoded google.protobuf.Any of `message` under `typeUrl`, written in one buffer. Both fields
- * are always written, an empty value too (toBinary of the Any would leave that out). The buffer is
- * from Node's pool (Buffer.allocUnsafe), for the xDS encoder's many resources.
+ * are always written, an empty value too (toBinary of the Any would leave that out).
  */
 export function encodeAny<Desc extends DescMessage>(
   schema: Desc,
@@ -907,15 +965,11 @@ export function encodeAny<Desc extends DescMessage>(
   typeUrl: string,
 ): Uint8Array {
   const codec = codecFor(schema);
+  const prefix = anyPrefix(typeUrl);
   recordedSizes.length = 0;
   const size = codec.size(message, recordedSizes);
-  const w = new Writer(
-    1 + sizes.string(typeUrl, "google.protobuf.Any.type_url") + 1 + sizes.delimited(size),
-    recordedSizes,
-  );
-  w.varint32(ANY_TYPE_URL);
-  w.string(typeUrl);
-  w.varint32(ANY_VALUE);
+  const w = new Writer(resourceBuffer(prefix.length + sizes.delimited(size)), recordedSizes);
+  w.raw(prefix);
   w.varint32(size);
   codec.write(message, w);
   return finished(w);
