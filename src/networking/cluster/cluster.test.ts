@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { create, toBinary } from "@bufbuild/protobuf";
+import { create, equals, toBinary } from "@bufbuild/protobuf";
 import { AnySchema } from "@bufbuild/protobuf/wkt";
 import { cluster, core, tls, unpackAny } from "../../api/index.ts";
 import type { DestinationRuleSpec } from "../../config/types/index.ts";
@@ -337,9 +337,16 @@ describe("encoding once per resource", () => {
 });
 
 describe("Cluster messages written as plain objects", () => {
-  it("have exactly the shape and zero values create() gives", () => {
-    assert.deepStrictEqual(clusterMessage("c"), create(cluster.ClusterSchema, { name: "c" }));
-    assert.deepEqual(Object.keys(clusterMessage("c")), Object.keys(create(cluster.ClusterSchema, { name: "c" })));
+  it("have the shape and zero values create() gives, with unset message fields present as undefined", () => {
+    const made = clusterMessage("c");
+    const created = create(cluster.ClusterSchema, { name: "c" });
+    assert.ok(equals(cluster.ClusterSchema, made, created));
+    const extra = Object.keys(made).filter((k) => !Object.hasOwn(created, k));
+    assert.deepEqual(Object.keys(made).slice(0, -extra.length), Object.keys(created));
+    for (const k of extra) {
+      assert.equal(made[k as keyof typeof made], undefined, k);
+      assert.equal(cluster.ClusterSchema.field[k as keyof typeof cluster.ClusterSchema.field]?.fieldKind, "message", k);
+    }
   });
   it("so do the small messages every cluster carries", () => {
     const any = anyMessage("type.googleapis.com/x", new Uint8Array([1, 2]));
