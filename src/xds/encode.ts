@@ -19,12 +19,13 @@ export interface EncodedResource {
   /** The resource as an encoded `google.protobuf.Any`. */
   any: Uint8Array;
   /** The generator's version, else a hash of `any`. */
-  version: string;
+  readonly version: string;
 }
 
 interface Encoded {
   any: Uint8Array;
-  hash: string;
+  /** A hash of `any`, computed when a version is first read. */
+  hash: string | undefined;
 }
 
 const encodedByObject = new WeakMap<Message, Encoded>();
@@ -45,10 +46,37 @@ function encoded(resource: Message): Encoded {
     if (!schema) throw new Error(`xds: resource type ${resource.$typeName} is not in the API registry`);
     any = encodeAny(schema, resource, typeUrl(schema));
   }
-  // The one-shot hash: half the cost of a Hash object per resource.
-  const entry = { any, hash: hash("sha256", any, "base64url").slice(0, 16) };
+  const entry: Encoded = { any, hash: undefined };
   encodedByObject.set(resource, entry);
   return entry;
+}
+
+function contentHash(e: Encoded): string {
+  // The one-shot hash: half the cost of a Hash object per resource.
+  e.hash ??= hash("sha256", e.any, "base64url").slice(0, 16);
+  return e.hash;
+}
+
+/**
+ * An encoded resource whose content hash is computed when its version is first read: a response
+ * needs none, only the comparisons of what a proxy holds (a push of a list already sent, delta).
+ */
+class EncodedEntry implements EncodedResource {
+  readonly name: string;
+  readonly any: Uint8Array;
+  readonly #encoded: Encoded;
+  readonly #version: string | undefined;
+
+  constructor(name: string, encoded: Encoded, version: string | undefined) {
+    this.name = name;
+    this.any = encoded.any;
+    this.#encoded = encoded;
+    this.#version = version;
+  }
+
+  get version(): string {
+    return this.#version ?? contentHash(this.#encoded);
+  }
 }
 
 /** The tag of a length-delimited field: every field an xDS response or Any is assembled from. */
@@ -139,26 +167,39 @@ class ExactWriter {
 }
 
 export function encodeResource(r: XdsResource): EncodedResource {
-  const e = encoded(r.resource);
-  return { name: r.name, any: e.any, version: r.version ?? e.hash };
+  return new EncodedEntry(r.name, encoded(r.resource), r.version);
 }
 
 /** A generated resource list, encoded. Shared by every connection given the same list: never mutate it. */
 export interface EncodedResources {
   readonly resources: readonly EncodedResource[];
-  /** Each resource's version by name. */
+  /** Each resource's version by name (made on first use). */
   readonly versions: ReadonlyMap<string, string>;
+}
+
+class EncodedList implements EncodedResources {
+  readonly resources: readonly EncodedResource[];
+  #versions: ReadonlyMap<string, string> | undefined;
+
+  constructor(resources: readonly EncodedResource[]) {
+    this.resources = resources;
+  }
+
+  get versions(): ReadonlyMap<string, string> {
+    this.#versions ??= new Map(this.resources.map((r) => [r.name, r.version]));
+    return this.#versions;
+  }
 }
 
 const encodedLists = new WeakMap<readonly XdsResource[], EncodedResources>();
 
 /** The encoded form of a generator's resource list, computed once per array object. */
 export function encodeResources(list: readonly XdsResource[]): EncodedResources {
-  const hit = encodedLists.get(list);
-  if (hit) return hit;
-  const resources = list.map(encodeResource);
-  const entry = { resources, versions: new Map(resources.map((r) => [r.name, r.version])) };
-  encodedLists.set(list, entry);
+  let entry = encodedLists.get(list);
+  if (entry === undefined) {
+    entry = new EncodedList(list.map(encodeResource));
+    encodedLists.set(list, entry);
+  }
   return entry;
 }
 

@@ -64,10 +64,10 @@ export class Watch implements WatchedResource {
   acked?: AckInfo;
   lastNack?: NackInfo;
   /**
-   * SotW: the version of each resource the proxy was sent (an incremental response updates only its
-   * own), to skip pushing an identical state again.
+   * SotW: what the proxy was sent, to skip pushing an identical state again: the last complete list
+   * sent (shared by every connection sent it), or after an incremental response each resource's version.
    */
-  sentVersions?: ReadonlyMap<string, string>;
+  sentResources?: { readonly versions: ReadonlyMap<string, string> };
   /** Answer the next request even if it looks like a plain ACK (cluster/listener warming). */
   alwaysRespond = false;
   /**
@@ -95,9 +95,9 @@ export class Watch implements WatchedResource {
    * asks for are strings decoded from its own request (1,000 EDS names are ~60 KiB per proxy), the
    * list's are shared by every proxy given it. Names the list lacks keep the proxy's strings.
    */
-  spellNamesAs(generated: ReadonlyMap<string, string>): void {
+  spellNamesAs(generated: readonly { name: string }[]): void {
     const spelling = new Map<string, string>();
-    for (const name of generated.keys()) spelling.set(name, name);
+    for (const { name } of generated) spelling.set(name, name);
     const names = new Set<string>();
     for (const name of this.resourceNames) names.add(spelling.get(name) ?? name);
     this.resourceNames = names;

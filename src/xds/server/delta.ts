@@ -132,7 +132,7 @@ export async function pushDeltaType(
   });
   if (!generated) return;
   const { result, encoded } = generated;
-  if (trigger.subscribed.length > 0 && !w.wildcard) w.spellNamesAs(encoded.versions);
+  if (trigger.subscribed.length > 0 && !w.wildcard) w.spellNamesAs(encoded.resources);
   const removed = new Set(result.removed);
   if (!gen.generateDeltas && !result.logDetails?.incremental) {
     // A complete answer: whatever the proxy holds in scope and did not come back is gone.

@@ -3,7 +3,7 @@
 // changes the subscription, a stale nonce, or an unsubscribe.
 import type { discovery } from "../../api/index.ts";
 import type { PushRequest } from "../../model/push-context.ts";
-import { encodeResources, encodeSotwResponse, sotwNonce } from "../encode.ts";
+import { type EncodedResources, encodeResources, encodeSotwResponse, sotwNonce } from "../encode.ts";
 import type { GenerateResult } from "../generator.ts";
 import { isWildcardTypeUrl, shortType } from "../types.ts";
 import { type Connection, Watch } from "./connection.ts";
@@ -85,13 +85,15 @@ export async function pushSotwType(
   });
   if (!result) return;
   const { encoded, incremental } = result;
-  const { resources, versions } = encoded;
-  if (requested && !w.wildcard) w.spellNamesAs(versions);
-  if (!requested && !req.forced && holds(w.sentVersions, versions, incremental)) return;
+  const { resources } = encoded;
+  if (requested && !w.wildcard) w.spellNamesAs(resources);
+  if (!requested && !req.forced && holds(w.sentResources, encoded, incremental)) return;
   const version = req.push.version;
   const nonce = sotwNonce(version, resources);
-  // A complete response's versions map is the encoded list's own, shared by every proxy sent that list.
-  w.sentVersions = incremental && w.sentVersions ? merged(w.sentVersions, versions) : versions;
+  // A complete response: the encoded list itself, shared by every proxy sent it, its versions made
+  // only if a later push compares them.
+  w.sentResources =
+    incremental && w.sentResources ? { versions: merged(w.sentResources.versions, encoded.versions) } : encoded;
   const bytes = () =>
     encodeSotwResponse({ versionInfo: version, typeUrl: w.typeUrl, nonce, resources, controlPlane: env.controlPlane });
   await sendResponse(env, conn, w, bytes, { version, nonce, resources: resources.length, startMs });
@@ -104,12 +106,15 @@ function isIncremental(result: GenerateResult): boolean {
 
 /** Whether the proxy already holds these versions (and, unless the response is incremental, nothing else). */
 function holds(
-  sent: ReadonlyMap<string, string> | undefined,
-  versions: ReadonlyMap<string, string>,
+  sentResources: { readonly versions: ReadonlyMap<string, string> } | undefined,
+  encoded: EncodedResources,
   incremental: boolean,
 ): boolean {
-  if (sent === versions) return true;
-  if (!sent || (!incremental && sent.size !== versions.size)) return false;
+  if (sentResources === encoded) return true;
+  if (!sentResources) return false;
+  const sent = sentResources.versions;
+  const versions = encoded.versions;
+  if (!incremental && sent.size !== versions.size) return false;
   for (const [name, version] of versions) if (sent.get(name) !== version) return false;
   return true;
 }
