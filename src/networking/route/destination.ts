@@ -30,6 +30,13 @@ export function parseClusterName(name: string): { port: number; subset: string; 
   return { port, subset: name.slice(second + 1, third), hostname: name.slice(third + 1) };
 }
 
+/** The port of a destination's cluster when it has one of its own: its port, else its service's only port. */
+function ownPort(destination: Destination, service: Service | undefined): number | undefined {
+  if (destination.port?.number !== undefined) return destination.port.number;
+  if (service && service.ports.length === 1) return service.ports[0].port;
+  return undefined;
+}
+
 /**
  * The cluster a destination names: its port, else the service's only port, else the listener port;
  * an ExternalName alias points at its target host.
@@ -41,10 +48,17 @@ export function destinationCluster(
 ): string {
   if (!destination.host) return UNKNOWN_SERVICE_CLUSTER;
   const hostname = service && service.externalName !== "" ? service.externalName : destination.host;
-  let port = listenerPort;
-  if (destination.port?.number !== undefined) port = destination.port.number;
-  else if (service && service.ports.length === 1) port = service.ports[0].port;
-  return outboundClusterName(port, destination.subset ?? "", hostname);
+  return outboundClusterName(ownPort(destination, service) ?? listenerPort, destination.subset ?? "", hostname);
+}
+
+/**
+ * destinationCluster of a route's destination, which reads `ctx.listenerPort` only when the destination
+ * and its service give no port (a gateway shares routes that never read it between its servers).
+ */
+export function routeDestinationCluster(destination: Destination, ctx: RouteContext): string {
+  if (!destination.host) return UNKNOWN_SERVICE_CLUSTER;
+  const service = ctx.lookupService(destination.host);
+  return destinationCluster(destination, service, ownPort(destination, service) ?? ctx.listenerPort);
 }
 
 /**
@@ -62,7 +76,7 @@ export function applyDestinations(
     const dst = destinations[0];
     action.clusterSpecifier = {
       case: "cluster",
-      value: destinationCluster(dst.destination, ctx.lookupService(dst.destination.host), ctx.listenerPort),
+      value: routeDestinationCluster(dst.destination, ctx),
     };
     if (dst.headers) {
       const ops = translateHeaderOperations(dst.headers);
@@ -81,7 +95,7 @@ export function applyDestinations(
   for (const dst of destinations) {
     if (!dst.weight) continue;
     const weight = newClusterWeight();
-    weight.name = destinationCluster(dst.destination, ctx.lookupService(dst.destination.host), ctx.listenerPort);
+    weight.name = routeDestinationCluster(dst.destination, ctx);
     weight.weight = dst.weight;
     if (dst.headers) {
       const ops = translateHeaderOperations(dst.headers);

@@ -108,3 +108,54 @@ test("HTTPS server: redirects default to https and drop 443; short names resolve
     value: "outbound|8080||web.istio-system.svc.cluster.local",
   });
 });
+
+test("a gateway's route configurations share the routes that never read the server's port or TLS setting", () => {
+  const base = { apiVersion: "networking.istio.io/v1", kind: "VirtualService" };
+  const virtualServices = [
+    {
+      ...base,
+      metadata: { name: "ported", namespace: "a" },
+      spec: {
+        hosts: ["x.com"],
+        http: [{ name: "x", route: [{ destination: { host: "s", port: { number: 9000 } } }] }],
+      },
+    },
+    {
+      ...base,
+      // No destination port and no service: the cluster is on the listener port.
+      metadata: { name: "unported", namespace: "a" },
+      spec: { hosts: ["y.com"], http: [{ name: "y", route: [{ destination: { host: "t" } }] }] },
+    },
+  ];
+  const routesMemo = new WeakMap();
+  const config = (routeName: string, port: number, tls: boolean) =>
+    buildGatewayRouteConfiguration({
+      routeName,
+      proxy: proxyFixture({ type: "router", namespace: "istio-system" }),
+      mesh: DEFAULT_MESH_CONFIG,
+      servers: [
+        {
+          gatewayName: "istio-system/gw",
+          server: {
+            port: { number: port, name: `p${port}`, protocol: tls ? "HTTPS" : "HTTP" },
+            hosts: ["*"],
+            ...(tls ? { tls: { mode: "SIMPLE" as const, credentialName: "c" } } : {}),
+          },
+        },
+      ],
+      virtualServicesForGateway: () => virtualServices,
+      lookupService: () => undefined,
+      routesMemo,
+    });
+  const http = config("http.80", 80, false);
+  const https = config("https.443.p443.gw.istio-system", 443, true);
+  assert.equal(vhostNamed(https, "x.com:443").routes[0], vhostNamed(http, "x.com:80").routes[0]);
+  const [plain, secure] = [vhostNamed(http, "y.com:80"), vhostNamed(https, "y.com:443")].map((v) => v.routes[0]);
+  assert.notEqual(secure, plain);
+  assert.deepEqual(
+    [plain, secure].map((r) => routeAction(r).clusterSpecifier.value),
+    ["outbound|80||t", "outbound|443||t"],
+  );
+  // The same port and TLS setting again: the port-reading routes are shared too.
+  assert.equal(vhostNamed(config("http.80", 80, false), "y.com:80").routes[0], plain);
+});

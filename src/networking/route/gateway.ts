@@ -36,6 +36,69 @@ export interface GatewayRouteInput {
   persistentSessions?: RouteContext["persistentSessions"];
   /** The servers of this route name are also served over QUIC (MergedGateway.http3Routes): routes advertise HTTP/3. */
   http3?: boolean;
+  /**
+   * Routes already built for this proxy in this push, kept by the caller across its route names (all
+   * other inputs are the same for them); without it, routes are shared within this configuration only.
+   */
+  routesMemo?: GatewayRoutesMemo;
+}
+
+/** A VirtualService's routes for one gateway, and the server they were built for if building read it. */
+interface BuiltRoutes {
+  gateway: string;
+  http3: boolean;
+  /** The server's port and TLS setting, when the routes read them; otherwise they hold for any server. */
+  server?: { port: number; isTls: boolean };
+  routes: route.Route[];
+}
+
+/**
+ * Routes built per VirtualService: a gateway's route configurations (its HTTP and HTTPS servers) share
+ * those that never read the server's port or TLS setting, and those built for the same port and TLS.
+ */
+export type GatewayRoutesMemo = WeakMap<VirtualService, BuiltRoutes[]>;
+
+/** The VirtualService's routes for a server of `gateway`: from the memo when built for an equivalent server. */
+function serverRoutes(
+  memo: GatewayRoutesMemo,
+  input: GatewayRouteInput,
+  vs: VirtualService,
+  gateway: string,
+  port: number,
+  isTls: boolean,
+): route.Route[] {
+  const http3 = input.http3 === true;
+  let built = memo.get(vs);
+  for (const b of built ?? []) {
+    if (b.gateway !== gateway || b.http3 !== http3) continue;
+    if (!b.server || (b.server.port === port && b.server.isTls === isTls)) return b.routes;
+  }
+  let readServer = false;
+  const routes = buildVirtualServiceRoutes(vs, {
+    proxy: input.proxy,
+    mesh: input.mesh,
+    gatewayNames: new Set([gateway]),
+    lookupService: input.lookupService,
+    hashPolicy: input.hashPolicy,
+    persistentSessions: input.persistentSessions,
+    advertiseHttp3: input.http3,
+    // Read only by what depends on the server (a match on port, a redirect, a destination without port,
+    // the operation of a route to several clusters, HTTP/3's alt-svc): noted, as krt notes a fetch.
+    get listenerPort() {
+      readServer = true;
+      return port;
+    },
+    get isTls() {
+      readServer = true;
+      return isTls;
+    },
+  });
+  if (!built) {
+    built = [];
+    memo.set(vs, built);
+  }
+  built.push({ gateway, http3, server: readServer ? { port, isTls } : undefined, routes });
+  return routes;
 }
 
 /** Istio's host.Names.Intersection: for each covering pair, the narrower host. */
@@ -154,7 +217,8 @@ export function buildGatewayRouteConfiguration(input: GatewayRouteInput): route.
   const { proxy, mesh, servers } = input;
   if (servers.length === 0) return emptyRouteConfiguration(input.routeName);
 
-  // Routes per gateway and VirtualService, built once (for the first server that needs them), as Istio.
+  const memo = input.routesMemo ?? new WeakMap();
+  // Routes per gateway and VirtualService, taken once (for the first server that needs them), as Istio.
   const routeCache = new Map<string, Map<VirtualService, route.Route[]>>();
   const hosts = new Map<string, HostRoutes>();
   for (const { gatewayName: gateway, server } of servers) {
@@ -175,17 +239,7 @@ export function buildGatewayRouteConfiguration(input: GatewayRouteInput): route.
       if (boundHosts.length === 0) continue;
       let routes = gatewayRoutes.get(vs);
       if (routes === undefined) {
-        routes = buildVirtualServiceRoutes(vs, {
-          proxy,
-          mesh,
-          listenerPort: port,
-          gatewayNames: new Set([gateway]),
-          isTls: server.tls !== undefined,
-          lookupService: input.lookupService,
-          hashPolicy: input.hashPolicy,
-          persistentSessions: input.persistentSessions,
-          advertiseHttp3: input.http3,
-        });
+        routes = serverRoutes(memo, input, vs, gateway, port, server.tls !== undefined);
         // A VirtualService with no route for this gateway is skipped (and tried again for the next server).
         if (routes.length === 0) continue;
         gatewayRoutes.set(vs, routes);

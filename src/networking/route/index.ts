@@ -26,6 +26,7 @@ export { destinationCluster, outboundClusterName, parseClusterName, UNKNOWN_SERV
 export {
   buildGatewayRouteConfiguration,
   type GatewayRouteInput,
+  type GatewayRoutesMemo,
   type GatewayServerBinding,
 } from "./gateway.ts";
 export { isCatchAllRoute } from "./match.ts";

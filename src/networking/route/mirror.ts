@@ -4,7 +4,7 @@
 import { create } from "@bufbuild/protobuf";
 import { type core, route } from "../../api/index.ts";
 import type { VirtualServiceHttp } from "../../config/index.ts";
-import { destinationCluster } from "./destination.ts";
+import { routeDestinationCluster } from "./destination.ts";
 import { integerToFractional, percentToFractional, runtimeFraction } from "./percent.ts";
 import type { RouteContext } from "./types.ts";
 
@@ -34,14 +34,14 @@ export function translateMirrors(http: VirtualServiceHttp, ctx: RouteContext): r
   if (http.mirror) {
     const fraction = mirrorFraction(http.mirrorPercentage, http.mirrorPercent ?? http.mirror_percent);
     if (fraction) {
-      const cluster = destinationCluster(http.mirror, ctx.lookupService(http.mirror.host), ctx.listenerPort);
+      const cluster = routeDestinationCluster(http.mirror, ctx);
       out.push(mirrorPolicy(cluster, fraction));
     }
   }
   for (const m of http.mirrors ?? []) {
     const fraction = mirrorFraction(m.percentage, undefined);
     if (fraction && m.destination) {
-      const cluster = destinationCluster(m.destination, ctx.lookupService(m.destination.host), ctx.listenerPort);
+      const cluster = routeDestinationCluster(m.destination, ctx);
       out.push(mirrorPolicy(cluster, fraction));
     }
   }

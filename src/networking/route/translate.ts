@@ -43,9 +43,9 @@ export function configMetadata(vs: VirtualService): core.Metadata {
 
 /**
  * The tracing operation (Istio's GetRouteOperation): `<host>:<port><path>` when the route goes to one
- * `outbound|…` cluster, else `<virtual service name>:<listener port><path>`.
+ * `outbound|…` cluster, else `<virtual service name>:<listener port><path>` (only then is the port read).
  */
-export function routeOperation(r: route.Route, vsName: string, listenerPort: number): string {
+export function routeOperation(r: route.Route, vsName: string, ctx: Pick<RouteContext, "listenerPort">): string {
   const p = r.match?.pathSpecifier;
   let path = "/*";
   if (p?.case === "prefix") path = `${p.value}*`;
@@ -55,7 +55,7 @@ export function routeOperation(r: route.Route, vsName: string, listenerPort: num
     const parsed = parseClusterName(r.action.value.clusterSpecifier.value);
     if (parsed) return `${parsed.hostname}:${parsed.port}${path}`;
   }
-  return `${vsName}:${listenerPort}${path}`;
+  return `${vsName}:${ctx.listenerPort}${path}`;
 }
 
 /** The route action for a rule that forwards (not a redirect or direct response). */
@@ -129,7 +129,7 @@ export function translateRoute(
     out.action = { case: "route", value: forwardAction(out, http, authority, vs, ctx) };
   }
 
-  out.decorator = newDecorator(routeOperation(out, vs.metadata.name ?? "", ctx.listenerPort));
+  out.decorator = newDecorator(routeOperation(out, vs.metadata.name ?? "", ctx));
   if (http.fault) {
     const f = translateFault(http.fault);
     // A fault with nothing Envoy supports (exponential delay, HTTP/2 error) adds no config.

@@ -19,6 +19,7 @@ import {
   buildGatewayRouteConfiguration,
   buildSidecarRouteConfiguration,
   type GatewayRouteInput,
+  type GatewayRoutesMemo,
   parseSidecarRouteName,
   type RouteContext,
   type SidecarRouteInput,
@@ -55,6 +56,8 @@ interface ProxyRouteInputs {
   /** A router's GatewayRouteInput lookups. */
   virtualServicesForGateway: GatewayRouteInput["virtualServicesForGateway"];
   lookupService: GatewayRouteInput["lookupService"];
+  /** A router's routes per VirtualService, shared by its route names. */
+  routesMemo: GatewayRoutesMemo;
   patches: PatchSet;
 }
 
@@ -88,6 +91,7 @@ function proxyRouteInputs(snap: PushSnapshot, proxy: ProxyNode): ProxyRouteInput
       hashPolicy: hashPolicyFor(scope, proxy),
       virtualServicesForGateway: (gateway) => snap.virtualServicesForGateway(proxy.configNamespace, gateway),
       lookupService: (hostname) => scope.service(hostname),
+      routesMemo: new WeakMap(),
       patches: patchSetFor(snap.envoyFiltersFor(proxy), proxy),
     };
     byProxy.set(proxy, found);
@@ -215,7 +219,7 @@ function routeConfiguration(
   routeName: string,
   status: PushStatus,
   proxyKey: string,
-  { scope, merged, hashPolicy, virtualServicesForGateway, lookupService }: ProxyRouteInputs,
+  { scope, merged, hashPolicy, virtualServicesForGateway, lookupService, routesMemo }: ProxyRouteInputs,
 ): route.RouteConfiguration | undefined {
   if (proxy.type !== "sidecar") {
     const servers = merged?.serversByRouteName.get(routeName) ?? [];
@@ -229,6 +233,7 @@ function routeConfiguration(
       hashPolicy,
       persistentSessions: snap.persistentSessions,
       http3: merged?.http3Routes.has(routeName),
+      routesMemo,
     });
   }
   if (!parseSidecarRouteName(routeName)) return undefined;
