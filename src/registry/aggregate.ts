@@ -13,6 +13,7 @@
 // an index, so a change recomputes the members of one group only.
 import type { Collection, CollectionOptions, DebugRegistry, FetchContext, Index } from "../krt/index.ts";
 import { derive, deriveMany } from "../krt/index.ts";
+import { NameMemo } from "../util/name-memo.ts";
 import type { PortEndpoints, RegistryEndpoints, Service, ServiceEndpoint } from "./model.ts";
 import { hostKey, registryKey } from "./model.ts";
 
@@ -26,34 +27,11 @@ function precedes(a: Service, b: Service): number {
   return a.objectName.localeCompare(b.objectName);
 }
 
-// The key strings by hostname, namespace and port: generators look a service port's endpoints up per
-// cluster and listener, and a key made anew is a string Map.get must flatten and hash each time.
-const portKeys = new Map<string, Map<string, Map<number, string>>>();
-let portKeyCount = 0;
-const MAX_PORT_KEYS = 100_000;
+// Generators look a service port's endpoints up per cluster and listener: its key is kept.
+const portKeys = new NameMemo((hostname, namespace, port) => `${namespace}/${hostname}/${port}`);
 
 export function portEndpointsKey(namespace: string, hostname: string, port: number): string {
-  if (portKeyCount >= MAX_PORT_KEYS) {
-    portKeys.clear();
-    portKeyCount = 0;
-  }
-  let byNamespace = portKeys.get(hostname);
-  if (byNamespace === undefined) {
-    byNamespace = new Map();
-    portKeys.set(hostname, byNamespace);
-  }
-  let byPort = byNamespace.get(namespace);
-  if (byPort === undefined) {
-    byPort = new Map();
-    byNamespace.set(namespace, byPort);
-  }
-  let key = byPort.get(port);
-  if (key === undefined) {
-    key = `${namespace}/${hostname}/${port}`;
-    portKeyCount++;
-    byPort.set(port, key);
-  }
-  return key;
+  return portKeys.get(hostname, namespace, port);
 }
 
 /** The aggregate services and port endpoints over every registry's services and endpoint lists. */

@@ -91,12 +91,26 @@ export interface StatNameInput {
   targetPort?: number;
 }
 
+// Each cluster name's default stat name, kept as the names are (names.ts); at most 100,000.
+const delimitedStatNames = new Map<string, string>();
+
+/** `<cluster name>;` (Istio's DelimitedStatsPrefix). */
+function delimitedStatName(clusterName: string): string {
+  let statName = delimitedStatNames.get(clusterName);
+  if (statName === undefined) {
+    if (delimitedStatNames.size >= 100_000) delimitedStatNames.clear();
+    statName = `${clusterName};`;
+    delimitedStatNames.set(clusterName, statName);
+  }
+  return statName;
+}
+
 /**
  * alt_stat_name: the mesh's cluster stat-name pattern expanded (%SERVICE%, %SERVICE_FQDN%,
  * %SERVICE_PORT%, %SERVICE_PORT_NAME%, %SUBSET_NAME%, %TARGET_PORT%), or the cluster name, plus Istio's `;` delimiter.
  */
 export function altStatName(clusterName: string, pattern: string | undefined, input?: StatNameInput): string {
-  if (!pattern || !input) return `${clusterName};`;
+  if (!pattern || !input) return delimitedStatName(clusterName);
   const { service } = input;
   const short = service.registry === "Kubernetes" ? `${service.name}.${service.namespace}` : service.hostname;
   const expanded = pattern

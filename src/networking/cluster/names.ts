@@ -1,15 +1,21 @@
 // Cluster names as Istio builds them (pilot/pkg/model/service.go BuildSubsetKey, BuildInboundSubsetKey,
 // BuildDNSSrvSubsetKey) and the names of the clusters every proxy gets (pilot/pkg/networking/util).
 
+import { NameMemo } from "../../util/name-memo.ts";
+
 export const BLACKHOLE_CLUSTER = "BlackHoleCluster";
 export const PASSTHROUGH_CLUSTER = "PassthroughCluster";
 export const INBOUND_PASSTHROUGH_CLUSTER = "InboundPassthroughCluster";
 /** The dynamic forward proxy cluster of MeshConfig outboundTrafficPolicy ALLOW_ANY_DYNAMIC_DNS. */
 export const ALLOW_ANY_DYNAMIC_DNS_CLUSTER = "AllowAnyDynamicDNSCluster";
 
+// Every push names the same clusters, in clusters, EDS and routes: the names are kept.
+const outboundNames = new NameMemo((hostname, subset, port) => `outbound|${port}|${subset}|${hostname}`);
+const sniDnatNames = new NameMemo((hostname, subset, port) => `outbound_.${port}_.${subset}_.${hostname}`);
+
 /** `outbound|<port>|<subset>|<host>`: the name of an outbound cluster and of its EDS resource. */
 export function outboundClusterName(port: number, subset: string, hostname: string): string {
-  return `outbound|${port}|${subset}|${hostname}`;
+  return outboundNames.get(hostname, subset, port);
 }
 
 /** `inbound|<port>||`: the cluster of a sidecar's inbound port. */
@@ -22,7 +28,7 @@ export function inboundClusterName(port: number): string {
  * and the SNI-DNAT cluster name on gateways.
  */
 export function sniDnatClusterName(port: number, subset: string, hostname: string): string {
-  return `outbound_.${port}_.${subset}_.${hostname}`;
+  return sniDnatNames.get(hostname, subset, port);
 }
 
 export interface ParsedClusterName {
