@@ -4,7 +4,7 @@
 // weight entry (several).
 import type { route } from "../../api/index.ts";
 import type { Destination, VirtualServiceHttpRoute } from "../../config/index.ts";
-import { translateHeaderOperations } from "./headers.ts";
+import { type HeaderOperations, translateHeaderOperations } from "./headers.ts";
 import { newClusterWeight, newWeightedCluster } from "./message.ts";
 import type { RouteContext, Service } from "./types.ts";
 
@@ -61,6 +61,21 @@ export function routeDestinationCluster(destination: Destination, ctx: RouteCont
   return destinationCluster(destination, service, ownPort(destination, service) ?? ctx.listenerPort);
 }
 
+/** The header operations of a single destination, added to the route's; undefined when it has none. */
+export function addDestinationHeaders(
+  out: route.Route,
+  destinations: readonly VirtualServiceHttpRoute[],
+): HeaderOperations | undefined {
+  const headers = destinations.length === 1 ? destinations[0].headers : undefined;
+  if (!headers) return undefined;
+  const ops = translateHeaderOperations(headers);
+  out.requestHeadersToAdd.push(...ops.requestHeadersToAdd);
+  out.requestHeadersToRemove.push(...ops.requestHeadersToRemove);
+  out.responseHeadersToAdd.push(...ops.responseHeadersToAdd);
+  out.responseHeadersToRemove.push(...ops.responseHeadersToRemove);
+  return ops;
+}
+
 /**
  * Sets the cluster (or weighted clusters) and hash policies of `action` from the HTTP route
  * destinations; headers of a single destination go on `out`. Returns whether a single destination
@@ -78,16 +93,10 @@ export function applyDestinations(
       case: "cluster",
       value: routeDestinationCluster(dst.destination, ctx),
     };
-    if (dst.headers) {
-      const ops = translateHeaderOperations(dst.headers);
-      out.requestHeadersToAdd.push(...ops.requestHeadersToAdd);
-      out.requestHeadersToRemove.push(...ops.requestHeadersToRemove);
-      out.responseHeadersToAdd.push(...ops.responseHeadersToAdd);
-      out.responseHeadersToRemove.push(...ops.responseHeadersToRemove);
-      // The route-level authority rewrite wins, so one and several destinations behave alike.
-      if (ops.authority !== "" && action.hostRewriteSpecifier.case === undefined) {
-        action.hostRewriteSpecifier = { case: "hostRewriteLiteral", value: ops.authority };
-      }
+    const ops = addDestinationHeaders(out, destinations);
+    // The route-level authority rewrite wins, so one and several destinations behave alike.
+    if (ops && ops.authority !== "" && action.hostRewriteSpecifier.case === undefined) {
+      action.hostRewriteSpecifier = { case: "hostRewriteLiteral", value: ops.authority };
     }
     return addHashPolicy(action, dst, ctx);
   }

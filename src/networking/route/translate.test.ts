@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { DEFAULT_MESH_CONFIG } from "../../config/index.ts";
-import { proxyFixture } from "./test-helpers.ts";
+import { proxyFixture, routeAction } from "./test-helpers.ts";
 import { buildVirtualServiceRoutes, configMetadata, translateRoute } from "./translate.ts";
 import { MESH_GATEWAY, type RouteContext, type VirtualService } from "./types.ts";
 
@@ -74,4 +74,37 @@ test("route metadata names the VirtualService as /apis/networking.istio.io/v1/na
   assert.deepEqual(configMetadata(vs([])).filterMetadata, {
     istio: { config: "/apis/networking.istio.io/v1/namespaces/shop/virtual-service/v" },
   });
+});
+
+test("the routes of one rule's matches share its forward action; a destination's headers go on each route", () => {
+  const v = vs([
+    {
+      match: [{ uri: { prefix: "/a" } }, { uri: { regex: "/b" } }],
+      rewrite: { uri: "/new" },
+      route: [{ destination: { host: "a" }, headers: { request: { set: { x: "1" } } } }],
+    },
+  ]);
+  const [a, b] = buildVirtualServiceRoutes(v, ctx);
+  assert.equal(a.action.value, b.action.value);
+  assert.deepEqual(
+    [a, b].map((r) => r.requestHeadersToAdd.map((h) => h.header?.key)),
+    [["x"], ["x"]],
+  );
+});
+
+test("a Gateway API prefix rewrite to / keeps one action per path-separated prefix matched", () => {
+  const v = vs([
+    {
+      match: [{ uri: { prefix: "/a" } }, { uri: { prefix: "/b" } }],
+      rewrite: { uri: "/" },
+      route: [{ destination: { host: "a" } }],
+    },
+  ]);
+  v.metadata.annotations = { "internal.istio.io/route-semantics": "gateway" };
+  const actions = buildVirtualServiceRoutes(v, ctx).map(routeAction);
+  assert.notEqual(actions[0], actions[1]);
+  assert.deepEqual(
+    actions.map((a) => a.regexRewrite?.pattern?.regex),
+    ["^/a(/?)(.*)", "^/b(/?)(.*)"],
+  );
 });

@@ -7,7 +7,7 @@ import type { VirtualServiceHttp, VirtualServiceHttpMatch } from "../../config/i
 import { usesGatewaySemantics } from "../../model/index.ts";
 import { STATEFUL_SESSION_FILTER, statefulSessionConfig, statefulSessionPerRoute } from "../httpfilter/index.ts";
 import { CORS_FILTER, translateCorsPolicy } from "./cors.ts";
-import { applyDestinations, parseClusterName } from "./destination.ts";
+import { addDestinationHeaders, applyDestinations, parseClusterName } from "./destination.ts";
 import { translateDirectResponse } from "./direct-response.ts";
 import { FAULT_FILTER, translateFault } from "./fault.ts";
 import { http3AltSvcHeader, translateHeaderOperations } from "./headers.ts";
@@ -58,6 +58,15 @@ export function routeOperation(r: route.Route, vsName: string, ctx: Pick<RouteCo
   return `${vsName}:${ctx.listenerPort}${path}`;
 }
 
+/**
+ * A rule's forward action, shared by the routes of its matches (their actions differ only in a Gateway
+ * API prefix rewrite, by the path-separated prefix matched).
+ */
+export interface RuleAction {
+  separatedPrefix: string | undefined;
+  action: route.RouteAction;
+}
+
 /** The route action for a rule that forwards (not a redirect or direct response). */
 function forwardAction(
   out: route.Route,
@@ -65,18 +74,25 @@ function forwardAction(
   authority: string,
   vs: VirtualService,
   ctx: RouteContext,
+  shared: { forward?: RuleAction },
 ): route.RouteAction {
+  const gatewaySemantics = usesGatewaySemantics(vs);
+  const matched = out.match?.pathSpecifier;
+  const separatedPrefix =
+    gatewaySemantics && http.rewrite && matched?.case === "pathSeparatedPrefix" ? matched.value : undefined;
+  if (shared.forward && shared.forward.separatedPrefix === separatedPrefix) {
+    // The one part of the destinations on the route rather than the action.
+    addDestinationHeaders(out, http.route ?? []);
+    return shared.forward.action;
+  }
   const action = newRouteAction();
   applyTimeout(action, http.timeout, ctx.proxy);
-  const gatewaySemantics = usesGatewaySemantics(vs);
   // Gateway API: a backend that does not exist answers 500.
   if (gatewaySemantics)
     action.clusterNotFoundResponseCode = route.RouteAction_ClusterNotFoundResponseCode.INTERNAL_SERVER_ERROR;
   let host = authority;
   if (http.rewrite) {
     action.appendXForwardedHost = routeProxyHeaders(ctx.mesh).appendXForwardedHost;
-    const matched = out.match?.pathSpecifier;
-    const separatedPrefix = gatewaySemantics && matched?.case === "pathSeparatedPrefix" ? matched.value : undefined;
     const rewritten = applyRewrite(action, http.rewrite, separatedPrefix);
     if (rewritten !== "") host = rewritten;
   }
@@ -88,15 +104,20 @@ function forwardAction(
     consistentHash,
   );
   if (policy) action.retryPolicy = policy;
+  shared.forward = { separatedPrefix, action };
   return action;
 }
 
-/** Istio's TranslateRoute: the route for one match of a rule, or undefined when the match does not apply here. */
+/**
+ * Istio's TranslateRoute: the route for one match of a rule, or undefined when the match does not apply
+ * here. `shared` holds what the routes of the rule's matches share, filled by the first that builds it.
+ */
 export function translateRoute(
   http: VirtualServiceHttp,
   match: VirtualServiceHttpMatch | undefined,
   vs: VirtualService,
   ctx: RouteContext,
+  shared: { forward?: RuleAction } = {},
 ): route.Route | undefined {
   if (match?.port && match.port !== ctx.listenerPort) return undefined;
   if (!sourceMatches(match, ctx.proxy, ctx.gatewayNames)) return undefined;
@@ -126,7 +147,7 @@ export function translateRoute(
   } else if (http.directResponse) {
     out.action = { case: "directResponse", value: translateDirectResponse(http.directResponse) };
   } else {
-    out.action = { case: "route", value: forwardAction(out, http, authority, vs, ctx) };
+    out.action = { case: "route", value: forwardAction(out, http, authority, vs, ctx, shared) };
   }
 
   out.decorator = newDecorator(routeOperation(out, vs.metadata.name ?? "", ctx));
@@ -175,8 +196,9 @@ export function buildVirtualServiceRoutes(vs: VirtualService, ctx: RouteContext)
       if (r) out.push(r);
       catchAll = true;
     } else {
+      const shared = {};
       for (const match of http.match) {
-        const r = translateRoute(http, match, vs, ctx);
+        const r = translateRoute(http, match, vs, ctx, shared);
         if (!r) continue;
         out.push(r);
         if (isCatchAllRoute(r)) {
