@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { clone, create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { type Any, AnySchema, anyUnpack } from "@bufbuild/protobuf/wkt";
 import { cluster, core, discovery } from "../api/index.ts";
 import { encodeDeltaResponse, encodeResource, encodeResources, encodeSotwResponse, sotwNonce } from "./encode.ts";
@@ -170,3 +170,23 @@ test("proxies sent the same list in a push get one nonce and the very same respo
   assert.deepEqual(laterResponse.resources, fromBinary(discovery.DiscoveryResponseSchema, first).resources);
   assert.equal(fromBinary(discovery.DiscoveryResponseSchema, first).nonce, nonce, "the first response is unchanged");
 });
+
+test("a resource is encoded once per object, and keeping its encoding leaves the object as it was", () => {
+  const resource = c("a");
+  const before = clone(cluster.ClusterSchema, resource);
+  const keys = Object.keys(resource);
+  const first = encodeResource({ name: "a", resource });
+  assert.equal(encodeResource({ name: "a", resource }).any, first.any, "the same bytes, not encoded again");
+  assert.deepStrictEqual(resource, before);
+  assert.deepEqual(Object.keys(resource), keys);
+  const copy = { ...resource, name: "b" };
+  assert.equal(anyUnpack(encodeResourceAny(copy), cluster.ClusterSchema)?.name, "b", "a spread copy is encoded anew");
+
+  const frozen = Object.freeze(c("frozen"));
+  const encoded = encodeResource({ name: "frozen", resource: frozen });
+  assert.equal(encodeResource({ name: "frozen", resource: frozen }).any, encoded.any);
+});
+
+function encodeResourceAny(resource: cluster.Cluster): Any {
+  return fromBinary(AnySchema, encodeResource({ name: resource.name, resource }).any);
+}
