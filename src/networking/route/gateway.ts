@@ -3,6 +3,7 @@
 // every such VirtualService with catch-alls last, `require_tls` for httpsRedirect servers, virtual
 // hosts with the very same routes collapsed into one, and a 404 `blackhole:<port>` host when none.
 import { create } from "@bufbuild/protobuf";
+import { preEncoded } from "../../api/binary-encoder.ts";
 import { route } from "../../api/index.ts";
 import type { GatewayServers } from "../../config/index.ts";
 import { hostSubsetOf } from "../../model/index.ts";
@@ -50,6 +51,8 @@ interface BuiltRoutes {
   /** The server's port and TLS setting, when the routes read them; otherwise they hold for any server. */
   server?: { port: number; isTls: boolean };
   routes: route.Route[];
+  /** The routes are pre-encoded: done when a second configuration takes them. */
+  encoded: boolean;
 }
 
 /**
@@ -71,7 +74,11 @@ function serverRoutes(
   let built = memo.get(vs);
   for (const b of built ?? []) {
     if (b.gateway !== gateway || b.http3 !== http3) continue;
-    if (!b.server || (b.server.port === port && b.server.isTls === isTls)) return b.routes;
+    if (b.server && (b.server.port !== port || b.server.isTls !== isTls)) continue;
+    // Held by several configurations: encoded once, each copies the bytes.
+    if (!b.encoded) for (const r of b.routes) preEncoded(route.RouteSchema, r);
+    b.encoded = true;
+    return b.routes;
   }
   let readServer = false;
   const routes = buildVirtualServiceRoutes(vs, {
@@ -97,7 +104,7 @@ function serverRoutes(
     built = [];
     memo.set(vs, built);
   }
-  built.push({ gateway, http3, server: readServer ? { port, isTls } : undefined, routes });
+  built.push({ gateway, http3, server: readServer ? { port, isTls } : undefined, routes, encoded: false });
   return routes;
 }
 
