@@ -38,16 +38,22 @@ const FLOAT32_MAX = 3.4028234663852886e38;
 
 /** Writes into a buffer of exactly the size the size pass computed. */
 class Writer {
+  /** The buffer written, from `start` to `end`. */
   readonly buf: Buffer;
-  pos = 0;
+  readonly start: number;
+  readonly end: number;
+  pos: number;
   /** The sizes the size pass recorded, and the next one to read (the first is the message's own). */
   readonly sizes: readonly number[];
   next = 1;
   #view: DataView | undefined;
 
-  constructor(buf: Buffer, sizes: readonly number[]) {
+  constructor(buf: Buffer, sizes: readonly number[], start = 0, end = buf.length) {
     this.buf = buf;
     this.sizes = sizes;
+    this.start = start;
+    this.end = end;
+    this.pos = start;
   }
 
   /** The length prefix of the next length-delimited part. */
@@ -160,7 +166,7 @@ class Writer {
     if (prefix === varintSize(3 * len)) {
       const start = this.pos;
       this.pos += prefix;
-      const size = buf.write(s, this.pos);
+      const size = buf.write(s, this.pos, this.end - this.pos);
       this.pos += size;
       this.varint32At(start, size);
       return;
@@ -942,17 +948,17 @@ const SLAB_SIZE = 64 * 1024;
 let slab: Buffer | undefined;
 let slabUsed = 0;
 
-/** An uninitialised buffer for an encoded resource (every byte is written). */
-function resourceBuffer(size: number): Buffer {
-  if (size > SLAB_SIZE >>> 3) return Buffer.allocUnsafeSlow(size);
+/** A writer of an encoded resource of `size` bytes: in the current slab, or its own buffer when large. */
+function resourceWriter(size: number, sizes: readonly number[]): Writer {
+  if (size > SLAB_SIZE >>> 3) return new Writer(Buffer.allocUnsafeSlow(size), sizes);
   if (slab === undefined || slabUsed + size > SLAB_SIZE) {
     slab = Buffer.allocUnsafeSlow(SLAB_SIZE);
     slabUsed = 0;
   }
-  const buf = slab.subarray(slabUsed, slabUsed + size);
+  const start = slabUsed;
   // 8-byte aligned, as Node's pool.
   slabUsed = (slabUsed + size + 7) & ~7;
-  return buf;
+  return new Writer(slab, sizes, start, start + size);
 }
 
 /**
@@ -968,16 +974,20 @@ export function encodeAny<Desc extends DescMessage>(
   const prefix = anyPrefix(typeUrl);
   recordedSizes.length = 0;
   const size = codec.size(message, recordedSizes);
-  const w = new Writer(resourceBuffer(prefix.length + sizes.delimited(size)), recordedSizes);
+  const w = resourceWriter(prefix.length + sizes.delimited(size), recordedSizes);
   w.raw(prefix);
   w.varint32(size);
   codec.write(message, w);
   return finished(w);
 }
 
+/** The bytes written: a plain view (not a Buffer: Node's subarray validates and subclasses, at a cost per resource). */
 function finished(w: Writer): Uint8Array {
-  if (w.pos !== w.buf.length || w.next !== w.sizes.length) {
-    throw new Error(`binary-encoder: wrote ${w.pos} of ${w.buf.length} bytes: a message changed while it was encoded`);
+  if (w.pos !== w.end || w.next !== w.sizes.length) {
+    const wrote = w.pos - w.start;
+    throw new Error(
+      `binary-encoder: wrote ${wrote} of ${w.end - w.start} bytes: a message changed while it was encoded`,
+    );
   }
-  return w.buf;
+  return new Uint8Array(w.buf.buffer, w.buf.byteOffset + w.start, w.end - w.start);
 }
