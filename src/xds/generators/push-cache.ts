@@ -85,12 +85,8 @@ export function resourceCache<T>(typeUrl: string, resources: (value: T) => reado
     clear: () => entries.clear(),
   });
   return (push, key, inputs, build) => {
-    if (!pushSnapshot(push).xdsCache) {
-      const status = new PushStatus();
-      const value = build(status);
-      push.status.merge(status);
-      return value;
-    }
+    // Nothing kept: the build reports straight into the push's status.
+    if (!pushSnapshot(push).xdsCache) return build(push.status);
     if (push.version !== latestVersion) {
       latestVersion = push.version;
       dropUnreachable(entries);
