@@ -3,8 +3,9 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { preEncoded } from "../../api/binary-encoder.ts";
 import { cluster, core, endpoint } from "../../api/index.ts";
+import type { MeshConfig } from "../../config/index.ts";
 import type { ProxyNode } from "../../model/proxy.ts";
-import type { Service } from "../../registry/index.ts";
+import type { Service, ServiceEndpoint } from "../../registry/index.ts";
 import { isDynamicForwardProxy } from "../dfp.ts";
 import { localityGroups, localityLbSetting } from "../endpoint/index.ts";
 import { PERSISTENT_SESSION_HEADER_LABEL, PERSISTENT_SESSION_LABEL } from "../httpfilter/index.ts";
@@ -233,10 +234,24 @@ export function supportsDrainingEndpoints(service: Service): boolean {
   );
 }
 
+interface KeptIdentities {
+  service: Service;
+  mesh: MeshConfig;
+  identities: string[];
+}
+
+// By endpoint list: the registry's, one object across pushes until the port's endpoints change.
+const identitiesByEndpoints = new WeakMap<readonly ServiceEndpoint[], KeptIdentities>();
+
 /** The identities that may serve the service: its own and its endpoints', under every trust domain alias. */
 function serviceIdentities(input: OutboundClusterInput): string[] {
-  if (input.service.serviceAccounts.length === 0 && input.endpoints.every((ep) => ep.identity === "")) return [];
-  const ids = new Set(input.service.serviceAccounts);
-  for (const ep of input.endpoints) if (ep.identity !== "") ids.add(ep.identity);
-  return expandTrustDomains([...ids], input.mesh);
+  const { service, endpoints, mesh } = input;
+  if (service.serviceAccounts.length === 0 && endpoints.every((ep) => ep.identity === "")) return [];
+  const kept = identitiesByEndpoints.get(endpoints);
+  if (kept?.service === service && kept.mesh === mesh) return kept.identities;
+  const ids = new Set(service.serviceAccounts);
+  for (const ep of endpoints) if (ep.identity !== "") ids.add(ep.identity);
+  const identities = expandTrustDomains([...ids], mesh);
+  identitiesByEndpoints.set(endpoints, { service, mesh, identities });
+  return identities;
 }
