@@ -61,6 +61,47 @@ interface BuiltRoutes {
  */
 export type GatewayRoutesMemo = WeakMap<VirtualService, BuiltRoutes[]>;
 
+/**
+ * The RouteContext of a gateway server, noting (as krt notes a fetch) whether building read the server's
+ * port or TLS setting: only what depends on the server does (a match on port, a redirect, a destination
+ * without port, the operation of a route to several clusters, HTTP/3's alt-svc).
+ */
+class ServerRouteContext implements RouteContext {
+  readonly proxy: ProxyNode;
+  readonly mesh: MeshConfig;
+  readonly gatewayNames: ReadonlySet<string>;
+  readonly lookupService: RouteContext["lookupService"];
+  readonly hashPolicy: RouteContext["hashPolicy"];
+  readonly persistentSessions: RouteContext["persistentSessions"];
+  readonly advertiseHttp3: RouteContext["advertiseHttp3"];
+  readServer = false;
+
+  constructor(
+    input: GatewayRouteInput,
+    gateway: string,
+    private readonly port: number,
+    private readonly tls: boolean,
+  ) {
+    this.proxy = input.proxy;
+    this.mesh = input.mesh;
+    this.gatewayNames = new Set([gateway]);
+    this.lookupService = input.lookupService;
+    this.hashPolicy = input.hashPolicy;
+    this.persistentSessions = input.persistentSessions;
+    this.advertiseHttp3 = input.http3;
+  }
+
+  get listenerPort(): number {
+    this.readServer = true;
+    return this.port;
+  }
+
+  get isTls(): boolean {
+    this.readServer = true;
+    return this.tls;
+  }
+}
+
 /** The VirtualService's routes for a server of `gateway`: from the memo when built for an equivalent server. */
 function serverRoutes(
   memo: GatewayRoutesMemo,
@@ -80,31 +121,13 @@ function serverRoutes(
     b.encoded = true;
     return b.routes;
   }
-  let readServer = false;
-  const routes = buildVirtualServiceRoutes(vs, {
-    proxy: input.proxy,
-    mesh: input.mesh,
-    gatewayNames: new Set([gateway]),
-    lookupService: input.lookupService,
-    hashPolicy: input.hashPolicy,
-    persistentSessions: input.persistentSessions,
-    advertiseHttp3: input.http3,
-    // Read only by what depends on the server (a match on port, a redirect, a destination without port,
-    // the operation of a route to several clusters, HTTP/3's alt-svc): noted, as krt notes a fetch.
-    get listenerPort() {
-      readServer = true;
-      return port;
-    },
-    get isTls() {
-      readServer = true;
-      return isTls;
-    },
-  });
+  const ctx = new ServerRouteContext(input, gateway, port, isTls);
+  const routes = buildVirtualServiceRoutes(vs, ctx);
   if (!built) {
     built = [];
     memo.set(vs, built);
   }
-  built.push({ gateway, http3, server: readServer ? { port, isTls } : undefined, routes, encoded: false });
+  built.push({ gateway, http3, server: ctx.readServer ? { port, isTls } : undefined, routes, encoded: false });
   return routes;
 }
 
