@@ -2,6 +2,7 @@
 // TranslateRoute). A rule gives one route per match that applies to the proxy (port, source labels,
 // source namespace, gateways); a catch-all route ends the list, as nothing after it can match.
 import { create } from "@bufbuild/protobuf";
+import { preEncoded } from "../../api/binary-encoder.ts";
 import { core, cors, fault, packAny, route, type statefulSession } from "../../api/index.ts";
 import type { VirtualServiceHttp, VirtualServiceHttpMatch } from "../../config/index.ts";
 import { usesGatewaySemantics } from "../../model/index.ts";
@@ -27,7 +28,7 @@ function usesIngressSemantics(vs: VirtualService): boolean {
 }
 
 // One Metadata per VirtualService, by its metadata object (kept by the per-push copies of a
-// VirtualService): every route of the VirtualService shares it, in every push.
+// VirtualService): every route of the VirtualService shares it, in every push, pre-encoded.
 const configMetadataByObject = new WeakMap<VirtualService["metadata"], core.Metadata>();
 
 /** `metadata.filter_metadata.istio.config` naming the VirtualService a route came from; shared, never change it. */
@@ -35,7 +36,10 @@ export function configMetadata(vs: VirtualService): core.Metadata {
   let metadata = configMetadataByObject.get(vs.metadata);
   if (!metadata) {
     const path = `/apis/networking.istio.io/v1/namespaces/${vs.metadata.namespace ?? ""}/virtual-service/${vs.metadata.name ?? ""}`;
-    metadata = create(core.MetadataSchema, { filterMetadata: { istio: { config: path } } });
+    metadata = preEncoded(
+      core.MetadataSchema,
+      create(core.MetadataSchema, { filterMetadata: { istio: { config: path } } }),
+    );
     configMetadataByObject.set(vs.metadata, metadata);
   }
   return metadata;
