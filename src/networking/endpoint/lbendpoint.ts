@@ -5,7 +5,8 @@
 // member of the schema and converts the init object on each call (most of an endpoint's build time);
 // the message types make the compiler insist on every field `create()` would set.
 import type { JsonObject } from "@bufbuild/protobuf";
-import { core, type endpoint } from "../../api/index.ts";
+import { preEncoded } from "../../api/binary-encoder.ts";
+import { core, endpoint } from "../../api/index.ts";
 import type { Labels } from "../../krt/index.ts";
 import type { HealthStatus, ServiceEndpoint } from "../../registry/index.ts";
 
@@ -49,7 +50,8 @@ export function endpointAddress(address: string, port: number): core.Address {
 // Each registry endpoint's LbEndpoints (one per tls variant: a cluster's DestinationRule or the
 // workload's PeerAuthentication may turn its tlsMode off), kept for as long as the registry keeps the
 // endpoint, as Istio kept IstioEndpoint's precomputed EnvoyEndpoint: a push rebuilding a load
-// assignment builds only the endpoints that changed. Messages are never changed once built.
+// assignment builds only the endpoints that changed. Messages are never changed once built, and are
+// pre-encoded: a load assignment copies each endpoint's bytes (encoding them was most of EDS).
 const lbEndpointsOf = new WeakMap<ServiceEndpoint, { mtls?: endpoint.LbEndpoint; plain?: endpoint.LbEndpoint }>();
 
 /** The LbEndpoint of a registry endpoint, with `weight` (its own, scaled for multi-network meshes). */
@@ -64,7 +66,10 @@ export function buildLbEndpoint(ep: ServiceEndpoint, mtlsEnabled: boolean, weigh
   if (lb?.loadBalancingWeight !== weight) {
     const workload = workloadTelemetry(ep.workloadName, ep.workloadNamespace || ep.namespace, ep.labels, ep.clusterId);
     const metadata = endpointMetadata(mtlsEnabled ? ep.tlsMode : "", workload);
-    lb = lbEndpoint(endpointAddress(ep.address, ep.port), metadata, weight, envoyHealth(ep.health));
+    lb = preEncoded(
+      endpoint.LbEndpointSchema,
+      lbEndpoint(endpointAddress(ep.address, ep.port), metadata, weight, envoyHealth(ep.health)),
+    );
     variants[variant] = lb;
   }
   return lb;
