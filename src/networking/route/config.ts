@@ -133,19 +133,24 @@ type ServiceDomains = ReturnType<typeof serviceDomains>;
 
 // serviceDomains per service object, port and proxy DNS domain: built once, for every push and route
 // configuration; their lists are never changed (deduplication copies).
-const domainsByService = new WeakMap<Service, Map<string, ServiceDomains>>();
+// By port, then DNS domain: no key string made per lookup.
+const domainsByService = new WeakMap<Service, Map<number, Map<string, ServiceDomains>>>();
 
 function sharedServiceDomains(svc: Service, port: number, proxyDomain: string): ServiceDomains {
-  let byKey = domainsByService.get(svc);
-  if (!byKey) {
-    byKey = new Map();
-    domainsByService.set(svc, byKey);
+  let byPort = domainsByService.get(svc);
+  if (!byPort) {
+    byPort = new Map();
+    domainsByService.set(svc, byPort);
   }
-  const key = `${port}|${proxyDomain}`;
-  let domains = byKey.get(key);
+  let byDomain = byPort.get(port);
+  if (!byDomain) {
+    byDomain = new Map();
+    byPort.set(port, byDomain);
+  }
+  let domains = byDomain.get(proxyDomain);
   if (!domains) {
     domains = serviceDomains(svc, port, proxyDomain);
-    byKey.set(key, domains);
+    byDomain.set(proxyDomain, domains);
   }
   return domains;
 }
