@@ -118,7 +118,7 @@ export function registerDebugEndpoints(endpoints: DebugEndpoints, sources: Debug
     "instancesz",
     () => {
       const snap = snapshot();
-      const out: Record<string, unknown[]> = {};
+      const out: Record<string, readonly unknown[]> = {};
       for (const c of connections()) out[c.proxy.id] = snap?.serviceTargets(c.proxy) ?? [];
       return out;
     },

@@ -37,6 +37,13 @@ import { policyAttachment, WorkloadPolicyIndex } from "./workload-policies.ts";
 
 type PushKind = keyof typeof PUSH_KINDS;
 
+interface KeptServiceTargets {
+  labels: Workload["labels"];
+  ipAddresses: readonly string[] | undefined;
+  configNamespace: string;
+  targets: readonly ServiceTarget[];
+}
+
 /** A workload a policy can attach to: a proxy's config namespace and labels. */
 type Workload = Pick<ProxyNode, "configNamespace" | "labels">;
 
@@ -76,6 +83,11 @@ export class PushSnapshot {
   private readonly endpoints: readonly PortEndpoints[];
   /** Endpoints by address, built on first use by serviceTargets. */
   private endpointsByIp: Map<string, ServiceEndpoint[]> | undefined;
+  /**
+   * serviceTargets by proxy object, with the labels, addresses and namespace they were found for: every
+   * generator of a push asks for them, and deciding which proxies a push concerns asks for all of them.
+   */
+  private readonly targetsByProxy = new WeakMap<object, KeptServiceTargets>();
   /** Istio's deterministic ServiceEntry address allocation, computed on first use. */
   private allocatedAddresses: Map<string, string[]> | undefined;
   /** The inputs each index was built from, to decide reuse by the next snapshot. */
@@ -234,7 +246,26 @@ export class PushSnapshot {
    * workloadSelector is not matched here: its workloads' ports (a WorkloadEntry's port map) come with
    * their endpoints, as in Istio's ServiceEntry registry.
    */
-  serviceTargets(proxy: Workload & Partial<Pick<ProxyNode, "ipAddresses">>): ServiceTarget[] {
+  serviceTargets(proxy: Workload & Partial<Pick<ProxyNode, "ipAddresses">>): readonly ServiceTarget[] {
+    const kept = this.targetsByProxy.get(proxy);
+    if (
+      kept?.labels === proxy.labels &&
+      kept.ipAddresses === proxy.ipAddresses &&
+      kept.configNamespace === proxy.configNamespace
+    ) {
+      return kept.targets;
+    }
+    const targets = this.findServiceTargets(proxy);
+    this.targetsByProxy.set(proxy, {
+      labels: proxy.labels,
+      ipAddresses: proxy.ipAddresses,
+      configNamespace: proxy.configNamespace,
+      targets,
+    });
+    return targets;
+  }
+
+  private findServiceTargets(proxy: Workload & Partial<Pick<ProxyNode, "ipAddresses">>): ServiceTarget[] {
     const targets = this.services
       .selecting(proxy.configNamespace)
       .filter((s) => s.selector !== null && labelsContain(proxy.labels, s.selector))

@@ -129,3 +129,15 @@ test("serviceTargets: a ServiceEntry's workloads are targets by IP with their ow
     [],
   );
 });
+
+test("serviceTargets are kept per proxy object while its labels, addresses and namespace are the same", () => {
+  const byLabel = svc("app", "ns");
+  const snap = new PushSnapshot({ configs: [], services: [byLabel], endpoints: [], mesh: DEFAULT_MESH_CONFIG });
+  const proxy = { configNamespace: "ns", labels: { app: "app" }, ipAddresses: ["1.1.1.1"] };
+  const first = snap.serviceTargets(proxy);
+  assert.equal(first.length, 1);
+  assert.equal(snap.serviceTargets(proxy), first, "asked again: the same answer");
+  proxy.labels = { app: "other" };
+  assert.deepEqual(snap.serviceTargets(proxy), [], "new labels: found again");
+  assert.equal(snap.serviceTargets({ ...proxy, labels: { app: "app" } }).length, 1, "another object: found for it");
+});
