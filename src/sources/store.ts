@@ -203,11 +203,12 @@ export class ConfigStore implements ConfigWriter {
 
   /** Objects in force, of one kind or all, sorted by kind, namespace and name. */
   list(kind?: string): StoredConfig[] {
-    const stored: StoredConfig[] = [];
-    for (const entry of this.entries.values()) {
-      if (entry.stored && (kind === undefined || entry.key.kindKey === kind)) stored.push(entry.stored);
+    // Sorted by the entries' own keys (storeKey), not keys made again in every comparison.
+    const keyed: [string, StoredConfig][] = [];
+    for (const [id, entry] of this.entries) {
+      if (entry.stored && (kind === undefined || entry.key.kindKey === kind)) keyed.push([id, entry.stored]);
     }
-    return stored.sort((a, b) => compareStrings(storeKey(a.key), storeKey(b.key)));
+    return keyed.sort(([a], [b]) => compareStrings(a, b)).map(([, stored]) => stored);
   }
 
   /** Calls `handler` with the events of each change, after the collections have been updated. */
