@@ -14,6 +14,7 @@ import { connectionBalance, listenerName, socketAddress, wildcardAddress } from 
 import { ALL_ISTIO_MTLS_ALPN } from "./filterchain-match.ts";
 import { buildHcmFilter } from "./hcm.ts";
 import { type InboundPolicies, networkAuthzFilters } from "./inbound.ts";
+import { newFilterChain } from "./message.ts";
 import { protocolClass, proxyProtocolFilter, tlsInspectorFilter } from "./sniffing.ts";
 import {
   buildTcpFilterStack,
@@ -427,10 +428,8 @@ function gatewayListener(
       : undefined,
     listenerFilters,
     filterChains: chains.map((c) => {
-      const chain = create(listener.FilterChainSchema, {
-        filters: c.filters,
-        transportSocketConnectTimeout: TRANSPORT_SOCKET_CONNECT_TIMEOUT,
-      });
+      const chain = newFilterChain(c.filters);
+      chain.transportSocketConnectTimeout = TRANSPORT_SOCKET_CONNECT_TIMEOUT;
       const serverNames = c.sniHosts.includes("*") ? [] : [...c.sniHosts].sort();
       if (serverNames.length > 0 || c.applicationProtocols.length > 0) {
         chain.filterChainMatch = create(listener.FilterChainMatchSchema, {

@@ -21,6 +21,7 @@ import {
 } from "./address.ts";
 import { type InboundChainOption, inboundChainOptions } from "./filterchain-match.ts";
 import { buildHcmFilter } from "./hcm.ts";
+import { newFilterChain } from "./message.ts";
 import { inboundInspectors, protocolClass } from "./sniffing.ts";
 import {
   BLACKHOLE_TCP_PROXY,
@@ -185,17 +186,18 @@ function boundListener(input: SidecarInboundInput, port: InboundPort, bind: stri
 
 /** Traffic to 15006 itself would loop: dropped. */
 function blackholeChain(input: SidecarInboundInput): listener.FilterChain {
-  return create(listener.FilterChainSchema, {
-    name: "virtualInbound-blackhole",
-    filterChainMatch: create(listener.FilterChainMatchSchema, {
-      destinationPort: input.mesh.proxyInboundListenPort ?? 15006,
-    }),
-    filters: [
+  const chain = newFilterChain(
+    [
       METADATA_EXCHANGE_NETWORK_FILTER,
       ...(input.policies?.prometheusStats ? [tcpStatsFilter("sidecarInbound", input.telemetry)] : []),
       BLACKHOLE_TCP_PROXY,
     ],
+    "virtualInbound-blackhole",
+  );
+  chain.filterChainMatch = create(listener.FilterChainMatchSchema, {
+    destinationPort: input.mesh.proxyInboundListenPort ?? 15006,
   });
+  return chain;
 }
 
 /** Chains for any port (the workload mode), then for each undeclared port with its own mode. */
@@ -250,11 +252,8 @@ function chainFor(
     applicationProtocols: [...option.applicationProtocols],
   });
   if (config.targetPort > 0) match.destinationPort = config.targetPort;
-  const chain = create(listener.FilterChainSchema, {
-    name: chainName(config, option.http),
-    filterChainMatch: match,
-    filters,
-  });
+  const chain = newFilterChain(filters, chainName(config, option.http));
+  chain.filterChainMatch = match;
   if (option.mtls) {
     chain.transportSocket = downstreamTlsSocket(
       inboundMtlsContext(option.http ? "http" : "tcp", input.mesh, input.trustDomains),

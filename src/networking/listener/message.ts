@@ -27,8 +27,21 @@ export function newListener(name: string): listener.Listener {
   };
 }
 
-export function newFilterChain(filters: listener.Filter[]): listener.FilterChain {
-  return { $typeName: "envoy.config.listener.v3.FilterChain", filters, name: "" };
+/**
+ * A FilterChain; the message fields the builders set are present too, as undefined (unset): every
+ * chain has one hidden class, whatever its builder set (five shapes in one LDS response before,
+ * which turned the encoder's reads megamorphic; see clusterMessage).
+ */
+export function newFilterChain(filters: listener.Filter[], name = ""): listener.FilterChain {
+  return {
+    $typeName: "envoy.config.listener.v3.FilterChain",
+    filters,
+    name,
+    filterChainMatch: undefined,
+    metadata: undefined,
+    transportSocket: undefined,
+    transportSocketConnectTimeout: undefined,
+  };
 }
 
 export function newFilterChainMatch(): listener.FilterChainMatch {

@@ -601,11 +601,11 @@ function listenerFromEntry(
   } else if (defaultChain) {
     l.defaultFilterChain = defaultChain;
   } else {
-    l.defaultFilterChain = create(listener.FilterChainSchema, {
-      name: "PassthroughFilterChain",
-      filterChainMatch: create(listener.FilterChainMatchSchema),
-      filters: catchAllTcpFilters(input, { registryOnly: input.registryOnly, prometheusStats: input.prometheusStats }),
-    });
+    l.defaultFilterChain = newFilterChain(
+      catchAllTcpFilters(input, { registryOnly: input.registryOnly, prometheusStats: input.prometheusStats }),
+      "PassthroughFilterChain",
+    );
+    l.defaultFilterChain.filterChainMatch = newFilterChainMatch();
   }
   l.listenerFilters = sniffingListenerFilters(l.filterChains);
   const sniffsHttp = l.listenerFilters.some((f) => f.name === "envoy.filters.listener.http_inspector");
@@ -657,6 +657,8 @@ function httpProxyListener(
     protocol: "HTTP_PROXY",
     httpProxy: true,
   });
+  const chain = newFilterChain([hcmFilter]);
+  chain.transportSocketConnectTimeout = TRANSPORT_SOCKET_CONNECT_TIMEOUT;
   return create(listener.ListenerSchema, {
     name,
     address: socketAddress(bind, port),
@@ -664,11 +666,6 @@ function httpProxyListener(
     continueOnListenerFiltersTimeout: true,
     maxConnectionsToAcceptPerSocketEvent: 1,
     listenerFiltersTimeout: NO_TIMEOUT,
-    filterChains: [
-      create(listener.FilterChainSchema, {
-        filters: [hcmFilter],
-        transportSocketConnectTimeout: TRANSPORT_SOCKET_CONNECT_TIMEOUT,
-      }),
-    ],
+    filterChains: [chain],
   });
 }

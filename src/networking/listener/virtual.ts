@@ -9,6 +9,7 @@ import { ALLOW_ANY_DYNAMIC_DNS, buildAllowAnyDynamicDnsRouteConfiguration } from
 import { buildListenerAccessLogs } from "./accesslog.ts";
 import { connectionBalance, protocolDetectionTimeout, socketAddress, wildcardAddress } from "./address.ts";
 import { buildHcmFilter } from "./hcm.ts";
+import { newFilterChain } from "./message.ts";
 import {
   httpInspectorFilter,
   inboundInspectors,
@@ -65,18 +66,12 @@ export function buildVirtualOutboundListener(
   if (mode === "NONE") return undefined;
   const port = env.mesh.proxyListenPort ?? 15001;
   // Traffic sent to 15001 itself would loop back here forever.
-  const blackhole = create(listener.FilterChainSchema, {
-    name: "virtualOutbound-blackhole",
-    filterChainMatch: create(listener.FilterChainMatchSchema, { destinationPort: port }),
-    filters: [
-      ...(options.prometheusStats ? [tcpStatsFilter("sidecarOutbound", env.telemetry)] : []),
-      BLACKHOLE_TCP_PROXY,
-    ],
-  });
-  const catchAll = create(listener.FilterChainSchema, {
-    name: "virtualOutbound-catchall-tcp",
-    filters: catchAllTcpFilters(env, options),
-  });
+  const blackhole = newFilterChain(
+    [...(options.prometheusStats ? [tcpStatsFilter("sidecarOutbound", env.telemetry)] : []), BLACKHOLE_TCP_PROXY],
+    "virtualOutbound-blackhole",
+  );
+  blackhole.filterChainMatch = create(listener.FilterChainMatchSchema, { destinationPort: port });
+  const catchAll = newFilterChain(catchAllTcpFilters(env, options), "virtualOutbound-catchall-tcp");
   const dynamicDns = options.allowAnyDynamicDns ? [allowAnyDynamicDnsChain(env, options)] : [];
   return create(listener.ListenerSchema, {
     name: VIRTUAL_OUTBOUND,
@@ -112,11 +107,9 @@ function allowAnyDynamicDnsChain(env: ListenerEnv, options: CatchAllOptions): li
     }),
     protocol: "HTTP",
   });
-  return create(listener.FilterChainSchema, {
-    name: "virtualOutbound-catchall-tcp-http",
-    filterChainMatch: create(listener.FilterChainMatchSchema, { applicationProtocols: [...PLAINTEXT_HTTP_ALPN] }),
-    filters: [hcm],
-  });
+  const chain = newFilterChain([hcm], "virtualOutbound-catchall-tcp-http");
+  chain.filterChainMatch = create(listener.FilterChainMatchSchema, { applicationProtocols: [...PLAINTEXT_HTTP_ALPN] });
+  return chain;
 }
 
 /**
