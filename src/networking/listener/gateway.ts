@@ -14,7 +14,7 @@ import { connectionBalance, listenerName, socketAddress, wildcardAddress } from 
 import { ALL_ISTIO_MTLS_ALPN } from "./filterchain-match.ts";
 import { buildHcmFilter } from "./hcm.ts";
 import { type InboundPolicies, networkAuthzFilters } from "./inbound.ts";
-import { newFilterChain } from "./message.ts";
+import { newFilterChain, newFilterChainMatch } from "./message.ts";
 import { protocolClass, proxyProtocolFilter, tlsInspectorFilter } from "./sniffing.ts";
 import {
   buildTcpFilterStack,
@@ -432,10 +432,9 @@ function gatewayListener(
       chain.transportSocketConnectTimeout = TRANSPORT_SOCKET_CONNECT_TIMEOUT;
       const serverNames = c.sniHosts.includes("*") ? [] : [...c.sniHosts].sort();
       if (serverNames.length > 0 || c.applicationProtocols.length > 0) {
-        chain.filterChainMatch = create(listener.FilterChainMatchSchema, {
-          serverNames,
-          applicationProtocols: [...c.applicationProtocols],
-        });
+        chain.filterChainMatch = newFilterChainMatch();
+        chain.filterChainMatch.serverNames = serverNames;
+        chain.filterChainMatch.applicationProtocols = [...c.applicationProtocols];
       }
       if (c.tlsContext) chain.transportSocket = (quic ? downstreamQuicSocket : downstreamTlsSocket)(c.tlsContext);
       return chain;

@@ -21,7 +21,7 @@ import {
 } from "./address.ts";
 import { type InboundChainOption, inboundChainOptions } from "./filterchain-match.ts";
 import { buildHcmFilter } from "./hcm.ts";
-import { newFilterChain } from "./message.ts";
+import { newFilterChain, newFilterChainMatch } from "./message.ts";
 import { inboundInspectors, protocolClass } from "./sniffing.ts";
 import {
   BLACKHOLE_TCP_PROXY,
@@ -194,9 +194,8 @@ function blackholeChain(input: SidecarInboundInput): listener.FilterChain {
     ],
     "virtualInbound-blackhole",
   );
-  chain.filterChainMatch = create(listener.FilterChainMatchSchema, {
-    destinationPort: input.mesh.proxyInboundListenPort ?? 15006,
-  });
+  chain.filterChainMatch = newFilterChainMatch();
+  chain.filterChainMatch.destinationPort = input.mesh.proxyInboundListenPort ?? 15006;
   return chain;
 }
 
@@ -247,10 +246,9 @@ function chainFor(
   option: InboundChainOption,
   filters: listener.Filter[],
 ): listener.FilterChain {
-  const match = create(listener.FilterChainMatchSchema, {
-    transportProtocol: option.transportProtocol,
-    applicationProtocols: [...option.applicationProtocols],
-  });
+  const match = newFilterChainMatch();
+  match.transportProtocol = option.transportProtocol;
+  match.applicationProtocols = [...option.applicationProtocols];
   if (config.targetPort > 0) match.destinationPort = config.targetPort;
   const chain = newFilterChain(filters, chainName(config, option.http));
   chain.filterChainMatch = match;

@@ -44,6 +44,7 @@ export function newFilterChain(filters: listener.Filter[], name = ""): listener.
   };
 }
 
+/** A FilterChainMatch; its wrapper fields present as undefined (unset), for one hidden class. */
 export function newFilterChainMatch(): listener.FilterChainMatch {
   return {
     $typeName: "envoy.config.listener.v3.FilterChainMatch",
@@ -56,6 +57,8 @@ export function newFilterChainMatch(): listener.FilterChainMatch {
     serverNames: [],
     transportProtocol: "",
     applicationProtocols: [],
+    destinationPort: undefined,
+    suffixLen: undefined,
   };
 }
 

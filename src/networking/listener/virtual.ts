@@ -9,7 +9,7 @@ import { ALLOW_ANY_DYNAMIC_DNS, buildAllowAnyDynamicDnsRouteConfiguration } from
 import { buildListenerAccessLogs } from "./accesslog.ts";
 import { connectionBalance, protocolDetectionTimeout, socketAddress, wildcardAddress } from "./address.ts";
 import { buildHcmFilter } from "./hcm.ts";
-import { newFilterChain } from "./message.ts";
+import { newFilterChain, newFilterChainMatch } from "./message.ts";
 import {
   httpInspectorFilter,
   inboundInspectors,
@@ -70,7 +70,8 @@ export function buildVirtualOutboundListener(
     [...(options.prometheusStats ? [tcpStatsFilter("sidecarOutbound", env.telemetry)] : []), BLACKHOLE_TCP_PROXY],
     "virtualOutbound-blackhole",
   );
-  blackhole.filterChainMatch = create(listener.FilterChainMatchSchema, { destinationPort: port });
+  blackhole.filterChainMatch = newFilterChainMatch();
+  blackhole.filterChainMatch.destinationPort = port;
   const catchAll = newFilterChain(catchAllTcpFilters(env, options), "virtualOutbound-catchall-tcp");
   const dynamicDns = options.allowAnyDynamicDns ? [allowAnyDynamicDnsChain(env, options)] : [];
   return create(listener.ListenerSchema, {
@@ -108,7 +109,8 @@ function allowAnyDynamicDnsChain(env: ListenerEnv, options: CatchAllOptions): li
     protocol: "HTTP",
   });
   const chain = newFilterChain([hcm], "virtualOutbound-catchall-tcp-http");
-  chain.filterChainMatch = create(listener.FilterChainMatchSchema, { applicationProtocols: [...PLAINTEXT_HTTP_ALPN] });
+  chain.filterChainMatch = newFilterChainMatch();
+  chain.filterChainMatch.applicationProtocols = [...PLAINTEXT_HTTP_ALPN];
   return chain;
 }
 
