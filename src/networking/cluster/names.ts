@@ -40,10 +40,14 @@ export interface ParsedClusterName {
 
 /** Splits an `outbound|…` or `inbound|…` name (Istio's ParseSubsetKey); undefined for other names. */
 export function parseClusterName(name: string): ParsedClusterName | undefined {
-  const parts = name.split("|");
-  if (parts.length !== 4) return undefined;
-  const [direction, port, subset, hostname] = parts;
+  // Every route's tracing operation parses its cluster name: positions of the 3 separators, no split.
+  const first = name.indexOf("|");
+  const direction = name.slice(0, first);
   if (direction !== "outbound" && direction !== "inbound") return undefined;
+  const second = name.indexOf("|", first + 1);
+  const third = second === -1 ? -1 : name.indexOf("|", second + 1);
+  if (third === -1 || name.includes("|", third + 1)) return undefined;
+  const port = name.slice(first + 1, second);
   if (!/^\d+$/.test(port)) return undefined;
-  return { direction, port: Number(port), subset, hostname };
+  return { direction, port: Number(port), subset: name.slice(second + 1, third), hostname: name.slice(third + 1) };
 }

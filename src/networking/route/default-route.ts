@@ -3,8 +3,8 @@
 import { create } from "@bufbuild/protobuf";
 import { route } from "../../api/index.ts";
 import type { VirtualServiceHttpRetries } from "../../config/index.ts";
+import { outboundClusterName } from "../cluster/names.ts";
 import { toDuration, ZERO_DURATION } from "../duration.ts";
-import { outboundClusterName } from "./destination.ts";
 import { routeMatchFor } from "./match.ts";
 import { newDecorator, newRoute, newRouteAction } from "./message.ts";
 import { parseRetryOn, translateRetries } from "./retry.ts";

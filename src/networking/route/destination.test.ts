@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { destinationCluster, outboundClusterName, parseClusterName } from "./destination.ts";
+import { outboundClusterName, parseClusterName } from "../cluster/names.ts";
+import { destinationCluster } from "./destination.ts";
 import { routeAction, runGoldenCase, serviceFixture, vhostNamed } from "./test-helpers.ts";
 
 function routesOf(vhost: string) {
@@ -72,6 +73,11 @@ test("no destination port: the service's only port, else (several ports) the lis
   const svc = serviceFixture({ hostname: "m.default.svc.cluster.local", ports: [{ port: 1 }, { port: 2 }] });
   assert.equal(destinationCluster({ host: svc.hostname }, svc, 9080), "outbound|9080||m.default.svc.cluster.local");
   assert.equal(destinationCluster({ host: "" }, undefined, 9080), "UnknownService");
-  assert.deepEqual(parseClusterName(outboundClusterName(80, "v1", "a.b")), { port: 80, subset: "v1", hostname: "a.b" });
+  assert.deepEqual(parseClusterName(outboundClusterName(80, "v1", "a.b")), {
+    direction: "outbound",
+    port: 80,
+    subset: "v1",
+    hostname: "a.b",
+  });
   assert.equal(parseClusterName("PassthroughCluster"), undefined);
 });

@@ -4,31 +4,13 @@
 // weight entry (several).
 import type { route } from "../../api/index.ts";
 import type { Destination, VirtualServiceHttpRoute } from "../../config/index.ts";
+import { outboundClusterName } from "../cluster/names.ts";
 import { type HeaderOperations, translateHeaderOperations } from "./headers.ts";
 import { newClusterWeight, newWeightedCluster } from "./message.ts";
 import type { RouteContext, Service } from "./types.ts";
 
 /** The cluster of a destination whose host is empty (an invalid Gateway API backend). */
 export const UNKNOWN_SERVICE_CLUSTER = "UnknownService";
-
-/** Istio's BuildSubsetKey for outbound: `outbound|<port>|<subset>|<host>`. */
-export function outboundClusterName(port: number, subset: string, hostname: string): string {
-  return `outbound|${port}|${subset}|${hostname}`;
-}
-
-/** Istio's ParseSubsetKey for an `outbound|…` or `inbound|…` name; undefined for other names. */
-export function parseClusterName(name: string): { port: number; subset: string; hostname: string } | undefined {
-  // Every route's tracing operation parses its cluster name: positions of the 3 separators, no split.
-  const first = name.indexOf("|");
-  const direction = name.slice(0, first);
-  if (direction !== "outbound" && direction !== "inbound") return undefined;
-  const second = name.indexOf("|", first + 1);
-  const third = second === -1 ? -1 : name.indexOf("|", second + 1);
-  if (third === -1 || name.includes("|", third + 1)) return undefined;
-  const port = Number(name.slice(first + 1, second));
-  if (!Number.isInteger(port)) return undefined;
-  return { port, subset: name.slice(second + 1, third), hostname: name.slice(third + 1) };
-}
 
 /** The port of a destination's cluster when it has one of its own: its port, else its service's only port. */
 function ownPort(destination: Destination, service: Service | undefined): number | undefined {

@@ -7,6 +7,8 @@
 // VirtualServices that apply, as the model's VirtualServiceIndex gives them (short names resolved,
 // delegates merged, oldest first). Results are new messages the caller must not change; render or
 // check them with the API registry.
+
+export { outboundClusterName, parseClusterName } from "../cluster/names.ts";
 export {
   buildAllowAnyDynamicDnsRouteConfiguration,
   buildSidecarRouteConfiguration,
@@ -22,7 +24,7 @@ export {
   DEFAULT_ROUTE_NAME,
   inboundRetryPolicy,
 } from "./default-route.ts";
-export { destinationCluster, outboundClusterName, parseClusterName, UNKNOWN_SERVICE_CLUSTER } from "./destination.ts";
+export { destinationCluster, UNKNOWN_SERVICE_CLUSTER } from "./destination.ts";
 export {
   buildGatewayRouteConfiguration,
   type GatewayRouteInput,
