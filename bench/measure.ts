@@ -7,7 +7,20 @@ export interface Timing {
   p99Us: number;
 }
 
-export function measure(runs: number, fn: (run: number) => void, beforeEach?: (run: number) => void): Timing {
+/**
+ * Times `runs` calls of `fn` (each after `beforeEach`, untimed). `warmup` calls go first, untimed (their
+ * run is -1): the JIT's warm-up, as Go's testing package discards its calibration runs (b.N = 1, 100, ...).
+ */
+export function measure(
+  runs: number,
+  fn: (run: number) => void,
+  beforeEach?: (run: number) => void,
+  warmup = 0,
+): Timing {
+  for (let i = 0; i < warmup; i++) {
+    beforeEach?.(-1);
+    fn(-1);
+  }
   const samples: number[] = [];
   for (let run = 0; run < runs; run++) {
     beforeEach?.(run);
