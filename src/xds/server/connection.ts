@@ -64,10 +64,11 @@ export class Watch implements WatchedResource {
   acked?: AckInfo;
   lastNack?: NackInfo;
   /**
-   * SotW: what the proxy was sent, to skip pushing an identical state again: the last complete list
-   * sent (shared by every connection sent it), or after an incremental response each resource's version.
+   * SotW: the version of each resource the proxy was sent (an incremental response updates only its
+   * own), to skip pushing an identical state again. Only the versions: keeping the encoded list would
+   * keep its bytes, and the response written from it, for as long as the connection holds it.
    */
-  sentResources?: { readonly versions: ReadonlyMap<string, string> };
+  sentVersions?: ReadonlyMap<string, string>;
   /** Answer the next request even if it looks like a plain ACK (cluster/listener warming). */
   alwaysRespond = false;
   /**

@@ -53,23 +53,22 @@ test("proxies sent the same generated list share its versions map; a push of tha
     connections.push(conn);
   }
   const [first, second] = watches;
-  assert.ok(first.sentResources);
-  assert.equal(second.sentResources, first.sentResources, "one list for both connections");
+  assert.ok(first.sentVersions);
+  assert.equal(second.sentVersions, first.sentVersions, "one map for both connections");
   const conn = connections[0];
   const sentNonce = first.sent?.nonce;
   await pushSotwType(env, conn, first, pushRequest({ full: true, push: conn.pushContext }), false);
   assert.equal(first.sent?.nonce, sentNonce, "the same list again: nothing sent");
 
-  // An incremental response merges into a copy; the shared list's map is left as it was.
-  const shared = first.sentResources.versions;
+  // An incremental response merges into a copy; the shared map is left as it was.
+  const shared = first.sentVersions;
   result = { resources: [resource("a", 81)], logDetails: { incremental: true } };
   await pushSotwType(env, conn, first, pushRequest({ full: false, push: conn.pushContext }), false);
   assert.notEqual(first.sent?.nonce, sentNonce);
-  const merged = first.sentResources?.versions;
-  assert.notEqual(merged, shared);
-  assert.deepEqual([...(merged?.keys() ?? [])], ["a", "b"]);
-  assert.notEqual(merged?.get("a"), shared.get("a"));
-  assert.equal(second.sentResources?.versions, shared);
+  assert.notEqual(first.sentVersions, shared);
+  assert.deepEqual([...(first.sentVersions?.keys() ?? [])], ["a", "b"]);
+  assert.notEqual(first.sentVersions?.get("a"), shared.get("a"));
+  assert.equal(second.sentVersions, shared);
   assert.equal(shared.size, 2);
 });
 

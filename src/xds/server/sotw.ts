@@ -3,7 +3,7 @@
 // changes the subscription, a stale nonce, or an unsubscribe.
 import type { discovery } from "../../api/index.ts";
 import type { PushRequest } from "../../model/push-context.ts";
-import { type EncodedResources, encodeResources, encodeSotwResponse, sotwNonce } from "../encode.ts";
+import { encodeResources, encodeSotwResponse, sotwNonce } from "../encode.ts";
 import type { GenerateResult } from "../generator.ts";
 import { isWildcardTypeUrl, shortType } from "../types.ts";
 import { type Connection, Watch } from "./connection.ts";
@@ -87,13 +87,12 @@ export async function pushSotwType(
   const { encoded, incremental } = result;
   const { resources } = encoded;
   if (requested && !w.wildcard) w.spellNamesAs(resources);
-  if (!requested && !req.forced && holds(w.sentResources, encoded, incremental)) return;
+  const { versions } = encoded;
+  if (!requested && !req.forced && holds(w.sentVersions, versions, incremental)) return;
   const version = req.push.version;
   const nonce = sotwNonce(version, resources);
-  // A complete response: the encoded list itself, shared by every proxy sent it, its versions made
-  // only if a later push compares them.
-  w.sentResources =
-    incremental && w.sentResources ? { versions: merged(w.sentResources.versions, encoded.versions) } : encoded;
+  // A complete response's versions map is the encoded list's own (hashed once for every proxy sent it).
+  w.sentVersions = incremental && w.sentVersions ? merged(w.sentVersions, versions) : versions;
   const bytes = () =>
     encodeSotwResponse({ versionInfo: version, typeUrl: w.typeUrl, nonce, resources, controlPlane: env.controlPlane });
   await sendResponse(env, conn, w, bytes, { version, nonce, resources: resources.length, startMs });
@@ -106,15 +105,12 @@ function isIncremental(result: GenerateResult): boolean {
 
 /** Whether the proxy already holds these versions (and, unless the response is incremental, nothing else). */
 function holds(
-  sentResources: { readonly versions: ReadonlyMap<string, string> } | undefined,
-  encoded: EncodedResources,
+  sent: ReadonlyMap<string, string> | undefined,
+  versions: ReadonlyMap<string, string>,
   incremental: boolean,
 ): boolean {
-  if (sentResources === encoded) return true;
-  if (!sentResources) return false;
-  const sent = sentResources.versions;
-  const versions = encoded.versions;
-  if (!incremental && sent.size !== versions.size) return false;
+  if (sent === versions) return true;
+  if (!sent || (!incremental && sent.size !== versions.size)) return false;
   for (const [name, version] of versions) if (sent.get(name) !== version) return false;
   return true;
 }
