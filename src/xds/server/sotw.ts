@@ -85,9 +85,8 @@ export async function pushSotwType(
   });
   if (!result) return;
   const { encoded, incremental } = result;
-  const { resources } = encoded;
+  const { resources, versions } = encoded;
   if (requested && !w.wildcard) w.spellNamesAs(resources);
-  const { versions } = encoded;
   if (!requested && !req.forced && holds(w.sentVersions, versions, incremental)) return;
   const version = req.push.version;
   const nonce = sotwNonce(version, resources);
