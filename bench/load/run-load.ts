@@ -60,7 +60,7 @@ export interface LoadReport {
   /** sync.ms / bound.ms. */
   syncRatio: number;
   /** sluiced after the sync: its RSS, and the V8 heap and memory outside it (prom-client's nodejs_* gauges). */
-  atRest: { rssMiB: number; heapUsedMiB: number; externalMiB: number; externalLowMiB: number; cpuPercent: number };
+  atRest: { rssMiB: number; heapUsedMiB: number; externalMiB: number; cpuPercent: number };
   endpointChange: ChangeReport;
   virtualServiceChange: ChangeReport;
 }
@@ -76,8 +76,6 @@ const CLOCK_TICKS = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf
  */
 const SETTLE_MS = 20_000;
 const SAMPLE_MS = 3000;
-/** How often the external-memory gauge is read while settling. */
-const GAUGE_POLL_MS = 2000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const sum = (counts: BytesByType) => Object.values(counts).reduce((a, b) => a + b, 0);
@@ -261,14 +259,7 @@ async function runOne(shape: MeshShape, protocol: Protocol, n: number, profileDi
       "synced",
     );
     const sluicedCpuSeconds = cpuSeconds(pid) - cpuBefore;
-    // V8 lowers its external-memory figure lazily, after the sweeps that follow a collection: the
-    // lowest reading while settling tells buffers not yet accounted as freed from live ones.
-    let externalLowMiB = Number.POSITIVE_INFINITY;
-    for (let waited = 0; waited < SETTLE_MS; waited += GAUGE_POLL_MS) {
-      await sleep(GAUGE_POLL_MS);
-      const [external] = await gaugesMiB(monitoringPort, ["nodejs_external_memory_bytes"]);
-      externalLowMiB = Math.min(externalLowMiB, external);
-    }
+    await sleep(SETTLE_MS);
     const restStart = cpuSeconds(pid);
     await sleep(SAMPLE_MS);
     const cpuPercent = ((cpuSeconds(pid) - restStart) / (SAMPLE_MS / 1000)) * 100;
@@ -276,13 +267,7 @@ async function runOne(shape: MeshShape, protocol: Protocol, n: number, profileDi
       "nodejs_heap_size_used_bytes",
       "nodejs_external_memory_bytes",
     ]);
-    const atRest = {
-      rssMiB: rssMiB(pid),
-      heapUsedMiB,
-      externalMiB,
-      externalLowMiB: Math.min(externalLowMiB, externalMiB),
-      cpuPercent,
-    };
+    const atRest = { rssMiB: rssMiB(pid), heapUsedMiB, externalMiB, cpuPercent };
     const fullBytes = sum(synced.bytes);
     const endpointChange = await change(
       worker,
@@ -360,7 +345,7 @@ export function printLoadReport(r: LoadReport): void {
   );
   const rest = r.atRest;
   console.log(
-    `  at rest: sluiced RSS ${rest.rssMiB.toFixed(0)} MiB (V8 heap used ${rest.heapUsedMiB.toFixed(0)} MiB, external ${rest.externalMiB.toFixed(0)} MiB, lowest while settling ${rest.externalLowMiB.toFixed(0)} MiB), CPU ${rest.cpuPercent.toFixed(1)}%`,
+    `  at rest: sluiced RSS ${rest.rssMiB.toFixed(0)} MiB (V8 heap used ${rest.heapUsedMiB.toFixed(0)} MiB, external ${rest.externalMiB.toFixed(0)} MiB), CPU ${rest.cpuPercent.toFixed(1)}%`,
   );
   console.log(`  endpoint change: ${describeChange(r.endpointChange)}`);
   console.log(`  VirtualService change: ${describeChange(r.virtualServiceChange)}`);
