@@ -59,8 +59,8 @@ export interface LoadReport {
   bound: { ms: number; failed: number };
   /** sync.ms / bound.ms. */
   syncRatio: number;
-  /** sluiced after the sync: its RSS, and the V8 heap and memory outside it (prom-client's nodejs_* gauges). */
-  atRest: { rssMiB: number; heapUsedMiB: number; externalMiB: number; cpuPercent: number };
+  /** sluiced after the sync: its RSS, the V8 heap and memory outside it (prom-client's nodejs_* gauges), and the ArrayBuffers alive. */
+  atRest: { rssMiB: number; heapUsedMiB: number; externalMiB: number; arrayBuffersMiB: number; cpuPercent: number };
   endpointChange: ChangeReport;
   virtualServiceChange: ChangeReport;
 }
@@ -263,11 +263,12 @@ async function runOne(shape: MeshShape, protocol: Protocol, n: number, profileDi
     const restStart = cpuSeconds(pid);
     await sleep(SAMPLE_MS);
     const cpuPercent = ((cpuSeconds(pid) - restStart) / (SAMPLE_MS / 1000)) * 100;
-    const [heapUsedMiB, externalMiB] = await gaugesMiB(monitoringPort, [
+    const [heapUsedMiB, externalMiB, arrayBuffersMiB] = await gaugesMiB(monitoringPort, [
       "nodejs_heap_size_used_bytes",
       "nodejs_external_memory_bytes",
+      "sluiced_array_buffers_bytes",
     ]);
-    const atRest = { rssMiB: rssMiB(pid), heapUsedMiB, externalMiB, cpuPercent };
+    const atRest = { rssMiB: rssMiB(pid), heapUsedMiB, externalMiB, arrayBuffersMiB, cpuPercent };
     const fullBytes = sum(synced.bytes);
     const endpointChange = await change(
       worker,
@@ -345,7 +346,7 @@ export function printLoadReport(r: LoadReport): void {
   );
   const rest = r.atRest;
   console.log(
-    `  at rest: sluiced RSS ${rest.rssMiB.toFixed(0)} MiB (V8 heap used ${rest.heapUsedMiB.toFixed(0)} MiB, external ${rest.externalMiB.toFixed(0)} MiB), CPU ${rest.cpuPercent.toFixed(1)}%`,
+    `  at rest: sluiced RSS ${rest.rssMiB.toFixed(0)} MiB (V8 heap used ${rest.heapUsedMiB.toFixed(0)} MiB, external ${rest.externalMiB.toFixed(0)} MiB, of which ArrayBuffers alive ${rest.arrayBuffersMiB.toFixed(0)} MiB), CPU ${rest.cpuPercent.toFixed(1)}%`,
   );
   console.log(`  endpoint change: ${describeChange(r.endpointChange)}`);
   console.log(`  VirtualService change: ${describeChange(r.virtualServiceChange)}`);

@@ -16,6 +16,16 @@ export function registerMonitoringMetrics(metrics: Registry, version: string): v
       this.set((Date.now() - startedAt) / 1000);
     },
   });
+  // V8's external-memory figure (nodejs_external_memory_bytes) can lag far behind the Buffers freed:
+  // with 2,000 unscoped sidecars at rest it read 1.2 GiB while the ArrayBuffers alive held 25 MiB.
+  new Gauge({
+    name: "sluiced_array_buffers_bytes",
+    help: "Memory held by the ArrayBuffers (and so the Buffers) alive, as Node's allocator counts it.",
+    registers: [metrics],
+    collect() {
+      this.set(process.memoryUsage().arrayBuffers);
+    },
+  });
   new Gauge({
     name: "pilot_info",
     help: "Pilot version and build information.",

@@ -276,6 +276,7 @@ test("/metrics has Istio's metric names and the process metrics; /version is tex
   assert.match(res.body, /^istiod_uptime_seconds \d/m);
   assert.match(res.body, /^process_cpu_user_seconds_total /m);
   assert.match(res.body, /^nodejs_heap_size_used_bytes /m);
+  assert.match(res.body, /^sluiced_array_buffers_bytes [1-9]\d*$/m);
   assert.deepEqual(await call(port, "/version"), {
     status: 200,
     type: "text/plain; charset=utf-8",
