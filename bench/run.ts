@@ -27,6 +27,7 @@ const { values: flags } = parseArgs({
     suite: { type: "string", default: "all" },
     services: { type: "string" },
     runs: { type: "string" },
+    benchtime: { type: "string" },
     templates: { type: "string" },
     micro: { type: "string" },
     endpoints: { type: "string", default: "10" },
@@ -45,6 +46,7 @@ if (suites.includes("micro")) {
   results.push(
     ...benchTemplates({
       services: flags.services === undefined ? DEFAULT_MICRO.services : Number(flags.services),
+      benchtimeMs: number(flags.benchtime, DEFAULT_MICRO.benchtimeMs),
       runs: number(flags.runs, DEFAULT_MICRO.runs),
       templates: flags.templates ? list(flags.templates) : DEFAULT_MICRO.templates,
       groups: flags.micro ? list(flags.micro) : DEFAULT_MICRO.groups,

@@ -7,8 +7,8 @@
 // setup, the proxy's SidecarScope, service targets (and a router's merged Gateways) are computed before the timed run; the push context's other indexes are
 // built lazily, so the first generation on a push pays for the ones it reads (Istio: in InitPushContext). As Istio's, a generation run includes
 // marshalling each resource into an Any (encodeResource; fresh objects are never in the encode cache).
-// A quarter as many untimed runs go before the timed ones: the JIT's warm-up, as Go's testing package
-// discards its calibration runs (b.N = 1, 100, ...) and reports only the last.
+// Each generation benchmark runs on Go's testing schedule (measureFor): rounds of b.N = 1, 100, ...
+// runs until a round takes a second of timed work (-benchtime=1s), of which only the last is reported.
 import { clone, type Message } from "@bufbuild/protobuf";
 import { BinaryReader } from "@bufbuild/protobuf/wire";
 import { registry as apiRegistry } from "../src/api/index.ts";
@@ -22,14 +22,16 @@ import { buildNameTable } from "../src/xds/generators/nds.ts";
 import { buildRouteConfiguration, routeNames } from "../src/xds/generators/rds.ts";
 import { buildSecrets } from "../src/xds/generators/sds.ts";
 import { encodeResource, storePush, storeSecrets } from "../src/xds/index.ts";
-import { measure } from "./measure.ts";
+import { measure, measureFor } from "./measure.ts";
 import type { BenchResult } from "./run.ts";
 import { BENCH_MESH, benchProxy, DOMAIN_SUFFIX, template, templateState } from "./templates.ts";
 
 export interface MicroOptions {
   /** Services per template; undefined: each template's size in Istio's benchmark (100, `gateways*` 1,000). */
   services: number | undefined;
-  /** Timed runs per benchmark. */
+  /** Timed work per generation benchmark, as Go's -benchtime: rounds grow until one takes this long. */
+  benchtimeMs: number;
+  /** Timed runs of the encode benchmarks. */
   runs: number;
   /** Templates to run the per-type generation benchmarks over. */
   templates: readonly string[];
@@ -39,6 +41,7 @@ export interface MicroOptions {
 
 export const DEFAULT_MICRO: MicroOptions = {
   services: undefined,
+  benchtimeMs: 1000,
   runs: 50,
   templates: [
     "http",
@@ -91,21 +94,16 @@ function fixture(objects: readonly ConfigObject[], proxy: ProxyNode): Fixture & 
   return { ...state, proxy, newPush };
 }
 
-/** Untimed runs before a generation benchmark's timed ones (see measure). */
-function warmupRuns(runs: number): number {
-  return Math.ceil(runs / 4);
-}
-
 /**
  * Times `generate` (plus encoding its output) on a fresh push per run, and reports the resources
  * and bytes of the last run's response. Each push is made before its run, untimed, and dropped after
  * it: pushes made up front stayed alive with their memos, and collecting them fell into the timed runs.
  */
-function generation(f: Fixture, runs: number, generate: (push: PushContext) => readonly Message[]) {
+function generation(f: Fixture, benchtimeMs: number, generate: (push: PushContext) => readonly Message[]) {
   let push: PushContext;
   let last: readonly Message[] = [];
-  const timing = measure(
-    runs,
+  const timing = measureFor(
+    benchtimeMs,
     () => {
       last = generate(push);
       encodeAll(last);
@@ -119,7 +117,6 @@ function generation(f: Fixture, runs: number, generate: (push: PushContext) => r
       if (f.proxy.type === "router") snap.mergedGateway(f.proxy);
       snap.serviceTargets(f.proxy);
     },
-    warmupRuns(runs),
   );
   if (last.length === 0) throw new Error("generation produced no resources");
   return { ...timing, ...messageSize(last) };
@@ -131,21 +128,21 @@ function templateBenchmarks(name: string, options: MicroOptions): BenchResult[] 
   const services = options.services ?? t.services ?? 100;
   const f = fixture(t.render({ services, instances: services }), benchProxy(t.proxy));
   const { proxy, registry } = f;
-  const runs = options.runs;
+  const time = options.benchtimeMs;
   const routes = routeNames(buildListeners(f.newPush(), proxy, registry));
   const label = (what: string) => `templates: ${name}, ${services} services, ${what} (${t.proxy})`;
   const results: BenchResult[] = [
-    { name: label("push-context build"), ...measure(runs, f.newPush, undefined, warmupRuns(runs)) },
-    { name: label("CDS generation"), ...generation(f, runs, (push) => buildClusters(push, proxy, registry)) },
-    { name: label("LDS generation"), ...generation(f, runs, (push) => buildListeners(push, proxy, registry)) },
+    { name: label("push-context build"), ...measureFor(time, f.newPush) },
+    { name: label("CDS generation"), ...generation(f, time, (push) => buildClusters(push, proxy, registry)) },
+    { name: label("LDS generation"), ...generation(f, time, (push) => buildListeners(push, proxy, registry)) },
   ];
   if (routes.length > 0) {
     const rds = (push: PushContext) => routes.flatMap((r) => buildRouteConfiguration(push, proxy, r) ?? []);
-    results.push({ name: label("RDS generation"), ...generation(f, runs, rds) });
+    results.push({ name: label("RDS generation"), ...generation(f, time, rds) });
   }
   if (proxy.type === "sidecar") {
     const nds = (push: PushContext) => [buildNameTable(push, proxy, registry) ?? []].flat();
-    results.push({ name: label("NDS generation"), ...generation(f, runs, nds) });
+    results.push({ name: label("NDS generation"), ...generation(f, time, nds) });
   }
   return results;
 }
@@ -193,7 +190,7 @@ export function endpointsConfig(endpoints: number, services: number): ConfigObje
 }
 
 /** BenchmarkEndpointGeneration: the load assignments of every service for a sidecar at 10.3.3.3. */
-function endpointBenchmarks(runs: number): BenchResult[] {
+function endpointBenchmarks(benchtimeMs: number): BenchResult[] {
   const cases = [
     [1, 100],
     [10, 10],
@@ -205,7 +202,10 @@ function endpointBenchmarks(runs: number): BenchResult[] {
     const f = fixture(endpointsConfig(endpoints, services), proxy);
     const clusters = Array.from({ length: services }, (_, s) => `outbound|80||foo-${s}.com`);
     const eds = (push: PushContext) => clusters.map((c) => buildLoadAssignment(push, proxy, f.registry, c));
-    return { name: `EDS generation, ${endpoints} endpoints / ${services} services`, ...generation(f, runs, eds) };
+    return {
+      name: `EDS generation, ${endpoints} endpoints / ${services} services`,
+      ...generation(f, benchtimeMs, eds),
+    };
   });
 }
 
@@ -231,7 +231,7 @@ export function credentialsGateway(count: number): ConfigObject {
  * authorization off; Sluice serves a router only what its Gateways reference, so a Gateway in the
  * proxy's namespace references each credential.
  */
-function secretBenchmarks(runs: number): BenchResult[] {
+function secretBenchmarks(benchtimeMs: number): BenchResult[] {
   return [10, 1000].map((count) => {
     const gateway = credentialsGateway(count);
     const f = fixture(
@@ -241,7 +241,7 @@ function secretBenchmarks(runs: number): BenchResult[] {
     const secrets = storeSecrets(f.store);
     const names = Array.from({ length: count }, (_, i) => `kubernetes://sds-credential-${i}`);
     const sds = (push: PushContext) => buildSecrets(push, f.proxy, secrets, names);
-    return { name: `SDS generation, ${count} secrets (router)`, ...generation(f, runs, sds) };
+    return { name: `SDS generation, ${count} secrets (router)`, ...generation(f, benchtimeMs, sds) };
   });
 }
 
@@ -278,8 +278,8 @@ function fail(typeName: string): never {
 export function benchTemplates(options: MicroOptions = DEFAULT_MICRO): BenchResult[] {
   const groups: Record<string, () => BenchResult[]> = {
     templates: () => options.templates.flatMap((name) => templateBenchmarks(name, options)),
-    eds: () => endpointBenchmarks(options.runs),
-    sds: () => secretBenchmarks(options.runs),
+    eds: () => endpointBenchmarks(options.benchtimeMs),
+    sds: () => secretBenchmarks(options.benchtimeMs),
     encode: () => encodeBenchmarks(options),
   };
   return options.groups.flatMap((group) => {
