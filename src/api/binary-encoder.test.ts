@@ -292,6 +292,24 @@ test("enums: zero skipped, negative values as 10-byte varints", () => {
   assertKinds({ color: -2 }, "negative enum", "e003feffffffffffffffff01");
 });
 
+test("messages larger than the scratch buffer, and parts moved up by long length prefixes", () => {
+  // Every kind of write past the end of the first buffer: loops, native copies, DataView writes.
+  const big = {
+    fString: "ü".repeat(40_000),
+    children: Array.from({ length: 40 }, (_, i) => ({
+      fBytes: new Uint8Array(3000).fill(i),
+      fDouble: i + 0.5,
+      fFixed64: BigInt(i),
+      fFloat: 1.5,
+      rInt32: [i, -i, 300],
+      child: { fString: "x".repeat(100 + i) },
+    })),
+  };
+  assertKinds(big, "over 64 KiB, twice");
+  assertKinds({ children: [big, big] }, "over 64 KiB, nested");
+  assertKinds({ child: { child: { child: { fString: "y".repeat(20_000) } } } }, "3-byte prefixes at every level");
+});
+
 test("messages: nested, repeated, recursive, empty", () => {
   assertKinds({ child: {} }, "empty child", "f20300");
   assertKinds({ child: { child: { fString: "deep", child: { fInt32: 1 } } } }, "nested");

@@ -1,12 +1,14 @@
 // A protobuf binary encoder for protobuf-es v2 messages that writes exactly the bytes `toBinary`
-// writes, faster. Per message type it generates (once, on first use) two plain functions: one that
-// computes the encoded size, one that writes into a buffer of exactly that size (no growth, no
-// shifting of length prefixes, no final copy). Generated code is used instead of per-field closures
-// because each property read then has its own inline cache: closures made from one function literal
-// share one, which every field of every message type turns megamorphic.
+// writes, faster. Per message type it generates (once, on first use) a plain function that writes
+// the message in one pass. Generated code is used instead of per-field closures because each
+// property read then has its own inline cache: closures made from one function literal share one,
+// which every field of every message type turns megamorphic.
 //
-// The size pass records the size of every length-delimited part (message, packed list, map entry)
-// in the order the write pass reaches them, so nothing is sized twice; the write pass reads them back.
+// Messages are written into a scratch buffer, then copied out. A length-delimited part (message,
+// packed list, map entry) gets one byte for its length prefix, filled in once the part is written;
+// the few parts of 128 bytes or more are moved up by the prefix's extra bytes. That costs less than
+// the separate sizing pass over every message this encoder had before (a CDS response of 411
+// clusters encoded in 0.74-0.77x the time).
 //
 // Representation rules mirrored from protobuf-es (to-binary.js, reflect/message.js): fields in number
 // order, oneof members at their own number; proto3 implicit presence skips zero values (-0 and NaN
@@ -19,51 +21,55 @@
 // "undefined" for a missing string; and a value of the wrong JavaScript type is an error naming the
 // field, where toBinary coerces some (a numeric string in an int32 field).
 //
-// A message must not change while it is encoded (nothing here calls out to code that could).
+// Encoding is synchronous and not reentrant: generated code calls out to nothing that could encode.
 import { type DescField, type DescMessage, type MessageShape, protoInt64, ScalarType } from "@bufbuild/protobuf";
 import { WireType } from "@bufbuild/protobuf/wire";
 import { FeatureSet_FieldPresence, isWrapperDesc } from "@bufbuild/protobuf/wkt";
 
-/** The generated encoding functions of one message type. */
+/** The generated encoding function of one message type. */
 interface Codec {
-  /**
-   * The size of the message's fields. Pushes its own size onto `sizes`, then (in write order) the
-   * sizes of its length-delimited parts.
-   */
-  size(message: unknown, sizes: number[]): number;
+  /** Writes the message's fields (not its tag or length). */
   write(message: unknown, w: Writer): void;
 }
 
 const FLOAT32_MAX = 3.4028234663852886e38;
 
-/** Writes into a buffer of exactly the size the size pass computed. */
+/**
+ * Writes into a buffer that may turn out too small: a write past its end is not made, but `pos`
+ * moves on as if it were, so the caller sees `pos` past the end and writes again into a larger one.
+ */
 class Writer {
-  /** The buffer written, from `start` to `end`. */
-  readonly buf: Buffer;
-  readonly start: number;
-  readonly end: number;
-  pos: number;
-  /** The sizes the size pass recorded, and the next one to read (the first is the message's own). */
-  readonly sizes: readonly number[];
-  next = 1;
+  buf: Buffer;
+  pos = 0;
   #view: DataView | undefined;
 
-  constructor(buf: Buffer, sizes: readonly number[], start = 0, end = buf.length) {
+  constructor(buf: Buffer) {
     this.buf = buf;
-    this.sizes = sizes;
-    this.start = start;
-    this.end = end;
-    this.pos = start;
   }
 
-  /** The length prefix of the next length-delimited part. */
-  delimit(): void {
-    this.varint32(this.sizes[this.next++]);
+  /** Whether `n` more bytes fit; when not, skips them. */
+  private room(n: number): boolean {
+    if (this.pos + n <= this.buf.length) return true;
+    this.pos += n;
+    return false;
   }
 
-  /** Skips the recorded size of a group-encoded message, which has no length prefix. */
-  skipSize(): void {
-    this.next++;
+  /** Starts a length-delimited part: one byte kept for its length. Returns where that byte is. */
+  open(): number {
+    return this.pos++;
+  }
+
+  /** Ends the part `open` started: fills in its length, moving the part up when it needs more bytes. */
+  close(at: number): void {
+    const len = this.pos - at - 1;
+    if (len < 0x80) {
+      this.buf[at] = len;
+      return;
+    }
+    const extra = varintSize(len) - 1;
+    this.buf.copyWithin(at + 1 + extra, at + 1, this.pos);
+    this.pos += extra;
+    this.varint32At(at, len);
   }
 
   varint32(n: number): void {
@@ -117,27 +123,32 @@ class Writer {
 
   fixed64(v: Int64, unsigned: boolean): void {
     const lo = int64Lo(v, unsigned);
+    if (!this.room(8)) return;
     this.view().setInt32(this.pos, lo, true);
     this.view().setInt32(this.pos + 4, int64Hi, true);
     this.pos += 8;
   }
 
   fixed32(n: number): void {
+    if (!this.room(4)) return;
     this.view().setUint32(this.pos, n, true);
     this.pos += 4;
   }
 
   sfixed32(n: number): void {
+    if (!this.room(4)) return;
     this.view().setInt32(this.pos, n, true);
     this.pos += 4;
   }
 
   float(n: number): void {
+    if (!this.room(4)) return;
     this.view().setFloat32(this.pos, n, true);
     this.pos += 4;
   }
 
   double(n: number): void {
+    if (!this.room(8)) return;
     this.view().setFloat64(this.pos, n, true);
     this.pos += 8;
   }
@@ -163,16 +174,17 @@ class Writer {
     // UTF-8 takes 1 to 3 bytes per UTF-16 unit: when both bounds have one prefix size, the string
     // is written after a prefix of that size, which is then filled in (one native call, not two).
     const prefix = varintSize(len);
-    if (prefix === varintSize(3 * len)) {
+    if (prefix === varintSize(3 * len) && this.pos + prefix + 3 * len <= buf.length) {
       const start = this.pos;
       this.pos += prefix;
-      const size = buf.write(s, this.pos, this.end - this.pos);
+      const size = buf.write(s, this.pos, buf.length - this.pos);
       this.pos += size;
       this.varint32At(start, size);
       return;
     }
     const size = Buffer.byteLength(s, "utf8");
     this.varint32(size);
+    if (!this.room(size)) return;
     this.pos += buf.write(s, this.pos, size, size === len ? "latin1" : "utf8");
   }
 
@@ -197,7 +209,7 @@ class Writer {
     if (len < 64) {
       const buf = this.buf;
       for (let i = 0; i < len; i++) buf[this.pos++] = b[i];
-    } else {
+    } else if (this.room(len)) {
       this.buf.set(b, this.pos);
       this.pos += len;
     }
@@ -248,88 +260,40 @@ function varintSize(n: number): number {
   return 5;
 }
 
-function varint64Size(lo: number, hi: number): number {
-  return hi === 0 ? varintSize(lo >>> 0) : Math.ceil((64 - Math.clz32(hi)) / 7);
-}
-
 function invalid(field: string, what: string, value: unknown): Error {
   return new Error(`cannot encode field ${field} to binary: invalid ${what}: ${String(value)}`);
 }
 
-/** Sizes of values (without their tag), validating what toBinary validates. Called by generated code. */
-const sizes = {
-  int32(n: number, field: string): number {
+/** Checks of values, as toBinary checks them, before they are written. Called by generated code. */
+const checks = {
+  int32(n: number, field: string): void {
     if ((n | 0) !== n) throw invalid(field, "int32", n);
-    return n >= 0 ? varintSize(n) : 10;
   },
-  uint32(n: number, field: string): number {
+  uint32(n: number, field: string): void {
     if (n >>> 0 !== n) throw invalid(field, "uint32", n);
-    return varintSize(n);
   },
-  sint32(n: number, field: string): number {
-    if ((n | 0) !== n) throw invalid(field, "int32", n);
-    return varintSize(((n << 1) ^ (n >> 31)) >>> 0);
-  },
-  fixed32(n: number, field: string): number {
-    if (n >>> 0 !== n) throw invalid(field, "uint32", n);
-    return 4;
-  },
-  sfixed32(n: number, field: string): number {
-    if ((n | 0) !== n) throw invalid(field, "int32", n);
-    return 4;
-  },
-  float(n: number, field: string): number {
+  float(n: number, field: string): void {
     if (typeof n !== "number" || (Number.isFinite(n) && (n > FLOAT32_MAX || n < -FLOAT32_MAX))) {
       throw invalid(field, "float32", n);
     }
-    return 4;
   },
-  double(n: number, field: string): number {
+  double(n: number, field: string): void {
     if (typeof n !== "number") throw invalid(field, "double", n);
-    return 8;
   },
-  int64(v: Int64, field: string): number {
-    if (typeof v === "bigint" && v >= 0n && v <= 0x7fffffffn) return varintSize(Number(v));
-    return varint64Size(int64Lo(checked64(v, field, false), false) >>> 0, int64Hi >>> 0);
+  int64(v: Int64, field: string): void {
+    if (typeof v !== "bigint" || v < 0n || v > 0x7fffffffn) checked64(v, field, false);
   },
-  uint64(v: Int64, field: string): number {
-    if (typeof v === "bigint" && v >= 0n && v <= 0x7fffffffn) return varintSize(Number(v));
-    return varint64Size(int64Lo(checked64(v, field, true), true) >>> 0, int64Hi >>> 0);
+  uint64(v: Int64, field: string): void {
+    if (typeof v !== "bigint" || v < 0n || v > 0x7fffffffn) checked64(v, field, true);
   },
-  sint64(v: Int64, field: string): number {
-    const lo = int64Lo(checked64(v, field, false), false);
-    const sign = int64Hi >> 31;
-    return varint64Size(((lo << 1) ^ sign) >>> 0, (((int64Hi << 1) | (lo >>> 31)) ^ sign) >>> 0);
-  },
-  fixed64(v: Int64, field: string, unsigned: boolean): number {
+  fixed64(v: Int64, field: string, unsigned: boolean): void {
     checked64(v, field, unsigned);
-    return 8;
   },
-  /** Length prefix and UTF-8 bytes. */
-  string(s: string, field: string): number {
+  string(s: string, field: string): void {
     if (typeof s !== "string") throw invalid(field, "string", s);
-    const len = s.length;
-    if (len < SHORT_STRING) {
-      let i = 0;
-      while (i < len && s.charCodeAt(i) <= 0x7f) i++;
-      if (i === len) return 1 + len;
-    }
-    const size = Buffer.byteLength(s, "utf8");
-    return varintSize(size) + size;
   },
-  /** Length prefix and bytes. */
-  bytes(b: Uint8Array, field: string): number {
+  bytes(b: Uint8Array, field: string): void {
     if (!(b instanceof Uint8Array)) throw invalid(field, "bytes", b);
-    return varintSize(b.byteLength) + b.byteLength;
-  },
-  /** A length-delimited part of `size` bytes, with its prefix. */
-  delimited(size: number): number {
-    return varintSize(size) + size;
-  },
-  unknown(fields: readonly UnknownField[]): number {
-    let size = 0;
-    for (const f of fields) size += varintSize(((f.no << 3) | f.wireType) >>> 0) + f.data.byteLength;
-    return size;
   },
 };
 
@@ -368,10 +332,10 @@ const mapKeys = {
 /** Where preEncoded keeps a message's bytes: a non-enumerable property, which clone() and spreads leave out. */
 const ENCODED = Symbol("binary-encoder.encoded");
 
-/** What generated code reaches: the size helpers, map key conversions, and error helpers. */
+/** What generated code reaches: the value checks, map key conversions, and error helpers. */
 const helpers = {
   encoded: ENCODED,
-  sizes,
+  checks,
   mapKeys,
   hasOwn: (o: object, key: string) => Object.hasOwn(o, key),
   foreign(typeName: string, message: { $typeName?: unknown }): never {
@@ -390,60 +354,58 @@ const helpers = {
  */
 export function preEncoded<T extends object>(schema: DescMessage | "google.protobuf.Struct", message: T): T {
   const codec = schema === "google.protobuf.Struct" ? jsonStructCodec : codecFor(schema);
-  recordedSizes.length = 0;
-  const w = new Writer(Buffer.allocUnsafe(codec.size(message, recordedSizes)), recordedSizes);
-  codec.write(message, w);
-  Object.defineProperty(message, ENCODED, { value: new Uint8Array(finished(w)), enumerable: false });
+  const w = written(codec, message);
+  Object.defineProperty(message, ENCODED, { value: new Uint8Array(w.buf.subarray(0, w.pos)), enumerable: false });
   return message;
 }
 
 // ---------------------------------------------------------------------------------------------
 // Code generation
 
-/** How one scalar type is sized (expression) and written (statement), and its wire type. */
+/** How one scalar type is checked (statement, or "") and written (statement), and its wire type. */
 interface ScalarCode {
   wireType: WireType;
-  size(v: string, field: string): string;
+  check(v: string, field: string): string;
   write(v: string): string;
 }
 
 function scalarCode(type: ScalarType): ScalarCode {
-  const sized = (helper: string, wireType: WireType, write: (v: string) => string, extra = ""): ScalarCode => ({
+  const checked = (check: string, wireType: WireType, write: (v: string) => string, extra = ""): ScalarCode => ({
     wireType,
-    size: (v, field) => `h.sizes.${helper}(${v}, ${field}${extra})`,
+    check: (v, field) => `h.checks.${check}(${v}, ${field}${extra});`,
     write,
   });
   switch (type) {
     case ScalarType.INT32:
-      return sized("int32", WireType.Varint, (v) => `w.int32(${v});`);
+      return checked("int32", WireType.Varint, (v) => `w.int32(${v});`);
     case ScalarType.UINT32:
-      return sized("uint32", WireType.Varint, (v) => `w.varint32(${v});`);
+      return checked("uint32", WireType.Varint, (v) => `w.varint32(${v});`);
     case ScalarType.SINT32:
-      return sized("sint32", WireType.Varint, (v) => `w.sint32(${v});`);
+      return checked("int32", WireType.Varint, (v) => `w.sint32(${v});`);
     case ScalarType.FIXED32:
-      return sized("fixed32", WireType.Bit32, (v) => `w.fixed32(${v});`);
+      return checked("uint32", WireType.Bit32, (v) => `w.fixed32(${v});`);
     case ScalarType.SFIXED32:
-      return sized("sfixed32", WireType.Bit32, (v) => `w.sfixed32(${v});`);
+      return checked("int32", WireType.Bit32, (v) => `w.sfixed32(${v});`);
     case ScalarType.FLOAT:
-      return sized("float", WireType.Bit32, (v) => `w.float(${v});`);
+      return checked("float", WireType.Bit32, (v) => `w.float(${v});`);
     case ScalarType.DOUBLE:
-      return sized("double", WireType.Bit64, (v) => `w.double(${v});`);
+      return checked("double", WireType.Bit64, (v) => `w.double(${v});`);
     case ScalarType.INT64:
-      return sized("int64", WireType.Varint, (v) => `w.int64(${v});`);
+      return checked("int64", WireType.Varint, (v) => `w.int64(${v});`);
     case ScalarType.UINT64:
-      return sized("uint64", WireType.Varint, (v) => `w.uint64(${v});`);
+      return checked("uint64", WireType.Varint, (v) => `w.uint64(${v});`);
     case ScalarType.SINT64:
-      return sized("sint64", WireType.Varint, (v) => `w.sint64(${v});`);
+      return checked("int64", WireType.Varint, (v) => `w.sint64(${v});`);
     case ScalarType.FIXED64:
-      return sized("fixed64", WireType.Bit64, (v) => `w.fixed64(${v}, true);`, ", true");
+      return checked("fixed64", WireType.Bit64, (v) => `w.fixed64(${v}, true);`, ", true");
     case ScalarType.SFIXED64:
-      return sized("fixed64", WireType.Bit64, (v) => `w.fixed64(${v}, false);`, ", false");
+      return checked("fixed64", WireType.Bit64, (v) => `w.fixed64(${v}, false);`, ", false");
     case ScalarType.BOOL:
-      return { wireType: WireType.Varint, size: () => "1", write: (v) => `w.bool(${v});` };
+      return { wireType: WireType.Varint, check: () => "", write: (v) => `w.bool(${v});` };
     case ScalarType.STRING:
-      return sized("string", WireType.LengthDelimited, (v) => `w.string(${v});`);
+      return checked("string", WireType.LengthDelimited, (v) => `w.string(${v});`);
     case ScalarType.BYTES:
-      return sized("bytes", WireType.LengthDelimited, (v) => `w.bytes(${v});`);
+      return checked("bytes", WireType.LengthDelimited, (v) => `w.bytes(${v});`);
   }
 }
 
@@ -477,12 +439,6 @@ interface MessageRef {
   delimited: boolean;
 }
 
-/** Generated size/write code of one field's value `v` (tag included), as statements. */
-interface Code {
-  size: string;
-  write: string;
-}
-
 /** The generated code of one message type, and the codecs it calls. */
 class MessageSource {
   readonly refs: Codec[] = [];
@@ -500,44 +456,26 @@ class MessageSource {
   }
 
   /** A message value `v` with its tag: length-prefixed, or a group between start and end tags. */
-  message(no: number, ref: MessageRef, v: string): Code {
+  message(no: number, ref: MessageRef, v: string): string {
     if (ref.delimited) {
-      const start = tagOf(no, WireType.StartGroup);
-      const end = tagOf(no, WireType.EndGroup);
-      return {
-        size: `n += ${varintSize(start) + varintSize(end)} + ${ref.codec}.size(${v}, s);`,
-        write: `w.varint32(${start}); w.skipSize(); ${ref.codec}.write(${v}, w); w.varint32(${end});`,
-      };
+      return `w.varint32(${tagOf(no, WireType.StartGroup)}); ${ref.codec}.write(${v}, w); w.varint32(${tagOf(no, WireType.EndGroup)});`;
     }
-    // A pre-encoded value (preEncoded) is copied; its parts are neither sized nor recorded.
+    // A pre-encoded value (preEncoded) is copied.
     const tag = tagOf(no, WireType.LengthDelimited);
-    return {
-      size: `x = ${v}; b = x[E]; n += ${varintSize(tag)} + h.sizes.delimited(b !== undefined ? b.length : ${ref.codec}.size(x, s));`,
-      write: `w.varint32(${tag}); x = ${v}; b = x[E]; if (b !== undefined) w.bytes(b); else { w.delimit(); ${ref.codec}.write(x, w); }`,
-    };
+    return `w.varint32(${tag}); x = ${v}; b = x[E]; if (b !== undefined) w.bytes(b); else { const at = w.open(); ${ref.codec}.write(x, w); w.close(at); }`;
   }
 
   /** An empty message with its tag, for a message value that is not there. */
-  emptyMessage(no: number, ref: MessageRef): Code {
+  emptyMessage(no: number, ref: MessageRef): string {
     if (ref.delimited) {
-      const start = tagOf(no, WireType.StartGroup);
-      const end = tagOf(no, WireType.EndGroup);
-      return {
-        size: `n += ${varintSize(start) + varintSize(end)};`,
-        write: `w.varint32(${start}); w.varint32(${end});`,
-      };
+      return `w.varint32(${tagOf(no, WireType.StartGroup)}); w.varint32(${tagOf(no, WireType.EndGroup)});`;
     }
-    const tag = tagOf(no, WireType.LengthDelimited);
-    return { size: `n += ${varintSize(tag) + 1};`, write: `w.varint32(${tag}); w.varint32(0);` };
+    return `w.varint32(${tagOf(no, WireType.LengthDelimited)}); w.varint32(0);`;
   }
 
-  scalar(no: number, type: ScalarType, v: string, field: string): Code {
+  scalar(no: number, type: ScalarType, v: string, field: string): string {
     const code = scalarCode(type);
-    const tag = tagOf(no, code.wireType);
-    return {
-      size: `n += ${varintSize(tag)} + ${code.size(v, field)};`,
-      write: `w.varint32(${tag}); ${code.write(v)}`,
-    };
+    return `${code.check(v, field)} w.varint32(${tagOf(no, code.wireType)}); ${code.write(v)}`;
   }
 
   /** The codec of a message-typed field's values, as protobuf-es represents them in that field. */
@@ -550,13 +488,10 @@ class MessageSource {
 }
 
 /** Generated code of one field, reading the message `m` into `v`. */
-function fieldCode(src: MessageSource, field: DescField, get: string): Code {
+function fieldCode(src: MessageSource, field: DescField, get: string): string {
   const name = JSON.stringify(`${field.parent.typeName}.${field.name}`);
   const no = field.number;
-  const wrap = (condition: string, code: Code): Code => ({
-    size: `v = ${get};\nif (${condition}) { ${code.size} }`,
-    write: `v = ${get};\nif (${condition}) { ${code.write} }`,
-  });
+  const wrap = (condition: string, code: string): string => `v = ${get};\nif (${condition}) { ${code} }`;
   switch (field.fieldKind) {
     case "scalar":
     case "enum": {
@@ -577,26 +512,19 @@ function fieldCode(src: MessageSource, field: DescField, get: string): Code {
     case "list": {
       if (field.listKind === "message") {
         const item = src.message(no, src.messageRef(field), "v[i]");
-        return wrap("v !== undefined", {
-          size: `for (let i = 0; i < v.length; i++) { ${item.size} }`,
-          write: `for (let i = 0; i < v.length; i++) { ${item.write} }`,
-        });
+        return wrap("v !== undefined", `for (let i = 0; i < v.length; i++) { ${item} }`);
       }
       const type = field.listKind === "enum" ? ScalarType.INT32 : field.scalar;
       if (!field.packed) {
         const item = src.scalar(no, type, "v[i]", name);
-        return wrap("v !== undefined", {
-          size: `for (let i = 0; i < v.length; i++) { ${item.size} }`,
-          write: `for (let i = 0; i < v.length; i++) { ${item.write} }`,
-        });
+        return wrap("v !== undefined", `for (let i = 0; i < v.length; i++) { ${item} }`);
       }
       const item = scalarCode(type);
       const tag = tagOf(no, WireType.LengthDelimited);
-      // The packed payload's size is recorded for the write pass.
-      return wrap("v !== undefined && v.length !== 0", {
-        size: `let p = 0; for (let i = 0; i < v.length; i++) p += ${item.size("v[i]", name)}; s.push(p); n += ${varintSize(tag)} + h.sizes.delimited(p);`,
-        write: `w.varint32(${tag}); w.delimit(); for (let i = 0; i < v.length; i++) { ${item.write("v[i]")} }`,
-      });
+      return wrap(
+        "v !== undefined && v.length !== 0",
+        `w.varint32(${tag}); const at = w.open(); for (let i = 0; i < v.length; i++) { ${item.check("v[i]", name)} ${item.write("v[i]")} } w.close(at);`,
+      );
     }
     case "map": {
       const tag = tagOf(no, WireType.LengthDelimited);
@@ -607,25 +535,16 @@ function fieldCode(src: MessageSource, field: DescField, get: string): Code {
         field.mapKind === "message"
           ? src.message(2, src.messageRef(field), "v[k]")
           : src.scalar(2, field.mapKind === "enum" ? ScalarType.INT32 : field.scalar, "v[k]", name);
-      // Each entry's size is recorded before its value's own sizes: the write pass meets it first.
-      // While the entry is sized, `n` (which the value's code adds to) holds the entry's size.
-      return wrap(`v !== undefined`, {
-        size: `for (const k of Object.keys(v)) {
-  const e = s.length; s.push(0);
+      return wrap(
+        `v !== undefined`,
+        `for (const k of Object.keys(v)) {
+  w.varint32(${tag}); const at = w.open();
   const key = ${toKey};
-  const outer = n;
-  n = ${varintSize(keyTag)} + ${key.size("key", name)};
-  ${value.size}
-  s[e] = n;
-  n = outer + ${varintSize(tag)} + h.sizes.delimited(s[e]);
+  ${key.check("key", name)} w.varint32(${keyTag}); ${key.write("key")}
+  ${value}
+  w.close(at);
 }`,
-        write: `for (const k of Object.keys(v)) {
-  w.varint32(${tag}); w.delimit();
-  const key = ${toKey};
-  w.varint32(${keyTag}); ${key.write("key")}
-  ${value.write}
-}`,
-      });
+      );
     }
   }
 }
@@ -651,67 +570,53 @@ function mapKeyConversion(type: ScalarType, k: string): string {
 
 /**
  * A singular wrapper field (google.protobuf.UInt32Value, ...), which protobuf-es holds unboxed: the
- * wrapper message around its one field, sized again when written rather than recorded.
+ * wrapper message around its one field, its length computed from the value.
  */
-function unboxedWrapper(field: DescField & { message: DescMessage }): Code {
+function unboxedWrapper(field: DescField & { message: DescMessage }): string {
   const inner = field.message.fields[0] as DescField & { fieldKind: "scalar" };
   const code = scalarCode(inner.scalar);
   const innerTag = tagOf(1, code.wireType);
   const name = JSON.stringify(`${inner.parent.typeName}.${inner.name}`);
-  const innerSize = `(${nonZero(inner, "v")} ? ${varintSize(innerTag)} + ${code.size("v", name)} : 0)`;
   const tag = tagOf(field.number, WireType.LengthDelimited);
-  return {
-    size: `n += ${varintSize(tag)} + h.sizes.delimited(${innerSize});`,
-    write: `w.varint32(${tag}); l = ${innerSize}; w.varint32(l); if (l !== 0) { w.varint32(${innerTag}); ${code.write("v")} }`,
-  };
+  return `w.varint32(${tag}); if (${nonZero(inner, "v")}) { ${code.check("v", name)} const at = w.open(); w.varint32(${innerTag}); ${code.write("v")} w.close(at); } else w.varint32(0);`;
 }
 
 /**
  * A field with explicit presence: a scalar is set when it is an own property and not undefined
  * (proto2 defaults live on the prototype), a message when it is not undefined or null.
  */
-function explicit(field: DescField, get: string, code: Code, name: string): Code {
+function explicit(field: DescField, get: string, code: string, name: string): string {
   const local = JSON.stringify(field.localName);
   const set = field.fieldKind === "message" ? `v != null` : `v !== undefined && h.hasOwn(m, ${local})`;
   const unset = field.presence === FeatureSet_FieldPresence.LEGACY_REQUIRED ? ` else h.required(${name});` : "";
-  return {
-    size: `v = ${get};\nif (${set}) { ${code.size} }${unset}`,
-    write: `v = ${get};\nif (${set}) { ${code.write} }`,
-  };
+  return `v = ${get};\nif (${set}) { ${code} }${unset}`;
 }
 
 /** A oneof member: written, zero or not, when it is the oneof's case. */
-function oneofCase(field: DescField, code: Code, empty?: Code): Code {
+function oneofCase(field: DescField, code: string, empty?: string): string {
   const oneof = `m[${JSON.stringify(field.oneof!.localName)}]`;
   const condition = `v !== undefined && v.case === ${JSON.stringify(field.localName)}`;
   // A message case without a value is an empty message, as toBinary creates one.
-  const size = empty ? `if (v == null) { ${empty.size} } else { ${code.size} }` : code.size;
-  const write = empty ? `if (v == null) { ${empty.write} } else { ${code.write} }` : code.write;
-  return {
-    size: `v = ${oneof};\nif (${condition}) { v = v.value; ${size} }`,
-    write: `v = ${oneof};\nif (${condition}) { v = v.value; ${write} }`,
-  };
+  const write = empty ? `if (v == null) { ${empty} } else { ${code} }` : code;
+  return `v = ${oneof};\nif (${condition}) { v = v.value; ${write} }`;
 }
 
-/** Builds the size and write functions from generated statements. */
-function build(src: MessageSource, size: string, write: string, typeName: string): Codec {
+/** Builds the write function from generated statements. */
+function build(src: MessageSource, write: string, typeName: string): Codec {
   const refs = src.refs.map((_, i) => `const c${i} = refs[${i}];`).join("\n");
   // Named after the type, for profiles.
   const name = typeName.replace(/[^A-Za-z0-9]/g, "_");
   const body = `"use strict";
 const E = h.encoded;
 ${refs}
-function size_${name}(m, s) {
-${size}
-}
 function write_${name}(m, w) {
 ${write}
 }
-return { size: size_${name}, write: write_${name} };`;
+return { write: write_${name} };`;
   return new Function("h", "refs", body)(helpers, src.refs) as Codec;
 }
 
-/** The size and write functions of a message type's fields. */
+/** The write function of a message type's fields. */
 function compileMessage(desc: DescMessage): Codec {
   const src = new MessageSource();
   const fields = desc.fields.concat().sort((a, b) => a.number - b.number);
@@ -721,15 +626,8 @@ function compileMessage(desc: DescMessage): Codec {
   return build(
     src,
     `${check}
-const slot = s.length; s.push(0);
-let n = 0, v, x, b;
-${code.map((c) => c.size).join("\n")}
-v = m.$unknown;
-if (v !== undefined) n += h.sizes.unknown(v);
-s[slot] = n;
-return n;`,
-    `let v, l, x, b;
-${code.map((c) => c.write).join("\n")}
+let v, x, b;
+${code.join("\n")}
 v = m.$unknown;
 if (v !== undefined) w.unknown(v);`,
     desc.typeName,
@@ -739,14 +637,10 @@ if (v !== undefined) w.unknown(v);`,
 /** A codec compiled on first use, so that a schema's unused branches cost nothing. */
 function lazyCodec(compile: () => Codec): Codec {
   const codec: Codec = {
-    size(message, s) {
+    write(message, w) {
       const compiled = compile();
-      codec.size = compiled.size;
       codec.write = compiled.write;
-      return compiled.size(message, s);
-    },
-    write() {
-      throw new Error("binary-encoder: write before size");
+      compiled.write(message, w);
     },
   };
   return codec;
@@ -784,68 +678,22 @@ function isJsonObject(json: Json): json is Record<string, Json> {
   return json !== null && typeof json === "object" && !Array.isArray(json);
 }
 
-function structSize(json: Json, s: number[]): number {
-  const slot = s.length;
-  s.push(0);
-  let n = 0;
-  if (isJsonObject(json)) {
-    for (const key of Object.keys(json)) {
-      const entrySlot = s.length;
-      s.push(0);
-      const entry =
-        1 + sizes.string(key, "google.protobuf.Struct.fields") + 1 + sizes.delimited(valueSize(json[key], s));
-      s[entrySlot] = entry;
-      n += 1 + sizes.delimited(entry);
-    }
-  }
-  s[slot] = n;
-  return n;
-}
-
 function writeStruct(json: Json, w: Writer): void {
   if (!isJsonObject(json)) return;
   for (const key of Object.keys(json)) {
     w.varint32(STRUCT_FIELDS);
-    w.delimit();
+    const entry = w.open();
     w.varint32(ENTRY_KEY);
     w.string(key);
     w.varint32(ENTRY_VALUE);
-    w.delimit();
+    const value = w.open();
     writeValue(json[key], w);
+    w.close(value);
+    w.close(entry);
   }
 }
 
-/** The size of the google.protobuf.Value protobuf-es converts `json` to. */
-function valueSize(json: Json, s: number[]): number {
-  const slot = s.length;
-  s.push(0);
-  let n = 0;
-  switch (typeof json) {
-    case "number":
-      n = 9;
-      break;
-    case "string":
-      n = 1 + sizes.string(json, "google.protobuf.Value.string_value");
-      break;
-    case "boolean":
-      n = 2;
-      break;
-    case "object":
-      if (json === null) n = 2;
-      else if (Array.isArray(json)) {
-        const listSlot = s.length;
-        s.push(0);
-        let list = 0;
-        for (const item of json) list += 1 + sizes.delimited(valueSize(item, s));
-        s[listSlot] = list;
-        n = 1 + sizes.delimited(list);
-      } else n = 1 + sizes.delimited(structSize(json, s));
-      break;
-  }
-  s[slot] = n;
-  return n;
-}
-
+/** The google.protobuf.Value protobuf-es converts `json` to. */
 function writeValue(json: Json, w: Writer): void {
   switch (typeof json) {
     case "number":
@@ -866,31 +714,57 @@ function writeValue(json: Json, w: Writer): void {
         w.varint32(0);
       } else if (Array.isArray(json)) {
         w.varint32(LIST_VALUE);
-        w.delimit();
+        const list = w.open();
         for (const item of json) {
           w.varint32(LIST_VALUES);
-          w.delimit();
+          const value = w.open();
           writeValue(item, w);
+          w.close(value);
         }
+        w.close(list);
       } else {
         w.varint32(STRUCT_VALUE);
-        w.delimit();
+        const struct = w.open();
         writeStruct(json, w);
+        w.close(struct);
       }
       break;
   }
 }
 
-const jsonStructCodec: Codec = {
-  size: structSize,
-  write: (json, w) => writeStruct(json, w),
-};
+const jsonStructCodec: Codec = { write: (json, w) => writeStruct(json, w) };
 
 // ---------------------------------------------------------------------------------------------
 // Entry points
 
-// The size pass's records, reused by every encode (encoding is synchronous and not reentrant).
-const recordedSizes: number[] = [];
+/**
+ * The scratch buffer every encode writes into (encoding is synchronous and not reentrant). It grows to
+ * the largest message written, and stays that size.
+ */
+let scratch = new Writer(Buffer.allocUnsafeSlow(64 * 1024));
+
+/** The scratch writer, emptied. */
+function startScratch(): Writer {
+  scratch.pos = 0;
+  return scratch;
+}
+
+/** Whether what was written to the scratch buffer fit; if not, a larger buffer to write it again into. */
+function fits(w: Writer): boolean {
+  if (w.pos <= w.buf.length) return true;
+  scratch = new Writer(Buffer.allocUnsafeSlow(Math.max(2 * w.buf.length, 2 * w.pos)));
+  return false;
+}
+
+/** The scratch writer after `codec` wrote `message`. */
+function written(codec: Codec, message: unknown): Writer {
+  let w: Writer;
+  do {
+    w = startScratch();
+    codec.write(message, w);
+  } while (!fits(w));
+  return w;
+}
 
 /** Encodes messages of one schema to exactly the bytes `toBinary(schema, message)` returns. */
 export type MessageEncoder<Desc extends DescMessage> = (message: MessageShape<Desc>) => Uint8Array;
@@ -903,11 +777,9 @@ export function encoderFor<Desc extends DescMessage>(schema: Desc): MessageEncod
   if (encoder === undefined) {
     const codec = codecFor(schema);
     encoder = (message) => {
-      recordedSizes.length = 0;
-      const w = new Writer(Buffer.allocUnsafe(codec.size(message, recordedSizes)), recordedSizes);
-      codec.write(message, w);
-      // A copy of its own, as toBinary returns: a view would keep the pool's whole slab alive.
-      return new Uint8Array(finished(w));
+      const w = written(codec, message);
+      // A copy of its own, as toBinary returns.
+      return new Uint8Array(w.buf.subarray(0, w.pos));
     };
     encoders.set(schema, encoder);
   }
@@ -928,12 +800,11 @@ const anyPrefixes = new Map<string, Uint8Array>();
 function anyPrefix(typeUrl: string): Uint8Array {
   let prefix = anyPrefixes.get(typeUrl);
   if (prefix === undefined) {
-    const size = 1 + sizes.string(typeUrl, "google.protobuf.Any.type_url") + 1;
-    const w = new Writer(Buffer.allocUnsafe(size), []);
+    const w = new Writer(Buffer.allocUnsafe(1 + 5 + 3 * typeUrl.length + 1));
     w.varint32(ANY_TYPE_URL);
     w.string(typeUrl);
     w.varint32(ANY_VALUE);
-    prefix = new Uint8Array(w.buf);
+    prefix = new Uint8Array(w.buf.subarray(0, w.pos));
     anyPrefixes.set(typeUrl, prefix);
   }
   return prefix;
@@ -945,25 +816,30 @@ function anyPrefix(typeUrl: string): Uint8Array {
  * them. As with Node's pool, a live resource keeps its whole slab alive.
  */
 const SLAB_SIZE = 64 * 1024;
-let slab: Buffer | undefined;
+let slab: ArrayBuffer | undefined;
 let slabUsed = 0;
 
-/** A writer of an encoded resource of `size` bytes: in the current slab, or its own buffer when large. */
-function resourceWriter(size: number, sizes: readonly number[]): Writer {
-  if (size > SLAB_SIZE >>> 3) return new Writer(Buffer.allocUnsafeSlow(size), sizes);
+/**
+ * A copy of `bytes` in the current slab, or in its own buffer when large: a plain view (not a Buffer:
+ * Node's subarray validates and subclasses, at a cost per resource).
+ */
+function slabCopy(bytes: Uint8Array): Uint8Array {
+  const size = bytes.byteLength;
+  if (size > SLAB_SIZE >>> 3) return new Uint8Array(bytes);
   if (slab === undefined || slabUsed + size > SLAB_SIZE) {
-    slab = Buffer.allocUnsafeSlow(SLAB_SIZE);
+    slab = Buffer.allocUnsafeSlow(SLAB_SIZE).buffer as ArrayBuffer;
     slabUsed = 0;
   }
-  const start = slabUsed;
+  const copy = new Uint8Array(slab, slabUsed, size);
+  copy.set(bytes);
   // 8-byte aligned, as Node's pool.
   slabUsed = (slabUsed + size + 7) & ~7;
-  return new Writer(slab, sizes, start, start + size);
+  return copy;
 }
 
 /**
- * An encoded google.protobuf.Any of `message` under `typeUrl`, written in one buffer. Both fields
- * are always written, an empty value too (toBinary of the Any would leave that out).
+ * An encoded google.protobuf.Any of `message` under `typeUrl`. Both fields are always written, an
+ * empty value too (toBinary of the Any would leave that out).
  */
 export function encodeAny<Desc extends DescMessage>(
   schema: Desc,
@@ -972,22 +848,13 @@ export function encodeAny<Desc extends DescMessage>(
 ): Uint8Array {
   const codec = codecFor(schema);
   const prefix = anyPrefix(typeUrl);
-  recordedSizes.length = 0;
-  const size = codec.size(message, recordedSizes);
-  const w = resourceWriter(prefix.length + sizes.delimited(size), recordedSizes);
-  w.raw(prefix);
-  w.varint32(size);
-  codec.write(message, w);
-  return finished(w);
-}
-
-/** The bytes written: a plain view (not a Buffer: Node's subarray validates and subclasses, at a cost per resource). */
-function finished(w: Writer): Uint8Array {
-  if (w.pos !== w.end || w.next !== w.sizes.length) {
-    const wrote = w.pos - w.start;
-    throw new Error(
-      `binary-encoder: wrote ${wrote} of ${w.end - w.start} bytes: a message changed while it was encoded`,
-    );
-  }
-  return new Uint8Array(w.buf.buffer, w.buf.byteOffset + w.start, w.end - w.start);
+  let w: Writer;
+  do {
+    w = startScratch();
+    w.raw(prefix);
+    const value = w.open();
+    codec.write(message, w);
+    w.close(value);
+  } while (!fits(w));
+  return slabCopy(w.buf.subarray(0, w.pos));
 }
