@@ -820,18 +820,21 @@ let slab: ArrayBuffer | undefined;
 let slabUsed = 0;
 
 /**
- * A copy of `bytes` in the current slab, or in its own buffer when large: a plain view (not a Buffer:
- * Node's subarray validates and subclasses, at a cost per resource).
+ * A copy of the first `size` bytes of `source` in the current slab, or in its own buffer when large:
+ * a plain view (not a Buffer: Node's subarray validates and subclasses, at a cost per resource).
  */
-function slabCopy(bytes: Uint8Array): Uint8Array {
-  const size = bytes.byteLength;
-  if (size > SLAB_SIZE >>> 3) return new Uint8Array(bytes);
+function slabCopy(source: Buffer, size: number): Uint8Array {
+  if (size > SLAB_SIZE >>> 3) {
+    const own = new Uint8Array(size);
+    source.copy(own, 0, 0, size);
+    return own;
+  }
   if (slab === undefined || slabUsed + size > SLAB_SIZE) {
     slab = Buffer.allocUnsafeSlow(SLAB_SIZE).buffer as ArrayBuffer;
     slabUsed = 0;
   }
   const copy = new Uint8Array(slab, slabUsed, size);
-  copy.set(bytes);
+  source.copy(copy, 0, 0, size);
   // 8-byte aligned, as Node's pool.
   slabUsed = (slabUsed + size + 7) & ~7;
   return copy;
@@ -856,5 +859,5 @@ export function encodeAny<Desc extends DescMessage>(
     codec.write(message, w);
     w.close(value);
   } while (!fits(w));
-  return slabCopy(w.buf.subarray(0, w.pos));
+  return slabCopy(w.buf, w.pos);
 }
