@@ -14,7 +14,7 @@ import { BinaryReader } from "@bufbuild/protobuf/wire";
 import { registry as apiRegistry } from "../src/api/index.ts";
 import type { ConfigObject } from "../src/config/index.ts";
 import { type ProxyNode, type PushContext, pushSnapshot } from "../src/model/index.ts";
-import { encodeSotwResponse } from "../src/xds/encode.ts";
+import { encodeSotwResponse, outgoingBytes } from "../src/xds/encode.ts";
 import { buildClusters } from "../src/xds/generators/cds.ts";
 import { buildLoadAssignment } from "../src/xds/generators/eds.ts";
 import { buildListeners } from "../src/xds/generators/lds.ts";
@@ -257,12 +257,14 @@ function encodeBenchmarks(options: MicroOptions): BenchResult[] {
     clusters.map((c) => clone(apiRegistry.getMessage(c.$typeName) ?? fail(c.$typeName), c)),
   );
   const response = (messages: readonly Message[]) =>
-    encodeSotwResponse({
-      versionInfo: "v",
-      typeUrl: "type.googleapis.com/envoy.config.cluster.v3.Cluster",
-      nonce: "n",
-      resources: messages.map((resource) => encodeResource({ name: "", resource })),
-    });
+    outgoingBytes(
+      encodeSotwResponse({
+        versionInfo: "v",
+        typeUrl: "type.googleapis.com/envoy.config.cluster.v3.Cluster",
+        nonce: "n",
+        resources: messages.map((resource) => encodeResource({ name: "", resource })),
+      }),
+    );
   response(clusters);
   const label = `encode: CDS response, http, ${services} services (${clusters.length} clusters)`;
   return [

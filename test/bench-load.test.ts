@@ -14,7 +14,7 @@ import { SidecarStream } from "../bench/load/sidecar-stream.ts";
 import { clusterEdsName, parseDeltaResponse, parseSotwResponse } from "../bench/load/wire.ts";
 import { cluster, discovery } from "../src/api/index.ts";
 import { ConfigStore, FileSource } from "../src/sources/index.ts";
-import { encodeDeltaResponse, encodeSotwResponse } from "../src/xds/encode.ts";
+import { encodeDeltaResponse, encodeSotwResponse, outgoingBytes } from "../src/xds/encode.ts";
 import { type Discovery, encodeResource, TypeUrl } from "../src/xds/index.ts";
 import { anyViolations } from "./translate/pgv.ts";
 import { waitFor } from "./xds/fixtures.ts";
@@ -111,7 +111,7 @@ test("the wire reader reads what the encoder writes", () => {
   });
   const resources = [eds, staticCluster].map((resource) => encodeResource({ name: resource.name, resource }));
   const sotw = parseSotwResponse(
-    encodeSotwResponse({ versionInfo: "v1", typeUrl: TypeUrl.Cluster, nonce: "n1", resources }),
+    outgoingBytes(encodeSotwResponse({ versionInfo: "v1", typeUrl: TypeUrl.Cluster, nonce: "n1", resources })),
   );
   assert.deepEqual([sotw.typeUrl, sotw.nonce, sotw.version], [TypeUrl.Cluster, "n1", "v1"]);
   assert.deepEqual(
@@ -119,13 +119,15 @@ test("the wire reader reads what the encoder writes", () => {
     [{ name: "outbound|80||a", eds: "outbound|80||a" }, { name: "static" }],
   );
   const delta = parseDeltaResponse(
-    encodeDeltaResponse({
-      systemVersionInfo: "v2",
-      typeUrl: TypeUrl.Cluster,
-      nonce: "n2",
-      resources,
-      removed: ["gone"],
-    }),
+    outgoingBytes(
+      encodeDeltaResponse({
+        systemVersionInfo: "v2",
+        typeUrl: TypeUrl.Cluster,
+        nonce: "n2",
+        resources,
+        removed: ["gone"],
+      }),
+    ),
   );
   assert.deepEqual(
     delta.resources.map((r) => r.name),

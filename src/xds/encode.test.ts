@@ -3,14 +3,28 @@ import { test } from "node:test";
 import { clone, create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { type Any, AnySchema, anyUnpack } from "@bufbuild/protobuf/wkt";
 import { cluster, core, discovery } from "../api/index.ts";
-import { encodeDeltaResponse, encodeResource, encodeResources, encodeSotwResponse, sotwNonce } from "./encode.ts";
+import {
+  type DeltaResponse,
+  encodeDeltaResponse,
+  encodeResource,
+  encodeResources,
+  encodeSotwResponse,
+  outgoingBytes,
+  type SotwResponse,
+  sotwNonce,
+  UnwrittenResponse,
+} from "./encode.ts";
 import { TypeUrl } from "./types.ts";
 
 const c = (name: string) => create(cluster.ClusterSchema, { name });
 
+/** A response's bytes, copied out of the scratch buffer the next unwritten response overwrites. */
+const sotwBytes = (r: SotwResponse) => new Uint8Array(outgoingBytes(encodeSotwResponse(r)));
+const deltaBytes = (r: DeltaResponse) => new Uint8Array(outgoingBytes(encodeDeltaResponse(r)));
+
 test("a SotW response assembled from cached bytes decodes like the message it stands for", () => {
   const a = encodeResource({ name: "a", resource: c("a") });
-  const bytes = encodeSotwResponse({ versionInfo: "v1", typeUrl: TypeUrl.Cluster, nonce: "n1", resources: [a] });
+  const bytes = sotwBytes({ versionInfo: "v1", typeUrl: TypeUrl.Cluster, nonce: "n1", resources: [a] });
   const res = fromBinary(discovery.DiscoveryResponseSchema, bytes);
   assert.equal(res.versionInfo, "v1");
   assert.equal(res.nonce, "n1");
@@ -21,7 +35,7 @@ test("a SotW response assembled from cached bytes decodes like the message it st
 
 test("a delta response carries name, version and resource per entry, and removed names", () => {
   const a = encodeResource({ name: "a", resource: c("a"), version: "given" });
-  const bytes = encodeDeltaResponse({
+  const bytes = deltaBytes({
     systemVersionInfo: "v2",
     typeUrl: TypeUrl.Cluster,
     nonce: "n2",
@@ -64,11 +78,14 @@ test("SotW responses decode to the message they stand for, with empty lists and 
     { versionInfo: "v".repeat(300), nonce: "nonce-é-✓", resources: resources.slice(3) },
   ];
   for (const c of cases) {
-    const bytes = encodeSotwResponse({
+    const response = {
       ...c,
       typeUrl: TypeUrl.Cluster,
       controlPlane: toBinary(core.ControlPlaneSchema, controlPlane),
-    });
+    };
+    // The first response is written when sent; the second, for another proxy, is written and kept.
+    const bytes = sotwBytes(response);
+    assert.deepEqual(sotwBytes(response), bytes);
     const expected = create(discovery.DiscoveryResponseSchema, {
       versionInfo: c.versionInfo,
       nonce: c.nonce,
@@ -87,8 +104,10 @@ test("SotW responses decode to the message they stand for, with empty lists and 
 
 test("responses from one resource list share its encoded body and keep their own version and nonce", () => {
   const resources = anys().map((any, i) => encodeResource({ name: `r${i}`, resource: any }));
-  const first = encodeSotwResponse({ versionInfo: "v1", typeUrl: TypeUrl.Cluster, nonce: "n1", resources });
-  const second = encodeSotwResponse({ versionInfo: "v2", typeUrl: TypeUrl.Cluster, nonce: "n22", resources });
+  // Sent to two proxies at v1: the second response is written and kept, and v2's copies its body.
+  sotwBytes({ versionInfo: "v1", typeUrl: TypeUrl.Cluster, nonce: "n1", resources });
+  const first = sotwBytes({ versionInfo: "v1", typeUrl: TypeUrl.Cluster, nonce: "n1", resources });
+  const second = sotwBytes({ versionInfo: "v2", typeUrl: TypeUrl.Cluster, nonce: "n22", resources });
   const decodedFirst = fromBinary(discovery.DiscoveryResponseSchema, first);
   const decodedSecond = fromBinary(discovery.DiscoveryResponseSchema, second);
   assert.deepEqual([decodedFirst.versionInfo, decodedFirst.nonce], ["v1", "n1"]);
@@ -105,9 +124,9 @@ test("delta responses decode to the message they stand for, with empty lists and
     { systemVersionInfo: "v2", nonce: "n2", resources: resources.slice(2), removed: [] },
   ];
   for (const c of cases) {
-    // Twice: the second response copies the body the first wrote.
-    for (const nonce of [c.nonce, `${c.nonce}-again`]) {
-      const bytes = encodeDeltaResponse({
+    // Three times: the first writes each resource, the second keeps the body, the third copies it.
+    for (const nonce of [c.nonce, `${c.nonce}-again`, `${c.nonce}-third`]) {
+      const bytes = deltaBytes({
         ...c,
         nonce,
         typeUrl: TypeUrl.Cluster,
@@ -161,9 +180,11 @@ test("proxies sent the same list in a push get one nonce and the very same respo
   assert.notEqual(sotwNonce("push-2", list), nonce, "another push: another nonce");
   const response = (n: string) =>
     encodeSotwResponse({ versionInfo: "push-1", typeUrl: TypeUrl.Cluster, nonce: n, resources: list });
+  assert.ok(response(nonce) instanceof UnwrittenResponse, "the first proxy's response is written when sent");
   const first = response(nonce);
+  assert.ok(first instanceof Uint8Array, "the second proxy's is written and kept");
   assert.equal(response(nonce), first, "written once, shared");
-  const later = response(sotwNonce("push-2", list));
+  const later = outgoingBytes(response(sotwNonce("push-2", list)));
   assert.notEqual(later, first);
   const laterResponse = fromBinary(discovery.DiscoveryResponseSchema, later);
   assert.equal(laterResponse.nonce, sotwNonce("push-2", list));

@@ -4,7 +4,7 @@ import type { ServerDuplexStream } from "@grpc/grpc-js";
 import type { discovery } from "../../api/index.ts";
 import type { ProxyNode } from "../../model/proxy.ts";
 import type { PushContext } from "../../model/push-context.ts";
-import type { EncodedResource } from "../encode.ts";
+import type { EncodedResource, OutgoingResponse } from "../encode.ts";
 import type { WatchedResource } from "../generator.ts";
 import { isWildcardTypeUrl, TypeUrl } from "../types.ts";
 
@@ -196,8 +196,11 @@ function pushRank(typeUrl: string): number {
   return i === -1 ? PUSH_ORDER.length : i;
 }
 
-/** An ADS stream (SotW or delta) whose responses are written as already-encoded bytes. */
-export type AdsStream = ServerDuplexStream<discovery.DiscoveryRequest | discovery.DeltaDiscoveryRequest, Uint8Array>;
+/** An ADS stream (SotW or delta) whose responses are assembled from already-encoded resources. */
+export type AdsStream = ServerDuplexStream<
+  discovery.DiscoveryRequest | discovery.DeltaDiscoveryRequest,
+  OutgoingResponse
+>;
 
 export class Connection {
   readonly watches = new Map<string, Watch>();
@@ -254,7 +257,7 @@ export class Connection {
    * response slot bounds the bytes queued in this process. Resolves false when the connection closes
    * first: grpc-js never calls back a write on a cancelled stream. Rejects on a write error.
    */
-  send(bytes: Uint8Array): Promise<boolean> {
+  send(bytes: OutgoingResponse): Promise<boolean> {
     if (this.#closed || this.stream.destroyed) return Promise.resolve(false);
     return new Promise((resolve, reject) => {
       const closed = () => resolve(false);

@@ -3,6 +3,7 @@
 import type { Logger } from "pino";
 import type { rpcStatus } from "../../api/index.ts";
 import { type PushRequest, pushRequest } from "../../model/push-context.ts";
+import type { OutgoingResponse } from "../encode.ts";
 import { XdsError } from "../errors.ts";
 import type { Generator, GeneratorRegistry } from "../generator.ts";
 import { metricType, shortType, TypeUrl } from "../types.ts";
@@ -103,7 +104,7 @@ export async function sendResponse(
   env: XdsEnv,
   conn: Connection,
   w: Watch,
-  buildBytes: () => Uint8Array,
+  buildBytes: () => OutgoingResponse,
   info: { version: string; nonce: string; resources: number; startMs: number },
 ): Promise<void> {
   const release = await env.responseSlots.acquire();
@@ -118,7 +119,7 @@ async function writeResponse(
   env: XdsEnv,
   conn: Connection,
   w: Watch,
-  bytes: Uint8Array,
+  bytes: OutgoingResponse,
   info: { version: string; nonce: string; resources: number; startMs: number },
 ): Promise<void> {
   w.sent = {

@@ -1,6 +1,7 @@
 // @grpc/grpc-js service definitions from protobuf-es service descriptors: the method path and
-// toBinary/fromBinary as (de)serializers. A response may also be given as already-encoded bytes,
-// which the xDS server uses to send responses assembled from cached resource encodings.
+// toBinary/fromBinary as (de)serializers. A response may also be given as already-encoded bytes, or
+// as a response to write when sent (xds/encode.ts), which the xDS server uses to send responses
+// assembled from cached resource encodings.
 import {
   type DescMessage,
   type DescMethod,
@@ -11,16 +12,26 @@ import {
   toBinary,
 } from "@bufbuild/protobuf";
 import type { MethodDefinition } from "@grpc/grpc-js";
+import { type OutgoingResponse, outgoingBytes, UnwrittenResponse } from "../encode.ts";
 
 /** The gRPC path of a method: `/package.Service/Method`. */
 export function methodPath(method: DescMethod): string {
   return `/${method.parent.typeName}/${method.name}`;
 }
 
-/** Encodes a message, or passes already-encoded bytes through. */
-export function serializer<Desc extends DescMessage>(schema: Desc): (value: MessageShape<Desc> | Uint8Array) => Buffer {
+/**
+ * Encodes a message, passes already-encoded bytes through, or writes an unwritten response into the
+ * encoder's scratch buffer: grpc-js copies what a serializer returns into its frame before it
+ * serializes another message, so the scratch is free again by the next call.
+ */
+export function serializer<Desc extends DescMessage>(
+  schema: Desc,
+): (value: MessageShape<Desc> | OutgoingResponse) => Buffer {
   return (value) => {
-    const bytes = value instanceof Uint8Array ? value : toBinary(schema, value);
+    const bytes =
+      value instanceof Uint8Array || value instanceof UnwrittenResponse
+        ? outgoingBytes(value)
+        : toBinary(schema, value);
     return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   };
 }
@@ -32,8 +43,8 @@ export function deserializer<Desc extends DescMessage>(schema: Desc): (bytes: Bu
 /** One definition per method, keyed by the method's local name (`streamAggregatedResources`). */
 export function grpcServiceDefinition(
   service: DescService,
-): Record<string, MethodDefinition<Message | Uint8Array, Message | Uint8Array>> {
-  const definition: Record<string, MethodDefinition<Message | Uint8Array, Message | Uint8Array>> = {};
+): Record<string, MethodDefinition<Message | Uint8Array, Message | OutgoingResponse>> {
+  const definition: Record<string, MethodDefinition<Message | Uint8Array, Message | OutgoingResponse>> = {};
   for (const method of service.methods) {
     definition[method.localName] = {
       path: methodPath(method),

@@ -19,7 +19,7 @@ import { type Logger, pino } from "pino";
 import { core, discovery, registry } from "../../api/index.ts";
 import { type ProxyNode, parseProxy } from "../../model/proxy.ts";
 import type { PushContext, PushRequest } from "../../model/push-context.ts";
-import { forgetResponseBodies } from "../encode.ts";
+import { forgetResponseBodies, type OutgoingResponse } from "../encode.ts";
 import { XdsError } from "../errors.ts";
 import type { GeneratorRegistry } from "../generator.ts";
 import { type AuthContext, type Authenticator, authenticate, type Caller, checkConnectionIdentity } from "./auth.ts";
@@ -181,9 +181,9 @@ export class XdsServer {
   /** The ADS handlers, to add to a gRPC server this class does not own (the TLS server shared with the CA). */
   service(secure: boolean): UntypedServiceImplementation {
     return {
-      streamAggregatedResources: (call: ServerDuplexStream<discovery.DiscoveryRequest, Uint8Array>) =>
+      streamAggregatedResources: (call: ServerDuplexStream<discovery.DiscoveryRequest, OutgoingResponse>) =>
         this.#stream(call, "sotw", secure),
-      deltaAggregatedResources: (call: ServerDuplexStream<discovery.DeltaDiscoveryRequest, Uint8Array>) =>
+      deltaAggregatedResources: (call: ServerDuplexStream<discovery.DeltaDiscoveryRequest, OutgoingResponse>) =>
         this.#stream(call, "delta", secure),
     };
   }
