@@ -2,10 +2,10 @@
 // encoder (api/binary-encoder.ts, the bytes of protobuf-es toBinary) straight into their Any; each
 // resource object is encoded once (cached by object identity) and responses are assembled from the cached
 // bytes: a resource sent to 1,000 proxies is encoded once. A generated list that a generator hands
-// to many proxies (the same array object) is encoded once too: its resources, versions map and the
-// response body they make are kept with the array, so each further proxy's response is one copy of
-// the body between its own version, type URL and nonce. Generators must never change an array
-// after returning it.
+// to many proxies (the same array object) is encoded once too: its resources and versions map are
+// kept with the array, and the response body they make once a second proxy is sent it, so each
+// further proxy's response is one copy of the body between its own version, type URL and nonce.
+// Generators must never change an array after returning it.
 import { hash } from "node:crypto";
 import type { Message } from "@bufbuild/protobuf";
 import { WireType } from "@bufbuild/protobuf/wire";
