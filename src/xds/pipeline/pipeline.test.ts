@@ -46,9 +46,13 @@ function setup() {
   const built: Array<{ previous: PushContext; full: boolean }> = [];
   const server = {
     pushContext: newPushContext({ generation: 0 }) as PushContext | undefined,
+    changesComing: 0,
     push(req: PushRequest) {
       pushes.push(req);
       this.pushContext = req.push;
+    },
+    changeComing() {
+      this.changesComing++;
     },
   };
   const pipeline = new PushPipeline({
@@ -73,6 +77,8 @@ test("a config change is a full push naming the config, built on the previous pu
   const { memory, clock, pushes, built, server } = setup();
   const first = server.pushContext;
   memory.apply(virtualService("reviews"));
+  assert.equal(server.changesComing, 1, "the server hears of the change before the debounce ends");
+  assert.equal(pushes.length, 0);
   await clock.advance(100);
   assert.equal(pushes.length, 1);
   assert.equal(pushes[0].full, true);

@@ -25,6 +25,8 @@ export type PushContextBuilder = (previous: PushContext, request: PushRequest) =
 export interface PushTarget {
   readonly pushContext: PushContext | undefined;
   push(req: PushRequest): void;
+  /** Told as soon as a change that will be pushed arrives (before the debounce). */
+  changeComing?(): void;
 }
 
 /** The config store, as the pipeline reads it. */
@@ -80,6 +82,7 @@ export class PushPipeline {
       // An endpoint change no service selects reaches no proxy.
       if (!change || (!full && change.keys.length === 0)) return;
       const req = pushRequest({ full, push: previous, configsUpdated: change.keys, reasons: change.reasons });
+      server.changeComing?.();
       this.#debouncer.add(req, change.events);
     };
     add(classified.full, true);

@@ -55,6 +55,21 @@ test("collections are minIntervalMs apart: a quiet period sooner waits for the r
   assert.deepEqual(events, ["quiet", "collect", "quiet", "collect"]);
 });
 
+test("postpone restarts a pending quiet period, and arms none", (t) => {
+  t.mock.timers.enable({ apis: ["setTimeout", "Date"] });
+  const { events, collector } = setup();
+  collector.postpone();
+  t.mock.timers.tick(5000);
+  assert.deepEqual(events, [], "nothing was pending");
+  collector.quiet();
+  t.mock.timers.tick(900);
+  collector.postpone(); // a config change arrived: its push comes first
+  t.mock.timers.tick(999);
+  assert.deepEqual(events, []);
+  t.mock.timers.tick(1);
+  assert.deepEqual(events, ["quiet", "collect"]);
+});
+
 test("stop cancels a pending collection", (t) => {
   t.mock.timers.enable({ apis: ["setTimeout", "Date"] });
   const { events, collector } = setup();

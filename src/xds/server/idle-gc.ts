@@ -39,6 +39,14 @@ export class IdleCollector {
     this.#arm(this.#options.quietMs);
   }
 
+  /**
+   * A config change is on its way: a pending collection waits for the quiet period to pass again,
+   * so its pause (hundreds of ms) does not delay the push the change brings.
+   */
+  postpone(): void {
+    if (this.#timer !== undefined) this.#arm(this.#options.quietMs);
+  }
+
   /** Stops the pending collection. */
   stop(): void {
     clearTimeout(this.#timer);

@@ -155,8 +155,14 @@ export class XdsServer {
 
   /** Makes `req.push` current and queues every connection; proxyNeedsPush, then the generators, decide what each gets. */
   push(req: PushRequest): void {
+    this.#idleGc.postpone();
     this.#push = req.push;
     for (const conn of this.#connections.values()) this.#queue.enqueue(conn, req);
+  }
+
+  /** A config change is being debounced: the push it brings comes first, idle work after. */
+  changeComing(): void {
+    this.#idleGc.postpone();
   }
 
   /** Resolves when the push queue is empty and nothing is being pushed. */
