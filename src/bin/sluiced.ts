@@ -461,7 +461,7 @@ async function start(running: Running[]): Promise<void> {
 
 // V8 starts a full collection once the heap outgrows the last one's live size by a factor it adapts,
 // which after the idle collection that follows a mass sync was a few percent: the next push, however
-// small, set off a mark of the whole heap (160-220 ms of marking steps in a 200-proxy push, on a
+// small, set off a mark of the whole heap (141-184 ms of marking steps in a 200-proxy push, on a
 // 250 MB heap). Go's default, under which istiod runs (GOGC=100), waits for the heap to double.
 setFlagsFromString("--heap-growing-percent=100");
 

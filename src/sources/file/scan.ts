@@ -27,8 +27,8 @@ export async function listConfigDirectory(dir: string): Promise<DirectoryListing
 /**
  * The config files under `dir` as [path, signature] in sorted order; `dir` and the directories under
  * it go into `directories`. A directory's entries are looked at concurrently: each stat is a thread
- * pool round trip, and one at a time they took 100-200 ms for 1,000 files on a busy process, which
- * every change waited for.
+ * pool round trip, and one at a time 1,012 files took 33-219 ms idle and 601-838 ms with the event
+ * loop busy (21-44 ms concurrently), which every config change waits for.
  */
 async function walk(dir: string, directories: string[], root: boolean): Promise<[string, string][]> {
   directories.push(dir);
