@@ -65,7 +65,8 @@ function startSluiced(args: string[], env: Record<string, string> = {}) {
 
 test("sluiced loads the config directory, follows its changes, and stops cleanly on SIGTERM", async () => {
   const dir = await mkdtemp(join(tmpdir(), "sluiced-"));
-  await writeFile(join(dir, "a.yaml"), `${serviceEntry("a")}---\nkind: [\n`);
+  await writeFile(join(dir, "a.yaml"), serviceEntry("a"));
+  await writeFile(join(dir, "bad.yaml"), `${serviceEntry("bad")}---\nkind: [\n`);
   const { child, exited, logged } = startSluiced([
     "--configDir",
     dir,
@@ -80,7 +81,10 @@ test("sluiced loads the config directory, follows its changes, and stops cleanly
     assert.equal(loaded.scope, "config", "logged in Istio's config scope (--log_output_level config:<level>)");
     assert.equal(loaded.objects, 1);
     assert.equal(loaded.problems, 1);
-    const problem = await logged((l) => l.level === 50 && l.where === `${join(dir, "a.yaml")}:11`, "the syntax error");
+    const problem = await logged(
+      (l) => l.level === 50 && l.where === `${join(dir, "bad.yaml")}:11`,
+      "the syntax error",
+    );
     assert.match(problem.msg, /syntax error/);
 
     await writeFile(join(dir, "b.yaml"), serviceEntry("b"));

@@ -29,7 +29,15 @@ import {
   istiodDnsNames,
   KubeCaSecretStore,
 } from "../security/ca/index.ts";
-import { ConfigStore, FileSource, KubeSource, loadKubeConfig, XdsSource, type XdsSourceTls } from "../sources/index.ts";
+import {
+  ConfigStore,
+  DEFAULT_MAX_FILE_BYTES,
+  FileSource,
+  KubeSource,
+  loadKubeConfig,
+  XdsSource,
+  type XdsSourceTls,
+} from "../sources/index.ts";
 import {
   injectionSettingsFromValues,
   nativeSidecarModeFromEnv,
@@ -38,6 +46,7 @@ import {
 } from "../webhooks/index.ts";
 import {
   type Discovery,
+  maxReceiveMessageBytesFromEnv,
   pushFeaturesFromEnv,
   startDiscovery,
   storeGatewayConversion,
@@ -58,6 +67,11 @@ const argv = yargs(hideBin(process.argv))
   .option("configDir", {
     type: "string",
     describe: "Directory of Istio/Gateway API/Kubernetes YAML to serve (watched)",
+  })
+  .option("configFileMaxBytes", {
+    type: "number",
+    default: DEFAULT_MAX_FILE_BYTES,
+    describe: "Largest file of --configDir that is read; a larger one is reported and its last good objects stay",
   })
   .option("kubeconfig", { type: "string", describe: "kubeconfig file of a cluster to take config and workloads from" })
   .option("meshConfig", { type: "string", describe: "MeshConfig YAML file (Istio's defaults when absent)" })
@@ -142,6 +156,9 @@ const argv = yargs(hideBin(process.argv))
   })
   .check((a) => {
     parseOutputLevels(a.log_output_level);
+    if (!(Number.isSafeInteger(a.configFileMaxBytes) && a.configFileMaxBytes > 0)) {
+      throw new Error(`--configFileMaxBytes must be a positive whole number of bytes, got ${a.configFileMaxBytes}`);
+    }
     return true;
   })
   // Not .strict(): it would also reject SLUICE_* variables meant for other tools; check only the command line.
@@ -361,7 +378,12 @@ async function start(running: Running[]): Promise<void> {
     log: scoped("config"),
   });
   if (argv.configDir) {
-    const files = new FileSource({ dir: argv.configDir, store, log: scoped("config").child({ source: "file" }) });
+    const files = new FileSource({
+      dir: argv.configDir,
+      store,
+      maxFileBytes: argv.configFileMaxBytes,
+      log: scoped("config").child({ source: "file" }),
+    });
     running.push(files);
     await files.start();
   }
@@ -436,6 +458,7 @@ async function start(running: Running[]): Promise<void> {
       keepaliveTimeMs: durationMs("keepaliveInterval", argv.keepaliveInterval),
       keepaliveTimeoutMs: durationMs("keepaliveTimeout", argv.keepaliveTimeout),
       maxConnectionAgeMs: maxAge ? durationMs("keepaliveMaxServerConnectionAge", maxAge) : undefined,
+      maxReceiveMessageBytes: maxReceiveMessageBytesFromEnv(env),
     },
     metrics,
     log: scoped("ads"),

@@ -102,9 +102,13 @@ export function parseApiVersion(apiVersion: string): { group: string; version: s
 
 /** The kind an object's apiVersion and kind name, if Sluice knows that kind at that version. */
 export function lookupKind(apiVersion: string, kindName: string): KindInfo | undefined {
-  const { group, version } = parseApiVersion(apiVersion);
-  const info = byKey.get(kindKey(group, kindName));
-  return info?.versions.includes(version) ? info : undefined;
+  const info = lookupKindAnyVersion(apiVersion, kindName);
+  return info?.versions.includes(parseApiVersion(apiVersion).version) ? info : undefined;
+}
+
+/** The kind of an object's API group and kind name, whatever the version. */
+export function lookupKindAnyVersion(apiVersion: string, kindName: string): KindInfo | undefined {
+  return byKey.get(kindKey(parseApiVersion(apiVersion).group, kindName));
 }
 
 /** Finds a kind by what a user types on a command line: Kind, plural, short name, or "kind.group". */

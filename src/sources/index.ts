@@ -8,7 +8,7 @@
 //   store.onChange((events) => pushQueue.add(events));                  // one batch per change
 //   store.get({ kindKey, namespace, name })?.resourceVersion;           // store-wide, monotonic
 //   store.problems();                                                   // for /debug/configz
-export { FileSource, type FileSourceOptions } from "./file/index.ts";
+export { DEFAULT_MAX_FILE_BYTES, FileSource, type FileSourceOptions } from "./file/index.ts";
 export { KubeSource, type KubeSourceOptions, type LabelSelector, loadKubeConfig } from "./kube/index.ts";
 export { MemorySource } from "./memory.ts";
 export {

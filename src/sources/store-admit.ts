@@ -1,6 +1,6 @@
 // What the file and memory sources do to an object before it may enter the store: the defaulting
 // kubectl apply would do, then the one validation path every source shares.
-import { type ConfigObject, type Issue, lookupKind, validateObject } from "../config/index.ts";
+import { type ConfigObject, type Issue, lookupKindAnyVersion, validateObject } from "../config/index.ts";
 
 /** Where an object without a namespace lands, as with kubectl apply. */
 export const DEFAULT_NAMESPACE = "default";
@@ -13,7 +13,9 @@ export interface Admission {
 }
 
 export function admitObject(obj: ConfigObject): Admission {
-  const namespaced = lookupKind(obj.apiVersion, obj.kind)?.namespaced ?? false;
+  // By group and kind alone, so an object at a version Sluice does not serve has the same identity
+  // (and keeps its last good version) rather than losing its namespace.
+  const namespaced = lookupKindAnyVersion(obj.apiVersion, obj.kind)?.namespaced ?? false;
   const object =
     namespaced && !obj.metadata.namespace
       ? { ...obj, metadata: { ...obj.metadata, namespace: DEFAULT_NAMESPACE } }

@@ -1,1 +1,1 @@
-export { FileSource, type FileSourceOptions } from "./source.ts";
+export { DEFAULT_MAX_FILE_BYTES, FileSource, type FileSourceOptions } from "./source.ts";

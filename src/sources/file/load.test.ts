@@ -41,20 +41,57 @@ describe("loadFile", () => {
     assert.ok(load.problems.length > 0);
   });
 
-  test("while a document does not decode, no object leaves the file", () => {
+  test("while a document does not decode, the file keeps its last good version whole", () => {
     const first = loadFile("file", "f.yaml", [vs("a"), vs("b"), vs("c")].join("---\n"), []);
-    // A half-written file: b's document is cut inside a flow sequence, c is not there yet.
+    // A half-written file: a is complete and changed, b's document is cut inside a flow sequence, c is
+    // not there yet. Applying a's change alone would serve a state that is neither file.
     const half = `${vs("a", "a2")}---\n${vs("b").slice(0, vs("b").indexOf("[") + 2)}`;
     const next = loadFile("file", "f.yaml", half, first.objects);
-    assert.deepEqual(nameHosts(next.objects), ["a=a2", "b=b", "c=c"]);
+    assert.deepEqual(nameHosts(next.objects), ["a=a", "b=b", "c=c"]);
     assert.equal(next.problems.length, 1);
     assert.match(next.problems[0].message, /^syntax error/);
     assert.match(next.problems[0].where, /^f\.yaml:\d+$/);
 
-    // Once the whole file decodes, objects it no longer defines go.
+    // Once the whole file decodes, it is applied: objects it no longer defines go.
     const whole = loadFile("file", "f.yaml", vs("a", "a3"), next.objects);
     assert.deepEqual(nameHosts(whole.objects), ["a=a3"]);
     assert.deepEqual(whole.problems, []);
+  });
+
+  test("a new file that does not decode adds nothing, not even its good documents", () => {
+    const half = `${vs("a")}---\n${vs("b").slice(0, vs("b").indexOf("[") + 2)}`;
+    const load = loadFile("file", "f.yaml", half, []);
+    assert.deepEqual(load.objects, []);
+    assert.equal(load.problems.length, 1);
+  });
+
+  test("a misspelled kind keeps the object's last good version, with an error naming it", () => {
+    const first = loadFile("file", "f.yaml", [vs("a"), vs("b")].join("---\n"), []);
+    const typo = vs("b", "b2").replace("kind: VirtualService", "kind: VirtualServce");
+    const next = loadFile("file", "f.yaml", [vs("a", "a2"), typo].join("---\n"), first.objects);
+    assert.deepEqual(nameHosts(next.objects), ["a=a2", "b=b"]);
+    assert.deepEqual(
+      next.problems.map((p) => `${p.where} ${p.message}`),
+      [
+        "f.yaml:13 networking.istio.io/VirtualServce prod/b: apiVersion: unrecognized type networking.istio.io/v1, Kind=VirtualServce; until this document is fixed, no object leaves f.yaml",
+      ],
+    );
+
+    // Fixed: the object takes its new version.
+    const fixed = loadFile("file", "f.yaml", [vs("a", "a2"), vs("b", "b2")].join("---\n"), next.objects);
+    assert.deepEqual(nameHosts(fixed.objects), ["a=a2", "b=b2"]);
+    assert.deepEqual(fixed.problems, []);
+  });
+
+  test("an unknown version of a known kind keeps the object's last good version too, namespace or not", () => {
+    const first = loadFile("file", "f.yaml", [vs("a"), vs("b").replace("  namespace: prod\n", "")].join("---\n"), []);
+    const future = vs("b", "b2")
+      .replace("networking.istio.io/v1", "networking.istio.io/v9")
+      .replace("  namespace: prod\n", "");
+    const next = loadFile("file", "f.yaml", [vs("a", "a2"), future].join("---\n"), first.objects);
+    assert.deepEqual(nameHosts(next.objects), ["a=a2", "b=b"]);
+    assert.equal(next.problems.length, 1);
+    assert.match(next.problems[0].message, /^networking\.istio\.io\/VirtualService default\/b: .*unrecognized type/);
   });
 
   test("kinds outside the mesh's groups are skipped with a warning; unknown mesh kinds are problems", () => {

@@ -6,9 +6,15 @@ import { readdir, stat } from "node:fs/promises";
 import { extname, join } from "node:path";
 import { CONFIG_FILE_EXTENSIONS } from "../../config/decode-paths.ts";
 
+/** A config file as listed: its signature, and its size in bytes. */
+export interface ListedFile {
+  signature: string;
+  size: number;
+}
+
 export interface DirectoryListing {
-  /** Config files (.yaml, .yml, .json) by path, with their signatures; paths in sorted order. */
-  files: Map<string, string>;
+  /** Config files (.yaml, .yml, .json) by path; paths in sorted order. */
+  files: Map<string, ListedFile>;
   /** `dir` and every directory under it. */
   directories: string[];
 }
@@ -25,12 +31,12 @@ export async function listConfigDirectory(dir: string): Promise<DirectoryListing
 }
 
 /**
- * The config files under `dir` as [path, signature] in sorted order; `dir` and the directories under
+ * The config files under `dir` as [path, listed file] in sorted order; `dir` and the directories under
  * it go into `directories`. A directory's entries are looked at concurrently: each stat is a thread
  * pool round trip, and one at a time 1,012 files took 33-219 ms idle and 601-838 ms with the event
  * loop busy (21-44 ms concurrently), which every config change waits for.
  */
-async function walk(dir: string, directories: string[], root: boolean): Promise<[string, string][]> {
+async function walk(dir: string, directories: string[], root: boolean): Promise<[string, ListedFile][]> {
   directories.push(dir);
   let entries: Dirent[];
   try {
@@ -45,15 +51,21 @@ async function walk(dir: string, directories: string[], root: boolean): Promise<
   return found.flat();
 }
 
-async function entryFiles(dir: string, entry: Dirent, directories: string[]): Promise<[string, string][]> {
+async function entryFiles(dir: string, entry: Dirent, directories: string[]): Promise<[string, ListedFile][]> {
   if (entry.name.startsWith(".")) return [];
   const path = join(dir, entry.name);
   if (entry.isDirectory()) return walk(path, directories, false);
   if (!CONFIG_FILE_EXTENSIONS.includes(extname(entry.name).toLowerCase())) return [];
+  const listed = await listFile(path);
+  return listed ? [[path, listed]] : [];
+}
+
+/** A file's signature and size; undefined if it is not a file (now): gone, or a dangling symlink. */
+export async function listFile(path: string): Promise<ListedFile | undefined> {
   const stats = await stat(path).catch((err: NodeJS.ErrnoException) => {
-    // Gone since the directory was read, or a dangling symlink: not a file (now).
     if (err.code === "ENOENT") return undefined;
     throw err;
   });
-  return stats?.isFile() ? [[path, `${stats.ino}:${stats.size}:${stats.mtimeMs}:${stats.ctimeMs}`]] : [];
+  if (!stats?.isFile()) return undefined;
+  return { signature: `${stats.ino}:${stats.size}:${stats.mtimeMs}:${stats.ctimeMs}`, size: stats.size };
 }

@@ -5,7 +5,8 @@ import { basename, dirname, join } from "node:path";
 import { afterEach, describe, test } from "node:test";
 import { ConfigStore } from "../store.ts";
 import type { ConfigEvent } from "../types.ts";
-import { FileSource } from "./source.ts";
+import { SMALL_FILE_BYTES } from "./judge.ts";
+import { FileSource, type FileSourceOptions } from "./source.ts";
 import { nameHosts, vs } from "./testing.ts";
 
 const VS = "networking.istio.io/VirtualService";
@@ -31,7 +32,10 @@ async function until(condition: () => boolean, what: string): Promise<void> {
 
 const started: FileSource[] = [];
 
-async function startSource(dir: string, options: { poll?: boolean } = {}): Promise<ConfigStore> {
+async function startSource(
+  dir: string,
+  options: Partial<Omit<FileSourceOptions, "dir" | "store">> = {},
+): Promise<ConfigStore> {
   const store = new ConfigStore();
   const source = new FileSource({ dir, store, debounceMs: 20, pollIntervalMs: 20, ...options });
   started.push(source);
@@ -93,13 +97,14 @@ describe("FileSource", () => {
     await until(() => virtualServices(store).join() === "a=a3,b=b3", "the in-place edit");
   });
 
-  test("an invalid file next to valid ones: the valid ones load, the invalid one is reported with file:line", async () => {
+  test("an invalid file next to valid ones: the valid files load, the invalid one is reported with file:line", async () => {
     const dir = await tempDir();
     await writeFile(join(dir, "good.yaml"), vs("good"));
     const bad = join(dir, "bad.yaml");
     await writeFile(bad, `${vs("fine")}---\n${vs("broken").replace("  hosts: [broken]", "  hosts: 7")}---\nkind: [\n`);
     const store = await startSource(dir);
-    assert.deepEqual(virtualServices(store), ["fine=fine", "good=good"]);
+    // A file with a document that does not decode adds nothing, not even its valid documents.
+    assert.deepEqual(virtualServices(store), ["good=good"]);
     const wheres = store.problems().map((p) => p.where);
     assert.ok(wheres.includes(`${bad}:13`), `problems at ${wheres}`);
     assert.ok(wheres.includes(`${bad}:25`), `problems at ${wheres}`);
@@ -109,17 +114,18 @@ describe("FileSource", () => {
     );
   });
 
-  test("a partial write keeps the old state until the file parses again", async () => {
+  test("a partial write keeps the whole file's old state until the file parses again", async () => {
     const dir = await tempDir();
     const file = join(dir, "a.yaml");
     await writeFile(file, [vs("a"), vs("b")].join("---\n"));
     const store = await startSource(dir);
     const complete = [vs("a", "a2"), vs("b", "b2"), vs("c")].join("---\n");
-    // As a scan may catch a file being written: cut inside b's host list, so b's document does not
-    // decode, and c not written yet.
+    // As a scan may catch a file being written: a's new version complete, cut inside b's host list,
+    // so b's document does not decode, and c not written yet. a's new version alone is not applied:
+    // that would serve a state that is neither the old file nor the new one.
     await replaceFile(file, complete.slice(0, complete.indexOf("[b2") + 2));
     await until(() => store.problems().length > 0, "the syntax error to be reported");
-    assert.deepEqual(virtualServices(store), ["a=a2", "b=b"]);
+    assert.deepEqual(virtualServices(store), ["a=a", "b=b"]);
     assert.match(store.problems()[0].message, /syntax error/);
 
     await replaceFile(file, complete);
@@ -141,9 +147,10 @@ describe("FileSource", () => {
   test("a deleted file removes its objects and its problems", async () => {
     const dir = await tempDir();
     await writeFile(join(dir, "keep.yaml"), vs("keep"));
-    await writeFile(join(dir, "gone.yaml"), `${vs("gone")}---\nkind: [\n`);
+    await writeFile(join(dir, "gone.yaml"), `${vs("gone")}---\n${vs("bad").replace("  hosts: [bad]", "  hosts: 7")}`);
     const store = await startSource(dir);
-    assert.equal(store.problems().length, 1);
+    assert.deepEqual(virtualServices(store), ["gone=gone", "keep=keep"]);
+    assert.ok(store.problems().length > 0);
     await unlink(join(dir, "gone.yaml"));
     await until(() => virtualServices(store).join() === "keep=keep", "the deletion");
     assert.deepEqual(store.problems(), []);
@@ -227,6 +234,37 @@ describe("FileSource", () => {
     assert.deepEqual(virtualServices(store), ["a=a"]);
     await rename(join(root, "later"), dir);
     await until(() => virtualServices(store).join() === "a=a2", "the directory to be followed again");
+    assert.deepEqual(store.problems(), []);
+  });
+
+  test("a file over the size limit is not read: a problem names it and its last good objects stay", async () => {
+    const dir = await tempDir();
+    const file = join(dir, "a.yaml");
+    await writeFile(file, vs("a"));
+    const store = await startSource(dir, { maxFileBytes: 500 });
+    const large = [vs("a", "a2"), vs("b"), vs("c"), vs("d"), vs("e")].join("---\n");
+    await replaceFile(file, large);
+    await until(() => store.problems().length > 0, "the size to be reported");
+    assert.deepEqual(virtualServices(store), ["a=a"]);
+    assert.deepEqual(
+      store.problems().map((p) => `${p.where}: ${p.message}`),
+      [
+        `${file}: ${file} is ${large.length} bytes, over the 500 bytes a config file may have (--configFileMaxBytes); it was not read`,
+      ],
+    );
+    await replaceFile(file, vs("a", "a3"));
+    await until(() => virtualServices(store).join() === "a=a3", "the file under the limit");
+    assert.deepEqual(store.problems(), []);
+  });
+
+  test("a file too large to judge on the main thread is judged on the worker and applied", async () => {
+    const dir = await tempDir();
+    const names = Array.from({ length: Math.ceil(SMALL_FILE_BYTES / vs("a").length) + 10 }, (_, i) => `vs-${i}`);
+    const text = names.map((name) => vs(name)).join("---\n");
+    assert.ok(text.length > SMALL_FILE_BYTES);
+    await writeFile(join(dir, "large.yaml"), text);
+    const store = await startSource(dir);
+    assert.equal(virtualServices(store).length, names.length);
     assert.deepEqual(store.problems(), []);
   });
 

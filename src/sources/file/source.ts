@@ -1,7 +1,9 @@
 // The file source (sluiced --configDir): every .yaml/.yml/.json under a directory, watched. Changes
 // are debounced, then the directory is scanned: files that changed are decoded and validated (see
-// load.ts for what a bad document does) and each file is applied atomically with store.replace, its
-// path being its scope. One scan is one store batch, so a rename (one file gone, one new) moves
+// load.ts for what a bad document does; judge.ts judges large files off the main thread) and each
+// file is applied atomically with store.replace, its path being its scope. A file that changed while
+// it was read is read again once it is still; one over the size limit is not read (its last good
+// objects stay). One scan is one store batch, so a rename (one file gone, one new) moves
 // objects without a moment in which they are missing. A watch on every directory (fs.watch) tells when
 // to scan; where watching is unavailable or fails, the directory is polled instead.
 import { type FSWatcher, watch } from "node:fs";
@@ -10,8 +12,12 @@ import { join } from "node:path";
 import { type Logger, pino } from "pino";
 import type { ConfigObject } from "../../config/index.ts";
 import type { ConfigStore } from "../store.ts";
-import { loadFile } from "./load.ts";
-import { listConfigDirectory } from "./scan.ts";
+import { DocumentJudge } from "./judge.ts";
+import { applyVerdicts, type DocumentVerdict } from "./load.ts";
+import { listConfigDirectory, listFile } from "./scan.ts";
+
+/** The largest config file read by default: 8 MiB (Kubernetes keeps an object under 1.5 MiB). */
+export const DEFAULT_MAX_FILE_BYTES = 8 * 1024 * 1024;
 
 export interface FileSourceOptions {
   dir: string;
@@ -24,6 +30,8 @@ export interface FileSourceOptions {
   poll?: boolean;
   /** How often to scan when polling; default 1 s. */
   pollIntervalMs?: number;
+  /** Files larger than this are not read, with a problem naming the file; default DEFAULT_MAX_FILE_BYTES. */
+  maxFileBytes?: number;
   log?: Logger;
 }
 
@@ -35,8 +43,11 @@ interface FileState {
   objects: readonly ConfigObject[];
 }
 
-/** A file's new text, or why it could not be read. */
-type FileRead = { path: string; signature: string } & ({ text: string } | { error: string });
+/** A file's new text and its documents' verdicts (none if the text is unchanged), or why it was not read. */
+type FileRead = { path: string; signature: string } & (
+  | { text: string; verdicts: DocumentVerdict[] | undefined }
+  | { error: string }
+);
 
 export class FileSource {
   readonly source: string;
@@ -45,6 +56,8 @@ export class FileSource {
   private readonly debounceMs: number;
   private polling: boolean;
   private readonly pollIntervalMs: number;
+  private readonly maxFileBytes: number;
+  private readonly judge = new DocumentJudge();
   private readonly log: Logger;
   private readonly files = new Map<string, FileState>();
   /** One watch per directory, by path. */
@@ -68,6 +81,7 @@ export class FileSource {
     this.debounceMs = options.debounceMs ?? 100;
     this.pollIntervalMs = options.pollIntervalMs ?? 1000;
     this.polling = options.poll ?? false;
+    this.maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
     this.log = options.log ?? pino({ level: "silent" });
   }
 
@@ -87,6 +101,7 @@ export class FileSource {
     clearInterval(this.poller);
     clearTimeout(this.debounce);
     await this.scanning;
+    await this.judge.close();
   }
 
   /**
@@ -180,15 +195,36 @@ export class FileSource {
     const { files: listed, directories } = await listConfigDirectory(this.dir);
     if (!this.polling && !this.stopped && this.watchDirectories(directories)) this.rescan = true;
     const reads: FileRead[] = [];
-    for (const [path, signature] of listed) {
+    for (const [path, { signature, size }] of listed) {
       if (this.files.get(path)?.signature === signature && !notified.has(path)) continue;
+      if (size > this.maxFileBytes) {
+        const error = `${path} is ${size} bytes, over the ${this.maxFileBytes} bytes a config file may have (--configFileMaxBytes); it was not read`;
+        reads.push({ path, signature, error });
+        continue;
+      }
+      let text: string;
       try {
-        reads.push({ path, signature, text: await readFile(path, "utf8") });
+        text = await readFile(path, "utf8");
       } catch (err) {
         const error = err as NodeJS.ErrnoException;
         // Removed since listed: the next scan (a change notification is on its way) sees it gone.
         if (error.code === "ENOENT") continue;
         reads.push({ path, signature, error: error.message });
+        continue;
+      }
+      // Written to while it was read: the text may be part old, part new. Read it again once it is still.
+      if ((await listFile(path))?.signature !== signature) {
+        this.changed();
+        continue;
+      }
+      if (this.files.get(path)?.text === text) {
+        reads.push({ path, signature, text, verdicts: undefined });
+        continue;
+      }
+      try {
+        reads.push({ path, signature, text, verdicts: await this.judge.judge(this.source, path, text) });
+      } catch (err) {
+        reads.push({ path, signature, error: `cannot judge its documents: ${(err as Error).message}` });
       }
     }
     if (this.stopped) return;
@@ -209,18 +245,19 @@ export class FileSource {
   private apply(read: FileRead): void {
     const previous = this.files.get(read.path);
     if ("error" in read) {
-      // Unreadable (permissions): what the file defined stays, until it can be read again.
+      // Unreadable (permissions, too large): what the file defined stays, until it can be read again.
       this.files.set(read.path, { signature: read.signature, text: undefined, objects: previous?.objects ?? [] });
       this.store.reportProblems(this.source, read.path, [
         { source: this.source, where: read.path, message: read.error },
       ]);
       return;
     }
-    if (previous && previous.text === read.text) {
-      this.files.set(read.path, { ...previous, signature: read.signature });
+    if (!read.verdicts) {
+      // The text is the one last read: nothing to apply.
+      if (previous) this.files.set(read.path, { ...previous, signature: read.signature });
       return;
     }
-    const load = loadFile(this.source, read.path, read.text, previous?.objects ?? []);
+    const load = applyVerdicts(this.source, read.verdicts, previous?.objects ?? []);
     for (const warning of load.warnings) this.log.warn({ where: warning.where }, warning.message);
     this.files.set(read.path, { signature: read.signature, text: read.text, objects: load.objects });
     this.store.replace(this.source, read.path, load.objects);
