@@ -92,6 +92,42 @@ describe("structural schema validation", () => {
     assert.deepEqual(check(100, { type: "integer", maximum: 100 }), []);
   });
 
+  it("refuses an integer its field's type cannot hold with Go's json error, as Istio's decoder does", () => {
+    const int32: Schema = { type: "integer", format: "int32" };
+    assert.deepEqual(check(2147483647, int32), []);
+    assert.deepEqual(check(4294967296, int32), [
+      "spec: json: cannot unmarshal number 4294967296 into Go value of type int32",
+    ]);
+    assert.deepEqual(check(-2147483649, int32), [
+      "spec: json: cannot unmarshal number -2147483649 into Go value of type int32",
+    ]);
+    // Go re-encodes the number from a float64: digits below 1e21, an exponent from there.
+    assert.deepEqual(check(1e20, int32), [
+      "spec: json: cannot unmarshal number 100000000000000000000 into Go value of type int32",
+    ]);
+    assert.deepEqual(check(1e21, int32), ["spec: json: cannot unmarshal number 1e+21 into Go value of type int32"]);
+    // Istio's uint64: minimum 0 and no maximum; 2^64 is the first double a uint64 cannot hold.
+    const uint64: Schema = { type: "integer", minimum: 0 };
+    assert.deepEqual(check(2 ** 64 - 2048, uint64), []);
+    assert.deepEqual(check(2 ** 64, uint64), [
+      "spec: json: cannot unmarshal number 18446744073709552000 into Go value of type uint64",
+    ]);
+    // No format (a Go int, or Istio's int64 with a marker's bounds): int64.
+    assert.deepEqual(check(2 ** 63 - 1024, { type: "integer", minimum: 1 }), []);
+    assert.deepEqual(check(2 ** 63, { type: "integer", minimum: 1 }), [
+      "spec: json: cannot unmarshal number 9223372036854776000 into Go value of type int64",
+    ]);
+  });
+
+  it("leaves an integer its schema's bounds refuse to the bounds' message", () => {
+    const uint32: Schema = { type: "integer", minimum: 0, maximum: 4294967295 };
+    assert.deepEqual(check(4294967295, uint32), []);
+    assert.deepEqual(check(4294967296, uint32), [
+      "spec: Invalid value: 4294967296: spec in body should be less than or equal to 4294967295",
+    ]);
+    assert.deepEqual(check(-1, uint32), ["spec: Invalid value: -1: spec in body should be greater than or equal to 0"]);
+  });
+
   it("checks item and property counts", () => {
     assert.deepEqual(check([1, 2, 3], { type: "array", maxItems: 2, items: { type: "integer" } }), [
       "spec: Too many: 3: must have at most 2 items",

@@ -1,5 +1,6 @@
 // Validation of a JSON value against a CRD structural schema, as the Kubernetes API server does it: OpenAPI
-// value checks (kube-openapi), list-set/map uniqueness, unknown fields (strict field validation) and CEL rules.
+// value checks (kube-openapi), list-set/map uniqueness, unknown fields (strict field validation) and CEL rules;
+// then, as Istio's decoder, the range of each integer field's type.
 // Messages follow Kubernetes' field errors: the Issue path is the field, the message the error body.
 import { isIPv4, isIPv6 } from "node:net";
 import { Findings } from "../validation/findings.ts";
@@ -154,14 +155,54 @@ function validateString(value: string, schema: Schema, path: string, out: Findin
 
 function validateNumber(value: number, schema: Schema, path: string, out: Findings): void {
   const { maximum, minimum } = schema;
+  let inBounds = true;
   if (maximum !== undefined && (schema.exclusiveMaximum ? value >= maximum : value > maximum)) {
     const relation = schema.exclusiveMaximum ? "less than" : "less than or equal to";
     out.at(path).error(`Invalid value: ${value}: ${path} in body should be ${relation} ${maximum}`);
+    inBounds = false;
   }
   if (minimum !== undefined && (schema.exclusiveMinimum ? value <= minimum : value < minimum)) {
     const relation = schema.exclusiveMinimum ? "greater than" : "greater than or equal to";
     out.at(path).error(`Invalid value: ${value}: ${path} in body should be ${relation} ${minimum}`);
+    inBounds = false;
   }
+  // The API server drops the integer formats of a CRD schema, so a value within the schema's bounds reaches
+  // Istio's decoder, which refuses one its field's type cannot hold, with Go's json error.
+  if (schema.type === "integer" && inBounds) {
+    const type = integerType(schema);
+    if (value < type.min || value >= type.limit) {
+      out.at(path).error(`json: cannot unmarshal number ${value} into Go value of type ${type.name}`);
+    }
+  }
+}
+
+/** An integer type: its Go name and its range, `limit` excluded. */
+interface IntegerType {
+  name: "int32" | "uint32" | "int64" | "uint64";
+  min: number;
+  limit: number;
+}
+
+// Exact doubles: 2^63 - 1 and 2^64 - 1 are not doubles, but every double below 2^63 (2^64) fits an int64
+// (uint64). Go sees the same doubles: Istio re-encodes the object's numbers from float64 before decoding.
+const INT32: IntegerType = { name: "int32", min: -(2 ** 31), limit: 2 ** 31 };
+const UINT32: IntegerType = { name: "uint32", min: 0, limit: 2 ** 32 };
+const INT64: IntegerType = { name: "int64", min: -(2 ** 63), limit: 2 ** 63 };
+const UINT64: IntegerType = { name: "uint64", min: 0, limit: 2 ** 64 };
+
+/**
+ * The type behind an integer field, which CRD schemas give only as the generators write it: format int32 and
+ * int64 as such; Istio's protoc-gen-crd writes uint32 (and UInt32Value) as minimum 0, maximum 2^32-1 and uint64
+ * as minimum 0 with no maximum; controller-gen (Gateway API) writes a Go int with no format (and none of theirs
+ * has minimum 0 alone). A field whose bounds a marker replaced is read as int64: its bounds lie within its
+ * type's range anyway.
+ */
+function integerType(schema: Schema): IntegerType {
+  if (schema.format === "int32") return INT32;
+  if (schema.format === "int64") return INT64;
+  if (schema.maximum === UINT32.limit - 1) return UINT32;
+  if (schema.minimum === 0 && schema.maximum === undefined) return UINT64;
+  return INT64;
 }
 
 function validateArray(value: unknown[], schema: Schema, path: string, out: Findings, structural: boolean): void {
