@@ -93,6 +93,23 @@ describe("sluice validate", () => {
     assert.equal(run.code, 1);
   });
 
+  test("refuses an integer its field's type cannot hold, naming the field", () => {
+    const file = writeFile(
+      "weight.yaml",
+      VALID_VS.replace("{host: reviews}", "{host: reviews}\n      weight: 4294967296"),
+    );
+    const run = sluice(["validate", "-f", file]);
+    assert.equal(
+      run.stdout,
+      [
+        `Error: VirtualService bookinfo/reviews (${file}:1): spec.http[0].route[0].weight: json: cannot unmarshal number 4294967296 into Go value of type int32`,
+        "validation failed: 1 of 1 documents invalid",
+        "",
+      ].join("\n"),
+    );
+    assert.equal(run.code, 1);
+  });
+
   test("a malformed document gives one error and the documents after it are still checked", () => {
     const file = writeFile("broken.yaml", `${VALID_VS}---\nkind: [unclosed\n---\n${BAD_NAME_VS}`);
     const run = sluice(["validate", "-f", file]);

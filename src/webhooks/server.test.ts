@@ -153,6 +153,17 @@ describe("/validate", () => {
     );
   });
 
+  it("denies an integer its field's type cannot hold, naming the field", async () => {
+    const route = [{ destination: { host: "reviews" }, weight: 4294967296 }];
+    const object = { ...VALID_VS, spec: { hosts: ["reviews"], http: [{ route }] } };
+    const out = await admit("/validate", "admission.k8s.io/v1", { uid: "w", operation: "CREATE", object });
+    assert.equal(out.response.allowed, false);
+    assert.equal(
+      out.response.status?.message,
+      "configuration is invalid: spec.http[0].route[0].weight: json: cannot unmarshal number 4294967296 into Go value of type int32",
+    );
+  });
+
   it("rejects a kind it does not know, naming group, version and kind", async () => {
     const object = { apiVersion: "networking.istio.io/v1", kind: "Frobnicator", metadata: { name: "x" }, spec: {} };
     const out = await admit("/validate", "admission.k8s.io/v1", { uid: "u", operation: "CREATE", object });
