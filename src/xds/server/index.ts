@@ -21,6 +21,7 @@ export {
   type CallSurface,
   type ExtraService,
   type ListenOptions,
+  maxReceiveMessageBytesFromEnv,
   type TlsFiles,
   type TlsProviders,
   XdsServer,

@@ -2,15 +2,16 @@ import assert from "node:assert/strict";
 import { connect, constants } from "node:http2";
 import { test } from "node:test";
 import { create, toBinary } from "@bufbuild/protobuf";
-import { Server, ServerCredentials, type ServiceDefinition } from "@grpc/grpc-js";
-import { sidecarNode } from "../../../test/xds/ads-client.ts";
-import { testGenerators } from "../../../test/xds/fixtures.ts";
+import { Server, ServerCredentials, type ServiceDefinition, status } from "@grpc/grpc-js";
+import { SotwClient, sidecarNode } from "../../../test/xds/ads-client.ts";
+import { edsCluster, testGenerators } from "../../../test/xds/fixtures.ts";
 import { discovery } from "../../api/index.ts";
 import { newPushContext } from "../../model/push-context.ts";
+import { TypeUrl } from "../types.ts";
 import type { Authenticator, Caller } from "./auth.ts";
 import type { AdsStream } from "./connection.ts";
 import { methodPath } from "./grpc-service.ts";
-import { adsServiceDefinition, XdsServer } from "./server.ts";
+import { adsServiceDefinition, maxReceiveMessageBytesFromEnv, XdsServer } from "./server.ts";
 
 /** One gRPC frame (flag, length, bytes) holding a first SotW request from a sidecar. */
 function firstRequestFrame(): Buffer {
@@ -87,5 +88,48 @@ test("a stream cancelled while its first request is being authenticated leaves n
   assert.deepEqual(
     xds.syncStatus().map((s) => s.connectionId),
     [],
+  );
+});
+
+test("ISTIO_GPRC_MAXRECVMSGSIZE: a positive number of bytes, else Istio's 4 MiB", () => {
+  assert.equal(maxReceiveMessageBytesFromEnv({}), 4 * 1024 * 1024);
+  assert.equal(maxReceiveMessageBytesFromEnv({ ISTIO_GPRC_MAXRECVMSGSIZE: "2048" }), 2048);
+  assert.equal(maxReceiveMessageBytesFromEnv({ ISTIO_GPRC_MAXRECVMSGSIZE: "+2048" }), 2048);
+  for (const value of ["", "4MiB", "1.5", "0", "-1", "99999999999999999999"]) {
+    assert.equal(maxReceiveMessageBytesFromEnv({ ISTIO_GPRC_MAXRECVMSGSIZE: value }), 4 * 1024 * 1024, value);
+  }
+});
+
+test("a request larger than ISTIO_GPRC_MAXRECVMSGSIZE ends its stream with RESOURCE_EXHAUSTED; other streams go on", async (t) => {
+  const limit = maxReceiveMessageBytesFromEnv({ ISTIO_GPRC_MAXRECVMSGSIZE: "2048" });
+  const server = new XdsServer({
+    generators: testGenerators(),
+    initialPush: newPushContext({ [TypeUrl.Cluster]: [edsCluster("a")] }),
+  });
+  const { grpcPort } = await server.listen({ grpcAddr: "127.0.0.1:0", maxReceiveMessageBytes: limit });
+  const address = `127.0.0.1:${grpcPort}`;
+  const good = SotwClient.connect(address);
+  const large = SotwClient.connect(address);
+  t.after(async () => {
+    good.close();
+    large.close();
+    await server.close(0);
+  });
+  // EDS names taking 40 bytes each in a request: 35 make one under the limit, 60 one over it.
+  const names = (n: number) =>
+    Array.from({ length: n }, (_, i) => `outbound|80||service-${String(i).padStart(5, "0")}.example.com`);
+  good.request({ node: sidecarNode("good"), typeUrl: TypeUrl.Cluster });
+  good.ack(await good.next());
+
+  large.request({ node: sidecarNode("large"), typeUrl: TypeUrl.Endpoint, resourceNames: names(60) });
+  await assert.rejects(large.next(), /stream ended/, "refused, not answered");
+  assert.equal((await large.ended).code, status.RESOURCE_EXHAUSTED);
+
+  good.request({ typeUrl: TypeUrl.Endpoint, resourceNames: names(35) });
+  const res = await good.next();
+  assert.equal(res.typeUrl, TypeUrl.Endpoint);
+  assert.deepEqual(
+    server.syncStatus().map((s) => s.proxy.id),
+    ["good.default"],
   );
 });

@@ -98,6 +98,26 @@ export interface ListenOptions {
   /** Connections older than this are closed gracefully (clients reconnect, spreading load across replicas). */
   maxConnectionAgeMs?: number;
   maxConnectionAgeGraceMs?: number;
+  /**
+   * The largest message a call may send on either port, its added services' included (Istio's
+   * ISTIO_GPRC_MAXRECVMSGSIZE; default 4 MiB): a larger one ends the call with RESOURCE_EXHAUSTED as
+   * its length prefix arrives, before its bytes are buffered.
+   */
+  maxReceiveMessageBytes?: number;
+}
+
+/** Istio's default for ISTIO_GPRC_MAXRECVMSGSIZE. */
+export const DEFAULT_MAX_RECEIVE_MESSAGE_BYTES = 4 * 1024 * 1024;
+
+/**
+ * The largest message accepted, in bytes, as istiod reads it from ISTIO_GPRC_MAXRECVMSGSIZE (Istio's
+ * spelling). A value that is not a positive integer leaves the default, as Istio's env.Register does
+ * for one that is not an integer (Istio would refuse every message under a limit of 0 or less).
+ */
+export function maxReceiveMessageBytesFromEnv(env: Record<string, string | undefined>): number {
+  const value = env.ISTIO_GPRC_MAXRECVMSGSIZE ?? "";
+  const bytes = /^\+?\d+$/.test(value) ? Number(value) : 0;
+  return Number.isSafeInteger(bytes) && bytes > 0 ? bytes : DEFAULT_MAX_RECEIVE_MESSAGE_BYTES;
 }
 
 export interface BoundPorts {
@@ -220,8 +240,9 @@ export class XdsServer {
       "grpc.keepalive_timeout_ms": options.keepaliveTimeoutMs,
       "grpc.max_connection_age_ms": options.maxConnectionAgeMs,
       "grpc.max_connection_age_grace_ms": options.maxConnectionAgeGraceMs,
-      // Large configurations exceed the 4 MiB default in both directions.
-      "grpc.max_receive_message_length": -1,
+      // Requests are small (a 64 MiB one cost 240-360 MB of memory to read and answer); responses
+      // carry whole configurations, which exceed 4 MiB.
+      "grpc.max_receive_message_length": options.maxReceiveMessageBytes ?? DEFAULT_MAX_RECEIVE_MESSAGE_BYTES,
       "grpc.max_send_message_length": -1,
     };
     const ports: BoundPorts = {};
