@@ -171,6 +171,27 @@ test("a generated list is encoded once per array object, with one versions map",
   assert.deepEqual(copy.versions, first.versions);
 });
 
+test("a resource that cannot be encoded is left out of its list's encoding and named in its errors", () => {
+  const unencodable = create(cluster.ClusterSchema, { name: "bad", perConnectionBufferLimitBytes: 2 ** 32 });
+  const list = [
+    { name: "a", resource: c("a") },
+    { name: "bad", resource: unencodable },
+    { name: "b", resource: c("b") },
+  ];
+  const encoded = encodeResources(list);
+  assert.deepEqual(
+    encoded.resources.map((r) => r.name),
+    ["a", "b"],
+  );
+  assert.deepEqual([...encoded.versions.keys()], ["a", "b"]);
+  assert.deepEqual([...encoded.byName.keys()], ["a", "b"]);
+  assert.equal(encoded.errors.length, 1);
+  assert.equal(encoded.errors[0].name, "bad");
+  assert.match(encoded.errors[0].error, /invalid uint32: 4294967296/);
+  assert.deepEqual(encodeResources([list[1]]).errors, encoded.errors, "in another list too");
+  assert.throws(() => encodeResource(list[1]), /cannot encode bad: .*invalid uint32/);
+});
+
 test("proxies sent the same list in a push get one nonce and the very same response bytes", () => {
   const list = encodeResources([{ name: "a", resource: c("a") }]).resources;
   const other = encodeResources([{ name: "a", resource: c("a") }]).resources;

@@ -5,14 +5,15 @@
 // to many proxies (the same array object) is encoded once too: its resources and versions map are
 // kept with the array, and the response body they make once a second proxy is sent it, so each
 // further proxy's response is one copy of the body between its own version, type URL and nonce.
-// Generators must never change an array after returning it.
+// Generators must never change an array after returning it. A resource that cannot be encoded (a value
+// out of its field's range) is left out of the list's encoding, named in its `errors`.
 import { hash } from "node:crypto";
 import type { Message } from "@bufbuild/protobuf";
 import { WireType } from "@bufbuild/protobuf/wire";
 import { type Any, AnySchema } from "@bufbuild/protobuf/wkt";
 import { encodeAny, encodeMessage } from "../api/binary-encoder.ts";
 import { discovery, registry, typeUrl } from "../api/index.ts";
-import type { XdsResource } from "./generator.ts";
+import type { ResourceError, XdsResource } from "./generator.ts";
 
 export interface EncodedResource {
   name: string;
@@ -26,6 +27,8 @@ interface Encoded {
   any: Uint8Array;
   /** A hash of `any`, computed when a version is first read. */
   hash: string | undefined;
+  /** Why the resource cannot be encoded (`any` is then empty); kept, as a resource never changes. */
+  error: string | undefined;
 }
 
 /** A base class whose constructor returns its argument: a subclass adds its private fields to that object. */
@@ -66,21 +69,25 @@ function isAny(m: Message): m is Any {
   return m.$typeName === "google.protobuf.Any";
 }
 
-/** The encoded Any of a resource message (or Any), computed once per object. */
+/** The encoded Any of a resource message (or Any), or why it cannot be encoded: computed once per object. */
 function encoded(resource: Message): Encoded {
   const hit = EncodedStamp.of(resource);
   if (hit) return hit;
-  let any: Uint8Array;
-  if (isAny(resource)) {
-    any = encodeMessage(AnySchema, resource);
-  } else {
-    const schema = registry.getMessage(resource.$typeName);
-    if (!schema) throw new Error(`xds: resource type ${resource.$typeName} is not in the API registry`);
-    any = encodeAny(schema, resource, typeUrl(schema));
+  let entry: Encoded;
+  try {
+    entry = { any: encodeAnyOf(resource), hash: undefined, error: undefined };
+  } catch (err) {
+    entry = { any: new Uint8Array(0), hash: undefined, error: err instanceof Error ? err.message : String(err) };
   }
-  const entry: Encoded = { any, hash: undefined };
   EncodedStamp.stamp(resource, entry);
   return entry;
+}
+
+function encodeAnyOf(resource: Message): Uint8Array {
+  if (isAny(resource)) return encodeMessage(AnySchema, resource);
+  const schema = registry.getMessage(resource.$typeName);
+  if (!schema) throw new Error(`xds: resource type ${resource.$typeName} is not in the API registry`);
+  return encodeAny(schema, resource, typeUrl(schema));
 }
 
 function contentHash(e: Encoded): string {
@@ -235,28 +242,44 @@ export function outgoingBytes(response: OutgoingResponse): Uint8Array {
   return response.writeInto(scratch);
 }
 
+/** A resource, encoded; throws when it cannot be. */
 export function encodeResource(r: XdsResource): EncodedResource {
-  return new EncodedEntry(r.name, encoded(r.resource), r.version);
+  const e = encoded(r.resource);
+  if (e.error !== undefined) throw new Error(`xds: cannot encode ${r.name}: ${e.error}`);
+  return new EncodedEntry(r.name, e, r.version);
 }
 
 /** A generated resource list, encoded. Shared by every connection given the same list: never mutate it. */
 export interface EncodedResources {
+  /** The resources that could be encoded, in the list's order. */
   readonly resources: readonly EncodedResource[];
+  /** The resources that could not be, left out of `resources`. */
+  readonly errors: readonly ResourceError[];
   /** Each resource's version by name (made on first use). */
   readonly versions: ReadonlyMap<string, string>;
+  /** Each resource by name (made on first use). */
+  readonly byName: ReadonlyMap<string, EncodedResource>;
 }
 
 class EncodedList implements EncodedResources {
   readonly resources: readonly EncodedResource[];
+  readonly errors: readonly ResourceError[];
   #versions: ReadonlyMap<string, string> | undefined;
+  #byName: ReadonlyMap<string, EncodedResource> | undefined;
 
-  constructor(resources: readonly EncodedResource[]) {
+  constructor(resources: readonly EncodedResource[], errors: readonly ResourceError[]) {
     this.resources = resources;
+    this.errors = errors;
   }
 
   get versions(): ReadonlyMap<string, string> {
     this.#versions ??= new Map(this.resources.map((r) => [r.name, r.version]));
     return this.#versions;
+  }
+
+  get byName(): ReadonlyMap<string, EncodedResource> {
+    this.#byName ??= new Map(this.resources.map((r) => [r.name, r]));
+    return this.#byName;
   }
 }
 
@@ -266,7 +289,14 @@ const encodedLists = new WeakMap<readonly XdsResource[], EncodedResources>();
 export function encodeResources(list: readonly XdsResource[]): EncodedResources {
   let entry = encodedLists.get(list);
   if (entry === undefined) {
-    entry = new EncodedList(list.map(encodeResource));
+    const resources: EncodedResource[] = [];
+    const errors: ResourceError[] = [];
+    for (const r of list) {
+      const e = encoded(r.resource);
+      if (e.error === undefined) resources.push(new EncodedEntry(r.name, e, r.version));
+      else errors.push({ name: r.name, error: e.error });
+    }
+    entry = new EncodedList(resources, errors);
     encodedLists.set(list, entry);
   }
   return entry;

@@ -7,6 +7,7 @@ import type { Message } from "@bufbuild/protobuf";
 import type { Any } from "@bufbuild/protobuf/wkt";
 import type { ProxyNode } from "../model/proxy.ts";
 import type { PushRequest } from "../model/push-context.ts";
+import { XdsError } from "./errors.ts";
 import { DEBUG_TYPE_PREFIX } from "./types.ts";
 
 /** What a proxy subscribes to for one type URL. */
@@ -37,9 +38,44 @@ export interface LogDetails {
   additionalInfo?: string;
 }
 
+/** A resource left out of a response because it failed to build or to encode. */
+export interface ResourceError {
+  name: string;
+  /** What went wrong (the error's message). */
+  error: string;
+}
+
+/**
+ * The resource of each name (none where `build` returns undefined), built one by one: a name whose
+ * build throws is left out and named in `errors`, and the others are kept. An XdsError (the proxy
+ * refused) propagates.
+ */
+export function buildNamed(
+  names: Iterable<string>,
+  build: (name: string) => XdsResource["resource"] | undefined,
+): { resources: XdsResource[]; errors: ResourceError[] } {
+  const resources: XdsResource[] = [];
+  const errors: ResourceError[] = [];
+  for (const name of names) {
+    try {
+      const resource = build(name);
+      if (resource) resources.push({ name, resource });
+    } catch (err) {
+      if (err instanceof XdsError) throw err;
+      errors.push({ name, error: err instanceof Error ? err.message : String(err) });
+    }
+  }
+  return { resources, errors };
+}
+
 export interface GenerateResult {
   resources: XdsResource[];
   logDetails?: LogDetails;
+  /**
+   * Resources that threw while being built, left out of `resources`; the server logs and counts them,
+   * and the proxy keeps the version of each it holds.
+   */
+  errors?: readonly ResourceError[];
 }
 
 export interface DeltaGenerateResult extends GenerateResult {

@@ -64,11 +64,12 @@ export class Watch implements WatchedResource {
   acked?: AckInfo;
   lastNack?: NackInfo;
   /**
-   * SotW: the version of each resource the proxy was sent (an incremental response updates only its
-   * own), to skip pushing an identical state again. Only the versions: keeping the encoded list would
-   * keep its bytes, and the response written from it, for as long as the connection holds it.
+   * SotW: each resource the proxy was sent (an incremental response updates only its own), to skip
+   * pushing an identical state again and to send one that fails to build or encode again as sent.
+   * The encoded resources by name, not the encoded list: the list would keep the response written
+   * from it for as long as the connection holds it; a resource's bytes are its object's while current.
    */
-  sentVersions?: ReadonlyMap<string, string>;
+  sentResources?: ReadonlyMap<string, EncodedResource>;
   /** Answer the next request even if it looks like a plain ACK (cluster/listener warming). */
   alwaysRespond = false;
   /**

@@ -14,6 +14,7 @@ import {
   recordExpiredNonce,
   recordNack,
   requestPush,
+  resourceErrors,
   runGenerator,
   sendResponse,
   type XdsEnv,
@@ -132,6 +133,7 @@ export async function pushDeltaType(
   });
   if (!generated) return;
   const { result, encoded } = generated;
+  const errors = resourceErrors(env, conn, w.typeUrl, result, encoded);
   if (trigger.subscribed.length > 0 && !w.wildcard) w.spellNamesAs(encoded.resources);
   const removed = new Set(result.removed);
   if (!gen.generateDeltas && !result.logDetails?.incremental) {
@@ -141,6 +143,8 @@ export async function pushDeltaType(
     }
   }
   for (const name of trigger.subscribed) if (!encoded.versions.has(name)) removed.add(name);
+  // One that failed to build or encode is not gone: the proxy keeps what it holds of it.
+  for (const { name } of errors) removed.delete(name);
   // Only names the proxy may hold are worth removing; a name it never had needs no news unless just asked for.
   const toRemove = [...removed].filter((n) => w.known.has(n) || trigger.subscribed.includes(n)).sort();
   const changed = encoded.resources.filter((r) => w.known.get(r.name) !== r.version);

@@ -3,9 +3,9 @@
 import type { Logger } from "pino";
 import type { rpcStatus } from "../../api/index.ts";
 import { type PushRequest, pushRequest } from "../../model/push-context.ts";
-import type { OutgoingResponse } from "../encode.ts";
+import type { EncodedResources, OutgoingResponse } from "../encode.ts";
 import { XdsError } from "../errors.ts";
-import type { Generator, GeneratorRegistry } from "../generator.ts";
+import type { GenerateResult, Generator, GeneratorRegistry, ResourceError } from "../generator.ts";
 import { metricType, shortType, TypeUrl } from "../types.ts";
 import type { Connection, Watch } from "./connection.ts";
 import type { XdsMetrics } from "./metrics.ts";
@@ -78,8 +78,12 @@ export function findGenerator(env: XdsEnv, conn: Connection, typeUrl: string): G
 }
 
 /**
- * Runs a generator and encodes its output; a failure is logged and counted, and the type is skipped
- * for this push. An XdsError is the generator refusing the proxy: it propagates and ends the stream.
+ * Runs a generator and encodes its output. A throw is logged and counted, and the type is skipped for
+ * this push: the proxy keeps all it holds, as leaving out the resources the generator would have built
+ * (whose names it never gave) would delete them from a CDS or LDS state of the world. Generators that
+ * build resource by resource (RDS, EDS) report a resource that threw in their result instead, and the
+ * encoder leaves out one it cannot encode (see resourceErrors). An XdsError is the generator refusing
+ * the proxy: it propagates and ends the stream.
  */
 export function runGenerator<T>(env: XdsEnv, conn: Connection, typeUrl: string, run: () => T): T | undefined {
   try {
@@ -93,6 +97,28 @@ export function runGenerator<T>(env: XdsEnv, conn: Connection, typeUrl: string, 
     );
     return undefined;
   }
+}
+
+/**
+ * The resources left out of a response: those the generator could not build and those that could not
+ * be encoded. Each is logged and counted (pilot_total_xds_internal_errors); the others go out.
+ */
+export function resourceErrors(
+  env: XdsEnv,
+  conn: Connection,
+  typeUrl: string,
+  generated: GenerateResult,
+  encoded: EncodedResources,
+): readonly ResourceError[] {
+  const errors = generated.errors?.length ? [...generated.errors, ...encoded.errors] : encoded.errors;
+  for (const { name, error } of errors) {
+    env.metrics?.internalErrors.inc();
+    env.log.error(
+      { connection: conn.id, type: shortType(typeUrl), resource: name, err: error },
+      "ADS: resource left out of the response",
+    );
+  }
+  return errors;
 }
 
 /**

@@ -2,15 +2,24 @@ import assert from "node:assert/strict";
 import { connect, constants } from "node:http2";
 import { test } from "node:test";
 import { create, toBinary } from "@bufbuild/protobuf";
+import type { Any } from "@bufbuild/protobuf/wkt";
 import { Server, ServerCredentials, type ServiceDefinition, status } from "@grpc/grpc-js";
-import { SotwClient, sidecarNode } from "../../../test/xds/ads-client.ts";
-import { edsCluster, testGenerators } from "../../../test/xds/fixtures.ts";
-import { discovery } from "../../api/index.ts";
+import { Registry } from "prom-client";
+import { DeltaClient, names, SotwClient, sidecarNode } from "../../../test/xds/ads-client.ts";
+import {
+  assertNoDeltaResponse,
+  assertNoResponse,
+  edsCluster,
+  startServer,
+  testGenerators,
+} from "../../../test/xds/fixtures.ts";
+import { cluster, discovery, route, unpackAny } from "../../api/index.ts";
 import { newPushContext } from "../../model/push-context.ts";
 import { TypeUrl } from "../types.ts";
 import type { Authenticator, Caller } from "./auth.ts";
 import type { AdsStream } from "./connection.ts";
 import { methodPath } from "./grpc-service.ts";
+import { XdsMetrics } from "./metrics.ts";
 import { adsServiceDefinition, maxReceiveMessageBytesFromEnv, XdsServer } from "./server.ts";
 
 /** One gRPC frame (flag, length, bytes) holding a first SotW request from a sidecar. */
@@ -132,4 +141,130 @@ test("a request larger than ISTIO_GPRC_MAXRECVMSGSIZE ends its stream with RESOU
     server.syncStatus().map((s) => s.proxy.id),
     ["good.default"],
   );
+});
+
+/** Route configuration `name` sending everything to cluster `x` with `weight`, a uint32 field. */
+function weightedRoutes(name: string, weight: number): route.RouteConfiguration {
+  return create(route.RouteConfigurationSchema, {
+    name,
+    virtualHosts: [
+      {
+        name: "all",
+        domains: ["*"],
+        routes: [
+          {
+            match: { pathSpecifier: { case: "prefix", value: "/" } },
+            action: {
+              case: "route",
+              value: { clusterSpecifier: { case: "weightedClusters", value: { clusters: [{ name: "x", weight }] } } },
+            },
+          },
+        ],
+      },
+    ],
+  });
+}
+
+/** The weight route configuration `name` of a response gives cluster `x`. */
+function weightIn(
+  res: discovery.DiscoveryResponse | discovery.DeltaDiscoveryResponse,
+  name: string,
+): number | undefined {
+  const anys =
+    res.$typeName === "envoy.service.discovery.v3.DeltaDiscoveryResponse"
+      ? res.resources.map((r) => r.resource)
+      : res.resources;
+  for (const any of anys) {
+    const config = any && unpackAny(any, route.RouteConfigurationSchema);
+    if (config?.name !== name) continue;
+    const action = config.virtualHosts[0].routes[0].action;
+    if (action.case === "route" && action.value.clusterSpecifier.case === "weightedClusters")
+      return action.value.clusterSpecifier.value.clusters[0].weight;
+  }
+  return undefined;
+}
+
+async function internalErrors(metrics: XdsMetrics): Promise<number> {
+  return (await metrics.internalErrors.get()).values[0]?.value ?? 0;
+}
+
+const UINT32_OVERFLOW = 2 ** 32;
+
+test("a route configuration that cannot be encoded is left out, logged and counted; the others go, now and in later pushes", async (t) => {
+  const metrics = new XdsMetrics(new Registry());
+  const routes = (weightOfA: number) => ({
+    [TypeUrl.Route]: [weightedRoutes("a", weightOfA), weightedRoutes("b", UINT32_OVERFLOW), weightedRoutes("c", 1)],
+  });
+  const h = await startServer(routes(1), { metrics });
+  const sotw = SotwClient.connect(h.address);
+  const delta = DeltaClient.connect(h.address);
+  t.after(async () => {
+    sotw.close();
+    delta.close();
+    await h.close();
+  });
+  const first = await sotw.requestAndAck({
+    node: sidecarNode("sotw"),
+    typeUrl: TypeUrl.Route,
+    resourceNames: ["a", "b", "c"],
+  });
+  assert.deepEqual(names(first), ["a", "c"]);
+  delta.request({ node: sidecarNode("delta"), typeUrl: TypeUrl.Route, resourceNamesSubscribe: ["a", "b", "c"] });
+  const deltaFirst = await delta.next();
+  assert.deepEqual(names(deltaFirst), ["a", "c"]);
+  assert.deepEqual(deltaFirst.removedResources, [], "b is not said to be gone");
+  delta.ack(deltaFirst);
+  assert.equal(await internalErrors(metrics), 2, "one per response that left b out");
+
+  await h.push(routes(2));
+  const second = await sotw.next();
+  assert.deepEqual(names(second), ["a", "c"]);
+  assert.equal(weightIn(second, "a"), 2);
+  const deltaSecond = await delta.next();
+  assert.deepEqual(names(deltaSecond), ["a"], "only what changed");
+  assert.equal(weightIn(deltaSecond, "a"), 2);
+  assert.deepEqual(deltaSecond.removedResources, []);
+});
+
+test("a cluster the proxy holds that stops encoding is sent again as held (SotW) or kept (delta); other changes go", async (t) => {
+  const unencodable = (name: string) => {
+    const c = edsCluster(name);
+    c.perConnectionBufferLimitBytes = UINT32_OVERFLOW;
+    return c;
+  };
+  const h = await startServer({ [TypeUrl.Cluster]: [edsCluster("x", 1), edsCluster("y", 1)] });
+  const sotw = SotwClient.connect(h.address);
+  const delta = DeltaClient.connect(h.address);
+  t.after(async () => {
+    sotw.close();
+    delta.close();
+    await h.close();
+  });
+  const first = await sotw.requestAndAck({ node: sidecarNode("sotw"), typeUrl: TypeUrl.Cluster });
+  delta.request({ node: sidecarNode("delta"), typeUrl: TypeUrl.Cluster });
+  delta.ack(await delta.next());
+
+  await h.push({ [TypeUrl.Cluster]: [unencodable("x"), edsCluster("y", 2)] });
+  const second = await sotw.next();
+  sotw.ack(second);
+  assert.deepEqual(names(second), ["x", "y"], "x is not deleted");
+  const anyOf = (res: discovery.DiscoveryResponse, name: string) =>
+    res.resources.find((any) => unpackAny(any, cluster.ClusterSchema)?.name === name);
+  assert.deepEqual(anyOf(second, "x"), anyOf(first, "x"), "x as the proxy holds it");
+  assert.equal(unpackAny(anyOf(second, "y") as Any, cluster.ClusterSchema)?.connectTimeout?.seconds, 2n);
+  const deltaSecond = await delta.next();
+  delta.ack(deltaSecond);
+  assert.deepEqual(names(deltaSecond), ["y"]);
+  assert.deepEqual(deltaSecond.removedResources, [], "x is not removed");
+
+  // Nothing else changed: nothing to send.
+  await h.push({ [TypeUrl.Cluster]: [unencodable("x"), edsCluster("y", 2)] });
+  await assertNoResponse(sotw);
+  await assertNoDeltaResponse(delta);
+
+  // x encodes again: its new version goes.
+  await h.push({ [TypeUrl.Cluster]: [edsCluster("x", 3), edsCluster("y", 2)] });
+  const third = await sotw.next();
+  assert.equal(unpackAny(anyOf(third, "x") as Any, cluster.ClusterSchema)?.connectTimeout?.seconds, 3n);
+  assert.deepEqual(names(await delta.next()), ["x"]);
 });

@@ -35,7 +35,7 @@ async function serve(t: TestContext, generators: GeneratorRegistry) {
   return { env, server, session };
 }
 
-test("proxies sent the same generated list share its versions map; a push of that list again sends nothing", async (t) => {
+test("proxies sent the same generated list share its map of sent resources; a push of that list again sends nothing", async (t) => {
   // What the generator returns, the same array object to every proxy.
   let result: GenerateResult = { resources: [resource("a"), resource("b")] };
   const generators = new GeneratorRegistry();
@@ -53,22 +53,22 @@ test("proxies sent the same generated list share its versions map; a push of tha
     connections.push(conn);
   }
   const [first, second] = watches;
-  assert.ok(first.sentVersions);
-  assert.equal(second.sentVersions, first.sentVersions, "one map for both connections");
+  assert.ok(first.sentResources);
+  assert.equal(second.sentResources, first.sentResources, "one map for both connections");
   const conn = connections[0];
   const sentNonce = first.sent?.nonce;
   await pushSotwType(env, conn, first, pushRequest({ full: true, push: conn.pushContext }), false);
   assert.equal(first.sent?.nonce, sentNonce, "the same list again: nothing sent");
 
   // An incremental response merges into a copy; the shared map is left as it was.
-  const shared = first.sentVersions;
+  const shared = first.sentResources;
   result = { resources: [resource("a", 81)], logDetails: { incremental: true } };
   await pushSotwType(env, conn, first, pushRequest({ full: false, push: conn.pushContext }), false);
   assert.notEqual(first.sent?.nonce, sentNonce);
-  assert.notEqual(first.sentVersions, shared);
-  assert.deepEqual([...(first.sentVersions?.keys() ?? [])], ["a", "b"]);
-  assert.notEqual(first.sentVersions?.get("a"), shared.get("a"));
-  assert.equal(second.sentVersions, shared);
+  assert.notEqual(first.sentResources, shared);
+  assert.deepEqual([...(first.sentResources?.keys() ?? [])], ["a", "b"]);
+  assert.notEqual(first.sentResources?.get("a")?.version, shared.get("a")?.version);
+  assert.equal(second.sentResources, shared);
   assert.equal(shared.size, 2);
 });
 
@@ -84,4 +84,31 @@ test("a requested push keeps the watched names and their order (spelled with the
   await pushSotwType(env, conn, w, pushRequest({ full: true, push: conn.pushContext }), true);
   assert.ok(w.sent);
   assert.deepEqual([...w.resourceNames], ["b", "missing", "a"]);
+});
+
+test("a resource the generator could not build is sent again as the proxy holds it; one it never held stays out", async (t) => {
+  let result: GenerateResult = { resources: [resource("a"), resource("b")] };
+  const generators = new GeneratorRegistry();
+  generators.register(TypeUrl.Cluster, { generate: () => result });
+  const { env, server, session } = await serve(t, generators);
+  openStream(session).resume();
+  const conn = await server.accepted();
+  const w = new Watch(TypeUrl.Cluster, []);
+  conn.watches.set(TypeUrl.Cluster, w);
+  const push = () => pushSotwType(env, conn, w, pushRequest({ full: true, push: conn.pushContext }), false);
+  await push();
+  const heldB = w.sentResources?.get("b");
+  assert.ok(heldB);
+
+  result = {
+    resources: [resource("a", 81)],
+    errors: [
+      { name: "b", error: "boom" },
+      { name: "new", error: "boom" },
+    ],
+  };
+  await push();
+  assert.deepEqual([...(w.sentResources?.keys() ?? [])], ["a", "b"]);
+  assert.equal(w.sentResources?.get("b"), heldB);
+  assert.equal(w.sent?.resources, 2);
 });

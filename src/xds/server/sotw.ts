@@ -3,8 +3,14 @@
 // changes the subscription, a stale nonce, or an unsubscribe.
 import type { discovery } from "../../api/index.ts";
 import type { PushRequest } from "../../model/push-context.ts";
-import { encodeResources, encodeSotwResponse, sotwNonce } from "../encode.ts";
-import type { GenerateResult } from "../generator.ts";
+import {
+  type EncodedResource,
+  type EncodedResources,
+  encodeResources,
+  encodeSotwResponse,
+  sotwNonce,
+} from "../encode.ts";
+import type { GenerateResult, ResourceError } from "../generator.ts";
 import { isWildcardTypeUrl, shortType } from "../types.ts";
 import { type Connection, Watch } from "./connection.ts";
 import {
@@ -14,6 +20,7 @@ import {
   recordExpiredNonce,
   recordNack,
   requestPush,
+  resourceErrors,
   runGenerator,
   sendResponse,
   type XdsEnv,
@@ -81,20 +88,38 @@ export async function pushSotwType(
   const startMs = performance.now();
   const result = runGenerator(env, conn, w.typeUrl, () => {
     const generated = gen.generate(conn.proxy, w, req);
-    return generated && { encoded: encodeResources(generated.resources), incremental: isIncremental(generated) };
+    return generated && { generated, encoded: encodeResources(generated.resources) };
   });
   if (!result) return;
-  const { encoded, incremental } = result;
-  const { resources, versions } = encoded;
+  const { generated, encoded } = result;
+  const incremental = isIncremental(generated);
+  const errors = resourceErrors(env, conn, w.typeUrl, generated, encoded);
+  const { resources, byName } = errors.length > 0 ? withHeldVersions(w.sentResources, encoded, errors) : encoded;
   if (requested && !w.wildcard) w.spellNamesAs(resources);
-  if (!requested && !req.forced && holds(w.sentVersions, versions, incremental)) return;
+  if (!requested && !req.forced && holds(w.sentResources, byName, incremental)) return;
   const version = req.push.version;
   const nonce = sotwNonce(version, resources);
-  // A complete response's versions map is the encoded list's own (hashed once for every proxy sent it).
-  w.sentVersions = incremental && w.sentVersions ? merged(w.sentVersions, versions) : versions;
+  // A complete response's map is the encoded list's own (made once for every proxy sent it).
+  w.sentResources = incremental && w.sentResources ? merged(w.sentResources, byName) : byName;
   const bytes = () =>
     encodeSotwResponse({ versionInfo: version, typeUrl: w.typeUrl, nonce, resources, controlPlane: env.controlPlane });
   await sendResponse(env, conn, w, bytes, { version, nonce, resources: resources.length, startMs });
+}
+
+/**
+ * The response when some resources failed to build or encode: each one the proxy was sent goes again
+ * as sent, since a CDS or LDS response without it would delete it; the proxy keeps it until it builds
+ * again. One the proxy never had stays out (for RDS or EDS the proxy waits for it).
+ */
+function withHeldVersions(
+  sent: ReadonlyMap<string, EncodedResource> | undefined,
+  encoded: EncodedResources,
+  errors: readonly ResourceError[],
+): Pick<EncodedResources, "resources" | "byName"> {
+  const held = errors.flatMap(({ name }) => sent?.get(name) ?? []);
+  if (held.length === 0) return encoded;
+  const resources = [...encoded.resources, ...held];
+  return { resources, byName: new Map(resources.map((r) => [r.name, r])) };
 }
 
 /** An incremental response (EDS) carries only what changed; the proxy keeps the rest. */
@@ -104,19 +129,22 @@ function isIncremental(result: GenerateResult): boolean {
 
 /** Whether the proxy already holds these versions (and, unless the response is incremental, nothing else). */
 function holds(
-  sent: ReadonlyMap<string, string> | undefined,
-  versions: ReadonlyMap<string, string>,
+  sent: ReadonlyMap<string, EncodedResource> | undefined,
+  response: ReadonlyMap<string, EncodedResource>,
   incremental: boolean,
 ): boolean {
-  if (sent === versions) return true;
-  if (!sent || (!incremental && sent.size !== versions.size)) return false;
-  for (const [name, version] of versions) if (sent.get(name) !== version) return false;
+  if (sent === response) return true;
+  if (!sent || (!incremental && sent.size !== response.size)) return false;
+  for (const [name, r] of response) if (sent.get(name)?.version !== r.version) return false;
   return true;
 }
 
 /** What the proxy holds after an incremental response: its own copy, as `sent` may be shared. */
-function merged(sent: ReadonlyMap<string, string>, versions: ReadonlyMap<string, string>): Map<string, string> {
+function merged(
+  sent: ReadonlyMap<string, EncodedResource>,
+  response: ReadonlyMap<string, EncodedResource>,
+): Map<string, EncodedResource> {
   const result = new Map(sent);
-  for (const [name, version] of versions) result.set(name, version);
+  for (const [name, r] of response) result.set(name, r);
   return result;
 }
