@@ -1,9 +1,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { create } from "@bufbuild/protobuf";
+import { status } from "@grpc/grpc-js";
 import { core } from "../api/index.ts";
 import { parseProxy } from "../model/proxy.ts";
-import { type Generator, GeneratorRegistry, loadGeneratorPlugins } from "./generator.ts";
+import { XdsError } from "./errors.ts";
+import { buildNamed, type Generator, GeneratorRegistry, loadGeneratorPlugins } from "./generator.ts";
 import { TypeUrl } from "./types.ts";
 
 const named = (name: string): Generator & { name: string } => ({ name, generate: () => ({ resources: [] }) });
@@ -59,5 +61,25 @@ test("a plugin path that does not load, or exports no register function, is an e
   await assert.rejects(
     loadGeneratorPlugins(["src/xds/types.ts"], new GeneratorRegistry()),
     /exports no register\(registry\) function/,
+  );
+});
+
+test("buildNamed: a name whose build throws is left out and named; the others are built", () => {
+  const built = buildNamed(["a", "broken", "none", "b"], (name) => {
+    if (name === "broken") throw new Error("invalid uint32: 4294967296");
+    return name === "none" ? undefined : create(core.NodeSchema, { id: name });
+  });
+  assert.deepEqual(
+    built.resources.map((r) => r.name),
+    ["a", "b"],
+  );
+  assert.deepEqual(built.errors, [{ name: "broken", error: "invalid uint32: 4294967296" }]);
+  const refusal = new XdsError(status.PERMISSION_DENIED, "not yours");
+  assert.throws(
+    () =>
+      buildNamed(["a"], () => {
+        throw refusal;
+      }),
+    refusal,
   );
 });

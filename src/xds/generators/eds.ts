@@ -14,7 +14,7 @@ import {
 } from "../../networking/cluster/index.ts";
 import { buildClusterLoadAssignment, localityLbSetting } from "../../networking/endpoint/index.ts";
 import type { ServiceEndpoint } from "../../registry/index.ts";
-import type { Generator, XdsResource } from "../generator.ts";
+import { buildNamed, type Generator, type ResourceError, type XdsResource } from "../generator.ts";
 import { KIND } from "../pipeline/classify.ts";
 import { TypeUrl } from "../types.ts";
 import {
@@ -209,8 +209,9 @@ export function changedHostnames(req: PushRequest): Set<string> {
   return hosts;
 }
 
-// Per push and proxy class, the resources answering each list of names (in the order asked).
-const classResponses = proxyClassMemo<Map<string, XdsResource[]>>();
+// Per push and proxy class, the assignments answering each list of names (in the order asked), and
+// the names whose assignment threw.
+const classResponses = proxyClassMemo<Map<string, { resources: XdsResource[]; errors: ResourceError[] }>>();
 
 /**
  * What the load assignments read of the proxy besides its scope: its endpoint view, the labels
@@ -249,13 +250,14 @@ export function edsGenerator(endpoints: EndpointLookup): Generator {
       const classKey = assignmentClassKey(req.push, scope, proxy);
       const byNames = classResponses(req.push, endpoints, scope, classKey, () => new Map());
       const namesKey = JSON.stringify(names);
-      let resources = byNames.get(namesKey);
-      if (!resources) {
+      let answer = byNames.get(namesKey);
+      if (!answer) {
         const view = { scope, endpointView: endpointViewKey(proxy) };
-        resources = names.map((name) => ({ name, resource: loadAssignment(req.push, proxy, view, endpoints, name) }));
-        byNames.set(namesKey, resources);
+        // An assignment that throws is left out (an error of the result); the others go.
+        answer = buildNamed(names, (name) => loadAssignment(req.push, proxy, view, endpoints, name));
+        byNames.set(namesKey, answer);
       }
-      return { resources, logDetails: { incremental: !req.full } };
+      return { resources: answer.resources, errors: answer.errors, logDetails: { incremental: !req.full } };
     },
   };
 }

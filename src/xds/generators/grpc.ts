@@ -19,7 +19,7 @@ import {
   parseServerListenerName,
   type RequestedClusterGroup,
 } from "../../networking/grpc/index.ts";
-import type { GeneratorRegistry, WatchedResource } from "../generator.ts";
+import { buildNamed, type GeneratorRegistry, type WatchedResource } from "../generator.ts";
 import { TypeUrl } from "../types.ts";
 import { appliedRule } from "./cds.ts";
 import { cdsNeedsPush, ldsNeedsPush, rdsNeedsPush } from "./cds-needs-push.ts";
@@ -129,12 +129,7 @@ export function registerGrpcGenerators(registry: GeneratorRegistry): void {
   registry.register(`${GRPC_GENERATOR}/${TypeUrl.Route}`, {
     generate(proxy, watched, req) {
       if (!rdsNeedsPush(req)) return undefined;
-      const resources = [];
-      for (const routeName of watched.resourceNames) {
-        const config = grpcRouteConfiguration(req.push, proxy, routeName);
-        if (config) resources.push({ name: routeName, resource: config });
-      }
-      return { resources };
+      return buildNamed(watched.resourceNames, (routeName) => grpcRouteConfiguration(req.push, proxy, routeName));
     },
   });
   registry.register(`${GRPC_GENERATOR}/${TypeUrl.Cluster}`, {

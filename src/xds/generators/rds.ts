@@ -24,7 +24,7 @@ import {
   type RouteContext,
   type SidecarRouteInput,
 } from "../../networking/route/index.ts";
-import type { Generator, XdsResource } from "../generator.ts";
+import { buildNamed, type Generator } from "../generator.ts";
 import { TypeUrl } from "../types.ts";
 import { ipFamilies } from "./cds.ts";
 import { rdsNeedsPush } from "./cds-needs-push.ts";
@@ -267,17 +267,15 @@ export function routeNames(listeners: readonly listener.Listener[]): string[] {
   return [...names];
 }
 
-/** RDS is named: the routes the proxy subscribes to, on pushes that may change routes. */
+/**
+ * RDS is named: the routes the proxy subscribes to, on pushes that may change routes. A route
+ * configuration that throws while being built is left out (an error of the result); the others go.
+ */
 export function rdsGenerator(): Generator {
   return {
     generate(proxy, watched, req) {
       if (!rdsNeedsPush(req)) return undefined;
-      const resources: XdsResource[] = [];
-      for (const name of watched.resourceNames) {
-        const config = buildRouteConfiguration(req.push, proxy, name);
-        if (config) resources.push({ name, resource: config });
-      }
-      return { resources };
+      return buildNamed(watched.resourceNames, (name) => buildRouteConfiguration(req.push, proxy, name));
     },
   };
 }
