@@ -41,13 +41,33 @@ export class KubeClient {
   }
 
   /** Sends one JSON request; throws KubeApiError on a non-2xx answer. */
-  async request(method: "GET" | "PUT" | "POST", path: string, body?: unknown, signal?: AbortSignal): Promise<unknown> {
+  request(
+    method: "GET" | "PUT" | "POST" | "DELETE",
+    path: string,
+    body?: unknown,
+    signal?: AbortSignal,
+  ): Promise<unknown> {
+    return this.send(method, path, body, "application/json", signal);
+  }
+
+  /** Sends a PATCH whose body is of `contentType` (merge or JSON patch); throws KubeApiError on a non-2xx answer. */
+  patch(path: string, patch: unknown, contentType: string): Promise<unknown> {
+    return this.send("PATCH", path, patch, contentType);
+  }
+
+  private async send(
+    method: "GET" | "PUT" | "POST" | "DELETE" | "PATCH",
+    path: string,
+    body: unknown,
+    contentType: string,
+    signal?: AbortSignal,
+  ): Promise<unknown> {
     const server = this.kubeConfig.getCurrentCluster()?.server;
     if (!server) throw new Error("kubeconfig has no current cluster");
     const context = new RequestContext(server + path, HttpMethod[method]);
     context.setHeaderParam("Accept", "application/json");
     if (body !== undefined) {
-      context.setHeaderParam("Content-Type", "application/json");
+      context.setHeaderParam("Content-Type", contentType);
       context.setBody(JSON.stringify(body));
     }
     if (signal) context.setSignal(signal);

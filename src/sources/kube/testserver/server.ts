@@ -2,8 +2,8 @@
 // the registry's kinds: discovery (/api, /apis, group versions), LIST with the collection's
 // resourceVersion, WATCH as chunked newline-delimited JSON events (ADDED, MODIFIED, DELETED, BOOKMARK,
 // ERROR) resumable from a resourceVersion, 410 Expired once that version is compacted away, and
-// create/update/merge-patch/delete on objects and their status subresource. Test controls drop
-// watches and compact the history, the two failures a client must survive. For the CLI's proxy
+// create/update/patch (merge or JSON patch)/delete on objects and their status subresource. Test
+// controls drop watches and compact the history, the two failures a client must survive. For the CLI's proxy
 // commands it also issues service account tokens (TokenRequest), reviews them (TokenReview) and
 // forwards pod ports (portforward.ts) to 127.0.0.1 ports the test registers.
 import { randomUUID } from "node:crypto";
@@ -362,10 +362,16 @@ export class KubeTestServer {
       case "PUT":
         return sendJson(res, 200, present(this.store.update(kind, located(await readJson(req), at), part)));
       case "PATCH": {
-        if (!req.headers["content-type"]?.startsWith("application/merge-patch+json")) {
+        const contentType = req.headers["content-type"] ?? "";
+        const current = this.store.get(kind, name);
+        let patched: ConfigObject;
+        if (contentType.startsWith("application/merge-patch+json")) {
+          patched = mergePatch(current, await readJson(req)) as ConfigObject;
+        } else if (contentType.startsWith("application/json-patch+json")) {
+          patched = jsonPatch(current, await readJson(req));
+        } else {
           throw new ApiError(415, "UnsupportedMediaType", `the body of the request was in an unknown format`);
         }
-        const patched = mergePatch(this.store.get(kind, name), await readJson(req)) as ConfigObject;
         return sendJson(res, 200, present(this.store.update(kind, located(patched, at), part)));
       }
       case "DELETE":
@@ -553,6 +559,39 @@ function mergePatch(target: unknown, patch: unknown): unknown {
     else merged[key] = mergePatch(merged[key], value);
   }
   return merged;
+}
+
+interface JsonPatchOperation {
+  op: string;
+  path: string;
+  value?: unknown;
+}
+
+/** JSON patch (RFC 6902) with the operations clients send: add, remove, replace and test. */
+function jsonPatch(target: ConfigObject, operations: unknown): ConfigObject {
+  if (!Array.isArray(operations)) throw new ApiError(400, "BadRequest", "a JSON patch is a list of operations");
+  const patched = structuredClone(target);
+  for (const { op, path, value } of operations as JsonPatchOperation[]) {
+    const tokens = path
+      .split("/")
+      .slice(1)
+      .map((t) => t.replaceAll("~1", "/").replaceAll("~0", "~"));
+    const last = tokens.pop();
+    let parent: unknown = patched;
+    for (const token of tokens) parent = (parent as Record<string, unknown> | undefined)?.[token];
+    if (last === undefined || typeof parent !== "object" || parent === null) {
+      throw new ApiError(422, "Invalid", `JSON patch: no such path ${path}`);
+    }
+    const container = parent as Record<string, unknown>;
+    const exists = last in container;
+    if (op === "add" && Array.isArray(parent)) parent.splice(last === "-" ? parent.length : Number(last), 0, value);
+    else if (op === "add" || (op === "replace" && exists)) container[last] = value;
+    else if (op === "remove" && exists && Array.isArray(parent)) parent.splice(Number(last), 1);
+    else if (op === "remove" && exists) delete container[last];
+    else if (op === "test" && JSON.stringify(container[last]) === JSON.stringify(value)) continue;
+    else throw new ApiError(422, "Invalid", `JSON patch: ${op} of ${path} failed`);
+  }
+  return patched;
 }
 
 function writeEvent(res: ServerResponse, type: string, object: object): void {
