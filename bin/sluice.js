@@ -1,6 +1,3 @@
 #!/usr/bin/env node
-// Runs the TypeScript entry point through tsx, so the package needs no separate compile step.
-import { register } from "tsx/esm/api";
-
-register();
-await import("../src/bin/sluice.ts");
+// The compiled entry point (npm run build, run by npm ci and npm pack).
+import "../dist/bin/sluice.js";

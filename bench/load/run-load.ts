@@ -113,7 +113,7 @@ function startServer<T>(child: ChildProcess, matches: (line: Record<string, unkn
   });
 }
 
-/** Where sluiced listens, and the process that serves: bin/sluiced.js may run sluiced in a child of its own. */
+/** Where sluiced listens, and its process. */
 interface Sluiced {
   grpcPort: number;
   monitoringPort: number;
@@ -144,7 +144,9 @@ function startSluiced(dir: string, profileDir?: string): { child: ChildProcess; 
     "--keepaliveInterval",
     "10m",
   ];
-  const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
+  // As the README and the install manifests run sluiced: glibc's malloc thresholds fixed (see README).
+  const env = { ...process.env, MALLOC_MMAP_THRESHOLD_: "131072", MALLOC_TRIM_THRESHOLD_: "131072" };
+  const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ["ignore", "pipe", "inherit"] });
   let monitoringPort = 0;
   // pino writes the pid of the process that logs.
   const listening = startServer(child, (line) => {

@@ -63,7 +63,7 @@ test("proxy with OUTPUT_CERTS fetches the pod's certificate from CA_ADDR and is 
     },
   );
   const lines: string[] = [];
-  // Starting tsx in a child takes a while on a busy machine: wait for the log line, at most a minute.
+  // A child starts slowly on a busy machine: wait for the log line, at most a minute.
   const issued = new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no certificate; logged ${lines.join("\n")}`)), 60_000);
     createInterface({ input: child.stdout }).on("line", (line) => {

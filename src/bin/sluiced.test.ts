@@ -34,9 +34,9 @@ interface LogLine {
 }
 
 /** Starts sluiced and reads its JSON log lines. Its HTTP servers are off unless args name their addresses. */
-function startSluiced(args: string[], env: Record<string, string> = {}) {
+function startSluiced(args: string[], env: Record<string, string> = {}, nodeArgs: string[] = []) {
   const admin = args.includes("--httpAddr") ? [] : ["--httpAddr", "", "--monitoringAddr", "", "--httpsAddr", ""];
-  const child = spawn(process.execPath, [SLUICED, ...admin, ...args], {
+  const child = spawn(process.execPath, [...nodeArgs, SLUICED, ...admin, ...args], {
     stdio: ["ignore", "pipe", "inherit"],
     env: { ...process.env, ...env },
   });
@@ -47,7 +47,7 @@ function startSluiced(args: string[], env: Record<string, string> = {}) {
     lines.push(JSON.parse(line) as LogLine);
     for (const wake of waiters.splice(0)) wake();
   });
-  /** Waits (at most 60 s: the process compiles TypeScript as it starts, maybe on a busy machine) for a log line. */
+  /** Waits (at most 60 s: the machine may be busy) for a log line. */
   const logged = async (match: (line: LogLine) => boolean, what: string): Promise<LogLine> => {
     const deadline = Date.now() + 60_000;
     for (;;) {
@@ -111,6 +111,8 @@ test("sluiced serves ADS on --grpcAddr: config over the api generator, pushed af
   const { child, exited, logged } = startSluiced(
     ["--configDir", dir, "--grpcAddr", "127.0.0.1:0", "--secureGRPCAddr", "", "--plugin", PLUGIN],
     { ENABLE_XDS_API_GENERATOR_AUTH: "false", PILOT_DEBOUNCE_AFTER: "10ms" },
+    // The plugin is TypeScript: like a user's, it needs a loader in the compiled sluiced.
+    ["--import", "tsx"],
   );
   const clients: SotwClient[] = [];
   try {
