@@ -1,13 +1,9 @@
-// `sluice x authz check <pod|proxyID> | --file dump.json` (istioctl's authz check): the
-// AuthorizationPolicies in a proxy's listeners, read back from the RBAC filters' policy names
+// What `sluice x authz check` prints (authz-command.ts has its flags): the AuthorizationPolicies in
+// a proxy's listeners, read back from the RBAC filters' policy names
 // (`ns[<ns>]-policy[<name>]-rule[<n>]`), counted by action and rule.
 import type { JsonObject } from "@bufbuild/protobuf";
-import type { CommandModule } from "yargs";
-import { EXIT_OK } from "./exit-codes.ts";
-import { loadDump, type ProxyDumpArgs, proxyDumpOptions } from "./proxy-config.ts";
 import { alignTabs } from "./proxy-config-tabwriter.ts";
 import { type ConfigDump, dumpListeners, field, list, obj, text } from "./proxy-config-writer.ts";
-import { reportingFailures } from "./xds-client.ts";
 
 const POLICY_NAME = /(?:istio-ext-authz-)?ns\[(.+)\]-policy\[(.+)\]-rule\[(.+)\]/;
 const ANONYMOUS = "_anonymous_match_nothing_";
@@ -66,24 +62,3 @@ export function authzSummary(dump: ConfigDump): string {
   }
   return alignTabs(rows.map((r) => `${r.join("\t")}\n`).join(""), { minWidth: 0, padding: 3 });
 }
-
-const checkCommand: CommandModule<object, ProxyDumpArgs> = {
-  command: "check [proxy]",
-  describe: "The AuthorizationPolicies applied to a proxy (from its config dump)",
-  builder: (yargs) =>
-    proxyDumpOptions(yargs)
-      .example("$0 x authz check echo.default --xds-address localhost:15010 --plaintext", "From the control plane")
-      .example("$0 x authz check --file config_dump.json", "From an Envoy config dump") as never,
-  handler: (argv) =>
-    reportingFailures(async () => {
-      process.stdout.write(authzSummary(await loadDump(argv)));
-      process.exitCode = EXIT_OK;
-    }),
-};
-
-export const authzCommand: CommandModule = {
-  command: "authz",
-  describe: "Inspect authorization policies",
-  builder: (yargs) => yargs.command(checkCommand).demandCommand(1, "Name an authz command: check."),
-  handler: () => {},
-};

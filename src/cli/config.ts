@@ -4,11 +4,15 @@
 // it and command-line flags override both (yargs applies that precedence). `sluice x config list`
 // shows the global flags' effective values.
 import { existsSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
-import { parse } from "yaml";
 import type { CommandModule } from "yargs";
 import { alignTabs } from "./proxy-config-tabwriter.ts";
+
+// The YAML parser loads only when there is a config file to read (yargs reads it synchronously), so
+// that sluice starts quickly without one.
+const require = createRequire(import.meta.url);
 
 /** The config file read when neither --config nor $SLUICE_CONFIG names one. */
 export function defaultConfigPath(env: NodeJS.ProcessEnv = process.env): string {
@@ -27,6 +31,7 @@ export function loadCliConfig(path: string): Record<string, unknown> | Error {
     return resolve(path) === resolve(defaultConfigPath()) ? {} : new Error(`config file ${path} does not exist`);
   }
   try {
+    const { parse } = require("yaml") as typeof import("yaml");
     const parsed: unknown = parse(readFileSync(path, "utf8"));
     if (parsed === null || parsed === undefined) return {};
     if (typeof parsed !== "object" || Array.isArray(parsed)) {

@@ -9,6 +9,7 @@ import { STDIN_PATH } from "../config/decode-paths.ts";
 import type { DescribeResult } from "./describe-report.ts";
 import { EXIT_INVALID, EXIT_OK, EXIT_USAGE } from "./exit-codes.ts";
 import { filenameOption } from "./filename-option.ts";
+import { kubeconfigAvailable } from "./kubeconfig.ts";
 import { loadProxyMesh } from "./translate.ts";
 
 export type DescribeTarget = "pod" | "service";
@@ -68,7 +69,6 @@ function describeSubcommand(
       const fromCluster = argv.filename.length === 0 || argv.kubeconfig !== undefined || argv.context !== undefined;
       let result: DescribeResult;
       if (fromCluster) {
-        const { clusterAccess, kubeconfigAvailable } = await import("./kube-access.ts");
         if (!kubeconfigAvailable(argv.kubeconfig)) {
           process.stderr.write(
             "Error: no kubeconfig to reach a cluster: name one with --kubeconfig, or files with -f\n",
@@ -78,6 +78,7 @@ function describeSubcommand(
         }
         const mesh = argv.meshConfig === undefined ? undefined : await loadProxyMesh(argv.meshConfig);
         if (argv.meshConfig !== undefined && !mesh) return;
+        const { clusterAccess } = await import("./kube-access.ts");
         const kube = clusterAccess(argv);
         // As istioctl: -n, else the kubeconfig context's namespace.
         const namespace = kube.namespaceOrDefault(argv.namespace);

@@ -5,7 +5,7 @@ import { completionCommand } from "./completion.ts";
 import { dashboardCommand } from "./dashboard.ts";
 import { kubeInjectCommand } from "./kube-inject.ts";
 import { configureCliLog } from "./log.ts";
-import { proxyConfigCommand } from "./proxy-config.ts";
+import { proxyConfigCommand } from "./proxy-config-command.ts";
 import { proxyStatusCommand } from "./proxy-status.ts";
 import { validateCommand } from "./validate.ts";
 import { versionCommand } from "./version.ts";

@@ -1,16 +1,12 @@
 // `sluice x internal-debug <endpoint>` (istioctl's internal-debug): any of the control plane's debug
 // endpoints (syncz, configz, config_dump?proxyID=..., ...) over xDS, printed as the control plane
-// answered it (each istiod pod's answer in turn, without --xds-address).
+// answered it (each istiod pod's answer in turn, without --xds-address). Flags and help only: the
+// xDS client loads when the command runs.
 import type { CommandModule } from "yargs";
 import { DEBUG_TYPE_PREFIX } from "../xds/types.ts";
+import { reportingFailures } from "./command-error.ts";
+import { type ControlPlaneArgs, withControlPlaneOptions } from "./control-plane-options.ts";
 import { EXIT_OK } from "./exit-codes.ts";
-import {
-  type ControlPlaneArgs,
-  debugBodies,
-  reportingFailures,
-  requestControlPlanes,
-  withControlPlaneOptions,
-} from "./xds-client.ts";
 
 interface InternalDebugArgs extends ControlPlaneArgs {
   endpoint: string;
@@ -34,6 +30,7 @@ export const internalDebugCommand: CommandModule<object, InternalDebugArgs> = {
       ) as never,
   handler: (argv) =>
     reportingFailures(async () => {
+      const { debugBodies, requestControlPlanes } = await import("./xds-client.ts");
       const q = argv.endpoint.indexOf("?");
       const name = q < 0 ? argv.endpoint : argv.endpoint.slice(0, q);
       const query = q < 0 ? [] : [argv.endpoint.slice(q + 1)];

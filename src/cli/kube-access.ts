@@ -2,16 +2,10 @@
 // `name[.namespace]` argument names, the control plane's pods, a port-forward from 127.0.0.1 to a
 // pod's port (client-node's PortForward, one WebSocket per accepted connection), a service account
 // token from the TokenRequest API and the mesh's CA root from the istio-ca-root-cert ConfigMap.
-import { existsSync } from "node:fs";
 import { createServer, type Socket } from "node:net";
-import { homedir } from "node:os";
-import { join } from "node:path";
 import { Writable } from "node:stream";
 import { KubeConfig, PortForward } from "@kubernetes/client-node";
 import { KubeApiError, KubeClient } from "../sources/kube/client.ts";
-
-/** Where client-node's loadFromDefault finds in-cluster credentials. */
-const SERVICE_ACCOUNT_TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token";
 
 /** A kubeconfig from --kubeconfig, else $KUBECONFIG, ~/.kube/config or in-cluster, in --context if given. */
 export function loadCliKubeConfig(kubeconfigPath?: string, context?: string): KubeConfig {
@@ -25,19 +19,6 @@ export function loadCliKubeConfig(kubeconfigPath?: string, context?: string): Ku
 /** The cluster of the global --kubeconfig and --context flags. */
 export function clusterAccess(argv: { kubeconfig?: string; context?: string }): KubeAccess {
   return new KubeAccess(loadCliKubeConfig(argv.kubeconfig, argv.context));
-}
-
-/**
- * Whether there is a cluster to reach: client-node's loadFromDefault otherwise falls back to
- * http://localhost:8080, which is no configuration at all.
- */
-export function kubeconfigAvailable(kubeconfigPath?: string, env: NodeJS.ProcessEnv = process.env): boolean {
-  return Boolean(
-    kubeconfigPath ||
-      env.KUBECONFIG ||
-      existsSync(join(homedir(), ".kube", "config")) ||
-      existsSync(SERVICE_ACCOUNT_TOKEN),
-  );
 }
 
 /** The parts of a Pod the proxy commands read. */

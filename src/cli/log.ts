@@ -1,8 +1,13 @@
 // The CLI's log: JSON lines on standard error, one pino logger per scope at the level the global
 // --log_output_level gives it. Unnamed scopes log warnings and errors only, as istioctl's do, so a
 // command's output is its own unless debug lines are asked for.
-import { type DestinationStream, type Logger, pino } from "pino";
+import { createRequire } from "node:module";
+import type { DestinationStream, Logger } from "pino";
 import { NO_OUTPUT_LEVELS, type OutputLevels, parseOutputLevels, scopedLogger } from "../log/index.ts";
+
+// pino is required when a command first logs rather than imported: most commands never log, and
+// loading it would slow every start.
+const require = createRequire(import.meta.url);
 
 /** Where the CLI does I/O: config files (default), the Kubernetes API, xDS, HTTP endpoints. */
 export type CliScope = "default" | "kube" | "xds" | "http";
@@ -29,17 +34,22 @@ export function configureCliLog(outputLevels: string | undefined, to?: Destinati
 export function cliLog(scope: CliScope): Logger {
   let logger = loggers.get(scope);
   if (!logger) {
-    root ??= pino(
-      {
-        base: undefined,
-        timestamp: pino.stdTimeFunctions.isoTime,
-        formatters: { level: (label) => ({ level: label }) },
-      },
-      // Synchronous, so no line is lost when a command exits.
-      destination ?? pino.destination({ fd: 2, sync: true }),
-    );
+    root ??= rootLogger();
     logger = scopedLogger(root, levels, scope, PROGRAM_DEFAULT_LEVEL);
     loggers.set(scope, logger);
   }
   return logger;
+}
+
+function rootLogger(): Logger {
+  const { pino } = require("pino") as typeof import("pino");
+  return pino(
+    {
+      base: undefined,
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+    },
+    // Synchronous, so no line is lost when a command exits.
+    destination ?? pino.destination({ fd: 2, sync: true }),
+  );
 }

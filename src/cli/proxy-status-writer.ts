@@ -6,11 +6,10 @@ import { csds, discovery, registry, unpackAny } from "../api/index.ts";
 import { shortType, TypeUrl } from "../xds/types.ts";
 import { goJson, goYaml } from "./proxy-config-format.ts";
 import { alignTabs } from "./proxy-config-tabwriter.ts";
-
-export const STATUS_OUTPUT_FORMATS = ["table", "json", "yaml"] as const;
+import type { StatusOutputFormat } from "./proxy-status.ts";
 
 export interface StatusWriterOptions {
-  format: (typeof STATUS_OUTPUT_FORMATS)[number];
+  format: StatusOutputFormat;
   /** Only proxies whose node metadata NAMESPACE is this. */
   namespace?: string;
   verbose?: boolean;

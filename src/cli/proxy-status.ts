@@ -2,27 +2,19 @@
 // from the control plane's `istio.io/debug/syncz` (--xds-address, or every istiod pod of the
 // kubeconfig's cluster), as a table of subscribed types (with --verbose, each type's SYNCED /
 // NOT SENT / STALE), or the responses as JSON or YAML. A proxy argument keeps the proxies whose ID
-// contains it.
-import { readFileSync } from "node:fs";
+// contains it. Flags and help only: proxy-status-run.ts asks the control plane when the command runs.
 import type { CommandModule } from "yargs";
-import { csds, unpackAny } from "../api/index.ts";
-import { SYNCZ_TYPE_URL } from "../xds/generators/status.ts";
+import { reportingFailures } from "./command-error.ts";
+import { type ControlPlaneArgs, withControlPlaneOptions } from "./control-plane-options.ts";
 import { EXIT_OK } from "./exit-codes.ts";
-import { controlPlaneDump } from "./proxy-config.ts";
-import { parseConfigDump } from "./proxy-config-writer.ts";
-import { compareDumps } from "./proxy-status-compare.ts";
-import { controlPlaneId, STATUS_OUTPUT_FORMATS, writeStatus } from "./proxy-status-writer.ts";
-import {
-  type ControlPlaneArgs,
-  reportingFailures,
-  requestControlPlanes,
-  withControlPlaneOptions,
-} from "./xds-client.ts";
 
-interface ProxyStatusArgs extends ControlPlaneArgs {
+const STATUS_OUTPUT_FORMATS = ["table", "json", "yaml"] as const;
+export type StatusOutputFormat = (typeof STATUS_OUTPUT_FORMATS)[number];
+
+export interface ProxyStatusArgs extends ControlPlaneArgs {
   proxy?: string;
   file?: string;
-  output: (typeof STATUS_OUTPUT_FORMATS)[number];
+  output: StatusOutputFormat;
   verbose: boolean;
   namespace?: string;
 }
@@ -56,26 +48,8 @@ export const proxyStatusCommand: CommandModule<object, ProxyStatusArgs> = {
       ) as never,
   handler: (argv) =>
     reportingFailures(async () => {
-      if (argv.file) {
-        if (!argv.proxy) throw new Error("--file compares one proxy's config: name the proxy");
-        const envoy = parseConfigDump(readFileSync(argv.file, "utf8"));
-        process.stdout.write(compareDumps(await controlPlaneDump(argv, argv.proxy), envoy));
-        process.exitCode = EXIT_OK;
-        return;
-      }
-      const all = await requestControlPlanes(argv, SYNCZ_TYPE_URL);
-      if (argv.proxy) {
-        const wanted = argv.proxy;
-        for (const response of all) {
-          response.resources = response.resources.filter((r) =>
-            unpackAny(r, csds.ClientConfigSchema)?.node?.id.includes(wanted),
-          );
-        }
-        if (all.every((r) => r.resources.length === 0)) throw new Error(`no proxy matching "${wanted}" is connected`);
-      }
-      const responses = new Map(all.map((response) => [controlPlaneId(response), response]));
-      const namespace = argv.namespace && argv.namespace !== "" ? argv.namespace : undefined;
-      process.stdout.write(writeStatus(responses, { format: argv.output, verbose: argv.verbose, namespace }));
+      const { proxyStatusOutput } = await import("./proxy-status-run.ts");
+      process.stdout.write(await proxyStatusOutput(argv));
       process.exitCode = EXIT_OK;
     }),
 };

@@ -1,23 +1,13 @@
 // `sluice version`: the client's version, and from --xds-address (or, without it, each istiod pod
 // of the kubeconfig's cluster) the control plane's (its xDS identifier) and the data plane's (each
 // connected proxy's ISTIO_VERSION, from syncz), or with --monitoring-address the control plane's
-// /version.
-
-import { stringify } from "yaml";
+// /version. The xDS client loads only when a control plane is asked (version-xds.ts).
 import type { CommandModule } from "yargs";
 import { SLUICE_VERSION } from "../admin/version.ts";
-import { csds, unpackAny } from "../api/index.ts";
-import { SYNCZ_TYPE_URL } from "../xds/generators/status.ts";
+import { reportingFailures } from "./command-error.ts";
+import { type ControlPlaneArgs, usesCluster, withControlPlaneOptions } from "./control-plane-options.ts";
 import { EXIT_OK } from "./exit-codes.ts";
 import { cliLog } from "./log.ts";
-import { controlPlaneId } from "./proxy-status-writer.ts";
-import {
-  type ControlPlaneArgs,
-  reportingFailures,
-  requestControlPlanes,
-  usesCluster,
-  withControlPlaneOptions,
-} from "./xds-client.ts";
 
 interface VersionArgs extends ControlPlaneArgs {
   "monitoring-address"?: string;
@@ -43,15 +33,9 @@ async function gatherVersions(argv: VersionArgs): Promise<Versions> {
     versions.controlPlane = { version: (await res.text()).trim() };
   }
   if (argv["xds-address"] || (!monitoring && usesCluster(argv))) {
-    const responses = await requestControlPlanes(argv, SYNCZ_TYPE_URL);
-    const ids = [...new Set(responses.map(controlPlaneId))];
-    versions.controlPlane = { ...versions.controlPlane, id: ids.join(", ") };
-    const dataPlane: Record<string, number> = {};
-    for (const r of responses.flatMap((response) => response.resources)) {
-      const version = unpackAny(r, csds.ClientConfigSchema)?.node?.metadata?.ISTIO_VERSION;
-      const key = typeof version === "string" && version !== "" ? version : "unknown";
-      dataPlane[key] = (dataPlane[key] ?? 0) + 1;
-    }
+    const { xdsVersions } = await import("./version-xds.ts");
+    const { controlPlaneId, dataPlane } = await xdsVersions(argv);
+    versions.controlPlane = { ...versions.controlPlane, id: controlPlaneId };
     versions.dataPlane = dataPlane;
   }
   return versions;
@@ -75,8 +59,10 @@ export const versionCommand: CommandModule<object, VersionArgs> = {
     reportingFailures(async () => {
       const versions = argv.short ? { clientVersion: SLUICE_VERSION } : await gatherVersions(argv);
       if (argv.output === "json") process.stdout.write(`${JSON.stringify(versions, null, 2)}\n`);
-      else if (argv.output === "yaml") process.stdout.write(stringify(versions));
-      else {
+      else if (argv.output === "yaml") {
+        const { stringify } = await import("yaml");
+        process.stdout.write(stringify(versions));
+      } else {
         const lines = [`client version: ${versions.clientVersion}`];
         const cp = versions.controlPlane;
         if (cp) lines.push(`control plane version: ${[cp.version, cp.id && `(${cp.id})`].filter(Boolean).join(" ")}`);

@@ -1,6 +1,6 @@
 // `sluice x`: experimental commands.
 import type { CommandModule } from "yargs";
-import { authzCommand } from "./authz-check.ts";
+import { authzCommand } from "./authz-command.ts";
 import { configCommand } from "./config.ts";
 import { convertCommand } from "./convert.ts";
 import { describeCommand } from "./describe.ts";

@@ -8,12 +8,12 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { create, toJson } from "@bufbuild/protobuf";
 import { type ChannelCredentials, Client, credentials, Metadata, type ServiceError } from "@grpc/grpc-js";
-import type { Argv } from "yargs";
 import { discovery, registry, schemaForTypeUrl, unpackAny } from "../api/index.ts";
 import { PROXY_NOT_CONNECTED } from "../xds/generators/debug-endpoints.ts";
 import { deserializer, methodPath, serializer } from "../xds/server/index.ts";
 import { TypeUrl } from "../xds/types.ts";
-import { clusterAccess, type KubeAccess, kubeconfigAvailable } from "./kube-access.ts";
+import { type ControlPlaneArgs, usesCluster } from "./control-plane-options.ts";
+import { clusterAccess, type KubeAccess } from "./kube-access.ts";
 import { cliLog } from "./log.ts";
 import { goJson } from "./proxy-config-format.ts";
 
@@ -110,42 +110,6 @@ function channelCredentials(options: XdsClientOptions): ChannelCredentials {
   );
 }
 
-/** What the control-plane options give (istioctl's central options). */
-export interface ControlPlaneArgs {
-  "xds-address"?: string;
-  "cert-dir"?: string;
-  insecure: boolean;
-  plaintext: boolean;
-  "token-file"?: string;
-  timeout: number;
-  istioNamespace?: string;
-  kubeconfig?: string;
-  context?: string;
-  revision?: string;
-  "xds-port"?: number;
-}
-
-/** The flags of every command that talks to the control plane over xDS (--xds-address is global). */
-export function withControlPlaneOptions<T>(yargs: Argv<T>) {
-  return yargs
-    .option("cert-dir", {
-      type: "string",
-      describe: "Directory with cert-chain.pem, key.pem and root-cert.pem for mTLS to the control plane",
-    })
-    .option("insecure", { type: "boolean", default: false, describe: "Skip verifying the control plane's certificate" })
-    .option("plaintext", { type: "boolean", default: false, describe: "Plaintext xDS (istiod's 15010) instead of TLS" })
-    .option("token-file", { type: "string", describe: "A file holding a bearer token for the TLS port" })
-    .option("timeout", { type: "number", default: 30, describe: "Seconds to wait for the control plane" })
-    .option("revision", {
-      type: "string",
-      describe: "Without --xds-address: the control plane revision (istiod pods labelled istio.io/rev=<revision>)",
-    })
-    .option("xds-port", {
-      type: "number",
-      describe: "Without --xds-address: the istiod pods' port to forward (default 15012, 15010 with --plaintext)",
-    });
-}
-
 /** The client options of --xds-address and the other flags; a one-line error without an address. */
 export function xdsClientOptions(argv: ControlPlaneArgs): XdsClientOptions {
   const address = argv["xds-address"];
@@ -163,11 +127,6 @@ export function xdsClientOptions(argv: ControlPlaneArgs): XdsClientOptions {
     namespace: argv.istioNamespace ?? "istio-system",
     timeoutMs: argv.timeout * 1000,
   };
-}
-
-/** Whether the flags reach the control plane through a cluster: no --xds-address, and a kubeconfig. */
-export function usesCluster(argv: ControlPlaneArgs): boolean {
-  return !argv["xds-address"] && kubeconfigAvailable(argv.kubeconfig);
 }
 
 /**
@@ -255,23 +214,4 @@ export function debugBodies(response: discovery.DiscoveryResponse): string[] {
       ? goJson(toJson(schema, message, { registry }))
       : `(${r.typeUrl}: ${r.value.length} bytes)`;
   });
-}
-
-/**
- * An error a command reports as one line (sluice prints the stack only of errors without a code,
- * which are bugs): for what the user or the control plane got wrong.
- */
-export class CommandError extends Error {
-  readonly code = "ESLUICE_COMMAND";
-}
-
-/** Runs a command's work, its failures reported as one-line CommandErrors. */
-export async function reportingFailures(work: () => Promise<void> | void): Promise<void> {
-  try {
-    await work();
-  } catch (err) {
-    throw err instanceof Error && !(err instanceof TypeError) && !(err instanceof RangeError)
-      ? new CommandError(err.message)
-      : err;
-  }
 }

@@ -1,0 +1,21 @@
+// How a command reports what went wrong doing its work. Light (it imports nothing), so a command's
+// handler can wrap the work it loads on demand.
+
+/**
+ * An error a command reports as one line (sluice prints the stack only of errors without a code,
+ * which are bugs): for what the user or the control plane got wrong.
+ */
+export class CommandError extends Error {
+  readonly code = "ESLUICE_COMMAND";
+}
+
+/** Runs a command's work, its failures reported as one-line CommandErrors. */
+export async function reportingFailures(work: () => Promise<void> | void): Promise<void> {
+  try {
+    await work();
+  } catch (err) {
+    throw err instanceof Error && !(err instanceof TypeError) && !(err instanceof RangeError)
+      ? new CommandError(err.message)
+      : err;
+  }
+}
