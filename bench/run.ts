@@ -9,6 +9,7 @@ import { type LoadOptions, type LoadReport, printLoadReport, printLoadTable, run
 import type { Timing } from "./measure.ts";
 import { benchProxyless } from "./proxyless.ts";
 import { benchRegistry } from "./registry.ts";
+import { benchStartup } from "./startup.ts";
 import { benchTemplates, DEFAULT_MICRO } from "./templates-bench.ts";
 
 export interface BenchResult extends Timing {
@@ -37,10 +38,11 @@ const { values: flags } = parseArgs({
     "sluiced-profile": { type: "string" },
   },
 });
-const suites = flags.suite === "all" ? ["registry", "micro", "proxyless", "load"] : list(flags.suite ?? "");
+const suites = flags.suite === "all" ? ["startup", "registry", "micro", "proxyless", "load"] : list(flags.suite ?? "");
 const number = (value: string | undefined, fallback: number) => (value === undefined ? fallback : Number(value));
 
 const results: BenchResult[] = [];
+if (suites.includes("startup")) results.push(...(await benchStartup(number(flags.runs, 20))));
 if (suites.includes("registry")) results.push(...benchRegistry());
 if (suites.includes("micro")) {
   results.push(

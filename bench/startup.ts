@@ -1,0 +1,65 @@
+// Start-up of the compiled programs as users run them (`npm run build` first): `sluice version
+// --short` and `sluice --help` until they exit, and sluiced on examples/mesh until /ready answers 200.
+// Each is a fresh process; the median and p99 of `runs` starts are reported.
+import { spawn, spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { timing } from "./measure.ts";
+import type { BenchResult } from "./run.ts";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const SLUICE = fileURLToPath(new URL("../bin/sluice.js", import.meta.url));
+const SLUICED = fileURLToPath(new URL("../bin/sluiced.js", import.meta.url));
+
+function timeCommand(args: string[]): number {
+  const start = performance.now();
+  const run = spawnSync(process.execPath, [SLUICE, ...args], { cwd: ROOT, stdio: "ignore" });
+  if (run.status !== 0) throw new Error(`sluice ${args.join(" ")} exited ${run.status}`);
+  return (performance.now() - start) * 1000;
+}
+
+/** Microseconds from spawning sluiced on examples/mesh to its first 200 from /ready. */
+async function timeSluicedReady(): Promise<number> {
+  const start = performance.now();
+  const args = ["--configDir", "examples/mesh", "--meshConfig", "examples/meshconfig.yaml"];
+  const listen = ["--grpcAddr", "127.0.0.1:0", "--secureGRPCAddr", "", "--httpAddr", "127.0.0.1:0"];
+  const child = spawn(process.execPath, [SLUICED, ...args, ...listen, "--monitoringAddr", "", "--httpsAddr", ""], {
+    cwd: ROOT,
+    stdio: ["ignore", "pipe", "ignore"],
+  });
+  try {
+    const port = await new Promise<number>((resolve, reject) => {
+      let buffered = "";
+      child.stdout.on("data", (chunk: Buffer) => {
+        buffered += chunk.toString();
+        const match = /"httpPort":(\d+)/.exec(buffered);
+        if (match) resolve(Number(match[1]));
+      });
+      child.once("exit", (code) => reject(new Error(`sluiced exited (${code}) before listening`)));
+    });
+    for (;;) {
+      const status = await fetch(`http://127.0.0.1:${port}/ready`).then(
+        (r) => r.status,
+        () => 0,
+      );
+      if (status === 200) return (performance.now() - start) * 1000;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  } finally {
+    child.kill("SIGTERM");
+    await new Promise((resolve) => child.once("exit", resolve));
+  }
+}
+
+export async function benchStartup(runs: number): Promise<BenchResult[]> {
+  const samples = (fn: () => number) => Array.from({ length: runs }, fn);
+  const ready: number[] = [];
+  for (let i = 0; i < runs; i++) ready.push(await timeSluicedReady());
+  return [
+    {
+      name: "start-up: sluice version --short (process start to exit)",
+      ...timing(samples(() => timeCommand(["version", "--short"]))),
+    },
+    { name: "start-up: sluice --help (process start to exit)", ...timing(samples(() => timeCommand(["--help"]))) },
+    { name: "start-up: sluiced on examples/mesh (process start to /ready 200)", ...timing(ready) },
+  ];
+}
