@@ -1,28 +1,32 @@
-// `sluice x`: experimental commands.
+// `sluice x`: experimental commands. Their modules load only when `x` is the command (its builder
+// runs then), so that the other commands start without them.
 import type { CommandModule } from "yargs";
-import { authzCommand } from "./authz-command.ts";
-import { configCommand } from "./config.ts";
-import { convertCommand } from "./convert.ts";
-import { describeCommand } from "./describe.ts";
-import { envoyFilterCommand } from "./envoyfilter-diff.ts";
-import { internalDebugCommand } from "./internal-debug.ts";
-import { precheckCommand } from "./precheck.ts";
-import { translateCommand } from "./translate.ts";
 
 export const experimentalCommand: CommandModule = {
   command: "x",
   aliases: ["experimental"],
   describe: "Experimental commands",
-  builder: (yargs) =>
-    yargs
-      .command(authzCommand)
-      .command(configCommand)
-      .command(convertCommand)
-      .command(describeCommand)
-      .command(envoyFilterCommand)
-      .command(internalDebugCommand)
-      .command(precheckCommand)
-      .command(translateCommand)
-      .demandCommand(1, "Name an experimental command."),
+  builder: async (yargs) => {
+    const [authz, config, convert, describe, envoyFilter, internalDebug, precheck, translate] = await Promise.all([
+      import("./authz-command.ts"),
+      import("./config.ts"),
+      import("./convert.ts"),
+      import("./describe.ts"),
+      import("./envoyfilter-diff.ts"),
+      import("./internal-debug.ts"),
+      import("./precheck.ts"),
+      import("./translate.ts"),
+    ]);
+    return yargs
+      .command(authz.authzCommand)
+      .command(config.configCommand)
+      .command(convert.convertCommand)
+      .command(describe.describeCommand)
+      .command(envoyFilter.envoyFilterCommand)
+      .command(internalDebug.internalDebugCommand)
+      .command(precheck.precheckCommand)
+      .command(translate.translateCommand)
+      .demandCommand(1, "Name an experimental command.");
+  },
   handler: () => {},
 };
