@@ -27,17 +27,9 @@ import {
   FileCaStore,
   IstiodCertificate,
   istiodDnsNames,
-  KubeCaSecretStore,
 } from "../security/ca/index.ts";
-import {
-  ConfigStore,
-  DEFAULT_MAX_FILE_BYTES,
-  FileSource,
-  KubeSource,
-  loadKubeConfig,
-  XdsSource,
-  type XdsSourceTls,
-} from "../sources/index.ts";
+import { ConfigStore, DEFAULT_MAX_FILE_BYTES, FileSource, XdsSource, type XdsSourceTls } from "../sources/index.ts";
+import type { KubeSource } from "../sources/kube/index.ts";
 import {
   injectionSettingsFromValues,
   nativeSidecarModeFromEnv,
@@ -260,7 +252,10 @@ async function startCa(mesh: MeshConfig, kubeConfig: KubeConfig | undefined, run
   const namespace = env.POD_NAMESPACE ?? "istio-system";
   let store: CaSecretStore | undefined;
   if (argv.caDir) store = new FileCaStore(argv.caDir);
-  else if (kubeConfig) store = new KubeCaSecretStore(kubeConfig, namespace);
+  else if (kubeConfig) {
+    const { KubeCaSecretStore } = await import("../security/ca/kube-store.ts");
+    store = new KubeCaSecretStore(kubeConfig, namespace);
+  }
   const istioCa = await createIstioCa({
     ...settings,
     cacertsDir: argv.cacertsDir ?? settings.cacertsDir,
@@ -339,7 +334,9 @@ async function start(running: Running[]): Promise<void> {
 
   const metrics = new Registry();
   const krt = new DebugRegistry();
-  const kubeConfig = argv.kubeconfig ? loadKubeConfig(argv.kubeconfig) : undefined;
+  // The Kubernetes client only with a cluster: importing it takes a large share of sluiced's start.
+  const kube = argv.kubeconfig ? await import("../sources/kube/index.ts") : undefined;
+  const kubeConfig = argv.kubeconfig && kube ? kube.loadKubeConfig(argv.kubeconfig) : undefined;
   const authenticators = await buildAuthenticators({
     trustDomain: mesh.trustDomain ?? "cluster.local",
     ...authenticatorEnv(env),
@@ -388,8 +385,8 @@ async function start(running: Running[]): Promise<void> {
     await files.start();
   }
   let cluster: KubeSource | undefined;
-  if (kubeConfig) {
-    cluster = new KubeSource({
+  if (kube && kubeConfig) {
+    cluster = new kube.KubeSource({
       kubeConfig,
       writer: store,
       discoverySelectors: mesh.discoverySelectors ?? [],

@@ -1,9 +1,10 @@
 // `sluice version`: the client's version, and from --xds-address (or, without it, each istiod pod
 // of the kubeconfig's cluster) the control plane's (its xDS identifier) and the data plane's (each
 // connected proxy's ISTIO_VERSION, from syncz), or with --monitoring-address the control plane's
-// /version. The xDS client loads only when a control plane is asked (version-xds.ts).
+// /version. Without --short it also prints the git commit the client was built from. The xDS client
+// loads only when a control plane is asked (version-xds.ts).
 import type { CommandModule } from "yargs";
-import { SLUICE_VERSION } from "../admin/version.ts";
+import { SLUICE_REVISION, SLUICE_VERSION } from "../admin/version.ts";
 import { reportingFailures } from "./command-error.ts";
 import { type ControlPlaneArgs, usesCluster, withControlPlaneOptions } from "./control-plane-options.ts";
 import { EXIT_OK } from "./exit-codes.ts";
@@ -17,13 +18,15 @@ interface VersionArgs extends ControlPlaneArgs {
 
 interface Versions {
   clientVersion: string;
+  /** The git commit this client was built from ("unknown" when run from source). */
+  clientRevision?: string;
   controlPlane?: { id?: string; version?: string };
   /** Proxies per ISTIO_VERSION. */
   dataPlane?: Record<string, number>;
 }
 
 async function gatherVersions(argv: VersionArgs): Promise<Versions> {
-  const versions: Versions = { clientVersion: SLUICE_VERSION };
+  const versions: Versions = { clientVersion: SLUICE_VERSION, clientRevision: SLUICE_REVISION };
   const monitoring = argv["monitoring-address"];
   if (monitoring) {
     const url = `http://${monitoring}/version`;
@@ -64,6 +67,7 @@ export const versionCommand: CommandModule<object, VersionArgs> = {
         process.stdout.write(stringify(versions));
       } else {
         const lines = [`client version: ${versions.clientVersion}`];
+        if (versions.clientRevision) lines.push(`client revision: ${versions.clientRevision}`);
         const cp = versions.controlPlane;
         if (cp) lines.push(`control plane version: ${[cp.version, cp.id && `(${cp.id})`].filter(Boolean).join(" ")}`);
         for (const [version, count] of Object.entries(versions.dataPlane ?? {})) {

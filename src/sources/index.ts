@@ -9,7 +9,9 @@
 //   store.get({ kindKey, namespace, name })?.resourceVersion;           // store-wide, monotonic
 //   store.problems();                                                   // for /debug/configz
 export { DEFAULT_MAX_FILE_BYTES, FileSource, type FileSourceOptions } from "./file/index.ts";
-export { KubeSource, type KubeSourceOptions, type LabelSelector, loadKubeConfig } from "./kube/index.ts";
+// The Kubernetes source is imported from "./kube/index.ts": it brings in the Kubernetes client, which
+// sluiced loads only when it has a cluster.
+export type { KubeSourceOptions, LabelSelector } from "./kube/index.ts";
 export { MemorySource } from "./memory.ts";
 export {
   CONFIG_PROBLEMS_METRIC,

@@ -60,6 +60,9 @@ test("dashboard prints the control plane's pages; version --short the client's",
     "debug: http://10.1.2.3:15014/debug\nmetrics: http://10.1.2.3:15014/metrics\nversion: http://10.1.2.3:15014/version\n",
   );
   assert.match(sluice(["version", "--short"]).stdout, /^client version: \d+\.\d+\.\d+\S*\n$/);
+  // The commit dist/ was built from (npm run build records it); "unknown" outside a git checkout.
+  const { clientRevision } = JSON.parse(sluice(["version", "-o", "json"], { KUBECONFIG: "", HOME: dir }).stdout);
+  assert.match(clientRevision, /^([0-9a-f]{40}|unknown)$/);
 });
 
 test("proxy-config reads an offline dump, and errors are one line with exit code 2", () => {

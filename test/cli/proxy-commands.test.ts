@@ -131,7 +131,7 @@ test("version and internal-debug ask the control plane over xDS", async () => {
   assert.equal(version.code, 0, version.stdout);
   assert.match(
     version.stdout,
-    /^client version: \S+\ncontrol plane version: \(sluiced\)\ndata plane version: 1\.24\.0 \(1 proxies\)\n$/,
+    /^client version: \S+\nclient revision: ([0-9a-f]{40}|unknown)\ncontrol plane version: \(sluiced\)\ndata plane version: 1\.24\.0 \(1 proxies\)\n$/,
   );
   const debug = await sluice("x", "internal-debug", "syncz", ...xds());
   assert.equal(debug.code, 0, debug.stdout);

@@ -21,7 +21,8 @@ import { exportJWK, exportPKCS8, generateKeyPair, SignJWT } from "jose";
 import { pino } from "pino";
 import { discovery, istioCa } from "../../src/api/index.ts";
 import { newPushContext } from "../../src/model/push-context.ts";
-import { createJwtAuthenticator, KubeJwtAuthenticator } from "../../src/security/authn/index.ts";
+import { createJwtAuthenticator } from "../../src/security/authn/index.ts";
+import { KubeJwtAuthenticator } from "../../src/security/authn/kube.ts";
 import {
   certificateService,
   createCsr,

@@ -3,6 +3,9 @@
 // The ADS server on 15012, the CA and the admin debug endpoints share one chain.
 import type { Logger } from "pino";
 
+/** Istio's TOKEN_AUDIENCES default: the audiences a TokenReview accepts. */
+export const DEFAULT_TOKEN_AUDIENCES: readonly string[] = ["istio-ca"];
+
 /** What an authenticator sees of a call, independent of gRPC or HTTP. */
 export interface AuthContext {
   /** gRPC calls and HTTP requests read bearer tokens differently (Istio's ExtractBearerToken / ExtractRequestToken). */

@@ -1,10 +1,10 @@
 // The authenticator chain as istiod builds it (pilot/pkg/bootstrap/server.go): client certificate,
 // then JWT_RULE's issuer, then Kubernetes TokenReview when there is a cluster, then XFCC when
 // TRUSTED_GATEWAY_CIDR is set. Order matters: the first that proves an identity wins.
-import type { Authenticator } from "./authenticator.ts";
+import { type Authenticator, DEFAULT_TOKEN_AUDIENCES } from "./authenticator.ts";
 import { ClientCertAuthenticator } from "./client-cert.ts";
 import { createJwtAuthenticator, parseJwtRule } from "./jwt.ts";
-import { DEFAULT_TOKEN_AUDIENCES, KubeJwtAuthenticator, type KubeJwtAuthenticatorOptions } from "./kube.ts";
+import type { KubeJwtAuthenticatorOptions } from "./kube.ts";
 import { parseTrustedGatewayCidrs, XfccAuthenticator } from "./xfcc.ts";
 
 export interface AuthenticatorSettings {
@@ -43,6 +43,8 @@ export async function buildAuthenticators(settings: AuthenticatorSettings): Prom
     chain.push(jwt);
   }
   if (settings.kube) {
+    // Loaded only with a cluster: the Kubernetes client takes a large share of sluiced's start.
+    const { KubeJwtAuthenticator } = await import("./kube.ts");
     chain.push(
       new KubeJwtAuthenticator({
         ...settings.kube,

@@ -8,6 +8,7 @@ export {
   authenticate,
   bearerToken,
   type Caller,
+  DEFAULT_TOKEN_AUDIENCES,
   type KubernetesInfo,
 } from "./authenticator.ts";
 export { type AuthenticatorSettings, authenticatorEnv, buildAuthenticators } from "./chain.ts";
@@ -20,11 +21,7 @@ export {
   type JwtRule,
   parseJwtRule,
 } from "./jwt.ts";
-export {
-  DEFAULT_TOKEN_AUDIENCES,
-  KubeJwtAuthenticator,
-  type KubeJwtAuthenticatorOptions,
-  tokenReviewResult,
-} from "./kube.ts";
+// Not the TokenReview authenticator: import it from "./kube.ts", where it brings in the Kubernetes client.
+export type { KubeJwtAuthenticatorOptions } from "./kube.ts";
 export { parseSpiffeId, type SpiffeId } from "./spiffe.ts";
 export { parseTrustedGatewayCidrs, parseXfcc, XFCC_HEADER, XfccAuthenticator, type XfccCert } from "./xfcc.ts";

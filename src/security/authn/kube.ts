@@ -9,11 +9,9 @@ import {
   type Authenticator,
   bearerToken,
   type Caller,
+  DEFAULT_TOKEN_AUDIENCES,
   type KubernetesInfo,
 } from "./authenticator.ts";
-
-/** Istio's TOKEN_AUDIENCES default. */
-export const DEFAULT_TOKEN_AUDIENCES = ["istio-ca"];
 
 export interface KubeJwtAuthenticatorOptions {
   /** The cluster this control plane runs in. */

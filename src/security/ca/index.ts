@@ -38,11 +38,5 @@ export {
 export { type RotationResult, SelfSignedCa, type SelfSignedCaOptions } from "./selfsigned.ts";
 export { type CertificateServiceOptions, certificateService } from "./service.ts";
 export { type CaSettings, caSettingsFromEnv, createIstioCa, type IstioCa, type IstioCaOptions } from "./setup.ts";
-export {
-  CA_SECRET_NAME,
-  type CaSecretData,
-  type CaSecretStore,
-  FileCaStore,
-  KubeCaSecretStore,
-  MemoryCaStore,
-} from "./store.ts";
+export { CA_SECRET_NAME, type CaSecretData, type CaSecretStore, FileCaStore, MemoryCaStore } from "./store.ts";
+// Not KubeCaSecretStore: import it from "./kube-store.ts", where it brings in the Kubernetes client.

@@ -2,8 +2,9 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { CoreV1Api } from "@kubernetes/client-node";
 import { KubeTestServer } from "../../sources/kube/testserver/index.ts";
+import { KubeCaSecretStore } from "./kube-store.ts";
 import { SelfSignedCa } from "./selfsigned.ts";
-import { type CaSecretData, KubeCaSecretStore } from "./store.ts";
+import type { CaSecretData } from "./store.ts";
 
 let server: KubeTestServer;
 before(async () => {
