@@ -2,7 +2,7 @@
 // starting from the entry points in tsconfig.build.json so that only what ships is compiled (no tests,
 // no test helpers), copies the data files the code reads beside itself, and records the commit built.
 import { spawnSync } from "node:child_process";
-import { cpSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -20,5 +20,4 @@ cpSync(join(repo, "src/config/schema/generated"), join(dist, "config/schema/gene
 // The commit `sluice version` reports: none when built outside a git checkout (an unpacked tarball).
 const git = spawnSync("git", ["rev-parse", "HEAD"], { cwd: repo, encoding: "utf8" });
 const commit = git.status === 0 ? git.stdout.trim() : "unknown";
-mkdirSync(dist, { recursive: true });
 writeFileSync(join(dist, "build-info.json"), `${JSON.stringify({ commit }, null, 2)}\n`);

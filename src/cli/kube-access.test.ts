@@ -5,8 +5,8 @@ import assert from "node:assert/strict";
 import { connect, createServer, type Server } from "node:net";
 import { after, before, test } from "node:test";
 import { KubeConfig } from "@kubernetes/client-node";
+import { KubeTestServer } from "../../test/kube-apiserver/index.ts";
 import type { ConfigObject } from "../config/index.ts";
-import { KubeTestServer } from "../sources/kube/testserver/index.ts";
 import { hasEnvoySidecar, KubeAccess, type Pod, parsePodRef } from "./kube-access.ts";
 
 let api: KubeTestServer;

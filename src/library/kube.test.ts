@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, test } from "node:test";
+import { KubeTestServer } from "../../test/kube-apiserver/index.ts";
 import { KINDS } from "../config/kinds.ts";
 import type { gatewayapi, VirtualService } from "../config/types/index.ts";
-import { KubeTestServer } from "../sources/kube/testserver/index.ts";
 import {
   gatewayApiClients,
   istioClients,

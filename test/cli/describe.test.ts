@@ -11,7 +11,7 @@ import { describeFromCluster, describeFromFiles } from "../../src/cli/describe-r
 import { readConfigPaths } from "../../src/config/decode.ts";
 import { DEFAULT_MESH_CONFIG } from "../../src/config/index.ts";
 import { KubeClient } from "../../src/sources/kube/client.ts";
-import { KubeTestServer } from "../../src/sources/kube/testserver/index.ts";
+import { KubeTestServer } from "../kube-apiserver/index.ts";
 
 const SLUICE = fileURLToPath(new URL("../../bin/sluice.js", import.meta.url));
 const FILES = fileURLToPath(new URL("./testdata/describe", import.meta.url));

@@ -14,7 +14,7 @@ import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { stringify } from "yaml";
 import type { ConfigObject } from "../../src/config/index.ts";
-import { KubeTestServer } from "../../src/sources/kube/testserver/index.ts";
+import { KubeTestServer } from "../kube-apiserver/index.ts";
 import { type Backend, call, startBackend } from "../proxyless/echo.ts";
 import { ECHO_HOST, ECHO_PORT, echoService, NAMESPACE, useControlPlane, xdsClient } from "../proxyless/mesh.ts";
 import { loggedLine, runSluice, stopProcess } from "./processes.ts";

@@ -6,8 +6,8 @@ import { type ConfigObject, DEFAULT_MESH_CONFIG } from "../../src/config/index.t
 import { GatewayStatusWriter } from "../../src/gatewayapi/status-writer.ts";
 import { ConfigStore, MemorySource } from "../../src/sources/index.ts";
 import { KubeSource } from "../../src/sources/kube/index.ts";
-import { KubeTestServer } from "../../src/sources/kube/testserver/index.ts";
 import { storeGatewayConversion, storeRegistry } from "../../src/xds/index.ts";
+import { KubeTestServer } from "../kube-apiserver/index.ts";
 import { waitFor } from "../xds/fixtures.ts";
 import { GATEWAY_API_VERSION, WEB_GATEWAY } from "./fixtures.ts";
 

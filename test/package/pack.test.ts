@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { KubeTestServer } from "../../src/sources/kube/testserver/index.ts";
+import { KubeTestServer } from "../kube-apiserver/index.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const TSX = import.meta.resolve("tsx");
@@ -80,7 +80,7 @@ describe("the packed package", () => {
       (path) =>
         path.startsWith("src/") ||
         path.startsWith("test/") ||
-        /\.test\.(js|ts)$|testserver|testing\.js$|test-helpers|test-fixtures|test-inputs/.test(path),
+        /\.test\.(js|ts)$|testing\.js$|test-helpers|test-fixtures|test-inputs/.test(path),
     );
     assert.deepEqual(unwanted, []);
     // The installed package does not need a TypeScript loader.

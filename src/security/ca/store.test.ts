@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { CoreV1Api } from "@kubernetes/client-node";
-import { KubeTestServer } from "../../sources/kube/testserver/index.ts";
+import { KubeTestServer } from "../../../test/kube-apiserver/index.ts";
 import { KubeCaSecretStore } from "./kube-store.ts";
 import { SelfSignedCa } from "./selfsigned.ts";
 import type { CaSecretData } from "./store.ts";

@@ -1,6 +1,7 @@
 // The worker thread of judge.ts: judges the documents of the files it is sent, one at a time.
 import { parentPort } from "node:worker_threads";
-import { type JudgeReply, type JudgeRequest, judgeDocuments } from "./load.ts";
+import type { JudgeReply, JudgeRequest } from "./judge.ts";
+import { judgeDocuments } from "./load.ts";
 
 const port = parentPort;
 if (!port) throw new Error("judge-worker.ts runs as a worker thread");

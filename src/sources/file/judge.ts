@@ -4,10 +4,20 @@
 // thread, started on first need and kept for the next. Small files (nearly all) are judged at once on
 // the main thread, where a worker's round trip would cost more than the work.
 import { Worker } from "node:worker_threads";
-import { type DocumentVerdict, type JudgeReply, type JudgeRequest, judgeDocuments } from "./load.ts";
+import { type DocumentVerdict, judgeDocuments } from "./load.ts";
 
-/** Files up to this size are judged on the main thread: a few milliseconds at most. */
+/** Files of up to this many characters are judged on the main thread: a few milliseconds at most. */
 export const SMALL_FILE_BYTES = 64 * 1024;
+
+/** A file to judge on the worker thread (judge-worker.ts). */
+export interface JudgeRequest {
+  id: number;
+  source: string;
+  file: string;
+  text: string;
+}
+
+export type JudgeReply = { id: number } & ({ verdicts: DocumentVerdict[] } | { error: string });
 
 export class DocumentJudge {
   private worker: Worker | undefined;

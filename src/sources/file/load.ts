@@ -142,13 +142,3 @@ function refOf(obj: ConfigObject): string {
   const key = objectKeyOf(obj);
   return `${key.kindKey} ${collectionKeyOf(key)}`;
 }
-
-/** A file to judge on the judging worker thread (judge.ts). */
-export interface JudgeRequest {
-  id: number;
-  source: string;
-  file: string;
-  text: string;
-}
-
-export type JudgeReply = { id: number } & ({ verdicts: DocumentVerdict[] } | { error: string });

@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
+import { KubeTestServer } from "../../../test/kube-apiserver/index.ts";
 import { KubeApiError, KubeClient, loadKubeConfig } from "./client.ts";
-import { KubeTestServer } from "./testserver/index.ts";
 
 let server: KubeTestServer;
 let dir: string;

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { after, afterEach, before, describe, test } from "node:test";
+import { KubeTestServer } from "../../../test/kube-apiserver/index.ts";
 import { type ConfigObject, KINDS, type KindInfo, kindKey } from "../../config/index.ts";
 import type { ConfigWriter, ObjectKey, SourceProblem } from "../types.ts";
 import { KubeApiError, KubeSource, type KubeSourceOptions } from "./index.ts";
-import { KubeTestServer } from "./testserver/index.ts";
 
 /** A ConfigWriter that keeps what a store would hold and counts every write, to catch duplicates. */
 class RecordingWriter implements ConfigWriter {

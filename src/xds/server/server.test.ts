@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { connect, constants } from "node:http2";
-import { test } from "node:test";
+import { type TestContext, test } from "node:test";
 import { create, toBinary } from "@bufbuild/protobuf";
 import type { Any } from "@bufbuild/protobuf/wkt";
 import { Server, ServerCredentials, type ServiceDefinition, status } from "@grpc/grpc-js";
@@ -190,12 +190,8 @@ async function internalErrors(metrics: XdsMetrics): Promise<number> {
 
 const UINT32_OVERFLOW = 2 ** 32;
 
-test("a route configuration that cannot be encoded is left out, logged and counted; the others go, now and in later pushes", async (t) => {
-  const metrics = new XdsMetrics(new Registry());
-  const routes = (weightOfA: number) => ({
-    [TypeUrl.Route]: [weightedRoutes("a", weightOfA), weightedRoutes("b", UINT32_OVERFLOW), weightedRoutes("c", 1)],
-  });
-  const h = await startServer(routes(1), { metrics });
+/** A SotW and a delta client of the server, closed with it after the test. */
+function clientsOf(h: { address: string; close(): Promise<void> }, t: TestContext) {
   const sotw = SotwClient.connect(h.address);
   const delta = DeltaClient.connect(h.address);
   t.after(async () => {
@@ -203,6 +199,16 @@ test("a route configuration that cannot be encoded is left out, logged and count
     delta.close();
     await h.close();
   });
+  return { sotw, delta };
+}
+
+test("a route configuration that cannot be encoded is left out, logged and counted; the others go, now and in later pushes", async (t) => {
+  const metrics = new XdsMetrics(new Registry());
+  const routes = (weightOfA: number) => ({
+    [TypeUrl.Route]: [weightedRoutes("a", weightOfA), weightedRoutes("b", UINT32_OVERFLOW), weightedRoutes("c", 1)],
+  });
+  const h = await startServer(routes(1), { metrics });
+  const { sotw, delta } = clientsOf(h, t);
   const first = await sotw.requestAndAck({
     node: sidecarNode("sotw"),
     typeUrl: TypeUrl.Route,
@@ -233,13 +239,7 @@ test("a cluster the proxy holds that stops encoding is sent again as held (SotW)
     return c;
   };
   const h = await startServer({ [TypeUrl.Cluster]: [edsCluster("x", 1), edsCluster("y", 1)] });
-  const sotw = SotwClient.connect(h.address);
-  const delta = DeltaClient.connect(h.address);
-  t.after(async () => {
-    sotw.close();
-    delta.close();
-    await h.close();
-  });
+  const { sotw, delta } = clientsOf(h, t);
   const first = await sotw.requestAndAck({ node: sidecarNode("sotw"), typeUrl: TypeUrl.Cluster });
   delta.request({ node: sidecarNode("delta"), typeUrl: TypeUrl.Cluster });
   delta.ack(await delta.next());

@@ -2,7 +2,7 @@
 // revision), and a bounded history of changes so watches can resume from an older resourceVersion.
 // A resume from before the retained history fails with 410 Expired, as the real server's does.
 import { randomUUID } from "node:crypto";
-import type { ConfigObject, KindInfo } from "../../../config/index.ts";
+import type { ConfigObject, KindInfo } from "../../src/config/index.ts";
 
 /** A failure the API server reports as a Status object with this HTTP code and reason. */
 export class ApiError extends Error {

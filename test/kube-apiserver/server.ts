@@ -18,9 +18,9 @@ import {
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import { KubeConfig } from "@kubernetes/client-node";
-import { type ConfigObject, KINDS, type KindInfo, parseApiVersion } from "../../../config/index.ts";
-import { type LabelSelector, parseLabelSelector, selectorMatches } from "../labels.ts";
-import { groupVersion, type ResourceLocation } from "../paths.ts";
+import { type ConfigObject, KINDS, type KindInfo, parseApiVersion } from "../../src/config/index.ts";
+import { type LabelSelector, parseLabelSelector, selectorMatches } from "../../src/sources/kube/labels.ts";
+import { groupVersion, type ResourceLocation } from "../../src/sources/kube/paths.ts";
 import { acceptPortForward, rejectUpgrade } from "./portforward.ts";
 import { ApiError, type Change, ObjectStore } from "./store.ts";
 

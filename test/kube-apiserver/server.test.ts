@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { get, type IncomingMessage, request } from "node:http";
 import { after, before, describe, test } from "node:test";
-import { type ConfigObject, KINDS } from "../../../config/index.ts";
+import { type ConfigObject, KINDS } from "../../src/config/index.ts";
 import { KubeTestServer } from "./index.ts";
 
 interface WatchEvent {
