@@ -1,6 +1,8 @@
 // Start-up of the compiled programs as users run them (`npm run build` first): `sluice version
 // --short` and `sluice --help` until they exit, and sluiced on examples/mesh until /ready answers 200.
-// Each is a fresh process; the median and p99 of `runs` starts are reported.
+// Each is a fresh process; the median and p99 of `runs` starts are reported, beside node's own start
+// (`node -e 0`) as the floor. NODE_EXTRA_CA_CERTS makes node read a CA bundle before any script runs;
+// where the environment sets it, the CLI is measured both with it and without it.
 import { spawn, spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { timing } from "./measure.ts";
@@ -10,10 +12,11 @@ const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const SLUICE = fileURLToPath(new URL("../bin/sluice.js", import.meta.url));
 const SLUICED = fileURLToPath(new URL("../bin/sluiced.js", import.meta.url));
 
-function timeCommand(args: string[]): number {
+/** Microseconds from spawning node with `args` to its exit. */
+function timeNode(args: string[], env: NodeJS.ProcessEnv): number {
   const start = performance.now();
-  const run = spawnSync(process.execPath, [SLUICE, ...args], { cwd: ROOT, stdio: "ignore" });
-  if (run.status !== 0) throw new Error(`sluice ${args.join(" ")} exited ${run.status}`);
+  const run = spawnSync(process.execPath, args, { cwd: ROOT, stdio: "ignore", env });
+  if (run.status !== 0) throw new Error(`node ${args.join(" ")} exited ${run.status}`);
   return (performance.now() - start) * 1000;
 }
 
@@ -54,12 +57,21 @@ export async function benchStartup(runs: number): Promise<BenchResult[]> {
   const samples = (fn: () => number) => Array.from({ length: runs }, fn);
   const ready: number[] = [];
   for (let i = 0; i < runs; i++) ready.push(await timeSluicedReady());
-  return [
+  const environments: { label: string; env: NodeJS.ProcessEnv }[] = [{ label: "", env: process.env }];
+  if (process.env.NODE_EXTRA_CA_CERTS) {
+    const { NODE_EXTRA_CA_CERTS: _, ...env } = process.env;
+    environments.push({ label: ", NODE_EXTRA_CA_CERTS unset", env });
+  }
+  const cli = environments.flatMap(({ label, env }) => [
+    { name: `start-up: node -e 0, the floor${label}`, ...timing(samples(() => timeNode(["-e", "0"], env))) },
     {
-      name: "start-up: sluice version --short (process start to exit)",
-      ...timing(samples(() => timeCommand(["version", "--short"]))),
+      name: `start-up: sluice version --short (process start to exit)${label}`,
+      ...timing(samples(() => timeNode([SLUICE, "version", "--short"], env))),
     },
-    { name: "start-up: sluice --help (process start to exit)", ...timing(samples(() => timeCommand(["--help"]))) },
-    { name: "start-up: sluiced on examples/mesh (process start to /ready 200)", ...timing(ready) },
-  ];
+    {
+      name: `start-up: sluice --help (process start to exit)${label}`,
+      ...timing(samples(() => timeNode([SLUICE, "--help"], env))),
+    },
+  ]);
+  return [...cli, { name: "start-up: sluiced on examples/mesh (process start to /ready 200)", ...timing(ready) }];
 }

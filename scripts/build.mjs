@@ -1,10 +1,12 @@
-// `npm run build` (and `prepare`): compiles src/ to dist/ (JavaScript, declarations, source maps),
+// `npm run build` (and `prepare`): compiles src/ to dist/ (JavaScript and declarations),
 // starting from the entry points in tsconfig.build.json so that only what ships is compiled (no tests,
-// no test helpers), copies the data files the code reads beside itself, and records the commit built.
+// no test helpers), copies the data files the code reads beside itself, records the commit built, and
+// bundles the CLI (see bundleCli).
 import { spawnSync } from "node:child_process";
 import { cpSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), "..");
 const dist = join(repo, "dist");
@@ -15,9 +17,50 @@ const compile = spawnSync(tsc, ["-p", join(repo, "tsconfig.build.json")], { stdi
 if (compile.status !== 0) process.exit(compile.status ?? 1);
 
 // The CRD schemas, read at run time from beside src/config/schema/index.ts.
-cpSync(join(repo, "src/config/schema/generated"), join(dist, "config/schema/generated"), { recursive: true });
+const schemas = join(repo, "src/config/schema/generated");
+cpSync(schemas, join(dist, "config/schema/generated"), { recursive: true });
 
 // The commit `sluice version` reports: none when built outside a git checkout (an unpacked tarball).
 const git = spawnSync("git", ["rev-parse", "HEAD"], { cwd: repo, encoding: "utf8" });
 const commit = git.status === 0 ? git.stdout.trim() : "unknown";
 writeFileSync(join(dist, "build-info.json"), `${JSON.stringify({ commit }, null, 2)}\n`);
+
+await bundleCli();
+
+// The `sluice` CLI, bundled by esbuild from src/ with yargs inside and split so that each command's lazy
+// imports stay lazy: loading yargs' thirty-odd modules one by one cost about 35 ms of the 160 ms that
+// `sluice version` took (BENCHMARKS.md). Other packages stay external, since some read files beside
+// themselves. The bundle sits one level below dist/, as its source files sit below src/, so that their
+// relative reads (package.json, build-info.json) still resolve; the CRD schemas are copied beside it.
+async function bundleCli() {
+  const out = join(dist, "bundle");
+  await build({
+    entryPoints: [join(repo, "src/bin/sluice.ts")],
+    outdir: out,
+    entryNames: "[name]",
+    bundle: true,
+    splitting: true,
+    format: "esm",
+    platform: "node",
+    target: "node20",
+    minifyWhitespace: true,
+    minifySyntax: true,
+    logLevel: "warning",
+    plugins: [bundleOnlyYargs()],
+  });
+  cpSync(schemas, join(out, "generated"), { recursive: true });
+}
+
+/** Packages imported by Sluice's code stay external, except yargs (and what yargs imports). */
+function bundleOnlyYargs() {
+  return {
+    name: "bundle-only-yargs",
+    setup(builder) {
+      builder.onResolve({ filter: /^[^./]/ }, (args) => {
+        const fromPackage = args.importer.includes("/node_modules/");
+        if (!args.path.startsWith("node:") && (fromPackage || /^yargs(\/|$)/.test(args.path))) return undefined;
+        return { external: true };
+      });
+    },
+  };
+}

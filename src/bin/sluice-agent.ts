@@ -19,7 +19,7 @@ import {
   waitUntilReady,
   writeGrpcBootstrap,
 } from "../agent/index.ts";
-import { rejectUnknownCommandLineFlags } from "../cli/index.ts";
+import { rejectUnknownCommandLineFlags } from "../cli/flags.ts";
 import type { ProxyConfig } from "../config/index.ts";
 import { parseOutputLevels, pinoLevel, scopeLevel } from "../log/index.ts";
 import { NODE_TYPES, type NodeType } from "../model/index.ts";

@@ -14,6 +14,8 @@ import {
 const cli = yargs(hideBin(process.argv))
   .scriptName("sluice")
   .usage("$0 <command> [options]\n\nOperate a Sluice (Istio-compatible) service mesh.")
+  // istioctl speaks English whatever the locale; yargs would otherwise translate only its own headings.
+  .locale("en")
   .env("SLUICE")
   .option("config", {
     type: "string",

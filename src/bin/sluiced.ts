@@ -11,7 +11,7 @@ import { parse as parseYaml } from "yaml";
 import yargs from "yargs";
 import { hideBin } from "yargs/helpers";
 import { parseListenAddress, SLUICE_VERSION, startAdminServer } from "../admin/index.ts";
-import { rejectUnknownCommandLineFlags } from "../cli/index.ts";
+import { rejectUnknownCommandLineFlags } from "../cli/flags.ts";
 import { kindKey, type MeshConfig, parseGoDuration } from "../config/index.ts";
 import { loadMeshConfig } from "../config/mesh.ts";
 import { loadMeshNetworks } from "../config/mesh-networks.ts";
