@@ -149,29 +149,51 @@ export function parseProxy(node: core.Node | undefined): ProxyParseResult {
     instanceIps.length > 0 && instanceIps.every((a) => isIP(a) !== 0) ? instanceIps : isIP(ip) !== 0 ? [ip] : [];
   if (ipAddresses.length === 0) return { error: "no valid IP address in the service node id or metadata" };
 
-  const labels = { ...meta.LABELS, ...meta.STATIC_LABELS };
+  const configNamespace = meta.NAMESPACE || (dnsDomain.includes(".") ? dnsDomain.split(".")[0] : "");
+  return { proxy: proxyNode(node, meta, { type: type as NodeType, id, dnsDomain, ipAddresses, configNamespace }) };
+}
+
+/** The proxy of `node`, given what its id says (or what stands in for it). */
+function proxyNode(
+  node: core.Node,
+  meta: NodeMetadata,
+  identity: Pick<ProxyNode, "type" | "id" | "dnsDomain" | "ipAddresses" | "configNamespace">,
+): ProxyNode {
+  // Istio's field order, which JSON debug output shows.
   return {
-    proxy: {
-      type: type as NodeType,
-      id,
-      nodeId: node.id,
-      dnsDomain,
-      ipAddresses,
-      configNamespace: meta.NAMESPACE || (dnsDomain.includes(".") ? dnsDomain.split(".")[0] : ""),
-      labels,
-      clusterId: meta.CLUSTER_ID ?? "",
-      locality: {
-        region: node.locality?.region ?? "",
-        zone: node.locality?.zone ?? "",
-        subZone: node.locality?.subZone ?? "",
-      },
-      generator: meta.GENERATOR || undefined,
-      istioVersion: parseIstioVersion(meta.ISTIO_VERSION),
-      metadata: meta,
-      serviceCluster: node.cluster,
-      userAgent: node.userAgentName,
+    type: identity.type,
+    id: identity.id,
+    nodeId: node.id,
+    dnsDomain: identity.dnsDomain,
+    ipAddresses: identity.ipAddresses,
+    configNamespace: identity.configNamespace,
+    labels: { ...meta.LABELS, ...meta.STATIC_LABELS },
+    clusterId: meta.CLUSTER_ID ?? "",
+    locality: {
+      region: node.locality?.region ?? "",
+      zone: node.locality?.zone ?? "",
+      subZone: node.locality?.subZone ?? "",
     },
+    generator: meta.GENERATOR || undefined,
+    istioVersion: parseIstioVersion(meta.ISTIO_VERSION),
+    metadata: meta,
+    serviceCluster: node.cluster,
+    userAgent: node.userAgentName,
   };
+}
+
+/**
+ * Any proxy, as go-control-plane takes them: a node id in Istio's `type~ip~id~domain` form is read as
+ * istiod reads it (parseProxy); any other non-empty id is a sidecar known by that id alone (its IP
+ * addresses from INSTANCE_IPS, its namespace from NAMESPACE), for servers that do not build Istio's config.
+ */
+export function parseAnyProxy(node: core.Node | undefined): ProxyParseResult {
+  if (!node || node.id === "" || node.id.split("~").length === 4) return parseProxy(node);
+  const meta = parseNodeMetadata(node.metadata);
+  if (typeof meta === "string") return { error: meta };
+  const ipAddresses = (meta.INSTANCE_IPS ?? []).filter((a) => isIP(a) !== 0);
+  const identity = { type: "sidecar" as const, id: node.id, dnsDomain: "", ipAddresses };
+  return { proxy: proxyNode(node, meta, { ...identity, configNamespace: meta.NAMESPACE ?? "" }) };
 }
 
 /** The typed view of a node's metadata Struct, or an error message naming the bad key. */

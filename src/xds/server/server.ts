@@ -17,7 +17,7 @@ import {
 } from "@grpc/grpc-js";
 import { type Logger, pino } from "pino";
 import { core, discovery, registry } from "../../api/index.ts";
-import { type ProxyNode, parseProxy } from "../../model/proxy.ts";
+import { type ProxyNode, type ProxyParseResult, parseProxy } from "../../model/proxy.ts";
 import type { PushContext, PushRequest } from "../../model/push-context.ts";
 import { forgetResponseBodies, type OutgoingResponse } from "../encode.ts";
 import { XdsError } from "../errors.ts";
@@ -61,6 +61,8 @@ export interface XdsServerOptions {
   log?: Logger;
   /** Sent as the control plane identifier in every response; default istiod's JSON form (controlPlaneIdentifier). */
   controlPlaneId?: string;
+  /** Reads the proxy from the node of its first request; default Istio's reading (parseProxy). */
+  parseNode?: (node: core.Node | undefined) => ProxyParseResult;
 }
 
 export interface TlsFiles {
@@ -372,7 +374,7 @@ export class XdsServer {
     protocol: Protocol,
     secure: boolean,
   ): Promise<Connection | { code: status; details: string }> {
-    const parsed = parseProxy(first.node);
+    const parsed = (this.#options.parseNode ?? parseProxy)(first.node);
     if (parsed.error !== undefined) return { code: status.INVALID_ARGUMENT, details: parsed.error };
     const proxy = parsed.proxy;
     let identities: string[] = [];
