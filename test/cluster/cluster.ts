@@ -1,0 +1,533 @@
+// A real Kubernetes API server for tests, envtest-style: etcd and kube-apiserver built by
+// `npm run peers`, started on 127.0.0.1 and free ports with a temporary data directory,
+// certificates made on the fly (test/cluster/pki.ts), an admin client certificate (system:masters,
+// RBAC), ServiceAccount token signing (TokenRequest and TokenReview work), and Istio's and the
+// Gateway API's CRDs installed and Established. No controller-manager runs: namespaces are never
+// finalized, ServiceAccounts and EndpointSlices exist only when a test makes them, and the
+// ServiceAccount admission plugin is off so pods need no "default" ServiceAccount.
+//
+// One shared cluster per process (`sharedCluster()`), a namespace per test (`cluster.namespace()`).
+// node --test runs each test file in its own process, so each file that uses it starts one. The
+// children are stopped when the process exits, on SIGINT/SIGTERM/SIGHUP, and by a watchdog shell
+// when the process dies without running its exit handlers.
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import {
+  closeSync,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { request as httpRequest } from "node:http";
+import { Agent, request as httpsRequest } from "node:https";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { KubeConfig } from "@kubernetes/client-node";
+import { parseAllDocuments } from "yaml";
+import { peersSkipReason, REPO_ROOT, requirePeer } from "../peers/paths.ts";
+import { type ClusterPki, makeClusterPki } from "./pki.ts";
+
+/** The programs a cluster needs, for `peersSkipReason`. */
+export const CLUSTER_PEERS = ["etcd", "kube-apiserver"] as const;
+
+/** The ServiceAccount token issuer, also the API server's audience (as in kind and most clusters). */
+export const SERVICE_ACCOUNT_ISSUER = "https://kubernetes.default.svc.cluster.local";
+
+/**
+ * Undefined when etcd and kube-apiserver are built; otherwise one line for `t.skip()` naming
+ * `npm run peers`. Throws on CI (CI=true): there a missing peer fails the test.
+ */
+export function clusterSkipReason(): string | undefined {
+  return peersSkipReason(...CLUSTER_PEERS);
+}
+
+/** $SLUICE_CRDS_DIR, or ../shared/crds beside the repository. */
+export function defaultCrdDir(): string {
+  return process.env.SLUICE_CRDS_DIR ? resolve(process.env.SLUICE_CRDS_DIR) : resolve(REPO_ROOT, "../shared/crds");
+}
+
+export interface ClusterOptions {
+  /** The CRDs to install (every CustomResourceDefinition in the folder's YAML); false installs none. */
+  crdDir?: string | false;
+  /** More kube-apiserver flags (a later flag wins), e.g. ["--watch-cache=false"]. */
+  apiServerArgs?: string[];
+  /** How long to wait for readiness, in ms (default 60 s). */
+  timeoutMs?: number;
+}
+
+export interface ApiResponse {
+  status: number;
+  // biome-ignore lint/suspicious/noExplicitAny: a test reads whatever JSON the server answered
+  body: any;
+  text: string;
+}
+
+interface Proc {
+  name: string;
+  child: ChildProcess;
+  exited: Promise<void>;
+  logFile: string;
+}
+
+/** Live clusters, for the exit handlers. */
+const live = new Set<Cluster>();
+let handlersInstalled = false;
+
+function installExitHandlers(): void {
+  if (handlersInstalled) return;
+  handlersInstalled = true;
+  process.on("exit", () => {
+    for (const c of live) c.killNow();
+  });
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+    process.once(signal, () => {
+      for (const c of live) c.killNow();
+      process.kill(process.pid, signal);
+    });
+  }
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((ok, fail) => server.listen(0, "127.0.0.1", ok).once("error", fail));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((ok) => server.close(() => ok()));
+  return port;
+}
+
+const tail = (file: string, lines = 20) => {
+  try {
+    return readFileSync(file, "utf8").trimEnd().split("\n").slice(-lines).join("\n");
+  } catch {
+    return "(no log)";
+  }
+};
+
+const dnsLabel = (s: string) =>
+  s
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "")
+    .slice(0, 40)
+    .replace(/-+$/, "") || "test";
+
+export class Cluster {
+  /** https://127.0.0.1:<port> */
+  readonly url: string;
+  /** http://127.0.0.1:<port>, etcd's client URL (plain HTTP, with its JSON gateway under /v3/). */
+  readonly etcdUrl: string;
+  /** A kubeconfig for the admin (context "sluice-test"), for programs run with --kubeconfig. */
+  readonly kubeconfigPath: string;
+  /** Seconds from start() to ready (CRDs included). */
+  startSeconds = 0;
+  /** Where the start-up time went, in seconds: pki, etcd, kube-apiserver, crds. */
+  readonly startPhases: Record<string, number> = {};
+  private etcd?: Proc;
+  private apiServer?: Proc;
+  private watchdog?: ChildProcess;
+  private readonly agent: Agent;
+  private stopped = false;
+
+  private constructor(
+    /** The temporary directory: data, certificates, logs (etcd.log, kube-apiserver.log). */
+    readonly dir: string,
+    readonly pki: ClusterPki,
+    private readonly apiPort: number,
+    etcdPort: number,
+    private readonly etcdPeerPort: number,
+    private readonly options: ClusterOptions,
+  ) {
+    this.url = `https://127.0.0.1:${apiPort}`;
+    this.etcdUrl = `http://127.0.0.1:${etcdPort}`;
+    this.kubeconfigPath = join(dir, "kubeconfig");
+    this.agent = new Agent({
+      keepAlive: true,
+      ca: pki.caPem,
+      cert: pki.adminCertPem,
+      key: pki.adminKeyPem,
+    });
+  }
+
+  /** Starts a cluster of its own (tests should mostly use `sharedCluster()`); stop it with `stop()`. */
+  static async start(options: ClusterOptions = {}): Promise<Cluster> {
+    const started = performance.now();
+    const etcdBin = requirePeer("etcd");
+    const apiBin = requirePeer("kube-apiserver");
+    const dir = mkdtempSync(join(tmpdir(), "sluice-cluster-"));
+    const [pki, apiPort, etcdPort, etcdPeerPort] = await Promise.all([
+      makeClusterPki(),
+      freePort(),
+      freePort(),
+      freePort(),
+    ]);
+    const cluster = new Cluster(dir, pki, apiPort, etcdPort, etcdPeerPort, options);
+    installExitHandlers();
+    live.add(cluster);
+    let mark = started;
+    const phase = (name: string) => {
+      const now = performance.now();
+      cluster.startPhases[name] = Math.round(now - mark) / 1000;
+      mark = now;
+    };
+    phase("pki");
+    try {
+      cluster.writeFiles();
+      await cluster.startEtcd(etcdBin);
+      phase("etcd");
+      await cluster.startApiServer(apiBin);
+      phase("kube-apiserver");
+      if (options.crdDir !== false) await cluster.installCrds(options.crdDir ?? defaultCrdDir());
+      phase("crds");
+    } catch (err) {
+      const logs = [cluster.etcd, cluster.apiServer]
+        .filter((p) => p !== undefined)
+        .map((p) => `--- ${p.name} (${p.logFile})\n${tail(p.logFile)}`)
+        .join("\n");
+      await cluster.stop();
+      throw new Error(`test cluster did not start: ${(err as Error).message}\n${logs}`);
+    }
+    cluster.startSeconds = Math.round(performance.now() - started) / 1000;
+    return cluster;
+  }
+
+  /** A client-node KubeConfig for the admin. */
+  kubeConfig(): KubeConfig {
+    const kc = new KubeConfig();
+    kc.loadFromString(readFileSync(this.kubeconfigPath, "utf8"));
+    return kc;
+  }
+
+  /** Writes the admin kubeconfig to `path` too. */
+  writeKubeconfig(path: string): void {
+    writeFileSync(path, readFileSync(this.kubeconfigPath));
+  }
+
+  /**
+   * Creates a namespace with a unique name made from `name` (a test's name will do) and returns
+   * its name. Namespaces are never deleted: without a controller-manager they would stay Terminating.
+   */
+  async namespace(name = "test", labels: Record<string, string> = {}): Promise<string> {
+    const unique = `${dnsLabel(name)}-${randomBytes(3).toString("hex")}`;
+    await this.must("POST", "/api/v1/namespaces", {
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name: unique, labels: { "sluice.test/cluster": "true", ...labels } },
+    });
+    return unique;
+  }
+
+  /** A request as the admin; `body` is sent as JSON (or as is when a string). */
+  request(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+    timeoutMs = 30_000,
+  ): Promise<ApiResponse> {
+    return send(new URL(path, this.url), method, body, headers, this.agent, timeoutMs);
+  }
+
+  /** Like `request`, but a status of 300 or more throws with the server's message. */
+  async must(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<ApiResponse> {
+    const res = await this.request(method, path, body, headers);
+    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${res.body?.message ?? res.text}`);
+    return res;
+  }
+
+  /**
+   * Compacts etcd's history at its current revision (physically) and returns that revision. Then a
+   * list at an older exact resourceVersion answers 410. Watches from older resourceVersions end
+   * with an ERROR event (410, reason Expired) when etcd serves them (a cluster started with
+   * --watch-cache=false); the watch cache keeps serving them until `restartApiServer()`, after
+   * which its history starts at the current revision.
+   */
+  async compactEtcd(): Promise<number> {
+    const range = await send(new URL("/v3/kv/range", this.etcdUrl), "POST", {
+      key: Buffer.from("\0").toString("base64"),
+      limit: 1,
+    });
+    const revision = range.body?.header?.revision;
+    if (range.status !== 200 || revision === undefined) throw new Error(`etcd range: ${range.status} ${range.text}`);
+    const compact = await send(new URL("/v3/kv/compaction", this.etcdUrl), "POST", { revision, physical: true });
+    if (compact.status !== 200) throw new Error(`etcd compaction: ${compact.status} ${compact.text}`);
+    return Number(revision);
+  }
+
+  /**
+   * Stops the API server and starts it again on the same port with the same etcd: watches end,
+   * clients reconnect, the watch cache starts over, stored objects stay.
+   */
+  async restartApiServer(): Promise<void> {
+    if (this.apiServer) await this.terminate(this.apiServer);
+    await this.startApiServer(requirePeer("kube-apiserver"));
+  }
+
+  /** Stops the API server and etcd, and removes the temporary directory. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    if (this.apiServer) await this.terminate(this.apiServer);
+    if (this.etcd) await this.terminate(this.etcd);
+    this.agent.destroy();
+    this.killNow();
+  }
+
+  /** Kills everything at once, synchronously (exit handlers). */
+  killNow(): void {
+    for (const p of [this.apiServer, this.etcd]) {
+      if (p?.child.pid !== undefined && p.child.exitCode === null && p.child.signalCode === null) {
+        try {
+          process.kill(-p.child.pid, "SIGKILL");
+        } catch {}
+      }
+    }
+    if (this.watchdog?.pid !== undefined && this.watchdog.exitCode === null) {
+      try {
+        process.kill(this.watchdog.pid, "SIGKILL");
+      } catch {}
+    }
+    live.delete(this);
+    if (!process.env.SLUICE_CLUSTER_KEEP) rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  private writeFiles(): void {
+    const p = this.pki;
+    for (const [name, pem] of Object.entries({
+      "ca.crt": p.caPem,
+      "apiserver.crt": p.servingCertPem,
+      "apiserver.key": p.servingKeyPem,
+      "admin.crt": p.adminCertPem,
+      "admin.key": p.adminKeyPem,
+      "sa.pub": p.serviceAccountPublicPem,
+      "sa.key": p.serviceAccountPrivatePem,
+    })) {
+      writeFileSync(join(this.dir, name), pem, { mode: 0o600 });
+    }
+    const kc = new KubeConfig();
+    const b64 = (s: string) => Buffer.from(s).toString("base64");
+    kc.loadFromOptions({
+      clusters: [{ name: "sluice-test", server: this.url, caData: b64(p.caPem) }],
+      users: [{ name: "sluice-test-admin", certData: b64(p.adminCertPem), keyData: b64(p.adminKeyPem) }],
+      contexts: [{ name: "sluice-test", cluster: "sluice-test", user: "sluice-test-admin" }],
+      currentContext: "sluice-test",
+    });
+    writeFileSync(this.kubeconfigPath, kc.exportConfig(), { mode: 0o600 });
+  }
+
+  private spawnLogged(name: string, bin: string, args: string[]): Proc {
+    const logFile = join(this.dir, `${name}.log`);
+    const fd = openSync(logFile, "a");
+    // Its own process group, so a ^C to the test run reaches the exit handlers, which kill it.
+    const child = spawn(bin, args, { cwd: this.dir, stdio: ["ignore", fd, fd], detached: true });
+    closeSync(fd);
+    child.unref();
+    const exited = new Promise<void>((ok) => child.once("exit", () => ok()));
+    child.once("error", () => {});
+    const proc = { name, child, exited, logFile };
+    this.armWatchdog(proc);
+    return proc;
+  }
+
+  /** A shell that kills the process groups and removes the directory if this process dies without its exit handlers. */
+  private armWatchdog(proc: Proc): void {
+    if (proc.child.pid === undefined) return;
+    const pidFile = join(this.dir, "pgids");
+    const pgids = [this.etcd, this.apiServer, proc]
+      .filter((p): p is Proc => p?.child.pid !== undefined)
+      .map((p) => `-${p.child.pid}`);
+    writeFileSync(pidFile, [...new Set(pgids)].join(" "));
+    if (this.watchdog) return;
+    const script = `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done; kill -s KILL -- $(cat '${pidFile}') 2>/dev/null; rm -rf '${this.dir}'`;
+    this.watchdog = spawn("sh", ["-c", script], { stdio: "ignore", detached: true });
+    this.watchdog.unref();
+  }
+
+  private async terminate(p: Proc): Promise<void> {
+    if (p.child.pid === undefined || p.child.exitCode !== null || p.child.signalCode !== null) return;
+    try {
+      process.kill(-p.child.pid, "SIGTERM");
+    } catch {
+      return;
+    }
+    const timer = setTimeout(() => {
+      try {
+        process.kill(-(p.child.pid as number), "SIGKILL");
+      } catch {}
+    }, 10_000);
+    await p.exited;
+    clearTimeout(timer);
+  }
+
+  private deadline(): number {
+    return Date.now() + (this.options.timeoutMs ?? 60_000);
+  }
+
+  private async waitFor(what: string, proc: Proc, probe: () => Promise<boolean>): Promise<void> {
+    const deadline = this.deadline();
+    for (;;) {
+      if (proc.child.exitCode !== null || proc.child.signalCode !== null) {
+        throw new Error(`${proc.name} exited (${proc.child.exitCode ?? proc.child.signalCode}) before ${what}`);
+      }
+      if (await probe().catch(() => false)) return;
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await sleep(100);
+    }
+  }
+
+  private async startEtcd(bin: string): Promise<void> {
+    const client = this.etcdUrl;
+    const peer = `http://127.0.0.1:${this.etcdPeerPort}`;
+    this.etcd = this.spawnLogged("etcd", bin, [
+      "--name=default",
+      `--data-dir=${join(this.dir, "etcd")}`,
+      `--listen-client-urls=${client}`,
+      `--advertise-client-urls=${client}`,
+      `--listen-peer-urls=${peer}`,
+      `--initial-advertise-peer-urls=${peer}`,
+      `--initial-cluster=default=${peer}`,
+      "--unsafe-no-fsync",
+      "--log-level=warn",
+    ]);
+    await this.waitFor("etcd /health", this.etcd, async () => {
+      const res = await send(new URL("/health", client), "GET", undefined, {}, undefined, 2000);
+      return res.status === 200 && res.body?.health === "true";
+    });
+  }
+
+  private async startApiServer(bin: string): Promise<void> {
+    const f = (name: string) => join(this.dir, name);
+    this.apiServer = this.spawnLogged("kube-apiserver", bin, [
+      `--etcd-servers=${this.etcdUrl}`,
+      "--bind-address=127.0.0.1",
+      "--advertise-address=127.0.0.1",
+      `--secure-port=${this.apiPort}`,
+      `--cert-dir=${f("apiserver-certs")}`,
+      `--tls-cert-file=${f("apiserver.crt")}`,
+      `--tls-private-key-file=${f("apiserver.key")}`,
+      `--client-ca-file=${f("ca.crt")}`,
+      "--authorization-mode=RBAC",
+      "--service-cluster-ip-range=10.0.0.0/24",
+      `--service-account-issuer=${SERVICE_ACCOUNT_ISSUER}`,
+      `--service-account-key-file=${f("sa.pub")}`,
+      `--service-account-signing-key-file=${f("sa.key")}`,
+      `--api-audiences=${SERVICE_ACCOUNT_ISSUER}`,
+      "--disable-admission-plugins=ServiceAccount",
+      "--enable-priority-and-fairness=false",
+      "--allow-privileged=true",
+      "--profiling=false",
+      ...(this.options.apiServerArgs ?? []),
+    ]);
+    await this.waitFor("kube-apiserver /readyz", this.apiServer, async () => {
+      const res = await this.request("GET", "/readyz", undefined, {}, 2000);
+      return res.status === 200;
+    });
+  }
+
+  private async installCrds(dir: string): Promise<void> {
+    if (!existsSync(dir)) throw new Error(`no CRD folder ${dir} (set SLUICE_CRDS_DIR)`);
+    const crds: Crd[] = [];
+    for (const file of readdirSync(dir).sort()) {
+      if (!/\.ya?ml$/.test(file)) continue;
+      for (const doc of parseAllDocuments(readFileSync(join(dir, file), "utf8"))) {
+        const obj = doc.toJS() as Crd | null;
+        if (obj?.kind === "CustomResourceDefinition") crds.push(obj);
+      }
+    }
+    const path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+    await Promise.all(
+      crds.map(async (crd) => {
+        const res = await this.request("POST", path, crd);
+        if (res.status >= 300 && res.status !== 409) {
+          throw new Error(`installing CRD ${crd.metadata.name}: ${res.status} ${res.body?.message ?? res.text}`);
+        }
+      }),
+    );
+    const api = this.apiServer as Proc;
+    await this.waitFor(`${crds.length} CRDs Established`, api, async () => {
+      const items = ((await this.request("GET", path)).body?.items ?? []) as Crd[];
+      const established = new Set(
+        items
+          .filter((c) => c.status?.conditions?.some((k) => k.type === "Established" && k.status === "True"))
+          .map((c) => c.metadata.name),
+      );
+      return crds.every((c) => established.has(c.metadata.name));
+    });
+    // Established can run a moment ahead of the handlers: wait until every served version lists.
+    const lists = crds.flatMap((crd) =>
+      crd.spec.versions
+        .filter((v) => v.served)
+        .map((v) => `/apis/${crd.spec.group}/${v.name}/${crd.spec.names.plural}?limit=1`),
+    );
+    await this.waitFor("the CRDs' resources to be served", api, async () => {
+      const statuses = await Promise.all(lists.map((p) => this.request("GET", p).then((r) => r.status)));
+      return statuses.every((s) => s === 200);
+    });
+  }
+}
+
+/** What the harness reads of a CustomResourceDefinition. */
+interface Crd {
+  kind: string;
+  metadata: { name: string };
+  spec: { group: string; names: { plural: string }; versions: { name: string; served: boolean }[] };
+  status?: { conditions?: { type: string; status: string }[] };
+}
+
+/** One HTTP(S) request with a JSON body; the answer parsed as JSON when it is. */
+function send(
+  url: URL,
+  method: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+  agent?: Agent,
+  timeoutMs = 30_000,
+): Promise<ApiResponse> {
+  const payload = body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body);
+  const h: Record<string, string> = { accept: "application/json", ...headers };
+  if (payload !== undefined) {
+    h["content-type"] ??= "application/json";
+    h["content-length"] = String(Buffer.byteLength(payload));
+  }
+  const requestFn = url.protocol === "https:" ? httpsRequest : httpRequest;
+  return new Promise<ApiResponse>((ok, fail) => {
+    const req = requestFn(url, { method, headers: h, agent, timeout: timeoutMs }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () => {
+        const text = Buffer.concat(chunks).toString();
+        let parsed: unknown;
+        try {
+          parsed = text ? JSON.parse(text) : undefined;
+        } catch {
+          parsed = undefined;
+        }
+        ok({ status: res.statusCode ?? 0, body: parsed, text });
+      });
+      res.on("error", fail);
+    });
+    req.on("timeout", () => req.destroy(new Error(`${method} ${url.pathname}: no answer in ${timeoutMs} ms`)));
+    req.on("error", fail);
+    if (payload !== undefined) req.write(payload);
+    req.end();
+  });
+}
+
+let shared: Promise<Cluster> | undefined;
+
+/**
+ * The process's one cluster, started on first use (with Istio's and the Gateway API's CRDs) and
+ * stopped when the process exits. Check `clusterSkipReason()` first.
+ */
+export function sharedCluster(): Promise<Cluster> {
+  shared ??= Cluster.start();
+  return shared;
+}
+
+/** Alias of `sharedCluster()`. */
+export const startCluster = sharedCluster;

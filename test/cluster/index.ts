@@ -1,0 +1,12 @@
+export {
+  type ApiResponse,
+  CLUSTER_PEERS,
+  Cluster,
+  type ClusterOptions,
+  clusterSkipReason,
+  defaultCrdDir,
+  SERVICE_ACCOUNT_ISSUER,
+  sharedCluster,
+  startCluster,
+} from "./cluster.ts";
+export { type ClusterPki, makeClusterPki } from "./pki.ts";
