@@ -6,7 +6,9 @@ export { type DecodedDocument, decodeConfigText, readConfigPaths } from "../conf
 export type * from "../config/index.ts";
 export { KINDS, type KindInfo, lookupKind, resolveKindName } from "../config/kinds.ts";
 export { DEFAULT_MESH_CONFIG, loadMeshConfig } from "../config/mesh.ts";
+export type * from "../config/mesh-types.ts";
 export { objectRef, validateObject } from "../config/validate.ts";
-export { admitObject, DEFAULT_NAMESPACE, describeIssue } from "../sources/store-admit.ts";
+export { type Admission, admitObject, DEFAULT_NAMESPACE, describeIssue } from "../sources/store-admit.ts";
 export type { AdmissionRequest, AdmissionResponse } from "../webhooks/admission.ts";
-export { validateAdmission } from "../webhooks/validate.ts";
+export type { ValidationFailure } from "../webhooks/metrics.ts";
+export { type ValidationOutcome, validateAdmission } from "../webhooks/validate.ts";

@@ -13,7 +13,7 @@ import type {
   Gateway,
   gatewayapi,
   PeerAuthentication,
-  ProxyConfig,
+  ProxyConfigSpec,
   RequestAuthentication,
   ServiceEntry,
   Sidecar,
@@ -139,7 +139,7 @@ export interface IstioClients {
   workloadEntries: NamespacedClient<WorkloadEntry>;
   workloadGroups: NamespacedClient<WorkloadGroup>;
   envoyFilters: NamespacedClient<EnvoyFilter>;
-  proxyConfigs: NamespacedClient<ProxyConfig>;
+  proxyConfigs: NamespacedClient<ConfigObject<ProxyConfigSpec>>;
   authorizationPolicies: NamespacedClient<AuthorizationPolicy>;
   peerAuthentications: NamespacedClient<PeerAuthentication>;
   requestAuthentications: NamespacedClient<RequestAuthentication>;

@@ -17,18 +17,22 @@ import { objectWhere, translateInputs } from "../xds/translate.ts";
 
 export { create, fromJson, toBinary, toJson } from "@bufbuild/protobuf";
 export * as envoy from "../api/index.ts";
-export type { ProxyNode } from "../model/proxy.ts";
-export type { PushContext, PushRequest } from "../model/push-context.ts";
-export { configDumpJson, type DumpType } from "../xds/configdump.ts";
+export type { ConfigKey, ConfigKeySet } from "../model/config-key.ts";
+export type { IstioVersion, Locality, NodeMetadata, NodeType, ProxyNode } from "../model/proxy.ts";
+export type { PushContext, PushRequest, TriggerReason } from "../model/push-context.ts";
+export type { PushStatus } from "../model/push-status.ts";
+export { configDumpJson, DUMP_TYPES, type DumpType } from "../xds/configdump.ts";
 export type {
   DeltaGenerateResult,
   GenerateResult,
   Generator,
+  LogDetails,
+  ResourceError,
   WatchedResource,
   XdsResource,
 } from "../xds/generator.ts";
-export type { ConnectionStatus, TypeSyncStatus } from "../xds/server/connection.ts";
-export type { BoundPorts, ListenOptions } from "../xds/server/server.ts";
+export type { AckInfo, ConnectionStatus, NackInfo, SentInfo, TypeSyncStatus } from "../xds/server/connection.ts";
+export type { BoundPorts, ListenOptions, TlsFiles, TlsProviders } from "../xds/server/server.ts";
 export type { ResourceInput } from "../xds/snapshot-cache.ts";
 export { TypeUrl } from "../xds/types.ts";
 
