@@ -1,3 +1,3 @@
 #!/usr/bin/env node
-// The compiled entry point (npm run build, run by npm ci and npm pack).
-import "../dist/bin/sluiced.js";
+// The bundled program (npm run build, run by npm ci and npm pack).
+import "../dist/bundle/sluiced.js";

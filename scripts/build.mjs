@@ -1,7 +1,7 @@
-// `npm run build` (and `prepare`): compiles src/ to dist/ (JavaScript and declarations),
-// starting from the entry points in tsconfig.build.json so that only what ships is compiled (no tests,
-// no test helpers), copies the data files the code reads beside itself, records the commit built, and
-// bundles the CLI (see bundleCli).
+// `npm run build` (and `prepare`): compiles the library's entry points (tsconfig.build.json) to dist/
+// (JavaScript and declarations, so that only what ships is compiled: no tests, no test helpers), copies
+// the data files the code reads beside itself, records the commit built, and bundles the programs (see
+// bundlePrograms).
 import { spawnSync } from "node:child_process";
 import { cpSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -25,17 +25,21 @@ const git = spawnSync("git", ["rev-parse", "HEAD"], { cwd: repo, encoding: "utf8
 const commit = git.status === 0 ? git.stdout.trim() : "unknown";
 writeFileSync(join(dist, "build-info.json"), `${JSON.stringify({ commit }, null, 2)}\n`);
 
-await bundleCli();
+await bundlePrograms();
 
-// The `sluice` CLI, bundled by esbuild from src/ with yargs inside and split so that each command's lazy
-// imports stay lazy: loading yargs' thirty-odd modules one by one cost about 35 ms of the 160 ms that
-// `sluice version` took (BENCHMARKS.md). Other packages stay external, since some read files beside
-// themselves. The bundle sits one level below dist/, as its source files sit below src/, so that their
-// relative reads (package.json, build-info.json) still resolve; the CRD schemas are copied beside it.
-async function bundleCli() {
+// The three programs, bundled by esbuild from src/ and split into shared chunks, each lazy import its
+// own chunk (so `sluice version` loads only what it needs). Loading the compiled modules one by one
+// took a fifth of `sluice version`'s start-up (yargs' thirty-odd modules) and a quarter of sluiced's
+// (the several hundred modules of the generated protobuf bindings); see BENCHMARKS.md. Packages stay
+// external, since some read files beside themselves, except yargs. The bundle sits one level below
+// dist/, as its source files sit below src/, so that their relative reads (package.json,
+// build-info.json) still resolve; the CRD schemas are copied beside it, and the file source's judging
+// worker is an entry of its own there.
+async function bundlePrograms() {
   const out = join(dist, "bundle");
+  const entries = ["bin/sluice.ts", "bin/sluiced.ts", "bin/sluice-agent.ts", "sources/file/judge-worker.ts"];
   await build({
-    entryPoints: [join(repo, "src/bin/sluice.ts")],
+    entryPoints: entries.map((entry) => join(repo, "src", entry)),
     outdir: out,
     entryNames: "[name]",
     bundle: true,

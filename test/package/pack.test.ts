@@ -71,8 +71,10 @@ describe("the packed package", () => {
       "package.json",
       "README.md",
       "bin/sluiced.js",
-      "dist/bin/sluiced.js",
-      "dist/bin/sluiced.d.ts",
+      "dist/bundle/sluiced.js",
+      "dist/bundle/judge-worker.js",
+      "dist/library/xds.js",
+      "dist/library/xds.d.ts",
     ]) {
       assert.ok(packedFiles.includes(path), `${path} is packed`);
     }
