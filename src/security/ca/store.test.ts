@@ -1,21 +1,23 @@
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { before, test } from "node:test";
 import { CoreV1Api } from "@kubernetes/client-node";
-import { KubeTestServer } from "../../../test/kube-apiserver/index.ts";
+import { type Cluster, clusterSkipReason, sharedCluster } from "../../../test/cluster/index.ts";
 import { KubeCaSecretStore } from "./kube-store.ts";
 import { SelfSignedCa } from "./selfsigned.ts";
 import type { CaSecretData } from "./store.ts";
 
-let server: KubeTestServer;
+const skip = clusterSkipReason();
+
+let cluster: Cluster;
 before(async () => {
-  server = await KubeTestServer.start();
+  if (!skip) cluster = await sharedCluster();
 });
-after(() => server.close());
 
 const DATA: CaSecretData = { "ca-cert.pem": "cert", "ca-key.pem": "key", "root-cert.pem": "roots" };
 
-test("istio-ca-secret: absent, created once, read back, replaced", async () => {
-  const store = new KubeCaSecretStore(server.kubeConfig(), "store-test");
+test("istio-ca-secret: absent, created once, read back, replaced", { skip }, async () => {
+  const namespace = await cluster.namespace("store-test");
+  const store = new KubeCaSecretStore(cluster.kubeConfig(), namespace);
   assert.equal(await store.load(), undefined);
   assert.equal(await store.create(DATA), true);
   assert.equal(await store.create({ ...DATA, "ca-cert.pem": "other" }), false, "a second create loses");
@@ -23,22 +25,20 @@ test("istio-ca-secret: absent, created once, read back, replaced", async () => {
   await store.update({ ...DATA, "root-cert.pem": "roots2" });
   assert.equal((await store.load())?.["root-cert.pem"], "roots2");
 
-  const secret = await server
+  const secret = await cluster
     .kubeConfig()
     .makeApiClient(CoreV1Api)
-    .readNamespacedSecret({ name: "istio-ca-secret", namespace: "store-test" });
+    .readNamespacedSecret({ name: "istio-ca-secret", namespace });
   assert.equal(secret.type, "istio.io/ca-root");
   assert.equal(Buffer.from(secret.data?.["ca-key.pem"] ?? "", "base64").toString(), "key");
 });
 
-test("a self-signed root in the Secret survives a restart", async () => {
-  const kubeConfig = server.kubeConfig();
-  const first = await SelfSignedCa.start({
-    store: new KubeCaSecretStore(kubeConfig, "istio-system"),
-    org: "cluster.local",
-  });
+test("a self-signed root in the Secret survives a restart", { skip }, async () => {
+  const kubeConfig = cluster.kubeConfig();
+  const namespace = await cluster.namespace("istio-system");
+  const first = await SelfSignedCa.start({ store: new KubeCaSecretStore(kubeConfig, namespace), org: "cluster.local" });
   const second = await SelfSignedCa.start({
-    store: new KubeCaSecretStore(kubeConfig, "istio-system"),
+    store: new KubeCaSecretStore(kubeConfig, namespace),
     org: "cluster.local",
   });
   assert.deepEqual(second.ca.trustBundle(), first.ca.trustBundle());
