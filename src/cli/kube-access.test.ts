@@ -1,43 +1,67 @@
-// The CLI's cluster access against the in-process API server: pods by `name[.namespace]`, the
-// control plane's pods, port-forwards through client-node's PortForward, TokenRequest tokens and
-// the CA root ConfigMap.
+// The CLI's cluster access against a real API server (test/cluster): pods by `name[.namespace]`,
+// the control plane's pods, TokenRequest tokens (checked with a TokenReview) and the CA root
+// ConfigMap. Port-forwards go through client-node's PortForward to test/portforward's front, which
+// passes everything else to the real API server: a test cluster has no kubelet to forward to.
 import assert from "node:assert/strict";
 import { connect, createServer, type Server } from "node:net";
 import { after, before, test } from "node:test";
 import { KubeConfig } from "@kubernetes/client-node";
-import { KubeTestServer } from "../../test/kube-apiserver/index.ts";
+import { type Cluster, clusterSkipReason, sharedCluster } from "../../test/cluster/index.ts";
+import { PortForwardFront } from "../../test/portforward/index.ts";
 import type { ConfigObject } from "../config/index.ts";
 import { hasEnvoySidecar, KubeAccess, type Pod, parsePodRef } from "./kube-access.ts";
 
-let api: KubeTestServer;
+const skip = clusterSkipReason();
+
+let cluster: Cluster;
 let kube: KubeAccess;
+let front: PortForwardFront;
+/** The CLI's access through the port-forwarding front. */
+let forwarding: KubeAccess;
 /** A TCP server answering each connection with "echo:" and what it read, then closing it. */
 let echo: Server;
+/** The test's namespaces: "shop" and "istio-system" stand-ins. */
+let shop: string;
+let istio: string;
 
-function pod(name: string, namespace: string, labels: Record<string, string> = {}, phase = "Running"): ConfigObject {
+function pod(name: string, namespace: string, labels: Record<string, string> = {}): ConfigObject {
   return {
     apiVersion: "v1",
     kind: "Pod",
     metadata: { name, namespace, labels },
-    spec: { containers: [{ name: "app" }] },
-    status: { phase },
+    spec: { containers: [{ name: "app", image: "app" }] },
   };
 }
 
+/** Creates the pod and sets its phase through the status subresource (no kubelet sets it here). */
+async function createPod(obj: ConfigObject, phase = "Running"): Promise<void> {
+  const { namespace, name } = obj.metadata as { namespace: string; name: string };
+  const created = await cluster.must("POST", `/api/v1/namespaces/${namespace}/pods`, obj);
+  await cluster.must("PUT", `/api/v1/namespaces/${namespace}/pods/${name}/status`, {
+    ...created.body,
+    status: { ...created.body.status, phase },
+  });
+}
+
 before(async () => {
-  api = await KubeTestServer.start();
-  kube = new KubeAccess(api.kubeConfig());
-  api.create(pod("web-1", "shop"));
-  api.create(pod("istiod-a", "istio-system", { app: "istiod" }));
-  api.create(pod("istiod-canary", "istio-system", { app: "istiod", "istio.io/rev": "canary" }));
-  api.create(pod("istiod-starting", "istio-system", { app: "istiod" }, "Pending"));
+  if (skip) return;
+  cluster = await sharedCluster();
+  kube = new KubeAccess(cluster.kubeConfig());
+  front = await PortForwardFront.start(cluster.kubeConfig());
+  forwarding = new KubeAccess(front.kubeConfig());
+  shop = await cluster.namespace("shop");
+  istio = await cluster.namespace("istio-system");
+  await createPod(pod("web-1", shop));
+  await createPod(pod("istiod-a", istio, { app: "istiod" }));
+  await createPod(pod("istiod-canary", istio, { app: "istiod", "istio.io/rev": "canary" }));
+  await createPod(pod("istiod-starting", istio, { app: "istiod" }), "Pending");
   echo = createServer((socket) => socket.once("data", (data) => socket.end(`echo:${data}`)));
   await new Promise<void>((resolve) => echo.listen(0, "127.0.0.1", resolve));
 });
 
 after(async () => {
-  await api.close();
-  await new Promise((resolve) => echo.close(resolve));
+  await front?.close();
+  if (echo) await new Promise((resolve) => echo.close(resolve));
 });
 
 test("a pod argument is name[.namespace], the namespace after the last dot", () => {
@@ -46,18 +70,18 @@ test("a pod argument is name[.namespace], the namespace after the last dot", () 
   assert.deepEqual(parsePodRef("a.b.c", "default"), { name: "a.b", namespace: "c" });
 });
 
-test("pods resolve in the given namespace, else the default; a missing one is a one-line error", async () => {
-  assert.equal((await kube.pod("web-1.shop", "default")).metadata.name, "web-1");
-  assert.equal((await kube.pod("web-1", "shop")).metadata.namespace, "shop");
-  await assert.rejects(kube.pod("web-1", "default"), { message: "pod web-1 not found in namespace default" });
+test("pods resolve in the given namespace, else the default; a missing one is a one-line error", { skip }, async () => {
+  assert.equal((await kube.pod(`web-1.${shop}`, "default")).metadata.name, "web-1");
+  assert.equal((await kube.pod("web-1", shop)).metadata.namespace, shop);
+  await assert.rejects(kube.pod("web-1", istio), { message: `pod web-1 not found in namespace ${istio}` });
 });
 
-test("the default namespace is -n, else the kubeconfig context's, else default", () => {
+test("the default namespace is -n, else the kubeconfig context's, else default", { skip }, () => {
   assert.equal(kube.namespaceOrDefault("shop"), "shop");
   assert.equal(kube.namespaceOrDefault(undefined), "default");
   const withNamespace = new KubeConfig();
   withNamespace.loadFromOptions({
-    clusters: [{ name: "test", server: api.url }],
+    clusters: [{ name: "test", server: cluster.url }],
     users: [{ name: "test" }],
     contexts: [{ name: "test", cluster: "test", user: "test", namespace: "shop" }],
     currentContext: "test",
@@ -65,68 +89,82 @@ test("the default namespace is -n, else the kubeconfig context's, else default",
   assert.equal(new KubeAccess(withNamespace).namespaceOrDefault(undefined), "shop");
 });
 
-test("the control plane is the running app=istiod pods, of one revision when asked", async () => {
+test("the control plane is the running app=istiod pods, of one revision when asked", { skip }, async () => {
   const names = async (revision?: string) =>
-    (await kube.controlPlanePods("istio-system", revision)).map((p) => p.metadata.name).sort();
+    (await kube.controlPlanePods(istio, revision)).map((p) => p.metadata.name).sort();
   assert.deepEqual(await names(), ["istiod-a", "istiod-canary"]);
   assert.deepEqual(await names("canary"), ["istiod-canary"]);
-  await assert.rejects(kube.controlPlanePods("mesh-system"), { message: 'no running Istio pods in "mesh-system"' });
+  await assert.rejects(kube.controlPlanePods(shop), { message: `no running Istio pods in "${shop}"` });
 });
 
-test("a port-forward reaches the pod's registered port and is closed afterwards", async () => {
+test("a port-forward reaches the pod's registered port and is closed afterwards", { skip }, async () => {
   const { port } = echo.address() as { port: number };
-  api.forwardPodPort({ namespace: "shop", name: "web-1" }, 8080, port);
+  front.forwardPodPort({ namespace: shop, name: "web-1" }, 8080, port);
   let forwarded = "";
-  const answer = await kube.withPortForward({ namespace: "shop", name: "web-1" }, 8080, async (address) => {
+  const answer = await forwarding.withPortForward({ namespace: shop, name: "web-1" }, 8080, async (address) => {
     forwarded = address;
     return exchange(address, "hello");
   });
   assert.equal(answer, "echo:hello");
-  const request = api.requests.find((r) => r.path === "/api/v1/namespaces/shop/pods/web-1/portforward");
-  assert.equal(request?.query.get("ports"), "8080");
+  assert.deepEqual(front.forwardRequests.at(-1), { namespace: shop, pod: "web-1", ports: ["8080"] });
   await assert.rejects(exchange(forwarded, "again"), { code: "ECONNREFUSED" });
 });
 
-test("a port-forward to a port nothing listens on fails with the API server's error", async () => {
+test("a port-forward to a port nothing listens on fails with the API server's error", { skip }, async () => {
   await assert.rejects(
-    kube.withPortForward({ namespace: "shop", name: "web-1" }, 9999, (address) => exchange(address, "x")),
+    forwarding.withPortForward({ namespace: shop, name: "web-1" }, 9999, (address) => exchange(address, "x")),
     {
-      message:
-        "port-forward to pod web-1.shop port 9999 failed: error forwarding port 9999 to pod web-1: connection refused",
+      message: `port-forward to pod web-1.${shop} port 9999 failed: error forwarding port 9999 to pod web-1: connection refused`,
     },
   );
   await assert.rejects(
-    kube.withPortForward({ namespace: "shop", name: "gone" }, 8080, (address) => exchange(address, "x")),
-    /^Error: port-forward to pod gone\.shop port 8080 failed: Unexpected server response: 404$/,
+    forwarding.withPortForward({ namespace: shop, name: "gone" }, 8080, (address) => exchange(address, "x")),
+    new RegExp(`^Error: port-forward to pod gone\\.${shop} port 8080 failed: Unexpected server response: 404$`),
   );
 });
 
-test("tokens come from the TokenRequest API for the account and audiences", async () => {
-  api.create({ apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "default", namespace: "istio-system" } });
-  const token = await kube.serviceAccountToken("istio-system", "default", ["istio-ca"], 3600);
-  assert.deepEqual(api.issuedTokens.at(-1), {
-    token,
-    namespace: "istio-system",
-    serviceAccount: "default",
-    audiences: ["istio-ca"],
-    expirationSeconds: 3600,
+test("tokens come from the TokenRequest API for the account and audiences", { skip }, async () => {
+  await cluster.must("POST", `/api/v1/namespaces/${istio}/serviceaccounts`, {
+    apiVersion: "v1",
+    kind: "ServiceAccount",
+    metadata: { name: "default", namespace: istio },
   });
-  await assert.rejects(kube.serviceAccountToken("istio-system", "nobody", ["istio-ca"], 3600), {
-    message: 'failed to create a token for "nobody.istio-system": serviceaccounts "nobody" not found',
+  const token = await kube.serviceAccountToken(istio, "default", ["istio-ca"], 3600);
+  // The API server itself says whose token it is, and for which audience.
+  const review = await cluster.must("POST", "/apis/authentication.k8s.io/v1/tokenreviews", {
+    apiVersion: "authentication.k8s.io/v1",
+    kind: "TokenReview",
+    spec: { token, audiences: ["istio-ca"] },
+  });
+  assert.equal(review.body.status.authenticated, true, JSON.stringify(review.body.status));
+  assert.equal(review.body.status.user.username, `system:serviceaccount:${istio}:default`);
+  assert.deepEqual(review.body.status.audiences, ["istio-ca"]);
+  const claims = JSON.parse(Buffer.from(token.split(".")[1], "base64url").toString("utf8"));
+  assert.equal(claims.exp - claims.iat, 3600);
+  // Not a token for the API server's own audience.
+  const asApiServer = await cluster.must("POST", "/apis/authentication.k8s.io/v1/tokenreviews", {
+    apiVersion: "authentication.k8s.io/v1",
+    kind: "TokenReview",
+    spec: { token },
+  });
+  assert.equal(asApiServer.body.status.authenticated ?? false, false);
+
+  await assert.rejects(kube.serviceAccountToken(istio, "nobody", ["istio-ca"], 3600), {
+    message: `failed to create a token for "nobody.${istio}": serviceaccounts "nobody" not found`,
   });
 });
 
-test("the CA root is root-cert.pem of the istio-ca-root-cert ConfigMap", async () => {
-  await assert.rejects(kube.caRoot("istio-system"), {
-    message: "ConfigMap istio-system/istio-ca-root-cert not found: no CA root to verify the control plane",
+test("the CA root is root-cert.pem of the istio-ca-root-cert ConfigMap", { skip }, async () => {
+  await assert.rejects(kube.caRoot(istio), {
+    message: `ConfigMap ${istio}/istio-ca-root-cert not found: no CA root to verify the control plane`,
   });
-  api.create({
+  await cluster.must("POST", `/api/v1/namespaces/${istio}/configmaps`, {
     apiVersion: "v1",
     kind: "ConfigMap",
-    metadata: { name: "istio-ca-root-cert", namespace: "istio-system" },
+    metadata: { name: "istio-ca-root-cert", namespace: istio },
     data: { "root-cert.pem": "-----BEGIN CERTIFICATE-----\n" },
   });
-  assert.equal(await kube.caRoot("istio-system"), "-----BEGIN CERTIFICATE-----\n");
+  assert.equal(await kube.caRoot(istio), "-----BEGIN CERTIFICATE-----\n");
 });
 
 test("a pod runs Envoy with an istio-proxy container not from the grpc-agent template", () => {

@@ -21,7 +21,7 @@ import { KubeConfig } from "@kubernetes/client-node";
 import { type ConfigObject, KINDS, type KindInfo, parseApiVersion } from "../../src/config/index.ts";
 import { type LabelSelector, parseLabelSelector, selectorMatches } from "../../src/sources/kube/labels.ts";
 import { groupVersion, type ResourceLocation } from "../../src/sources/kube/paths.ts";
-import { acceptPortForward, rejectUpgrade } from "./portforward.ts";
+import { acceptPortForward, rejectUpgrade } from "../portforward/protocol.ts";
 import { ApiError, type Change, ObjectStore } from "./store.ts";
 
 export interface KubeTestServerOptions {

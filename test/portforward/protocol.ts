@@ -1,4 +1,4 @@
-// The test API server's pod port-forward: the WebSocket protocol `v4.channel.k8s.io` that kubectl and
+// Pod port-forward for tests: the WebSocket protocol `v4.channel.k8s.io` that kubectl and
 // client-node's PortForward speak. Every message starts with its channel byte: channel 0 carries the
 // port's data both ways, channel 1 the server's errors, and each channel's first server message is
 // the port number (2 bytes, little-endian). The pod's end is a 127.0.0.1 port the test registered.
