@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { type ConfigObject, DEFAULT_MESH_CONFIG } from "../../src/config/index.ts";
 import { GatewayStatusWriter } from "../../src/gatewayapi/status-writer.ts";
-import { type KindWatch, kindClient } from "../../src/library/kube.ts";
+import { type KindWatch, kindClient, type NamespacedClient } from "../../src/library/kube.ts";
 import { ConfigStore, MemorySource } from "../../src/sources/index.ts";
 import { KubeSource } from "../../src/sources/kube/index.ts";
 import { storeGatewayConversion, storeRegistry } from "../../src/xds/index.ts";
@@ -43,7 +43,9 @@ describe("GatewayStatusWriter", { skip }, () => {
   let markers = 0;
   let lastMarker: string | undefined;
 
-  const client = (obj: ConfigObject) => kindClient(cluster.kubeConfig(), obj.apiVersion, obj.kind);
+  // Every kind here is namespaced.
+  const client = (obj: ConfigObject) =>
+    kindClient(cluster.kubeConfig(), obj.apiVersion, obj.kind) as NamespacedClient<ConfigObject>;
   const create = (obj: ConfigObject) => client(obj).create(obj);
   const read = (obj: ConfigObject) => client(obj).get(obj.metadata.namespace ?? "", obj.metadata.name ?? "");
   const replace = async (obj: ConfigObject) => {
