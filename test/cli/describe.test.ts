@@ -1,20 +1,23 @@
 // `sluice x describe pod|service` run as a process over the bookinfo-like files in testdata/describe,
-// and over the same objects in an in-process Kubernetes API server.
+// and over the same objects in a real Kubernetes API server (test/cluster).
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { describeFromCluster, describeFromFiles } from "../../src/cli/describe-report.ts";
 import { readConfigPaths } from "../../src/config/decode.ts";
-import { DEFAULT_MESH_CONFIG } from "../../src/config/index.ts";
+import { type ConfigObject, loadMeshConfig } from "../../src/config/index.ts";
+import { kindClient, type NamespacedClient } from "../../src/library/kube.ts";
 import { KubeClient } from "../../src/sources/kube/client.ts";
-import { KubeTestServer } from "../kube-apiserver/index.ts";
+import { clusterSkipReason, sharedCluster } from "../cluster/index.ts";
 
 const SLUICE = fileURLToPath(new URL("../../bin/sluice.js", import.meta.url));
 const FILES = fileURLToPath(new URL("./testdata/describe", import.meta.url));
+
+const skip = clusterSkipReason();
 
 function sluice(...args: string[]) {
   return spawnSync(process.execPath, [SLUICE, ...args], { encoding: "utf8" });
@@ -103,50 +106,95 @@ test("describe --help shows the subcommands", () => {
   assert.match(r.stdout, /describe service <name>/);
 });
 
-/** An API server holding the objects of the describe files. */
-async function clusterOfFiles(t: { after(fn: () => Promise<void>): void }): Promise<KubeTestServer> {
-  const server = await KubeTestServer.start();
-  t.after(() => server.close());
-  for (const doc of readConfigPaths([FILES])) {
-    if (!doc.object) throw new Error(`${doc.position.file}:${doc.position.line}: ${doc.error}`);
-    server.create(doc.object);
+/**
+ * The describe files' objects in the test cluster, in namespaces of their own: the files rewritten
+ * for them (`dir`) with a mesh config whose root namespace is the Istio namespace's stand-in
+ * (`meshFile`, and ConfigMap istio there for the cluster side), so files and cluster describe the same.
+ */
+async function clusterOfFiles() {
+  const cluster = await sharedCluster();
+  const ns = await cluster.namespace("bookinfo");
+  const istioNamespace = await cluster.namespace("istio-system");
+  const dir = mkdtempSync(join(tmpdir(), "describe-"));
+  for (const file of readdirSync(FILES)) {
+    const text = readFileSync(join(FILES, file), "utf8")
+      .replaceAll("namespace: bookinfo", `namespace: ${ns}`)
+      .replaceAll('["bookinfo"]', `["${ns}"]`)
+      .replaceAll("namespace: istio-system", `namespace: ${istioNamespace}`);
+    writeFileSync(join(dir, file), text);
   }
-  return server;
+  const meshYaml = `rootNamespace: ${istioNamespace}\n`;
+  const meshFile = join(dir, "..", `${ns}-mesh.yaml`);
+  writeFileSync(meshFile, meshYaml);
+  const kubeConfig = cluster.kubeConfig();
+  const objects: ConfigObject[] = [
+    {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "istio", namespace: istioNamespace },
+      data: { mesh: meshYaml },
+    },
+  ];
+  for (const doc of readConfigPaths([dir])) {
+    if (!doc.object) throw new Error(`${doc.position.file}:${doc.position.line}: ${doc.error}`);
+    objects.push(doc.object);
+  }
+  for (const obj of objects) {
+    const client = kindClient(kubeConfig, obj.apiVersion, obj.kind) as NamespacedClient<ConfigObject>;
+    const created = await client.create(obj);
+    // Status is the status subresource's: pod IPs and the load balancer's address as a kubelet and a
+    // cloud controller would write them.
+    if (obj.status !== undefined) await client.updateStatus({ ...created, status: withPodIps(obj.status) });
+  }
+  return { kubeConfig, ns, istioNamespace, dir, meshFile, mesh: loadMeshConfig(meshYaml).mesh };
 }
 
-const OPTIONS = { domainSuffix: "cluster.local", istioNamespace: "istio-system" };
+/** A pod status's podIP and hostIP with the lists the API server wants beside them. */
+function withPodIps(status: unknown): unknown {
+  const s = status as { podIP?: string; hostIP?: string };
+  return {
+    ...s,
+    ...(s.podIP ? { podIPs: [{ ip: s.podIP }] } : {}),
+    ...(s.hostIP ? { hostIPs: [{ ip: s.hostIP }] } : {}),
+  };
+}
 
-test("describe from a cluster prints what describe from files prints for the same objects", async (t) => {
-  const client = new KubeClient((await clusterOfFiles(t)).kubeConfig());
+test("describe from a cluster prints what describe from files prints for the same objects", { skip }, async () => {
+  const { kubeConfig, ns, istioNamespace, dir, mesh } = await clusterOfFiles();
+  const client = new KubeClient(kubeConfig);
+  const options = { domainSuffix: "cluster.local", istioNamespace };
   for (const [target, name] of [
     ["pod", "reviews-v1-abc"],
     ["pod", "reviews-v3-def"],
     ["service", "reviews"],
   ] as const) {
-    const fromFiles = describeFromFiles([FILES], target, name, "bookinfo", { ...OPTIONS, mesh: DEFAULT_MESH_CONFIG });
-    const fromCluster = await describeFromCluster(client, [], target, name, "bookinfo", OPTIONS);
+    const fromFiles = describeFromFiles([dir], target, name, ns, { ...options, mesh });
+    const fromCluster = await describeFromCluster(client, [], target, name, ns, options);
     assert.ok(fromFiles.text?.includes("Matching subsets"), fromFiles.problems?.join("\n"));
+    assert.ok(fromFiles.text?.includes("Workload mTLS mode: STRICT"), fromFiles.text);
     assert.equal(fromCluster.text, fromFiles.text, `${target} ${name}`);
   }
-  const missing = await describeFromCluster(client, [], "pod", "nope", "bookinfo", OPTIONS);
-  assert.deepEqual(missing.problems, ['pods "nope" not found in namespace bookinfo']);
+  const missing = await describeFromCluster(client, [], "pod", "nope", ns, options);
+  assert.deepEqual(missing.problems, [`pods "nope" not found in namespace ${ns}`]);
 });
 
-test("describe from a cluster: a file's object replaces the cluster's", async (t) => {
-  const client = new KubeClient((await clusterOfFiles(t)).kubeConfig());
+test("describe from a cluster: a file's object replaces the cluster's", { skip }, async () => {
+  const { kubeConfig, ns, istioNamespace } = await clusterOfFiles();
+  const client = new KubeClient(kubeConfig);
   const dir = mkdtempSync(join(tmpdir(), "describe-"));
   const file = join(dir, "dr.yaml");
   writeFileSync(
     file,
-    "apiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata:\n  name: reviews\n  namespace: bookinfo\nspec:\n  host: reviews\n  trafficPolicy:\n    tls:\n      mode: DISABLE\n",
+    `apiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata:\n  name: reviews\n  namespace: ${ns}\nspec:\n  host: reviews\n  trafficPolicy:\n    tls:\n      mode: DISABLE\n`,
   );
-  const result = await describeFromCluster(client, [file], "pod", "reviews-v1-abc", "bookinfo", OPTIONS);
+  const options = { domainSuffix: "cluster.local", istioNamespace };
+  const result = await describeFromCluster(client, [file], "pod", "reviews-v1-abc", ns, options);
   const lines = result.text?.split("\n") ?? [];
   assert.ok(lines.includes("   Traffic Policy TLS Mode: DISABLE"), result.text);
   assert.ok(!lines.includes("   Traffic Policy TLS Mode: ISTIO_MUTUAL"), result.text);
 });
 
-/** Runs sluice without blocking this process, which serves the API server the command reads. */
+/** Runs sluice without blocking this process. */
 function sluiceAsync(args: string[], env: NodeJS.ProcessEnv = process.env) {
   return new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve, reject) => {
     const child = spawn(process.execPath, [SLUICE, ...args], { env });
@@ -159,28 +207,33 @@ function sluiceAsync(args: string[], env: NodeJS.ProcessEnv = process.env) {
   });
 }
 
-test("sluice x describe without -f reads the --kubeconfig cluster in its context's namespace; kube debug lines", async (t) => {
-  const server = await clusterOfFiles(t);
+test("sluice x describe without -f reads the --kubeconfig cluster in its context's namespace; kube debug lines", {
+  skip,
+}, async () => {
+  const { kubeConfig: config, ns, istioNamespace, dir, meshFile } = await clusterOfFiles();
   // Without -n, the namespace is the kubeconfig context's.
-  const config = server.kubeConfig();
   config.loadFromOptions({
     clusters: config.clusters,
     users: config.users,
-    contexts: config.contexts.map((c) => ({ ...c, namespace: "bookinfo" })),
+    contexts: config.contexts.map((c) => ({ ...c, namespace: ns })),
     currentContext: config.currentContext,
   });
   const kubeconfig = join(mkdtempSync(join(tmpdir(), "describe-")), "kubeconfig");
-  writeFileSync(kubeconfig, config.exportConfig());
-  const args = ["x", "describe", "pod", "reviews-v1-abc"];
+  writeFileSync(kubeconfig, config.exportConfig(), { mode: 0o600 });
+  const args = ["x", "describe", "pod", "reviews-v1-abc", "-i", istioNamespace];
   const live = await sluiceAsync([...args, "--kubeconfig", kubeconfig, "--log_output_level=kube:debug"]);
   assert.equal(live.status, 0, live.stderr);
-  assert.equal(live.stdout, sluice(...args, "-n", "bookinfo", "-f", FILES).stdout);
+  const fromFiles = await sluiceAsync([...args, "-n", ns, "-f", dir, "--meshConfig", meshFile]);
+  assert.equal(fromFiles.status, 0, fromFiles.stderr);
+  assert.ok(fromFiles.stdout.includes("Workload mTLS mode: STRICT"), fromFiles.stdout);
+  assert.equal(live.stdout, fromFiles.stdout);
   const logged = live.stderr
     .trim()
     .split("\n")
     .map((line) => JSON.parse(line));
+  // Pods are listed across all namespaces, which other tests share: at least this test's three.
   assert.ok(
-    logged.some((l) => l.level === "debug" && l.scope === "kube" && l.kind === "/Pod" && l.items === 3),
+    logged.some((l) => l.level === "debug" && l.scope === "kube" && l.kind === "/Pod" && l.items >= 3),
     live.stderr,
   );
 });
