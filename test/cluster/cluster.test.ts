@@ -1,9 +1,11 @@
-// The real-cluster harness itself: etcd and kube-apiserver from `npm run peers`, Istio's and the
-// Gateway API's CRDs, a namespace, a VirtualService and an HTTPRoute, and ServiceAccount tokens.
+// The real-cluster harness itself: etcd, kube-apiserver and kube-controller-manager from
+// `npm run peers`, Istio's and the Gateway API's CRDs, a namespace, a VirtualService and an
+// HTTPRoute, ServiceAccount tokens, namespace deletion, and the shared cluster of a test run.
+// The smoke suite compacts etcd and restarts the API server, so it starts a private cluster.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { AuthenticationV1Api, CoreV1Api, KubernetesObjectApi } from "@kubernetes/client-node";
-import { type Cluster, clusterSkipReason, SERVICE_ACCOUNT_ISSUER, sharedCluster } from "./index.ts";
+import { CLUSTER_ENV, Cluster, clusterSkipReason, SERVICE_ACCOUNT_ISSUER, sharedCluster } from "./index.ts";
 
 // Not built: skip, naming `npm run peers`; on CI (CI=true) that is a failure instead.
 let skip: string | undefined;
@@ -14,23 +16,43 @@ try {
   missingOnCi = err as Error;
 }
 
-describe("test cluster (real etcd and kube-apiserver)", { skip: skip ?? false }, () => {
+/** A ConfigMap in `ns`, and waits (bounded) for `deleteNamespace` to remove both. */
+async function deleteNamespaceWithConfigMap(cluster: Cluster, ns: string): Promise<void> {
+  await cluster.must("POST", `/api/v1/namespaces/${ns}/configmaps`, {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name: "doomed", namespace: ns },
+    data: { a: "b" },
+  });
+  await cluster.deleteNamespace(ns, 60_000);
+  assert.equal((await cluster.request("GET", `/api/v1/namespaces/${ns}`)).status, 404);
+  assert.equal((await cluster.request("GET", `/api/v1/namespaces/${ns}/configmaps/doomed`)).status, 404);
+  // Gone from etcd too, not only hidden: a list across namespaces no longer has it.
+  const all = await cluster.must("GET", "/api/v1/configmaps");
+  assert.equal(
+    // biome-ignore lint/suspicious/noExplicitAny: a list read untyped
+    all.body.items.filter((i: any) => i.metadata.namespace === ns).length,
+    0,
+  );
+}
+
+describe("test cluster (real etcd, kube-apiserver, kube-controller-manager)", { skip: skip ?? false }, () => {
   let cluster: Cluster;
   let ns: string;
 
   before(async () => {
     if (missingOnCi) throw missingOnCi;
-    cluster = await sharedCluster();
+    // Private: this suite compacts etcd and restarts the API server, which the shared cluster refuses.
+    cluster = await Cluster.start();
     ns = await cluster.namespace("cluster-smoke");
   });
-  // This file is the process's only user of the shared cluster: stopping it here exercises stop().
   after(() => cluster?.stop());
 
   // The target is under 20 s (7-12 s on an idle 2-core machine); only reported, as a loaded
   // machine may take longer, and Cluster.start's own timeout (60 s) is what fails.
   it("reports its start-up time", (t) => {
     t.diagnostic(
-      `etcd, kube-apiserver and CRDs ready in ${cluster.startSeconds} s ${JSON.stringify(cluster.startPhases)}`,
+      `etcd, kube-apiserver, CRDs and kube-controller-manager ready in ${cluster.startSeconds} s ${JSON.stringify(cluster.startPhases)}`,
     );
     assert.ok(cluster.startSeconds > 0);
   });
@@ -119,5 +141,39 @@ describe("test cluster (real etcd and kube-apiserver)", { skip: skip ?? false },
       after.body.items.map((i: any) => i.metadata.name),
       ["reviews"],
     );
+  });
+
+  it("deletes a namespace and its objects after the API server restarted", async (t) => {
+    if (!cluster.hasControllerManager) return t.skip("kube-controller-manager not built: run `npm run peers`");
+    // The controller-manager kept running through restartApiServer() above and reconnected.
+    await deleteNamespaceWithConfigMap(cluster, ns);
+  });
+});
+
+describe("the test run's shared cluster", { skip: skip ?? false }, () => {
+  let cluster: Cluster;
+
+  before(async () => {
+    if (missingOnCi) throw missingOnCi;
+    cluster = await sharedCluster();
+  });
+
+  it("is the one test/run-unit.ts started when it runs the tests", (t) => {
+    t.diagnostic(
+      `${cluster.url} ${cluster.dir} (${cluster.attached ? `attached via ${CLUSTER_ENV}` : "this process's own"})`,
+    );
+    assert.equal(cluster.attached, process.env[CLUSTER_ENV] !== undefined);
+  });
+
+  it("deletes a namespace and a ConfigMap in it", async (t) => {
+    if (!cluster.hasControllerManager) return t.skip("kube-controller-manager not built: run `npm run peers`");
+    await deleteNamespaceWithConfigMap(cluster, await cluster.namespace("delete-me"));
+  });
+
+  it("refuses what would disrupt other tests, and stop() leaves it running", async () => {
+    await assert.rejects(cluster.compactEtcd(), /Cluster\.start\(\)/);
+    await assert.rejects(cluster.restartApiServer(), /Cluster\.start\(\)/);
+    await cluster.stop();
+    assert.equal((await cluster.request("GET", "/readyz")).status, 200);
   });
 });

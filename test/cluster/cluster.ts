@@ -1,15 +1,29 @@
-// A real Kubernetes API server for tests, envtest-style: etcd and kube-apiserver built by
-// `npm run peers`, started on 127.0.0.1 and free ports with a temporary data directory,
-// certificates made on the fly (test/cluster/pki.ts), an admin client certificate (system:masters,
-// RBAC), ServiceAccount token signing (TokenRequest and TokenReview work), and Istio's and the
-// Gateway API's CRDs installed and Established. No controller-manager runs: namespaces are never
-// finalized, ServiceAccounts and EndpointSlices exist only when a test makes them, and the
-// ServiceAccount admission plugin is off so pods need no "default" ServiceAccount.
+// A real Kubernetes API server for tests, envtest-style: etcd, kube-apiserver and
+// kube-controller-manager built by `npm run peers`, started on 127.0.0.1 and free ports with a
+// temporary data directory, certificates made on the fly (test/cluster/pki.ts), an admin client
+// certificate (system:masters, RBAC), ServiceAccount token signing (TokenRequest and TokenReview
+// work), and Istio's and the Gateway API's CRDs installed and Established.
 //
-// One shared cluster per process (`sharedCluster()`), a namespace per test (`cluster.namespace()`).
-// node --test runs each test file in its own process, so each file that uses it starts one. The
-// children are stopped when the process exits, on SIGINT/SIGTERM/SIGHUP, and by a watchdog shell
-// when the process dies without running its exit handlers.
+// The controller-manager runs only the namespace controller and the garbage collector, so deleting
+// a namespace deletes it and everything in it (`deleteNamespace()`), and owner references cascade,
+// as in a real cluster. Nothing else is automatic: no "default" ServiceAccount or kube-root-ca.crt
+// ConfigMap appears in a namespace, EndpointSlices exist only when a test makes them (the
+// endpointslice controller is off on purpose), and the ServiceAccount admission plugin is off so
+// pods need no ServiceAccount. Without a built kube-controller-manager the cluster still starts
+// (off CI), and a deleted namespace stays Terminating (`hasControllerManager` is false).
+//
+// One cluster per test run, a namespace per test (`cluster.namespace()`). `npm run test:unit` goes
+// through test/run-unit.ts, which starts one cluster and names a JSON file describing it in
+// $SLUICE_TEST_CLUSTER; `sharedCluster()` attaches to that one (it neither starts nor stops it).
+// A test file run alone (no $SLUICE_TEST_CLUSTER) starts a cluster of its own on first use. So
+// other test files may be using the same cluster: make your objects in your own namespace, and
+// expect cluster-wide lists and watches to see other tests' namespaces and objects.
+//
+// Tests that disrupt the cluster (compactEtcd(), restartApiServer(), stopping it) must use a
+// private one, `Cluster.start()`, and stop() it in after(); the shared cluster refuses them.
+//
+// The children are stopped when the process that started them exits, on SIGINT/SIGTERM/SIGHUP,
+// and by a watchdog shell when that process dies without running its exit handlers.
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import {
@@ -19,6 +33,7 @@ import {
   openSync,
   readdirSync,
   readFileSync,
+  renameSync,
   rmSync,
   writeFileSync,
 } from "node:fs";
@@ -30,21 +45,51 @@ import { join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { KubeConfig } from "@kubernetes/client-node";
 import { parseAllDocuments } from "yaml";
-import { peersSkipReason, REPO_ROOT, requirePeer } from "../peers/paths.ts";
+import { peerPath, peersSkipReason, REPO_ROOT, requirePeer } from "../peers/paths.ts";
 import { type ClusterPki, makeClusterPki } from "./pki.ts";
 
-/** The programs a cluster needs, for `peersSkipReason`. */
-export const CLUSTER_PEERS = ["etcd", "kube-apiserver"] as const;
+/** The programs a cluster needs, for `peersSkipReason` (on CI all of them). */
+export const CLUSTER_PEERS = ["etcd", "kube-apiserver", "kube-controller-manager"] as const;
+
+/** Off CI a cluster starts without kube-controller-manager (deleted namespaces then stay Terminating). */
+const REQUIRED_PEERS = ["etcd", "kube-apiserver"] as const;
+
+/**
+ * The environment variable that names the JSON file (`ClusterInfo`) of the test run's cluster,
+ * set by test/run-unit.ts for the test processes; `sharedCluster()` attaches to it.
+ */
+export const CLUSTER_ENV = "SLUICE_TEST_CLUSTER";
+
+/** How to reach a running cluster: the JSON file named by $SLUICE_TEST_CLUSTER. */
+export interface ClusterInfo {
+  url: string;
+  etcdUrl: string;
+  kubeconfigPath: string;
+  /** The cluster's temporary directory (logs, data, certificates); removed when it stops. */
+  dir: string;
+  caFile: string;
+  adminCertFile: string;
+  adminKeyFile: string;
+  serviceAccountKeyFile: string;
+  serviceAccountPublicKeyFile: string;
+  /** Whether kube-controller-manager runs (namespace deletion finishes). */
+  controllerManager: boolean;
+  startSeconds: number;
+  startPhases: Record<string, number>;
+  /** The process that owns the cluster. */
+  pid: number;
+}
 
 /** The ServiceAccount token issuer, also the API server's audience (as in kind and most clusters). */
 export const SERVICE_ACCOUNT_ISSUER = "https://kubernetes.default.svc.cluster.local";
 
 /**
  * Undefined when etcd and kube-apiserver are built; otherwise one line for `t.skip()` naming
- * `npm run peers`. Throws on CI (CI=true): there a missing peer fails the test.
+ * `npm run peers`. Throws on CI (CI=true) when any of CLUSTER_PEERS (kube-controller-manager
+ * included) is missing: there a missing peer fails the test.
  */
 export function clusterSkipReason(): string | undefined {
-  return peersSkipReason(...CLUSTER_PEERS);
+  return process.env.CI === "true" ? peersSkipReason(...CLUSTER_PEERS) : peersSkipReason(...REQUIRED_PEERS);
 }
 
 /** $SLUICE_CRDS_DIR, or ../shared/crds beside the repository. */
@@ -124,28 +169,36 @@ export class Cluster {
   readonly etcdUrl: string;
   /** A kubeconfig for the admin (context "sluice-test"), for programs run with --kubeconfig. */
   readonly kubeconfigPath: string;
-  /** Seconds from start() to ready (CRDs included). */
+  /** Seconds from start() to ready (CRDs and the controller-manager included). */
   startSeconds = 0;
-  /** Where the start-up time went, in seconds: pki, etcd, kube-apiserver, crds. */
-  readonly startPhases: Record<string, number> = {};
+  /** Where the start-up time went, in seconds: pki, etcd, kube-apiserver, crds, kube-controller-manager. */
+  startPhases: Record<string, number> = {};
+  /** Whether kube-controller-manager runs, so that deleting a namespace finishes. */
+  hasControllerManager = false;
+  /** True for a cluster another process started (`attach()`): this one never stops it. */
+  readonly attached: boolean;
   private etcd?: Proc;
   private apiServer?: Proc;
+  private controllerManager?: Proc;
   private watchdog?: ChildProcess;
   private readonly agent: Agent;
   private stopped = false;
 
   private constructor(
-    /** The temporary directory: data, certificates, logs (etcd.log, kube-apiserver.log). */
+    /** The temporary directory: data, certificates, logs (etcd.log, kube-apiserver.log, kube-controller-manager.log). */
     readonly dir: string,
     readonly pki: ClusterPki,
     private readonly apiPort: number,
     etcdPort: number,
     private readonly etcdPeerPort: number,
+    private readonly controllerManagerPort: number,
     private readonly options: ClusterOptions,
+    attachedTo?: ClusterInfo,
   ) {
-    this.url = `https://127.0.0.1:${apiPort}`;
-    this.etcdUrl = `http://127.0.0.1:${etcdPort}`;
-    this.kubeconfigPath = join(dir, "kubeconfig");
+    this.attached = attachedTo !== undefined;
+    this.url = attachedTo?.url ?? `https://127.0.0.1:${apiPort}`;
+    this.etcdUrl = attachedTo?.etcdUrl ?? `http://127.0.0.1:${etcdPort}`;
+    this.kubeconfigPath = attachedTo?.kubeconfigPath ?? join(dir, "kubeconfig");
     this.agent = new Agent({
       keepAlive: true,
       ca: pki.caPem,
@@ -154,19 +207,26 @@ export class Cluster {
     });
   }
 
-  /** Starts a cluster of its own (tests should mostly use `sharedCluster()`); stop it with `stop()`. */
+  /**
+   * Starts a cluster of its own (tests should mostly use `sharedCluster()`; a test that disrupts
+   * the cluster must use its own); stop it with `stop()`. kube-controller-manager runs when it is
+   * built (on CI it must be).
+   */
   static async start(options: ClusterOptions = {}): Promise<Cluster> {
     const started = performance.now();
     const etcdBin = requirePeer("etcd");
     const apiBin = requirePeer("kube-apiserver");
+    const kcmBin =
+      process.env.CI === "true" ? requirePeer("kube-controller-manager") : peerPath("kube-controller-manager");
     const dir = mkdtempSync(join(tmpdir(), "sluice-cluster-"));
-    const [pki, apiPort, etcdPort, etcdPeerPort] = await Promise.all([
+    const [pki, apiPort, etcdPort, etcdPeerPort, kcmPort] = await Promise.all([
       makeClusterPki(),
       freePort(),
       freePort(),
       freePort(),
+      freePort(),
     ]);
-    const cluster = new Cluster(dir, pki, apiPort, etcdPort, etcdPeerPort, options);
+    const cluster = new Cluster(dir, pki, apiPort, etcdPort, etcdPeerPort, kcmPort, options);
     installExitHandlers();
     live.add(cluster);
     let mark = started;
@@ -184,8 +244,15 @@ export class Cluster {
       phase("kube-apiserver");
       if (options.crdDir !== false) await cluster.installCrds(options.crdDir ?? defaultCrdDir());
       phase("crds");
+      // After the CRDs, so that its discovery finds them at once; only its /healthz is waited for.
+      if (kcmBin) {
+        cluster.startControllerManager(kcmBin);
+        await cluster.waitForControllerManager();
+        cluster.hasControllerManager = true;
+        phase("kube-controller-manager");
+      }
     } catch (err) {
-      const logs = [cluster.etcd, cluster.apiServer]
+      const logs = [cluster.etcd, cluster.apiServer, cluster.controllerManager]
         .filter((p) => p !== undefined)
         .map((p) => `--- ${p.name} (${p.logFile})\n${tail(p.logFile)}`)
         .join("\n");
@@ -194,6 +261,69 @@ export class Cluster {
     }
     cluster.startSeconds = Math.round(performance.now() - started) / 1000;
     return cluster;
+  }
+
+  /**
+   * Attaches to a cluster another process started and described in `infoFile` (a `ClusterInfo`,
+   * see `writeInfo()`); `sharedCluster()` does this with $SLUICE_TEST_CLUSTER. The cluster is
+   * shared: stop() only lets go of it, and the disruptive methods refuse.
+   */
+  static async attach(infoFile: string): Promise<Cluster> {
+    let info: ClusterInfo;
+    try {
+      info = JSON.parse(readFileSync(infoFile, "utf8")) as ClusterInfo;
+    } catch (err) {
+      throw new Error(`${CLUSTER_ENV}=${infoFile}: no test cluster to attach to (${(err as Error).message})`);
+    }
+    const read = (file: string) => readFileSync(file, "utf8");
+    const pki: ClusterPki = {
+      caPem: read(info.caFile),
+      servingCertPem: read(join(info.dir, "apiserver.crt")),
+      servingKeyPem: read(join(info.dir, "apiserver.key")),
+      adminCertPem: read(info.adminCertFile),
+      adminKeyPem: read(info.adminKeyFile),
+      serviceAccountPublicPem: read(info.serviceAccountPublicKeyFile),
+      serviceAccountPrivatePem: read(info.serviceAccountKeyFile),
+    };
+    const port = (url: string) => Number(new URL(url).port);
+    const cluster = new Cluster(info.dir, pki, port(info.url), port(info.etcdUrl), 0, 0, {}, info);
+    cluster.startSeconds = info.startSeconds;
+    cluster.startPhases = info.startPhases;
+    cluster.hasControllerManager = info.controllerManager;
+    const ready = await cluster.request("GET", "/readyz", undefined, {}, 10_000).catch((err: Error) => err);
+    if (ready instanceof Error || ready.status !== 200) {
+      cluster.agent.destroy();
+      const why = ready instanceof Error ? ready.message : `${ready.status} ${ready.text}`;
+      throw new Error(`test cluster at ${info.url} (${CLUSTER_ENV}=${infoFile}) is not ready: ${why}`);
+    }
+    return cluster;
+  }
+
+  /** How to reach this cluster, for `attach()`. */
+  info(): ClusterInfo {
+    const f = (name: string) => join(this.dir, name);
+    return {
+      url: this.url,
+      etcdUrl: this.etcdUrl,
+      kubeconfigPath: this.kubeconfigPath,
+      dir: this.dir,
+      caFile: f("ca.crt"),
+      adminCertFile: f("admin.crt"),
+      adminKeyFile: f("admin.key"),
+      serviceAccountKeyFile: f("sa.key"),
+      serviceAccountPublicKeyFile: f("sa.pub"),
+      controllerManager: this.hasControllerManager,
+      startSeconds: this.startSeconds,
+      startPhases: this.startPhases,
+      pid: process.pid,
+    };
+  }
+
+  /** Writes `info()` as JSON to `path` (atomically) for other processes to `attach()`. */
+  writeInfo(path: string): void {
+    const tmp = `${path}.${process.pid}.tmp`;
+    writeFileSync(tmp, `${JSON.stringify(this.info(), null, 2)}\n`, { mode: 0o600 });
+    renameSync(tmp, path);
   }
 
   /** A client-node KubeConfig for the admin. */
@@ -210,7 +340,8 @@ export class Cluster {
 
   /**
    * Creates a namespace with a unique name made from `name` (a test's name will do) and returns
-   * its name. Namespaces are never deleted: without a controller-manager they would stay Terminating.
+   * its name. It is left in place after the test unless the test deletes it (`deleteNamespace()`);
+   * the cluster goes away with the test run.
    */
   async namespace(name = "test", labels: Record<string, string> = {}): Promise<string> {
     const unique = `${dnsLabel(name)}-${randomBytes(3).toString("hex")}`;
@@ -220,6 +351,34 @@ export class Cluster {
       metadata: { name: unique, labels: { "sluice.test/cluster": "true", ...labels } },
     });
     return unique;
+  }
+
+  /**
+   * Deletes a namespace and, unless `waitMs` is 0, waits until it and its objects are gone (the
+   * controller-manager's namespace controller finalizes it; without one this throws at once). That
+   * takes at least 5 s (the controller's fixed grace period), so a test's cleanup should not wait:
+   * `deleteNamespace(ns, 0)`.
+   */
+  async deleteNamespace(name: string, waitMs = 60_000): Promise<void> {
+    const path = `/api/v1/namespaces/${encodeURIComponent(name)}`;
+    const res = await this.request("DELETE", path);
+    if (res.status >= 300 && res.status !== 404) {
+      throw new Error(`DELETE ${path}: ${res.status} ${res.body?.message ?? res.text}`);
+    }
+    if (waitMs <= 0 || res.status === 404) return;
+    if (!this.hasControllerManager) {
+      throw new Error(`namespace ${name} stays Terminating: no kube-controller-manager (run \`npm run peers\`)`);
+    }
+    const deadline = Date.now() + waitMs;
+    for (;;) {
+      const got = await this.request("GET", path);
+      if (got.status === 404) return;
+      if (Date.now() > deadline) {
+        const conditions = JSON.stringify(got.body?.status?.conditions ?? []);
+        throw new Error(`namespace ${name} still there after ${waitMs} ms: ${got.body?.status?.phase} ${conditions}`);
+      }
+      await sleep(200);
+    }
   }
 
   /** A request as the admin; `body` is sent as JSON (or as is when a string). */
@@ -248,6 +407,7 @@ export class Cluster {
    * which its history starts at the current revision.
    */
   async compactEtcd(): Promise<number> {
+    this.refuseShared("compactEtcd()");
     const range = await send(new URL("/v3/kv/range", this.etcdUrl), "POST", {
       key: Buffer.from("\0").toString("base64"),
       limit: 1,
@@ -264,14 +424,25 @@ export class Cluster {
    * clients reconnect, the watch cache starts over, stored objects stay.
    */
   async restartApiServer(): Promise<void> {
+    this.refuseShared("restartApiServer()");
     if (this.apiServer) await this.terminate(this.apiServer);
     await this.startApiServer(requirePeer("kube-apiserver"));
   }
 
-  /** Stops the API server and etcd, and removes the temporary directory. */
+  /**
+   * Stops the controller-manager, the API server and etcd, and removes the temporary directory.
+   * On the shared cluster (`sharedCluster()`) it does nothing: the process or test run that
+   * started it stops it at its end.
+   */
   async stop(): Promise<void> {
+    if (sharedClusters.has(this)) return;
     if (this.stopped) return;
     this.stopped = true;
+    if (this.attached) {
+      this.agent.destroy();
+      return;
+    }
+    if (this.controllerManager) await this.terminate(this.controllerManager);
     if (this.apiServer) await this.terminate(this.apiServer);
     if (this.etcd) await this.terminate(this.etcd);
     this.agent.destroy();
@@ -280,7 +451,8 @@ export class Cluster {
 
   /** Kills everything at once, synchronously (exit handlers). */
   killNow(): void {
-    for (const p of [this.apiServer, this.etcd]) {
+    if (this.attached) return;
+    for (const p of [this.controllerManager, this.apiServer, this.etcd]) {
       if (p?.child.pid !== undefined && p.child.exitCode === null && p.child.signalCode === null) {
         try {
           process.kill(-p.child.pid, "SIGKILL");
@@ -294,6 +466,12 @@ export class Cluster {
     }
     live.delete(this);
     if (!process.env.SLUICE_CLUSTER_KEEP) rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  private refuseShared(what: string): void {
+    if (this.attached || sharedClusters.has(this)) {
+      throw new Error(`${what} would disrupt the tests sharing this cluster: start a private one with Cluster.start()`);
+    }
   }
 
   private writeFiles(): void {
@@ -338,7 +516,7 @@ export class Cluster {
   private armWatchdog(proc: Proc): void {
     if (proc.child.pid === undefined) return;
     const pidFile = join(this.dir, "pgids");
-    const pgids = [this.etcd, this.apiServer, proc]
+    const pgids = [this.etcd, this.apiServer, this.controllerManager, proc]
       .filter((p): p is Proc => p?.child.pid !== undefined)
       .map((p) => `-${p.child.pid}`);
     writeFileSync(pidFile, [...new Set(pgids)].join(" "));
@@ -360,7 +538,10 @@ export class Cluster {
         process.kill(-(p.child.pid as number), "SIGKILL");
       } catch {}
     }, 10_000);
+    // Referenced while waiting, or an otherwise idle process could end before the exit comes.
+    p.child.ref();
     await p.exited;
+    p.child.unref();
     clearTimeout(timer);
   }
 
@@ -421,12 +602,45 @@ export class Cluster {
       "--enable-priority-and-fairness=false",
       "--allow-privileged=true",
       "--profiling=false",
+      // Ends open watches (the controller-manager's among them) a second into a shutdown; else
+      // restartApiServer() waits on them until the SIGKILL 10 s later.
+      "--shutdown-watch-termination-grace-period=1s",
       ...(this.options.apiServerArgs ?? []),
     ]);
     await this.waitFor("kube-apiserver /readyz", this.apiServer, async () => {
       const res = await this.request("GET", "/readyz", undefined, {}, 2000);
       return res.status === 200;
     });
+  }
+
+  /**
+   * Only the namespace controller and the garbage collector, with the admin's credentials; no
+   * leader election. Its HTTPS port serves /healthz to anyone (a self-signed certificate).
+   */
+  private startControllerManager(bin: string): void {
+    this.controllerManager = this.spawnLogged("kube-controller-manager", bin, [
+      `--kubeconfig=${this.kubeconfigPath}`,
+      "--controllers=namespace,garbagecollector",
+      "--leader-elect=false",
+      "--use-service-account-credentials=false",
+      "--bind-address=127.0.0.1",
+      `--secure-port=${this.controllerManagerPort}`,
+      `--cert-dir=${join(this.dir, "controller-manager-certs")}`,
+      "--profiling=false",
+    ]);
+  }
+
+  private async waitForControllerManager(): Promise<void> {
+    const insecure = new Agent({ rejectUnauthorized: false });
+    const url = new URL("/healthz", `https://127.0.0.1:${this.controllerManagerPort}`);
+    try {
+      await this.waitFor("kube-controller-manager /healthz", this.controllerManager as Proc, async () => {
+        const res = await send(url, "GET", undefined, {}, insecure, 2000);
+        return res.status === 200;
+      });
+    } finally {
+      insecure.destroy();
+    }
   }
 
   private async installCrds(dir: string): Promise<void> {
@@ -519,13 +733,21 @@ function send(
 }
 
 let shared: Promise<Cluster> | undefined;
+/** The clusters `sharedCluster()` handed out: stop() leaves them be, and the disruptive methods refuse. */
+const sharedClusters = new WeakSet<Cluster>();
 
 /**
- * The process's one cluster, started on first use (with Istio's and the Gateway API's CRDs) and
- * stopped when the process exits. Check `clusterSkipReason()` first.
+ * The test run's one cluster (with Istio's and the Gateway API's CRDs): the one test/run-unit.ts
+ * started when $SLUICE_TEST_CLUSTER names it, else one this process starts on first use and stops
+ * when it exits. Check `clusterSkipReason()` first. Other tests share it: make a namespace per
+ * test, and use a private `Cluster.start()` for a test that compacts etcd or restarts the API server.
  */
 export function sharedCluster(): Promise<Cluster> {
-  shared ??= Cluster.start();
+  const infoFile = process.env[CLUSTER_ENV];
+  shared ??= (infoFile ? Cluster.attach(infoFile) : Cluster.start()).then((c) => {
+    sharedClusters.add(c);
+    return c;
+  });
   return shared;
 }
 

@@ -1,7 +1,9 @@
 export {
   type ApiResponse,
+  CLUSTER_ENV,
   CLUSTER_PEERS,
   Cluster,
+  type ClusterInfo,
   type ClusterOptions,
   clusterSkipReason,
   defaultCrdDir,
