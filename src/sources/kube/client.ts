@@ -74,16 +74,21 @@ export class KubeClient {
     await this.kubeConfig.applySecurityAuthentication(context);
     const response = await this.http.send(context).toPromise();
     const text = await response.body.text();
-    const parsed: unknown = text === "" ? undefined : JSON.parse(text);
     if (response.httpStatusCode < 200 || response.httpStatusCode > 299) {
-      const status = (parsed ?? {}) as { reason?: string; message?: string };
+      // Usually a Status object; not always JSON: a path no API group serves answers "404 page not found".
+      let status: { reason?: string; message?: string } = {};
+      try {
+        status = (text === "" ? {} : JSON.parse(text)) ?? {};
+      } catch {
+        status = { message: text.trim() || undefined };
+      }
       throw new KubeApiError(
         response.httpStatusCode,
         status.reason ?? "Unknown",
         status.message ?? `HTTP ${response.httpStatusCode} from ${method} ${path}`,
       );
     }
-    return parsed;
+    return text === "" ? undefined : JSON.parse(text);
   }
 
   /**
