@@ -23,6 +23,8 @@ export interface ForwardRequest {
 }
 
 export class PortForwardFront {
+  /** Every request passed to the API server ("<METHOD> <path>"), oldest first: the front's access log. */
+  readonly passed: string[] = [];
   /** Every portforward asked for, oldest first (the front's own record: it is the one answering them). */
   readonly forwardRequests: ForwardRequest[] = [];
   /** "<namespace>/<pod>:<port>" → a 127.0.0.1 port. */
@@ -84,6 +86,7 @@ export class PortForwardFront {
   /** Any other request: to the API server as the admin, the answer streamed back (watches too). */
   private pass(req: IncomingMessage, res: import("node:http").ServerResponse): void {
     const { host: _host, connection: _connection, ...headers } = req.headers;
+    this.passed.push(`${req.method} ${new URL(req.url ?? "/", this.url).pathname}`);
     const upstream = httpsRequest(
       new URL(req.url ?? "/", this.upstream),
       { method: req.method, headers, agent: this.agent },
