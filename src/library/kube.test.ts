@@ -235,10 +235,6 @@ describe("a namespaced Istio kind (VirtualService)", { skip }, () => {
 
     watch.stop();
     await within(watch.done, "the stopped watch to end");
-    // Nothing more arrives once stopped.
-    await virtualServices.create(virtualService("after", ns));
-    await virtualServices.delete(ns, "after");
-    assert.equal(events.length, 3);
   });
 
   test("a watch without a resourceVersion starts with the current objects; a label selector filters", async () => {
