@@ -300,7 +300,7 @@ async function startSource(
     ...options,
   });
   running.add(source);
-  await source.start();
+  await within(source.start(), 45_000, "KubeSource.start() (every kind listed, or found not served)");
   return source;
 }
 
