@@ -114,7 +114,7 @@ describe("sluiced across a restart of the real API server", { skip: skip ?? fals
     await cluster.restartApiServer();
     t.diagnostic(`API server restarted in ${Math.round(performance.now() - started) / 1000} s`);
 
-    // The clients were routed as before all along (sluiced keeps what it holds while its watches fail).
+    // The clients are routed as before (sluiced keeps what it holds while its watches fail and relists).
     const jsCounts = await js(20);
     assert.ok(only(jsCounts, "v1"), `grpc-js after the restart: ${show(jsCounts)}`);
     const goCounts = await goClient.next(20);
