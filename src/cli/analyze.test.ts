@@ -273,7 +273,10 @@ test("--log_output_level debug: a line per file read and per kind listed from th
     apiVersion: "networking.istio.io/v1",
     kind: "Gateway",
     metadata: { name: "counted", namespace: ns },
-    spec: { selector: { istio: "ingressgateway" }, servers: [] },
+    spec: {
+      selector: { istio: "ingressgateway" },
+      servers: [{ port: { number: 80, name: "http", protocol: "HTTP" }, hosts: ["*"] }],
+    },
   });
   const lines: Record<string, unknown>[] = [];
   const sink = new Writable({
