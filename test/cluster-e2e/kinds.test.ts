@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { KINDS, type KindInfo, kindKey, parseApiVersion } from "../../src/config/kinds.ts";
 import { type Cluster, clusterSkipReason, sharedCluster } from "../cluster/index.ts";
-import { eventually, type Sluiced, startSluiced } from "./mesh.ts";
+import { eventually, type Sluiced, skipOrFail, startSluiced } from "./mesh.ts";
 
 type Obj = Record<string, unknown>;
 
@@ -151,13 +151,7 @@ const label = (w: Pick<Written, "key" | "namespace" | "name">) => `${w.key} ${w.
 const collectionPath = (info: KindInfo, version: string, ns: string) =>
   `/apis/${info.group}/${version}/${info.namespaced ? `namespaces/${ns}/` : ""}${info.plural}`;
 
-let skip: string | undefined;
-let missingOnCi: Error | undefined;
-try {
-  skip = clusterSkipReason();
-} catch (err) {
-  missingOnCi = err as Error;
-}
+const { skip, missingOnCi } = skipOrFail(() => clusterSkipReason());
 
 describe("sluiced on the real cluster: every Istio and Gateway API kind", { skip: skip ?? false }, () => {
   let cluster: Cluster;

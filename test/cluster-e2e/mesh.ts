@@ -37,6 +37,18 @@ export function backendAddresses(): string[] {
   return v4.length >= 2 ? v4.slice(0, 2) : [...v4, ...v6].slice(0, 2);
 }
 
+/**
+ * A suite's skip line from `reason()` (undefined: the suite runs), or the error `reason()` throws on CI
+ * (a missing peer), which the suite throws in its first hook so that the run fails.
+ */
+export function skipOrFail(reason: () => string | undefined): { skip?: string; missingOnCi?: Error } {
+  try {
+    return { skip: reason() };
+  } catch (err) {
+    return { missingOnCi: err as Error };
+  }
+}
+
 /** Undefined when the machine has two addresses for the backends; else why the tests skip. */
 export function addressSkipReason(): string | undefined {
   const found = backendAddresses();

@@ -24,16 +24,13 @@ import {
   patchRoutes,
   type Sluiced,
   show,
+  skipOrFail,
   startSluiced,
 } from "./mesh.ts";
 
-let skip: string | undefined;
-let missingOnCi: Error | undefined;
-try {
-  skip = clusterSkipReason() ?? peersSkipReason("grpc-go-xds") ?? addressSkipReason();
-} catch (err) {
-  missingOnCi = err as Error;
-}
+const { skip, missingOnCi } = skipOrFail(
+  () => clusterSkipReason() ?? peersSkipReason("grpc-go-xds") ?? addressSkipReason(),
+);
 
 describe("sluiced across a restart of the real API server", { skip: skip ?? false }, () => {
   let cluster: Cluster;

@@ -28,17 +28,14 @@ import {
   paths,
   type Sluiced,
   show,
+  skipOrFail,
   startSluiced,
   to,
 } from "./mesh.ts";
 
-let skip: string | undefined;
-let missingOnCi: Error | undefined;
-try {
-  skip = clusterSkipReason() ?? peersSkipReason("grpc-go-xds") ?? addressSkipReason();
-} catch (err) {
-  missingOnCi = err as Error;
-}
+const { skip, missingOnCi } = skipOrFail(
+  () => clusterSkipReason() ?? peersSkipReason("grpc-go-xds") ?? addressSkipReason(),
+);
 
 describe("sluiced on the real cluster: grpc-js-xds and grpc-go clients", { skip: skip ?? false }, () => {
   let cluster: Cluster;
