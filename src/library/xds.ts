@@ -2,7 +2,6 @@
 // and delta), as go-control-plane gives Go users; and `translate`, the Envoy config Sluice would send
 // one proxy for a set of config objects, as an admin ConfigDump.
 import type { Logger } from "pino";
-import type { admin } from "../api/index.ts";
 import type { ConfigObject, MeshConfig } from "../config/index.ts";
 import { DEFAULT_MESH_CONFIG } from "../config/mesh.ts";
 import type { MeshNetworks } from "../config/mesh-networks.ts";
@@ -13,7 +12,7 @@ import { type Generator, GeneratorRegistry } from "../xds/generator.ts";
 import type { ConnectionStatus } from "../xds/server/connection.ts";
 import { type BoundPorts, type ListenOptions, XdsServer } from "../xds/server/server.ts";
 import { type ResourceInput, SnapshotCache } from "../xds/snapshot-cache.ts";
-import { objectWhere, translateInputs } from "../xds/translate.ts";
+import { objectWhere, type TranslateResult, translateInputs } from "../xds/translate.ts";
 
 export { create, fromJson, toBinary, toJson } from "@bufbuild/protobuf";
 export * as envoy from "../api/index.ts";
@@ -34,6 +33,7 @@ export type {
 export type { AckInfo, ConnectionStatus, NackInfo, SentInfo, TypeSyncStatus } from "../xds/server/connection.ts";
 export type { BoundPorts, ListenOptions, TlsFiles, TlsProviders } from "../xds/server/server.ts";
 export type { ResourceInput } from "../xds/snapshot-cache.ts";
+export type { TranslateResult } from "../xds/translate.ts";
 export { TypeUrl } from "../xds/types.ts";
 
 export interface DiscoveryServerOptions {
@@ -141,10 +141,6 @@ export interface TranslateOptions {
   /** Default CDS, EDS, LDS, RDS and SDS. */
   types?: readonly DumpType[];
 }
-
-export type TranslateResult =
-  | { dump: admin.ConfigDump; warnings: string[]; problems?: undefined }
-  | { problems: string[]; dump?: undefined; warnings?: undefined };
 
 /**
  * The Envoy config Sluice would send `proxy` if `objects` (Istio, Gateway API and Kubernetes objects:

@@ -5,6 +5,7 @@ import { create } from "@bufbuild/protobuf";
 import { type admin, core } from "../api/index.ts";
 import { type ConfigObject, lookupKind, type MeshConfig, validateObject } from "../config/index.ts";
 import type { MeshNetworks } from "../config/mesh-networks.ts";
+import { objectRef } from "../config/validate.ts";
 import { type NodeType, type ProxyNode, type PushContext, parseProxy } from "../model/index.ts";
 import type { ServiceRegistry } from "../registry/index.ts";
 import { MemorySource } from "../sources/memory.ts";
@@ -64,7 +65,7 @@ export interface StateOptions {
 
 /** Where an object is, for messages: its kind, namespace and name. */
 export function objectWhere(object: ConfigObject): string {
-  return `${object.kind} ${object.metadata.namespace ?? ""}/${object.metadata.name ?? ""}`;
+  return `${object.kind} ${objectRef(object)}`;
 }
 
 /**
