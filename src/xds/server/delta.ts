@@ -9,6 +9,7 @@ import { isWildcardTypeUrl, resourceNamespace, shortType, subscribesByNamespace 
 import { type Connection, Watch } from "./connection.ts";
 import {
   findGenerator,
+  isHealthReport,
   markWarmingDependent,
   recordAck,
   recordExpiredNonce,
@@ -26,6 +27,7 @@ export async function handleDeltaRequest(
   req: discovery.DeltaDiscoveryRequest,
 ): Promise<void> {
   const typeUrl = req.typeUrl;
+  if (isHealthReport(env, conn, typeUrl, req.errorDetail)) return;
   const w = conn.watches.get(typeUrl);
   if (req.errorDetail) {
     recordNack(env, conn, typeUrl, w?.sent?.version ?? "", req.responseNonce, req.errorDetail);

@@ -1,5 +1,6 @@
 // What the SotW and delta protocol handlers share: the generators, metrics and log, and the steps
 // both take (NACK bookkeeping, calling a generator, recording a sent response).
+import { status } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import type { rpcStatus } from "../../api/index.ts";
 import { type PushRequest, pushRequest } from "../../model/push-context.ts";
@@ -26,6 +27,22 @@ export function requestPush(conn: Connection): PushRequest {
   return pushRequest({ full: true, push: conn.pushContext, reasons: ["proxyrequest"] });
 }
 
+/**
+ * A health report of the proxy's application (istio-agent sends HealthInformation on the ADS stream,
+ * an error detail when unhealthy): istiod takes it without answering, and uses it only for auto-
+ * registered WorkloadEntries, which Sluice does not make. It is logged and never answered.
+ */
+export function isHealthReport(
+  env: XdsEnv,
+  conn: Connection,
+  typeUrl: string,
+  error: rpcStatus.Status | undefined,
+): boolean {
+  if (typeUrl !== TypeUrl.HealthInfo) return false;
+  env.log.debug({ connection: conn.id, healthy: !error, message: error?.message }, "ADS: health report");
+  return true;
+}
+
 /** Records a rejection; nothing is re-sent until the config changes. */
 export function recordNack(
   env: XdsEnv,
@@ -35,7 +52,7 @@ export function recordNack(
   nonce: string,
   error: rpcStatus.Status,
 ): void {
-  env.metrics?.rejects.inc({ type: metricType(typeUrl) });
+  env.metrics?.recordReject(typeUrl, conn.proxy.id, error.code);
   env.log.warn(
     { connection: conn.id, type: shortType(typeUrl), nonce, code: error.code, error: error.message },
     "ADS: NACK",
@@ -157,15 +174,21 @@ async function writeResponse(
   };
   const type = metricType(w.typeUrl);
   let delivered: boolean;
+  const sendStart = performance.now();
   try {
     delivered = await conn.send(bytes);
   } catch (err) {
+    // Istio counts a write that ended with DeadlineExceeded as a write timeout.
+    if ((err as { code?: unknown }).code === status.DEADLINE_EXCEEDED) env.metrics?.writeTimeouts.inc();
     env.metrics?.pushes.inc({ type: `${type}_senderr` });
     env.log.warn(
       { connection: conn.id, type, err: err instanceof Error ? err.message : String(err) },
       "ADS: send failed",
     );
     return;
+  } finally {
+    // Istio times every Send, whatever its outcome (pkg/xds Send, RecordSendTime).
+    env.metrics?.sendTime.observe((performance.now() - sendStart) / 1000);
   }
   // A connection closing down is no send error (Istio's isUnexpectedError).
   if (!delivered) {

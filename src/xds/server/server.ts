@@ -217,10 +217,12 @@ export class XdsServer {
   }
 
   register(server: Server, secure: boolean): void {
-    server.addService(adsServiceDefinition as ServiceDefinition, this.service(secure));
+    const measured = (definition: ReturnType<typeof grpcServiceDefinition>) =>
+      measuringRequests(definition, this.#env.metrics) as ServiceDefinition;
+    server.addService(measured(adsServiceDefinition), this.service(secure));
     for (const extra of this.#extraServices) {
       if (secure || extra.plaintext) {
-        server.addService(grpcServiceDefinition(extra.service) as ServiceDefinition, extra.implementation);
+        server.addService(measured(grpcServiceDefinition(extra.service)), extra.implementation);
       }
     }
   }
@@ -439,6 +441,29 @@ export class XdsServer {
     // Istio leaves incremental (EDS-only) pushes out of the convergence time.
     if (req.full) this.#env.metrics?.convergence.observe((Date.now() - req.start.getTime()) / 1000);
   }
+}
+
+/**
+ * The definition with the size of every request message recorded before it is decoded, as istiod's
+ * gRPC stats handler records each payload received on its servers (pilot_xds_recv_max).
+ */
+export function measuringRequests(
+  definition: ReturnType<typeof grpcServiceDefinition>,
+  metrics: Pick<XdsMetrics, "recordRecvSize"> | undefined,
+): ReturnType<typeof grpcServiceDefinition> {
+  if (!metrics) return definition;
+  return Object.fromEntries(
+    Object.entries(definition).map(([name, method]) => [
+      name,
+      {
+        ...method,
+        requestDeserialize: (bytes: Buffer) => {
+          metrics.recordRecvSize(bytes.length);
+          return method.requestDeserialize(bytes);
+        },
+      },
+    ]),
+  );
 }
 
 function tlsCredentials(tls: TlsFiles | TlsProviders): ServerCredentials {

@@ -15,6 +15,7 @@ import { isWildcardTypeUrl, shortType } from "../types.ts";
 import { type Connection, Watch } from "./connection.ts";
 import {
   findGenerator,
+  isHealthReport,
   markWarmingDependent,
   recordAck,
   recordExpiredNonce,
@@ -28,6 +29,7 @@ import {
 
 export async function handleSotwRequest(env: XdsEnv, conn: Connection, req: discovery.DiscoveryRequest): Promise<void> {
   const typeUrl = req.typeUrl;
+  if (isHealthReport(env, conn, typeUrl, req.errorDetail)) return;
   if (req.errorDetail) {
     recordNack(env, conn, typeUrl, req.versionInfo, req.responseNonce, req.errorDetail);
     return;
