@@ -447,6 +447,7 @@ async function start(running: Running[]): Promise<void> {
     debugAuth,
     authenticators,
     ca: tls ? ca?.ca : undefined,
+    multiRootMesh: envBool("ISTIO_MULTIROOT_MESH", false),
     plugins: argv.plugin,
     listen: {
       grpcAddr: argv.grpcAddr,

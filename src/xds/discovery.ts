@@ -20,6 +20,7 @@ import { CaMetrics, type CertificateAuthority, certificateService } from "../sec
 import type { ConfigStore } from "../sources/index.ts";
 import { configDumpEndpoint, typedConfigDump } from "./configdump.ts";
 import { GeneratorRegistry, loadGeneratorPlugins } from "./generator.ts";
+import { workloadAuthorizationGenerator, workloadGenerator } from "./generators/ambient.ts";
 import { apiGenerator, type ConfigLister } from "./generators/api.ts";
 import { cdsGenerator } from "./generators/cds.ts";
 import { debugGenerator } from "./generators/debug.ts";
@@ -30,6 +31,7 @@ import { type EndpointLookup, edsGenerator } from "./generators/eds.ts";
 import { registerGrpcGenerators } from "./generators/grpc.ts";
 import { ldsGenerator } from "./generators/lds.ts";
 import { ndsGenerator } from "./generators/nds.ts";
+import { pcdsGenerator } from "./generators/pcds.ts";
 import { type ConfigGetter, sdsGenerator, storeSecrets } from "./generators/sds.ts";
 import { statusGenerator } from "./generators/status.ts";
 import { rdsWithVhdsGenerator, vhdsGenerator } from "./generators/vhds.ts";
@@ -65,6 +67,8 @@ export interface DiscoveryOptions {
   authenticators?: readonly Authenticator[];
   /** The CA: with it, IstioCertificateService is served on the TLS port (as istiod, 15012 only). */
   ca?: CertificateAuthority;
+  /** ISTIO_MULTIROOT_MESH: PCDS sends the CA's trust bundle (default false: PCDS answers nothing). */
+  multiRootMesh?: boolean;
   /** Generator plugin modules (`--plugin`). */
   plugins: readonly string[];
   listen: ListenOptions;
@@ -90,6 +94,14 @@ export async function startDiscovery(options: DiscoveryOptions): Promise<Discove
     apiGenerator({ store: options.store, requireAuth: options.apiAuth, rootNamespace: options.rootNamespace }),
   );
   generators.register(TypeUrl.Debug, debugGenerator(debugEndpoints, options.debugAuth));
+  // The types istiod registers beside the Envoy ones, so that their requests never reach `api`.
+  generators.register(
+    TypeUrl.ProxyConfig,
+    pcdsGenerator({ multiRootMesh: options.multiRootMesh ?? false, trustBundle: () => options.ca?.trustBundle() }),
+  );
+  generators.register(TypeUrl.Address, workloadGenerator);
+  generators.register(TypeUrl.Workload, workloadGenerator);
+  generators.register(TypeUrl.WorkloadAuthorization, workloadAuthorizationGenerator);
   const secrets = storeSecrets(options.store);
   if (options.endpoints) {
     generators.register(TypeUrl.Cluster, cdsGenerator(options.endpoints));

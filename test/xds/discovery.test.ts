@@ -160,3 +160,19 @@ test("istio.io/debug serves a registered endpoint to the control plane; syncz li
   assert.equal((await appDebug.ended).code, status.PERMISSION_DENIED);
   for (const c of [app, admin, appDebug]) c.close();
 });
+
+test("the types istiod registers beside Envoy's (PCDS, the ambient types, HealthInformation) never reach the api generator", async () => {
+  // On the plaintext port `api` refuses (UNAUTHENTICATED): these answer as istiod does with its defaults.
+  const plain = SotwClient.connect(plainAddress());
+  plain.request({ node: sidecarNode("app-1", "shop"), typeUrl: TypeUrl.HealthInfo });
+  plain.request({ typeUrl: TypeUrl.ProxyConfig });
+  for (const typeUrl of [TypeUrl.Address, TypeUrl.Workload, TypeUrl.WorkloadAuthorization]) {
+    plain.request({ typeUrl });
+    const res = await plain.next();
+    assert.equal(res.typeUrl, typeUrl, "no HealthInformation or PCDS answer came first");
+    assert.equal(res.resources.length, 0);
+  }
+  plain.request({ typeUrl: VIRTUAL_SERVICES });
+  assert.equal((await plain.ended).code, status.UNAUTHENTICATED, "the stream lived until `api` refused");
+  plain.close();
+});
