@@ -27,15 +27,13 @@ export function verifiedNamespace(proxy: ProxyNode): string | undefined {
   return undefined;
 }
 
-/** The caller's verified namespace, or Unauthenticated. */
-export function requireVerifiedCaller(proxy: ProxyNode, what: string): string {
+/**
+ * The caller's verified namespace, or Unauthenticated with istiod's message (callers without a
+ * verified identity are those on the plaintext port, or on the TLS port without a certificate).
+ */
+export function requireVerifiedCaller(proxy: ProxyNode): string {
   const namespace = verifiedNamespace(proxy);
-  if (namespace === undefined) {
-    throw new XdsError(
-      status.UNAUTHENTICATED,
-      `authentication required: ${what} is served only to authenticated callers on the TLS port`,
-    );
-  }
+  if (namespace === undefined) throw new XdsError(status.UNAUTHENTICATED, "authentication required");
   return namespace;
 }
 

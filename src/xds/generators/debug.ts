@@ -13,7 +13,7 @@ import { type DebugEndpoints, parseDebugPath } from "./debug-endpoints.ts";
 export function debugGenerator(endpoints: DebugEndpoints, auth: DebugAuthOptions): Generator {
   return {
     generate(proxy, watched) {
-      const namespace = requireVerifiedCaller(proxy, "debug information");
+      const namespace = requireVerifiedCaller(proxy);
       if (watched.wildcard || watched.resourceNames.size !== 1) {
         throw new XdsError(status.INVALID_ARGUMENT, "exactly one debug request is required");
       }

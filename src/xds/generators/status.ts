@@ -23,7 +23,7 @@ export function statusGenerator(options: StatusGeneratorOptions): Generator {
   return {
     generate(proxy, watched) {
       const authEnabled = options.auth.enabled ?? true;
-      const namespace = authEnabled ? requireVerifiedCaller(proxy, "debug information") : undefined;
+      const namespace = authEnabled ? requireVerifiedCaller(proxy) : undefined;
       const restrictedTo = namespace === undefined ? undefined : restrictedNamespace(namespace, options.auth);
       if (watched.typeUrl === SYNCZ_TYPE_URL) return { resources: syncz(options.syncStatus(), restrictedTo) };
       const name = watched.typeUrl.slice(DEBUG_TYPE_PREFIX.length);
