@@ -386,10 +386,12 @@ async function start(running: Running[]): Promise<void> {
   }
   let cluster: KubeSource | undefined;
   if (kube && kubeConfig) {
+    const events = new kube.KubeEventMetrics(metrics);
     cluster = new kube.KubeSource({
       kubeConfig,
       writer: store,
       discoverySelectors: mesh.discoverySelectors ?? [],
+      onEvent: (kind, event) => events.record(kind, event),
       log: scoped("kube"),
     });
     running.push(cluster);

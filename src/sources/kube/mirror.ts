@@ -8,12 +8,17 @@ import type { ConfigWriter, ObjectKey } from "../types.ts";
 import { isNamespaceKind } from "./filters.ts";
 import type { InformerHandler, WatchEventType } from "./informer.ts";
 
+/** What a mirror did to one object in the store (Istio's model.Event, as its metrics name it). */
+export type MirrorEvent = "add" | "update" | "delete";
+
 export interface MirrorContext {
   writer: ConfigWriter;
   /** The source id the store knows this source by. */
   source: string;
   /** Whether an object passes the namespace and revision filters. */
   visible(kind: KindInfo, obj: ConfigObject): boolean;
+  /** Told of each object added to, changed in or removed from the store (pilot_k8s_*_events). */
+  onEvent?(kind: KindInfo, event: MirrorEvent): void;
 }
 
 export class KindMirror implements InformerHandler {
@@ -43,6 +48,11 @@ export class KindMirror implements InformerHandler {
     }
     // One atomic replacement: deletes missed while disconnected are applied, nothing is added twice.
     this.context.writer.replace(this.context.source, this.kindKey, [...desired.values()]);
+    for (const [key, obj] of desired) {
+      const had = this.written.get(key);
+      if (had !== obj) this.event(had ? "update" : "add");
+    }
+    for (const key of this.written.keys()) if (!desired.has(key)) this.event("delete");
     this.written = desired;
   }
 
@@ -73,10 +83,16 @@ export class KindMirror implements InformerHandler {
     if (next) {
       this.context.writer.upsert(this.context.source, next);
       this.written.set(key, next);
+      this.event(current ? "update" : "add");
     } else if (current) {
       this.context.writer.delete(this.context.source, this.objectKey(current));
       this.written.delete(key);
+      this.event("delete");
     }
+  }
+
+  private event(event: MirrorEvent): void {
+    this.context.onEvent?.(this.kind, event);
   }
 
   /** What the store should hold for one object: nothing if unseen or hidden, the last good version if invalid. */

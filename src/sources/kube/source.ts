@@ -12,7 +12,7 @@ import { KubeClient } from "./client.ts";
 import { inRevision, isNamespaceKind, NamespaceFilter } from "./filters.ts";
 import { Informer, type InformerHandler, type WatchEventType } from "./informer.ts";
 import type { LabelSelector } from "./labels.ts";
-import { KindMirror } from "./mirror.ts";
+import { KindMirror, type MirrorEvent } from "./mirror.ts";
 import { resourcePath } from "./paths.ts";
 
 export interface KubeSourceOptions {
@@ -30,6 +30,8 @@ export interface KubeSourceOptions {
   backoff?: BackoffOptions;
   /** How often to look again for kinds the server does not serve; default 60 s. */
   notInstalledRetryMs?: number;
+  /** Told of each object the source adds to, changes in or removes from the store (KubeEventMetrics.record). */
+  onEvent?: (kind: KindInfo, event: MirrorEvent) => void;
   log?: Logger;
 }
 
@@ -51,6 +53,7 @@ export class KubeSource {
       source: this.source,
       visible: (kind: KindInfo, obj: ConfigObject) =>
         inRevision(kind, obj, this.revision) && this.namespaces.admits(kind, obj),
+      onEvent: options.onEvent,
     };
     const informerOptions = {
       backoff: options.backoff ?? { initialMs: 1000, maxMs: 30_000 },
