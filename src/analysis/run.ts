@@ -11,6 +11,18 @@ import { newResource, type Origin, originNamespace, type Resource, resourceKind 
 
 export const DEFAULT_ISTIO_NAMESPACE = "istio-system";
 
+/**
+ * The kinds istioctl never reads from files (kuberesource.DefaultExcludedSchemas): its file source
+ * leaves them out, so without a cluster they are in no snapshot and every analyzer that reads one is
+ * skipped (analysis.RemoveSkipped).
+ */
+export const FILE_EXCLUDED_KINDS: ReadonlySet<string> = new Set([K.Service, K.Namespace, K.Node, K.Pod, K.Secret]);
+
+/** The analyzers istioctl skips because they read a kind no source provides. */
+export function skippedAnalyzers(analyzers: readonly Analyzer[], unavailable: ReadonlySet<string>): Analyzer[] {
+  return analyzers.filter((a) => a.inputs.some((kind) => unavailable.has(kind)));
+}
+
 export interface AnalysisInput {
   object: ConfigObject;
   origin?: Origin;

@@ -8,7 +8,8 @@ import { isWorseThanOrEqualTo, type Level, type Message } from "../analysis/mess
 import { MESSAGES } from "../analysis/messages.ts";
 import { CONFIG_ANALYSIS_URL, formatMessages, type OutputFormat } from "../analysis/output.ts";
 import { ALL_ANALYZERS, selectAnalyzers } from "../analysis/registry.ts";
-import { type AnalysisInput, runAnalysis } from "../analysis/run.ts";
+import { resourceKind } from "../analysis/resource.ts";
+import { type AnalysisInput, FILE_EXCLUDED_KINDS, runAnalysis, skippedAnalyzers } from "../analysis/run.ts";
 import { configFiles, decodeConfigText } from "../config/decode.ts";
 import { STDIN_PATH } from "../config/decode-paths.ts";
 import { loadMeshConfig, loadMeshNetworks } from "../config/index.ts";
@@ -61,7 +62,11 @@ export async function runAnalyzeCommand(options: AnalyzeOptions): Promise<number
   const namespace = options.allNamespaces ? "" : options.namespace || DEFAULT_NAMESPACE;
   const target = options.allNamespaces ? "all namespaces" : `namespace: ${namespace}`;
 
-  const analyzers = selectAnalyzers(options.analyzers);
+  const selected = selectAnalyzers(options.analyzers);
+  // As istioctl: files never provide Services, Namespaces, Nodes, Pods or Secrets, so without a
+  // cluster the analyzers that read them are skipped.
+  const skipped = options.cluster ? [] : skippedAnalyzers(selected, FILE_EXCLUDED_KINDS);
+  const analyzers = selected.filter((a) => !skipped.includes(a));
   const inputs: AnalysisInput[] = [];
   let cluster: ClusterConfig | undefined;
   if (options.cluster) {
@@ -92,6 +97,7 @@ export async function runAnalyzeCommand(options: AnalyzeOptions): Promise<number
         parseErrors.push(`${file}:${doc.position.line}: ${doc.error}`);
         continue;
       }
+      if (FILE_EXCLUDED_KINDS.has(resourceKind(doc.object))) continue;
       // istioctl's lines: where the document's chunk starts, and each field's; the items of a List
       // (several objects in one chunk) keep their own line.
       const chunk = chunkOf(doc.position.line);
@@ -113,12 +119,15 @@ export async function runAnalyzeCommand(options: AnalyzeOptions): Promise<number
     namespace,
     defaultNamespace: namespace,
     istioNamespace: options.istioNamespace,
-    // Without a cluster, istioctl assumes the default ingress gateway exists.
-    defaultResources: !options.cluster,
+    // Without a cluster istioctl adds a default ingress gateway Pod and Service, through its file
+    // source, which drops them (FILE_EXCLUDED_KINDS).
+    defaultResources: false,
   }).filter((m) => !isSuppressed(m, suppressions));
   if (options.verbose) {
-    const names = analyzers.map((a) => `\t ${a.name}\n`).join("");
-    options.stderr(`Analyzed resources in ${target}\nExecuted analyzers:\n${names}\n`);
+    // istioctl lists every selected analyzer as executed, the skipped ones too.
+    const list = (as: readonly { name: string }[]) => as.map((a) => `\t ${a.name}\n`).join("");
+    const skippedList = skipped.length > 0 ? `Skipped analyzers:\n${list(skipped)}` : "";
+    options.stderr(`Analyzed resources in ${target}\n${skippedList}Executed analyzers:\n${list(selected)}\n`);
   }
   const shown = all.filter((m) => isWorseThanOrEqualTo(m.type.level, options.outputThreshold));
   options.stdout(`${formatMessages(shown, options.output)}\n`);

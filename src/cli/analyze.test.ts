@@ -35,6 +35,17 @@ spec:
   ports:
   - port: 9080
     name: foo
+---
+apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata:
+  name: reviews
+  namespace: other
+spec:
+  host: reviews
+  trafficPolicy:
+    tls:
+      mode: SIMPLE
 `;
 
 async function run(files: string[], overrides: Partial<AnalyzeOptions> = {}) {
@@ -72,11 +83,11 @@ test("messages print as istioctl's log lines, and an Error exits 79", async () =
   const file = writeConfig(VIRTUAL_SERVICE);
   const { code, stdout, stderr } = await run([file]);
   assert.equal(code, EXIT_ANALYZER_FOUND_ISSUES);
-  // Lines are the fields' (gateways[0], the route's host), as istioctl reads them from the file.
+  // Lines are the fields' (here gateways[0]), as istioctl reads them from the file. The Service is not
+  // read (nor the host checked against it): see the next test.
   assert.equal(
     stdout,
     [
-      `Error [IST0101] (VirtualService default/reviews ${file}:11) Referenced host not found: "reviews"`,
       `Error [IST0101] (VirtualService default/reviews ${file}:7) Referenced gateway not found: "missing-gw"`,
       `Warning [IST0132] (VirtualService default/reviews ${file}:7) one or more host [reviews] defined in VirtualService default/reviews not found in Gateway default/missing-gw.`,
       "",
@@ -86,16 +97,33 @@ test("messages print as istioctl's log lines, and an Error exits 79", async () =
   assert.match(stderr, /^Error: Analyzers found issues when analyzing namespace: default\.\n/);
 });
 
+test("without a cluster, as istioctl --use-kube=false: files give no Services, Namespaces, Nodes, Pods or Secrets, and the analyzers reading them are skipped", async () => {
+  const { stdout, stderr } = await run([writeConfig(VIRTUAL_SERVICE)], { allNamespaces: true, verbose: true });
+  // No "Referenced host not found" (virtualservice.DestinationHostAnalyzer), no IST0118 about the
+  // Service's port name (service.PortNameAnalyzer).
+  assert.doesNotMatch(stdout, /IST0118|Referenced host not found/);
+  const skipped = stderr.slice(stderr.indexOf("Skipped analyzers:\n"), stderr.indexOf("Executed analyzers:"));
+  assert.match(skipped, /\t service\.PortNameAnalyzer\n/);
+  assert.match(skipped, /\t virtualservice\.DestinationHostAnalyzer\n/);
+  assert.doesNotMatch(skipped, /virtualservice\.GatewayAnalyzer/);
+  // istioctl lists every selected analyzer as executed, the skipped ones too.
+  assert.match(stderr.slice(stderr.indexOf("Executed analyzers:")), /\t service\.PortNameAnalyzer\n/);
+});
+
 test("-A shows every namespace; objects without one keep an empty namespace", async () => {
   const { stdout } = await run([writeConfig(VIRTUAL_SERVICE)], { allNamespaces: true });
   assert.match(stdout, /\(VirtualService reviews /);
-  assert.match(stdout, /Info \[IST0118\] \(Service other\/reviews .*\) Port name foo \(port: 9080, targetPort: 0\)/);
+  assert.match(
+    stdout,
+    /Warning \[IST0128\] \(DestinationRule other\/reviews .*:23\) DestinationRule other\/reviews in namespace other has TLS mode set to SIMPLE/,
+  );
+  assert.doesNotMatch((await run([writeConfig(VIRTUAL_SERVICE)])).stdout, /IST0128/);
 });
 
 test("thresholds: output filters what is shown, failure decides the exit code", async () => {
   const file = writeConfig(VIRTUAL_SERVICE);
   const errorsOnly = await run([file], { outputThreshold: "Error" });
-  assert.equal(errorsOnly.stdout.trim().split("\n").length, 2);
+  assert.equal(errorsOnly.stdout.trim().split("\n").length, 1);
   const warnFails = await run([file], { analyzers: ["virtualservice.GatewayAnalyzer"], failureThreshold: "Warning" });
   assert.equal(warnFails.code, EXIT_ANALYZER_FOUND_ISSUES);
 });

@@ -101,7 +101,8 @@ export const analyzeCommand: CommandModule<object, AnalyzeArgs> = {
         alias: "k",
         type: "boolean",
         default: false,
-        describe: "Analyze the live cluster too (files given override its objects); off by default, unlike istioctl",
+        describe:
+          "Analyze the live cluster too (files given override its Istio objects); off by default, unlike istioctl",
       })
       .example("$0 analyze -k", "Analyze the current cluster (namespace default)")
       .example("$0 analyze a.yaml b.yaml my-app-config/", "Analyze files and directories (namespace default)")
@@ -117,8 +118,9 @@ export const analyzeCommand: CommandModule<object, AnalyzeArgs> = {
           '  Error [IST0101] (VirtualService ns/name file.yaml:12) Referenced host not found: "x"',
           'Objects without a namespace are analyzed in the selected namespace (-n, default "default"); with -A',
           "messages about every namespace are printed. Without --use-kube only files are analyzed (istioctl's",
-          "--use-kube=false) and the default ingress gateway Pod and Service are assumed, as istioctl does; with it",
-          "the cluster's objects, mesh config and mesh networks (ConfigMap istio in the Istio namespace) are read.",
+          "--use-kube=false). As istioctl, Services, Namespaces, Nodes, Pods and Secrets are never read from files,",
+          "so without a cluster the analyzers that need them are skipped (-v lists them); with --use-kube the",
+          "cluster's objects, mesh config and mesh networks (ConfigMap istio in the Istio namespace) are read.",
           "",
           `Exit status: ${EXIT_OK} no message reached --failure-threshold, ${EXIT_ANALYZER_FOUND_ISSUES} some did (log output only, as`,
           `istioctl), ${EXIT_INVALID} a document could not be parsed (unless --ignore-unknown), ${EXIT_USAGE} usage error.`,
