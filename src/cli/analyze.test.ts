@@ -120,6 +120,42 @@ test("-A shows every namespace; objects without one keep an empty namespace", as
   assert.doesNotMatch((await run([writeConfig(VIRTUAL_SERVICE)])).stdout, /IST0128/);
 });
 
+test("schema.ValidationAnalyzer runs Istio's ValidateConfig alone: no CRD schema (unknown fields), no metadata checks", async () => {
+  const file = writeConfig(`apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata:
+  name: ws
+  namespace: testns
+  annotations:
+    istio.io/dry-run: "true"
+spec:
+  hosts: []
+  http:
+  - websocketUpgrade: true
+    route:
+    - destination:
+        host: reviews
+---
+apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata:
+  name: dr
+  namespace: testns
+spec:
+  host: reviews
+  trafficPolicy:
+    loadBalancer:
+      consistentHash:
+        httpCookie:
+          ttl: 1s
+`);
+  // istioctl analyze --use-kube=false -A prints exactly this line for the file.
+  assert.equal(
+    (await run([file], { allNamespaces: true })).stdout,
+    `Error [IST0106] (DestinationRule testns/dr ${file}:16) Schema validation error: name required for HttpCookie\n`,
+  );
+});
+
 test("thresholds: output filters what is shown, failure decides the exit code", async () => {
   const file = writeConfig(VIRTUAL_SERVICE);
   const errorsOnly = await run([file], { outputThreshold: "Error" });

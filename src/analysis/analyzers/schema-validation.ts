@@ -1,7 +1,8 @@
-// schema.ValidationAnalyzer.<Kind>: the validating webhook's checks on every object of one Istio kind.
-// Errors become SchemaValidationError and warnings SchemaWarning, except VirtualService rules that can
-// never match, which have their own codes.
-import { validateObject } from "../../config/index.ts";
+// schema.ValidationAnalyzer.<Kind>: Istio's webhook rules (its ValidateConfig) on every object of one
+// Istio kind. Errors become SchemaValidationError and warnings SchemaWarning, except VirtualService
+// rules that can never match, which have their own codes.
+import { type ConfigObject, lookupKind, type ValidationResult } from "../../config/index.ts";
+import { DEFAULT_CONTEXT, Findings, semanticValidator } from "../../config/validation/index.ts";
 import {
   findUnreachableRules,
   type UnreachableRule,
@@ -44,8 +45,23 @@ export const schemaValidationAnalyzers: readonly Analyzer[] = VALIDATED_KINDS.ma
   };
 });
 
+/**
+ * What Istio's analyzer checks: `ValidateConfig` on the spec as decoded, with only the name and
+ * namespace as metadata (no labels or annotations). Not the CRD's structural schema: istioctl never
+ * applies it to files, and its decoder drops unknown fields (a value it cannot decode at all leaves
+ * the document out, with a parse error).
+ */
+function validateConfig(object: ConfigObject): ValidationResult {
+  const out = new Findings("");
+  const info = lookupKind(object.apiVersion, object.kind);
+  const { name, namespace } = object.metadata ?? {};
+  const bare = { ...object, metadata: { name, namespace } } as ConfigObject;
+  if (info) semanticValidator(info.group, info.kind)?.(bare, DEFAULT_CONTEXT, out.at("spec"));
+  return out;
+}
+
 function validationMessages(r: Resource): Message[] {
-  const result = validateObject(r.object);
+  const result = validateConfig(r.object);
   const unreachable = r.kind === K.VirtualService ? virtualServiceUnreachable(r) : [];
   const unreachableTexts = new Set(unreachable.map(unreachableRuleMessage));
   return [
