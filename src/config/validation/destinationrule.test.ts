@@ -31,6 +31,29 @@ test("DestinationRule: subset labels and traffic policy are validated", () => {
   ]);
 });
 
+test("DestinationRule: a subset's traffic policy has errors but no warnings, as Istio's appendErrors keeps", () => {
+  const loadBalancer = { consistentHash: { httpHeaderName: "x", minimumRingSize: 42 } };
+  const top = check({ host: "r", trafficPolicy: { loadBalancer } });
+  assert.deepEqual(messages(top.warnings), [
+    "consistent hash MinimumRingSize is deprecated, use ConsistentHashLB's RingHash configuration instead",
+  ]);
+  const subset = check({
+    host: "r",
+    subsets: [
+      {
+        name: "v1",
+        trafficPolicy: { loadBalancer: { consistentHash: { ...loadBalancer.consistentHash, maglev: {} } } },
+      },
+    ],
+  });
+  assert.deepEqual(subset.warnings, []);
+  assert.deepEqual(messages(subset.errors), [
+    "only one of MinimumRingSize or Maglev/Ringhash can be specified",
+    "tableSize must be set for maglev",
+    "tableSize must be a prime number for maglev",
+  ]);
+});
+
 test("DestinationRule: traffic policy errors carry their path", () => {
   const r = check({ host: "r", trafficPolicy: { connectionPool: { tcp: { connectTimeout: "1x" } } } });
   assert.deepEqual(r.errors, [

@@ -16,7 +16,7 @@ import {
   validateTrafficPolicy,
   validateWildcardDomain,
 } from "./common/index.ts";
-import type { Findings, SemanticValidator } from "./findings.ts";
+import { Findings, type SemanticValidator } from "./findings.ts";
 
 export const validateDestinationRule: SemanticValidator = (obj: ConfigObject, _ctx, out: Findings) => {
   const spec = asObject(obj.spec) ?? {};
@@ -30,7 +30,10 @@ export const validateDestinationRule: SemanticValidator = (obj: ConfigObject, _c
     names.add(name);
     validateSubsetName(name, at.at("name"));
     validateLabels(asStringMap(field(subset, "labels")) ?? {}, at.at("labels"));
-    validateTrafficPolicy(namespace, field(subset, "trafficPolicy"), at.at("trafficPolicy"));
+    // Istio's validateSubset joins these with appendErrors, which keeps a Validation's errors and
+    // drops its warnings: a subset's traffic policy warns of nothing (minimumRingSize included).
+    const policy = at.at("trafficPolicy");
+    validateTrafficPolicy(namespace, field(subset, "trafficPolicy"), new Findings(policy.path, policy.errors, []));
   });
   validateExportTo(
     namespace,
