@@ -2,6 +2,6 @@
 // endpoints (also served over xDS through the discovery's DebugEndpoints), with Istio's debug auth.
 export { authorizeDebugCall, type DebugAccess, type DebugCall, isLoopback } from "./auth.ts";
 export { byteCount, type DebugSources, registerDebugEndpoints } from "./debug.ts";
-export { registerMonitoringMetrics } from "./monitoring.ts";
+export { registerManagedClusters, registerMonitoringMetrics } from "./monitoring.ts";
 export { type AdminServer, type AdminServerOptions, parseListenAddress, startAdminServer } from "./server.ts";
-export { SLUICE_REVISION, SLUICE_VERSION } from "./version.ts";
+export { buildInfoString, SLUICE_REVISION, SLUICE_VERSION } from "./version.ts";

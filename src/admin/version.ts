@@ -19,3 +19,12 @@ function readRevision(): string {
     return "unknown";
   }
 }
+
+/**
+ * Istio's version.Info.String(), what istiod serves on /version and labels pilot_info with:
+ * `<version>-<git revision>-<build status>`. Sluice's builds record no status, which Istio's
+ * unstamped builds give as "unknown".
+ */
+export function buildInfoString(version = SLUICE_VERSION, revision = SLUICE_REVISION): string {
+  return `${version}-${revision}-unknown`;
+}

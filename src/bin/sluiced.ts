@@ -10,7 +10,7 @@ import { Registry } from "prom-client";
 import { parse as parseYaml } from "yaml";
 import yargs from "yargs";
 import { hideBin } from "yargs/helpers";
-import { parseListenAddress, SLUICE_VERSION, startAdminServer } from "../admin/index.ts";
+import { buildInfoString, parseListenAddress, registerManagedClusters, startAdminServer } from "../admin/index.ts";
 import { rejectUnknownCommandLineFlags } from "../cli/flags.ts";
 import { kindKey, type MeshConfig, parseGoDuration } from "../config/index.ts";
 import { loadMeshConfig } from "../config/mesh.ts";
@@ -356,7 +356,8 @@ async function start(running: Running[]): Promise<void> {
     httpAddr: argv.httpAddr,
     readiness: { discovery: () => discoveryReady },
     metrics,
-    version: SLUICE_VERSION,
+    // Istio's version.Info.String(), on /version and pilot_info.
+    version: buildInfoString(),
     authenticators,
     debugAuth,
     profiling: argv.profile,
@@ -386,6 +387,7 @@ async function start(running: Running[]): Promise<void> {
   }
   let cluster: KubeSource | undefined;
   if (kube && kubeConfig) {
+    registerManagedClusters(metrics);
     const events = new kube.KubeEventMetrics(metrics);
     cluster = new kube.KubeSource({
       kubeConfig,
