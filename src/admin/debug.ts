@@ -1,7 +1,7 @@
 // The debug endpoints of Istio's pilot/pkg/xds/debug.go over Sluice's state, registered into the
 // discovery's DebugEndpoints so the admin HTTP server and the `istio.io/debug` generators serve the
 // same functions. Shapes follow Istio's JSON (field names included) where clients read them.
-import { type ConfigObject, KINDS, kindKey, type MeshConfig } from "../config/index.ts";
+import { type ConfigObject, KINDS, kindKey, lookupKindAnyVersion, type MeshConfig } from "../config/index.ts";
 import type { DebugRegistry } from "../krt/index.ts";
 import {
   compareStrings,
@@ -93,6 +93,12 @@ export function registerDebugEndpoints(endpoints: DebugEndpoints, sources: Debug
   endpoints.describe("cachez?sizes=true", "Info about the size of the internal XDS caches");
   endpoints.describe("cachez?clear=true", "Clear the XDS caches");
   endpoints.register("configz", () => configz(sources.store), "Debug support for config");
+  // Sluice has no ambient index: istiod's answer with PILOT_ENABLE_AMBIENT off (NoopAmbientIndexes).
+  endpoints.register(
+    "ambientz",
+    () => ({ workloads: null, services: null, policies: null }),
+    "Debug support for ambient",
+  );
   endpoints.register(
     "sidecarz",
     (req) => {
@@ -141,7 +147,7 @@ export function registerDebugEndpoints(endpoints: DebugEndpoints, sources: Debug
       if (!req.query.get("proxyID")) return { telemetries: policiesByNamespace(snap, "telemetries", sources.store) };
       const conn = debugConnection(connections(), req);
       if (conn instanceof DebugText) return conn;
-      return { telemetries: (snap?.telemetriesFor(conn.proxy) ?? []).map(policyJson) };
+      return { telemetries: (snap?.telemetriesFor(conn.proxy) ?? []).map((t) => policyJson(t, "telemetries")) };
     },
     "Debug Telemetry configuration",
   );
@@ -365,10 +371,21 @@ function istioEndpoint(e: ServiceEndpoint) {
   };
 }
 
-/** Every object in the store, then the problems its sources reported, as ConfigProblem entries. */
+/**
+ * Every Istio and Gateway API object in the store (istiod's config store; the Kubernetes objects the
+ * registry reads, Secrets among them, are not config), then the problems its sources reported, as
+ * ConfigProblem entries.
+ */
 function configz(store: Pick<ConfigStore, "list" | "problems">): unknown[] {
+  const isConfig = (o: ConfigObject) => {
+    const family = lookupKindAnyVersion(o.apiVersion, o.kind)?.family;
+    return family !== undefined && family !== "kubernetes";
+  };
   return [
-    ...store.list().map((s) => s.object),
+    ...store
+      .list()
+      .map((s) => s.object)
+      .filter(isConfig),
     ...store.problems().map((p) => ({
       kind: "ConfigProblem",
       source: p.source,
@@ -419,18 +436,20 @@ function policiesByNamespace(
   const byNamespace: Record<string, unknown[]> = {};
   for (const namespace of namespaces) {
     const policies = snap[index].inNamespace(namespace);
-    if (policies.length > 0) byNamespace[namespace] = policies.map(policyJson);
+    if (policies.length > 0) byNamespace[namespace] = policies.map((p) => policyJson(p, index));
   }
-  const field = index === "authorizationPolicies" ? "NamespaceToPolicies" : "NamespaceToTelemetries";
-  return { [field]: byNamespace, RootNamespace: snap.rootNamespace };
+  // The json tags of Istio's AuthorizationPolicies and Telemetries.
+  const field = index === "authorizationPolicies" ? "namespace_to_policies" : "namespace_to_telemetries";
+  return { [field]: byNamespace, root_namespace: snap.rootNamespace };
 }
 
-function policyJson(policy: ConfigObject) {
+/** Istio's model.AuthorizationPolicy (its annotations null when none) or model.Telemetry, by their json tags. */
+function policyJson(policy: ConfigObject, index: PolicyIndexName) {
   return {
-    Name: policy.metadata.name ?? "",
-    Namespace: policy.metadata.namespace ?? "",
-    ...(policy.metadata.annotations ? { Annotations: policy.metadata.annotations } : {}),
-    Spec: policy.spec ?? {},
+    name: policy.metadata.name ?? "",
+    namespace: policy.metadata.namespace ?? "",
+    ...(index === "authorizationPolicies" ? { annotations: policy.metadata.annotations ?? null } : {}),
+    spec: policy.spec ?? {},
   };
 }
 

@@ -455,12 +455,25 @@ test("registryz lists the registry's services; endpointShardz (and endpointz) th
   }
 });
 
-test("configz lists every stored object and the store's problems; pretty indents", async () => {
+test("configz lists every stored Istio and Gateway API object (no Kubernetes ones) and the store's problems; pretty indents", async (t) => {
+  // A Kubernetes object the registry or SDS reads: not config, and its data stays out of configz.
+  const secrets = new MemorySource(store, "kubernetes");
+  secrets.apply({
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { name: "tls", namespace: "shop" },
+    data: { k: "c2VjcmV0" },
+  });
+  t.after(() => secrets.delete({ kindKey: "/Secret", namespace: "shop", name: "tls" }));
   const configs =
     await json<{ kind: string; metadata?: { name: string }; where?: string; message?: string }[]>("/debug/configz");
+  assert.ok(store.list().some((s) => s.object.kind === "Secret"));
   assert.deepEqual(
     configs.filter((c) => c.kind !== "ConfigProblem").map((c) => `${c.kind}/${c.metadata?.name}`),
-    store.list().map((s) => `${s.object.kind}/${s.object.metadata.name}`),
+    store
+      .list()
+      .filter((s) => s.object.apiVersion.includes("istio.io/"))
+      .map((s) => `${s.object.kind}/${s.object.metadata.name}`),
   );
   const problems = configs.filter((c) => c.kind === "ConfigProblem");
   assert.equal(problems.length, 1);
@@ -522,26 +535,33 @@ test("resourcesz, instancesz, krtz, mesh, inject", async () => {
 });
 
 test("authorizationz and pushcontext show the policies by namespace; telemetryz all of them, or a proxy's", async () => {
-  type Policies = { NamespaceToPolicies: Record<string, { Name: string; Namespace: string }[]>; RootNamespace: string };
+  // Istio's json tags: namespace_to_policies, root_namespace; each policy's annotations null when none.
+  type Policies = {
+    namespace_to_policies: Record<string, { name: string; namespace: string; annotations: null }[]>;
+    root_namespace: string;
+  };
   const authz = await json<{ authorization_policies: Policies }>("/debug/authorizationz");
   assert.deepEqual(authz.authorization_policies, {
-    NamespaceToPolicies: { shop: [{ Name: "allow-all", Namespace: "shop", Spec: { rules: [{}] } }] },
-    RootNamespace: "istio-system",
+    namespace_to_policies: {
+      shop: [{ name: "allow-all", namespace: "shop", annotations: null, spec: { rules: [{}] } }],
+    },
+    root_namespace: "istio-system",
   });
   const push = await json<{ AuthorizationPolicies: Policies; NetworkGateways: null }>("/debug/pushcontext");
   assert.deepEqual(push.AuthorizationPolicies, authz.authorization_policies);
   assert.equal(push.NetworkGateways, null);
 
-  const all = await json<{ telemetries: { NamespaceToTelemetries: Record<string, { Name: string }[]> } }>(
-    "/debug/telemetryz",
-  );
+  const all = await json<{
+    telemetries: { namespace_to_telemetries: Record<string, { name: string }[]>; root_namespace: string };
+  }>("/debug/telemetryz");
   assert.deepEqual(
-    all.telemetries.NamespaceToTelemetries["istio-system"].map((t) => t.Name),
+    all.telemetries.namespace_to_telemetries["istio-system"].map((t) => t.name),
     ["mesh-default"],
   );
-  const forProxy = await json<{ telemetries: { Name: string }[] }>("/debug/telemetryz?proxyID=app-2.other");
+  assert.equal(all.telemetries.root_namespace, "istio-system");
+  const forProxy = await json<{ telemetries: { name: string }[] }>("/debug/telemetryz?proxyID=app-2.other");
   assert.deepEqual(
-    forProxy.telemetries.map((t) => t.Name),
+    forProxy.telemetries.map((t) => t.name),
     ["mesh-default"],
   );
   assert.equal((await debugCall("/debug/telemetryz?proxyID=nobody.shop")).status, 404);
