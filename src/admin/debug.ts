@@ -373,19 +373,25 @@ function istioEndpoint(e: ServiceEndpoint) {
 
 /**
  * Every Istio and Gateway API object in the store (istiod's config store; the Kubernetes objects the
- * registry reads, Secrets among them, are not config), then the problems its sources reported, as
- * ConfigProblem entries.
+ * registry reads, Secrets among them, are not config), without managedFields (istiod's config model
+ * drops them), then the problems its sources reported, as ConfigProblem entries.
  */
 function configz(store: Pick<ConfigStore, "list" | "problems">): unknown[] {
   const isConfig = (o: ConfigObject) => {
     const family = lookupKindAnyVersion(o.apiVersion, o.kind)?.family;
     return family !== undefined && family !== "kubernetes";
   };
+  const withoutManagedFields = (o: ConfigObject): ConfigObject => {
+    if (o.metadata.managedFields === undefined) return o;
+    const { managedFields: _, ...metadata } = o.metadata;
+    return { ...o, metadata };
+  };
   return [
     ...store
       .list()
       .map((s) => s.object)
-      .filter(isConfig),
+      .filter(isConfig)
+      .map(withoutManagedFields),
     ...store.problems().map((p) => ({
       kind: "ConfigProblem",
       source: p.source,

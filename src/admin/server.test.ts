@@ -465,6 +465,18 @@ test("configz lists every stored Istio and Gateway API object (no Kubernetes one
     data: { k: "c2VjcmV0" },
   });
   t.after(() => secrets.delete({ kindKey: "/Secret", namespace: "shop", name: "tls" }));
+  // Config read from a cluster carries managedFields, which istiod's configz does not show.
+  const managedFields = [{ manager: "kubectl", operation: "Update", apiVersion: "networking.istio.io/v1" }];
+  secrets.apply({
+    apiVersion: "networking.istio.io/v1",
+    kind: "Gateway",
+    metadata: { name: "from-cluster", namespace: "shop", managedFields },
+    spec: {
+      selector: { istio: "ingressgateway" },
+      servers: [{ port: { number: 80, name: "http", protocol: "HTTP" }, hosts: ["*"] }],
+    },
+  });
+  t.after(() => secrets.delete({ kindKey: "networking.istio.io/Gateway", namespace: "shop", name: "from-cluster" }));
   const configs =
     await json<{ kind: string; metadata?: { name: string }; where?: string; message?: string }[]>("/debug/configz");
   assert.ok(store.list().some((s) => s.object.kind === "Secret"));
@@ -475,6 +487,8 @@ test("configz lists every stored Istio and Gateway API object (no Kubernetes one
       .filter((s) => s.object.apiVersion.includes("istio.io/"))
       .map((s) => `${s.object.kind}/${s.object.metadata.name}`),
   );
+  const gateway = configs.find((c) => c.metadata?.name === "from-cluster") as { metadata: object } | undefined;
+  assert.deepEqual(gateway?.metadata, { name: "from-cluster", namespace: "shop" });
   const problems = configs.filter((c) => c.kind === "ConfigProblem");
   assert.equal(problems.length, 1);
   assert.match(problems[0].where ?? "", /VirtualService/);
