@@ -455,48 +455,6 @@ test("registryz lists the registry's services; endpointShardz (and endpointz) th
   }
 });
 
-test("configz lists every stored Istio and Gateway API object (no Kubernetes ones) and the store's problems; pretty indents", async (t) => {
-  // A Kubernetes object the registry or SDS reads: not config, and its data stays out of configz.
-  const secrets = new MemorySource(store, "kubernetes");
-  secrets.apply({
-    apiVersion: "v1",
-    kind: "Secret",
-    metadata: { name: "tls", namespace: "shop" },
-    data: { k: "c2VjcmV0" },
-  });
-  t.after(() => secrets.delete({ kindKey: "/Secret", namespace: "shop", name: "tls" }));
-  // Config read from a cluster carries managedFields, which istiod's configz does not show.
-  const managedFields = [{ manager: "kubectl", operation: "Update", apiVersion: "networking.istio.io/v1" }];
-  secrets.apply({
-    apiVersion: "networking.istio.io/v1",
-    kind: "Gateway",
-    metadata: { name: "from-cluster", namespace: "shop", managedFields },
-    spec: {
-      selector: { istio: "ingressgateway" },
-      servers: [{ port: { number: 80, name: "http", protocol: "HTTP" }, hosts: ["*"] }],
-    },
-  });
-  t.after(() => secrets.delete({ kindKey: "networking.istio.io/Gateway", namespace: "shop", name: "from-cluster" }));
-  const configs =
-    await json<{ kind: string; metadata?: { name: string }; where?: string; message?: string }[]>("/debug/configz");
-  assert.ok(store.list().some((s) => s.object.kind === "Secret"));
-  assert.deepEqual(
-    configs.filter((c) => c.kind !== "ConfigProblem").map((c) => `${c.kind}/${c.metadata?.name}`),
-    store
-      .list()
-      .filter((s) => s.object.apiVersion.includes("istio.io/"))
-      .map((s) => `${s.object.kind}/${s.object.metadata.name}`),
-  );
-  const gateway = configs.find((c) => c.metadata?.name === "from-cluster") as { metadata: object } | undefined;
-  assert.deepEqual(gateway?.metadata, { name: "from-cluster", namespace: "shop" });
-  const problems = configs.filter((c) => c.kind === "ConfigProblem");
-  assert.equal(problems.length, 1);
-  assert.match(problems[0].where ?? "", /VirtualService/);
-  assert.match(problems[0].message ?? "", /http, tcp or tls must be provided/);
-  const pretty = await debugCall("/debug/configz?pretty");
-  assert.match(pretty.body, /^\[\n {4}\{\n {8}"apiVersion"/);
-});
-
 test("sidecarz needs a proxyID, answers 404 for an unknown proxy, and shows the proxy's scope", async () => {
   assert.deepEqual(await debugCall("/debug/sidecarz"), {
     status: 400,
@@ -818,4 +776,48 @@ test("force_disconnect exists only with UNSAFE_ENABLE_ADMIN_ENDPOINTS and ends t
   } finally {
     await unsafe.stop();
   }
+});
+
+// Last: the objects it adds and removes are full pushes, which start a new push status (the tests
+// above read the one of the fixture's pushes).
+test("configz lists every stored Istio and Gateway API object (no Kubernetes ones) and the store's problems; pretty indents", async (t) => {
+  // A Kubernetes object the registry or SDS reads: not config, and its data stays out of configz.
+  const secrets = new MemorySource(store, "kubernetes");
+  secrets.apply({
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { name: "tls", namespace: "shop" },
+    data: { k: "c2VjcmV0" },
+  });
+  t.after(() => secrets.delete({ kindKey: "/Secret", namespace: "shop", name: "tls" }));
+  // Config read from a cluster carries managedFields, which istiod's configz does not show.
+  const managedFields = [{ manager: "kubectl", operation: "Update", apiVersion: "networking.istio.io/v1" }];
+  secrets.apply({
+    apiVersion: "networking.istio.io/v1",
+    kind: "Gateway",
+    metadata: { name: "from-cluster", namespace: "shop", managedFields },
+    spec: {
+      selector: { istio: "ingressgateway" },
+      servers: [{ port: { number: 80, name: "http", protocol: "HTTP" }, hosts: ["*"] }],
+    },
+  });
+  t.after(() => secrets.delete({ kindKey: "networking.istio.io/Gateway", namespace: "shop", name: "from-cluster" }));
+  const configs =
+    await json<{ kind: string; metadata?: { name: string }; where?: string; message?: string }[]>("/debug/configz");
+  assert.ok(store.list().some((s) => s.object.kind === "Secret"));
+  assert.deepEqual(
+    configs.filter((c) => c.kind !== "ConfigProblem").map((c) => `${c.kind}/${c.metadata?.name}`),
+    store
+      .list()
+      .filter((s) => s.object.apiVersion.includes("istio.io/"))
+      .map((s) => `${s.object.kind}/${s.object.metadata.name}`),
+  );
+  const gateway = configs.find((c) => c.metadata?.name === "from-cluster") as { metadata: object } | undefined;
+  assert.deepEqual(gateway?.metadata, { name: "from-cluster", namespace: "shop" });
+  const problems = configs.filter((c) => c.kind === "ConfigProblem");
+  assert.equal(problems.length, 1);
+  assert.match(problems[0].where ?? "", /VirtualService/);
+  assert.match(problems[0].message ?? "", /http, tcp or tls must be provided/);
+  const pretty = await debugCall("/debug/configz?pretty");
+  assert.match(pretty.body, /^\[\n {4}\{\n {8}"apiVersion"/);
 });
