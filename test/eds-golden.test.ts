@@ -13,10 +13,10 @@ import { xdsCaches } from "../src/xds/generators/index.ts";
 import { goldenDigest } from "./golden-digest.ts";
 
 const BENCHMARK_GOLDEN: Record<string, string> = {
-  "1/100": "3f807de42787835736113abd11f508a5503bd9781a3996e0188d1fffdf5e2c43",
-  "10/10": "2d70b6a179249176b14b076a7371ae3aa32c957c01b1d699cc05a738c703588d",
-  "100/10": "420737a09c374d00bbfa985f53a5939a8d1707fbefb5141b04e9771fa7cd5c89",
-  "1000/1": "401baa7f720c03522e6208b2fb80e55700becdf55eb4a73b64db1e73e84596c9",
+  "1/100": "bddc4876c927189d2aea6b2c62c300608a06afd241d2fba77aa8f63d234cb551",
+  "10/10": "a7eb29c973f7d9a46ba4c4fb6f7c07bd4b1af8cca864063187809a1ca390540b",
+  "100/10": "e7f8af8f2291cb746fab80d0bc88f62c22996201510654286f6bda20192d80ea",
+  "1000/1": "cc7758a4e7d1a157a18891d2e9964e72e58a7d20b67c210c84980ff65bd7569d",
 };
 
 for (const [shape, golden] of Object.entries(BENCHMARK_GOLDEN)) {
@@ -37,7 +37,7 @@ for (const [shape, golden] of Object.entries(BENCHMARK_GOLDEN)) {
   });
 }
 
-const HTTP_GOLDEN = "eee390dc98cce3bebb365cc5319d9145e8a269eb795769c85b961995bf8c526a";
+const HTTP_GOLDEN = "c5cc1b71ea3812135d0884c801be830f3c3a43c2c20d6395b88c236b3b2e1c03";
 
 test("http template (sidecar, 100 services): EDS of its EDS clusters unchanged", () => {
   xdsCaches.clear();

@@ -16,22 +16,22 @@ const SERVICES = 100;
 const GOLDEN: Record<string, { proxy: NodeType; cds: string; rds: string }> = {
   http: {
     proxy: "sidecar",
-    cds: "c66c35d366847e8496b626ca90939270b1b878fb5bcac292c2188fe544b212b1",
+    cds: "ff198a63c4b00a26e82c7f308d3786f4089abe170923e28e9faec3e13a9b1824",
     rds: "5bb17f6082204e11cc57c2a444a63a60e81eded13dc195620c19601b02775b84",
   },
   virtualservice: {
     proxy: "sidecar",
-    cds: "50846a737a3de2f9462dd168af2c041e9c2ab7392cbe19373eb19273b4bbcc25",
+    cds: "bbd8ed09493cabe569dc7bf1fbd91e1275a9f1edf86c0b8e89a05f6c2aca1d05",
     rds: "a5d61b30206e27eb6aa263940f605694b0e7867d4c7699e4d09b7255c1f5842b",
   },
   empty: {
     proxy: "sidecar",
-    cds: "5f0e6cff871e58dc0d84246ffccab7d7f9fe992d92832872be0e79fdbbd438cb",
+    cds: "6c49c91b8dc32d4e46ca0a9cbb8999e076e755665578527a53b5ee88ba31fbf7",
     rds: "cd97504a73dc38ade145ce01a4516cb5a588901bcb05ac06597dd5ede8706a59",
   },
   gateways: {
     proxy: "router",
-    cds: "6c03dac3e0eaa6db9bf0111bdef8206ae0009555f152f169850a00ccd51bc511",
+    cds: "ff0d5c8296291f43eb9afab6113b21bb82951e3239ad46e42f8bffa374b0c8ec",
     rds: "4312c497a80f3b25a2cea527d6f48d05750c8f6aa6110d2d41c2012d4a396f53",
   },
 };

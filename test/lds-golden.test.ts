@@ -12,11 +12,11 @@ import { goldenDigest } from "./golden-digest.ts";
 const SERVICES = 100;
 
 const GOLDEN: Record<string, string> = {
-  empty: "65bca6b50dd2366e6c98ed3fe7329779df7717a6ed746a67c58278fa3a7ccc79",
-  http: "0abcd364db81e8df713ceed8777a3d4f56541b326d49598a529fbd0cbb3c28e5",
-  tcp: "752114a00c731c4ad5f644f955b49b171bc9f6353571608877df1c09c76a61da",
-  "telemetry-api": "af38b2ec46582d9747d9dfd257c602f4024862738cb19cd1449adc2898a44e60",
-  gateways: "2a18f38de63f785a8ece31c371534f33a93f70c9ba815fa1f440999825a55a0f",
+  empty: "87573ec3d899c8ad6e22d37e1a41334b3c6d0df93dd55673318adafb14e5dd82",
+  http: "dd0912cffc4c75cdf527003d3cf3d0e751918a7fc9accee68fe395573fb1df7c",
+  tcp: "e483c570c9e1ea93a3227fc0ec0991aa86cc448328c9c81f8660cd7a6f55cafc",
+  "telemetry-api": "833f9b7ce7d27fafb2e1808daeb8e88a2e2b47eeee039456761559179a23e4e2",
+  gateways: "9154e516643945f376cb0f8b92fab969d601750214e1c9124dc6e3c7f2416ec7",
 };
 
 for (const [name, golden] of Object.entries(GOLDEN)) {

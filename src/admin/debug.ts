@@ -327,7 +327,13 @@ function syncz(all: readonly ConnectionStatus[], namespace: string): unknown[] {
 const GO_ZERO_TIME = "0001-01-01T00:00:00Z";
 
 /** Istio's HealthStatus numbers. */
-const HEALTH: Record<ServiceEndpoint["health"], number> = { Healthy: 1, UnHealthy: 2, Draining: 3, Terminating: 4 };
+const HEALTH: Record<ServiceEndpoint["health"], number> = {
+  Unknown: 0,
+  Healthy: 1,
+  UnHealthy: 2,
+  Draining: 3,
+  Terminating: 4,
+};
 
 /**
  * Istio's EndpointIndex.Shardz: hostname → namespace → {Shards: {"provider/cluster": endpoints},

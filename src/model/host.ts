@@ -8,6 +8,18 @@ export function isWildcard(host: string): boolean {
 }
 
 /** `host` is covered by `other`: equal, or under the wildcard `other` (Istio's SubsetOf). */
+/**
+ * Istio's host.Names order (MoreSpecific): non-wildcards before wildcards, longer before shorter,
+ * then alphabetically.
+ */
+export function compareHostSpecificity(a: string, b: string): number {
+  const wa = a.startsWith("*");
+  const wb = b.startsWith("*");
+  if (wa !== wb) return wa ? 1 : -1;
+  if (a.length !== b.length) return b.length - a.length;
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
 export function hostSubsetOf(host: string, other: string): boolean {
   if (isWildcard(host)) return isWildcard(other) && host.slice(1).endsWith(other.slice(1));
   if (isWildcard(other)) return host.endsWith(other.slice(1));

@@ -16,7 +16,15 @@ export type { EnvoyFilterIndex } from "./envoy-filter-index.ts";
 export { CA_SUFFIX, credentialResourceName } from "./gateway-credentials.ts";
 export type { MergedGateway, MergedPort, MergedServer, ServerPort, ServiceTarget } from "./gateway-merge.ts";
 export { gatewayRouteName, isHttpServer, isTlsServer } from "./gateway-merge.ts";
-export { hostSubsetOf, hostsMatch, isWildcard, MESH_GATEWAY, mostSpecificHostMatch, resolveShortName } from "./host.ts";
+export {
+  compareHostSpecificity,
+  hostSubsetOf,
+  hostsMatch,
+  isWildcard,
+  MESH_GATEWAY,
+  mostSpecificHostMatch,
+  resolveShortName,
+} from "./host.ts";
 export { type MeshNetworkGateway, resolvedGateways } from "./network-gateways.ts";
 export type { EffectiveMtls, MtlsMode, PeerAuthenticationIndex } from "./peer-authentication.ts";
 export * from "./proxy.ts";

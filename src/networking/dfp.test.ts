@@ -1,7 +1,7 @@
 // The dynamic forward proxy DNS caches: one per DYNAMIC_DNS wildcard host, and the ALLOW_ANY_DYNAMIC_DNS one.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { cluster, unpackAny, xdsType } from "../api/index.ts";
+import { caresDns, cluster, unpackAny } from "../api/index.ts";
 import type { ProxyNode } from "../model/proxy.ts";
 import { makeProxy } from "./cluster/fixtures.ts";
 import { allowAnyDnsCache, forwardProxyDnsCache, isDynamicForwardProxy } from "./dfp.ts";
@@ -34,10 +34,12 @@ test("with DNS capture the cache resolves through the agent's DNS proxy (localho
   const resolvers = (addr: string | undefined) => {
     const config = allowAnyDnsCache(proxyWith({ DNS_CAPTURE: true, DNS_PROXY_ADDR: addr })).typedDnsResolverConfig;
     assert.equal(config?.name, "envoy.network.dns_resolver.cares");
-    const struct = config?.typedConfig && unpackAny(config.typedConfig, xdsType.TypedStructSchema);
-    return struct?.value?.resolvers;
+    const cares = config?.typedConfig && unpackAny(config.typedConfig, caresDns.CaresDnsResolverConfigSchema);
+    return cares?.resolvers.map((r) =>
+      r.address.case === "socketAddress" ? `${r.address.value.address} ${r.address.value.portSpecifier.value}` : "",
+    );
   };
-  assert.deepEqual(resolvers("localhost:15053"), [{ socket_address: { address: "127.0.0.1", port_value: 15053 } }]);
-  assert.deepEqual(resolvers("[::1]:5353"), [{ socket_address: { address: "::1", port_value: 5353 } }]);
-  assert.deepEqual(resolvers(undefined), [{ socket_address: { address: "127.0.0.1", port_value: 15053 } }]);
+  assert.deepEqual(resolvers("localhost:15053"), ["127.0.0.1 15053"]);
+  assert.deepEqual(resolvers("[::1]:5353"), ["::1 5353"]);
+  assert.deepEqual(resolvers(undefined), ["127.0.0.1 15053"]);
 });

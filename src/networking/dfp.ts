@@ -3,11 +3,10 @@
 // of a service name one DNS cache, `<host>_dfp_dns_cache`, with one lookup family: Envoy shares caches
 // by name and rejects two configurations under one name.
 import { create } from "@bufbuild/protobuf";
-import { core, dfpCommon, packAny, xdsType } from "../api/index.ts";
+import { caresDns, core, dfpCommon, packAny } from "../api/index.ts";
 import type { ProxyNode } from "../model/proxy.ts";
 import type { Service } from "../registry/index.ts";
-import { CARES_CONFIG_TYPE_URL, CARES_DNS_RESOLVER, dnsLookupFamily } from "./cluster/dns.ts";
-import { typedStruct } from "./httpfilter/index.ts";
+import { CARES_DNS_RESOLVER, dnsLookupFamily } from "./cluster/dns.ts";
 
 export const DFP_CLUSTER_TYPE = "envoy.clusters.dynamic_forward_proxy";
 export const SNI_DFP_NETWORK_FILTER = "envoy.filters.network.sni_dynamic_forward_proxy";
@@ -45,8 +44,17 @@ export function allowAnyDnsCache(proxy: ProxyNode): dfpCommon.DnsCacheConfig {
   cache.typedDnsResolverConfig = create(core.TypedExtensionConfigSchema, {
     name: CARES_DNS_RESOLVER,
     typedConfig: packAny(
-      xdsType.TypedStructSchema,
-      typedStruct(CARES_CONFIG_TYPE_URL, { resolvers: [{ socket_address: { address: host, port_value: port } }] }),
+      caresDns.CaresDnsResolverConfigSchema,
+      create(caresDns.CaresDnsResolverConfigSchema, {
+        resolvers: [
+          {
+            address: {
+              case: "socketAddress",
+              value: { address: host, portSpecifier: { case: "portValue", value: port } },
+            },
+          },
+        ],
+      }),
     ),
   });
   return cache;

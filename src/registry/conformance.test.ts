@@ -45,7 +45,7 @@ test("se-example.yaml: inline endpoints with named ports, VIPs, DNS hosts, unix 
       servicePortName: "tcplocal",
       address: "10.12.0.1",
       port: 21200,
-      health: "Healthy",
+      health: "Unknown",
       labels: { "topology.istio.io/cluster": "Kubernetes" },
       serviceAccount: "",
       identity: "",

@@ -250,7 +250,8 @@ function selectedEntryEndpoints(
         servicePortName: servicePort.name,
         address: workload.address,
         port,
-        health: "Healthy",
+        // A WorkloadEntry's endpoint carries no health (Istio's serviceentry controller sets none).
+        health: "Unknown",
       };
       endpoints.push(endpointOf(ctx, target, workload, options));
     }

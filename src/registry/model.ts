@@ -74,8 +74,11 @@ export interface Service {
   autoAllocatedAddresses?: string[];
 }
 
-/** EndpointSlice conditions as Istio reads them (model.HealthStatus). */
-export type HealthStatus = "Healthy" | "UnHealthy" | "Draining" | "Terminating";
+/**
+ * EndpointSlice conditions as Istio reads them (model.HealthStatus); "Unknown" for ServiceEntry
+ * endpoints, which carry no health (Envoy's UNKNOWN, counted as healthy).
+ */
+export type HealthStatus = "Unknown" | "Healthy" | "UnHealthy" | "Draining" | "Terminating";
 
 /** A Pod or a WorkloadEntry: something that can serve services, before any service port is applied. */
 export interface WorkloadInstance {

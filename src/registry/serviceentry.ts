@@ -185,7 +185,7 @@ export function serviceEntryEndpoints(
         namespace: service.namespace,
         servicePort: port.number,
         servicePortName: port.name,
-        health: "Healthy" as const,
+        health: "Unknown" as const,
       };
       if (selected === "host") {
         // A DNS ServiceEntry without endpoints resolves its own host; the entry is its workload.
@@ -199,7 +199,9 @@ export function serviceEntryEndpoints(
         continue;
       }
       for (const workload of selected) {
-        const target = { ...base, ...workloadTarget(workload, port) };
+        // A Pod's endpoint has its readiness; a WorkloadEntry's (and an inline one's) carries none (Istio).
+        const health = workload.kind === "Pod" ? ("Healthy" as const) : base.health;
+        const target = { ...base, health, ...workloadTarget(workload, port) };
         endpoints.push(endpointOf(ctx, target, workload, mesh));
       }
     }

@@ -113,7 +113,7 @@ export async function startDiscovery(options: DiscoveryOptions): Promise<Discove
     generators.register(TypeUrl.NameTable, ndsGenerator(options.endpoints));
     generators.register(TypeUrl.ExtensionConfiguration, ecdsGenerator(secrets));
     // Proxyless gRPC (GENERATOR=grpc): its own LDS, RDS and CDS; EDS is the one above.
-    registerGrpcGenerators(generators);
+    registerGrpcGenerators(generators, options.endpoints);
   }
   await loadGeneratorPlugins(options.plugins, generators);
   if (options.plugins.length > 0)

@@ -6,11 +6,9 @@ import { fromBinary } from "@bufbuild/protobuf";
 import type { Any } from "@bufbuild/protobuf/wkt";
 import { registry } from "../../src/api/index.ts";
 import { checkMessage, type Violation } from "../../src/api/pgv/index.ts";
-import { CARES_CONFIG_TYPE_URL } from "../../src/networking/cluster/dns.ts";
-import { PROXY_PROTOCOL_UPSTREAM_TYPE_URL } from "../../src/networking/cluster/proxyprotocol.ts";
 import { TYPED_STRUCT_ONLY_TYPE_URLS } from "../../src/networking/httpfilter/index.ts";
 
-const UNCHECKABLE = [...TYPED_STRUCT_ONLY_TYPE_URLS, CARES_CONFIG_TYPE_URL, PROXY_PROTOCOL_UPSTREAM_TYPE_URL];
+const UNCHECKABLE = [...TYPED_STRUCT_ONLY_TYPE_URLS];
 
 /** Violations of one message. */
 export function violations(schema: DescMessage, message: Message): Violation[] {

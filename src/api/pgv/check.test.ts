@@ -40,6 +40,7 @@ import {
   tls,
   tlsInspector,
   typeUrl,
+  udpaType,
   xdsType,
 } from "../index.ts";
 import { checkMessage, type Violation } from "./index.ts";
@@ -415,7 +416,10 @@ describe("PGV checker on broken Envoy resources", () => {
         { name: "a", configType: { case: "typedConfig", value: typedStruct(typeUrl(router.RouterSchema)) } },
         {
           name: "b",
-          configType: { case: "typedConfig", value: typedStruct("type.googleapis.com/stats.PluginConfig") },
+          configType: {
+            case: "typedConfig",
+            value: typedStruct("type.googleapis.com/io.istio.http.peer_metadata.Config"),
+          },
         },
       ],
     });
@@ -423,6 +427,25 @@ describe("PGV checker on broken Envoy resources", () => {
       "http_filters[0].typed_config.value.strict_check_headers[0] string.in",
       "http_filters[1].typed_config.type_url any.known_type",
     ]);
+  });
+
+  it("reads istiod's older udpa.type.v1.TypedStruct the same way", () => {
+    const found = violations(hcm.HttpConnectionManagerSchema, {
+      ...hcmInit("x"),
+      httpFilters: [
+        {
+          name: "a",
+          configType: {
+            case: "typedConfig",
+            value: any(udpaType.TypedStructSchema, {
+              typeUrl: typeUrl(router.RouterSchema),
+              value: { strict_check_headers: ["x-bogus"] },
+            }),
+          },
+        },
+      ],
+    });
+    assert.deepEqual(rules(found), ["http_filters[0].typed_config.value.strict_check_headers[0] string.in"]);
   });
 
   it("reports durations Envoy refuses whatever the field's rules: negative or beyond 10000 years", () => {

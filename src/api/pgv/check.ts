@@ -671,7 +671,8 @@ class Checker {
       this.add(path, "any.decode", `payload does not decode as ${schema.typeName}: ${(err as Error).message}`);
       return;
     }
-    if (schema.typeName === "xds.type.v3.TypedStruct") {
+    // Envoy reads the older udpa.type.v1.TypedStruct (istiod's) the same as xds.type.v3's.
+    if (schema.typeName === "xds.type.v3.TypedStruct" || schema.typeName === "udpa.type.v1.TypedStruct") {
       this.typedStruct(payload as Message & { typeUrl: string; value?: JsonValue }, path);
       return;
     }

@@ -1,17 +1,13 @@
 // DNS settings of STRICT_DNS and LOGICAL_DNS clusters (Istio's ClusterBuilder.buildCluster): lookup
 // family from the proxy's addresses, the mesh refresh rate, DNS TTLs respected, and the c-ares resolver
-// with Istio's 100 UDP queries per resolver (PILOT_DNS_CARES_UDP_MAX_QUERIES). The c-ares config proto
-// is not among Sluice's generated bindings, so it goes as a TypedStruct.
+// with Istio's 100 UDP queries per resolver (PILOT_DNS_CARES_UDP_MAX_QUERIES).
 import { isIP } from "node:net";
 import { create } from "@bufbuild/protobuf";
-import { cluster, core, packAny, xdsType } from "../../api/index.ts";
+import { caresDns, cluster, core, packAny } from "../../api/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
 import { durationFromSeconds, toDuration } from "../duration.ts";
-import { typedStruct } from "../httpfilter/index.ts";
 
 export const CARES_DNS_RESOLVER = "envoy.network.dns_resolver.cares";
-export const CARES_CONFIG_TYPE_URL =
-  "type.googleapis.com/envoy.extensions.network.dns_resolver.cares.v3.CaresDnsResolverConfig";
 const CARES_UDP_MAX_QUERIES = 100;
 
 export function applyDnsSettings(draft: cluster.Cluster, proxyIps: readonly string[], mesh: MeshConfig): void {
@@ -21,8 +17,8 @@ export function applyDnsSettings(draft: cluster.Cluster, proxyIps: readonly stri
   draft.typedDnsResolverConfig = create(core.TypedExtensionConfigSchema, {
     name: CARES_DNS_RESOLVER,
     typedConfig: packAny(
-      xdsType.TypedStructSchema,
-      typedStruct(CARES_CONFIG_TYPE_URL, { udp_max_queries: CARES_UDP_MAX_QUERIES }),
+      caresDns.CaresDnsResolverConfigSchema,
+      create(caresDns.CaresDnsResolverConfigSchema, { udpMaxQueries: CARES_UDP_MAX_QUERIES }),
     ),
   });
 }

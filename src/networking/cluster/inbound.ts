@@ -106,9 +106,12 @@ export function buildInboundCluster(input: InboundClusterInput): cluster.Cluster
   const services = input.services[0]?.meshExternal
     ? []
     : input.services.filter((s, i) => input.services.findIndex((o) => o.hostname === s.hostname) === i);
-  draft.metadata = metadataMessage(
-    istioClusterMetadata({ services, destinationRule: rule?.spec.trafficPolicy ? rule : undefined }),
-  );
+  const filterMetadata = istioClusterMetadata({
+    services,
+    destinationRule: rule?.spec.trafficPolicy ? rule : undefined,
+  });
+  // Nothing to say (no service, no rule): no metadata at all, as Istio leaves it.
+  if (Object.keys(filterMetadata.istio).length > 0) draft.metadata = metadataMessage(filterMetadata);
   return draft;
 }
 

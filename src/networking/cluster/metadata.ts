@@ -78,7 +78,8 @@ function serviceMetadata(
   subset: string,
   alpnOverride: boolean,
 ): core.Metadata {
-  const external = service.meshExternal;
+  // Only the service's main cluster says so, not its subsets' (ClusterBuilder.buildCluster).
+  const external = service.meshExternal && subset === "";
   const filterMetadata = istioClusterMetadata({ services: [service], destinationRule, subset, alpnOverride, external });
   return preEncoded(core.MetadataSchema, metadataMessage(filterMetadata));
 }

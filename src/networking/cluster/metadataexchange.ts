@@ -3,8 +3,8 @@
 // `istio-peer-exchange` ALPN. Its config type is istio-proxy's own, sent as a TypedStruct.
 import { create } from "@bufbuild/protobuf";
 import { preEncoded } from "../../api/binary-encoder.ts";
-import { cluster, packAny, xdsType } from "../../api/index.ts";
-import { TCP_METADATA_EXCHANGE_TYPE_URL, typedStruct } from "../httpfilter/index.ts";
+import { cluster } from "../../api/index.ts";
+import { istioTypedStruct, TCP_METADATA_EXCHANGE_TYPE_URL } from "../httpfilter/index.ts";
 
 export const METADATA_EXCHANGE_CLUSTER_FILTER = "istio.metadata_exchange";
 
@@ -13,9 +13,9 @@ export const TCP_CLUSTER_METADATA_EXCHANGE: cluster.Filter = preEncoded(
   cluster.FilterSchema,
   create(cluster.FilterSchema, {
     name: METADATA_EXCHANGE_CLUSTER_FILTER,
-    typedConfig: packAny(
-      xdsType.TypedStructSchema,
-      typedStruct(TCP_METADATA_EXCHANGE_TYPE_URL, { protocol: "istio-peer-exchange", enable_discovery: true }),
-    ),
+    typedConfig: istioTypedStruct(TCP_METADATA_EXCHANGE_TYPE_URL, {
+      protocol: "istio-peer-exchange",
+      enable_discovery: true,
+    }),
   }),
 );

@@ -168,9 +168,13 @@ function buildOne(
   const http: HttpOptionsDraft = {};
   if (isHttp2Protocol(port.protocol)) http.upstream = "http2";
   else if (proxy.type === "sidecar" && port.protocol === "UnsupportedProtocol") http.upstream = "downstream";
-  applyConnectionPool(draft, http, policy?.connectionPool, mesh, policy?.retryBudget);
+  // Before the connection pool, whose HTTP/2 settings (maxConcurrentStreams) need the upgrade (applyH2Upgrade).
   if (shouldUpgradeToH2(port, policy?.connectionPool, mesh)) http.upstream = "http2";
+  applyConnectionPool(draft, http, policy?.connectionPool, mesh, policy?.retryBudget);
   applyOutlierDetection(draft, common, policy?.outlierDetection);
+  // Istio sends unhealthy endpoints by default (PILOT_AUTO_SEND_UNHEALTHY_ENDPOINTS), so Envoy's panic
+  // mode, which would route to them, is off unless outlier detection set a threshold.
+  common.healthyPanicThreshold ??= { value: 0 };
   applyLocalityWeightedConfig(draft, common, localityLbSetting(mesh, policy?.loadBalancer?.localityLbSetting));
   applyLoadBalancer(draft, policy?.loadBalancer, input.redisFilter === true && port.protocol === "Redis");
 

@@ -1,16 +1,12 @@
 // DestinationRule proxyProtocol: the upstream connection starts with a PROXY protocol header (Istio's
 // applyUpstreamProxyProtocol), by wrapping the cluster's transport socket(s), or plaintext when there is
-// none, in envoy.transport_sockets.upstream_proxy_protocol. Its proto is not among Sluice's generated
-// bindings, so the config goes as a TypedStruct, which Envoy decodes as the named type.
-import { create, type JsonObject, toJson } from "@bufbuild/protobuf";
-import { cluster, core, packAny, registry, xdsType } from "../../api/index.ts";
+// none, in envoy.transport_sockets.upstream_proxy_protocol.
+import { create } from "@bufbuild/protobuf";
+import { cluster, core, packAny, upstreamProxyProtocol } from "../../api/index.ts";
 import type { DestinationRuleTrafficPolicyProxyProtocol } from "../../config/types/index.ts";
-import { typedStruct } from "../httpfilter/index.ts";
-import { RAW_BUFFER_SOCKET } from "./tls.ts";
+import { INNER_RAW_BUFFER_SOCKET } from "./tls.ts";
 
 export const UPSTREAM_PROXY_PROTOCOL_SOCKET = "envoy.transport_sockets.upstream_proxy_protocol";
-export const PROXY_PROTOCOL_UPSTREAM_TYPE_URL =
-  "type.googleapis.com/envoy.extensions.transport_sockets.proxy_protocol.v3.ProxyProtocolUpstreamTransport";
 
 export function applyUpstreamProxyProtocol(
   draft: cluster.Cluster,
@@ -30,17 +26,17 @@ export function applyUpstreamProxyProtocol(
     );
     return;
   }
-  draft.transportSocket = wrap(draft.transportSocket ?? RAW_BUFFER_SOCKET, version);
+  draft.transportSocket = wrap(draft.transportSocket ?? INNER_RAW_BUFFER_SOCKET, version);
 }
 
 function wrap(inner: core.TransportSocket, version: "V1" | "V2"): core.TransportSocket {
-  const innerJson = toJson(core.TransportSocketSchema, inner, { registry, useProtoFieldName: true }) as JsonObject;
-  const config = typedStruct(PROXY_PROTOCOL_UPSTREAM_TYPE_URL, {
-    config: version === "V2" ? { version: "V2" } : {},
-    transport_socket: innerJson,
+  const schema = upstreamProxyProtocol.ProxyProtocolUpstreamTransportSchema;
+  const config = create(schema, {
+    config: { version: version === "V2" ? core.ProxyProtocolConfig_Version.V2 : core.ProxyProtocolConfig_Version.V1 },
+    transportSocket: inner,
   });
   return create(core.TransportSocketSchema, {
     name: UPSTREAM_PROXY_PROTOCOL_SOCKET,
-    configType: { case: "typedConfig", value: packAny(xdsType.TypedStructSchema, config) },
+    configType: { case: "typedConfig", value: packAny(schema, config) },
   });
 }

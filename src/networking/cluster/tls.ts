@@ -287,8 +287,13 @@ export function expandTrustDomains(sans: readonly string[], mesh: MeshConfig): s
   return [...out].sort();
 }
 
-/** A secret the agent serves over SDS on the `sds-grpc` bootstrap cluster (Istio's ConstructSdsSecretConfig). */
+/**
+ * A secret the agent serves over SDS on the `sds-grpc` bootstrap cluster (Istio's ConstructSdsSecretConfig):
+ * only the workload's own certificate and root wait for it without timeout (initial_fetch_timeout 0s);
+ * a file-mounted one keeps Envoy's default.
+ */
 export function agentSdsSecret(name: string): SdsSecretConfigInit {
+  const workloadSecret = name === "default" || name === "ROOTCA";
   return {
     name,
     sdsConfig: {
@@ -301,7 +306,7 @@ export function agentSdsSecret(name: string): SdsSecretConfigInit {
           grpcServices: [{ targetSpecifier: { case: "envoyGrpc", value: { clusterName: SDS_CLUSTER } } }],
         },
       },
-      initialFetchTimeout: {},
+      initialFetchTimeout: workloadSecret ? {} : undefined,
       resourceApiVersion: core.ApiVersion.V3,
     },
   };
@@ -328,6 +333,9 @@ const RAW_BUFFER_CONFIG = packAny(rawBuffer.RawBufferSchema, create(rawBuffer.Ra
 
 /** The plaintext socket, the same message for every cluster. */
 export const RAW_BUFFER_SOCKET = transportSocketMessage(RAW_BUFFER_TRANSPORT_SOCKET, RAW_BUFFER_CONFIG);
+
+/** The plaintext socket named as Istio's util.RawBufferTransport names it (inside wrapping sockets). */
+export const INNER_RAW_BUFFER_SOCKET = transportSocketMessage("raw_buffer", RAW_BUFFER_CONFIG);
 
 /** Auto mTLS's match of Istio endpoints, the same (never changed) struct for every cluster. */
 const TLS_MODE_ISTIO = preEncoded("google.protobuf.Struct", { tlsMode: "istio" });

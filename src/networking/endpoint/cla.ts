@@ -8,7 +8,7 @@ import type { Labels } from "../../krt/index.ts";
 import type { ProxyNode } from "../../model/proxy.ts";
 import type { ServiceEndpoint } from "../../registry/index.ts";
 import { buildLbEndpoint } from "./lbendpoint.ts";
-import { applyLocalityLb, groupByLocality, localityLbEndpoints, localityLbSetting } from "./locality.ts";
+import { applyLocalityLb, groupByLocality, localityLbEndpoints, localityLbSetting, parseLocality } from "./locality.ts";
 import { type NetworkGateways, networkMembers } from "./network.ts";
 import { selectEndpoints } from "./subset-filter.ts";
 
@@ -57,18 +57,21 @@ export function localityGroups(input: EndpointsInput): endpoint.LocalityLbEndpoi
   // REQUESTED_NETWORK_VIEW limits the proxy to those networks (and endpoints with none).
   const view = input.proxy.metadata.REQUESTED_NETWORK_VIEW ?? [];
   const visible = (ep: ServiceEndpoint) => view.length === 0 || ep.network === "" || view.includes(ep.network);
-  const selected = selectEndpoints(input.endpoints, input).filter(
+  // Istio sends not-ready endpoints as UNHEALTHY (PILOT_AUTO_SEND_UNHEALTHY_ENDPOINTS) unless outlier
+  // detection keeps a minimum healthy percentage (supportsUnhealthyEndpoints).
+  const includeUnhealthy = input.includeUnhealthy ?? !((input.policy?.outlierDetection?.minHealthPercent ?? 0) > 0);
+  const selected = selectEndpoints(input.endpoints, { ...input, includeUnhealthy }).filter(
     (ep) =>
       visible(ep) &&
       (!input.clusterLocal || ep.clusterId === input.proxy.clusterId) &&
       // An endpoint without an address can only be reached through its network's gateway.
-      (ep.address !== "" || ep.network !== proxyNetwork) &&
-      (!input.mtlsCapableOnly || (ep.tlsMode === "istio" && !mtlsDisabled(ep))),
+      (ep.address !== "" || ep.network !== proxyNetwork),
   );
   if (selected.length === 0) return [];
+  const kept = input.mtlsCapableOnly ? selected.filter((ep) => ep.tlsMode === "istio" && !mtlsDisabled(ep)) : selected;
 
   const byLocality = new Map<string, ServiceEndpoint[]>();
-  for (const ep of selected) {
+  for (const ep of kept) {
     const list = byLocality.get(ep.locality);
     if (list) list.push(ep);
     else byLocality.set(ep.locality, [ep]);
@@ -89,5 +92,16 @@ export function localityGroups(input: EndpointsInput): endpoint.LocalityLbEndpoi
     proxyLabels: input.proxy.labels,
     skipFailoverPriority: input.inline,
   });
+  if (input.mtlsCapableOnly) {
+    // Istio drops the endpoints without mTLS after grouping them (EndpointsWithMTLSFilter): a locality
+    // left without any stays, empty and without weight.
+    const present = new Set(kept.map((ep) => ep.locality));
+    const emptied = [...new Set(selected.map((ep) => ep.locality))].filter((l) => !present.has(l));
+    for (const label of emptied)
+      groups.push({ locality: parseLocality(label), members: [], weight: undefined, priority: 0 });
+    groups.sort((a, b) => localityLabel(a.locality).localeCompare(localityLabel(b.locality)));
+  }
   return localityLbEndpoints(groups);
 }
+
+const localityLabel = (l: { region: string; zone: string; subZone: string }) => `${l.region}/${l.zone}/${l.subZone}`;

@@ -30,10 +30,14 @@ export function envoyHealth(health: HealthStatus): core.HealthStatus {
   }
 }
 
-/** An Envoy address: a socket address, or a pipe for `unix://` endpoints. */
+/**
+ * An Envoy address: a socket address, or a pipe for a unix socket (an address without port, as the
+ * registry keeps unix endpoints, or one still written `unix://`), as Istio's util.BuildAddress.
+ */
 export function endpointAddress(address: string, port: number): core.Address {
-  if (address.startsWith("unix://")) {
-    const pipe: core.Pipe = { $typeName: "envoy.config.core.v3.Pipe", path: address.slice(7), mode: 0 };
+  if (port === 0 || address.startsWith("unix://")) {
+    const path = address.startsWith("unix://") ? address.slice(7) : address;
+    const pipe: core.Pipe = { $typeName: "envoy.config.core.v3.Pipe", path, mode: 0 };
     return { $typeName: "envoy.config.core.v3.Address", address: { case: "pipe", value: pipe } };
   }
   const socketAddress: core.SocketAddress = {

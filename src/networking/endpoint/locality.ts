@@ -21,8 +21,8 @@ export interface GroupMember {
 export interface LocalityGroup {
   locality: Locality;
   members: GroupMember[];
-  /** The group's weight: the sum of its members' unless `distribute` set it. */
-  weight: number;
+  /** The group's weight: the sum of its members' unless `distribute` set it; none for a group left empty. */
+  weight: number | undefined;
   priority: number;
 }
 
@@ -121,11 +121,11 @@ function applyDistribute(groups: LocalityGroup[], proxy: Locality, distribute: r
     let total = 0;
     for (const i of matched) {
       unmatched.delete(i);
-      total += groups[i].weight;
+      total += groups[i].weight ?? 0;
     }
     // A wildcard target shares its weight among the localities it matches, in proportion to theirs.
     for (const i of matched) {
-      const share = (groups[i].weight * weight) / total;
+      const share = ((groups[i].weight ?? 0) * weight) / total;
       if (share > 0) weights.set(i, Math.ceil(share));
     }
   }

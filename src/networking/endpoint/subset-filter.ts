@@ -28,6 +28,7 @@ export function selectEndpoints(
 
 function healthAllowed(health: HealthStatus, selection: EndpointSelection): boolean {
   switch (health) {
+    case "Unknown":
     case "Healthy":
       return true;
     case "UnHealthy":

@@ -3,8 +3,6 @@
 // checker cannot know them; tests accept exactly these (see pgv.ts).
 export const PEER_METADATA_TYPE_URL = "type.googleapis.com/io.istio.http.peer_metadata.Config";
 export const TCP_METADATA_EXCHANGE_TYPE_URL = "type.googleapis.com/envoy.tcp.metadataexchange.config.MetadataExchange";
-export const ALPN_TYPE_URL = "type.googleapis.com/istio.envoy.config.filter.http.alpn.v2alpha1.FilterConfig";
-export const STATS_TYPE_URL = "type.googleapis.com/stats.PluginConfig";
 // Envoy's contrib MySQL proxy network filter (networking/listener/protocol-filters.ts).
 export const MYSQL_PROXY_TYPE_URL = "type.googleapis.com/envoy.extensions.filters.network.mysql_proxy.v3.MySQLProxy";
 // Telemetry API providers (networking/telemetry): the OpenTelemetry access logger, the CEL access log
@@ -23,8 +21,6 @@ export const TRACER_TYPE_URLS = {
 export const TYPED_STRUCT_ONLY_TYPE_URLS: ReadonlySet<string> = new Set([
   PEER_METADATA_TYPE_URL,
   TCP_METADATA_EXCHANGE_TYPE_URL,
-  ALPN_TYPE_URL,
-  STATS_TYPE_URL,
   MYSQL_PROXY_TYPE_URL,
   OTEL_ACCESS_LOG_TYPE_URL,
   CEL_FILTER_TYPE_URL,

@@ -1,6 +1,7 @@
 // HTTP filters of the HTTP connection manager: one file per filter, one ordered registry, router last.
 
 export * from "./extension-types.ts";
+export { statsPluginConfig } from "./istio-stats.ts";
 export { envoyViolations } from "./pgv.ts";
 export { buildHttpFilters, HTTP_FILTERS } from "./registry.ts";
 export { ROUTER_FILTER } from "./router.ts";
@@ -11,5 +12,5 @@ export {
   statefulSessionConfig,
   statefulSessionPerRoute,
 } from "./stateful-session.ts";
-export { typedStruct } from "./typed.ts";
+export { istioTypedStruct, typedStruct } from "./typed.ts";
 export type { HttpFilterContext, HttpFilterPlugin, ListenerClass } from "./types.ts";

@@ -1,6 +1,7 @@
 // Small constructors shared by the HTTP filter files.
 import { create, type DescMessage, type JsonObject, type MessageShape } from "@bufbuild/protobuf";
-import { hcm, packAny, xdsType } from "../../api/index.ts";
+import type { Any } from "@bufbuild/protobuf/wkt";
+import { hcm, packAny, udpaType, xdsType } from "../../api/index.ts";
 
 /** An HTTP filter whose config is `message`. */
 export function typedHttpFilter<Desc extends DescMessage>(
@@ -16,7 +17,18 @@ export function typedHttpFilter<Desc extends DescMessage>(
  * TypedStruct, as Istio sends it: Envoy (istio-proxy) decodes the JSON value as the named type.
  */
 export function typedStructHttpFilter(name: string, typeUrl: string, value: JsonObject): hcm.HttpFilter {
-  return typedHttpFilter(name, xdsType.TypedStructSchema, typedStruct(typeUrl, value));
+  return create(hcm.HttpFilterSchema, {
+    name,
+    configType: { case: "typedConfig", value: istioTypedStruct(typeUrl, value) },
+  });
+}
+
+/**
+ * The config of one of istio-proxy's own filters as istiod packs it (protoconv.TypedStructWithFields):
+ * an Any holding the older udpa.type.v1.TypedStruct, which Envoy reads the same as xds.type.v3's.
+ */
+export function istioTypedStruct(typeUrl: string, value: JsonObject): Any {
+  return packAny(udpaType.TypedStructSchema, create(udpaType.TypedStructSchema, { typeUrl, value }));
 }
 
 export function typedStruct(typeUrl: string, value: JsonObject): xdsType.TypedStruct {

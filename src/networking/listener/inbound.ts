@@ -6,6 +6,7 @@ import { create } from "@bufbuild/protobuf";
 import { DurationSchema } from "@bufbuild/protobuf/wkt";
 import { core, listener, route } from "../../api/index.ts";
 import type { ServerTlsSettings } from "../../config/types/index.ts";
+import type { ProxyNode } from "../../model/proxy.ts";
 import type { PushStatusReporter } from "../../model/push-status.ts";
 import type { ServiceProtocol } from "../../registry/index.ts";
 import { buildTcpAuthzFilters } from "../authz/index.ts";
@@ -14,6 +15,7 @@ import { WASM_PHASES, type WasmPhase, wasmNetworkFilters } from "../wasm/index.t
 import { buildListenerAccessLogs } from "./accesslog.ts";
 import {
   connectionBalance,
+  isGlobalUnicast,
   listenerName,
   protocolDetectionTimeout,
   socketAddress,
@@ -48,6 +50,11 @@ export interface InboundPort {
   /** Sidecar ingress `bind` for such a listener (default: the pod's IP). */
   bind?: string;
   /**
+   * The Sidecar whose ingress declares the port: its chains bind to the pod's IP when `bind` is unset
+   * and name the Sidecar in their metadata (Istio's inboundChainConfig.configMetadata).
+   */
+  sidecar?: { name: string; namespace: string };
+  /**
    * Sidecar ingress `tls` (ENABLE_TLS_ON_SIDECAR_INGRESS): the sidecar terminates the application's own
    * TLS. Used only where the port's mTLS mode is DISABLE, as in Istio.
    */
@@ -81,6 +88,8 @@ interface ChainConfig {
   cluster: string;
   passthrough: boolean;
   bind: string;
+  /** `filter_metadata.istio.config` of the chains: the Sidecar that declared the port. */
+  configPath?: string;
 }
 
 /** virtualInbound (or per-port listeners under interception NONE). */
@@ -98,7 +107,7 @@ export function buildSidecarInboundListeners(input: SidecarInboundInput): listen
     ...passthroughChains(input, bind),
     ...ports
       .filter((port) => !port.bindToPort)
-      .flatMap((port) => portChains(input, portConfig(port, bind), portMode(input, port))),
+      .flatMap((port) => portChains(input, portConfig(port, bind, input.proxy), portMode(input, port))),
   ];
   const virtual = buildVirtualInboundListener(input, chains);
   return virtual ? [virtual, ...boundListeners] : boundListeners;
@@ -142,7 +151,8 @@ export function reportInboundConflicts(
   );
 }
 
-function portConfig(port: InboundPort, bind: string): ChainConfig {
+function portConfig(port: InboundPort, bind: string, proxy: ProxyNode): ChainConfig {
+  const sidecar = port.sidecar;
   return {
     targetPort: port.targetPort,
     servicePort: port.servicePort,
@@ -150,8 +160,12 @@ function portConfig(port: InboundPort, bind: string): ChainConfig {
     hostname: port.hostname,
     cluster: `inbound|${port.targetPort}||`,
     passthrough: false,
-    bind,
+    // A Sidecar's ingress port binds where it says, else to the pod's IP (getSidecarInboundBindIPs).
+    bind: sidecar ? port.bind || proxy.ipAddresses.find(isGlobalUnicast) || bind : bind,
     tls: port.tls,
+    configPath: sidecar
+      ? `/apis/networking.istio.io/v1/namespaces/${sidecar.namespace}/sidecar/${sidecar.name}`
+      : undefined,
   };
 }
 
@@ -169,7 +183,7 @@ function passthroughConfig(targetPort: number, bind: string): ChainConfig {
 
 /** A real listener for one port, bound to the workload's address: nothing redirects traffic to 15006. */
 function boundListener(input: SidecarInboundInput, port: InboundPort, bind: string): listener.Listener {
-  const chains = portChains(input, portConfig(port, bind), portMode(input, port));
+  const chains = portChains(input, { ...portConfig(port, bind, input.proxy), bind }, portMode(input, port));
   return create(listener.ListenerSchema, {
     name: listenerName(bind, port.targetPort),
     address: socketAddress(bind, port.targetPort),
@@ -252,6 +266,9 @@ function chainFor(
   if (config.targetPort > 0) match.destinationPort = config.targetPort;
   const chain = newFilterChain(filters, chainName(config, option.http));
   chain.filterChainMatch = match;
+  if (config.configPath) {
+    chain.metadata = create(core.MetadataSchema, { filterMetadata: { istio: { config: config.configPath } } });
+  }
   if (option.mtls) {
     chain.transportSocket = downstreamTlsSocket(
       inboundMtlsContext(option.http ? "http" : "tcp", input.mesh, input.trustDomains),

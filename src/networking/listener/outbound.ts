@@ -7,7 +7,7 @@ import { create } from "@bufbuild/protobuf";
 import { DurationSchema } from "@bufbuild/protobuf/wkt";
 import { core, type hcm, listener, packAny, sniDfp } from "../../api/index.ts";
 import { parseProtocol } from "../../config/index.ts";
-import type { SidecarEgress } from "../../config/types/index.ts";
+import type { Destination, SidecarEgress } from "../../config/types/index.ts";
 import { hostsMatch, resolveShortName } from "../../model/index.ts";
 import type { Service, ServiceProtocol } from "../../registry/index.ts";
 import { allowAnyDnsCache, forwardProxyDnsCache, isDynamicForwardProxy, SNI_DFP_NETWORK_FILTER } from "../dfp.ts";
@@ -54,6 +54,8 @@ export interface SidecarOutboundInput extends ListenerEnv {
   endpointAddressesFor?: (service: Service, port: number) => readonly string[];
   /** REGISTRY_ONLY after Sidecar outboundTrafficPolicy (default: the mesh's). */
   registryOnly?: boolean;
+  /** Sidecar outboundTrafficPolicy egressProxy (ALLOW_ANY): the catch-all's destination. */
+  egressProxy?: Destination;
   /** A Prometheus metrics provider applies: istio.stats on chains. */
   prometheusStats?: boolean;
   /** The cluster DNS suffix that short VirtualService hosts resolve under. */
@@ -97,6 +99,7 @@ export function buildSidecarOutboundListeners(input: SidecarOutboundInput): list
   if (httpProxy) listeners.push(httpProxy);
   const virtual = buildVirtualOutboundListener(input, {
     registryOnly: input.registryOnly,
+    egressProxy: input.egressProxy,
     prometheusStats: input.prometheusStats,
     allowAnyDynamicDns: input.allowAnyDynamicDns,
   });
@@ -176,9 +179,10 @@ function bindsFor(
     // no endpoints (or one that selects workloads) gets nothing until it has some.
     return service.registry === "External" && service.selector === null ? [{ bind: wildcard, cidrs: [] }] : [];
   }
+  // Istio makes a service of each address of a ServiceEntry (convertServices): each listens apart.
+  const addresses = service.registry === "External" && service.addresses.length > 1 ? service.addresses : [address];
   // A CIDR address: the wildcard listener, matched by destination prefix.
-  if (address.includes("/")) return [{ bind: wildcard, cidrs: [address] }];
-  return [{ bind: address, cidrs: [] }];
+  return addresses.map((a) => (a.includes("/") ? { bind: wildcard, cidrs: [a] } : { bind: a, cidrs: [] }));
 }
 
 const SERVER_FIRST: ReadonlySet<ServiceProtocol> = new Set(["Mongo", "MySQL"]);
@@ -602,7 +606,11 @@ function listenerFromEntry(
     l.defaultFilterChain = defaultChain;
   } else {
     l.defaultFilterChain = newFilterChain(
-      catchAllTcpFilters(input, { registryOnly: input.registryOnly, prometheusStats: input.prometheusStats }),
+      catchAllTcpFilters(input, {
+        registryOnly: input.registryOnly,
+        egressProxy: input.egressProxy,
+        prometheusStats: input.prometheusStats,
+      }),
       "PassthroughFilterChain",
     );
     l.defaultFilterChain.filterChainMatch = newFilterChainMatch();

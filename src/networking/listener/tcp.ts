@@ -1,15 +1,15 @@
 // TCP filter stacks (networkfilter.go): tcp_proxy to one cluster or weighted clusters, behind the
 // metadata exchange, authorization and stats network filters where they apply.
 import { create, type JsonObject } from "@bufbuild/protobuf";
-import { envoyType, type listener, packAny, tcpProxy, xdsType } from "../../api/index.ts";
+import { envoyType, type listener, packAny, tcpProxy } from "../../api/index.ts";
 import type { DestinationRuleSpec, VirtualServiceTcpRoute } from "../../config/types/index.ts";
 import type { Service, ServiceProtocol } from "../../registry/index.ts";
 import { toDuration } from "../duration.ts";
 import {
+  istioTypedStruct,
   type ListenerClass,
-  STATS_TYPE_URL,
+  statsPluginConfig,
   TCP_METADATA_EXCHANGE_TYPE_URL,
-  typedStruct,
 } from "../httpfilter/index.ts";
 import type { ProxyTelemetry } from "../telemetry/index.ts";
 import { buildAccessLogs } from "./accesslog.ts";
@@ -146,10 +146,7 @@ export const BLACKHOLE_TCP_PROXY: listener.Filter = networkFilterMessage(
 /** istio.metadata_exchange (network): exchanges workload metadata over ALPN istio-peer-exchange (inbound mTLS). */
 export const METADATA_EXCHANGE_NETWORK_FILTER: listener.Filter = networkFilterMessage(
   "istio.metadata_exchange",
-  packAny(
-    xdsType.TypedStructSchema,
-    typedStruct(TCP_METADATA_EXCHANGE_TYPE_URL, { protocol: "istio-peer-exchange", enable_discovery: true }),
-  ),
+  istioTypedStruct(TCP_METADATA_EXCHANGE_TYPE_URL, { protocol: "istio-peer-exchange", enable_discovery: true }),
 );
 
 /**
@@ -161,10 +158,7 @@ export function tcpStatsFilter(listenerClass: ListenerClass, telemetry?: ProxyTe
     telemetry?.stats(listenerClass) ?? (listenerClass === "sidecarOutbound" ? OUTBOUND_STATS : INBOUND_STATS);
   let filter = statsFilters.get(value);
   if (!filter) {
-    filter = networkFilterMessage(
-      "istio.stats",
-      packAny(xdsType.TypedStructSchema, typedStruct(STATS_TYPE_URL, value)),
-    );
+    filter = networkFilterMessage("istio.stats", statsPluginConfig(value));
     statsFilters.set(value, filter);
   }
   return filter;

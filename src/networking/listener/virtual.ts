@@ -3,9 +3,14 @@
 // virtualInbound (15006) holds every inbound chain, told apart by destination port.
 import { create } from "@bufbuild/protobuf";
 import { core, listener } from "../../api/index.ts";
+import type { Destination } from "../../config/types/index.ts";
 import { allowAnyDnsCache } from "../dfp.ts";
 import { buildHttpFilters } from "../httpfilter/index.ts";
-import { ALLOW_ANY_DYNAMIC_DNS, buildAllowAnyDynamicDnsRouteConfiguration } from "../route/index.ts";
+import {
+  ALLOW_ANY_DYNAMIC_DNS,
+  buildAllowAnyDynamicDnsRouteConfiguration,
+  destinationCluster,
+} from "../route/index.ts";
 import { buildListenerAccessLogs } from "./accesslog.ts";
 import { connectionBalance, protocolDetectionTimeout, socketAddress, wildcardAddress } from "./address.ts";
 import { buildHcmFilter } from "./hcm.ts";
@@ -32,6 +37,8 @@ export const VIRTUAL_INBOUND = "virtualInbound";
 export interface CatchAllOptions {
   /** A Prometheus metrics provider applies: istio.stats before tcp_proxy. */
   prometheusStats?: boolean;
+  /** Sidecar outboundTrafficPolicy egressProxy: where unknown traffic goes instead of PassthroughCluster. */
+  egressProxy?: Destination;
 }
 
 /** virtualOutbound's options: the catch-all's, and whether unknown plaintext HTTP goes through the dynamic forward proxy. */
@@ -50,7 +57,8 @@ export function catchAllTcpFilters(
   options: CatchAllOptions & { registryOnly?: boolean } = {},
 ): listener.Filter[] {
   const registryOnly = options.registryOnly ?? env.mesh.outboundTrafficPolicy?.mode === "REGISTRY_ONLY";
-  const cluster = registryOnly ? BLACKHOLE_CLUSTER : PASSTHROUGH_CLUSTER;
+  const allowed = options.egressProxy ? destinationCluster(options.egressProxy, undefined, 0) : PASSTHROUGH_CLUSTER;
+  const cluster = registryOnly ? BLACKHOLE_CLUSTER : allowed;
   return [
     ...(options.prometheusStats ? [tcpStatsFilter("sidecarOutbound", env.telemetry)] : []),
     buildTcpProxyFilter(env, { cluster }),

@@ -6,7 +6,7 @@ import { create } from "@bufbuild/protobuf";
 import { preEncoded } from "../../api/binary-encoder.ts";
 import { route } from "../../api/index.ts";
 import type { GatewayServers } from "../../config/index.ts";
-import { hostSubsetOf } from "../../model/index.ts";
+import { compareHostSpecificity, hostSubsetOf } from "../../model/index.ts";
 import { STATEFUL_SESSION_FILTER, statefulSessionConfig, statefulSessionPerRoute } from "../httpfilter/index.ts";
 import { byName, MAX_DIRECT_RESPONSE_BODY_SIZE_BYTES } from "./config.ts";
 import { sortCatchAllLast } from "./match.ts";
@@ -181,14 +181,14 @@ interface HostRoutes {
 
 /**
  * Istio's collapseDuplicateRoutes (PILOT_ENABLE_ROUTE_COLLAPSE_OPTIMIZATION): hosts with the very same
- * route list share one virtual host, named after the alphabetically first host.
+ * route list share one virtual host, named after the first host in Istio's host order (most specific first).
  */
 function collapseDuplicates(hosts: Map<string, HostRoutes>): HostRoutes[] {
   const out: HostRoutes[] = [];
   // Candidates by their first route (routes are shared by identity), so a gateway with thousands of
   // hosts does not compare each with every earlier one.
   const byFirstRoute = new Map<route.Route | undefined, HostRoutes[]>();
-  for (const hostname of [...hosts.keys()].sort()) {
+  for (const hostname of [...hosts.keys()].sort(compareHostSpecificity)) {
     const host = hosts.get(hostname) as HostRoutes;
     let candidates = byFirstRoute.get(host.routes[0]);
     if (!candidates) {

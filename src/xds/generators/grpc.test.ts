@@ -3,15 +3,17 @@
 // gRPC reads, and every resource valid Envoy config (PGV).
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { registry as apiRegistry, cluster, hcm, type listener, type route, unpackAny } from "../../api/index.ts";
+import { registry as apiRegistry, cluster, hcm, type listener, type route, tls, unpackAny } from "../../api/index.ts";
 import { checkMessage } from "../../api/pgv/index.ts";
 import { type ConfigObject, DEFAULT_MESH_CONFIG } from "../../config/index.ts";
 import { type ProxyNode, type PushContext, pushRequest } from "../../model/index.ts";
 import { makeProxy } from "../../networking/cluster/fixtures.ts";
+import type { ServiceEndpoint } from "../../registry/index.ts";
 import { ConfigStore, MemorySource } from "../../sources/index.ts";
 import { storePush, storeRegistry } from "../discovery.ts";
 import { GeneratorRegistry, type XdsResource } from "../generator.ts";
 import { TypeUrl } from "../types.ts";
+import type { EndpointLookup } from "./eds.ts";
 import { registerGrpcGenerators } from "./grpc.ts";
 
 const HOST = "echo.default.svc.cluster.local";
@@ -85,9 +87,15 @@ function grpcProxy(ip = "10.0.0.99"): ProxyNode {
   };
 }
 
-function generate(push: PushContext, typeUrl: string, names: string[], proxy = grpcProxy()): XdsResource[] {
+function generate(
+  push: PushContext,
+  typeUrl: string,
+  names: string[],
+  proxy = grpcProxy(),
+  endpoints: EndpointLookup = { endpointsFor: () => [] },
+): XdsResource[] {
   const registry = new GeneratorRegistry();
-  registerGrpcGenerators(registry);
+  registerGrpcGenerators(registry, endpoints);
   const generator = registry.find(proxy, typeUrl);
   assert.ok(generator, typeUrl);
   const result = generator.generate(
@@ -190,6 +198,24 @@ test("clusters: only those asked for; ring hash and max_requests from the rule, 
   // A host no service has: a bare EDS cluster, as Istio sends it.
   assert.equal(unknown.lbPolicy, cluster.Cluster_LbPolicy.ROUND_ROBIN);
   assert.equal(unknown.circuitBreakers, undefined);
+});
+
+test("ISTIO_MUTUAL clusters check the identities of the service's endpoints, on every port (push.ServiceAccounts)", () => {
+  const mtls = { ...rule, spec: { host: HOST, trafficPolicy: { tls: { mode: "ISTIO_MUTUAL" } } } };
+  const identity = (port: number) => `spiffe://cluster.local/ns/default/sa/echo-${port}`;
+  const endpoints: EndpointLookup = {
+    endpointsFor: (_host, port) => [{ identity: identity(port) } as ServiceEndpoint],
+  };
+  const [built] = generate(pushOf([echo, mtls]), TypeUrl.Cluster, [`outbound|7070||${HOST}`], grpcProxy(), endpoints);
+  const socket = (built.resource as cluster.Cluster).transportSocket?.configType;
+  const context = socket?.case === "typedConfig" ? unpackAny(socket.value, tls.UpstreamTlsContextSchema) : undefined;
+  const validation = context?.commonTlsContext?.validationContextType;
+  assert.deepEqual(
+    validation?.case === "validationContext"
+      ? validation.value.matchSubjectAltNames.map((m) => m.matchPattern.value)
+      : [],
+    [identity(7070), identity(7071)],
+  );
 });
 
 test("routes: the service port's virtual host with port-carrying domains, the split and max_stream_duration", () => {

@@ -19,10 +19,12 @@ import {
   parseServerListenerName,
   type RequestedClusterGroup,
 } from "../../networking/grpc/index.ts";
+import type { Service, ServiceEndpoint } from "../../registry/index.ts";
 import { buildNamed, type GeneratorRegistry, type WatchedResource } from "../generator.ts";
 import { TypeUrl } from "../types.ts";
 import { appliedRule } from "./cds.ts";
 import { cdsNeedsPush, ldsNeedsPush, rdsNeedsPush } from "./cds-needs-push.ts";
+import type { EndpointLookup } from "./eds.ts";
 import { resourceCache } from "./push-cache.ts";
 import { hashPolicyFor } from "./rds-hash.ts";
 
@@ -101,7 +103,22 @@ function grpcRouteConfiguration(
   });
 }
 
-function grpcClusters(push: PushContext, proxy: ProxyNode, group: RequestedClusterGroup): cluster.Cluster[] {
+/**
+ * The identities that may serve a service, the SANs an ISTIO_MUTUAL client checks (Istio's
+ * push.ServiceAccounts): the service's own and those of its endpoints on every port.
+ */
+function serviceAccounts(service: Service, portEndpoints: readonly (readonly ServiceEndpoint[])[]): string[] {
+  const ids = new Set(service.serviceAccounts);
+  for (const eps of portEndpoints) for (const ep of eps) if (ep.identity !== "") ids.add(ep.identity);
+  return [...ids].sort();
+}
+
+function grpcClusters(
+  push: PushContext,
+  endpoints: EndpointLookup,
+  proxy: ProxyNode,
+  group: RequestedClusterGroup,
+): cluster.Cluster[] {
   const snap = pushSnapshot(push);
   const scope = snap.sidecarScope(proxy);
   const rule = scope.destinationRule("outbound", proxy.labels, group.hostname);
@@ -109,17 +126,21 @@ function grpcClusters(push: PushContext, proxy: ProxyNode, group: RequestedClust
   const key = ["grpc", [...group.names].sort().join(","), proxy.configNamespace, JSON.stringify(proxy.labels)].join(
     "|",
   );
-  return clusterGroups(push, key, [snap.mesh, service, rule], () =>
+  const portEndpoints = (service?.ports ?? []).map((p) =>
+    endpoints.endpointsFor(service?.hostname ?? "", p.port, service?.namespace ?? ""),
+  );
+  return clusterGroups(push, key, [snap.mesh, service, rule, ...portEndpoints], () =>
     buildGrpcClusters({
       group,
       service,
       destinationRule: rule && appliedRule(rule).spec,
-      serviceAccounts: service ? expandTrustDomains(service.serviceAccounts, snap.mesh) : [],
+      serviceAccounts: service ? expandTrustDomains(serviceAccounts(service, portEndpoints), snap.mesh) : [],
     }),
   );
 }
 
-export function registerGrpcGenerators(registry: GeneratorRegistry): void {
+/** The proxyless generators; clusters read the endpoints for the identities ISTIO_MUTUAL checks. */
+export function registerGrpcGenerators(registry: GeneratorRegistry, endpoints: EndpointLookup): void {
   registry.register(`${GRPC_GENERATOR}/${TypeUrl.Listener}`, {
     generate(proxy, watched, req) {
       if (!ldsNeedsPush(req, proxy)) return undefined;
@@ -136,7 +157,7 @@ export function registerGrpcGenerators(registry: GeneratorRegistry): void {
     generate(proxy, watched, req) {
       if (!cdsNeedsPush(req, proxy, () => false)) return undefined;
       const clusters = groupClusterNames(watched.resourceNames).flatMap((group) =>
-        grpcClusters(req.push, proxy, group),
+        grpcClusters(req.push, endpoints, proxy, group),
       );
       return { resources: clusters.map((c) => ({ name: c.name, resource: c })) };
     },

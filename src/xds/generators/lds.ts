@@ -158,6 +158,7 @@ export function sidecarInboundTargets(snap: PushSnapshot, proxy: ProxyNode): Inb
           mtlsMode: snap.mtlsMode(proxy, number),
           bindToPort: captureMode === "DEFAULT" ? noneMode : captureMode === "NONE",
           bind: ingress.bind,
+          sidecar: { name: scope.name, namespace: scope.namespace },
         },
         port: { name: ingress.port.name ?? "", port: number, protocol, targetPort: number },
         services: owner ? [owner] : [],
@@ -331,6 +332,7 @@ function sidecarOutboundListeners(
       endpointAddressesFor: (service, port) =>
         endpoints.endpointsFor(service.hostname, port, service.namespace).map((e) => e.address),
       registryOnly: scope.outboundTrafficPolicy.mode === "REGISTRY_ONLY",
+      egressProxy: scope.outboundTrafficPolicy.egressProxy,
       allowAnyDynamicDns,
       prometheusStats: prometheusStats(telemetry),
       domainSuffix: snap.domainSuffix,
