@@ -1,0 +1,167 @@
+// The two control planes a comparison runs side by side against one cluster: istiod (the peer build,
+// as a standard install runs it: namespace istio-system, revision default, cluster Kubernetes) and
+// sluiced with its defaults. Both read the same MeshConfig file and serve plaintext xDS on loopback.
+import { type ChildProcess, spawn } from "node:child_process";
+import { createWriteStream, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { requirePeer } from "../peers/paths.ts";
+
+export interface ControlPlane {
+  name: "istiod" | "sluice";
+  /** Plaintext xDS, host:port. */
+  xds: string;
+  /** Where /debug/* is served (istiod's 8080, sluiced's --httpAddr). */
+  debug: string;
+  /** Where /metrics is served (15014). */
+  monitoring: string;
+  stop(): Promise<void>;
+}
+
+const SLUICED = fileURLToPath(new URL("../../bin/sluiced.js", import.meta.url));
+
+/** A free loopback port (istiod prints no port it was given as 0). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** The last lines of a log, for an error that outlives the work folder. */
+const logTail = (log: string) => readFileSync(log, "utf8").split("\n").slice(-30).join("\n");
+
+async function waitReady(name: string, child: ChildProcess, url: string, log: string): Promise<void> {
+  const deadline = Date.now() + 90_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`${name} exited (${child.exitCode}):\n${logTail(log)}`);
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {}
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`${name} not ready within 90 s (${url}):\n${logTail(log)}`);
+}
+
+function stopper(child: ChildProcess): () => Promise<void> {
+  return async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    child.kill("SIGTERM");
+    const timer = setTimeout(() => child.kill("SIGKILL"), 5_000);
+    await exited;
+    clearTimeout(timer);
+  };
+}
+
+function spawnLogged(bin: string, args: string[], env: NodeJS.ProcessEnv, log: string): ChildProcess {
+  const out = createWriteStream(log);
+  const child = spawn(bin, args, { env, stdio: ["ignore", "pipe", "pipe"] });
+  child.stdout?.pipe(out);
+  child.stderr?.pipe(out);
+  return child;
+}
+
+/** Starts istiod and sluiced against the cluster of `kubeconfig`, both with `meshConfig` (YAML, may be empty). */
+export async function startControlPlanes(
+  kubeconfig: string,
+  meshConfig: string,
+  workDir: string,
+): Promise<[ControlPlane, ControlPlane]> {
+  // Each pair (one per MeshConfig) in a folder of its own, so that its logs stay.
+  workDir = mkdtempSync(join(workDir, "planes-"));
+  const meshFile = join(workDir, "mesh.yaml");
+  writeFileSync(meshFile, meshConfig);
+  writeFileSync(join(workDir, "no-networks.yaml"), "");
+  const [iGrpc, iSecure, iHttp, iHttps, iMon] = await Promise.all([1, 2, 3, 4, 5].map(freePort));
+  const env = { ...process.env, POD_NAMESPACE: "istio-system", POD_NAME: "istiod-compare", REVISION: "default" };
+  const istiodLog = join(workDir, "istiod.log");
+  const istiod = spawnLogged(
+    requirePeer("istiod"),
+    [
+      "discovery",
+      ...["--kubeconfig", kubeconfig, "--meshConfig", meshFile, "--networksConfig", join(workDir, "no-networks.yaml")],
+      ...["--grpcAddr", `127.0.0.1:${iGrpc}`, "--secureGRPCAddr", `127.0.0.1:${iSecure}`],
+      ...["--httpAddr", `127.0.0.1:${iHttp}`, "--httpsAddr", `127.0.0.1:${iHttps}`],
+      ...["--monitoringAddr", `127.0.0.1:${iMon}`, "--ctrlz_port", "0"],
+    ],
+    env,
+    istiodLog,
+  );
+  const [sGrpc, sHttp, sMon] = await Promise.all([1, 2, 3].map(freePort));
+  const sluicedLog = join(workDir, "sluiced.log");
+  const sluiced = spawnLogged(
+    process.execPath,
+    [
+      SLUICED,
+      ...["--kubeconfig", kubeconfig, "--meshConfig", meshFile],
+      ...["--grpcAddr", `127.0.0.1:${sGrpc}`, "--secureGRPCAddr", "", "--httpsAddr", ""],
+      ...["--httpAddr", `127.0.0.1:${sHttp}`, "--monitoringAddr", `127.0.0.1:${sMon}`],
+    ],
+    env,
+    sluicedLog,
+  );
+  const planes: [ControlPlane, ControlPlane] = [
+    {
+      name: "istiod",
+      xds: `127.0.0.1:${iGrpc}`,
+      debug: `127.0.0.1:${iHttp}`,
+      monitoring: `127.0.0.1:${iMon}`,
+      stop: stopper(istiod),
+    },
+    {
+      name: "sluice",
+      xds: `127.0.0.1:${sGrpc}`,
+      debug: `127.0.0.1:${sHttp}`,
+      monitoring: `127.0.0.1:${sMon}`,
+      stop: stopper(sluiced),
+    },
+  ];
+  try {
+    await Promise.all([
+      waitReady("istiod", istiod, `http://127.0.0.1:${iHttp}/ready`, istiodLog),
+      waitReady("sluiced", sluiced, `http://127.0.0.1:${sHttp}/ready`, sluicedLog),
+    ]);
+  } catch (err) {
+    await Promise.all(planes.map((p) => p.stop()));
+    throw err;
+  }
+  return planes;
+}
+
+interface ConfigzEntry {
+  kind: string;
+  metadata: { name: string; namespace?: string };
+}
+
+/** Waits until the control plane's /debug/configz holds exactly `present` of `all` (the scenario's configs). */
+export async function waitForConfigs(
+  plane: ControlPlane,
+  present: readonly { kind: string; namespace?: string; name: string }[],
+  absent: readonly { kind: string; namespace?: string; name: string }[],
+  timeoutMs = 30_000,
+): Promise<void> {
+  const key = (c: { kind: string; namespace?: string; name: string }) => `${c.kind}/${c.namespace ?? ""}/${c.name}`;
+  const deadline = Date.now() + timeoutMs;
+  let missing: string[] = [];
+  while (Date.now() < deadline) {
+    try {
+      const res = await fetch(`http://${plane.debug}/debug/configz`);
+      const held = new Set(((await res.json()) as ConfigzEntry[]).map((c) => key({ kind: c.kind, ...c.metadata })));
+      missing = [
+        ...present.filter((c) => !held.has(key(c))).map(key),
+        ...absent.filter((c) => held.has(key(c))).map((c) => `-${key(c)}`),
+      ];
+      if (missing.length === 0) return;
+    } catch {}
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(
+    `${plane.name} did not catch up with the cluster within ${timeoutMs} ms: ${missing.slice(0, 5).join(", ")}`,
+  );
+}

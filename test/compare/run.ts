@@ -1,0 +1,153 @@
+// `npm run compare`: differential conformance with istiod. For each scenario, loads it into a test
+// cluster that istiod (the peer build) and sluiced both watch, connects every proxy of the scenario
+// to each, and compares what they serve resource by resource. See docs/compare.md.
+//   --scenarios DIR    run the scenarios in DIR instead of the standard set
+//   --scenario NAME    run only scenarios whose name is NAME or starts with NAME/
+//   --ratchet          exit 1 if a resource recorded as identical in the baseline is not (npm test)
+//   --update-baseline  add the resources identical now to the baseline, then as --ratchet
+//   --results DIR      where the per-resource diffs go (default build/compare)
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { Cluster } from "../cluster/index.ts";
+import { conformanceRoot } from "../conformance/corpus.ts";
+import { REPO_ROOT } from "../peers/paths.ts";
+import { compareBaseline, readCompareBaseline, readUnstable, writeCompareBaseline } from "./baseline.ts";
+import { collect, type Snapshot } from "./collect.ts";
+import { startControlPlanes, waitForConfigs } from "./control-planes.ts";
+import { compareSnapshots, type ResourceComparison } from "./diff.ts";
+import { loadScenario, unloadScenario } from "./load.ts";
+import { nodeId, proxyNode } from "./proxies.ts";
+import { writeResults } from "./report.ts";
+import { loadScenarios, type Scenario } from "./scenario.ts";
+import { compareSurfaces, holdProxy, type SurfaceComparison, surfaceReport } from "./surfaces.ts";
+
+const { values } = parseArgs({
+  options: {
+    scenarios: { type: "string" },
+    scenario: { type: "string" },
+    ratchet: { type: "boolean", default: false },
+    "update-baseline": { type: "boolean", default: false },
+    results: { type: "string", default: join(REPO_ROOT, "build/compare") },
+  },
+});
+
+const selected = loadScenarios(conformanceRoot(), values.scenarios).filter(
+  (s) => !values.scenario || s.name === values.scenario || s.name.startsWith(`${values.scenario}/`),
+);
+if (selected.length === 0) {
+  console.error(`compare: no scenario matches ${values.scenario ?? values.scenarios}`);
+  process.exit(2);
+}
+
+/** The Gateway API CRDs of ../shared are a development bundle, which istiod reads as v0.0.0 and ignores. */
+async function stampGatewayApiBundle(cluster: Cluster): Promise<void> {
+  const path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+  const crds = (await cluster.must("GET", path)).body.items as { metadata: { name: string } }[];
+  for (const crd of crds.filter((c) => c.metadata.name.endsWith(".gateway.networking.k8s.io"))) {
+    await cluster.must(
+      "PATCH",
+      `${path}/${crd.metadata.name}`,
+      { metadata: { annotations: { "gateway.networking.k8s.io/bundle-version": "v1.6.0" } } },
+      { "content-type": "application/merge-patch+json" },
+    );
+  }
+}
+
+const work = mkdtempSync(join(tmpdir(), "sluice-compare-"));
+const cluster = await Cluster.start({ apiServerArgs: ["--service-cluster-ip-range=10.96.0.0/16"] });
+const kubeconfig = join(work, "kubeconfig");
+cluster.writeKubeconfig(kubeconfig);
+await cluster.must("POST", "/api/v1/namespaces", {
+  apiVersion: "v1",
+  kind: "Namespace",
+  metadata: { name: "istio-system" },
+});
+await stampGatewayApiBundle(cluster);
+
+rmSync(values.results, { recursive: true, force: true });
+mkdirSync(values.results, { recursive: true });
+
+const results = new Map<string, ResourceComparison[]>();
+/** The scenario during which the surfaces around xDS are compared: a sidecar of it stays connected. */
+const SURFACES_SCENARIO = "examples/mesh";
+let surfaces: SurfaceComparison[] = [];
+const problems: string[] = [];
+// Scenarios that share a MeshConfig share a pair of control planes (a new MeshConfig restarts both).
+const byMesh = new Map<string, Scenario[]>();
+for (const s of selected) byMesh.set(s.meshConfig ?? "", [...(byMesh.get(s.meshConfig ?? "") ?? []), s]);
+try {
+  for (const [mesh, scenarios] of byMesh) {
+    const planes = await startControlPlanes(kubeconfig, mesh, work);
+    try {
+      for (const scenario of scenarios) {
+        const loaded = await loadScenario(cluster, scenario);
+        // A scenario that fails is reported and leaves no results (its baseline resources then regress).
+        try {
+          for (const r of loaded.refused) problems.push(`${scenario.name}: not loaded: ${r}`);
+          await Promise.all(planes.map((p) => waitForConfigs(p, loaded.configs, [])));
+          // Services, Pods and slices have no configz: give both a moment past their debounce.
+          await new Promise((r) => setTimeout(r, 1000));
+          const comparisons: ResourceComparison[] = [];
+          for (const proxy of scenario.proxies) {
+            const options = { kind: proxy.kind, node: proxyNode(proxy), targets: proxy.targets };
+            const [istiod, sluice] = (await Promise.all(planes.map((p) => collect(p.xds, options)))) as [
+              Snapshot,
+              Snapshot,
+            ];
+            const label = `${proxy.namespace}/${proxy.name}`;
+            if (istiod.size === 0) problems.push(`${scenario.name}: istiod served ${nodeId(proxy)} nothing`);
+            comparisons.push(...compareSnapshots(label, istiod, sluice));
+            writeResults(values.results, scenario.name, label, istiod, sluice);
+          }
+          results.set(scenario.name, comparisons);
+          if (scenario.name === SURFACES_SCENARIO) {
+            const sidecar = scenario.proxies.find((p) => p.kind === "sidecar");
+            if (!sidecar) throw new Error(`${scenario.name} has no sidecar to compare the surfaces with`);
+            const held = await Promise.all(planes.map((p) => holdProxy(p.xds, proxyNode(sidecar))));
+            try {
+              const proxyId = `${sidecar.name}.${sidecar.namespace}`;
+              surfaces = await compareSurfaces(planes[0], planes[1], { proxy: sidecar, proxyId });
+            } finally {
+              for (const h of held) h.close();
+            }
+            results.set("surfaces", surfaces.map(surfaceAsResource));
+          }
+        } catch (err) {
+          problems.push(`${scenario.name}: failed: ${(err as Error).message}`);
+          results.set(scenario.name, []);
+        } finally {
+          await unloadScenario(cluster, loaded);
+          await Promise.all(planes.map((p) => waitForConfigs(p, [], loaded.configs)));
+        }
+      }
+    } finally {
+      await Promise.all(planes.map((p) => p.stop()));
+    }
+  }
+} finally {
+  await cluster.stop();
+  // The control planes' logs stay for a run that had problems.
+  if (problems.length === 0) rmSync(work, { recursive: true, force: true });
+  else problems.push(`logs of istiod and sluiced: ${work}`);
+}
+
+/** A surface comparison in the shape the report and the ratchet take: `metrics <name>` is type metrics. */
+function surfaceAsResource(c: SurfaceComparison): ResourceComparison {
+  const [type = c.id, ...name] = c.id.split(" ");
+  return { id: c.id, proxy: "", type, name: name.join(" "), outcome: c.outcome, paths: c.paths };
+}
+
+const baseline = readCompareBaseline();
+const unstable = readUnstable();
+const ratchet = values.ratchet || values["update-baseline"];
+const verdict = compareBaseline(results, baseline, ratchet, values.results, unstable);
+for (const line of verdict.lines) console.log(line);
+if (surfaces.length > 0) for (const line of surfaceReport(surfaces).slice(1)) console.log(line);
+for (const p of problems) console.log(`  note: ${p}`);
+if (values["update-baseline"]) {
+  const added = writeCompareBaseline(baseline, results, unstable);
+  console.log(`baseline: ${added} resources added`);
+}
+process.exit(verdict.failed > 0 ? 1 : 0);
