@@ -334,15 +334,47 @@ describe("EnvoyFilter webhook validation", () => {
       applyTo: "HTTP_FILTER",
       patch: {
         operation: "ADD",
-        value: { name: "f", typed_config: { "@type": "type.googleapis.com/envoy.extensions.filters.http.lua.v3.Lua" } },
+        value: {
+          name: "f",
+          typed_config: { "@type": "type.googleapis.com/envoy.extensions.filters.http.buffer.v3.Buffer" },
+        },
       },
     });
     assert.deepEqual(r.errors, []);
     assert.deepEqual(r.warnings[1], {
       path: "spec.configPatches[0].patch.value",
       message:
-        "Envoy filter: type type.googleapis.com/envoy.extensions.filters.http.lua.v3.Lua is not known to Sluice; its value is not checked",
+        "Envoy filter: type type.googleapis.com/envoy.extensions.filters.http.buffer.v3.Buffer is not known to Sluice; its value is not checked",
     });
+  });
+
+  test("EnvoyFilter: Lua and the network local rate limit are checked (the commonest EnvoyFilter patches)", () => {
+    const patch = (applyTo: string, value: unknown) => onePatch({ applyTo, patch: { operation: "ADD", value } });
+    const lua = (config: unknown) =>
+      patch("HTTP_FILTER", {
+        name: "envoy.filters.http.lua",
+        typed_config: {
+          "@type": "type.googleapis.com/envoy.extensions.filters.http.lua.v3.Lua",
+          ...(config as object),
+        },
+      });
+    const ok = lua({ default_source_code: { inline_string: "function envoy_on_request(h) end" } });
+    assert.deepEqual(ok.errors, []);
+    assert.equal(ok.warnings.length, 1); // only EnvoyFilter's own warning
+    assert.deepEqual(
+      lua({ inlineCode: "x", bogus: 1 }).errors.map((e) => e.message),
+      ['Envoy filter: unknown field "bogus" in envoy.extensions.filters.http.lua.v3.Lua'],
+    );
+    const rateLimit = patch("NETWORK_FILTER", {
+      name: "envoy.filters.network.local_ratelimit",
+      typed_config: {
+        "@type": "type.googleapis.com/envoy.extensions.filters.network.local_ratelimit.v3.LocalRateLimit",
+        stat_prefix: "rl",
+        token_bucket: { max_tokens: 10, fill_interval: "1s" },
+      },
+    });
+    assert.deepEqual(rateLimit.errors, []);
+    assert.equal(rateLimit.warnings.length, 1);
   });
 
   test("EnvoyFilter: every applyTo has its Envoy message in the proto registry", () => {
