@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { benchProxy, templateState } from "../../bench/templates.ts";
-import { hcm, listener, unpackAny, xdsType } from "../../src/api/index.ts";
+import { hcm, istioStats, listener, unpackAny } from "../../src/api/index.ts";
 import type { ConfigObject } from "../../src/config/index.ts";
 import { buildConfigDump, storeSecrets } from "../../src/xds/index.ts";
 import { anyViolations } from "./pgv.ts";
@@ -79,12 +79,11 @@ test("TCP istio.stats carries the mesh-wide reporting interval and overrides", (
   const tcp = listeners().find((l) => l.name === "240.0.0.10_5432");
   const stats = filtersOf(tcp).find((f) => f.name === "istio.stats");
   const any = stats && typed(stats);
-  const struct = any && unpackAny(any, xdsType.TypedStructSchema);
-  const value = struct?.value as JsonObject | undefined;
-  assert.equal(value?.tcp_reporting_duration, "30s");
+  const config = any && unpackAny(any, istioStats.PluginConfigSchema);
+  assert.equal(config?.tcpReportingDuration?.seconds, 30n);
   assert.ok(
-    ((value?.metrics ?? []) as JsonObject[]).some((m) => m.name === "tcp_sent_bytes_total" && m.drop === true),
-    JSON.stringify(value),
+    config?.metrics.some((m) => m.name === "tcp_sent_bytes_total" && m.drop),
+    JSON.stringify(config?.metrics),
   );
 });
 

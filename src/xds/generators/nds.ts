@@ -53,7 +53,9 @@ function headlessEntries(
   const seen = new Set<string>();
   for (const port of service.ports) {
     for (const e of endpoints.endpointsFor(service.hostname, port.port, service.namespace)) {
-      if (isIP(e.address) === 0 || (!service.publishNotReadyAddresses && e.health !== "Healthy")) continue;
+      // A ServiceEntry's endpoints carry no health ("Unknown"): they are ready (istiod skips them here).
+      const ready = e.health === "Healthy" || e.health === "Unknown";
+      if (isIP(e.address) === 0 || (!service.publishNotReadyAddresses && !ready)) continue;
       if (seen.has(e.address)) continue;
       seen.add(e.address);
       const sameNetwork = sameOrEmpty(e.network, network);
