@@ -144,7 +144,7 @@ export async function waitForConfigs(
   plane: ControlPlane,
   present: readonly { kind: string; namespace?: string; name: string }[],
   absent: readonly { kind: string; namespace?: string; name: string }[],
-  timeoutMs = 30_000,
+  timeoutMs = 60_000,
 ): Promise<void> {
   const key = (c: { kind: string; namespace?: string; name: string }) => `${c.kind}/${c.namespace ?? ""}/${c.name}`;
   const deadline = Date.now() + timeoutMs;
