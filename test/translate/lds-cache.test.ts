@@ -213,6 +213,8 @@ function sidecar({ ip = "10.0.0.5", namespace = "shop", labels = { app: "a" }, m
   const parsed = parseProxy(
     create(core.NodeSchema, {
       id: `sidecar~${ip}~pod-${ip}.${namespace}~${namespace}.svc.cluster.local`,
+      // As istio-agent names the node's cluster (tracers name spans after it).
+      cluster: `${labels.app ?? "istio-proxy"}.${namespace}`,
       metadata: { NAMESPACE: namespace, LABELS: labels, CLUSTER_ID: "Kubernetes", ...metadata },
     }),
   );

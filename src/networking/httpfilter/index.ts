@@ -12,5 +12,5 @@ export {
   statefulSessionConfig,
   statefulSessionPerRoute,
 } from "./stateful-session.ts";
-export { istioTypedStruct, typedStruct } from "./typed.ts";
+export { istioTypedStruct } from "./typed.ts";
 export type { HttpFilterContext, HttpFilterPlugin, ListenerClass } from "./types.ts";

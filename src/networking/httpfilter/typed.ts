@@ -1,7 +1,7 @@
 // Small constructors shared by the HTTP filter files.
 import { create, type DescMessage, type JsonObject, type MessageShape } from "@bufbuild/protobuf";
 import type { Any } from "@bufbuild/protobuf/wkt";
-import { hcm, packAny, udpaType, xdsType } from "../../api/index.ts";
+import { hcm, packAny, udpaType } from "../../api/index.ts";
 
 /** An HTTP filter whose config is `message`. */
 export function typedHttpFilter<Desc extends DescMessage>(
@@ -29,8 +29,4 @@ export function typedStructHttpFilter(name: string, typeUrl: string, value: Json
  */
 export function istioTypedStruct(typeUrl: string, value: JsonObject): Any {
   return packAny(udpaType.TypedStructSchema, create(udpaType.TypedStructSchema, { typeUrl, value }));
-}
-
-export function typedStruct(typeUrl: string, value: JsonObject): xdsType.TypedStruct {
-  return create(xdsType.TypedStructSchema, { typeUrl, value });
 }

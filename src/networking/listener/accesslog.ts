@@ -3,7 +3,7 @@
 // tcp_proxy, and on listeners for connections no filter chain matched (response flag NR), where the
 // Telemetry API's logs take its place when some apply.
 import { create, type JsonObject } from "@bufbuild/protobuf";
-import { accesslog, core, fileAccessLog, packAny } from "../../api/index.ts";
+import { accesslog, core, fileAccessLog, packAny, reqWithoutQuery } from "../../api/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
 import type { ListenerClass } from "../httpfilter/types.ts";
 import type { ListenerEnv } from "./types.ts";
@@ -96,19 +96,35 @@ function fileAccessLogFor(mesh: MeshConfig): accesslog.AccessLog {
 
 function logFormat(mesh: MeshConfig): core.SubstitutionFormatString {
   if (mesh.accessLogEncoding === "JSON") {
+    const json = jsonFormat(mesh.accessLogFormat);
     return create(core.SubstitutionFormatStringSchema, {
-      format: { case: "jsonFormat", value: jsonFormat(mesh.accessLogFormat) },
+      format: { case: "jsonFormat", value: json },
       jsonFormatOptions: create(core.JsonFormatOptionsSchema, { sortProperties: false }),
+      formatters: accessLogFormatters(Object.values(json)),
     });
   }
+  const text = textFormat(mesh.accessLogFormat);
   return create(core.SubstitutionFormatStringSchema, {
     format: {
       case: "textFormatSource",
-      value: create(core.DataSourceSchema, {
-        specifier: { case: "inlineString", value: textFormat(mesh.accessLogFormat) },
-      }),
+      value: create(core.DataSourceSchema, { specifier: { case: "inlineString", value: text } }),
     },
+    formatters: accessLogFormatters([text]),
   });
+}
+
+const REQ_WITHOUT_QUERY_FORMATTER = create(core.TypedExtensionConfigSchema, {
+  name: "envoy.formatter.req_without_query",
+  typedConfig: packAny(reqWithoutQuery.ReqWithoutQuerySchema, create(reqWithoutQuery.ReqWithoutQuerySchema)),
+});
+
+/**
+ * The formatter extensions a format needs (Istio's accessLogFormatters): REQ_WITHOUT_QUERY is not
+ * built into Envoy; METADATA and CEL are now. `values` are the text format or the JSON format's values.
+ */
+export function accessLogFormatters(values: readonly unknown[]): core.TypedExtensionConfig[] {
+  const needsReqWithoutQuery = values.some((v) => typeof v === "string" && v.includes("%REQ_WITHOUT_QUERY"));
+  return needsReqWithoutQuery ? [REQ_WITHOUT_QUERY_FORMATTER] : [];
 }
 
 /** Istio appends the newline a user format lacks. */

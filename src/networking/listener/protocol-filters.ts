@@ -3,9 +3,8 @@
 // place of tcp_proxy (it routes every command to the port's cluster). Each behind its PILOT_* flag.
 import { create } from "@bufbuild/protobuf";
 import { DurationSchema } from "@bufbuild/protobuf/wkt";
-import { listener, mongoProxy, packAny, redisProxy, xdsType } from "../../api/index.ts";
+import { listener, mongoProxy, mysqlProxy, packAny, redisProxy } from "../../api/index.ts";
 import type { ServiceProtocol } from "../../registry/index.ts";
-import { MYSQL_PROXY_TYPE_URL, typedStruct } from "../httpfilter/index.ts";
 
 export const MONGO_PROXY_FILTER = "envoy.filters.network.mongo_proxy";
 export const REDIS_PROXY_FILTER = "envoy.filters.network.redis_proxy";
@@ -73,16 +72,11 @@ function redisFilter(statPrefix: string, cluster: string): listener.Filter {
   });
 }
 
-/**
- * MySQLProxy is an Envoy contrib extension whose proto Sluice does not generate: sent as a TypedStruct
- * (Istio sends the typed message; Envoy decodes either into the same config).
- */
+/** Envoy's contrib MySQL proxy: statistics only, under mysql.<statPrefix>. */
 function mysqlFilter(statPrefix: string): listener.Filter {
+  const config = create(mysqlProxy.MySQLProxySchema, { statPrefix });
   return create(listener.FilterSchema, {
     name: MYSQL_PROXY_FILTER,
-    configType: {
-      case: "typedConfig",
-      value: packAny(xdsType.TypedStructSchema, typedStruct(MYSQL_PROXY_TYPE_URL, { stat_prefix: statPrefix })),
-    },
+    configType: { case: "typedConfig", value: packAny(mysqlProxy.MySQLProxySchema, config) },
   });
 }

@@ -1,14 +1,26 @@
 // Access logging from the Telemetry API (Istio's telemetry.go mergeLogs and telemetry_logging.go):
 // which providers log for a listener class, and the Envoy access log each provider stands for.
 import { create, type JsonObject } from "@bufbuild/protobuf";
-import { accesslog, core, fileAccessLog, grpcAccessLog, packAny, xdsType } from "../../api/index.ts";
+import {
+  accesslog,
+  celAccessLogFilter,
+  core,
+  fileAccessLog,
+  grpcAccessLog,
+  otelAccessLog,
+  otelCommon,
+  packAny,
+} from "../../api/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
 import type { Telemetry, TelemetryAccessLoggingFilter } from "../../config/types/index.ts";
 import { lookupService, type RegistryService } from "../authz/index.ts";
-// Not among the generated protos: sent as TypedStruct, which Envoy decodes as the named type.
-import { CEL_FILTER_TYPE_URL, OTEL_ACCESS_LOG_TYPE_URL } from "../httpfilter/extension-types.ts";
-import { typedStruct } from "../httpfilter/typed.ts";
-import { DEFAULT_JSON_FORMAT, DEFAULT_TEXT_FORMAT, FILE_ACCESS_LOG, textFormat } from "../listener/accesslog.ts";
+import {
+  accessLogFormatters,
+  DEFAULT_JSON_FORMAT,
+  DEFAULT_TEXT_FORMAT,
+  FILE_ACCESS_LOG,
+  textFormat,
+} from "../listener/accesslog.ts";
 import { modeMatches, type WorkloadMode } from "./select.ts";
 
 type ExtensionProvider = NonNullable<MeshConfig["extensionProviders"]>[number];
@@ -41,6 +53,8 @@ export function mergeAccessLogging(
   for (const level of levels) {
     const names = new Set<string>();
     for (const logging of level) {
+      // Only the entries for this mode name providers and their filters.
+      if (!modeMatches(logging.match?.mode, mode)) continue;
       for (const p of logging.providers ?? []) {
         names.add(p.name);
         filters.set(p.name, logging.filter);
@@ -119,47 +133,76 @@ function providerAccessLog(
     });
     return typedLog(TCP_GRPC_ACCESS_LOG, packAny(grpcAccessLog.TcpGrpcAccessLogConfigSchema, config));
   }
-  const otel = provider.envoyOtelAls ?? {};
-  const value: JsonObject = {
-    common_config: {
-      log_name: otel.logName || "otel_envoy_accesslog",
-      grpc_service: { envoy_grpc: { cluster_name: target.cluster, authority: target.authority } },
-      transport_api_version: "V3",
-    },
-    body: { string_value: textFormat(otel.logFormat?.text) },
-  };
+  return otelLog(provider.envoyOtelAls ?? {}, target);
+}
+
+/** Filter state the peer metadata filters leave (Istio 1.24 on). */
+const PEER_FILTER_STATE_OBJECTS = ["upstream_peer", "downstream_peer"];
+
+/** The same with the keys of the older Wasm filters: what Istio's OTel log sends. */
+const OTEL_FILTER_STATE_OBJECTS = [
+  ...PEER_FILTER_STATE_OBJECTS,
+  "wasm.upstream_peer",
+  "wasm.upstream_peer_id",
+  "wasm.downstream_peer",
+  "wasm.downstream_peer_id",
+];
+
+/** Istio's buildOpenTelemetryAccessLogConfig: the text format as the body, the labels as attributes. */
+function otelLog(
+  otel: NonNullable<ExtensionProvider["envoyOtelAls"]>,
+  target: { cluster: string; authority: string },
+): accesslog.AccessLog {
+  // The user's text as given (no newline added, unlike file logs).
+  const format = otel.logFormat?.text || DEFAULT_TEXT_FORMAT;
   const labels = otel.logFormat?.labels ?? {};
+  const config = create(otelAccessLog.OpenTelemetryAccessLogConfigSchema, {
+    commonConfig: commonGrpcConfig(otel.logName || "otel_envoy_accesslog", target, OTEL_FILTER_STATE_OBJECTS),
+    disableBuiltinLabels: true,
+    body: create(otelCommon.AnyValueSchema, { value: { case: "stringValue", value: format } }),
+    formatters: accessLogFormatters([format, ...Object.values(labels)]),
+  });
   const keys = Object.keys(labels).sort();
   if (keys.length > 0) {
-    value.attributes = {
-      values: keys.map((key) => ({ key, value: { string_value: String(labels[key]) } })),
-    };
+    config.attributes = create(otelCommon.KeyValueListSchema, {
+      // Only string labels carry a value, as Istio reads them (structpb GetStringValue).
+      values: keys.map((key) => {
+        const label = labels[key];
+        return create(otelCommon.KeyValueSchema, {
+          key,
+          value: create(otelCommon.AnyValueSchema, {
+            value: { case: "stringValue", value: typeof label === "string" ? label : "" },
+          }),
+        });
+      }),
+    });
   }
-  return typedLog(OTEL_ACCESS_LOG, packAny(xdsType.TypedStructSchema, typedStruct(OTEL_ACCESS_LOG_TYPE_URL, value)));
+  return typedLog(OTEL_ACCESS_LOG, packAny(otelAccessLog.OpenTelemetryAccessLogConfigSchema, config));
 }
 
 function fileLog(provider: NonNullable<ExtensionProvider["envoyFileAccessLog"]>): accesslog.AccessLog {
   const labels = provider.logFormat?.labels;
   const omitEmptyValues = provider.omitEmptyValues ?? false;
-  const format =
-    labels !== undefined
-      ? create(core.SubstitutionFormatStringSchema, {
-          format: {
-            case: "jsonFormat",
-            value: Object.keys(labels).length > 0 ? (labels as JsonObject) : { ...DEFAULT_JSON_FORMAT },
-          },
-          jsonFormatOptions: create(core.JsonFormatOptionsSchema, { sortProperties: false }),
-          omitEmptyValues,
-        })
-      : create(core.SubstitutionFormatStringSchema, {
-          format: {
-            case: "textFormatSource",
-            value: create(core.DataSourceSchema, {
-              specifier: { case: "inlineString", value: textFormat(provider.logFormat?.text) || DEFAULT_TEXT_FORMAT },
-            }),
-          },
-          omitEmptyValues,
-        });
+  let format: core.SubstitutionFormatString;
+  if (labels !== undefined) {
+    const json = Object.keys(labels).length > 0 ? (labels as JsonObject) : { ...DEFAULT_JSON_FORMAT };
+    format = create(core.SubstitutionFormatStringSchema, {
+      format: { case: "jsonFormat", value: json },
+      jsonFormatOptions: create(core.JsonFormatOptionsSchema, { sortProperties: false }),
+      omitEmptyValues,
+      formatters: accessLogFormatters(Object.values(json)),
+    });
+  } else {
+    const text = textFormat(provider.logFormat?.text) || DEFAULT_TEXT_FORMAT;
+    format = create(core.SubstitutionFormatStringSchema, {
+      format: {
+        case: "textFormatSource",
+        value: create(core.DataSourceSchema, { specifier: { case: "inlineString", value: text } }),
+      },
+      omitEmptyValues,
+      formatters: accessLogFormatters([text]),
+    });
+  }
   const config = create(fileAccessLog.FileAccessLogSchema, {
     path: provider.path || "/dev/stdout",
     accessLogFormat: { case: "logFormat", value: format },
@@ -172,6 +215,8 @@ function commonGrpcConfig(
   target: { cluster: string; authority: string },
   filterStateObjectsToLog: readonly string[] | undefined,
 ): grpcAccessLog.CommonGrpcAccessLogConfig {
+  // Without a list, the peer metadata the metadata exchange filters leave (Istio's envoyStateToLog).
+  const objects = filterStateObjectsToLog?.length ? filterStateObjectsToLog : PEER_FILTER_STATE_OBJECTS;
   return create(grpcAccessLog.CommonGrpcAccessLogConfigSchema, {
     logName,
     grpcService: create(core.GrpcServiceSchema, {
@@ -181,7 +226,7 @@ function commonGrpcConfig(
       },
     }),
     transportApiVersion: core.ApiVersion.V3,
-    filterStateObjectsToLog: [...(filterStateObjectsToLog ?? [])],
+    filterStateObjectsToLog: [...objects],
   });
 }
 
@@ -194,7 +239,10 @@ function celFilter(expression: string): accesslog.AccessLogFilter {
         name: CEL_FILTER,
         configType: {
           case: "typedConfig",
-          value: packAny(xdsType.TypedStructSchema, typedStruct(CEL_FILTER_TYPE_URL, { expression })),
+          value: packAny(
+            celAccessLogFilter.ExpressionFilterSchema,
+            create(celAccessLogFilter.ExpressionFilterSchema, { expression }),
+          ),
         },
       }),
     },

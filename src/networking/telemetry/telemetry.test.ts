@@ -17,6 +17,8 @@ interface Case {
   mesh?: JsonObject;
   /** Node metadata of the proxy (NAMESPACE, LABELS, ...). */
   proxy?: JsonObject;
+  /** The node's cluster (tracers name spans after it); by default `<app label>.<namespace>`, as istio-agent sets it. */
+  cluster?: string;
   telemetries?: Telemetry[];
   services?: { hostname: string; namespace: string }[];
 }
@@ -29,7 +31,9 @@ for (const file of readdirSync(dir).filter((f) => f.endsWith(".in.yaml"))) {
   test(`telemetry golden: ${name}`, () => {
     const input = readGoldenInput(dir, name) as Case;
     const problems: string[] = [];
-    const proxy = proxyFrom({ metadata: input.proxy ?? {} });
+    const parsed = proxyFrom({ metadata: input.proxy ?? {} });
+    const serviceCluster = input.cluster ?? `${parsed.labels.app || "istio-proxy"}.${parsed.configNamespace}`;
+    const proxy = { ...parsed, serviceCluster };
     const telemetry = buildProxyTelemetry({
       mesh: meshFrom(input.mesh ?? {}),
       proxy,

@@ -2,17 +2,26 @@
 // workload mode over MeshConfig defaultProviders.tracing, and the HTTP connection manager's tracing
 // config: provider, sampling, Istio's tags and the custom tags. Without Telemetry tracing or a default
 // provider the mesh's legacy enableTracing settings apply.
-import { create, type JsonObject, toJson } from "@bufbuild/protobuf";
-import { DurationSchema } from "@bufbuild/protobuf/wkt";
-import { envoyMetadata, envoyTrace, envoyTracing, envoyType, hcm, packAny, xdsType } from "../../api/index.ts";
+import { posix } from "node:path";
+import { create } from "@bufbuild/protobuf";
+import { type Any, type Duration, DurationSchema } from "@bufbuild/protobuf/wkt";
+import {
+  core,
+  envoyMetadata,
+  envoyTrace,
+  envoyTracing,
+  envoyType,
+  hcm,
+  otelResourceDetectors,
+  otelSamplers,
+  packAny,
+} from "../../api/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
+import type { HttpHeader, OpenTelemetryTracingProvider, ZipkinTracingProvider } from "../../config/mesh-types.ts";
 import type { Telemetry, TelemetryTracingCustomTagsValue } from "../../config/types/index.ts";
 import type { ProxyNode } from "../../model/proxy.ts";
 import { lookupService, type RegistryService } from "../authz/index.ts";
 import { toDuration } from "../duration.ts";
-// Tracer configs are not among the generated protos: sent as TypedStruct.
-import { TRACER_TYPE_URLS } from "../httpfilter/extension-types.ts";
-import { typedStruct } from "../httpfilter/typed.ts";
 import { modeMatches, type WorkloadMode } from "./select.ts";
 
 type ExtensionProvider = NonNullable<MeshConfig["extensionProviders"]>[number];
@@ -96,13 +105,17 @@ export function buildHcmTracing(
   }
   // Without tracing the request id extension keeps its default, as in Istio.
   if (spec.disabled || !spec.provider) return { useRequestIdForTraceSampling: true };
-  const provider = tracerOf(spec.provider, mesh, proxy, services);
+  const provider = tracerOf(spec.provider, proxy, services);
   if (typeof provider === "string") {
     report?.(`tracing provider ${spec.provider.name}: ${provider}`);
     return { useRequestIdForTraceSampling: true };
   }
   const tags = [...(spec.enableIstioTags ? istioTags(proxy) : []), ...customTags(spec.customTags ?? {})];
-  const tracing = tracingConfig(spec.randomSamplingPercentage ?? meshSampling(), tags);
+  // A provider's own sampler gets every request; else Telemetry's percentage, else the mesh's.
+  const sampling = provider.customSampler ? 100 : (spec.randomSamplingPercentage ?? meshSampling());
+  const tracing = tracingConfig(sampling, tags);
+  // Routers start a child span for the upstream request, as SkyWalking needs everywhere.
+  if (proxy.type === "router" || provider.spawnUpstreamSpan) tracing.spawnUpstreamSpan = true;
   tracing.provider = provider.http;
   if (provider.maxTagLength) tracing.maxPathTagLength = provider.maxTagLength;
   return { tracing, useRequestIdForTraceSampling: spec.useRequestIdForTraceSampling };
@@ -117,103 +130,272 @@ function tracingConfig(sampling: number, tags: envoyTracing.CustomTag[]): hcm.Ht
   });
 }
 
-/** The Envoy tracer of a provider, or why it cannot be built. */
+/** The Envoy tracer of a provider, or why it cannot be built (Istio's configureFromProviderConfig). */
 function tracerOf(
   provider: ExtensionProvider,
-  mesh: MeshConfig,
   proxy: ProxyNode,
   services: readonly RegistryService[],
-): { http: envoyTrace.Tracing_Http; maxTagLength?: number } | string {
-  const target = (service: string | undefined, port: number | undefined) => {
-    const found = lookupService(service ?? "", services);
-    return typeof found === "string"
-      ? found
-      : { hostname: found.hostname, cluster: `outbound|${port ?? 0}||${found.hostname}` };
-  };
-  const http = (name: string, typeUrl: string, value: JsonObject) =>
-    create(envoyTrace.Tracing_HttpSchema, {
-      name,
-      configType: { case: "typedConfig", value: packAny(xdsType.TypedStructSchema, typedStruct(typeUrl, value)) },
-    });
+): Tracer | string {
+  // The span's service name identifies the proxy producing it: its node's cluster, as istio-agent set it.
+  const serviceName = proxy.serviceCluster;
+  const http = (name: string, config: Any) =>
+    create(envoyTrace.Tracing_HttpSchema, { name, configType: { case: "typedConfig", value: config } });
   if (provider.zipkin) {
     const z = provider.zipkin;
-    const t = target(z.service, z.port);
+    const t = clusterTarget(z.service, z.port, services);
     if (typeof t === "string") return t;
-    return {
-      http: http("envoy.tracers.zipkin", TRACER_TYPE_URLS.zipkin, {
-        collector_cluster: t.cluster,
-        collector_endpoint: z.path || "/api/v2/spans",
-        collector_endpoint_version: "HTTP_JSON",
-        trace_id_128bit: !(z.enable64bitTraceId ?? false),
-        shared_span_context: false,
-        collector_hostname: t.hostname,
-      }),
-      maxTagLength: z.maxTagLength,
-    };
+    return { http: http("envoy.tracers.zipkin", zipkinConfig(z, t, proxy)), maxTagLength: z.maxTagLength };
   }
   if (provider.datadog) {
     const d = provider.datadog;
-    const t = target(d.service, d.port);
+    const t = clusterTarget(d.service, d.port, services);
     if (typeof t === "string") return t;
+    const config = create(envoyTrace.DatadogConfigSchema, {
+      collectorCluster: t.cluster,
+      serviceName,
+      collectorHostname: t.hostname,
+    });
     return {
-      http: http("envoy.tracers.datadog", TRACER_TYPE_URLS.datadog, {
-        collector_cluster: t.cluster,
-        service_name: tracingServiceName(mesh, proxy),
-        collector_hostname: t.hostname,
-      }),
+      http: http("envoy.tracers.datadog", packAny(envoyTrace.DatadogConfigSchema, config)),
       maxTagLength: d.maxTagLength,
     };
   }
   if (provider.opentelemetry) {
     const o = provider.opentelemetry;
-    const t = target(o.service, o.port);
-    if (typeof t === "string") return t;
-    const value: JsonObject = { service_name: tracingServiceName(mesh, proxy) };
-    if (o.http) {
-      const timeout = toDuration(o.http.timeout);
-      value.http_service = {
-        http_uri: {
-          uri: `${t.hostname}${o.http.path ?? ""}`,
-          cluster: t.cluster,
-          timeout: timeout ? toJson(DurationSchema, timeout) : "0s",
-        },
-      };
-    } else {
-      value.grpc_service = { envoy_grpc: { cluster_name: t.cluster, authority: t.hostname } };
-    }
+    const config = otelConfig(o, serviceName, proxy, services);
+    if (typeof config === "string") return config;
     return {
-      http: http("envoy.tracers.opentelemetry", TRACER_TYPE_URLS.opentelemetry, value),
+      http: http("envoy.tracers.opentelemetry", packAny(envoyTrace.OpenTelemetryConfigSchema, config)),
       maxTagLength: o.maxTagLength,
+      customSampler: o.dynatraceSampler !== undefined,
     };
   }
   if (provider.skywalking) {
     const s = provider.skywalking;
-    const t = target(s.service, s.port);
+    const t = clusterTarget(s.service, s.port, services);
     if (typeof t === "string") return t;
-    const clientConfig: JsonObject = { service_name: tracingServiceName(mesh, proxy), instance_name: proxy.id };
-    if (s.accessToken) clientConfig.backend_token = s.accessToken;
+    const config = create(envoyTrace.SkyWalkingConfigSchema, { grpcService: envoyGrpc(t) });
     return {
-      http: http("envoy.tracers.skywalking", TRACER_TYPE_URLS.skywalking, {
-        grpc_service: { envoy_grpc: { cluster_name: t.cluster, authority: t.hostname } },
-        client_config: clientConfig,
-      }),
+      http: http("envoy.tracers.skywalking", packAny(envoyTrace.SkyWalkingConfigSchema, config)),
+      spawnUpstreamSpan: true,
     };
   }
   return "not a supported tracing provider";
 }
 
-/** ProxyConfig tracingServiceName: how the proxy names itself to the tracer. */
-function tracingServiceName(mesh: MeshConfig, proxy: ProxyNode): string {
-  const canonical = proxy.labels["service.istio.io/canonical-name"];
-  const namespace = proxy.metadata.NAMESPACE || proxy.configNamespace;
-  switch (mesh.defaultConfig?.tracingServiceName) {
-    case "CANONICAL_NAME_ONLY":
-      return canonical || "istio-proxy";
-    case "CANONICAL_NAME_AND_NAMESPACE":
-      return `${canonical || "istio-proxy"}.${namespace}`;
-    default:
-      return `${proxy.labels.app || canonical || "istio-proxy"}.${namespace}`;
+interface Tracer {
+  http: envoyTrace.Tracing_Http;
+  maxTagLength?: number;
+  /** SkyWalking spans every upstream request, as routers do for every tracer. */
+  spawnUpstreamSpan?: boolean;
+  /** A sampler of the provider decides: every request is sampled into it. */
+  customSampler?: boolean;
+}
+
+interface ClusterTarget {
+  hostname: string;
+  cluster: string;
+}
+
+/** Istio's LookupCluster: the service (`host` or `namespace/host`) and the outbound cluster of its port. */
+function clusterTarget(
+  service: string | undefined,
+  port: number | undefined,
+  services: readonly RegistryService[],
+): ClusterTarget | string {
+  const found = lookupService(service ?? "", services);
+  return typeof found === "string"
+    ? found
+    : { hostname: found.hostname, cluster: `outbound|${port ?? 0}||${found.hostname}` };
+}
+
+function envoyGrpc(t: ClusterTarget, timeout?: string, initialMetadata?: readonly HttpHeader[]): core.GrpcService {
+  return create(core.GrpcServiceSchema, {
+    targetSpecifier: {
+      case: "envoyGrpc",
+      value: create(core.GrpcService_EnvoyGrpcSchema, { clusterName: t.cluster, authority: t.hostname }),
+    },
+    timeout: toDuration(timeout),
+    initialMetadata: (initialMetadata ?? []).map((h) =>
+      create(core.HeaderValueSchema, { key: h.name ?? "", value: headerValue(h) }),
+    ),
+  });
+}
+
+function httpService(uri: string, cluster: string, timeout: Duration | undefined, headers?: readonly HttpHeader[]) {
+  return create(core.HttpServiceSchema, {
+    httpUri: create(core.HttpUriSchema, { uri, httpUpstreamType: { case: "cluster", value: cluster }, timeout }),
+    requestHeadersToAdd: (headers ?? []).map((h) =>
+      create(core.HeaderValueOptionSchema, {
+        appendAction: core.HeaderValueOption_HeaderAppendAction.OVERWRITE_IF_EXISTS_OR_ADD,
+        header: create(core.HeaderValueSchema, { key: h.name ?? "", value: headerValue(h) }),
+      }),
+    ),
+  });
+}
+
+/** A header's value: given, or read from istiod's (here sluiced's) environment. */
+function headerValue(header: HttpHeader): string {
+  if (header.value !== undefined) return header.value;
+  if (header.envName) return process.env[header.envName] ?? "";
+  return "";
+}
+
+/** Go's url.JoinPath on a host name: `host/path`, cleaned, keeping a trailing slash. */
+function joinPath(hostname: string, path: string | undefined): string {
+  const joined = posix.join(`/${hostname}`, path ?? "").slice(1);
+  return path?.endsWith("/") && !joined.endsWith("/") ? `${joined}/` : joined;
+}
+
+const ZIPKIN_DEFAULT_TIMEOUT = create(DurationSchema, { seconds: 5n });
+
+/**
+ * Zipkin: proxies from Istio 1.29 get the collector as an HTTP service (with the timeout and headers),
+ * older ones the legacy collector fields; the trace context option from 1.28.
+ */
+function zipkinConfig(z: ZipkinTracingProvider, t: ClusterTarget, proxy: ProxyNode): Any {
+  const config = create(envoyTrace.ZipkinConfigSchema, {
+    collectorEndpointVersion: envoyTrace.ZipkinConfig_CollectorEndpointVersion.HTTP_JSON,
+    traceId128bit: !(z.enable64bitTraceId ?? false),
+    sharedSpanContext: false,
+  });
+  const endpoint = z.path || "/api/v2/spans";
+  if (versionAtLeast(proxy, 1, 29)) {
+    config.collectorService = httpService(
+      `http://${t.hostname}${endpoint}`,
+      t.cluster,
+      toDuration(z.timeout) ?? ZIPKIN_DEFAULT_TIMEOUT,
+      z.headers,
+    );
+  } else {
+    config.collectorCluster = t.cluster;
+    config.collectorEndpoint = endpoint;
+    config.collectorHostname = t.hostname;
   }
+  if (versionAtLeast(proxy, 1, 28) && z.traceContextOption === "USE_B3_WITH_W3C_PROPAGATION") {
+    config.traceContextOption = envoyTrace.ZipkinConfig_TraceContextOption.USE_B3_WITH_W3C_PROPAGATION;
+  }
+  return packAny(envoyTrace.ZipkinConfigSchema, config);
+}
+
+/** The OTel resource detectors Istio names (xdsfilters.EnvironmentResourceDetector, DynatraceResourceDetector). */
+const ENVIRONMENT_RESOURCE_DETECTOR = create(core.TypedExtensionConfigSchema, {
+  name: "envoy.tracers.opentelemetry.resource_detectors.environment",
+  typedConfig: packAny(
+    otelResourceDetectors.EnvironmentResourceDetectorConfigSchema,
+    create(otelResourceDetectors.EnvironmentResourceDetectorConfigSchema),
+  ),
+});
+const DYNATRACE_RESOURCE_DETECTOR = create(core.TypedExtensionConfigSchema, {
+  name: "envoy.tracers.opentelemetry.resource_detectors.dynatrace",
+  typedConfig: packAny(
+    otelResourceDetectors.DynatraceResourceDetectorConfigSchema,
+    create(otelResourceDetectors.DynatraceResourceDetectorConfigSchema),
+  ),
+});
+
+function otelConfig(
+  o: OpenTelemetryTracingProvider,
+  serviceCluster: string,
+  proxy: ProxyNode,
+  services: readonly RegistryService[],
+): envoyTrace.OpenTelemetryConfig | string {
+  const t = clusterTarget(o.service, o.port, services);
+  if (typeof t === "string") return t;
+  const semantic = o.serviceAttributeEnrichment === "OTEL_SEMANTIC_CONVENTIONS";
+  const config = create(envoyTrace.OpenTelemetryConfigSchema, {
+    serviceName: semantic ? otelServiceName(proxy) : serviceCluster,
+  });
+  if (o.http) {
+    config.httpService = httpService(
+      joinPath(t.hostname, o.http.path),
+      t.cluster,
+      toDuration(o.http.timeout),
+      o.http.headers,
+    );
+  } else {
+    config.grpcService = envoyGrpc(t, o.grpc?.timeout, o.grpc?.initialMetadata);
+  }
+  const detectors: core.TypedExtensionConfig[] = [];
+  if (o.resourceDetectors?.environment) detectors.push(ENVIRONMENT_RESOURCE_DETECTOR);
+  if (o.resourceDetectors?.dynatrace) detectors.push(DYNATRACE_RESOURCE_DETECTOR);
+  // OTel's semantic conventions read OTEL_RESOURCE_ATTRIBUTES too: the environment detector is implied.
+  if (semantic && !detectors.includes(ENVIRONMENT_RESOURCE_DETECTOR)) detectors.push(ENVIRONMENT_RESOURCE_DETECTOR);
+  config.resourceDetectors = detectors;
+  if (o.dynatraceSampler) {
+    const sampler = dynatraceSampler(o, o.dynatraceSampler, t, services);
+    if (typeof sampler === "string") return sampler;
+    config.sampler = sampler;
+  }
+  return config;
+}
+
+/** Dynatrace's adaptive sampler: its own API service, or the OTLP HTTP exporter's host and headers. */
+function dynatraceSampler(
+  o: OpenTelemetryTracingProvider,
+  d: NonNullable<OpenTelemetryTracingProvider["dynatraceSampler"]>,
+  exporter: ClusterTarget,
+  services: readonly RegistryService[],
+): core.TypedExtensionConfig | string {
+  let service: core.HttpService;
+  if (!d.httpService) {
+    if (!o.http) {
+      return "dynatrace sampler could not get http settings. considering setting the http_service field on the dynatrace sampler";
+    }
+    service = httpService(
+      joinPath(exporter.hostname, "api/v2/samplingConfiguration"),
+      exporter.cluster,
+      toDuration(o.http.timeout),
+      o.http.headers,
+    );
+  } else {
+    const api = d.httpService;
+    const t = clusterTarget(api.service, api.port, services);
+    if (typeof t === "string") return `could not find cluster for dynatrace sampler ${t}`;
+    service = httpService(
+      joinPath(t.hostname, api.http?.path),
+      t.cluster,
+      toDuration(api.http?.timeout),
+      api.http?.headers,
+    );
+  }
+  const config = create(otelSamplers.DynatraceSamplerConfigSchema, {
+    tenant: d.tenant ?? "",
+    clusterId: d.clusterId ?? 0,
+    rootSpansPerMinute: d.rootSpansPerMinute ?? 0,
+    httpService: service,
+  });
+  return create(core.TypedExtensionConfigSchema, {
+    name: "envoy.tracers.opentelemetry.samplers.dynatrace",
+    typedConfig: packAny(otelSamplers.DynatraceSamplerConfigSchema, config),
+  });
+}
+
+/**
+ * The service.name of OTel's semantic conventions for Kubernetes: the Pod's
+ * resource.opentelemetry.io/service.name annotation, app.kubernetes.io/instance, app.kubernetes.io/name,
+ * the owning workload, the Pod's name, its only container, else unknown_service.
+ */
+function otelServiceName(proxy: ProxyNode): string {
+  const annotation = proxy.metadata.ANNOTATIONS?.["resource.opentelemetry.io/service.name"];
+  if (annotation) return annotation;
+  const instance = proxy.labels["app.kubernetes.io/instance"];
+  if (instance) return instance;
+  const name = proxy.labels["app.kubernetes.io/name"];
+  if (name) return name;
+  if (proxy.metadata.WORKLOAD_NAME) return proxy.metadata.WORKLOAD_NAME;
+  const dot = proxy.id.indexOf(".");
+  if (dot > 0) return proxy.id.slice(0, dot);
+  const containers = proxy.metadata.APP_CONTAINERS;
+  if (containers && !containers.includes(",")) return containers;
+  return "unknown_service";
+}
+
+/** Istio's VersionGreaterOrEqual; a proxy without a parsable version counts as the newest. */
+function versionAtLeast(proxy: ProxyNode, major: number, minor: number): boolean {
+  const v = proxy.istioVersion;
+  if (!v) return true;
+  return v.major > major || (v.major === major && v.minor >= minor);
 }
 
 function customTags(tags: Record<string, TelemetryTracingCustomTagsValue>): envoyTracing.CustomTag[] {
