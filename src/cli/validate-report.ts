@@ -51,7 +51,7 @@ export function validateDocument(doc: DecodedDocument): DocumentReport {
     };
   }
   const obj = withDefaultNamespace(doc.object);
-  const result = validateOrSkip(obj);
+  const result = validateOrSkip(obj, doc.object);
   return {
     ...base,
     apiVersion: obj.apiVersion,
@@ -64,18 +64,17 @@ export function validateDocument(doc: DecodedDocument): DocumentReport {
   };
 }
 
-function validateOrSkip(obj: ConfigObject): ValidationResult {
-  const extraCheck = workloadCheck(obj);
+/**
+ * The validation path for Istio, Gateway API and the Kubernetes kinds Sluice knows, plus istioctl's
+ * workload checks (on the object as written: its namespace, not the default one). Other kinds are
+ * not validated, and, as istioctl, nothing is said about them.
+ */
+function validateOrSkip(obj: ConfigObject, written: ConfigObject): ValidationResult {
+  const extraCheck = workloadCheck(written);
   const known =
     lookupKind(obj.apiVersion, obj.kind) !== undefined || MESH_GROUPS.has(parseApiVersion(obj.apiVersion).group);
-  if (!known && !extraCheck) {
-    return {
-      errors: [],
-      warnings: [{ path: "", message: `not validated: Sluice does not know ${obj.apiVersion} ${obj.kind}` }],
-    };
-  }
   const result = known ? validateObject(obj) : emptyResult();
-  extraCheck?.(obj, new Findings("", result.errors, result.warnings));
+  extraCheck?.(written, new Findings("", result.errors, result.warnings));
   return result;
 }
 

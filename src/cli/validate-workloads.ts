@@ -4,12 +4,14 @@
 // namespace are exempt, as in istioctl.
 // Istio's protocol names; src/config/index.ts does not export them (yet).
 import { type ConfigObject, type Findings, kindKey, parseApiVersion, parseProtocol } from "../config/index.ts";
+import { goQuote } from "../config/validation/common/format.ts";
 import { ISTIO_SYSTEM_NAMESPACE } from "./validate.ts";
 
-const APPLICATION_REQUIREMENTS_URL = "https://istio.io/latest/docs/ops/deployment/application-requirements/";
+// istioctl's links (pkg/url), at the latest docs as every link Sluice prints.
+const DEPLOYMENT_REQUIREMENTS_URL = "https://istio.io/latest/docs/ops/deployment/requirements/";
 const PROTOCOL_SELECTION_URL = "https://istio.io/latest/docs/ops/configuration/traffic-management/protocol-selection/";
 
-// Istio's canonical service name and revision come from the first of these labels present.
+// Istio's canonical service name and revision come from the first of these labels present (even empty).
 const NAME_LABELS = ["service.istio.io/canonical-name", "app.kubernetes.io/name", "app"];
 const REVISION_LABELS = ["service.istio.io/canonical-revision", "app.kubernetes.io/version", "version"];
 
@@ -26,9 +28,12 @@ export function workloadCheck(obj: ConfigObject): WorkloadCheck | undefined {
   return WORKLOAD_CHECKS.get(kindKey(parseApiVersion(obj.apiVersion).group, obj.kind));
 }
 
+// The messages are istioctl validate's, word for word: they name the object as `"<name>/<namespace>/:"`
+// (Services) and print the Deployment's template labels as Go's %q prints a map.
 function checkServicePorts(service: ConfigObject, out: Findings): void {
   const ports = (service.spec as { ports?: unknown } | undefined)?.ports;
   if (!Array.isArray(ports)) return;
+  const ref = goQuote(`${service.metadata.name ?? ""}/${service.metadata.namespace ?? ""}/:`);
   ports.forEach((port: unknown, i) => {
     if (typeof port !== "object" || port === null) return;
     const { name, protocol, appProtocol } = port as { name?: unknown; protocol?: unknown; appProtocol?: unknown };
@@ -37,16 +42,14 @@ function checkServicePorts(service: ConfigObject, out: Findings): void {
     if (appProtocol !== undefined && appProtocol !== null) {
       if (!parseProtocol(String(appProtocol))) {
         at.error(
-          `appProtocol "${appProtocol}" does not follow Istio protocol selection; see ${PROTOCOL_SELECTION_URL}`,
+          `service ${ref} doesn't follow Istio protocol selection. This is not recommended, See ${PROTOCOL_SELECTION_URL}`,
         );
       }
-    } else if (typeof name !== "string") {
+    } else if (name === undefined || name === null) {
+      at.error(`service ${ref} has an unnamed port. This is not recommended, See ${DEPLOYMENT_REQUIREMENTS_URL}`);
+    } else if (!parseProtocol(String(name).split("-")[0])) {
       at.error(
-        `unnamed port: Istio cannot tell its protocol; name it <protocol>[-<suffix>] or set appProtocol; see ${APPLICATION_REQUIREMENTS_URL}`,
-      );
-    } else if (!parseProtocol(name.split("-")[0])) {
-      at.error(
-        `port name "${name}" does not follow the Istio naming convention <protocol>[-<suffix>]; see ${APPLICATION_REQUIREMENTS_URL}`,
+        `service ${ref} port ${goQuote(String(name))} does not follow the Istio naming convention. See ${DEPLOYMENT_REQUIREMENTS_URL}`,
       );
     }
   });
@@ -55,13 +58,14 @@ function checkServicePorts(service: ConfigObject, out: Findings): void {
 function checkDeploymentLabels(deployment: ConfigObject, out: Findings): void {
   const spec = deployment.spec as { template?: { metadata?: { labels?: unknown } } } | undefined;
   const labels = spec?.template?.metadata?.labels;
-  const present = typeof labels === "object" && labels !== null ? Object.keys(labels) : [];
-  const missing = [NAME_LABELS, REVISION_LABELS].filter((choices) => !choices.some((l) => present.includes(l)));
-  if (missing.length === 0) return;
-  const wanted = missing.map((choices) => `"${choices.at(-1)}" (or ${choices.slice(0, -1).join(", ")})`).join(" and ");
+  const present = typeof labels === "object" && labels !== null ? (labels as Record<string, unknown>) : {};
+  const has = (choices: readonly string[]) => choices.some((l) => Object.hasOwn(present, l));
+  if (has(NAME_LABELS) && has(REVISION_LABELS)) return;
+  const map = Object.keys(present)
+    .sort()
+    .map((k) => `${goQuote(k)}:${goQuote(String(present[k]))}`)
+    .join(" ");
   out
     .at("spec.template.metadata.labels")
-    .warn(
-      `may not provide Istio metrics and telemetry without the label ${wanted}; see ${APPLICATION_REQUIREMENTS_URL}`,
-    );
+    .warn(`may not provide Istio metrics and telemetry labels: map[${map}]. See ${DEPLOYMENT_REQUIREMENTS_URL}`);
 }

@@ -60,8 +60,8 @@ export const validateCommand: CommandModule<object, ValidateArgs> = {
           "",
           `Objects without metadata.namespace are validated in namespace "${DEFAULT_NAMESPACE}". As istioctl, Service`,
           "ports must name their protocol (name prefix or appProtocol), and Deployments without the canonical service",
-          `labels get a warning (not in ${ISTIO_SYSTEM_NAMESPACE}). Other kinds outside the Istio and Gateway API groups`,
-          "that Sluice does not know are not validated (a warning says so).",
+          `labels get a warning (not in ${ISTIO_SYSTEM_NAMESPACE}), with istioctl's messages. Other kinds outside the`,
+          "Istio and Gateway API groups that Sluice does not know are not validated, and nothing is said about them.",
         ].join("\n"),
       ),
   handler: async (argv) => {
