@@ -9,6 +9,7 @@ import {
   compareAnalyze,
   compareValidate,
   normalizeOrigin,
+  normalizeText,
   parseAnalyzeJson,
   parseIstioctlValidate,
   parseSluiceValidate,
@@ -58,6 +59,14 @@ test("analyze: the same messages are identical; every kind of difference is repo
     "differs",
   );
   assert.equal(compareAnalyze([gateway], [{ ...gateway, reference: "objects.yaml:13" }])[0].outcome, "differs");
+
+  // istioctl lists some resources in map order: Sluice matching any one of its runs is identical.
+  const listed = (order: string) => message({ code: "IST0175", message: `exist (${order})` });
+  const runs = [[listed("b, a")], [listed("a, b")]];
+  assert.equal(compareAnalyze([listed("a, b")], [listed("a, b")], runs)[0].outcome, "identical");
+  assert.equal(compareAnalyze([listed("b, a")], [listed("a, b")], runs)[0].outcome, "identical");
+  assert.equal(compareAnalyze([listed("b, a")], [listed("a, b")])[0].outcome, "differs");
+  assert.equal(compareAnalyze([listed("b, a")], [listed("c, a")], runs)[0].outcome, "differs");
 });
 
 test("analyze output: JSON origins normalize to Kind namespace/name; an empty list is no message", () => {
@@ -73,6 +82,9 @@ test("analyze output: JSON origins normalize to Kind namespace/name; an empty li
   );
   assert.equal(parsed[1].reference, "");
   assert.deepEqual(parseAnalyzeJson("[]\n"), []);
+  // The docs version in istio.io links is presentation; the rest of the link is not.
+  assert.equal(normalizeText("See https://istio.io/v1.31/docs/x/"), "See https://istio.io/latest/docs/x/");
+  assert.equal(normalizeText("See https://istio.io/latest/docs/y/"), "See https://istio.io/latest/docs/y/");
   assert.equal(normalizeOrigin("Namespace testns", new Set(["testns"])), "Namespace testns");
 });
 
