@@ -6,14 +6,16 @@
 //   --ratchet          exit 1 if a resource recorded as identical in the baseline is not (npm test)
 //   --update-baseline  add the resources identical now to the baseline, then as --ratchet
 //   --results DIR      where the per-resource diffs go (default build/compare)
+//   --cli              compare the CLI instead: istioctl analyze/validate against sluice's, per scenario
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { Cluster } from "../cluster/index.ts";
 import { conformanceRoot } from "../conformance/corpus.ts";
-import { REPO_ROOT } from "../peers/paths.ts";
+import { peersSkipReason, REPO_ROOT } from "../peers/paths.ts";
 import { compareBaseline, readCompareBaseline, readUnstable, writeCompareBaseline } from "./baseline.ts";
+import { type CliComparison, cliReport, compareCli } from "./cli.ts";
 import { collect, type Snapshot } from "./collect.ts";
 import { startControlPlanes, waitForConfigs } from "./control-planes.ts";
 import { compareSnapshots, type ResourceComparison } from "./diff.ts";
@@ -30,8 +32,17 @@ const { values } = parseArgs({
     ratchet: { type: "boolean", default: false },
     "update-baseline": { type: "boolean", default: false },
     results: { type: "string", default: join(REPO_ROOT, "build/compare") },
+    cli: { type: "boolean", default: false },
   },
 });
+const ratchet = values.ratchet || values["update-baseline"];
+
+// Without the reference programs the comparison cannot run: skipped (on CI, peersSkipReason throws).
+const missing = values.cli ? peersSkipReason("istioctl") : peersSkipReason("etcd", "kube-apiserver", "istiod");
+if (missing) {
+  console.log(`compare: skipped (${missing})`);
+  process.exit(0);
+}
 
 const selected = loadScenarios(conformanceRoot(), values.scenarios).filter(
   (s) => !values.scenario || s.name === values.scenario || s.name.startsWith(`${values.scenario}/`),
@@ -40,6 +51,33 @@ if (selected.length === 0) {
   console.error(`compare: no scenario matches ${values.scenario ?? values.scenarios}`);
   process.exit(2);
 }
+const baseline = readCompareBaseline();
+const unstable = readUnstable();
+
+/** A CLI message comparison in the shape the ratchet takes: `analyze …` is type analyze. */
+function cliAsResource(c: CliComparison): ResourceComparison {
+  const [type = c.id, ...name] = c.id.split(" ");
+  return { id: c.id, proxy: "", type, name: name.join(" "), outcome: c.outcome, paths: c.detail ? [c.detail] : [] };
+}
+
+/** `--cli`: both CLIs over every scenario's files (no cluster), ratcheted under `cli/<scenario>`. */
+async function compareTheClis(scenarios: Scenario[]): Promise<number> {
+  const work = mkdtempSync(join(tmpdir(), "sluice-compare-cli-"));
+  let results: Map<string, CliComparison[]>;
+  try {
+    results = await compareCli(scenarios, work);
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+  for (const line of cliReport(results, !ratchet)) console.log(line);
+  const asResources = new Map([...results].map(([name, cs]) => [`cli/${name}`, cs.map(cliAsResource)]));
+  const verdict = compareBaseline(asResources, baseline, ratchet, undefined, unstable);
+  for (const line of verdict.lines.filter((l) => l.startsWith("  REGRESSED"))) console.log(line);
+  if (values["update-baseline"])
+    console.log(`baseline: ${writeCompareBaseline(baseline, asResources, unstable)} messages added`);
+  return verdict.failed > 0 ? 1 : 0;
+}
+if (values.cli) process.exit(await compareTheClis(selected));
 
 /** The Gateway API CRDs of ../shared are a development bundle, which istiod reads as v0.0.0 and ignores. */
 async function stampGatewayApiBundle(cluster: Cluster): Promise<void> {
@@ -139,9 +177,6 @@ function surfaceAsResource(c: SurfaceComparison): ResourceComparison {
   return { id: c.id, proxy: "", type, name: name.join(" "), outcome: c.outcome, paths: c.paths };
 }
 
-const baseline = readCompareBaseline();
-const unstable = readUnstable();
-const ratchet = values.ratchet || values["update-baseline"];
 const verdict = compareBaseline(results, baseline, ratchet, values.results, unstable);
 for (const line of verdict.lines) console.log(line);
 if (surfaces.length > 0) for (const line of surfaceReport(surfaces).slice(1)) console.log(line);
