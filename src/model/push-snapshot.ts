@@ -18,7 +18,7 @@ import { labelsContain } from "../krt/index.ts";
 import type { NetworkGateways } from "../networking/endpoint/index.ts";
 import type { PortEndpoints, Service, ServiceEndpoint } from "../registry/index.ts";
 import { allocateAddresses } from "./auto-allocate.ts";
-import { compareStrings, sortByCreationTime } from "./config-meta.ts";
+import { compareStrings, creationTime, namespaceOf, sortByCreationTime } from "./config-meta.ts";
 import { DestinationRuleIndex, destinationRuleForProxy } from "./destination-rule-index.ts";
 import type { ConsolidatedDestinationRule } from "./destination-rule-merge.ts";
 import { EnvoyFilterIndex } from "./envoy-filter-index.ts";
@@ -377,10 +377,24 @@ export class PushSnapshot {
     return this.telemetries.forWorkload(policyWorkload(proxy));
   }
 
-  /** Highest priority first (unset: lowest), ties in attachment order; the generator groups them by phase. */
+  /**
+   * Highest priority first (unset: lowest), ties in istiod's order of the TrafficExtensions it translates
+   * WasmPlugins into: the proxy's namespace before the root namespace, each oldest first, then by the
+   * translated name (`<name>~istio-translated-wasmplugin`). The generator groups them by phase.
+   */
   wasmPluginsFor(proxy: Workload): WasmPlugin[] {
-    const priority = (p: WasmPlugin) => p.spec?.priority ?? Number.MIN_SAFE_INTEGER;
-    return this.wasmPlugins.forWorkload(policyWorkload(proxy)).sort((a, b) => priority(b) - priority(a));
+    const priority = (p: WasmPlugin) => p.spec?.priority ?? MIN_INT32;
+    const rootLast = (p: WasmPlugin) => (namespaceOf(p) === proxy.configNamespace ? 0 : 1);
+    const translated = (p: WasmPlugin) => `${p.metadata.name ?? ""}~istio-translated-wasmplugin`;
+    return this.wasmPlugins
+      .forWorkload(policyWorkload(proxy))
+      .sort(
+        (a, b) =>
+          priority(b) - priority(a) ||
+          rootLast(a) - rootLast(b) ||
+          creationTime(a) - creationTime(b) ||
+          compareStrings(translated(a), translated(b)),
+      );
   }
 
   /** EnvoyFilters patching the proxy's config, in patch order. */
@@ -388,6 +402,9 @@ export class PushSnapshot {
     return this.envoyFilters.forProxy(policyWorkload(proxy));
   }
 }
+
+/** istiod's priority of a plugin without one (math.MinInt32). */
+const MIN_INT32 = -2147483648;
 
 function policyWorkload(proxy: Workload) {
   return { namespace: proxy.configNamespace, labels: proxy.labels };

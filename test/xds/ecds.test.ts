@@ -1,27 +1,42 @@
 // ECDS through the discovery service, driven by a raw ADS client as a bookinfo sidecar: its listeners
-// reference the WasmPlugins attached to it through config discovery, ECDS serves those asked for by
-// name (the image pull secret's docker config in the VM environment), /debug/ecdsz shows them, and a
-// changed plugin is pushed.
+// reference the WasmPlugins attached to it through config discovery (named, as istiod names the
+// TrafficExtensions it translates them into, `extensions.istio.io/trafficextension/<ns>.<name>~istio-
+// translated-wasmplugin`), ECDS serves those asked for by name (the image pull secret's docker config in
+// the VM environment only for an authenticated proxy), /debug/ecdsz shows them, and a changed plugin is
+// pushed.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
+import { create } from "@bufbuild/protobuf";
 import { pino } from "pino";
 import { core, hcm, httpWasm, listener, unpackAny } from "../../src/api/index.ts";
 import { type ConfigObject, DEFAULT_MESH_CONFIG } from "../../src/config/index.ts";
+import type { WasmPlugin } from "../../src/config/types/index.ts";
+import { parseProxy } from "../../src/model/index.ts";
 import { ConfigStore, MemorySource } from "../../src/sources/index.ts";
+import { buildExtensionConfigs } from "../../src/xds/generators/ecds.ts";
 import { type Discovery, startDiscovery, storePush, storeRegistry, TypeUrl } from "../../src/xds/index.ts";
 import { anyViolations } from "../translate/pgv.ts";
 import { names, SotwClient, sidecarNode } from "./ads-client.ts";
 
 const mesh = DEFAULT_MESH_CONFIG;
 const SHA = "4d6ef8e6a1a4d1e6e8f0a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7";
-const AUTHN = "extensions.istio.io/wasmplugin/istio-system.authn";
-const STATS = "extensions.istio.io/wasmplugin/bookinfo.stats";
-const RATINGS_ONLY = "extensions.istio.io/wasmplugin/bookinfo.ratings-only";
-const TCP_AUDIT = "extensions.istio.io/wasmplugin/bookinfo.tcp-audit";
+const resource = (name: string) => `extensions.istio.io/trafficextension/${name}~istio-translated-wasmplugin`;
+const AUTHN = resource("istio-system.authn");
+const STATS = resource("bookinfo.stats");
+const RATINGS_ONLY = resource("bookinfo.ratings-only");
+const TCP_AUDIT = resource("bookinfo.tcp-audit");
 
 function wasmPlugin(namespace: string, name: string, spec: Record<string, unknown>): ConfigObject {
   return { apiVersion: "extensions.istio.io/v1alpha1", kind: "WasmPlugin", metadata: { name, namespace }, spec };
 }
+
+const PULL_SECRET: ConfigObject = {
+  apiVersion: "v1",
+  kind: "Secret",
+  metadata: { name: "pull", namespace: "bookinfo" },
+  type: "kubernetes.io/dockerconfigjson",
+  data: { ".dockerconfigjson": Buffer.from('{"auths":{"ghcr.io":{}}}').toString("base64") },
+} as ConfigObject;
 
 const store = new ConfigStore();
 const memory = new MemorySource(store);
@@ -77,13 +92,7 @@ before(async () => {
       match: [{ mode: "CLIENT", ports: [{ number: 5432 }] }],
     }),
   );
-  memory.apply({
-    apiVersion: "v1",
-    kind: "Secret",
-    metadata: { name: "pull", namespace: "bookinfo" },
-    type: "kubernetes.io/dockerconfigjson",
-    data: { ".dockerconfigjson": Buffer.from('{"auths":{"ghcr.io":{}}}').toString("base64") },
-  });
+  memory.apply(PULL_SECRET);
   const registry = storeRegistry(store, mesh, "cluster.local");
   discovery = await startDiscovery({
     store,
@@ -150,7 +159,7 @@ test("a sidecar's listeners reference its WasmPlugins and ECDS serves them by na
     assert.ok(!outbound?.filterChains.flatMap((c) => c.filters).some((f) => f.name === TCP_AUDIT));
     client.ack(lds);
 
-    const asked = [AUTHN, STATS, TCP_AUDIT, RATINGS_ONLY, "extensions.istio.io/wasmplugin/bookinfo.missing"];
+    const asked = [AUTHN, STATS, TCP_AUDIT, RATINGS_ONLY, resource("bookinfo.missing")];
     client.request({ typeUrl: TypeUrl.ExtensionConfiguration, resourceNames: asked });
     const ecds = await client.next();
     assert.equal(ecds.typeUrl, TypeUrl.ExtensionConfiguration);
@@ -165,7 +174,8 @@ test("a sidecar's listeners reference its WasmPlugins and ECDS serves them by na
     assert.equal(codeUri(stats), "oci://ghcr.io/example/stats:v1");
     const vm = wasmOf(stats)?.config?.vm;
     const env = vm?.case === "vmConfig" ? vm.value.environmentVariables?.keyValues : undefined;
-    assert.equal(env?.ISTIO_META_WASM_IMAGE_PULL_SECRET, '{"auths":{"ghcr.io":{}}}');
+    // A plaintext connection proves no identity: the secret's entry stays, empty, as istiod leaves it.
+    assert.equal(env?.ISTIO_META_WASM_IMAGE_PULL_SECRET, "");
     client.ack(ecds, asked);
 
     // /debug/ecdsz: the extension configs the proxy watches, as config_dump types=ecds.
@@ -198,4 +208,28 @@ test("a sidecar's listeners reference its WasmPlugins and ECDS serves them by na
   } finally {
     client.close();
   }
+});
+
+test("the pull secret's docker config goes only to an authenticated proxy of the plugin's namespace", () => {
+  const plugin = wasmPlugin("bookinfo", "stats", {
+    url: "oci://ghcr.io/example/stats:v1",
+    imagePullSecret: "pull",
+  }) as WasmPlugin;
+  const secrets = {
+    secret: (namespace: string, name: string) =>
+      namespace === "bookinfo" && name === "pull" ? PULL_SECRET : undefined,
+  };
+  const secretOf = (namespace: string, identity?: string) => {
+    const parsed = parseProxy(create(core.NodeSchema, sidecarNode("reviews-v1", namespace, {})));
+    assert.ok(parsed.proxy, parsed.error);
+    const proxy = { ...parsed.proxy, verifiedIdentities: identity ? [identity] : undefined };
+    const [config] = buildExtensionConfigs([plugin], new Set([STATS]), proxy, secrets);
+    const vm = wasmOf(config)?.config?.vm;
+    return vm?.case === "vmConfig"
+      ? vm.value.environmentVariables?.keyValues.ISTIO_META_WASM_IMAGE_PULL_SECRET
+      : undefined;
+  };
+  assert.equal(secretOf("bookinfo", "spiffe://cluster.local/ns/bookinfo/sa/reviews"), '{"auths":{"ghcr.io":{}}}');
+  assert.equal(secretOf("bookinfo"), "");
+  assert.equal(secretOf("other", "spiffe://cluster.local/ns/other/sa/reviews"), "");
 });

@@ -44,6 +44,12 @@ import {
 } from "../gen/validate/validate_pb.ts";
 import { registry as apiRegistry } from "../index.ts";
 
+/** Any fields whose payload Envoy never unpacks: a Wasm plugin's and VM's configuration. */
+const OPAQUE_ANY_FIELDS: ReadonlySet<string> = new Set([
+  "envoy.extensions.wasm.v3.PluginConfig.configuration",
+  "envoy.extensions.wasm.v3.VmConfig.configuration",
+]);
+
 export interface Violation {
   /** Field path from the checked message, e.g. `filter_chains[0].filters[1].typed_config.stat_prefix`. */
   path: string;
@@ -284,6 +290,8 @@ class Checker {
           this.missingMessage(rules, path);
           return;
         }
+        // Envoy hands these to the plugin as bytes (MessageUtil::anyToBytes): any type, even none, loads.
+        if (OPAQUE_ANY_FIELDS.has(`${field.parent.typeName}.${field.name}`)) return;
         this.message(msg.get(field), rules, path);
         return;
       case "list":

@@ -4,6 +4,7 @@ export {
   pluginsFor,
   pullSecretResource,
   WASM_PHASES,
+  WASM_PLUGIN_NAME_SUFFIX,
   WASM_PLUGIN_RESOURCE_PREFIX,
   WASM_SECRET_ENV,
   type WasmPhase,

@@ -1,17 +1,24 @@
-// WasmPlugin → Envoy (Istio's model/extensions.go and networking/core/extension/wasmplugin.go): each
+// WasmPlugin → Envoy (Istio's model/extensions.go and networking/core/extension/extensionfilter.go): each
 // plugin is one ECDS resource, a TypedExtensionConfig holding the Wasm filter config (remote code by
 // URL and sha256, or a local file), which the listeners reference by name through config discovery
-// in the filter chain position of its phase, ordered by priority.
+// in the filter chain position of its phase, ordered by priority. istiod translates every WasmPlugin
+// into a synthetic TrafficExtension named `<name>~istio-translated-wasmplugin`
+// (pilot/pkg/config/kube/extensions/translate.go) and names its resources and filters after that.
 import { create } from "@bufbuild/protobuf";
-import { type Any, StringValueSchema } from "@bufbuild/protobuf/wkt";
+import { AnySchema, StringValueSchema } from "@bufbuild/protobuf/wkt";
 import { core, hcm, httpWasm, listener, networkWasm, packAny, wasm } from "../../api/index.ts";
 import type { WasmPlugin } from "../../config/types/index.ts";
 import { durationFromSeconds } from "../duration.ts";
 import type { ListenerClass } from "../httpfilter/types.ts";
 import { modeMatches, workloadMode } from "../telemetry/select.ts";
 
-/** ECDS resource names of WasmPlugins: `extensions.istio.io/wasmplugin/<namespace>.<name>`. */
-export const WASM_PLUGIN_RESOURCE_PREFIX = "extensions.istio.io/wasmplugin/";
+/**
+ * ECDS resource names of WasmPlugins, as of the TrafficExtensions istiod translates them into:
+ * `extensions.istio.io/trafficextension/<namespace>.<name>~istio-translated-wasmplugin`.
+ */
+export const WASM_PLUGIN_RESOURCE_PREFIX = "extensions.istio.io/trafficextension/";
+/** Appended to a WasmPlugin's name by istiod's translation (`~` cannot occur in a Kubernetes name). */
+export const WASM_PLUGIN_NAME_SUFFIX = "~istio-translated-wasmplugin";
 const WASM_HTTP_FILTER_TYPE_URL = "type.googleapis.com/envoy.extensions.filters.http.wasm.v3.Wasm";
 const RBAC_HTTP_FILTER_TYPE_URL = "type.googleapis.com/envoy.extensions.filters.http.rbac.v3.RBAC";
 const WASM_NETWORK_FILTER_TYPE_URL = "type.googleapis.com/envoy.extensions.filters.network.wasm.v3.Wasm";
@@ -25,9 +32,21 @@ const WASM_RESOURCE_VERSION_ENV = "ISTIO_META_WASM_PLUGIN_RESOURCE_VERSION";
 export type WasmPhase = "AUTHN" | "AUTHZ" | "STATS" | "UNSPECIFIED_PHASE";
 export type WasmPluginType = "HTTP" | "NETWORK";
 
-export function wasmResourceName(plugin: WasmPlugin): string {
-  return `${WASM_PLUGIN_RESOURCE_PREFIX}${plugin.metadata.namespace ?? ""}.${plugin.metadata.name ?? ""}`;
+/** `<namespace>.<name>~istio-translated-wasmplugin`: the plugin config's name. */
+function translatedName(plugin: WasmPlugin): string {
+  return `${plugin.metadata.namespace ?? ""}.${plugin.metadata.name ?? ""}${WASM_PLUGIN_NAME_SUFFIX}`;
 }
+
+export function wasmResourceName(plugin: WasmPlugin): string {
+  return `${WASM_PLUGIN_RESOURCE_PREFIX}${translatedName(plugin)}`;
+}
+
+/** FailStrategy (FAIL_CLOSE when unset) → Envoy's failure policy; istiod no longer sets fail_open. */
+const FAILURE_POLICIES = {
+  FAIL_CLOSE: wasm.FailurePolicy.FAIL_CLOSED,
+  FAIL_OPEN: wasm.FailurePolicy.FAIL_OPEN,
+  FAIL_RELOAD: wasm.FailurePolicy.FAIL_RELOAD,
+} as const;
 
 export function wasmPluginType(plugin: WasmPlugin): WasmPluginType {
   return plugin.spec?.type === "NETWORK" ? "NETWORK" : "HTTP";
@@ -126,12 +145,13 @@ export function wasmPluginConfig(plugin: WasmPlugin, pullSecret = ""): wasm.Plug
     else env[variable.name] = variable.value ?? "";
   }
   const pluginConfig = spec.pluginConfig ?? {};
-  const configuration: Any | undefined =
+  // Without a pluginConfig, an empty Any (no type, no value), as istiod sends it.
+  const configuration =
     Object.keys(pluginConfig).length > 0
       ? packAny(StringValueSchema, create(StringValueSchema, { value: sortedJson(pluginConfig) }))
-      : undefined;
+      : create(AnySchema);
   return create(wasm.PluginConfigSchema, {
-    name: `${plugin.metadata.namespace ?? ""}.${plugin.metadata.name ?? ""}`,
+    name: translatedName(plugin),
     rootId: spec.pluginName ?? "",
     configuration,
     vm: {
@@ -142,8 +162,7 @@ export function wasmPluginConfig(plugin: WasmPlugin, pullSecret = ""): wasm.Plug
         environmentVariables: create(wasm.EnvironmentVariablesSchema, { keyValues: env, hostEnvKeys }),
       }),
     },
-    // FAIL_CLOSE (the default) and FAIL_RELOAD keep the filter closed; Envoy's proto here has only fail_open.
-    failOpen: spec.failStrategy === "FAIL_OPEN",
+    failurePolicy: FAILURE_POLICIES[spec.failStrategy ?? "FAIL_CLOSE"] ?? wasm.FailurePolicy.FAIL_CLOSED,
   });
 }
 

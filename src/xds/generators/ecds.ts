@@ -1,6 +1,7 @@
 // ECDS: the TypedExtensionConfigs a proxy asks for by name (Istio's pilot/pkg/xds/ecds.go): one per
 // WasmPlugin attached to it, named as its listeners reference it. An image pull secret in the plugin's
-// namespace is handed over (its docker config) only to proxies of that namespace.
+// namespace is handed over (its docker config) only to authenticated proxies (a verified identity, as
+// istiod requires) of that namespace.
 
 import type { core } from "../../api/index.ts";
 import { kindKey } from "../../config/index.ts";
@@ -28,6 +29,8 @@ export function ecdsNeedsPush(req: PushRequest): boolean {
 /** The docker config of the plugin's pull secret, when the proxy may read it; "" otherwise. */
 function pullSecret(plugin: WasmPlugin, proxy: ProxyNode, secrets: SecretLookup | undefined): string {
   if (!pullSecretResource(plugin) || !secrets) return "";
+  // A plaintext connection proves no identity: no credentials (istiod's GeneratePullSecrets).
+  if ((proxy.verifiedIdentities ?? []).length === 0) return "";
   const namespace = plugin.metadata.namespace ?? "";
   if (namespace !== proxy.configNamespace) return "";
   const name = (plugin.spec?.imagePullSecret ?? "").split("/").pop() ?? "";
