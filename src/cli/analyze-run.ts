@@ -12,7 +12,7 @@ import { resourceKind } from "../analysis/resource.ts";
 import { type AnalysisInput, FILE_EXCLUDED_KINDS, runAnalysis, skippedAnalyzers } from "../analysis/run.ts";
 import { configFiles, decodeConfigText } from "../config/decode.ts";
 import { STDIN_PATH } from "../config/decode-paths.ts";
-import { loadMeshConfig, loadMeshNetworks } from "../config/index.ts";
+import { loadMeshConfig, loadMeshNetworks, type MeshConfig } from "../config/index.ts";
 import { KubeApiError, KubeClient } from "../sources/kube/client.ts";
 import { EXIT_ANALYZER_FOUND_ISSUES, EXIT_INVALID, EXIT_OK, EXIT_USAGE } from "./exit-codes.ts";
 import { loadCliKubeConfig } from "./kube-access.ts";
@@ -110,11 +110,9 @@ export async function runAnalyzeCommand(options: AnalyzeOptions): Promise<number
   }
   if (parseErrors.length > 0) options.stderr(`Error(s) adding files: ${parseErrors.join("\n")}\n`);
 
-  // --meshConfigFile wins over the cluster's mesh config; without either, Istio's defaults.
-  const meshText = options.meshConfigFile ? readFileSync(options.meshConfigFile, "utf8") : cluster?.meshConfig;
   const all = runAnalysis(inputs, {
     analyzers,
-    mesh: loadMeshConfig(meshText).mesh,
+    mesh: effectiveMesh(options, cluster),
     meshNetworks: cluster?.meshNetworks ? loadMeshNetworks(cluster.meshNetworks) : undefined,
     namespace,
     defaultNamespace: namespace,
@@ -155,6 +153,28 @@ export async function runAnalyzeCommand(options: AnalyzeOptions): Promise<number
     return EXIT_ANALYZER_FOUND_ISSUES;
   }
   return parseErrors.length > 0 && !options.ignoreUnknown ? EXIT_INVALID : EXIT_OK;
+}
+
+/**
+ * --meshConfigFile wins over the cluster's mesh config; without either, Istio's defaults. As istioctl,
+ * a mesh config that cannot be read or is invalid is not used (the next one is) and the analysis goes
+ * on; istioctl says nothing, Sluice says why on standard error.
+ */
+function effectiveMesh(options: AnalyzeOptions, cluster: ClusterConfig | undefined): MeshConfig {
+  const sources: [string, () => string | undefined][] = [];
+  const file = options.meshConfigFile;
+  if (file) sources.push([`--meshConfigFile ${file}`, () => readFileSync(file, "utf8")]);
+  if (cluster?.meshConfig !== undefined) {
+    sources.push([`the mesh config in ConfigMap ${options.istioNamespace}/istio`, () => cluster.meshConfig]);
+  }
+  for (const [name, read] of sources) {
+    try {
+      return loadMeshConfig(read()).mesh;
+    } catch (err) {
+      options.stderr(`Warning: ${name} is not used: ${(err as Error).message}\n`);
+    }
+  }
+  return loadMeshConfig().mesh;
 }
 
 /** A client for the kubeconfig's cluster (default: $KUBECONFIG or ~/.kube/config), in `context` if given. */

@@ -156,6 +156,18 @@ spec:
   );
 });
 
+test("a --meshConfigFile that is invalid or missing is not used, as istioctl; the analysis goes on with the defaults", async () => {
+  const file = writeConfig(VIRTUAL_SERVICE);
+  const plain = await run([file]);
+  const invalid = writeConfig("connectTimeout: 0.0001s\n");
+  for (const meshConfigFile of [invalid, `${invalid}.absent`]) {
+    const { code, stdout, stderr } = await run([file], { meshConfigFile });
+    assert.equal(code, plain.code);
+    assert.equal(stdout, plain.stdout);
+    assert.match(stderr, new RegExp(`^Warning: --meshConfigFile ${meshConfigFile} is not used: `));
+  }
+});
+
 test("thresholds: output filters what is shown, failure decides the exit code", async () => {
   const file = writeConfig(VIRTUAL_SERVICE);
   const errorsOnly = await run([file], { outputThreshold: "Error" });
