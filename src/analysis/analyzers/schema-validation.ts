@@ -14,8 +14,8 @@ import { type Message, newMessage } from "../message.ts";
 import { MESSAGES } from "../messages.ts";
 import { asArray, type Resource, specOf } from "../resource.ts";
 
-// Istio's collections.Istio, in its order. MeshConfig and MeshNetworks are validated when loaded, and
-// TrafficExtension is not a kind Sluice knows yet (validation would only say so).
+// Istio's collections.Istio, in its order. TrafficExtension is not a kind Sluice knows yet (validation
+// would only say so); MeshNetworks and MeshConfig come last (see MESH_ANALYZERS).
 const VALIDATED_KINDS = [
   K.AuthorizationPolicy,
   K.DestinationRule,
@@ -33,7 +33,22 @@ const VALIDATED_KINDS = [
   K.WorkloadGroup,
 ];
 
-export const schemaValidationAnalyzers: readonly Analyzer[] = VALIDATED_KINDS.map((kind) => {
+/**
+ * Istio also registers schema analyzers for MeshNetworks and MeshConfig, whose validation is
+ * EmptyValidate (a mesh config is validated when loaded, and an invalid one is not used): they report
+ * nothing, and exist so that -L lists them and --analyzer can name them, as in istioctl.
+ */
+const MESH_ANALYZERS: readonly Analyzer[] = [K.MeshNetworks, K.MeshConfig].map((kind) => {
+  const kindName = kind.slice(kind.indexOf("/") + 1);
+  return {
+    name: `schema.ValidationAnalyzer.${kindName}`,
+    description: `Runs schema validation as an analyzer on '${kindName}' resources`,
+    inputs: [kind],
+    analyze() {},
+  };
+});
+
+const kindAnalyzers: readonly Analyzer[] = VALIDATED_KINDS.map((kind) => {
   const kindName = kind.slice(kind.indexOf("/") + 1);
   return {
     name: `schema.ValidationAnalyzer.${kindName}`,
@@ -44,6 +59,8 @@ export const schemaValidationAnalyzers: readonly Analyzer[] = VALIDATED_KINDS.ma
     },
   };
 });
+
+export const schemaValidationAnalyzers: readonly Analyzer[] = [...kindAnalyzers, ...MESH_ANALYZERS];
 
 /**
  * What Istio's analyzer checks: `ValidateConfig` on the spec as decoded, with only the name and
