@@ -44,9 +44,24 @@ export function writeCompareBaseline(
     }
     grown[scenario] = [...ids].sort();
   }
-  const sorted = Object.fromEntries(Object.entries(grown).sort(([a], [b]) => a.localeCompare(b)));
-  writeFileSync(file, `${JSON.stringify(sorted, null, 2)}\n`);
+  writeFileSync(file, baselineText(grown));
   return added;
+}
+
+/** The baseline as the repo's formatter (biome) writes JSON: a scenario's ids on one line when they fit in 120 columns. */
+export function baselineText(baseline: CompareBaseline): string {
+  const entries = Object.entries(baseline).sort(([a], [b]) => a.localeCompare(b));
+  const lines = entries.map(([scenario, ids], i) => {
+    const comma = i < entries.length - 1 ? "," : "";
+    const oneLine = `  ${JSON.stringify(scenario)}: [${ids.map((id) => JSON.stringify(id)).join(", ")}]${comma}`;
+    if (oneLine.length <= 120) return oneLine;
+    return [
+      `  ${JSON.stringify(scenario)}: [`,
+      ...ids.map((id, j) => `    ${JSON.stringify(id)}${j < ids.length - 1 ? "," : ""}`),
+      `  ]${comma}`,
+    ].join("\n");
+  });
+  return `{\n${lines.join("\n")}\n}\n`;
 }
 
 export interface CompareVerdict {
