@@ -17,7 +17,7 @@ import { peersSkipReason, REPO_ROOT } from "../peers/paths.ts";
 import { compareBaseline, readCompareBaseline, readUnstable, writeCompareBaseline } from "./baseline.ts";
 import { type CliComparison, cliReport, compareCli } from "./cli.ts";
 import { collect, type Snapshot } from "./collect.ts";
-import { startControlPlanes, waitForConfigs } from "./control-planes.ts";
+import { type ControlPlane, startControlPlanes, waitForConfigs } from "./control-planes.ts";
 import { compareSnapshots, type ResourceComparison } from "./diff.ts";
 import { loadScenario, unloadScenario } from "./load.ts";
 import { nodeId, proxyNode } from "./proxies.ts";
@@ -115,49 +115,58 @@ const problems: string[] = [];
 // Scenarios that share a MeshConfig share a pair of control planes (a new MeshConfig restarts both).
 const byMesh = new Map<string, Scenario[]>();
 for (const s of selected) byMesh.set(s.meshConfig ?? "", [...(byMesh.get(s.meshConfig ?? "") ?? []), s]);
+/** Loads one scenario, collects every proxy from both control planes, compares, and unloads it. */
+async function compareScenario(planes: [ControlPlane, ControlPlane], scenario: Scenario): Promise<void> {
+  const loaded = await loadScenario(cluster, scenario);
+  try {
+    for (const r of loaded.refused) problems.push(`${scenario.name}: not loaded: ${r}`);
+    await Promise.all(planes.map((p) => waitForConfigs(p, loaded.configs, [])));
+    // Services, Pods and slices have no configz: give both a moment past their debounce.
+    await new Promise((r) => setTimeout(r, 1000));
+    const comparisons: ResourceComparison[] = [];
+    for (const proxy of scenario.proxies) {
+      const options = { kind: proxy.kind, node: proxyNode(proxy), targets: proxy.targets };
+      const [istiod, sluice] = (await Promise.all(planes.map((p) => collect(p.xds, options)))) as [Snapshot, Snapshot];
+      const label = `${proxy.namespace}/${proxy.name}`;
+      if (istiod.size === 0) problems.push(`${scenario.name}: istiod served ${nodeId(proxy)} nothing`);
+      comparisons.push(...compareSnapshots(label, istiod, sluice));
+      writeResults(values.results, scenario.name, label, istiod, sluice);
+    }
+    results.set(scenario.name, comparisons);
+    if (scenario.name === SURFACES_SCENARIO) {
+      const sidecar = scenario.proxies.find((p) => p.kind === "sidecar");
+      if (!sidecar) throw new Error(`${scenario.name} has no sidecar to compare the surfaces with`);
+      const held = await Promise.all(planes.map((p) => holdProxy(p.xds, proxyNode(sidecar))));
+      try {
+        const proxyId = `${sidecar.name}.${sidecar.namespace}`;
+        surfaces = await compareSurfaces(planes[0], planes[1], { proxy: sidecar, proxyId });
+      } finally {
+        for (const h of held) h.close();
+      }
+      results.set("surfaces", surfaces.map(surfaceAsResource));
+    }
+  } finally {
+    await unloadScenario(cluster, loaded);
+    await Promise.all(planes.map((p) => waitForConfigs(p, [], loaded.configs)));
+  }
+}
+
 try {
   for (const [mesh, scenarios] of byMesh) {
     const planes = await startControlPlanes(kubeconfig, mesh, work);
     try {
       for (const scenario of scenarios) {
-        const loaded = await loadScenario(cluster, scenario);
-        // A scenario that fails is reported and leaves no results (its baseline resources then regress).
-        try {
-          for (const r of loaded.refused) problems.push(`${scenario.name}: not loaded: ${r}`);
-          await Promise.all(planes.map((p) => waitForConfigs(p, loaded.configs, [])));
-          // Services, Pods and slices have no configz: give both a moment past their debounce.
-          await new Promise((r) => setTimeout(r, 1000));
-          const comparisons: ResourceComparison[] = [];
-          for (const proxy of scenario.proxies) {
-            const options = { kind: proxy.kind, node: proxyNode(proxy), targets: proxy.targets };
-            const [istiod, sluice] = (await Promise.all(planes.map((p) => collect(p.xds, options)))) as [
-              Snapshot,
-              Snapshot,
-            ];
-            const label = `${proxy.namespace}/${proxy.name}`;
-            if (istiod.size === 0) problems.push(`${scenario.name}: istiod served ${nodeId(proxy)} nothing`);
-            comparisons.push(...compareSnapshots(label, istiod, sluice));
-            writeResults(values.results, scenario.name, label, istiod, sluice);
+        // A failed attempt is reported, and the scenario loaded again once: only on a busy machine has
+        // a control plane been seen not to catch up in time. A second failure leaves no results (its
+        // baseline resources then regress).
+        for (let attempt = 1; attempt <= 2; attempt++) {
+          try {
+            await compareScenario(planes, scenario);
+            break;
+          } catch (err) {
+            problems.push(`${scenario.name}: attempt ${attempt} failed: ${(err as Error).message}`);
+            results.set(scenario.name, []);
           }
-          results.set(scenario.name, comparisons);
-          if (scenario.name === SURFACES_SCENARIO) {
-            const sidecar = scenario.proxies.find((p) => p.kind === "sidecar");
-            if (!sidecar) throw new Error(`${scenario.name} has no sidecar to compare the surfaces with`);
-            const held = await Promise.all(planes.map((p) => holdProxy(p.xds, proxyNode(sidecar))));
-            try {
-              const proxyId = `${sidecar.name}.${sidecar.namespace}`;
-              surfaces = await compareSurfaces(planes[0], planes[1], { proxy: sidecar, proxyId });
-            } finally {
-              for (const h of held) h.close();
-            }
-            results.set("surfaces", surfaces.map(surfaceAsResource));
-          }
-        } catch (err) {
-          problems.push(`${scenario.name}: failed: ${(err as Error).message}`);
-          results.set(scenario.name, []);
-        } finally {
-          await unloadScenario(cluster, loaded);
-          await Promise.all(planes.map((p) => waitForConfigs(p, [], loaded.configs)));
         }
       }
     } finally {
