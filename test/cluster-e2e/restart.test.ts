@@ -94,19 +94,14 @@ describe("sluiced across a restart of the real API server", { skip: skip ?? fals
   });
 
   it("keeps serving through the restart, loses nothing, and follows an edit made after it", async (t) => {
+    // configz lists the Istio config (as istiod's); the registry holds the Service, and its Pods and
+    // slices show in the routing below.
     const held = await configs();
     assert.deepEqual(
-      held.filter((k) => /^(Service|EndpointSlice|Pod|VirtualService|DestinationRule)\//.test(k)),
-      [
-        "DestinationRule/echo",
-        "EndpointSlice/echo-v1",
-        "EndpointSlice/echo-v2",
-        "Pod/echo-v1",
-        "Pod/echo-v2",
-        "Service/echo",
-        "VirtualService/echo",
-      ],
+      held.filter((k) => /^(VirtualService|DestinationRule)\//.test(k)),
+      ["DestinationRule/echo", "VirtualService/echo"],
     );
+    assert.ok((await hosts()).includes(echoHost(ns)));
     const started = performance.now();
     await cluster.restartApiServer();
     t.diagnostic(`API server restarted in ${Math.round(performance.now() - started) / 1000} s`);
