@@ -43,6 +43,12 @@ export const EMPTY_COMMON_LB_CONFIG = preEncoded(
   create(cluster.Cluster_CommonLbConfigSchema),
 );
 
+/** What most outbound clusters set: panic mode off, and nothing else (one shared, pre-encoded message). */
+const PANIC_OFF_COMMON_LB_CONFIG = preEncoded(
+  cluster.Cluster_CommonLbConfigSchema,
+  create(cluster.Cluster_CommonLbConfigSchema, { healthyPanicThreshold: { value: 0 } }),
+);
+
 /**
  * The clusters of one service port, the default one first, then one per DestinationRule subset. UDP
  * ports and ExternalName aliases get none, DYNAMIC_DNS wildcard hosts a dynamic forward proxy cluster;
@@ -208,9 +214,11 @@ function buildOne(
   const protocolOptions = httpProtocolOptionsAny(http);
   if (protocolOptions) draft.typedExtensionProtocolOptions = protocolOptions;
   draft.filters = [TCP_CLUSTER_METADATA_EXCHANGE];
-  // Most clusters set nothing in it: they share one empty message.
-  draft.commonLbConfig =
-    Object.keys(common).length === 0 ? EMPTY_COMMON_LB_CONFIG : create(cluster.Cluster_CommonLbConfigSchema, common);
+  // Most clusters set only panic mode off: they share one message.
+  const panicOffOnly = Object.keys(common).length === 1 && common.healthyPanicThreshold?.value === 0;
+  draft.commonLbConfig = panicOffOnly
+    ? PANIC_OFF_COMMON_LB_CONFIG
+    : create(cluster.Cluster_CommonLbConfigSchema, common);
   draft.metadata = outboundClusterMetadata(service, rule, subset, upstreamTls.alpnOverride);
   return draft;
 }
