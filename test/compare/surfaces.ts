@@ -418,11 +418,8 @@ export function showAnswer(a: TypeAnswer): string {
   }
 }
 
-/**
- * Opens one SotW ADS stream, sends one request for `typeUrl` from `node`, and reports what
- * happened first within `timeoutMs`.
- */
-export function probeType(address: string, node: JsonObject, typeUrl: string, timeoutMs = 3000): Promise<TypeAnswer> {
+/** A plaintext SotW ADS stream of raw bytes, its codec, and how to drop it without further events. */
+function openSotwStream(address: string) {
   const method = discovery.AggregatedDiscoveryService.method.streamAggregatedResources;
   const client = new Client(address, credentials.createInsecure());
   const stream = client.makeBidiStreamRequest(
@@ -430,18 +427,28 @@ export function probeType(address: string, node: JsonObject, typeUrl: string, ti
     (r: Uint8Array) => Buffer.from(r),
     (b: Buffer) => b,
   ) as ClientDuplexStream<Uint8Array, Buffer>;
-  const encode = serializer(method.input);
-  const decode = deserializer(method.output);
+  const close = () => {
+    stream.removeAllListeners();
+    stream.on("error", () => {});
+    stream.cancel();
+    client.close();
+  };
+  return { stream, encode: serializer(method.input), decode: deserializer(method.output), close };
+}
+
+/**
+ * Opens one SotW ADS stream, sends one request for `typeUrl` from `node`, and reports what
+ * happened first within `timeoutMs`.
+ */
+export function probeType(address: string, node: JsonObject, typeUrl: string, timeoutMs = 3000): Promise<TypeAnswer> {
+  const { stream, encode, decode, close } = openSotwStream(address);
   return new Promise<TypeAnswer>((resolve) => {
     let done = false;
     const finish = (answer: TypeAnswer) => {
       if (done) return;
       done = true;
       clearTimeout(timer);
-      stream.removeAllListeners();
-      stream.on("error", () => {});
-      stream.cancel();
-      client.close();
+      close();
       resolve(answer);
     };
     const timer = setTimeout(() => finish({ kind: "silent" }), timeoutMs);
@@ -509,25 +516,14 @@ export async function compareXdsTypes(
  * the metrics of rejections (pilot_total_xds_rejects, pilot_xds_cds_reject) have something to show.
  */
 export function rejectOnce(address: string, node: JsonObject, timeoutMs = 10_000): Promise<void> {
-  const method = discovery.AggregatedDiscoveryService.method.streamAggregatedResources;
-  const client = new Client(address, credentials.createInsecure());
-  const stream = client.makeBidiStreamRequest(
-    methodPath(method),
-    (r: Uint8Array) => Buffer.from(r),
-    (b: Buffer) => b,
-  ) as ClientDuplexStream<Uint8Array, Buffer>;
-  const encode = serializer(method.input);
-  const decode = deserializer(method.output);
+  const { stream, encode, decode, close } = openSotwStream(address);
   return new Promise<void>((resolve) => {
     let done = false;
     const finish = () => {
       if (done) return;
       done = true;
       clearTimeout(timer);
-      stream.removeAllListeners();
-      stream.on("error", () => {});
-      stream.cancel();
-      client.close();
+      close();
       resolve();
     };
     const timer = setTimeout(finish, timeoutMs);
@@ -576,21 +572,7 @@ export const PROBE_SIDECAR: ProxySpec = {
  * endpoints about proxies (syncz, config_dump, ...) have one to show. Resolves once LDS answered.
  */
 export function holdProxy(address: string, node: JsonObject, timeoutMs = 30_000): Promise<{ close(): void }> {
-  const method = discovery.AggregatedDiscoveryService.method.streamAggregatedResources;
-  const client = new Client(address, credentials.createInsecure());
-  const stream = client.makeBidiStreamRequest(
-    methodPath(method),
-    (r: Uint8Array) => Buffer.from(r),
-    (b: Buffer) => b,
-  ) as ClientDuplexStream<Uint8Array, Buffer>;
-  const encode = serializer(method.input);
-  const decode = deserializer(method.output);
-  const close = () => {
-    stream.removeAllListeners();
-    stream.on("error", () => {});
-    stream.cancel();
-    client.close();
-  };
+  const { stream, encode, decode, close } = openSotwStream(address);
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       close();
