@@ -199,7 +199,7 @@ export function mergeGateways(
   const autoPassthroughSniHosts = new Set<string>();
   for (const { servers } of ports) {
     for (const { server } of servers) {
-      if (server.tls?.mode === "AUTO_PASSTHROUGH") for (const h of server.hosts) autoPassthroughSniHosts.add(h);
+      if (serverTlsMode(server) === "AUTO_PASSTHROUGH") for (const h of server.hosts) autoPassthroughSniHosts.add(h);
     }
   }
   return {
@@ -231,8 +231,15 @@ function isHttpProtocol(name: string): boolean {
   return ["HTTP", "HTTP2", "HTTP_PROXY", "GRPC", "GRPC-Web"].includes(protocolOf(name));
 }
 
-function isPassthrough(server: GatewayServers): boolean {
-  return server.tls?.mode === "PASSTHROUGH" || server.tls?.mode === "AUTO_PASSTHROUGH";
+/** A server's TLS mode as Istio reads it: settings without a mode are PASSTHROUGH (the enum's zero value). */
+export function serverTlsMode(server: GatewayServers): NonNullable<GatewayServers["tls"]>["mode"] | undefined {
+  return server.tls ? (server.tls.mode ?? "PASSTHROUGH") : undefined;
+}
+
+/** PASSTHROUGH and AUTO_PASSTHROUGH servers route by SNI without terminating TLS. */
+export function isPassthroughServer(server: GatewayServers): boolean {
+  const mode = serverTlsMode(server);
+  return mode === "PASSTHROUGH" || mode === "AUTO_PASSTHROUGH";
 }
 
 /** Non-HTTP with TLS settings (terminated or passed through). */
@@ -243,12 +250,12 @@ export function isTlsServer(server: GatewayServers): boolean {
 /** HTTP, or HTTPS terminated here. */
 export function isHttpServer(server: GatewayServers): boolean {
   if (isHttpProtocol(server.port.protocol)) return true;
-  return protocolOf(server.port.protocol) === "HTTPS" && !isPassthrough(server);
+  return protocolOf(server.port.protocol) === "HTTPS" && !isPassthroughServer(server);
 }
 
 /** HTTPS terminated here: QUIC always carries TLS. */
 function isHttp3Eligible(server: GatewayServers): boolean {
-  return protocolOf(server.port.protocol) === "HTTPS" && !isPassthrough(server);
+  return protocolOf(server.port.protocol) === "HTTPS" && !isPassthroughServer(server);
 }
 
 function canMergeProtocols(current: string, next: string): boolean {
@@ -259,7 +266,7 @@ function canMergeProtocols(current: string, next: string): boolean {
 export function gatewayRouteName(server: GatewayServers, portNumber: number, gateway: Gateway): string {
   const bind = server.bind ? `.${server.bind}` : "";
   if (isHttpProtocol(server.port.protocol)) return `http.${portNumber}${bind}`;
-  if (protocolOf(server.port.protocol) === "HTTPS" && !isPassthrough(server)) {
+  if (protocolOf(server.port.protocol) === "HTTPS" && !isPassthroughServer(server)) {
     return `https.${server.port.number}.${server.port.name}.${nameOf(gateway)}.${namespaceOf(gateway)}${bind}`;
   }
   return "";

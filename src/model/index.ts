@@ -15,7 +15,7 @@ export type { ConsolidatedDestinationRule } from "./destination-rule-merge.ts";
 export type { EnvoyFilterIndex } from "./envoy-filter-index.ts";
 export { CA_SUFFIX, credentialResourceName } from "./gateway-credentials.ts";
 export type { MergedGateway, MergedPort, MergedServer, ServerPort, ServiceTarget } from "./gateway-merge.ts";
-export { gatewayRouteName, isHttpServer, isTlsServer } from "./gateway-merge.ts";
+export { gatewayRouteName, isHttpServer, isPassthroughServer, isTlsServer, serverTlsMode } from "./gateway-merge.ts";
 export {
   compareHostSpecificity,
   hostSubsetOf,

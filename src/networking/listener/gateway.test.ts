@@ -161,6 +161,33 @@ describe("gateway listeners (gateway.go buildGatewayListeners)", () => {
     assert.equal(hcmOf(l.filterChains[0])?.statPrefix, "bookinfo-https");
   });
 
+  it("TLS settings without a mode pass through by SNI (PASSTHROUGH is the mode's zero value)", () => {
+    // A Gateway API TLS Passthrough listener converts to exactly this server.
+    const passthrough: VirtualService = {
+      apiVersion: "networking.istio.io/v1",
+      kind: "VirtualService",
+      metadata: { name: "nginx", namespace: "default" },
+      spec: {
+        hosts: ["nginx.example.com"],
+        tls: [
+          {
+            match: [{ sniHosts: ["nginx.example.com"] }],
+            route: [{ destination: { host: "nginx.default.svc.cluster.local", port: { number: 443 } } }],
+          },
+        ],
+      },
+    };
+    const [l] = build(
+      [{ port: { number: 8443, name: "default", protocol: "TLS" }, hosts: ["*/*.example.com"], tls: {} }],
+      {
+        virtualServicesFor: () => [passthrough],
+      },
+    );
+    assert.equal(l.name, "0.0.0.0_8443");
+    assert.deepEqual(l.filterChains[0].filterChainMatch?.serverNames, ["nginx.example.com"]);
+    assert.equal(l.filterChains[0].transportSocket, undefined);
+  });
+
   it("a TCP server no VirtualService routes yields no listener", () => {
     assert.deepEqual(build([{ port: { number: 31400, name: "tcp", protocol: "TCP" }, hosts: ["*"] }]), []);
   });

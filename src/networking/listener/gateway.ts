@@ -7,6 +7,7 @@ import { create } from "@bufbuild/protobuf";
 import { DurationSchema } from "@bufbuild/protobuf/wkt";
 import { core, type hcm, listener, type tls } from "../../api/index.ts";
 import type { GatewayServers } from "../../config/types/index.ts";
+import { isPassthroughServer, serverTlsMode } from "../../model/index.ts";
 import type { Service } from "../../registry/index.ts";
 import { buildHttpFilters } from "../httpfilter/index.ts";
 import { buildListenerAccessLogs } from "./accesslog.ts";
@@ -79,12 +80,8 @@ function isHttpServer(server: GatewayServers): boolean {
   return protocolClass(parseServerProtocol(server.port.protocol)) === "http";
 }
 
-function isPassthrough(server: GatewayServers): boolean {
-  return server.tls?.mode === "PASSTHROUGH" || server.tls?.mode === "AUTO_PASSTHROUGH";
-}
-
 function isHttpsTerminating(server: GatewayServers): boolean {
-  return parseServerProtocol(server.port.protocol) === "HTTPS" && !isPassthrough(server);
+  return parseServerProtocol(server.port.protocol) === "HTTPS" && !isPassthroughServer(server);
 }
 
 /** Protocol names are case-insensitive; the registry's canonical spelling. */
@@ -186,9 +183,9 @@ function chainsFor(
         tlsContext: gatewayTlsContext(server.tls ?? {}, input.mesh),
         filters: [httpManager(input, entry, port, server.name || `outbound_${name};`)],
       });
-    } else if (server.tls?.mode === "AUTO_PASSTHROUGH") {
+    } else if (serverTlsMode(server) === "AUTO_PASSTHROUGH") {
       chains.push(...autoPassthroughChains(input, server));
-    } else if (server.tls?.mode === "PASSTHROUGH") {
+    } else if (serverTlsMode(server) === "PASSTHROUGH") {
       chains.push(...passthroughChains(input, entry, usedSni));
     } else {
       const filters = tcpRouteFilters(input, entry);
