@@ -29,7 +29,7 @@ import { type EffectiveMtls, type MtlsMode, PeerAuthenticationIndex } from "./pe
 import type { ProxyNode } from "./proxy.ts";
 import type { PushInputs } from "./push-inputs.ts";
 import { PUSH_KINDS } from "./push-kinds.ts";
-import { ServiceIndex } from "./service-index.ts";
+import { compareServices, ServiceIndex } from "./service-index.ts";
 import { SidecarIndex } from "./sidecar-index.ts";
 import type { SidecarScope } from "./sidecar-scope.ts";
 import { VirtualServiceIndex, virtualServicesForHost } from "./virtual-service-index.ts";
@@ -244,7 +244,7 @@ export class PushSnapshot {
    * whose selector matches its labels, then those with an endpoint at one of its IPs (ServiceEntry
    * endpoints, WorkloadEntries, Pods), whose target port is the endpoint's. A ServiceEntry's
    * workloadSelector is not matched here: its workloads' ports (a WorkloadEntry's port map) come with
-   * their endpoints, as in Istio's ServiceEntry registry.
+   * their endpoints, as in Istio's ServiceEntry registry. Oldest service first, then by hostname.
    */
   serviceTargets(proxy: Workload & Partial<Pick<ProxyNode, "ipAddresses">>): readonly ServiceTarget[] {
     const kept = this.targetsByProxy.get(proxy);
@@ -287,7 +287,8 @@ export class PushSnapshot {
         targets.push({ service, port: e.port > 0 ? { ...port, targetPort: e.port } : port });
       }
     }
-    return targets;
+    // Istio keeps a proxy's targets oldest service first (SetServiceTargets); the sort is stable.
+    return targets.sort((a, b) => compareServices(a.service, b.service));
   }
 
   /**

@@ -63,7 +63,7 @@ export class ServiceIndex {
 }
 
 /** Oldest first; Istio sorts services by creation time, then hostname. */
-function compareServices(a: Service, b: Service): number {
+export function compareServices(a: Service, b: Service): number {
   const ta = Date.parse(a.creationTime) || 0;
   const tb = Date.parse(b.creationTime) || 0;
   if (ta !== tb) return ta - tb;
