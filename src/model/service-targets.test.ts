@@ -141,3 +141,43 @@ test("serviceTargets are kept per proxy object while its labels, addresses and n
   assert.deepEqual(snap.serviceTargets(proxy), [], "new labels: found again");
   assert.equal(snap.serviceTargets({ ...proxy, labels: { app: "app" } }).length, 1, "another object: found for it");
 });
+
+test("serviceTargets: oldest service first, then by hostname (Istio's SetServiceTargets)", () => {
+  // One ServiceEntry's two hosts are created together: hostname order, not the order the spec lists them.
+  const created = "2026-01-01T00:00:00Z";
+  const vm = svc("vm", "ns", {
+    registry: "External",
+    selector: null,
+    hostname: "details.vm.example.com",
+    creationTime: created,
+  });
+  const internal = svc("internal", "ns", {
+    registry: "External",
+    selector: null,
+    hostname: "details.internal",
+    creationTime: created,
+  });
+  const older = svc("zeta", "ns", {
+    registry: "External",
+    selector: null,
+    hostname: "zeta.example.com",
+    creationTime: "2020-01-01T00:00:00Z",
+  });
+  const at = (s: typeof vm) => ({
+    hostname: s.hostname,
+    namespace: "ns",
+    port: 80,
+    endpoints: [endpoint(s.hostname, "ns", "1.1.1.1", 9090)],
+  });
+  const snap = new PushSnapshot({
+    configs: [],
+    services: [vm, internal, older],
+    endpoints: [at(vm), at(internal), at(older)],
+    mesh: DEFAULT_MESH_CONFIG,
+  });
+  const targets = snap.serviceTargets({ configNamespace: "ns", labels: {}, ipAddresses: ["1.1.1.1"] });
+  assert.deepEqual(
+    targets.map(({ service }) => service.hostname),
+    ["zeta.example.com", "details.internal", "details.vm.example.com"],
+  );
+});
