@@ -345,6 +345,8 @@ function endpointShardz(all: readonly RegistryEndpoints[]): Record<string, Recor
     Record<string, { Shards: Record<string, unknown[]>; ServiceAccounts: Record<string, object> }>
   > = {};
   for (const entry of [...all].sort((a, b) => compareStrings(a.key, b.key))) {
+    // Istio keeps no shard for a service without endpoints.
+    if (entry.endpoints.length === 0) continue;
     const provider = entry.key.slice(0, entry.key.indexOf("/"));
     out[entry.hostname] ??= {};
     out[entry.hostname][entry.namespace] ??= { Shards: {}, ServiceAccounts: {} };
@@ -352,14 +354,18 @@ function endpointShardz(all: readonly RegistryEndpoints[]): Record<string, Recor
     for (const e of entry.endpoints) {
       const shard = `${provider}/${e.clusterId}`;
       shards.Shards[shard] ??= [];
-      shards.Shards[shard].push(istioEndpoint(e));
+      shards.Shards[shard].push(istioEndpoint(e, provider));
       if (e.identity) shards.ServiceAccounts[e.identity] = {};
     }
   }
   return out;
 }
 
-function istioEndpoint(e: ServiceEndpoint) {
+/**
+ * `provider` is the registry: Kubernetes endpoints carry SendUnhealthyEndpoints (istiod's
+ * PILOT_AUTO_SEND_UNHEALTHY_ENDPOINTS default), ServiceEntry ones do not.
+ */
+function istioEndpoint(e: ServiceEndpoint, provider: string) {
   return {
     Labels: e.labels,
     Addresses: [e.address],
@@ -373,7 +379,11 @@ function istioEndpoint(e: ServiceEndpoint) {
     TLSMode: e.tlsMode,
     Namespace: e.workloadNamespace,
     WorkloadName: e.workloadName,
+    HostName: e.podDns?.hostname ?? "",
+    SubDomain: e.podDns?.subdomain ?? "",
     HealthStatus: HEALTH[e.health],
+    SendUnhealthyEndpoints: provider === "Kubernetes",
+    NodeName: e.nodeName ?? "",
   };
 }
 

@@ -439,7 +439,16 @@ test("registryz lists the registry's services; endpointShardz (and endpointz) th
     Record<
       string,
       {
-        Shards: Record<string, { Addresses: string[]; EndpointPort: number; ServiceAccount: string }[]>;
+        Shards: Record<
+          string,
+          {
+            Addresses: string[];
+            EndpointPort: number;
+            ServiceAccount: string;
+            SendUnhealthyEndpoints: boolean;
+            NodeName: string;
+          }[]
+        >;
         ServiceAccounts: Record<string, object>;
       }
     >
@@ -451,6 +460,9 @@ test("registryz lists the registry's services; endpointShardz (and endpointz) th
     const [endpoint] = shop.Shards["External/Kubernetes"];
     assert.deepEqual(endpoint.Addresses, ["10.0.0.5"]);
     assert.equal(endpoint.EndpointPort, 9080);
+    // A ServiceEntry's endpoints, unlike a Kubernetes Service's, are not sent when unhealthy.
+    assert.equal(endpoint.SendUnhealthyEndpoints, false);
+    assert.equal(endpoint.NodeName, "");
     assert.deepEqual(Object.keys(shop.ServiceAccounts), ["spiffe://cluster.local/ns/shop/sa/reviews"]);
   }
 });

@@ -184,6 +184,7 @@ test("slice endpoints carry health from conditions, pod metadata, and locality f
     workloadNamespace: "default",
     workloadKind: "Pod",
     weight: 1,
+    nodeName: "n1",
   });
   assert.equal(endpoints[1].tlsMode, "disabled");
   // The grpc port has no slice port: no endpoints.

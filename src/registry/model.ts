@@ -143,6 +143,8 @@ export interface ServiceEndpoint {
   weight: number;
   /** The serving Pod's own DNS name parts, when it sets spec.subdomain. */
   podDns?: PodDnsName;
+  /** The serving Pod's node (spec.nodeName), when it has one. */
+  nodeName?: string;
 }
 
 /** A Pod's spec.hostname (its name when unset) and spec.subdomain. */

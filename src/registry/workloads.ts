@@ -277,5 +277,6 @@ export function endpointOf(
     workloadKind: workload?.kind ?? "",
     weight: workload?.weight ?? 1,
     ...(workload?.podDns ? { podDns: workload.podDns } : {}),
+    ...(workload?.nodeName ? { nodeName: workload.nodeName } : {}),
   };
 }
