@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { DiscoveryServer, type ResourceInput, TypeUrl } from "../../src/library/xds.ts";
-import { compareBaseline } from "./baseline.ts";
+import { compareBaseline, SURFACES } from "./baseline.ts";
 import { collect, type Snapshot } from "./collect.ts";
 import { compareSnapshots, diffPaths } from "./diff.ts";
 import { type ProxySpec, proxyNode } from "./proxies.ts";
@@ -116,6 +116,17 @@ describe("compare", () => {
         unstable,
       );
       assert.equal(lenient.failed, 0);
+
+      // The surfaces are ratcheted with the resources but not counted among them.
+      const withSurfaces = compareBaseline(
+        new Map([
+          ["s", results],
+          [SURFACES, [{ id: "version", proxy: "", type: "version", name: "", outcome: "differs", paths: [] }]],
+        ]),
+        {},
+        false,
+      );
+      assert.equal(withSurfaces.lines.at(-1), "compare: 3/4 resources identical");
     });
   }
 

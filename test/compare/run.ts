@@ -14,7 +14,7 @@ import { parseArgs } from "node:util";
 import { Cluster } from "../cluster/index.ts";
 import { conformanceRoot } from "../conformance/corpus.ts";
 import { peersSkipReason, REPO_ROOT } from "../peers/paths.ts";
-import { compareBaseline, readCompareBaseline, readUnstable, writeCompareBaseline } from "./baseline.ts";
+import { compareBaseline, readCompareBaseline, readUnstable, SURFACES, writeCompareBaseline } from "./baseline.ts";
 import { type CliComparison, cliReport, compareCli } from "./cli.ts";
 import { collect, type Snapshot } from "./collect.ts";
 import { type ControlPlane, startControlPlanes, waitForConfigs } from "./control-planes.ts";
@@ -143,7 +143,7 @@ async function compareScenario(planes: [ControlPlane, ControlPlane], scenario: S
       } finally {
         for (const h of held) h.close();
       }
-      results.set("surfaces", surfaces.map(surfaceAsResource));
+      results.set(SURFACES, surfaces.map(surfaceAsResource));
     }
   } finally {
     await unloadScenario(cluster, loaded);
