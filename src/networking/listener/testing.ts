@@ -3,12 +3,12 @@
 import assert from "node:assert/strict";
 import { create, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 import { stringify } from "yaml";
+import { testService } from "../../../test/support/registry-inputs.ts";
 import { core, listener } from "../../api/index.ts";
 import { loadMeshConfig, type MeshConfig } from "../../config/index.ts";
 import type { AuthorizationPolicySpec } from "../../config/types/index.ts";
 import { type ProxyNode, parseProxy } from "../../model/proxy.ts";
 import type { Service } from "../../registry/index.ts";
-import { testService } from "../../registry/test-inputs.ts";
 import type { PoliciesByAction } from "../authz/index.ts";
 import { protoJson } from "../golden.ts";
 import { envoyViolations } from "../httpfilter/index.ts";

@@ -10,6 +10,7 @@
 // and `testdata/<name>.out.yaml` the RouteConfigurations built, as proto3 JSON.
 import assert from "node:assert/strict";
 import { toJson } from "@bufbuild/protobuf";
+import { testService } from "../../../test/support/registry-inputs.ts";
 import { registry, route } from "../../api/index.ts";
 import { checkMessage } from "../../api/pgv/index.ts";
 import type { Destination, GatewayServers, MeshConfig } from "../../config/index.ts";
@@ -17,7 +18,6 @@ import { DEFAULT_MESH_CONFIG } from "../../config/index.ts";
 import type { ProxyNode } from "../../model/proxy.ts";
 import { VirtualServiceIndex } from "../../model/virtual-service-index.ts";
 import type { Service, ServicePort } from "../../registry/index.ts";
-import { testService } from "../../registry/test-inputs.ts";
 import { assertGolden, readGoldenInput, testdataDir } from "../golden.ts";
 import { buildSidecarRouteConfiguration } from "./config.ts";
 import { buildGatewayRouteConfiguration } from "./gateway.ts";
