@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { readInputs, staticInputs } from "../../../test/support/registry-inputs.ts";
+import { proxyFixture } from "../../../test/support/route-cases.ts";
 import { route } from "../../api/index.ts";
 import { checkMessage } from "../../api/pgv/index.ts";
 import type { Gateway } from "../../config/index.ts";
@@ -12,7 +13,6 @@ import { VirtualServiceIndex } from "../../model/virtual-service-index.ts";
 import { ServiceRegistry } from "../../registry/index.ts";
 import { buildSidecarRouteConfiguration } from "./config.ts";
 import { buildGatewayRouteConfiguration } from "./gateway.ts";
-import { proxyFixture } from "./test-helpers.ts";
 import type { VirtualService } from "./types.ts";
 
 function load() {
