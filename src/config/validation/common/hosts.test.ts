@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { collect, messages } from "../../../../test/support/validation.ts";
 import {
   fqdnError,
   gatewayBoundVirtualServiceHostError,
@@ -11,7 +12,6 @@ import {
   validateNamespaceHost,
   wildcardDomainError,
 } from "./hosts.ts";
-import { collect, messages } from "./testing.ts";
 
 test("DNS-1123 labels allow uppercase and at most 63 characters", () => {
   assert.ok(isDns1123Label("Foo-1"));
