@@ -112,6 +112,7 @@ test("the check finds each kind of misplaced test support", () => {
     ["src/c.ts", "export const c = 1;\n"],
     ["src/c.test.ts", 'import { c } from "./c.ts";\nimport { x } from "../test/support/x.ts";\n'],
     ["src/d/testing.ts", "export {};\n"],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a module's source text, not a template
     ["src/w.ts", 'new Worker(new URL(`./w-worker${ext}`, import.meta.url));\nconst m = await import("./e.js");\n'],
     ["src/w-worker.ts", "export {};\n"],
     ["src/e.ts", "export {};\n"],
