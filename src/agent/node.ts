@@ -9,6 +9,7 @@ import { join } from "node:path";
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import type { ProxyConfig } from "../config/index.ts";
 import type { NodeType } from "../model/index.ts";
+import { parseGoBool } from "../util/go-bool.ts";
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -108,6 +109,10 @@ const STRING_BOOL_KEYS = [
   "METADATA_DISCOVERY",
   "ENVOY_SKIP_DEPRECATED_LOGS",
 ];
+// The spellings the agent takes for a StringBool: Go's strconv.ParseBool's (which Istio's StringBool
+// reads with) but for "T", "True", "F" and "False", which it refuses. Narrower than Istio, kept as it was
+// by the refactor that shared parseGoBool; taking all of Go's is a change of behaviour of its own.
+const AGENT_STRING_BOOLS = new Set(["true", "false", "1", "0", "t", "f", "TRUE", "FALSE"]);
 const METADATA_KINDS: ReadonlyMap<string, GoKind> = new Map<string, GoKind>([
   ...STRING_KEYS.map((k): [string, GoKind] => [k, "string"]),
   ...STRING_BOOL_KEYS.map((k): [string, GoKind] => [k, "stringBool"]),
@@ -149,10 +154,8 @@ function typedValue(key: string, kind: GoKind, value: JsonValue): JsonValue | un
       if (typeof value !== "string") throw wrongType();
       return value === "" ? undefined : value;
     case "stringBool": {
-      if (typeof value !== "string" || !["true", "false", "1", "0", "t", "f", "TRUE", "FALSE"].includes(value)) {
-        throw wrongType();
-      }
-      return ["true", "1", "t", "TRUE"].includes(value) ? "true" : undefined;
+      if (typeof value !== "string" || !AGENT_STRING_BOOLS.has(value)) throw wrongType();
+      return parseGoBool(value) ? "true" : undefined;
     }
     case "int":
       if (typeof value !== "number" || !Number.isInteger(value)) throw wrongType();

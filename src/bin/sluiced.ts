@@ -50,6 +50,8 @@ import {
 
 /** Istio's environment settings, read as istiod reads them. */
 const env = process.env;
+// Narrower than istiod's (Go's strconv.ParseBool, invalid text leaving the default): only "true" and "1"
+// are true, any other set value false. Kept as it was by the refactor that shared parseGoBool.
 const envBool = (name: string, fallback: boolean) =>
   env[name] === undefined ? fallback : env[name] === "true" || env[name] === "1";
 
