@@ -1,9 +1,9 @@
 // Test support lives under test/, product code under src/ (docs/ARCHITECTURE.md, "Tests and
-// benchmarks"): no module of src/ but a unit test imports from outside src/ (test/, bench/, scripts/),
-// every other module of src/ is reached from what ships (the programs and workers that
-// scripts/build.mjs bundles, the library entry points of tsconfig.build.json), so none sits in src/
-// only for tests, and no file named as test support (test-*.ts, testing.ts, golden.ts, free-port.ts,
-// *fixtures.ts) is left in src/.
+// benchmarks"): no module of src/ but a unit test imports from outside src/ (test/, bench/, scripts/)
+// or node:assert (product code throws Errors that say what is wrong), every other module of src/ is
+// reached from what ships (the programs and workers that scripts/build.mjs bundles, the library entry
+// points of tsconfig.build.json), so none sits in src/ only for tests, and no file named as test
+// support (test-*.ts, testing.ts, golden.ts, free-port.ts, *fixtures.ts) is left in src/.
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { join, posix } from "node:path";
@@ -21,6 +21,7 @@ export interface SourceTree {
 // Generated code: not written by hand, and its files are reached or not as the generator decides.
 const GENERATED = ["src/api/gen/"];
 const TEST_SUPPORT_NAME = /^(test-.*|testing|golden|free-port|.*fixtures)\.ts$/;
+const NODE_ASSERT = /\bfrom\s*["'](node:)?assert(\/strict)?["']|\bimport\(\s*["'](node:)?assert(\/strict)?["']/;
 
 const isUnitTest = (path: string) => path.endsWith(".test.ts");
 const isProduct = (path: string) =>
@@ -58,6 +59,7 @@ export function testSupportProblems(tree: SourceTree): string[] {
     for (const target of importsOf(path, text, tree.files)) {
       if (!target.startsWith("src/")) problems.push(`${path} imports ${target}, outside src/`);
     }
+    if (NODE_ASSERT.test(text)) problems.push(`${path} imports node:assert, which is for tests`);
     if (TEST_SUPPORT_NAME.test(posix.basename(path))) {
       problems.push(`${path} is named as test support: move it under test/support/`);
     }
@@ -101,16 +103,19 @@ function shippedEntryPoints(): string[] {
   return [...programs, ...library];
 }
 
-test("no product module in src/ imports test support, is there only for tests, or is named as test support", () => {
+test("no product module in src/ imports test support or node:assert, is there only for tests, or is named as test support", () => {
   assert.deepEqual(testSupportProblems({ files: sourceFiles("src", new Map()), roots: shippedEntryPoints() }), []);
 });
 
 test("the check finds each kind of misplaced test support", () => {
   const files = new Map([
     ["src/bin/main.ts", 'import { b } from "../b.ts";\nimport "../d/testing.ts";\n'],
-    ["src/b.ts", 'import type { X } from "../test/support/x.ts";\nexport const b = 1;\n'],
+    ["src/b.ts", 'import type { X } from "../test/support/x.ts";\nimport assert from "node:assert/strict";\n'],
     ["src/c.ts", "export const c = 1;\n"],
-    ["src/c.test.ts", 'import { c } from "./c.ts";\nimport { x } from "../test/support/x.ts";\n'],
+    [
+      "src/c.test.ts",
+      'import assert from "node:assert";\nimport { c } from "./c.ts";\nimport { x } from "../test/support/x.ts";\n',
+    ],
     ["src/d/testing.ts", "export {};\n"],
     // biome-ignore lint/suspicious/noTemplateCurlyInString: a module's source text, not a template
     ["src/w.ts", 'new Worker(new URL(`./w-worker${ext}`, import.meta.url));\nconst m = await import("./e.js");\n'],
@@ -122,6 +127,7 @@ test("the check finds each kind of misplaced test support", () => {
   assert.deepEqual(testSupportProblems({ files, roots: ["src/bin/main.ts", "src/w.ts", "src/gone.ts"] }), [
     "entry point src/gone.ts does not exist",
     "src/b.ts imports test/support/x.ts, outside src/",
+    "src/b.ts imports node:assert, which is for tests",
     "src/d/testing.ts is named as test support: move it under test/support/",
     "src/c.ts is not reached from any entry point (only tests use it?): move it under test/support/",
   ]);
