@@ -109,10 +109,6 @@ const STRING_BOOL_KEYS = [
   "METADATA_DISCOVERY",
   "ENVOY_SKIP_DEPRECATED_LOGS",
 ];
-// The spellings the agent takes for a StringBool: Go's strconv.ParseBool's (which Istio's StringBool
-// reads with) but for "T", "True", "F" and "False", which it refuses. Narrower than Istio, kept as it was
-// by the refactor that shared parseGoBool; taking all of Go's is a change of behaviour of its own.
-const AGENT_STRING_BOOLS = new Set(["true", "false", "1", "0", "t", "f", "TRUE", "FALSE"]);
 const METADATA_KINDS: ReadonlyMap<string, GoKind> = new Map<string, GoKind>([
   ...STRING_KEYS.map((k): [string, GoKind] => [k, "string"]),
   ...STRING_BOOL_KEYS.map((k): [string, GoKind] => [k, "stringBool"]),
@@ -154,8 +150,10 @@ function typedValue(key: string, kind: GoKind, value: JsonValue): JsonValue | un
       if (typeof value !== "string") throw wrongType();
       return value === "" ? undefined : value;
     case "stringBool": {
-      if (typeof value !== "string" || !AGENT_STRING_BOOLS.has(value)) throw wrongType();
-      return parseGoBool(value) ? "true" : undefined;
+      // Istio's StringBool reads the string with Go's strconv.ParseBool.
+      const parsed = typeof value === "string" ? parseGoBool(value) : undefined;
+      if (parsed === undefined) throw wrongType();
+      return parsed ? "true" : undefined;
     }
     case "int":
       if (typeof value !== "number" || !Number.isInteger(value)) throw wrongType();
