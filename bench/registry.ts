@@ -1,8 +1,8 @@
 // Issue 3's budget: one endpoint change in a 1,000-service / 10,000-endpoint store must cost far
 // less than rebuilding the registry. Full build = a new ServiceRegistry over loaded inputs.
 import { ServiceRegistry } from "../src/registry/index.ts";
-import { SYNTHETIC_1000, syntheticMesh, syntheticSlice } from "../src/registry/synthetic-mesh.ts";
-import { staticInputs } from "../src/registry/test-inputs.ts";
+import { staticInputs } from "../test/support/registry-inputs.ts";
+import { SYNTHETIC_1000, syntheticMesh, syntheticSlice } from "../test/support/synthetic-mesh.ts";
 import { measure } from "./measure.ts";
 import type { BenchResult } from "./run.ts";
 

@@ -10,7 +10,7 @@ import { dirname, join } from "node:path";
 import { createInterface, type Interface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { parseAllDocuments, parseDocument } from "yaml";
-import { freePort } from "../src/net/free-port.ts";
+import { freePort } from "../test/support/free-port.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const EXAMPLE = join(ROOT, "examples", "proxyless");

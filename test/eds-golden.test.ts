@@ -10,7 +10,7 @@ import { endpointsConfig } from "../bench/templates-bench.ts";
 import { buildClusters } from "../src/xds/generators/cds.ts";
 import { buildLoadAssignment } from "../src/xds/generators/eds.ts";
 import { xdsCaches } from "../src/xds/generators/index.ts";
-import { goldenDigest } from "./golden-digest.ts";
+import { goldenDigest } from "./support/golden-digest.ts";
 
 const BENCHMARK_GOLDEN: Record<string, string> = {
   "1/100": "bddc4876c927189d2aea6b2c62c300608a06afd241d2fba77aa8f63d234cb551",

@@ -9,7 +9,7 @@ import type { NodeType } from "../src/model/index.ts";
 import { buildClusters } from "../src/xds/generators/cds.ts";
 import { buildListeners } from "../src/xds/generators/lds.ts";
 import { buildRouteConfiguration, routeNames } from "../src/xds/generators/rds.ts";
-import { goldenDigest } from "./golden-digest.ts";
+import { goldenDigest } from "./support/golden-digest.ts";
 
 const SERVICES = 100;
 

@@ -7,7 +7,7 @@ import { test } from "node:test";
 import { benchProxy, template, templateState } from "../bench/templates.ts";
 import { xdsCaches } from "../src/xds/generators/index.ts";
 import { buildListeners } from "../src/xds/generators/lds.ts";
-import { goldenDigest } from "./golden-digest.ts";
+import { goldenDigest } from "./support/golden-digest.ts";
 
 const SERVICES = 100;
 

@@ -11,7 +11,7 @@ import { createInterface } from "node:readline";
 import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { ISTIOD_NAME, spiffeId, TestCa } from "../../test/proxyless/mtls-ca.ts";
-import { freePort } from "../net/free-port.ts";
+import { freePort } from "../../test/support/free-port.ts";
 
 const AGENT = fileURLToPath(new URL("../../bin/sluice-agent.js", import.meta.url));
 

@@ -62,6 +62,18 @@ test("metadata: ISTIO_META_* keys Istio's BootstrapNodeMetadata knows, typed as 
   assert.deepEqual(locality, {});
 });
 
+test("metadata: a StringBool takes every spelling of Go's strconv.ParseBool", () => {
+  const read = (value: string) =>
+    nodeMetadata({
+      env: { ISTIO_META_DNS_CAPTURE: value },
+      instanceIPs: [],
+      proxyConfig: {},
+      podInfoDir: "/nonexistent",
+    }).metadata.DNS_CAPTURE;
+  assert.deepEqual(["T", "True", "1"].map(read), ["true", "true", "true"]);
+  assert.deepEqual(["F", "False", "0"].map(read), [undefined, undefined, undefined]);
+});
+
 test("metadata: a value of the wrong Go type fails as json.Unmarshal would", () => {
   assert.throws(
     () =>

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import type { ProxyConfig } from "../config/index.ts";
 import type { NodeType } from "../model/index.ts";
+import { parseGoBool } from "../util/go-bool.ts";
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -149,10 +150,10 @@ function typedValue(key: string, kind: GoKind, value: JsonValue): JsonValue | un
       if (typeof value !== "string") throw wrongType();
       return value === "" ? undefined : value;
     case "stringBool": {
-      if (typeof value !== "string" || !["true", "false", "1", "0", "t", "f", "TRUE", "FALSE"].includes(value)) {
-        throw wrongType();
-      }
-      return ["true", "1", "t", "TRUE"].includes(value) ? "true" : undefined;
+      // Istio's StringBool reads the string with Go's strconv.ParseBool.
+      const parsed = typeof value === "string" ? parseGoBool(value) : undefined;
+      if (parsed === undefined) throw wrongType();
+      return parsed ? "true" : undefined;
     }
     case "int":
       if (typeof value !== "number" || !Number.isInteger(value)) throw wrongType();

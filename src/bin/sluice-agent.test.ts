@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { freePort } from "../net/free-port.ts";
+import { freePort } from "../../test/support/free-port.ts";
 
 const AGENT = fileURLToPath(new URL("../../bin/sluice-agent.js", import.meta.url));
 const POD_ENV = { POD_NAME: "echo-1", POD_NAMESPACE: "test", INSTANCE_IP: "10.4.0.9" };

@@ -30,6 +30,7 @@ import {
 } from "../security/ca/index.ts";
 import { ConfigStore, DEFAULT_MAX_FILE_BYTES, FileSource, XdsSource, type XdsSourceTls } from "../sources/index.ts";
 import type { KubeSource } from "../sources/kube/index.ts";
+import { parseGoBool } from "../util/go-bool.ts";
 import {
   injectionSettingsFromValues,
   nativeSidecarModeFromEnv,
@@ -50,8 +51,8 @@ import {
 
 /** Istio's environment settings, read as istiod reads them. */
 const env = process.env;
-const envBool = (name: string, fallback: boolean) =>
-  env[name] === undefined ? fallback : env[name] === "true" || env[name] === "1";
+// As istiod's env.Register: Go's strconv.ParseBool, and text it cannot parse leaves the default.
+const envBool = (name: string, fallback: boolean) => parseGoBool(env[name] ?? "") ?? fallback;
 
 const argv = yargs(hideBin(process.argv))
   .scriptName("sluiced")

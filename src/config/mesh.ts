@@ -1,5 +1,7 @@
 // MeshConfig: the `--meshConfig` YAML, decoded against Istio's field table, merged over Istio's
 // defaults the way Istio merges it (pkg/config/mesh), then validated (Istio's ValidateMeshConfig).
+
+import { deepFreeze } from "../util/deep-freeze.ts";
 import { decodeYaml } from "./mesh-decode.ts";
 import type { ExtensionProvider, MeshConfig, ProxyConfig } from "./mesh-types.ts";
 import { validateMeshConfig } from "./mesh-validate.ts";
@@ -114,12 +116,4 @@ function mergeExtensionProviders(base: ExtensionProvider[], overlay: ExtensionPr
     else merged.push(provider);
   }
   return merged;
-}
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === "object" && value !== null) {
-    for (const child of Object.values(value)) deepFreeze(child);
-    Object.freeze(value);
-  }
-  return value;
 }

@@ -1,6 +1,8 @@
 // The one validation path for every config object, used by the CLI, the webhook and every source:
 // kind lookup → metadata checks → structural (schema + CEL) → semantic (Istio's webhook rules) →
 // unknown top-level fields. Nothing here throws on bad input; everything is a finding.
+
+import { parseGoBool } from "../util/go-bool.ts";
 import { type KindInfo, lookupKind } from "./kinds.ts";
 import type { ConfigObject, ValidationResult } from "./model.ts";
 import { validateStructure } from "./schema/index.ts";
@@ -8,7 +10,6 @@ import { DEFAULT_CONTEXT, Findings, semanticValidator, type ValidationContext } 
 
 const CRD_TOP_LEVEL = new Set(["apiVersion", "kind", "metadata", "spec", "status"]);
 const DRY_RUN = "istio.io/dry-run";
-const GO_BOOLS = new Set(["1", "t", "T", "TRUE", "true", "True", "0", "f", "F", "FALSE", "false", "False"]);
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 export function validateObject(obj: ConfigObject, ctx: ValidationContext = DEFAULT_CONTEXT): ValidationResult {
@@ -79,7 +80,7 @@ function checkIstioAnnotations(obj: ConfigObject, out: Findings): void {
       return;
     }
     const value = annotations[DRY_RUN];
-    if (!GO_BOOLS.has(value)) {
+    if (parseGoBool(value) === undefined) {
       out.error(
         `${ref} has annotation ${DRY_RUN} with invalid value (${value}): strconv.ParseBool: parsing "${value}": invalid syntax`,
       );

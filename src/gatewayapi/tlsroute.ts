@@ -1,6 +1,7 @@
 // TLSRoutes → VirtualServices with SNI-matched tls routes, one per bound parent and hostname.
 import type { gatewayapi } from "../config/index.ts";
-import { hostsMatch, intersectHosts } from "./hostnames.ts";
+import { hostsMatch } from "../util/hosts.ts";
+import { intersectHosts } from "./hostnames.ts";
 import type { ConvertedRoute } from "./httproute.ts";
 import { isMesh } from "./parents.ts";
 import { attachments, collectRules, computeRoute, meshHosts, type RouteContext } from "./routes.ts";

@@ -1,8 +1,8 @@
 // Istio's deterministic ServiceEntry address allocation, checked against the values Istio's own tests expect.
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { svc } from "../../test/support/model-fixtures.ts";
 import { addressesForProxy, allocateAddresses } from "./auto-allocate.ts";
-import { svc } from "./test-fixtures.ts";
 
 const entry = (hostname: string, overrides = {}) =>
   svc(hostname, "", {

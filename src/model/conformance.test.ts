@@ -4,11 +4,11 @@ import assert from "node:assert/strict";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
+import { CONFORMANCE_INPUTS, readInputs, staticInputs } from "../../test/support/registry-inputs.ts";
 import { readConfigPaths } from "../config/decode.ts";
 import { DEFAULT_MESH_CONFIG } from "../config/index.ts";
 import type { Gateway } from "../config/types/index.ts";
 import { ServiceRegistry } from "../registry/index.ts";
-import { CONFORMANCE_INPUTS, readInputs, staticInputs } from "../registry/test-inputs.ts";
 import { buildPushContext, pushSnapshot } from "./push-context.ts";
 
 for (const file of readdirSync(CONFORMANCE_INPUTS).filter((f) => f.endsWith(".yaml"))) {

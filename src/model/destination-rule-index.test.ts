@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { cfg, snapshot, svc } from "../../test/support/model-fixtures.ts";
 import type { DestinationRuleSpec } from "../config/types/index.ts";
-import { cfg, snapshot, svc } from "./test-fixtures.ts";
 
 const dr = (namespace: string, name: string, spec: DestinationRuleSpec, created = 0) =>
   cfg("DestinationRule", namespace, name, spec, { created });

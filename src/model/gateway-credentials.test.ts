@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { cfg, snapshot } from "../../test/support/model-fixtures.ts";
 import type { GatewaySpec } from "../config/types/index.ts";
-import { cfg, snapshot } from "./test-fixtures.ts";
 
 const spec = (credentialName: string, mode: "SIMPLE" | "MUTUAL" = "SIMPLE"): GatewaySpec => ({
   selector: { istio: "ingressgateway" },

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { cfg, snapshot, svc } from "../../test/support/model-fixtures.ts";
 import { DEFAULT_MESH_CONFIG } from "../config/index.ts";
 import type { GatewayServers, GatewaySpec } from "../config/types/index.ts";
 import { PushSnapshot } from "./push-snapshot.ts";
-import { cfg, snapshot, svc } from "./test-fixtures.ts";
 
 const gw = (namespace: string, name: string, spec: GatewaySpec, created = 0, annotations?: Record<string, string>) =>
   cfg("Gateway", namespace, name, spec, { created, annotations });

@@ -1,13 +1,11 @@
 // Hostname matching and resolution as Istio does it (pkg/config/host, pilot/pkg/model/config.go).
-// A hostname starting with `*` is a wildcard: `*.example.com` covers `a.example.com` and
-// `*.b.example.com`; `*` alone covers every host.
+// Matching itself (wildcards, Matches, SubsetOf) is src/util/hosts.ts, shared with config validation
+// and the Gateway API conversion; the model re-exports it.
 import { isIP } from "node:net";
+import { hostSubsetOf, isWildcard } from "../util/hosts.ts";
 
-export function isWildcard(host: string): boolean {
-  return host.startsWith("*");
-}
+export { hostSubsetOf, hostsMatch, isWildcard } from "../util/hosts.ts";
 
-/** `host` is covered by `other`: equal, or under the wildcard `other` (Istio's SubsetOf). */
 /**
  * Istio's host.Names order (MoreSpecific): non-wildcards before wildcards, longer before shorter,
  * then alphabetically.
@@ -18,22 +16,6 @@ export function compareHostSpecificity(a: string, b: string): number {
   if (wa !== wb) return wa ? 1 : -1;
   if (a.length !== b.length) return b.length - a.length;
   return a < b ? -1 : a > b ? 1 : 0;
-}
-
-export function hostSubsetOf(host: string, other: string): boolean {
-  if (isWildcard(host)) return isWildcard(other) && host.slice(1).endsWith(other.slice(1));
-  if (isWildcard(other)) return host.endsWith(other.slice(1));
-  return host === other;
-}
-
-/** The two hosts overlap: either covers the other (Istio's Matches, symmetric). */
-export function hostsMatch(a: string, b: string): boolean {
-  if (isWildcard(a) && isWildcard(b)) {
-    return a.length < b.length ? b.slice(1).endsWith(a.slice(1)) : a.slice(1).endsWith(b.slice(1));
-  }
-  if (isWildcard(a)) return b.endsWith(a.slice(1));
-  if (isWildcard(b)) return a.endsWith(b.slice(1));
-  return a === b;
 }
 
 /**

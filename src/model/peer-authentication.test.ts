@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { cfg, snapshot, svc } from "../../test/support/model-fixtures.ts";
 import type { PeerAuthenticationSpec } from "../config/types/index.ts";
-import { cfg, snapshot, svc } from "./test-fixtures.ts";
 
 const pa = (namespace: string, name: string, spec: PeerAuthenticationSpec, created = 0) =>
   cfg("PeerAuthentication", namespace, name, spec, { created });

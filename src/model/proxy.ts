@@ -5,6 +5,7 @@
 import { isIP } from "node:net";
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import type { core } from "../api/index.ts";
+import { parseGoBool } from "../util/go-bool.ts";
 
 export type NodeType = "sidecar" | "router" | "waypoint" | "ztunnel" | "agentgateway";
 
@@ -210,10 +211,9 @@ export function parseNodeMetadata(struct: JsonObject | undefined): NodeMetadata 
   for (const key of BOOL_KEYS) {
     const v = raw[key];
     if (v === undefined || v === null || v === "") continue;
-    if (typeof v === "boolean") meta[key] = v;
-    else if (v === "true" || v === "1" || v === "True" || v === "TRUE" || v === "t" || v === "T") meta[key] = true;
-    else if (v === "false" || v === "0" || v === "False" || v === "FALSE" || v === "f" || v === "F") meta[key] = false;
-    else return badMetadata(key, "a boolean string", v);
+    const value = typeof v === "boolean" ? v : typeof v === "string" ? parseGoBool(v) : undefined;
+    if (value === undefined) return badMetadata(key, "a boolean string", v);
+    meta[key] = value;
   }
   for (const key of LIST_KEYS) {
     const v = raw[key];

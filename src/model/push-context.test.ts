@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { cfg, proxy, svc } from "../../test/support/model-fixtures.ts";
 import { DEFAULT_MESH_CONFIG, kindKey } from "../config/index.ts";
 import { ServiceRegistry } from "../registry/index.ts";
 import { ConfigStore } from "../sources/index.ts";
 import { buildPushContext, mergePushRequests, newPushContext, pushRequest, pushSnapshot } from "./push-context.ts";
 import { pushInputs } from "./push-inputs.ts";
-import { cfg, proxy, svc } from "./test-fixtures.ts";
 
 const vs = (name: string) => ({ kind: "networking.istio.io/VirtualService", namespace: "default", name });
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { snapshot, svc } from "./test-fixtures.ts";
+import { snapshot, svc } from "../../test/support/model-fixtures.ts";
 
 const hosts = (services: { hostname: string }[]) => services.map((s) => s.hostname).sort();
 

@@ -1,10 +1,10 @@
 // PushSnapshot.serviceTargets: selector matches and, as in Istio, endpoints at the proxy's IPs.
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { cfg, svc } from "../../test/support/model-fixtures.ts";
 import { DEFAULT_MESH_CONFIG } from "../config/index.ts";
 import type { ServiceEndpoint } from "../registry/index.ts";
 import { PushSnapshot } from "./push-snapshot.ts";
-import { cfg, svc } from "./test-fixtures.ts";
 
 function endpoint(hostname: string, namespace: string, address: string, port: number): ServiceEndpoint {
   return {

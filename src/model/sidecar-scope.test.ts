@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { cfg, proxy, snapshot, svc } from "../../test/support/model-fixtures.ts";
 import type { SidecarSpec } from "../config/types/index.ts";
 import type { Service } from "../registry/index.ts";
-import { cfg, proxy, snapshot, svc } from "./test-fixtures.ts";
 
 const sidecar = (namespace: string, name: string, spec: SidecarSpec, created = 0) =>
   cfg("Sidecar", namespace, name, spec, { created });

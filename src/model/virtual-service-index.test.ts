@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { cfg, snapshot } from "../../test/support/model-fixtures.ts";
 import type { VirtualServiceSpec } from "../config/types/index.ts";
-import { cfg, snapshot } from "./test-fixtures.ts";
 
 const vs = (namespace: string, name: string, spec: VirtualServiceSpec, created = 0) =>
   cfg("VirtualService", namespace, name, spec, { created });

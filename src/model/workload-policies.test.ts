@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { cfg, snapshot } from "./test-fixtures.ts";
+import { cfg, snapshot } from "../../test/support/model-fixtures.ts";
 
 const names = (list: { metadata: { namespace?: string; name?: string } }[]) =>
   list.map((p) => `${p.metadata.namespace}/${p.metadata.name}`);

@@ -1,9 +1,9 @@
 // The dynamic forward proxy DNS caches: one per DYNAMIC_DNS wildcard host, and the ALLOW_ANY_DYNAMIC_DNS one.
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { makeProxy } from "../../test/support/cluster-fixtures.ts";
 import { caresDns, cluster, unpackAny } from "../api/index.ts";
 import type { ProxyNode } from "../model/proxy.ts";
-import { makeProxy } from "./cluster/fixtures.ts";
 import { allowAnyDnsCache, forwardProxyDnsCache, isDynamicForwardProxy } from "./dfp.ts";
 
 function proxyWith(metadata: Partial<ProxyNode["metadata"]>): ProxyNode {

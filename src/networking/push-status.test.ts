@@ -3,12 +3,12 @@
 // route configuration (pilot_vservice_dup_domain), with Istio's keys and messages.
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { makeMesh, makeProxy, makeService } from "../../test/support/cluster-fixtures.ts";
+import { assertValid, proxyFixture, serviceFixture } from "../../test/support/route-cases.ts";
 import { DEFAULT_MESH_CONFIG } from "../config/index.ts";
 import { PushStatus } from "../model/index.ts";
-import { makeMesh, makeProxy, makeService } from "./cluster/fixtures.ts";
 import { assembleClusters, buildOutboundClusters } from "./cluster/index.ts";
 import { buildSidecarRouteConfiguration } from "./route/config.ts";
-import { assertValid, proxyFixture, serviceFixture } from "./route/test-helpers.ts";
 
 test("a cluster name seen twice keeps the first and is reported as a duplicate cluster", () => {
   const proxy = makeProxy();

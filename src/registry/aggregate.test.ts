@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { istio, k8s, staticInputs } from "../../test/support/registry-inputs.ts";
 import { ServiceRegistry } from "./index.ts";
-import { istio, k8s, staticInputs } from "./test-inputs.ts";
 
 const HOST = "reviews.default.svc.cluster.local";
 

@@ -1,8 +1,8 @@
 // Istio's sample configs (../shared/conformance/istio/inputs) loaded whole into the registry.
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { readInputs, staticInputs } from "../../test/support/registry-inputs.ts";
 import { ServiceRegistry } from "./index.ts";
-import { readInputs, staticInputs } from "./test-inputs.ts";
 
 function loadInputs(): ServiceRegistry {
   return new ServiceRegistry(staticInputs(readInputs()));

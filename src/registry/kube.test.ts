@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { k8s, staticInputs } from "../../test/support/registry-inputs.ts";
 import { ServiceRegistry } from "./index.ts";
 import { kubePortProtocol } from "./kube.ts";
-import { k8s, staticInputs } from "./test-inputs.ts";
 
 const HOST = "reviews.default.svc.cluster.local";
 

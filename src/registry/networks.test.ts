@@ -2,10 +2,10 @@
 // (fromRegistry naming this cluster, then fromCidr) — recomputed when the system namespace changes.
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { istio, k8s, staticInputs } from "../../test/support/registry-inputs.ts";
 import type { ConfigObject } from "../config/index.ts";
 import { loadMeshNetworks } from "../config/mesh-networks.ts";
 import { ServiceRegistry } from "./index.ts";
-import { istio, k8s, staticInputs } from "./test-inputs.ts";
 
 const pod = (name: string, ip: string, labels: Record<string, string> = {}) =>
   k8s("Pod", "default", name, {

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { istio, k8s, staticInputs } from "../../test/support/registry-inputs.ts";
+import { SYNTHETIC_1000, syntheticMesh, syntheticPod, syntheticSlice } from "../../test/support/synthetic-mesh.ts";
 import type { ConfigObject } from "../config/index.ts";
 import { DebugRegistry } from "../krt/index.ts";
 import { ServiceRegistry } from "./index.ts";
-import { SYNTHETIC_1000, syntheticMesh, syntheticPod, syntheticSlice } from "./synthetic-mesh.ts";
-import { istio, k8s, staticInputs } from "./test-inputs.ts";
 
 const shape = SYNTHETIC_1000;
 const pod = (i: number, slot: number, labels: Record<string, string> = {}) => syntheticPod(shape, i, slot, labels);

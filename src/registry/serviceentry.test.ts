@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { istio, k8s, staticInputs } from "../../test/support/registry-inputs.ts";
 import { ServiceRegistry } from "./index.ts";
-import { istio, k8s, staticInputs } from "./test-inputs.ts";
 
 function serviceEntry(name: string, spec: Record<string, unknown>, metadata: object = {}) {
   return istio("ServiceEntry", "ns1", name, { hosts: ["svc.example.com"], ...spec }, metadata);

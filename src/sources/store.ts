@@ -12,6 +12,7 @@ import type { Logger } from "pino";
 import { Gauge, type Registry } from "prom-client";
 import { type ConfigObject, kindKey, parseApiVersion } from "../config/index.ts";
 import { batch, type Collection, type DebugRegistry, StaticCollection, type Unregister } from "../krt/index.ts";
+import { deepFreeze } from "../util/deep-freeze.ts";
 import type { ConfigEvent, ConfigWriter, ObjectKey, SourceProblem } from "./types.ts";
 
 /** An object as the store holds it: the definition in force, who defines it, and when it last changed. */
@@ -119,6 +120,7 @@ export class ConfigStore implements ConfigWriter {
     // Single-object writes belong to the scope a relist of the kind (replace with the kind key) covers.
     const key = objectKeyOf(obj);
     this.batch(() => {
+      // Objects in the store are immutable; sources hand over objects they no longer touch.
       this.define(storeKey(key), key, { source, scope: key.kindKey, object: deepFreeze(obj) });
       const scope = scopeId(source, key.kindKey);
       this.scopes.set(scope, (this.scopes.get(scope) ?? new Set()).add(storeKey(key)));
@@ -378,13 +380,4 @@ function scopeId(source: string, scope: string): string {
 /** Code-unit order: the same on every machine, unlike localeCompare. */
 function compareStrings(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
-}
-
-/** Objects in the store are immutable; sources hand over objects they no longer touch. */
-function deepFreeze<T>(value: T): T {
-  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
-    for (const child of Object.values(value)) deepFreeze(child);
-    Object.freeze(value);
-  }
-  return value;
 }

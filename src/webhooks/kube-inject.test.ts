@@ -8,10 +8,10 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, it } from "node:test";
 import { parse } from "yaml";
+import { assertValidPod } from "../../test/support/pod-check.ts";
 import { decodeConfigText } from "../config/decode.ts";
 import { type ConfigObject, DEFAULT_MESH_CONFIG, loadMeshConfig, type MeshConfig } from "../config/index.ts";
 import type { Pod } from "./inject/pod.ts";
-import { assertValidPod } from "./inject/pod-check.ts";
 import { DEFAULT_INJECTION_SETTINGS, type InjectionSettings, injectionSettingsFromValues } from "./inject/settings.ts";
 import { kubeInjectObject, kubeInjectText } from "./kube-inject.ts";
 

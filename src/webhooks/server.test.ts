@@ -7,12 +7,12 @@ import type { TLSSocket } from "node:tls";
 import { fileURLToPath } from "node:url";
 import { pino } from "pino";
 import { Registry } from "prom-client";
+import { assertValidPod } from "../../test/support/pod-check.ts";
 import { TestCerts } from "../../test/xds/certs.ts";
 import { decodeConfigText } from "../config/decode.ts";
 import { type ConfigObject, DEFAULT_MESH_CONFIG } from "../config/index.ts";
 import { applyPatch, type PatchOperation } from "./inject/jsonpatch.ts";
 import type { Pod } from "./inject/pod.ts";
-import { assertValidPod } from "./inject/pod-check.ts";
 import { DEFAULT_INJECTION_SETTINGS } from "./inject/settings.ts";
 import { MAX_REQUEST_BODY_BYTES, parseInjectEnvs, startWebhookServer, type WebhookServer } from "./server.ts";
 

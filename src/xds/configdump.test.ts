@@ -3,12 +3,12 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { create } from "@bufbuild/protobuf";
+import { testService } from "../../test/support/registry-inputs.ts";
 import { core } from "../api/index.ts";
 import { DEFAULT_MESH_CONFIG } from "../config/index.ts";
 import { parseProxy } from "../model/proxy.ts";
 import { buildPushContext } from "../model/push-context.ts";
 import type { Service } from "../registry/index.ts";
-import { testService } from "../registry/test-inputs.ts";
 import { configDumpEndpoint } from "./configdump.ts";
 import type { ConnectionStatus } from "./server/index.ts";
 import { TypeUrl } from "./types.ts";

@@ -18,6 +18,7 @@ import { envoyFilterStatus, registerEnvoyFilterMetrics } from "../networking/env
 import { type RegistryInputs, type RegistryOptions, ServiceRegistry } from "../registry/index.ts";
 import { CaMetrics, type CertificateAuthority, certificateService } from "../security/ca/index.ts";
 import type { ConfigStore } from "../sources/index.ts";
+import { parseGoBool } from "../util/go-bool.ts";
 import { configDumpEndpoint, typedConfigDump } from "./configdump.ts";
 import { GeneratorRegistry, loadGeneratorPlugins } from "./generator.ts";
 import { workloadAuthorizationGenerator, workloadGenerator } from "./generators/ambient.ts";
@@ -276,12 +277,7 @@ export type PushFeatures = Pick<
 /** The feature flags as istiod reads them from its environment. */
 export function pushFeaturesFromEnv(env: Record<string, string | undefined>): PushFeatures {
   // Go's strconv.ParseBool; anything else leaves the default, as Istio's env.Register does.
-  const flag = (name: string, fallback: boolean) => {
-    const value = env[name] ?? "";
-    if (["1", "t", "T", "TRUE", "true", "True"].includes(value)) return true;
-    if (["0", "f", "F", "FALSE", "false", "False"].includes(value)) return false;
-    return fallback;
-  };
+  const flag = (name: string, fallback: boolean) => parseGoBool(env[name] ?? "") ?? fallback;
   return {
     persistentSessions: flag("PILOT_ENABLE_PERSISTENT_SESSION_FILTER", false),
     scopeGatewayToNamespace: flag("PILOT_SCOPE_GATEWAY_TO_NAMESPACE", false),

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { cfg, proxy, svc } from "../../test/support/model-fixtures.ts";
 import { type ConfigObject, DEFAULT_MESH_CONFIG } from "../config/index.ts";
 import { buildPushContext, type ConfigKey, type PushContext, pushRequest } from "../model/index.ts";
-import { cfg, proxy, svc } from "../model/test-fixtures.ts";
 import { proxyNeedsPush } from "./proxy-needs-push.ts";
 
 const NET = "networking.istio.io";

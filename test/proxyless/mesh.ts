@@ -5,10 +5,10 @@
 import { Client, credentials } from "@grpc/grpc-js";
 import * as grpcXds from "@grpc/grpc-js-xds";
 import type { ConfigObject } from "../../src/config/index.ts";
-import { freePort } from "../../src/net/free-port.ts";
 import { ConfigStore, MemorySource } from "../../src/sources/index.ts";
 import { type Discovery, TypeUrl } from "../../src/xds/index.ts";
 import type { DebounceOptions } from "../../src/xds/pipeline/debounce.ts";
+import { freePort } from "../support/free-port.ts";
 import { waitFor } from "../xds/fixtures.ts";
 import { startStoreDiscovery } from "../xds/store-discovery.ts";
 import type { Backend } from "./echo.ts";

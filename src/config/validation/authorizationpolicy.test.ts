@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { runSemantic } from "../../../test/support/validation.ts";
 import type { ValidationResult } from "../model.ts";
 import { validateAuthorizationPolicy } from "./authorizationpolicy.ts";
-import { runSemantic } from "./common/testing.ts";
 
 const PREFIX = "invalid policy n.ns: ";
 

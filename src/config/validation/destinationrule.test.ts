@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { corpusDocuments, messages, runOnDocument, runSemantic } from "./common/testing.ts";
+import { corpusDocuments, messages, runOnDocument, runSemantic } from "../../../test/support/validation.ts";
 import { validateDestinationRule } from "./destinationrule.ts";
 
 const check = (spec: unknown) => runSemantic(validateDestinationRule, spec, { kind: "DestinationRule" });

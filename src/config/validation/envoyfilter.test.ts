@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { corpusDocuments, runSemantic } from "../../../test/support/validation.ts";
 import { registry } from "../../api/index.ts";
 import type { Issue } from "../model.ts";
-import { corpusDocuments, runSemantic } from "./common/testing.ts";
 import { validateEnvoyFilter } from "./envoyfilter.ts";
 import { PATCH_MESSAGE_TYPES } from "./envoyfilter-patch.ts";
 import { DEFAULT_CONTEXT, Findings } from "./findings.ts";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { collect, messages, runSemantic } from "../../../test/support/validation.ts";
 import type { ObjectMeta } from "../model.ts";
-import { collect, messages, runSemantic } from "./common/testing.ts";
 import { validateGateway, validateServerTls } from "./gateway.ts";
 
 const check = (spec: unknown, metadata?: ObjectMeta) =>

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { runSemantic } from "../../../test/support/validation.ts";
 import type { Issue, ValidationResult } from "../model.ts";
-import { runSemantic } from "./common/testing.ts";
 import { validateRequestAuthentication } from "./requestauthentication.ts";
 
 function check(spec: unknown): ValidationResult {

@@ -3,8 +3,8 @@
 // (the rest are rejected only by the CRD schema, as in Istio).
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { corpusDocuments, runOnDocument } from "../../../test/support/validation.ts";
 import { parseApiVersion } from "../kinds.ts";
-import { corpusDocuments, runOnDocument } from "./common/testing.ts";
 import { semanticValidator } from "./index.ts";
 
 const FILES = ["authz", "peerauth", "reqauth", "telemetry", "wasm"];

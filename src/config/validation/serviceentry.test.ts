@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { corpusDocuments, messages, runOnDocument, runSemantic } from "../../../test/support/validation.ts";
 import type { ObjectMeta } from "../model.ts";
-import { corpusDocuments, messages, runOnDocument, runSemantic } from "./common/testing.ts";
 import { validateServiceEntry } from "./serviceentry.ts";
 
 const check = (spec: unknown, metadata?: ObjectMeta) =>

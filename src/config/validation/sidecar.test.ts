@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { messages, runSemantic } from "./common/testing.ts";
+import { messages, runSemantic } from "../../../test/support/validation.ts";
 import { validateSidecar } from "./sidecar.ts";
 
 const check = (spec: unknown) => runSemantic(validateSidecar, spec, { kind: "Sidecar" });

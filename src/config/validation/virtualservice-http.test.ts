@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { runSemantic } from "../../../test/support/validation.ts";
 import type { Issue } from "../model.ts";
-import { runSemantic } from "./common/testing.ts";
 import { validateVirtualService } from "./virtualservice.ts";
 
 const dest = { destination: { host: "reviews" } };

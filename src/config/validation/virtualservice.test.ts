@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { describe, test } from "node:test";
 import { parseAllDocuments } from "yaml";
+import { runSemantic } from "../../../test/support/validation.ts";
 import type { ConfigObject, Issue } from "../model.ts";
-import { runSemantic } from "./common/testing.ts";
 import { validateVirtualService } from "./virtualservice.ts";
 
 const route = [{ destination: { host: "reviews" } }];

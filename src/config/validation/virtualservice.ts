@@ -1,6 +1,8 @@
 // Istio's VirtualService webhook validation (validation-rules.md §4), in Istio's order: delegate
 // rules, gateways, JWT-claim routing, hosts, duplicate hosts, HTTP/TLS/TCP routes, exportTo, and
 // the unreachable-rule warnings.
+
+import { hostSubsetOf, hostsMatch } from "../../util/hosts.ts";
 import {
   asObject,
   asStringMap,
@@ -8,8 +10,6 @@ import {
   forEachMessage,
   gatewayBoundVirtualServiceHostError,
   goQuote,
-  hostSubsetOf,
-  hostsMatch,
   ipSubnetError,
   isIpAddress,
   isJwtClaimHeader,

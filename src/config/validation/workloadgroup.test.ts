@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { corpusDocuments, runOnDocument, runSemantic } from "./common/testing.ts";
+import { corpusDocuments, runOnDocument, runSemantic } from "../../../test/support/validation.ts";
 import { validateWorkloadGroup } from "./workloadgroup.ts";
 
 const check = (spec: unknown) => runSemantic(validateWorkloadGroup, spec, { kind: "WorkloadGroup" });

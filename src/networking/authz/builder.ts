@@ -7,6 +7,7 @@
 import { create } from "@bufbuild/protobuf";
 import { extAuthz, hcm, httpRbac, listener, networkRbac, packAny, rbac } from "../../api/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
+import { parseGoBool } from "../../util/go-bool.ts";
 import {
   EXT_AUTHZ_POLICY_PREFIX,
   EXT_AUTHZ_SHADOW_STAT_PREFIX,
@@ -230,11 +231,11 @@ function addPolicy(target: rbac.RBAC, policy: AuthzPolicy, prefix: string, conte
 function isDryRun(policy: AuthzPolicy, problems: string[]): boolean {
   const value = policy.annotations[DRY_RUN_ANNOTATION];
   if (value === undefined) return false;
-  if (["1", "t", "T", "TRUE", "true", "True"].includes(value)) return true;
-  if (!["0", "f", "F", "FALSE", "false", "False"].includes(value)) {
+  const dryRun = parseGoBool(value);
+  if (dryRun === undefined) {
     problems.push(`failed to parse the value of ${DRY_RUN_ANNOTATION}: ${JSON.stringify(value)}`);
   }
-  return false;
+  return dryRun ?? false;
 }
 
 // Istio names the shadow stats after the shadow rules' action, reading ALLOW when there are none.

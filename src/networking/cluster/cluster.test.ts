@@ -2,12 +2,12 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { AnySchema } from "@bufbuild/protobuf/wkt";
+import { makeEndpoint, makeMesh, makeProxy, makeService } from "../../../test/support/cluster-fixtures.ts";
+import { assertCreateShape } from "../../../test/support/message-shape.ts";
 import { cluster, core, tls, unpackAny } from "../../api/index.ts";
 import type { DestinationRuleSpec } from "../../config/types/index.ts";
 import type { ServiceProtocol } from "../../registry/index.ts";
 import { envoyViolations } from "../httpfilter/index.ts";
-import { assertCreateShape } from "../message-shape.ts";
-import { makeEndpoint, makeMesh, makeProxy, makeService } from "./fixtures.ts";
 import {
   assembleClusters,
   buildInboundCluster,

@@ -3,15 +3,15 @@
 // a gateway, gives clusters and load assignments that Envoy's constraints accept.
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { makeMesh, makeProxy } from "../../../test/support/cluster-fixtures.ts";
+import { readInputs, staticInputs } from "../../../test/support/registry-inputs.ts";
 import { cluster, endpoint } from "../../api/index.ts";
 import { checkMessage } from "../../api/pgv/index.ts";
 import type { DestinationRuleSpec } from "../../config/index.ts";
 import type { Service } from "../../registry/index.ts";
 import { ServiceRegistry } from "../../registry/index.ts";
-import { readInputs, staticInputs } from "../../registry/test-inputs.ts";
 import { buildClusterLoadAssignment } from "../endpoint/index.ts";
 import { envoyViolations } from "../httpfilter/index.ts";
-import { makeMesh, makeProxy } from "./fixtures.ts";
 import {
   type AppliedDestinationRule,
   assembleClusters,

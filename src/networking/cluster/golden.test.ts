@@ -4,13 +4,20 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { JsonValue } from "@bufbuild/protobuf";
+import {
+  makeEndpoint,
+  makeMesh,
+  makeProxy,
+  makeService,
+  type ProxyInput,
+  type ServiceInput,
+} from "../../../test/support/cluster-fixtures.ts";
+import { assertGolden, protoJson, readGoldenInput, testdataDir } from "../../../test/support/golden.ts";
 import { cluster } from "../../api/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
 import type { ConnectionPool } from "../../config/types/index.ts";
 import type { ServiceEndpoint } from "../../registry/index.ts";
-import { assertGolden, protoJson, readGoldenInput, testdataDir } from "../golden.ts";
 import { envoyViolations } from "../httpfilter/index.ts";
-import { makeEndpoint, makeMesh, makeProxy, makeService, type ProxyInput, type ServiceInput } from "./fixtures.ts";
 import {
   type AppliedDestinationRule,
   assembleClusters,

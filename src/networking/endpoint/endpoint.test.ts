@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { makeMesh } from "../cluster/fixtures.ts";
+import { makeMesh } from "../../../test/support/cluster-fixtures.ts";
 import { canonicalService, labelsContain, localityLbSetting, localityMatch, localityPriority } from "./index.ts";
 
 const loc = (region: string, zone = "", subZone = "") => ({ region, zone, subZone });

@@ -4,11 +4,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { JsonValue } from "@bufbuild/protobuf";
-import { endpoint } from "../../api/index.ts";
-import { checkMessage } from "../../api/pgv/index.ts";
-import type { MeshConfig } from "../../config/index.ts";
-import type { DestinationRuleTrafficPolicy } from "../../config/types/index.ts";
-import type { ServiceEndpoint } from "../../registry/index.ts";
 import {
   makeEndpoint,
   makeMesh,
@@ -16,9 +11,14 @@ import {
   makeService,
   type ProxyInput,
   type ServiceInput,
-} from "../cluster/fixtures.ts";
+} from "../../../test/support/cluster-fixtures.ts";
+import { assertGolden, protoJson, readGoldenInput, testdataDir } from "../../../test/support/golden.ts";
+import { endpoint } from "../../api/index.ts";
+import { checkMessage } from "../../api/pgv/index.ts";
+import type { MeshConfig } from "../../config/index.ts";
+import type { DestinationRuleTrafficPolicy } from "../../config/types/index.ts";
+import type { ServiceEndpoint } from "../../registry/index.ts";
 import { outboundClusterName } from "../cluster/index.ts";
-import { assertGolden, protoJson, readGoldenInput, testdataDir } from "../golden.ts";
 import { buildClusterLoadAssignment, type NetworkGateways } from "./index.ts";
 
 interface GoldenCase {

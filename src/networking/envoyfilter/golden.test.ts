@@ -9,12 +9,12 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { create, type DescMessage, fromJson, type JsonValue, type Message, toJson } from "@bufbuild/protobuf";
 import { parse } from "yaml";
+import { assertGolden, readGoldenInput, testdataDir } from "../../../test/support/golden.ts";
 import { cluster, core, listener, registry, route } from "../../api/index.ts";
 import { checkMessage } from "../../api/pgv/index.ts";
 import type { EnvoyFilter } from "../../config/types/index.ts";
 import { EnvoyFilterIndex } from "../../model/envoy-filter-index.ts";
 import { parseProxy } from "../../model/proxy.ts";
-import { assertGolden, readGoldenInput, testdataDir } from "../golden.ts";
 import {
   envoyFilterStatus,
   patchGeneratedClusters,

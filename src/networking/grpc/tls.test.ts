@@ -3,9 +3,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { Any } from "@bufbuild/protobuf/wkt";
+import { makeService } from "../../../test/support/cluster-fixtures.ts";
 import { cluster, listener, tls, unpackAny } from "../../api/index.ts";
 import { checkMessage } from "../../api/pgv/index.ts";
-import { makeService } from "../cluster/fixtures.ts";
 import { buildGrpcClusters, buildServerListener, grpcServerTlsContext } from "./index.ts";
 
 const HOST = "echo.default.svc.cluster.local";

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { assertGolden, protoJson, readGoldenInput, testdataDir } from "../../../test/support/golden.ts";
 import { hcm } from "../../api/index.ts";
 import type { AuthorizationPolicySpec, RequestAuthenticationJwtRules } from "../../config/types/index.ts";
 import type { ServiceProtocol } from "../../registry/index.ts";
 import type { AuthzPolicy, PoliciesByAction } from "../authz/index.ts";
-import { assertGolden, protoJson, readGoldenInput, testdataDir } from "../golden.ts";
 import { buildHttpFilters, HTTP_FILTERS, type HttpFilterContext, type ListenerClass, ROUTER_FILTER } from "./index.ts";
 import { envoyViolations } from "./pgv.ts";
 

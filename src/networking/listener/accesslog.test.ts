@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { meshFrom, proxyFrom } from "../../../test/support/listeners.ts";
 import { accesslog, fileAccessLog, unpackAny } from "../../api/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
 import { envoyViolations } from "../httpfilter/index.ts";
 import { buildProxyTelemetry } from "../telemetry/index.ts";
 import { DEFAULT_JSON_FORMAT, DEFAULT_TEXT_FORMAT } from "./accesslog.ts";
 import { buildAccessLogs, buildListenerAccessLogs } from "./index.ts";
-import { meshFrom, proxyFrom } from "./testing.ts";
 import type { ListenerEnv } from "./types.ts";
 
 const env = (mesh: MeshConfig): ListenerEnv => ({ proxy: proxyFrom(), mesh });

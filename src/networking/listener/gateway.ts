@@ -9,6 +9,7 @@ import { core, type hcm, listener, type tls } from "../../api/index.ts";
 import type { GatewayServers } from "../../config/types/index.ts";
 import { isPassthroughServer, serverTlsMode } from "../../model/index.ts";
 import type { Service } from "../../registry/index.ts";
+import { hostsMatch } from "../../util/hosts.ts";
 import { buildHttpFilters } from "../httpfilter/index.ts";
 import { buildListenerAccessLogs } from "./accesslog.ts";
 import { connectionBalance, listenerName, socketAddress, wildcardAddress } from "./address.ts";
@@ -264,16 +265,6 @@ function bindsToServer(vs: VirtualService, server: GatewayServers): boolean {
       return hostsMatch(h, vsHost);
     }),
   );
-}
-
-/** Istio's host.Name.Matches: wildcards on either side. */
-function hostsMatch(a: string, b: string): boolean {
-  if (a === "*" || b === "*") return true;
-  const suffix = (wild: string, other: string) => other.endsWith(wild.slice(1));
-  if (a.startsWith("*") && b.startsWith("*")) return suffix(a, b) || suffix(b, a);
-  if (a.startsWith("*")) return suffix(a, b);
-  if (b.startsWith("*")) return suffix(b, a);
-  return a === b;
 }
 
 interface L4Match {

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { JsonObject } from "@bufbuild/protobuf";
+import { meshFrom, proxyFrom } from "../../../test/support/listeners.ts";
 import { hcm, packAny, unpackAny, uuidRequestId } from "../../api/index.ts";
 import { buildHttpFilters, envoyViolations } from "../httpfilter/index.ts";
 import { buildHcmFilter, buildHttpConnectionManager, type HcmOptions } from "./index.ts";
-import { meshFrom, proxyFrom } from "./testing.ts";
 
 function build(
   options: Partial<HcmOptions> = {},

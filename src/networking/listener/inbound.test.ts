@@ -1,11 +1,17 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { JsonObject } from "@bufbuild/protobuf";
+import { assertGolden, readGoldenInput, testdataDir } from "../../../test/support/golden.ts";
+import {
+  checkedListenersJson,
+  meshFrom,
+  type ProxyInput,
+  policiesByAction,
+  proxyFrom,
+} from "../../../test/support/listeners.ts";
 import { type listener, tls, unpackAny } from "../../api/index.ts";
 import type { AuthorizationPolicySpec } from "../../config/types/index.ts";
-import { assertGolden, readGoldenInput, testdataDir } from "../golden.ts";
 import { buildSidecarInboundListeners, type InboundPort, type SidecarInboundInput } from "./index.ts";
-import { checkedListenersJson, meshFrom, type ProxyInput, policiesByAction, proxyFrom } from "./testing.ts";
 import type { MtlsMode } from "./types.ts";
 
 const testdata = testdataDir(import.meta.url);

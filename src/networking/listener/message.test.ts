@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { create, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
 import { AnySchema } from "@bufbuild/protobuf/wkt";
+import { assertCreateShape } from "../../../test/support/message-shape.ts";
 import { core, hcm, listener, tcpProxy } from "../../api/index.ts";
-import { assertCreateShape } from "../message-shape.ts";
 import {
   cidrRangeMessage,
   networkFilterMessage,

@@ -1,12 +1,18 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { JsonObject } from "@bufbuild/protobuf";
+import { assertGolden, readGoldenInput, testdataDir } from "../../../test/support/golden.ts";
+import {
+  checkedListenersJson,
+  meshFrom,
+  type ProxyInput,
+  proxyFrom,
+  service,
+} from "../../../test/support/listeners.ts";
 import { hcm, type listener, tcpProxy, unpackAny } from "../../api/index.ts";
 import type { DestinationRuleSpec } from "../../config/types/index.ts";
 import type { Service } from "../../registry/index.ts";
-import { assertGolden, readGoldenInput, testdataDir } from "../golden.ts";
 import { buildSidecarOutboundListeners, type SidecarOutboundInput, type VirtualService } from "./index.ts";
-import { checkedListenersJson, meshFrom, type ProxyInput, proxyFrom, service } from "./testing.ts";
 
 const testdata = testdataDir(import.meta.url);
 

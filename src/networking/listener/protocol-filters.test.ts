@@ -1,10 +1,17 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { JsonValue } from "@bufbuild/protobuf";
+import { assertGolden, readGoldenInput, testdataDir } from "../../../test/support/golden.ts";
+import {
+  checkedListenersJson,
+  meshFrom,
+  policiesByAction,
+  proxyFrom,
+  service,
+} from "../../../test/support/listeners.ts";
 import type { listener } from "../../api/index.ts";
 import type { AuthorizationPolicySpec, GatewayServers } from "../../config/types/index.ts";
 import type { Service } from "../../registry/index.ts";
-import { assertGolden, readGoldenInput, testdataDir } from "../golden.ts";
 import {
   buildGatewayListeners,
   buildSidecarListeners,
@@ -13,7 +20,6 @@ import {
   type VirtualService,
 } from "./index.ts";
 import type { ProtocolFilters } from "./protocol-filters.ts";
-import { checkedListenersJson, meshFrom, policiesByAction, proxyFrom, service } from "./testing.ts";
 
 const testdata = testdataDir(import.meta.url);
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { checkedListenersJson, meshFrom, proxyFrom, service } from "../../../test/support/listeners.ts";
 import { buildSidecarListeners } from "./index.ts";
-import { checkedListenersJson, meshFrom, proxyFrom, service } from "./testing.ts";
 
 const reviews = service({
   hostname: "reviews.default.svc.cluster.local",

@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { JsonObject } from "@bufbuild/protobuf";
+import { assertGolden, protoJson, readGoldenInput, testdataDir } from "../../../test/support/golden.ts";
+import { meshFrom } from "../../../test/support/listeners.ts";
 import { tls } from "../../api/index.ts";
 import type { ServerTlsSettings } from "../../config/types/index.ts";
-import { assertGolden, protoJson, readGoldenInput, testdataDir } from "../golden.ts";
 import { envoyViolations } from "../httpfilter/index.ts";
 import { credentialSdsSecret, gatewayTlsContext, inboundMtlsContext } from "./index.ts";
-import { meshFrom } from "./testing.ts";
 
 const testdata = testdataDir(import.meta.url);
 

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { proxyFixture, routeAction, runGoldenCase, vhostNamed } from "../../../test/support/route-cases.ts";
 import { DEFAULT_MESH_CONFIG } from "../../config/index.ts";
 import { buildSidecarRouteConfiguration, parseSidecarRouteName } from "./config.ts";
-import { proxyFixture, routeAction, runGoldenCase, vhostNamed } from "./test-helpers.ts";
 
 test("conflict golden: the first VirtualService for a host wins its virtual host; later ones are dropped", () => {
   const config = runGoldenCase("conflict").get("80");

@@ -2,6 +2,8 @@
 // sidecar on every service port, and for every gateway server, with no Envoy constraint broken.
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { readInputs, staticInputs } from "../../../test/support/registry-inputs.ts";
+import { proxyFixture } from "../../../test/support/route-cases.ts";
 import { route } from "../../api/index.ts";
 import { checkMessage } from "../../api/pgv/index.ts";
 import type { Gateway } from "../../config/index.ts";
@@ -9,10 +11,8 @@ import { DEFAULT_MESH_CONFIG } from "../../config/index.ts";
 import { gatewayRouteName } from "../../model/index.ts";
 import { VirtualServiceIndex } from "../../model/virtual-service-index.ts";
 import { ServiceRegistry } from "../../registry/index.ts";
-import { readInputs, staticInputs } from "../../registry/test-inputs.ts";
 import { buildSidecarRouteConfiguration } from "./config.ts";
 import { buildGatewayRouteConfiguration } from "./gateway.ts";
-import { proxyFixture } from "./test-helpers.ts";
 import type { VirtualService } from "./types.ts";
 
 function load() {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { runGoldenCase, vhostNamed } from "../../../test/support/route-cases.ts";
 import { cors, unpackAny } from "../../api/index.ts";
-import { runGoldenCase, vhostNamed } from "./test-helpers.ts";
 
 function policies() {
   const routes = vhostNamed(runGoldenCase("cors").get("80"), "web.default.svc.cluster.local:80").routes;

@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { create } from "@bufbuild/protobuf";
+import { routeAction } from "../../../test/support/route-cases.ts";
 import { route } from "../../api/index.ts";
 import { checkMessage } from "../../api/pgv/index.ts";
 import { DEFAULT_MESH_CONFIG } from "../../config/index.ts";
 import { buildDefaultInboundRoute, buildDefaultOutboundRoute } from "./default-route.ts";
-import { routeAction } from "./test-helpers.ts";
 
 test("default outbound route: name default, prefix /, cluster outbound|port||host, a consistent hash policy when given", () => {
   const hash = create(route.RouteAction_HashPolicySchema, {

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { routeAction, runGoldenCase, serviceFixture, vhostNamed } from "../../../test/support/route-cases.ts";
 import { outboundClusterName, parseClusterName } from "../cluster/names.ts";
 import { destinationCluster } from "./destination.ts";
-import { routeAction, runGoldenCase, serviceFixture, vhostNamed } from "./test-helpers.ts";
 
 function routesOf(vhost: string) {
   return vhostNamed(runGoldenCase("destination").get("9080"), vhost).routes;

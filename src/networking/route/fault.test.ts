@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { runGoldenCase, vhostNamed } from "../../../test/support/route-cases.ts";
 import { fault, unpackAny } from "../../api/index.ts";
-import { runGoldenCase, vhostNamed } from "./test-helpers.ts";
 
 function faults() {
   const routes = vhostNamed(runGoldenCase("fault").get("9080"), "ratings.default.svc.cluster.local:9080").routes;

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { proxyFixture, routeAction, runGoldenCase, vhostNamed } from "../../../test/support/route-cases.ts";
 import { route } from "../../api/index.ts";
 import { DEFAULT_MESH_CONFIG } from "../../config/index.ts";
 import { buildGatewayRouteConfiguration } from "./gateway.ts";
-import { proxyFixture, routeAction, runGoldenCase, vhostNamed } from "./test-helpers.ts";
 
 test("gateway golden: virtual hosts per server host ∩ VS host, sorted, identical route lists collapsed", () => {
   const config = runGoldenCase("gateway").get("http.8080");

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { routeAction, runGoldenCase, vhostNamed } from "../../../test/support/route-cases.ts";
 import { core } from "../../api/index.ts";
 import { translateHeaderOperations } from "./headers.ts";
-import { routeAction, runGoldenCase, vhostNamed } from "./test-helpers.ts";
 
 test("headers golden: set (overwrite) before add (append), each sorted; pseudo-headers and host never emitted", () => {
   const r = vhostNamed(runGoldenCase("headers").get("9080"), "reviews.default.svc.cluster.local:9080").routes[0];

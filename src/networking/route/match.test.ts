@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { runGoldenCase, vhostNamed } from "../../../test/support/route-cases.ts";
 import { isCatchAllRoute, jwtClaimPath, translateRouteMatch } from "./match.ts";
-import { runGoldenCase, vhostNamed } from "./test-helpers.ts";
 
 function routes() {
   return vhostNamed(runGoldenCase("match").get("9080"), "reviews.default.svc.cluster.local:9080").routes;

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { routeAction, runGoldenCase, vhostNamed } from "./test-helpers.ts";
+import { routeAction, runGoldenCase, vhostNamed } from "../../../test/support/route-cases.ts";
 
 function mirrors() {
   const routes = vhostNamed(runGoldenCase("mirror").get("80"), "web.default.svc.cluster.local:80").routes;

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { runGoldenCase, vhostNamed } from "../../../test/support/route-cases.ts";
 import { route } from "../../api/index.ts";
 import { translateRedirect } from "./redirect.ts";
-import { runGoldenCase, vhostNamed } from "./test-helpers.ts";
 
 function routes() {
   return vhostNamed(runGoldenCase("redirect").get("80"), "web.default.svc.cluster.local:80").routes;

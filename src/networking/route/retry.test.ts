@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { routeAction, runGoldenCase, vhostNamed } from "../../../test/support/route-cases.ts";
 import { defaultRetryPolicy, parseRetryOn, translateRetries } from "./retry.ts";
-import { routeAction, runGoldenCase, vhostNamed } from "./test-helpers.ts";
 
 function routes(name = "retry") {
   return vhostNamed(runGoldenCase(name).get("9080"), "reviews.default.svc.cluster.local:9080").routes;

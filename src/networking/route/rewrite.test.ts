@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { routeAction, runGoldenCase, vhostNamed } from "../../../test/support/route-cases.ts";
 import { route } from "../../api/index.ts";
-import { routeAction, runGoldenCase, vhostNamed } from "./test-helpers.ts";
 
 function routes(vhost: string) {
   return vhostNamed(runGoldenCase("rewrite").get("80"), vhost).routes;

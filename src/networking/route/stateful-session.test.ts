@@ -3,13 +3,13 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { Any } from "@bufbuild/protobuf/wkt";
+import { assertValid, proxyFixture, serviceFixture } from "../../../test/support/route-cases.ts";
 import { cookieSessionState, headerSessionState, type route, statefulSession, unpackAny } from "../../api/index.ts";
 import { DEFAULT_MESH_CONFIG } from "../../config/index.ts";
 import type { Service } from "../../registry/index.ts";
 import { STATEFUL_SESSION_FILTER } from "../httpfilter/index.ts";
 import { buildSidecarRouteConfiguration } from "./config.ts";
 import { buildGatewayRouteConfiguration } from "./gateway.ts";
-import { assertValid, proxyFixture, serviceFixture } from "./test-helpers.ts";
 import type { VirtualService } from "./types.ts";
 
 const labelled = (hostname: string, labels: Record<string, string>): Service => ({

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { create } from "@bufbuild/protobuf";
+import { proxyFixture } from "../../../test/support/route-cases.ts";
 import { route } from "../../api/index.ts";
 import { durationSeconds, toDuration } from "../duration.ts";
 import { integerToFractional, percentToFractional } from "./percent.ts";
-import { proxyFixture } from "./test-helpers.ts";
 import { applyTimeout } from "./timeout.ts";
 
 test("Envoy proxies: timeout, and the same value as max_grpc_timeout; unset is 0s (Envoy's 15s default off)", () => {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { proxyFixture, routeAction } from "../../../test/support/route-cases.ts";
 import { DEFAULT_MESH_CONFIG } from "../../config/index.ts";
-import { proxyFixture, routeAction } from "./test-helpers.ts";
 import { buildVirtualServiceRoutes, configMetadata, translateRoute } from "./translate.ts";
 import { MESH_GATEWAY, type RouteContext, type VirtualService } from "./types.ts";
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { routeAction, runGoldenCase, serviceFixture, vhostNamed } from "../../../test/support/route-cases.ts";
 import { DEFAULT_MESH_CONFIG } from "../../config/index.ts";
-import { routeAction, runGoldenCase, serviceFixture, vhostNamed } from "./test-helpers.ts";
 import { altVirtualHosts, catchAllVirtualHost, NO_PORT, serviceDomains } from "./vhost.ts";
 
 test("vhost golden: a virtual host per HTTP service of the port, sorted by name, catch-all last", () => {

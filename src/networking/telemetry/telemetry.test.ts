@@ -5,12 +5,12 @@ import assert from "node:assert/strict";
 import { readdirSync } from "node:fs";
 import { test } from "node:test";
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
+import { assertGolden, protoJson, readGoldenInput, testdataDir } from "../../../test/support/golden.ts";
+import { meshFrom, proxyFrom } from "../../../test/support/listeners.ts";
 import { accesslog, hcm } from "../../api/index.ts";
 import type { Telemetry } from "../../config/types/index.ts";
-import { assertGolden, protoJson, readGoldenInput, testdataDir } from "../golden.ts";
 import type { ListenerClass } from "../httpfilter/index.ts";
 import { envoyViolations } from "../httpfilter/index.ts";
-import { meshFrom, proxyFrom } from "../listener/testing.ts";
 import { buildProxyTelemetry } from "./index.ts";
 
 interface Case {

@@ -6,9 +6,9 @@ import assert from "node:assert/strict";
 import { readdirSync } from "node:fs";
 import { test } from "node:test";
 import type { JsonValue } from "@bufbuild/protobuf";
+import { assertGolden, protoJson, readGoldenInput, testdataDir } from "../../../test/support/golden.ts";
 import { core, hcm } from "../../api/index.ts";
 import type { RequestAuthenticationJwtRules, WasmPlugin } from "../../config/types/index.ts";
-import { assertGolden, protoJson, readGoldenInput, testdataDir } from "../golden.ts";
 import { buildHttpFilters, envoyViolations, type ListenerClass } from "../httpfilter/index.ts";
 import { WASM_PHASES, wasmExtensionConfig, wasmNetworkFilters } from "./index.ts";
 

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { vs } from "../../../test/support/file-source.ts";
 import { DocumentJudge, SMALL_FILE_BYTES } from "./judge.ts";
 import { judgeDocuments } from "./load.ts";
-import { vs } from "./testing.ts";
 
 /** Resolves after `turns` turns of the event loop. */
 function eventLoopTurns(turns: number): Promise<number> {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { nameHosts, vs } from "../../../test/support/file-source.ts";
 import { loadFile } from "./load.ts";
-import { nameHosts, vs } from "./testing.ts";
 
 /** The same VirtualService with a field validation rejects. */
 function invalidVs(name: string): string {

@@ -3,11 +3,11 @@ import { mkdir, mkdtemp, rename, rm, symlink, unlink, writeFile } from "node:fs/
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { afterEach, describe, test } from "node:test";
+import { nameHosts, vs } from "../../../test/support/file-source.ts";
 import { ConfigStore } from "../store.ts";
 import type { ConfigEvent } from "../types.ts";
 import { SMALL_FILE_BYTES } from "./judge.ts";
 import { FileSource, type FileSourceOptions } from "./source.ts";
-import { nameHosts, vs } from "./testing.ts";
 
 const VS = "networking.istio.io/VirtualService";
 const NS = "/Namespace";

@@ -4,6 +4,7 @@
 // the namespace or revision filters are left out, and an object that fails validation is reported
 // while its last good version stays in the store.
 import { type ConfigObject, type KindInfo, kindKey, validateObject } from "../../config/index.ts";
+import { deepFreeze } from "../../util/deep-freeze.ts";
 import type { ConfigWriter, ObjectKey } from "../types.ts";
 import { isNamespaceKind } from "./filters.ts";
 import type { InformerHandler, WatchEventType } from "./informer.ts";
@@ -122,6 +123,7 @@ export class KindMirror implements InformerHandler {
       return current;
     }
     this.clearProblems(key);
+    // Objects handed to the store are immutable; these came fresh from JSON, so freezing them is safe.
     return deepFreeze(obj);
   }
 
@@ -142,13 +144,4 @@ export class KindMirror implements InformerHandler {
 
 function keyOf(obj: ConfigObject): string {
   return `${obj.metadata?.namespace ?? ""}/${obj.metadata?.name ?? ""}`;
-}
-
-/** Objects handed to the store are immutable; these came fresh from JSON, so freezing them is safe. */
-function deepFreeze<T>(value: T): T {
-  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
-    for (const child of Object.values(value)) deepFreeze(child);
-    Object.freeze(value);
-  }
-  return value;
 }

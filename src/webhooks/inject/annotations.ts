@@ -5,7 +5,7 @@ import { Findings } from "../../config/index.ts";
 import { decodeYaml } from "../../config/mesh-decode.ts";
 import { goMultiError, goQuote } from "../../config/validation/common/format.ts";
 import { isIpPrefix } from "../../config/validation/common/net.ts";
-import { parseGoBool } from "./probes.ts";
+import { parseGoBool } from "../../util/go-bool.ts";
 import { isQuantity, QUANTITY_FORMAT_ERROR } from "./quantity.ts";
 
 type Check = (value: string) => string | undefined;

@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { assertValidPod } from "../../../test/support/pod-check.ts";
 import { DEFAULT_MESH_CONFIG, type MeshConfig } from "../../config/index.ts";
 import { InjectionError, injectPod, STATUS_ANNOTATION } from "./inject.ts";
 import { applyPatch, createPatch } from "./jsonpatch.ts";
 import { strategicMergePod } from "./merge.ts";
 import type { Container, Pod } from "./pod.ts";
-import { assertValidPod } from "./pod-check.ts";
 import { type InjectionPolicyConfig, injectRequired, webhookSelects } from "./policy.ts";
 import { canonicalQuantity } from "./quantity.ts";
 import {

@@ -6,6 +6,7 @@ import { stringify } from "yaml";
 import type { ConfigObject, MeshConfig, ProxyConfig } from "../../config/index.ts";
 import { goQuote } from "../../config/validation/common/format.ts";
 import { asString } from "../../config/validation/common/json.ts";
+import { parseGoBool } from "../../util/go-bool.ts";
 import { annotationsError } from "./annotations.ts";
 import { createPatch, type PatchOperation } from "./jsonpatch.ts";
 import { strategicMergePod } from "./merge.ts";
@@ -23,7 +24,7 @@ import {
   type TypeMeta,
   VALIDATION_CONTAINER,
 } from "./pod.ts";
-import { dumpAppProbers, KUBE_APP_PROBERS_ENV, parseGoBool, rewriteProbes, shouldRewriteProbes } from "./probes.ts";
+import { dumpAppProbers, KUBE_APP_PROBERS_ENV, rewriteProbes, shouldRewriteProbes } from "./probes.ts";
 import { effectiveProxyConfig } from "./proxyconfig.ts";
 import { canonicalQuantity } from "./quantity.ts";
 import type { InjectionSettings } from "./settings.ts";

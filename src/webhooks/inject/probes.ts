@@ -2,20 +2,11 @@
 // hooks of the application containers are pointed at the agent's status port
 // (`/app-health/<container>/readyz|livez|startupz`, `/app-lifecycle/<container>/prestopz|poststartz`),
 // and the original checks go to the agent in ISTIO_KUBE_APP_PROBERS.
+import { parseGoBool } from "../../util/go-bool.ts";
 import type { Container, LifecycleHandler, Pod, PortAction, Probe } from "./pod.ts";
 import { PROXY_CONTAINER } from "./pod.ts";
 
 export const KUBE_APP_PROBERS_ENV = "ISTIO_KUBE_APP_PROBERS";
-
-const GO_TRUE = new Set(["1", "t", "T", "TRUE", "true", "True"]);
-const GO_FALSE = new Set(["0", "f", "F", "FALSE", "false", "False"]);
-
-/** Go's strconv.ParseBool; undefined when the text is not a boolean. */
-export function parseGoBool(value: string): boolean | undefined {
-  if (GO_TRUE.has(value)) return true;
-  if (GO_FALSE.has(value)) return false;
-  return undefined;
-}
 
 /** `sidecar.istio.io/rewriteAppHTTPProbers` when it is a boolean, else the injector's setting. */
 export function shouldRewriteProbes(annotations: Record<string, string>, setting: boolean): boolean {

@@ -3,11 +3,11 @@
 // gRPC reads, and every resource valid Envoy config (PGV).
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { makeProxy } from "../../../test/support/cluster-fixtures.ts";
 import { registry as apiRegistry, cluster, hcm, type listener, type route, tls, unpackAny } from "../../api/index.ts";
 import { checkMessage } from "../../api/pgv/index.ts";
 import { type ConfigObject, DEFAULT_MESH_CONFIG } from "../../config/index.ts";
 import { type ProxyNode, type PushContext, pushRequest } from "../../model/index.ts";
-import { makeProxy } from "../../networking/cluster/fixtures.ts";
 import type { ServiceEndpoint } from "../../registry/index.ts";
 import { ConfigStore, MemorySource } from "../../sources/index.ts";
 import { storePush, storeRegistry } from "../discovery.ts";

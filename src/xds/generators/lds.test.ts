@@ -1,7 +1,7 @@
 // Where a Sidecar ingress listener's inbound cluster delivers (Istio's buildInboundClustersFromSidecar).
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { makeProxy } from "../../networking/cluster/fixtures.ts";
+import { makeProxy } from "../../../test/support/cluster-fixtures.ts";
 import { ingressEndpoint } from "./lds.ts";
 
 const ipv4 = makeProxy({ ipAddresses: ["10.0.0.7"] });

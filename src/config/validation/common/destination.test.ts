@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { collect } from "../../../../test/support/validation.ts";
 import { validateDestination } from "./destination.ts";
-import { collect } from "./testing.ts";
 
 test("destination: host * is invalid, short names and wildcards pass, IPs fail", () => {
   assert.deepEqual(collect((out) => validateDestination({ host: "*" }, out)).errors, [

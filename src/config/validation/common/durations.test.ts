@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { collect, messages } from "../../../../test/support/validation.ts";
 import {
   checkDurationField,
   durationError,
@@ -9,7 +10,6 @@ import {
   percentError,
   validatePercentMessage,
 } from "./durations.ts";
-import { collect, messages } from "./testing.ts";
 
 function parsed(s: string): GoDuration {
   const d = parseGoDuration(s);

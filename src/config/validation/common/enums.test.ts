@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { collect } from "../../../../test/support/validation.ts";
 import { CLIENT_TLS_MODE, readEnum } from "./enums.ts";
-import { collect } from "./testing.ts";
 
 test("enums decode by name or number; absent is the zero value", () => {
   collect((out) => {

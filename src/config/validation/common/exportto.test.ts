@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { collect, messages } from "../../../../test/support/validation.ts";
 import { validateExportTo } from "./exportto.ts";
-import { collect, messages } from "./testing.ts";
 
 function errors(list: string[], opts = {}): string[] {
   return messages(collect((out) => validateExportTo("ns", list, opts, out)).errors);

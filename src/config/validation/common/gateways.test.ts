@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { collect, messages } from "../../../../test/support/validation.ts";
 import { validateGatewayNames } from "./gateways.ts";
-import { collect, messages } from "./testing.ts";
 
 test("gateway names: ns/name parts must be DNS labels", () => {
   assert.deepEqual(collect((out) => validateGatewayNames(["mesh", "ns/gw"], false, out)).errors, []);

@@ -1,17 +1,15 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { collect, messages } from "../../../../test/support/validation.ts";
 import {
   fqdnError,
   gatewayBoundVirtualServiceHostError,
-  hostSubsetOf,
-  hostsMatch,
   isDns1123Label,
   isWildcardLabel,
   partialWildcardError,
   validateNamespaceHost,
   wildcardDomainError,
 } from "./hosts.ts";
-import { collect, messages } from "./testing.ts";
 
 test("DNS-1123 labels allow uppercase and at most 63 characters", () => {
   assert.ok(isDns1123Label("Foo-1"));
@@ -77,17 +75,6 @@ test("gateway-bound VirtualService hosts accept outbound_ SNI names when matchin
     gatewayBoundVirtualServiceHostError(false, "outbound_.80_._.foo.com"),
     'domain name "outbound_.80_._.foo.com" invalid (label "outbound_" invalid)',
   );
-});
-
-test("host matching: wildcards overlap by suffix; subset is directional", () => {
-  assert.ok(hostsMatch("*.foo.com", "a.foo.com"));
-  assert.ok(hostsMatch("a.foo.com", "*.foo.com"));
-  assert.ok(hostsMatch("*.com", "*.foo.com"));
-  assert.ok(!hostsMatch("a.com", "b.com"));
-  assert.ok(hostSubsetOf("a.foo.com", "*.foo.com"));
-  assert.ok(!hostSubsetOf("*.foo.com", "a.foo.com"));
-  assert.ok(hostSubsetOf("*.a.foo.com", "*.foo.com"));
-  assert.ok(!hostSubsetOf("*.com", "*.foo.com"));
 });
 
 test("namespace/host: sidecar hosts need a namespace", () => {

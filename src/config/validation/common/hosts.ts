@@ -107,30 +107,6 @@ export function validateWildcardDomain(domain: string, out: Findings): boolean {
   return report(out, wildcardDomainError(domain));
 }
 
-function isWildcardHost(h: string): boolean {
-  return h.startsWith("*");
-}
-
-/** Istio's host.Name.Matches: the two hosts overlap (symmetric). */
-export function hostsMatch(a: string, b: string): boolean {
-  if (isWildcardHost(a) && isWildcardHost(b)) {
-    const [longer, shorter] = a.length >= b.length ? [a, b] : [b, a];
-    return longer.slice(1).endsWith(shorter.slice(1));
-  }
-  if (isWildcardHost(a)) return b.endsWith(a.slice(1));
-  if (isWildcardHost(b)) return a.endsWith(b.slice(1));
-  return a === b;
-}
-
-/** Istio's host.Name.SubsetOf: every name `a` matches is matched by `b`. */
-export function hostSubsetOf(a: string, b: string): boolean {
-  if (isWildcardHost(a)) {
-    return isWildcardHost(b) && a.length >= b.length && a.slice(1).endsWith(b.slice(1));
-  }
-  if (isWildcardHost(b)) return a.endsWith(b.slice(1));
-  return a === b;
-}
-
 /** Which resource a `namespace/host` entry belongs to: the rules differ slightly. */
 export type HostOwner = "gateway" | "sidecar";
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { collect } from "../../../../test/support/validation.ts";
 import { labelErrors, labelKeyError, labelValueError, validateLabels } from "./labels.ts";
-import { collect } from "./testing.ts";
 
 test("label keys: optional DNS prefix and a qualified name", () => {
   for (const ok of ["app", "app.kubernetes.io/name", "A_b.c-d", "x"]) assert.equal(labelKeyError(ok), undefined, ok);

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { collect, messages } from "../../../../test/support/validation.ts";
 import { re2SyntaxError, regexError, validateStringMatch } from "./match.ts";
-import { collect, messages } from "./testing.ts";
 
 const HINT = "Istio uses RE2 style regex-based match (https://github.com/google/re2/wiki/Syntax)";
 

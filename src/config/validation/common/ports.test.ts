@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { collect, messages } from "../../../../test/support/validation.ts";
 import {
   isHttpProtocol,
   isTcpBasedProtocol,
@@ -10,7 +11,6 @@ import {
   validateProtocol,
   validateSubsetName,
 } from "./ports.ts";
-import { collect, messages } from "./testing.ts";
 
 test("ports must be in 1..65535", () => {
   assert.equal(portError(1), undefined);

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { collect, messages } from "../../../../test/support/validation.ts";
 import { validateLabelsSelector, validateMatchLabelsSelector, validatePolicyTargets } from "./selectors.ts";
-import { collect, messages } from "./testing.ts";
 
 test("matchLabels selector: empty keys and wildcards are errors", () => {
   const r = collect((out) => validateMatchLabelsSelector({ matchLabels: { "": "v", "a*": "b", c: "*" } }, out));

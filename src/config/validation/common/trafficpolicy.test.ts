@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { collect, messages } from "./testing.ts";
+import { collect, messages } from "../../../../test/support/validation.ts";
 import {
   validateClientTls,
   validateConnectionPool,

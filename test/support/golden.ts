@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { type DescMessage, type JsonValue, type MessageShape, toJson } from "@bufbuild/protobuf";
 import { parse, stringify } from "yaml";
-import { registry } from "../api/index.ts";
+import { registry } from "../../src/api/index.ts";
 
 /** The `testdata/` folder beside a test file, from its `import.meta.url`. */
 export function testdataDir(testFileUrl: string): string {

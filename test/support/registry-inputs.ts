@@ -1,10 +1,10 @@
 // Registry inputs for tests: a StaticCollection per kind, as the config store provides them.
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { readConfigPaths } from "../config/decode.ts";
-import type { ConfigObject } from "../config/index.ts";
-import { StaticCollection } from "../krt/index.ts";
-import type { RegistryInputs, Service } from "./index.ts";
+import { readConfigPaths } from "../../src/config/decode.ts";
+import type { ConfigObject } from "../../src/config/index.ts";
+import { StaticCollection } from "../../src/krt/index.ts";
+import type { RegistryInputs, Service } from "../../src/registry/index.ts";
 
 const KIND_INPUTS: Record<string, keyof RegistryInputs> = {
   Service: "services",

@@ -2,8 +2,8 @@
 // CRD-validation corpus (tests only; the project never reads ../shared at run time).
 import { readFileSync } from "node:fs";
 import { parse } from "yaml";
-import type { ConfigObject, ObjectMeta, ValidationResult } from "../../model.ts";
-import { DEFAULT_CONTEXT, Findings, type SemanticValidator } from "../findings.ts";
+import type { ConfigObject, ObjectMeta, ValidationResult } from "../../src/config/model.ts";
+import { DEFAULT_CONTEXT, Findings, type SemanticValidator } from "../../src/config/validation/findings.ts";
 
 export interface ObjectOptions {
   kind?: string;
@@ -24,7 +24,7 @@ export function runSemantic(validator: SemanticValidator, spec: unknown, opts: O
   return { errors: out.errors, warnings: out.warnings };
 }
 
-const CORPUS = new URL("../../../../../shared/conformance/istio/crd-validation/", import.meta.url);
+const CORPUS = new URL("../../../shared/conformance/istio/crd-validation/", import.meta.url);
 
 /** The documents of a corpus file (`destinationrule-valid.yaml`), split on `---` lines, without `_err`. */
 export function corpusDocuments(file: string): ConfigObject[] {

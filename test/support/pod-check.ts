@@ -2,7 +2,7 @@
 // writes (container names, ports, env, volumes and their mounts, probes, native sidecars). Throws an
 // AssertionError listing every problem.
 import assert from "node:assert/strict";
-import type { Container, Pod, Probe } from "./pod.ts";
+import type { Container, Pod, Probe } from "../../src/webhooks/inject/pod.ts";
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 // IANA service name: at most 15 characters, letters, digits and single hyphens, at least one letter.

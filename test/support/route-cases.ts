@@ -1,5 +1,5 @@
 // Test support for the route builders: fixtures (proxy, service) with Istio's defaults, and the
-// golden-case runner. A case file `testdata/<name>.in.yaml` holds:
+// golden-case runner. A case file `src/networking/route/testdata/<name>.in.yaml` holds:
 //   proxy: {namespace, labels, dnsDomain, generator}      (a sidecar in `default` when omitted)
 //   mesh: MeshConfig overrides
 //   services: [{hostname, namespace, ports: [{port, protocol, name}], addresses, resolution, registry, externalName}]
@@ -9,20 +9,21 @@
 //   gateway: {routeName, servers: [{gatewayName: ns/name, server: {...}}]}
 // and `testdata/<name>.out.yaml` the RouteConfigurations built, as proto3 JSON.
 import assert from "node:assert/strict";
+import { fileURLToPath } from "node:url";
 import { toJson } from "@bufbuild/protobuf";
-import { registry, route } from "../../api/index.ts";
-import { checkMessage } from "../../api/pgv/index.ts";
-import type { Destination, GatewayServers, MeshConfig } from "../../config/index.ts";
-import { DEFAULT_MESH_CONFIG } from "../../config/index.ts";
-import type { ProxyNode } from "../../model/proxy.ts";
-import { VirtualServiceIndex } from "../../model/virtual-service-index.ts";
-import type { Service, ServicePort } from "../../registry/index.ts";
-import { testService } from "../../registry/test-inputs.ts";
-import { assertGolden, readGoldenInput, testdataDir } from "../golden.ts";
-import { buildSidecarRouteConfiguration } from "./config.ts";
-import { buildGatewayRouteConfiguration } from "./gateway.ts";
-import { MESH_GATEWAY, type VirtualService } from "./types.ts";
-import type { OutboundTrafficMode } from "./vhost.ts";
+import { registry, route } from "../../src/api/index.ts";
+import { checkMessage } from "../../src/api/pgv/index.ts";
+import type { Destination, GatewayServers, MeshConfig } from "../../src/config/index.ts";
+import { DEFAULT_MESH_CONFIG } from "../../src/config/index.ts";
+import type { ProxyNode } from "../../src/model/proxy.ts";
+import { VirtualServiceIndex } from "../../src/model/virtual-service-index.ts";
+import { buildSidecarRouteConfiguration } from "../../src/networking/route/config.ts";
+import { buildGatewayRouteConfiguration } from "../../src/networking/route/gateway.ts";
+import { MESH_GATEWAY, type VirtualService } from "../../src/networking/route/types.ts";
+import type { OutboundTrafficMode } from "../../src/networking/route/vhost.ts";
+import type { Service, ServicePort } from "../../src/registry/index.ts";
+import { assertGolden, readGoldenInput } from "./golden.ts";
+import { testService } from "./registry-inputs.ts";
 
 export interface ProxyFixture {
   namespace?: string;
@@ -96,7 +97,8 @@ export interface GoldenCase {
   gateway?: { routeName: string; servers: { gatewayName: string; server: GatewayServers }[] };
 }
 
-const dir = testdataDir(import.meta.url);
+// The route builders' goldens, beside their unit tests.
+const dir = fileURLToPath(new URL("../../src/networking/route/testdata", import.meta.url));
 
 /** Every Envoy constraint the route configuration breaks (none expected). */
 export function assertValid(config: route.RouteConfiguration): void {

@@ -1,7 +1,7 @@
 // A synthetic Kubernetes mesh of N services, each backed by EndpointSlices and Pods, for scale tests
 // and benchmarks: the same objects a cluster would give the registry.
-import type { ConfigObject } from "../config/index.ts";
-import { k8s } from "./test-inputs.ts";
+import type { ConfigObject } from "../../src/config/index.ts";
+import { k8s } from "./registry-inputs.ts";
 
 export interface SyntheticMeshShape {
   services: number;

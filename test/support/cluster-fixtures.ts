@@ -1,9 +1,10 @@
 // Test inputs written briefly: a partial service, endpoint or proxy filled with the registry's and the
 // node parser's defaults. Used by the cluster and endpoint tests only.
-import { DEFAULT_MESH_CONFIG, type MeshConfig } from "../../config/index.ts";
-import type { ProxyNode } from "../../model/proxy.ts";
-import type { Service, ServiceEndpoint, ServicePort } from "../../registry/index.ts";
-import { testService } from "../../registry/test-inputs.ts";
+
+import { DEFAULT_MESH_CONFIG, type MeshConfig } from "../../src/config/index.ts";
+import type { ProxyNode } from "../../src/model/proxy.ts";
+import type { Service, ServiceEndpoint, ServicePort } from "../../src/registry/index.ts";
+import { testService } from "./registry-inputs.ts";
 
 export type ServiceInput = Partial<Omit<Service, "ports">> & { ports?: Partial<ServicePort>[] };
 

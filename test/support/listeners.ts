@@ -3,15 +3,15 @@
 import assert from "node:assert/strict";
 import { create, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 import { stringify } from "yaml";
-import { core, listener } from "../../api/index.ts";
-import { loadMeshConfig, type MeshConfig } from "../../config/index.ts";
-import type { AuthorizationPolicySpec } from "../../config/types/index.ts";
-import { type ProxyNode, parseProxy } from "../../model/proxy.ts";
-import type { Service } from "../../registry/index.ts";
-import { testService } from "../../registry/test-inputs.ts";
-import type { PoliciesByAction } from "../authz/index.ts";
-import { protoJson } from "../golden.ts";
-import { envoyViolations } from "../httpfilter/index.ts";
+import { core, listener } from "../../src/api/index.ts";
+import { loadMeshConfig, type MeshConfig } from "../../src/config/index.ts";
+import type { AuthorizationPolicySpec } from "../../src/config/types/index.ts";
+import { type ProxyNode, parseProxy } from "../../src/model/proxy.ts";
+import type { PoliciesByAction } from "../../src/networking/authz/index.ts";
+import { envoyViolations } from "../../src/networking/httpfilter/index.ts";
+import type { Service } from "../../src/registry/index.ts";
+import { protoJson } from "./golden.ts";
+import { testService } from "./registry-inputs.ts";
 
 export interface ProxyInput {
   type?: string;

@@ -1,5 +1,5 @@
 // VirtualService documents for the file source's tests, and how the tests read them back.
-import type { ConfigObject } from "../../config/index.ts";
+import type { ConfigObject } from "../../src/config/index.ts";
 
 /** A valid VirtualService document named `name` (namespace prod) routing `host`. */
 export function vs(name: string, host = name): string {

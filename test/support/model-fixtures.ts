@@ -1,9 +1,9 @@
 // Builders for model tests: config objects of any kind, registry services, and push snapshots.
-import { type ConfigObject, DEFAULT_MESH_CONFIG, type MeshConfig } from "../config/index.ts";
-import type { Service } from "../registry/index.ts";
-import { testService } from "../registry/test-inputs.ts";
-import type { ProxyNode } from "./proxy.ts";
-import { PushSnapshot } from "./push-snapshot.ts";
+import { type ConfigObject, DEFAULT_MESH_CONFIG, type MeshConfig } from "../../src/config/index.ts";
+import type { ProxyNode } from "../../src/model/proxy.ts";
+import { PushSnapshot } from "../../src/model/push-snapshot.ts";
+import type { Service } from "../../src/registry/index.ts";
+import { testService } from "./registry-inputs.ts";
 
 const API_VERSIONS: Record<string, string> = {
   VirtualService: "networking.istio.io/v1",
