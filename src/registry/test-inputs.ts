@@ -4,7 +4,8 @@ import { fileURLToPath } from "node:url";
 import { readConfigPaths } from "../config/decode.ts";
 import type { ConfigObject } from "../config/index.ts";
 import { StaticCollection } from "../krt/index.ts";
-import type { RegistryInputs, Service } from "./index.ts";
+import type { Service } from "./model.ts";
+import type { RegistryInputs } from "./service-registry.ts";
 
 const KIND_INPUTS: Record<string, keyof RegistryInputs> = {
   Service: "services",
