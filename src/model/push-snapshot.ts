@@ -21,8 +21,8 @@ import { compareStrings, creationTime, namespaceOf, sortByCreationTime } from ".
 import { DestinationRuleIndex, destinationRuleForProxy } from "./destination-rule-index.ts";
 import type { ConsolidatedDestinationRule } from "./destination-rule-merge.ts";
 import { EnvoyFilterIndex } from "./envoy-filter-index.ts";
-import { type MergedGateway, mergeGateways, type ServiceTarget } from "./gateway-merge.ts";
-import { selectGateways } from "./gateway-select.ts";
+import { type MergedGateway, mergeGateways } from "./gateway-merge.ts";
+import { type ServiceTarget, selectGateways } from "./gateway-select.ts";
 import {
   discoverNetworkGateways,
   gatewaysByNetwork,
