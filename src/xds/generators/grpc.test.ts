@@ -8,12 +8,11 @@ import { checkMessage } from "../../api/pgv/index.ts";
 import { type ConfigObject, DEFAULT_MESH_CONFIG } from "../../config/index.ts";
 import { type ProxyNode, type PushContext, pushRequest } from "../../model/index.ts";
 import { makeProxy } from "../../networking/cluster/fixtures.ts";
-import type { ServiceEndpoint } from "../../registry/index.ts";
+import type { EndpointLookup, ServiceEndpoint } from "../../registry/index.ts";
 import { ConfigStore, MemorySource } from "../../sources/index.ts";
 import { storePush, storeRegistry } from "../discovery.ts";
 import { GeneratorRegistry, type XdsResource } from "../generator.ts";
 import { TypeUrl } from "../types.ts";
-import type { EndpointLookup } from "./eds.ts";
 import { registerGrpcGenerators } from "./grpc.ts";
 
 const HOST = "echo.default.svc.cluster.local";
