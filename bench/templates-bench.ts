@@ -12,9 +12,10 @@
 import { clone, type Message } from "@bufbuild/protobuf";
 import { BinaryReader } from "@bufbuild/protobuf/wire";
 import { registry as apiRegistry } from "../src/api/index.ts";
+import { outgoingBytes } from "../src/api/outgoing-response.ts";
 import type { ConfigObject } from "../src/config/index.ts";
 import { type ProxyNode, type PushContext, pushSnapshot } from "../src/model/index.ts";
-import { encodeSotwResponse, outgoingBytes } from "../src/xds/encode.ts";
+import { encodeSotwResponse } from "../src/xds/encode.ts";
 import { buildClusters } from "../src/xds/generators/cds.ts";
 import { buildLoadAssignment } from "../src/xds/generators/eds.ts";
 import { buildListeners } from "../src/xds/generators/lds.ts";

@@ -4,8 +4,8 @@
 // and reading the bytes costs. Run as a child process: argv[2] is the recording; it prints its port.
 import { readFileSync } from "node:fs";
 import { Server, ServerCredentials, type ServerDuplexStream } from "@grpc/grpc-js";
+import { grpcServiceDefinition } from "../../src/api/grpc-service.ts";
 import { discovery } from "../../src/api/index.ts";
-import { grpcServiceDefinition } from "../../src/xds/index.ts";
 import type { Recording } from "./messages.ts";
 
 const recording = JSON.parse(readFileSync(process.argv[2] ?? "", "utf8")) as Recording;

@@ -4,4 +4,3 @@ export { authorizeDebugCall, type DebugAccess, type DebugCall, isLoopback } from
 export { byteCount, type DebugSources, registerDebugEndpoints } from "./debug.ts";
 export { registerManagedClusters, registerMonitoringMetrics } from "./monitoring.ts";
 export { type AdminServer, type AdminServerOptions, parseListenAddress, startAdminServer } from "./server.ts";
-export { buildInfoString, SLUICE_REVISION, SLUICE_VERSION } from "./version.ts";

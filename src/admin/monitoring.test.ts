@@ -6,13 +6,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { Registry } from "prom-client";
+import { buildInfoString, SLUICE_VERSION } from "../util/version.ts";
 import {
   readNetworkBytes,
   readVirtualMemoryMax,
   registerManagedClusters,
   registerMonitoringMetrics,
 } from "./monitoring.ts";
-import { buildInfoString, SLUICE_VERSION } from "./version.ts";
 
 const NETSTAT = `TcpExt: SyncookiesSent SyncookiesRecv
 TcpExt: 0 0

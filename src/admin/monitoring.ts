@@ -4,7 +4,7 @@
 // istio_build, and istiod_managed_clusters once a cluster is read.
 import { readFileSync } from "node:fs";
 import { Counter, collectDefaultMetrics, Gauge, type Registry } from "prom-client";
-import { SLUICE_VERSION } from "./version.ts";
+import { SLUICE_VERSION } from "../util/version.ts";
 
 const startedAt = Date.now();
 

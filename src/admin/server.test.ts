@@ -16,6 +16,7 @@ import { loadMeshNetworks } from "../config/mesh-networks.ts";
 import { DebugRegistry } from "../krt/index.ts";
 import { buildPushContext } from "../model/index.ts";
 import { ConfigStore, MemorySource } from "../sources/index.ts";
+import { SLUICE_VERSION } from "../util/version.ts";
 import {
   type Authenticator,
   DebugEndpoints,
@@ -27,7 +28,6 @@ import {
 } from "../xds/index.ts";
 import { byteCount, type DebugSources } from "./debug.ts";
 import { type AdminServer, type AdminServerOptions, parseListenAddress, startAdminServer } from "./server.ts";
-import { SLUICE_VERSION } from "./version.ts";
 
 const mesh = DEFAULT_MESH_CONFIG;
 const silent = pino({ level: "silent" });

@@ -16,8 +16,8 @@ import {
   status,
 } from "@grpc/grpc-js";
 import type { Logger } from "pino";
+import { grpcServiceDefinition } from "../api/grpc-service.ts";
 import { discovery, packAny, sds, tls } from "../api/index.ts";
-import { grpcServiceDefinition } from "../xds/server/index.ts";
 import { TypeUrl } from "../xds/types.ts";
 import type { WorkloadCertificates, WorkloadSecret } from "./certs.ts";
 

@@ -10,7 +10,7 @@ import { Registry } from "prom-client";
 import { parse as parseYaml } from "yaml";
 import yargs from "yargs";
 import { hideBin } from "yargs/helpers";
-import { buildInfoString, parseListenAddress, registerManagedClusters, startAdminServer } from "../admin/index.ts";
+import { parseListenAddress, registerManagedClusters, startAdminServer } from "../admin/index.ts";
 import { rejectUnknownCommandLineFlags } from "../cli/flags.ts";
 import { kindKey, type MeshConfig, parseGoDuration } from "../config/index.ts";
 import { loadMeshConfig } from "../config/mesh.ts";
@@ -31,6 +31,7 @@ import {
 import { ConfigStore, DEFAULT_MAX_FILE_BYTES, FileSource, XdsSource, type XdsSourceTls } from "../sources/index.ts";
 import type { KubeSource } from "../sources/kube/index.ts";
 import { parseGoBool } from "../util/go-bool.ts";
+import { buildInfoString } from "../util/version.ts";
 import {
   injectionSettingsFromValues,
   nativeSidecarModeFromEnv,

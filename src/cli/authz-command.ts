@@ -4,7 +4,8 @@
 import type { CommandModule } from "yargs";
 import { reportingFailures } from "./command-error.ts";
 import { EXIT_OK } from "./exit-codes.ts";
-import { type ProxyDumpArgs, proxyDumpOptions } from "./proxy-config-command.ts";
+import type { ProxyDumpArgs } from "./proxy-config-args.ts";
+import { proxyDumpOptions } from "./proxy-config-command.ts";
 
 const checkCommand: CommandModule<object, ProxyDumpArgs> = {
   command: "check [proxy]",

@@ -18,9 +18,11 @@ import {
 } from "../model/index.ts";
 import type { Service } from "../registry/index.ts";
 import type { KubeClient } from "../sources/kube/client.ts";
-import type { DescribeTarget } from "./describe.ts";
 import { cliLog } from "./log.ts";
 import { type LoadResult, loadState } from "./translate-state.ts";
+
+/** What `x describe` describes. */
+export type DescribeTarget = "pod" | "service";
 
 const SEPARATOR = "--------------------";
 const INGRESS_LABEL = "istio";

@@ -6,13 +6,11 @@
 import { existsSync } from "node:fs";
 import type { Argv, CommandModule } from "yargs";
 import { STDIN_PATH } from "../config/decode-paths.ts";
-import type { DescribeResult } from "./describe-report.ts";
+import type { DescribeResult, DescribeTarget } from "./describe-report.ts";
 import { EXIT_INVALID, EXIT_OK, EXIT_USAGE } from "./exit-codes.ts";
 import { filenameOption } from "./filename-option.ts";
 import { kubeconfigAvailable } from "./kubeconfig.ts";
 import { loadProxyMesh } from "./translate.ts";
-
-export type DescribeTarget = "pod" | "service";
 
 interface DescribeArgs {
   name: string;

@@ -8,20 +8,9 @@
 // and writes the output when the command runs.
 import type { Argv, CommandModule } from "yargs";
 import { reportingFailures } from "./command-error.ts";
-import { type ControlPlaneArgs, withControlPlaneOptions } from "./control-plane-options.ts";
+import { withControlPlaneOptions } from "./control-plane-options.ts";
 import { EXIT_OK } from "./exit-codes.ts";
-
-const OUTPUT_FORMATS = ["short", "json", "yaml"] as const;
-export type ProxyConfigOutputFormat = (typeof OUTPUT_FORMATS)[number];
-
-/** Where a command reads a proxy's config dump from. */
-export interface ProxyDumpArgs extends ControlPlaneArgs {
-  proxy?: string;
-  file?: string;
-  "proxy-admin-address"?: string;
-  "monitoring-address"?: string;
-  namespace?: string;
-}
+import { type Kind, OUTPUT_FORMATS, type ProxyConfigOutputFormat, type ProxyDumpArgs } from "./proxy-config-args.ts";
 
 interface ProxyConfigArgs extends ProxyDumpArgs {
   output: ProxyConfigOutputFormat;
@@ -38,8 +27,6 @@ interface ProxyConfigArgs extends ProxyDumpArgs {
   "with-headers": boolean;
   level?: string;
 }
-
-export type Kind = "cluster" | "listener" | "route" | "endpoint" | "secret" | "bootstrap" | "ecds" | "all";
 
 const KINDS: { kind: Kind; aliases: string[]; describe: string }[] = [
   { kind: "all", aliases: ["a"], describe: "Every part of the proxy's configuration" },

@@ -8,7 +8,7 @@ import { DEBUG_TYPE_PREFIX } from "../xds/types.ts";
 import { type ControlPlaneArgs, usesCluster } from "./control-plane-options.ts";
 import { clusterAccess, hasEnvoySidecar, type KubeAccess, type Pod } from "./kube-access.ts";
 import { cliLog } from "./log.ts";
-import type { Kind, ProxyConfigOutputFormat, ProxyDumpArgs } from "./proxy-config-command.ts";
+import type { Kind, ProxyConfigOutputFormat, ProxyDumpArgs } from "./proxy-config-args.ts";
 import { goJson, goMarshalIndent, goYaml, protoJson } from "./proxy-config-format.ts";
 import {
   bootstrapOf,

@@ -6,7 +6,7 @@ import { csds, unpackAny } from "../api/index.ts";
 import { SYNCZ_TYPE_URL } from "../xds/generators/status.ts";
 import { controlPlaneDump } from "./proxy-config.ts";
 import { parseConfigDump } from "./proxy-config-writer.ts";
-import type { ProxyStatusArgs } from "./proxy-status.ts";
+import type { ProxyStatusArgs } from "./proxy-status-args.ts";
 import { compareDumps } from "./proxy-status-compare.ts";
 import { controlPlaneId, writeStatus } from "./proxy-status-writer.ts";
 import { requestControlPlanes } from "./xds-client.ts";

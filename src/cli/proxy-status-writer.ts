@@ -6,7 +6,7 @@ import { csds, discovery, registry, unpackAny } from "../api/index.ts";
 import { shortType, TypeUrl } from "../xds/types.ts";
 import { goJson, goYaml } from "./proxy-config-format.ts";
 import { alignTabs } from "./proxy-config-tabwriter.ts";
-import type { StatusOutputFormat } from "./proxy-status.ts";
+import type { StatusOutputFormat } from "./proxy-status-args.ts";
 
 export interface StatusWriterOptions {
   format: StatusOutputFormat;

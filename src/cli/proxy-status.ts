@@ -5,19 +5,9 @@
 // contains it. Flags and help only: proxy-status-run.ts asks the control plane when the command runs.
 import type { CommandModule } from "yargs";
 import { reportingFailures } from "./command-error.ts";
-import { type ControlPlaneArgs, withControlPlaneOptions } from "./control-plane-options.ts";
+import { withControlPlaneOptions } from "./control-plane-options.ts";
 import { EXIT_OK } from "./exit-codes.ts";
-
-const STATUS_OUTPUT_FORMATS = ["table", "json", "yaml"] as const;
-export type StatusOutputFormat = (typeof STATUS_OUTPUT_FORMATS)[number];
-
-export interface ProxyStatusArgs extends ControlPlaneArgs {
-  proxy?: string;
-  file?: string;
-  output: StatusOutputFormat;
-  verbose: boolean;
-  namespace?: string;
-}
+import { type ProxyStatusArgs, STATUS_OUTPUT_FORMATS } from "./proxy-status-args.ts";
 
 export const proxyStatusCommand: CommandModule<object, ProxyStatusArgs> = {
   command: "proxy-status [proxy]",

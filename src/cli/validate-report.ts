@@ -12,7 +12,7 @@ import {
   type ValidationResult,
   validateObject,
 } from "../config/index.ts";
-import { DEFAULT_NAMESPACE } from "./validate.ts";
+import { DEFAULT_NAMESPACE } from "./validate-namespaces.ts";
 import { workloadCheck } from "./validate-workloads.ts";
 
 /** What `validate` found about one document; also the element of the `-o json` array. */

@@ -5,7 +5,7 @@
 // Istio's protocol names; src/config/index.ts does not export them (yet).
 import { type ConfigObject, type Findings, kindKey, parseApiVersion, parseProtocol } from "../config/index.ts";
 import { goQuote } from "../config/validation/common/format.ts";
-import { ISTIO_SYSTEM_NAMESPACE } from "./validate.ts";
+import { ISTIO_SYSTEM_NAMESPACE } from "./validate-namespaces.ts";
 
 // istioctl's links (pkg/url), at the latest docs as every link Sluice prints.
 const DEPLOYMENT_REQUIREMENTS_URL = "https://istio.io/latest/docs/ops/deployment/requirements/";

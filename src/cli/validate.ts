@@ -6,12 +6,7 @@ import type { CommandModule } from "yargs";
 import { STDIN_PATH } from "../config/decode-paths.ts";
 import { EXIT_INVALID, EXIT_OK } from "./exit-codes.ts";
 import { filenameOption } from "./filename-option.ts";
-
-/** Namespace of a namespaced object that names none, as istioctl and kubectl assume. */
-export const DEFAULT_NAMESPACE = "default";
-
-/** Objects here are exempt from istioctl's workload checks (Service ports, Deployment labels). */
-export const ISTIO_SYSTEM_NAMESPACE = "istio-system";
+import { DEFAULT_NAMESPACE, ISTIO_SYSTEM_NAMESPACE } from "./validate-namespaces.ts";
 
 const OUTPUT_FORMATS = ["text", "json"] as const;
 type OutputFormat = (typeof OUTPUT_FORMATS)[number];

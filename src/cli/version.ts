@@ -4,7 +4,7 @@
 // /version. Without --short it also prints the git commit the client was built from. The xDS client
 // loads only when a control plane is asked (version-xds.ts).
 import type { CommandModule } from "yargs";
-import { SLUICE_REVISION, SLUICE_VERSION } from "../admin/version.ts";
+import { SLUICE_REVISION, SLUICE_VERSION } from "../util/version.ts";
 import { reportingFailures } from "./command-error.ts";
 import { type ControlPlaneArgs, usesCluster, withControlPlaneOptions } from "./control-plane-options.ts";
 import { EXIT_OK } from "./exit-codes.ts";

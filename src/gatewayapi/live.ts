@@ -26,7 +26,7 @@ import {
   type GatewayStageOutput,
   routeContext,
   type StageInputs,
-} from "./index.ts";
+} from "./convert.ts";
 import type { ConversionSettings, RegistryService, ServiceEndpoint, ServiceLookup } from "./model.ts";
 import { objectKey } from "./model.ts";
 

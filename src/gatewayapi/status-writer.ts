@@ -10,7 +10,7 @@ import type { Singleton, Unregister } from "../krt/index.ts";
 // The store module alone: the sources' index would load every source (Kubernetes, xDS) with the conversion.
 import { type ConfigStore, kindKeyOf, objectKeyOf } from "../sources/store.ts";
 import { stampTransitionTimes } from "./conditions.ts";
-import type { ConversionResult } from "./index.ts";
+import type { ConversionResult } from "./convert.ts";
 
 /** Where statuses go: the Kubernetes source that defines the objects (KubeSource). */
 export interface StatusTarget {

@@ -1,9 +1,8 @@
-import type { Collection, CollectionOptions, Event } from "./collection.ts";
+import type { Collection, CollectionOptions, Event, Index } from "./collection.ts";
 import { latest } from "./collection.ts";
 import { ComputedCollection } from "./computed.ts";
 import type { Bucket, Dependency } from "./fetch.ts";
 import { FetchContext } from "./fetch.ts";
-import type { Index } from "./indexes.ts";
 import { settle } from "./scheduler.ts";
 
 /** What one input produced last time, and what it fetched to produce it. */

@@ -1,5 +1,4 @@
-import type { Collection } from "./collection.ts";
-import type { Index } from "./indexes.ts";
+import type { Collection, Index } from "./collection.ts";
 import type { Labels } from "./traits.ts";
 import { labelsContain } from "./traits.ts";
 

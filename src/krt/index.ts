@@ -22,13 +22,13 @@
 // batch(() => ...) applies several source updates as one change.
 
 export type { CollectionOptions, Event, Unregister } from "./collection.ts";
-export { Collection, latest } from "./collection.ts";
+export { Collection, Index, latest } from "./collection.ts";
 export type { CollectionDebug } from "./debug.ts";
 export { DebugRegistry } from "./debug.ts";
 export { DerivedCollection, derive, deriveMany } from "./derived.ts";
 export type { FetchFilter } from "./fetch.ts";
 export { FetchContext } from "./fetch.ts";
-export { Index, index } from "./indexes.ts";
+export { index } from "./indexes.ts";
 export type { JoinOptions } from "./join.ts";
 export { JoinCollection, join } from "./join.ts";
 export { batch } from "./scheduler.ts";

@@ -5,24 +5,10 @@
 // server whose protocol cannot share the port with the existing plaintext one is dropped.
 import { parseProtocol } from "../config/index.ts";
 import type { Gateway, GatewayServers } from "../config/types/index.ts";
-import type { Service, ServicePort } from "../registry/index.ts";
 import { nameOf, namespaceOf } from "./config-meta.ts";
 import { verifiedCredentials } from "./gateway-credentials.ts";
+import type { SelectedGateway, ServiceTarget } from "./gateway-select.ts";
 import { appendTo } from "./multimap.ts";
-
-/** A service port of the proxy's workload: how a Gateway server port becomes the port listened on. */
-export interface ServiceTarget {
-  service: Service;
-  port: ServicePort;
-}
-
-/** A selected Gateway and the targets its server ports resolve against. */
-export interface SelectedGateway {
-  gateway: Gateway;
-  /** Selected by labels: a port no target declares is listened on as written. */
-  legacySelector: boolean;
-  targets: readonly ServiceTarget[];
-}
 
 export interface ServerPort {
   /** The port listened on (a service targetPort, or the server port). */

@@ -5,8 +5,22 @@
 // PILOT_SCOPE_GATEWAY_TO_NAMESPACE only Gateways of the proxy's namespace are considered.
 import type { Gateway } from "../config/types/index.ts";
 import { labelsContain } from "../krt/index.ts";
+import type { Service, ServicePort } from "../registry/index.ts";
 import { namespaceOf } from "./config-meta.ts";
-import type { SelectedGateway, ServiceTarget } from "./gateway-merge.ts";
+
+/** A service port of the proxy's workload: how a Gateway server port becomes the port listened on. */
+export interface ServiceTarget {
+  service: Service;
+  port: ServicePort;
+}
+
+/** A selected Gateway and the targets its server ports resolve against. */
+export interface SelectedGateway {
+  gateway: Gateway;
+  /** Selected by labels: a port no target declares is listened on as written. */
+  legacySelector: boolean;
+  targets: readonly ServiceTarget[];
+}
 
 export const GATEWAY_SERVICE_ANNOTATION = "internal.istio.io/gateway-service";
 export const PARENT_NAMESPACE_ANNOTATION = "internal.istio.io/parent-namespace";

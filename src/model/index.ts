@@ -14,8 +14,9 @@ export type { DestinationRuleIndex } from "./destination-rule-index.ts";
 export type { ConsolidatedDestinationRule } from "./destination-rule-merge.ts";
 export type { EnvoyFilterIndex } from "./envoy-filter-index.ts";
 export { CA_SUFFIX, credentialResourceName } from "./gateway-credentials.ts";
-export type { MergedGateway, MergedPort, MergedServer, ServerPort, ServiceTarget } from "./gateway-merge.ts";
+export type { MergedGateway, MergedPort, MergedServer, ServerPort } from "./gateway-merge.ts";
 export { gatewayRouteName, isHttpServer, isPassthroughServer, isTlsServer, serverTlsMode } from "./gateway-merge.ts";
+export type { ServiceTarget } from "./gateway-select.ts";
 export {
   compareHostSpecificity,
   hostSubsetOf,

@@ -8,13 +8,23 @@
 // Istio with that feature off.
 import { isIP } from "node:net";
 import type { MeshNetworks } from "../config/mesh-networks.ts";
-import type { NetworkGateway, NetworkGateways } from "../networking/endpoint/index.ts";
 import type { Service } from "../registry/index.ts";
 import { compareStrings } from "./config-meta.ts";
 
 const LABEL_NETWORK = "topology.istio.io/network";
 const LABEL_GATEWAY_PORT = "networking.istio.io/gatewayPort";
 const DEFAULT_GATEWAY_PORT = 15443;
+
+/** A network's gateway, as meshNetworks or the registry's gateway services declare it. */
+export interface NetworkGateway {
+  address: string;
+  port: number;
+  /** The cluster the gateway is in: endpoints of that cluster prefer it. */
+  clusterId?: string;
+}
+
+/** Gateways by network name. Multi-network routing is on only when some network has one. */
+export type NetworkGateways = Readonly<Record<string, readonly NetworkGateway[]>>;
 
 /** One gateway of a network (Istio's model.NetworkGateway). */
 export interface MeshNetworkGateway {

@@ -15,16 +15,20 @@ import type {
   WasmPlugin,
 } from "../config/types/index.ts";
 import { labelsContain } from "../krt/index.ts";
-import type { NetworkGateways } from "../networking/endpoint/index.ts";
 import type { PortEndpoints, Service, ServiceEndpoint } from "../registry/index.ts";
 import { allocateAddresses } from "./auto-allocate.ts";
 import { compareStrings, creationTime, namespaceOf, sortByCreationTime } from "./config-meta.ts";
 import { DestinationRuleIndex, destinationRuleForProxy } from "./destination-rule-index.ts";
 import type { ConsolidatedDestinationRule } from "./destination-rule-merge.ts";
 import { EnvoyFilterIndex } from "./envoy-filter-index.ts";
-import { type MergedGateway, mergeGateways, type ServiceTarget } from "./gateway-merge.ts";
-import { selectGateways } from "./gateway-select.ts";
-import { discoverNetworkGateways, gatewaysByNetwork, type MeshNetworkGateway } from "./network-gateways.ts";
+import { type MergedGateway, mergeGateways } from "./gateway-merge.ts";
+import { type ServiceTarget, selectGateways } from "./gateway-select.ts";
+import {
+  discoverNetworkGateways,
+  gatewaysByNetwork,
+  type MeshNetworkGateway,
+  type NetworkGateways,
+} from "./network-gateways.ts";
 import { type EffectiveMtls, type MtlsMode, PeerAuthenticationIndex } from "./peer-authentication.ts";
 import type { ProxyNode } from "./proxy.ts";
 import type { PushInputs } from "./push-inputs.ts";

@@ -147,6 +147,11 @@ export interface ServiceEndpoint {
   nodeName?: string;
 }
 
+/** The live endpoints of a service port (ServiceRegistry.endpointsFor). */
+export interface EndpointLookup {
+  endpointsFor(hostname: string, port: number, namespace: string): readonly ServiceEndpoint[];
+}
+
 /** A Pod's spec.hostname (its name when unset) and spec.subdomain. */
 export interface PodDnsName {
   hostname: string;

@@ -8,10 +8,11 @@ import { clone, create, type DescMessage, type Message, toJson } from "@bufbuild
 import { type Any, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { admin, type cluster, core, hcm, type listener, packAny, registry, tls, unpackAny } from "../api/index.ts";
 import type { ProxyNode, PushContext } from "../model/index.ts";
+import type { EndpointLookup } from "../registry/index.ts";
 import { buildClusters } from "./generators/cds.ts";
 import { type DebugHandler, DebugText, debugConnection } from "./generators/debug-endpoints.ts";
 import { buildExtensionConfigurations } from "./generators/ecds.ts";
-import { buildLoadAssignment, type EndpointLookup } from "./generators/eds.ts";
+import { buildLoadAssignment } from "./generators/eds.ts";
 import { buildListeners } from "./generators/lds.ts";
 import { buildNameTable } from "./generators/nds.ts";
 import { buildRouteConfiguration, routeNames } from "./generators/rds.ts";

@@ -15,7 +15,7 @@ import {
 import type { Collection, Singleton } from "../krt/index.ts";
 import { buildPushContext, type PushContext, type PushInputs } from "../model/index.ts";
 import { envoyFilterStatus, registerEnvoyFilterMetrics } from "../networking/envoyfilter/index.ts";
-import { type RegistryInputs, type RegistryOptions, ServiceRegistry } from "../registry/index.ts";
+import { type EndpointLookup, type RegistryInputs, type RegistryOptions, ServiceRegistry } from "../registry/index.ts";
 import { CaMetrics, type CertificateAuthority, certificateService } from "../security/ca/index.ts";
 import type { ConfigStore } from "../sources/index.ts";
 import { parseGoBool } from "../util/go-bool.ts";
@@ -28,7 +28,7 @@ import { debugGenerator } from "./generators/debug.ts";
 import type { DebugAuthOptions } from "./generators/debug-auth.ts";
 import { DebugEndpoints } from "./generators/debug-endpoints.ts";
 import { ecdsGenerator } from "./generators/ecds.ts";
-import { type EndpointLookup, edsGenerator } from "./generators/eds.ts";
+import { edsGenerator } from "./generators/eds.ts";
 import { registerGrpcGenerators } from "./generators/grpc.ts";
 import { ldsGenerator } from "./generators/lds.ts";
 import { ndsGenerator } from "./generators/nds.ts";

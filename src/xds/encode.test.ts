@@ -3,16 +3,15 @@ import { test } from "node:test";
 import { clone, create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { type Any, AnySchema, anyUnpack } from "@bufbuild/protobuf/wkt";
 import { cluster, core, discovery } from "../api/index.ts";
+import { outgoingBytes, UnwrittenResponse } from "../api/outgoing-response.ts";
 import {
   type DeltaResponse,
   encodeDeltaResponse,
   encodeResource,
   encodeResources,
   encodeSotwResponse,
-  outgoingBytes,
   type SotwResponse,
   sotwNonce,
-  UnwrittenResponse,
 } from "./encode.ts";
 import { TypeUrl } from "./types.ts";
 

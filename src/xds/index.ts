@@ -31,7 +31,6 @@ export {
   type WatchedResource,
   type XdsResource,
 } from "./generator.ts";
-export type { EndpointLookup } from "./generators/eds.ts";
 export * from "./generators/index.ts";
 export { type SecretLookup, storeSecrets } from "./generators/sds.ts";
 export * from "./pipeline/index.ts";

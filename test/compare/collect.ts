@@ -19,8 +19,9 @@ import {
 } from "@bufbuild/protobuf";
 import { type Any, anyPack, anyUnpack, FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
 import { Client, type ClientDuplexStream, credentials } from "@grpc/grpc-js";
+import { deserializer, methodPath, serializer } from "../../src/api/grpc-service.ts";
 import { type core, discovery, registry, schemaForTypeUrl } from "../../src/api/index.ts";
-import { deserializer, methodPath, serializer, shortType, TypeUrl } from "../../src/xds/index.ts";
+import { shortType, TypeUrl } from "../../src/xds/index.ts";
 import type { ProxyKind } from "./proxies.ts";
 
 /** Type (CDS, EDS, ...) → resource name → the resource as protobuf JSON. */

@@ -11,8 +11,9 @@
 // Values never count, only the form: two control planes never agree on counts, timings or versions.
 import { create, type JsonObject, type JsonValue, type MessageInitShape } from "@bufbuild/protobuf";
 import { Client, type ClientDuplexStream, credentials, type ServiceError } from "@grpc/grpc-js";
+import { deserializer, methodPath, serializer } from "../../src/api/grpc-service.ts";
 import { type core, discovery } from "../../src/api/index.ts";
-import { deserializer, methodPath, serializer, TypeUrl } from "../../src/xds/index.ts";
+import { TypeUrl } from "../../src/xds/index.ts";
 import type { ControlPlane } from "./control-planes.ts";
 import { type ProxySpec, proxyNode } from "./proxies.ts";
 

@@ -19,6 +19,7 @@ import { KubeConfig } from "@kubernetes/client-node";
 import fastify, { type FastifyInstance } from "fastify";
 import { exportJWK, exportPKCS8, generateKeyPair, SignJWT } from "jose";
 import { pino } from "pino";
+import { deserializer, methodPath, serializer } from "../../src/api/grpc-service.ts";
 import { discovery, istioCa } from "../../src/api/index.ts";
 import { newPushContext } from "../../src/model/push-context.ts";
 import { createJwtAuthenticator } from "../../src/security/authn/index.ts";
@@ -33,13 +34,7 @@ import {
   MemoryCaStore,
   SelfSignedCa,
 } from "../../src/security/ca/index.ts";
-import {
-  ClientCertAuthenticator,
-  deserializer,
-  methodPath,
-  serializer,
-  XdsServer,
-} from "../../src/xds/server/index.ts";
+import { ClientCertAuthenticator, XdsServer } from "../../src/xds/server/index.ts";
 import { TypeUrl } from "../../src/xds/types.ts";
 import { SotwClient, sidecarNode } from "../xds/ads-client.ts";
 import { edsCluster, testGenerators } from "../xds/fixtures.ts";

@@ -9,8 +9,8 @@ import {
   credentials,
   type ServiceError,
 } from "@grpc/grpc-js";
+import { deserializer, methodPath, serializer } from "../../src/api/grpc-service.ts";
 import { type core, discovery, unpackAny } from "../../src/api/index.ts";
-import { deserializer, methodPath, serializer } from "../../src/xds/index.ts";
 
 const WAIT_MS = 10_000;
 

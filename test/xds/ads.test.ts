@@ -4,7 +4,7 @@ import { hostname } from "node:os";
 import { after, before, test } from "node:test";
 import { status } from "@grpc/grpc-js";
 import { Registry } from "prom-client";
-import { SLUICE_VERSION } from "../../src/admin/index.ts";
+import { SLUICE_VERSION } from "../../src/util/version.ts";
 import { TypeUrl, XdsMetrics } from "../../src/xds/index.ts";
 import { DeltaClient, names, SotwClient, sidecarNode } from "./ads-client.ts";
 import {

@@ -5,11 +5,11 @@ import assert from "node:assert/strict";
 import type { ClientHttp2Session, ClientHttp2Stream } from "node:http2";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { Server, ServerCredentials } from "@grpc/grpc-js";
+import { methodPath } from "../../src/api/grpc-service.ts";
 import { core, discovery } from "../../src/api/index.ts";
 import { parseProxy } from "../../src/model/proxy.ts";
 import { newPushContext } from "../../src/model/push-context.ts";
 import { type AdsStream, Connection } from "../../src/xds/server/connection.ts";
-import { methodPath } from "../../src/xds/server/grpc-service.ts";
 import { adsServiceDefinition } from "../../src/xds/server/server.ts";
 
 // Far more than the HTTP/2 flow-control windows, so it cannot all reach a proxy that does not read.

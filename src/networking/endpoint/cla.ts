@@ -5,11 +5,12 @@ import type { endpoint } from "../../api/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
 import type { DestinationRuleTrafficPolicy } from "../../config/types/index.ts";
 import type { Labels } from "../../krt/index.ts";
+import type { NetworkGateways } from "../../model/network-gateways.ts";
 import type { ProxyNode } from "../../model/proxy.ts";
 import type { ServiceEndpoint } from "../../registry/index.ts";
 import { buildLbEndpoint } from "./lbendpoint.ts";
 import { applyLocalityLb, groupByLocality, localityLbEndpoints, localityLbSetting, parseLocality } from "./locality.ts";
-import { type NetworkGateways, networkMembers } from "./network.ts";
+import { networkMembers } from "./network.ts";
 import { selectEndpoints } from "./subset-filter.ts";
 
 export interface EndpointsInput {

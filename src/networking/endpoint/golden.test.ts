@@ -17,9 +17,10 @@ import { endpoint } from "../../api/index.ts";
 import { checkMessage } from "../../api/pgv/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
 import type { DestinationRuleTrafficPolicy } from "../../config/types/index.ts";
+import type { NetworkGateways } from "../../model/network-gateways.ts";
 import type { ServiceEndpoint } from "../../registry/index.ts";
 import { outboundClusterName } from "../cluster/index.ts";
-import { buildClusterLoadAssignment, type NetworkGateways } from "./index.ts";
+import { buildClusterLoadAssignment } from "./index.ts";
 
 interface GoldenCase {
   name: string;

@@ -13,5 +13,4 @@ export {
   TRANSPORT_SOCKET_MATCH_KEY,
 } from "./lbendpoint.ts";
 export { localityLbSetting, localityMatch, localityPriority } from "./locality.ts";
-export type { NetworkGateway, NetworkGateways } from "./network.ts";
 export { type EndpointSelection, labelsContain, selectEndpoints } from "./subset-filter.ts";

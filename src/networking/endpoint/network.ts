@@ -5,20 +5,10 @@
 // per network and cluster) so that each gateway's share stays a whole number.
 
 import type { endpoint } from "../../api/index.ts";
+import type { NetworkGateway, NetworkGateways } from "../../model/network-gateways.ts";
 import type { ServiceEndpoint } from "../../registry/index.ts";
 import { endpointAddress, endpointMetadata, endpointWeight, lbEndpoint, workloadTelemetry } from "./lbendpoint.ts";
 import type { GroupMember } from "./locality.ts";
-
-/** A network's gateway, as meshNetworks or the registry's gateway services declare it. */
-export interface NetworkGateway {
-  address: string;
-  port: number;
-  /** The cluster the gateway is in: endpoints of that cluster prefer it. */
-  clusterId?: string;
-}
-
-/** Gateways by network name. Multi-network routing is on only when some network has one. */
-export type NetworkGateways = Readonly<Record<string, readonly NetworkGateway[]>>;
 
 export interface NetworkView {
   proxyNetwork: string;

@@ -7,7 +7,8 @@ import { parseClusterName } from "../cluster/names.ts";
 import { type Marks, patchResource } from "./guard.ts";
 import { typeMismatch } from "./listener.ts";
 import { isMergeOperation, listMerge, mergeAnyWithAny, mergeMessage } from "./merge.ts";
-import { contextMatches, type Patch, type PatchContext, type PatchSet } from "./patch-set.ts";
+import type { Patch, PatchContext } from "./patch.ts";
+import { contextMatches, type PatchSet } from "./patch-set.ts";
 import { envoyFilterStatus } from "./status.ts";
 
 /**

@@ -10,7 +10,8 @@ import { HCM_FILTER } from "../listener/hcm.ts";
 import { VIRTUAL_INBOUND, VIRTUAL_OUTBOUND } from "../listener/index.ts";
 import { applyClusterPatches, insertedClusters } from "./cluster.ts";
 import { applyListenerPatches } from "./listener.ts";
-import type { PatchContext, PatchSet } from "./patch-set.ts";
+import type { PatchContext } from "./patch.ts";
+import type { PatchSet } from "./patch-set.ts";
 import { applyRouteConfigurationPatches, type GatewayPortMap } from "./route.ts";
 
 const INBOUND_PASSTHROUGH = "InboundPassthroughCluster";

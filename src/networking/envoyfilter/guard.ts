@@ -4,7 +4,8 @@
 // one by one and each one that introduces a violation is skipped with an error.
 import { clone, type DescMessage, type Message } from "@bufbuild/protobuf";
 import { checkMessage, type Violation } from "../../api/pgv/index.ts";
-import { type ApplyTo, type Patch, PatchSet, patchError } from "./patch-set.ts";
+import { type ApplyTo, type Patch, patchError } from "./patch.ts";
+import { PatchSet } from "./patch-set.ts";
 import { envoyFilterStatus } from "./status.ts";
 
 /** Where appliers say what each patch did to the resource. */

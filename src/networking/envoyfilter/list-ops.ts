@@ -2,7 +2,7 @@
 // lists (Istio's insertBeforeFunc/insertAfterFunc/replaceFunc): relative inserts and REPLACE act at
 // the first element matching; REMOVE drops every match; without a match object INSERT_AFTER appends
 // and INSERT_BEFORE prepends, while REPLACE and REMOVE do nothing.
-import type { Operation } from "./patch-set.ts";
+import type { Operation } from "./patch.ts";
 
 export interface ListOpResult<T> {
   list: T[];

@@ -9,15 +9,8 @@ import { VIRTUAL_INBOUND, VIRTUAL_OUTBOUND } from "../listener/index.ts";
 import { type Marks, patchResource } from "./guard.ts";
 import { applyListOperation } from "./list-ops.ts";
 import { isMergeOperation, listMerge, mergeAnyWithAny, mergeMessage } from "./merge.ts";
-import {
-  type ApplyTo,
-  contextMatches,
-  type Patch,
-  type PatchContext,
-  type PatchError,
-  type PatchSet,
-  patchError,
-} from "./patch-set.ts";
+import { type ApplyTo, type Patch, type PatchContext, type PatchError, patchError } from "./patch.ts";
+import { contextMatches, type PatchSet } from "./patch-set.ts";
 import { envoyFilterStatus } from "./status.ts";
 
 const LISTENER_KINDS: readonly ApplyTo[] = [

@@ -6,7 +6,7 @@ import { clone, type DescMessage, type Message } from "@bufbuild/protobuf";
 import { type ReflectMessage, reflect } from "@bufbuild/protobuf/reflect";
 import type { Any } from "@bufbuild/protobuf/wkt";
 import { packAny, registry, unpackAny } from "../../api/index.ts";
-import type { Operation } from "./patch-set.ts";
+import type { Operation } from "./patch.ts";
 
 export type ListMerge = "append" | "replace";
 

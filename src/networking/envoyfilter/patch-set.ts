@@ -4,47 +4,11 @@
 // filter applying to the proxy listed per applyTo in the filters' order, keeping those whose proxy
 // match (version regex, metadata) holds.
 import type { Message } from "@bufbuild/protobuf";
-import type { EnvoyFilter, EnvoyFilterConfigPatches, EnvoyFilterConfigPatchesMatch } from "../../config/types/index.ts";
+import type { EnvoyFilter, EnvoyFilterConfigPatches } from "../../config/types/index.ts";
 import { decodePatchValue, patchValueViolations } from "../../config/validation/envoyfilter-patch.ts";
 import type { ProxyNode } from "../../model/index.ts";
+import type { ApplyTo, Operation, Patch, PatchContext, PatchError } from "./patch.ts";
 import { envoyFilterStatus } from "./status.ts";
-
-export type ApplyTo = Exclude<NonNullable<EnvoyFilterConfigPatches["applyTo"]>, "INVALID">;
-export type Operation = Exclude<NonNullable<NonNullable<EnvoyFilterConfigPatches["patch"]>["operation"]>, "INVALID">;
-export type PatchContext = NonNullable<EnvoyFilterConfigPatchesMatch["context"]>;
-
-/** One config patch, ready to apply. */
-export interface Patch {
-  /** Unique in the process: patches are compiled once per EnvoyFilter object. */
-  id: number;
-  /** `namespace/name` of its EnvoyFilter (Istio's Key, the metric's name label). */
-  filter: string;
-  /** Its index in the filter's configPatches. */
-  index: number;
-  applyTo: ApplyTo;
-  operation: Operation;
-  match: EnvoyFilterConfigPatchesMatch;
-  context: PatchContext;
-  /** The decoded value; absent for REMOVE. Never mutated: appliers clone it. */
-  value?: Message;
-  proxyVersion?: RegExp;
-}
-
-/** A patch skipped before or while applying, and why. */
-export interface PatchError {
-  filter: string;
-  index: number;
-  /** The patch's applyTo, when it has a valid one. */
-  applyTo?: ApplyTo;
-  /** Field path inside the patch (`patch.value.filterChains[0].bogus`); empty for the patch itself. */
-  path: string;
-  message: string;
-}
-
-/** An error of `patch` at `path` inside it. */
-export function patchError(patch: Patch, path: string, message: string): PatchError {
-  return { filter: patch.filter, index: patch.index, applyTo: patch.applyTo, path, message };
-}
 
 interface CompiledFilter {
   patches: Patch[];

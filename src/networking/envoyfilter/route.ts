@@ -7,7 +7,8 @@ import { parseClusterName } from "../cluster/names.ts";
 import { type Marks, patchResource } from "./guard.ts";
 import { applyListOperation } from "./list-ops.ts";
 import { isMergeOperation, listMerge, mergeMessage } from "./merge.ts";
-import { type ApplyTo, contextMatches, type Patch, type PatchContext, type PatchSet } from "./patch-set.ts";
+import type { ApplyTo, Patch, PatchContext } from "./patch.ts";
+import { contextMatches, type PatchSet } from "./patch-set.ts";
 
 const ROUTE_KINDS: readonly ApplyTo[] = ["ROUTE_CONFIGURATION", "VIRTUAL_HOST", "HTTP_ROUTE"];
 

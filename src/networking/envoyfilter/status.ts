@@ -3,7 +3,7 @@
 // patch that cannot be decoded or would produce config Envoy rejects) set result="error" and are
 // kept for the CLI and logs.
 import { Gauge, type Registry } from "prom-client";
-import type { ApplyTo, Patch, PatchError } from "./patch-set.ts";
+import type { ApplyTo, Patch, PatchError } from "./patch.ts";
 
 /** Istio's PatchType label values. */
 const PATCH_TYPE: Readonly<Record<ApplyTo, string>> = {

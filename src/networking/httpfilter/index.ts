@@ -2,6 +2,7 @@
 
 export * from "./extension-types.ts";
 export { statsPluginConfig } from "./istio-stats.ts";
+export type { ListenerClass } from "./listener-class.ts";
 export { envoyViolations } from "./pgv.ts";
 export { buildHttpFilters, HTTP_FILTERS } from "./registry.ts";
 export { ROUTER_FILTER } from "./router.ts";
@@ -13,4 +14,4 @@ export {
   statefulSessionPerRoute,
 } from "./stateful-session.ts";
 export { istioTypedStruct } from "./typed.ts";
-export type { HttpFilterContext, HttpFilterPlugin, ListenerClass } from "./types.ts";
+export type { HttpFilterContext, HttpFilterPlugin } from "./types.ts";

@@ -3,10 +3,8 @@ import type { dfpCommon, hcm } from "../../api/index.ts";
 import type { RequestAuthenticationJwtRules, WasmPlugin } from "../../config/types/index.ts";
 import type { ServiceProtocol } from "../../registry/index.ts";
 import type { AuthzBuildOptions, CustomAuthzOptions, PoliciesByAction } from "../authz/index.ts";
-import type { ProxyTelemetry } from "../telemetry/index.ts";
-
-/** Istio's ListenerClass: which kind of HTTP connection manager the filters are for. */
-export type ListenerClass = "sidecarInbound" | "sidecarOutbound" | "gateway";
+import type { ProxyTelemetry } from "../telemetry/types.ts";
+import type { ListenerClass } from "./listener-class.ts";
 
 /** Everything an HTTP filter may read; the policies are those that apply to the proxy being served. */
 export interface HttpFilterContext {

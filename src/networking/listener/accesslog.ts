@@ -5,7 +5,7 @@
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import { accesslog, core, fileAccessLog, packAny, reqWithoutQuery } from "../../api/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
-import type { ListenerClass } from "../httpfilter/types.ts";
+import type { ListenerClass } from "../httpfilter/listener-class.ts";
 import type { ListenerEnv } from "./types.ts";
 
 export const FILE_ACCESS_LOG = "envoy.access_loggers.file";

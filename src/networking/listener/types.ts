@@ -3,7 +3,7 @@ import type { ConfigObject, MeshConfig, ProxyConfig } from "../../config/index.t
 import type { VirtualServiceSpec, WasmPlugin } from "../../config/types/index.ts";
 import type { ProxyNode } from "../../model/proxy.ts";
 import type { PushStatusReporter } from "../../model/push-status.ts";
-import type { ProxyTelemetry } from "../telemetry/index.ts";
+import type { ProxyTelemetry } from "../telemetry/types.ts";
 import type { ProtocolFilters } from "./protocol-filters.ts";
 
 /** How traffic reaches the sidecar (node metadata INTERCEPTION_MODE; REDIRECT when absent). */

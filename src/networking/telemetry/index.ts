@@ -1,29 +1,19 @@
 // The Telemetry API for one proxy: access logs, tracing and istio.stats config per listener class,
 // from the Telemetries that apply to it (root namespace, namespace, workload) over MeshConfig's
 // defaultProviders and extensionProviders.
-import type { JsonObject } from "@bufbuild/protobuf";
-import type { accesslog } from "../../api/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
 import type { Telemetry } from "../../config/types/index.ts";
 import type { ProxyNode } from "../../model/proxy.ts";
 import type { RegistryService } from "../authz/index.ts";
-import type { ListenerClass } from "../httpfilter/types.ts";
+import type { ListenerClass } from "../httpfilter/listener-class.ts";
 import { mergeAccessLogging, telemetryAccessLogs } from "./accesslog.ts";
 import { mergeMetrics, statsConfig } from "./metrics.ts";
 import { applicableTelemetries, workloadMode } from "./select.ts";
-import { buildHcmTracing, type HcmTracing, mergeTracing } from "./tracing.ts";
+import { buildHcmTracing, mergeTracing } from "./tracing.ts";
+import type { ProxyTelemetry } from "./types.ts";
 
 export { applicableTelemetries } from "./select.ts";
-
-/** What the listener builders ask of the Telemetry API, per listener class. */
-export interface ProxyTelemetry {
-  /** The access logs; undefined when Telemetry yields none (the mesh's accessLogFile applies then, as in Istio). */
-  accessLogs(listenerClass: ListenerClass): accesslog.AccessLog[] | undefined;
-  /** The HCM tracing config (legacy mesh settings when no Telemetry tracing applies). */
-  tracing(listenerClass: ListenerClass): HcmTracing;
-  /** The istio.stats config; undefined when no Prometheus provider collects metrics for the class. */
-  stats(listenerClass: ListenerClass): JsonObject | undefined;
-}
+export type { HcmTracing, ProxyTelemetry } from "./types.ts";
 
 export interface TelemetryInputs {
   mesh: MeshConfig;

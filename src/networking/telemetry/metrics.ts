@@ -6,7 +6,7 @@ import { DurationSchema } from "@bufbuild/protobuf/wkt";
 import type { MeshConfig } from "../../config/index.ts";
 import type { Telemetry, TelemetryMetricsOverridesMatch } from "../../config/types/index.ts";
 import { toDuration } from "../duration.ts";
-import type { ListenerClass } from "../httpfilter/types.ts";
+import type { ListenerClass } from "../httpfilter/listener-class.ts";
 import { type WorkloadMode, workloadMode } from "./select.ts";
 
 /** Istio's metric names and the Prometheus metrics they are. */

@@ -2,7 +2,7 @@
 // mesh-wide one of the root namespace, the oldest namespace-wide one of the proxy's namespace, and the
 // oldest one selecting the workload there (by labels or targetRefs). Later ones override earlier ones.
 import type { Telemetry } from "../../config/types/index.ts";
-import type { ListenerClass } from "../httpfilter/types.ts";
+import type { ListenerClass } from "../httpfilter/listener-class.ts";
 
 /** Istio's WorkloadMode a listener class reports as. */
 export type WorkloadMode = "CLIENT" | "SERVER";

@@ -23,6 +23,7 @@ import type { ProxyNode } from "../../model/proxy.ts";
 import { lookupService, type RegistryService } from "../authz/index.ts";
 import { toDuration } from "../duration.ts";
 import { modeMatches, type WorkloadMode } from "./select.ts";
+import type { HcmTracing } from "./types.ts";
 
 type ExtensionProvider = NonNullable<MeshConfig["extensionProviders"]>[number];
 
@@ -75,12 +76,6 @@ export function mergeTracing(
   }
   if (!spec.provider) spec.disabled = true;
   return spec;
-}
-
-/** What the HCM gets from tracing: its tracing config (none: no tracing) and the request id sampling flag. */
-export interface HcmTracing {
-  tracing?: hcm.HttpConnectionManager_Tracing;
-  useRequestIdForTraceSampling: boolean;
 }
 
 /** The HCM tracing of a proxy: from the Telemetry `spec` when one applies, else the mesh's legacy settings. */

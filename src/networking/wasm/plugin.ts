@@ -9,7 +9,7 @@ import { AnySchema, StringValueSchema } from "@bufbuild/protobuf/wkt";
 import { core, hcm, httpWasm, listener, networkWasm, packAny, wasm } from "../../api/index.ts";
 import type { WasmPlugin } from "../../config/types/index.ts";
 import { durationFromSeconds } from "../duration.ts";
-import type { ListenerClass } from "../httpfilter/types.ts";
+import type { ListenerClass } from "../httpfilter/listener-class.ts";
 import { modeMatches, workloadMode } from "../telemetry/select.ts";
 
 /**

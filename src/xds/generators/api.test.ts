@@ -4,13 +4,14 @@ import { create, type JsonObject, toJson } from "@bufbuild/protobuf";
 import { anyUnpack, StructSchema, timestampDate } from "@bufbuild/protobuf/wkt";
 import { status } from "@grpc/grpc-js";
 import { discovery, type mcp } from "../../api/index.ts";
+import { apiTypeUrl, parseApiTypeUrl } from "../../api/mcp-type-url.ts";
 import { GATEWAY_API_SOURCE } from "../../gatewayapi/index.ts";
 import { type ProxyNode, parseProxy } from "../../model/proxy.ts";
 import { newPushContext, pushRequest } from "../../model/push-context.ts";
 import { ConfigStore, MemorySource } from "../../sources/index.ts";
 import { XdsError } from "../errors.ts";
 import type { WatchedResource } from "../generator.ts";
-import { apiGenerator, apiTypeUrl, parseApiTypeUrl } from "./api.ts";
+import { apiGenerator } from "./api.ts";
 
 function proxy(identities?: string[]): ProxyNode {
   const parsed = parseProxy(

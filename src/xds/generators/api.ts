@@ -6,6 +6,7 @@ import { create, fromJson, type JsonValue } from "@bufbuild/protobuf";
 import { anyPack, StructSchema, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { status } from "@grpc/grpc-js";
 import { mcp } from "../../api/index.ts";
+import { parseApiTypeUrl } from "../../api/mcp-type-url.ts";
 import { type ConfigObject, kindKey, lookupKind } from "../../config/index.ts";
 import { GATEWAY_API_SOURCE } from "../../gatewayapi/index.ts";
 import type { StoredConfig } from "../../sources/index.ts";
@@ -14,21 +15,6 @@ import type { Generator, XdsResource } from "../generator.ts";
 import { verifiedNamespace } from "./debug-auth.ts";
 
 const SECRET = kindKey("", "Secret");
-
-/** Istio writes the core API group ("") as `core` in type URLs. */
-const CORE_GROUP = "core";
-
-export function apiTypeUrl(group: string, version: string, kind: string): string {
-  return `${group === "" ? CORE_GROUP : group}/${version}/${kind}`;
-}
-
-/** The kind a `group/version/kind` type URL names, if it has three parts. */
-export function parseApiTypeUrl(typeUrl: string): { group: string; version: string; kind: string } | undefined {
-  const parts = typeUrl.split("/");
-  if (parts.length !== 3 || parts.some((p) => p === "")) return undefined;
-  const [group, version, kind] = parts;
-  return { group: group === CORE_GROUP ? "" : group, version, kind };
-}
 
 /** The objects in force of one kind (the config store). */
 export interface ConfigLister {

@@ -25,11 +25,10 @@ import {
   type SpecialClusters,
 } from "../../networking/cluster/index.ts";
 import { patchGeneratedClusters, patchSetFor } from "../../networking/envoyfilter/index.ts";
-import type { Service } from "../../registry/index.ts";
+import type { EndpointLookup, Service } from "../../registry/index.ts";
 import type { Generator, XdsResource } from "../generator.ts";
 import { TypeUrl } from "../types.ts";
 import { cdsNeedsPush } from "./cds-needs-push.ts";
-import type { EndpointLookup } from "./eds.ts";
 import { type InboundTarget, sidecarInboundTargets } from "./lds.ts";
 import { objectId, resourceCache } from "./push-cache.ts";
 

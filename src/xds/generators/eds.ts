@@ -13,7 +13,7 @@ import {
   supportsDrainingEndpoints,
 } from "../../networking/cluster/index.ts";
 import { buildClusterLoadAssignment, localityLbSetting } from "../../networking/endpoint/index.ts";
-import type { ServiceEndpoint } from "../../registry/index.ts";
+import type { EndpointLookup, ServiceEndpoint } from "../../registry/index.ts";
 import { buildNamed, type Generator, type ResourceError, type XdsResource } from "../generator.ts";
 import { KIND } from "../pipeline/classify.ts";
 import { TypeUrl } from "../types.ts";
@@ -27,11 +27,6 @@ import {
 } from "./cds.ts";
 import { edsNeedsPush } from "./cds-needs-push.ts";
 import { resourceCache } from "./push-cache.ts";
-
-/** The live endpoints of a service port (ServiceRegistry.endpointsFor). */
-export interface EndpointLookup {
-  endpointsFor(hostname: string, port: number, namespace: string): readonly ServiceEndpoint[];
-}
 
 interface EdsClusterName {
   port: number;

@@ -8,12 +8,11 @@ import { registry as apiRegistry, cluster, hcm, type listener, type route, tls, 
 import { checkMessage } from "../../api/pgv/index.ts";
 import { type ConfigObject, DEFAULT_MESH_CONFIG } from "../../config/index.ts";
 import { type ProxyNode, type PushContext, pushRequest } from "../../model/index.ts";
-import type { ServiceEndpoint } from "../../registry/index.ts";
+import type { EndpointLookup, ServiceEndpoint } from "../../registry/index.ts";
 import { ConfigStore, MemorySource } from "../../sources/index.ts";
 import { storePush, storeRegistry } from "../discovery.ts";
 import { GeneratorRegistry, type XdsResource } from "../generator.ts";
 import { TypeUrl } from "../types.ts";
-import type { EndpointLookup } from "./eds.ts";
 import { registerGrpcGenerators } from "./grpc.ts";
 
 const HOST = "echo.default.svc.cluster.local";

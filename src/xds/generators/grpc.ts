@@ -19,12 +19,11 @@ import {
   parseServerListenerName,
   type RequestedClusterGroup,
 } from "../../networking/grpc/index.ts";
-import type { Service, ServiceEndpoint } from "../../registry/index.ts";
+import type { EndpointLookup, Service, ServiceEndpoint } from "../../registry/index.ts";
 import { buildNamed, type GeneratorRegistry, type WatchedResource } from "../generator.ts";
 import { TypeUrl } from "../types.ts";
 import { appliedRule } from "./cds.ts";
 import { cdsNeedsPush, ldsNeedsPush, rdsNeedsPush } from "./cds-needs-push.ts";
-import type { EndpointLookup } from "./eds.ts";
 import { resourceCache } from "./push-cache.ts";
 import { hashPolicyFor } from "./rds-hash.ts";
 

@@ -3,10 +3,8 @@
 export {
   type ApiGeneratorOptions,
   apiGenerator,
-  apiTypeUrl,
   type ConfigLister,
   mcpName,
-  parseApiTypeUrl,
   toMcpResource,
 } from "./api.ts";
 export { debugGenerator } from "./debug.ts";

@@ -28,11 +28,10 @@ import {
   reportInboundConflicts,
 } from "../../networking/listener/index.ts";
 import { buildProxyTelemetry, type ProxyTelemetry } from "../../networking/telemetry/index.ts";
-import { type Service, type ServicePort, UNSPECIFIED_IP } from "../../registry/index.ts";
+import { type EndpointLookup, type Service, type ServicePort, UNSPECIFIED_IP } from "../../registry/index.ts";
 import type { Generator } from "../generator.ts";
 import { TypeUrl } from "../types.ts";
 import { ldsNeedsPush } from "./cds-needs-push.ts";
-import type { EndpointLookup } from "./eds.ts";
 import { resourceCache } from "./push-cache.ts";
 
 function trustDomains(snap: PushSnapshot): readonly string[] {

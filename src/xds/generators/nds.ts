@@ -8,9 +8,9 @@ import { create } from "@bufbuild/protobuf";
 import { nds } from "../../api/index.ts";
 import type { ProxyNode, PushContext, PushSnapshot } from "../../model/index.ts";
 import { addressesForProxy, pushSnapshot, usesAutoAllocatedAddresses } from "../../model/index.ts";
-import { type Service, UNSPECIFIED_IP } from "../../registry/index.ts";
+import { type EndpointLookup, type Service, UNSPECIFIED_IP } from "../../registry/index.ts";
 import type { Generator } from "../generator.ts";
-import { changedHostnames, type EndpointLookup } from "./eds.ts";
+import { changedHostnames } from "./eds.ts";
 
 type NameInfo = nds.NameTable_NameInfo;
 

@@ -2,9 +2,10 @@
 // rejected (the data behind /debug/syncz, /debug/adsz and istio.io/debug/syncz).
 import type { ServerDuplexStream } from "@grpc/grpc-js";
 import type { discovery } from "../../api/index.ts";
+import type { OutgoingResponse } from "../../api/outgoing-response.ts";
 import type { ProxyNode } from "../../model/proxy.ts";
 import type { PushContext } from "../../model/push-context.ts";
-import type { EncodedResource, OutgoingResponse } from "../encode.ts";
+import type { EncodedResource } from "../encode.ts";
 import type { WatchedResource } from "../generator.ts";
 import { isWildcardTypeUrl, TypeUrl } from "../types.ts";
 

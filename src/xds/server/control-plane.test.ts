@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { SLUICE_VERSION } from "../../admin/version.ts";
+import { SLUICE_VERSION } from "../../util/version.ts";
 import { controlPlaneIdentifier } from "./control-plane.ts";
 
 test("the identifier is istiod's JSON: component, the pod name as ID, the build info", () => {

@@ -3,7 +3,7 @@
 // proxy-status shows the ID in its ISTIOD column and its version command reads Info.version; the
 // component is "istiod" because sluiced stands in for istiod, and tools look for that name.
 import { hostname } from "node:os";
-import { SLUICE_REVISION, SLUICE_VERSION } from "../../admin/version.ts";
+import { SLUICE_REVISION, SLUICE_VERSION } from "../../util/version.ts";
 
 /** Istio's version.BuildInfo as JSON. Sluice has no build stamping, so revision and status are unknown, as in unstamped Istio builds. */
 export interface BuildInfo {

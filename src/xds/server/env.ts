@@ -3,8 +3,9 @@
 import { status } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import type { rpcStatus } from "../../api/index.ts";
+import type { OutgoingResponse } from "../../api/outgoing-response.ts";
 import { type PushRequest, pushRequest } from "../../model/push-context.ts";
-import type { EncodedResources, OutgoingResponse } from "../encode.ts";
+import type { EncodedResources } from "../encode.ts";
 import { XdsError } from "../errors.ts";
 import type { GenerateResult, Generator, GeneratorRegistry, ResourceError } from "../generator.ts";
 import { metricType, shortType, TypeUrl } from "../types.ts";

@@ -10,10 +10,11 @@ import {
   type ServerDuplexStream,
   type ServiceDefinition,
 } from "@grpc/grpc-js";
+import { deserializer, grpcServiceDefinition, methodPath, serializer } from "../../api/grpc-service.ts";
 import { cluster, discovery } from "../../api/index.ts";
-import { encodeResource, encodeSotwResponse, UnwrittenResponse } from "../encode.ts";
+import { UnwrittenResponse } from "../../api/outgoing-response.ts";
+import { encodeResource, encodeSotwResponse } from "../encode.ts";
 import { TypeUrl } from "../types.ts";
-import { deserializer, grpcServiceDefinition, methodPath, serializer } from "./grpc-service.ts";
 
 const ads = discovery.AggregatedDiscoveryService;
 

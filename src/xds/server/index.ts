@@ -11,15 +11,12 @@ export {
 } from "./auth.ts";
 export type { AckInfo, ConnectionStatus, NackInfo, SentInfo, TypeSyncStatus } from "./connection.ts";
 export { type BuildInfo, type ControlPlaneInstance, controlPlaneIdentifier } from "./control-plane.ts";
-export { deserializer, grpcServiceDefinition, methodPath, serializer } from "./grpc-service.ts";
 export { XdsMetrics } from "./metrics.ts";
 export { PushQueue } from "./push-queue.ts";
 export { addReflection, Reflection } from "./reflection.ts";
 export {
   adsServiceDefinition,
   type BoundPorts,
-  type CallSurface,
-  type ExtraService,
   type ListenOptions,
   maxReceiveMessageBytesFromEnv,
   type TlsFiles,

@@ -13,12 +13,12 @@ import {
   startServer,
   testGenerators,
 } from "../../../test/xds/fixtures.ts";
+import { methodPath } from "../../api/grpc-service.ts";
 import { cluster, discovery, route, unpackAny } from "../../api/index.ts";
 import { newPushContext } from "../../model/push-context.ts";
 import { TypeUrl } from "../types.ts";
 import type { Authenticator, Caller } from "./auth.ts";
 import type { AdsStream } from "./connection.ts";
-import { methodPath } from "./grpc-service.ts";
 import { XdsMetrics } from "./metrics.ts";
 import { adsServiceDefinition, maxReceiveMessageBytesFromEnv, XdsServer } from "./server.ts";
 

@@ -2,7 +2,7 @@
 // streams on the plaintext and TLS ports, reads the proxy from the first request, and pushes
 // every connection through a bounded queue when a new push context arrives. It never builds
 // Envoy config: the generators do.
-import { create, type DescService, toBinary } from "@bufbuild/protobuf";
+import { create, toBinary } from "@bufbuild/protobuf";
 import {
   experimental,
   type Metadata,
@@ -10,16 +10,17 @@ import {
   type ServerCredentials,
   ServerCredentials as ServerCredentialsImpl,
   type ServerDuplexStream,
-  type ServerUnaryCall,
   type ServiceDefinition,
   status,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
 import { type Logger, pino } from "pino";
+import { type CallSurface, type ExtraService, grpcServiceDefinition } from "../../api/grpc-service.ts";
 import { core, discovery, registry } from "../../api/index.ts";
+import type { OutgoingResponse } from "../../api/outgoing-response.ts";
 import { type ProxyNode, type ProxyParseResult, parseProxy } from "../../model/proxy.ts";
 import type { PushContext, PushRequest } from "../../model/push-context.ts";
-import { forgetResponseBodies, type OutgoingResponse } from "../encode.ts";
+import { forgetResponseBodies } from "../encode.ts";
 import { XdsError } from "../errors.ts";
 import type { GeneratorRegistry } from "../generator.ts";
 import { type AuthContext, type Authenticator, authenticate, type Caller, checkConnectionIdentity } from "./auth.ts";
@@ -27,7 +28,6 @@ import { type AdsStream, Connection, type ConnectionStatus } from "./connection.
 import { controlPlaneIdentifier } from "./control-plane.ts";
 import { handleDeltaRequest, pushDeltaType } from "./delta.ts";
 import type { XdsEnv } from "./env.ts";
-import { grpcServiceDefinition } from "./grpc-service.ts";
 import { IdleCollector } from "./idle-gc.ts";
 import type { XdsMetrics } from "./metrics.ts";
 import { PushQueue } from "./push-queue.ts";
@@ -72,21 +72,11 @@ export interface TlsFiles {
   caFile?: string;
 }
 
-/** What authentication reads of any call (grpc-js does not export its ServerSurfaceCall). */
-export type CallSurface = Pick<ServerUnaryCall<unknown, unknown>, "getAuthContext" | "metadata" | "getPeer">;
-
 /** TLS material from grpc-js certificate providers (a CA-issued, rotating istiod certificate) instead of files. */
 export interface TlsProviders {
   identity: experimental.CertificateProvider;
   /** Roots that client certificates are verified against, as TlsFiles.caFile. */
   roots?: experimental.CertificateProvider;
-}
-
-/** A gRPC service served beside ADS (Istio's CA), on the TLS port only unless `plaintext`. */
-export interface ExtraService {
-  service: DescService;
-  implementation: UntypedServiceImplementation;
-  plaintext?: boolean;
 }
 
 export interface ListenOptions {

@@ -1,7 +1,8 @@
 // @grpc/grpc-js service definitions from protobuf-es service descriptors: the method path and
 // toBinary/fromBinary as (de)serializers. A response may also be given as already-encoded bytes, or
-// as a response to write when sent (xds/encode.ts), which the xDS server uses to send responses
-// assembled from cached resource encodings.
+// as a response to write when sent (outgoing-response.ts), which the xDS server uses to send responses
+// assembled from cached resource encodings. Also what a service served beside ADS (Istio's CA) is
+// given and sees of a call.
 import {
   type DescMessage,
   type DescMethod,
@@ -11,8 +12,8 @@ import {
   type MessageShape,
   toBinary,
 } from "@bufbuild/protobuf";
-import type { MethodDefinition } from "@grpc/grpc-js";
-import { type OutgoingResponse, outgoingBytes, UnwrittenResponse } from "../encode.ts";
+import type { MethodDefinition, ServerUnaryCall, UntypedServiceImplementation } from "@grpc/grpc-js";
+import { type OutgoingResponse, outgoingBytes, UnwrittenResponse } from "./outgoing-response.ts";
 
 /** The gRPC path of a method: `/package.Service/Method`. */
 export function methodPath(method: DescMethod): string {
@@ -58,4 +59,14 @@ export function grpcServiceDefinition(
     };
   }
   return definition;
+}
+
+/** What authentication reads of any call (grpc-js does not export its ServerSurfaceCall). */
+export type CallSurface = Pick<ServerUnaryCall<unknown, unknown>, "getAuthContext" | "metadata" | "getPeer">;
+
+/** A gRPC service served beside ADS (Istio's CA), on the TLS port only unless `plaintext`. */
+export interface ExtraService {
+  service: DescService;
+  implementation: UntypedServiceImplementation;
+  plaintext?: boolean;
 }
