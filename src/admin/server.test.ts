@@ -801,7 +801,7 @@ test("configz lists every stored Istio and Gateway API object (no Kubernetes one
     metadata: { name: "tls", namespace: "shop" },
     data: { k: "c2VjcmV0" },
   });
-  t.after(() => secrets.delete({ kindKey: "/Secret", namespace: "shop", name: "tls" }));
+  t.after(() => secrets.delete({ kind: "/Secret", namespace: "shop", name: "tls" }));
   // Config read from a cluster carries managedFields, which istiod's configz does not show.
   const managedFields = [{ manager: "kubectl", operation: "Update", apiVersion: "networking.istio.io/v1" }];
   secrets.apply({
@@ -813,7 +813,7 @@ test("configz lists every stored Istio and Gateway API object (no Kubernetes one
       servers: [{ port: { number: 80, name: "http", protocol: "HTTP" }, hosts: ["*"] }],
     },
   });
-  t.after(() => secrets.delete({ kindKey: "networking.istio.io/Gateway", namespace: "shop", name: "from-cluster" }));
+  t.after(() => secrets.delete({ kind: "networking.istio.io/Gateway", namespace: "shop", name: "from-cluster" }));
   const configs =
     await json<{ kind: string; metadata?: { name: string }; where?: string; message?: string }[]>("/debug/configz");
   assert.ok(store.list().some((s) => s.object.kind === "Secret"));

@@ -409,7 +409,7 @@ async function start(running: Running[]): Promise<void> {
   }
 
   const byKind: Record<string, number> = {};
-  for (const { key } of store.list()) byKind[key.kindKey] = (byKind[key.kindKey] ?? 0) + 1;
+  for (const { key } of store.list()) byKind[key.kind] = (byKind[key.kind] ?? 0) + 1;
   scoped("config").info(
     { configDir: argv.configDir, objects: store.list().length, byKind, problems: store.problems().length },
     "config loaded",

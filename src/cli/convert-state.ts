@@ -1,7 +1,7 @@
 // What `sluice x convert` runs: the conversion of objects read from files, against the service registry
 // sluiced would build from the same objects (Services, EndpointSlices, Pods, ServiceEntries, ...), so that
 // gateway addresses and backend lookups give the statuses a cluster would.
-import { type ConfigObject, DEFAULT_MESH_CONFIG } from "../config/index.ts";
+import { type ConfigObject, DEFAULT_MESH_CONFIG, kindKeyOf } from "../config/index.ts";
 import {
   type ConversionResult,
   type ConversionSettings,
@@ -9,7 +9,7 @@ import {
   registryServiceView,
   type ServiceLookup,
 } from "../gatewayapi/index.ts";
-import { ConfigStore, kindKeyOf, MemorySource } from "../sources/index.ts";
+import { ConfigStore, MemorySource } from "../sources/index.ts";
 import { describeIssue } from "../sources/store-admit.ts";
 import { REGISTRY_KINDS, storeRegistry } from "../xds/index.ts";
 

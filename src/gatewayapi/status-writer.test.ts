@@ -1,9 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { ConfigObject } from "../config/index.ts";
+import { type ConfigObject, objectKeyOf } from "../config/index.ts";
 import { staticSingleton } from "../krt/index.ts";
 import type { StoredConfig } from "../sources/index.ts";
-import { objectKeyOf } from "../sources/index.ts";
 import type { ConversionResult } from "./index.ts";
 import { GatewayStatusWriter } from "./status-writer.ts";
 

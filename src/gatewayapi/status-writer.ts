@@ -5,10 +5,10 @@
 // refused because the object changed meanwhile (409) is tried again with the object as the store holds
 // it then, until the status is written or no longer wanted (failures back off, doubling up to 30 s).
 import type { Logger } from "pino";
-import type { ConfigObject } from "../config/index.ts";
+import { type ConfigObject, kindKeyOf, objectKeyOf } from "../config/index.ts";
 import type { Singleton, Unregister } from "../krt/index.ts";
 // The store module alone: the sources' index would load every source (Kubernetes, xDS) with the conversion.
-import { type ConfigStore, kindKeyOf, objectKeyOf } from "../sources/store.ts";
+import type { ConfigStore } from "../sources/store.ts";
 import { stampTransitionTimes } from "./conditions.ts";
 import type { ConversionResult } from "./convert.ts";
 

@@ -16,7 +16,7 @@ import { objectWhere, type TranslateResult, translateInputs } from "../xds/trans
 
 export { create, fromJson, toBinary, toJson } from "@bufbuild/protobuf";
 export * as envoy from "../api/index.ts";
-export type { ConfigKey, ConfigKeySet } from "../model/config-key.ts";
+export type { ObjectKey, ObjectKeySet } from "../config/index.ts";
 export type { IstioVersion, Locality, NodeMetadata, NodeType, ProxyNode } from "../model/proxy.ts";
 export type { PushContext, PushRequest, TriggerReason } from "../model/push-context.ts";
 export type { PushStatus } from "../model/push-status.ts";

@@ -1,12 +1,10 @@
 // The immutable snapshot a push works on, and the request that starts a push (Istio's
 // PushContext and PushRequest, pilot/pkg/model/push_context.go). The mesh's snapshot is a
 // PushSnapshot (push-snapshot.ts): buildPushContext makes one, pushSnapshot reads it back.
-import { type ConfigKey, type ConfigKeySet, configKeySet } from "./config-key.ts";
+import { type ObjectKey, type ObjectKeySet, objectKeySet } from "../config/index.ts";
 import type { PushInputs } from "./push-inputs.ts";
 import { PushSnapshot } from "./push-snapshot.ts";
 import { PushStatus } from "./push-status.ts";
-
-export { type ConfigKey, type ConfigKeySet, configKeySet, configKeyString } from "./config-key.ts";
 
 /** Why a push happened (Istio's TriggerReason values, used as the pilot_push_triggers label). */
 export type TriggerReason =
@@ -74,7 +72,7 @@ export interface PushRequest {
   /** A full push recomputes every watched type; an incremental one only what `configsUpdated` touches (EDS). */
   readonly full: boolean;
   /** The configs that changed. Empty on a full push means "everything may have changed". */
-  readonly configsUpdated: ConfigKeySet;
+  readonly configsUpdated: ObjectKeySet;
   /** How many events of each reason were merged into this request. */
   readonly reasons: ReadonlyMap<TriggerReason, number>;
   /** When the first change behind this request happened (for pilot_proxy_convergence_time). */
@@ -87,7 +85,7 @@ export interface PushRequest {
 export interface PushRequestInit {
   full: boolean;
   push: PushContext;
-  configsUpdated?: Iterable<ConfigKey>;
+  configsUpdated?: Iterable<ObjectKey>;
   reasons?: Iterable<TriggerReason>;
   start?: Date;
   forced?: boolean;
@@ -99,7 +97,7 @@ export function pushRequest(init: PushRequestInit): PushRequest {
   return Object.freeze({
     full: init.full,
     push: init.push,
-    configsUpdated: configKeySet(init.configsUpdated ?? []),
+    configsUpdated: objectKeySet(init.configsUpdated ?? []),
     reasons,
     start: init.start ?? new Date(),
     forced: init.forced,
@@ -113,7 +111,7 @@ export function pushRequest(init: PushRequestInit): PushRequest {
  */
 export function mergePushRequests(older: PushRequest, newer: PushRequest): PushRequest {
   const everything = (r: PushRequest) => r.full && r.configsUpdated.size === 0;
-  const configsUpdated: ConfigKeySet =
+  const configsUpdated: ObjectKeySet =
     everything(older) || everything(newer) ? new Map() : new Map([...older.configsUpdated, ...newer.configsUpdated]);
   const reasons = new Map(older.reasons);
   for (const [r, n] of newer.reasons) reasons.set(r, (reasons.get(r) ?? 0) + n);

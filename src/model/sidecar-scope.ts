@@ -1,7 +1,7 @@
 // What one proxy sees (Istio's SidecarScope): the services, VirtualServices and DestinationRules
 // imported by its Sidecar's egress listeners (or by the default `*\/*` listener), its ingress
 // listeners and its outbound traffic policy. Built once per push per Sidecar and config namespace.
-import type { MeshConfig } from "../config/index.ts";
+import { keyString, type MeshConfig, type ObjectKey } from "../config/index.ts";
 import type {
   ConnectionPool,
   Sidecar,
@@ -10,7 +10,6 @@ import type {
   VirtualService,
 } from "../config/types/index.ts";
 import type { Service } from "../registry/index.ts";
-import { type ConfigKey, configKeyString } from "./config-key.ts";
 import { nameOf, namespaceOf } from "./config-meta.ts";
 import { type DestinationRuleIndex, destinationRuleForProxy } from "./destination-rule-index.ts";
 import type { ConsolidatedDestinationRule } from "./destination-rule-merge.ts";
@@ -69,7 +68,7 @@ export class SidecarScope {
   private readonly byHostname = new Map<string, Service>();
   private readonly destinationRulesByHost = new Map<string, readonly ConsolidatedDestinationRule[]>();
   private readonly rootNamespace: string;
-  /** Configs this scope was computed from (configKeyString), for dependsOn. */
+  /** Configs this scope was computed from (keyString), for dependsOn. */
   private readonly dependencies = new Set<string>();
   /** Namespaces whose PeerAuthentications matter: root, config, and every imported service's. */
   private readonly peerAuthenticationNamespaces: ReadonlySet<string>;
@@ -178,17 +177,17 @@ export class SidecarScope {
    * A service is known by its object's key and by the ServiceEntry-kind key naming its hostname.
    * A new config may be picked up by the next push's scope only: check that scope too.
    */
-  dependsOn(key: ConfigKey): boolean {
+  dependsOn(key: ObjectKey): boolean {
     if (NAMESPACE_WIDE_KINDS.has(key.kind))
       return key.namespace === this.rootNamespace || key.namespace === this.namespace;
     if (key.kind === PUSH_KINDS.peerAuthentication) return this.peerAuthenticationNamespaces.has(key.namespace);
     if (!SCOPED_KINDS.has(key.kind)) return true;
-    return this.dependencies.has(configKeyString(key));
+    return this.dependencies.has(keyString(key));
   }
 
   private recordDependencies(sources: ScopeSources): void {
     const add = (kind: string, namespace: string, name: string) =>
-      this.dependencies.add(configKeyString({ kind, namespace, name }));
+      this.dependencies.add(keyString({ kind, namespace, name }));
     if (this.sidecar) add(PUSH_KINDS.sidecar, namespaceOf(this.sidecar), nameOf(this.sidecar));
     for (const listener of this.egressListeners) {
       for (const vs of listener.virtualServices) {
@@ -201,7 +200,7 @@ export class SidecarScope {
     }
     for (const service of this.services) {
       add(SERVICE_KINDS[service.registry], service.namespace, service.objectName);
-      // Pushes name a service by a ServiceEntry-kind key holding its hostname (Istio's ConfigKey for services).
+      // Pushes name a service by a ServiceEntry-kind key holding its hostname (Istio's ObjectKey for services).
       add(SERVICE_KINDS.External, service.namespace, service.hostname);
     }
     for (const rules of this.destinationRulesByHost.values()) {

@@ -17,12 +17,9 @@ export {
   CONFIG_PROBLEMS_METRIC,
   ConfigStore,
   type ConfigStoreOptions,
-  collectionKeyOf,
-  kindKeyOf,
-  objectKeyOf,
   type StoredConfig,
   type StoreProblem,
 } from "./store.ts";
 export { type Admission, admitObject, DEFAULT_NAMESPACE } from "./store-admit.ts";
-export type { ConfigEvent, ConfigEventType, ConfigWriter, ObjectKey, SourceProblem } from "./types.ts";
+export type { ConfigEvent, ConfigEventType, ConfigWriter, SourceProblem } from "./types.ts";
 export { XdsSource, type XdsSourceOptions, type XdsSourceTls } from "./xds/index.ts";

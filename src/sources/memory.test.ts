@@ -27,8 +27,8 @@ describe("MemorySource", () => {
     assert.deepEqual(hostsOf(store.collection(VS).get("prod/a")), ["a"]);
     memory.apply(virtualService("a", ["b"], "prod"));
     assert.deepEqual(hostsOf(store.collection(VS).get("prod/a")), ["b"]);
-    assert.equal(store.get({ kindKey: VS, namespace: "prod", name: "a" })?.source, "memory");
-    memory.delete({ kindKey: VS, namespace: "prod", name: "a" });
+    assert.equal(store.get({ kind: VS, namespace: "prod", name: "a" })?.source, "memory");
+    memory.delete({ kind: VS, namespace: "prod", name: "a" });
     assert.equal(store.collection(VS).size, 0);
   });
 
@@ -55,7 +55,7 @@ describe("MemorySource", () => {
     assert.deepEqual(hostsOf(store.collection(VS).get("prod/a")), ["fixed"]);
 
     memory.apply(virtualService("a", 7, "prod"));
-    memory.delete({ kindKey: VS, namespace: "prod", name: "a" });
+    memory.delete({ kind: VS, namespace: "prod", name: "a" });
     assert.deepEqual(store.problems(), []);
     assert.equal(store.collection(VS).size, 0);
   });

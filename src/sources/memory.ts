@@ -1,9 +1,8 @@
 // The memory source, for tests and embedders: objects put in by code go through the same defaulting
 // and validation as files do. An invalid object is reported and its last good version stays.
-import type { ConfigObject } from "../config/index.ts";
-import { objectKeyOf } from "./store.ts";
+import { type ConfigObject, keyString, type ObjectKey, objectKeyOf } from "../config/index.ts";
 import { type Admission, admitObject, describeIssue } from "./store-admit.ts";
-import type { ConfigWriter, ObjectKey } from "./types.ts";
+import type { ConfigWriter } from "./types.ts";
 
 export class MemorySource {
   constructor(
@@ -33,5 +32,5 @@ export class MemorySource {
 
 /** Problems are kept per object, as the Kubernetes source keeps them: "group/Kind namespace/name". */
 function problemScope(key: ObjectKey): string {
-  return `${key.kindKey} ${key.namespace}/${key.name}`;
+  return keyString(key);
 }

@@ -23,7 +23,7 @@ function namespace(name: string): ConfigObject {
 }
 
 function vsKey(name: string, namespace = "default") {
-  return { kindKey: VS, namespace, name };
+  return { kind: VS, namespace, name };
 }
 
 /** Records every event batch the store delivers. */
@@ -34,7 +34,7 @@ function recordBatches(store: ConfigStore): ConfigEvent[][] {
 }
 
 function summary(events: readonly ConfigEvent[]): string[] {
-  return events.map((e) => `${e.type} ${e.key.kindKey} ${e.key.namespace}/${e.key.name}`).sort();
+  return events.map((e) => `${e.type} ${e.key.kind} ${e.key.namespace}/${e.key.name}`).sort();
 }
 
 describe("ConfigStore", () => {

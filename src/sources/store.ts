@@ -10,10 +10,10 @@
 import { isDeepStrictEqual } from "node:util";
 import type { Logger } from "pino";
 import { Gauge, type Registry } from "prom-client";
-import { type ConfigObject, kindKey, parseApiVersion } from "../config/index.ts";
+import { type ConfigObject, collectionKeyOf, keyString, type ObjectKey, objectKeyOf } from "../config/index.ts";
 import { batch, type Collection, type DebugRegistry, StaticCollection, type Unregister } from "../krt/index.ts";
 import { deepFreeze } from "../util/deep-freeze.ts";
-import type { ConfigEvent, ConfigWriter, ObjectKey, SourceProblem } from "./types.ts";
+import type { ConfigEvent, ConfigWriter, SourceProblem } from "./types.ts";
 
 /** An object as the store holds it: the definition in force, who defines it, and when it last changed. */
 export interface StoredConfig {
@@ -44,20 +44,6 @@ export interface ConfigStoreOptions {
 /** The metric of problems per source (Istio has none for this). */
 export const CONFIG_PROBLEMS_METRIC = "sluice_config_problems";
 
-/** The kind key of an object: "group/Kind". */
-export function kindKeyOf(obj: ConfigObject): string {
-  return kindKey(parseApiVersion(obj.apiVersion).group, obj.kind);
-}
-
-export function objectKeyOf(obj: ConfigObject): ObjectKey {
-  return { kindKey: kindKeyOf(obj), namespace: obj.metadata.namespace ?? "", name: obj.metadata.name ?? "" };
-}
-
-/** How collections key objects: "namespace/name", or "name" for cluster-scoped objects (krt's default). */
-export function collectionKeyOf(key: ObjectKey): string {
-  return key.namespace === "" ? key.name : `${key.namespace}/${key.name}`;
-}
-
 /** A definition of an object by one scope of one source. */
 interface Definition {
   source: string;
@@ -76,7 +62,7 @@ export class ConfigStore implements ConfigWriter {
   private readonly sourceOrder: readonly string[];
   private readonly debugRegistry: DebugRegistry | undefined;
   private readonly log: Logger | undefined;
-  /** By store key ("kindKey namespace/name"). */
+  /** By keyString ("group/Kind namespace/name"). */
   private readonly entries = new Map<string, Entry>();
   /** The store keys each scope defines, by scope id. */
   private readonly scopes = new Map<string, Set<string>>();
@@ -121,18 +107,18 @@ export class ConfigStore implements ConfigWriter {
     const key = objectKeyOf(obj);
     this.batch(() => {
       // Objects in the store are immutable; sources hand over objects they no longer touch.
-      this.define(storeKey(key), key, { source, scope: key.kindKey, object: deepFreeze(obj) });
-      const scope = scopeId(source, key.kindKey);
-      this.scopes.set(scope, (this.scopes.get(scope) ?? new Set()).add(storeKey(key)));
+      this.define(keyString(key), key, { source, scope: key.kind, object: deepFreeze(obj) });
+      const scope = scopeId(source, key.kind);
+      this.scopes.set(scope, (this.scopes.get(scope) ?? new Set()).add(keyString(key)));
     });
   }
 
   delete(source: string, key: ObjectKey): void {
     this.batch(() => {
-      this.undefine(storeKey(key), source, key.kindKey);
-      const scope = scopeId(source, key.kindKey);
+      this.undefine(keyString(key), source, key.kind);
+      const scope = scopeId(source, key.kind);
       const keys = this.scopes.get(scope);
-      keys?.delete(storeKey(key));
+      keys?.delete(keyString(key));
       if (keys?.size === 0) this.scopes.delete(scope);
     });
   }
@@ -142,7 +128,7 @@ export class ConfigStore implements ConfigWriter {
     this.batch(() => {
       const next = new Map<string, ConfigObject>();
       for (const obj of objects) {
-        const id = storeKey(objectKeyOf(obj));
+        const id = keyString(objectKeyOf(obj));
         if (!next.has(id)) next.set(id, deepFreeze(obj));
       }
       for (const id of this.scopes.get(scopeId(source, scope)) ?? []) {
@@ -200,7 +186,7 @@ export class ConfigStore implements ConfigWriter {
   }
 
   get(key: ObjectKey): StoredConfig | undefined {
-    return this.entries.get(storeKey(key))?.stored;
+    return this.entries.get(keyString(key))?.stored;
   }
 
   /** Objects in force, of one kind or all, sorted by kind, namespace and name. */
@@ -208,7 +194,7 @@ export class ConfigStore implements ConfigWriter {
     // Sorted by the entries' own keys (storeKey), not keys made again in every comparison.
     const keyed: [string, StoredConfig][] = [];
     for (const [id, entry] of this.entries) {
-      if (entry.stored && (kind === undefined || entry.key.kindKey === kind)) keyed.push([id, entry.stored]);
+      if (entry.stored && (kind === undefined || entry.key.kind === kind)) keyed.push([id, entry.stored]);
     }
     return keyed.sort(([a], [b]) => compareStrings(a, b)).map(([, stored]) => stored);
   }
@@ -231,7 +217,7 @@ export class ConfigStore implements ConfigWriter {
           source: loser.source,
           scope: loser.scope,
           where: loser.scope,
-          message: `${entry.key.kindKey} ${collectionKeyOf(entry.key)} is also defined by ${winner.source} ${winner.scope}, which is in force; this definition is ignored`,
+          message: `${keyString(entry.key)} is also defined by ${winner.source} ${winner.scope}, which is in force; this definition is ignored`,
         });
       }
     }
@@ -300,7 +286,7 @@ export class ConfigStore implements ConfigWriter {
         this.entries.delete(id);
         if (before) {
           events.push({ type: "delete", key, old: before.object });
-          changesOf(key.kindKey).delete.push(collectionKeyOf(key));
+          changesOf(key.kind).delete.push(collectionKeyOf(key));
         }
         continue;
       }
@@ -322,7 +308,7 @@ export class ConfigStore implements ConfigWriter {
           ? { type: "update", key, old: before.object, new: winner.object }
           : { type: "add", key, new: winner.object },
       );
-      changesOf(key.kindKey).upsert.push(winner.object);
+      changesOf(key.kind).upsert.push(winner.object);
     }
     this.touched.clear();
     if (events.length === 0) return;
@@ -341,7 +327,7 @@ export class ConfigStore implements ConfigWriter {
     this.conflicted.add(id);
     const [winner, ...losers] = entry.definitions;
     this.log?.warn(
-      { kind: entry.key.kindKey, object: collectionKeyOf(entry.key), inForce: `${winner.source} ${winner.scope}` },
+      { kind: entry.key.kind, object: collectionKeyOf(entry.key), inForce: `${winner.source} ${winner.scope}` },
       `defined more than once; ignored: ${losers.map((d) => `${d.source} ${d.scope}`).join(", ")}`,
     );
   }
@@ -367,10 +353,6 @@ export class ConfigStore implements ConfigWriter {
     }
     if (failure) throw failure.error;
   }
-}
-
-function storeKey(key: ObjectKey): string {
-  return `${key.kindKey} ${key.namespace}/${key.name}`;
 }
 
 function scopeId(source: string, scope: string): string {

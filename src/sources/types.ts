@@ -1,14 +1,7 @@
 // What every config source (file, Kubernetes, memory, xDS) writes into: the config store. Sources
 // own the objects they write (a source id), so one source's relist or file reload never touches
 // another's objects.
-import type { ConfigObject } from "../config/index.ts";
-
-/** Identity of a stored object: kind key ("group/Kind"), namespace ("" if cluster-scoped) and name. */
-export interface ObjectKey {
-  kindKey: string;
-  namespace: string;
-  name: string;
-}
+import type { ConfigObject, ObjectKey } from "../config/index.ts";
 
 export type ConfigEventType = "add" | "update" | "delete";
 

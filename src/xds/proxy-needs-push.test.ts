@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { cfg, proxy, svc } from "../../test/support/model-fixtures.ts";
-import { type ConfigObject, DEFAULT_MESH_CONFIG } from "../config/index.ts";
-import { buildPushContext, type ConfigKey, type PushContext, pushRequest } from "../model/index.ts";
+import { type ConfigObject, DEFAULT_MESH_CONFIG, type ObjectKey } from "../config/index.ts";
+import { buildPushContext, type PushContext, pushRequest } from "../model/index.ts";
 import { proxyNeedsPush } from "./proxy-needs-push.ts";
 
 const NET = "networking.istio.io";
@@ -15,12 +15,12 @@ const routes = cfg("VirtualService", "a", "routes", {
 });
 const push = (configs: ConfigObject[]): PushContext =>
   buildPushContext({ configs, services, mesh: DEFAULT_MESH_CONFIG, domainSuffix: "cluster.local" });
-const hostKey = (namespace: string, service: string): ConfigKey => ({
+const hostKey = (namespace: string, service: string): ObjectKey => ({
   kind: `${NET}/ServiceEntry`,
   namespace,
   name: `${service}.${namespace}.svc.cluster.local`,
 });
-const vsKey: ConfigKey = { kind: `${NET}/VirtualService`, namespace: "a", name: "routes" };
+const vsKey: ObjectKey = { kind: `${NET}/VirtualService`, namespace: "a", name: "routes" };
 
 const inA = proxy("sidecar", "a", { app: "app" });
 const inB = proxy("sidecar", "b", { app: "app" });

@@ -2,9 +2,8 @@
 // pilot/pkg/xds/proxy_dependencies.go): a push naming only configs its SidecarScope was not
 // computed from skips it. Services are named by hostname, so an incremental EDS push reaches only
 // proxies that see the service. Forced pushes reach everyone.
-import { kindKey } from "../config/index.ts";
+import { keyString, kindKey } from "../config/index.ts";
 import {
-  configKeyString,
   type ProxyNode,
   PUSH_KINDS,
   type PushContext,
@@ -53,7 +52,7 @@ export function proxyNeedsPush(
 /** The keys a push may name a service by: its hostname (as the pipeline does) and its object. */
 function serviceKeys(service: Service): string[] {
   return [
-    configKeyString({ kind: SERVICE_KINDS.External, namespace: service.namespace, name: service.hostname }),
-    configKeyString({ kind: SERVICE_KINDS[service.registry], namespace: service.namespace, name: service.objectName }),
+    keyString({ kind: SERVICE_KINDS.External, namespace: service.namespace, name: service.hostname }),
+    keyString({ kind: SERVICE_KINDS[service.registry], namespace: service.namespace, name: service.objectName }),
   ];
 }

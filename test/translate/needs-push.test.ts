@@ -6,8 +6,8 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { loadState, type ProxySpec, translateProxy } from "../../src/cli/translate-state.ts";
-import { DEFAULT_MESH_CONFIG, kindKey } from "../../src/config/index.ts";
-import { type ConfigKey, pushRequest } from "../../src/model/index.ts";
+import { DEFAULT_MESH_CONFIG, kindKey, type ObjectKey } from "../../src/config/index.ts";
+import { pushRequest } from "../../src/model/index.ts";
 import type { Generator, WatchedResource } from "../../src/xds/generator.ts";
 import { cdsGenerator } from "../../src/xds/generators/cds.ts";
 import { edsGenerator } from "../../src/xds/generators/eds.ts";
@@ -26,7 +26,7 @@ const ROUTER: ProxySpec = {
   id: "gw.istio-system",
 };
 
-const key = (group: string, kind: string): ConfigKey => ({
+const key = (group: string, kind: string): ObjectKey => ({
   kind: kindKey(group, kind),
   namespace: "bookinfo",
   name: "x",
@@ -38,7 +38,7 @@ const DESTINATION_RULE = key("networking.istio.io", "DestinationRule");
 const TELEMETRY = key("telemetry.istio.io", "Telemetry");
 const PRODUCTPAGE = "outbound|9080||productpage.bookinfo.svc.cluster.local";
 /** The key an endpoint push names a service by. */
-const PRODUCTPAGE_ENDPOINTS: ConfigKey = {
+const PRODUCTPAGE_ENDPOINTS: ObjectKey = {
   kind: kindKey("networking.istio.io", "ServiceEntry"),
   namespace: "bookinfo",
   name: "productpage.bookinfo.svc.cluster.local",
@@ -54,7 +54,7 @@ test("CDS, LDS, RDS and EDS answer only pushes that can change them", () => {
     wildcard: names.length === 0,
   });
   /** Which of CDS, LDS, RDS answer a push of `changed` for the proxy. */
-  const answering = (spec: ProxySpec, changed: ConfigKey[], forced = false, full = true) => {
+  const answering = (spec: ProxySpec, changed: ObjectKey[], forced = false, full = true) => {
     const proxy = translateProxy(spec, mesh, "cluster.local");
     const req = pushRequest({ full, push, configsUpdated: changed, forced });
     const types: [string, Generator, WatchedResource][] = [

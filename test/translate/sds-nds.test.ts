@@ -13,8 +13,8 @@ import {
   translate,
   translateProxy,
 } from "../../src/cli/translate-state.ts";
-import { DEFAULT_MESH_CONFIG, kindKey } from "../../src/config/index.ts";
-import { type ConfigKey, type ProxyNode, pushRequest } from "../../src/model/index.ts";
+import { DEFAULT_MESH_CONFIG, kindKey, type ObjectKey } from "../../src/config/index.ts";
+import { type ProxyNode, pushRequest } from "../../src/model/index.ts";
 import type { WatchedResource } from "../../src/xds/generator.ts";
 import { buildNameTable, ndsGenerator } from "../../src/xds/generators/nds.ts";
 import { sdsGenerator, storeSecrets } from "../../src/xds/generators/sds.ts";
@@ -159,12 +159,12 @@ test("SDS serves only what the proxy may read, on pushes that may change credent
   assert.deepEqual(ask(proxyOf(SIDECAR), ["kubernetes://other", "kubernetes://istio-system/cred"]), []);
   // Endpoint pushes, and full pushes of unrelated config, leave secrets alone.
   assert.equal(ask(router, ["kubernetes://cred"], pushRequest({ full: false, push: state.push })), undefined);
-  const vs: ConfigKey = { kind: kindKey("networking.istio.io", "VirtualService"), namespace: "apps", name: "x" };
+  const vs: ObjectKey = { kind: kindKey("networking.istio.io", "VirtualService"), namespace: "apps", name: "x" };
   assert.equal(
     ask(router, ["kubernetes://cred"], pushRequest({ full: true, push: state.push, configsUpdated: [vs] })),
     undefined,
   );
-  const secret: ConfigKey = { kind: kindKey("", "Secret"), namespace: "istio-system", name: "cred" };
+  const secret: ObjectKey = { kind: kindKey("", "Secret"), namespace: "istio-system", name: "cred" };
   assert.deepEqual(
     ask(router, ["kubernetes://cred"], pushRequest({ full: true, push: state.push, configsUpdated: [secret] })),
     ["kubernetes://cred"],

@@ -64,7 +64,7 @@ before(async () => {
     metrics,
     log: pino({ level: "silent" }),
   });
-  discovery.debugEndpoints.register("configz", () => store.list().map((s) => `${s.key.kindKey} ${s.key.name}`));
+  discovery.debugEndpoints.register("configz", () => store.list().map((s) => `${s.key.kind} ${s.key.name}`));
 });
 
 after(async () => {
@@ -96,7 +96,7 @@ test("a replica authenticated as the control plane syncs every kind, Secrets inc
   try {
     await source.start();
     assert.deepEqual(
-      replica.list().map((s) => `${s.key.kindKey} ${s.key.namespace}/${s.key.name}`),
+      replica.list().map((s) => `${s.key.kind} ${s.key.namespace}/${s.key.name}`),
       ["/Secret shop/tls", "networking.istio.io/VirtualService shop/reviews"],
     );
     new MemorySource(store).apply({ ...virtualService, metadata: { name: "ratings", namespace: "shop" } });

@@ -5,8 +5,8 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { type discovery, route, unpackAny } from "../../src/api/index.ts";
-import type { ConfigObject } from "../../src/config/index.ts";
-import { ConfigStore, MemorySource, objectKeyOf } from "../../src/sources/index.ts";
+import { type ConfigObject, objectKeyOf } from "../../src/config/index.ts";
+import { ConfigStore, MemorySource } from "../../src/sources/index.ts";
 import { type Discovery, TypeUrl } from "../../src/xds/index.ts";
 import { assertValidResources } from "../translate/pgv.ts";
 import { DeltaClient, names, SotwClient, sidecarNode } from "./ads-client.ts";

@@ -17,8 +17,14 @@
 // whose result is plain data, so that large files can be judged on a worker thread (judge.ts);
 // `applyVerdicts` then weighs the verdicts against the file's last good objects.
 import { decodeConfigText } from "../../config/decode.ts";
-import { type ConfigObject, KINDS, lookupKindAnyVersion, parseApiVersion } from "../../config/index.ts";
-import { collectionKeyOf, objectKeyOf } from "../store.ts";
+import {
+  type ConfigObject,
+  KINDS,
+  keyString,
+  lookupKindAnyVersion,
+  objectKeyOf,
+  parseApiVersion,
+} from "../../config/index.ts";
 import { admitObject, describeIssue } from "../store-admit.ts";
 import type { SourceProblem } from "../types.ts";
 
@@ -139,6 +145,5 @@ export function applyVerdicts(
 const MESH_GROUPS = new Set(KINDS.filter((k) => k.family !== "kubernetes").map((k) => k.group));
 
 function refOf(obj: ConfigObject): string {
-  const key = objectKeyOf(obj);
-  return `${key.kindKey} ${collectionKeyOf(key)}`;
+  return keyString(objectKeyOf(obj));
 }

@@ -75,7 +75,7 @@ describe("FileSource", () => {
     const store = await startSource(dir);
     assert.deepEqual(virtualServices(store), ["a=a", "b=b"]);
     assert.equal(store.collection(NS).get("prod")?.metadata.name, "prod");
-    assert.equal(store.get({ kindKey: VS, namespace: "prod", name: "b" })?.scope, join(dir, "team/b.yml"));
+    assert.equal(store.get({ kind: VS, namespace: "prod", name: "b" })?.scope, join(dir, "team/b.yml"));
     assert.deepEqual(store.problems(), []);
   });
 
@@ -164,7 +164,7 @@ describe("FileSource", () => {
     const events: ConfigEvent[] = [];
     store.onChange((batch) => events.push(...batch));
     await rename(join(dir, "old.yaml"), join(dir, "sub/new.yaml"));
-    const key = { kindKey: VS, namespace: "prod", name: "a" };
+    const key = { kind: VS, namespace: "prod", name: "a" };
     await until(() => store.get(key)?.scope === join(dir, "sub/new.yaml"), "the rename");
     assert.deepEqual(events, []);
     assert.deepEqual(virtualServices(store), ["a=a"]);

@@ -3,9 +3,9 @@
 // relist) and what it has written to the store, and writes only the difference: objects hidden by
 // the namespace or revision filters are left out, and an object that fails validation is reported
 // while its last good version stays in the store.
-import { type ConfigObject, type KindInfo, kindKey, validateObject } from "../../config/index.ts";
+import { type ConfigObject, type KindInfo, kindKey, type ObjectKey, validateObject } from "../../config/index.ts";
 import { deepFreeze } from "../../util/deep-freeze.ts";
-import type { ConfigWriter, ObjectKey } from "../types.ts";
+import type { ConfigWriter } from "../types.ts";
 import { isNamespaceKind } from "./filters.ts";
 import type { InformerHandler, WatchEventType } from "./informer.ts";
 
@@ -138,7 +138,7 @@ export class KindMirror implements InformerHandler {
   }
 
   private objectKey(obj: ConfigObject): ObjectKey {
-    return { kindKey: this.kindKey, namespace: obj.metadata.namespace ?? "", name: obj.metadata.name ?? "" };
+    return { kind: this.kindKey, namespace: obj.metadata.namespace ?? "", name: obj.metadata.name ?? "" };
   }
 }
 

@@ -13,8 +13,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { KubeConfig } from "@kubernetes/client-node";
 import { parseAllDocuments } from "yaml";
 import { Cluster, clusterSkipReason, defaultCrdDir, sharedCluster } from "../../../test/cluster/index.ts";
-import { type ConfigObject, KINDS, type KindInfo, kindKey } from "../../config/index.ts";
-import type { ConfigWriter, ObjectKey, SourceProblem } from "../types.ts";
+import { type ConfigObject, KINDS, type KindInfo, kindKey, type ObjectKey } from "../../config/index.ts";
+import type { ConfigWriter, SourceProblem } from "../types.ts";
 import { KubeApiError, KubeSource, type KubeSourceOptions } from "./index.ts";
 import { resourcePath } from "./paths.ts";
 
@@ -46,8 +46,8 @@ class RecordingWriter implements ConfigWriter {
   }
 
   delete(_source: string, key: ObjectKey): void {
-    this.changed(key.kindKey);
-    this.objects.delete(`${key.kindKey} ${key.namespace}/${key.name}`);
+    this.changed(key.kind);
+    this.objects.delete(`${key.kind} ${key.namespace}/${key.name}`);
   }
 
   replace(_source: string, scope: string, objects: readonly ConfigObject[]): void {

@@ -19,7 +19,7 @@ test("an object survives the trip through an MCP resource, with the sender's ver
     },
   };
   const resource = toMcpResource({
-    key: { kindKey: "networking.istio.io/Gateway", namespace: "edge", name: "ingress" },
+    key: { kind: "networking.istio.io/Gateway", namespace: "edge", name: "ingress" },
     object,
     source: "file",
     scope: "gw.yaml",

@@ -55,7 +55,7 @@ class Upstream {
 function contents(store: ConfigStore): Array<[string, ConfigObject]> {
   return store.list().map(({ key, object }) => {
     const { resourceVersion: _rv, ...metadata } = object.metadata;
-    return [`${key.kindKey} ${key.namespace}/${key.name}`, { ...object, metadata }];
+    return [`${key.kind} ${key.namespace}/${key.name}`, { ...object, metadata }];
   });
 }
 
@@ -96,14 +96,14 @@ test("an edit upstream reaches the replica", async () => {
     () => JSON.stringify(contents(replica)) === JSON.stringify(contents(upstream.store)),
     "the edit to reach the replica",
   );
-  const vs = replica.get({ kindKey: "networking.istio.io/VirtualService", namespace: "shop", name: "reviews" });
+  const vs = replica.get({ kind: "networking.istio.io/VirtualService", namespace: "shop", name: "reviews" });
   assert.deepEqual((vs?.object.spec as { hosts?: string[] } | undefined)?.hosts, ["reviews-v2"]);
 });
 
 test("a delete upstream reaches the replica", async () => {
-  upstream.memory.delete({ kindKey: "networking.istio.io/VirtualService", namespace: "shop", name: "ratings" });
+  upstream.memory.delete({ kind: "networking.istio.io/VirtualService", namespace: "shop", name: "ratings" });
   await waitFor(
-    () => !replica.get({ kindKey: "networking.istio.io/VirtualService", namespace: "shop", name: "ratings" }),
+    () => !replica.get({ kind: "networking.istio.io/VirtualService", namespace: "shop", name: "ratings" }),
     "the delete to reach the replica",
   );
   assert.deepEqual(contents(replica), contents(upstream.store));
@@ -114,7 +114,7 @@ test("after the upstream restarts, the source reconnects and catches up on what 
   upstream.memory.apply(virtualService("details", "details"));
   await upstream.start();
   await waitFor(
-    () => !!replica.get({ kindKey: "networking.istio.io/VirtualService", namespace: "shop", name: "details" }),
+    () => !!replica.get({ kind: "networking.istio.io/VirtualService", namespace: "shop", name: "details" }),
     "the replica to catch up after the restart",
   );
   assert.deepEqual(contents(replica), contents(upstream.store));

@@ -8,10 +8,10 @@ import type { Message } from "@bufbuild/protobuf";
 import { create } from "@bufbuild/protobuf";
 import type { Any } from "@bufbuild/protobuf/wkt";
 import { tls, unpackAny } from "../../api/index.ts";
-import { type ConfigObject, kindKey } from "../../config/index.ts";
+import { type ConfigObject, kindKey, type ObjectKey } from "../../config/index.ts";
 import type { ProxyNode, PushContext } from "../../model/index.ts";
 import { CA_SUFFIX, pushSnapshot } from "../../model/index.ts";
-import type { ObjectKey, StoredConfig } from "../../sources/index.ts";
+import type { StoredConfig } from "../../sources/index.ts";
 import type { Generator, XdsResource } from "../generator.ts";
 
 const SECRET_KIND = kindKey("", "Secret");
@@ -30,7 +30,7 @@ export interface ConfigGetter {
 
 /** The Secrets of the config store, looked up by key (a router may ask for thousands). */
 export function storeSecrets(store: ConfigGetter): SecretLookup {
-  return { secret: (namespace, name) => store.get({ kindKey: SECRET_KIND, namespace, name })?.object };
+  return { secret: (namespace, name) => store.get({ kind: SECRET_KIND, namespace, name })?.object };
 }
 
 interface SecretResource {

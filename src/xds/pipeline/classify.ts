@@ -4,9 +4,9 @@
 // services' hostnames; every other change is a full push naming the changed config. A workload
 // behind a DNS ServiceEntry is a full push too: those clusters carry their endpoints inline (CDS).
 import { isDeepStrictEqual } from "node:util";
-import { type ConfigObject, kindKey } from "../../config/index.ts";
+import { type ConfigObject, kindKey, type ObjectKey } from "../../config/index.ts";
 import { labelsContain } from "../../krt/index.ts";
-import type { ConfigKey, TriggerReason } from "../../model/push-context.ts";
+import type { TriggerReason } from "../../model/push-context.ts";
 import { kubeHostname } from "../../registry/index.ts";
 import type { ConfigEvent, StoredConfig } from "../../sources/index.ts";
 
@@ -27,7 +27,7 @@ export interface ClassifiedChanges {
 }
 
 export interface Change {
-  keys: ConfigKey[];
+  keys: ObjectKey[];
   reasons: TriggerReason[];
   events: number;
 }
@@ -46,7 +46,7 @@ export const KIND = {
 const SERVICE_NAME_LABEL = "kubernetes.io/service-name";
 
 /** Istio names the services of an endpoint push by a ServiceEntry-kind key holding the hostname. */
-function hostKey(namespace: string, hostname: string): ConfigKey {
+function hostKey(namespace: string, hostname: string): ObjectKey {
   return { kind: KIND.serviceEntry, namespace, name: hostname };
 }
 
@@ -62,16 +62,16 @@ export function classifyEvents(
   for (const event of events) {
     const { key } = event;
     // Gateway API objects push through the Istio config converted from them (see storeGatewayConversion).
-    if (key.kindKey.startsWith(GATEWAY_API_GROUP)) continue;
+    if (key.kind.startsWith(GATEWAY_API_GROUP)) continue;
     const obj = (event.new ?? event.old) as ConfigObject;
     const namespace = key.namespace;
-    const endpointOnly = (hosts: ConfigKey[], type: InboundType = "eds") => {
+    const endpointOnly = (hosts: ObjectKey[], type: InboundType = "eds") => {
       incremental.keys.push(...hosts);
       incremental.reasons.push("endpoint");
       incremental.events++;
       inbound.push(type);
     };
-    switch (key.kindKey) {
+    switch (key.kind) {
       case KIND.endpointSlice: {
         const service = obj.metadata.labels?.[SERVICE_NAME_LABEL];
         endpointOnly(service ? [hostKey(namespace, kubeHostname(service, namespace, domainSuffix))] : []);
@@ -107,8 +107,8 @@ export function classifyEvents(
         continue;
       }
     }
-    full.keys.push({ kind: key.kindKey, namespace, name: key.name });
-    full.reasons.push(reasonFor(key.kindKey));
+    full.keys.push({ kind: key.kind, namespace, name: key.name });
+    full.reasons.push(reasonFor(key.kind));
     full.events++;
     inbound.push("config");
   }
@@ -152,7 +152,7 @@ function selectorOnlyChange(old: ConfigObject | undefined, next: ConfigObject | 
 
 interface Selecting {
   selector: Record<string, string>;
-  hosts: ConfigKey[];
+  hosts: ObjectKey[];
   /** A DNS or DNS_ROUND_ROBIN ServiceEntry: CDS holds its endpoints. */
   inlineEndpoints: boolean;
 }
@@ -172,8 +172,8 @@ class SelectorIndex {
   hostsSelecting(
     namespace: string,
     labelSets: readonly Record<string, string>[],
-  ): { hosts: ConfigKey[]; inlineEndpoints: boolean } {
-    const hosts: ConfigKey[] = [];
+  ): { hosts: ObjectKey[]; inlineEndpoints: boolean } {
+    const hosts: ObjectKey[] = [];
     let inlineEndpoints = false;
     for (const s of this.#index().get(namespace) ?? []) {
       if (!labelSets.some((labels) => labelsContain(labels, s.selector))) continue;
