@@ -85,8 +85,11 @@ export const KINDS: readonly KindInfo[] = [
   kind("kubernetes", "", "ServiceAccount", ["v1"], { short: ["sa"] }),
 ];
 
-/** "group/Kind" (group empty for the core API): the identity of a kind regardless of version. */
-export function kindKey(group: string, kindName: string): string {
+/**
+ * "group/Kind" (group empty for the core API): the identity of a kind regardless of version. Typed as the
+ * literal it makes, so `store.collection(kindKey(group, kind))` is typed by the kind (KindObjects).
+ */
+export function kindKey<G extends string, K extends string>(group: G, kindName: K): `${G}/${K}` {
   return `${group}/${kindName}`;
 }
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { Registry } from "prom-client";
-import type { ConfigObject } from "../config/index.ts";
+import { type ConfigObject, kindKey } from "../config/index.ts";
 import { derive, singleton } from "../krt/index.ts";
 import { CONFIG_PROBLEMS_METRIC, ConfigStore } from "./store.ts";
 import type { ConfigEvent } from "./types.ts";
@@ -151,6 +151,14 @@ describe("ConfigStore", () => {
     assert.equal(store.get(vsKey("dup"))?.scope, "b.yaml");
     assert.deepEqual(store.collection(VS).get("default/dup")?.spec, { hosts: ["from-b"] });
     assert.deepEqual(store.problems(), []);
+  });
+
+  test("a collection is typed by its kind key: its objects' specs need no cast", () => {
+    const store = new ConfigStore();
+    store.upsert("file", virtualService("reviews", "reviews.default.svc.cluster.local"));
+    const reviews = store.collection(kindKey("networking.istio.io", "VirtualService")).get("default/reviews");
+    // `hosts` type-checks only because the collection holds VirtualServices.
+    assert.deepEqual(reviews?.spec?.hosts, ["reviews.default.svc.cluster.local"]);
   });
 
   test("sources win conflicts in the order given, whatever order they write in", () => {

@@ -11,6 +11,7 @@ import { isDeepStrictEqual } from "node:util";
 import type { Logger } from "pino";
 import { Gauge, type Registry } from "prom-client";
 import { type ConfigObject, collectionKeyOf, keyString, type ObjectKey, objectKeyOf } from "../config/index.ts";
+import type { KindObjects } from "../config/types/index.ts";
 import { batch, type Collection, type DebugRegistry, StaticCollection, type Unregister } from "../krt/index.ts";
 import { deepFreeze } from "../util/deep-freeze.ts";
 import type { ConfigEvent, ConfigWriter, SourceProblem } from "./types.ts";
@@ -166,7 +167,12 @@ export class ConfigStore implements ConfigWriter {
     }
   }
 
-  /** The objects of one kind in force, keyed "namespace/name" (or "name" when cluster-scoped). */
+  /**
+   * The objects of one kind in force, keyed "namespace/name" (or "name" when cluster-scoped); typed by the
+   * kind when it is a literal kind key: admission validated each object against its kind's schema.
+   */
+  collection<K extends keyof KindObjects>(kind: K): Collection<KindObjects[K]>;
+  collection(kind: string): Collection<ConfigObject>;
   collection(kind: string): Collection<ConfigObject> {
     let collection = this.collections.get(kind);
     if (!collection) {

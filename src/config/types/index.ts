@@ -16,4 +16,5 @@ export type {
   V1ServiceAccount,
 } from "@kubernetes/client-node";
 export type * from "./istio/index.gen.ts";
+export type { KindObjects } from "./kind-objects.gen.ts";
 export type { gatewayapi };
