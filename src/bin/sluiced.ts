@@ -18,7 +18,7 @@ import { loadMeshNetworks } from "../config/mesh-networks.ts";
 import { GatewayStatusWriter } from "../gatewayapi/index.ts";
 import { DebugRegistry } from "../krt/index.ts";
 import { parseOutputLevels, pinoLevel, scopedLogger, scopeLevel } from "../log/index.ts";
-import { type PushContext, pushSnapshot } from "../model/index.ts";
+import type { MeshPush } from "../model/index.ts";
 import { authenticatorEnv, buildAuthenticators } from "../security/authn/index.ts";
 import {
   type CaSecretStore,
@@ -188,8 +188,8 @@ function pushContexts(store: ConfigStore, mesh: MeshConfig, domainSuffix: string
     clusterId: argv.clusterID,
   });
   const features = pushFeaturesFromEnv(env);
-  const build = (previous?: PushContext) => storePush(store, registry, mesh, domainSuffix, previous, features);
-  return { build, registry, countServices: (push: PushContext) => pushSnapshot(push).services.all.length };
+  const build = (previous?: MeshPush) => storePush(store, registry, mesh, domainSuffix, previous, features);
+  return { build, registry, countServices: (push: MeshPush) => push.snapshot.services.all.length };
 }
 
 /** The xds:// config sources of the mesh config (Istio's configSources); other schemes are not served. */

@@ -3,7 +3,7 @@
 // Sidecar scopes).
 //
 //   const push = buildPushContext(pushInputs(store, registry, mesh), previousPush);
-//   const snap = pushSnapshot(req.push);
+//   const snap = req.push.snapshot;                      // a MeshPushRequest's PushSnapshot
 //   const scope = snap.sidecarScope(proxy);              // services, VirtualServices, DRs the proxy sees
 //   scope.destinationRule("outbound", proxy.labels, "reviews.bookinfo.svc.cluster.local");
 //   snap.mergedGateway(proxy);                           // a router's servers per port
@@ -26,6 +26,7 @@ export {
   mostSpecificHostMatch,
   resolveShortName,
 } from "./host.ts";
+export { buildPushContext, type MeshPush, type MeshPushRequest } from "./mesh-push.ts";
 export { type MeshNetworkGateway, resolvedGateways } from "./network-gateways.ts";
 export type { EffectiveMtls, MtlsMode, PeerAuthenticationIndex } from "./peer-authentication.ts";
 export * from "./proxy.ts";

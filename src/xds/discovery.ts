@@ -13,7 +13,7 @@ import {
   registryServiceView,
 } from "../gatewayapi/index.ts";
 import type { Collection, Singleton } from "../krt/index.ts";
-import { buildPushContext, type PushContext, type PushInputs } from "../model/index.ts";
+import { buildPushContext, type MeshPush, type PushInputs, type PushSnapshot } from "../model/index.ts";
 import { envoyFilterStatus, registerEnvoyFilterMetrics } from "../networking/envoyfilter/index.ts";
 import { type EndpointLookup, type RegistryInputs, type RegistryOptions, ServiceRegistry } from "../registry/index.ts";
 import { CaMetrics, type CertificateAuthority, certificateService } from "../security/ca/index.ts";
@@ -49,15 +49,14 @@ import { TypeUrl } from "./types.ts";
 export interface DiscoveryOptions {
   store: ChangeSource & ConfigLister & ConfigGetter;
   /** The push context of the first config load. */
-  initialPush: PushContext;
+  initialPush: MeshPush;
   /**
    * The service registry's endpoints. With it the Envoy generators (CDS, EDS, LDS, RDS, SDS from the
-   * store's Secrets) and NDS are registered;
-   * their push contexts must then be built by the model's buildPushContext.
+   * store's Secrets) and NDS are registered.
    */
   endpoints?: EndpointLookup;
-  build: PushContextBuilder;
-  countServices?: (push: PushContext) => number;
+  build: PushContextBuilder<PushSnapshot>;
+  countServices?: (push: MeshPush) => number;
   rootNamespace: string;
   domainSuffix: string;
   debounce: DebounceOptions;
@@ -78,7 +77,7 @@ export interface DiscoveryOptions {
 }
 
 export interface Discovery {
-  server: XdsServer;
+  server: XdsServer<PushSnapshot>;
   ports: BoundPorts;
   /** The endpoints served over `istio.io/debug`; the admin server registers its handlers here. */
   debugEndpoints: DebugEndpoints;
@@ -88,7 +87,7 @@ export interface Discovery {
 
 export async function startDiscovery(options: DiscoveryOptions): Promise<Discovery> {
   const { log } = options;
-  const generators = new GeneratorRegistry();
+  const generators = new GeneratorRegistry<PushSnapshot>();
   const debugEndpoints = new DebugEndpoints();
   generators.register(
     "api",
@@ -296,9 +295,9 @@ export function storePush(
   registry: ServiceRegistry,
   mesh: MeshConfig,
   domainSuffix: string,
-  previous?: PushContext,
+  previous?: MeshPush,
   features: PushFeatures = {},
-): PushContext {
+): MeshPush {
   // From the first push on, the store holds the converted config too.
   storeGatewayConversion(store, registry, domainSuffix);
   return buildPushContext(

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { BENCH_MESH, benchProxy, DOMAIN_SUFFIX, template, templateState } from "../../bench/templates.ts";
 import type { ConfigObject } from "../../src/config/index.ts";
-import type { PushContext } from "../../src/model/index.ts";
+import type { MeshPush } from "../../src/model/index.ts";
 import { buildRouteConfiguration } from "../../src/xds/generators/rds.ts";
 import { storePush, xdsCaches } from "../../src/xds/index.ts";
 
@@ -29,12 +29,12 @@ function setup() {
   xdsCaches.clear();
   const state = templateState([...template("empty").render({ services: 3, instances: 0 }), duplicateAddress]);
   const proxy = benchProxy("sidecar");
-  const routes = (push: PushContext, name: string) => {
+  const routes = (push: MeshPush, name: string) => {
     const config = buildRouteConfiguration(push, proxy, name);
     assert.ok(config, name);
     return config.virtualHosts.map((vh) => ({ name: vh.name, domains: vh.domains }));
   };
-  const next = (previous: PushContext) => storePush(state.store, state.registry, BENCH_MESH, DOMAIN_SUFFIX, previous);
+  const next = (previous: MeshPush) => storePush(state.store, state.registry, BENCH_MESH, DOMAIN_SUFFIX, previous);
   return { push: state.push, routes, next };
 }
 
