@@ -18,7 +18,8 @@ import { loadMeshNetworks } from "../config/mesh-networks.ts";
 import { GatewayStatusWriter } from "../gatewayapi/index.ts";
 import { DebugRegistry } from "../krt/index.ts";
 import { parseOutputLevels, pinoLevel, scopedLogger, scopeLevel } from "../log/index.ts";
-import type { MeshPush } from "../model/index.ts";
+import { type MeshPush, pushFeaturesFromEnv } from "../model/index.ts";
+import { storeGatewayConversion, storePush, storeRegistry } from "../model/store-push.ts";
 import { authenticatorEnv, buildAuthenticators } from "../security/authn/index.ts";
 import {
   type CaSecretStore,
@@ -41,11 +42,7 @@ import {
 import {
   type Discovery,
   maxReceiveMessageBytesFromEnv,
-  pushFeaturesFromEnv,
   startDiscovery,
-  storeGatewayConversion,
-  storePush,
-  storeRegistry,
   type TlsFiles,
   type TlsProviders,
 } from "../xds/index.ts";

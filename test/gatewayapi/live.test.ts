@@ -4,8 +4,8 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { type ConfigObject, DEFAULT_MESH_CONFIG } from "../../src/config/index.ts";
 import { GATEWAY_API_SOURCE } from "../../src/gatewayapi/index.ts";
+import { storeGatewayConversion, storePush, storeRegistry } from "../../src/model/store-push.ts";
 import { ConfigStore, MemorySource, objectKeyOf } from "../../src/sources/index.ts";
-import { storeGatewayConversion, storePush, storeRegistry } from "../../src/xds/index.ts";
 import { CART_SERVICE, shopRoute, WEB_GATEWAY } from "./fixtures.ts";
 
 // The Service Istio's deployment controller makes for the Gateway, selecting its pods by gateway name.

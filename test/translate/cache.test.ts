@@ -7,11 +7,12 @@ import { fileURLToPath } from "node:url";
 import { loadState, translateProxy } from "../../src/cli/translate-state.ts";
 import { type ConfigObject, DEFAULT_MESH_CONFIG, type MeshConfig } from "../../src/config/index.ts";
 import type { MeshPush } from "../../src/model/index.ts";
+import { storePush } from "../../src/model/store-push.ts";
 import { MemorySource } from "../../src/sources/index.ts";
 import { buildClusters } from "../../src/xds/generators/cds.ts";
 import { buildLoadAssignment } from "../../src/xds/generators/eds.ts";
 import { buildRouteConfiguration } from "../../src/xds/generators/rds.ts";
-import { storePush, xdsCaches } from "../../src/xds/index.ts";
+import { xdsCaches } from "../../src/xds/index.ts";
 
 const MESH_DIR = fileURLToPath(new URL("../../examples/mesh", import.meta.url));
 const REVIEWS_V1 = "outbound|9080|v1|reviews.bookinfo.svc.cluster.local";

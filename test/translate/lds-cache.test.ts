@@ -11,9 +11,10 @@ import { core, listener, registry as typeRegistry } from "../../src/api/index.ts
 import { loadState } from "../../src/cli/translate-state.ts";
 import { type ConfigObject, DEFAULT_MESH_CONFIG, type MeshConfig } from "../../src/config/index.ts";
 import { type MeshPush, type ProxyNode, parseProxy } from "../../src/model/index.ts";
+import { storePush } from "../../src/model/store-push.ts";
 import { MemorySource } from "../../src/sources/index.ts";
 import { buildListeners } from "../../src/xds/generators/lds.ts";
-import { storePush, xdsCaches } from "../../src/xds/index.ts";
+import { xdsCaches } from "../../src/xds/index.ts";
 
 const MESH: MeshConfig = {
   ...DEFAULT_MESH_CONFIG,

@@ -7,11 +7,12 @@ import { fileURLToPath } from "node:url";
 import { loadState, type ProxySpec, translateProxy } from "../../src/cli/translate-state.ts";
 import { type ConfigObject, DEFAULT_MESH_CONFIG } from "../../src/config/index.ts";
 import { type MeshPush, type ProxyNode, pushRequest } from "../../src/model/index.ts";
+import { storePush } from "../../src/model/store-push.ts";
 import { MemorySource } from "../../src/sources/index.ts";
 import type { GenerateResult, WatchedResource } from "../../src/xds/generator.ts";
 import { cdsGenerator } from "../../src/xds/generators/cds.ts";
 import { edsGenerator } from "../../src/xds/generators/eds.ts";
-import { storePush, TypeUrl, xdsCaches } from "../../src/xds/index.ts";
+import { TypeUrl, xdsCaches } from "../../src/xds/index.ts";
 
 const MESH_DIR = fileURLToPath(new URL("../../examples/mesh", import.meta.url));
 const mesh = DEFAULT_MESH_CONFIG;

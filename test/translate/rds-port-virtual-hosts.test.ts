@@ -6,8 +6,9 @@ import { test } from "node:test";
 import { BENCH_MESH, benchProxy, DOMAIN_SUFFIX, template, templateState } from "../../bench/templates.ts";
 import type { ConfigObject } from "../../src/config/index.ts";
 import type { MeshPush } from "../../src/model/index.ts";
+import { storePush } from "../../src/model/store-push.ts";
 import { buildRouteConfiguration } from "../../src/xds/generators/rds.ts";
-import { storePush, xdsCaches } from "../../src/xds/index.ts";
+import { xdsCaches } from "../../src/xds/index.ts";
 
 // Istio's `empty` benchmark template: services random-<i>.host.example at 127.0.0.<i>, port 9090 undeclared
 // (sniffed), and a ServiceEntry whose address is random-0's, so port 9090 has a duplicate domain.

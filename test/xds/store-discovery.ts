@@ -2,17 +2,11 @@
 // run it: the registry and every push built from the store, plaintext gRPC on 127.0.0.1.
 import { pino } from "pino";
 import { DEFAULT_MESH_CONFIG } from "../../src/config/index.ts";
-import type { MeshPush } from "../../src/model/index.ts";
+import type { MeshPush, PushFeatures } from "../../src/model/index.ts";
+import { storePush, storeRegistry } from "../../src/model/store-push.ts";
 import type { ServiceRegistry } from "../../src/registry/index.ts";
 import type { ConfigStore } from "../../src/sources/index.ts";
-import {
-  type Discovery,
-  type DiscoveryOptions,
-  type PushFeatures,
-  startDiscovery,
-  storePush,
-  storeRegistry,
-} from "../../src/xds/index.ts";
+import { type Discovery, type DiscoveryOptions, startDiscovery } from "../../src/xds/index.ts";
 
 const DOMAIN_SUFFIX = "cluster.local";
 
