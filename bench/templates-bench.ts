@@ -14,7 +14,8 @@ import { BinaryReader } from "@bufbuild/protobuf/wire";
 import { registry as apiRegistry } from "../src/api/index.ts";
 import { outgoingBytes } from "../src/api/outgoing-response.ts";
 import type { ConfigObject } from "../src/config/index.ts";
-import { type ProxyNode, type PushContext, pushSnapshot } from "../src/model/index.ts";
+import type { MeshPush, ProxyNode } from "../src/model/index.ts";
+import { storePush } from "../src/model/store-push.ts";
 import { encodeSotwResponse } from "../src/xds/encode.ts";
 import { buildClusters } from "../src/xds/generators/cds.ts";
 import { buildLoadAssignment } from "../src/xds/generators/eds.ts";
@@ -22,7 +23,7 @@ import { buildListeners } from "../src/xds/generators/lds.ts";
 import { buildNameTable } from "../src/xds/generators/nds.ts";
 import { buildRouteConfiguration, routeNames } from "../src/xds/generators/rds.ts";
 import { buildSecrets } from "../src/xds/generators/sds.ts";
-import { encodeResource, storePush, storeSecrets } from "../src/xds/index.ts";
+import { encodeResource, storeSecrets } from "../src/xds/index.ts";
 import { measure, measureFor } from "./measure.ts";
 import type { BenchResult } from "./run.ts";
 import { BENCH_MESH, benchProxy, DOMAIN_SUFFIX, template, templateState } from "./templates.ts";
@@ -84,7 +85,7 @@ function messageSize(messages: readonly Message[]): { resourcesPerMsg: number; b
 
 interface Fixture {
   proxy: ProxyNode;
-  newPush(): PushContext;
+  newPush(): MeshPush;
 }
 
 /** A template's store and registry, and the proxy Istio benchmarks it with. */
@@ -100,8 +101,8 @@ function fixture(objects: readonly ConfigObject[], proxy: ProxyNode): Fixture & 
  * and bytes of the last run's response. Each push is made before its run, untimed, and dropped after
  * it: pushes made up front stayed alive with their memos, and collecting them fell into the timed runs.
  */
-function generation(f: Fixture, benchtimeMs: number, generate: (push: PushContext) => readonly Message[]) {
-  let push: PushContext;
+function generation(f: Fixture, benchtimeMs: number, generate: (push: MeshPush) => readonly Message[]) {
+  let push: MeshPush;
   let last: readonly Message[] = [];
   const timing = measureFor(
     benchtimeMs,
@@ -113,7 +114,7 @@ function generation(f: Fixture, benchtimeMs: number, generate: (push: PushContex
       push = f.newPush();
       // Istio's setup computes the proxy's SidecarScope, a router's merged Gateways and the proxy's
       // service targets (SetSidecarScope, SetGatewaysForProxy, SetServiceTargets), outside the timed loop.
-      const snap = pushSnapshot(push);
+      const snap = push.snapshot;
       snap.sidecarScope(f.proxy);
       if (f.proxy.type === "router") snap.mergedGateway(f.proxy);
       snap.serviceTargets(f.proxy);
@@ -138,11 +139,11 @@ function templateBenchmarks(name: string, options: MicroOptions): BenchResult[] 
     { name: label("LDS generation"), ...generation(f, time, (push) => buildListeners(push, proxy, registry)) },
   ];
   if (routes.length > 0) {
-    const rds = (push: PushContext) => routes.flatMap((r) => buildRouteConfiguration(push, proxy, r) ?? []);
+    const rds = (push: MeshPush) => routes.flatMap((r) => buildRouteConfiguration(push, proxy, r) ?? []);
     results.push({ name: label("RDS generation"), ...generation(f, time, rds) });
   }
   if (proxy.type === "sidecar") {
-    const nds = (push: PushContext) => [buildNameTable(push, proxy, registry) ?? []].flat();
+    const nds = (push: MeshPush) => [buildNameTable(push, proxy, registry) ?? []].flat();
     results.push({ name: label("NDS generation"), ...generation(f, time, nds) });
   }
   return results;
@@ -202,7 +203,7 @@ function endpointBenchmarks(benchtimeMs: number): BenchResult[] {
     const proxy = benchProxy("sidecar", { ip: "10.3.3.3", id: "random.default", labels: {} });
     const f = fixture(endpointsConfig(endpoints, services), proxy);
     const clusters = Array.from({ length: services }, (_, s) => `outbound|80||foo-${s}.com`);
-    const eds = (push: PushContext) => clusters.map((c) => buildLoadAssignment(push, proxy, f.registry, c));
+    const eds = (push: MeshPush) => clusters.map((c) => buildLoadAssignment(push, proxy, f.registry, c));
     return {
       name: `EDS generation, ${endpoints} endpoints / ${services} services`,
       ...generation(f, benchtimeMs, eds),
@@ -241,7 +242,7 @@ function secretBenchmarks(benchtimeMs: number): BenchResult[] {
     );
     const secrets = storeSecrets(f.store);
     const names = Array.from({ length: count }, (_, i) => `kubernetes://sds-credential-${i}`);
-    const sds = (push: PushContext) => buildSecrets(push, f.proxy, secrets, names);
+    const sds = (push: MeshPush) => buildSecrets(push, f.proxy, secrets, names);
     return { name: `SDS generation, ${count} secrets (router)`, ...generation(f, benchtimeMs, sds) };
   });
 }

@@ -5,8 +5,8 @@ import { execFileSync } from "node:child_process";
 import { type ProxySpec, type TranslateState, translateProxy } from "../src/cli/translate-state.ts";
 import { type ConfigObject, DEFAULT_MESH_CONFIG, type MeshConfig } from "../src/config/index.ts";
 import type { NodeType, ProxyNode } from "../src/model/index.ts";
+import { storePush, storeRegistry } from "../src/model/store-push.ts";
 import { ConfigStore, MemorySource } from "../src/sources/index.ts";
-import { storePush, storeRegistry } from "../src/xds/index.ts";
 
 export interface TemplateInput {
   services: number;

@@ -6,7 +6,7 @@ import type { DebugRegistry } from "../krt/index.ts";
 import {
   compareStrings,
   type MeshNetworkGateway,
-  PushSnapshot,
+  type PushSnapshot,
   pushRequest,
   resolvedGateways,
 } from "../model/index.ts";
@@ -27,7 +27,7 @@ import {
 
 /** What the debug endpoints read. */
 export interface DebugSources {
-  server: Pick<XdsServer, "syncStatus" | "pushContext" | "push" | "disconnect">;
+  server: Pick<XdsServer<PushSnapshot>, "syncStatus" | "pushContext" | "push" | "disconnect">;
   store: Pick<ConfigStore, "list" | "problems">;
   /** The service registry (registryz, endpointShardz); without it they are empty. */
   registry?: { services: { list(): Service[] }; registryEndpoints: { list(): RegistryEndpoints[] } };
@@ -56,11 +56,8 @@ export interface ClusterDebugInfo {
 export function registerDebugEndpoints(endpoints: DebugEndpoints, sources: DebugSources): void {
   const { server } = sources;
   const connections = () => sortedConnections(server.syncStatus());
-  // The current push's mesh snapshot (undefined only for push contexts not built by the model).
-  const snapshot = (): PushSnapshot | undefined => {
-    const current = server.pushContext?.snapshot;
-    return current instanceof PushSnapshot ? current : undefined;
-  };
+  // The current push's mesh snapshot (undefined before the first push).
+  const snapshot = (): PushSnapshot | undefined => server.pushContext?.snapshot;
 
   if (sources.unsafeAdminEndpoints) {
     endpoints.register(
@@ -105,7 +102,7 @@ export function registerDebugEndpoints(endpoints: DebugEndpoints, sources: Debug
       const conn = debugConnection(connections(), req);
       if (conn instanceof DebugText) return conn;
       const push = server.pushContext;
-      return push?.snapshot instanceof PushSnapshot ? sidecarz(push.snapshot, conn, push.version) : PROXY_NOT_CONNECTED;
+      return push ? sidecarz(push.snapshot, conn, push.version) : PROXY_NOT_CONNECTED;
     },
     "Debug sidecar scope for a proxy",
   );
@@ -239,7 +236,7 @@ const compareServices = (a: Service, b: Service) =>
 function adsz(
   req: DebugRequest,
   all: readonly ConnectionStatus[],
-  server: Pick<XdsServer, "pushContext" | "push">,
+  server: Pick<XdsServer<PushSnapshot>, "pushContext" | "push">,
 ): unknown {
   if (req.query.get("push")) {
     const push = server.pushContext;

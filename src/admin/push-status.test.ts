@@ -8,8 +8,9 @@ import { pino } from "pino";
 import { Registry } from "prom-client";
 import { SotwClient, sidecarNode } from "../../test/xds/ads-client.ts";
 import { type ConfigObject, DEFAULT_MESH_CONFIG } from "../config/index.ts";
+import { storePush, storeRegistry } from "../model/store-push.ts";
 import { ConfigStore, MemorySource } from "../sources/index.ts";
-import { type Discovery, startDiscovery, storePush, storeRegistry, TypeUrl } from "../xds/index.ts";
+import { type Discovery, startDiscovery, TypeUrl } from "../xds/index.ts";
 import { type AdminServer, startAdminServer } from "./server.ts";
 
 const mesh = DEFAULT_MESH_CONFIG;

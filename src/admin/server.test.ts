@@ -15,17 +15,10 @@ import { type ConfigObject, DEFAULT_MESH_CONFIG } from "../config/index.ts";
 import { loadMeshNetworks } from "../config/mesh-networks.ts";
 import { DebugRegistry } from "../krt/index.ts";
 import { buildPushContext } from "../model/index.ts";
+import { storePush, storeRegistry } from "../model/store-push.ts";
 import { ConfigStore, MemorySource } from "../sources/index.ts";
 import { SLUICE_VERSION } from "../util/version.ts";
-import {
-  type Authenticator,
-  DebugEndpoints,
-  type Discovery,
-  startDiscovery,
-  storePush,
-  storeRegistry,
-  TypeUrl,
-} from "../xds/index.ts";
+import { type Authenticator, DebugEndpoints, type Discovery, startDiscovery, TypeUrl } from "../xds/index.ts";
 import { byteCount, type DebugSources } from "./debug.ts";
 import { type AdminServer, type AdminServerOptions, parseListenAddress, startAdminServer } from "./server.ts";
 

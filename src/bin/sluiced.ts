@@ -18,7 +18,8 @@ import { loadMeshNetworks } from "../config/mesh-networks.ts";
 import { GatewayStatusWriter } from "../gatewayapi/index.ts";
 import { DebugRegistry } from "../krt/index.ts";
 import { parseOutputLevels, pinoLevel, scopedLogger, scopeLevel } from "../log/index.ts";
-import { type PushContext, pushSnapshot } from "../model/index.ts";
+import { type MeshPush, pushFeaturesFromEnv } from "../model/index.ts";
+import { storeGatewayConversion, storePush, storeRegistry } from "../model/store-push.ts";
 import { authenticatorEnv, buildAuthenticators } from "../security/authn/index.ts";
 import {
   type CaSecretStore,
@@ -41,11 +42,7 @@ import {
 import {
   type Discovery,
   maxReceiveMessageBytesFromEnv,
-  pushFeaturesFromEnv,
   startDiscovery,
-  storeGatewayConversion,
-  storePush,
-  storeRegistry,
   type TlsFiles,
   type TlsProviders,
 } from "../xds/index.ts";
@@ -188,8 +185,8 @@ function pushContexts(store: ConfigStore, mesh: MeshConfig, domainSuffix: string
     clusterId: argv.clusterID,
   });
   const features = pushFeaturesFromEnv(env);
-  const build = (previous?: PushContext) => storePush(store, registry, mesh, domainSuffix, previous, features);
-  return { build, registry, countServices: (push: PushContext) => pushSnapshot(push).services.all.length };
+  const build = (previous?: MeshPush) => storePush(store, registry, mesh, domainSuffix, previous, features);
+  return { build, registry, countServices: (push: MeshPush) => push.snapshot.services.all.length };
 }
 
 /** The xds:// config sources of the mesh config (Istio's configSources); other schemes are not served. */

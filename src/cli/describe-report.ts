@@ -9,13 +9,7 @@ import type {
   VirtualServiceHttpMatchUri,
 } from "../config/types/index.ts";
 import { labelsContain } from "../krt/index.ts";
-import {
-  type ConsolidatedDestinationRule,
-  hostsMatch,
-  MESH_GATEWAY,
-  type PushSnapshot,
-  pushSnapshot,
-} from "../model/index.ts";
+import { type ConsolidatedDestinationRule, hostsMatch, MESH_GATEWAY, type PushSnapshot } from "../model/index.ts";
 import type { Service } from "../registry/index.ts";
 import type { KubeClient } from "../sources/kube/client.ts";
 import { cliLog } from "./log.ts";
@@ -392,7 +386,7 @@ function describeLoaded(
   if (!loaded.state) return { problems: loaded.problems };
   const warnings = loaded.warnings;
   const objects = loaded.state.store.list().map((s) => s.object);
-  const snapshot = pushSnapshot(loaded.state.push);
+  const snapshot = loaded.state.push.snapshot;
   const allPods = pods(objects);
 
   if (target === "pod") {

@@ -9,15 +9,13 @@ import { readConfigPaths } from "../config/decode.ts";
 import { DEFAULT_MESH_CONFIG } from "../config/index.ts";
 import type { Gateway } from "../config/types/index.ts";
 import { ServiceRegistry } from "../registry/index.ts";
-import { buildPushContext, pushSnapshot } from "./push-context.ts";
+import { buildPushContext } from "./mesh-push.ts";
 
 for (const file of readdirSync(CONFORMANCE_INPUTS).filter((f) => f.endsWith(".yaml"))) {
   test(`${file}: builds a push context, scopes a sidecar and merges gateways`, () => {
     const configs = readInputs([join(CONFORMANCE_INPUTS, file)]);
     const registry = new ServiceRegistry(staticInputs(configs));
-    const snap = pushSnapshot(
-      buildPushContext({ configs, services: registry.services.list(), mesh: DEFAULT_MESH_CONFIG }),
-    );
+    const snap = buildPushContext({ configs, services: registry.services.list(), mesh: DEFAULT_MESH_CONFIG }).snapshot;
 
     const namespaces = new Set(["default", ...configs.map((c) => c.metadata.namespace ?? "default")]);
     for (const namespace of namespaces) {
@@ -49,7 +47,7 @@ test("rule-ingressgateway.yaml: a short gateway name binds in the VirtualService
   const configs = readConfigPaths([join(CONFORMANCE_INPUTS, "rule-ingressgateway.yaml")]).flatMap((d) =>
     d.object ? [d.object] : [],
   );
-  const snap = pushSnapshot(buildPushContext({ configs, services: [], mesh: DEFAULT_MESH_CONFIG }));
+  const snap = buildPushContext({ configs, services: [], mesh: DEFAULT_MESH_CONFIG }).snapshot;
   assert.deepEqual(snap.virtualServicesForGateway("testns", "mesh"), []);
   const [bound] = snap.virtualServicesForGateway("istio-system", "testns/istio-ingressgateway");
   assert.equal(bound?.metadata.name, "gateway-bound-route");

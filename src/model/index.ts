@@ -3,11 +3,15 @@
 // Sidecar scopes).
 //
 //   const push = buildPushContext(pushInputs(store, registry, mesh), previousPush);
-//   const snap = pushSnapshot(req.push);
+//   const snap = req.push.snapshot;                      // a MeshPushRequest's PushSnapshot
 //   const scope = snap.sidecarScope(proxy);              // services, VirtualServices, DRs the proxy sees
 //   scope.destinationRule("outbound", proxy.labels, "reviews.bookinfo.svc.cluster.local");
 //   snap.mergedGateway(proxy);                           // a router's servers per port
 //   snap.mtlsMode(proxy, 9080);                          // STRICT | PERMISSIVE | DISABLE
+//
+// store-push.ts (the registry, Gateway API conversion and push context over the config store) is not
+// re-exported here: it imports the Gateway API conversion, which the agent, importing this file, never
+// needs; sluiced, the CLI and the tests import it directly.
 export { addressesForProxy, usesAutoAllocatedAddresses } from "./auto-allocate.ts";
 export { compareStrings } from "./config-meta.ts";
 export type { DestinationRuleIndex } from "./destination-rule-index.ts";
@@ -26,10 +30,12 @@ export {
   mostSpecificHostMatch,
   resolveShortName,
 } from "./host.ts";
+export { buildPushContext, type MeshPush, type MeshPushRequest } from "./mesh-push.ts";
 export { type MeshNetworkGateway, resolvedGateways } from "./network-gateways.ts";
 export type { EffectiveMtls, MtlsMode, PeerAuthenticationIndex } from "./peer-authentication.ts";
 export * from "./proxy.ts";
 export * from "./push-context.ts";
+export { type PushFeatures, pushFeaturesFromEnv } from "./push-features.ts";
 export { type PushInputs, pushInputs } from "./push-inputs.ts";
 export { PUSH_KINDS, SERVICE_KINDS } from "./push-kinds.ts";
 export { PushSnapshot } from "./push-snapshot.ts";

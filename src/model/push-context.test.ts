@@ -4,7 +4,8 @@ import { cfg, proxy, svc } from "../../test/support/model-fixtures.ts";
 import { DEFAULT_MESH_CONFIG, kindKey } from "../config/index.ts";
 import { ServiceRegistry } from "../registry/index.ts";
 import { ConfigStore } from "../sources/index.ts";
-import { buildPushContext, mergePushRequests, newPushContext, pushRequest, pushSnapshot } from "./push-context.ts";
+import { buildPushContext } from "./mesh-push.ts";
+import { mergePushRequests, newPushContext, pushRequest } from "./push-context.ts";
 import { pushInputs } from "./push-inputs.ts";
 
 const vs = (name: string) => ({ kind: "networking.istio.io/VirtualService", namespace: "default", name });
@@ -60,22 +61,19 @@ test("buildPushContext reuses the indexes whose inputs are the same objects, Sid
   const dr = cfg("DestinationRule", "bookinfo", "reviews", { host: "reviews" });
   const vs = cfg("VirtualService", "bookinfo", "reviews", { hosts: ["reviews"] });
   const first = buildPushContext({ configs: [dr, vs], services, mesh: DEFAULT_MESH_CONFIG });
-  const scope = pushSnapshot(first).sidecarScope(proxy("sidecar", "bookinfo"));
+  const scope = first.snapshot.sidecarScope(proxy("sidecar", "bookinfo"));
 
-  const same = pushSnapshot(
-    buildPushContext({ configs: [dr, vs], services: [...services], mesh: DEFAULT_MESH_CONFIG }, first),
-  );
+  const same = buildPushContext(
+    { configs: [dr, vs], services: [...services], mesh: DEFAULT_MESH_CONFIG },
+    first,
+  ).snapshot;
   assert.equal(same.sidecarScope(proxy("sidecar", "bookinfo")), scope);
 
   const changedVs = cfg("VirtualService", "bookinfo", "reviews", { hosts: ["reviews"], exportTo: ["."] });
-  const next = pushSnapshot(buildPushContext({ configs: [dr, changedVs], services, mesh: DEFAULT_MESH_CONFIG }, first));
-  assert.equal(next.destinationRules, pushSnapshot(first).destinationRules);
-  assert.notEqual(next.virtualServices, pushSnapshot(first).virtualServices);
+  const next = buildPushContext({ configs: [dr, changedVs], services, mesh: DEFAULT_MESH_CONFIG }, first).snapshot;
+  assert.equal(next.destinationRules, first.snapshot.destinationRules);
+  assert.notEqual(next.virtualServices, first.snapshot.virtualServices);
   assert.notEqual(next.sidecarScope(proxy("sidecar", "bookinfo")), scope);
-});
-
-test("pushSnapshot refuses a push context that was not built from mesh inputs", () => {
-  assert.throws(() => pushSnapshot(newPushContext({})), /has no mesh snapshot/);
 });
 
 test("pushInputs reads the store and the registry; a DestinationRule change keeps the VirtualService index", () => {
@@ -99,7 +97,7 @@ test("pushInputs reads the store and the registry; a DestinationRule change keep
   });
   store.upsert("test", cfg("VirtualService", "bookinfo", "reviews", { hosts: ["reviews"] }));
   const first = buildPushContext(pushInputs(store, registry, DEFAULT_MESH_CONFIG));
-  const scope = pushSnapshot(first).sidecarScope(proxy("sidecar", "bookinfo"));
+  const scope = first.snapshot.sidecarScope(proxy("sidecar", "bookinfo"));
   assert.deepEqual(
     scope.services.map((s) => s.hostname),
     ["reviews.bookinfo.svc.cluster.local"],
@@ -110,9 +108,9 @@ test("pushInputs reads the store and the registry; a DestinationRule change keep
   );
 
   store.upsert("test", cfg("DestinationRule", "bookinfo", "reviews", { host: "reviews" }));
-  const second = pushSnapshot(buildPushContext(pushInputs(store, registry, DEFAULT_MESH_CONFIG), first));
-  assert.equal(second.virtualServices, pushSnapshot(first).virtualServices);
-  assert.equal(second.services, pushSnapshot(first).services);
+  const second = buildPushContext(pushInputs(store, registry, DEFAULT_MESH_CONFIG), first).snapshot;
+  assert.equal(second.virtualServices, first.snapshot.virtualServices);
+  assert.equal(second.services, first.snapshot.services);
   assert.equal(
     second
       .sidecarScope(proxy("sidecar", "bookinfo"))

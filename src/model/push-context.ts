@@ -1,9 +1,8 @@
 // The immutable snapshot a push works on, and the request that starts a push (Istio's
-// PushContext and PushRequest, pilot/pkg/model/push_context.go). The mesh's snapshot is a
-// PushSnapshot (push-snapshot.ts): buildPushContext makes one, pushSnapshot reads it back.
+// PushContext and PushRequest, pilot/pkg/model/push_context.go), generic over the snapshot: the ADS
+// server and the push pipeline carry a push without knowing how its state is kept. The mesh's push,
+// over a PushSnapshot, is MeshPush (mesh-push.ts), which buildPushContext makes.
 import { type ObjectKey, type ObjectKeySet, objectKeySet } from "../config/index.ts";
-import type { PushInputs } from "./push-inputs.ts";
-import { PushSnapshot } from "./push-snapshot.ts";
 import { PushStatus } from "./push-status.ts";
 
 /** Why a push happened (Istio's TriggerReason values, used as the pilot_push_triggers label). */
@@ -40,35 +39,7 @@ export function newPushContext<Snapshot>(snapshot: Snapshot, now = new Date()): 
   return Object.freeze({ version, createdAt: now, snapshot, status: new PushStatus() });
 }
 
-/**
- * The push context over `inputs`. Indexes whose inputs are the same objects as in `previous` are
- * reused (with their Sidecar scopes), so a push after an endpoint-only change rebuilds nothing.
- */
-export function buildPushContext(
-  inputs: PushInputs,
-  previous?: PushContext,
-  now = new Date(),
-): PushContext<PushSnapshot> {
-  const before = previous?.snapshot instanceof PushSnapshot ? previous.snapshot : undefined;
-  const push = newPushContext(new PushSnapshot(inputs, before), now);
-  for (const { host, subset } of push.snapshot.destinationRules.duplicateSubsets) {
-    push.status.add(
-      "pilot_destrule_subsets",
-      host,
-      "",
-      `Duplicate subset ${subset} found while merging destination rules for ${host}`,
-    );
-  }
-  return push;
-}
-
-/** The mesh snapshot of a push context built by buildPushContext; throws for any other context. */
-export function pushSnapshot(push: PushContext): PushSnapshot {
-  if (!(push.snapshot instanceof PushSnapshot)) throw new Error(`push ${push.version} has no mesh snapshot`);
-  return push.snapshot;
-}
-
-export interface PushRequest {
+export interface PushRequest<Snapshot = unknown> {
   /** A full push recomputes every watched type; an incremental one only what `configsUpdated` touches (EDS). */
   readonly full: boolean;
   /** The configs that changed. Empty on a full push means "everything may have changed". */
@@ -77,21 +48,21 @@ export interface PushRequest {
   readonly reasons: ReadonlyMap<TriggerReason, number>;
   /** When the first change behind this request happened (for pilot_proxy_convergence_time). */
   readonly start: Date;
-  readonly push: PushContext;
+  readonly push: PushContext<Snapshot>;
   /** Push even when the generators would find nothing changed (debug, cert rotation). */
   readonly forced?: boolean;
 }
 
-export interface PushRequestInit {
+export interface PushRequestInit<Snapshot = unknown> {
   full: boolean;
-  push: PushContext;
+  push: PushContext<Snapshot>;
   configsUpdated?: Iterable<ObjectKey>;
   reasons?: Iterable<TriggerReason>;
   start?: Date;
   forced?: boolean;
 }
 
-export function pushRequest(init: PushRequestInit): PushRequest {
+export function pushRequest<Snapshot>(init: PushRequestInit<Snapshot>): PushRequest<Snapshot> {
   const reasons = new Map<TriggerReason, number>();
   for (const r of init.reasons ?? []) reasons.set(r, (reasons.get(r) ?? 0) + 1);
   return Object.freeze({
@@ -109,8 +80,11 @@ export function pushRequest(init: PushRequestInit): PushRequest {
  * the newer push context wins, the older start time stays, and a full request with no keys
  * (everything) absorbs the keys of the other.
  */
-export function mergePushRequests(older: PushRequest, newer: PushRequest): PushRequest {
-  const everything = (r: PushRequest) => r.full && r.configsUpdated.size === 0;
+export function mergePushRequests<Snapshot>(
+  older: PushRequest<Snapshot>,
+  newer: PushRequest<Snapshot>,
+): PushRequest<Snapshot> {
+  const everything = (r: PushRequest<Snapshot>) => r.full && r.configsUpdated.size === 0;
   const configsUpdated: ObjectKeySet =
     everything(older) || everything(newer) ? new Map() : new Map([...older.configsUpdated, ...newer.configsUpdated]);
   const reasons = new Map(older.reasons);

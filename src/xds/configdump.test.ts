@@ -6,8 +6,9 @@ import { create } from "@bufbuild/protobuf";
 import { testService } from "../../test/support/registry-inputs.ts";
 import { core } from "../api/index.ts";
 import { DEFAULT_MESH_CONFIG } from "../config/index.ts";
+import { buildPushContext } from "../model/mesh-push.ts";
 import { parseProxy } from "../model/proxy.ts";
-import { buildPushContext } from "../model/push-context.ts";
+import type { PushSnapshot } from "../model/push-snapshot.ts";
 import type { Service } from "../registry/index.ts";
 import { configDumpEndpoint } from "./configdump.ts";
 import type { ConnectionStatus } from "./server/index.ts";
@@ -37,7 +38,7 @@ const newer = buildPushContext(
   sent,
 );
 
-function connection(pushContext: typeof sent): ConnectionStatus {
+function connection(pushContext: typeof sent): ConnectionStatus<PushSnapshot> {
   return {
     connectionId: "app-1.shop-1",
     proxy,
@@ -52,7 +53,7 @@ function connection(pushContext: typeof sent): ConnectionStatus {
 }
 
 /** The cluster names in a config_dump of CDS, and the version they were dumped at. */
-function dumpedClusters(conn: ConnectionStatus): { names: string[]; version: string } {
+function dumpedClusters(conn: ConnectionStatus<PushSnapshot>): { names: string[]; version: string } {
   const handler = configDumpEndpoint(
     { syncStatus: () => [conn] },
     { endpoints: { endpointsFor: () => [] }, secrets: { secret: () => undefined } },

@@ -7,7 +7,7 @@
 import { clone, create, type DescMessage, type Message, toJson } from "@bufbuild/protobuf";
 import { type Any, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { admin, type cluster, core, hcm, type listener, packAny, registry, tls, unpackAny } from "../api/index.ts";
-import type { ProxyNode, PushContext } from "../model/index.ts";
+import type { MeshPush, ProxyNode, PushSnapshot } from "../model/index.ts";
 import type { EndpointLookup } from "../registry/index.ts";
 import { buildClusters } from "./generators/cds.ts";
 import { type DebugHandler, DebugText, debugConnection } from "./generators/debug-endpoints.ts";
@@ -89,7 +89,7 @@ function once<T>(build: () => T): () => T {
 /** The proxy's resources of one type, as the generators would send them. */
 function resourcesOf(
   type: DumpType,
-  push: PushContext,
+  push: MeshPush,
   proxy: ProxyNode,
   sources: DumpSources,
   options: ConfigDumpOptions,
@@ -139,7 +139,7 @@ function discoveredExtensionNames(listeners: readonly listener.Listener[]): stri
 }
 
 /** Envoy's admin sections holding resources of `type`; NDS, which Envoy does not hold, stays bare. */
-function section(type: DumpType, resources: readonly Named[], push: PushContext): Message[] {
+function section(type: DumpType, resources: readonly Named[], push: MeshPush): Message[] {
   const versionInfo = push.version;
   const lastUpdated = timestampFromDate(push.createdAt);
   const anys = resources.map((r) => any(r.message));
@@ -204,7 +204,7 @@ const SECTION_ORDER: readonly DumpType[] = ["CDS", "LDS", "RDS", "SDS", "EDS", "
  * with `raw` the bare resources of each type, as Istio's config_dump answers `types=`.
  */
 export function buildConfigDump(
-  push: PushContext,
+  push: MeshPush,
   proxy: ProxyNode,
   sources: DumpSources,
   options: ConfigDumpOptions & { raw?: boolean } = {},
@@ -228,7 +228,7 @@ export function configDumpJson(dump: admin.ConfigDump) {
 
 /** What the config_dump endpoint reads of the xDS server: its connections, each with its last push. */
 export interface ConnectedProxies {
-  syncStatus(): ConnectionStatus[];
+  syncStatus(): ConnectionStatus<PushSnapshot>[];
 }
 
 const DUMP_TYPE_URLS: Readonly<Record<DumpType, string>> = {

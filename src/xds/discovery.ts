@@ -1,24 +1,13 @@
 // The discovery service as sluiced runs it (Istio's DiscoveryServer wiring): the generator registry
 // (api, istio.io/debug, event, plus plugins), the ADS server on its ports, and the push pipeline
-// from the config store. Start it once the first config load is done.
+// from the config store. Start it once the first config load is done. The push contexts it serves are
+// built outside it (the model's storePush, given as `build`).
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
-import { type ConfigObject, kindKey, type MeshConfig } from "../config/index.ts";
-import {
-  type ConversionResult,
-  GATEWAY_API_SOURCE,
-  GATEWAY_GROUP,
-  liveConversion,
-  ROUTE_KINDS,
-  registryServiceView,
-} from "../gatewayapi/index.ts";
-import type { Collection, Singleton } from "../krt/index.ts";
-import { buildPushContext, type PushContext, type PushInputs } from "../model/index.ts";
+import type { MeshPush, PushSnapshot } from "../model/index.ts";
 import { envoyFilterStatus, registerEnvoyFilterMetrics } from "../networking/envoyfilter/index.ts";
-import { type EndpointLookup, type RegistryInputs, type RegistryOptions, ServiceRegistry } from "../registry/index.ts";
+import type { EndpointLookup } from "../registry/index.ts";
 import { CaMetrics, type CertificateAuthority, certificateService } from "../security/ca/index.ts";
-import type { ConfigStore } from "../sources/index.ts";
-import { parseGoBool } from "../util/go-bool.ts";
 import { configDumpEndpoint, typedConfigDump } from "./configdump.ts";
 import { GeneratorRegistry, loadGeneratorPlugins } from "./generator.ts";
 import { workloadAuthorizationGenerator, workloadGenerator } from "./generators/ambient.ts";
@@ -49,15 +38,14 @@ import { TypeUrl } from "./types.ts";
 export interface DiscoveryOptions {
   store: ChangeSource & ConfigLister & ConfigGetter;
   /** The push context of the first config load. */
-  initialPush: PushContext;
+  initialPush: MeshPush;
   /**
    * The service registry's endpoints. With it the Envoy generators (CDS, EDS, LDS, RDS, SDS from the
-   * store's Secrets) and NDS are registered;
-   * their push contexts must then be built by the model's buildPushContext.
+   * store's Secrets) and NDS are registered.
    */
   endpoints?: EndpointLookup;
-  build: PushContextBuilder;
-  countServices?: (push: PushContext) => number;
+  build: PushContextBuilder<PushSnapshot>;
+  countServices?: (push: MeshPush) => number;
   rootNamespace: string;
   domainSuffix: string;
   debounce: DebounceOptions;
@@ -78,7 +66,7 @@ export interface DiscoveryOptions {
 }
 
 export interface Discovery {
-  server: XdsServer;
+  server: XdsServer<PushSnapshot>;
   ports: BoundPorts;
   /** The endpoints served over `istio.io/debug`; the admin server registers its handlers here. */
   debugEndpoints: DebugEndpoints;
@@ -88,7 +76,7 @@ export interface Discovery {
 
 export async function startDiscovery(options: DiscoveryOptions): Promise<Discovery> {
   const { log } = options;
-  const generators = new GeneratorRegistry();
+  const generators = new GeneratorRegistry<PushSnapshot>();
   const debugEndpoints = new DebugEndpoints();
   generators.register(
     "api",
@@ -183,135 +171,4 @@ export async function startDiscovery(options: DiscoveryOptions): Promise<Discove
       await server.close(graceMs);
     },
   };
-}
-
-/** The kind (key) of the store collection behind each registry input. */
-export const REGISTRY_KINDS: Readonly<Record<keyof RegistryInputs, string>> = {
-  services: kindKey("", "Service"),
-  endpointSlices: kindKey("discovery.k8s.io", "EndpointSlice"),
-  endpoints: kindKey("", "Endpoints"),
-  pods: kindKey("", "Pod"),
-  nodes: kindKey("", "Node"),
-  serviceEntries: kindKey("networking.istio.io", "ServiceEntry"),
-  workloadEntries: kindKey("networking.istio.io", "WorkloadEntry"),
-  workloadGroups: kindKey("networking.istio.io", "WorkloadGroup"),
-  namespaces: kindKey("", "Namespace"),
-};
-
-/**
- * The service registry over the store's collections (Services, EndpointSlices, Pods, ServiceEntries, ...),
- * in cluster `clusterId` (default Kubernetes) with `meshNetworks` (istiod's --networksConfig), which
- * pushes from it read too.
- */
-export function storeRegistry(
-  store: ConfigStore,
-  mesh: MeshConfig,
-  domainSuffix: string,
-  topology: Pick<RegistryOptions, "clusterId" | "meshNetworks"> = {},
-): ServiceRegistry {
-  const inputs = Object.fromEntries(
-    Object.entries(REGISTRY_KINDS).map(([input, kind]) => [input, store.collection(kind)]),
-  ) as Record<keyof RegistryInputs, Collection<ConfigObject>>;
-  return new ServiceRegistry(inputs, { domainSuffix, mesh, ...topology });
-}
-
-const conversions = new WeakMap<ServiceRegistry, Singleton<ConversionResult>>();
-
-/**
- * The store's Gateway API objects converted to Istio config, with their statuses, kept live over the
- * store's collections and the registry's services. One per registry: pushes and the status writer share it.
- * The converted config is written back into the store as source GATEWAY_API_SOURCE, so that it reaches
- * pushes as Istio config changes naming the Gateways and VirtualServices that changed, as Istio's
- * gateway controller pushes its outputs (the Gateway API objects themselves push nothing).
- */
-export function storeGatewayConversion(
-  store: ConfigStore,
-  registry: ServiceRegistry,
-  domainSuffix: string,
-): Singleton<ConversionResult> {
-  let conversion = conversions.get(registry);
-  if (!conversion) {
-    const gatewayApi = (kind: string) => store.collection(kindKey(GATEWAY_GROUP, kind));
-    conversion = liveConversion(
-      {
-        gatewayApi: {
-          gatewayClasses: gatewayApi("GatewayClass"),
-          gateways: gatewayApi("Gateway"),
-          listenerSets: gatewayApi("ListenerSet"),
-          referenceGrants: gatewayApi("ReferenceGrant"),
-          backendTLSPolicies: gatewayApi("BackendTLSPolicy"),
-          routes: ROUTE_KINDS.map(gatewayApi),
-        },
-        cluster: {
-          services: store.collection(kindKey("", "Service")),
-          secrets: store.collection(kindKey("", "Secret")),
-          configMaps: store.collection(kindKey("", "ConfigMap")),
-          namespaces: store.collection(kindKey("", "Namespace")),
-          serviceEntries: store.collection(kindKey("networking.istio.io", "ServiceEntry")),
-        },
-        servicesByHostname: registryServiceView(registry),
-      },
-      { domainSuffix },
-    );
-    conversion.register((event) =>
-      store.replace(GATEWAY_API_SOURCE, "converted", event.type === "delete" ? [] : event.new.config),
-    );
-    conversions.set(registry, conversion);
-  }
-  return conversion;
-}
-
-/** The feature flags that shape generated config: Istio's (PILOT_* environment settings) and Sluice's own. */
-export type PushFeatures = Pick<
-  PushInputs,
-  | "persistentSessions"
-  | "scopeGatewayToNamespace"
-  | "mongoFilter"
-  | "redisFilter"
-  | "mysqlFilter"
-  | "quicListeners"
-  | "vhds"
-  | "xdsCache"
->;
-
-/** The feature flags as istiod reads them from its environment. */
-export function pushFeaturesFromEnv(env: Record<string, string | undefined>): PushFeatures {
-  // Go's strconv.ParseBool; anything else leaves the default, as Istio's env.Register does.
-  const flag = (name: string, fallback: boolean) => parseGoBool(env[name] ?? "") ?? fallback;
-  return {
-    persistentSessions: flag("PILOT_ENABLE_PERSISTENT_SESSION_FILTER", false),
-    scopeGatewayToNamespace: flag("PILOT_SCOPE_GATEWAY_TO_NAMESPACE", false),
-    mongoFilter: flag("PILOT_ENABLE_MONGO_FILTER", true),
-    redisFilter: flag("PILOT_ENABLE_REDIS_FILTER", false),
-    mysqlFilter: flag("PILOT_ENABLE_MYSQL_FILTER", false),
-    quicListeners: flag("PILOT_ENABLE_QUIC_LISTENERS", false),
-    vhds: flag("SLUICE_ENABLE_VHDS", false),
-    xdsCache: flag("PILOT_ENABLE_XDS_CACHE", true),
-  };
-}
-
-/** The push context over what the store holds now, Istio config converted from Gateway API included. */
-export function storePush(
-  store: ConfigStore,
-  registry: ServiceRegistry,
-  mesh: MeshConfig,
-  domainSuffix: string,
-  previous?: PushContext,
-  features: PushFeatures = {},
-): PushContext {
-  // From the first push on, the store holds the converted config too.
-  storeGatewayConversion(store, registry, domainSuffix);
-  return buildPushContext(
-    {
-      configs: store.list().map((s) => s.object),
-      services: registry.services.list(),
-      endpoints: registry.endpoints.list(),
-      mesh,
-      domainSuffix,
-      meshNetworks: registry.meshNetworks,
-      clusterId: registry.clusterId,
-      ...features,
-    },
-    previous,
-  );
 }

@@ -83,32 +83,41 @@ export interface DeltaGenerateResult extends GenerateResult {
   removed: string[];
 }
 
-export interface Generator {
+/**
+ * Builds the resources of a type for a proxy from a push over `Snapshot`: the mesh's generators read a
+ * PushSnapshot (`Generator<PushSnapshot>`), and a generator that never reads the snapshot is a plain
+ * `Generator`, which a registry over any snapshot takes.
+ */
+export interface Generator<Snapshot = unknown> {
   /**
    * All the resources `watched` asks for. Return undefined when this push does not concern the
    * type (nothing is sent); return an empty list to tell the proxy it has none.
    */
-  generate(proxy: ProxyNode, watched: WatchedResource, req: PushRequest): GenerateResult | undefined;
+  generate(proxy: ProxyNode, watched: WatchedResource, req: PushRequest<Snapshot>): GenerateResult | undefined;
   /**
    * Only what changed, for delta streams. Without it the server diffs the output of `generate`
    * against what the proxy holds.
    */
-  generateDeltas?(proxy: ProxyNode, watched: WatchedResource, req: PushRequest): DeltaGenerateResult | undefined;
+  generateDeltas?(
+    proxy: ProxyNode,
+    watched: WatchedResource,
+    req: PushRequest<Snapshot>,
+  ): DeltaGenerateResult | undefined;
 }
 
 /**
  * Generators by key: a type URL, `<proxyType>/<typeURL>`, `<GENERATOR>/<typeURL>`, a bare
  * GENERATOR metadata value (`grpc`), `event` (istio.io/debug/*) or `api` (the fallback).
  */
-export class GeneratorRegistry {
-  readonly #generators = new Map<string, Generator>();
+export class GeneratorRegistry<Snapshot = unknown> {
+  readonly #generators = new Map<string, Generator<Snapshot>>();
 
   /** Adds or replaces the generator for `key`. */
-  register(key: string, generator: Generator): void {
+  register(key: string, generator: Generator<Snapshot>): void {
     this.#generators.set(key, generator);
   }
 
-  get(key: string): Generator | undefined {
+  get(key: string): Generator<Snapshot> | undefined {
     return this.#generators.get(key);
   }
 
@@ -120,7 +129,7 @@ export class GeneratorRegistry {
    * Istio's lookup order: `GENERATOR/typeURL`, `proxyType/typeURL`, `typeURL`, the proxy's
    * GENERATOR, then `event` for debug types and `api` for the rest.
    */
-  find(proxy: ProxyNode, typeUrl: string): Generator | undefined {
+  find(proxy: ProxyNode, typeUrl: string): Generator<Snapshot> | undefined {
     return (
       (proxy.generator !== undefined ? this.#generators.get(`${proxy.generator}/${typeUrl}`) : undefined) ??
       this.#generators.get(`${proxy.type}/${typeUrl}`) ??
@@ -132,13 +141,16 @@ export class GeneratorRegistry {
 }
 
 /** What a plugin module exports: `register(registry)`, as a named export or as the default export. */
-type PluginRegister = (registry: GeneratorRegistry) => void | Promise<void>;
+type PluginRegister<Snapshot> = (registry: GeneratorRegistry<Snapshot>) => void | Promise<void>;
 
 /**
  * Imports each plugin module (ESM) and lets it register its generators. A module exports
  * `register(registry)`, or a default export that is that function or an object holding it.
  */
-export async function loadGeneratorPlugins(paths: readonly string[], registry: GeneratorRegistry): Promise<void> {
+export async function loadGeneratorPlugins<Snapshot>(
+  paths: readonly string[],
+  registry: GeneratorRegistry<Snapshot>,
+): Promise<void> {
   for (const path of paths) {
     const url = pathToFileURL(resolve(path)).href;
     let mod: Record<string, unknown>;
@@ -147,7 +159,7 @@ export async function loadGeneratorPlugins(paths: readonly string[], registry: G
     } catch (err) {
       throw new Error(`generator plugin ${path}: cannot load: ${err instanceof Error ? err.message : String(err)}`);
     }
-    const register = pluginRegister(mod);
+    const register = pluginRegister<Snapshot>(mod);
     if (!register) {
       throw new Error(`generator plugin ${path}: exports no register(registry) function (named or default)`);
     }
@@ -155,7 +167,7 @@ export async function loadGeneratorPlugins(paths: readonly string[], registry: G
   }
 }
 
-function pluginRegister(mod: Record<string, unknown>): PluginRegister | undefined {
+function pluginRegister<Snapshot>(mod: Record<string, unknown>): PluginRegister<Snapshot> | undefined {
   const candidates = [mod.register, mod.default, (mod.default as { register?: unknown } | undefined)?.register];
-  return candidates.find((c): c is PluginRegister => typeof c === "function");
+  return candidates.find((c): c is PluginRegister<Snapshot> => typeof c === "function");
 }

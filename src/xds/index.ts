@@ -8,17 +8,7 @@ export {
   type DumpSources,
   type DumpType,
 } from "./configdump.ts";
-export {
-  type Discovery,
-  type DiscoveryOptions,
-  type PushFeatures,
-  pushFeaturesFromEnv,
-  REGISTRY_KINDS,
-  startDiscovery,
-  storeGatewayConversion,
-  storePush,
-  storeRegistry,
-} from "./discovery.ts";
+export { type Discovery, type DiscoveryOptions, startDiscovery } from "./discovery.ts";
 export { type EncodedResource, encodeResource } from "./encode.ts";
 export { XdsError } from "./errors.ts";
 export {

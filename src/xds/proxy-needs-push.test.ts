@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { cfg, proxy, svc } from "../../test/support/model-fixtures.ts";
 import { type ConfigObject, DEFAULT_MESH_CONFIG, type ObjectKey } from "../config/index.ts";
-import { buildPushContext, type PushContext, pushRequest } from "../model/index.ts";
+import { buildPushContext, type MeshPush, pushRequest } from "../model/index.ts";
 import { proxyNeedsPush } from "./proxy-needs-push.ts";
 
 const NET = "networking.istio.io";
@@ -13,7 +13,7 @@ const routes = cfg("VirtualService", "a", "routes", {
   hosts: ["app"],
   http: [{ route: [{ destination: { host: "app" } }] }],
 });
-const push = (configs: ConfigObject[]): PushContext =>
+const push = (configs: ConfigObject[]): MeshPush =>
   buildPushContext({ configs, services, mesh: DEFAULT_MESH_CONFIG, domainSuffix: "cluster.local" });
 const hostKey = (namespace: string, service: string): ObjectKey => ({
   kind: `${NET}/ServiceEntry`,

@@ -3,14 +3,7 @@
 // computed from skips it. Services are named by hostname, so an incremental EDS push reaches only
 // proxies that see the service. Forced pushes reach everyone.
 import { keyString, kindKey } from "../config/index.ts";
-import {
-  type ProxyNode,
-  PUSH_KINDS,
-  type PushContext,
-  type PushRequest,
-  PushSnapshot,
-  SERVICE_KINDS,
-} from "../model/index.ts";
+import { type MeshPush, type MeshPushRequest, type ProxyNode, PUSH_KINDS, SERVICE_KINDS } from "../model/index.ts";
 import type { Service } from "../registry/index.ts";
 
 /** Kinds a proxy type never reads (Istio's UnAffectedConfigKinds). */
@@ -22,18 +15,15 @@ const SERVICE_KIND_SET: ReadonlySet<string> = new Set(Object.values(SERVICE_KIND
 
 export function proxyNeedsPush(
   proxy: Pick<ProxyNode, "type" | "configNamespace" | "labels">,
-  req: PushRequest,
-  previous: PushContext,
+  req: MeshPushRequest,
+  previous: MeshPush,
 ): boolean {
   // No keys: everything may have changed.
   if (req.forced || req.configsUpdated.size === 0) return true;
   // Istio scopes only sidecars and gateways; waypoints and ztunnels get every push.
   if (proxy.type !== "sidecar" && proxy.type !== "router") return true;
-  // Only push contexts of buildPushContext know scopes.
-  if (!(req.push.snapshot instanceof PushSnapshot)) return true;
   // A new config shows in the new scope only, a removed one in the old scope only.
-  const snapshots = [req.push.snapshot];
-  if (previous.snapshot instanceof PushSnapshot) snapshots.push(previous.snapshot);
+  const snapshots = [req.push.snapshot, previous.snapshot];
   const scopes = snapshots.map((snap) => snap.sidecarScope(proxy));
   const unaffected = UNAFFECTED[proxy.type];
   for (const key of req.configsUpdated.values()) {

@@ -6,19 +6,19 @@ import { type admin, core } from "../api/index.ts";
 import { type ConfigObject, lookupKind, type MeshConfig, validateObject } from "../config/index.ts";
 import type { MeshNetworks } from "../config/mesh-networks.ts";
 import { objectRef } from "../config/validate.ts";
-import { type NodeType, type ProxyNode, type PushContext, parseProxy } from "../model/index.ts";
+import { type MeshPush, type NodeType, type ProxyNode, parseProxy, pushFeaturesFromEnv } from "../model/index.ts";
+import { storePush, storeRegistry } from "../model/store-push.ts";
 import type { ServiceRegistry } from "../registry/index.ts";
 import { MemorySource } from "../sources/memory.ts";
 import { ConfigStore } from "../sources/store.ts";
 import { describeIssue } from "../sources/store-admit.ts";
 import { buildConfigDump, type DumpType } from "./configdump.ts";
-import { pushFeaturesFromEnv, storePush, storeRegistry } from "./discovery.ts";
 import { storeSecrets } from "./generators/sds.ts";
 
 export interface TranslateState {
   store: ConfigStore;
   registry: ServiceRegistry;
-  push: PushContext;
+  push: MeshPush;
 }
 
 const UNKNOWN_FIELD = 'unknown field "';

@@ -6,12 +6,13 @@ import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { loadState, translateProxy } from "../../src/cli/translate-state.ts";
 import { type ConfigObject, DEFAULT_MESH_CONFIG, type MeshConfig } from "../../src/config/index.ts";
-import type { PushContext } from "../../src/model/index.ts";
+import type { MeshPush } from "../../src/model/index.ts";
+import { storePush } from "../../src/model/store-push.ts";
 import { MemorySource } from "../../src/sources/index.ts";
 import { buildClusters } from "../../src/xds/generators/cds.ts";
 import { buildLoadAssignment } from "../../src/xds/generators/eds.ts";
 import { buildRouteConfiguration } from "../../src/xds/generators/rds.ts";
-import { storePush, xdsCaches } from "../../src/xds/index.ts";
+import { xdsCaches } from "../../src/xds/index.ts";
 
 const MESH_DIR = fileURLToPath(new URL("../../examples/mesh", import.meta.url));
 const REVIEWS_V1 = "outbound|9080|v1|reviews.bookinfo.svc.cluster.local";
@@ -25,12 +26,12 @@ function bookinfo() {
   const source = new MemorySource(store, "file");
   const proxy = (id: string, ip: string, labels: Record<string, string>) =>
     translateProxy({ type: "sidecar", ip, namespace: "bookinfo", labels, id }, mesh, "cluster.local");
-  const cluster = (at: PushContext, p: ReturnType<typeof proxy>, name: string) =>
+  const cluster = (at: MeshPush, p: ReturnType<typeof proxy>, name: string) =>
     buildClusters(at, p, registry).find((c) => c.name === name);
-  const assignment = (at: PushContext, p: ReturnType<typeof proxy>, name: string) =>
+  const assignment = (at: MeshPush, p: ReturnType<typeof proxy>, name: string) =>
     buildLoadAssignment(at, p, registry, name);
   /** Applies `objects` and builds the next push over the store, as the push pipeline does. */
-  const next = (previous: PushContext, objects: ConfigObject[] = [], meshConfig: MeshConfig = mesh) => {
+  const next = (previous: MeshPush, objects: ConfigObject[] = [], meshConfig: MeshConfig = mesh) => {
     for (const object of objects) assert.deepEqual(source.apply(object).errors, []);
     return storePush(store, registry, meshConfig, "cluster.local", previous);
   };
@@ -81,7 +82,7 @@ test("clusters, load assignments and routes are shared by proxies that see them 
 test("a push reuses every object its change did not reach, and rebuilds the ones it did", () => {
   const { push, proxy, cluster, assignment, next } = bookinfo();
   const a = proxy("productpage-1.bookinfo", "10.0.0.1", { app: "productpage" });
-  const built = (at: PushContext) => ({
+  const built = (at: MeshPush) => ({
     reviewsCluster: cluster(at, a, REVIEWS_V1),
     productpageCluster: cluster(at, a, PRODUCTPAGE),
     reviewsAssignment: assignment(at, a, REVIEWS_V1),
@@ -206,9 +207,9 @@ test("PILOT_ENABLE_XDS_CACHE=false: each push builds its own resources, the same
     mesh,
     "cluster.local",
   );
-  const clusterIn = (push: PushContext) => buildClusters(push, proxy, registry).find((c) => c.name === PRODUCTPAGE);
+  const clusterIn = (push: MeshPush) => buildClusters(push, proxy, registry).find((c) => c.name === PRODUCTPAGE);
   xdsCaches.clear();
-  const uncached = (previous?: PushContext) =>
+  const uncached = (previous?: MeshPush) =>
     storePush(store, registry, mesh, "cluster.local", previous, { xdsCache: false });
   const first = uncached();
   const second = uncached(first);

@@ -10,10 +10,11 @@ import { create, type JsonObject, toJson } from "@bufbuild/protobuf";
 import { core, listener, registry as typeRegistry } from "../../src/api/index.ts";
 import { loadState } from "../../src/cli/translate-state.ts";
 import { type ConfigObject, DEFAULT_MESH_CONFIG, type MeshConfig } from "../../src/config/index.ts";
-import { type ProxyNode, type PushContext, parseProxy } from "../../src/model/index.ts";
+import { type MeshPush, type ProxyNode, parseProxy } from "../../src/model/index.ts";
+import { storePush } from "../../src/model/store-push.ts";
 import { MemorySource } from "../../src/sources/index.ts";
 import { buildListeners } from "../../src/xds/generators/lds.ts";
-import { storePush, xdsCaches } from "../../src/xds/index.ts";
+import { xdsCaches } from "../../src/xds/index.ts";
 
 const MESH: MeshConfig = {
   ...DEFAULT_MESH_CONFIG,
@@ -280,7 +281,7 @@ const INBOUND_RELEVANT: Record<string, ProxyNode> = {
 };
 
 /** Each proxy's listeners built with the caches as the proxies before it left them, then alone. */
-function servedThenAlone(push: PushContext, registry: Parameters<typeof buildListeners>[2], proxies: ProxyNode[]) {
+function servedThenAlone(push: MeshPush, registry: Parameters<typeof buildListeners>[2], proxies: ProxyNode[]) {
   xdsCaches.clear();
   const served = proxies.map((p) => buildListeners(push, p, registry));
   const servedJson = served.map(asJson);
@@ -403,7 +404,7 @@ test("EnvoyFilter patches apply per proxy on copies: the shared listeners stay u
 test("a push reuses the outbound listeners when their inputs keep their identity, and rebuilds on a change", () => {
   const state = load();
   const source = new MemorySource(state.store, "file");
-  const next = (previous: PushContext, objects: ConfigObject[] = []) => {
+  const next = (previous: MeshPush, objects: ConfigObject[] = []) => {
     for (const object of objects) assert.deepEqual(source.apply(object).errors, []);
     return storePush(state.store, state.registry, MESH, "cluster.local", previous);
   };

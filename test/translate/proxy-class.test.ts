@@ -6,12 +6,13 @@ import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { loadState, type ProxySpec, translateProxy } from "../../src/cli/translate-state.ts";
 import { type ConfigObject, DEFAULT_MESH_CONFIG } from "../../src/config/index.ts";
-import { type ProxyNode, type PushContext, pushRequest } from "../../src/model/index.ts";
+import { type MeshPush, type ProxyNode, pushRequest } from "../../src/model/index.ts";
+import { storePush } from "../../src/model/store-push.ts";
 import { MemorySource } from "../../src/sources/index.ts";
 import type { GenerateResult, WatchedResource } from "../../src/xds/generator.ts";
 import { cdsGenerator } from "../../src/xds/generators/cds.ts";
 import { edsGenerator } from "../../src/xds/generators/eds.ts";
-import { storePush, TypeUrl, xdsCaches } from "../../src/xds/index.ts";
+import { TypeUrl, xdsCaches } from "../../src/xds/index.ts";
 
 const MESH_DIR = fileURLToPath(new URL("../../examples/mesh", import.meta.url));
 const mesh = DEFAULT_MESH_CONFIG;
@@ -40,7 +41,7 @@ function bookinfoWith(objects: ConfigObject[]) {
   const { store, registry } = loaded.state;
   const source = new MemorySource(store, "file");
   for (const o of objects) assert.deepEqual(source.apply(o).errors, []);
-  const next = (previous: PushContext) => storePush(store, registry, mesh, "cluster.local", previous);
+  const next = (previous: MeshPush) => storePush(store, registry, mesh, "cluster.local", previous);
   const push = next(loaded.state.push);
   const cds = cdsGenerator(registry);
   const eds = edsGenerator(registry);
@@ -51,9 +52,9 @@ function bookinfoWith(objects: ConfigObject[]) {
   });
   const defined = (r: GenerateResult | undefined) => r ?? assert.fail("no response");
   /** The proxy's EDS response to a request for `names`. */
-  const assignments = (at: PushContext, proxy: ProxyNode, names = EDS_NAMES) =>
+  const assignments = (at: MeshPush, proxy: ProxyNode, names = EDS_NAMES) =>
     defined(eds.generate(proxy, watched(TypeUrl.Endpoint, names), pushRequest({ full: true, push: at }))).resources;
-  const generate = (at: PushContext, proxy: ProxyNode) => ({
+  const generate = (at: MeshPush, proxy: ProxyNode) => ({
     cds: defined(cds.generate(proxy, watched(TypeUrl.Cluster, []), pushRequest({ full: true, push: at }))).resources,
     eds: assignments(at, proxy),
   });

@@ -5,9 +5,10 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { BENCH_MESH, benchProxy, DOMAIN_SUFFIX, template, templateState } from "../../bench/templates.ts";
 import type { ConfigObject } from "../../src/config/index.ts";
-import type { PushContext } from "../../src/model/index.ts";
+import type { MeshPush } from "../../src/model/index.ts";
+import { storePush } from "../../src/model/store-push.ts";
 import { buildRouteConfiguration } from "../../src/xds/generators/rds.ts";
-import { storePush, xdsCaches } from "../../src/xds/index.ts";
+import { xdsCaches } from "../../src/xds/index.ts";
 
 // Istio's `empty` benchmark template: services random-<i>.host.example at 127.0.0.<i>, port 9090 undeclared
 // (sniffed), and a ServiceEntry whose address is random-0's, so port 9090 has a duplicate domain.
@@ -29,12 +30,12 @@ function setup() {
   xdsCaches.clear();
   const state = templateState([...template("empty").render({ services: 3, instances: 0 }), duplicateAddress]);
   const proxy = benchProxy("sidecar");
-  const routes = (push: PushContext, name: string) => {
+  const routes = (push: MeshPush, name: string) => {
     const config = buildRouteConfiguration(push, proxy, name);
     assert.ok(config, name);
     return config.virtualHosts.map((vh) => ({ name: vh.name, domains: vh.domains }));
   };
-  const next = (previous: PushContext) => storePush(state.store, state.registry, BENCH_MESH, DOMAIN_SUFFIX, previous);
+  const next = (previous: MeshPush) => storePush(state.store, state.registry, BENCH_MESH, DOMAIN_SUFFIX, previous);
   return { push: state.push, routes, next };
 }
 

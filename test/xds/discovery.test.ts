@@ -8,8 +8,9 @@ import { credentials, status } from "@grpc/grpc-js";
 import { pino } from "pino";
 import { Registry } from "prom-client";
 import { csds, unpackAny } from "../../src/api/index.ts";
-import type { ConfigObject } from "../../src/config/index.ts";
-import { newPushContext } from "../../src/model/push-context.ts";
+import { type ConfigObject, DEFAULT_MESH_CONFIG } from "../../src/config/index.ts";
+import type { MeshPush } from "../../src/model/index.ts";
+import { storePush, storeRegistry } from "../../src/model/store-push.ts";
 import { ConfigStore, MemorySource, XdsSource } from "../../src/sources/index.ts";
 import { type Discovery, startDiscovery, TypeUrl } from "../../src/xds/index.ts";
 import { SotwClient, sidecarNode } from "./ads-client.ts";
@@ -46,10 +47,12 @@ before(async () => {
   memory.apply(virtualService);
   memory.apply(secret);
   metrics = new Registry();
+  const registry = storeRegistry(store, DEFAULT_MESH_CONFIG, "cluster.local");
+  const build = (previous?: MeshPush) => storePush(store, registry, DEFAULT_MESH_CONFIG, "cluster.local", previous);
   discovery = await startDiscovery({
     store,
-    initialPush: newPushContext({}),
-    build: () => newPushContext({}),
+    initialPush: build(),
+    build,
     rootNamespace: "istio-system",
     domainSuffix: "cluster.local",
     debounce: { afterMs: 10, maxMs: 1000, edsDebounce: true },

@@ -12,9 +12,10 @@ import { core, hcm, httpWasm, listener, unpackAny } from "../../src/api/index.ts
 import { type ConfigObject, DEFAULT_MESH_CONFIG } from "../../src/config/index.ts";
 import type { WasmPlugin } from "../../src/config/types/index.ts";
 import { parseProxy } from "../../src/model/index.ts";
+import { storePush, storeRegistry } from "../../src/model/store-push.ts";
 import { ConfigStore, MemorySource } from "../../src/sources/index.ts";
 import { buildExtensionConfigs } from "../../src/xds/generators/ecds.ts";
-import { type Discovery, startDiscovery, storePush, storeRegistry, TypeUrl } from "../../src/xds/index.ts";
+import { type Discovery, startDiscovery, TypeUrl } from "../../src/xds/index.ts";
 import { anyViolations } from "../translate/pgv.ts";
 import { names, SotwClient, sidecarNode } from "./ads-client.ts";
 

@@ -2,17 +2,11 @@
 // run it: the registry and every push built from the store, plaintext gRPC on 127.0.0.1.
 import { pino } from "pino";
 import { DEFAULT_MESH_CONFIG } from "../../src/config/index.ts";
-import type { PushContext } from "../../src/model/push-context.ts";
+import type { MeshPush, PushFeatures } from "../../src/model/index.ts";
+import { storePush, storeRegistry } from "../../src/model/store-push.ts";
 import type { ServiceRegistry } from "../../src/registry/index.ts";
 import type { ConfigStore } from "../../src/sources/index.ts";
-import {
-  type Discovery,
-  type DiscoveryOptions,
-  type PushFeatures,
-  startDiscovery,
-  storePush,
-  storeRegistry,
-} from "../../src/xds/index.ts";
+import { type Discovery, type DiscoveryOptions, startDiscovery } from "../../src/xds/index.ts";
 
 const DOMAIN_SUFFIX = "cluster.local";
 
@@ -20,7 +14,7 @@ export interface StoreDiscoveryOptions {
   /** Default: the registry `storeRegistry` builds over the store. */
   registry?: ServiceRegistry;
   /** Default: `storePush` over the store and registry. */
-  initialPush?: PushContext;
+  initialPush?: MeshPush;
   /** Default: 10 ms quiet, at most 200 ms. */
   debounce?: DiscoveryOptions["debounce"];
   /** Default: 127.0.0.1 on a port the system picks. */
@@ -33,7 +27,7 @@ export interface StoreDiscoveryOptions {
 export function startStoreDiscovery(store: ConfigStore, options: StoreDiscoveryOptions = {}): Promise<Discovery> {
   const mesh = DEFAULT_MESH_CONFIG;
   const registry = options.registry ?? storeRegistry(store, mesh, DOMAIN_SUFFIX);
-  const build = (previous?: PushContext) => storePush(store, registry, mesh, DOMAIN_SUFFIX, previous, options.features);
+  const build = (previous?: MeshPush) => storePush(store, registry, mesh, DOMAIN_SUFFIX, previous, options.features);
   return startDiscovery({
     store,
     initialPush: options.initialPush ?? build(),

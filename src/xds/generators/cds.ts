@@ -5,13 +5,14 @@ import type { cluster } from "../../api/index.ts";
 import type { DestinationRuleTrafficPolicy } from "../../config/types/index.ts";
 import type {
   ConsolidatedDestinationRule,
+  MeshPush,
   MtlsMode,
   ProxyNode,
-  PushContext,
   PushMetric,
+  PushSnapshot,
   SidecarScope,
 } from "../../model/index.ts";
-import { hostsMatch, pushSnapshot } from "../../model/index.ts";
+import { hostsMatch } from "../../model/index.ts";
 import {
   type AppliedDestinationRule,
   assembleClusters,
@@ -117,13 +118,13 @@ function hasInlineEndpoints(service: Service): boolean {
  * its first build saw of the registry's endpoints until the next push (the push an endpoint change brings).
  */
 export function proxyClassMemo<T>(): (
-  push: PushContext,
+  push: MeshPush,
   endpoints: EndpointLookup,
   scope: SidecarScope,
   key: string,
   build: () => T,
 ) => T {
-  const byPush = new WeakMap<PushContext, WeakMap<EndpointLookup, Map<SidecarScope, Map<string, T>>>>();
+  const byPush = new WeakMap<MeshPush, WeakMap<EndpointLookup, Map<SidecarScope, Map<string, T>>>>();
   return (push, endpoints, scope, key, build) => {
     let byLookup = byPush.get(push);
     if (!byLookup) {
@@ -170,8 +171,8 @@ interface ProxyClusterView {
   namespaceMtls: Map<string, MtlsMode>;
 }
 
-function proxyClusterView(push: PushContext, proxy: ProxyNode): ProxyClusterView {
-  const scope = pushSnapshot(push).sidecarScope(proxy);
+function proxyClusterView(push: MeshPush, proxy: ProxyNode): ProxyClusterView {
+  const scope = push.snapshot.sidecarScope(proxy);
   return { scope, ipFamilies: ipFamilies(proxy), endpointView: endpointViewKey(proxy), namespaceMtls: new Map() };
 }
 
@@ -181,14 +182,14 @@ function proxyClusterView(push: PushContext, proxy: ProxyNode): ProxyClusterView
  * of endpoints (inline endpoints take no failoverPriority labels).
  */
 function serviceClusters(
-  push: PushContext,
+  push: MeshPush,
   proxy: ProxyNode,
   view: ProxyClusterView,
   endpoints: EndpointLookup,
   service: Service,
   sniDnat: boolean,
 ): cluster.Cluster[] {
-  const snap = pushSnapshot(push);
+  const snap = push.snapshot;
   const rule = view.scope.destinationRule("outbound", proxy.labels, service.hostname);
   // Istio infers the service's mTLS mode from the namespace-wide PeerAuthentication.
   const serviceMtlsMode =
@@ -233,7 +234,7 @@ const outboundClasses = proxyClassMemo<cluster.Cluster[]>();
  * services, and its labels where a DestinationRule selects workloads.
  */
 function outboundClusters(
-  push: PushContext,
+  push: MeshPush,
   proxy: ProxyNode,
   view: ProxyClusterView,
   endpoints: EndpointLookup,
@@ -258,8 +259,8 @@ const inboundCache = resourceCache<cluster.Cluster>(TypeUrl.Cluster, (c) => [{ n
  * Inbound clusters of a sidecar: one per inbound target port, with every service declaring it; shared
  * by the sidecars of a workload (they read the proxy's type and IP families).
  */
-function inboundClusters(push: PushContext, proxy: ProxyNode): cluster.Cluster[] {
-  const snap = pushSnapshot(push);
+function inboundClusters(push: MeshPush, proxy: ProxyNode): cluster.Cluster[] {
+  const snap = push.snapshot;
   const scope = snap.sidecarScope(proxy);
   const byTargetPort = new Map<number, InboundTarget>();
   for (const target of sidecarInboundTargets(snap, proxy)) {
@@ -291,8 +292,8 @@ const specialCache = resourceCache<SpecialClusters>(TypeUrl.Cluster, (special) =
 );
 
 /** BlackHoleCluster, PassthroughCluster, ...: shared by the proxies of a type and IP families. */
-function specialClusters(push: PushContext, proxy: ProxyNode, allowAnyDynamicDns: boolean): SpecialClusters {
-  const mesh = pushSnapshot(push).mesh;
+function specialClusters(push: MeshPush, proxy: ProxyNode, allowAnyDynamicDns: boolean): SpecialClusters {
+  const mesh = push.snapshot.mesh;
   const { INSTANCE_IPS, DNS_CAPTURE, DNS_PROXY_ADDR } = proxy.metadata;
   // AllowAnyDynamicDNSCluster's DNS cache reads the node's INSTANCE_IPS and DNS proxy.
   const dnsCache = allowAnyDynamicDns ? JSON.stringify([INSTANCE_IPS, DNS_CAPTURE, DNS_PROXY_ADDR]) : "";
@@ -307,11 +308,11 @@ interface AssembledClusters {
 }
 
 // Per push, the assembled lists by their parts' identities: proxies with the same parts share one list.
-const assembledLists = new WeakMap<PushContext, Map<string, AssembledClusters>>();
+const assembledLists = new WeakMap<MeshPush, Map<string, AssembledClusters>>();
 
 /** assembleClusters, shared by the proxies of the push whose parts are the same objects. */
 function assembledClusters(
-  push: PushContext,
+  push: MeshPush,
   proxy: ProxyNode,
   parts: Pick<ProxyClusters, "outbound" | "inbound" | "sniDnat"> & { special: SpecialClusters },
 ): readonly cluster.Cluster[] {
@@ -326,7 +327,7 @@ function assembledClusters(
   let assembled = lists.get(key.join(","));
   if (!assembled) {
     const duplicates: AssembledClusters["duplicates"] = [];
-    const mesh = pushSnapshot(push).mesh;
+    const mesh = push.snapshot.mesh;
     const report = (metric: PushMetric, name: string, message?: string) => duplicates.push([metric, name, message]);
     assembled = { clusters: assembleClusters({ proxy, mesh, ...parts, report }), duplicates };
     lists.set(key.join(","), assembled);
@@ -340,12 +341,8 @@ function assembledClusters(
  * Every cluster of the proxy, in Istio's order, with its EnvoyFilter patches applied last. Proxies of a
  * push with the same clusters and no cluster patches share the list.
  */
-export function buildClusters(
-  push: PushContext,
-  proxy: ProxyNode,
-  endpoints: EndpointLookup,
-): readonly cluster.Cluster[] {
-  const snap = pushSnapshot(push);
+export function buildClusters(push: MeshPush, proxy: ProxyNode, endpoints: EndpointLookup): readonly cluster.Cluster[] {
+  const snap = push.snapshot;
   const patches = patchSetFor(snap.envoyFiltersFor(proxy), proxy);
   const view = proxyClusterView(push, proxy);
   const outbound = outboundClusters(push, proxy, view, endpoints);
@@ -402,11 +399,10 @@ function clusterResources(clusters: readonly cluster.Cluster[]): XdsResource[] {
 }
 
 /** CDS is wildcard: every cluster, on pushes that may change clusters. */
-export function cdsGenerator(endpoints: EndpointLookup): Generator {
+export function cdsGenerator(endpoints: EndpointLookup): Generator<PushSnapshot> {
   return {
     generate(proxy, _watched, req) {
-      const autoPassthrough = () =>
-        (pushSnapshot(req.push).mergedGateway(proxy)?.autoPassthroughSniHosts.size ?? 0) > 0;
+      const autoPassthrough = () => (req.push.snapshot.mergedGateway(proxy)?.autoPassthroughSniHosts.size ?? 0) > 0;
       if (!cdsNeedsPush(req, proxy, autoPassthrough)) return undefined;
       return { resources: clusterResources(buildClusters(req.push, proxy, endpoints)) };
     },

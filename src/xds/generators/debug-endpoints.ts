@@ -101,10 +101,10 @@ export function parseDebugPath(path: string): { name: string; query: URLSearchPa
  * The connection `proxyID` names (Istio's getDebugConnection: the first whose connection id contains
  * it), hidden from callers limited to another namespace; a DebugText 400 or 404 when there is none.
  */
-export function debugConnection(
-  connections: readonly ConnectionStatus[],
+export function debugConnection<Snapshot>(
+  connections: readonly ConnectionStatus<Snapshot>[],
   req: DebugRequest,
-): ConnectionStatus | DebugText {
+): ConnectionStatus<Snapshot> | DebugText {
   const proxyId = req.query.get("proxyID");
   if (!proxyId) return NO_PROXY_ID;
   const conn = connections.find((c) => c.connectionId.includes(proxyId));

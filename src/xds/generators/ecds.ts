@@ -6,8 +6,8 @@
 import type { core } from "../../api/index.ts";
 import { kindKey } from "../../config/index.ts";
 import type { WasmPlugin } from "../../config/types/index.ts";
-import type { ProxyNode, PushContext, PushRequest } from "../../model/index.ts";
-import { PUSH_KINDS, pushSnapshot } from "../../model/index.ts";
+import type { MeshPush, ProxyNode, PushRequest, PushSnapshot } from "../../model/index.ts";
+import { PUSH_KINDS } from "../../model/index.ts";
 import { insertedExtensionConfigs, patchSetFor } from "../../networking/envoyfilter/index.ts";
 import { pullSecretResource, wasmExtensionConfig, wasmResourceName } from "../../networking/wasm/index.ts";
 import type { Generator } from "../generator.ts";
@@ -56,12 +56,12 @@ export function buildExtensionConfigs(
  * WasmPlugins' configs, of the names asked for (the generator and config_dump).
  */
 export function buildExtensionConfigurations(
-  push: PushContext,
+  push: MeshPush,
   proxy: ProxyNode,
   names: ReadonlySet<string>,
   secrets?: SecretLookup,
 ): core.TypedExtensionConfig[] {
-  const snap = pushSnapshot(push);
+  const snap = push.snapshot;
   const patches = patchSetFor(snap.envoyFiltersFor(proxy), proxy);
   return [
     ...insertedExtensionConfigs(patches, [...names]),
@@ -69,7 +69,7 @@ export function buildExtensionConfigurations(
   ];
 }
 
-export function ecdsGenerator(secrets?: SecretLookup): Generator {
+export function ecdsGenerator(secrets?: SecretLookup): Generator<PushSnapshot> {
   return {
     generate(proxy, watched, req) {
       if (!ecdsNeedsPush(req)) return undefined;

@@ -4,8 +4,8 @@
 import type { endpoint } from "../../api/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
 import type { Labels } from "../../krt/index.ts";
-import type { ProxyNode, PushContext, PushRequest, SidecarScope } from "../../model/index.ts";
-import { hostsMatch, pushSnapshot } from "../../model/index.ts";
+import type { MeshPush, ProxyNode, PushRequest, PushSnapshot, SidecarScope } from "../../model/index.ts";
+import { hostsMatch } from "../../model/index.ts";
 import {
   effectiveTrafficPolicy,
   parseClusterName,
@@ -77,13 +77,13 @@ function isClusterLocal(mesh: MeshConfig, hostname: string, domainSuffix: string
 // Istio's mtlsChecker, answered once per push for each labels, workload namespace and port (Istio's
 // peerAuthDisabledMTLS keys by labels and port): the endpoints of a workload, or of a ServiceEntry,
 // share those, and the index's answer costs microseconds per endpoint.
-const mtlsDisabledByPush = new WeakMap<PushContext, Map<string, Map<string, boolean>>>();
+const mtlsDisabledByPush = new WeakMap<MeshPush, Map<string, Map<string, boolean>>>();
 // Label sets as key parts (one string per labels object, whose hash is computed once); the registry's
 // endpoints keep their labels objects across pushes.
 const labelKeys = new WeakMap<Labels, string>();
 
-function peerAuthenticationDisablesMtls(push: PushContext): (ep: ServiceEndpoint) => boolean {
-  const index = pushSnapshot(push).peerAuthentications;
+function peerAuthenticationDisablesMtls(push: MeshPush): (ep: ServiceEndpoint) => boolean {
+  const index = push.snapshot.peerAuthentications;
   let answers = mtlsDisabledByPush.get(push);
   if (!answers) {
     answers = new Map();
@@ -132,13 +132,13 @@ interface ProxyEndpointView {
   endpointView: string;
 }
 
-function proxyEndpointView(push: PushContext, proxy: ProxyNode): ProxyEndpointView {
-  return { scope: pushSnapshot(push).sidecarScope(proxy), endpointView: endpointViewKey(proxy) };
+function proxyEndpointView(push: MeshPush, proxy: ProxyNode): ProxyEndpointView {
+  return { scope: push.snapshot.sidecarScope(proxy), endpointView: endpointViewKey(proxy) };
 }
 
 /** The assignment of one cluster for the proxy; `{cluster_name}` alone when it has no service in its scope. */
 export function buildLoadAssignment(
-  push: PushContext,
+  push: MeshPush,
   proxy: ProxyNode,
   endpoints: EndpointLookup,
   clusterName: string,
@@ -147,13 +147,13 @@ export function buildLoadAssignment(
 }
 
 function loadAssignment(
-  push: PushContext,
+  push: MeshPush,
   proxy: ProxyNode,
   { scope, endpointView }: ProxyEndpointView,
   endpoints: EndpointLookup,
   clusterName: string,
 ): endpoint.ClusterLoadAssignment {
-  const snap = pushSnapshot(push);
+  const snap = push.snapshot;
   const parsed = parseEdsClusterName(clusterName);
   const service = parsed && scope.service(parsed.hostname);
   const rule = parsed && scope.destinationRule("outbound", proxy.labels, parsed.hostname);
@@ -213,9 +213,9 @@ const classResponses = proxyClassMemo<Map<string, { resources: XdsResource[]; er
  * DestinationRule selectors match, and with failoverPriority (the scope's rules' or the mesh's) the
  * labels it names and whether the proxy has labels at all.
  */
-function assignmentClassKey(push: PushContext, scope: SidecarScope, proxy: ProxyNode): string {
+function assignmentClassKey(push: MeshPush, scope: SidecarScope, proxy: ProxyNode): string {
   const traits = scopeTraits(scope);
-  const meshFailoverPriority = localityLbSetting(pushSnapshot(push).mesh, undefined)?.failoverPriority ?? [];
+  const meshFailoverPriority = localityLbSetting(push.snapshot.mesh, undefined)?.failoverPriority ?? [];
   const failoverLabels =
     traits.failoverPriorityLabels || meshFailoverPriority.length > 0
       ? failoverPriorityLabelNames([...(traits.failoverPriorityLabels ?? []), ...meshFailoverPriority])
@@ -227,7 +227,7 @@ function assignmentClassKey(push: PushContext, scope: SidecarScope, proxy: Proxy
   ].join("|");
 }
 
-export function edsGenerator(endpoints: EndpointLookup): Generator {
+export function edsGenerator(endpoints: EndpointLookup): Generator<PushSnapshot> {
   return {
     generate(proxy, watched, req) {
       if (!edsNeedsPush(req)) return undefined;
@@ -241,7 +241,7 @@ export function edsGenerator(endpoints: EndpointLookup): Generator {
         if (names.length === 0) return undefined;
       }
       // Proxies of a class asking for the same names in the same order get the same resources array.
-      const scope = pushSnapshot(req.push).sidecarScope(proxy);
+      const scope = req.push.snapshot.sidecarScope(proxy);
       const classKey = assignmentClassKey(req.push, scope, proxy);
       const byNames = classResponses(req.push, endpoints, scope, classKey, () => new Map());
       const namesKey = JSON.stringify(names);

@@ -8,9 +8,9 @@ import { registry as apiRegistry, cluster, hcm, type listener, type route, tls, 
 import { checkMessage } from "../../api/pgv/index.ts";
 import { type ConfigObject, DEFAULT_MESH_CONFIG } from "../../config/index.ts";
 import { type ProxyNode, type PushContext, pushRequest } from "../../model/index.ts";
+import { storePush, storeRegistry } from "../../model/store-push.ts";
 import type { EndpointLookup, ServiceEndpoint } from "../../registry/index.ts";
 import { ConfigStore, MemorySource } from "../../sources/index.ts";
-import { storePush, storeRegistry } from "../discovery.ts";
 import { GeneratorRegistry, type XdsResource } from "../generator.ts";
 import { TypeUrl } from "../types.ts";
 import { registerGrpcGenerators } from "./grpc.ts";

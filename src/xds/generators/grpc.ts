@@ -2,8 +2,7 @@
 // metadata GENERATOR=grpc): LDS, RDS and CDS answer only the names the client asks for, from its
 // SidecarScope; EDS is the sidecars' generator (the same `outbound|port|subset|host` assignments).
 import type { cluster, listener, route } from "../../api/index.ts";
-import type { ProxyNode, PushContext } from "../../model/index.ts";
-import { pushSnapshot } from "../../model/index.ts";
+import type { MeshPush, ProxyNode, PushSnapshot } from "../../model/index.ts";
 import { selectPolicies } from "../../networking/authz/index.ts";
 import { parseClusterName } from "../../networking/cluster/index.ts";
 import { expandTrustDomains } from "../../networking/cluster/tls.ts";
@@ -31,8 +30,8 @@ import { hashPolicyFor } from "./rds-hash.ts";
 export const GRPC_GENERATOR = "grpc";
 
 /** Client listeners of the services the proxy sees, then the server listeners of its own ports. */
-export function buildGrpcListeners(push: PushContext, proxy: ProxyNode, watched: WatchedResource): listener.Listener[] {
-  const snap = pushSnapshot(push);
+export function buildGrpcListeners(push: MeshPush, proxy: ProxyNode, watched: WatchedResource): listener.Listener[] {
+  const snap = push.snapshot;
   const request = parseListenerNames(watched.wildcard ? [] : watched.resourceNames, proxy);
   const out: listener.Listener[] = [];
   for (const service of snap.sidecarScope(proxy).services) {
@@ -73,11 +72,11 @@ const clusterGroups = resourceCache<cluster.Cluster[]>(TypeUrl.Cluster, (cluster
 );
 
 function grpcRouteConfiguration(
-  push: PushContext,
+  push: MeshPush,
   proxy: ProxyNode,
   routeName: string,
 ): route.RouteConfiguration | undefined {
-  const snap = pushSnapshot(push);
+  const snap = push.snapshot;
   const scope = snap.sidecarScope(proxy);
   const key = [
     "grpc",
@@ -113,12 +112,12 @@ function serviceAccounts(service: Service, portEndpoints: readonly (readonly Ser
 }
 
 function grpcClusters(
-  push: PushContext,
+  push: MeshPush,
   endpoints: EndpointLookup,
   proxy: ProxyNode,
   group: RequestedClusterGroup,
 ): cluster.Cluster[] {
-  const snap = pushSnapshot(push);
+  const snap = push.snapshot;
   const scope = snap.sidecarScope(proxy);
   const rule = scope.destinationRule("outbound", proxy.labels, group.hostname);
   const service = scope.service(group.hostname);
@@ -139,7 +138,7 @@ function grpcClusters(
 }
 
 /** The proxyless generators; clusters read the endpoints for the identities ISTIO_MUTUAL checks. */
-export function registerGrpcGenerators(registry: GeneratorRegistry, endpoints: EndpointLookup): void {
+export function registerGrpcGenerators(registry: GeneratorRegistry<PushSnapshot>, endpoints: EndpointLookup): void {
   registry.register(`${GRPC_GENERATOR}/${TypeUrl.Listener}`, {
     generate(proxy, watched, req) {
       if (!ldsNeedsPush(req, proxy)) return undefined;

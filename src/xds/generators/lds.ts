@@ -12,8 +12,8 @@ import type {
   WasmPlugin,
 } from "../../config/types/index.ts";
 import { labelsContain } from "../../krt/index.ts";
-import type { ProxyNode, PushContext, PushSnapshot, SidecarScope } from "../../model/index.ts";
-import { addressesForProxy, pushSnapshot, usesAutoAllocatedAddresses } from "../../model/index.ts";
+import type { MeshPush, ProxyNode, PushSnapshot, SidecarScope } from "../../model/index.ts";
+import { addressesForProxy, usesAutoAllocatedAddresses } from "../../model/index.ts";
 import { selectPolicies, trustDomainBundle } from "../../networking/authz/index.ts";
 import { type InboundEndpoint, outboundClusterName } from "../../networking/cluster/index.ts";
 import { patchGeneratedListeners, patchSetFor } from "../../networking/envoyfilter/index.ts";
@@ -280,13 +280,13 @@ const outboundCache = resourceCache<listener.Listener[]>(TypeUrl.Listener, (list
  * namespace share one build.
  */
 function sidecarOutboundListeners(
-  push: PushContext,
+  push: MeshPush,
   proxy: ProxyNode,
   endpoints: EndpointLookup,
   telemetry: ProxyTelemetry,
   wasmPlugins: readonly WasmPlugin[],
 ): listener.Listener[] {
-  const snap = pushSnapshot(push);
+  const snap = push.snapshot;
   const scope = snap.sidecarScope(proxy);
   const reads = outboundReadsOf(scope);
   const allowAnyDynamicDns = scope.outboundTrafficPolicy.mode === "ALLOW_ANY_DYNAMIC_DNS";
@@ -353,12 +353,12 @@ const inboundCache = resourceCache<listener.Listener[]>(TypeUrl.Listener, (liste
  * policy objects, mesh and services are inputs by identity. Port conflicts are reported per proxy.
  */
 function sidecarInboundListeners(
-  push: PushContext,
+  push: MeshPush,
   proxy: ProxyNode,
   telemetry: ProxyTelemetry,
   attached: AttachedPolicies,
 ): listener.Listener[] {
-  const snap = pushSnapshot(push);
+  const snap = push.snapshot;
   const ports = sidecarInboundTargets(snap, proxy).map((t) => t.listener);
   reportInboundConflicts(ports, proxy.id, push.status.reporter(proxy.id));
   const mtls = snap.effectiveMtls(proxy);
@@ -412,8 +412,8 @@ function sidecarInboundListeners(
   );
 }
 
-function sidecarListeners(push: PushContext, proxy: ProxyNode, endpoints: EndpointLookup): listener.Listener[] {
-  const snap = pushSnapshot(push);
+function sidecarListeners(push: MeshPush, proxy: ProxyNode, endpoints: EndpointLookup): listener.Listener[] {
+  const snap = push.snapshot;
   const telemetry = proxyTelemetry(snap, proxy);
   const attached = attachedPolicies(snap, proxy);
   return [
@@ -444,15 +444,15 @@ function routerListeners(snap: PushSnapshot, proxy: ProxyNode): listener.Listene
 }
 
 /** Every listener of the proxy, in Istio's order, with its EnvoyFilter patches applied last. */
-export function buildListeners(push: PushContext, proxy: ProxyNode, endpoints: EndpointLookup): listener.Listener[] {
-  const snap = pushSnapshot(push);
+export function buildListeners(push: MeshPush, proxy: ProxyNode, endpoints: EndpointLookup): listener.Listener[] {
+  const snap = push.snapshot;
   const router = proxy.type !== "sidecar";
   const listeners = router ? routerListeners(snap, proxy) : sidecarListeners(push, proxy, endpoints);
   return patchGeneratedListeners(patchSetFor(snap.envoyFiltersFor(proxy), proxy), listeners, router);
 }
 
 /** LDS is wildcard: every listener, on pushes that may change listeners. */
-export function ldsGenerator(endpoints: EndpointLookup): Generator {
+export function ldsGenerator(endpoints: EndpointLookup): Generator<PushSnapshot> {
   return {
     generate(proxy, _watched, req) {
       if (!ldsNeedsPush(req, proxy)) return undefined;

@@ -6,8 +6,8 @@
 import { isIP } from "node:net";
 import { create } from "@bufbuild/protobuf";
 import { nds } from "../../api/index.ts";
-import type { ProxyNode, PushContext, PushSnapshot } from "../../model/index.ts";
-import { addressesForProxy, pushSnapshot, usesAutoAllocatedAddresses } from "../../model/index.ts";
+import type { MeshPush, ProxyNode, PushSnapshot } from "../../model/index.ts";
+import { addressesForProxy, usesAutoAllocatedAddresses } from "../../model/index.ts";
 import { type EndpointLookup, type Service, UNSPECIFIED_IP } from "../../registry/index.ts";
 import type { Generator } from "../generator.ts";
 import { changedHostnames } from "./eds.ts";
@@ -77,13 +77,9 @@ function headlessEntries(
 }
 
 /** The proxy's name table; undefined for proxies other than sidecars (only sidecars run the DNS proxy). */
-export function buildNameTable(
-  push: PushContext,
-  proxy: ProxyNode,
-  endpoints: EndpointLookup,
-): nds.NameTable | undefined {
+export function buildNameTable(push: MeshPush, proxy: ProxyNode, endpoints: EndpointLookup): nds.NameTable | undefined {
   if (proxy.type !== "sidecar") return undefined;
-  const snap = pushSnapshot(push);
+  const snap = push.snapshot;
   const table: Record<string, NameInfo> = {};
   for (const service of snap.sidecarScope(proxy).services) {
     const addresses = proxyAddresses(snap, service, proxy);
@@ -122,11 +118,11 @@ export function buildNameTable(
 }
 
 /** One unnamed NameTable on full pushes, and on endpoint pushes that touch a headless service the proxy sees. */
-export function ndsGenerator(endpoints: EndpointLookup): Generator {
+export function ndsGenerator(endpoints: EndpointLookup): Generator<PushSnapshot> {
   return {
     generate(proxy, _watched, req) {
       if (!req.full) {
-        const scope = pushSnapshot(req.push).sidecarScope(proxy);
+        const scope = req.push.snapshot.sidecarScope(proxy);
         const headless = [...changedHostnames(req)].some((h) => scope.service(h)?.defaultAddress === UNSPECIFIED_IP);
         if (!headless) return undefined;
       }

@@ -6,8 +6,8 @@
 // change reached. An entry whose input object is gone can never be asked for again and is dropped.
 // Every cache registers in `xdsCaches`, which /debug/cachez lists and clears. PILOT_ENABLE_XDS_CACHE=false
 // turns them off: each value is built for its proxy and kept nowhere.
-import type { PushContext } from "../../model/index.ts";
-import { PushStatus, pushSnapshot } from "../../model/index.ts";
+import type { MeshPush } from "../../model/index.ts";
+import { PushStatus } from "../../model/index.ts";
 import { encodeResource } from "../encode.ts";
 import type { XdsResource } from "../generator.ts";
 
@@ -61,7 +61,7 @@ interface Entry<T> {
  * status it is given, which goes into the push's status now and into each later push reusing the value.
  */
 export type ResourceCache<T> = (
-  push: PushContext,
+  push: MeshPush,
   key: string,
   inputs: readonly (object | undefined)[],
   build: (status: PushStatus) => T,
@@ -86,7 +86,7 @@ export function resourceCache<T>(typeUrl: string, resources: (value: T) => reado
   });
   return (push, key, inputs, build) => {
     // Nothing kept: the build reports straight into the push's status.
-    if (!pushSnapshot(push).xdsCache) return build(push.status);
+    if (!push.snapshot.xdsCache) return build(push.status);
     if (push.version !== latestVersion) {
       latestVersion = push.version;
       dropUnreachable(entries);

@@ -6,14 +6,14 @@ import { hcm, type listener, type route, unpackAny } from "../../api/index.ts";
 import type {
   EgressListener,
   MergedGateway,
+  MeshPush,
   ProxyNode,
-  PushContext,
   PushSnapshot,
   PushStatus,
   PushStatusReporter,
   SidecarScope,
 } from "../../model/index.ts";
-import { pushSnapshot, usesAutoAllocatedAddresses } from "../../model/index.ts";
+import { usesAutoAllocatedAddresses } from "../../model/index.ts";
 import { type PatchSet, patchGeneratedRouteConfiguration, patchSetFor } from "../../networking/envoyfilter/index.ts";
 import {
   buildGatewayRouteConfiguration,
@@ -101,11 +101,11 @@ function proxyRouteInputs(snap: PushSnapshot, proxy: ProxyNode): ProxyRouteInput
 
 /** One route configuration for the proxy; undefined for a name a proxy of its type never asks for. */
 export function buildRouteConfiguration(
-  push: PushContext,
+  push: MeshPush,
   proxy: ProxyNode,
   routeName: string,
 ): route.RouteConfiguration | undefined {
-  const snap = pushSnapshot(push);
+  const snap = push.snapshot;
   const proxyInputs = proxyRouteInputs(snap, proxy);
   const router = proxy.type !== "sidecar";
   // What the build reads of the proxy: a sidecar's routes read only some labels, per route name.
@@ -271,7 +271,7 @@ export function routeNames(listeners: readonly listener.Listener[]): string[] {
  * RDS is named: the routes the proxy subscribes to, on pushes that may change routes. A route
  * configuration that throws while being built is left out (an error of the result); the others go.
  */
-export function rdsGenerator(): Generator {
+export function rdsGenerator(): Generator<PushSnapshot> {
   return {
     generate(proxy, watched, req) {
       if (!rdsNeedsPush(req)) return undefined;

@@ -9,8 +9,8 @@ import { create } from "@bufbuild/protobuf";
 import type { Any } from "@bufbuild/protobuf/wkt";
 import { tls, unpackAny } from "../../api/index.ts";
 import { type ConfigObject, kindKey, type ObjectKey } from "../../config/index.ts";
-import type { ProxyNode, PushContext } from "../../model/index.ts";
-import { CA_SUFFIX, pushSnapshot } from "../../model/index.ts";
+import type { MeshPush, ProxyNode, PushSnapshot } from "../../model/index.ts";
+import { CA_SUFFIX } from "../../model/index.ts";
 import type { StoredConfig } from "../../sources/index.ts";
 import type { Generator, XdsResource } from "../generator.ts";
 
@@ -100,14 +100,14 @@ function buildSecret(secrets: SecretLookup, resourceName: string, r: SecretResou
 
 /** The Secrets the proxy may read among `names`; a name it may not read, or that names no usable Secret, is left out. */
 export function buildSecrets(
-  push: PushContext,
+  push: MeshPush,
   proxy: ProxyNode,
   secrets: SecretLookup,
   names: Iterable<string>,
 ): tls.Secret[] {
   const namespace = identityNamespace(proxy);
   if (namespace === undefined || proxy.type !== "router") return [];
-  const allowed = pushSnapshot(push).mergedGateway(proxy)?.verifiedCredentials ?? new Set();
+  const allowed = push.snapshot.mergedGateway(proxy)?.verifiedCredentials ?? new Set();
   const out: tls.Secret[] = [];
   for (const name of names) {
     const parsed = parseResource(name, namespace);
@@ -141,7 +141,7 @@ export function adsSecretNames(messages: readonly Message[]): string[] {
 }
 
 /** SDS is named: the credentials asked for, on full pushes that may change them (Secrets, Gateways, or everything). */
-export function sdsGenerator(secrets: SecretLookup): Generator {
+export function sdsGenerator(secrets: SecretLookup): Generator<PushSnapshot> {
   return {
     generate(proxy, watched, req) {
       const keys = [...req.configsUpdated.values()];

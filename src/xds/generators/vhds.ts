@@ -23,8 +23,7 @@
 //   every virtual host is sent up front and an unknown host takes the catch-all, as without VHDS.
 import { create, isMessage } from "@bufbuild/protobuf";
 import { core, route } from "../../api/index.ts";
-import type { ProxyNode, PushContext } from "../../model/index.ts";
-import { pushSnapshot } from "../../model/index.ts";
+import type { MeshPush, ProxyNode, PushSnapshot } from "../../model/index.ts";
 import { parseSidecarRouteName } from "../../networking/route/index.ts";
 import type { Generator, WatchedResource, XdsResource } from "../generator.ts";
 import { rdsNeedsPush } from "./cds-needs-push.ts";
@@ -40,9 +39,9 @@ const VHDS_OVER_ADS = create(route.VhdsSchema, {
  * `/`, so it cannot be read as a namespace, unlike unix:// names; a sniffed `<fqdn>:<port>` has only
  * its one catch-all virtual host).
  */
-export function servesVhds(push: PushContext, proxy: ProxyNode, watched: WatchedResource, routeName: string): boolean {
+export function servesVhds(push: MeshPush, proxy: ProxyNode, watched: WatchedResource, routeName: string): boolean {
   return (
-    pushSnapshot(push).vhds &&
+    push.snapshot.vhds &&
     watched.delta === true &&
     proxy.type === "sidecar" &&
     proxy.generator === undefined &&
@@ -83,12 +82,12 @@ export function vhdsForm(config: route.RouteConfiguration): VhdsForm {
 }
 
 /** RDS, with the route configurations `servesVhds` names in their VHDS form. */
-export function rdsWithVhdsGenerator(): Generator {
+export function rdsWithVhdsGenerator(): Generator<PushSnapshot> {
   const rds = rdsGenerator();
   return {
     generate(proxy, watched, req) {
       const result = rds.generate(proxy, watched, req);
-      if (!result || !watched.delta || !pushSnapshot(req.push).vhds) return result;
+      if (!result || !watched.delta || !req.push.snapshot.vhds) return result;
       const resources = result.resources.map((r) =>
         isMessage(r.resource, route.RouteConfigurationSchema) && servesVhds(req.push, proxy, watched, r.name)
           ? { name: r.name, resource: vhdsForm(r.resource).routeConfiguration }
@@ -104,7 +103,7 @@ export function rdsWithVhdsGenerator(): Generator {
  * its VHDS form. Names holding a `/` (virtual hosts a reconnecting proxy reports holding, or on-demand
  * lookups) are answered through their namespace only.
  */
-export function vhdsGenerator(): Generator {
+export function vhdsGenerator(): Generator<PushSnapshot> {
   return {
     generate(proxy, watched, req) {
       if (!rdsNeedsPush(req)) return undefined;

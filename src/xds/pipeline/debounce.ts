@@ -28,18 +28,18 @@ export const systemClock: Clock = {
 };
 
 /** What the debouncer hands over: the merged request, how many it merged, and when the first arrived. */
-export interface DebouncedPush {
-  req: PushRequest;
+export interface DebouncedPush<Snapshot = unknown> {
+  req: PushRequest<Snapshot>;
   events: number;
   /** Clock time of the first merged request. */
   startedAt: number;
 }
 
-export class Debouncer {
+export class Debouncer<Snapshot = unknown> {
   readonly #options: DebounceOptions;
   readonly #clock: Clock;
-  readonly #push: (push: DebouncedPush) => void | Promise<void>;
-  #pending: PushRequest | undefined;
+  readonly #push: (push: DebouncedPush<Snapshot>) => void | Promise<void>;
+  #pending: PushRequest<Snapshot> | undefined;
   #events = 0;
   #startedAt = 0;
   #lastEventAt = 0;
@@ -49,7 +49,7 @@ export class Debouncer {
 
   constructor(
     options: DebounceOptions,
-    push: (push: DebouncedPush) => void | Promise<void>,
+    push: (push: DebouncedPush<Snapshot>) => void | Promise<void>,
     clock: Clock = systemClock,
   ) {
     this.#options = options;
@@ -58,7 +58,7 @@ export class Debouncer {
   }
 
   /** Adds a request standing for `events` changes. */
-  add(req: PushRequest, events = 1): void {
+  add(req: PushRequest<Snapshot>, events = 1): void {
     if (this.#stopped) return;
     if (!this.#options.edsDebounce && !req.full) {
       // Endpoint-only requests go straight out when EDS debounce is off.

@@ -4,8 +4,8 @@ import { Registry } from "prom-client";
 import { FakeClock } from "../../../test/xds/fake-clock.ts";
 import { type ConfigObject, DEFAULT_MESH_CONFIG, keyString } from "../../config/index.ts";
 import { newPushContext, type PushContext, type PushRequest } from "../../model/push-context.ts";
+import { storeGatewayConversion, storeRegistry } from "../../model/store-push.ts";
 import { ConfigStore, MemorySource } from "../../sources/index.ts";
-import { storeGatewayConversion, storeRegistry } from "../discovery.ts";
 import { PipelineMetrics } from "./metrics.ts";
 import { PushPipeline } from "./pipeline.ts";
 

@@ -1,6 +1,7 @@
 // The push pipeline (Istio's ConfigUpdate → debounce → Push): config store changes become push
 // requests, merged by the debouncer; each merged request gets a new immutable push context from
-// the injected builder and goes to the xDS server, which pushes every affected proxy.
+// the injected builder and goes to the xDS server, which pushes every affected proxy. It never reads
+// a push's snapshot: it is generic over it, as the server is, and the builder makes the snapshots.
 import type { Logger } from "pino";
 import { type PushContext, type PushRequest, pushRequest } from "../../model/push-context.ts";
 import type { ConfigEvent } from "../../sources/index.ts";
@@ -19,12 +20,15 @@ import type { PipelineMetrics } from "./metrics.ts";
  * Builds the push context for a merged request from the previous one (`request.push` is the
  * previous one too): a full request may rebuild everything, an incremental one only endpoints.
  */
-export type PushContextBuilder = (previous: PushContext, request: PushRequest) => PushContext;
+export type PushContextBuilder<Snapshot = unknown> = (
+  previous: PushContext<Snapshot>,
+  request: PushRequest<Snapshot>,
+) => PushContext<Snapshot>;
 
 /** Where pushes go: the xDS server. */
-export interface PushTarget {
-  readonly pushContext: PushContext | undefined;
-  push(req: PushRequest): void;
+export interface PushTarget<Snapshot = unknown> {
+  readonly pushContext: PushContext<Snapshot> | undefined;
+  push(req: PushRequest<Snapshot>): void;
   /** Told as soon as a change that will be pushed arrives (before the debounce). */
   changeComing?(): void;
 }
@@ -34,27 +38,27 @@ export interface ChangeSource extends ConfigLookup {
   onChange(handler: (events: readonly ConfigEvent[]) => void): () => void;
 }
 
-export interface PushPipelineOptions {
+export interface PushPipelineOptions<Snapshot = unknown> {
   store: ChangeSource;
-  server: PushTarget;
-  build: PushContextBuilder;
+  server: PushTarget<Snapshot>;
+  build: PushContextBuilder<Snapshot>;
   debounce?: DebounceOptions;
   /** Kubernetes service hostnames are `<name>.<namespace>.svc.<domainSuffix>`. */
   domainSuffix?: string;
   metrics?: PipelineMetrics;
   /** The number of services in a push context, for pilot_services. */
-  countServices?: (push: PushContext) => number;
+  countServices?: (push: PushContext<Snapshot>) => number;
   clock?: Clock;
   log?: Logger;
 }
 
-export class PushPipeline {
-  readonly #options: PushPipelineOptions;
+export class PushPipeline<Snapshot = unknown> {
+  readonly #options: PushPipelineOptions<Snapshot>;
   readonly #clock: Clock;
-  readonly #debouncer: Debouncer;
+  readonly #debouncer: Debouncer<Snapshot>;
   #unsubscribe: (() => void) | undefined;
 
-  constructor(options: PushPipelineOptions) {
+  constructor(options: PushPipelineOptions<Snapshot>) {
     this.#options = options;
     this.#clock = options.clock ?? systemClock;
     this.#debouncer = new Debouncer(options.debounce ?? DEFAULT_DEBOUNCE, (p) => this.#push(p), this.#clock);
@@ -77,7 +81,7 @@ export class PushPipeline {
     const { store, server, metrics } = this.#options;
     const classified = classifyEvents(events, store, this.#options.domainSuffix ?? "cluster.local");
     for (const type of classified.inbound) metrics?.inboundUpdates.inc({ type });
-    const previous = server.pushContext as PushContext;
+    const previous = server.pushContext as PushContext<Snapshot>;
     const add = (change: Change | undefined, full: boolean) => {
       // An endpoint change no service selects reaches no proxy.
       if (!change || (!full && change.keys.length === 0)) return;
@@ -89,11 +93,11 @@ export class PushPipeline {
     add(classified.incremental, false);
   }
 
-  #push({ req, events, startedAt }: DebouncedPush): void {
+  #push({ req, events, startedAt }: DebouncedPush<Snapshot>): void {
     const { server, build, metrics, log, countServices } = this.#options;
-    const previous = server.pushContext as PushContext;
+    const previous = server.pushContext as PushContext<Snapshot>;
     const initStart = this.#clock.now();
-    let push: PushContext;
+    let push: PushContext<Snapshot>;
     try {
       push = build(previous, req);
     } catch (err) {

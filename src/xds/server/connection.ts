@@ -42,7 +42,7 @@ export interface TypeSyncStatus {
   lastNack?: NackInfo;
 }
 
-export interface ConnectionStatus {
+export interface ConnectionStatus<Snapshot = unknown> {
   connectionId: string;
   proxy: ProxyNode;
   protocol: "sotw" | "delta";
@@ -53,7 +53,7 @@ export interface ConnectionStatus {
   /** Version of the push context the connection last worked from. */
   pushVersion: string;
   /** That push context: what the proxy was last sent from (Istio's LastPushContext, which config_dump reads). */
-  pushContext: PushContext;
+  pushContext: PushContext<Snapshot>;
   types: TypeSyncStatus[];
 }
 
@@ -204,7 +204,8 @@ export type AdsStream = ServerDuplexStream<
   OutgoingResponse
 >;
 
-export class Connection {
+/** One ADS stream; `Snapshot` is what the server's push contexts hold, which the server never reads. */
+export class Connection<Snapshot = unknown> {
   readonly watches = new Map<string, Watch>();
   readonly connectedAt = new Date();
   #nonce = 0;
@@ -218,7 +219,7 @@ export class Connection {
     readonly peerAddress: string,
     readonly identities: readonly string[],
     /** The push context this connection last worked from (Istio's LastPushContext). */
-    public pushContext: PushContext,
+    public pushContext: PushContext<Snapshot>,
     private readonly stream: AdsStream,
   ) {
     // A cancelled stream is destroyed and its pending writes never call back: closing resolves them.
@@ -272,7 +273,7 @@ export class Connection {
     });
   }
 
-  status(): ConnectionStatus {
+  status(): ConnectionStatus<Snapshot> {
     return {
       connectionId: this.id,
       proxy: this.proxy,

@@ -21,9 +21,9 @@ import {
   type XdsEnv,
 } from "./env.ts";
 
-export async function handleDeltaRequest(
-  env: XdsEnv,
-  conn: Connection,
+export async function handleDeltaRequest<Snapshot>(
+  env: XdsEnv<Snapshot>,
+  conn: Connection<Snapshot>,
   req: discovery.DeltaDiscoveryRequest,
 ): Promise<void> {
   const typeUrl = req.typeUrl;
@@ -117,11 +117,11 @@ interface DeltaTrigger {
 }
 
 /** Generates one type and sends what changed since what the proxy holds. Nothing changed, nothing sent. */
-export async function pushDeltaType(
-  env: XdsEnv,
-  conn: Connection,
+export async function pushDeltaType<Snapshot>(
+  env: XdsEnv<Snapshot>,
+  conn: Connection<Snapshot>,
   w: Watch,
-  req: PushRequest,
+  req: PushRequest<Snapshot>,
   trigger: DeltaTrigger = { force: false, subscribed: [] },
 ): Promise<void> {
   const gen = findGenerator(env, conn, w.typeUrl);

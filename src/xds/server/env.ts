@@ -13,8 +13,8 @@ import type { Connection, Watch } from "./connection.ts";
 import type { XdsMetrics } from "./metrics.ts";
 import type { ResponseSlots } from "./response-slots.ts";
 
-export interface XdsEnv {
-  generators: GeneratorRegistry;
+export interface XdsEnv<Snapshot = unknown> {
+  generators: GeneratorRegistry<Snapshot>;
   metrics?: XdsMetrics;
   log: Logger;
   /** Encoded envoy.config.core.v3.ControlPlane sent with every response. */
@@ -24,7 +24,7 @@ export interface XdsEnv {
 }
 
 /** A push for a proxy's own request (new subscription): full, from the connection's push context. */
-export function requestPush(conn: Connection): PushRequest {
+export function requestPush<Snapshot>(conn: Connection<Snapshot>): PushRequest<Snapshot> {
   return pushRequest({ full: true, push: conn.pushContext, reasons: ["proxyrequest"] });
 }
 
@@ -89,7 +89,11 @@ export function recordAck(w: Watch, version: string, nonce: string): void {
 }
 
 /** The generator for a watch, or undefined (logged) when none serves the type. */
-export function findGenerator(env: XdsEnv, conn: Connection, typeUrl: string): Generator | undefined {
+export function findGenerator<Snapshot>(
+  env: XdsEnv<Snapshot>,
+  conn: Connection<Snapshot>,
+  typeUrl: string,
+): Generator<Snapshot> | undefined {
   const gen = env.generators.find(conn.proxy, typeUrl);
   if (!gen) env.log.warn({ connection: conn.id, type: typeUrl }, "ADS: no generator for type");
   return gen;

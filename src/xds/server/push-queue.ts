@@ -3,26 +3,30 @@
 // being pushed) merges into the pending one instead of queueing twice.
 import { mergePushRequests, type PushRequest } from "../../model/push-context.ts";
 
-interface Pending {
-  req: PushRequest;
+interface Pending<Snapshot> {
+  req: PushRequest<Snapshot>;
   queuedAt: number;
 }
 
-export type PushProcessor<K> = (key: K, req: PushRequest, queuedAtMs: number) => Promise<void>;
+export type PushProcessor<K, Snapshot = unknown> = (
+  key: K,
+  req: PushRequest<Snapshot>,
+  queuedAtMs: number,
+) => Promise<void>;
 
-export class PushQueue<K> {
-  readonly #pending = new Map<K, Pending>();
+export class PushQueue<K, Snapshot = unknown> {
+  readonly #pending = new Map<K, Pending<Snapshot>>();
   /** Keys being pushed, with a request that arrived meanwhile (pushed again when done). */
-  readonly #inProgress = new Map<K, Pending | undefined>();
+  readonly #inProgress = new Map<K, Pending<Snapshot> | undefined>();
   #scheduled = false;
   #idleWaiters: (() => void)[] = [];
 
   constructor(
     private readonly concurrency: number,
-    private readonly process: PushProcessor<K>,
+    private readonly process: PushProcessor<K, Snapshot>,
   ) {}
 
-  enqueue(key: K, req: PushRequest): void {
+  enqueue(key: K, req: PushRequest<Snapshot>): void {
     if (this.#inProgress.has(key)) {
       const later = this.#inProgress.get(key);
       this.#inProgress.set(key, later ? { ...later, req: mergePushRequests(later.req, req) } : pending(req));
@@ -63,7 +67,7 @@ export class PushQueue<K> {
 
   #pump(): void {
     while (this.#inProgress.size < this.concurrency && this.#pending.size > 0) {
-      const [key, item] = this.#pending.entries().next().value as [K, Pending];
+      const [key, item] = this.#pending.entries().next().value as [K, Pending<Snapshot>];
       this.#pending.delete(key);
       this.#inProgress.set(key, undefined);
       this.process(key, item.req, item.queuedAt)
@@ -86,6 +90,6 @@ export class PushQueue<K> {
   }
 }
 
-function pending(req: PushRequest): Pending {
+function pending<Snapshot>(req: PushRequest<Snapshot>): Pending<Snapshot> {
   return { req, queuedAt: performance.now() };
 }

@@ -41,10 +41,10 @@ const RESPONSE_SLOT_HOLD_MS = 5_000;
 const IDLE_GC_QUIET_MS = 2_000;
 const IDLE_GC_MIN_INTERVAL_MS = 10_000;
 
-export interface XdsServerOptions {
-  generators: GeneratorRegistry;
+export interface XdsServerOptions<Snapshot = unknown> {
+  generators: GeneratorRegistry<Snapshot>;
   /** Without a push context the server answers Unavailable, as istiod does before its caches sync. */
-  initialPush?: PushContext;
+  initialPush?: PushContext<Snapshot>;
   /** Tried in order on the TLS port; one must vouch for the caller (the plaintext port skips them). */
   authenticators?: readonly Authenticator[];
   /** Require the caller's SPIFFE id to match the proxy's namespace and service account (PILOT_ENABLE_XDS_IDENTITY_CHECK). */
@@ -54,7 +54,7 @@ export interface XdsServerOptions {
    * `previous` is the push context the proxy was last pushed (or skipped) with. Without it every
    * connection is queued and the generators decide per type. Forced pushes skip it.
    */
-  proxyNeedsPush?: (proxy: ProxyNode, req: PushRequest, previous: PushContext) => boolean;
+  proxyNeedsPush?: (proxy: ProxyNode, req: PushRequest<Snapshot>, previous: PushContext<Snapshot>) => boolean;
   /** Proxies pushed at once (PILOT_PUSH_THROTTLE, default 100), and responses built and written at once. */
   pushConcurrency?: number;
   metrics?: XdsMetrics;
@@ -123,18 +123,22 @@ export const adsServiceDefinition = grpcServiceDefinition(discovery.AggregatedDi
 type Protocol = "sotw" | "delta";
 type AnyRequest = discovery.DiscoveryRequest | discovery.DeltaDiscoveryRequest;
 
-export class XdsServer {
-  readonly #env: XdsEnv;
-  readonly #options: XdsServerOptions;
-  readonly #connections = new Map<string, Connection>();
-  readonly #queue: PushQueue<Connection>;
+/**
+ * The ADS server over push contexts holding a `Snapshot`, which it hands to the generators and to
+ * `proxyNeedsPush` without reading it (go-control-plane's split: the protocol never knows how state is kept).
+ */
+export class XdsServer<Snapshot = unknown> {
+  readonly #env: XdsEnv<Snapshot>;
+  readonly #options: XdsServerOptions<Snapshot>;
+  readonly #connections = new Map<string, Connection<Snapshot>>();
+  readonly #queue: PushQueue<Connection<Snapshot>, Snapshot>;
   readonly #servers: Server[] = [];
   readonly #extraServices: ExtraService[] = [];
   readonly #idleGc: IdleCollector;
-  #push: PushContext | undefined;
+  #push: PushContext<Snapshot> | undefined;
   #connectionCounter = 0;
 
-  constructor(options: XdsServerOptions) {
+  constructor(options: XdsServerOptions<Snapshot>) {
     this.#options = options;
     this.#push = options.initialPush;
     this.#env = {
@@ -161,12 +165,12 @@ export class XdsServer {
   }
 
   /** The push context new requests are answered from. */
-  get pushContext(): PushContext | undefined {
+  get pushContext(): PushContext<Snapshot> | undefined {
     return this.#push;
   }
 
   /** Makes `req.push` current and queues every connection; proxyNeedsPush, then the generators, decide what each gets. */
-  push(req: PushRequest): void {
+  push(req: PushRequest<Snapshot>): void {
     this.#idleGc.postpone();
     this.#push = req.push;
     for (const conn of this.#connections.values()) this.#queue.enqueue(conn, req);
@@ -183,7 +187,7 @@ export class XdsServer {
   }
 
   /** Sync status of every connection, for /debug/syncz, /debug/adsz and istio.io/debug/syncz. */
-  syncStatus(): ConnectionStatus[] {
+  syncStatus(): ConnectionStatus<Snapshot>[] {
     return [...this.#connections.values()].map((c) => c.status());
   }
 
@@ -307,7 +311,7 @@ export class XdsServer {
       grpc_method: method,
     };
     this.#env.metrics?.rpcStarted.inc(labels);
-    let conn: Connection | undefined;
+    let conn: Connection<Snapshot> | undefined;
     let finished = false;
     const finish = (code: status, details: string) => {
       if (finished) return;
@@ -365,7 +369,7 @@ export class XdsServer {
     first: AnyRequest,
     protocol: Protocol,
     secure: boolean,
-  ): Promise<Connection | { code: status; details: string }> {
+  ): Promise<Connection<Snapshot> | { code: status; details: string }> {
     const parsed = (this.#options.parseNode ?? parseProxy)(first.node);
     if (parsed.error !== undefined) return { code: status.INVALID_ARGUMENT, details: parsed.error };
     const proxy = parsed.proxy;
@@ -382,7 +386,7 @@ export class XdsServer {
       proxy.verifiedIdentities = identities;
     }
     this.#connectionCounter++;
-    const push = this.#push as PushContext;
+    const push = this.#push as PushContext<Snapshot>;
     return new Connection(
       `${proxy.id}-${this.#connectionCounter}`,
       proxy,
@@ -394,13 +398,13 @@ export class XdsServer {
     );
   }
 
-  #register(conn: Connection): void {
+  #register(conn: Connection<Snapshot>): void {
     this.#connections.set(conn.id, conn);
     this.#env.metrics?.connections.inc({ version: conn.proxy.metadata.ISTIO_VERSION ?? "unknown" });
     this.#env.log.info({ connection: conn.id, protocol: conn.protocol, peer: conn.peerAddress }, "ADS: new connection");
   }
 
-  #disconnect(conn: Connection): void {
+  #disconnect(conn: Connection<Snapshot>): void {
     if (!this.#connections.delete(conn.id)) return;
     conn.close();
     this.#queue.remove(conn);
@@ -408,7 +412,7 @@ export class XdsServer {
     this.#env.log.info({ connection: conn.id }, "ADS: connection closed");
   }
 
-  async #pushConnection(conn: Connection, req: PushRequest, queuedAtMs: number): Promise<void> {
+  async #pushConnection(conn: Connection<Snapshot>, req: PushRequest<Snapshot>, queuedAtMs: number): Promise<void> {
     this.#env.metrics?.queueTime.observe((performance.now() - queuedAtMs) / 1000);
     if (conn.closed) return;
     // Asked when dequeued, as Istio does: the request then merges everything queued for the proxy.

@@ -27,7 +27,11 @@ import {
   type XdsEnv,
 } from "./env.ts";
 
-export async function handleSotwRequest(env: XdsEnv, conn: Connection, req: discovery.DiscoveryRequest): Promise<void> {
+export async function handleSotwRequest<Snapshot>(
+  env: XdsEnv<Snapshot>,
+  conn: Connection<Snapshot>,
+  req: discovery.DiscoveryRequest,
+): Promise<void> {
   const typeUrl = req.typeUrl;
   if (isHealthReport(env, conn, typeUrl, req.errorDetail)) return;
   if (req.errorDetail) {
@@ -78,11 +82,11 @@ export async function handleSotwRequest(env: XdsEnv, conn: Connection, req: disc
  * Generates and sends one type. Pushes (not requests) skip a response identical to the last one
  * sent, so a rejected state is not sent again until the config changes.
  */
-export async function pushSotwType(
-  env: XdsEnv,
-  conn: Connection,
+export async function pushSotwType<Snapshot>(
+  env: XdsEnv<Snapshot>,
+  conn: Connection<Snapshot>,
   w: Watch,
-  req: PushRequest,
+  req: PushRequest<Snapshot>,
   requested: boolean,
 ): Promise<void> {
   const gen = findGenerator(env, conn, w.typeUrl);

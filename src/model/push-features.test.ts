@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { pushFeaturesFromEnv } from "./discovery.ts";
+import { pushFeaturesFromEnv } from "./push-features.ts";
 
 test("feature flags default as istiod's: mongo_proxy on, redis/mysql filters and QUIC listeners off, XDS cache on; VHDS off", () => {
   assert.deepEqual(pushFeaturesFromEnv({}), {

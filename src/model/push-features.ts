@@ -1,0 +1,33 @@
+// The push features: the feature flags that shape generated config, as istiod reads them from its
+// environment (Istio's pilot/pkg/features), given to every push context built (storePush).
+import { parseGoBool } from "../util/go-bool.ts";
+import type { PushInputs } from "./push-inputs.ts";
+
+/** The feature flags that shape generated config: Istio's (PILOT_* environment settings) and Sluice's own. */
+export type PushFeatures = Pick<
+  PushInputs,
+  | "persistentSessions"
+  | "scopeGatewayToNamespace"
+  | "mongoFilter"
+  | "redisFilter"
+  | "mysqlFilter"
+  | "quicListeners"
+  | "vhds"
+  | "xdsCache"
+>;
+
+/** The feature flags as istiod reads them from its environment. */
+export function pushFeaturesFromEnv(env: Record<string, string | undefined>): PushFeatures {
+  // Go's strconv.ParseBool; anything else leaves the default, as Istio's env.Register does.
+  const flag = (name: string, fallback: boolean) => parseGoBool(env[name] ?? "") ?? fallback;
+  return {
+    persistentSessions: flag("PILOT_ENABLE_PERSISTENT_SESSION_FILTER", false),
+    scopeGatewayToNamespace: flag("PILOT_SCOPE_GATEWAY_TO_NAMESPACE", false),
+    mongoFilter: flag("PILOT_ENABLE_MONGO_FILTER", true),
+    redisFilter: flag("PILOT_ENABLE_REDIS_FILTER", false),
+    mysqlFilter: flag("PILOT_ENABLE_MYSQL_FILTER", false),
+    quicListeners: flag("PILOT_ENABLE_QUIC_LISTENERS", false),
+    vhds: flag("SLUICE_ENABLE_VHDS", false),
+    xdsCache: flag("PILOT_ENABLE_XDS_CACHE", true),
+  };
+}

@@ -1,0 +1,121 @@
+// The model assembled from the config store, as sluiced runs it (the part of Istio's bootstrap that
+// builds the service registry and the Gateway API controller over the config store, and the push
+// context over what they hold): the registry over the store's collections, the Gateway API objects
+// converted live and written back into the store, and the push context of what the store holds now.
+// The xDS layer only receives what is built here (xds/discovery.ts takes the builder).
+import { type ConfigObject, kindKey, type MeshConfig } from "../config/index.ts";
+import {
+  type ConversionResult,
+  GATEWAY_API_SOURCE,
+  GATEWAY_GROUP,
+  liveConversion,
+  ROUTE_KINDS,
+  registryServiceView,
+} from "../gatewayapi/index.ts";
+import type { Collection, Singleton } from "../krt/index.ts";
+import { type RegistryInputs, type RegistryOptions, ServiceRegistry } from "../registry/index.ts";
+import type { ConfigStore } from "../sources/index.ts";
+import { buildPushContext, type MeshPush } from "./mesh-push.ts";
+import type { PushFeatures } from "./push-features.ts";
+
+/** The kind (key) of the store collection behind each registry input. */
+export const REGISTRY_KINDS: Readonly<Record<keyof RegistryInputs, string>> = {
+  services: kindKey("", "Service"),
+  endpointSlices: kindKey("discovery.k8s.io", "EndpointSlice"),
+  endpoints: kindKey("", "Endpoints"),
+  pods: kindKey("", "Pod"),
+  nodes: kindKey("", "Node"),
+  serviceEntries: kindKey("networking.istio.io", "ServiceEntry"),
+  workloadEntries: kindKey("networking.istio.io", "WorkloadEntry"),
+  workloadGroups: kindKey("networking.istio.io", "WorkloadGroup"),
+  namespaces: kindKey("", "Namespace"),
+};
+
+/**
+ * The service registry over the store's collections (Services, EndpointSlices, Pods, ServiceEntries, ...),
+ * in cluster `clusterId` (default Kubernetes) with `meshNetworks` (istiod's --networksConfig), which
+ * pushes from it read too.
+ */
+export function storeRegistry(
+  store: ConfigStore,
+  mesh: MeshConfig,
+  domainSuffix: string,
+  topology: Pick<RegistryOptions, "clusterId" | "meshNetworks"> = {},
+): ServiceRegistry {
+  const inputs = Object.fromEntries(
+    Object.entries(REGISTRY_KINDS).map(([input, kind]) => [input, store.collection(kind)]),
+  ) as Record<keyof RegistryInputs, Collection<ConfigObject>>;
+  return new ServiceRegistry(inputs, { domainSuffix, mesh, ...topology });
+}
+
+const conversions = new WeakMap<ServiceRegistry, Singleton<ConversionResult>>();
+
+/**
+ * The store's Gateway API objects converted to Istio config, with their statuses, kept live over the
+ * store's collections and the registry's services. One per registry: pushes and the status writer share it.
+ * The converted config is written back into the store as source GATEWAY_API_SOURCE, so that it reaches
+ * pushes as Istio config changes naming the Gateways and VirtualServices that changed, as Istio's
+ * gateway controller pushes its outputs (the Gateway API objects themselves push nothing).
+ */
+export function storeGatewayConversion(
+  store: ConfigStore,
+  registry: ServiceRegistry,
+  domainSuffix: string,
+): Singleton<ConversionResult> {
+  let conversion = conversions.get(registry);
+  if (!conversion) {
+    const gatewayApi = (kind: string) => store.collection(kindKey(GATEWAY_GROUP, kind));
+    conversion = liveConversion(
+      {
+        gatewayApi: {
+          gatewayClasses: gatewayApi("GatewayClass"),
+          gateways: gatewayApi("Gateway"),
+          listenerSets: gatewayApi("ListenerSet"),
+          referenceGrants: gatewayApi("ReferenceGrant"),
+          backendTLSPolicies: gatewayApi("BackendTLSPolicy"),
+          routes: ROUTE_KINDS.map(gatewayApi),
+        },
+        cluster: {
+          services: store.collection(kindKey("", "Service")),
+          secrets: store.collection(kindKey("", "Secret")),
+          configMaps: store.collection(kindKey("", "ConfigMap")),
+          namespaces: store.collection(kindKey("", "Namespace")),
+          serviceEntries: store.collection(kindKey("networking.istio.io", "ServiceEntry")),
+        },
+        servicesByHostname: registryServiceView(registry),
+      },
+      { domainSuffix },
+    );
+    conversion.register((event) =>
+      store.replace(GATEWAY_API_SOURCE, "converted", event.type === "delete" ? [] : event.new.config),
+    );
+    conversions.set(registry, conversion);
+  }
+  return conversion;
+}
+
+/** The push context over what the store holds now, Istio config converted from Gateway API included. */
+export function storePush(
+  store: ConfigStore,
+  registry: ServiceRegistry,
+  mesh: MeshConfig,
+  domainSuffix: string,
+  previous?: MeshPush,
+  features: PushFeatures = {},
+): MeshPush {
+  // From the first push on, the store holds the converted config too.
+  storeGatewayConversion(store, registry, domainSuffix);
+  return buildPushContext(
+    {
+      configs: store.list().map((s) => s.object),
+      services: registry.services.list(),
+      endpoints: registry.endpoints.list(),
+      mesh,
+      domainSuffix,
+      meshNetworks: registry.meshNetworks,
+      clusterId: registry.clusterId,
+      ...features,
+    },
+    previous,
+  );
+}
