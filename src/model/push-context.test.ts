@@ -85,9 +85,9 @@ test("pushInputs reads the store and the registry; a DestinationRule change keep
     endpoints: collection("", "Endpoints"),
     pods: collection("", "Pod"),
     nodes: collection("", "Node"),
-    serviceEntries: collection("networking.istio.io", "ServiceEntry"),
-    workloadEntries: collection("networking.istio.io", "WorkloadEntry"),
-    workloadGroups: collection("networking.istio.io", "WorkloadGroup"),
+    serviceEntries: store.collection(kindKey("networking.istio.io", "ServiceEntry")),
+    workloadEntries: store.collection(kindKey("networking.istio.io", "WorkloadEntry")),
+    workloadGroups: store.collection(kindKey("networking.istio.io", "WorkloadGroup")),
   });
   store.upsert("test", {
     apiVersion: "v1",

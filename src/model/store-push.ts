@@ -3,7 +3,7 @@
 // context over what they hold): the registry over the store's collections, the Gateway API objects
 // converted live and written back into the store, and the push context of what the store holds now.
 // The xDS layer only receives what is built here (xds/discovery.ts takes the builder).
-import { type ConfigObject, kindKey, type MeshConfig } from "../config/index.ts";
+import { kindKey, type MeshConfig } from "../config/index.ts";
 import {
   type ConversionResult,
   GATEWAY_API_SOURCE,
@@ -12,14 +12,14 @@ import {
   ROUTE_KINDS,
   registryServiceView,
 } from "../gatewayapi/index.ts";
-import type { Collection, Singleton } from "../krt/index.ts";
+import type { Singleton } from "../krt/index.ts";
 import { type RegistryInputs, type RegistryOptions, ServiceRegistry } from "../registry/index.ts";
 import type { ConfigStore } from "../sources/index.ts";
 import { buildPushContext, type MeshPush } from "./mesh-push.ts";
 import type { PushFeatures } from "./push-features.ts";
 
 /** The kind (key) of the store collection behind each registry input. */
-export const REGISTRY_KINDS: Readonly<Record<keyof RegistryInputs, string>> = {
+export const REGISTRY_KINDS = {
   services: kindKey("", "Service"),
   endpointSlices: kindKey("discovery.k8s.io", "EndpointSlice"),
   endpoints: kindKey("", "Endpoints"),
@@ -29,7 +29,7 @@ export const REGISTRY_KINDS: Readonly<Record<keyof RegistryInputs, string>> = {
   workloadEntries: kindKey("networking.istio.io", "WorkloadEntry"),
   workloadGroups: kindKey("networking.istio.io", "WorkloadGroup"),
   namespaces: kindKey("", "Namespace"),
-};
+} as const satisfies Record<keyof RegistryInputs, string>;
 
 /**
  * The service registry over the store's collections (Services, EndpointSlices, Pods, ServiceEntries, ...),
@@ -42,9 +42,17 @@ export function storeRegistry(
   domainSuffix: string,
   topology: Pick<RegistryOptions, "clusterId" | "meshNetworks"> = {},
 ): ServiceRegistry {
-  const inputs = Object.fromEntries(
-    Object.entries(REGISTRY_KINDS).map(([input, kind]) => [input, store.collection(kind)]),
-  ) as Record<keyof RegistryInputs, Collection<ConfigObject>>;
+  const inputs: RegistryInputs = {
+    services: store.collection(REGISTRY_KINDS.services),
+    endpointSlices: store.collection(REGISTRY_KINDS.endpointSlices),
+    endpoints: store.collection(REGISTRY_KINDS.endpoints),
+    pods: store.collection(REGISTRY_KINDS.pods),
+    nodes: store.collection(REGISTRY_KINDS.nodes),
+    serviceEntries: store.collection(REGISTRY_KINDS.serviceEntries),
+    workloadEntries: store.collection(REGISTRY_KINDS.workloadEntries),
+    workloadGroups: store.collection(REGISTRY_KINDS.workloadGroups),
+    namespaces: store.collection(REGISTRY_KINDS.namespaces),
+  };
   return new ServiceRegistry(inputs, { domainSuffix, mesh, ...topology });
 }
 

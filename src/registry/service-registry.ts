@@ -2,7 +2,7 @@
 // Kubernetes and Istio kinds, and the aggregate view (see index.ts).
 import type { ConfigObject, MeshConfig } from "../config/index.ts";
 import type { MeshNetworks } from "../config/mesh-networks.ts";
-import type { ServiceEntrySpec, WorkloadEntrySpec, WorkloadGroupSpec } from "../config/types/index.ts";
+import type { ServiceEntry, WorkloadEntry, WorkloadGroup } from "../config/types/index.ts";
 import type { Collection, DebugRegistry, Index, Labels } from "../krt/index.ts";
 import { derive, deriveMany, join, labelsContain } from "../krt/index.ts";
 import { aggregate, portEndpointsKey } from "./aggregate.ts";
@@ -22,9 +22,9 @@ export interface RegistryInputs {
   endpoints: Collection<ConfigObject>;
   pods: Collection<ConfigObject>;
   nodes: Collection<ConfigObject>;
-  serviceEntries: Collection<ConfigObject>;
-  workloadEntries: Collection<ConfigObject>;
-  workloadGroups: Collection<ConfigObject>;
+  serviceEntries: Collection<ServiceEntry>;
+  workloadEntries: Collection<WorkloadEntry>;
+  workloadGroups: Collection<WorkloadGroup>;
   /** Namespaces: the system namespace's topology.istio.io/network label is the cluster's default network. */
   namespaces?: Collection<ConfigObject>;
 }
@@ -84,7 +84,7 @@ export class ServiceRegistry {
     });
     const entryWorkloads = derive(
       inputs.workloadEntries,
-      (ctx, entry) => workloadEntryObjectWorkload(ctx, entry as ConfigObject<WorkloadEntrySpec>, kube),
+      (ctx, entry) => workloadEntryObjectWorkload(ctx, entry, kube),
       { name: "registry/workload-entry-workloads", keyOf: workloadKey, debug },
     );
     this.workloads = join([podWorkloads, entryWorkloads], { name: "registry/workloads", keyOf: workloadKey, debug });
@@ -112,18 +112,15 @@ export class ServiceRegistry {
       { name: "registry/kubernetes-endpoints", keyOf: (e) => e.key, debug },
     );
 
-    const entryServices = deriveMany(
-      inputs.serviceEntries,
-      (_ctx, entry) => serviceEntryServices(entry as ConfigObject<ServiceEntrySpec>),
-      { name: "registry/serviceentry-services", keyOf: registryKey, debug },
-    );
+    const entryServices = deriveMany(inputs.serviceEntries, (_ctx, entry) => serviceEntryServices(entry), {
+      name: "registry/serviceentry-services",
+      keyOf: registryKey,
+      debug,
+    });
     const workloads = this.workloads;
     const entryEndpoints = deriveMany(
       inputs.serviceEntries,
-      (ctx, object) => {
-        const entry = object as ConfigObject<ServiceEntrySpec>;
-        return serviceEntryEndpoints(ctx, entry, serviceEntryServices(entry), workloads, kube);
-      },
+      (ctx, entry) => serviceEntryEndpoints(ctx, entry, serviceEntryServices(entry), workloads, kube),
       { name: "registry/serviceentry-endpoints", keyOf: (e) => e.key, debug },
     );
 
@@ -141,11 +138,11 @@ export class ServiceRegistry {
     this.services = aggregated.services;
     this.endpoints = aggregated.endpoints;
     this.servicesByHostname = this.services.addIndex("registry/services-by-hostname", (s) => [s.hostname]);
-    this.workloadGroups = derive(
-      inputs.workloadGroups,
-      (_ctx, group) => workloadGroupTemplate(group as ConfigObject<WorkloadGroupSpec>),
-      { name: "registry/workload-groups", keyOf: (g) => `${g.namespace}/${g.name}`, debug },
-    );
+    this.workloadGroups = derive(inputs.workloadGroups, (_ctx, group) => workloadGroupTemplate(group), {
+      name: "registry/workload-groups",
+      keyOf: (g) => `${g.namespace}/${g.name}`,
+      debug,
+    });
   }
 
   /** The service standing for `hostname` in `namespace`. */

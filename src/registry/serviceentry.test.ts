@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { istio, k8s, staticInputs } from "../../test/support/registry-inputs.ts";
+import type { WorkloadEntry } from "../config/types/index.ts";
 import { ServiceRegistry } from "./index.ts";
 
 function serviceEntry(name: string, spec: Record<string, unknown>, metadata: object = {}) {
@@ -190,7 +191,7 @@ test("a workloadSelector picks ready Pods and healthy WorkloadEntries of its nam
 
   // The sick entry passes its health check, we-1 goes, the pod goes.
   inputs.workloadEntries.update({
-    upsert: [{ ...unhealthy, status: { conditions: [{ type: "Healthy", status: "True" }] } }],
+    upsert: [{ ...unhealthy, status: { conditions: [{ type: "Healthy", status: "True" }] } } as WorkloadEntry],
     delete: ["ns1/we-1"],
   });
   inputs.pods.delete("ns1/pod-1");

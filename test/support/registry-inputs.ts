@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { readConfigPaths } from "../../src/config/decode.ts";
 import type { ConfigObject } from "../../src/config/index.ts";
-import { StaticCollection } from "../../src/krt/index.ts";
+import { type Collection, StaticCollection } from "../../src/krt/index.ts";
 import type { RegistryInputs, Service } from "../../src/registry/index.ts";
 
 const KIND_INPUTS: Record<string, keyof RegistryInputs> = {
@@ -36,7 +36,9 @@ export function readInputs(paths: string[] = [CONFORMANCE_INPUTS]): ConfigObject
   );
 }
 
-export type StaticInputs = { [K in keyof RegistryInputs]-?: StaticCollection<ConfigObject> };
+type ItemOf<C> = C extends Collection<infer T> ? T : never;
+/** Each input as a static collection of its kind's objects (the caller puts objects of that kind in). */
+export type StaticInputs = { [K in keyof RegistryInputs]-?: StaticCollection<ItemOf<RegistryInputs[K]>> };
 
 /** Objects of the kinds the registry reads go to their collection; other kinds are ignored. */
 export function staticInputs(objects: readonly ConfigObject[] = []): StaticInputs {
@@ -45,7 +47,8 @@ export function staticInputs(objects: readonly ConfigObject[] = []): StaticInput
     const input = KIND_INPUTS[object.kind];
     if (input) byInput.set(input, [...(byInput.get(input) ?? []), object]);
   }
-  const collection = (input: keyof RegistryInputs) => new StaticCollection(byInput.get(input) ?? []);
+  // The objects were sorted into inputs by kind, so each collection holds its input's kind.
+  const collection = <T>(input: keyof RegistryInputs) => new StaticCollection((byInput.get(input) ?? []) as T[]);
   return {
     services: collection("services"),
     endpointSlices: collection("endpointSlices"),
