@@ -3,6 +3,7 @@
 // stages as krt collections.
 import { isDeepStrictEqual } from "node:util";
 import type { ConfigObject, gatewayapi } from "../config/index.ts";
+import type { KindObjects } from "../config/types/index.ts";
 import { convertBackendTLSPolicy, type PolicyOutput } from "./backendtls.ts";
 import { convertBackendTrafficPolicy } from "./backendtraffic.ts";
 import { stampTransitionTimes } from "./conditions.ts";
@@ -15,7 +16,7 @@ import { inferencePoolStatus } from "./inferencepool.ts";
 import { type ListenerStatus, listenerConflicts } from "./listeners.ts";
 import { convertListenerSet, eligibleListenerSets, type ListenerSetOutput, parentGatewayKey } from "./listenerset.ts";
 import type { ClusterObjects, ConversionSettings, ServiceLookup } from "./model.ts";
-import { clusterObjects, groupBy, nameOf, namespaceOf, objectKey } from "./model.ts";
+import { clusterObjects, type GATEWAY_GROUP, groupBy, nameOf, namespaceOf, objectKey } from "./model.ts";
 import type { ParentIndex } from "./parents.ts";
 import { ReferenceGrants } from "./referencegrant.ts";
 import type { RouteContext } from "./routes.ts";
@@ -31,6 +32,17 @@ export interface ConversionResult {
   statuses: ConfigObject[];
 }
 
+/** The Gateway API kinds the kinds registry types (KindObjects), by kind name. */
+type GatewayApiKind = {
+  [Key in keyof KindObjects]: Key extends `${typeof GATEWAY_GROUP}/${infer Kind}` ? Kind : never;
+}[keyof KindObjects];
+
+/** The objects of one kind; a Gateway API kind's come typed (the store admitted them against its schema). */
+function byKind<K extends GatewayApiKind>(
+  objects: readonly ConfigObject[],
+  kind: K,
+): KindObjects[`${typeof GATEWAY_GROUP}/${K}`][];
+function byKind(objects: readonly ConfigObject[], kind: string): ConfigObject[];
 function byKind(objects: readonly ConfigObject[], kind: string): ConfigObject[] {
   return objects.filter((o) => o.kind === kind);
 }
@@ -99,9 +111,9 @@ export interface GatewayStage {
 
 /** Gateways and ListenerSets: their Istio Gateways, listeners for routes, and statuses (before route counts). */
 function convertGateways(objects: readonly ConfigObject[], ctx: ConversionContext): GatewayStage {
-  const gateways = byKind(objects, "Gateway") as gatewayapi.Gateway[];
+  const gateways = byKind(objects, "Gateway");
   const gatewaysByKey = new Map(gateways.map((g) => [objectKey(g), g]));
-  const listenerSets = byKind(objects, "ListenerSet") as gatewayapi.ListenerSet[];
+  const listenerSets = byKind(objects, "ListenerSet");
   const eligible = eligibleListenerSets(listenerSets, gatewaysByKey, ctx);
   const conflicts = new Map(
     gateways.map((gateway) => {
@@ -193,7 +205,7 @@ function convertBackendPolicies(
   ancestors: AncestorIndex,
   settings: ConversionSettings,
 ): [ConfigObject, PolicyOutput][] {
-  const tlsPolicies = byKind(objects, "BackendTLSPolicy") as gatewayapi.BackendTLSPolicy[];
+  const tlsPolicies = byKind(objects, "BackendTLSPolicy");
   // Without the alpha API the X* kinds are not read at all: no config, no status.
   const alpha = (kind: string) => (settings.alphaGatewayApi ? byKind(objects, kind) : []);
   return [
@@ -224,7 +236,7 @@ function clusterOf(objects: readonly ConfigObject[], lookups: ClusterLookups = {
 }
 
 function referenceGrants(objects: readonly ConfigObject[]): ReferenceGrants {
-  return new ReferenceGrants(byKind(objects, "ReferenceGrant") as gatewayapi.ReferenceGrant[]);
+  return new ReferenceGrants(byKind(objects, "ReferenceGrant"));
 }
 
 /** Gateways and ListenerSets converted (statuses before route counts), and the listeners routes attach to. */
@@ -239,7 +251,7 @@ export interface GatewayStageOutput extends GatewayStage {
 export function convertGatewayStage(objects: readonly ConfigObject[], inputs: StageInputs): GatewayStageOutput {
   const ctx: ConversionContext = {
     domainSuffix: inputs.settings.domainSuffix,
-    classes: new GatewayClassIndex(byKind(objects, "GatewayClass") as gatewayapi.GatewayClass[]),
+    classes: new GatewayClassIndex(byKind(objects, "GatewayClass")),
     cluster: clusterOf(objects, inputs.lookups),
     grants: referenceGrants(objects),
     services: inputs.services,
@@ -283,7 +295,7 @@ export function assembleConversion(
   const policies = convertBackendPolicies(objects, cluster, routeAncestors(routeObjects), settings);
 
   const statuses: [ConfigObject, unknown][] = [];
-  for (const gc of byKind(objects, "GatewayClass") as gatewayapi.GatewayClass[]) {
+  for (const gc of byKind(objects, "GatewayClass")) {
     const status = gatewayClassStatus(gc);
     if (status) statuses.push([gc, status]);
   }
