@@ -50,8 +50,7 @@ function targetPorts(policy: BackendPolicy, cluster: ClusterObjects): { name?: s
     return (ports ?? []).map((p) => ({ name: p.name, number: p.port }));
   }
   if (policy.targetKind === "ServiceEntry") {
-    const ports = (cluster.serviceEntries.get(key)?.spec as { ports?: { name?: string; number: number }[] } | undefined)
-      ?.ports;
+    const ports = cluster.serviceEntries.get(key)?.spec?.ports;
     return (ports ?? []).map((p) => ({ name: p.name, number: p.number }));
   }
   return [];

@@ -100,7 +100,7 @@ function resolvedRefsCondition(pool: ConfigObject, cluster: ClusterObjects): Con
 
 // A Gateway of a built-in class is ours even when no route of ours points at the pool any more.
 function ourGateway(cluster: ClusterObjects, key: string): boolean {
-  const className = (cluster.gateways.get(key)?.spec as { gatewayClassName?: string } | undefined)?.gatewayClassName;
+  const className = cluster.gateways.get(key)?.spec?.gatewayClassName;
   return className !== undefined && BUILTIN_CLASSES.has(className);
 }
 

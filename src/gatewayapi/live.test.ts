@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { ConfigObject } from "../config/index.ts";
+import type { ConfigObject, gatewayapi, ServiceEntry } from "../config/index.ts";
 import { DebugRegistry, StaticCollection } from "../krt/index.ts";
 import { liveConversion } from "./live.ts";
 import type { RegistryService } from "./model.ts";
@@ -17,14 +17,14 @@ function route(name: string, path: string): ConfigObject {
 }
 
 test("a changed route recomputes itself and the assembly, not the Gateways or the other routes", () => {
-  const collection = () => new StaticCollection<ConfigObject>();
-  const gateways = collection();
+  const collection = <T extends ConfigObject = ConfigObject>() => new StaticCollection<T>();
+  const gateways = collection<gatewayapi.Gateway>();
   const httpRoutes = collection();
   const debug = new DebugRegistry();
   const conversion = liveConversion(
     {
       gatewayApi: {
-        gatewayClasses: collection(),
+        gatewayClasses: collection<gatewayapi.GatewayClass>(),
         gateways,
         listenerSets: collection(),
         referenceGrants: collection(),
@@ -36,7 +36,7 @@ test("a changed route recomputes itself and the assembly, not the Gateways or th
         secrets: collection(),
         configMaps: collection(),
         namespaces: collection(),
-        serviceEntries: collection(),
+        serviceEntries: collection<ServiceEntry>(),
       },
       servicesByHostname: new StaticCollection<RegistryService>([], { keyOf: (s) => s.hostname }).addIndex(
         "by-hostname",

@@ -4,7 +4,7 @@
 // looked up by key. Other Secrets, Pods, endpoints that do not change a service's ports, and Istio's own
 // kinds never reach it. Statuses carry unstamped transition times (TRANSITION_TIME) so that recomputing an
 // unchanged input gives an equal result; whoever writes a status stamps it then.
-import type { ConfigObject } from "../config/index.ts";
+import type { ConfigObject, gatewayapi, ServiceEntry } from "../config/index.ts";
 import {
   type Collection,
   type DebugRegistry,
@@ -31,15 +31,15 @@ import type { ConversionSettings, RegistryService, ServiceEndpoint, ServiceLooku
 import { objectKey } from "./model.ts";
 
 /** The cluster objects the conversion looks up, one collection per kind, keyed "ns/name" (Namespaces "name"). */
-export type ClusterCollections = Record<
-  "services" | "secrets" | "configMaps" | "namespaces" | "serviceEntries",
-  Collection<ConfigObject>
->;
+export interface ClusterCollections
+  extends Record<"services" | "secrets" | "configMaps" | "namespaces", Collection<ConfigObject>> {
+  serviceEntries: Collection<ServiceEntry>;
+}
 
 /** The Gateway API objects converted, one collection per kind (cluster-scoped GatewayClasses keyed by name). */
 export interface GatewayApiCollections {
-  gatewayClasses: Collection<ConfigObject>;
-  gateways: Collection<ConfigObject>;
+  gatewayClasses: Collection<gatewayapi.GatewayClass>;
+  gateways: Collection<gatewayapi.Gateway>;
   listenerSets: Collection<ConfigObject>;
   referenceGrants: Collection<ConfigObject>;
   backendTLSPolicies: Collection<ConfigObject>;
@@ -101,13 +101,13 @@ export function registryServiceView(registry: {
  * A collection as the conversion's lookup map: looking up a key fetches that key alone, so only the
  * objects the conversion asked about recompute it; listing fetches the whole collection.
  */
-class FetchingMap implements ReadonlyMap<string, ConfigObject> {
+class FetchingMap<T extends ConfigObject> implements ReadonlyMap<string, T> {
   constructor(
     private readonly ctx: FetchContext,
-    private readonly collection: Collection<ConfigObject>,
+    private readonly collection: Collection<T>,
   ) {}
 
-  get(key: string): ConfigObject | undefined {
+  get(key: string): T | undefined {
     return this.ctx.fetch(this.collection, { key })[0];
   }
 
@@ -115,7 +115,7 @@ class FetchingMap implements ReadonlyMap<string, ConfigObject> {
     return this.get(key) !== undefined;
   }
 
-  private all(): Map<string, ConfigObject> {
+  private all(): Map<string, T> {
     return new Map(this.ctx.fetch(this.collection).map((obj) => [this.collection.keyOf(obj), obj]));
   }
 
@@ -123,11 +123,11 @@ class FetchingMap implements ReadonlyMap<string, ConfigObject> {
     return this.all().size;
   }
 
-  forEach(callback: (value: ConfigObject, key: string, map: ReadonlyMap<string, ConfigObject>) => void): void {
+  forEach(callback: (value: T, key: string, map: ReadonlyMap<string, T>) => void): void {
     for (const [key, value] of this.all()) callback(value, key, this);
   }
 
-  entries(): MapIterator<[string, ConfigObject]> {
+  entries(): MapIterator<[string, T]> {
     return this.all().entries();
   }
 
@@ -135,11 +135,11 @@ class FetchingMap implements ReadonlyMap<string, ConfigObject> {
     return this.all().keys();
   }
 
-  values(): MapIterator<ConfigObject> {
+  values(): MapIterator<T> {
     return this.all().values();
   }
 
-  [Symbol.iterator](): MapIterator<[string, ConfigObject]> {
+  [Symbol.iterator](): MapIterator<[string, T]> {
     return this.entries();
   }
 }
@@ -163,7 +163,7 @@ export function liveConversion(
   const { gatewayApi: api, debug } = inputs;
   // Every lookup a stage makes through these is a dependency of that stage alone.
   const stageInputs = (ctx: FetchContext): StageInputs => {
-    const map = (collection: Collection<ConfigObject>) => new FetchingMap(ctx, collection);
+    const map = <T extends ConfigObject>(collection: Collection<T>) => new FetchingMap(ctx, collection);
     const { services, secrets, configMaps, namespaces, serviceEntries } = inputs.cluster;
     return {
       settings: { ...settings, now: TRANSITION_TIME },

@@ -1,6 +1,6 @@
 // The plain data the conversion stages pass to each other: settings, the service view it needs from the
 // registry, the cluster objects it reads, and the errors it reports in statuses.
-import type { ConfigObject } from "../config/index.ts";
+import type { ConfigObject, gatewayapi, ServiceEntry } from "../config/index.ts";
 
 export interface ConversionSettings {
   /** Cluster DNS suffix, e.g. "cluster.local". */
@@ -79,9 +79,9 @@ export interface ClusterObjects {
   secrets: ReadonlyMap<string, ConfigObject>;
   configMaps: ReadonlyMap<string, ConfigObject>;
   namespaces: ReadonlyMap<string, ConfigObject>;
-  serviceEntries: ReadonlyMap<string, ConfigObject>;
-  gateways: ReadonlyMap<string, ConfigObject>;
-  gatewayClasses: ReadonlyMap<string, ConfigObject>;
+  serviceEntries: ReadonlyMap<string, ServiceEntry>;
+  gateways: ReadonlyMap<string, gatewayapi.Gateway>;
+  gatewayClasses: ReadonlyMap<string, gatewayapi.GatewayClass>;
   inferencePools: ReadonlyMap<string, ConfigObject>;
   backends: ReadonlyMap<string, ConfigObject>;
 }
@@ -98,8 +98,13 @@ export function namespaceOf(obj: ConfigObject): string {
   return obj.metadata.namespace ?? "";
 }
 
-function keyed(objects: readonly ConfigObject[], kind: string, key: (o: ConfigObject) => string = objectKey) {
-  return new Map(objects.filter((o) => o.kind === kind).map((o) => [key(o), o]));
+/** The objects of `kind` by key, as the kind's type: what reaches the conversion was admitted against its schema. */
+function keyed<T extends ConfigObject = ConfigObject>(
+  objects: readonly ConfigObject[],
+  kind: string,
+  key: (o: ConfigObject) => string = objectKey,
+): Map<string, T> {
+  return new Map(objects.filter((o) => o.kind === kind).map((o) => [key(o), o as T]));
 }
 
 /** The objects conversion looks up by key, by kind (cluster-scoped kinds by name alone). */
@@ -109,9 +114,9 @@ export function clusterObjects(objects: readonly ConfigObject[]): ClusterObjects
     secrets: keyed(objects, "Secret"),
     configMaps: keyed(objects, "ConfigMap"),
     namespaces: keyed(objects, "Namespace", nameOf),
-    serviceEntries: keyed(objects, "ServiceEntry"),
-    gateways: keyed(objects, "Gateway"),
-    gatewayClasses: keyed(objects, "GatewayClass", nameOf),
+    serviceEntries: keyed<ServiceEntry>(objects, "ServiceEntry"),
+    gateways: keyed<gatewayapi.Gateway>(objects, "Gateway"),
+    gatewayClasses: keyed<gatewayapi.GatewayClass>(objects, "GatewayClass", nameOf),
     inferencePools: keyed(objects, "InferencePool"),
     backends: keyed(objects, "XBackend"),
   };

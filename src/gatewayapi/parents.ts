@@ -134,10 +134,10 @@ function waypointOfAnotherController(kind: string, namespace: string, name: stri
   if (!waypoint || waypoint.toLowerCase() === "none") return false;
   const waypointNamespace = labels["istio.io/use-waypoint-namespace"] || namespace;
   const gateway = cluster.gateways.get(`${waypointNamespace}/${waypoint}`);
-  const className = (gateway?.spec as { gatewayClassName?: string } | undefined)?.gatewayClassName;
+  const className = gateway?.spec?.gatewayClassName;
   const gatewayClass = className === undefined ? undefined : cluster.gatewayClasses.get(className);
   if (!gatewayClass) return false;
-  const controller = (gatewayClass.spec as { controllerName?: string } | undefined)?.controllerName;
+  const controller = gatewayClass.spec?.controllerName;
   return controller !== MESH_CONTROLLER && controller !== GATEWAY_CONTROLLER;
 }
 

@@ -96,7 +96,7 @@ export function meshHosts(
   const name = ref.originalReference.name;
   if (ref.internalKind === "ServiceEntry") {
     const entry = cluster.serviceEntries.get(`${namespace}/${name}`);
-    return [...((entry?.spec as { hosts?: string[] } | undefined)?.hosts ?? [])];
+    return [...(entry?.spec?.hosts ?? [])];
   }
   return [`${name}.${namespace}.svc.${domainSuffix}`];
 }

@@ -76,8 +76,8 @@ export function storeGatewayConversion(
     conversion = liveConversion(
       {
         gatewayApi: {
-          gatewayClasses: gatewayApi("GatewayClass"),
-          gateways: gatewayApi("Gateway"),
+          gatewayClasses: store.collection(kindKey(GATEWAY_GROUP, "GatewayClass")),
+          gateways: store.collection(kindKey(GATEWAY_GROUP, "Gateway")),
           listenerSets: gatewayApi("ListenerSet"),
           referenceGrants: gatewayApi("ReferenceGrant"),
           backendTLSPolicies: gatewayApi("BackendTLSPolicy"),

@@ -5,14 +5,14 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import type { ConfigObject } from "../../src/config/index.ts";
+import type { ConfigObject, gatewayapi, ServiceEntry } from "../../src/config/index.ts";
 import {
   type ConversionResult,
   type LiveConversionInputs,
   liveConversion,
   type RegistryService,
 } from "../../src/gatewayapi/index.ts";
-import { StaticCollection } from "../../src/krt/index.ts";
+import { type Collection, StaticCollection } from "../../src/krt/index.ts";
 import { conformanceRoot } from "./corpus.ts";
 import {
   type CaseEntry,
@@ -46,6 +46,10 @@ const LIVE_KINDS = new Set([
 
 type Collections = Record<string, StaticCollection<ConfigObject>>;
 
+/** A kind's collection as its typed objects: each collection only ever gets objects of its own kind. */
+const typed = <T extends ConfigObject>(collection: StaticCollection<ConfigObject>) =>
+  collection as unknown as Collection<T>;
+
 function liveInputs(services: readonly RegistryService[]): { inputs: LiveConversionInputs; byKind: Collections } {
   const byKind: Collections = Object.fromEntries(
     [...LIVE_KINDS].map((kind) => [kind, new StaticCollection<ConfigObject>()]),
@@ -55,8 +59,8 @@ function liveInputs(services: readonly RegistryService[]): { inputs: LiveConvers
     byKind,
     inputs: {
       gatewayApi: {
-        gatewayClasses: byKind.GatewayClass,
-        gateways: byKind.Gateway,
+        gatewayClasses: typed<gatewayapi.GatewayClass>(byKind.GatewayClass),
+        gateways: typed<gatewayapi.Gateway>(byKind.Gateway),
         listenerSets: byKind.ListenerSet,
         referenceGrants: byKind.ReferenceGrant,
         backendTLSPolicies: byKind.BackendTLSPolicy,
@@ -67,7 +71,7 @@ function liveInputs(services: readonly RegistryService[]): { inputs: LiveConvers
         secrets: byKind.Secret,
         configMaps: byKind.ConfigMap,
         namespaces: byKind.Namespace,
-        serviceEntries: byKind.ServiceEntry,
+        serviceEntries: typed<ServiceEntry>(byKind.ServiceEntry),
       },
       servicesByHostname: registry.addIndex("by-hostname", (s) => [s.hostname]),
     },
