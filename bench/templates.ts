@@ -6,7 +6,7 @@ import { type ProxySpec, type TranslateState, translateProxy } from "../src/cli/
 import { type ConfigObject, DEFAULT_MESH_CONFIG, type MeshConfig } from "../src/config/index.ts";
 import type { NodeType, ProxyNode } from "../src/model/index.ts";
 import { ConfigStore, MemorySource } from "../src/sources/index.ts";
-import { storePush, storeRegistry } from "../src/xds/index.ts";
+import { type PushFeatures, storePush, storeRegistry } from "../src/xds/index.ts";
 
 export interface TemplateInput {
   services: number;
@@ -50,8 +50,11 @@ export function benchProxy(type: NodeType, overrides: Partial<ProxySpec> = {}): 
   return translateProxy(spec, BENCH_MESH, DOMAIN_SUFFIX);
 }
 
-/** Store → registry → push context over `objects`; throws on any object the control plane rejects. */
-export function templateState(objects: readonly ConfigObject[]): TranslateState {
+/**
+ * Store → registry → push context over `objects` (with the push `features`, default istiod's); throws on
+ * any object the control plane rejects.
+ */
+export function templateState(objects: readonly ConfigObject[], features: PushFeatures = {}): TranslateState {
   const store = new ConfigStore();
   const memory = new MemorySource(store, "bench");
   for (const object of objects) {
@@ -61,7 +64,7 @@ export function templateState(objects: readonly ConfigObject[]): TranslateState 
     }
   }
   const registry = storeRegistry(store, BENCH_MESH, DOMAIN_SUFFIX);
-  return { store, registry, push: storePush(store, registry, BENCH_MESH, DOMAIN_SUFFIX) };
+  return { store, registry, push: storePush(store, registry, BENCH_MESH, DOMAIN_SUFFIX, undefined, features) };
 }
 
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);

@@ -9,6 +9,7 @@ import { DEFAULT_MESH_CONFIG } from "../config/index.ts";
 import { parseProxy } from "../model/proxy.ts";
 import { buildPushContext } from "../model/push-context.ts";
 import type { Service } from "../registry/index.ts";
+import { XdsCache } from "./cache/xds-cache.ts";
 import { configDumpEndpoint } from "./configdump.ts";
 import type { ConnectionStatus } from "./server/index.ts";
 import { TypeUrl } from "./types.ts";
@@ -55,7 +56,7 @@ function connection(pushContext: typeof sent): ConnectionStatus {
 function dumpedClusters(conn: ConnectionStatus): { names: string[]; version: string } {
   const handler = configDumpEndpoint(
     { syncStatus: () => [conn] },
-    { endpoints: { endpointsFor: () => [] }, secrets: { secret: () => undefined } },
+    { endpoints: { endpointsFor: () => [] }, secrets: { secret: () => undefined }, cache: new XdsCache() },
   );
   const dump = handler({ query: new URLSearchParams("proxyID=app-1.shop") }) as {
     configs: { "@type": string; versionInfo?: string; dynamicActiveClusters?: { cluster: { name: string } }[] }[];

@@ -19,6 +19,7 @@ import { type EndpointLookup, type RegistryInputs, type RegistryOptions, Service
 import { CaMetrics, type CertificateAuthority, certificateService } from "../security/ca/index.ts";
 import type { ConfigStore } from "../sources/index.ts";
 import { parseGoBool } from "../util/go-bool.ts";
+import { XdsCache } from "./cache/xds-cache.ts";
 import { configDumpEndpoint, typedConfigDump } from "./configdump.ts";
 import { GeneratorRegistry, loadGeneratorPlugins } from "./generator.ts";
 import { workloadAuthorizationGenerator, workloadGenerator } from "./generators/ambient.ts";
@@ -80,6 +81,8 @@ export interface DiscoveryOptions {
 export interface Discovery {
   server: XdsServer;
   ports: BoundPorts;
+  /** The xDS cache the generators build with; /debug/cachez shows it. */
+  cache: XdsCache;
   /** The endpoints served over `istio.io/debug`; the admin server registers its handlers here. */
   debugEndpoints: DebugEndpoints;
   /** Stops pushing, then closes the ports and ends every stream (they reconnect elsewhere). */
@@ -90,6 +93,8 @@ export async function startDiscovery(options: DiscoveryOptions): Promise<Discove
   const { log } = options;
   const generators = new GeneratorRegistry();
   const debugEndpoints = new DebugEndpoints();
+  // The one xDS cache: every generator and the config dump build with it.
+  const cache = new XdsCache();
   generators.register(
     "api",
     apiGenerator({ store: options.store, requireAuth: options.apiAuth, rootNamespace: options.rootNamespace }),
@@ -105,16 +110,16 @@ export async function startDiscovery(options: DiscoveryOptions): Promise<Discove
   generators.register(TypeUrl.WorkloadAuthorization, workloadAuthorizationGenerator);
   const secrets = storeSecrets(options.store);
   if (options.endpoints) {
-    generators.register(TypeUrl.Cluster, cdsGenerator(options.endpoints));
-    generators.register(TypeUrl.Endpoint, edsGenerator(options.endpoints));
-    generators.register(TypeUrl.Listener, ldsGenerator(options.endpoints));
-    generators.register(TypeUrl.Route, rdsWithVhdsGenerator());
-    generators.register(TypeUrl.VirtualHost, vhdsGenerator());
+    generators.register(TypeUrl.Cluster, cdsGenerator(options.endpoints, cache));
+    generators.register(TypeUrl.Endpoint, edsGenerator(options.endpoints, cache));
+    generators.register(TypeUrl.Listener, ldsGenerator(options.endpoints, cache));
+    generators.register(TypeUrl.Route, rdsWithVhdsGenerator(cache));
+    generators.register(TypeUrl.VirtualHost, vhdsGenerator(cache));
     generators.register(TypeUrl.Secret, sdsGenerator(secrets));
     generators.register(TypeUrl.NameTable, ndsGenerator(options.endpoints));
     generators.register(TypeUrl.ExtensionConfiguration, ecdsGenerator(secrets));
     // Proxyless gRPC (GENERATOR=grpc): its own LDS, RDS and CDS; EDS is the one above.
-    registerGrpcGenerators(generators, options.endpoints);
+    registerGrpcGenerators(generators, options.endpoints, cache);
   }
   await loadGeneratorPlugins(options.plugins, generators);
   if (options.plugins.length > 0)
@@ -133,7 +138,7 @@ export async function startDiscovery(options: DiscoveryOptions): Promise<Discove
     statusGenerator({ syncStatus: () => server.syncStatus(), endpoints: debugEndpoints, auth: options.debugAuth }),
   );
   if (options.endpoints) {
-    const configDump = configDumpEndpoint(server, { endpoints: options.endpoints, secrets });
+    const configDump = configDumpEndpoint(server, { endpoints: options.endpoints, secrets, cache });
     debugEndpoints.register(
       "config_dump",
       configDump,
@@ -176,6 +181,7 @@ export async function startDiscovery(options: DiscoveryOptions): Promise<Discove
   return {
     server,
     ports,
+    cache,
     debugEndpoints,
     async stop(graceMs) {
       stopPatchErrors();

@@ -10,6 +10,7 @@ import { type ConfigObject, DEFAULT_MESH_CONFIG } from "../../config/index.ts";
 import { type ProxyNode, type PushContext, pushRequest } from "../../model/index.ts";
 import type { EndpointLookup, ServiceEndpoint } from "../../registry/index.ts";
 import { ConfigStore, MemorySource } from "../../sources/index.ts";
+import { XdsCache } from "../cache/xds-cache.ts";
 import { storePush, storeRegistry } from "../discovery.ts";
 import { GeneratorRegistry, type XdsResource } from "../generator.ts";
 import { TypeUrl } from "../types.ts";
@@ -86,6 +87,9 @@ function grpcProxy(ip = "10.0.0.99"): ProxyNode {
   };
 }
 
+/** The xDS cache the generators build with, as the discovery server's share one. */
+const cache = new XdsCache();
+
 function generate(
   push: PushContext,
   typeUrl: string,
@@ -94,7 +98,7 @@ function generate(
   endpoints: EndpointLookup = { endpointsFor: () => [] },
 ): XdsResource[] {
   const registry = new GeneratorRegistry();
-  registerGrpcGenerators(registry, endpoints);
+  registerGrpcGenerators(registry, endpoints, cache);
   const generator = registry.find(proxy, typeUrl);
   assert.ok(generator, typeUrl);
   const result = generator.generate(

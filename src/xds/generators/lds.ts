@@ -4,7 +4,7 @@
 import { isIPv4, isIPv6 } from "node:net";
 import { encodeMessage } from "../../api/binary-encoder.ts";
 import { accesslog, hcm, type listener } from "../../api/index.ts";
-import { parseProtocol } from "../../config/index.ts";
+import { type MeshConfig, parseProtocol } from "../../config/index.ts";
 import type {
   AuthorizationPolicy,
   DestinationRuleSpec,
@@ -28,11 +28,18 @@ import {
   reportInboundConflicts,
 } from "../../networking/listener/index.ts";
 import { buildProxyTelemetry, type ProxyTelemetry } from "../../networking/telemetry/index.ts";
-import { type EndpointLookup, type Service, type ServicePort, UNSPECIFIED_IP } from "../../registry/index.ts";
+import {
+  type EndpointLookup,
+  type Service,
+  type ServiceEndpoint,
+  type ServicePort,
+  UNSPECIFIED_IP,
+} from "../../registry/index.ts";
+import { type Memos, weakTable } from "../../util/memo.ts";
+import { resourceTable, type XdsCache } from "../cache/xds-cache.ts";
 import type { Generator } from "../generator.ts";
 import { TypeUrl } from "../types.ts";
 import { ldsNeedsPush } from "./cds-needs-push.ts";
-import { resourceCache } from "./push-cache.ts";
 
 function trustDomains(snap: PushSnapshot): readonly string[] {
   return trustDomainBundle(snap.mesh.trustDomain ?? "cluster.local", snap.mesh.trustDomainAliases ?? []);
@@ -221,9 +228,10 @@ interface ScopeOutboundReads {
   headless: readonly { service: Service; port: number }[];
 }
 
-const scopeOutboundReads = new WeakMap<SidecarScope, ScopeOutboundReads>();
+const SCOPE_OUTBOUND_READS = weakTable<SidecarScope, ScopeOutboundReads>("lds/scopeOutboundReads");
 
-function outboundReadsOf(scope: SidecarScope): ScopeOutboundReads {
+function outboundReadsOf(memos: Memos, scope: SidecarScope): ScopeOutboundReads {
+  const scopeOutboundReads = memos.weak(SCOPE_OUTBOUND_READS);
   let reads = scopeOutboundReads.get(scope);
   if (reads) return reads;
   const selectors = new Map<string, Readonly<Record<string, string>>>();
@@ -268,9 +276,66 @@ function telemetryKey(telemetry: ProxyTelemetry, listenerClass: ListenerClass): 
   ]);
 }
 
-const outboundCache = resourceCache<listener.Listener[]>(TypeUrl.Listener, (listeners) =>
-  listeners.map((l) => ({ name: l.name, resource: l })),
-);
+/** Everything a sidecar's outbound listeners read; see sidecarOutboundListeners. */
+interface OutboundListenersKey {
+  configNamespace: string;
+  interceptionMode: string;
+  /** Wildcard and localhost binds, auto-allocated addresses and DNS lookup families follow the IP families. */
+  ipv4: boolean;
+  ipv6: boolean;
+  /** The proxy's own IP when a headless port's endpoints hold it (it gets no listener of its own). */
+  ownHeadlessIp: string | undefined;
+  /** Which of the scope's label selectors the proxy's labels match, one digit each. */
+  selectorMatches: string;
+  dnsCapture: unknown;
+  /** With ALLOW_ANY_DYNAMIC_DNS: the DNS cache reads the node's INSTANCE_IPS and DNS proxy. */
+  dynamicDns: readonly unknown[] | undefined;
+  exactBalance: unknown;
+  httpProxyPort: unknown;
+  idleTimeout: unknown;
+  http10: unknown;
+  prometheusStats: boolean;
+  /** The Telemetry API's answers for sidecarOutbound (telemetryKey). */
+  telemetry: string;
+  domainSuffix: string;
+  persistentSessions: boolean;
+  protocolFilters: object;
+  scope: SidecarScope;
+  mesh: MeshConfig;
+  services: object;
+  wasmPlugins: readonly WasmPlugin[];
+  headlessEndpoints: readonly (readonly ServiceEndpoint[])[];
+}
+
+const OUTBOUND_LISTENERS = resourceTable<listener.Listener[], OutboundListenersKey>({
+  name: "lds/sidecarOutbound",
+  typeUrl: TypeUrl.Listener,
+  key: {
+    configNamespace: "value",
+    interceptionMode: "value",
+    ipv4: "value",
+    ipv6: "value",
+    ownHeadlessIp: "value",
+    selectorMatches: "value",
+    dnsCapture: "value",
+    dynamicDns: "value",
+    exactBalance: "value",
+    httpProxyPort: "value",
+    idleTimeout: "value",
+    http10: "value",
+    prometheusStats: "value",
+    telemetry: "value",
+    domainSuffix: "value",
+    persistentSessions: "value",
+    protocolFilters: "value",
+    scope: "object",
+    mesh: "object",
+    services: "object",
+    wasmPlugins: "objects",
+    headlessEndpoints: "objects",
+  },
+  resources: (listeners) => listeners.map((l) => ({ name: l.name, resource: l })),
+});
 
 /**
  * The sidecar's outbound listeners (per port, HTTP proxy, virtualOutbound), shared by the proxies of a
@@ -280,6 +345,7 @@ const outboundCache = resourceCache<listener.Listener[]>(TypeUrl.Listener, (list
  * namespace share one build.
  */
 function sidecarOutboundListeners(
+  cache: XdsCache,
   push: PushContext,
   proxy: ProxyNode,
   endpoints: EndpointLookup,
@@ -288,36 +354,38 @@ function sidecarOutboundListeners(
 ): listener.Listener[] {
   const snap = pushSnapshot(push);
   const scope = snap.sidecarScope(proxy);
-  const reads = outboundReadsOf(scope);
+  const reads = outboundReadsOf(cache, scope);
   const allowAnyDynamicDns = scope.outboundTrafficPolicy.mode === "ALLOW_ANY_DYNAMIC_DNS";
   const headlessEndpoints = reads.headless.map(({ service, port }) =>
     endpoints.endpointsFor(service.hostname, port, service.namespace),
   );
   const ownIp = proxy.ipAddresses[0];
   const meta = proxy.metadata;
-  const key = JSON.stringify([
-    proxy.configNamespace,
-    interceptionMode(proxy),
-    // Wildcard and localhost binds, auto-allocated addresses and DNS lookup families follow the IP families.
-    proxy.ipAddresses.some((ip) => isIPv4(ip)),
-    proxy.ipAddresses.some((ip) => isIPv6(ip)),
-    headlessEndpoints.some((list) => list.some((e) => e.address === ownIp)) ? ownIp : "",
-    reads.selectors.map((selector) => (labelsContain(proxy.labels, selector) ? 1 : 0)).join(""),
-    meta.DNS_CAPTURE,
-    // The ALLOW_ANY_DYNAMIC_DNS cache reads the node's INSTANCE_IPS and DNS proxy.
-    allowAnyDynamicDns ? [meta.INSTANCE_IPS, meta.DNS_PROXY_ADDR] : null,
-    meta.OUTBOUND_LISTENER_EXACT_BALANCE,
-    meta.HTTP_PROXY_PORT,
-    meta.IDLE_TIMEOUT,
-    meta.HTTP10,
-    prometheusStats(telemetry),
-    telemetryKey(telemetry, "sidecarOutbound"),
-    snap.domainSuffix,
-    snap.persistentSessions,
-    snap.protocolFilters,
-  ]);
-  const inputs = [scope, snap.mesh, snap.services, ...wasmPlugins, ...headlessEndpoints];
-  return outboundCache(push, key, inputs, (status) => {
+  const key: OutboundListenersKey = {
+    configNamespace: proxy.configNamespace,
+    interceptionMode: interceptionMode(proxy),
+    ipv4: proxy.ipAddresses.some((ip) => isIPv4(ip)),
+    ipv6: proxy.ipAddresses.some((ip) => isIPv6(ip)),
+    ownHeadlessIp: headlessEndpoints.some((list) => list.some((e) => e.address === ownIp)) ? ownIp : undefined,
+    selectorMatches: reads.selectors.map((selector) => (labelsContain(proxy.labels, selector) ? 1 : 0)).join(""),
+    dnsCapture: meta.DNS_CAPTURE,
+    dynamicDns: allowAnyDynamicDns ? [meta.INSTANCE_IPS, meta.DNS_PROXY_ADDR] : undefined,
+    exactBalance: meta.OUTBOUND_LISTENER_EXACT_BALANCE,
+    httpProxyPort: meta.HTTP_PROXY_PORT,
+    idleTimeout: meta.IDLE_TIMEOUT,
+    http10: meta.HTTP10,
+    prometheusStats: prometheusStats(telemetry),
+    telemetry: telemetryKey(telemetry, "sidecarOutbound"),
+    domainSuffix: snap.domainSuffix,
+    persistentSessions: snap.persistentSessions,
+    protocolFilters: snap.protocolFilters,
+    scope,
+    mesh: snap.mesh,
+    services: snap.services,
+    wasmPlugins,
+    headlessEndpoints,
+  };
+  return cache.resources(OUTBOUND_LISTENERS).get(push, key, (status) => {
     const withAddress = listenAddresses(snap, proxy);
     return buildSidecarOutboundListeners({
       proxy,
@@ -341,9 +409,65 @@ function sidecarOutboundListeners(
   });
 }
 
-const inboundCache = resourceCache<listener.Listener[]>(TypeUrl.Listener, (listeners) =>
-  listeners.map((l) => ({ name: l.name, resource: l })),
-);
+/** Everything a sidecar's inbound listeners read; see sidecarInboundListeners. */
+interface InboundListenersKey {
+  configNamespace: string;
+  interceptionMode: string;
+  ipv4: boolean;
+  ipv6: boolean;
+  /** Listeners bound to a port listen on the pod's IP. */
+  boundIp: string | undefined;
+  exactBalance: unknown;
+  idleTimeout: unknown;
+  http10: unknown;
+  ports: readonly InboundPort[];
+  mtlsMode: string;
+  mtlsPerPort: readonly (readonly [number, string])[];
+  /** The attached AuthorizationPolicies the workload's labels select, by action (the objects are inputs). */
+  selectedAuthz: readonly (readonly string[] | undefined)[];
+  /** How many policies of each kind are attached (their objects are inputs). */
+  attachedCounts: readonly number[];
+  prometheusStats: boolean | undefined;
+  /** The Telemetry API's answers for sidecarInbound (telemetryKey). */
+  telemetry: string;
+  persistentSessions: boolean;
+  protocolFilters: object;
+  mesh: MeshConfig;
+  services: object;
+  authorizationPolicies: readonly AuthorizationPolicy[];
+  requestAuthentications: readonly RequestAuthentication[];
+  wasmPlugins: readonly WasmPlugin[];
+}
+
+const INBOUND_LISTENERS = resourceTable<listener.Listener[], InboundListenersKey>({
+  name: "lds/sidecarInbound",
+  typeUrl: TypeUrl.Listener,
+  key: {
+    configNamespace: "value",
+    interceptionMode: "value",
+    ipv4: "value",
+    ipv6: "value",
+    boundIp: "value",
+    exactBalance: "value",
+    idleTimeout: "value",
+    http10: "value",
+    ports: "value",
+    mtlsMode: "value",
+    mtlsPerPort: "value",
+    selectedAuthz: "value",
+    attachedCounts: "value",
+    prometheusStats: "value",
+    telemetry: "value",
+    persistentSessions: "value",
+    protocolFilters: "value",
+    mesh: "object",
+    services: "object",
+    authorizationPolicies: "objects",
+    requestAuthentications: "objects",
+    wasmPlugins: "objects",
+  },
+  resources: (listeners) => listeners.map((l) => ({ name: l.name, resource: l })),
+});
 
 /**
  * The sidecar's inbound listeners (virtualInbound, or per-port listeners bound to the pod), shared by
@@ -353,6 +477,7 @@ const inboundCache = resourceCache<listener.Listener[]>(TypeUrl.Listener, (liste
  * policy objects, mesh and services are inputs by identity. Port conflicts are reported per proxy.
  */
 function sidecarInboundListeners(
+  cache: XdsCache,
   push: PushContext,
   proxy: ProxyNode,
   telemetry: ProxyTelemetry,
@@ -366,37 +491,37 @@ function sidecarInboundListeners(
   const authz = policies.authz;
   const mode = interceptionMode(proxy);
   const meta = proxy.metadata;
-  const key = JSON.stringify([
-    proxy.configNamespace,
-    mode,
-    proxy.ipAddresses.some((ip) => isIPv4(ip)),
-    proxy.ipAddresses.some((ip) => isIPv6(ip)),
-    // Listeners bound to a port listen on the pod's IP.
-    mode === "NONE" || ports.some((p) => p.bindToPort) ? proxy.ipAddresses[0] : "",
-    meta.INBOUND_LISTENER_EXACT_BALANCE,
-    meta.IDLE_TIMEOUT,
-    meta.HTTP10,
+  const key: InboundListenersKey = {
+    configNamespace: proxy.configNamespace,
+    interceptionMode: mode,
+    ipv4: proxy.ipAddresses.some((ip) => isIPv4(ip)),
+    ipv6: proxy.ipAddresses.some((ip) => isIPv6(ip)),
+    boundIp: mode === "NONE" || ports.some((p) => p.bindToPort) ? proxy.ipAddresses[0] : undefined,
+    exactBalance: meta.INBOUND_LISTENER_EXACT_BALANCE,
+    idleTimeout: meta.IDLE_TIMEOUT,
+    http10: meta.HTTP10,
     ports,
-    mtls.mode,
-    [...mtls.perPort],
-    // The attached policies the workload's labels select, by action (the objects are inputs).
-    [authz?.custom, authz?.deny, authz?.allow, authz?.audit].map((selected) =>
+    mtlsMode: mtls.mode,
+    mtlsPerPort: [...mtls.perPort],
+    selectedAuthz: [authz?.custom, authz?.deny, authz?.allow, authz?.audit].map((selected) =>
       selected?.map((p) => `${p.namespace}/${p.name}`),
     ),
-    [attached.authorizationPolicies.length, attached.requestAuthentications.length, attached.wasmPlugins.length],
-    policies.prometheusStats,
-    telemetryKey(telemetry, "sidecarInbound"),
-    snap.persistentSessions,
-    snap.protocolFilters,
-  ]);
-  const inputs = [
-    snap.mesh,
-    snap.services,
-    ...attached.authorizationPolicies,
-    ...attached.requestAuthentications,
-    ...attached.wasmPlugins,
-  ];
-  return inboundCache(push, key, inputs, () =>
+    attachedCounts: [
+      attached.authorizationPolicies.length,
+      attached.requestAuthentications.length,
+      attached.wasmPlugins.length,
+    ],
+    prometheusStats: policies.prometheusStats,
+    telemetry: telemetryKey(telemetry, "sidecarInbound"),
+    persistentSessions: snap.persistentSessions,
+    protocolFilters: snap.protocolFilters,
+    mesh: snap.mesh,
+    services: snap.services,
+    authorizationPolicies: attached.authorizationPolicies,
+    requestAuthentications: attached.requestAuthentications,
+    wasmPlugins: attached.wasmPlugins,
+  };
+  return cache.resources(INBOUND_LISTENERS).get(push, key, () =>
     buildSidecarInboundListeners({
       proxy,
       mesh: snap.mesh,
@@ -412,13 +537,18 @@ function sidecarInboundListeners(
   );
 }
 
-function sidecarListeners(push: PushContext, proxy: ProxyNode, endpoints: EndpointLookup): listener.Listener[] {
+function sidecarListeners(
+  cache: XdsCache,
+  push: PushContext,
+  proxy: ProxyNode,
+  endpoints: EndpointLookup,
+): listener.Listener[] {
   const snap = pushSnapshot(push);
   const telemetry = proxyTelemetry(snap, proxy);
   const attached = attachedPolicies(snap, proxy);
   return [
-    ...sidecarOutboundListeners(push, proxy, endpoints, telemetry, attached.wasmPlugins),
-    ...sidecarInboundListeners(push, proxy, telemetry, attached),
+    ...sidecarOutboundListeners(cache, push, proxy, endpoints, telemetry, attached.wasmPlugins),
+    ...sidecarInboundListeners(cache, push, proxy, telemetry, attached),
   ];
 }
 
@@ -444,19 +574,25 @@ function routerListeners(snap: PushSnapshot, proxy: ProxyNode): listener.Listene
 }
 
 /** Every listener of the proxy, in Istio's order, with its EnvoyFilter patches applied last. */
-export function buildListeners(push: PushContext, proxy: ProxyNode, endpoints: EndpointLookup): listener.Listener[] {
+export function buildListeners(
+  push: PushContext,
+  proxy: ProxyNode,
+  endpoints: EndpointLookup,
+  cache: XdsCache,
+): listener.Listener[] {
   const snap = pushSnapshot(push);
   const router = proxy.type !== "sidecar";
-  const listeners = router ? routerListeners(snap, proxy) : sidecarListeners(push, proxy, endpoints);
+  const listeners = router ? routerListeners(snap, proxy) : sidecarListeners(cache, push, proxy, endpoints);
   return patchGeneratedListeners(patchSetFor(snap.envoyFiltersFor(proxy), proxy), listeners, router);
 }
 
 /** LDS is wildcard: every listener, on pushes that may change listeners. */
-export function ldsGenerator(endpoints: EndpointLookup): Generator {
+export function ldsGenerator(endpoints: EndpointLookup, cache: XdsCache): Generator {
   return {
     generate(proxy, _watched, req) {
       if (!ldsNeedsPush(req, proxy)) return undefined;
-      return { resources: buildListeners(req.push, proxy, endpoints).map((l) => ({ name: l.name, resource: l })) };
+      const listeners = buildListeners(req.push, proxy, endpoints, cache);
+      return { resources: listeners.map((l) => ({ name: l.name, resource: l })) };
     },
   };
 }
