@@ -3,10 +3,10 @@
 // its module: the tables belong to whoever owns the builds (the xDS server's XdsCache, which lists them
 // on /debug/cachez), and a build given no tables (NO_MEMOS) keeps nothing and gives the same bytes.
 //
-// A table is named by a descriptor declared beside the builder (`weakTable`, `mapTable`): it holds
-// nothing itself, only the table's name and the types of its keys and values. `Memos` gives the table
-// of a descriptor: a WeakMap keyed by the input objects (an entry goes when its key does), or a Map
-// keyed by values (the builder bounds it, as before).
+// A table is named by a descriptor declared beside the builder (`weakTable`, `mapTable`, `objectTable`):
+// it holds nothing itself, only the table's name and the types of its keys and values. `Memos` gives the
+// table of a descriptor: a WeakMap keyed by the input objects (an entry goes when its key does), a Map
+// keyed by values (the builder bounds it, as before), or a memo object of its own (a NameMemo).
 
 let lastTableId = 0;
 
@@ -29,6 +29,21 @@ export interface MapTable<K, V> {
   readonly types?: (key: K) => V;
 }
 
+/** A memo that is an object of its own (a NameMemo), made by `make`; its counters show if it has them. */
+export interface ObjectTable<T extends object> {
+  readonly kind: "object";
+  readonly name: string;
+  readonly id: number;
+  readonly make: () => T;
+}
+
+/** What a memo object may count, for /debug/cachez?stats=true. */
+export interface MemoCounters {
+  readonly entries: number;
+  readonly hits: number;
+  readonly misses: number;
+}
+
 /** Declares a WeakMap memo table named `name`. */
 export function weakTable<K extends object, V>(name: string): WeakTable<K, V> {
   return Object.freeze({ kind: "weak", name, id: lastTableId++ });
@@ -39,24 +54,32 @@ export function mapTable<K, V>(name: string): MapTable<K, V> {
   return Object.freeze({ kind: "map", name, id: lastTableId++ });
 }
 
+/** Declares a memo object named `name`, made by `make`. */
+export function objectTable<T extends object>(name: string, make: () => T): ObjectTable<T> {
+  return Object.freeze({ kind: "object", name, id: lastTableId++, make });
+}
+
 /** The memo tables a build may keep values in. */
 export interface Memos {
   /** The WeakMap of `table`. */
   weak<K extends object, V>(table: WeakTable<K, V>): WeakMap<K, V>;
   /** The Map of `table`. */
   map<K, V>(table: MapTable<K, V>): Map<K, V>;
+  /** The memo object of `table`. */
+  object<T extends object>(table: ObjectTable<T>): T;
 }
 
 /** Memos that keep nothing: each table asked for is new and empty (builds outside any cache). */
 export const NO_MEMOS: Memos = Object.freeze({
   weak: <K extends object, V>() => new WeakMap<K, V>(),
   map: <K, V>() => new Map<K, V>(),
+  object: <T extends object>(table: ObjectTable<T>) => table.make(),
 });
 
 /** One memo table's counters, as /debug/cachez?stats=true shows them. */
 export interface MemoStats {
   name: string;
-  kind: "weak" | "map";
+  kind: "weak" | "map" | "object";
   /** Entries held (a Map); for a WeakMap, entries added (the collector drops them unseen). */
   entries: number;
   /** Lookups that found a value. */
@@ -99,28 +122,38 @@ class CountedMap<K, V> extends Map<K, V> {
 
 type Table =
   | { name: string; map: CountedWeakMap<object, unknown> }
-  | { name: string; map: CountedMap<unknown, unknown> };
+  | { name: string; map: CountedMap<unknown, unknown> }
+  | { name: string; object: object };
 
 /** Memos that keep their tables, each made on first use, with each table's counters. */
 export class MemoStore implements Memos {
   readonly #tables: (Table | undefined)[] = [];
 
   weak<K extends object, V>(table: WeakTable<K, V>): WeakMap<K, V> {
-    let kept = this.#tables[table.id];
+    let kept = this.#tables[table.id] as { map: WeakMap<K, V> } | undefined;
     if (kept === undefined) {
-      kept = { name: table.name, map: new CountedWeakMap() };
-      this.#tables[table.id] = kept;
+      kept = { map: new CountedWeakMap<K, V>() };
+      this.#tables[table.id] = { name: table.name, map: kept.map as CountedWeakMap<object, unknown> };
     }
-    return kept.map as unknown as WeakMap<K, V>;
+    return kept.map;
   }
 
   map<K, V>(table: MapTable<K, V>): Map<K, V> {
-    let kept = this.#tables[table.id];
+    let kept = this.#tables[table.id] as { map: Map<K, V> } | undefined;
     if (kept === undefined) {
-      kept = { name: table.name, map: new CountedMap() };
-      this.#tables[table.id] = kept;
+      kept = { map: new CountedMap<K, V>() };
+      this.#tables[table.id] = { name: table.name, map: kept.map as CountedMap<unknown, unknown> };
     }
-    return kept.map as unknown as Map<K, V>;
+    return kept.map;
+  }
+
+  object<T extends object>(table: ObjectTable<T>): T {
+    let kept = this.#tables[table.id] as { object: T } | undefined;
+    if (kept === undefined) {
+      kept = { object: table.make() };
+      this.#tables[table.id] = { name: table.name, object: kept.object };
+    }
+    return kept.object;
   }
 
   /** The counters of every table made so far, by name. */
@@ -128,10 +161,17 @@ export class MemoStore implements Memos {
     const stats: MemoStats[] = [];
     for (const table of this.#tables) {
       if (table === undefined) continue;
-      const { name, map } = table;
-      if (map instanceof CountedWeakMap)
-        stats.push({ name, kind: "weak", entries: map.added, hits: map.hits, misses: map.misses });
-      else stats.push({ name, kind: "map", entries: map.size, hits: map.hits, misses: map.misses });
+      const { name } = table;
+      if ("object" in table) {
+        const { entries = 0, hits = 0, misses = 0 } = table.object as Partial<MemoCounters>;
+        stats.push({ name, kind: "object", entries, hits, misses });
+      } else if (table.map instanceof CountedWeakMap) {
+        const { added, hits, misses } = table.map;
+        stats.push({ name, kind: "weak", entries: added, hits, misses });
+      } else {
+        const { size, hits, misses } = table.map;
+        stats.push({ name, kind: "map", entries: size, hits, misses });
+      }
     }
     return stats.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }

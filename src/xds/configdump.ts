@@ -123,7 +123,7 @@ function resourcesOf(
     }
     case "ECDS": {
       const names = new Set(options.extensionNames ?? discoveredExtensionNames(listeners()));
-      return buildExtensionConfigurations(push, proxy, names, sources.secrets).map(named);
+      return buildExtensionConfigurations(sources.cache, push, proxy, names, sources.secrets).map(named);
     }
   }
 }

@@ -117,7 +117,7 @@ export async function startDiscovery(options: DiscoveryOptions): Promise<Discove
     generators.register(TypeUrl.VirtualHost, vhdsGenerator(cache));
     generators.register(TypeUrl.Secret, sdsGenerator(secrets));
     generators.register(TypeUrl.NameTable, ndsGenerator(options.endpoints));
-    generators.register(TypeUrl.ExtensionConfiguration, ecdsGenerator(secrets));
+    generators.register(TypeUrl.ExtensionConfiguration, ecdsGenerator(cache, secrets));
     // Proxyless gRPC (GENERATOR=grpc): its own LDS, RDS and CDS; EDS is the one above.
     registerGrpcGenerators(generators, options.endpoints, cache);
   }

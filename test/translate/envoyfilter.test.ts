@@ -127,7 +127,7 @@ spec:
     DEFAULT_MESH_CONFIG,
     "cluster.local",
   );
-  const generated = await ecdsGenerator().generate(
+  const generated = await ecdsGenerator(cache).generate(
     proxy,
     {
       typeUrl: "type.googleapis.com/envoy.config.core.v3.TypedExtensionConfig",

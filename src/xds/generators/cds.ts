@@ -48,22 +48,38 @@ export function appliedRule(rule: ConsolidatedDestinationRule): AppliedDestinati
  * What of the proxy endpoint selection reads besides failoverPriority labels (cluster, network and its
  * view, locality): load assignments, and DNS clusters with their inline endpoints, depend on it.
  */
-export interface EndpointView {
+interface EndpointViewKey {
   clusterId: string;
   network: string | undefined;
   requestedNetworkView: readonly string[] | undefined;
-  locality: { region: string; zone: string; subZone: string };
+  region: string;
+  zone: string;
+  subZone: string;
 }
 
-/** The proxy's endpoint view, a key part. */
+const ENDPOINT_VIEW = new KeyFormat<EndpointViewKey>({
+  clusterId: "value",
+  network: "value",
+  requestedNetworkView: "value",
+  region: "value",
+  zone: "value",
+  subZone: "value",
+});
+
+/** The proxy's endpoint view as key text (a `text` part of the keys reading it). */
+export type EndpointView = string;
+
+/** The proxy's endpoint view, written once per proxy and build. */
 export function endpointView(proxy: ProxyNode): EndpointView {
   const { region, zone, subZone } = proxy.locality;
-  return {
+  return ENDPOINT_VIEW.text({
     clusterId: proxy.clusterId,
     network: proxy.metadata.NETWORK,
     requestedNetworkView: proxy.metadata.REQUESTED_NETWORK_VIEW,
-    locality: { region, zone, subZone },
-  };
+    region,
+    zone,
+    subZone,
+  });
 }
 
 /** The proxy's values of the label `names` (null where unset), a key part. */
@@ -191,7 +207,7 @@ const SERVICE_CLUSTERS = resourceTable<cluster.Cluster[], ServiceClustersKey>({
     sniDnat: "value",
     proxyType: "value",
     ipFamilies: "value",
-    endpointView: "value",
+    endpointView: "text",
     serviceMtlsMode: "value",
     redisFilter: "value",
     service: "object",
@@ -277,6 +293,7 @@ function serviceClusters(
         redisFilter: redis,
         istioTlsContexts: cache.map(ISTIO_TLS_CONTEXTS),
         report,
+        memos: cache,
       };
       clusters.push(...(sniDnat ? buildSniDnatClusters(input) : buildOutboundClusters(input)));
     }
@@ -299,7 +316,7 @@ interface OutboundClassKey {
 const OUTBOUND_CLASS_KEY = new KeyFormat<OutboundClassKey>({
   proxyType: "value",
   ipFamilies: "value",
-  endpointView: "value",
+  endpointView: "text",
   selectorLabelValues: "value",
 });
 
@@ -403,6 +420,7 @@ function inboundClusters(cache: XdsCache, push: PushContext, proxy: ProxyNode): 
         destinationRule: rule && appliedRule(rule),
         sidecarConnectionPool,
         endpoint,
+        memos: cache,
       }),
     );
   });
@@ -442,7 +460,7 @@ function specialClusters(
   };
   return cache
     .resources(SPECIAL_CLUSTERS)
-    .get(push, key, () => buildSpecialClusters({ proxy, mesh, allowAnyDynamicDns }));
+    .get(push, key, () => buildSpecialClusters({ proxy, mesh, allowAnyDynamicDns, memos: cache }));
 }
 
 interface AssembledClusters {
@@ -491,7 +509,7 @@ function assembledClusters(
     const duplicates: AssembledClusters["duplicates"] = [];
     const mesh = pushSnapshot(push).mesh;
     const report = (metric: PushMetric, name: string, message?: string) => duplicates.push([metric, name, message]);
-    assembled = { clusters: assembleClusters({ proxy, mesh, ...parts, report }), duplicates };
+    assembled = { clusters: assembleClusters({ proxy, mesh, ...parts, report, memos: cache }), duplicates };
     lists.set(key, assembled);
   }
   const report = push.status.reporter(proxy.id);
@@ -510,7 +528,7 @@ export function buildClusters(
   cache: XdsCache,
 ): readonly cluster.Cluster[] {
   const snap = pushSnapshot(push);
-  const patches = patchSetFor(snap.envoyFiltersFor(proxy), proxy);
+  const patches = patchSetFor(cache, snap.envoyFiltersFor(proxy), proxy);
   const view = proxyClusterView(push, proxy);
   const outbound = outboundClusters(cache, push, proxy, view, endpoints);
   if (proxy.type === "sidecar") {

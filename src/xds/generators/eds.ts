@@ -56,18 +56,18 @@ function parseEdsClusterName(memos: Memos, name: string): EdsClusterName | undef
   let parsed = parsedNames.get(name);
   if (parsed === undefined) {
     if (parsedNames.size >= MAX_PARSED_NAMES) parsedNames.clear();
-    parsed = parseUncached(name) ?? null;
+    parsed = parseUncached(memos, name) ?? null;
     parsedNames.set(name, parsed);
   }
   return parsed ?? undefined;
 }
 
 /** `outbound|port|subset|host` or the SNI-DNAT form `outbound_.port_.subset_.host` (Istio's ParseSubsetKey). */
-function parseUncached(name: string): EdsClusterName | undefined {
+function parseUncached(memos: Memos, name: string): EdsClusterName | undefined {
   if (name.startsWith("outbound_.")) {
     const [, port, subset, ...host] = name.split("_.");
     const hostname = host.join("_.");
-    if (!/^\d+$/.test(port ?? "") || sniDnatClusterName(Number(port), subset ?? "", hostname) !== name)
+    if (!/^\d+$/.test(port ?? "") || sniDnatClusterName(memos, Number(port), subset ?? "", hostname) !== name)
       return undefined;
     return { port: Number(port), subset: subset ?? "", hostname, sniDnat: true };
   }
@@ -153,7 +153,7 @@ const ASSIGNMENTS = resourceTable<endpoint.ClusterLoadAssignment, AssignmentKey>
     clusterName: "value",
     serviceNamespace: "value",
     ruleSources: "value",
-    endpointView: "value",
+    endpointView: "text",
     failoverPriorityLabels: "value",
     domainSuffix: "value",
     service: "object",
@@ -233,7 +233,7 @@ function loadAssignment(
   };
   return cache.resources(ASSIGNMENTS).get(push, key, (status) => {
     if (!parsed || !service)
-      return buildClusterLoadAssignment({ clusterName, port: 0, endpoints: [], proxy, mesh: snap.mesh });
+      return buildClusterLoadAssignment({ clusterName, port: 0, endpoints: [], proxy, mesh: snap.mesh, memos: cache });
     const assignment = buildClusterLoadAssignment({
       clusterName,
       port: parsed.port,
@@ -250,6 +250,7 @@ function loadAssignment(
       // holds the proxy's network (endpointView), and the gateways are the push's own.
       networkGateways: snap.networkGateways,
       clusterLocal: isClusterLocal(snap.mesh, service.hostname, snap.domainSuffix),
+      memos: cache,
     });
     if (assignment.endpoints.every((l) => l.lbEndpoints.length === 0))
       status.add("pilot_eds_no_instances", clusterName);
@@ -279,7 +280,7 @@ interface AssignmentClassKey {
 }
 
 const ASSIGNMENT_CLASS_KEY = new KeyFormat<AssignmentClassKey>({
-  endpointView: "value",
+  endpointView: "text",
   selectorLabelValues: "value",
   failoverLabels: "value",
 });

@@ -27,6 +27,7 @@ import {
   type RequestedClusterGroup,
 } from "../../networking/grpc/index.ts";
 import type { EndpointLookup, Service, ServiceEndpoint } from "../../registry/index.ts";
+import type { Memos } from "../../util/memo.ts";
 import { resourceTable, type XdsCache } from "../cache/xds-cache.ts";
 import { buildNamed, type GeneratorRegistry, type WatchedResource } from "../generator.ts";
 import { TypeUrl } from "../types.ts";
@@ -38,7 +39,12 @@ import { hashPolicyFor } from "./rds-hash.ts";
 export const GRPC_GENERATOR = "grpc";
 
 /** Client listeners of the services the proxy sees, then the server listeners of its own ports. */
-export function buildGrpcListeners(push: PushContext, proxy: ProxyNode, watched: WatchedResource): listener.Listener[] {
+export function buildGrpcListeners(
+  push: PushContext,
+  proxy: ProxyNode,
+  watched: WatchedResource,
+  memos: Memos,
+): listener.Listener[] {
   const snap = pushSnapshot(push);
   const request = parseListenerNames(watched.wildcard ? [] : watched.resourceNames, proxy);
   const out: listener.Listener[] = [];
@@ -47,7 +53,7 @@ export function buildGrpcListeners(push: PushContext, proxy: ProxyNode, watched:
     const requested = watched.wildcard
       ? { requestedHosts: new Set([service.hostname]) }
       : request.outbound.get(service.hostname);
-    if (requested) out.push(...buildClientListeners(service, requested));
+    if (requested) out.push(...buildClientListeners(memos, service, requested));
   }
   if (request.inbound.length === 0) return out;
   // A server listener only for a port one of the proxy's services targets (Istio's ServiceTargets by endpoint port).
@@ -162,6 +168,7 @@ function grpcRouteConfiguration(
       services: egress?.services ?? [],
       virtualServices: egress?.virtualServices ?? [],
       hashPolicy: hashPolicyFor(scope, proxy),
+      memos: cache,
     });
   });
 }
@@ -205,6 +212,7 @@ function grpcClusters(
       service,
       destinationRule: rule && appliedRule(rule).spec,
       serviceAccounts: service ? expandTrustDomains(serviceAccounts(service, portEndpoints), snap.mesh) : [],
+      memos: cache,
     }),
   );
 }
@@ -214,7 +222,8 @@ export function registerGrpcGenerators(registry: GeneratorRegistry, endpoints: E
   registry.register(`${GRPC_GENERATOR}/${TypeUrl.Listener}`, {
     generate(proxy, watched, req) {
       if (!ldsNeedsPush(req, proxy)) return undefined;
-      return { resources: buildGrpcListeners(req.push, proxy, watched).map((l) => ({ name: l.name, resource: l })) };
+      const listeners = buildGrpcListeners(req.push, proxy, watched, cache);
+      return { resources: listeners.map((l) => ({ name: l.name, resource: l })) };
     },
   });
   registry.register(`${GRPC_GENERATOR}/${TypeUrl.Route}`, {
@@ -228,7 +237,7 @@ export function registerGrpcGenerators(registry: GeneratorRegistry, endpoints: E
   registry.register(`${GRPC_GENERATOR}/${TypeUrl.Cluster}`, {
     generate(proxy, watched, req) {
       if (!cdsNeedsPush(req, proxy, () => false)) return undefined;
-      const clusters = groupClusterNames(watched.resourceNames).flatMap((group) =>
+      const clusters = groupClusterNames(cache, watched.resourceNames).flatMap((group) =>
         grpcClusters(cache, req.push, endpoints, proxy, group),
       );
       return { resources: clusters.map((c) => ({ name: c.name, resource: c })) };

@@ -62,6 +62,7 @@ function attachedPolicies(snap: PushSnapshot, proxy: ProxyNode): AttachedPolicie
 
 /** The authentication, authorization and metrics policies the proxy's HTTP filters enforce. */
 function proxyPolicies(
+  memos: Memos,
   snap: PushSnapshot,
   proxy: ProxyNode,
   telemetry: ProxyTelemetry,
@@ -76,7 +77,7 @@ function proxyPolicies(
     // Istio's LookupCluster: a JWKS host the registry serves on that port is fetched through its cluster.
     jwksCluster: (host, port) =>
       snap.services.all.some((s) => s.hostname === host && s.ports.some((p) => p.port === port))
-        ? outboundClusterName(port, "", host)
+        ? outboundClusterName(memos, port, "", host)
         : undefined,
     prometheusStats: prometheusStats(telemetry),
     telemetry,
@@ -324,7 +325,7 @@ const OUTBOUND_LISTENERS = resourceTable<listener.Listener[], OutboundListenersK
     idleTimeout: "value",
     http10: "value",
     prometheusStats: "value",
-    telemetry: "value",
+    telemetry: "text",
     domainSuffix: "value",
     persistentSessions: "value",
     protocolFilters: "value",
@@ -405,6 +406,7 @@ function sidecarOutboundListeners(
       domainSuffix: snap.domainSuffix,
       destinationRuleFor: destinationRuleFor(snap, proxy),
       report: status.reporter(proxy.id),
+      memos: cache,
     });
   });
 }
@@ -457,7 +459,7 @@ const INBOUND_LISTENERS = resourceTable<listener.Listener[], InboundListenersKey
     selectedAuthz: "value",
     attachedCounts: "value",
     prometheusStats: "value",
-    telemetry: "value",
+    telemetry: "text",
     persistentSessions: "value",
     protocolFilters: "value",
     mesh: "object",
@@ -487,7 +489,7 @@ function sidecarInboundListeners(
   const ports = sidecarInboundTargets(snap, proxy).map((t) => t.listener);
   reportInboundConflicts(ports, proxy.id, push.status.reporter(proxy.id));
   const mtls = snap.effectiveMtls(proxy);
-  const policies = proxyPolicies(snap, proxy, telemetry, attached);
+  const policies = proxyPolicies(cache, snap, proxy, telemetry, attached);
   const authz = policies.authz;
   const mode = interceptionMode(proxy);
   const meta = proxy.metadata;
@@ -533,6 +535,7 @@ function sidecarInboundListeners(
       mtls,
       trustDomains: trustDomains(snap),
       policies,
+      memos: cache,
     }),
   );
 }
@@ -552,7 +555,7 @@ function sidecarListeners(
   ];
 }
 
-function routerListeners(snap: PushSnapshot, proxy: ProxyNode): listener.Listener[] {
+function routerListeners(cache: XdsCache, snap: PushSnapshot, proxy: ProxyNode): listener.Listener[] {
   const merged = snap.mergedGateway(proxy);
   if (!merged) return [];
   const scope = snap.sidecarScope(proxy);
@@ -568,8 +571,9 @@ function routerListeners(snap: PushSnapshot, proxy: ProxyNode): listener.Listene
     virtualServicesFor: (gateway) => snap.virtualServicesForGateway(proxy.configNamespace, gateway),
     services: scope.services,
     destinationRuleFor: destinationRuleFor(snap, proxy),
-    policies: proxyPolicies(snap, proxy, telemetry),
+    policies: proxyPolicies(cache, snap, proxy, telemetry),
     domainSuffix: snap.domainSuffix,
+    memos: cache,
   });
 }
 
@@ -582,8 +586,8 @@ export function buildListeners(
 ): listener.Listener[] {
   const snap = pushSnapshot(push);
   const router = proxy.type !== "sidecar";
-  const listeners = router ? routerListeners(snap, proxy) : sidecarListeners(cache, push, proxy, endpoints);
-  return patchGeneratedListeners(patchSetFor(snap.envoyFiltersFor(proxy), proxy), listeners, router);
+  const listeners = router ? routerListeners(cache, snap, proxy) : sidecarListeners(cache, push, proxy, endpoints);
+  return patchGeneratedListeners(patchSetFor(cache, snap.envoyFiltersFor(proxy), proxy), listeners, router);
 }
 
 /** LDS is wildcard: every listener, on pushes that may change listeners. */

@@ -69,7 +69,7 @@ interface SidecarProxyKey {
   labelValues: readonly (string | null)[];
 }
 
-const SIDECAR_PROXY_KEY = new KeyFormat<SidecarProxyKey>({ fields: "value", labelValues: "value" });
+const SIDECAR_PROXY_KEY = new KeyFormat<SidecarProxyKey>({ fields: "text", labelValues: "value" });
 
 /**
  * The inputs a route configuration reads by identity: a sidecar's routes are a function of its scope,
@@ -100,7 +100,7 @@ const ROUTE_CONFIGURATIONS = resourceTable<route.RouteConfiguration | undefined,
   typeUrl: TypeUrl.Route,
   key: {
     routeName: "value",
-    proxy: "value",
+    proxy: "text",
     snapshot: "object",
     mesh: "object",
     services: "object",
@@ -179,7 +179,7 @@ function proxyRouteInputs(cache: XdsCache, snap: PushSnapshot, proxy: ProxyNode)
       virtualServicesForGateway: (gateway) => snap.virtualServicesForGateway(proxy.configNamespace, gateway),
       lookupService: (hostname) => scope.service(hostname),
       routesMemo: new WeakMap(),
-      patches: patchSetFor(snap.envoyFiltersFor(proxy), proxy),
+      patches: patchSetFor(cache, snap.envoyFiltersFor(proxy), proxy),
     };
     byProxy.set(proxy, found);
   }
@@ -335,6 +335,7 @@ function routeConfiguration(
       persistentSessions: snap.persistentSessions,
       http3: merged?.http3Routes.has(routeName),
       routesMemo,
+      memos: cache,
     });
   }
   if (!parseSidecarRouteName(routeName)) return undefined;
@@ -350,6 +351,7 @@ function routeConfiguration(
     hashPolicy,
     persistentSessions: snap.persistentSessions,
     ...(egress ? sharedPortVirtualHosts(cache, snap, egress, proxyKey, report) : { report }),
+    memos: cache,
   });
 }
 
