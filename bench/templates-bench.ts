@@ -15,6 +15,7 @@ import { registry as apiRegistry } from "../src/api/index.ts";
 import { outgoingBytes } from "../src/api/outgoing-response.ts";
 import type { ConfigObject } from "../src/config/index.ts";
 import { type ProxyNode, type PushContext, pushSnapshot } from "../src/model/index.ts";
+import { NO_MEMOS } from "../src/util/memo.ts";
 import { encodeSotwResponse } from "../src/xds/encode.ts";
 import { buildClusters } from "../src/xds/generators/cds.ts";
 import { buildLoadAssignment } from "../src/xds/generators/eds.ts";
@@ -267,7 +268,7 @@ function encodeBenchmarks(options: MicroOptions): BenchResult[] {
   );
   const response = (messages: readonly Message[]) =>
     outgoingBytes(
-      encodeSotwResponse({
+      encodeSotwResponse(NO_MEMOS, {
         versionInfo: "v",
         typeUrl: "type.googleapis.com/envoy.config.cluster.v3.Cluster",
         nonce: "n",

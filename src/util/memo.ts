@@ -156,6 +156,11 @@ export class MemoStore implements Memos {
     return kept.object;
   }
 
+  /** Drops the table of `table`: its next use makes a new, empty one. */
+  forget(table: Pick<WeakTable<object, unknown>, "id">): void {
+    this.#tables[table.id] = undefined;
+  }
+
   /** The counters of every table made so far, by name. */
   memoStats(): MemoStats[] {
     const stats: MemoStats[] = [];

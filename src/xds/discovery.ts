@@ -127,6 +127,7 @@ export async function startDiscovery(options: DiscoveryOptions): Promise<Discove
 
   const server = new XdsServer({
     generators,
+    memos: cache,
     initialPush: options.initialPush,
     authenticators: options.authenticators ?? [new ClientCertAuthenticator()],
     proxyNeedsPush,

@@ -168,7 +168,7 @@ export class ResourceCache<T, K> {
         typeUrl,
         name: r.name,
         resource: r.resource,
-        bytes: () => encodeResource(r).any.length,
+        bytes: () => encodeResource(r, this.owner).any.length,
       })),
     );
   }
