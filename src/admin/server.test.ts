@@ -16,6 +16,7 @@ import { loadMeshNetworks } from "../config/mesh-networks.ts";
 import { DebugRegistry } from "../krt/index.ts";
 import { buildPushContext } from "../model/index.ts";
 import { ConfigStore, MemorySource } from "../sources/index.ts";
+import type { MemoStats } from "../util/memo.ts";
 import { SLUICE_VERSION } from "../util/version.ts";
 import {
   type Authenticator,
@@ -620,13 +621,14 @@ test("connections lists the clients; cachez lists cached resources, their sizes,
   assert.match(sizes[TypeUrl.Cluster], /^\d+(\.\d)?[kM]?B$/);
   assert.match(sizes.total, /^\d+(\.\d)?[kM]?B$/);
   // Sluice's own: every resource cache's and memo table's entries, hits and misses.
-  const stats = await json<XdsCacheStats>("/debug/cachez?stats=true");
+  const stats = await json<XdsCacheStats & { pushMemos: MemoStats[] }>("/debug/cachez?stats=true");
   const clusters = stats.resources.find((r) => r.name === "cds/serviceClusters");
   assert.ok(clusters && clusters.typeUrl === TypeUrl.Cluster && clusters.entries > 0, JSON.stringify(stats));
   assert.ok(clusters.misses > 0 && clusters.hits + clusters.misses >= clusters.entries);
   assert.ok(stats.resources.some((r) => r.name === "eds/assignments" && r.entries > 0));
   const memo = stats.memos.find((m) => m.name === "cds/scopeTraits");
   assert.ok(memo && memo.kind === "weak" && memo.entries > 0 && memo.misses > 0, JSON.stringify(stats.memos));
+  assert.ok(Array.isArray(stats.pushMemos));
   assert.deepEqual(await debugCall("/debug/cachez?clear=true"), {
     status: 200,
     type: "text/plain; charset=utf-8",
