@@ -12,7 +12,6 @@ import {
   statsPluginConfig,
   TCP_METADATA_EXCHANGE_TYPE_URL,
 } from "../httpfilter/index.ts";
-import type { ProxyTelemetry } from "../telemetry/types.ts";
 import { buildAccessLogs } from "./accesslog.ts";
 import { networkFilterMessage, newTcpProxy } from "./message.ts";
 import { DEFAULT_PROTOCOL_FILTERS, protocolFilterStack } from "./protocol-filters.ts";
