@@ -16,6 +16,7 @@ import { outgoingBytes } from "../src/api/outgoing-response.ts";
 import type { ConfigObject } from "../src/config/index.ts";
 import type { MeshPush, ProxyNode } from "../src/model/index.ts";
 import { storePush } from "../src/model/store-push.ts";
+import { NO_MEMOS } from "../src/util/memo.ts";
 import { encodeSotwResponse } from "../src/xds/encode.ts";
 import { buildClusters } from "../src/xds/generators/cds.ts";
 import { buildLoadAssignment } from "../src/xds/generators/eds.ts";
@@ -23,7 +24,7 @@ import { buildListeners } from "../src/xds/generators/lds.ts";
 import { buildNameTable } from "../src/xds/generators/nds.ts";
 import { buildRouteConfiguration, routeNames } from "../src/xds/generators/rds.ts";
 import { buildSecrets } from "../src/xds/generators/sds.ts";
-import { encodeResource, storeSecrets } from "../src/xds/index.ts";
+import { encodeResource, storeSecrets, XdsCache } from "../src/xds/index.ts";
 import { measure, measureFor } from "./measure.ts";
 import type { BenchResult } from "./run.ts";
 import { BENCH_MESH, benchProxy, DOMAIN_SUFFIX, template, templateState } from "./templates.ts";
@@ -86,6 +87,8 @@ function messageSize(messages: readonly Message[]): { resourcesPerMsg: number; b
 interface Fixture {
   proxy: ProxyNode;
   newPush(): MeshPush;
+  /** The xDS cache the runs share (as a server's generators share one): its memo tables hold across runs. */
+  cache: XdsCache;
 }
 
 /** A template's store and registry, and the proxy Istio benchmarks it with. */
@@ -93,7 +96,7 @@ function fixture(objects: readonly ConfigObject[], proxy: ProxyNode): Fixture & 
   const state = templateState(objects);
   const newPush = () =>
     storePush(state.store, state.registry, BENCH_MESH, DOMAIN_SUFFIX, undefined, { xdsCache: false });
-  return { ...state, proxy, newPush };
+  return { ...state, proxy, newPush, cache: new XdsCache() };
 }
 
 /**
@@ -131,15 +134,21 @@ function templateBenchmarks(name: string, options: MicroOptions): BenchResult[] 
   const f = fixture(t.render({ services, instances: services }), benchProxy(t.proxy));
   const { proxy, registry } = f;
   const time = options.benchtimeMs;
-  const routes = routeNames(buildListeners(f.newPush(), proxy, registry));
+  const routes = routeNames(buildListeners(f.newPush(), proxy, registry, f.cache));
   const label = (what: string) => `templates: ${name}, ${services} services, ${what} (${t.proxy})`;
   const results: BenchResult[] = [
     { name: label("push-context build"), ...measureFor(time, f.newPush) },
-    { name: label("CDS generation"), ...generation(f, time, (push) => buildClusters(push, proxy, registry)) },
-    { name: label("LDS generation"), ...generation(f, time, (push) => buildListeners(push, proxy, registry)) },
+    {
+      name: label("CDS generation"),
+      ...generation(f, time, (push) => buildClusters(push, proxy, registry, f.cache)),
+    },
+    {
+      name: label("LDS generation"),
+      ...generation(f, time, (push) => buildListeners(push, proxy, registry, f.cache)),
+    },
   ];
   if (routes.length > 0) {
-    const rds = (push: MeshPush) => routes.flatMap((r) => buildRouteConfiguration(push, proxy, r) ?? []);
+    const rds = (push: MeshPush) => routes.flatMap((r) => buildRouteConfiguration(push, proxy, r, f.cache) ?? []);
     results.push({ name: label("RDS generation"), ...generation(f, time, rds) });
   }
   if (proxy.type === "sidecar") {
@@ -203,7 +212,7 @@ function endpointBenchmarks(benchtimeMs: number): BenchResult[] {
     const proxy = benchProxy("sidecar", { ip: "10.3.3.3", id: "random.default", labels: {} });
     const f = fixture(endpointsConfig(endpoints, services), proxy);
     const clusters = Array.from({ length: services }, (_, s) => `outbound|80||foo-${s}.com`);
-    const eds = (push: MeshPush) => clusters.map((c) => buildLoadAssignment(push, proxy, f.registry, c));
+    const eds = (push: MeshPush) => clusters.map((c) => buildLoadAssignment(push, proxy, f.registry, c, f.cache));
     return {
       name: `EDS generation, ${endpoints} endpoints / ${services} services`,
       ...generation(f, benchtimeMs, eds),
@@ -254,13 +263,13 @@ function secretBenchmarks(benchtimeMs: number): BenchResult[] {
 function encodeBenchmarks(options: MicroOptions): BenchResult[] {
   const services = options.services ?? 100;
   const f = fixture(template("http").render({ services, instances: 0 }), benchProxy("sidecar"));
-  const clusters = buildClusters(f.newPush(), f.proxy, f.registry);
+  const clusters = buildClusters(f.newPush(), f.proxy, f.registry, f.cache);
   const copies = Array.from({ length: options.runs }, () =>
     clusters.map((c) => clone(apiRegistry.getMessage(c.$typeName) ?? fail(c.$typeName), c)),
   );
   const response = (messages: readonly Message[]) =>
     outgoingBytes(
-      encodeSotwResponse({
+      encodeSotwResponse(NO_MEMOS, {
         versionInfo: "v",
         typeUrl: "type.googleapis.com/envoy.config.cluster.v3.Cluster",
         nonce: "n",

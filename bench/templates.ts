@@ -4,7 +4,7 @@
 import { execFileSync } from "node:child_process";
 import { type ProxySpec, type TranslateState, translateProxy } from "../src/cli/translate-state.ts";
 import { type ConfigObject, DEFAULT_MESH_CONFIG, type MeshConfig } from "../src/config/index.ts";
-import type { NodeType, ProxyNode } from "../src/model/index.ts";
+import type { NodeType, ProxyNode, PushFeatures } from "../src/model/index.ts";
 import { storePush, storeRegistry } from "../src/model/store-push.ts";
 import { ConfigStore, MemorySource } from "../src/sources/index.ts";
 
@@ -50,8 +50,11 @@ export function benchProxy(type: NodeType, overrides: Partial<ProxySpec> = {}): 
   return translateProxy(spec, BENCH_MESH, DOMAIN_SUFFIX);
 }
 
-/** Store → registry → push context over `objects`; throws on any object the control plane rejects. */
-export function templateState(objects: readonly ConfigObject[]): TranslateState {
+/**
+ * Store → registry → push context over `objects` (with the push `features`, default istiod's); throws on
+ * any object the control plane rejects.
+ */
+export function templateState(objects: readonly ConfigObject[], features: PushFeatures = {}): TranslateState {
   const store = new ConfigStore();
   const memory = new MemorySource(store, "bench");
   for (const object of objects) {
@@ -61,7 +64,7 @@ export function templateState(objects: readonly ConfigObject[]): TranslateState 
     }
   }
   const registry = storeRegistry(store, BENCH_MESH, DOMAIN_SUFFIX);
-  return { store, registry, push: storePush(store, registry, BENCH_MESH, DOMAIN_SUFFIX) };
+  return { store, registry, push: storePush(store, registry, BENCH_MESH, DOMAIN_SUFFIX, undefined, features) };
 }
 
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);

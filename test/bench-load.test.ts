@@ -15,6 +15,7 @@ import { clusterEdsName, parseDeltaResponse, parseSotwResponse } from "../bench/
 import { cluster, discovery } from "../src/api/index.ts";
 import { outgoingBytes } from "../src/api/outgoing-response.ts";
 import { ConfigStore, FileSource } from "../src/sources/index.ts";
+import { NO_MEMOS } from "../src/util/memo.ts";
 import { encodeDeltaResponse, encodeSotwResponse } from "../src/xds/encode.ts";
 import { type Discovery, encodeResource, TypeUrl } from "../src/xds/index.ts";
 import { anyViolations } from "./translate/pgv.ts";
@@ -112,7 +113,9 @@ test("the wire reader reads what the encoder writes", () => {
   });
   const resources = [eds, staticCluster].map((resource) => encodeResource({ name: resource.name, resource }));
   const sotw = parseSotwResponse(
-    outgoingBytes(encodeSotwResponse({ versionInfo: "v1", typeUrl: TypeUrl.Cluster, nonce: "n1", resources })),
+    outgoingBytes(
+      encodeSotwResponse(NO_MEMOS, { versionInfo: "v1", typeUrl: TypeUrl.Cluster, nonce: "n1", resources }),
+    ),
   );
   assert.deepEqual([sotw.typeUrl, sotw.nonce, sotw.version], [TypeUrl.Cluster, "n1", "v1"]);
   assert.deepEqual(
@@ -121,7 +124,7 @@ test("the wire reader reads what the encoder writes", () => {
   );
   const delta = parseDeltaResponse(
     outgoingBytes(
-      encodeDeltaResponse({
+      encodeDeltaResponse(NO_MEMOS, {
         systemVersionInfo: "v2",
         typeUrl: TypeUrl.Cluster,
         nonce: "n2",

@@ -8,7 +8,7 @@ import type { Any } from "@bufbuild/protobuf/wkt";
 import { benchProxy, TEMPLATES, template, templateState } from "../bench/templates.ts";
 import { registry, unpackAny } from "../src/api/index.ts";
 import type { NodeType } from "../src/model/index.ts";
-import { buildConfigDump, storeSecrets } from "../src/xds/index.ts";
+import { buildConfigDump, storeSecrets, XdsCache } from "../src/xds/index.ts";
 import { anyViolations } from "./translate/pgv.ts";
 
 const N = 10;
@@ -16,7 +16,7 @@ const N = 10;
 /** Every resource of every type the proxy gets, as sent. */
 function generate(services: number, name: string, type: NodeType): Any[] {
   const state = templateState(template(name).render({ services, instances: services }));
-  const sources = { endpoints: state.registry, secrets: storeSecrets(state.store) };
+  const sources = { endpoints: state.registry, secrets: storeSecrets(state.store), cache: new XdsCache() };
   const types = ["CDS", "EDS", "LDS", "RDS", "SDS", "NDS"] as const;
   return buildConfigDump(state.push, benchProxy(type), sources, { types, raw: true }).configs;
 }

@@ -2,15 +2,15 @@
 // BenchmarkEndpointGeneration) and the EDS of the http template's sidecar stay the same bytes while
 // endpoint generation is optimised: a SHA-256 over the encoded load assignments, recorded from the code
 // before the optimisation, and every assignment within Envoy's constraints.
+// Each case runs with the xDS cache on and off (test/support/cache-modes.ts).
 // After a deliberate change of the generated config, print the new digests with UPDATE_GOLDEN=1.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { benchProxy, template, templateState } from "../bench/templates.ts";
+import { benchProxy, template } from "../bench/templates.ts";
 import { endpointsConfig } from "../bench/templates-bench.ts";
 import { buildClusters } from "../src/xds/generators/cds.ts";
 import { buildLoadAssignment } from "../src/xds/generators/eds.ts";
-import { xdsCaches } from "../src/xds/generators/index.ts";
-import { goldenDigest } from "./support/golden-digest.ts";
+import { CACHE_MODES, cacheModeDigests } from "./support/cache-modes.ts";
 
 const BENCHMARK_GOLDEN: Record<string, string> = {
   "1/100": "bddc4876c927189d2aea6b2c62c300608a06afd241d2fba77aa8f63d234cb551",
@@ -21,38 +21,43 @@ const BENCHMARK_GOLDEN: Record<string, string> = {
 
 for (const [shape, golden] of Object.entries(BENCHMARK_GOLDEN)) {
   const [endpoints, services] = shape.split("/").map(Number);
-  test(`EDS benchmark, ${endpoints} endpoints / ${services} services: bytes unchanged`, () => {
-    xdsCaches.clear();
-    const state = templateState(endpointsConfig(endpoints, services));
-    const proxy = benchProxy("sidecar", { ip: "10.3.3.3", id: "random.default", labels: {} });
-    const clusters = Array.from({ length: services }, (_, s) => `outbound|80||foo-${s}.com`);
-    const assignments = clusters.map((c) => buildLoadAssignment(state.push, proxy, state.registry, c));
-    assert.ok(
-      assignments.every((a) => a.endpoints.length > 0),
-      "every benchmark service has endpoints",
-    );
-    const sha = goldenDigest(assignments, shape);
-    if (process.env.UPDATE_GOLDEN) console.log(`  "${shape}": "${sha}",`);
-    assert.equal(sha, golden);
-  });
+  for (const mode of CACHE_MODES) {
+    test(`EDS benchmark, ${endpoints} endpoints / ${services} services, ${mode.name}: bytes unchanged`, () => {
+      const proxy = benchProxy("sidecar", { ip: "10.3.3.3", id: "random.default", labels: {} });
+      const clusters = Array.from({ length: services }, (_, s) => `outbound|80||foo-${s}.com`);
+      const { eds } = cacheModeDigests(shape, endpointsConfig(endpoints, services), mode, (push, registry, cache) => {
+        const assignments = clusters.map((c) => buildLoadAssignment(push, proxy, registry, c, cache));
+        assert.ok(
+          assignments.every((a) => a.endpoints.length > 0),
+          "every benchmark service has endpoints",
+        );
+        return { eds: assignments };
+      });
+      if (process.env.UPDATE_GOLDEN) console.log(`  "${shape}": "${eds}",`);
+      assert.equal(eds, golden);
+    });
+  }
 }
 
 const HTTP_GOLDEN = "c5cc1b71ea3812135d0884c801be830f3c3a43c2c20d6395b88c236b3b2e1c03";
 
-test("http template (sidecar, 100 services): EDS of its EDS clusters unchanged", () => {
-  xdsCaches.clear();
-  const state = templateState(template("http").render({ services: 100, instances: 100 }));
-  const proxy = benchProxy("sidecar");
-  const names = buildClusters(state.push, proxy, state.registry)
-    .filter((c) => c.clusterDiscoveryType.case === "type" && c.edsClusterConfig !== undefined)
-    .map((c) => c.name);
-  assert.ok(names.length > 0, "the http template has EDS clusters");
-  const assignments = names.map((name) => buildLoadAssignment(state.push, proxy, state.registry, name));
-  assert.ok(
-    assignments.some((a) => a.endpoints.length > 0),
-    "some http template cluster has endpoints",
-  );
-  const sha = goldenDigest(assignments, "http");
-  if (process.env.UPDATE_GOLDEN) console.log(`HTTP_GOLDEN = "${sha}"`);
-  assert.equal(sha, HTTP_GOLDEN);
-});
+for (const mode of CACHE_MODES) {
+  test(`http template (sidecar, 100 services, ${mode.name}): EDS of its EDS clusters unchanged`, () => {
+    const proxy = benchProxy("sidecar");
+    const objects = template("http").render({ services: 100, instances: 100 });
+    const { eds } = cacheModeDigests("http", objects, mode, (push, registry, cache) => {
+      const names = buildClusters(push, proxy, registry, cache)
+        .filter((c) => c.clusterDiscoveryType.case === "type" && c.edsClusterConfig !== undefined)
+        .map((c) => c.name);
+      assert.ok(names.length > 0, "the http template has EDS clusters");
+      const assignments = names.map((name) => buildLoadAssignment(push, proxy, registry, name, cache));
+      assert.ok(
+        assignments.some((a) => a.endpoints.length > 0),
+        "some http template cluster has endpoints",
+      );
+      return { eds: assignments };
+    });
+    if (process.env.UPDATE_GOLDEN) console.log(`HTTP_GOLDEN = "${eds}"`);
+    assert.equal(eds, HTTP_GOLDEN);
+  });
+}

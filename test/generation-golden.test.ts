@@ -1,15 +1,16 @@
 // The CDS and RDS the micro benchmarks time (bench/templates-bench.ts, 100 services) stay the same
 // bytes while generation is optimised: a SHA-256 over each response's encoded resources, recorded
 // from the code before the optimisation, and every resource within Envoy's constraints.
+// Each case runs with the xDS cache on and off (test/support/cache-modes.ts).
 // After a deliberate change of the generated config, print the new digests with UPDATE_GOLDEN=1.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { benchProxy, template, templateState } from "../bench/templates.ts";
+import { benchProxy, template } from "../bench/templates.ts";
 import type { NodeType } from "../src/model/index.ts";
 import { buildClusters } from "../src/xds/generators/cds.ts";
 import { buildListeners } from "../src/xds/generators/lds.ts";
 import { buildRouteConfiguration, routeNames } from "../src/xds/generators/rds.ts";
-import { goldenDigest } from "./support/golden-digest.ts";
+import { CACHE_MODES, cacheModeDigests } from "./support/cache-modes.ts";
 
 const SERVICES = 100;
 
@@ -37,16 +38,20 @@ const GOLDEN: Record<string, { proxy: NodeType; cds: string; rds: string }> = {
 };
 
 for (const [name, golden] of Object.entries(GOLDEN)) {
-  test(`${name} (${golden.proxy}, ${SERVICES} services): CDS and RDS bytes unchanged`, () => {
-    const state = templateState(template(name).render({ services: SERVICES, instances: SERVICES }));
-    const proxy = benchProxy(golden.proxy);
-    const cds = goldenDigest(buildClusters(state.push, proxy, state.registry), `${name} CDS`);
-    const routes = routeNames(buildListeners(state.push, proxy, state.registry));
-    const rds = goldenDigest(
-      routes.flatMap((r) => buildRouteConfiguration(state.push, proxy, r) ?? []),
-      `${name} RDS`,
-    );
-    if (process.env.UPDATE_GOLDEN) console.log(`${name}: { proxy: "${golden.proxy}", cds: "${cds}", rds: "${rds}" },`);
-    assert.deepEqual({ cds, rds }, { cds: golden.cds, rds: golden.rds });
-  });
+  for (const mode of CACHE_MODES) {
+    test(`${name} (${golden.proxy}, ${SERVICES} services, ${mode.name}): CDS and RDS bytes unchanged`, () => {
+      const proxy = benchProxy(golden.proxy);
+      const objects = template(name).render({ services: SERVICES, instances: SERVICES });
+      const { cds, rds } = cacheModeDigests(name, objects, mode, (push, endpoints, cache) => {
+        const routes = routeNames(buildListeners(push, proxy, endpoints, cache));
+        return {
+          cds: [...buildClusters(push, proxy, endpoints, cache)],
+          rds: routes.flatMap((r) => buildRouteConfiguration(push, proxy, r, cache) ?? []),
+        };
+      });
+      if (process.env.UPDATE_GOLDEN)
+        console.log(`${name}: { proxy: "${golden.proxy}", cds: "${cds}", rds: "${rds}" },`);
+      assert.deepEqual({ cds, rds }, { cds: golden.cds, rds: golden.rds });
+    });
+  }
 }

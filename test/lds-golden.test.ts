@@ -1,13 +1,13 @@
 // The LDS the micro benchmarks time (bench/templates-bench.ts, 100 services) stays the same bytes while
 // listener generation is optimised: a SHA-256 over the response's encoded listeners, recorded from the
 // code before the optimisation, and every listener within Envoy's constraints.
+// Each case runs with the xDS cache on and off (test/support/cache-modes.ts).
 // After a deliberate change of the generated config, print the new digests with UPDATE_GOLDEN=1.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { benchProxy, template, templateState } from "../bench/templates.ts";
-import { xdsCaches } from "../src/xds/generators/index.ts";
+import { benchProxy, template } from "../bench/templates.ts";
 import { buildListeners } from "../src/xds/generators/lds.ts";
-import { goldenDigest } from "./support/golden-digest.ts";
+import { CACHE_MODES, cacheModeDigests } from "./support/cache-modes.ts";
 
 const SERVICES = 100;
 
@@ -21,13 +21,15 @@ const GOLDEN: Record<string, string> = {
 
 for (const [name, golden] of Object.entries(GOLDEN)) {
   const t = template(name);
-  test(`${name} (${t.proxy}, ${SERVICES} services): LDS bytes unchanged`, () => {
-    xdsCaches.clear();
-    const state = templateState(t.render({ services: SERVICES, instances: SERVICES }));
-    const listeners = buildListeners(state.push, benchProxy(t.proxy), state.registry);
-    assert.ok(listeners.length > 0, `${name}: no listeners`);
-    const digest = goldenDigest(listeners, name);
-    if (process.env.UPDATE_GOLDEN) console.log(`  "${name}": "${digest}",`);
-    assert.equal(digest, golden);
-  });
+  for (const mode of CACHE_MODES) {
+    test(`${name} (${t.proxy}, ${SERVICES} services, ${mode.name}): LDS bytes unchanged`, () => {
+      const proxy = benchProxy(t.proxy);
+      const objects = t.render({ services: SERVICES, instances: SERVICES });
+      const { lds } = cacheModeDigests(name, objects, mode, (push, endpoints, cache) => ({
+        lds: buildListeners(push, proxy, endpoints, cache),
+      }));
+      if (process.env.UPDATE_GOLDEN) console.log(`  "${name}": "${lds}",`);
+      assert.equal(lds, golden);
+    });
+  }
 }

@@ -22,7 +22,6 @@ import {
   TypeUrl,
   type XdsCaches,
   type XdsServer,
-  xdsCaches,
 } from "../xds/index.ts";
 
 /** What the debug endpoints read. */
@@ -43,6 +42,8 @@ export interface DebugSources {
   clusters?: () => ClusterDebugInfo[];
   /** UNSAFE_ENABLE_ADMIN_ENDPOINTS: adds force_disconnect. */
   unsafeAdminEndpoints?: boolean;
+  /** The discovery server's xDS cache (/debug/cachez); without it cachez lists nothing. */
+  cache?: XdsCaches;
 }
 
 /** A cluster as Istio's cluster.DebugInfo: the config cluster has no secret. */
@@ -86,9 +87,12 @@ export function registerDebugEndpoints(endpoints: DebugEndpoints, sources: Debug
   const shardz = () => endpointShardz(sources.registry?.registryEndpoints.list() ?? []);
   endpoints.register("endpointz", shardz, "Obsolete, use endpointShardz");
   endpoints.register("endpointShardz", shardz, "Info about the endpoint shards");
-  endpoints.register("cachez", (req) => cachez(req, xdsCaches), "Info about the internal XDS caches");
+  endpoints.register("cachez", (req) => cachez(req, sources.cache, snapshot()), "Info about the internal XDS caches");
   endpoints.describe("cachez?sizes=true", "Info about the size of the internal XDS caches");
   endpoints.describe("cachez?clear=true", "Clear the XDS caches");
+  // cachez?stats=true (Sluice's own, unlisted so that /debug and /debug/list stay istiod's): the entries,
+  // hits and misses of each resource cache and memo table of the xDS cache, and of the memo tables the
+  // pushes keep (pushMemos).
   endpoints.register("configz", () => configz(sources.store), "Debug support for config");
   // Sluice has no ambient index: istiod's answer with PILOT_ENABLE_AMBIENT off (NoopAmbientIndexes).
   endpoints.register(
@@ -485,12 +489,16 @@ export function byteCount(bytes: number): string {
 }
 
 /** Istio's cachez: resource names by type URL; `sizes` their encoded size; `clear` empties the caches. */
-function cachez(req: DebugRequest, caches: XdsCaches): unknown {
+function cachez(req: DebugRequest, caches: XdsCaches | undefined, push: PushSnapshot | undefined): unknown {
   if (req.query.get("clear")) {
-    caches.clear();
+    caches?.clear();
     return "Cache cleared\n";
   }
-  const entries = caches.entries();
+  // Sluice's own: each resource cache's and memo table's entries, hits and misses.
+  if (req.query.get("stats")) {
+    return { ...(caches?.stats() ?? { resources: [], memos: [] }), pushMemos: push?.memos.memoStats() ?? [] };
+  }
+  const entries = caches?.entries() ?? [];
   if (req.query.get("sizes")) {
     const raw = new Map<string, number>();
     let total = 0;

@@ -17,8 +17,16 @@ import { DebugRegistry } from "../krt/index.ts";
 import { buildPushContext } from "../model/index.ts";
 import { storePush, storeRegistry } from "../model/store-push.ts";
 import { ConfigStore, MemorySource } from "../sources/index.ts";
+import type { MemoStats } from "../util/memo.ts";
 import { SLUICE_VERSION } from "../util/version.ts";
-import { type Authenticator, DebugEndpoints, type Discovery, startDiscovery, TypeUrl } from "../xds/index.ts";
+import {
+  type Authenticator,
+  DebugEndpoints,
+  type Discovery,
+  startDiscovery,
+  TypeUrl,
+  type XdsCacheStats,
+} from "../xds/index.ts";
 import { byteCount, type DebugSources } from "./debug.ts";
 import { type AdminServer, type AdminServerOptions, parseListenAddress, startAdminServer } from "./server.ts";
 
@@ -99,7 +107,7 @@ const fakeAuthenticator: Authenticator = {
 };
 
 function debugSources(): DebugSources {
-  return { server: discovery.server, store, registry: registryOf, mesh, krt };
+  return { server: discovery.server, cache: discovery.cache, store, registry: registryOf, mesh, krt };
 }
 let registryOf: ReturnType<typeof storeRegistry>;
 
@@ -611,6 +619,15 @@ test("connections lists the clients; cachez lists cached resources, their sizes,
   const sizes = await json<Record<string, string>>("/debug/cachez?sizes=true");
   assert.match(sizes[TypeUrl.Cluster], /^\d+(\.\d)?[kM]?B$/);
   assert.match(sizes.total, /^\d+(\.\d)?[kM]?B$/);
+  // Sluice's own: every resource cache's and memo table's entries, hits and misses.
+  const stats = await json<XdsCacheStats & { pushMemos: MemoStats[] }>("/debug/cachez?stats=true");
+  const clusters = stats.resources.find((r) => r.name === "cds/serviceClusters");
+  assert.ok(clusters && clusters.typeUrl === TypeUrl.Cluster && clusters.entries > 0, JSON.stringify(stats));
+  assert.ok(clusters.misses > 0 && clusters.hits + clusters.misses >= clusters.entries);
+  assert.ok(stats.resources.some((r) => r.name === "eds/assignments" && r.entries > 0));
+  const memo = stats.memos.find((m) => m.name === "cds/scopeTraits");
+  assert.ok(memo && memo.kind === "weak" && memo.entries > 0 && memo.misses > 0, JSON.stringify(stats.memos));
+  assert.ok(Array.isArray(stats.pushMemos));
   assert.deepEqual(await debugCall("/debug/cachez?clear=true"), {
     status: 200,
     type: "text/plain; charset=utf-8",

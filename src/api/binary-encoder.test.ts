@@ -22,6 +22,7 @@ import {
 } from "@bufbuild/protobuf/wkt";
 import { benchProxy, template, templateState } from "../../bench/templates.ts";
 import { credentialsGateway } from "../../bench/templates-bench.ts";
+import { XdsCache } from "../xds/cache/xds-cache.ts";
 import { buildClusters } from "../xds/generators/cds.ts";
 import { buildLoadAssignment } from "../xds/generators/eds.ts";
 import { buildListeners } from "../xds/generators/lds.ts";
@@ -55,11 +56,12 @@ for (const name of TEMPLATES) {
     const t = template(name);
     const state = templateState(t.render({ services: SERVICES, instances: SERVICES }));
     const proxy = benchProxy(t.proxy);
-    const clusters = buildClusters(state.push, proxy, state.registry);
-    const listeners = buildListeners(state.push, proxy, state.registry);
-    const routes = routeNames(listeners).flatMap((r) => buildRouteConfiguration(state.push, proxy, r) ?? []);
+    const cache = new XdsCache();
+    const clusters = buildClusters(state.push, proxy, state.registry, cache);
+    const listeners = buildListeners(state.push, proxy, state.registry, cache);
+    const routes = routeNames(listeners).flatMap((r) => buildRouteConfiguration(state.push, proxy, r, cache) ?? []);
     const edsNames = clusters.filter((c) => c.edsClusterConfig).map((c) => c.name);
-    const assignments = edsNames.map((c) => buildLoadAssignment(state.push, proxy, state.registry, c));
+    const assignments = edsNames.map((c) => buildLoadAssignment(state.push, proxy, state.registry, c, cache));
     const nameTable = buildNameTable(state.push, proxy, state.registry);
     const resources: Message[] = [
       ...clusters,

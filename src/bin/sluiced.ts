@@ -467,6 +467,7 @@ async function start(running: Running[]): Promise<void> {
   running.push(discovery);
   admin.attachDebug(discovery.debugEndpoints, {
     server: discovery.server,
+    cache: discovery.cache,
     store,
     registry: pushes.registry,
     mesh,

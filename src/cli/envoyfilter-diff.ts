@@ -180,13 +180,13 @@ const envoyFilterDiffCommand: CommandModule<object, DiffArgs> = {
     }
     for (const warning of withFilters.warnings) process.stderr.write(`Warning: ${warning}\n`);
     const proxy = translateProxy(proxySpecFromArgs(argv), mesh, argv.domain);
-    const dumps = (state: NonNullable<typeof without.state>) =>
+    const dumps = (state: NonNullable<typeof without.state>, cache = new xds.XdsCache()) =>
       Object.fromEntries(
         DIFF_TYPES.map((type) => {
           const dump = xds.buildConfigDump(
             state.push,
             proxy,
-            { endpoints: state.registry, secrets: xds.storeSecrets(state.store) },
+            { endpoints: state.registry, secrets: xds.storeSecrets(state.store), cache },
             { types: [type], raw: true },
           );
           return [SECTION[type], xds.configDumpJson(dump) as Json];

@@ -4,6 +4,7 @@ import type { ConfigObject, MeshConfig } from "../config/index.ts";
 import type { MeshNetworks } from "../config/mesh-networks.ts";
 import type { PortEndpoints, Service, ServiceRegistry } from "../registry/index.ts";
 import type { ConfigStore } from "../sources/index.ts";
+import type { MemoStore } from "../util/memo.ts";
 
 export interface PushInputs {
   /** Every config object in force, of any kind (kinds the push does not index are ignored). */
@@ -44,6 +45,11 @@ export interface PushInputs {
   meshNetworks?: MeshNetworks;
   /** The cluster the registry's Kubernetes Services are in (istiod's --clusterID); default Kubernetes. */
   clusterId?: string;
+  /**
+   * Where building the push keeps what it memoises across pushes (resolved VirtualService matches);
+   * default the previous push's, else a store of its own, which the pushes built from it share.
+   */
+  memos?: MemoStore;
 }
 
 /** The inputs of a push from the store's objects in force and the registry's services. */

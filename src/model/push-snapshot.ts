@@ -16,6 +16,7 @@ import type {
 } from "../config/types/index.ts";
 import { labelsContain } from "../krt/index.ts";
 import type { PortEndpoints, Service, ServiceEndpoint } from "../registry/index.ts";
+import { MemoStore } from "../util/memo.ts";
 import { allocateAddresses } from "./auto-allocate.ts";
 import { compareStrings, creationTime, namespaceOf, sortByCreationTime } from "./config-meta.ts";
 import { DestinationRuleIndex, destinationRuleForProxy } from "./destination-rule-index.ts";
@@ -78,6 +79,8 @@ export class PushSnapshot {
   readonly vhds: boolean;
   /** PILOT_ENABLE_XDS_CACHE (see PushInputs). */
   readonly xdsCache: boolean;
+  /** Where building keeps what it memoises across pushes (see PushInputs.memos). */
+  readonly memos: MemoStore;
   /** Every network gateway, host names included (Istio's unresolved gateways). */
   readonly allNetworkGateways: readonly MeshNetworkGateway[];
   /** The gateways EDS stands in for other networks' endpoints (IP addresses only), by network. */
@@ -111,6 +114,7 @@ export class PushSnapshot {
     this.quicListeners = inputs.quicListeners ?? false;
     this.vhds = inputs.vhds ?? false;
     this.xdsCache = inputs.xdsCache ?? true;
+    this.memos = inputs.memos ?? previous?.memos ?? new MemoStore();
     const kinds = groupByKind(inputs.configs);
     this.inputs = { kinds, services: inputs.services };
     this.endpoints = inputs.endpoints ?? [];
@@ -142,7 +146,13 @@ export class PushSnapshot {
     this.virtualServices = reuse(
       "virtualService",
       (p) => p.virtualServices,
-      () => new VirtualServiceIndex(of("virtualService"), mesh.defaultVirtualServiceExportTo, this.domainSuffix),
+      () =>
+        new VirtualServiceIndex(
+          of("virtualService"),
+          mesh.defaultVirtualServiceExportTo,
+          this.domainSuffix,
+          this.memos,
+        ),
     );
     this.destinationRules = reuse(
       "destinationRule",

@@ -9,6 +9,7 @@ import type {
   VirtualServiceHttpDelegate,
   VirtualServiceSpec,
 } from "../config/types/index.ts";
+import { type Memos, NO_MEMOS } from "../util/memo.ts";
 import { nameOf, namespaceOf, sortByCreationTime } from "./config-meta.ts";
 import { hostsMatch, MESH_GATEWAY } from "./host.ts";
 import { appendTo } from "./multimap.ts";
@@ -43,6 +44,8 @@ export class VirtualServiceIndex {
     configs: readonly VirtualService[],
     defaultExportTo: readonly string[] | undefined,
     domainSuffix: string,
+    /** Where resolving names keeps the matches it resolves, across pushes (see virtual-service-resolve.ts). */
+    memos: Memos = NO_MEMOS,
   ) {
     const exportTo = (vs: VirtualService) => exportToSet(vs.spec?.exportTo, defaultExportTo, namespaceOf(vs));
     const delegates = new Map<string, VirtualService>();
@@ -56,8 +59,8 @@ export class VirtualServiceIndex {
         merged.push(vs);
         continue;
       }
-      const spec = resolveVirtualServiceNames(vs.spec ?? {}, namespaceOf(vs), domainSuffix);
-      const http = spec.http?.flatMap((route) => resolveDelegate(route, vs, delegates, exportTo, domainSuffix));
+      const spec = resolveVirtualServiceNames(vs.spec ?? {}, namespaceOf(vs), domainSuffix, memos);
+      const http = spec.http?.flatMap((route) => resolveDelegate(memos, route, vs, delegates, exportTo, domainSuffix));
       const root = { ...vs, spec: http ? { ...spec, http } : spec };
       merged.push(root);
       const named = (spec.http ?? []).flatMap((r) => (r.delegate ? [delegateKey(r.delegate, vs)] : []));
@@ -133,6 +136,7 @@ function add(index: ByNamespaceAndGateway, namespace: string, gateway: string, v
  * missing or not exported to the root's namespace drops the route.
  */
 function resolveDelegate(
+  memos: Memos,
   route: VirtualServiceHttp,
   root: VirtualService,
   delegates: ReadonlyMap<string, VirtualService>,
@@ -143,7 +147,7 @@ function resolveDelegate(
   const namespace = route.delegate.namespace || namespaceOf(root);
   const delegate = delegates.get(delegateKey(route.delegate, root));
   if (!delegate || !isExportedTo(exportTo(delegate), namespaceOf(root))) return [];
-  const spec: VirtualServiceSpec = resolveVirtualServiceNames(delegate.spec ?? {}, namespace, domainSuffix);
+  const spec: VirtualServiceSpec = resolveVirtualServiceNames(delegate.spec ?? {}, namespace, domainSuffix, memos);
   return mergeDelegateRoutes(route, spec.http ?? []);
 }
 

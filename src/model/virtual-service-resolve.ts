@@ -3,16 +3,18 @@
 // and gateway references (`gw` → `bookinfo/gw`). The input is left untouched, and fields it does
 // not set stay unset; a match whose gateway names are already resolved is kept, not copied.
 import type { Destination, VirtualServiceSpec } from "../config/types/index.ts";
+import { type Memos, weakTable } from "../util/memo.ts";
 import { resolveGatewayName, resolveShortName } from "./host.ts";
 
 // Each match naming gateways, with those names resolved, per match object and namespace: the route
 // builders keep one RouteMatch per match object, which a new copy on every push would defeat.
-const resolvedMatches = new WeakMap<object, Map<string, object>>();
+const RESOLVED_MATCHES = weakTable<object, Map<string, object>>("model/resolvedMatches");
 
 /** The match with its gateway names resolved: the match itself when none changes. */
-function withResolvedGateways<M extends { gateways?: string[] }>(match: M, namespace: string): M {
+function withResolvedGateways<M extends { gateways?: string[] }>(memos: Memos, match: M, namespace: string): M {
   const { gateways } = match;
   if (!gateways || gateways.every((g) => resolveGatewayName(g, namespace) === g)) return match;
+  const resolvedMatches = memos.weak(RESOLVED_MATCHES);
   let byNamespace = resolvedMatches.get(match);
   if (!byNamespace) {
     byNamespace = new Map();
@@ -30,6 +32,7 @@ export function resolveVirtualServiceNames(
   spec: VirtualServiceSpec,
   namespace: string,
   domainSuffix: string,
+  memos: Memos,
 ): VirtualServiceSpec {
   const host = (h: string) => resolveShortName(h, namespace, domainSuffix);
   const destination = (d: Destination): Destination => ({ ...d, host: host(d.host) });
@@ -37,7 +40,7 @@ export function resolveVirtualServiceNames(
     ...r,
     destination: destination(r.destination),
   });
-  const withGateways = <M extends { gateways?: string[] }>(m: M): M => withResolvedGateways(m, namespace);
+  const withGateways = <M extends { gateways?: string[] }>(m: M): M => withResolvedGateways(memos, m, namespace);
   return {
     ...spec,
     ...(spec.hosts && { hosts: spec.hosts.map(host) }),

@@ -27,19 +27,21 @@ function precedes(a: Service, b: Service): number {
   return a.objectName.localeCompare(b.objectName);
 }
 
-// Generators look a service port's endpoints up per cluster and listener: its key is kept.
-const portKeys = new NameMemo((hostname, namespace, port) => `${namespace}/${hostname}/${port}`);
+/** The key of a service port's endpoints, `<namespace>/<hostname>/<port>`. */
+export type PortEndpointsKey = (namespace: string, hostname: string, port: number) => string;
 
-export function portEndpointsKey(namespace: string, hostname: string, port: number): string {
-  return portKeys.get(hostname, namespace, port);
-}
-
-/** The aggregate services and port endpoints over every registry's services and endpoint lists. */
+/**
+ * The aggregate services and port endpoints over every registry's services and endpoint lists, and the
+ * key of a port's endpoints (generators look a service port's endpoints up per cluster and listener: the
+ * aggregate keeps its keys, one string each).
+ */
 export function aggregate(
   services: Collection<Service>,
   endpoints: Collection<RegistryEndpoints>,
   debug: DebugRegistry | undefined,
-): { services: Collection<Service>; endpoints: Collection<PortEndpoints> } {
+): { services: Collection<Service>; endpoints: Collection<PortEndpoints>; portEndpointsKey: PortEndpointsKey } {
+  const portKeys = new NameMemo((hostname, namespace, port) => `${namespace}/${hostname}/${port}`);
+  const portEndpointsKey: PortEndpointsKey = (namespace, hostname, port) => portKeys.get(hostname, namespace, port);
   const servicesByHost = byNamespaceHost(services);
   const endpointsByHost = byNamespaceHost(endpoints);
   /** The group's services, the one that stands for it first. */
@@ -87,5 +89,5 @@ export function aggregate(
     },
     options,
   );
-  return { services: aggregateServices, endpoints: aggregateEndpoints };
+  return { services: aggregateServices, endpoints: aggregateEndpoints, portEndpointsKey };
 }

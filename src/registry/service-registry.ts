@@ -5,7 +5,7 @@ import type { MeshNetworks } from "../config/mesh-networks.ts";
 import type { ServiceEntry, WorkloadEntry, WorkloadGroup } from "../config/types/index.ts";
 import type { Collection, DebugRegistry, Index, Labels } from "../krt/index.ts";
 import { derive, deriveMany, join, labelsContain } from "../krt/index.ts";
-import { aggregate, portEndpointsKey } from "./aggregate.ts";
+import { aggregate, type PortEndpointsKey } from "./aggregate.ts";
 import type { KubeOptions } from "./kube.ts";
 import { kubeEndpoints, kubeService, sliceServiceKey } from "./kube.ts";
 import type { PortEndpoints, RegistryEndpoints, Service, ServiceEndpoint, WorkloadInstance } from "./model.ts";
@@ -58,6 +58,7 @@ export class ServiceRegistry {
   readonly endpoints: Collection<PortEndpoints>;
   readonly workloadGroups: Collection<WorkloadGroupTemplate>;
   private readonly servicesByHostname: Index<Service>;
+  readonly #portEndpointsKey: PortEndpointsKey;
 
   constructor(inputs: RegistryInputs, options: RegistryOptions = {}) {
     const debug = options.debug;
@@ -137,6 +138,7 @@ export class ServiceRegistry {
     const aggregated = aggregate(this.registryServices, this.registryEndpoints, debug);
     this.services = aggregated.services;
     this.endpoints = aggregated.endpoints;
+    this.#portEndpointsKey = aggregated.portEndpointsKey;
     this.servicesByHostname = this.services.addIndex("registry/services-by-hostname", (s) => [s.hostname]);
     this.workloadGroups = derive(inputs.workloadGroups, (_ctx, group) => workloadGroupTemplate(group), {
       name: "registry/workload-groups",
@@ -162,7 +164,7 @@ export class ServiceRegistry {
 
   /** The endpoints of one port of the service `hostname` in `namespace` (what EDS sends for `outbound|port||hostname`). */
   endpointsFor(hostname: string, port: number, namespace: string): ServiceEndpoint[] {
-    return this.endpoints.get(portEndpointsKey(namespace, hostname, port))?.endpoints ?? [];
+    return this.endpoints.get(this.#portEndpointsKey(namespace, hostname, port))?.endpoints ?? [];
   }
 
   /** Workloads in `namespace` whose labels contain `labels`. */

@@ -7,6 +7,9 @@
 export class NameMemo {
   readonly #names = new Map<string, Map<string, Map<number, string>>>();
   #count = 0;
+  /** Names found kept, and names made (MemoCounters). */
+  hits = 0;
+  misses = 0;
 
   constructor(
     private readonly make: (first: string, second: string, n: number) => string,
@@ -33,7 +36,13 @@ export class NameMemo {
       name = this.make(first, second, n);
       byNumber.set(n, name);
       this.#count++;
-    }
+      this.misses++;
+    } else this.hits++;
     return name;
+  }
+
+  /** The names kept. */
+  get entries(): number {
+    return this.#count;
   }
 }

@@ -10,6 +10,7 @@ import { buildPushContext } from "../model/mesh-push.ts";
 import { parseProxy } from "../model/proxy.ts";
 import type { PushSnapshot } from "../model/push-snapshot.ts";
 import type { Service } from "../registry/index.ts";
+import { XdsCache } from "./cache/xds-cache.ts";
 import { configDumpEndpoint } from "./configdump.ts";
 import type { ConnectionStatus } from "./server/index.ts";
 import { TypeUrl } from "./types.ts";
@@ -56,7 +57,7 @@ function connection(pushContext: typeof sent): ConnectionStatus<PushSnapshot> {
 function dumpedClusters(conn: ConnectionStatus<PushSnapshot>): { names: string[]; version: string } {
   const handler = configDumpEndpoint(
     { syncStatus: () => [conn] },
-    { endpoints: { endpointsFor: () => [] }, secrets: { secret: () => undefined } },
+    { endpoints: { endpointsFor: () => [] }, secrets: { secret: () => undefined }, cache: new XdsCache() },
   );
   const dump = handler({ query: new URLSearchParams("proxyID=app-1.shop") }) as {
     configs: { "@type": string; versionInfo?: string; dynamicActiveClusters?: { cluster: { name: string } }[] }[];

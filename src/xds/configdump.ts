@@ -9,6 +9,7 @@ import { type Any, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { admin, type cluster, core, hcm, type listener, packAny, registry, tls, unpackAny } from "../api/index.ts";
 import type { MeshPush, ProxyNode, PushSnapshot } from "../model/index.ts";
 import type { EndpointLookup } from "../registry/index.ts";
+import type { XdsCache } from "./cache/xds-cache.ts";
 import { buildClusters } from "./generators/cds.ts";
 import { type DebugHandler, DebugText, debugConnection } from "./generators/debug-endpoints.ts";
 import { buildExtensionConfigurations } from "./generators/ecds.ts";
@@ -27,6 +28,8 @@ export type DumpType = (typeof DUMP_TYPES)[number];
 export interface DumpSources {
   endpoints: EndpointLookup;
   secrets: SecretLookup;
+  /** The xDS cache the generators build with (the discovery server's, or one for a translation). */
+  cache: XdsCache;
 }
 
 export interface ConfigDumpOptions {
@@ -102,7 +105,7 @@ function resourcesOf(
       return listeners().map(named);
     case "RDS":
       return (options.routeNames ?? routeNames(listeners())).flatMap((name) => {
-        const config = buildRouteConfiguration(push, proxy, name);
+        const config = buildRouteConfiguration(push, proxy, name, sources.cache);
         return config ? [named(config)] : [];
       });
     case "SDS": {
@@ -112,7 +115,7 @@ function resourcesOf(
     case "EDS":
       return (options.clusterNames ?? edsClusterNames(clusters())).map((name) => ({
         name,
-        message: buildLoadAssignment(push, proxy, sources.endpoints, name),
+        message: buildLoadAssignment(push, proxy, sources.endpoints, name, sources.cache),
       }));
     case "NDS": {
       const table = buildNameTable(push, proxy, sources.endpoints);
@@ -120,7 +123,7 @@ function resourcesOf(
     }
     case "ECDS": {
       const names = new Set(options.extensionNames ?? discoveredExtensionNames(listeners()));
-      return buildExtensionConfigurations(push, proxy, names, sources.secrets).map(named);
+      return buildExtensionConfigurations(sources.cache, push, proxy, names, sources.secrets).map(named);
     }
   }
 }
@@ -211,8 +214,8 @@ export function buildConfigDump(
 ): admin.ConfigDump {
   const types = new Set<DumpType>(options.types ?? ["CDS", "EDS", "LDS", "RDS", "SDS"]);
   const built: Built = {
-    clusters: once(() => buildClusters(push, proxy, sources.endpoints)),
-    listeners: once(() => buildListeners(push, proxy, sources.endpoints)),
+    clusters: once(() => buildClusters(push, proxy, sources.endpoints, sources.cache)),
+    listeners: once(() => buildListeners(push, proxy, sources.endpoints, sources.cache)),
   };
   const configs = SECTION_ORDER.filter((t) => types.has(t)).flatMap((type) => {
     const resources = resourcesOf(type, push, proxy, sources, options, built);

@@ -8,6 +8,7 @@ import type { MeshPush, PushSnapshot } from "../model/index.ts";
 import { envoyFilterStatus, registerEnvoyFilterMetrics } from "../networking/envoyfilter/index.ts";
 import type { EndpointLookup } from "../registry/index.ts";
 import { CaMetrics, type CertificateAuthority, certificateService } from "../security/ca/index.ts";
+import { XdsCache } from "./cache/xds-cache.ts";
 import { configDumpEndpoint, typedConfigDump } from "./configdump.ts";
 import { GeneratorRegistry, loadGeneratorPlugins } from "./generator.ts";
 import { workloadAuthorizationGenerator, workloadGenerator } from "./generators/ambient.ts";
@@ -68,6 +69,8 @@ export interface DiscoveryOptions {
 export interface Discovery {
   server: XdsServer<PushSnapshot>;
   ports: BoundPorts;
+  /** The xDS cache the generators build with; /debug/cachez shows it. */
+  cache: XdsCache;
   /** The endpoints served over `istio.io/debug`; the admin server registers its handlers here. */
   debugEndpoints: DebugEndpoints;
   /** Stops pushing, then closes the ports and ends every stream (they reconnect elsewhere). */
@@ -78,6 +81,8 @@ export async function startDiscovery(options: DiscoveryOptions): Promise<Discove
   const { log } = options;
   const generators = new GeneratorRegistry<PushSnapshot>();
   const debugEndpoints = new DebugEndpoints();
+  // The one xDS cache: every generator and the config dump build with it.
+  const cache = new XdsCache();
   generators.register(
     "api",
     apiGenerator({ store: options.store, requireAuth: options.apiAuth, rootNamespace: options.rootNamespace }),
@@ -93,16 +98,16 @@ export async function startDiscovery(options: DiscoveryOptions): Promise<Discove
   generators.register(TypeUrl.WorkloadAuthorization, workloadAuthorizationGenerator);
   const secrets = storeSecrets(options.store);
   if (options.endpoints) {
-    generators.register(TypeUrl.Cluster, cdsGenerator(options.endpoints));
-    generators.register(TypeUrl.Endpoint, edsGenerator(options.endpoints));
-    generators.register(TypeUrl.Listener, ldsGenerator(options.endpoints));
-    generators.register(TypeUrl.Route, rdsWithVhdsGenerator());
-    generators.register(TypeUrl.VirtualHost, vhdsGenerator());
+    generators.register(TypeUrl.Cluster, cdsGenerator(options.endpoints, cache));
+    generators.register(TypeUrl.Endpoint, edsGenerator(options.endpoints, cache));
+    generators.register(TypeUrl.Listener, ldsGenerator(options.endpoints, cache));
+    generators.register(TypeUrl.Route, rdsWithVhdsGenerator(cache));
+    generators.register(TypeUrl.VirtualHost, vhdsGenerator(cache));
     generators.register(TypeUrl.Secret, sdsGenerator(secrets));
     generators.register(TypeUrl.NameTable, ndsGenerator(options.endpoints));
-    generators.register(TypeUrl.ExtensionConfiguration, ecdsGenerator(secrets));
+    generators.register(TypeUrl.ExtensionConfiguration, ecdsGenerator(cache, secrets));
     // Proxyless gRPC (GENERATOR=grpc): its own LDS, RDS and CDS; EDS is the one above.
-    registerGrpcGenerators(generators, options.endpoints);
+    registerGrpcGenerators(generators, options.endpoints, cache);
   }
   await loadGeneratorPlugins(options.plugins, generators);
   if (options.plugins.length > 0)
@@ -110,6 +115,7 @@ export async function startDiscovery(options: DiscoveryOptions): Promise<Discove
 
   const server = new XdsServer({
     generators,
+    memos: cache,
     initialPush: options.initialPush,
     authenticators: options.authenticators ?? [new ClientCertAuthenticator()],
     proxyNeedsPush,
@@ -121,7 +127,7 @@ export async function startDiscovery(options: DiscoveryOptions): Promise<Discove
     statusGenerator({ syncStatus: () => server.syncStatus(), endpoints: debugEndpoints, auth: options.debugAuth }),
   );
   if (options.endpoints) {
-    const configDump = configDumpEndpoint(server, { endpoints: options.endpoints, secrets });
+    const configDump = configDumpEndpoint(server, { endpoints: options.endpoints, secrets, cache });
     debugEndpoints.register(
       "config_dump",
       configDump,
@@ -164,6 +170,7 @@ export async function startDiscovery(options: DiscoveryOptions): Promise<Discove
   return {
     server,
     ports,
+    cache,
     debugEndpoints,
     async stop(graceMs) {
       stopPatchErrors();

@@ -4,6 +4,7 @@ import { clone, create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { type Any, AnySchema, anyUnpack } from "@bufbuild/protobuf/wkt";
 import { cluster, core, discovery } from "../api/index.ts";
 import { outgoingBytes, UnwrittenResponse } from "../api/outgoing-response.ts";
+import { MemoStore } from "../util/memo.ts";
 import {
   type DeltaResponse,
   encodeDeltaResponse,
@@ -15,11 +16,13 @@ import {
 } from "./encode.ts";
 import { TypeUrl } from "./types.ts";
 
+const memos = new MemoStore();
+
 const c = (name: string) => create(cluster.ClusterSchema, { name });
 
 /** A response's bytes, copied out of the scratch buffer the next unwritten response overwrites. */
-const sotwBytes = (r: SotwResponse) => new Uint8Array(outgoingBytes(encodeSotwResponse(r)));
-const deltaBytes = (r: DeltaResponse) => new Uint8Array(outgoingBytes(encodeDeltaResponse(r)));
+const sotwBytes = (r: SotwResponse) => new Uint8Array(outgoingBytes(encodeSotwResponse(memos, r)));
+const deltaBytes = (r: DeltaResponse) => new Uint8Array(outgoingBytes(encodeDeltaResponse(memos, r)));
 
 test("a SotW response assembled from cached bytes decodes like the message it stands for", () => {
   const a = encodeResource({ name: "a", resource: c("a") });
@@ -156,8 +159,8 @@ test("a generated list is encoded once per array object, with one versions map",
     { name: "a", resource: c("a") },
     { name: "b", resource: c("b"), version: "given" },
   ];
-  const first = encodeResources(list);
-  assert.equal(encodeResources(list), first, "the same array: the same encoding");
+  const first = encodeResources(memos, list);
+  assert.equal(encodeResources(memos, list), first, "the same array: the same encoding");
   assert.deepEqual(
     [...first.versions],
     [
@@ -165,7 +168,7 @@ test("a generated list is encoded once per array object, with one versions map",
       ["b", "given"],
     ],
   );
-  const copy = encodeResources([...list]);
+  const copy = encodeResources(memos, [...list]);
   assert.notEqual(copy, first);
   assert.deepEqual(copy.versions, first.versions);
 });
@@ -177,7 +180,7 @@ test("a resource that cannot be encoded is left out of its list's encoding and n
     { name: "bad", resource: unencodable },
     { name: "b", resource: c("b") },
   ];
-  const encoded = encodeResources(list);
+  const encoded = encodeResources(memos, list);
   assert.deepEqual(
     encoded.resources.map((r) => r.name),
     ["a", "b"],
@@ -187,27 +190,27 @@ test("a resource that cannot be encoded is left out of its list's encoding and n
   assert.equal(encoded.errors.length, 1);
   assert.equal(encoded.errors[0].name, "bad");
   assert.match(encoded.errors[0].error, /invalid uint32: 4294967296/);
-  assert.deepEqual(encodeResources([list[1]]).errors, encoded.errors, "in another list too");
+  assert.deepEqual(encodeResources(memos, [list[1]]).errors, encoded.errors, "in another list too");
   assert.throws(() => encodeResource(list[1]), /cannot encode bad: .*invalid uint32/);
 });
 
 test("proxies sent the same list in a push get one nonce and the very same response bytes", () => {
-  const list = encodeResources([{ name: "a", resource: c("a") }]).resources;
-  const other = encodeResources([{ name: "a", resource: c("a") }]).resources;
-  const nonce = sotwNonce("push-1", list);
-  assert.equal(sotwNonce("push-1", list), nonce);
-  assert.notEqual(sotwNonce("push-1", other), nonce, "another list: another nonce");
-  assert.notEqual(sotwNonce("push-2", list), nonce, "another push: another nonce");
+  const list = encodeResources(memos, [{ name: "a", resource: c("a") }]).resources;
+  const other = encodeResources(memos, [{ name: "a", resource: c("a") }]).resources;
+  const nonce = sotwNonce(memos, "push-1", list);
+  assert.equal(sotwNonce(memos, "push-1", list), nonce);
+  assert.notEqual(sotwNonce(memos, "push-1", other), nonce, "another list: another nonce");
+  assert.notEqual(sotwNonce(memos, "push-2", list), nonce, "another push: another nonce");
   const response = (n: string) =>
-    encodeSotwResponse({ versionInfo: "push-1", typeUrl: TypeUrl.Cluster, nonce: n, resources: list });
+    encodeSotwResponse(memos, { versionInfo: "push-1", typeUrl: TypeUrl.Cluster, nonce: n, resources: list });
   assert.ok(response(nonce) instanceof UnwrittenResponse, "the first proxy's response is written when sent");
   const first = response(nonce);
   assert.ok(first instanceof Uint8Array, "the second proxy's is written and kept");
   assert.equal(response(nonce), first, "written once, shared");
-  const later = outgoingBytes(response(sotwNonce("push-2", list)));
+  const later = outgoingBytes(response(sotwNonce(memos, "push-2", list)));
   assert.notEqual(later, first);
   const laterResponse = fromBinary(discovery.DiscoveryResponseSchema, later);
-  assert.equal(laterResponse.nonce, sotwNonce("push-2", list));
+  assert.equal(laterResponse.nonce, sotwNonce(memos, "push-2", list));
   assert.deepEqual(laterResponse.resources, fromBinary(discovery.DiscoveryResponseSchema, first).resources);
   assert.equal(fromBinary(discovery.DiscoveryResponseSchema, first).nonce, nonce, "the first response is unchanged");
 });
@@ -223,9 +226,10 @@ test("a resource is encoded once per object, and keeping its encoding leaves the
   const copy = { ...resource, name: "b" };
   assert.equal(anyUnpack(encodeResourceAny(copy), cluster.ClusterSchema)?.name, "b", "a spread copy is encoded anew");
 
+  // An object that cannot take the stamp is kept in the memos given.
   const frozen = Object.freeze(c("frozen"));
-  const encoded = encodeResource({ name: "frozen", resource: frozen });
-  assert.equal(encodeResource({ name: "frozen", resource: frozen }).any, encoded.any);
+  const encoded = encodeResource({ name: "frozen", resource: frozen }, memos);
+  assert.equal(encodeResource({ name: "frozen", resource: frozen }, memos).any, encoded.any);
 });
 
 function encodeResourceAny(resource: cluster.Cluster): Any {

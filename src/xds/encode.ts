@@ -1,10 +1,11 @@
 // Encoding generated resources into xDS responses. Resources are encoded by the schema-compiled
 // encoder (api/binary-encoder.ts, the bytes of protobuf-es toBinary) straight into their Any; each
-// resource object is encoded once (cached by object identity) and responses are assembled from the cached
-// bytes: a resource sent to 1,000 proxies is encoded once. A generated list that a generator hands
-// to many proxies (the same array object) is encoded once too: its resources and versions map are
-// kept with the array, and the response body they make once a second proxy is sent it, so each
-// further proxy's response is one copy of the body between its own version, type URL and nonce.
+// resource object is encoded once (the encoding is stamped on the object) and responses are assembled
+// from the kept bytes: a resource sent to 1,000 proxies is encoded once. A generated list that a
+// generator hands to many proxies (the same array object) is encoded once too: its resources and
+// versions map are kept with the array, and the response body they make once a second proxy is sent
+// it, so each further proxy's response is one copy of the body between its own version, type URL and
+// nonce. What is kept per list lives in the memo tables the server is given (the XdsCache's).
 // Generators must never change an array after returning it. A resource that cannot be encoded (a value
 // out of its field's range) is left out of the list's encoding, named in its `errors`.
 import { hash } from "node:crypto";
@@ -14,6 +15,7 @@ import { type Any, AnySchema } from "@bufbuild/protobuf/wkt";
 import { encodeAny, encodeMessage } from "../api/binary-encoder.ts";
 import { discovery, registry, typeUrl } from "../api/index.ts";
 import { ExactWriter, forgetScratch, type OutgoingResponse, UnwrittenResponse } from "../api/outgoing-response.ts";
+import { type MemoStore, type Memos, NO_MEMOS, objectTable, weakTable } from "../util/memo.ts";
 import type { ResourceError, XdsResource } from "./generator.ts";
 
 export interface EncodedResource {
@@ -44,7 +46,7 @@ class ReturnsTarget {
  * A resource's encoding, kept on the resource object as a private field: for a new resource a hidden
  * class transition, a tenth of the cost of a WeakMap entry, and no ephemeron table for the collector
  * to walk. Private fields are invisible to spreads, clone(), Object.keys and deepEqual. An object that
- * is not extensible (never a generated resource) is kept in a WeakMap instead.
+ * is not extensible (never a generated resource) is kept in a memo table instead.
  */
 class EncodedStamp extends ReturnsTarget {
   #encoded: Encoded;
@@ -54,25 +56,25 @@ class EncodedStamp extends ReturnsTarget {
     this.#encoded = encoded;
   }
 
-  static of(resource: object): Encoded | undefined {
-    return #encoded in resource ? (resource as EncodedStamp).#encoded : encodedFrozen.get(resource);
+  static of(memos: Memos, resource: object): Encoded | undefined {
+    return #encoded in resource ? (resource as EncodedStamp).#encoded : memos.weak(ENCODED_FROZEN).get(resource);
   }
 
-  static stamp(resource: Message, encoded: Encoded): void {
+  static stamp(memos: Memos, resource: Message, encoded: Encoded): void {
     if (Object.isExtensible(resource)) new EncodedStamp(resource, encoded);
-    else encodedFrozen.set(resource, encoded);
+    else memos.weak(ENCODED_FROZEN).set(resource, encoded);
   }
 }
 
-const encodedFrozen = new WeakMap<object, Encoded>();
+const ENCODED_FROZEN = weakTable<object, Encoded>("encode/frozenResources");
 
 function isAny(m: Message): m is Any {
   return m.$typeName === "google.protobuf.Any";
 }
 
 /** The encoded Any of a resource message (or Any), or why it cannot be encoded: computed once per object. */
-function encoded(resource: Message): Encoded {
-  const hit = EncodedStamp.of(resource);
+function encoded(memos: Memos, resource: Message): Encoded {
+  const hit = EncodedStamp.of(memos, resource);
   if (hit) return hit;
   let entry: Encoded;
   try {
@@ -80,7 +82,7 @@ function encoded(resource: Message): Encoded {
   } catch (err) {
     entry = { any: new Uint8Array(0), hash: undefined, error: err instanceof Error ? err.message : String(err) };
   }
-  EncodedStamp.stamp(resource, entry);
+  EncodedStamp.stamp(memos, resource, entry);
   return entry;
 }
 
@@ -159,9 +161,12 @@ function utf8Size(s: string): number {
   return Buffer.byteLength(s, "utf8");
 }
 
-/** A resource, encoded; throws when it cannot be. */
-export function encodeResource(r: XdsResource): EncodedResource {
-  const e = encoded(r.resource);
+/**
+ * A resource, encoded; throws when it cannot be. `memos` keeps the encoding of a resource object that
+ * is not extensible (never a generated one); others keep theirs on the object.
+ */
+export function encodeResource(r: XdsResource, memos: Memos = NO_MEMOS): EncodedResource {
+  const e = encoded(memos, r.resource);
   if (e.error !== undefined) throw new Error(`xds: cannot encode ${r.name}: ${e.error}`);
   return new EncodedEntry(r.name, e, r.version);
 }
@@ -200,16 +205,17 @@ class EncodedList implements EncodedResources {
   }
 }
 
-const encodedLists = new WeakMap<readonly XdsResource[], EncodedResources>();
+const ENCODED_LISTS = weakTable<readonly XdsResource[], EncodedResources>("encode/lists");
 
 /** The encoded form of a generator's resource list, computed once per array object. */
-export function encodeResources(list: readonly XdsResource[]): EncodedResources {
+export function encodeResources(memos: Memos, list: readonly XdsResource[]): EncodedResources {
+  const encodedLists = memos.weak(ENCODED_LISTS);
   let entry = encodedLists.get(list);
   if (entry === undefined) {
     const resources: EncodedResource[] = [];
     const errors: ResourceError[] = [];
     for (const r of list) {
-      const e = encoded(r.resource);
+      const e = encoded(memos, r.resource);
       if (e.error === undefined) resources.push(new EncodedEntry(r.name, e, r.version));
       else errors.push({ name: r.name, error: e.error });
     }
@@ -226,7 +232,7 @@ export function encodeResources(list: readonly XdsResource[]): EncodedResources 
  * list is written once and keeps nothing. The server drops the bodies once it has stopped writing
  * (forgetResponseBodies), as per-push memos keep the arrays until the next push.
  */
-let deltaBodies = new WeakMap<readonly EncodedResource[], Uint8Array | null>();
+const DELTA_BODIES = weakTable<readonly EncodedResource[], Uint8Array | null>("encode/deltaBodies");
 
 /**
  * A SotW response has no per-proxy field when its nonce names the push and the list (`sotwNonce`):
@@ -243,30 +249,39 @@ interface SotwRecord {
   bytes?: Uint8Array;
   body?: Uint8Array;
 }
-let sotwResponses = new WeakMap<readonly EncodedResource[], SotwRecord>();
+const SOTW_RESPONSES = weakTable<readonly EncodedResource[], SotwRecord>("encode/sotwResponses");
 
 /** Drops the kept response bodies and the scratch buffer; later responses write theirs again. */
-export function forgetResponseBodies(): void {
-  deltaBodies = new WeakMap();
-  sotwResponses = new WeakMap();
+export function forgetResponseBodies(memos: MemoStore): void {
+  memos.forget(DELTA_BODIES);
+  memos.forget(SOTW_RESPONSES);
   forgetScratch();
 }
 
-const listSerials = new WeakMap<readonly EncodedResource[], number>();
-let lastListSerial = 0;
+/** A serial per encoded list, for SotW nonces. */
+class ListSerials {
+  readonly #serials = new WeakMap<readonly EncodedResource[], number>();
+  #last = 0;
+
+  of(resources: readonly EncodedResource[]): number {
+    let serial = this.#serials.get(resources);
+    if (serial === undefined) {
+      serial = ++this.#last;
+      this.#serials.set(resources, serial);
+    }
+    return serial;
+  }
+}
+
+const LIST_SERIALS = objectTable("encode/listSerials", () => new ListSerials());
 
 /**
  * The nonce of a SotW response carrying `resources` at push `version`: the same for every proxy sent
  * that list in that push, and different for any other content (another push or another list), which
  * is all a nonce must do: tell which response an ACK or NACK answers.
  */
-export function sotwNonce(version: string, resources: readonly EncodedResource[]): string {
-  let serial = listSerials.get(resources);
-  if (serial === undefined) {
-    serial = ++lastListSerial;
-    listSerials.set(resources, serial);
-  }
-  return `${version}/${serial}`;
+export function sotwNonce(memos: Memos, version: string, resources: readonly EncodedResource[]): string {
+  return `${version}/${memos.object(LIST_SERIALS).of(resources)}`;
 }
 
 /**
@@ -309,8 +324,9 @@ const sotwResourceSize = (r: EncodedResource) => fieldSize(SOTW.resources, r.any
 const writeSotwResource = (w: ExactWriter, r: EncodedResource) => w.bytes(SOTW.resources, r.any);
 
 /** A DiscoveryResponse assembled from already-encoded resources (the same bytes for the same inputs). */
-export function encodeSotwResponse(r: SotwResponse): OutgoingResponse {
+export function encodeSotwResponse(memos: Memos, r: SotwResponse): OutgoingResponse {
   const key = `${r.versionInfo}\n${r.typeUrl}\n${r.nonce}`;
+  const sotwResponses = memos.weak(SOTW_RESPONSES);
   const record = sotwResponses.get(r.resources);
   const again = record?.key === key && record.controlPlane === r.controlPlane;
   if (again && record.bytes) return record.bytes;
@@ -373,7 +389,8 @@ function writeDeltaResource(w: ExactWriter, r: EncodedResource): void {
 }
 
 /** The delta body kept for `resources`, written now if this is the list's second response. */
-function keptDeltaBody(resources: readonly EncodedResource[]): Uint8Array | undefined {
+function keptDeltaBody(memos: Memos, resources: readonly EncodedResource[]): Uint8Array | undefined {
+  const deltaBodies = memos.weak(DELTA_BODIES);
   const kept = deltaBodies.get(resources);
   if (kept) return kept;
   if (kept === undefined) {
@@ -389,8 +406,8 @@ function keptDeltaBody(resources: readonly EncodedResource[]): Uint8Array | unde
 }
 
 /** A DeltaDiscoveryResponse assembled from already-encoded resources; its nonce is the connection's own. */
-export function encodeDeltaResponse(r: DeltaResponse): OutgoingResponse {
-  const keptBody = keptDeltaBody(r.resources);
+export function encodeDeltaResponse(memos: Memos, r: DeltaResponse): OutgoingResponse {
+  const keptBody = keptDeltaBody(memos, r.resources);
   const versionSize = utf8Size(r.systemVersionInfo);
   const typeUrlSize = utf8Size(r.typeUrl);
   const nonceSize = utf8Size(r.nonce);

@@ -1,6 +1,13 @@
 // Public face of the xDS layer: type URLs, the generator registry and plugins, resource encoding,
 // the ADS server, the push pipeline, and the config and debug generators, and a proxy's config dump.
 export {
+  type CacheEntry,
+  type ResourceCacheStats,
+  XdsCache,
+  type XdsCacheStats,
+  type XdsCaches,
+} from "./cache/xds-cache.ts";
+export {
   buildConfigDump,
   type ConfigDumpOptions,
   configDumpJson,

@@ -12,6 +12,7 @@ import type { ServiceRegistry } from "../registry/index.ts";
 import { MemorySource } from "../sources/memory.ts";
 import { ConfigStore } from "../sources/store.ts";
 import { describeIssue } from "../sources/store-admit.ts";
+import { XdsCache } from "./cache/xds-cache.ts";
 import { buildConfigDump, type DumpType } from "./configdump.ts";
 import { storeSecrets } from "./generators/sds.ts";
 
@@ -164,7 +165,7 @@ export function translateInputs(
   const dump = buildConfigDump(
     push,
     node,
-    { endpoints: registry, secrets: storeSecrets(store) },
+    { endpoints: registry, secrets: storeSecrets(store), cache: new XdsCache() },
     { types: options.types },
   );
   return { dump, warnings: loaded.warnings };

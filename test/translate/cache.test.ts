@@ -12,7 +12,10 @@ import { MemorySource } from "../../src/sources/index.ts";
 import { buildClusters } from "../../src/xds/generators/cds.ts";
 import { buildLoadAssignment } from "../../src/xds/generators/eds.ts";
 import { buildRouteConfiguration } from "../../src/xds/generators/rds.ts";
-import { xdsCaches } from "../../src/xds/index.ts";
+import { XdsCache } from "../../src/xds/index.ts";
+
+/** The xDS cache these tests build with, as the discovery server's generators share one. */
+const cache = new XdsCache();
 
 const MESH_DIR = fileURLToPath(new URL("../../examples/mesh", import.meta.url));
 const REVIEWS_V1 = "outbound|9080|v1|reviews.bookinfo.svc.cluster.local";
@@ -27,9 +30,9 @@ function bookinfo() {
   const proxy = (id: string, ip: string, labels: Record<string, string>) =>
     translateProxy({ type: "sidecar", ip, namespace: "bookinfo", labels, id }, mesh, "cluster.local");
   const cluster = (at: MeshPush, p: ReturnType<typeof proxy>, name: string) =>
-    buildClusters(at, p, registry).find((c) => c.name === name);
+    buildClusters(at, p, registry, cache).find((c) => c.name === name);
   const assignment = (at: MeshPush, p: ReturnType<typeof proxy>, name: string) =>
-    buildLoadAssignment(at, p, registry, name);
+    buildLoadAssignment(at, p, registry, name, cache);
   /** Applies `objects` and builds the next push over the store, as the push pipeline does. */
   const next = (previous: MeshPush, objects: ConfigObject[] = [], meshConfig: MeshConfig = mesh) => {
     for (const object of objects) assert.deepEqual(source.apply(object).errors, []);
@@ -65,9 +68,9 @@ test("clusters, load assignments and routes are shared by proxies that see them 
   assert.ok(cluster(push, a, REVIEWS_V1));
   assert.equal(cluster(push, a, REVIEWS_V1), cluster(push, b, REVIEWS_V1));
   assert.equal(assignment(push, a, REVIEWS_V1), assignment(push, b, REVIEWS_V1));
-  assert.equal(buildRouteConfiguration(push, a, "9080"), buildRouteConfiguration(push, b, "9080"));
+  assert.equal(buildRouteConfiguration(push, a, "9080", cache), buildRouteConfiguration(push, b, "9080", cache));
   // No route reads the app label: other workloads of the namespace share the routes and clusters.
-  assert.equal(buildRouteConfiguration(push, a, "9080"), buildRouteConfiguration(push, other, "9080"));
+  assert.equal(buildRouteConfiguration(push, a, "9080", cache), buildRouteConfiguration(push, other, "9080", cache));
   assert.equal(cluster(push, a, REVIEWS_V1), cluster(push, other, REVIEWS_V1));
   // Another zone orders endpoints by other priorities: its own assignments.
   const zoneB = { ...b, locality: { region: "local", zone: "zone-b", subZone: "" } };
@@ -75,8 +78,14 @@ test("clusters, load assignments and routes are shared by proxies that see them 
 
   // Once a VirtualService matches sourceLabels on app, workloads with other apps get their own routes.
   const labelled = next(push, [reviewsRoute("5s", { app: "ratings" })]);
-  assert.notEqual(buildRouteConfiguration(labelled, a, "9080"), buildRouteConfiguration(labelled, other, "9080"));
-  assert.equal(buildRouteConfiguration(labelled, a, "9080"), buildRouteConfiguration(labelled, b, "9080"));
+  assert.notEqual(
+    buildRouteConfiguration(labelled, a, "9080", cache),
+    buildRouteConfiguration(labelled, other, "9080", cache),
+  );
+  assert.equal(
+    buildRouteConfiguration(labelled, a, "9080", cache),
+    buildRouteConfiguration(labelled, b, "9080", cache),
+  );
 });
 
 test("a push reuses every object its change did not reach, and rebuilds the ones it did", () => {
@@ -87,7 +96,7 @@ test("a push reuses every object its change did not reach, and rebuilds the ones
     productpageCluster: cluster(at, a, PRODUCTPAGE),
     reviewsAssignment: assignment(at, a, REVIEWS_V1),
     productpageAssignment: assignment(at, a, PRODUCTPAGE),
-    route: buildRouteConfiguration(at, a, "9080"),
+    route: buildRouteConfiguration(at, a, "9080", cache),
   });
   const first = built(push);
   assert.ok(first.reviewsCluster && first.productpageCluster && first.route);
@@ -147,10 +156,13 @@ test("a new mesh config rebuilds everything; clearing the caches rebuilds too", 
   const meshChanged = next(push, [], { ...mesh });
   assert.notEqual(cluster(meshChanged, a, PRODUCTPAGE), cluster(push, a, PRODUCTPAGE));
   assert.notEqual(assignment(meshChanged, a, PRODUCTPAGE), assignment(push, a, PRODUCTPAGE));
-  assert.notEqual(buildRouteConfiguration(meshChanged, a, "9080"), buildRouteConfiguration(push, a, "9080"));
+  assert.notEqual(
+    buildRouteConfiguration(meshChanged, a, "9080", cache),
+    buildRouteConfiguration(push, a, "9080", cache),
+  );
 
   const before = cluster(meshChanged, a, PRODUCTPAGE);
-  xdsCaches.clear();
+  cache.clear();
   const after = next(meshChanged);
   assert.notEqual(cluster(after, a, PRODUCTPAGE), before);
   assert.deepEqual(cluster(after, a, PRODUCTPAGE), before);
@@ -207,8 +219,8 @@ test("PILOT_ENABLE_XDS_CACHE=false: each push builds its own resources, the same
     mesh,
     "cluster.local",
   );
-  const clusterIn = (push: MeshPush) => buildClusters(push, proxy, registry).find((c) => c.name === PRODUCTPAGE);
-  xdsCaches.clear();
+  const clusterIn = (push: MeshPush) => buildClusters(push, proxy, registry, cache).find((c) => c.name === PRODUCTPAGE);
+  cache.clear();
   const uncached = (previous?: MeshPush) =>
     storePush(store, registry, mesh, "cluster.local", previous, { xdsCache: false });
   const first = uncached();
@@ -217,9 +229,9 @@ test("PILOT_ENABLE_XDS_CACHE=false: each push builds its own resources, the same
   assert.ok(a);
   assert.notEqual(clusterIn(second), a);
   assert.deepEqual(clusterIn(second), a);
-  assert.equal(xdsCaches.entries().length, 0);
+  assert.equal(cache.entries().length, 0);
   const cached = storePush(store, registry, mesh, "cluster.local", second);
   assert.deepEqual(clusterIn(cached), a);
-  assert.ok(xdsCaches.entries().length > 0);
+  assert.ok(cache.entries().length > 0);
   assert.equal(clusterIn(storePush(store, registry, mesh, "cluster.local", cached)), clusterIn(cached));
 });

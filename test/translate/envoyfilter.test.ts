@@ -14,7 +14,11 @@ import { buildClusters } from "../../src/xds/generators/cds.ts";
 import { ecdsGenerator } from "../../src/xds/generators/ecds.ts";
 import { buildListeners } from "../../src/xds/generators/lds.ts";
 import { buildRouteConfiguration } from "../../src/xds/generators/rds.ts";
+import { XdsCache } from "../../src/xds/index.ts";
 import { anyViolations } from "./pgv.ts";
+
+/** The xDS cache these tests build with, as the discovery server's generators share one. */
+const cache = new XdsCache();
 
 const dir = mkdtempSync(join(tmpdir(), "sluice-envoyfilter-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -65,10 +69,11 @@ test("a workload's EnvoyFilter patches its config only, whatever the build order
   const reviews = proxy("reviews", "10.0.0.7");
   const ratings = proxy("ratings", "10.0.0.8");
   const reviewsCluster = (p: typeof reviews) =>
-    buildClusters(push, p, registry).find((c) => c.name === "outbound|9080||reviews.shop.svc.cluster.local");
-  const firstRoute = (p: typeof reviews) => buildRouteConfiguration(push, p, "9080")?.virtualHosts[0]?.routes[0]?.name;
+    buildClusters(push, p, registry, cache).find((c) => c.name === "outbound|9080||reviews.shop.svc.cluster.local");
+  const firstRoute = (p: typeof reviews) =>
+    buildRouteConfiguration(push, p, "9080", cache)?.virtualHosts[0]?.routes[0]?.name;
   const inboundFilters = (p: typeof reviews) =>
-    buildListeners(push, p, registry)
+    buildListeners(push, p, registry, cache)
       .filter((l) => l.name === "virtualInbound")
       .flatMap((l) => l.filterChains)
       .flatMap((fc) => fc.filters)
@@ -87,11 +92,11 @@ test("a workload's EnvoyFilter patches its config only, whatever the build order
   assert.equal(reviewsCluster(ratings)?.perConnectionBufferLimitBytes, 4096);
 
   // Everything the patched proxy gets passes Envoy's constraints.
-  for (const c of buildClusters(push, ratings, registry))
+  for (const c of buildClusters(push, ratings, registry, cache))
     assert.deepEqual(anyViolations(packAny(cluster.ClusterSchema, c)), []);
-  for (const l of buildListeners(push, ratings, registry))
+  for (const l of buildListeners(push, ratings, registry, cache))
     assert.deepEqual(anyViolations(packAny(listener.ListenerSchema, l)), []);
-  const rc = buildRouteConfiguration(push, ratings, "9080");
+  const rc = buildRouteConfiguration(push, ratings, "9080", cache);
   assert.ok(rc);
   assert.deepEqual(anyViolations(packAny(route.RouteConfigurationSchema, rc)), []);
 });
@@ -122,7 +127,7 @@ spec:
     DEFAULT_MESH_CONFIG,
     "cluster.local",
   );
-  const generated = await ecdsGenerator().generate(
+  const generated = await ecdsGenerator(cache).generate(
     proxy,
     {
       typeUrl: "type.googleapis.com/envoy.config.core.v3.TypedExtensionConfig",

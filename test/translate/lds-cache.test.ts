@@ -14,7 +14,10 @@ import { type MeshPush, type ProxyNode, parseProxy } from "../../src/model/index
 import { storePush } from "../../src/model/store-push.ts";
 import { MemorySource } from "../../src/sources/index.ts";
 import { buildListeners } from "../../src/xds/generators/lds.ts";
-import { xdsCaches } from "../../src/xds/index.ts";
+import { XdsCache } from "../../src/xds/index.ts";
+
+/** The xDS cache these tests build with, as the discovery server's generators share one. */
+const cache = new XdsCache();
 
 const MESH: MeshConfig = {
   ...DEFAULT_MESH_CONFIG,
@@ -282,12 +285,12 @@ const INBOUND_RELEVANT: Record<string, ProxyNode> = {
 
 /** Each proxy's listeners built with the caches as the proxies before it left them, then alone. */
 function servedThenAlone(push: MeshPush, registry: Parameters<typeof buildListeners>[2], proxies: ProxyNode[]) {
-  xdsCaches.clear();
-  const served = proxies.map((p) => buildListeners(push, p, registry));
+  cache.clear();
+  const served = proxies.map((p) => buildListeners(push, p, registry, cache));
   const servedJson = served.map(asJson);
   const alone = proxies.map((p) => {
-    xdsCaches.clear();
-    return asJson(buildListeners(push, p, registry));
+    cache.clear();
+    return asJson(buildListeners(push, p, registry, cache));
   });
   return { served, servedJson, alone };
 }
@@ -308,14 +311,14 @@ test("every proxy class gets the listeners a build for it alone gives, in any se
   }
   // Each difference shows in the outbound listeners, so a key that missed it would have failed above.
   const outboundAlone = (p: ProxyNode) => {
-    xdsCaches.clear();
-    return asJson(buildListeners(push, p, registry).filter(isOutbound));
+    cache.clear();
+    return asJson(buildListeners(push, p, registry, cache).filter(isOutbound));
   };
   const base = outboundAlone(BASE);
   for (const [name, p] of Object.entries(RELEVANT)) assert.notDeepEqual(outboundAlone(p), base, name);
   const inboundAlone = (p: ProxyNode) => {
-    xdsCaches.clear();
-    return asJson(buildListeners(push, p, registry).filter(isInbound));
+    cache.clear();
+    return asJson(buildListeners(push, p, registry, cache).filter(isInbound));
   };
   const api = inboundAlone(API);
   const inbound = Object.entries(INBOUND_RELEVANT).map(([name, p]) => [name, inboundAlone(p)] as const);
@@ -332,9 +335,9 @@ test("every proxy class gets the listeners a build for it alone gives, in any se
 
 test("proxies differing only in pod IP and unselected labels share the outbound listener objects", () => {
   const { push, registry } = load();
-  xdsCaches.clear();
-  const a = buildListeners(push, BASE, registry).filter(isOutbound);
-  const b = buildListeners(push, sidecar({ ip: "10.0.0.6", labels: { app: "b", version: "v1" } }), registry);
+  cache.clear();
+  const a = buildListeners(push, BASE, registry, cache).filter(isOutbound);
+  const b = buildListeners(push, sidecar({ ip: "10.0.0.6", labels: { app: "b", version: "v1" } }), registry, cache);
   assert.ok(a.length > 3);
   assert.deepEqual(
     b.filter(isOutbound).map((l, i) => l === a[i]),
@@ -342,9 +345,14 @@ test("proxies differing only in pod IP and unselected labels share the outbound 
   );
   // Under namespace-wide tracing the app label names the tracer's service: no sharing across apps,
   // sharing within one.
-  const x1 = buildListeners(push, sidecar({ namespace: "traced", labels: { app: "x" } }), registry);
-  const x2 = buildListeners(push, sidecar({ ip: "10.0.0.7", namespace: "traced", labels: { app: "x" } }), registry);
-  const y = buildListeners(push, sidecar({ namespace: "traced", labels: { app: "y" } }), registry);
+  const x1 = buildListeners(push, sidecar({ namespace: "traced", labels: { app: "x" } }), registry, cache);
+  const x2 = buildListeners(
+    push,
+    sidecar({ ip: "10.0.0.7", namespace: "traced", labels: { app: "x" } }),
+    registry,
+    cache,
+  );
+  const y = buildListeners(push, sidecar({ namespace: "traced", labels: { app: "y" } }), registry, cache);
   const virtual = (ls: listener.Listener[]) => ls.find((l) => l.name === "0.0.0.0_80");
   assert.ok(virtual(x1));
   assert.equal(virtual(x1), virtual(x2));
@@ -353,9 +361,9 @@ test("proxies differing only in pod IP and unselected labels share the outbound 
 
 test("the pods of one workload share their inbound listener objects", () => {
   const { push, registry } = load();
-  xdsCaches.clear();
-  const one = buildListeners(push, API, registry).filter(isInbound);
-  const other = buildListeners(push, sidecar({ ip: "10.0.1.9", labels: { app: "api", pod: "x" } }), registry);
+  cache.clear();
+  const one = buildListeners(push, API, registry, cache).filter(isInbound);
+  const other = buildListeners(push, sidecar({ ip: "10.0.1.9", labels: { app: "api", pod: "x" } }), registry, cache);
   assert.ok(one.some((l) => l.name === "virtualInbound"));
   assert.deepEqual(
     other.filter(isInbound).map((l, i) => l === one[i]),
@@ -376,11 +384,11 @@ test("inbound port conflicts are reported under each proxy's id, also when the l
     assert.deepEqual(source.apply(object).errors, []);
   }
   const push = storePush(state.store, state.registry, MESH, "cluster.local", state.push);
-  xdsCaches.clear();
+  cache.clear();
   const a = sidecar({ ip: "10.0.2.1", labels: { app: "clash" } });
   const b = sidecar({ ip: "10.0.2.2", labels: { app: "clash" } });
-  const inboundA = buildListeners(push, a, state.registry).filter(isInbound);
-  const inboundB = buildListeners(push, b, state.registry).filter(isInbound);
+  const inboundA = buildListeners(push, a, state.registry, cache).filter(isInbound);
+  const inboundB = buildListeners(push, b, state.registry, cache).filter(isInbound);
   assert.equal(inboundA[0], inboundB[0]);
   const cases = push.status.toJSON().pilot_conflict_inbound_listener ?? {};
   assert.deepEqual(Object.keys(cases).sort(), [a.id, b.id].sort());
@@ -388,17 +396,20 @@ test("inbound port conflicts are reported under each proxy's id, also when the l
 
 test("EnvoyFilter patches apply per proxy on copies: the shared listeners stay unpatched", () => {
   const { push, registry } = load();
-  xdsCaches.clear();
-  const patched = buildListeners(push, sidecar({ labels: { app: "patched" } }), registry);
-  const base = buildListeners(push, BASE, registry);
+  cache.clear();
+  const patched = buildListeners(push, sidecar({ labels: { app: "patched" } }), registry, cache);
+  const base = buildListeners(push, BASE, registry, cache);
   const named = (ls: listener.Listener[], name: string) => ls.find((l) => l.name === name);
   assert.equal(named(patched, "virtualOutbound")?.perConnectionBufferLimitBytes, 111);
   assert.equal(named(base, "virtualOutbound")?.perConnectionBufferLimitBytes, undefined);
   // Listeners no patch touched are the shared objects themselves.
   assert.equal(named(patched, "0.0.0.0_80"), named(base, "0.0.0.0_80"));
-  const newer = buildListeners(push, sidecar({ metadata: { ISTIO_VERSION: "1.99.0" } }), registry);
+  const newer = buildListeners(push, sidecar({ metadata: { ISTIO_VERSION: "1.99.0" } }), registry, cache);
   assert.equal(named(newer, "0.0.0.0_80")?.perConnectionBufferLimitBytes, 199);
-  assert.equal(named(buildListeners(push, BASE, registry), "0.0.0.0_80")?.perConnectionBufferLimitBytes, undefined);
+  assert.equal(
+    named(buildListeners(push, BASE, registry, cache), "0.0.0.0_80")?.perConnectionBufferLimitBytes,
+    undefined,
+  );
 });
 
 test("a push reuses the outbound listeners when their inputs keep their identity, and rebuilds on a change", () => {
@@ -408,11 +419,11 @@ test("a push reuses the outbound listeners when their inputs keep their identity
     for (const object of objects) assert.deepEqual(source.apply(object).errors, []);
     return storePush(state.store, state.registry, MESH, "cluster.local", previous);
   };
-  xdsCaches.clear();
-  const first = buildListeners(state.push, BASE, state.registry).filter(isOutbound);
+  cache.clear();
+  const first = buildListeners(state.push, BASE, state.registry, cache).filter(isOutbound);
   const unchanged = next(state.push);
   assert.deepEqual(
-    buildListeners(unchanged, BASE, state.registry)
+    buildListeners(unchanged, BASE, state.registry, cache)
       .filter(isOutbound)
       .map((l, i) => l === first[i]),
     first.map(() => true),
@@ -424,12 +435,12 @@ test("a push reuses the outbound listeners when their inputs keep their identity
     spec: { tracing: [{ providers: [{ name: "otel" }] }] },
   };
   const traced = next(unchanged, [telemetry]);
-  const after = buildListeners(traced, BASE, state.registry);
+  const after = buildListeners(traced, BASE, state.registry, cache);
   const web = after.find((l) => l.name === "0.0.0.0_80");
   assert.notEqual(
     web,
     first.find((l) => l.name === "0.0.0.0_80"),
   );
-  xdsCaches.clear();
-  assert.deepEqual(asJson(after), asJson(buildListeners(traced, BASE, state.registry)));
+  cache.clear();
+  assert.deepEqual(asJson(after), asJson(buildListeners(traced, BASE, state.registry, cache)));
 });

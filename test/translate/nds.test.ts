@@ -12,6 +12,10 @@ import type { ProxyNode } from "../../src/model/index.ts";
 import { buildListeners } from "../../src/xds/generators/lds.ts";
 import { buildNameTable } from "../../src/xds/generators/nds.ts";
 import { buildRouteConfiguration } from "../../src/xds/generators/rds.ts";
+import { XdsCache } from "../../src/xds/index.ts";
+
+/** The xDS cache these tests build with, as the discovery server's generators share one. */
+const cache = new XdsCache();
 
 const pod = (name: string, ip: string, ready: boolean, hostname = "") => `
 ---
@@ -124,15 +128,16 @@ test("a ServiceEntry host without addresses answers auto-allocated ones only to 
 });
 
 test("a proxy capturing DNS listens for such a TCP host on its allocated address", () => {
-  const names = (proxy: ProxyNode) => buildListeners(state.push, proxy, state.registry).map((l) => l.name);
+  const names = (proxy: ProxyNode) => buildListeners(state.push, proxy, state.registry, cache).map((l) => l.name);
   assert.ok(names(capturing).includes("240.240.0.77_5432"), names(capturing).join(" "));
   assert.ok(!names(plain).some((n) => n.startsWith("240.240.")));
 });
 
 test("its virtual host answers to the allocated address too, for a proxy capturing DNS only", () => {
   const domains = (proxy: ProxyNode) =>
-    buildRouteConfiguration(state.push, proxy, "8080")?.virtualHosts.find((v) => v.name === "web.example.com:8080")
-      ?.domains ?? [];
+    buildRouteConfiguration(state.push, proxy, "8080", cache)?.virtualHosts.find(
+      (v) => v.name === "web.example.com:8080",
+    )?.domains ?? [];
   const [allocated] = table(capturing)["web.example.com"]?.ips ?? [];
   assert.ok(allocated && domains(capturing).includes(allocated), domains(capturing).join(" "));
   assert.ok(!domains(plain).some((d) => d.startsWith("240.240.")));

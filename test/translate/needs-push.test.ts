@@ -13,7 +13,7 @@ import { cdsGenerator } from "../../src/xds/generators/cds.ts";
 import { edsGenerator } from "../../src/xds/generators/eds.ts";
 import { ldsGenerator } from "../../src/xds/generators/lds.ts";
 import { rdsGenerator } from "../../src/xds/generators/rds.ts";
-import { TypeUrl } from "../../src/xds/index.ts";
+import { TypeUrl, XdsCache } from "../../src/xds/index.ts";
 
 const MESH_DIR = fileURLToPath(new URL("../../examples/mesh", import.meta.url));
 const mesh = DEFAULT_MESH_CONFIG;
@@ -57,11 +57,12 @@ test("CDS, LDS, RDS and EDS answer only pushes that can change them", () => {
   const answering = (spec: ProxySpec, changed: ObjectKey[], forced = false, full = true) => {
     const proxy = translateProxy(spec, mesh, "cluster.local");
     const req = pushRequest({ full, push, configsUpdated: changed, forced });
+    const cache = new XdsCache();
     const types: [string, Generator, WatchedResource][] = [
-      ["CDS", cdsGenerator(registry), watched(TypeUrl.Cluster)],
-      ["LDS", ldsGenerator(registry), watched(TypeUrl.Listener)],
-      ["RDS", rdsGenerator(), watched(TypeUrl.Route, [spec.type === "router" ? "http.8080" : "9080"])],
-      ["EDS", edsGenerator(registry), watched(TypeUrl.Endpoint, [PRODUCTPAGE])],
+      ["CDS", cdsGenerator(registry, cache), watched(TypeUrl.Cluster)],
+      ["LDS", ldsGenerator(registry, cache), watched(TypeUrl.Listener)],
+      ["RDS", rdsGenerator(cache), watched(TypeUrl.Route, [spec.type === "router" ? "http.8080" : "9080"])],
+      ["EDS", edsGenerator(registry, cache), watched(TypeUrl.Endpoint, [PRODUCTPAGE])],
     ];
     return types.filter(([, gen, w]) => gen.generate(proxy, w, req) !== undefined).map(([name]) => name);
   };

@@ -16,7 +16,11 @@ import { loadState, translate, translateProxy } from "../../src/cli/translate-st
 import { DEFAULT_MESH_CONFIG } from "../../src/config/index.ts";
 import { loadMeshNetworks } from "../../src/config/mesh-networks.ts";
 import { buildLoadAssignment } from "../../src/xds/generators/eds.ts";
+import { XdsCache } from "../../src/xds/index.ts";
 import { anyViolations } from "./pgv.ts";
+
+/** The xDS cache these tests build with, as the discovery server's generators share one. */
+const cache = new XdsCache();
 
 const SLUICE_BIN = fileURLToPath(new URL("../../bin/sluice.js", import.meta.url));
 const CLUSTER = "outbound|9080||reviews.default.svc.cluster.local";
@@ -183,7 +187,7 @@ test("in one push, proxies on different networks get their own load assignments 
       DEFAULT_MESH_CONFIG,
       "cluster.local",
     );
-    const cla = buildLoadAssignment(state.push, proxy, state.registry, CLUSTER);
+    const cla = buildLoadAssignment(state.push, proxy, state.registry, CLUSTER, cache);
     return cla.endpoints.flatMap((l) =>
       l.lbEndpoints.map((lb) => {
         const address = lb.hostIdentifier.case === "endpoint" ? lb.hostIdentifier.value.address?.address : undefined;

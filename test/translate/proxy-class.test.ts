@@ -12,7 +12,7 @@ import { MemorySource } from "../../src/sources/index.ts";
 import type { GenerateResult, WatchedResource } from "../../src/xds/generator.ts";
 import { cdsGenerator } from "../../src/xds/generators/cds.ts";
 import { edsGenerator } from "../../src/xds/generators/eds.ts";
-import { TypeUrl, xdsCaches } from "../../src/xds/index.ts";
+import { TypeUrl, XdsCache } from "../../src/xds/index.ts";
 
 const MESH_DIR = fileURLToPath(new URL("../../examples/mesh", import.meta.url));
 const mesh = DEFAULT_MESH_CONFIG;
@@ -43,8 +43,9 @@ function bookinfoWith(objects: ConfigObject[]) {
   for (const o of objects) assert.deepEqual(source.apply(o).errors, []);
   const next = (previous: MeshPush) => storePush(store, registry, mesh, "cluster.local", previous);
   const push = next(loaded.state.push);
-  const cds = cdsGenerator(registry);
-  const eds = edsGenerator(registry);
+  const cache = new XdsCache();
+  const cds = cdsGenerator(registry, cache);
+  const eds = edsGenerator(registry, cache);
   const watched = (typeUrl: string, names: string[]): WatchedResource => ({
     typeUrl,
     resourceNames: new Set(names),
@@ -58,7 +59,7 @@ function bookinfoWith(objects: ConfigObject[]) {
     cds: defined(cds.generate(proxy, watched(TypeUrl.Cluster, []), pushRequest({ full: true, push: at }))).resources,
     eds: assignments(at, proxy),
   });
-  return { push, next, generate, assignments };
+  return { push, next, generate, assignments, cache };
 }
 
 const proxy = (spec: Partial<ProxySpec> & Pick<ProxySpec, "id" | "ip">, change?: (p: ProxyNode) => ProxyNode) => {
@@ -112,7 +113,7 @@ const CONFIG: ConfigObject[] = [
 ];
 
 test("each proxy class gets what a build for it alone gives, in any serving order", () => {
-  const { push, next, generate } = bookinfoWith(CONFIG);
+  const { push, next, generate, cache } = bookinfoWith(CONFIG);
   const zone = (subZone: string) => (p: ProxyNode) => ({
     ...p,
     locality: { region: "local", zone: subZone, subZone: "" },
@@ -144,7 +145,7 @@ test("each proxy class gets what a build for it alone gives, in any serving orde
     const at = next(push);
     const served = Object.fromEntries(order.map((name) => [name, generate(at, proxies[name])]));
     for (const name of names) {
-      xdsCaches.clear();
+      cache.clear();
       const alone = generate(next(at), proxies[name]);
       assert.deepEqual(served[name].cds, alone.cds, `${name} CDS`);
       assert.deepEqual(served[name].eds, alone.eds, `${name} EDS`);

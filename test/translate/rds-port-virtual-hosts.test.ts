@@ -8,7 +8,10 @@ import type { ConfigObject } from "../../src/config/index.ts";
 import type { MeshPush } from "../../src/model/index.ts";
 import { storePush } from "../../src/model/store-push.ts";
 import { buildRouteConfiguration } from "../../src/xds/generators/rds.ts";
-import { xdsCaches } from "../../src/xds/index.ts";
+import { XdsCache } from "../../src/xds/index.ts";
+
+/** The xDS cache these tests build with, as the discovery server's generators share one. */
+const cache = new XdsCache();
 
 // Istio's `empty` benchmark template: services random-<i>.host.example at 127.0.0.<i>, port 9090 undeclared
 // (sniffed), and a ServiceEntry whose address is random-0's, so port 9090 has a duplicate domain.
@@ -27,11 +30,11 @@ const duplicateAddress: ConfigObject = {
 };
 
 function setup() {
-  xdsCaches.clear();
+  cache.clear();
   const state = templateState([...template("empty").render({ services: 3, instances: 0 }), duplicateAddress]);
   const proxy = benchProxy("sidecar");
   const routes = (push: MeshPush, name: string) => {
-    const config = buildRouteConfiguration(push, proxy, name);
+    const config = buildRouteConfiguration(push, proxy, name, cache);
     assert.ok(config, name);
     return config.virtualHosts.map((vh) => ({ name: vh.name, domains: vh.domains }));
   };

@@ -7,7 +7,7 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { benchProxy, templateState } from "../../bench/templates.ts";
 import { hcm, istioStats, listener, unpackAny } from "../../src/api/index.ts";
 import type { ConfigObject } from "../../src/config/index.ts";
-import { buildConfigDump, storeSecrets } from "../../src/xds/index.ts";
+import { buildConfigDump, storeSecrets, XdsCache } from "../../src/xds/index.ts";
 import { anyViolations } from "./pgv.ts";
 
 const telemetry = (namespace: string, name: string, spec: JsonObject): ConfigObject => ({
@@ -65,7 +65,7 @@ function listeners(): listener.Listener[] {
   const dump = buildConfigDump(
     state.push,
     benchProxy("sidecar"),
-    { endpoints: state.registry, secrets: storeSecrets(state.store) },
+    { endpoints: state.registry, secrets: storeSecrets(state.store), cache: new XdsCache() },
     { types: ["LDS"], raw: true },
   );
   for (const any of dump.configs) assert.deepEqual(anyViolations(any), [], any.typeUrl);

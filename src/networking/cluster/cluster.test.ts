@@ -7,6 +7,7 @@ import { assertCreateShape } from "../../../test/support/message-shape.ts";
 import { cluster, core, tls, unpackAny } from "../../api/index.ts";
 import type { DestinationRuleSpec } from "../../config/types/index.ts";
 import type { ServiceProtocol } from "../../registry/index.ts";
+import { MemoStore, NO_MEMOS } from "../../util/memo.ts";
 import { envoyViolations } from "../httpfilter/index.ts";
 import {
   assembleClusters,
@@ -30,14 +31,14 @@ import {
 describe("cluster names (BuildSubsetKey, BuildDNSSrvSubsetKey)", () => {
   it("outbound|port|subset|host, subset empty for the default cluster", () => {
     assert.equal(
-      outboundClusterName(9080, "", "reviews.default.svc.cluster.local"),
+      outboundClusterName(NO_MEMOS, 9080, "", "reviews.default.svc.cluster.local"),
       "outbound|9080||reviews.default.svc.cluster.local",
     );
-    assert.equal(outboundClusterName(9080, "v1", "r.ns.svc"), "outbound|9080|v1|r.ns.svc");
+    assert.equal(outboundClusterName(NO_MEMOS, 9080, "v1", "r.ns.svc"), "outbound|9080|v1|r.ns.svc");
   });
   it("the Istio mTLS SNI of a default cluster has `_` where the subset goes", () => {
-    assert.equal(sniDnatClusterName(9080, "", "r.ns.svc"), "outbound_.9080_._.r.ns.svc");
-    assert.equal(sniDnatClusterName(9080, "v1", "r.ns.svc"), "outbound_.9080_.v1_.r.ns.svc");
+    assert.equal(sniDnatClusterName(NO_MEMOS, 9080, "", "r.ns.svc"), "outbound_.9080_._.r.ns.svc");
+    assert.equal(sniDnatClusterName(NO_MEMOS, 9080, "v1", "r.ns.svc"), "outbound_.9080_.v1_.r.ns.svc");
   });
   it("ParseSubsetKey reads direction, port, subset and host, and rejects other names", () => {
     assert.deepEqual(parseClusterName("outbound|80|v2|a.b"), {
@@ -165,8 +166,9 @@ describe("outbound clusters", () => {
   it("the clusters of a service's ports share one metadata message per rule and subset", () => {
     const twoPorts = makeService({ ports: [{ port: 9080 }, { port: 9090, protocol: "TCP" }] });
     const destinationRule = { name: "r", namespace: "default", spec: { host: "reviews", subsets: [{ name: "v1" }] } };
+    const memos = new MemoStore();
     const [http, httpV1, tcp, tcpV1] = twoPorts.ports.flatMap((p) =>
-      buildOutboundClusters({ service: twoPorts, port: p, proxy, mesh, endpoints: [], destinationRule }),
+      buildOutboundClusters({ service: twoPorts, port: p, proxy, mesh, endpoints: [], destinationRule, memos }),
     );
     assert.equal(http.metadata, tcp.metadata);
     assert.equal(httpV1.metadata, tcpV1.metadata);

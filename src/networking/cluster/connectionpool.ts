@@ -12,6 +12,7 @@ import type {
   DestinationRuleTrafficPolicyRetryBudget,
 } from "../../config/types/index.ts";
 import type { ServicePort } from "../../registry/index.ts";
+import { type Memos, weakTable } from "../../util/memo.ts";
 import { durationFromSeconds, toDuration } from "../duration.ts";
 import { type HttpOptionsDraft, isHttpProtocol } from "./protocol.ts";
 
@@ -37,9 +38,10 @@ interface MeshPoolSettings {
 }
 
 // Built once per mesh config and shared by its clusters (messages are never changed once built).
-const meshPoolSettings = new WeakMap<MeshConfig, MeshPoolSettings>();
+const MESH_POOL_SETTINGS = weakTable<MeshConfig, MeshPoolSettings>("cluster/meshPoolSettings");
 
-function meshDefaults(mesh: MeshConfig): MeshPoolSettings {
+function meshDefaults(memos: Memos, mesh: MeshConfig): MeshPoolSettings {
+  const meshPoolSettings = memos.weak(MESH_POOL_SETTINGS);
   let settings = meshPoolSettings.get(mesh);
   if (!settings) {
     const keepalive = tcpKeepalive(mesh, undefined);
@@ -58,12 +60,13 @@ function meshDefaults(mesh: MeshConfig): MeshPoolSettings {
 }
 
 /** The mesh's connect timeout (10 s when unset), one message per mesh config. */
-export function meshConnectTimeout(mesh: MeshConfig): Duration {
-  return meshDefaults(mesh).connectTimeout;
+export function meshConnectTimeout(memos: Memos, mesh: MeshConfig): Duration {
+  return meshDefaults(memos, mesh).connectTimeout;
 }
 
 /** Sets connect timeout, circuit breakers and TCP keepalive on the draft, and the HTTP options on `http`. */
 export function applyConnectionPool(
+  memos: Memos,
   draft: cluster.Cluster,
   http: HttpOptionsDraft,
   pool: ConnectionPool | undefined,
@@ -71,7 +74,7 @@ export function applyConnectionPool(
   retryBudget?: DestinationRuleTrafficPolicyRetryBudget,
 ): void {
   if (!pool && !retryBudget) {
-    const settings = meshDefaults(mesh);
+    const settings = meshDefaults(memos, mesh);
     draft.circuitBreakers = settings.circuitBreakers;
     draft.connectTimeout = settings.connectTimeout;
     if (settings.upstreamConnectionOptions) draft.upstreamConnectionOptions = settings.upstreamConnectionOptions;

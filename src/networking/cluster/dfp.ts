@@ -6,6 +6,7 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { cluster, core, dfpCluster, packAny } from "../../api/index.ts";
 import type { ServiceProtocol } from "../../registry/index.ts";
+import { NO_MEMOS } from "../../util/memo.ts";
 import { DFP_CLUSTER_TYPE, forwardProxyDnsCache } from "../dfp.ts";
 import { toDuration } from "../duration.ts";
 import { applyConnectionPool, shouldUpgradeToH2 } from "./connectionpool.ts";
@@ -26,7 +27,8 @@ export function buildForwardProxyClusters(input: OutboundClusterInput): cluster.
   const { service, port, proxy, mesh } = input;
   if (!FORWARD_PROXY_PROTOCOLS.has(port.protocol)) return [];
   const rule = input.destinationRule;
-  const name = outboundClusterName(port.port, "", service.hostname);
+  const memos = input.memos ?? NO_MEMOS;
+  const name = outboundClusterName(memos, port.port, "", service.hostname);
   const policy = effectiveTrafficPolicy(rule?.spec, port.port, "");
   const common: MessageInitShape<typeof cluster.Cluster_CommonLbConfigSchema> = {};
   const draft = clusterMessage(name);
@@ -34,7 +36,7 @@ export function buildForwardProxyClusters(input: OutboundClusterInput): cluster.
   draft.altStatName = `${name};`;
   const http: HttpOptionsDraft = {};
   if (isHttp2Protocol(port.protocol)) http.upstream = "http2";
-  applyConnectionPool(draft, http, policy?.connectionPool, mesh, policy?.retryBudget);
+  applyConnectionPool(memos, draft, http, policy?.connectionPool, mesh, policy?.retryBudget);
   // Istio's forward proxy cluster starts without the mesh connect timeout.
   const connectTimeout = toDuration(policy?.connectionPool?.tcp?.connectTimeout);
   if (connectTimeout) draft.connectTimeout = connectTimeout;
@@ -81,7 +83,7 @@ export function buildForwardProxyClusters(input: OutboundClusterInput): cluster.
       ),
     }),
   };
-  const protocolOptions = httpProtocolOptionsAny(http);
+  const protocolOptions = httpProtocolOptionsAny(memos, http);
   if (protocolOptions) draft.typedExtensionProtocolOptions = protocolOptions;
   draft.filters = [TCP_CLUSTER_METADATA_EXCHANGE];
   const metadata = istioClusterMetadata({

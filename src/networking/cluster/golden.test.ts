@@ -17,6 +17,7 @@ import { cluster } from "../../api/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
 import type { ConnectionPool } from "../../config/types/index.ts";
 import type { ServiceEndpoint } from "../../registry/index.ts";
+import { NO_MEMOS } from "../../util/memo.ts";
 import { envoyViolations } from "../httpfilter/index.ts";
 import {
   type AppliedDestinationRule,
@@ -81,13 +82,13 @@ function buildCase(c: GoldenCase): cluster.Cluster[] {
     case "sniDnat":
       return buildSniDnatClusters(outboundInput);
     case "blackhole":
-      return [buildBlackHoleCluster(mesh)];
+      return [buildBlackHoleCluster(NO_MEMOS, mesh)];
     case "passthrough":
-      return [buildPassthroughCluster(mesh)];
+      return [buildPassthroughCluster(NO_MEMOS, mesh)];
     case "allowAnyDynamicDns":
-      return [buildAllowAnyDynamicDnsCluster(mesh, proxy)];
+      return [buildAllowAnyDynamicDnsCluster(NO_MEMOS, mesh, proxy)];
     case "inboundPassthrough":
-      return [buildInboundPassthroughCluster(mesh, proxy)];
+      return [buildInboundPassthroughCluster(NO_MEMOS, mesh, proxy)];
     case "inbound":
       return [
         buildInboundCluster({

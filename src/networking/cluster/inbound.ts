@@ -10,6 +10,7 @@ import type { MeshConfig } from "../../config/index.ts";
 import type { ConnectionPool } from "../../config/types/index.ts";
 import type { ProxyNode } from "../../model/proxy.ts";
 import type { Service, ServicePort } from "../../registry/index.ts";
+import { type Memos, NO_MEMOS } from "../../util/memo.ts";
 import { durationFromSeconds } from "../duration.ts";
 import { endpointAddress } from "../endpoint/index.ts";
 import { applyConnectionPool } from "./connectionpool.ts";
@@ -46,6 +47,8 @@ export interface InboundClusterInput {
    * the target port under the LOCALHOST inbound policy, the original destination otherwise.
    */
   endpoint?: InboundEndpoint;
+  /** Where the builders keep what they memoise (the xDS cache's tables); without it nothing is kept. */
+  memos?: Memos;
 }
 
 /** A fixed inbound destination: address "" is the original destination; a unix socket's port is 0. */
@@ -56,6 +59,7 @@ export interface InboundEndpoint {
 
 export function buildInboundCluster(input: InboundClusterInput): cluster.Cluster {
   const { proxy, mesh, port } = input;
+  const memos = input.memos ?? NO_MEMOS;
   const name = inboundClusterName(input.targetPort);
   const { address: bind, port: bindPort } = input.endpoint ?? {
     address: defaultInboundBind(mesh, proxy),
@@ -63,6 +67,7 @@ export function buildInboundCluster(input: InboundClusterInput): cluster.Cluster
   };
   const draft = clusterMessage(name);
   draft.altStatName = altStatName(
+    memos,
     name,
     mesh.inboundClusterStatName,
     input.services[0] && {
@@ -99,8 +104,8 @@ export function buildInboundCluster(input: InboundClusterInput): cluster.Cluster
   else if (proxy.type === "sidecar" && port.protocol === "UnsupportedProtocol") http.upstream = "downstream";
   const rule = input.destinationRule;
   const policy = effectiveTrafficPolicy(rule?.spec, port.port);
-  applyConnectionPool(draft, http, input.sidecarConnectionPool ?? policy?.connectionPool, mesh);
-  const protocolOptions = httpProtocolOptionsAny(http);
+  applyConnectionPool(memos, draft, http, input.sidecarConnectionPool ?? policy?.connectionPool, mesh);
+  const protocolOptions = httpProtocolOptionsAny(memos, http);
   if (protocolOptions) draft.typedExtensionProtocolOptions = protocolOptions;
   // One entry per hostname; none when the first service is mesh-external (Istio's addTelemetryMetadata).
   const services = input.services[0]?.meshExternal

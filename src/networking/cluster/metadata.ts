@@ -4,6 +4,7 @@ import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { preEncoded } from "../../api/binary-encoder.ts";
 import { core } from "../../api/index.ts";
 import type { Service } from "../../registry/index.ts";
+import { type Memos, mapTable, weakTable } from "../../util/memo.ts";
 import { metadataMessage } from "./message.ts";
 
 export interface ClusterMetadataInput {
@@ -41,17 +42,19 @@ interface ServiceMetadata {
   byKey: Map<string, core.Metadata>;
 }
 
-const outboundMetadata = new WeakMap<Service, ServiceMetadata>();
+const OUTBOUND_METADATA = weakTable<Service, ServiceMetadata>("cluster/outboundMetadata");
 /** A bound per service, as rules and subsets come and go with config; the few in use are built again. */
 const MAX_METADATA_PER_SERVICE = 64;
 
 /** The metadata of an outbound (or SNI-DNAT) cluster of `service`; the same message for the same inputs. */
 export function outboundClusterMetadata(
+  memos: Memos,
   service: Service,
   destinationRule: { name: string; namespace: string } | undefined,
   subset: string,
   alpnOverride: boolean,
 ): core.Metadata {
+  const outboundMetadata = memos.weak(OUTBOUND_METADATA);
   let shared = outboundMetadata.get(service);
   if (!shared) {
     shared = { byKey: new Map() };
@@ -93,10 +96,11 @@ export interface StatNameInput {
 }
 
 // Each cluster name's default stat name, kept as the names are (names.ts); at most 100,000.
-const delimitedStatNames = new Map<string, string>();
+const DELIMITED_STAT_NAMES = mapTable<string, string>("cluster/delimitedStatNames");
 
 /** `<cluster name>;` (Istio's DelimitedStatsPrefix). */
-function delimitedStatName(clusterName: string): string {
+function delimitedStatName(memos: Memos, clusterName: string): string {
+  const delimitedStatNames = memos.map(DELIMITED_STAT_NAMES);
   let statName = delimitedStatNames.get(clusterName);
   if (statName === undefined) {
     if (delimitedStatNames.size >= 100_000) delimitedStatNames.clear();
@@ -110,8 +114,13 @@ function delimitedStatName(clusterName: string): string {
  * alt_stat_name: the mesh's cluster stat-name pattern expanded (%SERVICE%, %SERVICE_FQDN%,
  * %SERVICE_PORT%, %SERVICE_PORT_NAME%, %SUBSET_NAME%, %TARGET_PORT%), or the cluster name, plus Istio's `;` delimiter.
  */
-export function altStatName(clusterName: string, pattern: string | undefined, input?: StatNameInput): string {
-  if (!pattern || !input) return delimitedStatName(clusterName);
+export function altStatName(
+  memos: Memos,
+  clusterName: string,
+  pattern: string | undefined,
+  input?: StatNameInput,
+): string {
+  if (!pattern || !input) return delimitedStatName(memos, clusterName);
   const { service } = input;
   const short = service.registry === "Kubernetes" ? `${service.name}.${service.namespace}` : service.hostname;
   const expanded = pattern

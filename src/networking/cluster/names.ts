@@ -1,6 +1,7 @@
 // Cluster names as Istio builds them (pilot/pkg/model/service.go BuildSubsetKey, BuildInboundSubsetKey,
 // BuildDNSSrvSubsetKey) and the names of the clusters every proxy gets (pilot/pkg/networking/util).
 
+import { type Memos, objectTable } from "../../util/memo.ts";
 import { NameMemo } from "../../util/name-memo.ts";
 
 export const BLACKHOLE_CLUSTER = "BlackHoleCluster";
@@ -9,13 +10,19 @@ export const INBOUND_PASSTHROUGH_CLUSTER = "InboundPassthroughCluster";
 /** The dynamic forward proxy cluster of MeshConfig outboundTrafficPolicy ALLOW_ANY_DYNAMIC_DNS. */
 export const ALLOW_ANY_DYNAMIC_DNS_CLUSTER = "AllowAnyDynamicDNSCluster";
 
-// Every push names the same clusters, in clusters, EDS and routes: the names are kept.
-const outboundNames = new NameMemo((hostname, subset, port) => `outbound|${port}|${subset}|${hostname}`);
-const sniDnatNames = new NameMemo((hostname, subset, port) => `outbound_.${port}_.${subset}_.${hostname}`);
+// Every push names the same clusters, in clusters, EDS and routes: the names are kept (in `memos`).
+const OUTBOUND_NAMES = objectTable(
+  "cluster/outboundNames",
+  () => new NameMemo((hostname, subset, port) => `outbound|${port}|${subset}|${hostname}`),
+);
+const SNI_DNAT_NAMES = objectTable(
+  "cluster/sniDnatNames",
+  () => new NameMemo((hostname, subset, port) => `outbound_.${port}_.${subset}_.${hostname}`),
+);
 
 /** `outbound|<port>|<subset>|<host>`: the name of an outbound cluster and of its EDS resource. */
-export function outboundClusterName(port: number, subset: string, hostname: string): string {
-  return outboundNames.get(hostname, subset, port);
+export function outboundClusterName(memos: Memos, port: number, subset: string, hostname: string): string {
+  return memos.object(OUTBOUND_NAMES).get(hostname, subset, port);
 }
 
 /** `inbound|<port>||`: the cluster of a sidecar's inbound port. */
@@ -27,8 +34,8 @@ export function inboundClusterName(port: number): string {
  * `outbound_.<port>_.<subset>_.<host>` (no subset: `outbound_.9080_._.<host>`): the SNI of Istio mTLS,
  * and the SNI-DNAT cluster name on gateways.
  */
-export function sniDnatClusterName(port: number, subset: string, hostname: string): string {
-  return sniDnatNames.get(hostname, subset, port);
+export function sniDnatClusterName(memos: Memos, port: number, subset: string, hostname: string): string {
+  return memos.object(SNI_DNAT_NAMES).get(hostname, subset, port);
 }
 
 export interface ParsedClusterName {

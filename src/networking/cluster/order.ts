@@ -5,6 +5,7 @@ import type { cluster } from "../../api/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
 import type { ProxyNode } from "../../model/proxy.ts";
 import type { PushStatusReporter } from "../../model/push-status.ts";
+import { type Memos, NO_MEMOS, weakTable } from "../../util/memo.ts";
 import {
   buildAllowAnyDynamicDnsCluster,
   buildBlackHoleCluster,
@@ -27,6 +28,8 @@ export interface ProxyClusters {
   report?: PushStatusReporter;
   /** The special clusters, when the caller shares them between proxies (else built here). */
   special?: SpecialClusters;
+  /** Where the builders keep what they memoise (the xDS cache's tables); without it nothing is kept. */
+  memos?: Memos;
 }
 
 /** The clusters every proxy of a kind gets besides its services': in CDS order, around the inbound ones. */
@@ -39,17 +42,18 @@ export interface SpecialClusters {
 
 /** The special clusters of the proxy: they read its type and IP families (INSTANCE_IPS for AllowAnyDynamicDNS). */
 export function buildSpecialClusters(
-  input: Pick<ProxyClusters, "proxy" | "mesh" | "allowAnyDynamicDns">,
+  input: Pick<ProxyClusters, "proxy" | "mesh" | "allowAnyDynamicDns" | "memos">,
 ): SpecialClusters {
   const { proxy, mesh } = input;
-  if (proxy.type !== "sidecar") return { beforeInbound: [buildBlackHoleCluster(mesh)], afterInbound: [] };
+  const memos = input.memos ?? NO_MEMOS;
+  if (proxy.type !== "sidecar") return { beforeInbound: [buildBlackHoleCluster(memos, mesh)], afterInbound: [] };
   return {
     beforeInbound: [
-      buildBlackHoleCluster(mesh),
-      buildPassthroughCluster(mesh),
-      ...(input.allowAnyDynamicDns ? [buildAllowAnyDynamicDnsCluster(mesh, proxy)] : []),
+      buildBlackHoleCluster(memos, mesh),
+      buildPassthroughCluster(memos, mesh),
+      ...(input.allowAnyDynamicDns ? [buildAllowAnyDynamicDnsCluster(memos, mesh, proxy)] : []),
     ],
-    afterInbound: [buildInboundPassthroughCluster(mesh, proxy)],
+    afterInbound: [buildInboundPassthroughCluster(memos, mesh, proxy)],
   };
 }
 
@@ -59,7 +63,7 @@ export function assembleClusters(input: ProxyClusters): cluster.Cluster[] {
     input.proxy.type === "sidecar"
       ? [special.beforeInbound, input.inbound ?? [], special.afterInbound]
       : [special.beforeInbound, input.sniDnat ?? []];
-  const outbound = uniqueOutbound(input.outbound);
+  const outbound = uniqueOutbound(input.memos ?? NO_MEMOS, input.outbound);
   for (const name of outbound.duplicates) reportDuplicate(input, name);
   const clusters = [...outbound.clusters];
   const seen = new Set<string>();
@@ -88,9 +92,10 @@ interface UniqueClusters {
 }
 
 // An outbound list is shared by the proxies of a class and never changed: it is de-duplicated once.
-const uniqueOutbounds = new WeakMap<readonly cluster.Cluster[], UniqueClusters>();
+const UNIQUE_OUTBOUNDS = weakTable<readonly cluster.Cluster[], UniqueClusters>("cluster/uniqueOutbounds");
 
-function uniqueOutbound(outbound: readonly cluster.Cluster[]): UniqueClusters {
+function uniqueOutbound(memos: Memos, outbound: readonly cluster.Cluster[]): UniqueClusters {
+  const uniqueOutbounds = memos.weak(UNIQUE_OUTBOUNDS);
   let unique = uniqueOutbounds.get(outbound);
   if (!unique) {
     const names = new Set<string>();

@@ -6,6 +6,7 @@ import { cluster, core, endpoint } from "../../api/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
 import type { ProxyNode } from "../../model/proxy.ts";
 import type { Service, ServiceEndpoint } from "../../registry/index.ts";
+import { type Memos, NO_MEMOS, weakTable } from "../../util/memo.ts";
 import { isDynamicForwardProxy } from "../dfp.ts";
 import { localityGroups, localityLbSetting } from "../endpoint/index.ts";
 import { PERSISTENT_SESSION_HEADER_LABEL, PERSISTENT_SESSION_LABEL } from "../httpfilter/index.ts";
@@ -78,11 +79,12 @@ function buildWithSubsets(
   sniDnat: boolean,
 ): cluster.Cluster[] {
   const subsets = input.destinationRule?.spec.subsets ?? [];
+  const memos = input.memos ?? NO_MEMOS;
   // Istio mTLS SANs, the same for every subset of the port; SNI-DNAT clusters have no TLS.
-  const identities = sniDnat ? [] : serviceIdentities(input);
-  const clusters = [buildOne(input, type, "", undefined, sniDnat, identities)];
+  const identities = sniDnat ? [] : serviceIdentities(memos, input);
+  const clusters = [buildOne(memos, input, type, "", undefined, sniDnat, identities)];
   for (const subset of subsets) {
-    clusters.push(buildOne(input, type, subset.name, subset.labels ?? {}, sniDnat, identities));
+    clusters.push(buildOne(memos, input, type, subset.name, subset.labels ?? {}, sniDnat, identities));
   }
   return clusters.filter((c): c is cluster.Cluster => c !== undefined);
 }
@@ -105,6 +107,7 @@ export function outboundDiscoveryType(service: Service, proxy: ProxyNode): clust
 }
 
 function buildOne(
+  memos: Memos,
   input: OutboundClusterInput,
   type: cluster.Cluster_DiscoveryType,
   subset: string,
@@ -115,13 +118,13 @@ function buildOne(
   const { service, port, proxy, mesh } = input;
   const rule = input.destinationRule;
   const name = sniDnat
-    ? sniDnatClusterName(port.port, subset, service.hostname)
-    : outboundClusterName(port.port, subset, service.hostname);
+    ? sniDnatClusterName(memos, port.port, subset, service.hostname)
+    : outboundClusterName(memos, port.port, subset, service.hostname);
   const policy = effectiveTrafficPolicy(rule?.spec, port.port, subset);
   const common: CommonLbInit = {};
   const draft = clusterMessage(name);
   draft.clusterDiscoveryType = { case: "type", value: type };
-  draft.altStatName = altStatName(name, mesh.outboundClusterStatName, {
+  draft.altStatName = altStatName(memos, name, mesh.outboundClusterStatName, {
     service,
     subset,
     port: port.port,
@@ -150,6 +153,7 @@ function buildOne(
       mesh,
       policy,
       inline: true,
+      memos,
     });
     // LOGICAL_DNS resolves one host: Envoy accepts exactly one endpoint.
     if (type === DiscoveryType.LOGICAL_DNS && endpoints.length > 0) {
@@ -176,7 +180,7 @@ function buildOne(
   else if (proxy.type === "sidecar" && port.protocol === "UnsupportedProtocol") http.upstream = "downstream";
   // Before the connection pool, whose HTTP/2 settings (maxConcurrentStreams) need the upgrade (applyH2Upgrade).
   if (shouldUpgradeToH2(port, policy?.connectionPool, mesh)) http.upstream = "http2";
-  applyConnectionPool(draft, http, policy?.connectionPool, mesh, policy?.retryBudget);
+  applyConnectionPool(memos, draft, http, policy?.connectionPool, mesh, policy?.retryBudget);
   applyOutlierDetection(draft, common, policy?.outlierDetection);
   // Istio sends unhealthy endpoints by default (PILOT_AUTO_SEND_UNHEALTHY_ENDPOINTS), so Envoy's panic
   // mode, which would route to them, is off unless outlier detection set a threshold.
@@ -192,7 +196,7 @@ function buildOne(
         clusterName: name,
         tls: policy?.tls,
         serviceAccounts: identities,
-        istioSni: sniDnatClusterName(port.port, subset, service.hostname),
+        istioSni: sniDnatClusterName(memos, port.port, subset, service.hostname),
         autoMtls:
           mesh.enableAutoMtls !== false && !service.meshExternal && mtlsMode !== "DISABLE" && mtlsMode !== "UNKNOWN",
         external: service.registry === "External",
@@ -211,7 +215,7 @@ function buildOne(
   if (finalType === DiscoveryType.EDS) {
     draft.edsClusterConfig = edsClusterConfigMessage(name, EDS_OVER_ADS);
   }
-  const protocolOptions = httpProtocolOptionsAny(http);
+  const protocolOptions = httpProtocolOptionsAny(memos, http);
   if (protocolOptions) draft.typedExtensionProtocolOptions = protocolOptions;
   draft.filters = [TCP_CLUSTER_METADATA_EXCHANGE];
   // Most clusters set only panic mode off: they share one message.
@@ -219,7 +223,7 @@ function buildOne(
   draft.commonLbConfig = panicOffOnly
     ? PANIC_OFF_COMMON_LB_CONFIG
     : create(cluster.Cluster_CommonLbConfigSchema, common);
-  draft.metadata = outboundClusterMetadata(service, rule, subset, upstreamTls.alpnOverride);
+  draft.metadata = outboundClusterMetadata(memos, service, rule, subset, upstreamTls.alpnOverride);
   return draft;
 }
 
@@ -253,12 +257,13 @@ interface KeptIdentities {
 }
 
 // By endpoint list: the registry's, one object across pushes until the port's endpoints change.
-const identitiesByEndpoints = new WeakMap<readonly ServiceEndpoint[], KeptIdentities>();
+const IDENTITIES_BY_ENDPOINTS = weakTable<readonly ServiceEndpoint[], KeptIdentities>("cluster/identities");
 
 /** The identities that may serve the service: its own and its endpoints', under every trust domain alias. */
-function serviceIdentities(input: OutboundClusterInput): string[] {
+function serviceIdentities(memos: Memos, input: OutboundClusterInput): string[] {
   const { service, endpoints, mesh } = input;
   if (service.serviceAccounts.length === 0 && endpoints.every((ep) => ep.identity === "")) return [];
+  const identitiesByEndpoints = memos.weak(IDENTITIES_BY_ENDPOINTS);
   const kept = identitiesByEndpoints.get(endpoints);
   if (kept?.service === service && kept.mesh === mesh) return kept.identities;
   const ids = new Set(service.serviceAccounts);

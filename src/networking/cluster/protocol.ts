@@ -6,6 +6,7 @@ import { create } from "@bufbuild/protobuf";
 import type { Any, Duration } from "@bufbuild/protobuf/wkt";
 import { type cluster, core, httpProtocolOptions, packAny } from "../../api/index.ts";
 import type { ServiceProtocol } from "../../registry/index.ts";
+import { type Memos, mapTable } from "../../util/memo.ts";
 
 export const HTTP_PROTOCOL_OPTIONS_KEY = "envoy.extensions.upstreams.http.v3.HttpProtocolOptions";
 
@@ -32,9 +33,11 @@ export function isHttpProtocol(protocol: ServiceProtocol): boolean {
 
 /** The draft's message, or undefined when nothing was set (plain HTTP/1.1 and TCP clusters carry none). */
 export function httpProtocolOptionsAny(
+  memos: Memos,
   draft: HttpOptionsDraft,
 ): cluster.Cluster["typedExtensionProtocolOptions"] | undefined {
   const key = draftKey(draft);
+  const optionsByDraft = memos.map(OPTIONS_BY_DRAFT);
   let options = optionsByDraft.get(key);
   if (options === undefined) {
     options = buildHttpProtocolOptions(draft);
@@ -47,7 +50,7 @@ export function httpProtocolOptionsAny(
 
 // Most clusters share one of a few drafts: one packed message per distinct draft, shared by their
 // clusters (generated messages are never changed once built).
-const optionsByDraft = new Map<string, Any | null>();
+const OPTIONS_BY_DRAFT = mapTable<string, Any | null>("cluster/httpProtocolOptions");
 const MAX_DISTINCT_OPTIONS = 1000;
 
 function durationKey(d: Duration | undefined): string {

@@ -5,6 +5,7 @@ import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { cluster, core, dfpCluster, packAny } from "../../api/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
 import type { ProxyNode } from "../../model/proxy.ts";
+import type { Memos } from "../../util/memo.ts";
 import { allowAnyDnsCache, DFP_CLUSTER_TYPE } from "../dfp.ts";
 import { durationFromSeconds } from "../duration.ts";
 import { applyConnectionPool, meshConnectTimeout } from "./connectionpool.ts";
@@ -22,17 +23,17 @@ import { httpProtocolOptionsAny } from "./protocol.ts";
 const PASSTHROUGH_IDLE_TIMEOUT_SECONDS = 300;
 
 /** A STATIC cluster with no endpoints: where traffic to nowhere goes. */
-export function buildBlackHoleCluster(mesh: MeshConfig): cluster.Cluster {
+export function buildBlackHoleCluster(memos: Memos, mesh: MeshConfig): cluster.Cluster {
   const blackHole = clusterMessage(BLACKHOLE_CLUSTER);
   blackHole.clusterDiscoveryType = { case: "type", value: cluster.Cluster_DiscoveryType.STATIC };
-  blackHole.connectTimeout = meshConnectTimeout(mesh);
+  blackHole.connectTimeout = meshConnectTimeout(memos, mesh);
   blackHole.altStatName = `${BLACKHOLE_CLUSTER};`;
   return blackHole;
 }
 
 /** ORIGINAL_DST to wherever the caller was going (ALLOW_ANY), speaking the downstream's HTTP version. */
-export function buildPassthroughCluster(mesh: MeshConfig): cluster.Cluster {
-  const passthrough = passthroughCluster(PASSTHROUGH_CLUSTER, mesh);
+export function buildPassthroughCluster(memos: Memos, mesh: MeshConfig): cluster.Cluster {
+  const passthrough = passthroughCluster(memos, PASSTHROUGH_CLUSTER, mesh);
   passthrough.filters = [TCP_CLUSTER_METADATA_EXCHANGE];
   return passthrough;
 }
@@ -41,8 +42,8 @@ export function buildPassthroughCluster(mesh: MeshConfig): cluster.Cluster {
  * The inbound counterpart: bound to 127.0.0.6 (::6 on IPv6-only proxies; both on dual stack) so that
  * iptables does not capture the sidecar's own connection to the application. Keeps the outbound stat name.
  */
-export function buildInboundPassthroughCluster(mesh: MeshConfig, proxy: ProxyNode): cluster.Cluster {
-  const inbound = passthroughCluster(INBOUND_PASSTHROUGH_CLUSTER, mesh);
+export function buildInboundPassthroughCluster(memos: Memos, mesh: MeshConfig, proxy: ProxyNode): cluster.Cluster {
+  const inbound = passthroughCluster(memos, INBOUND_PASSTHROUGH_CLUSTER, mesh);
   inbound.upstreamBindConfig = create(core.BindConfigSchema, passthroughBindConfig(proxy, true));
   return inbound;
 }
@@ -54,8 +55,8 @@ export function buildInboundPassthroughCluster(mesh: MeshConfig, proxy: ProxyNod
  * are off, so insecure options must be allowed. (Istio's optional TLS origination from the mesh's
  * outboundTrafficPolicy.tls is not built.)
  */
-export function buildAllowAnyDynamicDnsCluster(mesh: MeshConfig, proxy: ProxyNode): cluster.Cluster {
-  const dfp = passthroughCluster(ALLOW_ANY_DYNAMIC_DNS_CLUSTER, mesh);
+export function buildAllowAnyDynamicDnsCluster(memos: Memos, mesh: MeshConfig, proxy: ProxyNode): cluster.Cluster {
+  const dfp = passthroughCluster(memos, ALLOW_ANY_DYNAMIC_DNS_CLUSTER, mesh);
   dfp.altStatName = `${ALLOW_ANY_DYNAMIC_DNS_CLUSTER};`;
   dfp.filters = [TCP_CLUSTER_METADATA_EXCHANGE];
   dfp.clusterDiscoveryType = {
@@ -75,18 +76,18 @@ export function buildAllowAnyDynamicDnsCluster(mesh: MeshConfig, proxy: ProxyNod
 }
 
 /** The settings of PassthroughCluster, under `name` (its stat name stays PassthroughCluster's). */
-function passthroughCluster(name: string, mesh: MeshConfig): cluster.Cluster {
+function passthroughCluster(memos: Memos, name: string, mesh: MeshConfig): cluster.Cluster {
   const passthrough = clusterMessage(name);
   passthrough.clusterDiscoveryType = { case: "type", value: cluster.Cluster_DiscoveryType.ORIGINAL_DST };
   passthrough.lbPolicy = cluster.Cluster_LbPolicy.CLUSTER_PROVIDED;
-  const protocolOptions = httpProtocolOptionsAny({
+  const protocolOptions = httpProtocolOptionsAny(memos, {
     upstream: "downstream",
     idleTimeout: durationFromSeconds(PASSTHROUGH_IDLE_TIMEOUT_SECONDS),
   });
   if (protocolOptions) passthrough.typedExtensionProtocolOptions = protocolOptions;
   passthrough.altStatName = `${PASSTHROUGH_CLUSTER};`;
   // The mesh connect timeout, default circuit breakers and TCP keepalive, as an empty connection pool gives.
-  applyConnectionPool(passthrough, {}, undefined, mesh);
+  applyConnectionPool(memos, passthrough, {}, undefined, mesh);
   return passthrough;
 }
 

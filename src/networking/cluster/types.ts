@@ -5,6 +5,7 @@ import type { DestinationRuleSpec } from "../../config/types/index.ts";
 import type { ProxyNode } from "../../model/proxy.ts";
 import type { PushStatusReporter } from "../../model/push-status.ts";
 import type { Service, ServiceEndpoint, ServicePort } from "../../registry/index.ts";
+import type { Memos } from "../../util/memo.ts";
 import type { IstioTlsContextCache } from "./tls.ts";
 
 /** The DestinationRule that applies to a host for this proxy, already chosen and merged by the caller. */
@@ -41,4 +42,6 @@ export interface OutboundClusterInput {
   istioTlsContexts?: IstioTlsContextCache;
   /** Where a DNS cluster left out for having no endpoints is reported (pilot_dns_cluster_without_endpoints). */
   report?: PushStatusReporter;
+  /** Where the builders keep what they memoise (the xDS cache's tables); without it nothing is kept. */
+  memos?: Memos;
 }

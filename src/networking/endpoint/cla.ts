@@ -8,6 +8,7 @@ import type { Labels } from "../../krt/index.ts";
 import type { NetworkGateways } from "../../model/network-gateways.ts";
 import type { ProxyNode } from "../../model/proxy.ts";
 import type { ServiceEndpoint } from "../../registry/index.ts";
+import { type Memos, NO_MEMOS } from "../../util/memo.ts";
 import { buildLbEndpoint } from "./lbendpoint.ts";
 import { applyLocalityLb, groupByLocality, localityLbEndpoints, localityLbSetting, parseLocality } from "./locality.ts";
 import { networkMembers } from "./network.ts";
@@ -38,6 +39,8 @@ export interface EndpointsInput {
   inline?: boolean;
   /** SNI-DNAT clusters (gateway AUTO_PASSTHROUGH) keep only endpoints that terminate Istio mTLS. */
   mtlsCapableOnly?: boolean;
+  /** Where the builders keep what they memoise (the xDS cache's tables); without it nothing is kept. */
+  memos?: Memos;
 }
 
 export function buildClusterLoadAssignment(input: EndpointsInput): endpoint.ClusterLoadAssignment {
@@ -77,7 +80,8 @@ export function localityGroups(input: EndpointsInput): endpoint.LocalityLbEndpoi
     if (list) list.push(ep);
     else byLocality.set(ep.locality, [ep]);
   }
-  const build = (ep: ServiceEndpoint, weight: number) => buildLbEndpoint(ep, !mtlsDisabled(ep), weight);
+  const memos = input.memos ?? NO_MEMOS;
+  const build = (ep: ServiceEndpoint, weight: number) => buildLbEndpoint(memos, ep, !mtlsDisabled(ep), weight);
   const items = [...byLocality].flatMap(([locality, eps]) =>
     networkMembers(eps, build, {
       proxyNetwork,

@@ -19,6 +19,7 @@ import type { MeshConfig } from "../../config/index.ts";
 import type { DestinationRuleTrafficPolicy } from "../../config/types/index.ts";
 import type { NetworkGateways } from "../../model/network-gateways.ts";
 import type { ServiceEndpoint } from "../../registry/index.ts";
+import { NO_MEMOS } from "../../util/memo.ts";
 import { outboundClusterName } from "../cluster/index.ts";
 import { buildClusterLoadAssignment } from "./index.ts";
 
@@ -45,7 +46,7 @@ function buildCase(c: GoldenCase): endpoint.ClusterLoadAssignment {
   const port = service.ports[0];
   const disabled = new Set(c.peerAuthenticationDisabled ?? []);
   return buildClusterLoadAssignment({
-    clusterName: outboundClusterName(port.port, c.subset ?? "", service.hostname),
+    clusterName: outboundClusterName(NO_MEMOS, port.port, c.subset ?? "", service.hostname),
     port: port.port,
     endpoints: (c.endpoints ?? []).map((e) => makeEndpoint(service, e)),
     subsetLabels: c.subsetLabels,

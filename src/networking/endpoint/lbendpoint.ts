@@ -9,6 +9,7 @@ import { preEncoded } from "../../api/binary-encoder.ts";
 import { core, endpoint } from "../../api/index.ts";
 import type { Labels } from "../../krt/index.ts";
 import type { HealthStatus, ServiceEndpoint } from "../../registry/index.ts";
+import { type Memos, weakTable } from "../../util/memo.ts";
 
 export const TRANSPORT_SOCKET_MATCH_KEY = "envoy.transport_socket_match";
 export const ISTIO_METADATA_KEY = "istio";
@@ -56,10 +57,18 @@ export function endpointAddress(address: string, port: number): core.Address {
 // endpoint, as Istio kept IstioEndpoint's precomputed EnvoyEndpoint: a push rebuilding a load
 // assignment builds only the endpoints that changed. Messages are never changed once built, and are
 // pre-encoded: a load assignment copies each endpoint's bytes (encoding them was most of EDS).
-const lbEndpointsOf = new WeakMap<ServiceEndpoint, { mtls?: endpoint.LbEndpoint; plain?: endpoint.LbEndpoint }>();
+const LB_ENDPOINTS = weakTable<ServiceEndpoint, { mtls?: endpoint.LbEndpoint; plain?: endpoint.LbEndpoint }>(
+  "endpoint/lbEndpoints",
+);
 
 /** The LbEndpoint of a registry endpoint, with `weight` (its own, scaled for multi-network meshes). */
-export function buildLbEndpoint(ep: ServiceEndpoint, mtlsEnabled: boolean, weight: number): endpoint.LbEndpoint {
+export function buildLbEndpoint(
+  memos: Memos,
+  ep: ServiceEndpoint,
+  mtlsEnabled: boolean,
+  weight: number,
+): endpoint.LbEndpoint {
+  const lbEndpointsOf = memos.weak(LB_ENDPOINTS);
   let variants = lbEndpointsOf.get(ep);
   if (!variants) {
     variants = {};

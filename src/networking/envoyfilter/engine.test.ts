@@ -7,6 +7,7 @@ import { Registry } from "prom-client";
 import { bootstrap, cluster, core, registry } from "../../api/index.ts";
 import type { EnvoyFilter } from "../../config/types/index.ts";
 import { parseProxy } from "../../model/proxy.ts";
+import { NO_MEMOS } from "../../util/memo.ts";
 import {
   applyBootstrapPatches,
   envoyFilterStatus,
@@ -46,6 +47,7 @@ test("pilot_envoy_filter_status: applied 1, matched nothing 0, refused patches a
   const notified: PatchError[] = [];
   const stop = envoyFilterStatus.onNewError((e) => notified.push(e));
   const set = patchSetFor(
+    NO_MEMOS,
     [
       envoyFilter("applied", [
         {
@@ -63,6 +65,7 @@ test("pilot_envoy_filter_status: applied 1, matched nothing 0, refused patches a
   );
   patchGeneratedClusters(set, [passthrough], false);
   patchSetFor(
+    NO_MEMOS,
     [envoyFilter("refused", [{ applyTo: "CLUSTER", patch: { operation: "MERGE", value: { bogus: 1 } } }])],
     proxy,
   );
@@ -79,6 +82,7 @@ test("pilot_envoy_filter_status: applied 1, matched nothing 0, refused patches a
 
 test("EXTENSION_CONFIG ADD patches add only the configs asked for by name", () => {
   const set = patchSetFor(
+    NO_MEMOS,
     [
       envoyFilter("ecds", [
         {
@@ -118,6 +122,7 @@ test("BOOTSTRAP MERGE patches merge into a copy (lists appended, or replaced wit
     { registry },
   );
   const set = patchSetFor(
+    NO_MEMOS,
     [
       envoyFilter("boot", [
         {
@@ -142,6 +147,7 @@ test("BOOTSTRAP MERGE patches merge into a copy (lists appended, or replaced wit
   );
   const replaced = applyBootstrapPatches(
     patchSetFor(
+      NO_MEMOS,
       [
         envoyFilter("boot", [
           {

@@ -15,6 +15,7 @@ import { checkMessage } from "../../api/pgv/index.ts";
 import type { EnvoyFilter } from "../../config/types/index.ts";
 import { EnvoyFilterIndex } from "../../model/envoy-filter-index.ts";
 import { parseProxy } from "../../model/proxy.ts";
+import { NO_MEMOS } from "../../util/memo.ts";
 import {
   envoyFilterStatus,
   patchGeneratedClusters,
@@ -92,7 +93,7 @@ function runCase(name: string): JsonValue {
   const portMap = new Map(Object.entries(config.portMap ?? {}).map(([k, v]) => [Number(k), new Set(v)]));
 
   envoyFilterStatus.clear();
-  const set = patchSetFor(filters, proxy);
+  const set = patchSetFor(NO_MEMOS, filters, proxy);
   const router = type === "router";
   const patchedListeners = patchGeneratedListeners(set, listeners, router);
   const patchedRoutes = routes.map((rc) => patchGeneratedRouteConfiguration(set, rc, router, portMap));

@@ -4,6 +4,7 @@
 // one by one and each one that introduces a violation is skipped with an error.
 import { clone, type DescMessage, type Message } from "@bufbuild/protobuf";
 import { checkMessage, type Violation } from "../../api/pgv/index.ts";
+import { weakTable } from "../../util/memo.ts";
 import { type ApplyTo, type Patch, patchError } from "./patch.ts";
 import { PatchSet } from "./patch-set.ts";
 import { envoyFilterStatus } from "./status.ts";
@@ -57,7 +58,7 @@ function newViolations(schema: DescMessage, before: Map<string, number>, patched
 // Results per generated resource object, which the builders share between the proxies of a push:
 // proxies getting the same patches in the same context get the same patched object (patched, checked
 // and encoded once).
-const results = new WeakMap<Message, Map<string, Message | undefined>>();
+const RESULTS = weakTable<Message, Map<string, Message | undefined>>("envoyfilter/patchedResources");
 
 /**
  * `original` with the patches of `kinds` applied; the original itself when none changes it.
@@ -74,6 +75,7 @@ export function patchResource<T extends Message>(
   const candidates = kinds.flatMap((k) => set.of(k));
   if (candidates.length === 0) return original;
   const key = `${context}|${candidates.map((p) => p.id).join(",")}`;
+  const results = set.memos.weak(RESULTS);
   const cached = results.get(original);
   if (cached?.has(key)) return cached.get(key) as T | undefined;
   const result = patchUncached(schema, original, candidates, apply);

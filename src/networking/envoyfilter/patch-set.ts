@@ -7,6 +7,7 @@ import type { Message } from "@bufbuild/protobuf";
 import type { EnvoyFilter, EnvoyFilterConfigPatches } from "../../config/types/index.ts";
 import { decodePatchValue, patchValueViolations } from "../../config/validation/envoyfilter-patch.ts";
 import type { ProxyNode } from "../../model/index.ts";
+import { type Memos, NO_MEMOS, weakTable } from "../../util/memo.ts";
 import type { ApplyTo, Operation, Patch, PatchContext, PatchError } from "./patch.ts";
 import { envoyFilterStatus } from "./status.ts";
 
@@ -21,7 +22,8 @@ const RELATIVE_INSERTS: ReadonlySet<Operation> = new Set(["INSERT_BEFORE", "INSE
 const MAX_PROXY_VERSION_LENGTH = 1024;
 
 // EnvoyFilter objects are immutable, so each is compiled once however many proxies and pushes read it.
-const compiled = new WeakMap<EnvoyFilter, CompiledFilter>();
+const COMPILED = weakTable<EnvoyFilter, CompiledFilter>("envoyfilter/compiled");
+/** Patch ids, unique in the process (patched results are kept by the ids of the patches applied). */
 let nextPatchId = 0;
 
 function filterKey(filter: EnvoyFilter): string {
@@ -29,7 +31,8 @@ function filterKey(filter: EnvoyFilter): string {
 }
 
 /** The filter's patches and the errors of those that cannot be applied. */
-function compileEnvoyFilter(filter: EnvoyFilter): CompiledFilter {
+function compileEnvoyFilter(memos: Memos, filter: EnvoyFilter): CompiledFilter {
+  const compiled = memos.weak(COMPILED);
   const cached = compiled.get(filter);
   if (cached) return cached;
   const result: CompiledFilter = { patches: [], errors: [] };
@@ -106,6 +109,8 @@ export class PatchSet {
     patches: readonly Patch[],
     /** Errors of the selected filters' patches that cannot be applied. */
     readonly errors: readonly PatchError[],
+    /** Where patching keeps its results (the xDS cache's tables); without it nothing is kept. */
+    readonly memos: Memos = NO_MEMOS,
   ) {
     for (const p of patches) {
       const list = this.byKind.get(p.applyTo);
@@ -131,16 +136,16 @@ export class PatchSet {
  * The patches of `filters` (already selected for the proxy and in patch order) that apply to it;
  * the errors of those that cannot be applied are recorded in the status.
  */
-export function patchSetFor(filters: readonly EnvoyFilter[], proxy: ProxyNode): PatchSet {
+export function patchSetFor(memos: Memos, filters: readonly EnvoyFilter[], proxy: ProxyNode): PatchSet {
   const patches: Patch[] = [];
   const errors: PatchError[] = [];
   for (const filter of filters) {
-    const c = compileEnvoyFilter(filter);
+    const c = compileEnvoyFilter(memos, filter);
     for (const error of c.errors) envoyFilterStatus.error(error);
     errors.push(...c.errors);
     patches.push(...c.patches.filter((p) => proxyMatches(p, proxy)));
   }
-  return new PatchSet(patches, errors);
+  return new PatchSet(patches, errors, memos);
 }
 
 /** Istio's patchContextMatch. */

@@ -7,6 +7,7 @@ import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { cluster, packAny, tls } from "../../api/index.ts";
 import type { DestinationRuleSpec, DestinationRuleTrafficPolicy } from "../../config/types/index.ts";
 import type { Service } from "../../registry/index.ts";
+import { type Memos, NO_MEMOS } from "../../util/memo.ts";
 import { outboundClusterName, parseClusterName } from "../cluster/index.ts";
 import { applyConsistentHash } from "../cluster/loadbalancer.ts";
 import { effectiveTrafficPolicy } from "../cluster/policy.ts";
@@ -24,12 +25,12 @@ export interface RequestedClusterGroup {
 }
 
 /** Groups requested names by their default cluster (Istio's newClusterFilter); other names are dropped. */
-export function groupClusterNames(names: Iterable<string>): RequestedClusterGroup[] {
+export function groupClusterNames(memos: Memos, names: Iterable<string>): RequestedClusterGroup[] {
   const groups = new Map<string, RequestedClusterGroup>();
   for (const name of names) {
     const parsed = parseClusterName(name);
     if (parsed?.direction !== "outbound" || parsed.hostname === "" || parsed.port === 0) continue;
-    const key = outboundClusterName(parsed.port, "", parsed.hostname);
+    const key = outboundClusterName(memos, parsed.port, "", parsed.hostname);
     const group = groups.get(key) ?? { hostname: parsed.hostname, port: parsed.port, names: new Set<string>() };
     group.names.add(name);
     groups.set(key, group);
@@ -44,6 +45,8 @@ export interface GrpcClusterInput {
   destinationRule?: DestinationRuleSpec;
   /** The identities that may serve the service (with trust domain aliases): the SANs ISTIO_MUTUAL checks. */
   serviceAccounts?: readonly string[];
+  /** Where the builders keep what they memoise (the xDS cache's tables); without it nothing is kept. */
+  memos?: Memos;
 }
 
 function edsCluster(name: string): ClusterInit {
@@ -83,7 +86,8 @@ function applyTrafficPolicy(
 export function buildGrpcClusters(input: GrpcClusterInput): cluster.Cluster[] {
   const { group, service, destinationRule } = input;
   const sans = input.serviceAccounts ?? [];
-  const defaultName = outboundClusterName(group.port, "", group.hostname);
+  const memos = input.memos ?? NO_MEMOS;
+  const defaultName = outboundClusterName(memos, group.port, "", group.hostname);
   const knownPort = service?.ports.some((p) => p.port === group.port) ?? false;
   const out: ClusterInit[] = [];
   if (group.names.has(defaultName)) {
@@ -93,7 +97,7 @@ export function buildGrpcClusters(input: GrpcClusterInput): cluster.Cluster[] {
   }
   if (knownPort) {
     for (const subset of destinationRule?.subsets ?? []) {
-      const name = outboundClusterName(group.port, subset.name ?? "", group.hostname);
+      const name = outboundClusterName(memos, group.port, subset.name ?? "", group.hostname);
       if (!group.names.has(name)) continue;
       const draft = edsCluster(name);
       applyTrafficPolicy(draft, effectiveTrafficPolicy(destinationRule, group.port, subset.name ?? ""), sans);

@@ -2,10 +2,10 @@
 // routes and clusters a gRPC client or xDS-enabled server names. Endpoints are the sidecars' EDS.
 //
 //   const request = parseListenerNames(watched.resourceNames, proxy);
-//   buildClientListeners(service, request.outbound.get(service.hostname));
+//   buildClientListeners(memos, service, request.outbound.get(service.hostname));
 //   buildServerListener("xds.istio.io/grpc/lds/inbound/10.0.0.1:7070");
 //   buildGrpcRouteConfiguration({ routeName: "outbound|7070||echo.ns.svc.cluster.local", proxy, mesh, services, virtualServices });
-//   buildGrpcClusters({ group, service, destinationRule, serviceAccounts });
+//   buildGrpcClusters({ group, service, destinationRule, serviceAccounts, memos });
 //   buildServerListener(name, {
 //     tls: grpcServerTlsContext(snap.mtlsMode(proxy, port), proxy.labels),
 //     httpFilters: buildGrpcRbacFilters(selectPolicies(...)).filters,

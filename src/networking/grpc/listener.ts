@@ -5,6 +5,7 @@
 import { create } from "@bufbuild/protobuf";
 import { core, hcm, listener, packAny, route, tls } from "../../api/index.ts";
 import type { Service } from "../../registry/index.ts";
+import type { Memos } from "../../util/memo.ts";
 import { outboundClusterName } from "../cluster/index.ts";
 import { fault } from "../httpfilter/fault.ts";
 import { router } from "../httpfilter/router.ts";
@@ -26,15 +27,19 @@ function socketAddress(address: string, port: number): core.Address {
 }
 
 /** The route configuration (and cluster) name of a service port: `outbound|<port>||<fqdn>`. */
-export function grpcRouteName(hostname: string, port: number): string {
-  return outboundClusterName(port, "", hostname);
+export function grpcRouteName(memos: Memos, hostname: string, port: number): string {
+  return outboundClusterName(memos, port, "", hostname);
 }
 
 /**
  * One api_listener per requested host form and service port: `<requested-host>:<port>` (gRPC watches
  * `echo:7070` and `echo.ns.svc.cluster.local:7070` separately), all routed by the FQDN's route.
  */
-export function buildClientListeners(service: Service, requested: RequestedListener): listener.Listener[] {
+export function buildClientListeners(
+  memos: Memos,
+  service: Service,
+  requested: RequestedListener,
+): listener.Listener[] {
   const out: listener.Listener[] = [];
   for (const host of [...requested.requestedHosts].sort()) {
     for (const port of service.ports) {
@@ -46,7 +51,7 @@ export function buildClientListeners(service: Service, requested: RequestedListe
           case: "rds",
           value: {
             configSource: { configSourceSpecifier: { case: "ads", value: {} } },
-            routeConfigName: grpcRouteName(service.hostname, port.port),
+            routeConfigName: grpcRouteName(memos, service.hostname, port.port),
           },
         },
       });

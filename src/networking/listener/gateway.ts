@@ -10,6 +10,7 @@ import type { GatewayServers } from "../../config/types/index.ts";
 import { isPassthroughServer, serverTlsMode } from "../../model/index.ts";
 import type { Service } from "../../registry/index.ts";
 import { hostsMatch } from "../../util/hosts.ts";
+import { weakTable } from "../../util/memo.ts";
 import { buildHttpFilters } from "../httpfilter/index.ts";
 import { buildListenerAccessLogs } from "./accesslog.ts";
 import { connectionBalance, listenerName, socketAddress, wildcardAddress } from "./address.ts";
@@ -26,7 +27,7 @@ import {
   tcpStatsFilter,
 } from "./tcp.ts";
 import { downstreamQuicSocket, downstreamTlsSocket, gatewayTlsContext } from "./tls.ts";
-import { gatewayTopology, type ListenerEnv, type VirtualService, vsRef } from "./types.ts";
+import { envMemos, gatewayTopology, type ListenerEnv, type VirtualService, vsRef } from "./types.ts";
 
 /** A server of a Gateway that selects this proxy. */
 export interface GatewayServerInput {
@@ -221,7 +222,7 @@ function httpManager(
 }
 
 /** Per gateway build, its connection managers' HTTP filters by protocol and port. */
-const httpFiltersByBuild = new WeakMap<RouterInput, Map<string, hcm.HttpFilter[]>>();
+const HTTP_FILTERS_BY_BUILD = weakTable<RouterInput, Map<string, hcm.HttpFilter[]>>("listener/gatewayHttpFilters");
 
 /**
  * The HTTP filters read only the build's policies besides the protocol and port, so the servers of a
@@ -232,6 +233,7 @@ function gatewayHttpFilters(
   protocol: ReturnType<typeof parseServerProtocol>,
   port: number,
 ): hcm.HttpFilter[] {
+  const httpFiltersByBuild = envMemos(input).weak(HTTP_FILTERS_BY_BUILD);
   let byKey = httpFiltersByBuild.get(input);
   if (!byKey) {
     byKey = new Map();
@@ -375,7 +377,7 @@ function authzAndStats(input: RouterInput): listener.Filter[] {
 }
 
 function stats(input: RouterInput): listener.Filter[] {
-  return input.policies?.prometheusStats ? [tcpStatsFilter("gateway", input.telemetry)] : [];
+  return input.policies?.prometheusStats ? [tcpStatsFilter(input, "gateway")] : [];
 }
 
 /**

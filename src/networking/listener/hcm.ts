@@ -7,12 +7,13 @@ import { type Any, DurationSchema } from "@bufbuild/protobuf/wkt";
 import { encodeMessage, preEncoded } from "../../api/binary-encoder.ts";
 import { core, hcm, listener, packAny, type route, uuidRequestId } from "../../api/index.ts";
 import type { ServiceProtocol } from "../../registry/index.ts";
+import { weakTable } from "../../util/memo.ts";
 import { toDuration } from "../duration.ts";
 import type { ListenerClass } from "../httpfilter/index.ts";
 import { buildHcmTracing } from "../telemetry/tracing.ts";
 import { buildAccessLogs } from "./accesslog.ts";
 import { newHttpConnectionManager } from "./message.ts";
-import { gatewayTopology, type ListenerEnv } from "./types.ts";
+import { envMemos, gatewayTopology, type ListenerEnv } from "./types.ts";
 
 export const HCM_FILTER = "envoy.filters.network.http_connection_manager";
 const SERVER_NAME = "istio-envoy";
@@ -83,7 +84,9 @@ const HCM_TYPE_URL = `type.googleapis.com/${hcm.HttpConnectionManagerSchema.type
  * Per listener build (its env) and HTTP filter list (by identity) and the other options a manager
  * reads, the encoding of the manager without its stat prefix and route.
  */
-const encodedWithoutRoute = new WeakMap<ListenerEnv, Map<readonly hcm.HttpFilter[], Map<string, Uint8Array>>>();
+const ENCODED_WITHOUT_ROUTE = weakTable<ListenerEnv, Map<readonly hcm.HttpFilter[], Map<string, Uint8Array>>>(
+  "listener/encodedManagers",
+);
 
 /**
  * The manager packed into an Any. The RDS-routed managers of one listener build that share their
@@ -99,6 +102,7 @@ function packedManager(env: ListenerEnv, options: HcmOptions): Any {
   if (options.http3 || !("rds" in routes)) {
     return packAny(hcm.HttpConnectionManagerSchema, buildHttpConnectionManager(env, options));
   }
+  const encodedWithoutRoute = envMemos(env).weak(ENCODED_WITHOUT_ROUTE);
   let byFilters = encodedWithoutRoute.get(env);
   if (!byFilters) {
     byFilters = new Map();

@@ -203,7 +203,7 @@ function blackholeChain(input: SidecarInboundInput): listener.FilterChain {
   const chain = newFilterChain(
     [
       METADATA_EXCHANGE_NETWORK_FILTER,
-      ...(input.policies?.prometheusStats ? [tcpStatsFilter("sidecarInbound", input.telemetry)] : []),
+      ...(input.policies?.prometheusStats ? [tcpStatsFilter(input, "sidecarInbound")] : []),
       BLACKHOLE_TCP_PROXY,
     ],
     "virtualInbound-blackhole",
@@ -318,7 +318,7 @@ function tcpFilters(input: SidecarInboundInput, config: ChainConfig): listener.F
     ...wasm(["AUTHN", "AUTHZ"]),
     ...enforced,
     ...wasm(["STATS", "UNSPECIFIED_PHASE"]),
-    ...(policies?.prometheusStats ? [tcpStatsFilter("sidecarInbound", input.telemetry)] : []),
+    ...(policies?.prometheusStats ? [tcpStatsFilter(input, "sidecarInbound")] : []),
     ...buildTcpFilterStack(input, config.protocol, { cluster: config.cluster }, undefined, "sidecarInbound"),
   ];
 }

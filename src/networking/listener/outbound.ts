@@ -488,7 +488,7 @@ function routeContext(input: SidecarOutboundInput, port: number): RouteContext {
 function beforeTcpProxy(input: SidecarOutboundInput, port: number): listener.Filter[] {
   return [
     ...wasmNetworkFilters(input.wasmPlugins, WASM_PHASES, "sidecarOutbound", port),
-    ...(input.prometheusStats ? [tcpStatsFilter("sidecarOutbound", input.telemetry)] : []),
+    ...(input.prometheusStats ? [tcpStatsFilter(input, "sidecarOutbound")] : []),
   ];
 }
 

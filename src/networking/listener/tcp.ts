@@ -4,6 +4,7 @@ import { create, type JsonObject } from "@bufbuild/protobuf";
 import { envoyType, type listener, packAny, tcpProxy } from "../../api/index.ts";
 import type { DestinationRuleSpec, VirtualServiceTcpRoute } from "../../config/types/index.ts";
 import type { Service, ServiceProtocol } from "../../registry/index.ts";
+import { weakTable } from "../../util/memo.ts";
 import { toDuration } from "../duration.ts";
 import {
   istioTypedStruct,
@@ -11,11 +12,10 @@ import {
   statsPluginConfig,
   TCP_METADATA_EXCHANGE_TYPE_URL,
 } from "../httpfilter/index.ts";
-import type { ProxyTelemetry } from "../telemetry/types.ts";
 import { buildAccessLogs } from "./accesslog.ts";
 import { networkFilterMessage, newTcpProxy } from "./message.ts";
 import { DEFAULT_PROTOCOL_FILTERS, protocolFilterStack } from "./protocol-filters.ts";
-import { type ListenerEnv, type VirtualService, vsRef } from "./types.ts";
+import { envMemos, type ListenerEnv, type VirtualService, vsRef } from "./types.ts";
 
 export const TCP_PROXY_FILTER = "envoy.filters.network.tcp_proxy";
 export const BLACKHOLE_CLUSTER = "BlackHoleCluster";
@@ -153,9 +153,10 @@ export const METADATA_EXCHANGE_NETWORK_FILTER: listener.Filter = networkFilterMe
  * istio.stats (network), when a Prometheus metrics provider applies: the Telemetry API's config for the
  * class (metric overrides, reporting interval) when it is known.
  */
-export function tcpStatsFilter(listenerClass: ListenerClass, telemetry?: ProxyTelemetry): listener.Filter {
+export function tcpStatsFilter(env: ListenerEnv, listenerClass: ListenerClass): listener.Filter {
   const value =
-    telemetry?.stats(listenerClass) ?? (listenerClass === "sidecarOutbound" ? OUTBOUND_STATS : INBOUND_STATS);
+    env.telemetry?.stats(listenerClass) ?? (listenerClass === "sidecarOutbound" ? OUTBOUND_STATS : INBOUND_STATS);
+  const statsFilters = envMemos(env).weak(STATS_FILTERS);
   let filter = statsFilters.get(value);
   if (!filter) {
     filter = networkFilterMessage("istio.stats", statsPluginConfig(value));
@@ -170,7 +171,7 @@ const INBOUND_STATS: JsonObject = { disable_host_header_fallback: true };
  * The filter per stats config object (the Telemetry API's answer, kept per listener class by the
  * proxy's telemetry, or a default): every TCP chain of a build shares one, packed once.
  */
-const statsFilters = new WeakMap<JsonObject, listener.Filter>();
+const STATS_FILTERS = weakTable<JsonObject, listener.Filter>("listener/tcpStatsFilters");
 
 /** What resolving a VirtualService destination needs. */
 export interface RouteContext extends ListenerEnv {

@@ -3,6 +3,7 @@ import type { ConfigObject, MeshConfig, ProxyConfig } from "../../config/index.t
 import type { VirtualServiceSpec, WasmPlugin } from "../../config/types/index.ts";
 import type { ProxyNode } from "../../model/proxy.ts";
 import type { PushStatusReporter } from "../../model/push-status.ts";
+import { type Memos, NO_MEMOS } from "../../util/memo.ts";
 import type { ProxyTelemetry } from "../telemetry/types.ts";
 import type { ProtocolFilters } from "./protocol-filters.ts";
 
@@ -26,6 +27,13 @@ export interface ListenerEnv {
   wasmPlugins?: readonly WasmPlugin[];
   /** Where listener conflicts go (the push's status, Istio's pilot_conflict_* metrics). */
   report?: PushStatusReporter;
+  /** Where the builders keep what they memoise (the xDS cache's tables); without it nothing is kept. */
+  memos?: Memos;
+}
+
+/** The env's memos, or NO_MEMOS (nothing kept) without any. */
+export function envMemos(env: Pick<ListenerEnv, "memos">): Memos {
+  return env.memos ?? NO_MEMOS;
 }
 
 export function interceptionMode(proxy: ProxyNode): InterceptionMode {

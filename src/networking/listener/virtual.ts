@@ -29,7 +29,7 @@ import {
   PASSTHROUGH_CLUSTER,
   tcpStatsFilter,
 } from "./tcp.ts";
-import { interceptionMode, type ListenerEnv } from "./types.ts";
+import { envMemos, interceptionMode, type ListenerEnv } from "./types.ts";
 
 export const VIRTUAL_OUTBOUND = "virtualOutbound";
 export const VIRTUAL_INBOUND = "virtualInbound";
@@ -57,10 +57,12 @@ export function catchAllTcpFilters(
   options: CatchAllOptions & { registryOnly?: boolean } = {},
 ): listener.Filter[] {
   const registryOnly = options.registryOnly ?? env.mesh.outboundTrafficPolicy?.mode === "REGISTRY_ONLY";
-  const allowed = options.egressProxy ? destinationCluster(options.egressProxy, undefined, 0) : PASSTHROUGH_CLUSTER;
+  const allowed = options.egressProxy
+    ? destinationCluster(envMemos(env), options.egressProxy, undefined, 0)
+    : PASSTHROUGH_CLUSTER;
   const cluster = registryOnly ? BLACKHOLE_CLUSTER : allowed;
   return [
-    ...(options.prometheusStats ? [tcpStatsFilter("sidecarOutbound", env.telemetry)] : []),
+    ...(options.prometheusStats ? [tcpStatsFilter(env, "sidecarOutbound")] : []),
     buildTcpProxyFilter(env, { cluster }),
   ];
 }
@@ -75,7 +77,7 @@ export function buildVirtualOutboundListener(
   const port = env.mesh.proxyListenPort ?? 15001;
   // Traffic sent to 15001 itself would loop back here forever.
   const blackhole = newFilterChain(
-    [...(options.prometheusStats ? [tcpStatsFilter("sidecarOutbound", env.telemetry)] : []), BLACKHOLE_TCP_PROXY],
+    [...(options.prometheusStats ? [tcpStatsFilter(env, "sidecarOutbound")] : []), BLACKHOLE_TCP_PROXY],
     "virtualOutbound-blackhole",
   );
   blackhole.filterChainMatch = newFilterChainMatch();

@@ -14,6 +14,7 @@ import {
   type PushStatusReporter,
   usesGatewaySemantics,
 } from "../../model/index.ts";
+import { type Memos, NO_MEMOS, weakTable } from "../../util/memo.ts";
 import { STATEFUL_SESSION_FILTER, statefulSessionConfig, statefulSessionPerRoute } from "../httpfilter/index.ts";
 import { buildDefaultOutboundRoute } from "./default-route.ts";
 import { newRouteConfiguration, newVirtualHost } from "./message.ts";
@@ -67,6 +68,8 @@ export interface SidecarRouteInput {
    * port and inputs: each sniffed `<fqdn>:<port>` name takes one virtual host out of its port's list.
    */
   portVirtualHosts?: (listenerPort: number, build: () => route.VirtualHost[]) => readonly route.VirtualHost[];
+  /** Where the builders keep what they memoise (the xDS cache's tables); without it nothing is kept. */
+  memos?: Memos;
 }
 
 interface ParsedRouteName {
@@ -98,10 +101,11 @@ interface VirtualHostGroup {
 
 // Each service reduced to one port, per service object (kept while the service is unchanged) and
 // port: one copy for every push, which also keys the service's domains below.
-const servicesOnPort = new WeakMap<Service, Map<number, Service | undefined>>();
+const SERVICES_ON_PORT = weakTable<Service, Map<number, Service | undefined>>("route/servicesOnPort");
 
 /** The service reduced to `port` with a lower-cased hostname; undefined when it has no such port. */
-function serviceOnPort(svc: Service, port: number): Service | undefined {
+function serviceOnPort(memos: Memos, svc: Service, port: number): Service | undefined {
+  const servicesOnPort = memos.weak(SERVICES_ON_PORT);
   let byPort = servicesOnPort.get(svc);
   if (!byPort) {
     byPort = new Map();
@@ -115,14 +119,14 @@ function serviceOnPort(svc: Service, port: number): Service | undefined {
 }
 
 /** Services by lower-cased hostname; on a real port, each reduced to that port. */
-function servicesForPort(services: readonly Service[], listenerPort: number): Map<string, Service> {
+function servicesForPort(memos: Memos, services: readonly Service[], listenerPort: number): Map<string, Service> {
   const out = new Map<string, Service>();
   for (const svc of services) {
     if (listenerPort === 0) {
       out.set(svc.hostname, svc);
       continue;
     }
-    const reduced = serviceOnPort(svc, listenerPort);
+    const reduced = serviceOnPort(memos, svc, listenerPort);
     if (reduced) out.set(reduced.hostname, reduced);
   }
   return out;
@@ -134,9 +138,10 @@ type ServiceDomains = ReturnType<typeof serviceDomains>;
 // serviceDomains per service object, port and proxy DNS domain: built once, for every push and route
 // configuration; their lists are never changed (deduplication copies).
 // By port, then DNS domain: no key string made per lookup.
-const domainsByService = new WeakMap<Service, Map<number, Map<string, ServiceDomains>>>();
+const DOMAINS_BY_SERVICE = weakTable<Service, Map<number, Map<string, ServiceDomains>>>("route/serviceDomains");
 
-function sharedServiceDomains(svc: Service, port: number, proxyDomain: string): ServiceDomains {
+function sharedServiceDomains(memos: Memos, svc: Service, port: number, proxyDomain: string): ServiceDomains {
+  const domainsByService = memos.weak(DOMAINS_BY_SERVICE);
   let byPort = domainsByService.get(svc);
   if (!byPort) {
     byPort = new Map();
@@ -158,9 +163,10 @@ function sharedServiceDomains(svc: Service, port: number, proxyDomain: string): 
 // The default route of a service port without a hash policy, per service object (reduced to its port,
 // kept while the service is unchanged) and port, for the mesh config it was built with: every route
 // configuration and push shares one, pre-encoded (each route configuration copies its bytes).
-const defaultRoutes = new WeakMap<Service, Map<number, { mesh: MeshConfig; route: route.Route }>>();
+const DEFAULT_ROUTES = weakTable<Service, Map<number, { mesh: MeshConfig; route: route.Route }>>("route/defaultRoutes");
 
-function sharedDefaultRoute(svc: Service, port: number, mesh: MeshConfig): route.Route {
+function sharedDefaultRoute(memos: Memos, svc: Service, port: number, mesh: MeshConfig): route.Route {
+  const defaultRoutes = memos.weak(DEFAULT_ROUTES);
   let byPort = defaultRoutes.get(svc);
   if (!byPort) {
     byPort = new Map();
@@ -168,7 +174,7 @@ function sharedDefaultRoute(svc: Service, port: number, mesh: MeshConfig): route
   }
   let built = byPort.get(port);
   if (built?.mesh !== mesh) {
-    built = { mesh, route: preEncoded(route.RouteSchema, buildDefaultOutboundRoute(svc.hostname, port, mesh)) };
+    built = { mesh, route: preEncoded(route.RouteSchema, buildDefaultOutboundRoute(memos, svc.hostname, port, mesh)) };
     byPort.set(port, built);
   }
   return built.route;
@@ -281,8 +287,8 @@ function virtualHostGroups(
       if (!HTTP_OR_SNIFFED.has(p.protocol)) continue;
       const hash = input.hashPolicy?.({ host: svc.hostname, port: { number: p.port } });
       const defaultRoute = hash
-        ? buildDefaultOutboundRoute(svc.hostname, p.port, input.mesh, hash)
-        : sharedDefaultRoute(svc, p.port, input.mesh);
+        ? buildDefaultOutboundRoute(ctx.memos, svc.hostname, p.port, input.mesh, hash)
+        : sharedDefaultRoute(ctx.memos, svc, p.port, input.mesh);
       groups.push({ port: p.port, services: [svc], virtualServiceHosts: [], routes: [defaultRoute] });
     }
   }
@@ -292,6 +298,7 @@ function virtualHostGroups(
 /** One route configuration's virtual hosts being built: what they share, and the names and domains taken. */
 interface VirtualHostsBuild {
   input: SidecarRouteInput;
+  memos: Memos;
   listenerPort: number;
   includeRequestAttemptCount: boolean;
   names: Set<string>;
@@ -327,7 +334,7 @@ function groupVirtualHost(
   if (svc === undefined) domains = ignorePort ? [ipv6Compliant(hostname)] : [ipv6Compliant(hostname), name];
   else {
     const port = ignorePort && listenerPort !== 0 ? NO_PORT : g.port;
-    ({ domains, altHosts } = sharedServiceDomains(svc, port, input.proxy.dnsDomain));
+    ({ domains, altHosts } = sharedServiceDomains(build.memos, svc, port, input.proxy.dnsDomain));
   }
   const deduped = build.domainSet.dedupe(domains, altHosts);
   if (deduped.length !== domains.length) reportDuplicate(input, name, svc);
@@ -346,10 +353,12 @@ function groupVirtualHost(
 /** The virtual hosts of a route name, before sorting and the catch-all (Istio's BuildSidecarOutboundVirtualHosts). */
 export function buildSidecarVirtualHosts(input: SidecarRouteInput, listenerPort: number): route.VirtualHost[] {
   const { proxy, mesh } = input;
-  const services = servicesForPort(input.services, listenerPort);
+  const memos = input.memos ?? NO_MEMOS;
+  const services = servicesForPort(memos, input.services, listenerPort);
   const ctx: RouteContext = {
     proxy,
     mesh,
+    memos,
     listenerPort,
     gatewayNames: new Set([MESH_GATEWAY]),
     isTls: false,
@@ -361,6 +370,7 @@ export function buildSidecarVirtualHosts(input: SidecarRouteInput, listenerPort:
 
   const build: VirtualHostsBuild = {
     input,
+    memos,
     listenerPort,
     includeRequestAttemptCount: routeProxyHeaders(mesh).includeRequestAttemptCount,
     names: new Set(),
@@ -403,9 +413,12 @@ export function buildSidecarVirtualHosts(input: SidecarRouteInput, listenerPort:
 
 // The virtual hosts answering each domain, per port list: each sniffed route name of the port looks
 // its own up instead of scanning every virtual host's domains.
-const virtualHostsByDomain = new WeakMap<readonly route.VirtualHost[], Map<string, route.VirtualHost[]>>();
+const VIRTUAL_HOSTS_BY_DOMAIN = weakTable<readonly route.VirtualHost[], Map<string, route.VirtualHost[]>>(
+  "route/virtualHostsByDomain",
+);
 
-function byDomain(vhosts: readonly route.VirtualHost[]): Map<string, route.VirtualHost[]> {
+function byDomain(memos: Memos, vhosts: readonly route.VirtualHost[]): Map<string, route.VirtualHost[]> {
+  const virtualHostsByDomain = memos.weak(VIRTUAL_HOSTS_BY_DOMAIN);
   let index = virtualHostsByDomain.get(vhosts);
   if (!index) {
     index = new Map();
@@ -422,9 +435,13 @@ function byDomain(vhosts: readonly route.VirtualHost[]): Map<string, route.Virtu
 }
 
 /** Istio's getVirtualHostsForSniffedServicePort: the one virtual host of `<fqdn>:<port>`, answering any Host. */
-function sniffedVirtualHosts(vhosts: readonly route.VirtualHost[], routeName: string): route.VirtualHost[] {
+function sniffedVirtualHosts(
+  memos: Memos,
+  vhosts: readonly route.VirtualHost[],
+  routeName: string,
+): route.VirtualHost[] {
   const host = routeName.slice(0, routeName.lastIndexOf(":"));
-  const index = byDomain(vhosts);
+  const index = byDomain(memos, vhosts);
   const matching = new Set([...(index.get(routeName) ?? []), ...(index.get(host) ?? [])]);
   // In the port's order, as a scan would find them.
   const out = matching.size <= 1 ? [...matching] : vhosts.filter((vh) => matching.has(vh));
@@ -456,13 +473,15 @@ export function buildSidecarRouteConfiguration(input: SidecarRouteInput): route.
   if (!parsed) return undefined;
   const build = () => buildSidecarVirtualHosts(input, parsed.listenerPort).sort(byName);
   const portVirtualHosts = input.portVirtualHosts?.(parsed.listenerPort, build) ?? build();
-  const vhosts = parsed.sniffed ? sniffedVirtualHosts(portVirtualHosts, input.routeName) : [...portVirtualHosts];
+  const memos = input.memos ?? NO_MEMOS;
+  const vhosts = parsed.sniffed ? sniffedVirtualHosts(memos, portVirtualHosts, input.routeName) : [...portVirtualHosts];
   if (!parsed.sniffed) {
     const policy = input.outboundTrafficPolicy ?? input.mesh.outboundTrafficPolicy ?? {};
     vhosts.push(
       catchAllVirtualHost(policy.mode ?? "ALLOW_ANY", {
         ...routeProxyHeaders(input.mesh),
         egressProxy: input.outboundTrafficPolicy?.egressProxy,
+        memos,
       }),
     );
   }

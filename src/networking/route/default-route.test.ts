@@ -5,13 +5,14 @@ import { routeAction } from "../../../test/support/route-cases.ts";
 import { route } from "../../api/index.ts";
 import { checkMessage } from "../../api/pgv/index.ts";
 import { DEFAULT_MESH_CONFIG } from "../../config/index.ts";
+import { NO_MEMOS } from "../../util/memo.ts";
 import { buildDefaultInboundRoute, buildDefaultOutboundRoute } from "./default-route.ts";
 
 test("default outbound route: name default, prefix /, cluster outbound|port||host, a consistent hash policy when given", () => {
   const hash = create(route.RouteAction_HashPolicySchema, {
     policySpecifier: { case: "header", value: { headerName: "x-user" } },
   });
-  const r = buildDefaultOutboundRoute("a.ns.svc.cluster.local", 8080, DEFAULT_MESH_CONFIG, hash);
+  const r = buildDefaultOutboundRoute(NO_MEMOS, "a.ns.svc.cluster.local", 8080, DEFAULT_MESH_CONFIG, hash);
   assert.equal(r.name, "default");
   assert.deepEqual(r.match?.pathSpecifier, { case: "prefix", value: "/" });
   assert.equal(r.match?.caseSensitive, undefined);

@@ -3,9 +3,10 @@
 import { create } from "@bufbuild/protobuf";
 import { route } from "../../api/index.ts";
 import type { VirtualServiceHttpRetries } from "../../config/index.ts";
+import type { Memos } from "../../util/memo.ts";
 import { outboundClusterName } from "../cluster/names.ts";
 import { toDuration, ZERO_DURATION } from "../duration.ts";
-import { routeMatchFor } from "./match.ts";
+import { MATCH_ALL } from "./match.ts";
 import { newDecorator, newRoute, newRouteAction } from "./message.ts";
 import { parseRetryOn, translateRetries } from "./retry.ts";
 import { applyTimeout } from "./timeout.ts";
@@ -14,24 +15,23 @@ import type { MeshConfig } from "./types.ts";
 /** Istio's DefaultRouteName. */
 export const DEFAULT_ROUTE_NAME = "default";
 
-// Every default route matches everything: one shared match (generated messages are never changed).
-const MATCH_ALL = routeMatchFor(undefined, false);
-
 /** The tracing operation of a service port's default route (`<host>:<port>/*`). */
 export function defaultRouteOperation(hostname: string, port: number): string {
   return `${hostname}:${port}/*`;
 }
 
 export function buildDefaultOutboundRoute(
+  memos: Memos,
   hostname: string,
   port: number,
   mesh: MeshConfig,
   hashPolicy?: route.RouteAction_HashPolicy,
 ): route.Route {
   const action = newRouteAction();
-  action.clusterSpecifier = { case: "cluster", value: outboundClusterName(port, "", hostname) };
+  action.clusterSpecifier = { case: "cluster", value: outboundClusterName(memos, port, "", hostname) };
   // The mesh default, when set, replaces Istio's; a consistent hash does not change it here (as Istio).
-  const policy = translateRetries(mesh.defaultHttpRetryPolicy as VirtualServiceHttpRetries | undefined, false);
+  const retries = mesh.defaultHttpRetryPolicy as VirtualServiceHttpRetries | undefined;
+  const policy = translateRetries(memos, retries, false);
   if (policy) action.retryPolicy = policy;
   applyTimeout(action, undefined, undefined);
   if (hashPolicy) action.hashPolicy.push(hashPolicy);

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { routeAction, runGoldenCase, serviceFixture, vhostNamed } from "../../../test/support/route-cases.ts";
+import { NO_MEMOS } from "../../util/memo.ts";
 import { outboundClusterName, parseClusterName } from "../cluster/names.ts";
 import { destinationCluster } from "./destination.ts";
 
@@ -67,13 +68,16 @@ test("an explicit destination port wins over the listener port", () => {
 test("no destination port: the service's only port, else (several ports) the listener port", () => {
   const single = serviceFixture({ hostname: "s.default.svc.cluster.local", ports: [{ port: 7000 }] });
   assert.equal(
-    destinationCluster({ host: single.hostname }, single, 9080),
+    destinationCluster(NO_MEMOS, { host: single.hostname }, single, 9080),
     "outbound|7000||s.default.svc.cluster.local",
   );
   const svc = serviceFixture({ hostname: "m.default.svc.cluster.local", ports: [{ port: 1 }, { port: 2 }] });
-  assert.equal(destinationCluster({ host: svc.hostname }, svc, 9080), "outbound|9080||m.default.svc.cluster.local");
-  assert.equal(destinationCluster({ host: "" }, undefined, 9080), "UnknownService");
-  assert.deepEqual(parseClusterName(outboundClusterName(80, "v1", "a.b")), {
+  assert.equal(
+    destinationCluster(NO_MEMOS, { host: svc.hostname }, svc, 9080),
+    "outbound|9080||m.default.svc.cluster.local",
+  );
+  assert.equal(destinationCluster(NO_MEMOS, { host: "" }, undefined, 9080), "UnknownService");
+  assert.deepEqual(parseClusterName(outboundClusterName(NO_MEMOS, 80, "v1", "a.b")), {
     direction: "outbound",
     port: 80,
     subset: "v1",

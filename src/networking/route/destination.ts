@@ -4,6 +4,7 @@
 // weight entry (several).
 import type { route } from "../../api/index.ts";
 import type { Destination, VirtualServiceHttpRoute } from "../../config/index.ts";
+import type { Memos } from "../../util/memo.ts";
 import { outboundClusterName } from "../cluster/names.ts";
 import { type HeaderOperations, translateHeaderOperations } from "./headers.ts";
 import { newClusterWeight, newWeightedCluster } from "./message.ts";
@@ -24,13 +25,14 @@ function ownPort(destination: Destination, service: Service | undefined): number
  * an ExternalName alias points at its target host.
  */
 export function destinationCluster(
+  memos: Memos,
   destination: Destination,
   service: Service | undefined,
   listenerPort: number,
 ): string {
   if (!destination.host) return UNKNOWN_SERVICE_CLUSTER;
   const hostname = service && service.externalName !== "" ? service.externalName : destination.host;
-  return outboundClusterName(ownPort(destination, service) ?? listenerPort, destination.subset ?? "", hostname);
+  return outboundClusterName(memos, ownPort(destination, service) ?? listenerPort, destination.subset ?? "", hostname);
 }
 
 /**
@@ -40,17 +42,18 @@ export function destinationCluster(
 export function routeDestinationCluster(destination: Destination, ctx: RouteContext): string {
   if (!destination.host) return UNKNOWN_SERVICE_CLUSTER;
   const service = ctx.lookupService(destination.host);
-  return destinationCluster(destination, service, ownPort(destination, service) ?? ctx.listenerPort);
+  return destinationCluster(ctx.memos, destination, service, ownPort(destination, service) ?? ctx.listenerPort);
 }
 
 /** The header operations of a single destination, added to the route's; undefined when it has none. */
 export function addDestinationHeaders(
+  memos: Memos,
   out: route.Route,
   destinations: readonly VirtualServiceHttpRoute[],
 ): HeaderOperations | undefined {
   const headers = destinations.length === 1 ? destinations[0].headers : undefined;
   if (!headers) return undefined;
-  const ops = translateHeaderOperations(headers);
+  const ops = translateHeaderOperations(memos, headers);
   out.requestHeadersToAdd.push(...ops.requestHeadersToAdd);
   out.requestHeadersToRemove.push(...ops.requestHeadersToRemove);
   out.responseHeadersToAdd.push(...ops.responseHeadersToAdd);
@@ -75,7 +78,7 @@ export function applyDestinations(
       case: "cluster",
       value: routeDestinationCluster(dst.destination, ctx),
     };
-    const ops = addDestinationHeaders(out, destinations);
+    const ops = addDestinationHeaders(ctx.memos, out, destinations);
     // The route-level authority rewrite wins, so one and several destinations behave alike.
     if (ops && ops.authority !== "" && action.hostRewriteSpecifier.case === undefined) {
       action.hostRewriteSpecifier = { case: "hostRewriteLiteral", value: ops.authority };
@@ -89,7 +92,7 @@ export function applyDestinations(
     weight.name = routeDestinationCluster(dst.destination, ctx);
     weight.weight = dst.weight;
     if (dst.headers) {
-      const ops = translateHeaderOperations(dst.headers);
+      const ops = translateHeaderOperations(ctx.memos, dst.headers);
       weight.requestHeadersToAdd = [...ops.requestHeadersToAdd];
       weight.requestHeadersToRemove = [...ops.requestHeadersToRemove];
       weight.responseHeadersToAdd = [...ops.responseHeadersToAdd];

@@ -7,6 +7,7 @@ import { preEncoded } from "../../api/binary-encoder.ts";
 import { route } from "../../api/index.ts";
 import type { GatewayServers } from "../../config/index.ts";
 import { compareHostSpecificity, hostSubsetOf } from "../../model/index.ts";
+import { type Memos, NO_MEMOS } from "../../util/memo.ts";
 import { STATEFUL_SESSION_FILTER, statefulSessionConfig, statefulSessionPerRoute } from "../httpfilter/index.ts";
 import { byName, MAX_DIRECT_RESPONSE_BODY_SIZE_BYTES } from "./config.ts";
 import { sortCatchAllLast } from "./match.ts";
@@ -42,6 +43,8 @@ export interface GatewayRouteInput {
    * other inputs are the same for them); without it, routes are shared within this configuration only.
    */
   routesMemo?: GatewayRoutesMemo;
+  /** Where the builders keep what they memoise (the xDS cache's tables); without it nothing is kept. */
+  memos?: Memos;
 }
 
 /** A VirtualService's routes for one gateway, and the server they were built for if building read it. */
@@ -69,6 +72,7 @@ export type GatewayRoutesMemo = WeakMap<VirtualService, BuiltRoutes[]>;
 class ServerRouteContext implements RouteContext {
   readonly proxy: ProxyNode;
   readonly mesh: MeshConfig;
+  readonly memos: Memos;
   readonly gatewayNames: ReadonlySet<string>;
   readonly lookupService: RouteContext["lookupService"];
   readonly hashPolicy: RouteContext["hashPolicy"];
@@ -84,6 +88,7 @@ class ServerRouteContext implements RouteContext {
   ) {
     this.proxy = input.proxy;
     this.mesh = input.mesh;
+    this.memos = input.memos ?? NO_MEMOS;
     this.gatewayNames = new Set([gateway]);
     this.lookupService = input.lookupService;
     this.hashPolicy = input.hashPolicy;

@@ -4,6 +4,7 @@
 import { create } from "@bufbuild/protobuf";
 import { core } from "../../api/index.ts";
 import type { VirtualServiceHttpHeaders } from "../../config/index.ts";
+import { type Memos, weakTable } from "../../util/memo.ts";
 
 export interface HeaderOperations {
   requestHeadersToAdd: core.HeaderValueOption[];
@@ -58,10 +59,11 @@ export function http3AltSvcHeader(port: number): core.HeaderValueOption {
 
 // The operations of each headers object (kept by the per-push copies of a VirtualService), for
 // every route and push that uses it.
-const translated = new WeakMap<VirtualServiceHttpHeaders, HeaderOperations>();
+const HEADER_OPERATIONS = weakTable<VirtualServiceHttpHeaders, HeaderOperations>("route/headerOperations");
 
 /** The header operations of `headers`, shared: never change the result or its lists. */
-export function translateHeaderOperations(headers: VirtualServiceHttpHeaders): HeaderOperations {
+export function translateHeaderOperations(memos: Memos, headers: VirtualServiceHttpHeaders): HeaderOperations {
+  const translated = memos.weak(HEADER_OPERATIONS);
   let ops = translated.get(headers);
   if (!ops) {
     ops = buildHeaderOperations(headers);

@@ -4,6 +4,7 @@ import { create } from "@bufbuild/protobuf";
 import { preEncoded } from "../../api/binary-encoder.ts";
 import { matcher, route } from "../../api/index.ts";
 import type { VirtualServiceHttpMatch, VirtualServiceHttpMatchUri } from "../../config/index.ts";
+import { type Memos, weakTable } from "../../util/memo.ts";
 import { jwtClaimListMatcher, valueStringMatcher } from "../authz/matchers.ts";
 import { newHeaderMatcher, newRouteMatch, newStringMatcher } from "./message.ts";
 import type { ProxyNode } from "./types.ts";
@@ -118,7 +119,8 @@ export function translateRouteMatch(
 }
 
 // Every rule without a match matches everything: one shared RouteMatch.
-const MATCH_ALL = preEncoded(route.RouteMatchSchema, translateRouteMatch(undefined));
+/** The match of everything, shared by every route without a match (generated messages are never changed). */
+export const MATCH_ALL = preEncoded(route.RouteMatchSchema, translateRouteMatch(undefined));
 /** A match's RouteMatch with each prefix semantics, as far as built. */
 interface TranslatedMatch {
   prefix?: route.RouteMatch;
@@ -127,14 +129,16 @@ interface TranslatedMatch {
 
 // A match's RouteMatch per config object (kept by the per-push copies of a VirtualService, unless the
 // match names gateways) and prefix semantics: the routes built from it share one in every push.
-const routeMatches = new WeakMap<VirtualServiceHttpMatch, TranslatedMatch>();
+const ROUTE_MATCHES = weakTable<VirtualServiceHttpMatch, TranslatedMatch>("route/matches");
 
 /** translateRouteMatch, shared per match object: never change the result. */
 export function routeMatchFor(
+  memos: Memos,
   match: VirtualServiceHttpMatch | undefined,
   pathSeparatedPrefix: boolean,
 ): route.RouteMatch {
   if (!match) return MATCH_ALL;
+  const routeMatches = memos.weak(ROUTE_MATCHES);
   let translated = routeMatches.get(match);
   if (!translated) {
     translated = {};

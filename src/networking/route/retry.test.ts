@@ -1,7 +1,10 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { routeAction, runGoldenCase, vhostNamed } from "../../../test/support/route-cases.ts";
+import { MemoStore } from "../../util/memo.ts";
 import { defaultRetryPolicy, parseRetryOn, translateRetries } from "./retry.ts";
+
+const memos = new MemoStore();
 
 function routes(name = "retry") {
   return vhostNamed(runGoldenCase(name).get("9080"), "reviews.default.svc.cluster.local:9080").routes;
@@ -56,20 +59,20 @@ test("meshConfig.defaultHttpRetryPolicy replaces the default for VS routes and d
 
 test("a consistent hash drops the previous-hosts predicate; only Go's known status codes count", () => {
   assert.equal(defaultRetryPolicy(true).retryHostPredicate.length, 0);
-  assert.equal(translateRetries({ attempts: 2 }, true)?.retryHostPredicate.length, 0);
+  assert.equal(translateRetries(memos, { attempts: 2 }, true)?.retryHostPredicate.length, 0);
   assert.deepEqual(parseRetryOn(" 5xx , 429,600 "), { retryOn: "5xx,600", codes: [429] });
 });
 
 test("routes share one policy per distinct retries; translating one never changes another", () => {
   const retries = { attempts: 4, retryOn: "5xx,503" };
-  const first = translateRetries(retries);
-  assert.equal(translateRetries(retries), first);
-  assert.equal(translateRetries(undefined), translateRetries(undefined));
-  assert.notEqual(translateRetries(retries, true), first);
+  const first = translateRetries(memos, retries);
+  assert.equal(translateRetries(memos, retries), first);
+  assert.equal(translateRetries(memos, undefined), translateRetries(memos, undefined));
+  assert.notEqual(translateRetries(memos, retries, true), first);
   assert.equal(first?.numRetries, 4);
-  assert.equal(translateRetries(retries, true)?.retryHostPredicate.length, 0);
+  assert.equal(translateRetries(memos, retries, true)?.retryHostPredicate.length, 0);
   // The shared default is left as Istio's default by the policies built from it.
-  assert.deepEqual(translateRetries(undefined), defaultRetryPolicy());
-  assert.equal(translateRetries({ ...retries })?.numRetries, 4);
-  assert.notEqual(translateRetries({ ...retries }), first);
+  assert.deepEqual(translateRetries(memos, undefined), defaultRetryPolicy());
+  assert.equal(translateRetries(memos, { ...retries })?.numRetries, 4);
+  assert.notEqual(translateRetries(memos, { ...retries }), first);
 });

@@ -5,6 +5,7 @@ import { create } from "@bufbuild/protobuf";
 import { preEncoded } from "../../api/binary-encoder.ts";
 import { packAny, retryPreviousHosts, retryPreviousPriorities, route } from "../../api/index.ts";
 import { NAMED_HTTP_STATUSES, type VirtualServiceHttpRetries } from "../../config/index.ts";
+import { type Memos, weakTable } from "../../util/memo.ts";
 import { toDuration } from "../duration.ts";
 
 export const DEFAULT_RETRY_ON = "connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes";
@@ -65,17 +66,21 @@ export function defaultRetryPolicy(consistentHash = false): route.RetryPolicy {
 // They are pre-encoded: a route holding one copies its bytes.
 const DEFAULT_POLICY = preEncoded(route.RetryPolicySchema, defaultRetryPolicy(false));
 const DEFAULT_POLICY_CONSISTENT_HASH = preEncoded(route.RetryPolicySchema, defaultRetryPolicy(true));
-const translated = new WeakMap<VirtualServiceHttpRetries, Map<boolean, route.RetryPolicy | undefined>>();
+const RETRY_POLICIES = weakTable<VirtualServiceHttpRetries, Map<boolean, route.RetryPolicy | undefined>>(
+  "route/retryPolicies",
+);
 
 /**
  * Istio's ConvertPolicy: `retries` is the VirtualService's (or, when it has none, the mesh
  * defaultHttpRetryPolicy); undefined means "no retries". The policy is shared: never change it.
  */
 export function translateRetries(
+  memos: Memos,
   retries: VirtualServiceHttpRetries | undefined,
   consistentHash = false,
 ): route.RetryPolicy | undefined {
   if (!retries) return consistentHash ? DEFAULT_POLICY_CONSISTENT_HASH : DEFAULT_POLICY;
+  const translated = memos.weak(RETRY_POLICIES);
   let byHash = translated.get(retries);
   if (!byHash) {
     byHash = new Map();

@@ -2,12 +2,14 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { proxyFixture, routeAction } from "../../../test/support/route-cases.ts";
 import { DEFAULT_MESH_CONFIG } from "../../config/index.ts";
+import { NO_MEMOS } from "../../util/memo.ts";
 import { buildVirtualServiceRoutes, configMetadata, translateRoute } from "./translate.ts";
 import { MESH_GATEWAY, type RouteContext, type VirtualService } from "./types.ts";
 
 const ctx: RouteContext = {
   proxy: proxyFixture({ namespace: "shop", labels: { app: "cart" } }),
   mesh: DEFAULT_MESH_CONFIG,
+  memos: NO_MEMOS,
   listenerPort: 80,
   gatewayNames: new Set([MESH_GATEWAY]),
   isTls: false,
@@ -71,7 +73,7 @@ test("a fault with nothing Envoy supports adds no per-filter config; CORS always
 });
 
 test("route metadata names the VirtualService as /apis/networking.istio.io/v1/namespaces/<ns>/virtual-service/<name>", () => {
-  assert.deepEqual(configMetadata(vs([])).filterMetadata, {
+  assert.deepEqual(configMetadata(NO_MEMOS, vs([])).filterMetadata, {
     istio: { config: "/apis/networking.istio.io/v1/namespaces/shop/virtual-service/v" },
   });
 });

@@ -6,6 +6,7 @@ import { preEncoded } from "../../api/binary-encoder.ts";
 import { core, cors, fault, packAny, route, type statefulSession } from "../../api/index.ts";
 import type { VirtualServiceHttp, VirtualServiceHttpMatch } from "../../config/index.ts";
 import { usesGatewaySemantics } from "../../model/index.ts";
+import { type Memos, weakTable } from "../../util/memo.ts";
 import { parseClusterName } from "../cluster/names.ts";
 import { STATEFUL_SESSION_FILTER, statefulSessionConfig, statefulSessionPerRoute } from "../httpfilter/index.ts";
 import { CORS_FILTER, translateCorsPolicy } from "./cors.ts";
@@ -30,10 +31,11 @@ function usesIngressSemantics(vs: VirtualService): boolean {
 
 // One Metadata per VirtualService, by its metadata object (kept by the per-push copies of a
 // VirtualService): every route of the VirtualService shares it, in every push, pre-encoded.
-const configMetadataByObject = new WeakMap<VirtualService["metadata"], core.Metadata>();
+const CONFIG_METADATA = weakTable<VirtualService["metadata"], core.Metadata>("route/configMetadata");
 
 /** `metadata.filter_metadata.istio.config` naming the VirtualService a route came from; shared, never change it. */
-export function configMetadata(vs: VirtualService): core.Metadata {
+export function configMetadata(memos: Memos, vs: VirtualService): core.Metadata {
+  const configMetadataByObject = memos.weak(CONFIG_METADATA);
   let metadata = configMetadataByObject.get(vs.metadata);
   if (!metadata) {
     const path = `/apis/networking.istio.io/v1/namespaces/${vs.metadata.namespace ?? ""}/virtual-service/${vs.metadata.name ?? ""}`;
@@ -87,7 +89,7 @@ function forwardAction(
     gatewaySemantics && http.rewrite && matched?.case === "pathSeparatedPrefix" ? matched.value : undefined;
   if (shared.forward && shared.forward.separatedPrefix === separatedPrefix) {
     // The one part of the destinations on the route rather than the action.
-    addDestinationHeaders(out, http.route ?? []);
+    addDestinationHeaders(ctx.memos, out, http.route ?? []);
     return shared.forward.action;
   }
   const action = newRouteAction();
@@ -105,6 +107,7 @@ function forwardAction(
   action.requestMirrorPolicies = translateMirrors(http, ctx);
   const consistentHash = applyDestinations(out, action, http.route ?? [], ctx);
   const policy = translateRetries(
+    ctx.memos,
     http.retries ?? (ctx.mesh.defaultHttpRetryPolicy as VirtualServiceHttp["retries"]),
     consistentHash,
   );
@@ -129,14 +132,14 @@ export function translateRoute(
 
   const out = newRoute();
   out.name = match?.name ? `${http.name ?? ""}.${match.name}` : (http.name ?? "");
-  out.match = routeMatchFor(match, usesGatewaySemantics(vs) || usesIngressSemantics(vs));
-  out.metadata = configMetadata(vs);
+  out.match = routeMatchFor(ctx.memos, match, usesGatewaySemantics(vs) || usesIngressSemantics(vs));
+  out.metadata = configMetadata(ctx.memos, vs);
   out.statPrefix = match?.statPrefix ?? "";
 
   let authority = "";
   if (http.headers) {
     // The shared operations' lists are copied: destinations and HTTP/3 add to the route's.
-    const ops = translateHeaderOperations(http.headers);
+    const ops = translateHeaderOperations(ctx.memos, http.headers);
     out.requestHeadersToAdd = [...ops.requestHeadersToAdd];
     out.responseHeadersToAdd = [...ops.responseHeadersToAdd];
     out.requestHeadersToRemove = [...ops.requestHeadersToRemove];

@@ -4,6 +4,7 @@ import type { route } from "../../api/index.ts";
 import type { Destination, MeshConfig, VirtualService } from "../../config/index.ts";
 import type { ProxyNode } from "../../model/proxy.ts";
 import type { Service } from "../../registry/index.ts";
+import type { Memos } from "../../util/memo.ts";
 
 /** The gateway name VirtualServices use for sidecars (Istio's constants.IstioMeshGateway). */
 export { MESH_GATEWAY } from "../../model/index.ts";
@@ -12,6 +13,8 @@ export type { MeshConfig, ProxyNode, Service, VirtualService };
 export interface RouteContext {
   proxy: ProxyNode;
   mesh: MeshConfig;
+  /** Where the builders keep what they memoise (the route input's, else NO_MEMOS). */
+  memos: Memos;
   /** The port the route configuration serves (the listener port; the gateway server port). */
   listenerPort: number;
   /** Gateways whose routes apply: {"mesh"} for a sidecar, {"<ns>/<gateway>"} for a gateway server. */

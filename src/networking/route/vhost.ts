@@ -7,6 +7,7 @@ import { isIP } from "node:net";
 import { create } from "@bufbuild/protobuf";
 import { route } from "../../api/index.ts";
 import type { Destination } from "../../config/index.ts";
+import { type Memos, NO_MEMOS } from "../../util/memo.ts";
 import { ALLOW_ANY_DYNAMIC_DNS_CLUSTER } from "../cluster/names.ts";
 import { ZERO_DURATION } from "../duration.ts";
 import { destinationCluster } from "./destination.ts";
@@ -164,7 +165,12 @@ function catchAll(name: string, action: route.Route["action"], includeRequestAtt
  */
 export function catchAllVirtualHost(
   mode: OutboundTrafficMode,
-  options: { includeRequestAttemptCount: boolean; appendXForwardedHost: boolean; egressProxy?: Destination },
+  options: {
+    includeRequestAttemptCount: boolean;
+    appendXForwardedHost: boolean;
+    egressProxy?: Destination;
+    memos?: Memos;
+  },
 ): route.VirtualHost {
   const { includeRequestAttemptCount } = options;
   const forward = (name: string, cluster: string) => {
@@ -177,7 +183,9 @@ export function catchAllVirtualHost(
   };
   if (mode === "ALLOW_ANY_DYNAMIC_DNS") return forward(ALLOW_ANY_DYNAMIC_DNS, ALLOW_ANY_DYNAMIC_DNS_CLUSTER);
   if (mode === "ALLOW_ANY") {
-    const cluster = options.egressProxy ? destinationCluster(options.egressProxy, undefined, 0) : PASSTHROUGH_CLUSTER;
+    const cluster = options.egressProxy
+      ? destinationCluster(options.memos ?? NO_MEMOS, options.egressProxy, undefined, 0)
+      : PASSTHROUGH_CLUSTER;
     return forward(ALLOW_ANY, cluster);
   }
   const blocked = create(route.DirectResponseActionSchema, { status: 502 });

@@ -10,6 +10,8 @@ import type { MeshPush, ProxyNode, PushRequest, PushSnapshot } from "../../model
 import { PUSH_KINDS } from "../../model/index.ts";
 import { insertedExtensionConfigs, patchSetFor } from "../../networking/envoyfilter/index.ts";
 import { pullSecretResource, wasmExtensionConfig, wasmResourceName } from "../../networking/wasm/index.ts";
+import type { Memos } from "../../util/memo.ts";
+import type { XdsCache } from "../cache/xds-cache.ts";
 import type { Generator } from "../generator.ts";
 import type { SecretLookup } from "./sds.ts";
 
@@ -56,24 +58,25 @@ export function buildExtensionConfigs(
  * WasmPlugins' configs, of the names asked for (the generator and config_dump).
  */
 export function buildExtensionConfigurations(
+  memos: Memos,
   push: MeshPush,
   proxy: ProxyNode,
   names: ReadonlySet<string>,
   secrets?: SecretLookup,
 ): core.TypedExtensionConfig[] {
   const snap = push.snapshot;
-  const patches = patchSetFor(snap.envoyFiltersFor(proxy), proxy);
+  const patches = patchSetFor(memos, snap.envoyFiltersFor(proxy), proxy);
   return [
     ...insertedExtensionConfigs(patches, [...names]),
     ...buildExtensionConfigs(snap.wasmPluginsFor(proxy), names, proxy, secrets),
   ];
 }
 
-export function ecdsGenerator(secrets?: SecretLookup): Generator<PushSnapshot> {
+export function ecdsGenerator(cache: XdsCache, secrets?: SecretLookup): Generator<PushSnapshot> {
   return {
     generate(proxy, watched, req) {
       if (!ecdsNeedsPush(req)) return undefined;
-      const configs = buildExtensionConfigurations(req.push, proxy, watched.resourceNames, secrets);
+      const configs = buildExtensionConfigurations(cache, req.push, proxy, watched.resourceNames, secrets);
       return { resources: configs.map((config) => ({ name: config.name, resource: config })) };
     },
   };

@@ -4,7 +4,15 @@
 import type { endpoint } from "../../api/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
 import type { Labels } from "../../krt/index.ts";
-import type { MeshPush, ProxyNode, PushRequest, PushSnapshot, SidecarScope } from "../../model/index.ts";
+import type {
+  ConsolidatedDestinationRule,
+  MeshPush,
+  PeerAuthenticationIndex,
+  ProxyNode,
+  PushRequest,
+  PushSnapshot,
+  SidecarScope,
+} from "../../model/index.ts";
 import { hostsMatch } from "../../model/index.ts";
 import {
   effectiveTrafficPolicy,
@@ -13,20 +21,24 @@ import {
   supportsDrainingEndpoints,
 } from "../../networking/cluster/index.ts";
 import { buildClusterLoadAssignment, localityLbSetting } from "../../networking/endpoint/index.ts";
-import type { EndpointLookup, ServiceEndpoint } from "../../registry/index.ts";
+import type { EndpointLookup, Service, ServiceEndpoint } from "../../registry/index.ts";
+import { type MapTable, type Memos, mapTable, weakTable } from "../../util/memo.ts";
+import { KeyFormat } from "../cache/keys.ts";
+import { resourceTable, type XdsCache } from "../cache/xds-cache.ts";
 import { buildNamed, type Generator, type ResourceError, type XdsResource } from "../generator.ts";
 import { KIND } from "../pipeline/classify.ts";
 import { TypeUrl } from "../types.ts";
 import {
   appliedRule,
-  endpointViewKey,
+  type EndpointView,
+  endpointView,
   failoverPriorityLabelNames,
-  labelValuesKey,
-  proxyClassMemo,
+  labelValues,
+  type ProxyClassTable,
+  proxyClassValue,
   scopeTraits,
 } from "./cds.ts";
 import { edsNeedsPush } from "./cds-needs-push.ts";
-import { resourceCache } from "./push-cache.ts";
 
 interface EdsClusterName {
   port: number;
@@ -36,25 +48,26 @@ interface EdsClusterName {
 }
 
 // Parsed names (null: not an outbound cluster), as every proxy asks for the same ones; emptied when full.
-const parsedNames = new Map<string, EdsClusterName | null>();
+const PARSED_NAMES: MapTable<string, EdsClusterName | null> = mapTable("eds/parsedNames");
 const MAX_PARSED_NAMES = 100_000;
 
-function parseEdsClusterName(name: string): EdsClusterName | undefined {
+function parseEdsClusterName(memos: Memos, name: string): EdsClusterName | undefined {
+  const parsedNames = memos.map(PARSED_NAMES);
   let parsed = parsedNames.get(name);
   if (parsed === undefined) {
     if (parsedNames.size >= MAX_PARSED_NAMES) parsedNames.clear();
-    parsed = parseUncached(name) ?? null;
+    parsed = parseUncached(memos, name) ?? null;
     parsedNames.set(name, parsed);
   }
   return parsed ?? undefined;
 }
 
 /** `outbound|port|subset|host` or the SNI-DNAT form `outbound_.port_.subset_.host` (Istio's ParseSubsetKey). */
-function parseUncached(name: string): EdsClusterName | undefined {
+function parseUncached(memos: Memos, name: string): EdsClusterName | undefined {
   if (name.startsWith("outbound_.")) {
     const [, port, subset, ...host] = name.split("_.");
     const hostname = host.join("_.");
-    if (!/^\d+$/.test(port ?? "") || sniDnatClusterName(Number(port), subset ?? "", hostname) !== name)
+    if (!/^\d+$/.test(port ?? "") || sniDnatClusterName(memos, Number(port), subset ?? "", hostname) !== name)
       return undefined;
     return { port: Number(port), subset: subset ?? "", hostname, sniDnat: true };
   }
@@ -77,13 +90,15 @@ function isClusterLocal(mesh: MeshConfig, hostname: string, domainSuffix: string
 // Istio's mtlsChecker, answered once per push for each labels, workload namespace and port (Istio's
 // peerAuthDisabledMTLS keys by labels and port): the endpoints of a workload, or of a ServiceEntry,
 // share those, and the index's answer costs microseconds per endpoint.
-const mtlsDisabledByPush = new WeakMap<MeshPush, Map<string, Map<string, boolean>>>();
+const MTLS_DISABLED = weakTable<MeshPush, Map<string, Map<string, boolean>>>("eds/mtlsDisabledByPush");
 // Label sets as key parts (one string per labels object, whose hash is computed once); the registry's
 // endpoints keep their labels objects across pushes.
-const labelKeys = new WeakMap<Labels, string>();
+const LABEL_KEYS = weakTable<Labels, string>("eds/labelKeys");
 
-function peerAuthenticationDisablesMtls(push: MeshPush): (ep: ServiceEndpoint) => boolean {
+function peerAuthenticationDisablesMtls(memos: Memos, push: MeshPush): (ep: ServiceEndpoint) => boolean {
   const index = push.snapshot.peerAuthentications;
+  const mtlsDisabledByPush = memos.weak(MTLS_DISABLED);
+  const labelKeys = memos.weak(LABEL_KEYS);
   let answers = mtlsDisabledByPush.get(push);
   if (!answers) {
     answers = new Map();
@@ -111,29 +126,67 @@ function peerAuthenticationDisablesMtls(push: MeshPush): (ep: ServiceEndpoint) =
   };
 }
 
+/** Everything a load assignment reads. */
+interface AssignmentKey {
+  clusterName: string;
+  /** The namespace of the service the proxy's scope sees for the cluster's host. */
+  serviceNamespace: string | undefined;
+  /** The sources of the DestinationRule the proxy applies to the host. */
+  ruleSources: readonly string[] | undefined;
+  endpointView: EndpointView;
+  /** The proxy labels failoverPriority compares endpoints with; see failoverPriorityLabels. */
+  failoverPriorityLabels: readonly unknown[] | undefined;
+  domainSuffix: string;
+  service: Service | undefined;
+  rule: ConsolidatedDestinationRule | undefined;
+  mesh: MeshConfig;
+  serviceEndpoints: readonly ServiceEndpoint[];
+  peerAuthentications: PeerAuthenticationIndex;
+  networkGateways: PushSnapshot["networkGateways"];
+}
+
 // Assignments shared by every proxy that sees the cluster the same way, across pushes while their inputs hold.
-const assignments = resourceCache<endpoint.ClusterLoadAssignment>(TypeUrl.Endpoint, (cla) => [
-  { name: cla.clusterName, resource: cla },
-]);
+const ASSIGNMENTS = resourceTable<endpoint.ClusterLoadAssignment, AssignmentKey>({
+  name: "eds/assignments",
+  typeUrl: TypeUrl.Endpoint,
+  key: {
+    clusterName: "value",
+    serviceNamespace: "value",
+    ruleSources: "value",
+    endpointView: "text",
+    failoverPriorityLabels: "value",
+    domainSuffix: "value",
+    service: "object",
+    rule: "object",
+    mesh: "object",
+    serviceEndpoints: "object",
+    peerAuthentications: "object",
+    networkGateways: "object",
+  },
+  resources: (cla) => [{ name: cla.clusterName, resource: cla }],
+});
 
 /**
  * The proxy labels failoverPriority compares endpoints with (Istio's GetFailoverPriorityLabels), as a
- * key part: "" without failoverPriority; whether the proxy has labels at all matters too.
+ * key part: undefined without failoverPriority; whether the proxy has labels at all matters too.
  */
-function failoverPriorityLabels(proxy: ProxyNode, failoverPriority: readonly string[] | undefined): string {
-  if (!failoverPriority?.length) return "";
+function failoverPriorityLabels(
+  proxy: ProxyNode,
+  failoverPriority: readonly string[] | undefined,
+): unknown[] | undefined {
+  if (!failoverPriority?.length) return undefined;
   const labels = failoverPriority.map((entry) => proxy.labels[entry.split("=")[0]] ?? null);
-  return JSON.stringify([Object.keys(proxy.labels).length > 0, ...labels]);
+  return [Object.keys(proxy.labels).length > 0, ...labels];
 }
 
 /** What the assignment keys read of the proxy, computed once per proxy. */
 interface ProxyEndpointView {
   scope: SidecarScope;
-  endpointView: string;
+  endpointView: EndpointView;
 }
 
 function proxyEndpointView(push: MeshPush, proxy: ProxyNode): ProxyEndpointView {
-  return { scope: push.snapshot.sidecarScope(proxy), endpointView: endpointViewKey(proxy) };
+  return { scope: push.snapshot.sidecarScope(proxy), endpointView: endpointView(proxy) };
 }
 
 /** The assignment of one cluster for the proxy; `{cluster_name}` alone when it has no service in its scope. */
@@ -142,11 +195,13 @@ export function buildLoadAssignment(
   proxy: ProxyNode,
   endpoints: EndpointLookup,
   clusterName: string,
+  cache: XdsCache,
 ): endpoint.ClusterLoadAssignment {
-  return loadAssignment(push, proxy, proxyEndpointView(push, proxy), endpoints, clusterName);
+  return loadAssignment(cache, push, proxy, proxyEndpointView(push, proxy), endpoints, clusterName);
 }
 
 function loadAssignment(
+  cache: XdsCache,
   push: MeshPush,
   proxy: ProxyNode,
   { scope, endpointView }: ProxyEndpointView,
@@ -154,26 +209,31 @@ function loadAssignment(
   clusterName: string,
 ): endpoint.ClusterLoadAssignment {
   const snap = push.snapshot;
-  const parsed = parseEdsClusterName(clusterName);
+  const parsed = parseEdsClusterName(cache, clusterName);
   const service = parsed && scope.service(parsed.hostname);
   const rule = parsed && scope.destinationRule("outbound", proxy.labels, parsed.hostname);
   const spec = rule && appliedRule(rule).spec;
   const policy = parsed && effectiveTrafficPolicy(spec, parsed.port, parsed.subset);
   const failoverPriority = localityLbSetting(snap.mesh, policy?.loadBalancer?.localityLbSetting)?.failoverPriority;
-  const key = [
-    clusterName,
-    service?.namespace,
-    rule?.from.join(","),
-    endpointView,
-    failoverPriorityLabels(proxy, failoverPriority),
-    snap.domainSuffix,
-  ].join("|");
   const serviceEndpoints =
     parsed && service ? endpoints.endpointsFor(service.hostname, parsed.port, service.namespace) : [];
-  const inputs = [service, rule, snap.mesh, serviceEndpoints, snap.peerAuthentications, snap.networkGateways];
-  return assignments(push, key, inputs, (status) => {
+  const key: AssignmentKey = {
+    clusterName,
+    serviceNamespace: service?.namespace,
+    ruleSources: rule?.from,
+    endpointView,
+    failoverPriorityLabels: failoverPriorityLabels(proxy, failoverPriority),
+    domainSuffix: snap.domainSuffix,
+    service,
+    rule,
+    mesh: snap.mesh,
+    serviceEndpoints,
+    peerAuthentications: snap.peerAuthentications,
+    networkGateways: snap.networkGateways,
+  };
+  return cache.resources(ASSIGNMENTS).get(push, key, (status) => {
     if (!parsed || !service)
-      return buildClusterLoadAssignment({ clusterName, port: 0, endpoints: [], proxy, mesh: snap.mesh });
+      return buildClusterLoadAssignment({ clusterName, port: 0, endpoints: [], proxy, mesh: snap.mesh, memos: cache });
     const assignment = buildClusterLoadAssignment({
       clusterName,
       port: parsed.port,
@@ -184,12 +244,13 @@ function loadAssignment(
       policy,
       mtlsCapableOnly: parsed.sniDnat,
       // Istio's mtlsChecker: the endpoint's own workload may turn mTLS off for its port.
-      peerAuthenticationDisabled: peerAuthenticationDisablesMtls(push),
+      peerAuthenticationDisabled: peerAuthenticationDisablesMtls(cache, push),
       includeDraining: supportsDrainingEndpoints(service),
       // Endpoints on other networks than the proxy's go through their networks' gateways; the cache key
-      // holds the proxy's network (endpointViewKey), and the gateways are the push's own.
+      // holds the proxy's network (endpointView), and the gateways are the push's own.
       networkGateways: snap.networkGateways,
       clusterLocal: isClusterLocal(snap.mesh, service.hostname, snap.domainSuffix),
+      memos: cache,
     });
     if (assignment.endpoints.every((l) => l.lbEndpoints.length === 0))
       status.add("pilot_eds_no_instances", clusterName);
@@ -206,28 +267,47 @@ export function changedHostnames(req: PushRequest): Set<string> {
 
 // Per push and proxy class, the assignments answering each list of names (in the order asked), and
 // the names whose assignment threw.
-const classResponses = proxyClassMemo<Map<string, { resources: XdsResource[]; errors: ResourceError[] }>>();
+const CLASS_RESPONSES: ProxyClassTable<Map<string, { resources: XdsResource[]; errors: ResourceError[] }>> =
+  weakTable("eds/classResponses");
+
+/** What the load assignments read of the proxy besides its scope; see assignmentClassKey. */
+interface AssignmentClassKey {
+  endpointView: EndpointView;
+  /** The values of the labels the scope's DestinationRule workloadSelectors name. */
+  selectorLabelValues: readonly (string | null)[];
+  /** With failoverPriority: whether the proxy has labels, and the values of those it names. */
+  failoverLabels: readonly unknown[] | undefined;
+}
+
+const ASSIGNMENT_CLASS_KEY = new KeyFormat<AssignmentClassKey>({
+  endpointView: "text",
+  selectorLabelValues: "value",
+  failoverLabels: "value",
+});
 
 /**
  * What the load assignments read of the proxy besides its scope: its endpoint view, the labels
  * DestinationRule selectors match, and with failoverPriority (the scope's rules' or the mesh's) the
  * labels it names and whether the proxy has labels at all.
  */
-function assignmentClassKey(push: MeshPush, scope: SidecarScope, proxy: ProxyNode): string {
-  const traits = scopeTraits(scope);
+function assignmentClassKey(cache: XdsCache, push: MeshPush, scope: SidecarScope, proxy: ProxyNode): string {
+  const traits = scopeTraits(cache, scope);
   const meshFailoverPriority = localityLbSetting(push.snapshot.mesh, undefined)?.failoverPriority ?? [];
   const failoverLabels =
     traits.failoverPriorityLabels || meshFailoverPriority.length > 0
       ? failoverPriorityLabelNames([...(traits.failoverPriorityLabels ?? []), ...meshFailoverPriority])
       : undefined;
-  return [
-    endpointViewKey(proxy),
-    labelValuesKey(proxy.labels, traits.selectorLabels),
-    failoverLabels ? `${Object.keys(proxy.labels).length > 0}${labelValuesKey(proxy.labels, failoverLabels)}` : "",
-  ].join("|");
+  const key: AssignmentClassKey = {
+    endpointView: endpointView(proxy),
+    selectorLabelValues: labelValues(proxy.labels, traits.selectorLabels),
+    failoverLabels: failoverLabels
+      ? [Object.keys(proxy.labels).length > 0, ...labelValues(proxy.labels, failoverLabels)]
+      : undefined,
+  };
+  return ASSIGNMENT_CLASS_KEY.text(key, cache);
 }
 
-export function edsGenerator(endpoints: EndpointLookup): Generator<PushSnapshot> {
+export function edsGenerator(endpoints: EndpointLookup, cache: XdsCache): Generator<PushSnapshot> {
   return {
     generate(proxy, watched, req) {
       if (!edsNeedsPush(req)) return undefined;
@@ -235,21 +315,21 @@ export function edsGenerator(endpoints: EndpointLookup): Generator<PushSnapshot>
       if (!req.full) {
         const changed = changedHostnames(req);
         names = names.filter((n) => {
-          const host = parseEdsClusterName(n)?.hostname;
+          const host = parseEdsClusterName(cache, n)?.hostname;
           return host !== undefined && changed.has(host);
         });
         if (names.length === 0) return undefined;
       }
       // Proxies of a class asking for the same names in the same order get the same resources array.
       const scope = req.push.snapshot.sidecarScope(proxy);
-      const classKey = assignmentClassKey(req.push, scope, proxy);
-      const byNames = classResponses(req.push, endpoints, scope, classKey, () => new Map());
+      const classKey = assignmentClassKey(cache, req.push, scope, proxy);
+      const byNames = proxyClassValue(cache, CLASS_RESPONSES, req.push, endpoints, scope, classKey, () => new Map());
       const namesKey = JSON.stringify(names);
       let answer = byNames.get(namesKey);
       if (!answer) {
-        const view = { scope, endpointView: endpointViewKey(proxy) };
+        const view = { scope, endpointView: endpointView(proxy) };
         // An assignment that throws is left out (an error of the result); the others go.
-        answer = buildNamed(names, (name) => loadAssignment(req.push, proxy, view, endpoints, name));
+        answer = buildNamed(names, (name) => loadAssignment(cache, req.push, proxy, view, endpoints, name));
         byNames.set(namesKey, answer);
       }
       return { resources: answer.resources, errors: answer.errors, logDetails: { incremental: !req.full } };

@@ -7,10 +7,11 @@ import { makeProxy } from "../../../test/support/cluster-fixtures.ts";
 import { registry as apiRegistry, cluster, hcm, type listener, type route, tls, unpackAny } from "../../api/index.ts";
 import { checkMessage } from "../../api/pgv/index.ts";
 import { type ConfigObject, DEFAULT_MESH_CONFIG } from "../../config/index.ts";
-import { type ProxyNode, type PushContext, pushRequest } from "../../model/index.ts";
+import { type MeshPush, type ProxyNode, pushRequest } from "../../model/index.ts";
 import { storePush, storeRegistry } from "../../model/store-push.ts";
 import type { EndpointLookup, ServiceEndpoint } from "../../registry/index.ts";
 import { ConfigStore, MemorySource } from "../../sources/index.ts";
+import { XdsCache } from "../cache/xds-cache.ts";
 import { GeneratorRegistry, type XdsResource } from "../generator.ts";
 import { TypeUrl } from "../types.ts";
 import { registerGrpcGenerators } from "./grpc.ts";
@@ -70,7 +71,7 @@ const split: ConfigObject = {
   },
 };
 
-function pushOf(objects: ConfigObject[]): PushContext {
+function pushOf(objects: ConfigObject[]): MeshPush {
   const store = new ConfigStore();
   const memory = new MemorySource(store);
   for (const o of objects) assert.deepEqual(memory.apply(o).errors, []);
@@ -86,15 +87,18 @@ function grpcProxy(ip = "10.0.0.99"): ProxyNode {
   };
 }
 
+/** The xDS cache the generators build with, as the discovery server's share one. */
+const cache = new XdsCache();
+
 function generate(
-  push: PushContext,
+  push: MeshPush,
   typeUrl: string,
   names: string[],
   proxy = grpcProxy(),
   endpoints: EndpointLookup = { endpointsFor: () => [] },
 ): XdsResource[] {
   const registry = new GeneratorRegistry();
-  registerGrpcGenerators(registry, endpoints);
+  registerGrpcGenerators(registry, endpoints, cache);
   const generator = registry.find(proxy, typeUrl);
   assert.ok(generator, typeUrl);
   const result = generator.generate(

@@ -2,7 +2,14 @@
 // metadata GENERATOR=grpc): LDS, RDS and CDS answer only the names the client asks for, from its
 // SidecarScope; EDS is the sidecars' generator (the same `outbound|port|subset|host` assignments).
 import type { cluster, listener, route } from "../../api/index.ts";
-import type { MeshPush, ProxyNode, PushSnapshot } from "../../model/index.ts";
+import type { MeshConfig } from "../../config/index.ts";
+import type {
+  ConsolidatedDestinationRule,
+  MeshPush,
+  ProxyNode,
+  PushSnapshot,
+  SidecarScope,
+} from "../../model/index.ts";
 import { selectPolicies } from "../../networking/authz/index.ts";
 import { parseClusterName } from "../../networking/cluster/index.ts";
 import { expandTrustDomains } from "../../networking/cluster/tls.ts";
@@ -19,18 +26,24 @@ import {
   type RequestedClusterGroup,
 } from "../../networking/grpc/index.ts";
 import type { EndpointLookup, Service, ServiceEndpoint } from "../../registry/index.ts";
+import type { Memos } from "../../util/memo.ts";
+import { resourceTable, type XdsCache } from "../cache/xds-cache.ts";
 import { buildNamed, type GeneratorRegistry, type WatchedResource } from "../generator.ts";
 import { TypeUrl } from "../types.ts";
 import { appliedRule } from "./cds.ts";
 import { cdsNeedsPush, ldsNeedsPush, rdsNeedsPush } from "./cds-needs-push.ts";
-import { resourceCache } from "./push-cache.ts";
 import { hashPolicyFor } from "./rds-hash.ts";
 
 /** The generator key Istio registers them under: `grpc/<typeURL>`. */
 export const GRPC_GENERATOR = "grpc";
 
 /** Client listeners of the services the proxy sees, then the server listeners of its own ports. */
-export function buildGrpcListeners(push: MeshPush, proxy: ProxyNode, watched: WatchedResource): listener.Listener[] {
+export function buildGrpcListeners(
+  push: MeshPush,
+  proxy: ProxyNode,
+  watched: WatchedResource,
+  memos: Memos,
+): listener.Listener[] {
   const snap = push.snapshot;
   const request = parseListenerNames(watched.wildcard ? [] : watched.resourceNames, proxy);
   const out: listener.Listener[] = [];
@@ -39,7 +52,7 @@ export function buildGrpcListeners(push: MeshPush, proxy: ProxyNode, watched: Wa
     const requested = watched.wildcard
       ? { requestedHosts: new Set([service.hostname]) }
       : request.outbound.get(service.hostname);
-    if (requested) out.push(...buildClientListeners(service, requested));
+    if (requested) out.push(...buildClientListeners(memos, service, requested));
   }
   if (request.inbound.length === 0) return out;
   // A server listener only for a port one of the proxy's services targets (Istio's ServiceTargets by endpoint port).
@@ -64,31 +77,88 @@ export function buildGrpcListeners(push: MeshPush, proxy: ProxyNode, watched: Wa
 // Routes and clusters shared by the proxies that read the same inputs: routes read the proxy's
 // namespace, DNS domain and labels (VirtualService sourceLabels) and its Sidecar scope; clusters the
 // service and the DestinationRule the proxy's namespace and labels select.
-const routeConfigurations = resourceCache<route.RouteConfiguration | undefined>(TypeUrl.Route, (config) =>
-  config ? [{ name: config.name, resource: config }] : [],
-);
-const clusterGroups = resourceCache<cluster.Cluster[]>(TypeUrl.Cluster, (clusters) =>
-  clusters.map((c) => ({ name: c.name, resource: c })),
-);
+
+/** Everything a gRPC route configuration reads. */
+interface GrpcRouteKey {
+  routeName: string;
+  configNamespace: string;
+  namespace: string | undefined;
+  dnsDomain: string;
+  labels: Readonly<Record<string, string>>;
+  // The scope is a function of its Sidecar and the push's services, VirtualServices, DestinationRules and mesh.
+  mesh: MeshConfig;
+  services: PushSnapshot["services"];
+  virtualServices: PushSnapshot["virtualServices"];
+  destinationRules: PushSnapshot["destinationRules"];
+  sidecar: SidecarScope["sidecar"];
+}
+
+const GRPC_ROUTES = resourceTable<route.RouteConfiguration | undefined, GrpcRouteKey>({
+  name: "grpc/routeConfigurations",
+  typeUrl: TypeUrl.Route,
+  key: {
+    routeName: "value",
+    configNamespace: "value",
+    namespace: "value",
+    dnsDomain: "value",
+    labels: "value",
+    mesh: "object",
+    services: "object",
+    virtualServices: "object",
+    destinationRules: "object",
+    sidecar: "object",
+  },
+  resources: (config) => (config ? [{ name: config.name, resource: config }] : []),
+});
+
+/** Everything the gRPC clusters of one requested group read. */
+interface GrpcClustersKey {
+  /** The cluster names asked for, sorted. */
+  names: readonly string[];
+  configNamespace: string;
+  labels: Readonly<Record<string, string>>;
+  mesh: MeshConfig;
+  service: Service | undefined;
+  rule: ConsolidatedDestinationRule | undefined;
+  portEndpoints: readonly (readonly ServiceEndpoint[])[];
+}
+
+const GRPC_CLUSTERS = resourceTable<cluster.Cluster[], GrpcClustersKey>({
+  name: "grpc/clusters",
+  typeUrl: TypeUrl.Cluster,
+  key: {
+    names: "value",
+    configNamespace: "value",
+    labels: "value",
+    mesh: "object",
+    service: "object",
+    rule: "object",
+    portEndpoints: "objects",
+  },
+  resources: (clusters) => clusters.map((c) => ({ name: c.name, resource: c })),
+});
 
 function grpcRouteConfiguration(
+  cache: XdsCache,
   push: MeshPush,
   proxy: ProxyNode,
   routeName: string,
 ): route.RouteConfiguration | undefined {
   const snap = push.snapshot;
   const scope = snap.sidecarScope(proxy);
-  const key = [
-    "grpc",
+  const key: GrpcRouteKey = {
     routeName,
-    proxy.configNamespace,
-    proxy.metadata.NAMESPACE,
-    proxy.dnsDomain,
-    JSON.stringify(proxy.labels),
-  ].join("|");
-  // The scope is a function of its Sidecar and the push's services, VirtualServices, DestinationRules and mesh.
-  const inputs = [snap.mesh, snap.services, snap.virtualServices, snap.destinationRules, scope.sidecar];
-  return routeConfigurations(push, key, inputs, () => {
+    configNamespace: proxy.configNamespace,
+    namespace: proxy.metadata.NAMESPACE,
+    dnsDomain: proxy.dnsDomain,
+    labels: proxy.labels,
+    mesh: snap.mesh,
+    services: snap.services,
+    virtualServices: snap.virtualServices,
+    destinationRules: snap.destinationRules,
+    sidecar: scope.sidecar,
+  };
+  return cache.resources(GRPC_ROUTES).get(push, key, () => {
     const egress = scope.egressListenerFor(parseClusterName(routeName)?.port ?? 0, "");
     return buildGrpcRouteConfiguration({
       routeName,
@@ -97,6 +167,7 @@ function grpcRouteConfiguration(
       services: egress?.services ?? [],
       virtualServices: egress?.virtualServices ?? [],
       hashPolicy: hashPolicyFor(scope, proxy),
+      memos: cache,
     });
   });
 }
@@ -112,6 +183,7 @@ function serviceAccounts(service: Service, portEndpoints: readonly (readonly Ser
 }
 
 function grpcClusters(
+  cache: XdsCache,
   push: MeshPush,
   endpoints: EndpointLookup,
   proxy: ProxyNode,
@@ -121,41 +193,55 @@ function grpcClusters(
   const scope = snap.sidecarScope(proxy);
   const rule = scope.destinationRule("outbound", proxy.labels, group.hostname);
   const service = scope.service(group.hostname);
-  const key = ["grpc", [...group.names].sort().join(","), proxy.configNamespace, JSON.stringify(proxy.labels)].join(
-    "|",
-  );
   const portEndpoints = (service?.ports ?? []).map((p) =>
     endpoints.endpointsFor(service?.hostname ?? "", p.port, service?.namespace ?? ""),
   );
-  return clusterGroups(push, key, [snap.mesh, service, rule, ...portEndpoints], () =>
+  const key: GrpcClustersKey = {
+    names: [...group.names].sort(),
+    configNamespace: proxy.configNamespace,
+    labels: proxy.labels,
+    mesh: snap.mesh,
+    service,
+    rule,
+    portEndpoints,
+  };
+  return cache.resources(GRPC_CLUSTERS).get(push, key, () =>
     buildGrpcClusters({
       group,
       service,
       destinationRule: rule && appliedRule(rule).spec,
       serviceAccounts: service ? expandTrustDomains(serviceAccounts(service, portEndpoints), snap.mesh) : [],
+      memos: cache,
     }),
   );
 }
 
 /** The proxyless generators; clusters read the endpoints for the identities ISTIO_MUTUAL checks. */
-export function registerGrpcGenerators(registry: GeneratorRegistry<PushSnapshot>, endpoints: EndpointLookup): void {
+export function registerGrpcGenerators(
+  registry: GeneratorRegistry<PushSnapshot>,
+  endpoints: EndpointLookup,
+  cache: XdsCache,
+): void {
   registry.register(`${GRPC_GENERATOR}/${TypeUrl.Listener}`, {
     generate(proxy, watched, req) {
       if (!ldsNeedsPush(req, proxy)) return undefined;
-      return { resources: buildGrpcListeners(req.push, proxy, watched).map((l) => ({ name: l.name, resource: l })) };
+      const listeners = buildGrpcListeners(req.push, proxy, watched, cache);
+      return { resources: listeners.map((l) => ({ name: l.name, resource: l })) };
     },
   });
   registry.register(`${GRPC_GENERATOR}/${TypeUrl.Route}`, {
     generate(proxy, watched, req) {
       if (!rdsNeedsPush(req)) return undefined;
-      return buildNamed(watched.resourceNames, (routeName) => grpcRouteConfiguration(req.push, proxy, routeName));
+      return buildNamed(watched.resourceNames, (routeName) =>
+        grpcRouteConfiguration(cache, req.push, proxy, routeName),
+      );
     },
   });
   registry.register(`${GRPC_GENERATOR}/${TypeUrl.Cluster}`, {
     generate(proxy, watched, req) {
       if (!cdsNeedsPush(req, proxy, () => false)) return undefined;
-      const clusters = groupClusterNames(watched.resourceNames).flatMap((group) =>
-        grpcClusters(req.push, endpoints, proxy, group),
+      const clusters = groupClusterNames(cache, watched.resourceNames).flatMap((group) =>
+        grpcClusters(cache, req.push, endpoints, proxy, group),
       );
       return { resources: clusters.map((c) => ({ name: c.name, resource: c })) };
     },

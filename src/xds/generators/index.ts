@@ -19,5 +19,4 @@ export {
   NO_PROXY_ID,
   PROXY_NOT_CONNECTED,
 } from "./debug-endpoints.ts";
-export { type CacheEntry, type XdsCaches, xdsCaches } from "./push-cache.ts";
 export { type StatusGeneratorOptions, SYNCZ_TYPE_URL, statusGenerator } from "./status.ts";

@@ -4,7 +4,7 @@
 import { isIPv4, isIPv6 } from "node:net";
 import { encodeMessage } from "../../api/binary-encoder.ts";
 import { accesslog, hcm, type listener } from "../../api/index.ts";
-import { parseProtocol } from "../../config/index.ts";
+import { type MeshConfig, parseProtocol } from "../../config/index.ts";
 import type {
   AuthorizationPolicy,
   DestinationRuleSpec,
@@ -28,11 +28,18 @@ import {
   reportInboundConflicts,
 } from "../../networking/listener/index.ts";
 import { buildProxyTelemetry, type ProxyTelemetry } from "../../networking/telemetry/index.ts";
-import { type EndpointLookup, type Service, type ServicePort, UNSPECIFIED_IP } from "../../registry/index.ts";
+import {
+  type EndpointLookup,
+  type Service,
+  type ServiceEndpoint,
+  type ServicePort,
+  UNSPECIFIED_IP,
+} from "../../registry/index.ts";
+import { type Memos, weakTable } from "../../util/memo.ts";
+import { resourceTable, type XdsCache } from "../cache/xds-cache.ts";
 import type { Generator } from "../generator.ts";
 import { TypeUrl } from "../types.ts";
 import { ldsNeedsPush } from "./cds-needs-push.ts";
-import { resourceCache } from "./push-cache.ts";
 
 function trustDomains(snap: PushSnapshot): readonly string[] {
   return trustDomainBundle(snap.mesh.trustDomain ?? "cluster.local", snap.mesh.trustDomainAliases ?? []);
@@ -55,6 +62,7 @@ function attachedPolicies(snap: PushSnapshot, proxy: ProxyNode): AttachedPolicie
 
 /** The authentication, authorization and metrics policies the proxy's HTTP filters enforce. */
 function proxyPolicies(
+  memos: Memos,
   snap: PushSnapshot,
   proxy: ProxyNode,
   telemetry: ProxyTelemetry,
@@ -69,7 +77,7 @@ function proxyPolicies(
     // Istio's LookupCluster: a JWKS host the registry serves on that port is fetched through its cluster.
     jwksCluster: (host, port) =>
       snap.services.all.some((s) => s.hostname === host && s.ports.some((p) => p.port === port))
-        ? outboundClusterName(port, "", host)
+        ? outboundClusterName(memos, port, "", host)
         : undefined,
     prometheusStats: prometheusStats(telemetry),
     telemetry,
@@ -221,9 +229,10 @@ interface ScopeOutboundReads {
   headless: readonly { service: Service; port: number }[];
 }
 
-const scopeOutboundReads = new WeakMap<SidecarScope, ScopeOutboundReads>();
+const SCOPE_OUTBOUND_READS = weakTable<SidecarScope, ScopeOutboundReads>("lds/scopeOutboundReads");
 
-function outboundReadsOf(scope: SidecarScope): ScopeOutboundReads {
+function outboundReadsOf(memos: Memos, scope: SidecarScope): ScopeOutboundReads {
+  const scopeOutboundReads = memos.weak(SCOPE_OUTBOUND_READS);
   let reads = scopeOutboundReads.get(scope);
   if (reads) return reads;
   const selectors = new Map<string, Readonly<Record<string, string>>>();
@@ -268,9 +277,66 @@ function telemetryKey(telemetry: ProxyTelemetry, listenerClass: ListenerClass): 
   ]);
 }
 
-const outboundCache = resourceCache<listener.Listener[]>(TypeUrl.Listener, (listeners) =>
-  listeners.map((l) => ({ name: l.name, resource: l })),
-);
+/** Everything a sidecar's outbound listeners read; see sidecarOutboundListeners. */
+interface OutboundListenersKey {
+  configNamespace: string;
+  interceptionMode: string;
+  /** Wildcard and localhost binds, auto-allocated addresses and DNS lookup families follow the IP families. */
+  ipv4: boolean;
+  ipv6: boolean;
+  /** The proxy's own IP when a headless port's endpoints hold it (it gets no listener of its own). */
+  ownHeadlessIp: string | undefined;
+  /** Which of the scope's label selectors the proxy's labels match, one digit each. */
+  selectorMatches: string;
+  dnsCapture: unknown;
+  /** With ALLOW_ANY_DYNAMIC_DNS: the DNS cache reads the node's INSTANCE_IPS and DNS proxy. */
+  dynamicDns: readonly unknown[] | undefined;
+  exactBalance: unknown;
+  httpProxyPort: unknown;
+  idleTimeout: unknown;
+  http10: unknown;
+  prometheusStats: boolean;
+  /** The Telemetry API's answers for sidecarOutbound (telemetryKey). */
+  telemetry: string;
+  domainSuffix: string;
+  persistentSessions: boolean;
+  protocolFilters: object;
+  scope: SidecarScope;
+  mesh: MeshConfig;
+  services: object;
+  wasmPlugins: readonly WasmPlugin[];
+  headlessEndpoints: readonly (readonly ServiceEndpoint[])[];
+}
+
+const OUTBOUND_LISTENERS = resourceTable<listener.Listener[], OutboundListenersKey>({
+  name: "lds/sidecarOutbound",
+  typeUrl: TypeUrl.Listener,
+  key: {
+    configNamespace: "value",
+    interceptionMode: "value",
+    ipv4: "value",
+    ipv6: "value",
+    ownHeadlessIp: "value",
+    selectorMatches: "value",
+    dnsCapture: "value",
+    dynamicDns: "value",
+    exactBalance: "value",
+    httpProxyPort: "value",
+    idleTimeout: "value",
+    http10: "value",
+    prometheusStats: "value",
+    telemetry: "text",
+    domainSuffix: "value",
+    persistentSessions: "value",
+    protocolFilters: "value",
+    scope: "object",
+    mesh: "object",
+    services: "object",
+    wasmPlugins: "objects",
+    headlessEndpoints: "objects",
+  },
+  resources: (listeners) => listeners.map((l) => ({ name: l.name, resource: l })),
+});
 
 /**
  * The sidecar's outbound listeners (per port, HTTP proxy, virtualOutbound), shared by the proxies of a
@@ -280,6 +346,7 @@ const outboundCache = resourceCache<listener.Listener[]>(TypeUrl.Listener, (list
  * namespace share one build.
  */
 function sidecarOutboundListeners(
+  cache: XdsCache,
   push: MeshPush,
   proxy: ProxyNode,
   endpoints: EndpointLookup,
@@ -288,36 +355,38 @@ function sidecarOutboundListeners(
 ): listener.Listener[] {
   const snap = push.snapshot;
   const scope = snap.sidecarScope(proxy);
-  const reads = outboundReadsOf(scope);
+  const reads = outboundReadsOf(cache, scope);
   const allowAnyDynamicDns = scope.outboundTrafficPolicy.mode === "ALLOW_ANY_DYNAMIC_DNS";
   const headlessEndpoints = reads.headless.map(({ service, port }) =>
     endpoints.endpointsFor(service.hostname, port, service.namespace),
   );
   const ownIp = proxy.ipAddresses[0];
   const meta = proxy.metadata;
-  const key = JSON.stringify([
-    proxy.configNamespace,
-    interceptionMode(proxy),
-    // Wildcard and localhost binds, auto-allocated addresses and DNS lookup families follow the IP families.
-    proxy.ipAddresses.some((ip) => isIPv4(ip)),
-    proxy.ipAddresses.some((ip) => isIPv6(ip)),
-    headlessEndpoints.some((list) => list.some((e) => e.address === ownIp)) ? ownIp : "",
-    reads.selectors.map((selector) => (labelsContain(proxy.labels, selector) ? 1 : 0)).join(""),
-    meta.DNS_CAPTURE,
-    // The ALLOW_ANY_DYNAMIC_DNS cache reads the node's INSTANCE_IPS and DNS proxy.
-    allowAnyDynamicDns ? [meta.INSTANCE_IPS, meta.DNS_PROXY_ADDR] : null,
-    meta.OUTBOUND_LISTENER_EXACT_BALANCE,
-    meta.HTTP_PROXY_PORT,
-    meta.IDLE_TIMEOUT,
-    meta.HTTP10,
-    prometheusStats(telemetry),
-    telemetryKey(telemetry, "sidecarOutbound"),
-    snap.domainSuffix,
-    snap.persistentSessions,
-    snap.protocolFilters,
-  ]);
-  const inputs = [scope, snap.mesh, snap.services, ...wasmPlugins, ...headlessEndpoints];
-  return outboundCache(push, key, inputs, (status) => {
+  const key: OutboundListenersKey = {
+    configNamespace: proxy.configNamespace,
+    interceptionMode: interceptionMode(proxy),
+    ipv4: proxy.ipAddresses.some((ip) => isIPv4(ip)),
+    ipv6: proxy.ipAddresses.some((ip) => isIPv6(ip)),
+    ownHeadlessIp: headlessEndpoints.some((list) => list.some((e) => e.address === ownIp)) ? ownIp : undefined,
+    selectorMatches: reads.selectors.map((selector) => (labelsContain(proxy.labels, selector) ? 1 : 0)).join(""),
+    dnsCapture: meta.DNS_CAPTURE,
+    dynamicDns: allowAnyDynamicDns ? [meta.INSTANCE_IPS, meta.DNS_PROXY_ADDR] : undefined,
+    exactBalance: meta.OUTBOUND_LISTENER_EXACT_BALANCE,
+    httpProxyPort: meta.HTTP_PROXY_PORT,
+    idleTimeout: meta.IDLE_TIMEOUT,
+    http10: meta.HTTP10,
+    prometheusStats: prometheusStats(telemetry),
+    telemetry: telemetryKey(telemetry, "sidecarOutbound"),
+    domainSuffix: snap.domainSuffix,
+    persistentSessions: snap.persistentSessions,
+    protocolFilters: snap.protocolFilters,
+    scope,
+    mesh: snap.mesh,
+    services: snap.services,
+    wasmPlugins,
+    headlessEndpoints,
+  };
+  return cache.resources(OUTBOUND_LISTENERS).get(push, key, (status) => {
     const withAddress = listenAddresses(snap, proxy);
     return buildSidecarOutboundListeners({
       proxy,
@@ -337,13 +406,70 @@ function sidecarOutboundListeners(
       domainSuffix: snap.domainSuffix,
       destinationRuleFor: destinationRuleFor(snap, proxy),
       report: status.reporter(proxy.id),
+      memos: cache,
     });
   });
 }
 
-const inboundCache = resourceCache<listener.Listener[]>(TypeUrl.Listener, (listeners) =>
-  listeners.map((l) => ({ name: l.name, resource: l })),
-);
+/** Everything a sidecar's inbound listeners read; see sidecarInboundListeners. */
+interface InboundListenersKey {
+  configNamespace: string;
+  interceptionMode: string;
+  ipv4: boolean;
+  ipv6: boolean;
+  /** Listeners bound to a port listen on the pod's IP. */
+  boundIp: string | undefined;
+  exactBalance: unknown;
+  idleTimeout: unknown;
+  http10: unknown;
+  ports: readonly InboundPort[];
+  mtlsMode: string;
+  mtlsPerPort: readonly (readonly [number, string])[];
+  /** The attached AuthorizationPolicies the workload's labels select, by action (the objects are inputs). */
+  selectedAuthz: readonly (readonly string[] | undefined)[];
+  /** How many policies of each kind are attached (their objects are inputs). */
+  attachedCounts: readonly number[];
+  prometheusStats: boolean | undefined;
+  /** The Telemetry API's answers for sidecarInbound (telemetryKey). */
+  telemetry: string;
+  persistentSessions: boolean;
+  protocolFilters: object;
+  mesh: MeshConfig;
+  services: object;
+  authorizationPolicies: readonly AuthorizationPolicy[];
+  requestAuthentications: readonly RequestAuthentication[];
+  wasmPlugins: readonly WasmPlugin[];
+}
+
+const INBOUND_LISTENERS = resourceTable<listener.Listener[], InboundListenersKey>({
+  name: "lds/sidecarInbound",
+  typeUrl: TypeUrl.Listener,
+  key: {
+    configNamespace: "value",
+    interceptionMode: "value",
+    ipv4: "value",
+    ipv6: "value",
+    boundIp: "value",
+    exactBalance: "value",
+    idleTimeout: "value",
+    http10: "value",
+    ports: "value",
+    mtlsMode: "value",
+    mtlsPerPort: "value",
+    selectedAuthz: "value",
+    attachedCounts: "value",
+    prometheusStats: "value",
+    telemetry: "text",
+    persistentSessions: "value",
+    protocolFilters: "value",
+    mesh: "object",
+    services: "object",
+    authorizationPolicies: "objects",
+    requestAuthentications: "objects",
+    wasmPlugins: "objects",
+  },
+  resources: (listeners) => listeners.map((l) => ({ name: l.name, resource: l })),
+});
 
 /**
  * The sidecar's inbound listeners (virtualInbound, or per-port listeners bound to the pod), shared by
@@ -353,6 +479,7 @@ const inboundCache = resourceCache<listener.Listener[]>(TypeUrl.Listener, (liste
  * policy objects, mesh and services are inputs by identity. Port conflicts are reported per proxy.
  */
 function sidecarInboundListeners(
+  cache: XdsCache,
   push: MeshPush,
   proxy: ProxyNode,
   telemetry: ProxyTelemetry,
@@ -362,41 +489,41 @@ function sidecarInboundListeners(
   const ports = sidecarInboundTargets(snap, proxy).map((t) => t.listener);
   reportInboundConflicts(ports, proxy.id, push.status.reporter(proxy.id));
   const mtls = snap.effectiveMtls(proxy);
-  const policies = proxyPolicies(snap, proxy, telemetry, attached);
+  const policies = proxyPolicies(cache, snap, proxy, telemetry, attached);
   const authz = policies.authz;
   const mode = interceptionMode(proxy);
   const meta = proxy.metadata;
-  const key = JSON.stringify([
-    proxy.configNamespace,
-    mode,
-    proxy.ipAddresses.some((ip) => isIPv4(ip)),
-    proxy.ipAddresses.some((ip) => isIPv6(ip)),
-    // Listeners bound to a port listen on the pod's IP.
-    mode === "NONE" || ports.some((p) => p.bindToPort) ? proxy.ipAddresses[0] : "",
-    meta.INBOUND_LISTENER_EXACT_BALANCE,
-    meta.IDLE_TIMEOUT,
-    meta.HTTP10,
+  const key: InboundListenersKey = {
+    configNamespace: proxy.configNamespace,
+    interceptionMode: mode,
+    ipv4: proxy.ipAddresses.some((ip) => isIPv4(ip)),
+    ipv6: proxy.ipAddresses.some((ip) => isIPv6(ip)),
+    boundIp: mode === "NONE" || ports.some((p) => p.bindToPort) ? proxy.ipAddresses[0] : undefined,
+    exactBalance: meta.INBOUND_LISTENER_EXACT_BALANCE,
+    idleTimeout: meta.IDLE_TIMEOUT,
+    http10: meta.HTTP10,
     ports,
-    mtls.mode,
-    [...mtls.perPort],
-    // The attached policies the workload's labels select, by action (the objects are inputs).
-    [authz?.custom, authz?.deny, authz?.allow, authz?.audit].map((selected) =>
+    mtlsMode: mtls.mode,
+    mtlsPerPort: [...mtls.perPort],
+    selectedAuthz: [authz?.custom, authz?.deny, authz?.allow, authz?.audit].map((selected) =>
       selected?.map((p) => `${p.namespace}/${p.name}`),
     ),
-    [attached.authorizationPolicies.length, attached.requestAuthentications.length, attached.wasmPlugins.length],
-    policies.prometheusStats,
-    telemetryKey(telemetry, "sidecarInbound"),
-    snap.persistentSessions,
-    snap.protocolFilters,
-  ]);
-  const inputs = [
-    snap.mesh,
-    snap.services,
-    ...attached.authorizationPolicies,
-    ...attached.requestAuthentications,
-    ...attached.wasmPlugins,
-  ];
-  return inboundCache(push, key, inputs, () =>
+    attachedCounts: [
+      attached.authorizationPolicies.length,
+      attached.requestAuthentications.length,
+      attached.wasmPlugins.length,
+    ],
+    prometheusStats: policies.prometheusStats,
+    telemetry: telemetryKey(telemetry, "sidecarInbound"),
+    persistentSessions: snap.persistentSessions,
+    protocolFilters: snap.protocolFilters,
+    mesh: snap.mesh,
+    services: snap.services,
+    authorizationPolicies: attached.authorizationPolicies,
+    requestAuthentications: attached.requestAuthentications,
+    wasmPlugins: attached.wasmPlugins,
+  };
+  return cache.resources(INBOUND_LISTENERS).get(push, key, () =>
     buildSidecarInboundListeners({
       proxy,
       mesh: snap.mesh,
@@ -408,21 +535,27 @@ function sidecarInboundListeners(
       mtls,
       trustDomains: trustDomains(snap),
       policies,
+      memos: cache,
     }),
   );
 }
 
-function sidecarListeners(push: MeshPush, proxy: ProxyNode, endpoints: EndpointLookup): listener.Listener[] {
+function sidecarListeners(
+  cache: XdsCache,
+  push: MeshPush,
+  proxy: ProxyNode,
+  endpoints: EndpointLookup,
+): listener.Listener[] {
   const snap = push.snapshot;
   const telemetry = proxyTelemetry(snap, proxy);
   const attached = attachedPolicies(snap, proxy);
   return [
-    ...sidecarOutboundListeners(push, proxy, endpoints, telemetry, attached.wasmPlugins),
-    ...sidecarInboundListeners(push, proxy, telemetry, attached),
+    ...sidecarOutboundListeners(cache, push, proxy, endpoints, telemetry, attached.wasmPlugins),
+    ...sidecarInboundListeners(cache, push, proxy, telemetry, attached),
   ];
 }
 
-function routerListeners(snap: PushSnapshot, proxy: ProxyNode): listener.Listener[] {
+function routerListeners(cache: XdsCache, snap: PushSnapshot, proxy: ProxyNode): listener.Listener[] {
   const merged = snap.mergedGateway(proxy);
   if (!merged) return [];
   const scope = snap.sidecarScope(proxy);
@@ -438,25 +571,32 @@ function routerListeners(snap: PushSnapshot, proxy: ProxyNode): listener.Listene
     virtualServicesFor: (gateway) => snap.virtualServicesForGateway(proxy.configNamespace, gateway),
     services: scope.services,
     destinationRuleFor: destinationRuleFor(snap, proxy),
-    policies: proxyPolicies(snap, proxy, telemetry),
+    policies: proxyPolicies(cache, snap, proxy, telemetry),
     domainSuffix: snap.domainSuffix,
+    memos: cache,
   });
 }
 
 /** Every listener of the proxy, in Istio's order, with its EnvoyFilter patches applied last. */
-export function buildListeners(push: MeshPush, proxy: ProxyNode, endpoints: EndpointLookup): listener.Listener[] {
+export function buildListeners(
+  push: MeshPush,
+  proxy: ProxyNode,
+  endpoints: EndpointLookup,
+  cache: XdsCache,
+): listener.Listener[] {
   const snap = push.snapshot;
   const router = proxy.type !== "sidecar";
-  const listeners = router ? routerListeners(snap, proxy) : sidecarListeners(push, proxy, endpoints);
-  return patchGeneratedListeners(patchSetFor(snap.envoyFiltersFor(proxy), proxy), listeners, router);
+  const listeners = router ? routerListeners(cache, snap, proxy) : sidecarListeners(cache, push, proxy, endpoints);
+  return patchGeneratedListeners(patchSetFor(cache, snap.envoyFiltersFor(proxy), proxy), listeners, router);
 }
 
 /** LDS is wildcard: every listener, on pushes that may change listeners. */
-export function ldsGenerator(endpoints: EndpointLookup): Generator<PushSnapshot> {
+export function ldsGenerator(endpoints: EndpointLookup, cache: XdsCache): Generator<PushSnapshot> {
   return {
     generate(proxy, _watched, req) {
       if (!ldsNeedsPush(req, proxy)) return undefined;
-      return { resources: buildListeners(req.push, proxy, endpoints).map((l) => ({ name: l.name, resource: l })) };
+      const listeners = buildListeners(req.push, proxy, endpoints, cache);
+      return { resources: listeners.map((l) => ({ name: l.name, resource: l })) };
     },
   };
 }

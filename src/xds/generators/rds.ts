@@ -3,10 +3,12 @@
 // or `http_proxy`, built from the egress listener serving that port. Routers: `http.<port>` and
 // `https.<port>.<name>.<gw>.<ns>`, built from the merged Gateway's servers behind the name.
 import { hcm, type listener, type route, unpackAny } from "../../api/index.ts";
+import type { MeshConfig } from "../../config/index.ts";
 import type {
   EgressListener,
   MergedGateway,
   MeshPush,
+  NodeType,
   ProxyNode,
   PushSnapshot,
   PushStatus,
@@ -24,34 +26,100 @@ import {
   type RouteContext,
   type SidecarRouteInput,
 } from "../../networking/route/index.ts";
+import { type Memos, weakTable } from "../../util/memo.ts";
+import { KeyFormat } from "../cache/keys.ts";
+import { resourceTable, type XdsCache } from "../cache/xds-cache.ts";
 import { buildNamed, type Generator } from "../generator.ts";
 import { TypeUrl } from "../types.ts";
 import { ipFamilies } from "./cds.ts";
 import { rdsNeedsPush } from "./cds-needs-push.ts";
 import { listenAddresses } from "./lds.ts";
-import { resourceCache } from "./push-cache.ts";
 import { hashPolicyFor } from "./rds-hash.ts";
+
+/** What a proxy's route configurations read of it whatever the route name. */
+interface ProxyRouteFields {
+  type: NodeType;
+  configNamespace: string;
+  namespace: string | undefined;
+  dnsDomain: string;
+  generator: string | undefined;
+  /** A router's labels (a sidecar's routes read only some, per route name: see SidecarProxyKey). */
+  routerLabels: Readonly<Record<string, string>> | undefined;
+  /** Auto-allocated addresses (of the proxy's IP families) are domains for proxies capturing DNS only. */
+  autoAllocatedFamilies: string | undefined;
+  persistentSessions: boolean;
+}
+
+const PROXY_ROUTE_FIELDS = new KeyFormat<ProxyRouteFields>({
+  type: "value",
+  configNamespace: "value",
+  namespace: "value",
+  dnsDomain: "value",
+  generator: "value",
+  routerLabels: "value",
+  autoAllocatedFamilies: "value",
+  persistentSessions: "value",
+});
+
+/** What a sidecar route configuration reads of the proxy: its route fields and the labels the route reads. */
+interface SidecarProxyKey {
+  /** PROXY_ROUTE_FIELDS' text. */
+  fields: string;
+  /** The values of the labels the route name's VirtualServices and the scope's DestinationRules select by. */
+  labelValues: readonly (string | null)[];
+}
+
+const SIDECAR_PROXY_KEY = new KeyFormat<SidecarProxyKey>({ fields: "text", labelValues: "value" });
+
+/**
+ * The inputs a route configuration reads by identity: a sidecar's routes are a function of its scope,
+ * which is one of its Sidecar and the push's services, VirtualServices, DestinationRules and mesh config;
+ * a router's read the push's merged Gateways too (the snapshot).
+ */
+interface RouteInputs {
+  snapshot: PushSnapshot | undefined;
+  mesh: MeshConfig | undefined;
+  services: PushSnapshot["services"] | undefined;
+  virtualServices: PushSnapshot["virtualServices"] | undefined;
+  destinationRules: PushSnapshot["destinationRules"] | undefined;
+  sidecar: SidecarScope["sidecar"];
+}
+
+/** Everything a route configuration reads. */
+interface RouteConfigurationKey extends RouteInputs {
+  routeName: string;
+  /** What it reads of the proxy: PROXY_ROUTE_FIELDS' text (a router's) or SIDECAR_PROXY_KEY's. */
+  proxy: string;
+}
 
 // Route configurations shared by the proxies that read the same inputs: the route builders read the
 // proxy's type, namespace, DNS domain, generator and some labels (VirtualService sourceLabels,
 // DestinationRule workloadSelectors for hash policies), and the proxy's Sidecar scope.
-const routeConfigurations = resourceCache<route.RouteConfiguration | undefined>(TypeUrl.Route, (config) =>
-  config ? [{ name: config.name, resource: config }] : [],
-);
+const ROUTE_CONFIGURATIONS = resourceTable<route.RouteConfiguration | undefined, RouteConfigurationKey>({
+  name: "rds/routeConfigurations",
+  typeUrl: TypeUrl.Route,
+  key: {
+    routeName: "value",
+    proxy: "text",
+    snapshot: "object",
+    mesh: "object",
+    services: "object",
+    virtualServices: "object",
+    destinationRules: "object",
+    sidecar: "object",
+  },
+  resources: (config) => (config ? [{ name: config.name, resource: config }] : []),
+});
 
 /** What every route configuration of one proxy reads in a push: looked up once, not once per route name. */
 interface ProxyRouteInputs {
   scope: SidecarScope;
   /** A router's merged Gateway; a sidecar never reads one and skips its lookup (6% of its RDS). */
   merged: MergedGateway | undefined;
-  /** The proxy fields the build reads for every route name (a router's labels included). */
+  /** The proxy fields the build reads for every route name (a router's labels included), as key text. */
   proxyFields: string;
-  /**
-   * The cache inputs: a sidecar's routes are a function of its scope, which is one of its Sidecar and the
-   * push's services, VirtualServices, DestinationRules and mesh config; a router's read the push's merged
-   * Gateways too.
-   */
-  inputs: readonly (object | undefined)[];
+  /** The cache inputs. */
+  inputs: RouteInputs;
   hashPolicy: RouteContext["hashPolicy"];
   /** A router's GatewayRouteInput lookups. */
   virtualServicesForGateway: GatewayRouteInput["virtualServicesForGateway"];
@@ -61,9 +129,10 @@ interface ProxyRouteInputs {
   patches: PatchSet;
 }
 
-const proxyRouteInputsByPush = new WeakMap<PushSnapshot, WeakMap<ProxyNode, ProxyRouteInputs>>();
+const PROXY_ROUTE_INPUTS = weakTable<PushSnapshot, WeakMap<ProxyNode, ProxyRouteInputs>>("rds/proxyRouteInputs");
 
-function proxyRouteInputs(snap: PushSnapshot, proxy: ProxyNode): ProxyRouteInputs {
+function proxyRouteInputs(cache: XdsCache, snap: PushSnapshot, proxy: ProxyNode): ProxyRouteInputs {
+  const proxyRouteInputsByPush = cache.weak(PROXY_ROUTE_INPUTS);
   let byProxy = proxyRouteInputsByPush.get(snap);
   if (!byProxy) {
     byProxy = new WeakMap();
@@ -76,23 +145,41 @@ function proxyRouteInputs(snap: PushSnapshot, proxy: ProxyNode): ProxyRouteInput
     found = {
       scope,
       merged: router ? snap.mergedGateway(proxy) : undefined,
-      proxyFields: [
-        proxy.type,
-        proxy.configNamespace,
-        proxy.metadata.NAMESPACE,
-        proxy.dnsDomain,
-        proxy.generator,
-        router ? JSON.stringify(proxy.labels) : "",
-        // Auto-allocated addresses (of the proxy's IP families) are domains for proxies capturing DNS only.
-        usesAutoAllocatedAddresses(proxy) ? `dns${ipFamilies(proxy)}` : "",
-        snap.persistentSessions,
-      ].join("|"),
-      inputs: router ? [snap] : [snap.mesh, snap.services, snap.virtualServices, snap.destinationRules, scope.sidecar],
+      proxyFields: PROXY_ROUTE_FIELDS.text(
+        {
+          type: proxy.type,
+          configNamespace: proxy.configNamespace,
+          namespace: proxy.metadata.NAMESPACE,
+          dnsDomain: proxy.dnsDomain,
+          generator: proxy.generator,
+          routerLabels: router ? proxy.labels : undefined,
+          autoAllocatedFamilies: usesAutoAllocatedAddresses(proxy) ? ipFamilies(proxy) : undefined,
+          persistentSessions: snap.persistentSessions,
+        },
+        cache,
+      ),
+      inputs: router
+        ? {
+            snapshot: snap,
+            mesh: undefined,
+            services: undefined,
+            virtualServices: undefined,
+            destinationRules: undefined,
+            sidecar: undefined,
+          }
+        : {
+            snapshot: undefined,
+            mesh: snap.mesh,
+            services: snap.services,
+            virtualServices: snap.virtualServices,
+            destinationRules: snap.destinationRules,
+            sidecar: scope.sidecar,
+          },
       hashPolicy: hashPolicyFor(scope, proxy),
       virtualServicesForGateway: (gateway) => snap.virtualServicesForGateway(proxy.configNamespace, gateway),
       lookupService: (hostname) => scope.service(hostname),
       routesMemo: new WeakMap(),
-      patches: patchSetFor(snap.envoyFiltersFor(proxy), proxy),
+      patches: patchSetFor(cache, snap.envoyFiltersFor(proxy), proxy),
     };
     byProxy.set(proxy, found);
   }
@@ -104,32 +191,41 @@ export function buildRouteConfiguration(
   push: MeshPush,
   proxy: ProxyNode,
   routeName: string,
+  cache: XdsCache,
 ): route.RouteConfiguration | undefined {
   const snap = push.snapshot;
-  const proxyInputs = proxyRouteInputs(snap, proxy);
+  const proxyInputs = proxyRouteInputs(cache, snap, proxy);
   const router = proxy.type !== "sidecar";
   // What the build reads of the proxy: a sidecar's routes read only some labels, per route name.
   const proxyKey = router
     ? proxyInputs.proxyFields
-    : `${proxyInputs.proxyFields}|${JSON.stringify(labelsRead(proxyInputs.scope, routeName).map((name) => proxy.labels[name] ?? null))}`;
-  const config = routeConfigurations(push, `${routeName}|${proxyKey}`, proxyInputs.inputs, (status) =>
-    routeConfiguration(snap, proxy, routeName, status, proxyKey, proxyInputs),
-  );
+    : SIDECAR_PROXY_KEY.text(
+        {
+          fields: proxyInputs.proxyFields,
+          labelValues: labelsRead(cache, proxyInputs.scope, routeName).map((name) => proxy.labels[name] ?? null),
+        },
+        cache,
+      );
+  const key: RouteConfigurationKey = { routeName, proxy: proxyKey, ...proxyInputs.inputs };
+  const config = cache
+    .resources(ROUTE_CONFIGURATIONS)
+    .get(push, key, (status) => routeConfiguration(cache, snap, proxy, routeName, status, proxyKey, proxyInputs));
   if (!config || proxyInputs.patches.empty) return config;
   // EnvoyFilter patches apply last, per proxy, to a copy of the shared configuration.
   return patchGeneratedRouteConfiguration(proxyInputs.patches, config, router, proxyInputs.merged?.portMap);
 }
 
 // The label names a sidecar's routes read, per egress listener (each belongs to one scope).
-const labelNames = new WeakMap<EgressListener, readonly string[]>();
+const LABEL_NAMES = weakTable<EgressListener, readonly string[]>("rds/labelNames");
 
 /**
  * The proxy label names the sidecar route `routeName` reads: its listener's VirtualServices' sourceLabels
  * and the workloadSelectors of the scope's DestinationRules (which rule's consistent hash applies).
  */
-function labelsRead(scope: SidecarScope, routeName: string): readonly string[] {
+function labelsRead(memos: Memos, scope: SidecarScope, routeName: string): readonly string[] {
   const egress = sidecarEgressListener(scope, routeName);
   if (!egress) return [];
+  const labelNames = memos.weak(LABEL_NAMES);
   let names = labelNames.get(egress);
   if (!names) {
     const read = new Set<string>();
@@ -164,18 +260,22 @@ interface PortVirtualHosts {
 
 // The virtual hosts of an egress listener's port per push, by the proxy key and port: the route names
 // of one port (the port's, each sniffed `<fqdn>:<port>`) share them instead of each building all.
-const portVirtualHostsByPush = new WeakMap<PushSnapshot, WeakMap<EgressListener, Map<string, PortVirtualHosts>>>();
+const PORT_VIRTUAL_HOSTS = weakTable<PushSnapshot, WeakMap<EgressListener, Map<string, PortVirtualHosts>>>(
+  "rds/portVirtualHosts",
+);
 
 /**
  * `portVirtualHosts` and `report` of a SidecarRouteInput for one proxy key and egress listener: what
  * building a port's virtual hosts reports is kept with them and reported again by each later use.
  */
 function sharedPortVirtualHosts(
+  memos: Memos,
   snap: PushSnapshot,
   egress: EgressListener,
   proxyKey: string,
   report: PushStatusReporter,
 ): Pick<SidecarRouteInput, "portVirtualHosts" | "report"> {
+  const portVirtualHostsByPush = memos.weak(PORT_VIRTUAL_HOSTS);
   let byEgress = portVirtualHostsByPush.get(snap);
   if (!byEgress) {
     byEgress = new WeakMap();
@@ -214,6 +314,7 @@ function sharedPortVirtualHosts(
 }
 
 function routeConfiguration(
+  cache: XdsCache,
   snap: PushSnapshot,
   proxy: ProxyNode,
   routeName: string,
@@ -234,6 +335,7 @@ function routeConfiguration(
       persistentSessions: snap.persistentSessions,
       http3: merged?.http3Routes.has(routeName),
       routesMemo,
+      memos: cache,
     });
   }
   if (!parseSidecarRouteName(routeName)) return undefined;
@@ -248,7 +350,8 @@ function routeConfiguration(
     outboundTrafficPolicy: scope.outboundTrafficPolicy,
     hashPolicy,
     persistentSessions: snap.persistentSessions,
-    ...(egress ? sharedPortVirtualHosts(snap, egress, proxyKey, report) : { report }),
+    ...(egress ? sharedPortVirtualHosts(cache, snap, egress, proxyKey, report) : { report }),
+    memos: cache,
   });
 }
 
@@ -271,11 +374,11 @@ export function routeNames(listeners: readonly listener.Listener[]): string[] {
  * RDS is named: the routes the proxy subscribes to, on pushes that may change routes. A route
  * configuration that throws while being built is left out (an error of the result); the others go.
  */
-export function rdsGenerator(): Generator<PushSnapshot> {
+export function rdsGenerator(cache: XdsCache): Generator<PushSnapshot> {
   return {
     generate(proxy, watched, req) {
       if (!rdsNeedsPush(req)) return undefined;
-      return buildNamed(watched.resourceNames, (name) => buildRouteConfiguration(req.push, proxy, name));
+      return buildNamed(watched.resourceNames, (name) => buildRouteConfiguration(req.push, proxy, name, cache));
     },
   };
 }

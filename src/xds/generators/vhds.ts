@@ -25,6 +25,8 @@ import { create, isMessage } from "@bufbuild/protobuf";
 import { core, route } from "../../api/index.ts";
 import type { MeshPush, ProxyNode, PushSnapshot } from "../../model/index.ts";
 import { parseSidecarRouteName } from "../../networking/route/index.ts";
+import { type Memos, weakTable } from "../../util/memo.ts";
+import type { XdsCache } from "../cache/xds-cache.ts";
 import type { Generator, WatchedResource, XdsResource } from "../generator.ts";
 import { rdsNeedsPush } from "./cds-needs-push.ts";
 import { buildRouteConfiguration, rdsGenerator } from "./rds.ts";
@@ -58,10 +60,11 @@ interface VhdsForm {
 
 // Per route configuration object (shared by the proxies given it), so the split and its messages are
 // made, and encoded, once.
-const vhdsForms = new WeakMap<route.RouteConfiguration, VhdsForm>();
+const VHDS_FORMS = weakTable<route.RouteConfiguration, VhdsForm>("vhds/forms");
 
 /** The VHDS form of a route configuration: catch-alls (and names Envoy cannot namespace) stay inline. */
-export function vhdsForm(config: route.RouteConfiguration): VhdsForm {
+export function vhdsForm(memos: Memos, config: route.RouteConfiguration): VhdsForm {
+  const vhdsForms = memos.weak(VHDS_FORMS);
   let form = vhdsForms.get(config);
   if (!form) {
     const inline: route.VirtualHost[] = [];
@@ -82,15 +85,15 @@ export function vhdsForm(config: route.RouteConfiguration): VhdsForm {
 }
 
 /** RDS, with the route configurations `servesVhds` names in their VHDS form. */
-export function rdsWithVhdsGenerator(): Generator<PushSnapshot> {
-  const rds = rdsGenerator();
+export function rdsWithVhdsGenerator(cache: XdsCache): Generator<PushSnapshot> {
+  const rds = rdsGenerator(cache);
   return {
     generate(proxy, watched, req) {
       const result = rds.generate(proxy, watched, req);
       if (!result || !watched.delta || !req.push.snapshot.vhds) return result;
       const resources = result.resources.map((r) =>
         isMessage(r.resource, route.RouteConfigurationSchema) && servesVhds(req.push, proxy, watched, r.name)
-          ? { name: r.name, resource: vhdsForm(r.resource).routeConfiguration }
+          ? { name: r.name, resource: vhdsForm(cache, r.resource).routeConfiguration }
           : r,
       );
       return { ...result, resources };
@@ -103,15 +106,15 @@ export function rdsWithVhdsGenerator(): Generator<PushSnapshot> {
  * its VHDS form. Names holding a `/` (virtual hosts a reconnecting proxy reports holding, or on-demand
  * lookups) are answered through their namespace only.
  */
-export function vhdsGenerator(): Generator<PushSnapshot> {
+export function vhdsGenerator(cache: XdsCache): Generator<PushSnapshot> {
   return {
     generate(proxy, watched, req) {
       if (!rdsNeedsPush(req)) return undefined;
       const lists: XdsResource[][] = [];
       for (const name of watched.resourceNames) {
         if (!servesVhds(req.push, proxy, watched, name)) continue;
-        const config = buildRouteConfiguration(req.push, proxy, name);
-        if (config) lists.push(vhdsForm(config).virtualHosts);
+        const config = buildRouteConfiguration(req.push, proxy, name, cache);
+        if (config) lists.push(vhdsForm(cache, config).virtualHosts);
       }
       // One route configuration (the usual case): its list as is, shared by the proxies given it.
       return { resources: lists.length === 1 ? lists[0] : lists.flat() };

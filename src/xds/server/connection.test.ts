@@ -4,9 +4,12 @@ import { test } from "node:test";
 import { create } from "@bufbuild/protobuf";
 import { LARGE, openStream, readMessage, startServer } from "../../../test/xds/raw-ads.ts";
 import { cluster } from "../../api/index.ts";
+import { MemoStore } from "../../util/memo.ts";
 import { encodeResources } from "../encode.ts";
 import { TypeUrl } from "../types.ts";
 import { Watch } from "./connection.ts";
+
+const memos = new MemoStore();
 
 /** A flag set once `promise` settles: checks that it is still pending without waiting for it. */
 function settledFlag(promise: Promise<unknown>): { settled: boolean } {
@@ -61,7 +64,7 @@ test("a cancelled stream settles its pending send with false, and later sends at
 
 test("a delta watch holding exactly a generated list shares the list's versions map; changes copy it", () => {
   const clusters = ["a", "b"].map((name) => ({ name, resource: create(cluster.ClusterSchema, { name }) }));
-  const list = encodeResources(clusters);
+  const list = encodeResources(memos, clusters);
   const w = new Watch(TypeUrl.Cluster, []);
   w.recordDelta(list.resources, [], list.versions);
   assert.equal(w.known, list.versions, "a first response: the list's own map");

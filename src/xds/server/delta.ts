@@ -131,7 +131,7 @@ export async function pushDeltaType<Snapshot>(
     const result = gen.generateDeltas
       ? gen.generateDeltas(conn.proxy, w, req)
       : withRemoved(gen.generate(conn.proxy, w, req));
-    return result && { result, encoded: encodeResources(result.resources) };
+    return result && { result, encoded: encodeResources(env.memos, result.resources) };
   });
   if (!generated) return;
   const { result, encoded } = generated;
@@ -155,7 +155,7 @@ export async function pushDeltaType<Snapshot>(
   const nonce = conn.nextNonce();
   const version = req.push.version;
   const bytes = () =>
-    encodeDeltaResponse({
+    encodeDeltaResponse(env.memos, {
       systemVersionInfo: version,
       typeUrl: w.typeUrl,
       nonce,

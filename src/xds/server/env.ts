@@ -5,6 +5,7 @@ import type { Logger } from "pino";
 import type { rpcStatus } from "../../api/index.ts";
 import type { OutgoingResponse } from "../../api/outgoing-response.ts";
 import { type PushRequest, pushRequest } from "../../model/push-context.ts";
+import type { Memos } from "../../util/memo.ts";
 import type { EncodedResources } from "../encode.ts";
 import { XdsError } from "../errors.ts";
 import type { GenerateResult, Generator, GeneratorRegistry, ResourceError } from "../generator.ts";
@@ -21,6 +22,8 @@ export interface XdsEnv<Snapshot = unknown> {
   controlPlane: Uint8Array;
   /** Bounds the responses being built and written at once. */
   responseSlots: ResponseSlots;
+  /** Where encoded lists and kept response bodies are memoised (the server's MemoStore). */
+  memos: Memos;
 }
 
 /** A push for a proxy's own request (new subscription): full, from the connection's push context. */

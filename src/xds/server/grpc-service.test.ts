@@ -13,6 +13,7 @@ import {
 import { deserializer, grpcServiceDefinition, methodPath, serializer } from "../../api/grpc-service.ts";
 import { cluster, discovery } from "../../api/index.ts";
 import { UnwrittenResponse } from "../../api/outgoing-response.ts";
+import { NO_MEMOS } from "../../util/memo.ts";
 import { encodeResource, encodeSotwResponse } from "../encode.ts";
 import { TypeUrl } from "../types.ts";
 
@@ -30,7 +31,7 @@ test("responses written when sent arrive intact when written back to back on one
   // Sizes up and down: the scratch buffer grows under one response, then serves a smaller one.
   const lists = [clusters("a", 3), clusters("b", 300), clusters("c", 1), clusters("d", 50)];
   const responses = lists.map((resources, i) =>
-    encodeSotwResponse({ versionInfo: `v${i}`, typeUrl: TypeUrl.Cluster, nonce: `n${i}`, resources }),
+    encodeSotwResponse(NO_MEMOS, { versionInfo: `v${i}`, typeUrl: TypeUrl.Cluster, nonce: `n${i}`, resources }),
   );
   for (const r of responses) assert.ok(r instanceof UnwrittenResponse);
   const server = new Server();

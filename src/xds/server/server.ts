@@ -20,6 +20,7 @@ import { core, discovery, registry } from "../../api/index.ts";
 import type { OutgoingResponse } from "../../api/outgoing-response.ts";
 import { type ProxyNode, type ProxyParseResult, parseProxy } from "../../model/proxy.ts";
 import type { PushContext, PushRequest } from "../../model/push-context.ts";
+import { MemoStore } from "../../util/memo.ts";
 import { forgetResponseBodies } from "../encode.ts";
 import { XdsError } from "../errors.ts";
 import type { GeneratorRegistry } from "../generator.ts";
@@ -63,6 +64,11 @@ export interface XdsServerOptions<Snapshot = unknown> {
   controlPlaneId?: string;
   /** Reads the proxy from the node of its first request; default Istio's reading (parseProxy). */
   parseNode?: (node: core.Node | undefined) => ProxyParseResult;
+  /**
+   * Where encoded resource lists and kept response bodies are memoised: the discovery's XdsCache;
+   * default a store of the server's own.
+   */
+  memos?: MemoStore;
 }
 
 export interface TlsFiles {
@@ -141,6 +147,7 @@ export class XdsServer<Snapshot = unknown> {
   constructor(options: XdsServerOptions<Snapshot>) {
     this.#options = options;
     this.#push = options.initialPush;
+    const memos = options.memos ?? new MemoStore();
     this.#env = {
       generators: options.generators,
       metrics: options.metrics,
@@ -152,12 +159,13 @@ export class XdsServer<Snapshot = unknown> {
       responseSlots: new ResponseSlots(options.pushConcurrency ?? 100, RESPONSE_SLOT_HOLD_MS, () =>
         this.#idleGc.quiet(),
       ),
+      memos,
     };
     this.#idleGc = new IdleCollector({
       quietMs: IDLE_GC_QUIET_MS,
       minIntervalMs: IDLE_GC_MIN_INTERVAL_MS,
       busy: () => this.#env.responseSlots.inUse > 0,
-      onQuiet: forgetResponseBodies,
+      onQuiet: () => forgetResponseBodies(memos),
     });
     this.#queue = new PushQueue(options.pushConcurrency ?? 100, (conn, req, queuedAt) =>
       this.#pushConnection(conn, req, queuedAt),

@@ -6,6 +6,7 @@ import { pino } from "pino";
 import { openStream, startServer } from "../../../test/xds/raw-ads.ts";
 import { cluster } from "../../api/index.ts";
 import { pushRequest } from "../../model/push-context.ts";
+import { MemoStore } from "../../util/memo.ts";
 import { type GenerateResult, GeneratorRegistry, type XdsResource } from "../generator.ts";
 import { TypeUrl } from "../types.ts";
 import { type Connection, Watch } from "./connection.ts";
@@ -25,6 +26,7 @@ async function serve(t: TestContext, generators: GeneratorRegistry) {
     log: pino({ level: "silent" }),
     controlPlane: new Uint8Array(),
     responseSlots: new ResponseSlots(10, 60_000),
+    memos: new MemoStore(),
   };
   const server = await startServer();
   const session = connect(`http://${server.address}`);

@@ -94,7 +94,7 @@ export async function pushSotwType<Snapshot>(
   const startMs = performance.now();
   const result = runGenerator(env, conn, w.typeUrl, () => {
     const generated = gen.generate(conn.proxy, w, req);
-    return generated && { generated, encoded: encodeResources(generated.resources) };
+    return generated && { generated, encoded: encodeResources(env.memos, generated.resources) };
   });
   if (!result) return;
   const { generated, encoded } = result;
@@ -104,11 +104,17 @@ export async function pushSotwType<Snapshot>(
   if (requested && !w.wildcard) w.spellNamesAs(resources);
   if (!requested && !req.forced && holds(w.sentResources, byName, incremental)) return;
   const version = req.push.version;
-  const nonce = sotwNonce(version, resources);
+  const nonce = sotwNonce(env.memos, version, resources);
   // A complete response's map is the encoded list's own (made once for every proxy sent it).
   w.sentResources = incremental && w.sentResources ? merged(w.sentResources, byName) : byName;
   const bytes = () =>
-    encodeSotwResponse({ versionInfo: version, typeUrl: w.typeUrl, nonce, resources, controlPlane: env.controlPlane });
+    encodeSotwResponse(env.memos, {
+      versionInfo: version,
+      typeUrl: w.typeUrl,
+      nonce,
+      resources,
+      controlPlane: env.controlPlane,
+    });
   await sendResponse(env, conn, w, bytes, { version, nonce, resources: resources.length, startMs });
 }
 
