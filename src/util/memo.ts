@@ -13,7 +13,7 @@ let lastTableId = 0;
 /** A memo table keyed by input objects (a WeakMap), as its builder declares it. */
 export interface WeakTable<K extends object, V> {
   readonly kind: "weak";
-  /** The table's name on /debug/cachez (`<folder>/<file>.<table>`). */
+  /** The table's name on /debug/cachez?stats=true (`<folder or generator>/<table>`). */
   readonly name: string;
   /** The table's slot in a MemoStore. */
   readonly id: number;
