@@ -31,7 +31,7 @@ import {
 } from "../security/ca/index.ts";
 import { ConfigStore, DEFAULT_MAX_FILE_BYTES, FileSource, XdsSource, type XdsSourceTls } from "../sources/index.ts";
 import type { KubeSource } from "../sources/kube/index.ts";
-import { parseGoBool } from "../util/go-bool.ts";
+import { envBool } from "../util/go-bool.ts";
 import { buildInfoString } from "../util/version.ts";
 import {
   injectionSettingsFromValues,
@@ -49,8 +49,7 @@ import {
 
 /** Istio's environment settings, read as istiod reads them. */
 const env = process.env;
-// As istiod's env.Register: Go's strconv.ParseBool, and text it cannot parse leaves the default.
-const envBool = (name: string, fallback: boolean) => parseGoBool(env[name] ?? "") ?? fallback;
+const envFlag = (name: string, fallback: boolean) => envBool(env, name, fallback);
 
 const argv = yargs(hideBin(process.argv))
   .scriptName("sluiced")
@@ -137,7 +136,7 @@ const argv = yargs(hideBin(process.argv))
   })
   .option("enableEdsDebounce", {
     type: "boolean",
-    default: envBool("PILOT_ENABLE_EDS_DEBOUNCE", true),
+    default: envFlag("PILOT_ENABLE_EDS_DEBOUNCE", true),
     describe: "Debounce endpoint-only pushes too (PILOT_ENABLE_EDS_DEBOUNCE)",
   })
   .option("log_output_level", {
@@ -346,7 +345,7 @@ async function start(running: Running[]): Promise<void> {
   const debugAuth = {
     systemNamespace: mesh.rootNamespace ?? "istio-system",
     allowedNamespaces: (env.DEBUG_ENDPOINT_AUTH_ALLOWED_NAMESPACES ?? "").split(",").filter((ns) => ns !== ""),
-    enabled: envBool("ENABLE_DEBUG_ENDPOINT_AUTH", true),
+    enabled: envFlag("ENABLE_DEBUG_ENDPOINT_AUTH", true),
   };
   // Up first and stopped last: /ready answers 503 until discovery serves.
   let discoveryReady = false;
@@ -360,8 +359,8 @@ async function start(running: Running[]): Promise<void> {
     authenticators,
     debugAuth,
     profiling: argv.profile,
-    debugOnHttp: envBool("ENABLE_DEBUG_ON_HTTP", true),
-    metricsLocalhostOnly: envBool("METRICS_LOCALHOST_ACCESS_ONLY", false),
+    debugOnHttp: envFlag("ENABLE_DEBUG_ON_HTTP", true),
+    metricsLocalhostOnly: envFlag("METRICS_LOCALHOST_ACCESS_ONLY", false),
     log: scoped("admin"),
   });
   running.push(admin);
@@ -424,7 +423,7 @@ async function start(running: Running[]): Promise<void> {
     statuses.start();
     running.push(statuses);
   }
-  const needsCa = Boolean(argv.secureGRPCAddr || argv.httpsAddr) && envBool("ENABLE_CA_SERVER", true);
+  const needsCa = Boolean(argv.secureGRPCAddr || argv.httpsAddr) && envFlag("ENABLE_CA_SERVER", true);
   const ca = needsCa ? await startCa(mesh, kubeConfig, running) : undefined;
   let webhooks: WebhookServer | undefined;
   if (argv.httpsAddr) {
@@ -446,11 +445,11 @@ async function start(running: Running[]): Promise<void> {
       maxMs: durationMs("debounceMax", argv.debounceMax),
       edsDebounce: argv.enableEdsDebounce,
     },
-    apiAuth: envBool("ENABLE_XDS_API_GENERATOR_AUTH", true),
+    apiAuth: envFlag("ENABLE_XDS_API_GENERATOR_AUTH", true),
     debugAuth,
     authenticators,
     ca: tls ? ca?.ca : undefined,
-    multiRootMesh: envBool("ISTIO_MULTIROOT_MESH", false),
+    multiRootMesh: envFlag("ISTIO_MULTIROOT_MESH", false),
     plugins: argv.plugin,
     listen: {
       grpcAddr: argv.grpcAddr,
@@ -472,7 +471,7 @@ async function start(running: Running[]): Promise<void> {
     registry: pushes.registry,
     mesh,
     krt,
-    unsafeAdminEndpoints: envBool("UNSAFE_ENABLE_ADMIN_ENDPOINTS", false),
+    unsafeAdminEndpoints: envFlag("UNSAFE_ENABLE_ADMIN_ENDPOINTS", false),
     injectTemplates: webhooks && (() => webhooks.injectTemplates()),
     // The cluster source has listed everything by now.
     clusters: cluster ? () => [{ id: argv.clusterID, secretName: "", syncStatus: "synced" }] : undefined,

@@ -1,25 +1,13 @@
 // The push features: the feature flags that shape generated config, as istiod reads them from its
 // environment (Istio's pilot/pkg/features), given to every push context built (storePush).
-import { parseGoBool } from "../util/go-bool.ts";
-import type { PushInputs } from "./push-inputs.ts";
+import { envBool } from "../util/go-bool.ts";
+import type { PushFeatures } from "./push-inputs.ts";
 
-/** The feature flags that shape generated config: Istio's (PILOT_* environment settings) and Sluice's own. */
-export type PushFeatures = Pick<
-  PushInputs,
-  | "persistentSessions"
-  | "scopeGatewayToNamespace"
-  | "mongoFilter"
-  | "redisFilter"
-  | "mysqlFilter"
-  | "quicListeners"
-  | "vhds"
-  | "xdsCache"
->;
+export type { PushFeatures };
 
 /** The feature flags as istiod reads them from its environment. */
 export function pushFeaturesFromEnv(env: Record<string, string | undefined>): PushFeatures {
-  // Go's strconv.ParseBool; anything else leaves the default, as Istio's env.Register does.
-  const flag = (name: string, fallback: boolean) => parseGoBool(env[name] ?? "") ?? fallback;
+  const flag = (name: string, fallback: boolean) => envBool(env, name, fallback);
   return {
     persistentSessions: flag("PILOT_ENABLE_PERSISTENT_SESSION_FILTER", false),
     scopeGatewayToNamespace: flag("PILOT_SCOPE_GATEWAY_TO_NAMESPACE", false),

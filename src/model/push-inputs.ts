@@ -52,25 +52,25 @@ export interface PushInputs {
   memos?: MemoStore;
 }
 
+/** The feature flags that shape generated config: Istio's (PILOT_* environment settings) and Sluice's own. */
+export type PushFeatures = Pick<
+  PushInputs,
+  | "persistentSessions"
+  | "scopeGatewayToNamespace"
+  | "mongoFilter"
+  | "redisFilter"
+  | "mysqlFilter"
+  | "quicListeners"
+  | "vhds"
+  | "xdsCache"
+>;
+
 /** The inputs of a push from the store's objects in force and the registry's services. */
 export function pushInputs(
   store: Pick<ConfigStore, "list">,
   registry: Pick<ServiceRegistry, "services" | "endpoints">,
   mesh: MeshConfig,
-  options: Pick<
-    PushInputs,
-    | "domainSuffix"
-    | "scopeGatewayToNamespace"
-    | "persistentSessions"
-    | "mongoFilter"
-    | "redisFilter"
-    | "mysqlFilter"
-    | "quicListeners"
-    | "vhds"
-    | "xdsCache"
-    | "meshNetworks"
-    | "clusterId"
-  > = {},
+  options: PushFeatures & Pick<PushInputs, "domainSuffix" | "meshNetworks" | "clusterId"> = {},
 ): PushInputs {
   return {
     configs: store.list().map((s) => s.object),

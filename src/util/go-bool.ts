@@ -23,3 +23,8 @@ export function parseGoBool(value: string): boolean | undefined {
       return undefined;
   }
 }
+
+/** A boolean environment setting as istiod's env.Register reads it: unset or unparsable keeps `fallback`. */
+export function envBool(env: Readonly<Record<string, string | undefined>>, name: string, fallback: boolean): boolean {
+  return parseGoBool(env[name] ?? "") ?? fallback;
+}
