@@ -14,17 +14,21 @@ import { BinaryReader } from "@bufbuild/protobuf/wire";
 import { registry as apiRegistry } from "../src/api/index.ts";
 import { outgoingBytes } from "../src/api/outgoing-response.ts";
 import type { ConfigObject } from "../src/config/index.ts";
+import {
+  buildClusters,
+  buildListeners,
+  buildLoadAssignment,
+  buildRouteConfiguration,
+  routeNames,
+  XdsCache,
+} from "../src/configgen/index.ts";
 import type { MeshPush, ProxyNode } from "../src/model/index.ts";
 import { storePush } from "../src/model/store-push.ts";
 import { NO_MEMOS } from "../src/util/memo.ts";
 import { encodeSotwResponse } from "../src/xds/encode.ts";
-import { buildClusters } from "../src/xds/generators/cds.ts";
-import { buildLoadAssignment } from "../src/xds/generators/eds.ts";
-import { buildListeners } from "../src/xds/generators/lds.ts";
 import { buildNameTable } from "../src/xds/generators/nds.ts";
-import { buildRouteConfiguration, routeNames } from "../src/xds/generators/rds.ts";
 import { buildSecrets } from "../src/xds/generators/sds.ts";
-import { encodeResource, storeSecrets, XdsCache } from "../src/xds/index.ts";
+import { encodeResource, storeSecrets } from "../src/xds/index.ts";
 import { measure, measureFor } from "./measure.ts";
 import type { BenchResult } from "./run.ts";
 import { BENCH_MESH, benchProxy, DOMAIN_SUFFIX, template, templateState } from "./templates.ts";

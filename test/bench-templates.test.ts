@@ -7,8 +7,9 @@ import { toJsonString } from "@bufbuild/protobuf";
 import type { Any } from "@bufbuild/protobuf/wkt";
 import { benchProxy, TEMPLATES, template, templateState } from "../bench/templates.ts";
 import { registry, unpackAny } from "../src/api/index.ts";
+import { XdsCache } from "../src/configgen/index.ts";
 import type { NodeType } from "../src/model/index.ts";
-import { buildConfigDump, storeSecrets, XdsCache } from "../src/xds/index.ts";
+import { buildConfigDump, storeSecrets } from "../src/xds/index.ts";
 import { anyViolations } from "./translate/pgv.ts";
 
 const N = 10;

@@ -8,8 +8,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { benchProxy, template } from "../bench/templates.ts";
 import { endpointsConfig } from "../bench/templates-bench.ts";
-import { buildClusters } from "../src/xds/generators/cds.ts";
-import { buildLoadAssignment } from "../src/xds/generators/eds.ts";
+import { buildClusters, buildLoadAssignment } from "../src/configgen/index.ts";
 import { CACHE_MODES, cacheModeDigests } from "./support/cache-modes.ts";
 
 const BENCHMARK_GOLDEN: Record<string, string> = {

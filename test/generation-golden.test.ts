@@ -6,10 +6,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { benchProxy, template } from "../bench/templates.ts";
+import { buildClusters, buildListeners, buildRouteConfiguration, routeNames } from "../src/configgen/index.ts";
 import type { NodeType } from "../src/model/index.ts";
-import { buildClusters } from "../src/xds/generators/cds.ts";
-import { buildListeners } from "../src/xds/generators/lds.ts";
-import { buildRouteConfiguration, routeNames } from "../src/xds/generators/rds.ts";
 import { CACHE_MODES, cacheModeDigests } from "./support/cache-modes.ts";
 
 const SERVICES = 100;

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { benchProxy, template } from "../bench/templates.ts";
-import { buildListeners } from "../src/xds/generators/lds.ts";
+import { buildListeners } from "../src/configgen/index.ts";
 import { CACHE_MODES, cacheModeDigests } from "./support/cache-modes.ts";
 
 const SERVICES = 100;

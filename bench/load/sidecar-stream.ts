@@ -8,7 +8,7 @@ import { create, type MessageInitShape, toBinary } from "@bufbuild/protobuf";
 import { Client, type ClientDuplexStream, credentials } from "@grpc/grpc-js";
 import { methodPath } from "../../src/api/grpc-service.ts";
 import { discovery, type listener } from "../../src/api/index.ts";
-import { routeNames } from "../../src/xds/generators/rds.ts";
+import { routeNames } from "../../src/configgen/index.ts";
 import { TypeUrl } from "../../src/xds/index.ts";
 import type { ProxyIdentity } from "./mesh.ts";
 import type { Protocol } from "./messages.ts";

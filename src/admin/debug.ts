@@ -2,6 +2,7 @@
 // discovery's DebugEndpoints so the admin HTTP server and the `istio.io/debug` generators serve the
 // same functions. Shapes follow Istio's JSON (field names included) where clients read them.
 import { type ConfigObject, KINDS, kindKey, lookupKindAnyVersion, type MeshConfig } from "../config/index.ts";
+import type { XdsCaches } from "../configgen/index.ts";
 import type { DebugRegistry } from "../krt/index.ts";
 import {
   compareStrings,
@@ -18,9 +19,9 @@ import {
   type DebugRequest,
   DebugText,
   debugConnection,
+  encodeResource,
   PROXY_NOT_CONNECTED,
   TypeUrl,
-  type XdsCaches,
   type XdsServer,
 } from "../xds/index.ts";
 
@@ -503,8 +504,10 @@ function cachez(req: DebugRequest, caches: XdsCaches | undefined, push: PushSnap
     const raw = new Map<string, number>();
     let total = 0;
     for (const e of entries) {
-      raw.set(e.typeUrl, (raw.get(e.typeUrl) ?? 0) + e.bytes());
-      total += e.bytes();
+      // The cache's memo tables hold the encoding the server sent, so this encodes nothing again.
+      const bytes = encodeResource(e, caches).any.length;
+      raw.set(e.typeUrl, (raw.get(e.typeUrl) ?? 0) + bytes);
+      total += bytes;
     }
     const out: Record<string, string> = {};
     for (const [typeUrl, bytes] of raw) out[typeUrl] = byteCount(bytes);

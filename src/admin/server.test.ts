@@ -13,20 +13,14 @@ import { waitFor } from "../../test/xds/fixtures.ts";
 import { admin, registry as apiRegistry, unpackAny } from "../api/index.ts";
 import { type ConfigObject, DEFAULT_MESH_CONFIG } from "../config/index.ts";
 import { loadMeshNetworks } from "../config/mesh-networks.ts";
+import type { XdsCacheStats } from "../configgen/index.ts";
 import { DebugRegistry } from "../krt/index.ts";
 import { buildPushContext } from "../model/index.ts";
 import { storePush, storeRegistry } from "../model/store-push.ts";
 import { ConfigStore, MemorySource } from "../sources/index.ts";
 import type { MemoStats } from "../util/memo.ts";
 import { SLUICE_VERSION } from "../util/version.ts";
-import {
-  type Authenticator,
-  DebugEndpoints,
-  type Discovery,
-  startDiscovery,
-  TypeUrl,
-  type XdsCacheStats,
-} from "../xds/index.ts";
+import { type Authenticator, DebugEndpoints, type Discovery, startDiscovery, TypeUrl } from "../xds/index.ts";
 import { byteCount, type DebugSources } from "./debug.ts";
 import { type AdminServer, type AdminServerOptions, parseListenAddress, startAdminServer } from "./server.ts";
 

@@ -22,13 +22,17 @@ import {
 } from "@bufbuild/protobuf/wkt";
 import { benchProxy, template, templateState } from "../../bench/templates.ts";
 import { credentialsGateway } from "../../bench/templates-bench.ts";
-import { XdsCache } from "../xds/cache/xds-cache.ts";
-import { buildClusters } from "../xds/generators/cds.ts";
-import { buildLoadAssignment } from "../xds/generators/eds.ts";
-import { buildListeners } from "../xds/generators/lds.ts";
+import {
+  buildClusters,
+  buildListeners,
+  buildLoadAssignment,
+  buildRouteConfiguration,
+  routeNames,
+  XdsCache,
+} from "../configgen/index.ts";
 import { buildNameTable } from "../xds/generators/nds.ts";
-import { buildRouteConfiguration, routeNames } from "../xds/generators/rds.ts";
-import { buildSecrets, storeSecrets } from "../xds/generators/sds.ts";
+import { buildSecrets } from "../xds/generators/sds.ts";
+import { storeSecrets } from "../xds/generators/secrets.ts";
 import { encodeAny, encodeMessage, preEncoded } from "./binary-encoder.ts";
 import { cluster, listener, registry, route, typeUrl } from "./index.ts";
 

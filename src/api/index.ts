@@ -18,6 +18,8 @@ export const registry: Registry = createRegistry(...wellKnownFiles, ...generated
 
 export const TYPE_URL_PREFIX = "type.googleapis.com/";
 
+export { TypeUrl } from "./type-urls.ts";
+
 const typeUrls = new WeakMap<DescMessage, string>();
 
 /**

@@ -157,10 +157,11 @@ const envoyFilterDiffCommand: CommandModule<object, DiffArgs> = {
         ].join("\n"),
       ),
   handler: async (argv) => {
-    const [{ loadState, translateProxy }, xds, { describePatchError, envoyFilterStatus }, { stringify }] =
+    const [{ loadState, translateProxy }, xds, { XdsCache }, { describePatchError, envoyFilterStatus }, { stringify }] =
       await Promise.all([
         import("./translate-state.ts"),
         import("../xds/index.ts"),
+        import("../configgen/index.ts"),
         import("../networking/envoyfilter/index.ts"),
         import("yaml"),
       ]);
@@ -180,7 +181,7 @@ const envoyFilterDiffCommand: CommandModule<object, DiffArgs> = {
     }
     for (const warning of withFilters.warnings) process.stderr.write(`Warning: ${warning}\n`);
     const proxy = translateProxy(proxySpecFromArgs(argv), mesh, argv.domain);
-    const dumps = (state: NonNullable<typeof without.state>, cache = new xds.XdsCache()) =>
+    const dumps = (state: NonNullable<typeof without.state>, cache = new XdsCache()) =>
       Object.fromEntries(
         DIFF_TYPES.map((type) => {
           const dump = xds.buildConfigDump(

@@ -7,17 +7,21 @@
 import { clone, create, type DescMessage, type Message, toJson } from "@bufbuild/protobuf";
 import { type Any, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { admin, type cluster, core, hcm, type listener, packAny, registry, tls, unpackAny } from "../api/index.ts";
+import type { XdsCache } from "../configgen/index.ts";
+import {
+  buildClusters,
+  buildListeners,
+  buildLoadAssignment,
+  buildRouteConfiguration,
+  routeNames,
+} from "../configgen/index.ts";
 import type { MeshPush, ProxyNode, PushSnapshot } from "../model/index.ts";
 import type { EndpointLookup } from "../registry/index.ts";
-import type { XdsCache } from "./cache/xds-cache.ts";
-import { buildClusters } from "./generators/cds.ts";
 import { type DebugHandler, DebugText, debugConnection } from "./generators/debug-endpoints.ts";
 import { buildExtensionConfigurations } from "./generators/ecds.ts";
-import { buildLoadAssignment } from "./generators/eds.ts";
-import { buildListeners } from "./generators/lds.ts";
 import { buildNameTable } from "./generators/nds.ts";
-import { buildRouteConfiguration, routeNames } from "./generators/rds.ts";
-import { adsSecretNames, buildSecrets, type SecretLookup } from "./generators/sds.ts";
+import { adsSecretNames, buildSecrets } from "./generators/sds.ts";
+import type { SecretLookup } from "./generators/secrets.ts";
 import type { ConnectionStatus } from "./server/connection.ts";
 import { TypeUrl } from "./types.ts";
 

@@ -4,11 +4,11 @@
 // built outside it (the model's storePush, given as `build`).
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
+import { XdsCache } from "../configgen/index.ts";
 import type { MeshPush, PushSnapshot } from "../model/index.ts";
 import { envoyFilterStatus, registerEnvoyFilterMetrics } from "../networking/envoyfilter/index.ts";
 import type { EndpointLookup } from "../registry/index.ts";
 import { CaMetrics, type CertificateAuthority, certificateService } from "../security/ca/index.ts";
-import { XdsCache } from "./cache/xds-cache.ts";
 import { configDumpEndpoint, typedConfigDump } from "./configdump.ts";
 import { GeneratorRegistry, loadGeneratorPlugins } from "./generator.ts";
 import { workloadAuthorizationGenerator, workloadGenerator } from "./generators/ambient.ts";
@@ -23,7 +23,9 @@ import { registerGrpcGenerators } from "./generators/grpc.ts";
 import { ldsGenerator } from "./generators/lds.ts";
 import { ndsGenerator } from "./generators/nds.ts";
 import { pcdsGenerator } from "./generators/pcds.ts";
-import { type ConfigGetter, sdsGenerator, storeSecrets } from "./generators/sds.ts";
+import { rdsGenerator } from "./generators/rds.ts";
+import { sdsGenerator } from "./generators/sds.ts";
+import { type ConfigGetter, storeSecrets } from "./generators/secrets.ts";
 import { statusGenerator } from "./generators/status.ts";
 import { rdsWithVhdsGenerator, vhdsGenerator } from "./generators/vhds.ts";
 import type { DebounceOptions } from "./pipeline/debounce.ts";
@@ -101,7 +103,7 @@ export async function startDiscovery(options: DiscoveryOptions): Promise<Discove
     generators.register(TypeUrl.Cluster, cdsGenerator(options.endpoints, cache));
     generators.register(TypeUrl.Endpoint, edsGenerator(options.endpoints, cache));
     generators.register(TypeUrl.Listener, ldsGenerator(options.endpoints, cache));
-    generators.register(TypeUrl.Route, rdsWithVhdsGenerator(cache));
+    generators.register(TypeUrl.Route, rdsWithVhdsGenerator(rdsGenerator(cache), cache));
     generators.register(TypeUrl.VirtualHost, vhdsGenerator(cache));
     generators.register(TypeUrl.Secret, sdsGenerator(secrets));
     generators.register(TypeUrl.NameTable, ndsGenerator(options.endpoints));

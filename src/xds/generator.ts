@@ -3,12 +3,13 @@
 // never touch a stream: the server asks, encodes and sends.
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import type { Message } from "@bufbuild/protobuf";
-import type { Any } from "@bufbuild/protobuf/wkt";
+import type { XdsResource } from "../configgen/index.ts";
 import type { ProxyNode } from "../model/proxy.ts";
 import type { PushRequest } from "../model/push-context.ts";
 import { XdsError } from "./errors.ts";
 import { DEBUG_TYPE_PREFIX } from "./types.ts";
+
+export type { XdsResource };
 
 /** What a proxy subscribes to for one type URL. */
 export interface WatchedResource {
@@ -19,17 +20,6 @@ export interface WatchedResource {
   readonly wildcard: boolean;
   /** Subscribed over delta (incremental) xDS, which VHDS requires; absent means state of the world. */
   readonly delta?: boolean;
-}
-
-export interface XdsResource {
-  name: string;
-  /**
-   * The resource: a message (encoded once per object by the server, so share the object between
-   * proxies) or an Any whose `value` is already encoded.
-   */
-  resource: Message | Any;
-  /** Delta xDS version; defaults to a hash of the encoded bytes. */
-  version?: string;
 }
 
 export interface LogDetails {

@@ -1,13 +1,6 @@
 // Public face of the xDS layer: type URLs, the generator registry and plugins, resource encoding,
 // the ADS server, the push pipeline, and the config and debug generators, and a proxy's config dump.
 export {
-  type CacheEntry,
-  type ResourceCacheStats,
-  XdsCache,
-  type XdsCacheStats,
-  type XdsCaches,
-} from "./cache/xds-cache.ts";
-export {
   buildConfigDump,
   type ConfigDumpOptions,
   configDumpJson,
@@ -29,7 +22,7 @@ export {
   type XdsResource,
 } from "./generator.ts";
 export * from "./generators/index.ts";
-export { type SecretLookup, storeSecrets } from "./generators/sds.ts";
+export { type SecretLookup, storeSecrets } from "./generators/secrets.ts";
 export * from "./pipeline/index.ts";
 export * from "./server/index.ts";
 export { DEBUG_TYPE_PREFIX, isWildcardTypeUrl, metricType, shortType, TypeUrl } from "./types.ts";

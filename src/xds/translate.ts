@@ -6,15 +6,15 @@ import { type admin, core } from "../api/index.ts";
 import { type ConfigObject, lookupKind, type MeshConfig, validateObject } from "../config/index.ts";
 import type { MeshNetworks } from "../config/mesh-networks.ts";
 import { objectRef } from "../config/validate.ts";
+import { XdsCache } from "../configgen/index.ts";
 import { type MeshPush, type NodeType, type ProxyNode, parseProxy, pushFeaturesFromEnv } from "../model/index.ts";
 import { storePush, storeRegistry } from "../model/store-push.ts";
 import type { ServiceRegistry } from "../registry/index.ts";
 import { MemorySource } from "../sources/memory.ts";
 import { ConfigStore } from "../sources/store.ts";
 import { describeIssue } from "../sources/store-admit.ts";
-import { XdsCache } from "./cache/xds-cache.ts";
 import { buildConfigDump, type DumpType } from "./configdump.ts";
-import { storeSecrets } from "./generators/sds.ts";
+import { storeSecrets } from "./generators/secrets.ts";
 
 export interface TranslateState {
   store: ConfigStore;

@@ -1,23 +1,7 @@
-// xDS type URLs as Istio names them (pkg/model/xds.go), and the short names its logs and metrics use.
-const ENVOY = "type.googleapis.com/envoy.";
+// xDS type URLs (Istio's pkg/model/xds.go; the constants are api's) and the short names its logs and metrics use.
+import { TypeUrl } from "../api/index.ts";
 
-export const TypeUrl = {
-  Cluster: `${ENVOY}config.cluster.v3.Cluster`,
-  Listener: `${ENVOY}config.listener.v3.Listener`,
-  Route: `${ENVOY}config.route.v3.RouteConfiguration`,
-  VirtualHost: `${ENVOY}config.route.v3.VirtualHost`,
-  Endpoint: `${ENVOY}config.endpoint.v3.ClusterLoadAssignment`,
-  Secret: `${ENVOY}extensions.transport_sockets.tls.v3.Secret`,
-  ExtensionConfiguration: `${ENVOY}config.core.v3.TypedExtensionConfig`,
-  NameTable: "type.googleapis.com/istio.networking.nds.v1.NameTable",
-  HealthInfo: "type.googleapis.com/istio.v1.HealthInformation",
-  ProxyConfig: "type.googleapis.com/istio.mesh.v1alpha1.ProxyConfig",
-  Bootstrap: `${ENVOY}config.bootstrap.v3.Bootstrap`,
-  Address: "type.googleapis.com/istio.workload.Address",
-  Workload: "type.googleapis.com/istio.workload.Workload",
-  WorkloadAuthorization: "type.googleapis.com/istio.security.Authorization",
-  Debug: "istio.io/debug",
-} as const;
+export { TypeUrl };
 
 /** Type URLs under this prefix are served by the `event` (status) generator: syncz, config_dump. */
 export const DEBUG_TYPE_PREFIX = "istio.io/debug/";

@@ -17,7 +17,7 @@
 //    8    gatewayapi                   Gateway API → Istio config
 //    9    model                        proxy, push context, indexes
 //   10    networking                   Envoy config builders
-//   11    configgen                    (empty slot, kept for the config generation layer)
+//   11    configgen                    per-proxy assembly (Istio's ConfigGenerator), the XdsCache
 //   12    xds                          generators, push pipeline, ADS server
 //   13    webhooks                     injection and validation webhooks
 //   14    analysis · admin · agent     siblings: none imports another
@@ -69,6 +69,11 @@ describe("src/ layering", () => {
     assert.deepEqual(problems, [], `\n${problems.join("\n")}\n`);
   });
 
+  test("no xDS generator imports another (they share only the helper modules)", () => {
+    const imports = generatorImports(importGraph(files).edges);
+    assert.deepEqual(imports, []);
+  });
+
   test("the check reads the real graph (not an empty one)", () => {
     const { edges } = importGraph(files);
     let count = 0;
@@ -78,7 +83,34 @@ describe("src/ layering", () => {
   });
 });
 
+// The modules of xds/generators/ that are not generators: what generators share (push decisions, the
+// store's Secrets, debug access) and the folder's barrel.
+const GENERATOR_HELPERS = new Set(["needs-push.ts", "secrets.ts", "debug-auth.ts", "debug-endpoints.ts", "index.ts"]);
+const GENERATORS = "xds/generators/";
+
+/** `a.ts -> b.ts` for each import of one generator module by another in xds/generators/. */
+function generatorImports(edges: ReadonlyMap<string, readonly string[]>): string[] {
+  const out: string[] = [];
+  for (const [from, targets] of edges) {
+    if (!from.startsWith(GENERATORS) || GENERATOR_HELPERS.has(from.slice(GENERATORS.length))) continue;
+    for (const to of targets) {
+      const name = to.slice(GENERATORS.length);
+      if (to.startsWith(GENERATORS) && !name.includes("/") && !GENERATOR_HELPERS.has(name))
+        out.push(`${from} -> ${to}`);
+    }
+  }
+  return out;
+}
+
 describe("the layering check fails where it should", () => {
+  test("a generator importing another generator is reported", () => {
+    const edges = new Map([
+      ["xds/generators/rds.ts", ["xds/generators/cds.ts", "xds/generators/needs-push.ts", "configgen/routes.ts"]],
+      ["xds/generators/cds.ts", ["xds/generators/needs-push.ts"]],
+    ]);
+    assert.deepEqual(generatorImports(edges), ["xds/generators/rds.ts -> xds/generators/cds.ts"]);
+  });
+
   test("an import up the layers (model importing xds) is reported", () => {
     const files = new Map([
       ["model/push.ts", 'import { serve } from "../xds/server.ts";\nexport const push = serve;\n'],

@@ -1,5 +1,5 @@
 // No module of src/ keeps a cache of its own (issue 27, "Structure"): what the builders and generators
-// memoise lives in the XdsCache the discovery server owns and passes down (src/xds/cache/, the memo
+// memoise lives in the XdsCache the discovery server owns and passes down (src/configgen/cache/, the memo
 // tables of src/util/memo.ts), or in the MemoStore a push lineage carries. test/architecture/module-caches.ts
 // is the checker (what counts as a module-level cache is in its header); the tests below also show it
 // finding made-up ones.
@@ -67,7 +67,7 @@ describe("module-level caches", () => {
 
   test("the check reads the real tree (not an empty one)", () => {
     assert.ok(files.size > 500, `only ${files.size} files under src/`);
-    assert.ok(files.has("xds/cache/xds-cache.ts"));
+    assert.ok(files.has("configgen/cache/xds-cache.ts"));
   });
 });
 

@@ -5,10 +5,10 @@ import assert from "node:assert/strict";
 import type { Message } from "@bufbuild/protobuf";
 import { BENCH_MESH, DOMAIN_SUFFIX, templateState } from "../../bench/templates.ts";
 import type { ConfigObject } from "../../src/config/index.ts";
+import { XdsCache } from "../../src/configgen/index.ts";
 import type { MeshPush, PushFeatures } from "../../src/model/index.ts";
 import { storePush } from "../../src/model/store-push.ts";
 import type { EndpointLookup } from "../../src/registry/index.ts";
-import { XdsCache } from "../../src/xds/index.ts";
 import { goldenDigest } from "./golden-digest.ts";
 
 export interface CacheMode {

@@ -6,13 +6,10 @@ import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { loadState, translateProxy } from "../../src/cli/translate-state.ts";
 import { type ConfigObject, DEFAULT_MESH_CONFIG, type MeshConfig } from "../../src/config/index.ts";
+import { buildClusters, buildLoadAssignment, buildRouteConfiguration, XdsCache } from "../../src/configgen/index.ts";
 import type { MeshPush } from "../../src/model/index.ts";
 import { storePush } from "../../src/model/store-push.ts";
 import { MemorySource } from "../../src/sources/index.ts";
-import { buildClusters } from "../../src/xds/generators/cds.ts";
-import { buildLoadAssignment } from "../../src/xds/generators/eds.ts";
-import { buildRouteConfiguration } from "../../src/xds/generators/rds.ts";
-import { XdsCache } from "../../src/xds/index.ts";
 
 /** The xDS cache these tests build with, as the discovery server's generators share one. */
 const cache = new XdsCache();

@@ -9,12 +9,9 @@ import { after, test } from "node:test";
 import { cluster, hcm, listener, packAny, route, unpackAny } from "../../src/api/index.ts";
 import { loadState, translateProxy } from "../../src/cli/translate-state.ts";
 import { DEFAULT_MESH_CONFIG } from "../../src/config/index.ts";
+import { buildClusters, buildListeners, buildRouteConfiguration, XdsCache } from "../../src/configgen/index.ts";
 import { pushRequest } from "../../src/model/index.ts";
-import { buildClusters } from "../../src/xds/generators/cds.ts";
 import { ecdsGenerator } from "../../src/xds/generators/ecds.ts";
-import { buildListeners } from "../../src/xds/generators/lds.ts";
-import { buildRouteConfiguration } from "../../src/xds/generators/rds.ts";
-import { XdsCache } from "../../src/xds/index.ts";
 import { anyViolations } from "./pgv.ts";
 
 /** The xDS cache these tests build with, as the discovery server's generators share one. */

@@ -10,11 +10,10 @@ import { create, type JsonObject, toJson } from "@bufbuild/protobuf";
 import { core, listener, registry as typeRegistry } from "../../src/api/index.ts";
 import { loadState } from "../../src/cli/translate-state.ts";
 import { type ConfigObject, DEFAULT_MESH_CONFIG, type MeshConfig } from "../../src/config/index.ts";
+import { buildListeners, XdsCache } from "../../src/configgen/index.ts";
 import { type MeshPush, type ProxyNode, parseProxy } from "../../src/model/index.ts";
 import { storePush } from "../../src/model/store-push.ts";
 import { MemorySource } from "../../src/sources/index.ts";
-import { buildListeners } from "../../src/xds/generators/lds.ts";
-import { XdsCache } from "../../src/xds/index.ts";
 
 /** The xDS cache these tests build with, as the discovery server's generators share one. */
 const cache = new XdsCache();

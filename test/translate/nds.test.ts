@@ -8,11 +8,9 @@ import { join } from "node:path";
 import { after, test } from "node:test";
 import { loadState, type ProxySpec, translateProxy } from "../../src/cli/translate-state.ts";
 import { DEFAULT_MESH_CONFIG } from "../../src/config/index.ts";
+import { buildListeners, buildRouteConfiguration, XdsCache } from "../../src/configgen/index.ts";
 import type { ProxyNode } from "../../src/model/index.ts";
-import { buildListeners } from "../../src/xds/generators/lds.ts";
 import { buildNameTable } from "../../src/xds/generators/nds.ts";
-import { buildRouteConfiguration } from "../../src/xds/generators/rds.ts";
-import { XdsCache } from "../../src/xds/index.ts";
 
 /** The xDS cache these tests build with, as the discovery server's generators share one. */
 const cache = new XdsCache();

@@ -7,13 +7,14 @@ import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { loadState, type ProxySpec, translateProxy } from "../../src/cli/translate-state.ts";
 import { DEFAULT_MESH_CONFIG, kindKey, type ObjectKey } from "../../src/config/index.ts";
+import { XdsCache } from "../../src/configgen/index.ts";
 import { pushRequest } from "../../src/model/index.ts";
 import type { Generator, WatchedResource } from "../../src/xds/generator.ts";
 import { cdsGenerator } from "../../src/xds/generators/cds.ts";
 import { edsGenerator } from "../../src/xds/generators/eds.ts";
 import { ldsGenerator } from "../../src/xds/generators/lds.ts";
 import { rdsGenerator } from "../../src/xds/generators/rds.ts";
-import { TypeUrl, XdsCache } from "../../src/xds/index.ts";
+import { TypeUrl } from "../../src/xds/index.ts";
 
 const MESH_DIR = fileURLToPath(new URL("../../examples/mesh", import.meta.url));
 const mesh = DEFAULT_MESH_CONFIG;

@@ -15,8 +15,7 @@ import { type admin, endpoint, unpackAny } from "../../src/api/index.ts";
 import { loadState, translate, translateProxy } from "../../src/cli/translate-state.ts";
 import { DEFAULT_MESH_CONFIG } from "../../src/config/index.ts";
 import { loadMeshNetworks } from "../../src/config/mesh-networks.ts";
-import { buildLoadAssignment } from "../../src/xds/generators/eds.ts";
-import { XdsCache } from "../../src/xds/index.ts";
+import { buildLoadAssignment, XdsCache } from "../../src/configgen/index.ts";
 import { anyViolations } from "./pgv.ts";
 
 /** The xDS cache these tests build with, as the discovery server's generators share one. */

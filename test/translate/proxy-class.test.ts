@@ -6,13 +6,14 @@ import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { loadState, type ProxySpec, translateProxy } from "../../src/cli/translate-state.ts";
 import { type ConfigObject, DEFAULT_MESH_CONFIG } from "../../src/config/index.ts";
+import { XdsCache } from "../../src/configgen/index.ts";
 import { type MeshPush, type ProxyNode, pushRequest } from "../../src/model/index.ts";
 import { storePush } from "../../src/model/store-push.ts";
 import { MemorySource } from "../../src/sources/index.ts";
 import type { GenerateResult, WatchedResource } from "../../src/xds/generator.ts";
 import { cdsGenerator } from "../../src/xds/generators/cds.ts";
 import { edsGenerator } from "../../src/xds/generators/eds.ts";
-import { TypeUrl, XdsCache } from "../../src/xds/index.ts";
+import { TypeUrl } from "../../src/xds/index.ts";
 
 const MESH_DIR = fileURLToPath(new URL("../../examples/mesh", import.meta.url));
 const mesh = DEFAULT_MESH_CONFIG;

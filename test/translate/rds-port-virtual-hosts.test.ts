@@ -5,10 +5,9 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { BENCH_MESH, benchProxy, DOMAIN_SUFFIX, template, templateState } from "../../bench/templates.ts";
 import type { ConfigObject } from "../../src/config/index.ts";
+import { buildRouteConfiguration, XdsCache } from "../../src/configgen/index.ts";
 import type { MeshPush } from "../../src/model/index.ts";
 import { storePush } from "../../src/model/store-push.ts";
-import { buildRouteConfiguration } from "../../src/xds/generators/rds.ts";
-import { XdsCache } from "../../src/xds/index.ts";
 
 /** The xDS cache these tests build with, as the discovery server's generators share one. */
 const cache = new XdsCache();

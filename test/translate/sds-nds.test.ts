@@ -17,7 +17,8 @@ import { DEFAULT_MESH_CONFIG, kindKey, type ObjectKey } from "../../src/config/i
 import { type ProxyNode, pushRequest } from "../../src/model/index.ts";
 import type { WatchedResource } from "../../src/xds/generator.ts";
 import { buildNameTable, ndsGenerator } from "../../src/xds/generators/nds.ts";
-import { sdsGenerator, storeSecrets } from "../../src/xds/generators/sds.ts";
+import { sdsGenerator } from "../../src/xds/generators/sds.ts";
+import { storeSecrets } from "../../src/xds/generators/secrets.ts";
 import { TypeUrl } from "../../src/xds/index.ts";
 
 const b64 = (text: string) => Buffer.from(text).toString("base64");

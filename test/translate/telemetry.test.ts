@@ -7,7 +7,8 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { benchProxy, templateState } from "../../bench/templates.ts";
 import { hcm, istioStats, listener, unpackAny } from "../../src/api/index.ts";
 import type { ConfigObject } from "../../src/config/index.ts";
-import { buildConfigDump, storeSecrets, XdsCache } from "../../src/xds/index.ts";
+import { XdsCache } from "../../src/configgen/index.ts";
+import { buildConfigDump, storeSecrets } from "../../src/xds/index.ts";
 import { anyViolations } from "./pgv.ts";
 
 const telemetry = (namespace: string, name: string, spec: JsonObject): ConfigObject => ({

@@ -5,7 +5,7 @@
 // index yet, so it answers so whatever PILOT_ENABLE_AMBIENT says.
 import { kindKey } from "../../config/index.ts";
 import type { Generator } from "../generator.ts";
-import { isProxyRequest } from "./pcds.ts";
+import { isProxyRequest } from "./needs-push.ts";
 
 const AUTHORIZATION_POLICY = kindKey("security.istio.io", "AuthorizationPolicy");
 

@@ -6,14 +6,14 @@
 import type { core } from "../../api/index.ts";
 import { kindKey } from "../../config/index.ts";
 import type { WasmPlugin } from "../../config/types/index.ts";
+import type { XdsCache } from "../../configgen/index.ts";
 import type { MeshPush, ProxyNode, PushRequest, PushSnapshot } from "../../model/index.ts";
 import { PUSH_KINDS } from "../../model/index.ts";
 import { insertedExtensionConfigs, patchSetFor } from "../../networking/envoyfilter/index.ts";
 import { pullSecretResource, wasmExtensionConfig, wasmResourceName } from "../../networking/wasm/index.ts";
 import type { Memos } from "../../util/memo.ts";
-import type { XdsCache } from "../cache/xds-cache.ts";
 import type { Generator } from "../generator.ts";
-import type { SecretLookup } from "./sds.ts";
+import type { SecretLookup } from "./secrets.ts";
 
 const SECRET = kindKey("", "Secret");
 const DOCKER_CONFIG_KEY = ".dockerconfigjson";

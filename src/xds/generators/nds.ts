@@ -10,7 +10,7 @@ import type { MeshPush, ProxyNode, PushSnapshot } from "../../model/index.ts";
 import { addressesForProxy, usesAutoAllocatedAddresses } from "../../model/index.ts";
 import { type EndpointLookup, type Service, UNSPECIFIED_IP } from "../../registry/index.ts";
 import type { Generator } from "../generator.ts";
-import { changedHostnames } from "./eds.ts";
+import { changedHostnames } from "./needs-push.ts";
 
 type NameInfo = nds.NameTable_NameInfo;
 

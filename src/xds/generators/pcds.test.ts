@@ -6,7 +6,8 @@ import { core } from "../../api/index.ts";
 import { parseProxy } from "../../model/proxy.ts";
 import { newPushContext, pushRequest } from "../../model/push-context.ts";
 import { TypeUrl } from "../types.ts";
-import { encodeCaCertificatesPem, isProxyRequest, pcdsGenerator } from "./pcds.ts";
+import { isProxyRequest } from "./needs-push.ts";
+import { encodeCaCertificatesPem, pcdsGenerator } from "./pcds.ts";
 
 /** istio.mesh.v1alpha1.ProxyConfig reduced to the one field PCDS sends, to read the bytes back. */
 const ProxyConfigSchema = createFileRegistry(

@@ -7,17 +7,13 @@ import { AnySchema } from "@bufbuild/protobuf/wkt";
 import type { PushRequest } from "../../model/push-context.ts";
 import type { Generator } from "../generator.ts";
 import { TypeUrl } from "../types.ts";
+import { isProxyRequest } from "./needs-push.ts";
 
 export interface PcdsOptions {
   /** ISTIO_MULTIROOT_MESH. */
   multiRootMesh: boolean;
   /** The trust bundle's root certificates (PEM), or undefined without a CA (Istio's nil TrustBundle). */
   trustBundle: () => readonly string[] | undefined;
-}
-
-/** Istio's PushRequest.IsRequest: the push answers one proxy's own request and nothing else. */
-export function isProxyRequest(req: PushRequest): boolean {
-  return req.reasons.size === 1 && req.reasons.get("proxyrequest") === 1;
 }
 
 /** ProxyConfig field 34, `repeated string ca_certificates_pem`, encoded by hand: no other field is sent. */

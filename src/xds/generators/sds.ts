@@ -13,25 +13,10 @@ import type { MeshPush, ProxyNode, PushSnapshot } from "../../model/index.ts";
 import { CA_SUFFIX } from "../../model/index.ts";
 import type { StoredConfig } from "../../sources/index.ts";
 import type { Generator, XdsResource } from "../generator.ts";
+import { SECRET_KIND, type SecretLookup } from "./secrets.ts";
 
-const SECRET_KIND = kindKey("", "Secret");
 const GATEWAY_KIND = kindKey("networking.istio.io", "Gateway");
 const SCHEMES = ["kubernetes://", "kubernetes-gateway://"];
-
-/** Secrets by namespace and name. */
-export interface SecretLookup {
-  secret(namespace: string, name: string): ConfigObject | undefined;
-}
-
-/** Objects in force by key (the config store). */
-export interface ConfigGetter {
-  get(key: ObjectKey): StoredConfig | undefined;
-}
-
-/** The Secrets of the config store, looked up by key (a router may ask for thousands). */
-export function storeSecrets(store: ConfigGetter): SecretLookup {
-  return { secret: (namespace, name) => store.get({ kind: SECRET_KIND, namespace, name })?.object };
-}
 
 interface SecretResource {
   namespace: string;

@@ -23,13 +23,12 @@
 //   every virtual host is sent up front and an unknown host takes the catch-all, as without VHDS.
 import { create, isMessage } from "@bufbuild/protobuf";
 import { core, route } from "../../api/index.ts";
+import { buildRouteConfiguration, type XdsCache } from "../../configgen/index.ts";
 import type { MeshPush, ProxyNode, PushSnapshot } from "../../model/index.ts";
 import { parseSidecarRouteName } from "../../networking/route/index.ts";
 import { type Memos, weakTable } from "../../util/memo.ts";
-import type { XdsCache } from "../cache/xds-cache.ts";
 import type { Generator, WatchedResource, XdsResource } from "../generator.ts";
-import { rdsNeedsPush } from "./cds-needs-push.ts";
-import { buildRouteConfiguration, rdsGenerator } from "./rds.ts";
+import { rdsNeedsPush } from "./needs-push.ts";
 
 const VHDS_OVER_ADS = create(route.VhdsSchema, {
   configSource: { configSourceSpecifier: { case: "ads", value: {} }, resourceApiVersion: core.ApiVersion.V3 },
@@ -84,9 +83,8 @@ export function vhdsForm(memos: Memos, config: route.RouteConfiguration): VhdsFo
   return form;
 }
 
-/** RDS, with the route configurations `servesVhds` names in their VHDS form. */
-export function rdsWithVhdsGenerator(cache: XdsCache): Generator<PushSnapshot> {
-  const rds = rdsGenerator(cache);
+/** `rds` (the RDS generator), with the route configurations `servesVhds` names in their VHDS form. */
+export function rdsWithVhdsGenerator(rds: Generator<PushSnapshot>, cache: XdsCache): Generator<PushSnapshot> {
   return {
     generate(proxy, watched, req) {
       const result = rds.generate(proxy, watched, req);

@@ -1,5 +1,5 @@
 // The xDS cache (Istio's XdsCache), one object owned by the discovery server and passed down to the
-// generators and from them to the builders: nothing generated is kept in a module.
+// generators, config generation and the builders: nothing generated is kept in a module.
 //
 // It holds two kinds of tables:
 // - Resource caches: a built value (a cluster list, a listener list, a route configuration, a load
@@ -17,9 +17,8 @@
 // table's size, hits and misses.
 import type { MeshPush } from "../../model/index.ts";
 import { PushStatus } from "../../model/index.ts";
-import { type MemoStats, MemoStore } from "../../util/memo.ts";
-import { encodeResource } from "../encode.ts";
-import type { XdsResource } from "../generator.ts";
+import { type MemoStats, MemoStore, type Memos } from "../../util/memo.ts";
+import type { XdsResource } from "../resource.ts";
 import { KeyFormat, type KeySchema, type ObjectIds } from "./keys.ts";
 
 /** One cached resource, as /debug/cachez shows it. */
@@ -27,8 +26,6 @@ export interface CacheEntry {
   typeUrl: string;
   name: string;
   resource: XdsResource["resource"];
-  /** Its encoded size. */
-  bytes(): number;
 }
 
 /** One resource cache's counters. */
@@ -49,8 +46,8 @@ export interface XdsCacheStats {
   memos: MemoStats[];
 }
 
-/** What /debug/cachez reads of the cache. */
-export interface XdsCaches {
+/** What /debug/cachez reads of the cache (its memo tables hold each resource's encoding). */
+export interface XdsCaches extends Memos {
   /** The resources cached. */
   entries(): CacheEntry[];
   /** Empties the resource caches; the next request rebuilds. */
@@ -164,12 +161,7 @@ export class ResourceCache<T, K> {
   entries(): CacheEntry[] {
     const { typeUrl, resources } = this.table;
     return [...this.#entries.values()].flatMap(({ value }) =>
-      resources(value).map((r) => ({
-        typeUrl,
-        name: r.name,
-        resource: r.resource,
-        bytes: () => encodeResource(r, this.owner).any.length,
-      })),
+      resources(value).map((r) => ({ typeUrl, name: r.name, resource: r.resource })),
     );
   }
 

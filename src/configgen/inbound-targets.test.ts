@@ -1,8 +1,8 @@
 // Where a Sidecar ingress listener's inbound cluster delivers (Istio's buildInboundClustersFromSidecar).
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { makeProxy } from "../../../test/support/cluster-fixtures.ts";
-import { ingressEndpoint } from "./lds.ts";
+import { makeProxy } from "../../test/support/cluster-fixtures.ts";
+import { ingressEndpoint } from "./inbound-targets.ts";
 
 const ipv4 = makeProxy({ ipAddresses: ["10.0.0.7"] });
 const ipv6 = makeProxy({ ipAddresses: ["fd00::7"] });

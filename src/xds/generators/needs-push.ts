@@ -1,10 +1,11 @@
 // Which pushes can change a proxy's clusters, listeners, routes or load assignments (Istio's
 // cdsNeedsPush, ldsNeedsPush, rdsNeedsPush and edsNeedsPush, pilot/pkg/xds/{cds,lds,rds,eds}.go): a
 // full push naming only config kinds the type never reads leaves it alone; endpoint-only pushes
-// concern EDS alone.
+// concern EDS alone. Also what a push names: the hostnames of an endpoint push, a proxy's own request.
 import { kindKey } from "../../config/index.ts";
 import type { ProxyNode, PushRequest } from "../../model/index.ts";
 import { PUSH_KINDS } from "../../model/index.ts";
+import { KIND } from "../pipeline/classify.ts";
 
 const NET = "networking.istio.io";
 const SECRET = kindKey("", "Secret");
@@ -79,4 +80,16 @@ export function rdsNeedsPush(req: PushRequest): boolean {
 /** Incremental (endpoint) pushes always concern EDS; full ones unless they name only kinds it never reads. */
 export function edsNeedsPush(req: PushRequest): boolean {
   return !req.full || fullPushTouches(req, EDS_SKIPPED);
+}
+
+/** The hostnames an incremental push names (endpoint pushes key services by hostname). */
+export function changedHostnames(req: PushRequest): Set<string> {
+  const hosts = new Set<string>();
+  for (const key of req.configsUpdated.values()) if (key.kind === KIND.serviceEntry) hosts.add(key.name);
+  return hosts;
+}
+
+/** Istio's PushRequest.IsRequest: the push answers one proxy's own request and nothing else. */
+export function isProxyRequest(req: PushRequest): boolean {
+  return req.reasons.size === 1 && req.reasons.get("proxyrequest") === 1;
 }

@@ -2,14 +2,14 @@
 // hashForHTTPDestination and consistentHashToHashPolicy, pilot/pkg/networking/core/route/route.go):
 // the cluster gets RING_HASH/MAGLEV, the route says what to hash on.
 import { create } from "@bufbuild/protobuf";
-import { route } from "../../api/index.ts";
+import { route } from "../api/index.ts";
 import type {
   Destination,
   DestinationRuleTrafficPolicy,
   DestinationRuleTrafficPolicyLoadBalancerConsistentHash,
-} from "../../config/index.ts";
-import type { ProxyNode, SidecarScope } from "../../model/index.ts";
-import { toDuration } from "../../networking/duration.ts";
+} from "../config/index.ts";
+import type { ProxyNode, SidecarScope } from "../model/index.ts";
+import { toDuration } from "../networking/duration.ts";
 
 type ConsistentHash = DestinationRuleTrafficPolicyLoadBalancerConsistentHash;
 
