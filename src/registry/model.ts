@@ -148,6 +148,15 @@ export interface ServiceEndpoint {
 }
 
 /** The live endpoints of a service port (ServiceRegistry.endpointsFor). */
+/**
+ * Which services select a workload (Kubernetes selectors, ServiceEntry workloadSelectors), from the
+ * registry's live services: what a workload change reaches.
+ */
+export interface WorkloadServices {
+  /** The services of `namespace` whose non-empty selector selects a workload labelled `labels`. */
+  servicesSelecting(namespace: string, labels: Readonly<Record<string, string>>): readonly Service[];
+}
+
 export interface EndpointLookup {
   endpointsFor(hostname: string, port: number, namespace: string): readonly ServiceEndpoint[];
 }

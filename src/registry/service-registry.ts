@@ -8,7 +8,14 @@ import { derive, deriveMany, join, labelsContain } from "../krt/index.ts";
 import { aggregate, type PortEndpointsKey } from "./aggregate.ts";
 import type { KubeOptions } from "./kube.ts";
 import { kubeEndpoints, kubeService, sliceServiceKey } from "./kube.ts";
-import type { PortEndpoints, RegistryEndpoints, Service, ServiceEndpoint, WorkloadInstance } from "./model.ts";
+import type {
+  PortEndpoints,
+  RegistryEndpoints,
+  Service,
+  ServiceEndpoint,
+  WorkloadInstance,
+  WorkloadServices,
+} from "./model.ts";
 import { hostKey, registryKey } from "./model.ts";
 import { networkOf } from "./networks.ts";
 import type { WorkloadGroupTemplate } from "./serviceentry.ts";
@@ -41,7 +48,7 @@ export interface RegistryOptions {
   debug?: DebugRegistry;
 }
 
-export class ServiceRegistry {
+export class ServiceRegistry implements WorkloadServices {
   /** The cluster its Kubernetes objects are in (Istio's cluster ID). */
   readonly clusterId: string;
   /** The mesh networks its endpoints' networks were assigned from. */
@@ -155,6 +162,17 @@ export class ServiceRegistry {
   /** Services declared in `namespace`. */
   servicesInNamespace(namespace: string): Service[] {
     return this.services.namespaceIndex().lookup(namespace);
+  }
+
+  /**
+   * The services of `namespace`, of every registry, whose non-empty selector selects a workload labelled
+   * `labels` (an empty selector selects nothing: such a service's endpoints are managed by hand).
+   */
+  servicesSelecting(namespace: string, labels: Readonly<Record<string, string>>): Service[] {
+    return this.registryServices
+      .namespaceIndex()
+      .lookup(namespace)
+      .filter((s) => s.selector !== null && Object.keys(s.selector).length > 0 && labelsContain(labels, s.selector));
   }
 
   /** Every namespace's service for `hostname` (a ServiceEntry host can be declared in several). */

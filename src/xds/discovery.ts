@@ -7,7 +7,7 @@ import type { Registry } from "prom-client";
 import { XdsCache } from "../configgen/index.ts";
 import type { MeshPush, PushSnapshot } from "../model/index.ts";
 import { envoyFilterStatus, registerEnvoyFilterMetrics } from "../networking/envoyfilter/index.ts";
-import type { EndpointLookup } from "../registry/index.ts";
+import type { EndpointLookup, WorkloadServices } from "../registry/index.ts";
 import { CaMetrics, type CertificateAuthority, certificateService } from "../security/ca/index.ts";
 import { configDumpEndpoint, typedConfigDump } from "./configdump.ts";
 import { GeneratorRegistry, loadGeneratorPlugins } from "./generator.ts";
@@ -43,10 +43,11 @@ export interface DiscoveryOptions {
   /** The push context of the first config load. */
   initialPush: MeshPush;
   /**
-   * The service registry's endpoints. With it the Envoy generators (CDS, EDS, LDS, RDS, SDS from the
-   * store's Secrets) and NDS are registered.
+   * The service registry: its endpoints, and which services a Pod or WorkloadEntry change reaches. With
+   * it the Envoy generators (CDS, EDS, LDS, RDS, SDS from the store's Secrets) and NDS are registered;
+   * without it a workload change pushes nothing.
    */
-  endpoints?: EndpointLookup;
+  endpoints?: EndpointLookup & WorkloadServices;
   build: PushContextBuilder<PushSnapshot>;
   countServices?: (push: MeshPush) => number;
   rootNamespace: string;
@@ -152,6 +153,7 @@ export async function startDiscovery(options: DiscoveryOptions): Promise<Discove
   const ports = await server.listen(options.listen);
   const pipeline = new PushPipeline({
     store: options.store,
+    services: options.endpoints,
     server,
     build: options.build,
     countServices: options.countServices,

@@ -5,18 +5,12 @@
 // behind a DNS ServiceEntry is a full push too: those clusters carry their endpoints inline (CDS).
 import { isDeepStrictEqual } from "node:util";
 import { type ConfigObject, kindKey, type ObjectKey } from "../../config/index.ts";
-import { labelsContain } from "../../krt/index.ts";
 import type { TriggerReason } from "../../model/push-context.ts";
-import { kubeHostname } from "../../registry/index.ts";
-import type { ConfigEvent, StoredConfig } from "../../sources/index.ts";
+import { kubeHostname, type WorkloadServices } from "../../registry/index.ts";
+import type { ConfigEvent } from "../../sources/index.ts";
 
 /** The pilot_inbound_updates `type` label (Istio's config, eds, svc, svcdelete). */
 export type InboundType = "config" | "eds" | "svc" | "svcdelete";
-
-/** What the classification reads besides the events: the objects in force of a kind (the config store). */
-export interface ConfigLookup {
-  list(kind: string): readonly StoredConfig[];
-}
 
 /** The pushes a batch asks for: at most one full and one incremental request. */
 export interface ClassifiedChanges {
@@ -50,12 +44,16 @@ function hostKey(namespace: string, hostname: string): ObjectKey {
   return { kind: KIND.serviceEntry, namespace, name: hostname };
 }
 
+/**
+ * The pushes a batch of store events asks for. Which services a Pod or WorkloadEntry change reaches is
+ * the registry's answer (`services`, its live krt collections, already updated by the batch); without a
+ * registry a workload change reaches none.
+ */
 export function classifyEvents(
   events: readonly ConfigEvent[],
-  lookup: ConfigLookup,
+  services: WorkloadServices | undefined,
   domainSuffix: string,
 ): ClassifiedChanges {
-  const selectors = new SelectorIndex(lookup, domainSuffix);
   const full: Change = { keys: [], reasons: [], events: 0 };
   const incremental: Change = { keys: [], reasons: [], events: 0 };
   const inbound: InboundType[] = [];
@@ -82,7 +80,7 @@ export function classifyEvents(
         continue;
       case KIND.pod:
       case KIND.workloadEntry: {
-        const { hosts, inlineEndpoints } = selectors.hostsSelecting(namespace, workloadLabels(event));
+        const { hosts, inlineEndpoints } = hostsSelecting(services, namespace, workloadLabels(event));
         if (!inlineEndpoints) {
           endpointOnly(hosts);
           continue;
@@ -150,70 +148,19 @@ function selectorOnlyChange(old: ConfigObject | undefined, next: ConfigObject | 
   return isDeepStrictEqual(strip(old), strip(next));
 }
 
-interface Selecting {
-  selector: Record<string, string>;
-  hosts: ObjectKey[];
-  /** A DNS or DNS_ROUND_ROBIN ServiceEntry: CDS holds its endpoints. */
-  inlineEndpoints: boolean;
-}
-
-const INLINE_ENDPOINT_RESOLUTIONS: ReadonlySet<string> = new Set(["DNS", "DNS_ROUND_ROBIN"]);
-
-/** Services and ServiceEntries by namespace with their workload selectors, read once per batch. */
-class SelectorIndex {
-  #byNamespace: Map<string, Selecting[]> | undefined;
-
-  constructor(
-    private readonly lookup: ConfigLookup,
-    private readonly domainSuffix: string,
-  ) {}
-
-  /** The hostnames of the services selecting any of the label sets, and whether one is a DNS ServiceEntry. */
-  hostsSelecting(
-    namespace: string,
-    labelSets: readonly Record<string, string>[],
-  ): { hosts: ObjectKey[]; inlineEndpoints: boolean } {
-    const hosts: ObjectKey[] = [];
-    let inlineEndpoints = false;
-    for (const s of this.#index().get(namespace) ?? []) {
-      if (!labelSets.some((labels) => labelsContain(labels, s.selector))) continue;
-      hosts.push(...s.hosts);
-      inlineEndpoints ||= s.inlineEndpoints;
-    }
-    return { hosts, inlineEndpoints };
+/** The hosts of the services selecting any of the label sets, and whether one carries its endpoints in CDS. */
+function hostsSelecting(
+  services: WorkloadServices | undefined,
+  namespace: string,
+  labelSets: readonly Record<string, string>[],
+): { hosts: ObjectKey[]; inlineEndpoints: boolean } {
+  const selecting = new Set(labelSets.flatMap((labels) => services?.servicesSelecting(namespace, labels) ?? []));
+  const hosts: ObjectKey[] = [];
+  let inlineEndpoints = false;
+  for (const service of selecting) {
+    hosts.push(hostKey(namespace, service.hostname));
+    // A DNS ServiceEntry: its clusters carry their endpoints inline.
+    inlineEndpoints ||= service.resolution === "DNSLB" || service.resolution === "DNSRoundRobinLB";
   }
-
-  #index(): Map<string, Selecting[]> {
-    if (this.#byNamespace) return this.#byNamespace;
-    const index = new Map<string, Selecting[]>();
-    const add = (namespace: string, entry: Selecting) => {
-      // An empty selector selects nothing: the service's endpoints are managed by hand.
-      if (Object.keys(entry.selector).length === 0) return;
-      const entries = index.get(namespace);
-      if (entries) entries.push(entry);
-      else index.set(namespace, [entry]);
-    };
-    for (const { key, object } of this.lookup.list(KIND.service)) {
-      const selector = (object.spec as { selector?: Record<string, string> } | undefined)?.selector ?? {};
-      add(key.namespace, {
-        selector,
-        hosts: [hostKey(key.namespace, kubeHostname(key.name, key.namespace, this.domainSuffix))],
-        inlineEndpoints: false,
-      });
-    }
-    for (const { key, object } of this.lookup.list(KIND.serviceEntry)) {
-      const spec = object.spec as {
-        hosts?: string[];
-        resolution?: string;
-        workloadSelector?: { labels?: Record<string, string> };
-      };
-      add(key.namespace, {
-        selector: spec.workloadSelector?.labels ?? {},
-        hosts: (spec.hosts ?? []).map((h) => hostKey(key.namespace, h)),
-        inlineEndpoints: INLINE_ENDPOINT_RESOLUTIONS.has(spec.resolution ?? ""),
-      });
-    }
-    this.#byNamespace = index;
-    return index;
-  }
+  return { hosts, inlineEndpoints };
 }

@@ -1,5 +1,5 @@
 // The push pipeline: config store changes → debounce → push context → xDS pushes.
-export { type ClassifiedChanges, type ConfigLookup, classifyEvents, type InboundType } from "./classify.ts";
+export { type ClassifiedChanges, classifyEvents, type InboundType } from "./classify.ts";
 export {
   type Clock,
   DEFAULT_DEBOUNCE,

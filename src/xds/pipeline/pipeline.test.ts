@@ -57,6 +57,8 @@ function setup() {
   };
   const pipeline = new PushPipeline({
     store,
+    // Which services select a workload is the registry's answer, kept by krt over the store.
+    services: storeRegistry(store, DEFAULT_MESH_CONFIG, "cluster.local"),
     server,
     build: (previous, req) => {
       built.push({ previous, full: req.full });

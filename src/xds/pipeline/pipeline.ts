@@ -4,8 +4,9 @@
 // a push's snapshot: it is generic over it, as the server is, and the builder makes the snapshots.
 import type { Logger } from "pino";
 import { type PushContext, type PushRequest, pushRequest } from "../../model/push-context.ts";
+import type { WorkloadServices } from "../../registry/index.ts";
 import type { ConfigEvent } from "../../sources/index.ts";
-import { type Change, type ConfigLookup, classifyEvents } from "./classify.ts";
+import { type Change, classifyEvents } from "./classify.ts";
 import {
   type Clock,
   DEFAULT_DEBOUNCE,
@@ -34,12 +35,14 @@ export interface PushTarget<Snapshot = unknown> {
 }
 
 /** The config store, as the pipeline reads it. */
-export interface ChangeSource extends ConfigLookup {
+export interface ChangeSource {
   onChange(handler: (events: readonly ConfigEvent[]) => void): () => void;
 }
 
 export interface PushPipelineOptions<Snapshot = unknown> {
   store: ChangeSource;
+  /** The service registry: which services a workload change reaches (none without it). */
+  services?: WorkloadServices;
   server: PushTarget<Snapshot>;
   build: PushContextBuilder<Snapshot>;
   debounce?: DebounceOptions;
@@ -78,8 +81,8 @@ export class PushPipeline<Snapshot = unknown> {
   }
 
   #onChange(events: readonly ConfigEvent[]): void {
-    const { store, server, metrics } = this.#options;
-    const classified = classifyEvents(events, store, this.#options.domainSuffix ?? "cluster.local");
+    const { services, server, metrics } = this.#options;
+    const classified = classifyEvents(events, services, this.#options.domainSuffix ?? "cluster.local");
     for (const type of classified.inbound) metrics?.inboundUpdates.inc({ type });
     const previous = server.pushContext as PushContext<Snapshot>;
     const add = (change: Change | undefined, full: boolean) => {
