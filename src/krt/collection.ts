@@ -63,6 +63,7 @@ export abstract class Collection<T> {
   private readonly queue: QueuedBatch<T>[] = [];
   private delivering = false;
   protected recomputes = 0;
+  #generation = 0;
   private errors = 0;
   private lastError: string | undefined;
 
@@ -101,6 +102,14 @@ export abstract class Collection<T> {
 
   get size(): number {
     return this.items.size;
+  }
+
+  /**
+   * How many batches of changes the collection has applied: while it stays the same, so do the objects
+   * (a reader can keep what it built from them).
+   */
+  get generation(): number {
+    return this.#generation;
   }
 
   /** Calls `handler` for each event, starting with an `add` for every object already present. */
@@ -178,6 +187,7 @@ export abstract class Collection<T> {
   /** Applies a batch (at most one event per key, built with `diff`), delivers it, and settles what it caused. */
   protected commit(events: readonly Event<T>[]): void {
     if (events.length === 0) return;
+    this.#generation += 1;
     for (const event of events) {
       if (event.type === "delete") this.items.delete(this.keyOf(event.old));
       else this.items.set(this.keyOf(event.new), event.new);

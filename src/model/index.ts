@@ -2,7 +2,7 @@
 // snapshot generators read (services, VirtualServices, DestinationRules, Gateways, policies,
 // Sidecar scopes).
 //
-//   const push = buildPushContext(pushInputs(store, registry, mesh), previousPush);
+//   const push = buildPushContext(pushInputs(store, registry, mesh, {}, previousPush?.snapshot.inputs), previousPush);
 //   const snap = req.push.snapshot;                      // a MeshPushRequest's PushSnapshot
 //   const scope = snap.sidecarScope(proxy);              // services, VirtualServices, DRs the proxy sees
 //   scope.destinationRule("outbound", proxy.labels, "reviews.bookinfo.svc.cluster.local");

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { cfg, proxy, svc } from "../../test/support/model-fixtures.ts";
-import { DEFAULT_MESH_CONFIG, kindKey } from "../config/index.ts";
+import { type ConfigObject, DEFAULT_MESH_CONFIG, kindKey } from "../config/index.ts";
 import { ServiceRegistry } from "../registry/index.ts";
 import { ConfigStore } from "../sources/index.ts";
 import { buildPushContext } from "./mesh-push.ts";
@@ -56,24 +56,30 @@ test("merging with a full push of everything keeps everything", () => {
   assert.equal(mergePushRequests(all, some).configsUpdated.size, 0);
 });
 
-test("buildPushContext reuses the indexes whose inputs are the same objects, Sidecar scopes included", () => {
+test("buildPushContext reuses the indexes whose input lists are the previous push's arrays, Sidecar scopes included", () => {
   const services = [svc("reviews", "bookinfo")];
-  const dr = cfg("DestinationRule", "bookinfo", "reviews", { host: "reviews" });
-  const vs = cfg("VirtualService", "bookinfo", "reviews", { hosts: ["reviews"] });
-  const first = buildPushContext({ configs: [dr, vs], services, mesh: DEFAULT_MESH_CONFIG });
+  const drs = [cfg("DestinationRule", "bookinfo", "reviews", { host: "reviews" })];
+  const vss = [cfg("VirtualService", "bookinfo", "reviews", { hosts: ["reviews"] })];
+  const kinds = (virtualServices: ConfigObject[]) =>
+    new Map([
+      ["destinationRule", drs],
+      ["virtualService", virtualServices],
+    ] as const);
+  const first = buildPushContext({ configs: kinds(vss), services, mesh: DEFAULT_MESH_CONFIG });
   const scope = first.snapshot.sidecarScope(proxy("sidecar", "bookinfo"));
 
-  const same = buildPushContext(
-    { configs: [dr, vs], services: [...services], mesh: DEFAULT_MESH_CONFIG },
-    first,
-  ).snapshot;
+  const same = buildPushContext({ configs: kinds(vss), services, mesh: DEFAULT_MESH_CONFIG }, first).snapshot;
   assert.equal(same.sidecarScope(proxy("sidecar", "bookinfo")), scope);
 
   const changedVs = cfg("VirtualService", "bookinfo", "reviews", { hosts: ["reviews"], exportTo: ["."] });
-  const next = buildPushContext({ configs: [dr, changedVs], services, mesh: DEFAULT_MESH_CONFIG }, first).snapshot;
+  const next = buildPushContext({ configs: kinds([changedVs]), services, mesh: DEFAULT_MESH_CONFIG }, first).snapshot;
   assert.equal(next.destinationRules, first.snapshot.destinationRules);
   assert.notEqual(next.virtualServices, first.snapshot.virtualServices);
   assert.notEqual(next.sidecarScope(proxy("sidecar", "bookinfo")), scope);
+
+  // A flat list of objects is grouped anew: nothing is kept from the previous push.
+  const flat = buildPushContext({ configs: [...drs, ...vss], services, mesh: DEFAULT_MESH_CONFIG }, first).snapshot;
+  assert.notEqual(flat.destinationRules, first.snapshot.destinationRules);
 });
 
 test("pushInputs reads the store and the registry; a DestinationRule change keeps the VirtualService index", () => {
@@ -108,13 +114,25 @@ test("pushInputs reads the store and the registry; a DestinationRule change keep
   );
 
   store.upsert("test", cfg("DestinationRule", "bookinfo", "reviews", { host: "reviews" }));
-  const second = buildPushContext(pushInputs(store, registry, DEFAULT_MESH_CONFIG), first).snapshot;
+  const second = buildPushContext(
+    pushInputs(store, registry, DEFAULT_MESH_CONFIG, {}, first.snapshot.inputs),
+    first,
+  ).snapshot;
+  // The krt collections of VirtualServices and services did not change: their lists and indexes are kept.
+  assert.equal(second.inputs.kinds.get("virtualService"), first.snapshot.inputs.kinds.get("virtualService"));
   assert.equal(second.virtualServices, first.snapshot.virtualServices);
   assert.equal(second.services, first.snapshot.services);
+  assert.notEqual(second.destinationRules, first.snapshot.destinationRules);
   assert.equal(
     second
       .sidecarScope(proxy("sidecar", "bookinfo"))
       .destinationRule("outbound", {}, "reviews.bookinfo.svc.cluster.local")?.rule.metadata.name,
     "reviews",
   );
+
+  store.upsert("test", cfg("VirtualService", "bookinfo", "reviews", { hosts: ["reviews"], gateways: ["mesh"] }));
+  const third = buildPushContext(pushInputs(store, registry, DEFAULT_MESH_CONFIG, {}, second.inputs)).snapshot;
+  assert.notEqual(third.inputs.kinds.get("virtualService"), second.inputs.kinds.get("virtualService"));
+  assert.equal(third.inputs.kinds.get("destinationRule"), second.inputs.kinds.get("destinationRule"));
+  assert.equal(third.inputs.services, second.inputs.services);
 });

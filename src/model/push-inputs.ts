@@ -1,15 +1,25 @@
 // What a push context is built from: the config objects in force, the registry's services, the
-// mesh config. pushInputs reads them from the running control plane's store and registry.
+// mesh config. pushInputs reads them from the running control plane's store and registry, whose krt
+// collections say what changed since the previous push: an unchanged kind's list (and the services)
+// is handed on as the same array, so the push keeps the index it built from it.
 import type { ConfigObject, MeshConfig } from "../config/index.ts";
 import type { MeshNetworks } from "../config/mesh-networks.ts";
 import type { PortEndpoints, Service, ServiceRegistry } from "../registry/index.ts";
 import type { ConfigStore } from "../sources/index.ts";
 import type { MemoStore } from "../util/memo.ts";
+import { PUSH_KINDS, type PushKind } from "./push-kinds.ts";
+
+/** The objects of each kind a push indexes, in the store's order (namespace, then name). */
+export type KindConfigs = ReadonlyMap<PushKind, readonly ConfigObject[]>;
 
 export interface PushInputs {
-  /** Every config object in force, of any kind (kinds the push does not index are ignored). */
-  configs: readonly ConfigObject[];
-  /** The registry's services, one per namespace and hostname (ServiceRegistry.services). */
+  /**
+   * The config objects in force: every object, of any kind (kinds the push does not index are
+   * ignored), or the objects of each push kind. A kind whose list is the previous push's array keeps
+   * that push's index.
+   */
+  configs: readonly ConfigObject[] | KindConfigs;
+  /** The registry's services, one per namespace and hostname (ServiceRegistry.services); the previous push's array keeps its index. */
   services: readonly Service[];
   /** The registry's endpoints (ServiceRegistry.endpoints): a proxy at an endpoint's IP is an instance of its service. */
   endpoints?: readonly PortEndpoints[];
@@ -50,6 +60,16 @@ export interface PushInputs {
    * default the previous push's, else a store of its own, which the pushes built from it share.
    */
   memos?: MemoStore;
+  /** The generation of each krt collection the lists were read from (see pushInputs). */
+  generations?: ReadonlyMap<object, number>;
+}
+
+/** What a push keeps of its inputs, for the next push to reuse. */
+export interface KeptInputs {
+  readonly kinds: KindConfigs;
+  readonly services: readonly Service[];
+  readonly endpoints: readonly PortEndpoints[];
+  readonly generations: ReadonlyMap<object, number>;
 }
 
 /** The feature flags that shape generated config: Istio's (PILOT_* environment settings) and Sluice's own. */
@@ -65,18 +85,34 @@ export type PushFeatures = Pick<
   | "xdsCache"
 >;
 
-/** The inputs of a push from the store's objects in force and the registry's services. */
+/**
+ * The inputs of a push from the store's objects in force and the registry's services and endpoints.
+ * Each list is read again only when its krt collection changed since `previous` read it (its
+ * generation moved); otherwise `previous`'s array is handed on, and with it the index built from it.
+ */
 export function pushInputs(
-  store: Pick<ConfigStore, "list">,
+  store: Pick<ConfigStore, "list" | "collection">,
   registry: Pick<ServiceRegistry, "services" | "endpoints">,
   mesh: MeshConfig,
   options: PushFeatures & Pick<PushInputs, "domainSuffix" | "meshNetworks" | "clusterId"> = {},
+  previous?: KeptInputs,
 ): PushInputs {
+  const generations = new Map<object, number>();
+  const read = <T>(collection: { readonly generation: number }, kept: readonly T[] | undefined, list: () => T[]) => {
+    generations.set(collection, collection.generation);
+    return kept !== undefined && previous?.generations.get(collection) === collection.generation ? kept : list();
+  };
+  const configs = new Map<PushKind, readonly ConfigObject[]>();
+  for (const [kind, key] of Object.entries(PUSH_KINDS) as [PushKind, string][]) {
+    const objects = read(store.collection(key), previous?.kinds.get(kind), () => store.list(key).map((s) => s.object));
+    configs.set(kind, objects);
+  }
   return {
-    configs: store.list().map((s) => s.object),
-    services: registry.services.list(),
-    endpoints: registry.endpoints.list(),
+    configs,
+    services: read(registry.services, previous?.services, () => registry.services.list()),
+    endpoints: read(registry.endpoints, previous?.endpoints, () => registry.endpoints.list()),
     mesh,
     ...options,
+    generations,
   };
 }

@@ -16,6 +16,8 @@ export const PUSH_KINDS = {
   wasmPlugin: kindKey("extensions.istio.io", "WasmPlugin"),
 } as const;
 
+export type PushKind = keyof typeof PUSH_KINDS;
+
 /** Where services come from: Kubernetes Services and ServiceEntries. */
 export const SERVICE_KINDS = {
   Kubernetes: kindKey("", "Service"),

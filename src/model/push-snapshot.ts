@@ -1,7 +1,7 @@
 // The indexed state one push works on (the content of Istio's PushContext): every lookup a
 // generator needs, over an immutable snapshot of the config objects and the registry's services.
-// Built by buildPushSnapshot; indexes whose inputs did not change are taken from the previous
-// snapshot (inputs are compared object by object, so reuse never depends on change tracking).
+// Built by buildPushContext; an index whose input list is the previous snapshot's array (pushInputs
+// hands on the list of a kind whose krt collection did not change) is taken from the previous snapshot.
 import { isDeepStrictEqual } from "node:util";
 import { type ConfigObject, kindKey, type MeshConfig, parseApiVersion } from "../config/index.ts";
 import type {
@@ -32,15 +32,13 @@ import {
 } from "./network-gateways.ts";
 import { type EffectiveMtls, type MtlsMode, PeerAuthenticationIndex } from "./peer-authentication.ts";
 import type { ProxyNode } from "./proxy.ts";
-import type { PushInputs } from "./push-inputs.ts";
-import { PUSH_KINDS } from "./push-kinds.ts";
+import type { KeptInputs, KindConfigs, PushInputs } from "./push-inputs.ts";
+import { PUSH_KINDS, type PushKind } from "./push-kinds.ts";
 import { compareServices, ServiceIndex } from "./service-index.ts";
 import { SidecarIndex } from "./sidecar-index.ts";
 import type { SidecarScope } from "./sidecar-scope.ts";
 import { VirtualServiceIndex, virtualServicesForHost } from "./virtual-service-index.ts";
 import { policyAttachment, WorkloadPolicyIndex } from "./workload-policies.ts";
-
-type PushKind = keyof typeof PUSH_KINDS;
 
 interface KeptServiceTargets {
   labels: Workload["labels"];
@@ -97,8 +95,8 @@ export class PushSnapshot {
   private readonly targetsByProxy = new WeakMap<object, KeptServiceTargets>();
   /** Istio's deterministic ServiceEntry address allocation, computed on first use. */
   private allocatedAddresses: Map<string, string[]> | undefined;
-  /** The inputs each index was built from, to decide reuse by the next snapshot. */
-  private readonly inputs: { kinds: ReadonlyMap<PushKind, readonly ConfigObject[]>; services: readonly Service[] };
+  /** The input lists each index was built from, for the next push to hand on while unchanged (pushInputs). */
+  readonly inputs: KeptInputs;
 
   constructor(inputs: PushInputs, previous?: PushSnapshot) {
     this.mesh = inputs.mesh;
@@ -115,23 +113,26 @@ export class PushSnapshot {
     this.vhds = inputs.vhds ?? false;
     this.xdsCache = inputs.xdsCache ?? true;
     this.memos = inputs.memos ?? previous?.memos ?? new MemoStore();
-    const kinds = groupByKind(inputs.configs);
-    this.inputs = { kinds, services: inputs.services };
+    const kinds = "length" in inputs.configs ? groupByKind(inputs.configs) : inputs.configs;
     this.endpoints = inputs.endpoints ?? [];
+    this.inputs = {
+      kinds,
+      services: inputs.services,
+      endpoints: this.endpoints,
+      generations: inputs.generations ?? new Map(),
+    };
 
     const sameSettings =
       previous !== undefined && previous.mesh === this.mesh && previous.domainSuffix === this.domainSuffix;
-    /** The previous snapshot's index when its input kind is unchanged, else a new one. */
+    /** The previous snapshot's index when its input list is the same array, else a new one. */
     const reuse = <I>(kind: PushKind, pick: (p: PushSnapshot) => I, build: () => I): I =>
-      previous && sameSettings && sameItems(previous.inputs.kinds.get(kind), kinds.get(kind))
-        ? pick(previous)
-        : build();
+      previous && sameSettings && previous.inputs.kinds.get(kind) === kinds.get(kind) ? pick(previous) : build();
     const of = <T extends ConfigObject>(kind: PushKind): T[] => (kinds.get(kind) ?? []).map((c) => c as T);
     const root = this.rootNamespace;
     const mesh = this.mesh;
 
     this.services =
-      previous && sameSettings && sameItems(previous.inputs.services, inputs.services)
+      previous && sameSettings && previous.inputs.services === inputs.services
         ? previous.services
         : new ServiceIndex(inputs.services, mesh.defaultServiceExportTo);
     const gateways = discoverNetworkGateways({
@@ -425,7 +426,7 @@ function policyWorkload(proxy: Workload) {
   return { namespace: proxy.configNamespace, labels: proxy.labels };
 }
 
-function groupByKind(configs: readonly ConfigObject[]): Map<PushKind, ConfigObject[]> {
+function groupByKind(configs: readonly ConfigObject[]): KindConfigs {
   const kindOf = new Map<string, PushKind>(Object.entries(PUSH_KINDS).map(([k, v]) => [v, k as PushKind]));
   const out = new Map<PushKind, ConfigObject[]>();
   for (const config of configs) {
@@ -436,11 +437,4 @@ function groupByKind(configs: readonly ConfigObject[]): Map<PushKind, ConfigObje
     else out.set(kind, [config]);
   }
   return out;
-}
-
-/** The same objects in the same order (the store and krt keep unchanged objects by reference). */
-function sameItems<T>(a: readonly T[] | undefined, b: readonly T[] | undefined): boolean {
-  const x = a ?? [];
-  const y = b ?? [];
-  return x.length === y.length && x.every((item, i) => item === y[i]);
 }

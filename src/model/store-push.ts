@@ -17,6 +17,7 @@ import { type RegistryInputs, type RegistryOptions, ServiceRegistry } from "../r
 import type { ConfigStore } from "../sources/index.ts";
 import { buildPushContext, type MeshPush } from "./mesh-push.ts";
 import type { PushFeatures } from "./push-features.ts";
+import { pushInputs } from "./push-inputs.ts";
 
 /** The kind (key) of the store collection behind each registry input. */
 export const REGISTRY_KINDS = {
@@ -102,7 +103,10 @@ export function storeGatewayConversion(
   return conversion;
 }
 
-/** The push context over what the store holds now, Istio config converted from Gateway API included. */
+/**
+ * The push context over what the store holds now, Istio config converted from Gateway API included;
+ * the kinds, services and endpoints whose krt collections did not change since `previous` keep its indexes.
+ */
 export function storePush(
   store: ConfigStore,
   registry: ServiceRegistry,
@@ -113,17 +117,12 @@ export function storePush(
 ): MeshPush {
   // From the first push on, the store holds the converted config too.
   storeGatewayConversion(store, registry, domainSuffix);
-  return buildPushContext(
-    {
-      configs: store.list().map((s) => s.object),
-      services: registry.services.list(),
-      endpoints: registry.endpoints.list(),
-      mesh,
-      domainSuffix,
-      meshNetworks: registry.meshNetworks,
-      clusterId: registry.clusterId,
-      ...features,
-    },
-    previous,
+  const inputs = pushInputs(
+    store,
+    registry,
+    mesh,
+    { domainSuffix, meshNetworks: registry.meshNetworks, clusterId: registry.clusterId, ...features },
+    previous?.snapshot.inputs,
   );
+  return buildPushContext(inputs, previous);
 }
