@@ -11,7 +11,7 @@ import {
   type XdsCache,
   type XdsResource,
 } from "../../configgen/index.ts";
-import type { PushRequest, PushSnapshot } from "../../model/index.ts";
+import type { PushSnapshot } from "../../model/index.ts";
 import type { EndpointLookup } from "../../registry/index.ts";
 import { weakTable } from "../../util/memo.ts";
 import { buildNamed, type Generator, type ResourceError } from "../generator.ts";

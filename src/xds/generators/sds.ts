@@ -8,10 +8,9 @@ import type { Message } from "@bufbuild/protobuf";
 import { create } from "@bufbuild/protobuf";
 import type { Any } from "@bufbuild/protobuf/wkt";
 import { tls, unpackAny } from "../../api/index.ts";
-import { type ConfigObject, kindKey, type ObjectKey } from "../../config/index.ts";
+import { type ConfigObject, kindKey } from "../../config/index.ts";
 import type { MeshPush, ProxyNode, PushSnapshot } from "../../model/index.ts";
 import { CA_SUFFIX } from "../../model/index.ts";
-import type { StoredConfig } from "../../sources/index.ts";
 import type { Generator, XdsResource } from "../generator.ts";
 import { SECRET_KIND, type SecretLookup } from "./secrets.ts";
 
