@@ -3,7 +3,7 @@
 // Built by buildPushSnapshot; indexes whose inputs did not change are taken from the previous
 // snapshot (inputs are compared object by object, so reuse never depends on change tracking).
 import { isDeepStrictEqual } from "node:util";
-import { type ConfigObject, kindKey, type MeshConfig, parseApiVersion } from "../config/index.ts";
+import { type ConfigObject, isKind, kindKey, type MeshConfig, parseApiVersion } from "../config/index.ts";
 import type {
   AuthorizationPolicy,
   DestinationRuleTrafficPolicy,
@@ -14,6 +14,7 @@ import type {
   VirtualService,
   WasmPlugin,
 } from "../config/types/index.ts";
+import type { KindObjects } from "../config/types/kind-objects.gen.ts";
 import { labelsContain } from "../krt/index.ts";
 import type { PortEndpoints, Service, ServiceEndpoint } from "../registry/index.ts";
 import { MemoStore } from "../util/memo.ts";
@@ -126,7 +127,9 @@ export class PushSnapshot {
       previous && sameSettings && sameItems(previous.inputs.kinds.get(kind), kinds.get(kind))
         ? pick(previous)
         : build();
-    const of = <T extends ConfigObject>(kind: PushKind): T[] => (kinds.get(kind) ?? []).map((c) => c as T);
+    /** The kind's objects, typed by kind (groupByKind put only that kind's objects there). */
+    const of = <P extends PushKind>(kind: P): KindObjects[(typeof PUSH_KINDS)[P]][] =>
+      (kinds.get(kind) ?? []).filter((c) => isKind(c, PUSH_KINDS[kind]));
     const root = this.rootNamespace;
     const mesh = this.mesh;
 
@@ -170,7 +173,7 @@ export class PushSnapshot {
     this.gateways = reuse(
       "gateway",
       (p) => p.gateways,
-      () => sortByCreationTime(of<Gateway>("gateway")),
+      () => sortByCreationTime(of("gateway")),
     );
     this.peerAuthentications = reuse(
       "peerAuthentication",
@@ -180,22 +183,22 @@ export class PushSnapshot {
     this.requestAuthentications = reuse(
       "requestAuthentication",
       (p) => p.requestAuthentications,
-      () => new WorkloadPolicyIndex(of<RequestAuthentication>("requestAuthentication"), root, policyAttachment),
+      () => new WorkloadPolicyIndex(of("requestAuthentication"), root, policyAttachment),
     );
     this.authorizationPolicies = reuse(
       "authorizationPolicy",
       (p) => p.authorizationPolicies,
-      () => new WorkloadPolicyIndex(of<AuthorizationPolicy>("authorizationPolicy"), root, policyAttachment),
+      () => new WorkloadPolicyIndex(of("authorizationPolicy"), root, policyAttachment),
     );
     this.telemetries = reuse(
       "telemetry",
       (p) => p.telemetries,
-      () => new WorkloadPolicyIndex(of<Telemetry>("telemetry"), root, policyAttachment),
+      () => new WorkloadPolicyIndex(of("telemetry"), root, policyAttachment),
     );
     this.wasmPlugins = reuse(
       "wasmPlugin",
       (p) => p.wasmPlugins,
-      () => new WorkloadPolicyIndex(of<WasmPlugin>("wasmPlugin"), root, policyAttachment),
+      () => new WorkloadPolicyIndex(of("wasmPlugin"), root, policyAttachment),
     );
     this.envoyFilters = reuse(
       "envoyFilter",
