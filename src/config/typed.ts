@@ -13,8 +13,8 @@ export function isKind<K extends keyof KindObjects>(obj: ConfigObject, key: K): 
 }
 
 /** The spec of a Kubernetes Service, as the API server validated it (Sluice has no schema for built-ins). */
-export function serviceSpecOf(service: ConfigObject): V1ServiceSpec | undefined {
-  return service.spec as V1ServiceSpec | undefined;
+export function serviceSpecOf(service: ConfigObject | undefined): V1ServiceSpec | undefined {
+  return service?.spec as V1ServiceSpec | undefined;
 }
 
 /** The spec of a Kubernetes Pod, as the API server validated it (Sluice has no schema for built-ins). */
