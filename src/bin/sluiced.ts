@@ -301,7 +301,6 @@ async function startWebhooks(
   }
   const { host, port } = parseListenAddress(argv.httpsAddr);
   const values = argv.injectionValuesFile ? parseYaml(readFileSync(argv.injectionValuesFile, "utf8")) : {};
-  const objects = (group: string, kind: string) => () => store.collection(kindKey(group, kind)).list();
   const webhooks = await startWebhookServer({
     ...pem,
     host,
@@ -309,8 +308,8 @@ async function startWebhooks(
     mesh: () => mesh,
     injection: { ...injectionSettingsFromValues(values), revision: env.REVISION ?? "" },
     nativeSidecarMode: nativeSidecarModeFromEnv(),
-    nodes: objects("", "Node"),
-    proxyConfigs: objects("networking.istio.io", "ProxyConfig"),
+    nodes: () => store.collection(kindKey("", "Node")).list(),
+    proxyConfigs: () => store.collection(kindKey("networking.istio.io", "ProxyConfig")).list(),
     validation: { domain: argv.domain },
     metrics,
     ready,

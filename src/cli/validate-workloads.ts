@@ -5,6 +5,7 @@
 // Istio's protocol names; src/config/index.ts does not export them (yet).
 import { type ConfigObject, type Findings, kindKey, parseApiVersion, parseProtocol } from "../config/index.ts";
 import { goQuote } from "../config/validation/common/format.ts";
+import { asObject } from "../config/validation/common/json.ts";
 import { ISTIO_SYSTEM_NAMESPACE } from "./validate-namespaces.ts";
 
 // istioctl's links (pkg/url), at the latest docs as every link Sluice prints.
@@ -31,7 +32,7 @@ export function workloadCheck(obj: ConfigObject): WorkloadCheck | undefined {
 // The messages are istioctl validate's, word for word: they name the object as `"<name>/<namespace>/:"`
 // (Services) and print the Deployment's template labels as Go's %q prints a map.
 function checkServicePorts(service: ConfigObject, out: Findings): void {
-  const ports = (service.spec as { ports?: unknown } | undefined)?.ports;
+  const ports = asObject(service.spec)?.ports;
   if (!Array.isArray(ports)) return;
   const ref = goQuote(`${service.metadata.name ?? ""}/${service.metadata.namespace ?? ""}/:`);
   ports.forEach((port: unknown, i) => {
@@ -56,8 +57,7 @@ function checkServicePorts(service: ConfigObject, out: Findings): void {
 }
 
 function checkDeploymentLabels(deployment: ConfigObject, out: Findings): void {
-  const spec = deployment.spec as { template?: { metadata?: { labels?: unknown } } } | undefined;
-  const labels = spec?.template?.metadata?.labels;
+  const labels = asObject(asObject(asObject(deployment.spec)?.template)?.metadata)?.labels;
   const present = typeof labels === "object" && labels !== null ? (labels as Record<string, unknown>) : {};
   const has = (choices: readonly string[]) => choices.some((l) => Object.hasOwn(present, l));
   if (has(NAME_LABELS) && has(REVISION_LABELS)) return;

@@ -3,6 +3,7 @@ export { DEFAULT_MESH_CONFIG, loadMeshConfig, type MeshConfig, type ProxyConfig 
 export { loadMeshNetworks } from "./mesh-networks.ts";
 export * from "./model.ts";
 export * from "./object-key.ts";
+export { isKind, podSpecOf, serviceSpecOf } from "./typed.ts";
 export type * from "./types/index.ts";
 export { objectRef, validateObject } from "./validate.ts";
 export { isValidCipherSuite } from "./validation/common/ciphers.ts";

@@ -6,6 +6,7 @@ import { parseGoBool } from "../util/go-bool.ts";
 import { type KindInfo, lookupKind } from "./kinds.ts";
 import type { ConfigObject, ValidationResult } from "./model.ts";
 import { validateStructure } from "./schema/index.ts";
+import { asObject } from "./validation/common/json.ts";
 import { DEFAULT_CONTEXT, Findings, semanticValidator, type ValidationContext } from "./validation/index.ts";
 
 const CRD_TOP_LEVEL = new Set(["apiVersion", "kind", "metadata", "spec", "status"]);
@@ -72,7 +73,10 @@ function checkIstioAnnotations(obj: ConfigObject, out: Findings): void {
       out.error(`${ref} has unsupported annotation ${DRY_RUN}, please remove the annotation`);
       return;
     }
-    const action = ((obj.spec as { action?: string } | undefined)?.action ?? "ALLOW").toUpperCase();
+    // Runs before structural validation: the spec is unvalidated, so a non-string action reads as unset
+    // (the structural check reports it).
+    const set = asObject(obj.spec)?.action;
+    const action = (typeof set === "string" ? set : "ALLOW").toUpperCase();
     if (action !== "ALLOW" && action !== "DENY") {
       out.error(
         `the annotation ${DRY_RUN} currently only supports action ALLOW/DENY, found action ${action} in ${ref}`,

@@ -1,6 +1,6 @@
 // BackendTLSPolicy → client TLS for the Services and ServiceEntries it targets (the oldest policy per
 // target wins, others are Conflicted), and its ancestor status (mesh, and the Gateways routing there).
-import type { ConfigObject, gatewayapi } from "../config/index.ts";
+import { type ConfigObject, type gatewayapi, isKind, kindKey, serviceSpecOf } from "../config/index.ts";
 import type { ConditionSpec } from "./conditions.ts";
 import {
   type AncestorIndex,
@@ -21,6 +21,8 @@ import { GATEWAY_CONTROLLER, MESH_CONTROLLER } from "./gatewayclass.ts";
 import type { ClusterObjects } from "./model.ts";
 
 type TargetRef = gatewayapi.BackendTLSPolicyTargetRefs;
+
+const SERVICE_ENTRY = kindKey("networking.istio.io", "ServiceEntry");
 
 export interface PolicyOutput {
   policies: BackendPolicy[];
@@ -75,7 +77,7 @@ function targetProblem(
   if (!obj) return { error: `reference ${namespace}/${target.name} (of kind ${target.kind}) not found` };
   if (kind !== "Service" && kind !== "ServiceEntry") return { error: `unsupported reference kind: ${target.kind}` };
   if (target.sectionName) {
-    const ports = (obj.spec as { ports?: { name?: string }[] } | undefined)?.ports ?? [];
+    const ports = (isKind(obj, SERVICE_ENTRY) ? obj.spec?.ports : serviceSpecOf(obj)?.ports) ?? [];
     if (!ports.some((p) => p.name === target.sectionName)) {
       return { error: `sectionName "${target.sectionName}" does not exist in ${kind} ${namespace}/${target.name}` };
     }
@@ -122,10 +124,9 @@ export function convertBackendTLSPolicy(
     if (error || !obj) {
       conditions.Accepted.error = { reason: "TargetNotFound", message: `targetRefs invalid: ${error}` };
     } else {
-      const hosts =
-        obj.kind === "ServiceEntry"
-          ? ((obj.spec as { hosts?: string[] } | undefined)?.hosts ?? [])
-          : [`${target.name}.${namespace}.svc.${domainSuffix}`];
+      const hosts = isKind(obj, SERVICE_ENTRY)
+        ? (obj.spec?.hosts ?? [])
+        : [`${target.name}.${namespace}.svc.${domainSuffix}`];
       const winner = conflictingPolicy(policy, target, all);
       if (winner) {
         conditions.Accepted.error = {

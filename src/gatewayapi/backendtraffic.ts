@@ -18,6 +18,7 @@ import { formatDuration, parseDuration } from "./duration.ts";
 import { MESH_CONTROLLER } from "./gatewayclass.ts";
 import type { ClusterObjects } from "./model.ts";
 
+/** The fields read from an XBackendTrafficPolicy: an experimental kind with no generated type (no schema here). */
 interface TrafficPolicySpec {
   targetRefs?: { group: string; kind: string; name: string }[];
   sessionPersistence?: unknown;
@@ -47,6 +48,7 @@ export function convertBackendTrafficPolicy(
   cluster: ClusterObjects,
   domainSuffix: string,
 ): PolicyOutput {
+  // No schema admitted it (see TrafficPolicySpec): the cast is the conversion's reading of the experimental kind.
   const spec = (policy.spec ?? {}) as TrafficPolicySpec;
   const refs = spec.targetRefs ?? [];
   const ancestorRef = (t: { group: string; kind: string; name: string }): AncestorRef => ({

@@ -1,6 +1,6 @@
 // Backend policies (BackendTLSPolicy, XBackendTrafficPolicy, XBackend TLS) → one DestinationRule per
 // (target, host), merged oldest policy first; plus the ancestor statuses those policies share.
-import type { ConfigObject } from "../config/index.ts";
+import { type ConfigObject, serviceSpecOf } from "../config/index.ts";
 import { type Condition, type ConditionSpec, setConditions } from "./conditions.ts";
 import { extractRoot, objectValues } from "./credentials.ts";
 import { GATEWAY_CONTROLLER, MESH_CONTROLLER } from "./gatewayclass.ts";
@@ -46,7 +46,7 @@ interface PortTrafficPolicy {
 function targetPorts(policy: BackendPolicy, cluster: ClusterObjects): { name?: string; number: number }[] {
   const key = `${policy.targetNamespace}/${policy.targetName}`;
   if (policy.targetKind === "Service") {
-    const ports = (cluster.services.get(key)?.spec as { ports?: { name?: string; port: number }[] } | undefined)?.ports;
+    const ports = serviceSpecOf(cluster.services.get(key))?.ports;
     return (ports ?? []).map((p) => ({ name: p.name, number: p.port }));
   }
   if (policy.targetKind === "ServiceEntry") {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { ConfigObject } from "../config/index.ts";
+import type { ConfigObject, gatewayapi } from "../config/index.ts";
 import { inferencePoolStatus } from "./inferencepool.ts";
 import { clusterObjects } from "./model.ts";
 
@@ -11,7 +11,7 @@ const pool: ConfigObject = {
   spec: { endpointPickerRef: { name: "epp" } },
 };
 
-function route(accepted: "True" | "False"): ConfigObject {
+function route(accepted: "True" | "False"): gatewayapi.HTTPRoute {
   return {
     apiVersion: "gateway.networking.k8s.io/v1",
     kind: "HTTPRoute",

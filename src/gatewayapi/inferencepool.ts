@@ -1,6 +1,6 @@
 // InferencePool status: one parent per Gateway that, by the live statuses of the HTTPRoutes using the
 // pool, accepted such a route; Accepted mirrors that route status, ResolvedRefs checks the endpoint picker.
-import type { ConfigObject } from "../config/index.ts";
+import type { ConfigObject, gatewayapi } from "../config/index.ts";
 import { type Condition, type ConditionSpec, setConditions } from "./conditions.ts";
 import { BUILTIN_CLASSES, GATEWAY_CONTROLLER, UNMANAGED_CONTROLLER } from "./gatewayclass.ts";
 import type { ClusterObjects } from "./model.ts";
@@ -33,11 +33,8 @@ interface RouteView {
   parents: RouteParentStatus[];
 }
 
-function referencesPool(route: ConfigObject, pool: ConfigObject): boolean {
-  const rules = (
-    route.spec as { rules?: { backendRefs?: { group?: string; kind?: string; name: string; namespace?: string }[] }[] }
-  )?.rules;
-  return (rules ?? []).some((rule) =>
+function referencesPool(route: gatewayapi.HTTPRoute, pool: ConfigObject): boolean {
+  return (route.spec?.rules ?? []).some((rule) =>
     (rule.backendRefs ?? []).some(
       (ref) =>
         ref.group === "inference.networking.k8s.io" &&
@@ -87,6 +84,7 @@ function acceptedCondition(gateway: string, routes: readonly RouteView[]): Condi
 }
 
 function resolvedRefsCondition(pool: ConfigObject, cluster: ClusterObjects): ConditionSpec {
+  // InferencePool has no generated type (Sluice has no schema for it): this is the one field read from it.
   const picker = (pool.spec as { endpointPickerRef?: { kind?: string; name?: string } } | undefined)?.endpointPickerRef;
   const kind = picker?.kind || "Service";
   const invalid = (message: string): ConditionSpec => ({ reason: "InvalidExtensionRef", status: "False", message });
@@ -106,7 +104,7 @@ function ourGateway(cluster: ClusterObjects, key: string): boolean {
 
 export function inferencePoolStatus(
   pool: ConfigObject,
-  httpRoutes: readonly ConfigObject[],
+  httpRoutes: readonly gatewayapi.HTTPRoute[],
   cluster: ClusterObjects,
 ): Record<string, unknown> {
   const routes: RouteView[] = httpRoutes

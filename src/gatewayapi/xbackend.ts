@@ -18,6 +18,7 @@ import {
 import { GATEWAY_CONTROLLER, MESH_CONTROLLER } from "./gatewayclass.ts";
 import type { ClusterObjects } from "./model.ts";
 
+/** The fields read from an XBackend: an experimental kind with no generated type (Sluice has no schema for it). */
 interface XBackendSpec {
   type?: string;
   externalHostname?: { hostname?: string };
@@ -68,6 +69,7 @@ export function convertXBackend(
   cluster: ClusterObjects,
   ancestors: AncestorIndex,
 ): PolicyOutput {
+  // No schema admitted it (see XBackendSpec): the cast is the conversion's reading of the experimental kind.
   const spec = (backend.spec ?? {}) as XBackendSpec;
   const namespace = backend.metadata.namespace ?? "";
   const name = backend.metadata.name ?? "";

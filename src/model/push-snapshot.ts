@@ -3,7 +3,7 @@
 // Built by buildPushContext; an index whose input list is the previous snapshot's array (pushInputs
 // hands on the list of a kind whose krt collection did not change) is taken from the previous snapshot.
 import { isDeepStrictEqual } from "node:util";
-import { type ConfigObject, kindKey, type MeshConfig, parseApiVersion } from "../config/index.ts";
+import { type ConfigObject, isKind, kindKey, type MeshConfig, parseApiVersion } from "../config/index.ts";
 import type {
   AuthorizationPolicy,
   DestinationRuleTrafficPolicy,
@@ -14,6 +14,7 @@ import type {
   VirtualService,
   WasmPlugin,
 } from "../config/types/index.ts";
+import type { KindObjects } from "../config/types/kind-objects.gen.ts";
 import { labelsContain } from "../krt/index.ts";
 import type { PortEndpoints, Service, ServiceEndpoint } from "../registry/index.ts";
 import { MemoStore } from "../util/memo.ts";
@@ -127,7 +128,9 @@ export class PushSnapshot {
     /** The previous snapshot's index when its input list is the same array, else a new one. */
     const reuse = <I>(kind: PushKind, pick: (p: PushSnapshot) => I, build: () => I): I =>
       previous && sameSettings && previous.inputs.kinds.get(kind) === kinds.get(kind) ? pick(previous) : build();
-    const of = <T extends ConfigObject>(kind: PushKind): T[] => (kinds.get(kind) ?? []).map((c) => c as T);
+    /** The kind's objects, typed by kind (each kind's list holds only that kind's objects). */
+    const of = <P extends PushKind>(kind: P): KindObjects[(typeof PUSH_KINDS)[P]][] =>
+      (kinds.get(kind) ?? []).filter((c) => isKind(c, PUSH_KINDS[kind]));
     const root = this.rootNamespace;
     const mesh = this.mesh;
 
@@ -171,7 +174,7 @@ export class PushSnapshot {
     this.gateways = reuse(
       "gateway",
       (p) => p.gateways,
-      () => sortByCreationTime(of<Gateway>("gateway")),
+      () => sortByCreationTime(of("gateway")),
     );
     this.peerAuthentications = reuse(
       "peerAuthentication",
@@ -181,22 +184,22 @@ export class PushSnapshot {
     this.requestAuthentications = reuse(
       "requestAuthentication",
       (p) => p.requestAuthentications,
-      () => new WorkloadPolicyIndex(of<RequestAuthentication>("requestAuthentication"), root, policyAttachment),
+      () => new WorkloadPolicyIndex(of("requestAuthentication"), root, policyAttachment),
     );
     this.authorizationPolicies = reuse(
       "authorizationPolicy",
       (p) => p.authorizationPolicies,
-      () => new WorkloadPolicyIndex(of<AuthorizationPolicy>("authorizationPolicy"), root, policyAttachment),
+      () => new WorkloadPolicyIndex(of("authorizationPolicy"), root, policyAttachment),
     );
     this.telemetries = reuse(
       "telemetry",
       (p) => p.telemetries,
-      () => new WorkloadPolicyIndex(of<Telemetry>("telemetry"), root, policyAttachment),
+      () => new WorkloadPolicyIndex(of("telemetry"), root, policyAttachment),
     );
     this.wasmPlugins = reuse(
       "wasmPlugin",
       (p) => p.wasmPlugins,
-      () => new WorkloadPolicyIndex(of<WasmPlugin>("wasmPlugin"), root, policyAttachment),
+      () => new WorkloadPolicyIndex(of("wasmPlugin"), root, policyAttachment),
     );
     this.envoyFilters = reuse(
       "envoyFilter",

@@ -2,7 +2,7 @@
 // from it (labels, identity, locality, network, tlsMode), following Istio's EndpointBuilder (kube) and
 // convertWorkloadEntryToWorkloadInstance (serviceentry).
 import type { V1ObjectReference, V1OwnerReference, V1PodSpec, V1PodStatus } from "@kubernetes/client-node";
-import type { ConfigObject } from "../config/index.ts";
+import { type ConfigObject, podSpecOf } from "../config/index.ts";
 import type { WorkloadEntrySpec } from "../config/types/index.ts";
 import type { Collection, FetchContext, Index, Labels } from "../krt/index.ts";
 import type { ServiceEndpoint, WorkloadInstance } from "./model.ts";
@@ -138,7 +138,7 @@ export function podWorkload(
   nodes: Index<ConfigObject>,
   mesh: WorkloadContext,
 ): WorkloadInstance {
-  const spec = pod.spec as V1PodSpec | undefined;
+  const spec = podSpecOf(pod);
   const status = pod.status as V1PodStatus | undefined;
   const labels = pod.metadata.labels ?? {};
   const namespace = pod.metadata.namespace ?? "";

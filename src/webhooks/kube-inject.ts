@@ -105,6 +105,8 @@ export function kubeInjectObject(obj: ConfigObject, opts: KubeInjectOptions): Co
 }
 
 function podTemplateOf(obj: ConfigObject): PodTemplateRef | undefined {
+  // Arbitrary manifests from the command line, not admitted against any schema: read as the shapes injection
+  // takes, as istioctl kube-inject decodes them (the kind decides which of these fields exists).
   const spec = obj.spec as { template?: Pod; jobTemplate?: { metadata?: ObjectMeta; spec?: { template?: Pod } } };
   if (obj.kind === "Pod") {
     return {

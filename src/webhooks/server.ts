@@ -6,7 +6,7 @@ import type { AddressInfo } from "node:net";
 import fastify, { type FastifyReply, type FastifyRequest } from "fastify";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
-import type { ConfigObject, MeshConfig, ValidationContext } from "../config/index.ts";
+import type { ConfigObject, MeshConfig, ProxyConfigSpec, ValidationContext } from "../config/index.ts";
 import {
   type AdmissionRequest,
   type AdmissionResponse,
@@ -39,7 +39,7 @@ export interface WebhookServerOptions {
   /** The cluster's Nodes, for the "auto" native sidecar mode. */
   nodes?: () => readonly ConfigObject[];
   /** The mesh's ProxyConfig resources (from the config store), which shape each injected proxy. */
-  proxyConfigs?: () => readonly ConfigObject[];
+  proxyConfigs?: () => readonly ConfigObject<ProxyConfigSpec>[];
   validation?: ValidationContext;
   /**
    * A namespace's labels, when the server should apply the namespace and object selectors of Istio's

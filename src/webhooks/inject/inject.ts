@@ -3,7 +3,7 @@
 // customisations, then post-process (cluster env, Prometheus merge, probe rewrite, status
 // annotation, container order) and diff the result against the original as a JSON Patch.
 import { stringify } from "yaml";
-import type { ConfigObject, MeshConfig, ProxyConfig } from "../../config/index.ts";
+import type { ConfigObject, MeshConfig, ProxyConfig, ProxyConfigSpec } from "../../config/index.ts";
 import { goQuote } from "../../config/validation/common/format.ts";
 import { asString } from "../../config/validation/common/json.ts";
 import { parseGoBool } from "../../util/go-bool.ts";
@@ -42,7 +42,7 @@ export interface InjectionRequest {
   /** Proxy env from the webhook's path (`/inject/cluster/c1/net/n1`). */
   proxyEnvs?: Record<string, string>;
   /** The mesh's ProxyConfig resources (none for kube-inject, as istioctl). */
-  proxyConfigs?: readonly ConfigObject[];
+  proxyConfigs?: readonly ConfigObject<ProxyConfigSpec>[];
   /** The workload owning the pod; derived from the pod's controller when absent. */
   owner?: { deploy: DeployMeta; typeMeta: TypeMeta };
 }

@@ -1,7 +1,13 @@
 // The proxy config a pod's proxy gets (Istio's EffectiveProxyConfig): the mesh's defaultConfig, then
 // the ProxyConfig resources (the root namespace's, the pod's namespace's, the first whose selector
 // matches the pod), then the pod's `proxy.istio.io/config` annotation, each over the one before.
-import { type ConfigObject, Findings, type MeshConfig, type ProxyConfig } from "../../config/index.ts";
+import {
+  type ConfigObject,
+  Findings,
+  type MeshConfig,
+  type ProxyConfig,
+  type ProxyConfigSpec,
+} from "../../config/index.ts";
 import { mergeProxyConfig } from "../../config/mesh.ts";
 import { decodeYaml } from "../../config/mesh-decode.ts";
 import type { JsonObject } from "../../config/validation/common/json.ts";
@@ -9,12 +15,8 @@ import type { ObjectMeta } from "./pod.ts";
 
 export const PROXY_CONFIG_ANNOTATION = "proxy.istio.io/config";
 
-interface ProxyConfigSpec {
-  selector?: { matchLabels?: Record<string, string> };
-  concurrency?: number;
-  environmentVariables?: Record<string, string>;
-  image?: { imageType?: string };
-}
+/** A ProxyConfig resource (the Istio kind; `ProxyConfig` here is the mesh's proxy settings it overlays). */
+type ProxyConfigResource = ConfigObject<ProxyConfigSpec>;
 
 /** A ProxyConfig resource's fields in MeshConfig.ProxyConfig terms. */
 function asProxyConfigOverlay(spec: ProxyConfigSpec): JsonObject {
@@ -34,19 +36,19 @@ function byCreation(a: ConfigObject, b: ConfigObject): number {
 
 export function effectiveProxyConfig(
   mesh: MeshConfig,
-  resources: readonly ConfigObject[],
+  resources: readonly ProxyConfigResource[],
   pod: ObjectMeta,
 ): ProxyConfig {
   const sorted = [...resources].sort(byCreation);
   const inNamespace = (namespace: string) => sorted.filter((r) => r.metadata.namespace === namespace);
-  const specOf = (r: ConfigObject) => (r.spec ?? {}) as ProxyConfigSpec;
+  const specOf = (r: ProxyConfigResource) => r.spec ?? {};
   const namespaceWide = (namespace: string) => inNamespace(namespace).find((r) => specOf(r).selector === undefined);
   const labels = pod.labels ?? {};
   const namespace = pod.namespace ?? "";
   const rootNamespace = mesh.rootNamespace ?? "istio-system";
 
   let config: ProxyConfig = mesh.defaultConfig ?? {};
-  const overlays: (ConfigObject | undefined)[] = [namespaceWide(rootNamespace)];
+  const overlays: (ProxyConfigResource | undefined)[] = [namespaceWide(rootNamespace)];
   if (namespace !== rootNamespace) overlays.push(namespaceWide(namespace));
   overlays.push(
     inNamespace(namespace).find((r) => {
