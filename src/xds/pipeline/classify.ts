@@ -4,7 +4,7 @@
 // services' hostnames; every other change is a full push naming the changed config. A workload
 // behind a DNS ServiceEntry is a full push too: those clusters carry their endpoints inline (CDS).
 import { isDeepStrictEqual } from "node:util";
-import { type ConfigObject, kindKey, type ObjectKey } from "../../config/index.ts";
+import { type ConfigObject, isKind, kindKey, type ObjectKey, serviceSpecOf } from "../../config/index.ts";
 import type { TriggerReason } from "../../model/push-context.ts";
 import { kubeHostname, type WorkloadServices } from "../../registry/index.ts";
 import type { ConfigEvent } from "../../sources/index.ts";
@@ -61,7 +61,7 @@ export function classifyEvents(
     const { key } = event;
     // Gateway API objects push through the Istio config converted from them (see storeGatewayConversion).
     if (key.kind.startsWith(GATEWAY_API_GROUP)) continue;
-    const obj = (event.new ?? event.old) as ConfigObject;
+    const obj = event.new ?? event.old;
     const namespace = key.namespace;
     const endpointOnly = (hosts: ObjectKey[], type: InboundType = "eds") => {
       incremental.keys.push(...hosts);
@@ -71,7 +71,7 @@ export function classifyEvents(
     };
     switch (key.kind) {
       case KIND.endpointSlice: {
-        const service = obj.metadata.labels?.[SERVICE_NAME_LABEL];
+        const service = obj?.metadata.labels?.[SERVICE_NAME_LABEL];
         endpointOnly(service ? [hostKey(namespace, kubeHostname(service, namespace, domainSuffix))] : []);
         continue;
       }
@@ -128,9 +128,7 @@ const GATEWAY_API_GROUP = "gateway.networking.k8s.io/";
 /** The labels before and after the change: a workload leaving a service matters as much as one joining. */
 function workloadLabels(event: ConfigEvent): Record<string, string>[] {
   const labelsOf = (obj: ConfigObject | undefined): Record<string, string> | undefined =>
-    obj?.kind === "WorkloadEntry"
-      ? (obj.spec as { labels?: Record<string, string> } | undefined)?.labels
-      : obj?.metadata.labels;
+    obj && isKind(obj, KIND.workloadEntry) ? obj.spec?.labels : obj?.metadata.labels;
   return [labelsOf(event.old) ?? {}, labelsOf(event.new) ?? {}];
 }
 
@@ -142,7 +140,7 @@ function workloadLabels(event: ConfigEvent): Record<string, string>[] {
 function selectorOnlyChange(old: ConfigObject | undefined, next: ConfigObject | undefined): boolean {
   const strip = (svc: ConfigObject | undefined) => {
     const { resourceVersion: _rv, generation: _gen, managedFields: _mf, ...metadata } = svc?.metadata ?? {};
-    const { selector: _selector, ...spec } = (svc?.spec ?? {}) as Record<string, unknown>;
+    const { selector: _selector, ...spec } = serviceSpecOf(svc) ?? {};
     return { ...svc, metadata, spec };
   };
   return isDeepStrictEqual(strip(old), strip(next));
