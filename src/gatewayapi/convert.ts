@@ -2,7 +2,7 @@
 // convertResources(objects, settings, services) → { config, statuses }. live.ts runs the same
 // stages as krt collections.
 import { isDeepStrictEqual } from "node:util";
-import type { ConfigObject, gatewayapi } from "../config/index.ts";
+import { type ConfigObject, isKind } from "../config/index.ts";
 import type { KindObjects } from "../config/types/kind-objects.gen.ts";
 import { convertBackendTLSPolicy, type PolicyOutput } from "./backendtls.ts";
 import { convertBackendTrafficPolicy } from "./backendtraffic.ts";
@@ -16,7 +16,7 @@ import { inferencePoolStatus } from "./inferencepool.ts";
 import { type ListenerStatus, listenerConflicts } from "./listeners.ts";
 import { convertListenerSet, eligibleListenerSets, type ListenerSetOutput, parentGatewayKey } from "./listenerset.ts";
 import type { ClusterObjects, ConversionSettings, ServiceLookup } from "./model.ts";
-import { clusterObjects, type GATEWAY_GROUP, groupBy, nameOf, namespaceOf, objectKey } from "./model.ts";
+import { clusterObjects, GATEWAY_GROUP, groupBy, nameOf, namespaceOf, objectKey } from "./model.ts";
 import type { ParentIndex } from "./parents.ts";
 import { ReferenceGrants } from "./referencegrant.ts";
 import type { RouteContext } from "./routes.ts";
@@ -165,16 +165,11 @@ function parentIndex(stage: GatewayStage): ParentIndex {
 export const ROUTE_KINDS = ["HTTPRoute", "GRPCRoute", "TCPRoute", "TLSRoute"] as const;
 
 function convertRoute(route: ConfigObject, ctx: RouteContext): ConvertedRoute {
-  switch (route.kind) {
-    case "HTTPRoute":
-      return convertHTTPRoute(route as gatewayapi.HTTPRoute, ctx);
-    case "GRPCRoute":
-      return convertGRPCRoute(route as gatewayapi.GRPCRoute, ctx);
-    case "TCPRoute":
-      return convertTCPRoute(route as gatewayapi.TCPRoute, ctx);
-    default:
-      return convertTLSRoute(route as gatewayapi.TLSRoute, ctx);
-  }
+  if (isKind(route, `${GATEWAY_GROUP}/HTTPRoute`)) return convertHTTPRoute(route, ctx);
+  if (isKind(route, `${GATEWAY_GROUP}/GRPCRoute`)) return convertGRPCRoute(route, ctx);
+  if (isKind(route, `${GATEWAY_GROUP}/TCPRoute`)) return convertTCPRoute(route, ctx);
+  if (isKind(route, `${GATEWAY_GROUP}/TLSRoute`)) return convertTLSRoute(route, ctx);
+  throw new Error(`${route.kind} ${namespaceOf(route)}/${nameOf(route)}: not a Gateway API route`);
 }
 
 interface RouteStage {
