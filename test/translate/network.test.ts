@@ -16,7 +16,7 @@ import { loadState, translate, translateProxy } from "../../src/cli/translate-st
 import { DEFAULT_MESH_CONFIG } from "../../src/config/index.ts";
 import { loadMeshNetworks } from "../../src/config/mesh-networks.ts";
 import { buildLoadAssignment, XdsCache } from "../../src/configgen/index.ts";
-import { anyViolations } from "./pgv.ts";
+import { anyViolations } from "../support/pgv.ts";
 
 /** The xDS cache these tests build with, as the discovery server's generators share one. */
 const cache = new XdsCache();
