@@ -21,9 +21,9 @@ import { routeUsesVhds } from "../bench/load/wire.ts";
 import { core, discovery, route, unpackAny } from "../src/api/index.ts";
 import { ConfigStore, FileSource } from "../src/sources/index.ts";
 import { type Discovery, TypeUrl } from "../src/xds/index.ts";
-import { anyViolations } from "./translate/pgv.ts";
-import { waitFor } from "./xds/fixtures.ts";
-import { startStoreDiscovery } from "./xds/store-discovery.ts";
+import { anyViolations } from "./support/pgv.ts";
+import { startStoreDiscovery } from "./support/store-discovery.ts";
+import { waitFor } from "./support/xds-fixtures.ts";
 
 const SHAPE: MeshShape = { kind: "unscoped", services: 20, endpoints: 1 };
 

@@ -18,9 +18,9 @@ import { ConfigStore, FileSource } from "../src/sources/index.ts";
 import { NO_MEMOS } from "../src/util/memo.ts";
 import { encodeDeltaResponse, encodeSotwResponse } from "../src/xds/encode.ts";
 import { type Discovery, encodeResource, TypeUrl } from "../src/xds/index.ts";
-import { anyViolations } from "./translate/pgv.ts";
-import { waitFor } from "./xds/fixtures.ts";
-import { startStoreDiscovery } from "./xds/store-discovery.ts";
+import { anyViolations } from "./support/pgv.ts";
+import { startStoreDiscovery } from "./support/store-discovery.ts";
+import { waitFor } from "./support/xds-fixtures.ts";
 
 const SHAPE: MeshShape = { kind: "scoped", services: 20, endpoints: 2 };
 

@@ -10,7 +10,7 @@ import { registry, unpackAny } from "../src/api/index.ts";
 import { XdsCache } from "../src/configgen/index.ts";
 import type { NodeType } from "../src/model/index.ts";
 import { buildConfigDump, storeSecrets } from "../src/xds/index.ts";
-import { anyViolations } from "./translate/pgv.ts";
+import { anyViolations } from "./support/pgv.ts";
 
 const N = 10;
 

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { pino } from "pino";
 import { Registry } from "prom-client";
-import { SotwClient, sidecarNode } from "../../test/xds/ads-client.ts";
+import { SotwClient, sidecarNode } from "../../test/support/ads-client.ts";
 import { type ConfigObject, DEFAULT_MESH_CONFIG } from "../config/index.ts";
 import { storePush, storeRegistry } from "../model/store-push.ts";
 import { ConfigStore, MemorySource } from "../sources/index.ts";

@@ -9,7 +9,7 @@ import { after, before, test } from "node:test";
 import { Client, credentials } from "@grpc/grpc-js";
 import { pino } from "pino";
 import { ISTIOD_NAME, spiffeId, TestCa } from "../../test/proxyless/mtls-ca.ts";
-import { SotwClient } from "../../test/xds/ads-client.ts";
+import { SotwClient } from "../../test/support/ads-client.ts";
 import { deserializer, methodPath, serializer } from "../api/grpc-service.ts";
 import { sds, tls, unpackAny } from "../api/index.ts";
 import { TypeUrl } from "../xds/types.ts";

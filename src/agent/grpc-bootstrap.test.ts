@@ -18,7 +18,7 @@ import {
   routeAllTo,
   startServer,
   waitFor,
-} from "../../test/xds/fixtures.ts";
+} from "../../test/support/xds-fixtures.ts";
 import { TypeUrl } from "../xds/index.ts";
 import { podGrpcBootstrap } from "./agent.ts";
 import { grpcBootstrap, writeGrpcBootstrap } from "./grpc-bootstrap.ts";

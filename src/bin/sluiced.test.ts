@@ -10,11 +10,11 @@ import { test } from "node:test";
 import { connect as tlsConnect } from "node:tls";
 import { fileURLToPath } from "node:url";
 import { Client, credentials, type ServiceError, status } from "@grpc/grpc-js";
-import { SotwClient, sidecarNode } from "../../test/xds/ads-client.ts";
-import { CUSTOM_TYPE } from "../../test/xds/testdata/custom-type-plugin.ts";
+import { SotwClient, sidecarNode } from "../../test/support/ads-client.ts";
+import { CUSTOM_TYPE } from "../../test/support/custom-type-plugin.ts";
 
 const SLUICED = fileURLToPath(new URL("../../bin/sluiced.js", import.meta.url));
-const PLUGIN = fileURLToPath(new URL("../../test/xds/testdata/custom-type-plugin.ts", import.meta.url));
+const PLUGIN = fileURLToPath(new URL("../../test/support/custom-type-plugin.ts", import.meta.url));
 const SERVICE_ENTRIES = "networking.istio.io/v1/ServiceEntry";
 
 const serviceEntry = (name: string) => `apiVersion: networking.istio.io/v1

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { type TestContext, test } from "node:test";
 import { create } from "@bufbuild/protobuf";
-import { DeltaClient, names, SotwClient } from "../../test/xds/ads-client.ts";
+import { DeltaClient, names, SotwClient } from "../../test/support/ads-client.ts";
 import { cluster } from "../api/index.ts";
 import type { ConfigObject } from "../config/index.ts";
 import { configDumpJson, DiscoveryServer, TypeUrl, translate } from "./xds.ts";

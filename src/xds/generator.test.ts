@@ -49,14 +49,14 @@ test("no generator at all is undefined", () => {
 
 test("a plugin module registers generators at start-up", async () => {
   const r = new GeneratorRegistry();
-  await loadGeneratorPlugins(["test/xds/testdata/custom-type-plugin.ts"], r);
+  await loadGeneratorPlugins(["test/support/custom-type-plugin.ts"], r);
   assert.deepEqual(r.keys(), ["type.googleapis.com/example.plugin.v1.Greeting"]);
 });
 
 test("a plugin path that does not load, or exports no register function, is an error naming the path", async () => {
   await assert.rejects(
-    loadGeneratorPlugins(["test/xds/testdata/missing.js"], new GeneratorRegistry()),
-    /generator plugin test\/xds\/testdata\/missing.js: cannot load/,
+    loadGeneratorPlugins(["test/support/missing.js"], new GeneratorRegistry()),
+    /generator plugin test\/support\/missing.js: cannot load/,
   );
   await assert.rejects(
     loadGeneratorPlugins(["src/xds/types.ts"], new GeneratorRegistry()),

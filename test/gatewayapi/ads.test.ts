@@ -7,9 +7,9 @@ import { route, unpackAny } from "../../src/api/index.ts";
 import type { ConfigObject } from "../../src/config/index.ts";
 import { ConfigStore, MemorySource } from "../../src/sources/index.ts";
 import { type Discovery, TypeUrl } from "../../src/xds/index.ts";
-import { assertValidResources } from "../translate/pgv.ts";
-import { names, SotwClient } from "../xds/ads-client.ts";
-import { startStoreDiscovery } from "../xds/store-discovery.ts";
+import { names, SotwClient } from "../support/ads-client.ts";
+import { assertValidResources } from "../support/pgv.ts";
+import { startStoreDiscovery } from "../support/store-discovery.ts";
 import { CART_SERVICE, shopRoute, WEB_GATEWAY } from "./fixtures.ts";
 
 const objects: ConfigObject[] = [

@@ -11,7 +11,7 @@ import { storeGatewayConversion, storeRegistry } from "../../src/model/store-pus
 import { ConfigStore, MemorySource } from "../../src/sources/index.ts";
 import { KubeSource } from "../../src/sources/kube/index.ts";
 import { type Cluster, clusterSkipReason, sharedCluster } from "../cluster/index.ts";
-import { waitFor } from "../xds/fixtures.ts";
+import { waitFor } from "../support/xds-fixtures.ts";
 import { GATEWAY_API_VERSION, WEB_GATEWAY } from "./fixtures.ts";
 
 const skip = clusterSkipReason();

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { type Client, Metadata } from "@grpc/grpc-js";
-import { waitFor } from "../xds/fixtures.ts";
+import { waitFor } from "../support/xds-fixtures.ts";
 import { type Backend, call, outcome, startBackend, tally } from "./echo.ts";
 import { CLIENT_ID, ControlPlane, destinationRule, echoService, TypeUrl, useControlPlane, xdsClient } from "./mesh.ts";
 

@@ -10,7 +10,7 @@ import { after, before, test } from "node:test";
 import type { Client } from "@grpc/grpc-js";
 import { stringify } from "yaml";
 import { FileSource } from "../../src/sources/index.ts";
-import { waitFor } from "../xds/fixtures.ts";
+import { waitFor } from "../support/xds-fixtures.ts";
 import { type Backend, outcome, startBackend, tally } from "./echo.ts";
 import { ControlPlane, ECHO_HOST, useControlPlane, versionedEcho, virtualService, xdsClient } from "./mesh.ts";
 

@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import type { Client } from "@grpc/grpc-js";
-import { waitFor } from "../xds/fixtures.ts";
+import { waitFor } from "../support/xds-fixtures.ts";
 import { type Backend, outcome, startBackend, tally } from "./echo.ts";
 import { ControlPlane, destinationRule, echoService, useControlPlane, xdsClient } from "./mesh.ts";
 

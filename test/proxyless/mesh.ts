@@ -9,8 +9,8 @@ import { ConfigStore, MemorySource } from "../../src/sources/index.ts";
 import { type Discovery, TypeUrl } from "../../src/xds/index.ts";
 import type { DebounceOptions } from "../../src/xds/pipeline/debounce.ts";
 import { freePort } from "../support/free-port.ts";
-import { waitFor } from "../xds/fixtures.ts";
-import { startStoreDiscovery } from "../xds/store-discovery.ts";
+import { startStoreDiscovery } from "../support/store-discovery.ts";
+import { waitFor } from "../support/xds-fixtures.ts";
 import type { Backend } from "./echo.ts";
 
 export const NAMESPACE = "default";

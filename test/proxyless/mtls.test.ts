@@ -21,7 +21,7 @@ import { caClientSigner } from "../../src/agent/certs-client.ts";
 import { grpcBootstrap } from "../../src/agent/grpc-bootstrap.ts";
 import type { ConfigObject } from "../../src/config/index.ts";
 import { freePort } from "../support/free-port.ts";
-import { waitFor } from "../xds/fixtures.ts";
+import { waitFor } from "../support/xds-fixtures.ts";
 import { Backend, outcome } from "./echo.ts";
 import { ControlPlane, DOMAIN, destinationRule, ECHO_HOST, ECHO_PORT, echoService, NAMESPACE } from "./mesh.ts";
 import { ISTIOD_NAME, spiffeId, TestCa } from "./mtls-ca.ts";

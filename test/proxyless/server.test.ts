@@ -7,7 +7,7 @@ import { after, before, test } from "node:test";
 import type { Client } from "@grpc/grpc-js";
 import * as grpcXds from "@grpc/grpc-js-xds";
 import { freePort } from "../support/free-port.ts";
-import { waitFor } from "../xds/fixtures.ts";
+import { waitFor } from "../support/xds-fixtures.ts";
 import { Backend, call } from "./echo.ts";
 import { CLIENT_ID, ControlPlane, echoService, TypeUrl, useControlPlane, xdsClient } from "./mesh.ts";
 

@@ -36,8 +36,8 @@ import {
 } from "../../src/security/ca/index.ts";
 import { ClientCertAuthenticator, XdsServer } from "../../src/xds/server/index.ts";
 import { TypeUrl } from "../../src/xds/types.ts";
-import { SotwClient, sidecarNode } from "../xds/ads-client.ts";
-import { edsCluster, testGenerators } from "../xds/fixtures.ts";
+import { SotwClient, sidecarNode } from "../support/ads-client.ts";
+import { edsCluster, testGenerators } from "../support/xds-fixtures.ts";
 
 const ISSUER = "https://issuer.example";
 const ALICE = "spiffe://cluster.local/ns/default/sa/alice";

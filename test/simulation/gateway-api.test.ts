@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { cluster, listener, route } from "../../src/api/index.ts";
 import type { ProxySpec } from "../../src/cli/translate-state.ts";
-import { violations } from "../translate/pgv.ts";
+import { violations } from "../support/pgv.ts";
 import { generate, SIDECAR } from "./harness.ts";
 import { type Call, type ProxyConfig, simulate } from "./simulate.ts";
 

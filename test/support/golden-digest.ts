@@ -5,7 +5,7 @@ import { createHash } from "node:crypto";
 import { fromBinary, type Message } from "@bufbuild/protobuf";
 import { AnySchema } from "@bufbuild/protobuf/wkt";
 import { encodeResource } from "../../src/xds/index.ts";
-import { anyViolations } from "../translate/pgv.ts";
+import { anyViolations } from "./pgv.ts";
 
 /** SHA-256 (hex) over the resources' encoded Anys, after checking each one's Envoy constraints. */
 export function goldenDigest(resources: readonly Message[], what: string): string {

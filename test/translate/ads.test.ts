@@ -9,9 +9,9 @@ import { loadState, type TranslateState } from "../../src/cli/translate-state.ts
 import { DEFAULT_MESH_CONFIG } from "../../src/config/index.ts";
 import { MemorySource } from "../../src/sources/index.ts";
 import { type Discovery, TypeUrl } from "../../src/xds/index.ts";
-import { DeltaClient, names, SotwClient, sidecarNode } from "../xds/ads-client.ts";
-import { startStoreDiscovery } from "../xds/store-discovery.ts";
-import { assertValidResources } from "./pgv.ts";
+import { DeltaClient, names, SotwClient, sidecarNode } from "../support/ads-client.ts";
+import { assertValidResources } from "../support/pgv.ts";
+import { startStoreDiscovery } from "../support/store-discovery.ts";
 
 const MESH_DIR = fileURLToPath(new URL("../../examples/mesh", import.meta.url));
 const REVIEWS = "reviews.bookinfo.svc.cluster.local";

@@ -12,7 +12,7 @@ import { DEFAULT_MESH_CONFIG } from "../../src/config/index.ts";
 import { buildClusters, buildListeners, buildRouteConfiguration, XdsCache } from "../../src/configgen/index.ts";
 import { pushRequest } from "../../src/model/index.ts";
 import { ecdsGenerator } from "../../src/xds/generators/ecds.ts";
-import { anyViolations } from "./pgv.ts";
+import { anyViolations } from "../support/pgv.ts";
 
 /** The xDS cache these tests build with, as the discovery server's generators share one. */
 const cache = new XdsCache();

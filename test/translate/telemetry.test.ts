@@ -9,7 +9,7 @@ import { hcm, istioStats, listener, unpackAny } from "../../src/api/index.ts";
 import type { ConfigObject } from "../../src/config/index.ts";
 import { XdsCache } from "../../src/configgen/index.ts";
 import { buildConfigDump, storeSecrets } from "../../src/xds/index.ts";
-import { anyViolations } from "./pgv.ts";
+import { anyViolations } from "../support/pgv.ts";
 
 const telemetry = (namespace: string, name: string, spec: JsonObject): ConfigObject => ({
   apiVersion: "telemetry.istio.io/v1",

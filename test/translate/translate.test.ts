@@ -13,7 +13,7 @@ import type { Any } from "@bufbuild/protobuf/wkt";
 import { admin, registry, unpackAny } from "../../src/api/index.ts";
 import { type ProxySpec, translate } from "../../src/cli/translate-state.ts";
 import { DEFAULT_MESH_CONFIG } from "../../src/config/index.ts";
-import { anyViolations } from "./pgv.ts";
+import { anyViolations } from "../support/pgv.ts";
 
 const SLUICE_BIN = fileURLToPath(new URL("../../bin/sluice.js", import.meta.url));
 const MESH_DIR = fileURLToPath(new URL("../../examples/mesh", import.meta.url));

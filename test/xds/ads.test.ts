@@ -6,7 +6,7 @@ import { status } from "@grpc/grpc-js";
 import { Registry } from "prom-client";
 import { SLUICE_VERSION } from "../../src/util/version.ts";
 import { TypeUrl, XdsMetrics } from "../../src/xds/index.ts";
-import { DeltaClient, names, SotwClient, sidecarNode } from "./ads-client.ts";
+import { DeltaClient, names, SotwClient, sidecarNode } from "../support/ads-client.ts";
 import {
   assertNoDeltaResponse,
   assertNoResponse,
@@ -16,7 +16,7 @@ import {
   startServer,
   type TestSnapshot,
   testGenerators,
-} from "./fixtures.ts";
+} from "../support/xds-fixtures.ts";
 
 const clusters = (...n: string[]) => n.map((name) => edsCluster(name));
 const base: TestSnapshot = {

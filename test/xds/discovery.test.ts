@@ -13,9 +13,9 @@ import type { MeshPush } from "../../src/model/index.ts";
 import { storePush, storeRegistry } from "../../src/model/store-push.ts";
 import { ConfigStore, MemorySource, XdsSource } from "../../src/sources/index.ts";
 import { type Discovery, startDiscovery, TypeUrl } from "../../src/xds/index.ts";
-import { SotwClient, sidecarNode } from "./ads-client.ts";
-import { TestCerts } from "./certs.ts";
-import { waitFor } from "./fixtures.ts";
+import { SotwClient, sidecarNode } from "../support/ads-client.ts";
+import { TestCerts } from "../support/certs.ts";
+import { waitFor } from "../support/xds-fixtures.ts";
 
 const VIRTUAL_SERVICES = "networking.istio.io/v1/VirtualService";
 const SYNCZ = "istio.io/debug/syncz";

@@ -16,8 +16,8 @@ import { storePush, storeRegistry } from "../../src/model/store-push.ts";
 import { ConfigStore, MemorySource } from "../../src/sources/index.ts";
 import { buildExtensionConfigs } from "../../src/xds/generators/ecds.ts";
 import { type Discovery, startDiscovery, TypeUrl } from "../../src/xds/index.ts";
-import { anyViolations } from "../translate/pgv.ts";
-import { names, SotwClient, sidecarNode } from "./ads-client.ts";
+import { names, SotwClient, sidecarNode } from "../support/ads-client.ts";
+import { anyViolations } from "../support/pgv.ts";
 
 const mesh = DEFAULT_MESH_CONFIG;
 const SHA = "4d6ef8e6a1a4d1e6e8f0a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7";

@@ -20,7 +20,7 @@ import {
   type TestSnapshot,
   valid,
   waitFor,
-} from "./fixtures.ts";
+} from "../support/xds-fixtures.ts";
 
 const TARGET = "echo.test";
 const ROUTE = "echo-route";

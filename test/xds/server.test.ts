@@ -5,10 +5,10 @@ import { readFileSync } from "node:fs";
 import { after, before, test } from "node:test";
 import { credentials, status } from "@grpc/grpc-js";
 import { ClientCertAuthenticator, loadGeneratorPlugins, TypeUrl, XdsServer } from "../../src/xds/index.ts";
-import { DeltaClient, SotwClient, sidecarNode } from "./ads-client.ts";
-import { TestCerts } from "./certs.ts";
-import { assertNoResponse, edsCluster, startServer, testGenerators } from "./fixtures.ts";
-import { CUSTOM_TYPE } from "./testdata/custom-type-plugin.ts";
+import { DeltaClient, SotwClient, sidecarNode } from "../support/ads-client.ts";
+import { TestCerts } from "../support/certs.ts";
+import { CUSTOM_TYPE } from "../support/custom-type-plugin.ts";
+import { assertNoResponse, edsCluster, startServer, testGenerators } from "../support/xds-fixtures.ts";
 
 const snapshot = { [TypeUrl.Cluster]: [edsCluster("a")] };
 
@@ -26,7 +26,7 @@ test("before the first push context the server answers Unavailable, as istiod be
 
 test("a generator plugin loaded from a file serves its custom type URL over SotW and delta", async () => {
   const generators = testGenerators();
-  await loadGeneratorPlugins(["test/xds/testdata/custom-type-plugin.ts"], generators);
+  await loadGeneratorPlugins(["test/support/custom-type-plugin.ts"], generators);
   const h = await startServer(snapshot, { generators });
   const c = SotwClient.connect(h.address);
   c.request({ node: sidecarNode("plug"), typeUrl: CUSTOM_TYPE });

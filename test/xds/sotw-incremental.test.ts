@@ -5,8 +5,15 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { Message } from "@bufbuild/protobuf";
 import { type Generator, TypeUrl } from "../../src/xds/index.ts";
-import { names, SotwClient, sidecarNode } from "./ads-client.ts";
-import { assertNoResponse, edsCluster, loadAssignment, resourceName, startServer, testGenerators } from "./fixtures.ts";
+import { names, SotwClient, sidecarNode } from "../support/ads-client.ts";
+import {
+  assertNoResponse,
+  edsCluster,
+  loadAssignment,
+  resourceName,
+  startServer,
+  testGenerators,
+} from "../support/xds-fixtures.ts";
 
 /** The assignments an endpoint (not full) push names, as the pipeline names changed services. */
 let changed = new Set<string>();

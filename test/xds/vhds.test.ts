@@ -8,9 +8,9 @@ import { type discovery, route, unpackAny } from "../../src/api/index.ts";
 import { type ConfigObject, objectKeyOf } from "../../src/config/index.ts";
 import { ConfigStore, MemorySource } from "../../src/sources/index.ts";
 import { type Discovery, TypeUrl } from "../../src/xds/index.ts";
-import { assertValidResources } from "../translate/pgv.ts";
-import { DeltaClient, names, SotwClient, sidecarNode } from "./ads-client.ts";
-import { startStoreDiscovery } from "./store-discovery.ts";
+import { DeltaClient, names, SotwClient, sidecarNode } from "../support/ads-client.ts";
+import { assertValidResources } from "../support/pgv.ts";
+import { startStoreDiscovery } from "../support/store-discovery.ts";
 
 const REVIEWS = "reviews.shop.svc.cluster.local";
 const RATINGS = "ratings.shop.svc.cluster.local";

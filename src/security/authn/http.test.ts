@@ -7,7 +7,7 @@ import type { AddressInfo } from "node:net";
 import { after, before, test } from "node:test";
 import fastify from "fastify";
 import { createLocalJWKSet, exportJWK, generateKeyPair, SignJWT } from "jose";
-import { TestCerts } from "../../../test/xds/certs.ts";
+import { TestCerts } from "../../../test/support/certs.ts";
 import { type AuthContext, authenticate } from "./authenticator.ts";
 import { ClientCertAuthenticator } from "./client-cert.ts";
 import { httpAuthContext } from "./http.ts";

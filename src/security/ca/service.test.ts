@@ -8,7 +8,7 @@ import { create, fromBinary, type JsonObject, toBinary } from "@bufbuild/protobu
 import { type ChannelCredentials, Client, credentials, Metadata, type ServiceError, status } from "@grpc/grpc-js";
 import { pino } from "pino";
 import { Registry } from "prom-client";
-import { TestCerts } from "../../../test/xds/certs.ts";
+import { TestCerts } from "../../../test/support/certs.ts";
 import { istioCa } from "../../api/index.ts";
 import { GeneratorRegistry } from "../../xds/generator.ts";
 import { ClientCertAuthenticator, XdsServer } from "../../xds/server/index.ts";

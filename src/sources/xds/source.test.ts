@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { waitFor } from "../../../test/xds/fixtures.ts";
+import { waitFor } from "../../../test/support/xds-fixtures.ts";
 import type { ConfigObject } from "../../config/index.ts";
 import { newPushContext } from "../../model/push-context.ts";
 import { apiGenerator, GeneratorRegistry, PushPipeline, XdsServer } from "../../xds/index.ts";

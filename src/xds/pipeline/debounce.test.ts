@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { FakeClock, settle } from "../../../test/xds/fake-clock.ts";
+import { FakeClock, settle } from "../../../test/support/fake-clock.ts";
 import { newPushContext, type PushRequest, pushRequest } from "../../model/push-context.ts";
 import { type DebouncedPush, Debouncer } from "./debounce.ts";
 

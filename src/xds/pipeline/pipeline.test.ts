@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { Registry } from "prom-client";
-import { FakeClock } from "../../../test/xds/fake-clock.ts";
+import { FakeClock } from "../../../test/support/fake-clock.ts";
 import { type ConfigObject, DEFAULT_MESH_CONFIG, keyString } from "../../config/index.ts";
 import { newPushContext, type PushContext, type PushRequest } from "../../model/push-context.ts";
 import { storeGatewayConversion, storeRegistry } from "../../model/store-push.ts";

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { connect, constants } from "node:http2";
 import { test } from "node:test";
 import { create } from "@bufbuild/protobuf";
-import { LARGE, openStream, readMessage, startServer } from "../../../test/xds/raw-ads.ts";
+import { LARGE, openStream, readMessage, startServer } from "../../../test/support/raw-ads.ts";
 import { cluster } from "../../api/index.ts";
 import { MemoStore } from "../../util/memo.ts";
 import { encodeResources } from "../encode.ts";

@@ -2,8 +2,13 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { Registry } from "prom-client";
-import { DeltaClient, SotwClient, sidecarNode } from "../../../test/xds/ads-client.ts";
-import { assertNoDeltaResponse, assertNoResponse, edsCluster, startServer } from "../../../test/xds/fixtures.ts";
+import { DeltaClient, SotwClient, sidecarNode } from "../../../test/support/ads-client.ts";
+import {
+  assertNoDeltaResponse,
+  assertNoResponse,
+  edsCluster,
+  startServer,
+} from "../../../test/support/xds-fixtures.ts";
 import { TypeUrl } from "../types.ts";
 import { grpcCodeName, XdsMetrics } from "./metrics.ts";
 

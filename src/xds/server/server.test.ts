@@ -5,14 +5,14 @@ import { create, toBinary } from "@bufbuild/protobuf";
 import type { Any } from "@bufbuild/protobuf/wkt";
 import { Server, ServerCredentials, type ServiceDefinition, status } from "@grpc/grpc-js";
 import { Registry } from "prom-client";
-import { DeltaClient, names, SotwClient, sidecarNode } from "../../../test/xds/ads-client.ts";
+import { DeltaClient, names, SotwClient, sidecarNode } from "../../../test/support/ads-client.ts";
 import {
   assertNoDeltaResponse,
   assertNoResponse,
   edsCluster,
   startServer,
   testGenerators,
-} from "../../../test/xds/fixtures.ts";
+} from "../../../test/support/xds-fixtures.ts";
 import { methodPath } from "../../api/grpc-service.ts";
 import { cluster, discovery, route, unpackAny } from "../../api/index.ts";
 import { newPushContext } from "../../model/push-context.ts";

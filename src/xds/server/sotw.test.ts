@@ -3,7 +3,7 @@ import { connect } from "node:http2";
 import { type TestContext, test } from "node:test";
 import { create } from "@bufbuild/protobuf";
 import { pino } from "pino";
-import { openStream, startServer } from "../../../test/xds/raw-ads.ts";
+import { openStream, startServer } from "../../../test/support/raw-ads.ts";
 import { cluster } from "../../api/index.ts";
 import { pushRequest } from "../../model/push-context.ts";
 import { MemoStore } from "../../util/memo.ts";

@@ -2,7 +2,7 @@
 // after the proxy so a test can see the plugin ran for that connection.
 import { create } from "@bufbuild/protobuf";
 import { AnySchema } from "@bufbuild/protobuf/wkt";
-import type { GeneratorRegistry } from "../../../src/xds/index.ts";
+import type { GeneratorRegistry } from "../../src/xds/index.ts";
 
 export const CUSTOM_TYPE = "type.googleapis.com/example.plugin.v1.Greeting";
 
