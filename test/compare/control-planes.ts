@@ -1,6 +1,7 @@
-// The two control planes a comparison runs side by side against one cluster: istiod (the peer build,
-// as a standard install runs it: namespace istio-system, revision default, cluster Kubernetes) and
-// sluiced with its defaults. Both read the same MeshConfig file and serve plaintext xDS on loopback.
+// The control planes a comparison runs side by side against one cluster: istiod (the peer build, as a
+// standard install runs it: namespace istio-system, revision default, cluster Kubernetes), sluiced with
+// its defaults, and a second sluiced with its XDS cache off (PILOT_ENABLE_XDS_CACHE=false), which must
+// serve the same bytes as the first. All read the same MeshConfig file and serve plaintext xDS on loopback.
 import { type ChildProcess, spawn } from "node:child_process";
 import { createWriteStream, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
@@ -9,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import { requirePeer } from "../peers/paths.ts";
 
 export interface ControlPlane {
-  name: "istiod" | "sluice";
+  name: "istiod" | "sluice" | "sluice (cache off)";
   /** Plaintext xDS, host:port. */
   xds: string;
   /** Where /debug/* is served (istiod's 8080, sluiced's --httpAddr). */
@@ -67,12 +68,15 @@ function spawnLogged(bin: string, args: string[], env: NodeJS.ProcessEnv, log: s
   return child;
 }
 
-/** Starts istiod and sluiced against the cluster of `kubeconfig`, both with `meshConfig` (YAML, may be empty). */
+/**
+ * Starts istiod, sluiced, and sluiced with its XDS cache off against the cluster of `kubeconfig`, all
+ * with `meshConfig` (YAML, may be empty).
+ */
 export async function startControlPlanes(
   kubeconfig: string,
   meshConfig: string,
   workDir: string,
-): Promise<[ControlPlane, ControlPlane]> {
+): Promise<[ControlPlane, ControlPlane, ControlPlane]> {
   // Each pair (one per MeshConfig) in a folder of its own, so that its logs stay.
   workDir = mkdtempSync(join(workDir, "planes-"));
   const meshFile = join(workDir, "mesh.yaml");
@@ -93,20 +97,33 @@ export async function startControlPlanes(
     env,
     istiodLog,
   );
-  const [sGrpc, sHttp, sMon] = await Promise.all([1, 2, 3].map(freePort));
-  const sluicedLog = join(workDir, "sluiced.log");
-  const sluiced = spawnLogged(
-    process.execPath,
-    [
-      SLUICED,
-      ...["--kubeconfig", kubeconfig, "--meshConfig", meshFile],
-      ...["--grpcAddr", `127.0.0.1:${sGrpc}`, "--secureGRPCAddr", "", "--httpsAddr", ""],
-      ...["--httpAddr", `127.0.0.1:${sHttp}`, "--monitoringAddr", `127.0.0.1:${sMon}`],
-    ],
-    env,
-    sluicedLog,
-  );
-  const planes: [ControlPlane, ControlPlane] = [
+  const startSluiced = async (name: ControlPlane["name"], log: string, extraEnv: NodeJS.ProcessEnv = {}) => {
+    const [grpc, http, monitoring] = await Promise.all([1, 2, 3].map(freePort));
+    const child = spawnLogged(
+      process.execPath,
+      [
+        SLUICED,
+        ...["--kubeconfig", kubeconfig, "--meshConfig", meshFile],
+        ...["--grpcAddr", `127.0.0.1:${grpc}`, "--secureGRPCAddr", "", "--httpsAddr", ""],
+        ...["--httpAddr", `127.0.0.1:${http}`, "--monitoringAddr", `127.0.0.1:${monitoring}`],
+      ],
+      { ...env, ...extraEnv },
+      log,
+    );
+    const plane: ControlPlane = {
+      name,
+      xds: `127.0.0.1:${grpc}`,
+      debug: `127.0.0.1:${http}`,
+      monitoring: `127.0.0.1:${monitoring}`,
+      stop: stopper(child),
+    };
+    return { plane, ready: () => waitReady(name, child, `http://${plane.debug}/ready`, log) };
+  };
+  const sluiced = await startSluiced("sluice", join(workDir, "sluiced.log"));
+  const uncached = await startSluiced("sluice (cache off)", join(workDir, "sluiced-cache-off.log"), {
+    PILOT_ENABLE_XDS_CACHE: "false",
+  });
+  const planes: [ControlPlane, ControlPlane, ControlPlane] = [
     {
       name: "istiod",
       xds: `127.0.0.1:${iGrpc}`,
@@ -114,18 +131,14 @@ export async function startControlPlanes(
       monitoring: `127.0.0.1:${iMon}`,
       stop: stopper(istiod),
     },
-    {
-      name: "sluice",
-      xds: `127.0.0.1:${sGrpc}`,
-      debug: `127.0.0.1:${sHttp}`,
-      monitoring: `127.0.0.1:${sMon}`,
-      stop: stopper(sluiced),
-    },
+    sluiced.plane,
+    uncached.plane,
   ];
   try {
     await Promise.all([
       waitReady("istiod", istiod, `http://127.0.0.1:${iHttp}/ready`, istiodLog),
-      waitReady("sluiced", sluiced, `http://127.0.0.1:${sHttp}/ready`, sluicedLog),
+      sluiced.ready(),
+      uncached.ready(),
     ]);
   } catch (err) {
     await Promise.all(planes.map((p) => p.stop()));

@@ -112,11 +112,14 @@ const results = new Map<string, ResourceComparison[]>();
 const SURFACES_SCENARIO = "examples/mesh";
 let surfaces: SurfaceComparison[] = [];
 const problems: string[] = [];
+/** Resources sluiced served differently with its XDS cache off (`paths` read cache on | cache off). */
+const cacheDifferences: string[] = [];
+let cacheResources = 0;
 // Scenarios that share a MeshConfig share a pair of control planes (a new MeshConfig restarts both).
 const byMesh = new Map<string, Scenario[]>();
 for (const s of selected) byMesh.set(s.meshConfig ?? "", [...(byMesh.get(s.meshConfig ?? "") ?? []), s]);
 /** Loads one scenario, collects every proxy from both control planes, compares, and unloads it. */
-async function compareScenario(planes: [ControlPlane, ControlPlane], scenario: Scenario): Promise<void> {
+async function compareScenario(planes: [ControlPlane, ControlPlane, ControlPlane], scenario: Scenario): Promise<void> {
   const loaded = await loadScenario(cluster, scenario);
   try {
     for (const r of loaded.refused) problems.push(`${scenario.name}: not loaded: ${r}`);
@@ -126,17 +129,28 @@ async function compareScenario(planes: [ControlPlane, ControlPlane], scenario: S
     const comparisons: ResourceComparison[] = [];
     for (const proxy of scenario.proxies) {
       const options = { kind: proxy.kind, node: proxyNode(proxy), targets: proxy.targets };
-      const [istiod, sluice] = (await Promise.all(planes.map((p) => collect(p.xds, options)))) as [Snapshot, Snapshot];
+      const [istiod, sluice, uncached] = (await Promise.all(planes.map((p) => collect(p.xds, options)))) as [
+        Snapshot,
+        Snapshot,
+        Snapshot,
+      ];
       const label = `${proxy.namespace}/${proxy.name}`;
       if (istiod.size === 0) problems.push(`${scenario.name}: istiod served ${nodeId(proxy)} nothing`);
       comparisons.push(...compareSnapshots(label, istiod, sluice));
+      // The XDS cache must change nothing: with it off, sluiced serves the same resources.
+      const cacheCompared = compareSnapshots(label, sluice, uncached);
+      cacheResources += cacheCompared.length;
+      for (const c of cacheCompared.filter((c) => c.outcome !== "identical")) {
+        const paths = c.paths.slice(0, 3).map((p) => p.replace(": istiod ", ": on ").replace(" | sluice ", " | off "));
+        cacheDifferences.push(`${scenario.name} ${c.id}: ${c.outcome === "differs" ? paths.join("; ") : c.outcome}`);
+      }
       writeResults(values.results, scenario.name, label, istiod, sluice);
     }
     results.set(scenario.name, comparisons);
     if (scenario.name === SURFACES_SCENARIO) {
       const sidecar = scenario.proxies.find((p) => p.kind === "sidecar");
       if (!sidecar) throw new Error(`${scenario.name} has no sidecar to compare the surfaces with`);
-      const held = await Promise.all(planes.map((p) => holdProxy(p.xds, proxyNode(sidecar))));
+      const held = await Promise.all(planes.slice(0, 2).map((p) => holdProxy(p.xds, proxyNode(sidecar))));
       try {
         const proxyId = `${sidecar.name}.${sidecar.namespace}`;
         surfaces = await compareSurfaces(planes[0], planes[1], { proxy: sidecar, proxyId });
@@ -189,9 +203,11 @@ function surfaceAsResource(c: SurfaceComparison): ResourceComparison {
 const verdict = compareBaseline(results, baseline, ratchet, values.results, unstable);
 for (const line of verdict.lines) console.log(line);
 if (surfaces.length > 0) for (const line of surfaceReport(surfaces).slice(1)) console.log(line);
+console.log(`cache off: ${cacheResources - cacheDifferences.length}/${cacheResources} resources identical to cache on`);
+for (const d of cacheDifferences) console.log(`  CACHE ${d}`);
 for (const p of problems) console.log(`  note: ${p}`);
 if (values["update-baseline"]) {
   const added = writeCompareBaseline(baseline, results, unstable);
   console.log(`baseline: ${added} resources added`);
 }
-process.exit(verdict.failed > 0 ? 1 : 0);
+process.exit(verdict.failed > 0 || cacheDifferences.length > 0 ? 1 : 0);
