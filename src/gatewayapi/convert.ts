@@ -3,7 +3,7 @@
 // stages as krt collections.
 import { isDeepStrictEqual } from "node:util";
 import type { ConfigObject, gatewayapi } from "../config/index.ts";
-import type { KindObjects } from "../config/types/kind-objects.gen.ts";
+import type { KindObjects } from "../config/types/index.ts";
 import { convertBackendTLSPolicy, type PolicyOutput } from "./backendtls.ts";
 import { convertBackendTrafficPolicy } from "./backendtraffic.ts";
 import { stampTransitionTimes } from "./conditions.ts";

@@ -1,10 +1,9 @@
 // What a push context is built from: the config objects in force, the registry's services, the
 // mesh config. pushInputs reads them from the running control plane's store and registry.
-import type { ConfigObject, MeshConfig } from "../config/index.ts";
-import type { MeshNetworks } from "../config/mesh-networks.ts";
+import type { ConfigObject, MeshConfig, MeshNetworks } from "../config/index.ts";
 import type { PortEndpoints, Service, ServiceRegistry } from "../registry/index.ts";
 import type { ConfigStore } from "../sources/index.ts";
-import type { MemoStore } from "../util/memo.ts";
+import type { MemoStore } from "../util/index.ts";
 
 export interface PushInputs {
   /** Every config object in force, of any kind (kinds the push does not index are ignored). */

@@ -16,6 +16,7 @@ export type {
   V1ServiceAccount,
 } from "@kubernetes/client-node";
 export type * from "./istio/index.gen.ts";
+export type { KindObjects } from "./kind-objects.gen.ts";
 // KindObjects (kind-objects.gen.ts) is imported from its own module: it names Istio's ProxyConfig kind,
 // which this index leaves to the mesh's ProxyConfig of the same name.
 export type { gatewayapi };

@@ -1,10 +1,15 @@
 // The proxy config a pod's proxy gets (Istio's EffectiveProxyConfig): the mesh's defaultConfig, then
 // the ProxyConfig resources (the root namespace's, the pod's namespace's, the first whose selector
 // matches the pod), then the pod's `proxy.istio.io/config` annotation, each over the one before.
-import { type ConfigObject, Findings, type MeshConfig, type ProxyConfig } from "../../config/index.ts";
-import { mergeProxyConfig } from "../../config/mesh.ts";
-import { decodeYaml } from "../../config/mesh-decode.ts";
-import type { JsonObject } from "../../config/validation/common/json.ts";
+import {
+  type ConfigObject,
+  decodeYaml,
+  Findings,
+  type MeshConfig,
+  mergeProxyConfig,
+  type ProxyConfig,
+} from "../../config/index.ts";
+import type { JsonObject } from "../../config/validation/common/index.ts";
 import type { ObjectMeta } from "./pod.ts";
 
 export const PROXY_CONFIG_ANNOTATION = "proxy.istio.io/config";

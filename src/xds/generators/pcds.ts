@@ -4,7 +4,7 @@
 // request neither errors nor reaches the `api` generator.
 import { create } from "@bufbuild/protobuf";
 import { AnySchema } from "@bufbuild/protobuf/wkt";
-import type { PushRequest } from "../../model/push-context.ts";
+import type { PushRequest } from "../../model/index.ts";
 import type { Generator } from "../generator.ts";
 import { TypeUrl } from "../types.ts";
 import { isProxyRequest } from "./needs-push.ts";

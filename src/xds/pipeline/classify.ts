@@ -6,7 +6,7 @@
 import { isDeepStrictEqual } from "node:util";
 import { type ConfigObject, kindKey, type ObjectKey } from "../../config/index.ts";
 import { labelsContain } from "../../krt/index.ts";
-import type { TriggerReason } from "../../model/push-context.ts";
+import type { TriggerReason } from "../../model/index.ts";
 import { kubeHostname } from "../../registry/index.ts";
 import type { ConfigEvent, StoredConfig } from "../../sources/index.ts";
 
