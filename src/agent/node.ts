@@ -9,7 +9,7 @@ import { join } from "node:path";
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import type { ProxyConfig } from "../config/index.ts";
 import type { NodeType } from "../model/index.ts";
-import { parseGoBool } from "../util/go-bool.ts";
+import { parseGoBool } from "../util/index.ts";
 
 export type Env = Readonly<Record<string, string | undefined>>;
 

@@ -16,9 +16,7 @@ import {
   status,
 } from "@grpc/grpc-js";
 import type { Logger } from "pino";
-import { grpcServiceDefinition } from "../api/grpc-service.ts";
-import { discovery, packAny, sds, tls } from "../api/index.ts";
-import { TypeUrl } from "../xds/types.ts";
+import { discovery, grpcServiceDefinition, packAny, sds, TypeUrl, tls } from "../api/index.ts";
 import type { WorkloadCertificates, WorkloadSecret } from "./certs.ts";
 
 /** The workload certificate's resource name. */

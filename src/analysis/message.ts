@@ -1,6 +1,6 @@
 // A diagnostic message as Istio's analysis reports it (pkg/config/analysis/diag): a message type
 // (level, code, Go format template), its arguments and the resource it is about.
-import { goQuote } from "../config/validation/common/format.ts";
+import { goQuote } from "../config/validation/common/index.ts";
 import type { Resource } from "./resource.ts";
 
 export type Level = "Error" | "Warning" | "Info";

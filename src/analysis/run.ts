@@ -1,8 +1,7 @@
 // One analysis run as istioctl's file-only analysis does it (pkg/config/analysis/local): objects from
 // files, the mesh config and networks as resources, Istio's default ingress gateway resources, every
 // selected analyzer, then messages outside the analyzed namespace dropped, sorted and de-duplicated.
-import type { ConfigObject, MeshConfig } from "../config/index.ts";
-import type { MeshNetworks } from "../config/mesh-networks.ts";
+import type { ConfigObject, MeshConfig, MeshNetworks } from "../config/index.ts";
 import { IGNORED_NAMESPACES } from "../webhooks/inject/policy.ts";
 import { AnalysisContext, type Analyzer } from "./analyzer.ts";
 import { CLUSTER_SCOPED, K } from "./kinds.ts";

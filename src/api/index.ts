@@ -53,6 +53,7 @@ export function unpackAny(any: Any, schema?: DescMessage): Message | undefined {
   return schema ? anyUnpack(any, schema) : anyUnpack(any, registry);
 }
 
+export { encodeAny, encodeMessage, preEncoded } from "./binary-encoder.ts";
 export * as admin from "./gen/envoy/admin/v3/index.ts";
 export * as accesslog from "./gen/envoy/config/accesslog/v3/index.ts";
 export * as bootstrap from "./gen/envoy/config/bootstrap/v3/index.ts";
@@ -134,3 +135,13 @@ export * as otelCommon from "./gen/opentelemetry/proto/common/v1/index.ts";
 export * as udpaType from "./gen/udpa/type/v1/index.ts";
 export * as validate from "./gen/validate/index.ts";
 export * as xdsType from "./gen/xds/type/v3/index.ts";
+export {
+  type CallSurface,
+  deserializer,
+  type ExtraService,
+  grpcServiceDefinition,
+  methodPath,
+  serializer,
+} from "./grpc-service.ts";
+export { apiTypeUrl, parseApiTypeUrl } from "./mcp-type-url.ts";
+export { ExactWriter, forgetScratch, type OutgoingResponse, UnwrittenResponse } from "./outgoing-response.ts";

@@ -12,9 +12,7 @@ import yargs from "yargs";
 import { hideBin } from "yargs/helpers";
 import { parseListenAddress, registerManagedClusters, startAdminServer } from "../admin/index.ts";
 import { rejectUnknownCommandLineFlags } from "../cli/flags.ts";
-import { kindKey, type MeshConfig, parseGoDuration } from "../config/index.ts";
-import { loadMeshConfig } from "../config/mesh.ts";
-import { loadMeshNetworks } from "../config/mesh-networks.ts";
+import { kindKey, loadMeshConfig, loadMeshNetworks, type MeshConfig, parseGoDuration } from "../config/index.ts";
 import { GatewayStatusWriter } from "../gatewayapi/index.ts";
 import { DebugRegistry } from "../krt/index.ts";
 import { parseOutputLevels, pinoLevel, scopedLogger, scopeLevel } from "../log/index.ts";
@@ -31,7 +29,7 @@ import {
 } from "../security/ca/index.ts";
 import { ConfigStore, DEFAULT_MAX_FILE_BYTES, FileSource, XdsSource, type XdsSourceTls } from "../sources/index.ts";
 import type { KubeSource } from "../sources/kube/index.ts";
-import { envBool } from "../util/go-bool.ts";
+import { envBool } from "../util/index.ts";
 import { buildInfoString } from "../util/version.ts";
 import {
   injectionSettingsFromValues,

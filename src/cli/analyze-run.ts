@@ -2,17 +2,33 @@
 // the messages and the summary lines istioctl prints, and pick the exit code.
 import { readFileSync, statSync } from "node:fs";
 import { extname } from "node:path";
-import { type ClusterConfig, readCluster } from "../analysis/cluster.ts";
-import { chunkLines } from "../analysis/field-lines.ts";
-import { isWorseThanOrEqualTo, type Level, type Message } from "../analysis/message.ts";
-import { MESSAGES } from "../analysis/messages.ts";
-import { CONFIG_ANALYSIS_URL, formatMessages, type OutputFormat } from "../analysis/output.ts";
-import { ALL_ANALYZERS, selectAnalyzers } from "../analysis/registry.ts";
-import { resourceKind } from "../analysis/resource.ts";
-import { type AnalysisInput, FILE_EXCLUDED_KINDS, runAnalysis, skippedAnalyzers } from "../analysis/run.ts";
-import { configFiles, decodeConfigText } from "../config/decode.ts";
-import { STDIN_PATH } from "../config/decode-paths.ts";
-import { loadMeshConfig, loadMeshNetworks, type MeshConfig } from "../config/index.ts";
+import {
+  ALL_ANALYZERS,
+  type AnalysisInput,
+  type ClusterConfig,
+  CONFIG_ANALYSIS_URL,
+  chunkLines,
+  FILE_EXCLUDED_KINDS,
+  formatMessages,
+  isWorseThanOrEqualTo,
+  type Level,
+  MESSAGES,
+  type Message,
+  type OutputFormat,
+  readCluster,
+  resourceKind,
+  runAnalysis,
+  selectAnalyzers,
+  skippedAnalyzers,
+} from "../analysis/index.ts";
+import {
+  configFiles,
+  decodeConfigText,
+  loadMeshConfig,
+  loadMeshNetworks,
+  type MeshConfig,
+  STDIN_PATH,
+} from "../config/index.ts";
 import { KubeApiError, KubeClient } from "../sources/kube/client.ts";
 import { EXIT_ANALYZER_FOUND_ISSUES, EXIT_INVALID, EXIT_OK, EXIT_USAGE } from "./exit-codes.ts";
 import { loadCliKubeConfig } from "./kube-access.ts";

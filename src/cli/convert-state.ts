@@ -10,8 +10,7 @@ import {
   type ServiceLookup,
 } from "../gatewayapi/index.ts";
 import { REGISTRY_KINDS, storeRegistry } from "../model/store-push.ts";
-import { ConfigStore, MemorySource } from "../sources/index.ts";
-import { describeIssue } from "../sources/store-admit.ts";
+import { ConfigStore, describeIssue, MemorySource } from "../sources/index.ts";
 
 const REGISTRY_KIND_SET: ReadonlySet<string> = new Set(Object.values(REGISTRY_KINDS));
 

@@ -4,8 +4,8 @@
 // Flags and help only: the conversion loads when the command runs.
 import { existsSync } from "node:fs";
 import type { CommandModule } from "yargs";
-import { STDIN_PATH } from "../config/decode-paths.ts";
 import type { ConfigObject } from "../config/index.ts";
+import { STDIN_PATH } from "../config/index.ts";
 import { EXIT_INVALID, EXIT_OK } from "./exit-codes.ts";
 import { filenameOption } from "./filename-option.ts";
 

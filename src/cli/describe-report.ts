@@ -11,7 +11,7 @@ import type {
 import { labelsContain } from "../krt/index.ts";
 import { type ConsolidatedDestinationRule, hostsMatch, MESH_GATEWAY, type PushSnapshot } from "../model/index.ts";
 import type { Service } from "../registry/index.ts";
-import type { KubeClient } from "../sources/kube/client.ts";
+import type { KubeClient } from "../sources/kube/index.ts";
 import { cliLog } from "./log.ts";
 import { type LoadResult, loadState } from "./translate-state.ts";
 

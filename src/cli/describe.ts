@@ -5,7 +5,7 @@
 // the command runs.
 import { existsSync } from "node:fs";
 import type { Argv, CommandModule } from "yargs";
-import { STDIN_PATH } from "../config/decode-paths.ts";
+import { STDIN_PATH } from "../config/index.ts";
 import type { DescribeResult, DescribeTarget } from "./describe-report.ts";
 import { EXIT_INVALID, EXIT_OK, EXIT_USAGE } from "./exit-codes.ts";
 import { filenameOption } from "./filename-option.ts";

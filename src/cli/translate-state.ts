@@ -1,8 +1,8 @@
 // The control plane's state from config files, without a server (src/xds/translate.ts over the
 // documents of files and directories). `sluice x translate`, `describe` and `envoyfilter` read it.
-import { readConfigPaths } from "../config/decode.ts";
-import type { ConfigObject, MeshConfig } from "../config/index.ts";
-import type { MeshNetworks } from "../config/mesh-networks.ts";
+
+import type { ConfigObject, MeshConfig, MeshNetworks } from "../config/index.ts";
+import { readConfigPaths } from "../config/index.ts";
 import type { DumpType } from "../xds/index.ts";
 import {
   type LoadResult,

@@ -6,8 +6,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import { isIP } from "node:net";
 import type { Argv, CommandModule } from "yargs";
-import { STDIN_PATH } from "../config/decode-paths.ts";
 import type { MeshConfig } from "../config/index.ts";
+import { STDIN_PATH } from "../config/index.ts";
 import type { MeshNetworks } from "../config/mesh-networks.ts";
 import { EXIT_INVALID, EXIT_OK } from "./exit-codes.ts";
 import { filenameOption } from "./filename-option.ts";

@@ -1,6 +1,5 @@
 // What `sluice validate` reports about each document, and its text and JSON renderings.
-import type { DecodedDocument } from "../config/decode.ts";
-import { STDIN_PATH } from "../config/decode-paths.ts";
+import type { DecodedDocument } from "../config/index.ts";
 import {
   type ConfigObject,
   emptyResult,
@@ -9,6 +8,7 @@ import {
   KINDS,
   lookupKind,
   parseApiVersion,
+  STDIN_PATH,
   type ValidationResult,
   validateObject,
 } from "../config/index.ts";

@@ -4,8 +4,7 @@
 // namespace are exempt, as in istioctl.
 // Istio's protocol names; src/config/index.ts does not export them (yet).
 import { type ConfigObject, type Findings, kindKey, parseApiVersion, parseProtocol } from "../config/index.ts";
-import { goQuote } from "../config/validation/common/format.ts";
-import { asObject } from "../config/validation/common/json.ts";
+import { asObject, goQuote } from "../config/validation/common/index.ts";
 import { ISTIO_SYSTEM_NAMESPACE } from "./validate-namespaces.ts";
 
 // istioctl's links (pkg/url), at the latest docs as every link Sluice prints.

@@ -8,8 +8,15 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { create, toJson } from "@bufbuild/protobuf";
 import { type ChannelCredentials, Client, credentials, Metadata, type ServiceError } from "@grpc/grpc-js";
-import { deserializer, methodPath, serializer } from "../api/grpc-service.ts";
-import { discovery, registry, schemaForTypeUrl, unpackAny } from "../api/index.ts";
+import {
+  deserializer,
+  discovery,
+  methodPath,
+  registry,
+  schemaForTypeUrl,
+  serializer,
+  unpackAny,
+} from "../api/index.ts";
 import { PROXY_NOT_CONNECTED } from "../xds/generators/debug-endpoints.ts";
 import { TypeUrl } from "../xds/types.ts";
 import { type ControlPlaneArgs, usesCluster } from "./control-plane-options.ts";

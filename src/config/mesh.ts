@@ -1,7 +1,7 @@
 // MeshConfig: the `--meshConfig` YAML, decoded against Istio's field table, merged over Istio's
 // defaults the way Istio merges it (pkg/config/mesh), then validated (Istio's ValidateMeshConfig).
 
-import { deepFreeze } from "../util/deep-freeze.ts";
+import { deepFreeze } from "../util/index.ts";
 import { decodeYaml } from "./mesh-decode.ts";
 import type { ExtensionProvider, MeshConfig, ProxyConfig } from "./mesh-types.ts";
 import { validateMeshConfig } from "./mesh-validate.ts";

@@ -2,7 +2,7 @@
 // kind lookup → metadata checks → structural (schema + CEL) → semantic (Istio's webhook rules) →
 // unknown top-level fields. Nothing here throws on bad input; everything is a finding.
 
-import { parseGoBool } from "../util/go-bool.ts";
+import { parseGoBool } from "../util/index.ts";
 import { type KindInfo, lookupKind } from "./kinds.ts";
 import type { ConfigObject, ValidationResult } from "./model.ts";
 import { validateStructure } from "./schema/index.ts";

@@ -27,7 +27,7 @@ import {
 } from "../networking/cluster/index.ts";
 import { patchGeneratedClusters, patchSetFor } from "../networking/envoyfilter/index.ts";
 import type { EndpointLookup, Service, ServiceEndpoint } from "../registry/index.ts";
-import { mapTable, weakTable } from "../util/memo.ts";
+import { mapTable, weakTable } from "../util/index.ts";
 import { KeyFormat } from "./cache/keys.ts";
 import { resourceTable, type XdsCache } from "./cache/xds-cache.ts";
 import { type InboundTarget, sidecarInboundTargets } from "./inbound-targets.ts";

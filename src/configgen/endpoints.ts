@@ -22,7 +22,7 @@ import {
 } from "../networking/cluster/index.ts";
 import { buildClusterLoadAssignment, localityLbSetting } from "../networking/endpoint/index.ts";
 import type { EndpointLookup, Service, ServiceEndpoint } from "../registry/index.ts";
-import { type MapTable, type Memos, mapTable, weakTable } from "../util/memo.ts";
+import { type MapTable, type Memos, mapTable, weakTable } from "../util/index.ts";
 import { KeyFormat } from "./cache/keys.ts";
 import { resourceTable, type XdsCache } from "./cache/xds-cache.ts";
 import {

@@ -6,8 +6,7 @@ import { TypeUrl } from "../api/index.ts";
 import type { MeshConfig } from "../config/index.ts";
 import type { ConsolidatedDestinationRule, MeshPush, ProxyNode, PushSnapshot, SidecarScope } from "../model/index.ts";
 import { selectPolicies } from "../networking/authz/index.ts";
-import { parseClusterName } from "../networking/cluster/index.ts";
-import { expandTrustDomains } from "../networking/cluster/tls.ts";
+import { expandTrustDomains, parseClusterName } from "../networking/cluster/index.ts";
 import {
   buildClientListeners,
   buildGrpcClusters,
@@ -20,7 +19,7 @@ import {
   type RequestedClusterGroup,
 } from "../networking/grpc/index.ts";
 import type { EndpointLookup, Service, ServiceEndpoint } from "../registry/index.ts";
-import type { Memos } from "../util/memo.ts";
+import type { Memos } from "../util/index.ts";
 import { resourceTable, type XdsCache } from "./cache/xds-cache.ts";
 import { hashPolicyFor } from "./hash-policy.ts";
 import { appliedRule } from "./proxy-view.ts";

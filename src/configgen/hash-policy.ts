@@ -9,7 +9,7 @@ import type {
   DestinationRuleTrafficPolicyLoadBalancerConsistentHash,
 } from "../config/index.ts";
 import type { ProxyNode, SidecarScope } from "../model/index.ts";
-import { toDuration } from "../networking/duration.ts";
+import { toDuration } from "../networking/index.ts";
 
 type ConsistentHash = DestinationRuleTrafficPolicyLoadBalancerConsistentHash;
 

@@ -3,8 +3,7 @@
 // listener per merged Gateway port. Lists proxies share are cached.
 
 import { isIPv4, isIPv6 } from "node:net";
-import { encodeMessage } from "../api/binary-encoder.ts";
-import { accesslog, hcm, type listener, TypeUrl } from "../api/index.ts";
+import { accesslog, encodeMessage, hcm, type listener, TypeUrl } from "../api/index.ts";
 import type { MeshConfig } from "../config/index.ts";
 import type {
   AuthorizationPolicy,
@@ -29,7 +28,7 @@ import {
 } from "../networking/listener/index.ts";
 import { buildProxyTelemetry, type ProxyTelemetry } from "../networking/telemetry/index.ts";
 import { type EndpointLookup, type Service, type ServiceEndpoint, UNSPECIFIED_IP } from "../registry/index.ts";
-import { type Memos, weakTable } from "../util/memo.ts";
+import { type Memos, weakTable } from "../util/index.ts";
 import { resourceTable, type XdsCache } from "./cache/xds-cache.ts";
 import { sidecarInboundTargets } from "./inbound-targets.ts";
 import { listenAddresses } from "./proxy-view.ts";

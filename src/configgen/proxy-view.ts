@@ -4,7 +4,7 @@ import { addressesForProxy, usesAutoAllocatedAddresses } from "../model/index.ts
 import type { AppliedDestinationRule } from "../networking/cluster/index.ts";
 import type { EndpointLookup, Service } from "../registry/index.ts";
 import { UNSPECIFIED_IP } from "../registry/index.ts";
-import { type Memos, type WeakTable, weakTable } from "../util/memo.ts";
+import { type Memos, type WeakTable, weakTable } from "../util/index.ts";
 import { KeyFormat } from "./cache/keys.ts";
 
 /** The builders' view of a consolidated DestinationRule. */

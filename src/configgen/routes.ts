@@ -27,7 +27,7 @@ import {
   type RouteContext,
   type SidecarRouteInput,
 } from "../networking/route/index.ts";
-import { type Memos, weakTable } from "../util/memo.ts";
+import { type Memos, weakTable } from "../util/index.ts";
 import { KeyFormat } from "./cache/keys.ts";
 import { resourceTable, type XdsCache } from "./cache/xds-cache.ts";
 import { hashPolicyFor } from "./hash-policy.ts";

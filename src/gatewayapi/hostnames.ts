@@ -1,6 +1,6 @@
 // Hostname lists of Gateway API objects, matched by Istio's rules (src/util/hosts.ts), as Istio's
 // conversion matches them (pkg/config/host).
-import { hostSubsetOf } from "../util/hosts.ts";
+import { hostSubsetOf } from "../util/index.ts";
 
 /** The hosts both lists match, the narrower of each matching pair, without repeats. */
 export function intersectHosts(a: readonly string[], b: readonly string[]): string[] {

@@ -1,7 +1,7 @@
 // Route → parent binding: which listeners (or the mesh) a route's parentRefs select, whether each
 // admits the route, and the per-parent route status Istio writes.
 import type { ConfigObject } from "../config/index.ts";
-import { hostSubsetOf, hostsMatch } from "../util/hosts.ts";
+import { hostSubsetOf, hostsMatch } from "../util/index.ts";
 import { type Condition, type ConditionSpec, setConditions } from "./conditions.ts";
 import { GATEWAY_CONTROLLER, MESH_CONTROLLER } from "./gatewayclass.ts";
 import type { ClusterObjects, ConfigError, ParentInfo } from "./model.ts";

@@ -8,7 +8,7 @@ import type { Logger } from "pino";
 import { type ConfigObject, kindKeyOf, objectKeyOf } from "../config/index.ts";
 import type { Singleton, Unregister } from "../krt/index.ts";
 // The store module alone: the sources' index would load every source (Kubernetes, xDS) with the conversion.
-import type { ConfigStore } from "../sources/store.ts";
+import type { ConfigStore } from "../sources/index.ts";
 import { stampTransitionTimes } from "./conditions.ts";
 import type { ConversionResult } from "./convert.ts";
 

@@ -1,6 +1,6 @@
 // TLSRoutes → VirtualServices with SNI-matched tls routes, one per bound parent and hostname.
 import type { gatewayapi } from "../config/index.ts";
-import { hostsMatch } from "../util/hosts.ts";
+import { hostsMatch } from "../util/index.ts";
 import { intersectHosts } from "./hostnames.ts";
 import type { ConvertedRoute } from "./httproute.ts";
 import { isMesh } from "./parents.ts";

@@ -4,8 +4,8 @@
 // its fetch plumbing for requests, its Watch for watches), and keep objects as the raw JSON the server
 // sends, so unknown fields survive a read-modify-write.
 import type { KubeConfig } from "@kubernetes/client-node";
-import { KINDS, type KindInfo, lookupKind, parseApiVersion } from "../config/kinds.ts";
-import type { ConfigObject } from "../config/model.ts";
+import type { ConfigObject } from "../config/index.ts";
+import { KINDS, type KindInfo, lookupKind, parseApiVersion } from "../config/index.ts";
 import type {
   AuthorizationPolicy,
   DestinationRule,
@@ -23,12 +23,11 @@ import type {
   WorkloadEntry,
   WorkloadGroup,
 } from "../config/types/index.ts";
-import { KubeApiError, KubeClient, type OpenWatch } from "../sources/kube/client.ts";
-import { groupVersion, resourcePath } from "../sources/kube/paths.ts";
+import { groupVersion, KubeApiError, KubeClient, type OpenWatch, resourcePath } from "../sources/kube/index.ts";
 
 // Re-exported so callers build the KubeConfig from the same client-node copy the clients use.
 export { KubeConfig } from "@kubernetes/client-node";
-export { KubeApiError } from "../sources/kube/client.ts";
+export { KubeApiError } from "../sources/kube/index.ts";
 
 /** How a patch is written: a JSON merge patch (RFC 7386, the default) or a JSON patch (RFC 6902, a list of operations). */
 export type PatchType = "merge" | "json";

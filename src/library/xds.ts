@@ -2,39 +2,59 @@
 // and delta), as go-control-plane gives Go users; and `translate`, the Envoy config Sluice would send
 // one proxy for a set of config objects, as an admin ConfigDump.
 import type { Logger } from "pino";
-import type { ConfigObject, MeshConfig } from "../config/index.ts";
-import { DEFAULT_MESH_CONFIG } from "../config/mesh.ts";
-import type { MeshNetworks } from "../config/mesh-networks.ts";
-import { type NodeType, parseAnyProxy } from "../model/proxy.ts";
-import { newPushContext, pushRequest } from "../model/push-context.ts";
-import type { DumpType } from "../xds/configdump.ts";
-import { type Generator, GeneratorRegistry } from "../xds/generator.ts";
-import type { ConnectionStatus } from "../xds/server/connection.ts";
-import { type BoundPorts, type ListenOptions, XdsServer } from "../xds/server/server.ts";
-import { type ResourceInput, SnapshotCache } from "../xds/snapshot-cache.ts";
-import { objectWhere, type TranslateResult, translateInputs } from "../xds/translate.ts";
+import type { ConfigObject, MeshConfig, MeshNetworks } from "../config/index.ts";
+import { DEFAULT_MESH_CONFIG } from "../config/index.ts";
+import { type NodeType, newPushContext, parseAnyProxy, pushRequest } from "../model/index.ts";
+import type { DumpType } from "../xds/index.ts";
+import {
+  type Generator,
+  GeneratorRegistry,
+  objectWhere,
+  type ResourceInput,
+  SnapshotCache,
+  type TranslateResult,
+  translateInputs,
+} from "../xds/index.ts";
+import type { ConnectionStatus } from "../xds/server/index.ts";
+import { type BoundPorts, type ListenOptions, XdsServer } from "../xds/server/index.ts";
 
 export { create, fromJson, toBinary, toJson } from "@bufbuild/protobuf";
 export * as envoy from "../api/index.ts";
 export type { ObjectKey, ObjectKeySet } from "../config/index.ts";
-export type { IstioVersion, Locality, NodeMetadata, NodeType, ProxyNode } from "../model/proxy.ts";
-export type { PushContext, PushRequest, TriggerReason } from "../model/push-context.ts";
-export type { PushStatus } from "../model/push-status.ts";
-export { configDumpJson, DUMP_TYPES, type DumpType } from "../xds/configdump.ts";
+export type {
+  IstioVersion,
+  Locality,
+  NodeMetadata,
+  NodeType,
+  ProxyNode,
+  PushContext,
+  PushRequest,
+  PushStatus,
+  TriggerReason,
+} from "../model/index.ts";
 export type {
   DeltaGenerateResult,
   GenerateResult,
   Generator,
   LogDetails,
   ResourceError,
+  ResourceInput,
+  TranslateResult,
   WatchedResource,
   XdsResource,
-} from "../xds/generator.ts";
-export type { AckInfo, ConnectionStatus, NackInfo, SentInfo, TypeSyncStatus } from "../xds/server/connection.ts";
-export type { BoundPorts, ListenOptions, TlsFiles, TlsProviders } from "../xds/server/server.ts";
-export type { ResourceInput } from "../xds/snapshot-cache.ts";
-export type { TranslateResult } from "../xds/translate.ts";
-export { TypeUrl } from "../xds/types.ts";
+} from "../xds/index.ts";
+export { configDumpJson, DUMP_TYPES, type DumpType, TypeUrl } from "../xds/index.ts";
+export type {
+  AckInfo,
+  BoundPorts,
+  ConnectionStatus,
+  ListenOptions,
+  NackInfo,
+  SentInfo,
+  TlsFiles,
+  TlsProviders,
+  TypeSyncStatus,
+} from "../xds/server/index.ts";
 
 export interface DiscoveryServerOptions {
   /** Where the server logs connections and refusals (pino); default silent. */

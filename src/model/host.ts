@@ -2,9 +2,9 @@
 // Matching itself (wildcards, Matches, SubsetOf) is src/util/hosts.ts, shared with config validation
 // and the Gateway API conversion; the model re-exports it.
 import { isIP } from "node:net";
-import { hostSubsetOf, isWildcard } from "../util/hosts.ts";
+import { hostSubsetOf, isWildcard } from "../util/index.ts";
 
-export { hostSubsetOf, hostsMatch, isWildcard } from "../util/hosts.ts";
+export { hostSubsetOf, hostsMatch, isWildcard } from "../util/index.ts";
 
 /**
  * Istio's host.Names order (MoreSpecific): non-wildcards before wildcards, longer before shorter,

@@ -31,7 +31,12 @@ export {
   resolveShortName,
 } from "./host.ts";
 export { buildPushContext, type MeshPush, type MeshPushRequest } from "./mesh-push.ts";
-export { type MeshNetworkGateway, resolvedGateways } from "./network-gateways.ts";
+export {
+  type MeshNetworkGateway,
+  type NetworkGateway,
+  type NetworkGateways,
+  resolvedGateways,
+} from "./network-gateways.ts";
 export type { EffectiveMtls, MtlsMode, PeerAuthenticationIndex } from "./peer-authentication.ts";
 export * from "./proxy.ts";
 export * from "./push-context.ts";

@@ -7,7 +7,7 @@
 // control plane (RESOLVE_HOSTNAME_GATEWAYS), which Sluice does not, so those stay unresolved, as in
 // Istio with that feature off.
 import { isIP } from "node:net";
-import type { MeshNetworks } from "../config/mesh-networks.ts";
+import type { MeshNetworks } from "../config/index.ts";
 import type { Service } from "../registry/index.ts";
 import { compareStrings } from "./config-meta.ts";
 

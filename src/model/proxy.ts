@@ -5,7 +5,7 @@
 import { isIP } from "node:net";
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import type { core } from "../api/index.ts";
-import { parseGoBool } from "../util/go-bool.ts";
+import { parseGoBool } from "../util/index.ts";
 
 export type NodeType = "sidecar" | "router" | "waypoint" | "ztunnel" | "agentgateway";
 

@@ -1,6 +1,6 @@
 // The push features: the feature flags that shape generated config, as istiod reads them from its
 // environment (Istio's pilot/pkg/features), given to every push context built (storePush).
-import { envBool } from "../util/go-bool.ts";
+import { envBool } from "../util/index.ts";
 import type { PushFeatures } from "./push-inputs.ts";
 
 export type { PushFeatures };

@@ -2,11 +2,10 @@
 // mesh config. pushInputs reads them from the running control plane's store and registry, whose krt
 // collections say what changed since the previous push: an unchanged kind's list (and the services)
 // is handed on as the same array, so the push keeps the index it built from it.
-import type { ConfigObject, MeshConfig } from "../config/index.ts";
-import type { MeshNetworks } from "../config/mesh-networks.ts";
+import type { ConfigObject, MeshConfig, MeshNetworks } from "../config/index.ts";
 import type { PortEndpoints, Service, ServiceRegistry } from "../registry/index.ts";
 import type { ConfigStore } from "../sources/index.ts";
-import type { MemoStore } from "../util/memo.ts";
+import type { MemoStore } from "../util/index.ts";
 import { PUSH_KINDS, type PushKind } from "./push-kinds.ts";
 
 /** The objects of each kind a push indexes, in the store's order (namespace, then name). */

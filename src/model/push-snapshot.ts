@@ -17,7 +17,7 @@ import type {
 import type { KindObjects } from "../config/types/kind-objects.gen.ts";
 import { labelsContain } from "../krt/index.ts";
 import type { PortEndpoints, Service, ServiceEndpoint } from "../registry/index.ts";
-import { MemoStore } from "../util/memo.ts";
+import { MemoStore } from "../util/index.ts";
 import { allocateAddresses } from "./auto-allocate.ts";
 import { compareStrings, creationTime, namespaceOf, sortByCreationTime } from "./config-meta.ts";
 import { DestinationRuleIndex, destinationRuleForProxy } from "./destination-rule-index.ts";

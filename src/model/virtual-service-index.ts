@@ -9,7 +9,7 @@ import type {
   VirtualServiceHttpDelegate,
   VirtualServiceSpec,
 } from "../config/types/index.ts";
-import { type Memos, NO_MEMOS } from "../util/memo.ts";
+import { type Memos, NO_MEMOS } from "../util/index.ts";
 import { nameOf, namespaceOf, sortByCreationTime } from "./config-meta.ts";
 import { hostsMatch, MESH_GATEWAY } from "./host.ts";
 import { appendTo } from "./multimap.ts";

@@ -3,7 +3,7 @@
 // and gateway references (`gw` → `bookinfo/gw`). The input is left untouched, and fields it does
 // not set stay unset; a match whose gateway names are already resolved is kept, not copied.
 import type { Destination, VirtualServiceSpec } from "../config/types/index.ts";
-import { type Memos, weakTable } from "../util/memo.ts";
+import { type Memos, weakTable } from "../util/index.ts";
 import { resolveGatewayName, resolveShortName } from "./host.ts";
 
 // Each match naming gateways, with those names resolved, per match object and namespace: the route

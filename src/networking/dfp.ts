@@ -4,7 +4,7 @@
 // by name and rejects two configurations under one name.
 import { create } from "@bufbuild/protobuf";
 import { caresDns, core, dfpCommon, packAny } from "../api/index.ts";
-import type { ProxyNode } from "../model/proxy.ts";
+import type { ProxyNode } from "../model/index.ts";
 import type { Service } from "../registry/index.ts";
 import { CARES_DNS_RESOLVER, dnsLookupFamily } from "./cluster/dns.ts";
 

@@ -13,7 +13,7 @@
 // an index, so a change recomputes the members of one group only.
 import type { Collection, CollectionOptions, DebugRegistry, FetchContext, Index } from "../krt/index.ts";
 import { derive, deriveMany } from "../krt/index.ts";
-import { NameMemo } from "../util/name-memo.ts";
+import { NameMemo } from "../util/index.ts";
 import type { PortEndpoints, RegistryEndpoints, Service, ServiceEndpoint } from "./model.ts";
 import { hostKey, registryKey } from "./model.ts";
 

@@ -3,8 +3,7 @@
 // label (the cluster's default network), else meshNetworks: the network whose endpoints name this
 // cluster `fromRegistry`, else one whose `fromCidr` holds the endpoint's IP.
 import { BlockList, isIP } from "node:net";
-import type { ConfigObject } from "../config/index.ts";
-import type { MeshNetworks } from "../config/mesh-networks.ts";
+import type { ConfigObject, MeshNetworks } from "../config/index.ts";
 import type { Collection, FetchContext } from "../krt/index.ts";
 
 export const LABEL_NETWORK = "topology.istio.io/network";

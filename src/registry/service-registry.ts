@@ -1,7 +1,6 @@
 // The ServiceRegistry: services, workloads and endpoints as krt collections over the config store's
 // Kubernetes and Istio kinds, and the aggregate view (see index.ts).
-import type { ConfigObject, MeshConfig } from "../config/index.ts";
-import type { MeshNetworks } from "../config/mesh-networks.ts";
+import type { ConfigObject, MeshConfig, MeshNetworks } from "../config/index.ts";
 import type { ServiceEntry, WorkloadEntry, WorkloadGroup } from "../config/types/index.ts";
 import type { Collection, DebugRegistry, Index, Labels } from "../krt/index.ts";
 import { derive, deriveMany, join, labelsContain } from "../krt/index.ts";

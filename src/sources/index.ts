@@ -20,6 +20,6 @@ export {
   type StoredConfig,
   type StoreProblem,
 } from "./store.ts";
-export { type Admission, admitObject, DEFAULT_NAMESPACE } from "./store-admit.ts";
+export { type Admission, admitObject, DEFAULT_NAMESPACE, describeIssue } from "./store-admit.ts";
 export type { ConfigEvent, ConfigEventType, ConfigWriter, SourceProblem } from "./types.ts";
 export { XdsSource, type XdsSourceOptions, type XdsSourceTls } from "./xds/index.ts";

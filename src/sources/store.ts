@@ -13,7 +13,7 @@ import { Gauge, type Registry } from "prom-client";
 import { type ConfigObject, collectionKeyOf, keyString, type ObjectKey, objectKeyOf } from "../config/index.ts";
 import type { KindObjects } from "../config/types/kind-objects.gen.ts";
 import { batch, type Collection, type DebugRegistry, StaticCollection, type Unregister } from "../krt/index.ts";
-import { deepFreeze } from "../util/deep-freeze.ts";
+import { deepFreeze } from "../util/index.ts";
 import type { ConfigEvent, ConfigWriter, SourceProblem } from "./types.ts";
 
 /** An object as the store holds it: the definition in force, who defines it, and when it last changed. */

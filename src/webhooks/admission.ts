@@ -1,7 +1,7 @@
 // AdmissionReview (admission.k8s.io/v1 and v1beta1) as Istio's webhooks read and answer it
 // (pkg/kube/adapter.go): the answer has the request's apiVersion and echoes its uid; a body that is
 // not an AdmissionReview is answered, as Go's serializer leaves it, without kind or apiVersion.
-import { asObject, type JsonObject } from "../config/validation/common/json.ts";
+import { asObject, type JsonObject } from "../config/validation/common/index.ts";
 
 const ADMISSION_VERSIONS = ["admission.k8s.io/v1", "admission.k8s.io/v1beta1"] as const;
 

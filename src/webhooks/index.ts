@@ -1,6 +1,11 @@
 // Istio's admission webhooks: config validation and sidecar injection over HTTPS, and the same
 // injection offline for `sluice kube-inject`.
-export { type AdmissionResponse, decodeAdmissionReview, encodeAdmissionResponse } from "./admission.ts";
+export {
+  type AdmissionRequest,
+  type AdmissionResponse,
+  decodeAdmissionReview,
+  encodeAdmissionResponse,
+} from "./admission.ts";
 export {
   InjectionError,
   type InjectionRequest,
@@ -24,6 +29,7 @@ export {
 } from "./inject/settings.ts";
 export { TEMPLATES } from "./inject/templates.ts";
 export { type KubeInjectOptions, kubeInjectObject, kubeInjectText } from "./kube-inject.ts";
+export type { ValidationFailure } from "./metrics.ts";
 export {
   MAX_REQUEST_BODY_BYTES,
   parseInjectEnvs,
@@ -31,4 +37,4 @@ export {
   type WebhookServer,
   type WebhookServerOptions,
 } from "./server.ts";
-export { validateAdmission } from "./validate.ts";
+export { type ValidationOutcome, validateAdmission } from "./validate.ts";

@@ -2,9 +2,9 @@
 // does (Istio's IntoResourceFile/IntoObject). The pod template of each workload is injected with the
 // webhook's own code and the resulting JSON Patch applied to it; other objects pass through.
 import { parseAllDocuments, stringify } from "yaml";
-import { decodeConfigText } from "../config/decode.ts";
 import type { ConfigObject, MeshConfig } from "../config/index.ts";
-import { asObject } from "../config/validation/common/json.ts";
+import { decodeConfigText } from "../config/index.ts";
+import { asObject } from "../config/validation/common/index.ts";
 import { injectPod } from "./inject/inject.ts";
 import { applyPatch } from "./inject/jsonpatch.ts";
 import { deployMetaFromPod, type ObjectMeta, type Pod, type PodSpec, type TypeMeta } from "./inject/pod.ts";

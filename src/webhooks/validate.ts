@@ -14,8 +14,7 @@ import {
   validateObject,
 } from "../config/index.ts";
 import { validateStructure } from "../config/schema/index.ts";
-import { goMultiError } from "../config/validation/common/format.ts";
-import { asObject } from "../config/validation/common/json.ts";
+import { asObject, goMultiError } from "../config/validation/common/index.ts";
 import type { AdmissionRequest, AdmissionResponse } from "./admission.ts";
 import type { ValidationFailure } from "./metrics.ts";
 

@@ -12,10 +12,18 @@ import { hash } from "node:crypto";
 import type { Message } from "@bufbuild/protobuf";
 import { WireType } from "@bufbuild/protobuf/wire";
 import { type Any, AnySchema } from "@bufbuild/protobuf/wkt";
-import { encodeAny, encodeMessage } from "../api/binary-encoder.ts";
-import { discovery, registry, typeUrl } from "../api/index.ts";
-import { ExactWriter, forgetScratch, type OutgoingResponse, UnwrittenResponse } from "../api/outgoing-response.ts";
-import { type MemoStore, type Memos, NO_MEMOS, objectTable, weakTable } from "../util/memo.ts";
+import {
+  discovery,
+  ExactWriter,
+  encodeAny,
+  encodeMessage,
+  forgetScratch,
+  type OutgoingResponse,
+  registry,
+  typeUrl,
+  UnwrittenResponse,
+} from "../api/index.ts";
+import { type MemoStore, type Memos, NO_MEMOS, objectTable, weakTable } from "../util/index.ts";
 import type { ResourceError, XdsResource } from "./generator.ts";
 
 export interface EncodedResource {

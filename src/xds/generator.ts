@@ -4,8 +4,7 @@
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { XdsResource } from "../configgen/index.ts";
-import type { ProxyNode } from "../model/proxy.ts";
-import type { PushRequest } from "../model/push-context.ts";
+import type { ProxyNode, PushRequest } from "../model/index.ts";
 import { XdsError } from "./errors.ts";
 import { DEBUG_TYPE_PREFIX } from "./types.ts";
 

@@ -18,6 +18,7 @@ export {
   GeneratorRegistry,
   type LogDetails,
   loadGeneratorPlugins,
+  type ResourceError,
   type WatchedResource,
   type XdsResource,
 } from "./generator.ts";
@@ -25,4 +26,6 @@ export * from "./generators/index.ts";
 export { type SecretLookup, storeSecrets } from "./generators/secrets.ts";
 export * from "./pipeline/index.ts";
 export * from "./server/index.ts";
+export { type ResourceInput, SnapshotCache } from "./snapshot-cache.ts";
+export { objectWhere, type TranslateResult, translateInputs } from "./translate.ts";
 export { DEBUG_TYPE_PREFIX, isWildcardTypeUrl, metricType, shortType, TypeUrl } from "./types.ts";

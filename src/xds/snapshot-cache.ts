@@ -3,7 +3,7 @@
 // type URL from the set of the proxy asking.
 import { type DescMessage, fromJson, isMessage, type JsonObject, type Message } from "@bufbuild/protobuf";
 import { registry, schemaForTypeUrl, typeUrl } from "../api/index.ts";
-import type { ProxyNode } from "../model/proxy.ts";
+import type { ProxyNode } from "../model/index.ts";
 import type { GenerateResult, Generator, WatchedResource, XdsResource } from "./generator.ts";
 
 /**

@@ -3,16 +3,13 @@
 // and the `sluice/xds` library read proxies' config from it.
 import { create } from "@bufbuild/protobuf";
 import { type admin, core } from "../api/index.ts";
-import { type ConfigObject, lookupKind, type MeshConfig, validateObject } from "../config/index.ts";
-import type { MeshNetworks } from "../config/mesh-networks.ts";
-import { objectRef } from "../config/validate.ts";
+import type { MeshNetworks } from "../config/index.ts";
+import { type ConfigObject, lookupKind, type MeshConfig, objectRef, validateObject } from "../config/index.ts";
 import { XdsCache } from "../configgen/index.ts";
 import { type MeshPush, type NodeType, type ProxyNode, parseProxy, pushFeaturesFromEnv } from "../model/index.ts";
 import { storePush, storeRegistry } from "../model/store-push.ts";
 import type { ServiceRegistry } from "../registry/index.ts";
-import { MemorySource } from "../sources/memory.ts";
-import { ConfigStore } from "../sources/store.ts";
-import { describeIssue } from "../sources/store-admit.ts";
+import { ConfigStore, describeIssue, MemorySource } from "../sources/index.ts";
 import { buildConfigDump, type DumpType } from "./configdump.ts";
 import { storeSecrets } from "./generators/secrets.ts";
 

@@ -1,8 +1,9 @@
 // The import-graph checker behind test/architecture/layers.test.ts: reads TypeScript sources as text,
 // finds every relative import (`import`, `import type`, `export … from`, side-effect `import "…"` and
 // dynamic or type-position `import("…")`), resolves it to a file of the same set, and reports the
-// file-level import cycles, every import that goes up the folder layering, and every module that
-// imports its own directory's index.ts. Pure: it takes the files as a map (path relative to the
+// file-level import cycles, every import that goes up the folder layering, every module that imports
+// its own directory's index.ts, and every import of another top-level folder's file that is not an
+// index.ts (outside an allowlist). Pure: it takes the files as a map (path relative to the
 // source root → text), so the failing cases can be tested on a graph made up in memory.
 import { readdirSync, readFileSync } from "node:fs";
 import { join, posix, relative, sep } from "node:path";
@@ -17,6 +18,14 @@ export interface LayerReport {
   backEdges: string[];
   /** `from -> to` where `to` is the index.ts of `from`'s own directory (a barrel is for other folders). */
   ownBarrelImports: string[];
+  /**
+   * `from -> to` where `to` is in another top-level folder than `from` and is not an index.ts (other
+   * folders import a folder through its barrel, the folder's own or a sub-folder's), unless allowed.
+   * Generated code (api/gen/) is exempt.
+   */
+  barrelBypasses: string[];
+  /** Allowlist entries (`from -> to`, `* -> to`) that no import matches any more. */
+  staleAllowances: string[];
   /** Relative imports of a TypeScript file the set does not hold. */
   unresolved: string[];
   /** Files whose top-level folder has no rank. */
@@ -183,9 +192,43 @@ export function folderOf(file: string): string {
   return slash < 0 ? "." : file.slice(0, slash);
 }
 
-/** Checks a set of files (path relative to the source root → source text) against the ranks. */
-export function checkLayers(files: ReadonlyMap<string, string>, ranks: Ranks): LayerReport {
+/**
+ * The imports of another top-level folder's non-index file, `from -> to`, that `allowed` does not
+ * name (an entry `from -> to`, or `* -> to` for every importer), and the entries of `allowed` that no
+ * such import matches. Generated code (api/gen/) is exempt as an importer.
+ */
+export function barrelBypasses(
+  edges: ReadonlyMap<string, readonly string[]>,
+  allowed: Iterable<string> = [],
+): { bypasses: string[]; stale: string[] } {
+  const allow = new Set(allowed);
+  const used = new Set<string>();
+  const bypasses: string[] = [];
+  for (const [file, targets] of edges) {
+    if (file.startsWith("api/gen/")) continue;
+    for (const target of targets) {
+      if (folderOf(target) === folderOf(file) || posix.basename(target) === "index.ts") continue;
+      const edge = `${file} -> ${target}`;
+      const wildcard = `* -> ${target}`;
+      if (allow.has(edge)) used.add(edge);
+      else if (allow.has(wildcard)) used.add(wildcard);
+      else bypasses.push(edge);
+    }
+  }
+  return { bypasses: bypasses.sort(), stale: [...allow].filter((entry) => !used.has(entry)).sort() };
+}
+
+/**
+ * Checks a set of files (path relative to the source root → source text) against the ranks; `direct`
+ * lists the imports of another folder's non-index file that are allowed (see barrelBypasses).
+ */
+export function checkLayers(
+  files: ReadonlyMap<string, string>,
+  ranks: Ranks,
+  direct: Iterable<string> = [],
+): LayerReport {
   const { edges, unresolved } = importGraph(files);
+  const { bypasses, stale } = barrelBypasses(edges, direct);
   const backEdges: string[] = [];
   const ownBarrelImports: string[] = [];
   const unranked = new Set<string>();
@@ -215,6 +258,8 @@ export function checkLayers(files: ReadonlyMap<string, string>, ranks: Ranks): L
     cycles: importCycles(edges),
     backEdges: backEdges.sort(),
     ownBarrelImports: ownBarrelImports.sort(),
+    barrelBypasses: bypasses,
+    staleAllowances: stale,
     unresolved,
     unranked: [...unranked].sort(),
   };
@@ -226,6 +271,8 @@ export function describeReport(report: LayerReport): string[] {
   for (const cycle of report.cycles) lines.push(`import cycle of ${cycle.length} files: ${cycle.join(", ")}`);
   for (const edge of report.backEdges) lines.push(`import against the layering: ${edge}`);
   for (const edge of report.ownBarrelImports) lines.push(`import of its own folder's index.ts: ${edge}`);
+  for (const edge of report.barrelBypasses) lines.push(`import of another folder's non-index file: ${edge}`);
+  for (const entry of report.staleAllowances) lines.push(`allowlisted direct import no longer made: ${entry}`);
   for (const missing of report.unresolved) lines.push(`unresolved import: ${missing}`);
   for (const file of report.unranked) lines.push(`folder without a rank: ${file}`);
   return lines;

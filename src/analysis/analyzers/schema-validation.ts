@@ -2,12 +2,14 @@
 // Istio kind. Errors become SchemaValidationError and warnings SchemaWarning, except VirtualService
 // rules that can never match, which have their own codes.
 import { type ConfigObject, lookupKind, type ValidationResult } from "../../config/index.ts";
-import { DEFAULT_CONTEXT, Findings, semanticValidator } from "../../config/validation/index.ts";
 import {
+  DEFAULT_CONTEXT,
+  Findings,
   findUnreachableRules,
+  semanticValidator,
   type UnreachableRule,
   unreachableRuleMessage,
-} from "../../config/validation/virtualservice-unreachable.ts";
+} from "../../config/validation/index.ts";
 import type { Analyzer } from "../analyzer.ts";
 import { K } from "../kinds.ts";
 import { type Message, newMessage } from "../message.ts";

@@ -42,3 +42,5 @@ export const SEMANTIC_VALIDATORS: ReadonlyMap<string, SemanticValidator> = new M
 export function semanticValidator(group: string, kind: string): SemanticValidator | undefined {
   return SEMANTIC_VALIDATORS.get(kindKey(group, kind));
 }
+export { decodePatchValue, patchValueViolations } from "./envoyfilter-patch.ts";
+export { findUnreachableRules, type UnreachableRule, unreachableRuleMessage } from "./virtualservice-unreachable.ts";

@@ -2,7 +2,7 @@
 // rules, gateways, JWT-claim routing, hosts, duplicate hosts, HTTP/TLS/TCP routes, exportTo, and
 // the unreachable-rule warnings.
 
-import { hostSubsetOf, hostsMatch } from "../../util/hosts.ts";
+import { hostSubsetOf, hostsMatch } from "../../util/index.ts";
 import {
   asObject,
   asStringMap,

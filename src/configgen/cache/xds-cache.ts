@@ -17,7 +17,7 @@
 // table's size, hits and misses.
 import type { MeshPush } from "../../model/index.ts";
 import { PushStatus } from "../../model/index.ts";
-import { type MemoStats, MemoStore, type Memos } from "../../util/memo.ts";
+import { type MemoStats, MemoStore, type Memos } from "../../util/index.ts";
 import type { XdsResource } from "../resource.ts";
 import { KeyFormat, type KeySchema, type ObjectIds } from "./keys.ts";
 

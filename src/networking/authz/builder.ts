@@ -7,7 +7,7 @@
 import { create } from "@bufbuild/protobuf";
 import { extAuthz, hcm, httpRbac, listener, networkRbac, packAny, rbac } from "../../api/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
-import { parseGoBool } from "../../util/go-bool.ts";
+import { parseGoBool } from "../../util/index.ts";
 import {
   EXT_AUTHZ_POLICY_PREFIX,
   EXT_AUTHZ_SHADOW_STAT_PREFIX,

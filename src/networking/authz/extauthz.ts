@@ -5,7 +5,7 @@ import { create } from "@bufbuild/protobuf";
 import { type Any, type Duration, DurationSchema } from "@bufbuild/protobuf/wkt";
 import { core, envoyType, extAuthz, matcher, networkExtAuthz as networkExtAuthzApi, packAny } from "../../api/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
-import { parseGoDuration } from "../../config/validation/common/durations.ts";
+import { parseGoDuration } from "../../config/validation/common/index.ts";
 import { exactMatcher, metadataStringMatcher, prefixMatcher, suffixMatcher } from "./matchers.ts";
 
 type ExtensionProvider = NonNullable<MeshConfig["extensionProviders"]>[number];

@@ -3,8 +3,7 @@
 // cluster_traffic_policy.go). Every cluster gets the "unlimited" thresholds Istio sets by default.
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import type { Duration } from "@bufbuild/protobuf/wkt";
-import { preEncoded } from "../../api/binary-encoder.ts";
-import { cluster } from "../../api/index.ts";
+import { cluster, preEncoded } from "../../api/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
 import type {
   ConnectionPool,
@@ -12,7 +11,7 @@ import type {
   DestinationRuleTrafficPolicyRetryBudget,
 } from "../../config/types/index.ts";
 import type { ServicePort } from "../../registry/index.ts";
-import { type Memos, weakTable } from "../../util/memo.ts";
+import { type Memos, weakTable } from "../../util/index.ts";
 import { durationFromSeconds, toDuration } from "../duration.ts";
 import { type HttpOptionsDraft, isHttpProtocol } from "./protocol.ts";
 

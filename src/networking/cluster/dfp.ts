@@ -6,7 +6,7 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { cluster, core, dfpCluster, packAny } from "../../api/index.ts";
 import type { ServiceProtocol } from "../../registry/index.ts";
-import { NO_MEMOS } from "../../util/memo.ts";
+import { NO_MEMOS } from "../../util/index.ts";
 import { DFP_CLUSTER_TYPE, forwardProxyDnsCache } from "../dfp.ts";
 import { toDuration } from "../duration.ts";
 import { applyConnectionPool, shouldUpgradeToH2 } from "./connectionpool.ts";

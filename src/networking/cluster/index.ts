@@ -29,5 +29,5 @@ export {
   buildInboundPassthroughCluster,
   buildPassthroughCluster,
 } from "./special.ts";
-export { agentSdsSecret, credentialSecret, type IstioTlsContextCache } from "./tls.ts";
+export { agentSdsSecret, credentialSecret, expandTrustDomains, type IstioTlsContextCache } from "./tls.ts";
 export type { AppliedDestinationRule, OutboundClusterInput, ServiceMtlsMode } from "./types.ts";

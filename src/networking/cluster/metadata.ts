@@ -1,10 +1,9 @@
 // Cluster metadata and stat names as Istio sets them (util.AddConfigInfoMetadata, addTelemetryMetadata,
 // AddSubsetToMetadata, AddALPNOverrideToMetadata; telemetry.BuildStatPrefix).
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
-import { preEncoded } from "../../api/binary-encoder.ts";
-import { core } from "../../api/index.ts";
+import { core, preEncoded } from "../../api/index.ts";
 import type { Service } from "../../registry/index.ts";
-import { type Memos, mapTable, weakTable } from "../../util/memo.ts";
+import { type Memos, mapTable, weakTable } from "../../util/index.ts";
 import { metadataMessage } from "./message.ts";
 
 export interface ClusterMetadataInput {

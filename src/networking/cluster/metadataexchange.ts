@@ -2,8 +2,7 @@
 // cluster and PassthroughCluster, so TCP peers exchange workload metadata over the
 // `istio-peer-exchange` ALPN. Its config type is istio-proxy's own, sent as a TypedStruct.
 import { create } from "@bufbuild/protobuf";
-import { preEncoded } from "../../api/binary-encoder.ts";
-import { cluster } from "../../api/index.ts";
+import { cluster, preEncoded } from "../../api/index.ts";
 import { istioTypedStruct, TCP_METADATA_EXCHANGE_TYPE_URL } from "../httpfilter/index.ts";
 
 export const METADATA_EXCHANGE_CLUSTER_FILTER = "istio.metadata_exchange";

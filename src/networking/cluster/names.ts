@@ -1,8 +1,7 @@
 // Cluster names as Istio builds them (pilot/pkg/model/service.go BuildSubsetKey, BuildInboundSubsetKey,
 // BuildDNSSrvSubsetKey) and the names of the clusters every proxy gets (pilot/pkg/networking/util).
 
-import { type Memos, objectTable } from "../../util/memo.ts";
-import { NameMemo } from "../../util/name-memo.ts";
+import { type Memos, NameMemo, objectTable } from "../../util/index.ts";
 
 export const BLACKHOLE_CLUSTER = "BlackHoleCluster";
 export const PASSTHROUGH_CLUSTER = "PassthroughCluster";

@@ -3,9 +3,8 @@
 // BlackHoleCluster and SNI-DNAT clusters for gateways. A name seen twice keeps its first cluster.
 import type { cluster } from "../../api/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
-import type { ProxyNode } from "../../model/proxy.ts";
-import type { PushStatusReporter } from "../../model/push-status.ts";
-import { type Memos, NO_MEMOS, weakTable } from "../../util/memo.ts";
+import type { ProxyNode, PushStatusReporter } from "../../model/index.ts";
+import { type Memos, NO_MEMOS, weakTable } from "../../util/index.ts";
 import {
   buildAllowAnyDynamicDnsCluster,
   buildBlackHoleCluster,

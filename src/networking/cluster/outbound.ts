@@ -1,12 +1,11 @@
 // Outbound clusters of one service port: `outbound|<port>||<host>` and one per DestinationRule subset
 // (Istio's buildOutboundClusters, ClusterBuilder.buildCluster/buildSubsetCluster, applyTrafficPolicy).
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import { preEncoded } from "../../api/binary-encoder.ts";
-import { cluster, core, endpoint } from "../../api/index.ts";
+import { cluster, core, endpoint, preEncoded } from "../../api/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
-import type { ProxyNode } from "../../model/proxy.ts";
+import type { ProxyNode } from "../../model/index.ts";
 import type { Service, ServiceEndpoint } from "../../registry/index.ts";
-import { type Memos, NO_MEMOS, weakTable } from "../../util/memo.ts";
+import { type Memos, NO_MEMOS, weakTable } from "../../util/index.ts";
 import { isDynamicForwardProxy } from "../dfp.ts";
 import { localityGroups, localityLbSetting } from "../endpoint/index.ts";
 import { PERSISTENT_SESSION_HEADER_LABEL, PERSISTENT_SESSION_LABEL } from "../httpfilter/index.ts";

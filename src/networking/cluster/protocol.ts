@@ -6,7 +6,7 @@ import { create } from "@bufbuild/protobuf";
 import type { Any, Duration } from "@bufbuild/protobuf/wkt";
 import { type cluster, core, httpProtocolOptions, packAny } from "../../api/index.ts";
 import type { ServiceProtocol } from "../../registry/index.ts";
-import { type Memos, mapTable } from "../../util/memo.ts";
+import { type Memos, mapTable } from "../../util/index.ts";
 
 export const HTTP_PROTOCOL_OPTIONS_KEY = "envoy.extensions.upstreams.http.v3.HttpProtocolOptions";
 

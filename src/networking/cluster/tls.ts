@@ -3,8 +3,7 @@
 // labelled `tlsMode: istio` (transport_socket_matches) and plaintext for the rest.
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { WireType } from "@bufbuild/protobuf/wire";
-import { encodeMessage, preEncoded } from "../../api/binary-encoder.ts";
-import { cluster, core, packAny, rawBuffer, tls, typeUrl } from "../../api/index.ts";
+import { cluster, core, encodeMessage, packAny, preEncoded, rawBuffer, tls, typeUrl } from "../../api/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
 import type { DestinationRuleTrafficPolicyTls } from "../../config/types/index.ts";
 import { anyMessage, transportSocketMatchMessage, transportSocketMessage } from "./message.ts";

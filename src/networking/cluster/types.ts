@@ -2,10 +2,9 @@
 // the push context itself, so each builder is a pure function of what it is passed.
 import type { MeshConfig } from "../../config/index.ts";
 import type { DestinationRuleSpec } from "../../config/types/index.ts";
-import type { ProxyNode } from "../../model/proxy.ts";
-import type { PushStatusReporter } from "../../model/push-status.ts";
+import type { ProxyNode, PushStatusReporter } from "../../model/index.ts";
 import type { Service, ServiceEndpoint, ServicePort } from "../../registry/index.ts";
-import type { Memos } from "../../util/memo.ts";
+import type { Memos } from "../../util/index.ts";
 import type { IstioTlsContextCache } from "./tls.ts";
 
 /** The DestinationRule that applies to a host for this proxy, already chosen and merged by the caller. */

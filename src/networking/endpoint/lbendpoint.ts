@@ -5,11 +5,10 @@
 // member of the schema and converts the init object on each call (most of an endpoint's build time);
 // the message types make the compiler insist on every field `create()` would set.
 import type { JsonObject } from "@bufbuild/protobuf";
-import { preEncoded } from "../../api/binary-encoder.ts";
-import { core, endpoint } from "../../api/index.ts";
+import { core, endpoint, preEncoded } from "../../api/index.ts";
 import type { Labels } from "../../krt/index.ts";
 import type { HealthStatus, ServiceEndpoint } from "../../registry/index.ts";
-import { type Memos, weakTable } from "../../util/memo.ts";
+import { type Memos, weakTable } from "../../util/index.ts";
 
 export const TRANSPORT_SOCKET_MATCH_KEY = "envoy.transport_socket_match";
 export const ISTIO_METADATA_KEY = "istio";

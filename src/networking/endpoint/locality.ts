@@ -9,7 +9,7 @@ import type {
   DestinationRuleTrafficPolicyLoadBalancerLocalityLbSetting as LocalityLbSetting,
 } from "../../config/types/index.ts";
 import type { Labels } from "../../krt/index.ts";
-import type { Locality } from "../../model/proxy.ts";
+import type { Locality } from "../../model/index.ts";
 
 /** One endpoint in a locality group, with the labels failoverPriority compares. */
 export interface GroupMember {

@@ -5,7 +5,7 @@
 // per network and cluster) so that each gateway's share stays a whole number.
 
 import type { endpoint } from "../../api/index.ts";
-import type { NetworkGateway, NetworkGateways } from "../../model/network-gateways.ts";
+import type { NetworkGateway, NetworkGateways } from "../../model/index.ts";
 import type { ServiceEndpoint } from "../../registry/index.ts";
 import { endpointAddress, endpointMetadata, endpointWeight, lbEndpoint, workloadTelemetry } from "./lbendpoint.ts";
 import type { GroupMember } from "./locality.ts";

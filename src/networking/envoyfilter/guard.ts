@@ -4,7 +4,7 @@
 // one by one and each one that introduces a violation is skipped with an error.
 import { clone, type DescMessage, type Message } from "@bufbuild/protobuf";
 import { checkMessage, type Violation } from "../../api/pgv/index.ts";
-import { weakTable } from "../../util/memo.ts";
+import { weakTable } from "../../util/index.ts";
 import { type ApplyTo, type Patch, patchError } from "./patch.ts";
 import { PatchSet } from "./patch-set.ts";
 import { envoyFilterStatus } from "./status.ts";

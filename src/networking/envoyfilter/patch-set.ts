@@ -5,9 +5,9 @@
 // match (version regex, metadata) holds.
 import type { Message } from "@bufbuild/protobuf";
 import type { EnvoyFilter, EnvoyFilterConfigPatches } from "../../config/types/index.ts";
-import { decodePatchValue, patchValueViolations } from "../../config/validation/envoyfilter-patch.ts";
+import { decodePatchValue, patchValueViolations } from "../../config/validation/index.ts";
 import type { ProxyNode } from "../../model/index.ts";
-import { type Memos, NO_MEMOS, weakTable } from "../../util/memo.ts";
+import { type Memos, NO_MEMOS, weakTable } from "../../util/index.ts";
 import type { ApplyTo, Operation, Patch, PatchContext, PatchError } from "./patch.ts";
 import { envoyFilterStatus } from "./status.ts";
 

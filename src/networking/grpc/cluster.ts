@@ -7,7 +7,7 @@ import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { cluster, packAny, tls } from "../../api/index.ts";
 import type { DestinationRuleSpec, DestinationRuleTrafficPolicy } from "../../config/types/index.ts";
 import type { Service } from "../../registry/index.ts";
-import { type Memos, NO_MEMOS } from "../../util/memo.ts";
+import { type Memos, NO_MEMOS } from "../../util/index.ts";
 import { outboundClusterName, parseClusterName } from "../cluster/index.ts";
 import { applyConsistentHash } from "../cluster/loadbalancer.ts";
 import { effectiveTrafficPolicy } from "../cluster/policy.ts";

@@ -5,7 +5,7 @@
 import { create } from "@bufbuild/protobuf";
 import { core, hcm, listener, packAny, route, tls } from "../../api/index.ts";
 import type { Service } from "../../registry/index.ts";
-import type { Memos } from "../../util/memo.ts";
+import type { Memos } from "../../util/index.ts";
 import { outboundClusterName } from "../cluster/index.ts";
 import { fault } from "../httpfilter/fault.ts";
 import { router } from "../httpfilter/router.ts";

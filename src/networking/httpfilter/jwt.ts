@@ -5,7 +5,7 @@ import { create } from "@bufbuild/protobuf";
 import { type Duration, DurationSchema, EmptySchema } from "@bufbuild/protobuf/wkt";
 import { core, jwtAuthn, route } from "../../api/index.ts";
 import type { RequestAuthenticationJwtRules } from "../../config/types/index.ts";
-import { parseGoDuration } from "../../config/validation/common/durations.ts";
+import { parseGoDuration } from "../../config/validation/common/index.ts";
 import { typedHttpFilter } from "./typed.ts";
 import type { HttpFilterContext, HttpFilterPlugin } from "./types.ts";
 

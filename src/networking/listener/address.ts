@@ -3,7 +3,7 @@ import { BlockList, isIP, isIPv4 } from "node:net";
 import { create } from "@bufbuild/protobuf";
 import { type Duration, DurationSchema } from "@bufbuild/protobuf/wkt";
 import { type core, listener } from "../../api/index.ts";
-import type { ProxyNode } from "../../model/proxy.ts";
+import type { ProxyNode } from "../../model/index.ts";
 import { toDuration } from "../duration.ts";
 import { socketAddressMessage } from "./message.ts";
 import type { ListenerEnv } from "./types.ts";

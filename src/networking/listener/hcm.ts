@@ -4,10 +4,9 @@
 // and the per-class settings: client cert forwarding inbound and on gateways, remote address on gateways.
 import { create } from "@bufbuild/protobuf";
 import { type Any, DurationSchema } from "@bufbuild/protobuf/wkt";
-import { encodeMessage, preEncoded } from "../../api/binary-encoder.ts";
-import { core, hcm, listener, packAny, type route, uuidRequestId } from "../../api/index.ts";
+import { core, encodeMessage, hcm, listener, packAny, preEncoded, type route, uuidRequestId } from "../../api/index.ts";
 import type { ServiceProtocol } from "../../registry/index.ts";
-import { weakTable } from "../../util/memo.ts";
+import { weakTable } from "../../util/index.ts";
 import { toDuration } from "../duration.ts";
 import type { ListenerClass } from "../httpfilter/index.ts";
 import { buildHcmTracing } from "../telemetry/tracing.ts";

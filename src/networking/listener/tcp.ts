@@ -4,7 +4,7 @@ import { create, type JsonObject } from "@bufbuild/protobuf";
 import { envoyType, type listener, packAny, tcpProxy } from "../../api/index.ts";
 import type { DestinationRuleSpec, VirtualServiceTcpRoute } from "../../config/types/index.ts";
 import type { Service, ServiceProtocol } from "../../registry/index.ts";
-import { weakTable } from "../../util/memo.ts";
+import { weakTable } from "../../util/index.ts";
 import { toDuration } from "../duration.ts";
 import {
   istioTypedStruct,

@@ -1,9 +1,8 @@
 // Inputs shared by the listener builders: the proxy being served and the mesh settings.
 import type { ConfigObject, MeshConfig, ProxyConfig } from "../../config/index.ts";
 import type { VirtualServiceSpec, WasmPlugin } from "../../config/types/index.ts";
-import type { ProxyNode } from "../../model/proxy.ts";
-import type { PushStatusReporter } from "../../model/push-status.ts";
-import { type Memos, NO_MEMOS } from "../../util/memo.ts";
+import type { ProxyNode, PushStatusReporter } from "../../model/index.ts";
+import { type Memos, NO_MEMOS } from "../../util/index.ts";
 import type { ProxyTelemetry } from "../telemetry/types.ts";
 import type { ProtocolFilters } from "./protocol-filters.ts";
 

@@ -4,8 +4,7 @@
 // order: the first to claim a host wins), default virtual hosts for the other HTTP services of the
 // port, sorted by name, then the catch-all for unknown hosts.
 import { create } from "@bufbuild/protobuf";
-import { preEncoded } from "../../api/binary-encoder.ts";
-import { route } from "../../api/index.ts";
+import { preEncoded, route } from "../../api/index.ts";
 import type { Destination } from "../../config/index.ts";
 import {
   hostsMatch,
@@ -14,7 +13,7 @@ import {
   type PushStatusReporter,
   usesGatewaySemantics,
 } from "../../model/index.ts";
-import { type Memos, NO_MEMOS, weakTable } from "../../util/memo.ts";
+import { type Memos, NO_MEMOS, weakTable } from "../../util/index.ts";
 import { STATEFUL_SESSION_FILTER, statefulSessionConfig, statefulSessionPerRoute } from "../httpfilter/index.ts";
 import { buildDefaultOutboundRoute } from "./default-route.ts";
 import { newRouteConfiguration, newVirtualHost } from "./message.ts";

@@ -3,7 +3,7 @@
 import { create } from "@bufbuild/protobuf";
 import { route } from "../../api/index.ts";
 import type { VirtualServiceHttpRetries } from "../../config/index.ts";
-import type { Memos } from "../../util/memo.ts";
+import type { Memos } from "../../util/index.ts";
 import { outboundClusterName } from "../cluster/names.ts";
 import { toDuration, ZERO_DURATION } from "../duration.ts";
 import { MATCH_ALL } from "./match.ts";

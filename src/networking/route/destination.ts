@@ -4,7 +4,7 @@
 // weight entry (several).
 import type { route } from "../../api/index.ts";
 import type { Destination, VirtualServiceHttpRoute } from "../../config/index.ts";
-import type { Memos } from "../../util/memo.ts";
+import type { Memos } from "../../util/index.ts";
 import { outboundClusterName } from "../cluster/names.ts";
 import { type HeaderOperations, translateHeaderOperations } from "./headers.ts";
 import { newClusterWeight, newWeightedCluster } from "./message.ts";

@@ -3,11 +3,10 @@
 // every such VirtualService with catch-alls last, `require_tls` for httpsRedirect servers, virtual
 // hosts with the very same routes collapsed into one, and a 404 `blackhole:<port>` host when none.
 import { create } from "@bufbuild/protobuf";
-import { preEncoded } from "../../api/binary-encoder.ts";
-import { route } from "../../api/index.ts";
+import { preEncoded, route } from "../../api/index.ts";
 import type { GatewayServers } from "../../config/index.ts";
 import { compareHostSpecificity, hostSubsetOf } from "../../model/index.ts";
-import { type Memos, NO_MEMOS } from "../../util/memo.ts";
+import { type Memos, NO_MEMOS } from "../../util/index.ts";
 import { STATEFUL_SESSION_FILTER, statefulSessionConfig, statefulSessionPerRoute } from "../httpfilter/index.ts";
 import { byName, MAX_DIRECT_RESPONSE_BODY_SIZE_BYTES } from "./config.ts";
 import { sortCatchAllLast } from "./match.ts";

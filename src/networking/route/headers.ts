@@ -4,7 +4,7 @@
 import { create } from "@bufbuild/protobuf";
 import { core } from "../../api/index.ts";
 import type { VirtualServiceHttpHeaders } from "../../config/index.ts";
-import { type Memos, weakTable } from "../../util/memo.ts";
+import { type Memos, weakTable } from "../../util/index.ts";
 
 export interface HeaderOperations {
   requestHeadersToAdd: core.HeaderValueOption[];

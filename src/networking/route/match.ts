@@ -1,10 +1,9 @@
 // VirtualService HTTPMatchRequest → Envoy RouteMatch (Istio route.go TranslateRouteMatch), and the
 // checks that drop a match for a proxy: port, sourceLabels, sourceNamespace, gateways.
 import { create } from "@bufbuild/protobuf";
-import { preEncoded } from "../../api/binary-encoder.ts";
-import { matcher, route } from "../../api/index.ts";
+import { matcher, preEncoded, route } from "../../api/index.ts";
 import type { VirtualServiceHttpMatch, VirtualServiceHttpMatchUri } from "../../config/index.ts";
-import { type Memos, weakTable } from "../../util/memo.ts";
+import { type Memos, weakTable } from "../../util/index.ts";
 import { jwtClaimListMatcher, valueStringMatcher } from "../authz/matchers.ts";
 import { newHeaderMatcher, newRouteMatch, newStringMatcher } from "./message.ts";
 import type { ProxyNode } from "./types.ts";

@@ -2,10 +2,9 @@
 // defaultHttpRetryPolicy, else Istio's default (2 retries on connect-failure, refused-stream,
 // unavailable, cancelled and retriable status codes, avoiding hosts already tried); attempts ≤ 0 → none.
 import { create } from "@bufbuild/protobuf";
-import { preEncoded } from "../../api/binary-encoder.ts";
-import { packAny, retryPreviousHosts, retryPreviousPriorities, route } from "../../api/index.ts";
+import { packAny, preEncoded, retryPreviousHosts, retryPreviousPriorities, route } from "../../api/index.ts";
 import { NAMED_HTTP_STATUSES, type VirtualServiceHttpRetries } from "../../config/index.ts";
-import { type Memos, weakTable } from "../../util/memo.ts";
+import { type Memos, weakTable } from "../../util/index.ts";
 import { toDuration } from "../duration.ts";
 
 export const DEFAULT_RETRY_ON = "connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes";

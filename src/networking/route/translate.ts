@@ -2,11 +2,10 @@
 // TranslateRoute). A rule gives one route per match that applies to the proxy (port, source labels,
 // source namespace, gateways); a catch-all route ends the list, as nothing after it can match.
 import { create } from "@bufbuild/protobuf";
-import { preEncoded } from "../../api/binary-encoder.ts";
-import { core, cors, fault, packAny, route, type statefulSession } from "../../api/index.ts";
+import { core, cors, fault, packAny, preEncoded, route, type statefulSession } from "../../api/index.ts";
 import type { VirtualServiceHttp, VirtualServiceHttpMatch } from "../../config/index.ts";
 import { usesGatewaySemantics } from "../../model/index.ts";
-import { type Memos, weakTable } from "../../util/memo.ts";
+import { type Memos, weakTable } from "../../util/index.ts";
 import { parseClusterName } from "../cluster/names.ts";
 import { STATEFUL_SESSION_FILTER, statefulSessionConfig, statefulSessionPerRoute } from "../httpfilter/index.ts";
 import { CORS_FILTER, translateCorsPolicy } from "./cors.ts";

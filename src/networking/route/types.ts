@@ -2,9 +2,9 @@
 // for, the gateway names the routes must be bound to ("mesh" for sidecars), and a service lookup.
 import type { route } from "../../api/index.ts";
 import type { Destination, MeshConfig, VirtualService } from "../../config/index.ts";
-import type { ProxyNode } from "../../model/proxy.ts";
+import type { ProxyNode } from "../../model/index.ts";
 import type { Service } from "../../registry/index.ts";
-import type { Memos } from "../../util/memo.ts";
+import type { Memos } from "../../util/index.ts";
 
 /** The gateway name VirtualServices use for sidecars (Istio's constants.IstioMeshGateway). */
 export { MESH_GATEWAY } from "../../model/index.ts";

@@ -7,7 +7,7 @@ import { isIP } from "node:net";
 import { create } from "@bufbuild/protobuf";
 import { route } from "../../api/index.ts";
 import type { Destination } from "../../config/index.ts";
-import { type Memos, NO_MEMOS } from "../../util/memo.ts";
+import { type Memos, NO_MEMOS } from "../../util/index.ts";
 import { ALLOW_ANY_DYNAMIC_DNS_CLUSTER } from "../cluster/names.ts";
 import { ZERO_DURATION } from "../duration.ts";
 import { destinationCluster } from "./destination.ts";

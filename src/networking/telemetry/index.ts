@@ -3,7 +3,7 @@
 // defaultProviders and extensionProviders.
 import type { MeshConfig } from "../../config/index.ts";
 import type { Telemetry } from "../../config/types/index.ts";
-import type { ProxyNode } from "../../model/proxy.ts";
+import type { ProxyNode } from "../../model/index.ts";
 import type { RegistryService } from "../authz/index.ts";
 import type { ListenerClass } from "../httpfilter/listener-class.ts";
 import { mergeAccessLogging, telemetryAccessLogs } from "./accesslog.ts";

@@ -16,10 +16,14 @@ import {
   otelSamplers,
   packAny,
 } from "../../api/index.ts";
-import type { MeshConfig } from "../../config/index.ts";
-import type { HttpHeader, OpenTelemetryTracingProvider, ZipkinTracingProvider } from "../../config/mesh-types.ts";
+import type {
+  HttpHeader,
+  MeshConfig,
+  OpenTelemetryTracingProvider,
+  ZipkinTracingProvider,
+} from "../../config/index.ts";
 import type { Telemetry, TelemetryTracingCustomTagsValue } from "../../config/types/index.ts";
-import type { ProxyNode } from "../../model/proxy.ts";
+import type { ProxyNode } from "../../model/index.ts";
 import { lookupService, type RegistryService } from "../authz/index.ts";
 import { toDuration } from "../duration.ts";
 import { modeMatches, type WorkloadMode } from "./select.ts";

@@ -3,7 +3,7 @@
 // `sub` is a Kubernetes service account (`system:serviceaccount:<ns>:<sa>`) and whose `aud` meets
 // the rule's audiences. The identity is that account's SPIFFE id in the mesh's trust domain.
 import { compactVerify, createRemoteJWKSet, errors, type JWTVerifyGetKey } from "jose";
-import { spiffeIdentity } from "../../registry/workloads.ts";
+import { spiffeIdentity } from "../../registry/index.ts";
 import { type AuthContext, type Authenticator, bearerToken, type Caller } from "./authenticator.ts";
 
 /** The fields of `JWT_RULE` (Istio's security.v1beta1.JWTRule as Go's encoding/json reads it) that matter here. */

@@ -3,7 +3,7 @@
 // server says whose with a TokenReview bound to the CA's audiences. The identity is the account's
 // SPIFFE id; the pod the token was issued for is kept for node authorization.
 import { ApiException, AuthenticationV1Api, type KubeConfig, type V1TokenReview } from "@kubernetes/client-node";
-import { spiffeIdentity } from "../../registry/workloads.ts";
+import { spiffeIdentity } from "../../registry/index.ts";
 import {
   type AuthContext,
   type Authenticator,

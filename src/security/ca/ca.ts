@@ -2,7 +2,7 @@
 // identities the caller proved, applies Istio's TTL rules, and answers with leaf → intermediates →
 // trust bundle. It holds one signing bundle at a time; rotation swaps it and tells listeners.
 import { createPublicKey, KeyObject, X509Certificate as NodeCertificate } from "node:crypto";
-import { goDurationString } from "../../config/mesh-validate.ts";
+import { goDurationString } from "../../config/index.ts";
 import {
   type CryptoKey,
   createCsr,

@@ -5,7 +5,7 @@
 import { create } from "@bufbuild/protobuf";
 import { type ServerUnaryCall, type sendUnaryData, status, type UntypedServiceImplementation } from "@grpc/grpc-js";
 import { type Logger, pino } from "pino";
-import type { CallSurface, ExtraService } from "../../api/grpc-service.ts";
+import type { CallSurface, ExtraService } from "../../api/index.ts";
 import { istioCa } from "../../api/index.ts";
 import type { Caller } from "../authn/authenticator.ts";
 import { CaError, type CaErrorType, type CertificateAuthority } from "./ca.ts";

@@ -16,9 +16,9 @@
 // Judging the documents (decode, default, validate) is `judgeDocuments`, a pure function of the text
 // whose result is plain data, so that large files can be judged on a worker thread (judge.ts);
 // `applyVerdicts` then weighs the verdicts against the file's last good objects.
-import { decodeConfigText } from "../../config/decode.ts";
 import {
   type ConfigObject,
+  decodeConfigText,
   KINDS,
   keyString,
   lookupKindAnyVersion,

@@ -4,7 +4,7 @@
 import type { Dirent } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { extname, join } from "node:path";
-import { CONFIG_FILE_EXTENSIONS } from "../../config/decode-paths.ts";
+import { CONFIG_FILE_EXTENSIONS } from "../../config/index.ts";
 
 /** A config file as listed: its signature, and its size in bytes. */
 export interface ListedFile {

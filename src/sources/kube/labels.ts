@@ -1,7 +1,7 @@
 // Kubernetes label selectors: the structured form (MeshConfig discoverySelectors, matchLabels and
 // matchExpressions) and the string form of the `labelSelector` query parameter, both evaluated the
 // way apimachinery does (requirements are ANDed; NotIn and != also match when the key is absent).
-import type { MeshConfig } from "../../config/mesh.ts";
+import type { MeshConfig } from "../../config/index.ts";
 
 export type LabelSelector = NonNullable<MeshConfig["discoverySelectors"]>[number];
 type LabelSelectorRequirement = NonNullable<LabelSelector["matchExpressions"]>[number];

@@ -4,7 +4,7 @@
 // the namespace or revision filters are left out, and an object that fails validation is reported
 // while its last good version stays in the store.
 import { type ConfigObject, type KindInfo, kindKey, type ObjectKey, validateObject } from "../../config/index.ts";
-import { deepFreeze } from "../../util/deep-freeze.ts";
+import { deepFreeze } from "../../util/index.ts";
 import type { ConfigWriter } from "../types.ts";
 import { isNamespaceKind } from "./filters.ts";
 import type { InformerHandler, WatchEventType } from "./informer.ts";

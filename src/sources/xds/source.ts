@@ -6,9 +6,16 @@ import { hostname } from "node:os";
 import { create } from "@bufbuild/protobuf";
 import { type ChannelCredentials, Client, type ClientDuplexStream, credentials } from "@grpc/grpc-js";
 import type { Logger } from "pino";
-import { deserializer, methodPath, serializer } from "../../api/grpc-service.ts";
-import { discovery, mcp, unpackAny } from "../../api/index.ts";
-import { apiTypeUrl, parseApiTypeUrl } from "../../api/mcp-type-url.ts";
+import {
+  apiTypeUrl,
+  deserializer,
+  discovery,
+  mcp,
+  methodPath,
+  parseApiTypeUrl,
+  serializer,
+  unpackAny,
+} from "../../api/index.ts";
 import { type ConfigObject, KINDS, type KindInfo } from "../../config/index.ts";
 import { Backoff, type BackoffOptions } from "../kube/backoff.ts";
 import { admitObject, describeIssue } from "../store-admit.ts";

@@ -4,9 +4,8 @@
 // annotation, container order) and diff the result against the original as a JSON Patch.
 import { stringify } from "yaml";
 import type { ConfigObject, MeshConfig, ProxyConfig, ProxyConfigSpec } from "../../config/index.ts";
-import { goQuote } from "../../config/validation/common/format.ts";
-import { asString } from "../../config/validation/common/json.ts";
-import { parseGoBool } from "../../util/go-bool.ts";
+import { asString, goQuote } from "../../config/validation/common/index.ts";
+import { parseGoBool } from "../../util/index.ts";
 import { annotationsError } from "./annotations.ts";
 import { createPatch, type PatchOperation } from "./jsonpatch.ts";
 import { strategicMergePod } from "./merge.ts";

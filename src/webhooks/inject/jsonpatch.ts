@@ -1,7 +1,7 @@
 // RFC 6902 JSON Patch: the difference between two JSON documents as add/remove/replace operations
 // (what a mutating webhook answers), and applying such a patch (what the API server and kube-inject do).
 import { isDeepStrictEqual } from "node:util";
-import { asObject, type JsonObject } from "../../config/validation/common/json.ts";
+import { asObject, type JsonObject } from "../../config/validation/common/index.ts";
 
 export interface PatchOperation {
   op: "add" | "remove" | "replace";

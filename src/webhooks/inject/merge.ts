@@ -3,7 +3,7 @@
 // merge key, every other list is replaced. Element order is the API machinery's: items named in the
 // patch come in patch order, before the items only the pod has, except that two items both already
 // in the pod keep the pod's order.
-import { asObject, type JsonObject } from "../../config/validation/common/json.ts";
+import { asObject, type JsonObject } from "../../config/validation/common/index.ts";
 
 interface MergeSchema {
   /** Lists merged by a key field; the others are replaced whole. */

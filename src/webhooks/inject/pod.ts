@@ -1,6 +1,6 @@
 // The parts of a Kubernetes Pod that injection reads and writes, as plain JSON (what arrives in an
 // AdmissionReview and what kube-inject reads from YAML). Every type keeps the fields it does not name.
-import type { JsonObject } from "../../config/validation/common/json.ts";
+import type { JsonObject } from "../../config/validation/common/index.ts";
 
 export type { JsonObject };
 

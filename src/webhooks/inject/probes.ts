@@ -2,7 +2,7 @@
 // hooks of the application containers are pointed at the agent's status port
 // (`/app-health/<container>/readyz|livez|startupz`, `/app-lifecycle/<container>/prestopz|poststartz`),
 // and the original checks go to the agent in ISTIO_KUBE_APP_PROBERS.
-import { parseGoBool } from "../../util/go-bool.ts";
+import { parseGoBool } from "../../util/index.ts";
 import type { Container, LifecycleHandler, Pod, PortAction, Probe } from "./pod.ts";
 import { PROXY_CONTAINER } from "./pod.ts";
 

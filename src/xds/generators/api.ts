@@ -5,8 +5,7 @@
 import { create, fromJson, type JsonValue } from "@bufbuild/protobuf";
 import { anyPack, StructSchema, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { status } from "@grpc/grpc-js";
-import { mcp } from "../../api/index.ts";
-import { parseApiTypeUrl } from "../../api/mcp-type-url.ts";
+import { mcp, parseApiTypeUrl } from "../../api/index.ts";
 import { type ConfigObject, kindKey, lookupKind } from "../../config/index.ts";
 import { GATEWAY_API_SOURCE } from "../../gatewayapi/index.ts";
 import type { StoredConfig } from "../../sources/index.ts";

@@ -4,7 +4,7 @@ import type { cluster } from "../../api/index.ts";
 import { buildClusters, type XdsCache, type XdsResource } from "../../configgen/index.ts";
 import type { PushSnapshot } from "../../model/index.ts";
 import type { EndpointLookup } from "../../registry/index.ts";
-import { type Memos, weakTable } from "../../util/memo.ts";
+import { type Memos, weakTable } from "../../util/index.ts";
 import type { Generator } from "../generator.ts";
 import { cdsNeedsPush } from "./needs-push.ts";
 

@@ -2,7 +2,7 @@
 // a verified identity (the TLS port), and callers outside the system namespace only a few
 // endpoints, about proxies of their own namespace.
 import { status } from "@grpc/grpc-js";
-import type { ProxyNode } from "../../model/proxy.ts";
+import type { ProxyNode } from "../../model/index.ts";
 import { XdsError } from "../errors.ts";
 import { parseSpiffeId } from "../server/auth.ts";
 

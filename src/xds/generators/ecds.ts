@@ -11,7 +11,7 @@ import type { MeshPush, ProxyNode, PushRequest, PushSnapshot } from "../../model
 import { PUSH_KINDS } from "../../model/index.ts";
 import { insertedExtensionConfigs, patchSetFor } from "../../networking/envoyfilter/index.ts";
 import { pullSecretResource, wasmExtensionConfig, wasmResourceName } from "../../networking/wasm/index.ts";
-import type { Memos } from "../../util/memo.ts";
+import type { Memos } from "../../util/index.ts";
 import type { Generator } from "../generator.ts";
 import type { SecretLookup } from "./secrets.ts";
 

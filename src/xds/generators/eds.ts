@@ -13,7 +13,7 @@ import {
 } from "../../configgen/index.ts";
 import type { PushSnapshot } from "../../model/index.ts";
 import type { EndpointLookup } from "../../registry/index.ts";
-import { weakTable } from "../../util/memo.ts";
+import { weakTable } from "../../util/index.ts";
 import { buildNamed, type Generator, type ResourceError } from "../generator.ts";
 import { changedHostnames, edsNeedsPush } from "./needs-push.ts";
 

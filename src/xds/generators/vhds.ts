@@ -26,7 +26,7 @@ import { core, route } from "../../api/index.ts";
 import { buildRouteConfiguration, type XdsCache } from "../../configgen/index.ts";
 import type { MeshPush, ProxyNode, PushSnapshot } from "../../model/index.ts";
 import { parseSidecarRouteName } from "../../networking/route/index.ts";
-import { type Memos, weakTable } from "../../util/memo.ts";
+import { type Memos, weakTable } from "../../util/index.ts";
 import type { Generator, WatchedResource, XdsResource } from "../generator.ts";
 import { rdsNeedsPush } from "./needs-push.ts";
 

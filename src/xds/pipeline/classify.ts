@@ -5,7 +5,7 @@
 // behind a DNS ServiceEntry is a full push too: those clusters carry their endpoints inline (CDS).
 import { isDeepStrictEqual } from "node:util";
 import { type ConfigObject, isKind, kindKey, type ObjectKey, serviceSpecOf } from "../../config/index.ts";
-import type { TriggerReason } from "../../model/push-context.ts";
+import type { TriggerReason } from "../../model/index.ts";
 import { kubeHostname, type WorkloadServices } from "../../registry/index.ts";
 import type { ConfigEvent } from "../../sources/index.ts";
 

@@ -1,7 +1,7 @@
 // Istio's push debounce (pilot/pkg/xds/discovery.go): requests arriving close together are merged
 // into one, pushed once the changes have been quiet for `afterMs` or once the first one has
 // waited `maxMs`. One push runs at a time; requests arriving meanwhile wait for the next one.
-import { mergePushRequests, type PushRequest } from "../../model/push-context.ts";
+import { mergePushRequests, type PushRequest } from "../../model/index.ts";
 
 export interface DebounceOptions {
   /** Quiet period before a push (PILOT_DEBOUNCE_AFTER, 100 ms). */

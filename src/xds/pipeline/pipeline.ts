@@ -3,7 +3,7 @@
 // the injected builder and goes to the xDS server, which pushes every affected proxy. It never reads
 // a push's snapshot: it is generic over it, as the server is, and the builder makes the snapshots.
 import type { Logger } from "pino";
-import { type PushContext, type PushRequest, pushRequest } from "../../model/push-context.ts";
+import { type PushContext, type PushRequest, pushRequest } from "../../model/index.ts";
 import type { WorkloadServices } from "../../registry/index.ts";
 import type { ConfigEvent } from "../../sources/index.ts";
 import { type Change, classifyEvents } from "./classify.ts";

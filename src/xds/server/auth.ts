@@ -1,6 +1,6 @@
 // The identity check that ties a caller to the proxy it claims to be (pilot/pkg/xds/auth.go). The
 // authenticator chain itself lives in security/authn; the plaintext port skips both, as in Istio.
-import type { ProxyNode } from "../../model/proxy.ts";
+import type { ProxyNode } from "../../model/index.ts";
 import { parseSpiffeId, type SpiffeId } from "../../security/authn/index.ts";
 
 export {

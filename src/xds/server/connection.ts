@@ -1,10 +1,8 @@
 // One ADS stream: the proxy behind it, what it watches per type URL, and what was sent, acked and
 // rejected (the data behind /debug/syncz, /debug/adsz and istio.io/debug/syncz).
 import type { ServerDuplexStream } from "@grpc/grpc-js";
-import type { discovery } from "../../api/index.ts";
-import type { OutgoingResponse } from "../../api/outgoing-response.ts";
-import type { ProxyNode } from "../../model/proxy.ts";
-import type { PushContext } from "../../model/push-context.ts";
+import type { discovery, OutgoingResponse } from "../../api/index.ts";
+import type { ProxyNode, PushContext } from "../../model/index.ts";
 import type { EncodedResource } from "../encode.ts";
 import type { WatchedResource } from "../generator.ts";
 import { isWildcardTypeUrl, TypeUrl } from "../types.ts";

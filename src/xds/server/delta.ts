@@ -2,7 +2,7 @@
 // subscribe/unsubscribe lists, the proxy reports what it holds on reconnect, and the server sends
 // only resources whose version changed plus the names the proxy must drop.
 import type { discovery } from "../../api/index.ts";
-import type { PushRequest } from "../../model/push-context.ts";
+import type { PushRequest } from "../../model/index.ts";
 import { encodeDeltaResponse, encodeResources } from "../encode.ts";
 import type { DeltaGenerateResult, GenerateResult } from "../generator.ts";
 import { isWildcardTypeUrl, resourceNamespace, shortType, subscribesByNamespace } from "../types.ts";

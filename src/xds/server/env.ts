@@ -2,10 +2,9 @@
 // both take (NACK bookkeeping, calling a generator, recording a sent response).
 import { status } from "@grpc/grpc-js";
 import type { Logger } from "pino";
-import type { rpcStatus } from "../../api/index.ts";
-import type { OutgoingResponse } from "../../api/outgoing-response.ts";
-import { type PushRequest, pushRequest } from "../../model/push-context.ts";
-import type { Memos } from "../../util/memo.ts";
+import type { OutgoingResponse, rpcStatus } from "../../api/index.ts";
+import { type PushRequest, pushRequest } from "../../model/index.ts";
+import type { Memos } from "../../util/index.ts";
 import type { EncodedResources } from "../encode.ts";
 import { XdsError } from "../errors.ts";
 import type { GenerateResult, Generator, GeneratorRegistry, ResourceError } from "../generator.ts";

@@ -1,7 +1,7 @@
 // The push queue (Istio's PushQueue, pilot/pkg/xds/pushqueue.go): proxies wait in FIFO order, at
 // most `concurrency` are pushed at once, and a newer request for a proxy that is already queued (or
 // being pushed) merges into the pending one instead of queueing twice.
-import { mergePushRequests, type PushRequest } from "../../model/push-context.ts";
+import { mergePushRequests, type PushRequest } from "../../model/index.ts";
 
 interface Pending<Snapshot> {
   req: PushRequest<Snapshot>;

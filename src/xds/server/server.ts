@@ -15,12 +15,18 @@ import {
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
 import { type Logger, pino } from "pino";
-import { type CallSurface, type ExtraService, grpcServiceDefinition } from "../../api/grpc-service.ts";
-import { core, discovery, registry } from "../../api/index.ts";
-import type { OutgoingResponse } from "../../api/outgoing-response.ts";
-import { type ProxyNode, type ProxyParseResult, parseProxy } from "../../model/proxy.ts";
-import type { PushContext, PushRequest } from "../../model/push-context.ts";
-import { MemoStore } from "../../util/memo.ts";
+import type { OutgoingResponse } from "../../api/index.ts";
+import {
+  type CallSurface,
+  core,
+  discovery,
+  type ExtraService,
+  grpcServiceDefinition,
+  registry,
+} from "../../api/index.ts";
+import type { PushContext, PushRequest } from "../../model/index.ts";
+import { type ProxyNode, type ProxyParseResult, parseProxy } from "../../model/index.ts";
+import { MemoStore } from "../../util/index.ts";
 import { forgetResponseBodies } from "../encode.ts";
 import { XdsError } from "../errors.ts";
 import type { GeneratorRegistry } from "../generator.ts";

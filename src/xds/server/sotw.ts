@@ -2,7 +2,7 @@
 // (pkg/xds/server.go ShouldRespond): a request is a first request, a NACK, an ACK, an ACK that
 // changes the subscription, a stale nonce, or an unsubscribe.
 import type { discovery } from "../../api/index.ts";
-import type { PushRequest } from "../../model/push-context.ts";
+import type { PushRequest } from "../../model/index.ts";
 import {
   type EncodedResource,
   type EncodedResources,
