@@ -2,13 +2,11 @@ export { configFiles, type DecodedDocument, decodeConfigText, readConfigPaths } 
 export { CONFIG_FILE_EXTENSIONS, STDIN_PATH } from "./decode-paths.ts";
 export * from "./kinds.ts";
 export { DEFAULT_MESH_CONFIG, loadMeshConfig, type MeshConfig, mergeProxyConfig, type ProxyConfig } from "./mesh.ts";
-export { decodeYaml } from "./mesh-decode.ts";
 export { loadMeshNetworks, type MeshNetworks } from "./mesh-networks.ts";
 export type { HttpHeader, OpenTelemetryTracingProvider, ZipkinTracingProvider } from "./mesh-types.ts";
 export { goDurationString } from "./mesh-validate.ts";
 export * from "./model.ts";
 export * from "./object-key.ts";
-export { isKind, podSpecOf, serviceSpecOf } from "./typed.ts";
 export type * from "./types/index.ts";
 export { objectRef, validateObject } from "./validate.ts";
 export { isValidCipherSuite } from "./validation/common/ciphers.ts";

@@ -1,6 +1,7 @@
 // BackendTLSPolicy → client TLS for the Services and ServiceEntries it targets (the oldest policy per
 // target wins, others are Conflicted), and its ancestor status (mesh, and the Gateways routing there).
-import { type ConfigObject, type gatewayapi, isKind, kindKey, serviceSpecOf } from "../config/index.ts";
+import { type ConfigObject, type gatewayapi, kindKey } from "../config/index.ts";
+import { isKind, serviceSpecOf } from "../config/typed.ts";
 import type { ConditionSpec } from "./conditions.ts";
 import {
   type AncestorIndex,

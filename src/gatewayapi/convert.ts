@@ -2,7 +2,8 @@
 // convertResources(objects, settings, services) → { config, statuses }. live.ts runs the same
 // stages as krt collections.
 import { isDeepStrictEqual } from "node:util";
-import { type ConfigObject, isKind } from "../config/index.ts";
+import type { ConfigObject } from "../config/index.ts";
+import { isKind } from "../config/typed.ts";
 import type { KindObjects } from "../config/types/kind-objects.gen.ts";
 import { convertBackendTLSPolicy, type PolicyOutput } from "./backendtls.ts";
 import { convertBackendTrafficPolicy } from "./backendtraffic.ts";

@@ -1,6 +1,7 @@
 // Backend policies (BackendTLSPolicy, XBackendTrafficPolicy, XBackend TLS) → one DestinationRule per
 // (target, host), merged oldest policy first; plus the ancestor statuses those policies share.
-import { type ConfigObject, serviceSpecOf } from "../config/index.ts";
+import type { ConfigObject } from "../config/index.ts";
+import { serviceSpecOf } from "../config/typed.ts";
 import { type Condition, type ConditionSpec, setConditions } from "./conditions.ts";
 import { extractRoot, objectValues } from "./credentials.ts";
 import { GATEWAY_CONTROLLER, MESH_CONTROLLER } from "./gatewayclass.ts";

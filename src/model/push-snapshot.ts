@@ -3,7 +3,8 @@
 // Built by buildPushContext; an index whose input list is the previous snapshot's array (pushInputs
 // hands on the list of a kind whose krt collection did not change) is taken from the previous snapshot.
 import { isDeepStrictEqual } from "node:util";
-import { type ConfigObject, isKind, kindKey, type MeshConfig, parseApiVersion } from "../config/index.ts";
+import { type ConfigObject, kindKey, type MeshConfig, parseApiVersion } from "../config/index.ts";
+import { isKind } from "../config/typed.ts";
 import type {
   AuthorizationPolicy,
   DestinationRuleTrafficPolicy,

@@ -2,7 +2,8 @@
 // from it (labels, identity, locality, network, tlsMode), following Istio's EndpointBuilder (kube) and
 // convertWorkloadEntryToWorkloadInstance (serviceentry).
 import type { V1ObjectReference, V1OwnerReference, V1PodSpec, V1PodStatus } from "@kubernetes/client-node";
-import { type ConfigObject, podSpecOf } from "../config/index.ts";
+import type { ConfigObject } from "../config/index.ts";
+import { podSpecOf } from "../config/typed.ts";
 import type { WorkloadEntrySpec } from "../config/types/index.ts";
 import type { Collection, FetchContext, Index, Labels } from "../krt/index.ts";
 import type { ServiceEndpoint, WorkloadInstance } from "./model.ts";

@@ -1,7 +1,8 @@
 // Istio's checks of the injection annotations (pkg/kube/inject/validate.go): a pod with a bad value
 // is not injected, and the webhook answers with every problem found.
 
-import { decodeYaml, Findings } from "../../config/index.ts";
+import { Findings } from "../../config/index.ts";
+import { decodeYaml } from "../../config/mesh-decode.ts";
 import { goMultiError, goQuote, isIpPrefix } from "../../config/validation/common/index.ts";
 import { parseGoBool } from "../../util/index.ts";
 import { isQuantity, QUANTITY_FORMAT_ERROR } from "./quantity.ts";

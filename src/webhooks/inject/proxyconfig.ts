@@ -3,13 +3,13 @@
 // matches the pod), then the pod's `proxy.istio.io/config` annotation, each over the one before.
 import {
   type ConfigObject,
-  decodeYaml,
   Findings,
   type MeshConfig,
   mergeProxyConfig,
   type ProxyConfig,
   type ProxyConfigSpec,
 } from "../../config/index.ts";
+import { decodeYaml } from "../../config/mesh-decode.ts";
 import type { JsonObject } from "../../config/validation/common/index.ts";
 import type { ObjectMeta } from "./pod.ts";
 

@@ -4,7 +4,8 @@
 // services' hostnames; every other change is a full push naming the changed config. A workload
 // behind a DNS ServiceEntry is a full push too: those clusters carry their endpoints inline (CDS).
 import { isDeepStrictEqual } from "node:util";
-import { type ConfigObject, isKind, kindKey, type ObjectKey, serviceSpecOf } from "../../config/index.ts";
+import { type ConfigObject, kindKey, type ObjectKey } from "../../config/index.ts";
+import { isKind, serviceSpecOf } from "../../config/typed.ts";
 import type { TriggerReason } from "../../model/index.ts";
 import { kubeHostname, type WorkloadServices } from "../../registry/index.ts";
 import type { ConfigEvent } from "../../sources/index.ts";
