@@ -1,7 +1,7 @@
 // CDS through the generators: the bytes of the benchmark templates' CDS, each case pinning the RDS
 // built in the same push beside it ("golden"). The clusters shared per proxy class and by the xDS
-// cache are in cache.test.ts and proxy-class.test.ts; unit tests of the builder, with its goldens,
-// are in src/networking/cluster/.
+// cache are in cache.test.ts; unit tests of the builder, with its goldens, are in
+// src/networking/cluster/.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { benchProxy, template } from "../../bench/templates.ts";

@@ -1,16 +1,20 @@
 // NDS as Istio's BuildNameTable: a headless service answers its ready endpoints, each Pod with a
 // subdomain gets its own name, and a ServiceEntry host without addresses answers auto-allocated
-// addresses to proxies that capture DNS.
+// addresses to proxies that capture DNS. The last case runs over the mesh of
+// test/support/sds-nds-mesh.ts (shared with sds.test.ts): service VIPs and headless endpoint IPs for a
+// sidecar, no name table for a router, and which pushes the generator answers.
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import { loadState, type ProxySpec, translateProxy } from "../../src/cli/translate-state.ts";
-import { DEFAULT_MESH_CONFIG } from "../../src/config/index.ts";
+import { DEFAULT_MESH_CONFIG, kindKey } from "../../src/config/index.ts";
 import { buildListeners, buildRouteConfiguration, XdsCache } from "../../src/configgen/index.ts";
-import type { ProxyNode } from "../../src/model/index.ts";
-import { buildNameTable } from "../../src/xds/generators/nds.ts";
+import { type ProxyNode, pushRequest } from "../../src/model/index.ts";
+import { buildNameTable, ndsGenerator } from "../../src/xds/generators/nds.ts";
+import { TypeUrl } from "../../src/xds/index.ts";
+import { load, proxyOf, ROUTER, SIDECAR, watched } from "../support/sds-nds-mesh.ts";
 
 /** The xDS cache these tests build with, as the discovery server's generators share one. */
 const cache = new XdsCache();
@@ -92,7 +96,7 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 const file = join(dir, "config.yaml");
 writeFileSync(file, CONFIG);
 
-const SIDECAR: ProxySpec = { type: "sidecar", ip: "10.0.0.3", namespace: "db", labels: { app: "client" }, id: "c.db" };
+const CLIENT: ProxySpec = { type: "sidecar", ip: "10.0.0.3", namespace: "db", labels: { app: "client" }, id: "c.db" };
 const loaded = loadState([file], DEFAULT_MESH_CONFIG, "cluster.local");
 assert.ok(loaded.state, loaded.problems?.join("\n"));
 const state = loaded.state;
@@ -100,7 +104,7 @@ const state = loaded.state;
 function table(proxy: ProxyNode) {
   return buildNameTable(state.push, proxy, state.registry)?.table ?? {};
 }
-const plain = translateProxy(SIDECAR, DEFAULT_MESH_CONFIG, "cluster.local");
+const plain = translateProxy(CLIENT, DEFAULT_MESH_CONFIG, "cluster.local");
 const capturing: ProxyNode = { ...plain, metadata: { ...plain.metadata, DNS_CAPTURE: true } };
 
 test("a headless service answers its ready endpoints; each Pod with a subdomain gets its own name", () => {
@@ -145,4 +149,36 @@ test("a dual-stack service answers the cluster IPs of the proxy's families", () 
   assert.deepEqual(table(plain)["dual.db.svc.cluster.local"]?.ips, ["10.96.0.50"]);
   const dualStack: ProxyNode = { ...plain, ipAddresses: ["10.0.0.3", "fd00::3"] };
   assert.deepEqual(table(dualStack)["dual.db.svc.cluster.local"]?.ips, ["10.96.0.50", "fd00::50"]);
+});
+
+test("NDS gives a sidecar service VIPs and headless endpoint IPs; routers get no name table", () => {
+  const state = load();
+  const sidecar = proxyOf(SIDECAR);
+  const table = buildNameTable(state.push, sidecar, state.registry)?.table ?? {};
+  const web = table["web.apps.svc.cluster.local"];
+  assert.deepEqual(
+    { ips: web?.ips, registry: web?.registry, shortname: web?.shortname, namespace: web?.namespace },
+    { ips: ["10.96.0.20"], registry: "Kubernetes", shortname: "web", namespace: "apps" },
+  );
+  const db = table["db.internal"];
+  assert.deepEqual({ ips: db?.ips, shortname: db?.shortname }, { ips: ["10.1.0.5"], shortname: "" });
+  assert.equal(buildNameTable(state.push, proxyOf(ROUTER), state.registry), undefined);
+
+  const nds = ndsGenerator(state.registry);
+  const endpointPush = (hostname: string) =>
+    pushRequest({
+      full: false,
+      push: state.push,
+      configsUpdated: [{ kind: kindKey("networking.istio.io", "ServiceEntry"), namespace: "apps", name: hostname }],
+    });
+  // Endpoint changes matter only for headless services, whose IPs are their endpoints'.
+  assert.equal(nds.generate(sidecar, watched(TypeUrl.NameTable), endpointPush("db.internal"))?.resources.length, 1);
+  assert.equal(
+    nds.generate(sidecar, watched(TypeUrl.NameTable), endpointPush("web.apps.svc.cluster.local")),
+    undefined,
+  );
+  assert.equal(
+    nds.generate(proxyOf(ROUTER), watched(TypeUrl.NameTable), pushRequest({ full: true, push: state.push })),
+    undefined,
+  );
 });
