@@ -11,6 +11,7 @@ export type * from "./types/index.ts";
 export { objectRef, validateObject } from "./validate.ts";
 export { isValidCipherSuite } from "./validation/common/ciphers.ts";
 export { type GoDuration, parseGoDuration } from "./validation/common/durations.ts";
+export type { JsonObject } from "./validation/common/json.ts";
 export { type Protocol, parseProtocol } from "./validation/common/ports.ts";
 export { NAMED_HTTP_STATUSES } from "./validation/common/retries.ts";
 export { DEFAULT_CONTEXT, Findings, type ValidationContext } from "./validation/index.ts";
