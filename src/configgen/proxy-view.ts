@@ -1,3 +1,6 @@
+// What config generation reads of a proxy and its scope, shared by clusters, routes and endpoints:
+// the builders' view of a DestinationRule, the proxy's endpoint view and IP families, a scope's traits,
+// the addresses a proxy capturing DNS reaches services at, and the per-push tables proxies of one class share.
 import type { DestinationRuleTrafficPolicy } from "../config/types/index.ts";
 import type { ConsolidatedDestinationRule, MeshPush, ProxyNode, PushSnapshot, SidecarScope } from "../model/index.ts";
 import { addressesForProxy, usesAutoAllocatedAddresses } from "../model/index.ts";
