@@ -138,11 +138,6 @@ function startSluiced(dir: string, profileDir?: string): { child: ChildProcess; 
     // No webhooks: their default :15017 would clash with any other sluiced on the machine.
     "--httpsAddr",
     "",
-    // One load process stands in for every proxy: while it decodes gigabytes for 2,000 streams its
-    // event loop answers sluiced's keepalive pings late, and the default 10 s timeout would drop
-    // connections a real, separate Envoy would have kept.
-    "--keepaliveInterval",
-    "10m",
   ];
   // As the README and the install manifests run sluiced: glibc's malloc thresholds fixed (see README).
   const env = { ...process.env, MALLOC_MMAP_THRESHOLD_: "131072", MALLOC_TRIM_THRESHOLD_: "131072" };

@@ -116,8 +116,16 @@ const argv = yargs(hideBin(process.argv))
     default: [] as string[],
     describe: "Generator plugin module (repeatable)",
   })
-  .option("keepaliveInterval", { type: "string", default: "30s", describe: "gRPC keepalive ping interval" })
-  .option("keepaliveTimeout", { type: "string", default: "10s", describe: "gRPC keepalive ping timeout" })
+  .option("keepaliveInterval", {
+    type: "string",
+    default: "30s",
+    describe: "gRPC keepalive: a connection nothing was read from for this long is pinged",
+  })
+  .option("keepaliveTimeout", {
+    type: "string",
+    default: "10s",
+    describe: "gRPC keepalive: a pinged connection silent for this long is closed",
+  })
   .option("keepaliveMaxServerConnectionAge", {
     type: "string",
     describe: "Close connections older than this so clients rebalance across replicas (default: never)",

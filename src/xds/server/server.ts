@@ -36,6 +36,7 @@ import { controlPlaneIdentifier } from "./control-plane.ts";
 import { handleDeltaRequest, pushDeltaType } from "./delta.ts";
 import type { XdsEnv } from "./env.ts";
 import { IdleCollector } from "./idle-gc.ts";
+import { type KeepaliveOptions, keepServerAlive } from "./keepalive.ts";
 import type { XdsMetrics } from "./metrics.ts";
 import { PushQueue } from "./push-queue.ts";
 import { addReflection } from "./reflection.ts";
@@ -97,7 +98,12 @@ export interface ListenOptions {
   /** TLS `host:port` (Istio's --secureGRPCAddr, :15012); needs `tls`. */
   secureGrpcAddr?: string;
   tls?: TlsFiles | TlsProviders;
+  /**
+   * Quiet time after which a connection is pinged (Istio's --keepaliveInterval); without it none is.
+   * Only a connection nothing was read from for this long is pinged, as grpc-go's server does (keepalive.ts).
+   */
   keepaliveTimeMs?: number;
+  /** How long a pinged connection may stay silent before it is closed (Istio's --keepaliveTimeout; default 20 s). */
   keepaliveTimeoutMs?: number;
   /** Connections older than this are closed gracefully (clients reconnect, spreading load across replicas). */
   maxConnectionAgeMs?: number;
@@ -112,6 +118,9 @@ export interface ListenOptions {
 
 /** Istio's default for ISTIO_GPRC_MAXRECVMSGSIZE. */
 export const DEFAULT_MAX_RECEIVE_MESSAGE_BYTES = 4 * 1024 * 1024;
+
+/** grpc-go's keepalive timeout when none is given (Istio sets 10 s by its flag default). */
+const DEFAULT_KEEPALIVE_TIMEOUT_MS = 20_000;
 
 /**
  * The largest message accepted, in bytes, as istiod reads it from ISTIO_GPRC_MAXRECVMSGSIZE (Istio's
@@ -247,9 +256,8 @@ export class XdsServer<Snapshot = unknown> {
 
   /** Starts the plaintext and/or TLS servers; port 0 asks the OS for a free one. */
   async listen(options: ListenOptions): Promise<BoundPorts> {
+    // grpc-js's own keepalive stays off (it pings busy connections too): see keepalive.ts.
     const serverOptions = {
-      "grpc.keepalive_time_ms": options.keepaliveTimeMs,
-      "grpc.keepalive_timeout_ms": options.keepaliveTimeoutMs,
       "grpc.max_connection_age_ms": options.maxConnectionAgeMs,
       "grpc.max_connection_age_grace_ms": options.maxConnectionAgeGraceMs,
       // Requests are small (a 64 MiB one cost 240-360 MB of memory to read and answer); responses
@@ -259,8 +267,12 @@ export class XdsServer<Snapshot = unknown> {
     };
     const ports: BoundPorts = {};
     // Errors name the flag, so a busy port says which setting to change.
+    const keepalive =
+      options.keepaliveTimeMs === undefined
+        ? undefined
+        : { timeMs: options.keepaliveTimeMs, timeoutMs: options.keepaliveTimeoutMs ?? DEFAULT_KEEPALIVE_TIMEOUT_MS };
     const bind = (flag: string, addr: string, credentials: () => ServerCredentials, secure: boolean) =>
-      this.#bind(addr, credentials(), secure, serverOptions).catch((err: unknown) => {
+      this.#bind(addr, credentials(), secure, serverOptions, keepalive).catch((err: unknown) => {
         throw new Error(`xds: cannot listen on ${flag} ${addr}: ${err instanceof Error ? err.message : String(err)}`);
       });
     if (options.grpcAddr) {
@@ -279,6 +291,7 @@ export class XdsServer<Snapshot = unknown> {
     credentials: ServerCredentials,
     secure: boolean,
     options: Record<string, number | undefined>,
+    keepalive: KeepaliveOptions | undefined,
   ): Promise<number> {
     const defined = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined));
     const server = new Server(defined);
@@ -290,6 +303,7 @@ export class XdsServer<Snapshot = unknown> {
     const port = await new Promise<number>((resolve, reject) =>
       server.bindAsync(target, credentials, (err, p) => (err ? reject(err) : resolve(p))),
     );
+    if (keepalive) keepServerAlive(server, keepalive);
     this.#servers.push(server);
     return port;
   }
