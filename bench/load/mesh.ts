@@ -34,6 +34,8 @@ export const changedRoutePrefix = (change: number) => `/bench-change-${change}`;
 /** What a load-test proxy announces: the sidecar of one Pod of the mesh. */
 export interface ProxyIdentity {
   id: string;
+  /** The Pod's name. */
+  name: string;
   ip: string;
   namespace: string;
   labels: Record<string, string>;
@@ -44,8 +46,10 @@ export function proxyIdentity(shape: MeshShape, i: number): ProxyIdentity {
   const service = i % shape.services;
   const slot = Math.floor(i / shape.services) % shape.endpoints;
   const namespace = namespaceOf(service);
+  const name = `svc-${service}-${slot}`;
   return {
-    id: `sidecar~${endpointIp(service, slot)}~svc-${service}-${slot}.${namespace}~${namespace}.svc.cluster.local`,
+    id: `sidecar~${endpointIp(service, slot)}~${name}.${namespace}~${namespace}.svc.cluster.local`,
+    name,
     ip: endpointIp(service, slot),
     namespace,
     labels: { app: `svc-${service}` },

@@ -10,6 +10,7 @@ import { methodPath } from "../../src/api/grpc-service.ts";
 import { discovery, type listener } from "../../src/api/index.ts";
 import { routeNames } from "../../src/configgen/index.ts";
 import { TypeUrl } from "../../src/xds/index.ts";
+import { proxyNode } from "../../test/compare/proxies.ts";
 import type { ProxyIdentity } from "./mesh.ts";
 import type { Protocol } from "./messages.ts";
 import {
@@ -118,11 +119,9 @@ export class SidecarStream {
   #node(): MessageInitShape<typeof discovery.DiscoveryRequestSchema>["node"] {
     if (this.#nodeSent) return undefined;
     this.#nodeSent = true;
-    const { id, namespace, labels } = this.proxy;
-    return {
-      id,
-      metadata: { NAMESPACE: namespace, LABELS: labels, ISTIO_VERSION: "1.24.0", CLUSTER_ID: "Kubernetes" },
-    };
+    // What istio-agent sends for a sidecar (as the comparison with istiod's proxies do): the full metadata.
+    const { name, namespace, ip, labels } = this.proxy;
+    return proxyNode({ name, kind: "sidecar", namespace, ip, labels, serviceAccount: "default" });
   }
 
   /** SotW: a request (or ACK) with the current names; delta: a request changing the subscription to `names`. */
