@@ -3,15 +3,7 @@
 // what proxies share kept in the XdsCache the discovery server owns and passes in.
 
 export { KeyFormat } from "./cache/keys.ts";
-export {
-  type CacheEntry,
-  type ResourceCacheStats,
-  type ResourceTable,
-  resourceTable,
-  XdsCache,
-  type XdsCacheStats,
-  type XdsCaches,
-} from "./cache/xds-cache.ts";
+export { resourceTable, XdsCache, type XdsCacheStats, type XdsCaches } from "./cache/xds-cache.ts";
 export { buildClusters } from "./clusters.ts";
 export { assignmentClassKey, buildLoadAssignment, loadAssignment, parseEdsClusterName } from "./endpoints.ts";
 export { buildGrpcListeners, grpcClusters, grpcRouteConfiguration } from "./grpc.ts";

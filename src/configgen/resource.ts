@@ -18,6 +18,6 @@ export interface XdsResource {
 export interface RequestedNames {
   /** The names subscribed to; ignored when `wildcard`. */
   readonly resourceNames: ReadonlySet<string>;
-  /** The proxy wants every resource of the type. */
+  /** The proxy wants every resource of the type (LDS/CDS with no names, or `*`). */
   readonly wildcard: boolean;
 }

@@ -3,7 +3,7 @@
 // never touch a stream: the server asks, encodes and sends.
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import type { XdsResource } from "../configgen/index.ts";
+import type { RequestedNames, XdsResource } from "../configgen/index.ts";
 import type { ProxyNode, PushRequest } from "../model/index.ts";
 import { XdsError } from "./errors.ts";
 import { DEBUG_TYPE_PREFIX } from "./types.ts";
@@ -11,12 +11,8 @@ import { DEBUG_TYPE_PREFIX } from "./types.ts";
 export type { XdsResource };
 
 /** What a proxy subscribes to for one type URL. */
-export interface WatchedResource {
+export interface WatchedResource extends RequestedNames {
   readonly typeUrl: string;
-  /** The names subscribed to; ignored when `wildcard`. */
-  readonly resourceNames: ReadonlySet<string>;
-  /** The proxy wants every resource of the type (LDS/CDS with no names, or `*`). */
-  readonly wildcard: boolean;
   /** Subscribed over delta (incremental) xDS, which VHDS requires; absent means state of the world. */
   readonly delta?: boolean;
 }
