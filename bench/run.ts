@@ -2,9 +2,19 @@
 // Not part of `npm test`: speed is reported, never asserted. Sizes are flags, so a loaded machine can
 // run a small version: `npm run bench -- --suite load --services 50 --proxies 10`. `--services` sets
 // both the micro templates' size (default: Istio's size for each, 100 or 1,000) and the load mesh's (default 1,000).
+// `--suite load --against istiod` runs the load test side by side with istiod in a test cluster
+// (bench/load/against-istiod.ts); `--json FILE` writes its figures as records.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { parseArgs } from "node:util";
+import {
+  type FigureRecord,
+  figureRecords,
+  printRecords,
+  printSideBySide,
+  runAgainstIstiod,
+  type SideBySideRun,
+} from "./load/against-istiod.ts";
 import { type LoadOptions, type LoadReport, printLoadReport, printLoadTable, runLoad } from "./load/run-load.ts";
 import type { Timing } from "./measure.ts";
 import { benchProxyless } from "./proxyless.ts";
@@ -36,6 +46,8 @@ const { values: flags } = parseArgs({
     meshes: { type: "string", default: "scoped,unscoped" },
     protocols: { type: "string", default: "sotw,delta" },
     "sluiced-profile": { type: "string" },
+    against: { type: "string" },
+    json: { type: "string" },
   },
 });
 const suites = flags.suite === "all" ? ["startup", "registry", "micro", "proxyless", "load"] : list(flags.suite ?? "");
@@ -68,7 +80,12 @@ for (const r of results) {
   );
 }
 
+if (flags.against !== undefined && flags.against !== "istiod") {
+  throw new Error(`--against ${flags.against}: the only control plane to run against is istiod`);
+}
 const load: LoadReport[] = [];
+const sideBySide: SideBySideRun[] = [];
+let records: FigureRecord[] = [];
 if (suites.includes("load")) {
   const options: LoadOptions = {
     services: number(flags.services, 1000),
@@ -78,16 +95,26 @@ if (suites.includes("load")) {
     protocols: list(flags.protocols ?? "") as LoadOptions["protocols"],
     sluicedProfileDir: flags["sluiced-profile"],
   };
-  for await (const report of runLoad(options)) {
-    printLoadReport(report);
-    load.push(report);
+  if (flags.against === "istiod") {
+    for await (const run of runAgainstIstiod(options)) {
+      printSideBySide(run);
+      sideBySide.push(run);
+    }
+    records = figureRecords(sideBySide);
+    printRecords(records);
+  } else {
+    for await (const report of runLoad(options)) {
+      printLoadReport(report);
+      load.push(report);
+    }
+    printLoadTable(load);
   }
-  printLoadTable(load);
 }
+if (flags.json) writeFileSync(flags.json, `${JSON.stringify(records, null, 2)}\n`);
 
 const machine = { cpu: cpus()[0]?.model, cores: cpus().length, memGiB: totalmem() / 2 ** 30, node: process.version };
 mkdirSync(new URL("./results/", import.meta.url), { recursive: true });
 writeFileSync(
   new URL("./results/latest.json", import.meta.url),
-  `${JSON.stringify({ date: new Date().toISOString(), machine, argv: process.argv.slice(2), results, load }, null, 2)}\n`,
+  `${JSON.stringify({ date: new Date().toISOString(), machine, argv: process.argv.slice(2), results, load, sideBySide }, null, 2)}\n`,
 );

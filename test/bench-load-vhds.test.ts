@@ -57,7 +57,7 @@ test("a delta sidecar syncs RDS with vhds and its VirtualHosts, then gets a Virt
     onSynced: () => {
       synced = true;
     },
-    onEnd: () => {},
+    onRetry: () => {},
   });
   stream.open(`127.0.0.1:${server.ports.grpcPort}`);
   try {

@@ -8,10 +8,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { create, fromBinary } from "@bufbuild/protobuf";
+import { Server, ServerCredentials, type ServerDuplexStream, status } from "@grpc/grpc-js";
 import { clusterOf, type MeshShape, proxyIdentity, writeEndpointChange, writeMesh } from "../bench/load/mesh.ts";
 import type { Protocol } from "../bench/load/messages.ts";
 import { SidecarStream } from "../bench/load/sidecar-stream.ts";
 import { clusterEdsName, parseDeltaResponse, parseSotwResponse } from "../bench/load/wire.ts";
+import { grpcServiceDefinition } from "../src/api/grpc-service.ts";
 import { cluster, discovery } from "../src/api/index.ts";
 import { outgoingBytes } from "../src/api/outgoing-response.ts";
 import { ConfigStore, FileSource } from "../src/sources/index.ts";
@@ -55,7 +57,7 @@ function synced(protocol: Protocol, i: number, onResponse: (bytes: Buffer) => vo
     const stream = new SidecarStream(proxyIdentity(SHAPE, i), protocol, {
       onResponse: (_stream, _type, bytes) => onResponse(bytes),
       onSynced: (s) => resolve(s),
-      onEnd: (_s, error) => reject(error ?? new Error("stream ended before sync")),
+      onRetry: (_s, error) => reject(error ?? new Error("stream ended before sync")),
     });
     stream.open(`127.0.0.1:${server.ports.grpcPort}`);
   });
@@ -138,4 +140,42 @@ test("the wire reader reads what the encoder writes", () => {
     ["outbound|80||a", "static"],
   );
   assert.deepEqual([delta.version, delta.nonce, delta.removed], ["v2", "n2", ["gone"]]);
+});
+
+test("a stream the server refuses is opened again, from a new node request, after Envoy's backoff", async () => {
+  // As istiod refuses streams over its request rate limit: the first stream fails with RESOURCE_EXHAUSTED.
+  const opened: discovery.DiscoveryRequest[] = [];
+  const refusing = new Server();
+  refusing.addService(grpcServiceDefinition(discovery.AggregatedDiscoveryService), {
+    streamAggregatedResources(call: ServerDuplexStream<discovery.DiscoveryRequest, Uint8Array>) {
+      call.once("data", (req: discovery.DiscoveryRequest) => {
+        opened.push(req);
+        if (opened.length === 1) call.emit("error", { code: status.RESOURCE_EXHAUSTED, details: "rate limit" });
+      });
+      call.on("error", () => {});
+    },
+    deltaAggregatedResources() {},
+  });
+  const port = await new Promise<number>((resolve, reject) =>
+    refusing.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+  );
+  const retries: { message?: string; delayMs: number }[] = [];
+  const stream = new SidecarStream(proxyIdentity(SHAPE, 0), "sotw", {
+    onResponse: () => {},
+    onSynced: () => {},
+    onRetry: (_s, error, delayMs) => retries.push({ message: error?.message, delayMs }),
+  });
+  stream.open(`127.0.0.1:${port}`);
+  try {
+    await waitFor(() => opened.length === 2, "the second stream");
+    assert.equal(retries.length, 1);
+    assert.match(retries[0].message ?? "", /RESOURCE_EXHAUSTED|rate limit/);
+    assert.ok(retries[0].delayMs >= 0 && retries[0].delayMs < 500, `first delay ${retries[0].delayMs} ms`);
+    // The new stream starts over: CDS with the node, as Envoy's first request on a stream.
+    assert.equal(opened[1].typeUrl, TypeUrl.Cluster);
+    assert.equal(opened[1].node?.id, proxyIdentity(SHAPE, 0).id);
+  } finally {
+    stream.close();
+    refusing.forceShutdown();
+  }
 });

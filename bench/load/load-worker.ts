@@ -30,13 +30,17 @@ function connect(message: Extract<ToWorker, { type: "connect" }>): void {
   const start = nowMs();
   let synced = 0;
   let failed = 0;
+  let retries = 0;
+  /** Why streams were opened again, by message, and how often. */
+  const retryReasons = new Map<string, number>();
   let reported = false;
   const done = () => {
     if (reported || synced + failed < streams.length) return;
     reported = true;
     clearTimeout(timer);
     if (recording) writeFileSync(recording.path, JSON.stringify(recording.shapes));
-    reply({ type: "synced", ms: nowMs() - start, synced, failed, bytes });
+    for (const [reason, n] of retryReasons) console.error(`load: ${n} streams opened again after: ${reason}`);
+    reply({ type: "synced", ms: nowMs() - start, synced, failed, retries, bytes });
   };
   const timer = setTimeout(() => {
     failed = streams.length - synced;
@@ -60,11 +64,14 @@ function connect(message: Extract<ToWorker, { type: "connect" }>): void {
           synced++;
           done();
         },
-        onEnd(stream, error) {
-          if (stream.synced || reported) return;
-          failed++;
-          if (error) console.error(`load: ${stream.proxy.id}: ${error.message}`);
-          done();
+        onRetry(stream, error) {
+          if (stream.synced || reported) {
+            console.error(`load: ${stream.proxy.id} opened again after its sync: ${error?.message ?? "ended"}`);
+            return;
+          }
+          retries++;
+          const reason = error?.message ?? "ended by the server";
+          retryReasons.set(reason, (retryReasons.get(reason) ?? 0) + 1);
         },
       }),
   );

@@ -1,12 +1,14 @@
-// The load test's mesh, written as YAML into a config directory that sluiced's file source watches:
-// S Kubernetes Services in 10 namespaces, each with E endpoints (one EndpointSlice and E Pods), a
-// VirtualService on svc-0, and in the scoped mesh a Sidecar per namespace limiting egress to the
-// namespace itself and istio-system (Istio's sizing setup). Changes rewrite one file, as an operator
-// or a controller would.
+// The load test's mesh: S Kubernetes Services in 10 namespaces, each with E endpoints (one
+// EndpointSlice and E Pods, labelled as sidecar injection labels them), a VirtualService on svc-0,
+// and in the scoped mesh a Sidecar per namespace limiting egress to the namespace itself and
+// istio-system (Istio's sizing setup). Written as YAML into a config directory that sluiced's file
+// source watches, where changes rewrite one file, as an operator or a controller would; or, as
+// objects, loaded into a cluster (against-istiod.ts).
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { stringify } from "yaml";
 import type { ConfigObject } from "../../src/config/index.ts";
+import { podLabels } from "../../test/compare/proxies.ts";
 
 export type MeshKind = "scoped" | "unscoped";
 
@@ -56,6 +58,9 @@ export function proxyIdentity(shape: MeshShape, i: number): ProxyIdentity {
   };
 }
 
+/** The Service's cluster IP: in 172.16.0.0/16, past 172.16.0.x (the cluster's own `kubernetes` Service). */
+const clusterIpOf = (service: number) => `172.16.${1 + ((service >> 8) & 255)}.${service & 255}`;
+
 const object = (apiVersion: string, kind: string, namespace: string, name: string, rest: object): ConfigObject => ({
   apiVersion,
   kind,
@@ -64,21 +69,23 @@ const object = (apiVersion: string, kind: string, namespace: string, name: strin
 });
 
 /** A Service with its EndpointSlice and Pods; `extraIps` adds endpoints after the regular ones. */
-function serviceObjects(shape: MeshShape, service: number, extraIps: readonly string[] = []): ConfigObject[] {
+export function serviceObjects(shape: MeshShape, service: number, extraIps: readonly string[] = []): ConfigObject[] {
   const namespace = namespaceOf(service);
   const name = `svc-${service}`;
   const ips = [...Array.from({ length: shape.endpoints }, (_, slot) => endpointIp(service, slot)), ...extraIps];
-  const pods = ips.map((ip, slot) =>
-    object("v1", "Pod", namespace, `${name}-${slot}`, {
-      metadata: { name: `${name}-${slot}`, namespace, labels: { app: name } },
+  const pods = ips.map((ip, slot) => {
+    const pod = `${name}-${slot}`;
+    const labels = podLabels({ name: pod, kind: "sidecar", namespace, ip, labels: { app: name }, serviceAccount: "" });
+    return object("v1", "Pod", namespace, pod, {
+      metadata: { name: pod, namespace, labels },
       spec: { nodeName: "node-0", containers: [{ name: "app", image: "app" }] },
-      status: { phase: "Running", podIP: ip, conditions: [{ type: "Ready", status: "True" }] },
-    }),
-  );
+      status: { phase: "Running", podIP: ip, podIPs: [{ ip }], conditions: [{ type: "Ready", status: "True" }] },
+    });
+  });
   return [
     object("v1", "Service", namespace, name, {
       spec: {
-        clusterIP: `172.16.${(service >> 8) & 255}.${service & 255}`,
+        clusterIP: clusterIpOf(service),
         selector: { app: name },
         ports: [{ name: "http", port: PORT, targetPort: TARGET_PORT }],
       },
@@ -97,7 +104,11 @@ function serviceObjects(shape: MeshShape, service: number, extraIps: readonly st
   ];
 }
 
-function virtualService(prefix: string): ConfigObject {
+/** The path prefix of svc-0's first route in the mesh as written. */
+export const INITIAL_ROUTE_PREFIX = "/v0";
+
+/** The VirtualService of svc-0, its first route matching `prefix`. */
+export function virtualService(prefix: string): ConfigObject {
   const host = hostnameOf(0);
   return object("networking.istio.io/v1", "VirtualService", namespaceOf(0), "svc-0", {
     spec: {
@@ -110,12 +121,12 @@ function virtualService(prefix: string): ConfigObject {
   });
 }
 
-const sidecar = (namespace: string) =>
+export const sidecar = (namespace: string) =>
   object("networking.istio.io/v1", "Sidecar", namespace, "default", {
     spec: { egress: [{ hosts: ["./*", "istio-system/*"] }] },
   });
 
-const node = object("v1", "Node", "", "node-0", { metadata: { name: "node-0" } });
+export const node = object("v1", "Node", "", "node-0", { metadata: { name: "node-0" } });
 
 function write(path: string, objects: readonly ConfigObject[]): void {
   writeFileSync(path, objects.map((o) => stringify(o)).join("---\n"));
@@ -133,7 +144,7 @@ export function writeMesh(dir: string, shape: MeshShape): void {
   }
   write(join(dir, "node.yaml"), [node]);
   for (let s = 0; s < shape.services; s++) write(serviceFile(dir, s), serviceObjects(shape, s));
-  write(virtualServiceFile(dir), [virtualService("/v0")]);
+  write(virtualServiceFile(dir), [virtualService(INITIAL_ROUTE_PREFIX)]);
 }
 
 /** The n-th endpoint change: svc-0 gains one endpoint (and its Pod). */

@@ -29,7 +29,10 @@ export type FromWorker =
       /** From the first stream opened to the last proxy synced (CDS, EDS, LDS, RDS and any VHDS received and ACKed). */
       ms: number;
       synced: number;
+      /** Streams not synced within the time allowed. */
       failed: number;
+      /** Streams opened again before their sync (istiod refuses those over its request rate limit). */
+      retries: number;
       bytes: BytesByType;
     }
   | {

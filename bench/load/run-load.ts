@@ -4,16 +4,31 @@
 // VirtualService change are written and timed to every proxy that can see them. The same load
 // process then syncs against replay-server.ts, which sends the recorded bytes and nothing else: the
 // lower bound the cold sync is reported against.
-import { type ChildProcess, execFileSync, fork, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { type ChildProcess, fork, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import {
+  type ChangeReport,
+  cpuPercentOver,
+  cpuSeconds,
+  describeChange,
+  formatBytes,
+  formatMs,
+  rssMiB,
+  SLUICED_MALLOC_ENV,
+  sleep,
+  stopChild,
+  sum,
+  TSX,
+  timeChange,
+  Worker,
+} from "./measure-plane.ts";
+import {
   addedEndpointIp,
   changedRoutePrefix,
-  clusterOf,
   type MeshKind,
   type MeshShape,
   proxyIdentity,
@@ -21,7 +36,7 @@ import {
   writeMesh,
   writeVirtualServiceChange,
 } from "./mesh.ts";
-import { type BytesByType, type FromWorker, nowMs, type Protocol, type ToWorker } from "./messages.ts";
+import type { BytesByType, Protocol } from "./messages.ts";
 
 export interface LoadOptions {
   services: number;
@@ -31,21 +46,6 @@ export interface LoadOptions {
   protocols: Protocol[];
   /** Write a CPU profile of each sluiced run (node --cpu-prof) into this directory. */
   sluicedProfileDir?: string;
-}
-
-export interface ChangeReport {
-  proxies: number;
-  missing: number;
-  p50Ms: number;
-  p99Ms: number;
-  maxMs: number;
-  bytes: number;
-  bytesByType: BytesByType;
-  responsesByType: BytesByType;
-  /** `bytes` over the bytes of a full sync of every proxy. */
-  fractionOfFullPush: number;
-  /** CPU sluiced used from the write until the streams went quiet. */
-  sluicedCpuSeconds: number;
 }
 
 export interface LoadReport {
@@ -67,8 +67,6 @@ export interface LoadReport {
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const HERE = fileURLToPath(new URL("./", import.meta.url));
-const TSX = ["--import", "tsx"];
-const CLOCK_TICKS = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim());
 /**
  * Settling time before the at-rest sample, and its length. sluiced collects spent responses once it
  * has written nothing for 2 s, at most once per 10 s (xds/server/idle-gc.ts), so up to ~12 s after the
@@ -76,22 +74,6 @@ const CLOCK_TICKS = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf
  */
 const SETTLE_MS = 20_000;
 const SAMPLE_MS = 3000;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const sum = (counts: BytesByType) => Object.values(counts).reduce((a, b) => a + b, 0);
-
-/** CPU seconds (user + system) a process has used, from /proc/<pid>/stat. */
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  // Fields after the command name (which may hold spaces) start at field 3; utime and stime are 14 and 15.
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
-}
-
-function rssMiB(pid: number): number {
-  const kB = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
-  return Number(kB) / 1024;
-}
 
 /** Starts a child and waits for the JSON log line `matches` picks; rejects if it exits first. */
 function startServer<T>(child: ChildProcess, matches: (line: Record<string, unknown>) => T | undefined) {
@@ -139,8 +121,7 @@ function startSluiced(dir: string, profileDir?: string): { child: ChildProcess; 
     "--httpsAddr",
     "",
   ];
-  // As the README and the install manifests run sluiced: glibc's malloc thresholds fixed (see README).
-  const env = { ...process.env, MALLOC_MMAP_THRESHOLD_: "131072", MALLOC_TRIM_THRESHOLD_: "131072" };
+  const env = { ...process.env, ...SLUICED_MALLOC_ENV };
   const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ["ignore", "pipe", "inherit"] });
   let monitoringPort = 0;
   // pino writes the pid of the process that logs.
@@ -173,73 +154,6 @@ function startReplay(recording: string): { child: ChildProcess; port: Promise<nu
   return { child, port };
 }
 
-/** The load process, and a way to ask it something and wait for its answer. */
-class Worker {
-  readonly #child = fork(join(HERE, "load-worker.ts"), [], { execArgv: TSX });
-  readonly #replies: ((m: FromWorker) => void)[] = [];
-
-  constructor() {
-    this.#child.on("message", (m: FromWorker) => this.#replies.shift()?.(m));
-  }
-
-  ask<T extends FromWorker["type"]>(message: ToWorker, reply: T): Promise<Extract<FromWorker, { type: T }>> {
-    return new Promise((resolve, reject) => {
-      this.#child.once("exit", (code) => reject(new Error(`load worker exited (${code})`)));
-      this.#replies.push((m) => (m.type === reply ? resolve(m as Extract<FromWorker, { type: T }>) : reject(m)));
-      this.#child.send(message);
-    });
-  }
-
-  close(): Promise<void> {
-    return new Promise((resolve) => {
-      this.#child.removeAllListeners("exit");
-      this.#child.once("exit", () => resolve());
-      this.#child.send({ type: "close" } satisfies ToWorker);
-    });
-  }
-}
-
-function quantile(sorted: readonly number[], q: number): number {
-  return sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
-}
-
-async function change(
-  worker: Worker,
-  sluicedPid: number,
-  marker: string,
-  write: () => void,
-  fullPushBytes: number,
-): Promise<ChangeReport> {
-  const cpuBefore = cpuSeconds(sluicedPid);
-  const since = nowMs();
-  const converged = worker.ask({ type: "watch", marker, cluster: clusterOf(0), since }, "converged");
-  // The worker resets its counters on `watch`; the file source and the push debounce (200 ms at
-  // least) leave it ample time before anything is sent.
-  write();
-  const result = await converged;
-  const sorted = [...result.latenciesMs].sort((a, b) => a - b);
-  const bytes = sum(result.bytes);
-  return {
-    proxies: sorted.length,
-    missing: result.missing,
-    p50Ms: quantile(sorted, 0.5),
-    p99Ms: quantile(sorted, 0.99),
-    maxMs: sorted.at(-1) ?? Number.NaN,
-    bytes,
-    bytesByType: result.bytes,
-    responsesByType: result.responses,
-    fractionOfFullPush: bytes / fullPushBytes,
-    sluicedCpuSeconds: cpuSeconds(sluicedPid) - cpuBefore,
-  };
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((resolve) => child.once("exit", resolve));
-  child.kill("SIGTERM");
-  await exited;
-}
-
 async function runOne(shape: MeshShape, protocol: Protocol, n: number, profileDir?: string): Promise<LoadReport> {
   const dir = mkdtempSync(join(tmpdir(), "sluice-load-"));
   const recording = join(dir, "recording.json");
@@ -257,9 +171,7 @@ async function runOne(shape: MeshShape, protocol: Protocol, n: number, profileDi
     );
     const sluicedCpuSeconds = cpuSeconds(pid) - cpuBefore;
     await sleep(SETTLE_MS);
-    const restStart = cpuSeconds(pid);
-    await sleep(SAMPLE_MS);
-    const cpuPercent = ((cpuSeconds(pid) - restStart) / (SAMPLE_MS / 1000)) * 100;
+    const cpuPercent = await cpuPercentOver(pid, SAMPLE_MS);
     const [heapUsedMiB, externalMiB, arrayBuffersMiB] = await gaugesMiB(monitoringPort, [
       "nodejs_heap_size_used_bytes",
       "nodejs_external_memory_bytes",
@@ -267,14 +179,14 @@ async function runOne(shape: MeshShape, protocol: Protocol, n: number, profileDi
     ]);
     const atRest = { rssMiB: rssMiB(pid), heapUsedMiB, externalMiB, arrayBuffersMiB, cpuPercent };
     const fullBytes = sum(synced.bytes);
-    const endpointChange = await change(
+    const endpointChange = await timeChange(
       worker,
       pid,
       addedEndpointIp(1),
       () => writeEndpointChange(configDir, shape, 1),
       fullBytes,
     );
-    const virtualServiceChange = await change(
+    const virtualServiceChange = await timeChange(
       worker,
       pid,
       changedRoutePrefix(1),
@@ -282,7 +194,7 @@ async function runOne(shape: MeshShape, protocol: Protocol, n: number, profileDi
       fullBytes,
     );
     await worker.close();
-    await stop(sluiced.child);
+    await stopChild(sluiced.child);
 
     const replay = startReplay(recording);
     const boundWorker = new Worker();
@@ -291,7 +203,7 @@ async function runOne(shape: MeshShape, protocol: Protocol, n: number, profileDi
       "synced",
     );
     await boundWorker.close();
-    await stop(replay.child);
+    await stopChild(replay.child);
     return {
       mesh: shape.kind,
       protocol,
@@ -306,7 +218,7 @@ async function runOne(shape: MeshShape, protocol: Protocol, n: number, profileDi
       virtualServiceChange,
     };
   } finally {
-    await stop(sluiced.child);
+    await stopChild(sluiced.child);
     rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -323,36 +235,25 @@ export async function* runLoad(options: LoadOptions): AsyncGenerator<LoadReport>
   }
 }
 
-const ms = (v: number) => (Number.isNaN(v) ? "-" : v >= 1000 ? `${(v / 1000).toFixed(2)} s` : `${v.toFixed(0)} ms`);
-const mb = (bytes: number) => (bytes >= 1e6 ? `${(bytes / 1e6).toFixed(2)} MB` : `${(bytes / 1e3).toFixed(1)} kB`);
-
-function describeChange(c: ChangeReport): string {
-  const types = Object.entries(c.bytesByType)
-    .map(([type, b]) => `${type} ${mb(b)} in ${c.responsesByType[type] ?? 0}`)
-    .join(", ");
-  const missing = c.missing > 0 ? ` (${c.missing} never got it)` : "";
-  return `${c.proxies} proxies${missing}: p50 ${ms(c.p50Ms)} p99 ${ms(c.p99Ms)} max ${ms(c.maxMs)}; sluiced CPU ${c.sluicedCpuSeconds.toFixed(2)} s; ${mb(c.bytes)} (${(c.fractionOfFullPush * 100).toFixed(2)}% of a full push: ${types})`;
-}
-
 export function printLoadReport(r: LoadReport): void {
   const head = `load: ${r.mesh}, ${r.protocol}, ${r.proxies} proxies, ${r.services} services x ${r.endpoints} endpoints`;
   const failed = r.sync.failed > 0 ? ` (${r.sync.failed} FAILED)` : "";
   console.log(head);
   console.log(
-    `  cold sync ${ms(r.sync.ms)}${failed}, lower bound ${ms(r.bound.ms)} (${r.syncRatio.toFixed(2)}x); ${mb(r.sync.bytes)} sent; sluiced CPU ${r.sync.sluicedCpuSeconds.toFixed(2)} s`,
+    `  cold sync ${formatMs(r.sync.ms)}${failed}, lower bound ${formatMs(r.bound.ms)} (${r.syncRatio.toFixed(2)}x); ${formatBytes(r.sync.bytes)} sent; sluiced CPU ${r.sync.sluicedCpuSeconds.toFixed(2)} s`,
   );
   const rest = r.atRest;
   console.log(
     `  at rest: sluiced RSS ${rest.rssMiB.toFixed(0)} MiB (V8 heap used ${rest.heapUsedMiB.toFixed(0)} MiB, external ${rest.externalMiB.toFixed(0)} MiB, of which ArrayBuffers alive ${rest.arrayBuffersMiB.toFixed(0)} MiB), CPU ${rest.cpuPercent.toFixed(1)}%`,
   );
-  console.log(`  endpoint change: ${describeChange(r.endpointChange)}`);
-  console.log(`  VirtualService change: ${describeChange(r.virtualServiceChange)}`);
+  console.log(`  endpoint change: ${describeChange(r.endpointChange, "sluiced")}`);
+  console.log(`  VirtualService change: ${describeChange(r.virtualServiceChange, "sluiced")}`);
 }
 
 /** One row per run: the figures issue 6 sets targets for. */
 export function printLoadTable(reports: readonly LoadReport[]): void {
   const pct = (c: ChangeReport) => `${(c.fractionOfFullPush * 100).toFixed(2)}%`;
-  const latency = (c: ChangeReport) => `${ms(c.p50Ms)}/${ms(c.p99Ms)}/${ms(c.maxMs)}`;
+  const latency = (c: ChangeReport) => `${formatMs(c.p50Ms)}/${formatMs(c.p99Ms)}/${formatMs(c.maxMs)}`;
   const rows = [
     [
       "mesh",
@@ -372,8 +273,8 @@ export function printLoadTable(reports: readonly LoadReport[]): void {
       r.mesh,
       r.protocol,
       String(r.proxies),
-      ms(r.sync.ms),
-      ms(r.bound.ms),
+      formatMs(r.sync.ms),
+      formatMs(r.bound.ms),
       `${r.syncRatio.toFixed(2)}x`,
       r.atRest.rssMiB.toFixed(0),
       `${r.atRest.cpuPercent.toFixed(1)}%`,

@@ -3,7 +3,9 @@
 // of the route configurations that carry `vhds` (subscribed by route configuration name, as Envoy
 // does). Every response is ACKed. After a CDS (LDS) response it asks for EDS (RDS) again, as Envoy
 // does when it re-warms the clusters (listeners) a response replaced. SotW or delta; responses are
-// read from the wire (see wire.ts).
+// read from the wire (see wire.ts). A stream that fails (istiod refuses streams over its request
+// rate limit) is opened again on the same connection after Envoy's backoff: jittered, from 500 ms
+// doubling to 30 s, reset by the first response.
 import { create, type MessageInitShape, toBinary } from "@bufbuild/protobuf";
 import { Client, type ClientDuplexStream, credentials } from "@grpc/grpc-js";
 import { methodPath } from "../../src/api/grpc-service.ts";
@@ -48,8 +50,13 @@ export interface StreamEvents {
   onResponse(stream: SidecarStream, typeUrl: string, bytes: Buffer): void;
   /** CDS, EDS (if any), LDS, RDS (if any) and VHDS (if RDS asks for it) have all been received and ACKed once. */
   onSynced(stream: SidecarStream): void;
-  onEnd(stream: SidecarStream, error?: Error): void;
+  /** The stream failed or the server ended it; it opens again after `retryInMs`. */
+  onRetry(stream: SidecarStream, error: Error | undefined, retryInMs: number): void;
 }
+
+/** Envoy's ADS retry backoff (Config::GrpcStream): 500 ms base, 30 s cap. */
+const RETRY_BASE_MS = 500;
+const RETRY_MAX_MS = 30_000;
 
 const identity = (bytes: Buffer) => bytes;
 const asBuffer = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -65,6 +72,10 @@ export class SidecarStream {
   #client: Client | undefined;
   #stream: ClientDuplexStream<Request, Buffer> | undefined;
   #nodeSent = false;
+  #closed = false;
+  #retryTimer: NodeJS.Timeout | undefined;
+  /** The upper bound of the next retry's jittered delay. */
+  #nextRetryMs = RETRY_BASE_MS;
   synced = false;
 
   constructor(
@@ -84,25 +95,49 @@ export class SidecarStream {
       "grpc.use_local_subchannel_pool": 1,
       "grpc.max_receive_message_length": -1,
     });
+    this.#openStream();
+  }
+
+  #openStream(): void {
+    const client = this.#client;
+    if (!client || this.#closed) return;
     const method =
       this.protocol === "sotw"
         ? discovery.AggregatedDiscoveryService.method.streamAggregatedResources
         : discovery.AggregatedDiscoveryService.method.deltaAggregatedResources;
-    const stream = this.#client.makeBidiStreamRequest(methodPath(method), asBuffer, identity);
+    const stream = client.makeBidiStreamRequest(methodPath(method), asBuffer, identity);
     this.#stream = stream;
     let ended = false;
     const end = (error?: Error) => {
-      if (ended) return;
+      if (ended || this.#closed) return;
       ended = true;
-      this.events.onEnd(this, error);
+      this.#retry(error);
     };
-    stream.on("data", (bytes: Buffer) => this.#receive(bytes));
+    stream.on("data", (bytes: Buffer) => {
+      this.#nextRetryMs = RETRY_BASE_MS;
+      this.#receive(bytes);
+    });
     stream.on("error", (err: Error) => end(err));
     stream.on("end", () => end());
     this.#request(TypeUrl.Cluster);
   }
 
+  /** Forgets what the stream held (a new stream starts from nothing) and opens it again after the backoff. */
+  #retry(error: Error | undefined): void {
+    this.#types.clear();
+    this.#clusters.clear();
+    this.#listeners.clear();
+    this.#routes.clear();
+    this.#nodeSent = false;
+    const delayMs = Math.floor(Math.random() * this.#nextRetryMs);
+    this.#nextRetryMs = Math.min(this.#nextRetryMs * 2, RETRY_MAX_MS);
+    this.events.onRetry(this, error, delayMs);
+    this.#retryTimer = setTimeout(() => this.#openStream(), delayMs);
+  }
+
   close(): void {
+    this.#closed = true;
+    clearTimeout(this.#retryTimer);
     this.#stream?.end();
     this.#client?.close();
   }

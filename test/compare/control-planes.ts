@@ -68,6 +68,86 @@ function spawnLogged(bin: string, args: string[], env: NodeJS.ProcessEnv, log: s
   return child;
 }
 
+/** A control plane being started: what it will serve, and a wait for its /ready. */
+export interface StartingPlane {
+  plane: ControlPlane;
+  /** The process serving xDS (for its CPU time and memory in /proc). */
+  pid: number;
+  ready(): Promise<void>;
+}
+
+/** Where a control plane reads the cluster and its MeshConfig, and keeps its log. */
+export interface PlaneInputs {
+  kubeconfig: string;
+  meshFile: string;
+  workDir: string;
+}
+
+/** As a standard install runs istiod: in istio-system, revision default. */
+const ISTIOD_POD_ENV = { POD_NAMESPACE: "istio-system", POD_NAME: "istiod-compare", REVISION: "default" };
+
+/** istiod (the peer build) with its default settings, on loopback ports. */
+export async function startIstiod({ kubeconfig, meshFile, workDir }: PlaneInputs): Promise<StartingPlane> {
+  const noNetworks = join(workDir, "no-networks.yaml");
+  writeFileSync(noNetworks, "");
+  const [grpc, secure, http, https, monitoring] = await Promise.all([1, 2, 3, 4, 5].map(freePort));
+  const log = join(workDir, "istiod.log");
+  const child = spawnLogged(
+    requirePeer("istiod"),
+    [
+      "discovery",
+      ...["--kubeconfig", kubeconfig, "--meshConfig", meshFile, "--networksConfig", noNetworks],
+      ...["--grpcAddr", `127.0.0.1:${grpc}`, "--secureGRPCAddr", `127.0.0.1:${secure}`],
+      ...["--httpAddr", `127.0.0.1:${http}`, "--httpsAddr", `127.0.0.1:${https}`],
+      ...["--monitoringAddr", `127.0.0.1:${monitoring}`, "--ctrlz_port", "0"],
+    ],
+    { ...process.env, ...ISTIOD_POD_ENV },
+    log,
+  );
+  const plane: ControlPlane = {
+    name: "istiod",
+    xds: `127.0.0.1:${grpc}`,
+    debug: `127.0.0.1:${http}`,
+    monitoring: `127.0.0.1:${monitoring}`,
+    stop: stopper(child),
+  };
+  return { plane, pid: pidOf(child), ready: () => waitReady("istiod", child, `http://${plane.debug}/ready`, log) };
+}
+
+/** sluiced with its defaults (and `extraEnv`), plaintext xDS on loopback, no webhooks. */
+export async function startSluiced(
+  { kubeconfig, meshFile, workDir }: PlaneInputs,
+  name: Exclude<ControlPlane["name"], "istiod"> = "sluice",
+  extraEnv: NodeJS.ProcessEnv = {},
+): Promise<StartingPlane> {
+  const [grpc, http, monitoring] = await Promise.all([1, 2, 3].map(freePort));
+  const log = join(workDir, name === "sluice" ? "sluiced.log" : "sluiced-cache-off.log");
+  const child = spawnLogged(
+    process.execPath,
+    [
+      SLUICED,
+      ...["--kubeconfig", kubeconfig, "--meshConfig", meshFile],
+      ...["--grpcAddr", `127.0.0.1:${grpc}`, "--secureGRPCAddr", "", "--httpsAddr", ""],
+      ...["--httpAddr", `127.0.0.1:${http}`, "--monitoringAddr", `127.0.0.1:${monitoring}`],
+    ],
+    { ...process.env, ...ISTIOD_POD_ENV, ...extraEnv },
+    log,
+  );
+  const plane: ControlPlane = {
+    name,
+    xds: `127.0.0.1:${grpc}`,
+    debug: `127.0.0.1:${http}`,
+    monitoring: `127.0.0.1:${monitoring}`,
+    stop: stopper(child),
+  };
+  return { plane, pid: pidOf(child), ready: () => waitReady(name, child, `http://${plane.debug}/ready`, log) };
+}
+
+function pidOf(child: ChildProcess): number {
+  if (child.pid === undefined) throw new Error("the control plane did not start");
+  return child.pid;
+}
+
 /**
  * Starts istiod, sluiced, and sluiced with its XDS cache off against the cluster of `kubeconfig`, all
  * with `meshConfig` (YAML, may be empty).
@@ -81,65 +161,15 @@ export async function startControlPlanes(
   workDir = mkdtempSync(join(workDir, "planes-"));
   const meshFile = join(workDir, "mesh.yaml");
   writeFileSync(meshFile, meshConfig);
-  writeFileSync(join(workDir, "no-networks.yaml"), "");
-  const [iGrpc, iSecure, iHttp, iHttps, iMon] = await Promise.all([1, 2, 3, 4, 5].map(freePort));
-  const env = { ...process.env, POD_NAMESPACE: "istio-system", POD_NAME: "istiod-compare", REVISION: "default" };
-  const istiodLog = join(workDir, "istiod.log");
-  const istiod = spawnLogged(
-    requirePeer("istiod"),
-    [
-      "discovery",
-      ...["--kubeconfig", kubeconfig, "--meshConfig", meshFile, "--networksConfig", join(workDir, "no-networks.yaml")],
-      ...["--grpcAddr", `127.0.0.1:${iGrpc}`, "--secureGRPCAddr", `127.0.0.1:${iSecure}`],
-      ...["--httpAddr", `127.0.0.1:${iHttp}`, "--httpsAddr", `127.0.0.1:${iHttps}`],
-      ...["--monitoringAddr", `127.0.0.1:${iMon}`, "--ctrlz_port", "0"],
-    ],
-    env,
-    istiodLog,
-  );
-  const startSluiced = async (name: ControlPlane["name"], log: string, extraEnv: NodeJS.ProcessEnv = {}) => {
-    const [grpc, http, monitoring] = await Promise.all([1, 2, 3].map(freePort));
-    const child = spawnLogged(
-      process.execPath,
-      [
-        SLUICED,
-        ...["--kubeconfig", kubeconfig, "--meshConfig", meshFile],
-        ...["--grpcAddr", `127.0.0.1:${grpc}`, "--secureGRPCAddr", "", "--httpsAddr", ""],
-        ...["--httpAddr", `127.0.0.1:${http}`, "--monitoringAddr", `127.0.0.1:${monitoring}`],
-      ],
-      { ...env, ...extraEnv },
-      log,
-    );
-    const plane: ControlPlane = {
-      name,
-      xds: `127.0.0.1:${grpc}`,
-      debug: `127.0.0.1:${http}`,
-      monitoring: `127.0.0.1:${monitoring}`,
-      stop: stopper(child),
-    };
-    return { plane, ready: () => waitReady(name, child, `http://${plane.debug}/ready`, log) };
-  };
-  const sluiced = await startSluiced("sluice", join(workDir, "sluiced.log"));
-  const uncached = await startSluiced("sluice (cache off)", join(workDir, "sluiced-cache-off.log"), {
-    PILOT_ENABLE_XDS_CACHE: "false",
-  });
-  const planes: [ControlPlane, ControlPlane, ControlPlane] = [
-    {
-      name: "istiod",
-      xds: `127.0.0.1:${iGrpc}`,
-      debug: `127.0.0.1:${iHttp}`,
-      monitoring: `127.0.0.1:${iMon}`,
-      stop: stopper(istiod),
-    },
-    sluiced.plane,
-    uncached.plane,
+  const inputs = { kubeconfig, meshFile, workDir };
+  const started = [
+    await startIstiod(inputs),
+    await startSluiced(inputs),
+    await startSluiced(inputs, "sluice (cache off)", { PILOT_ENABLE_XDS_CACHE: "false" }),
   ];
+  const planes = started.map((s) => s.plane) as [ControlPlane, ControlPlane, ControlPlane];
   try {
-    await Promise.all([
-      waitReady("istiod", istiod, `http://127.0.0.1:${iHttp}/ready`, istiodLog),
-      sluiced.ready(),
-      uncached.ready(),
-    ]);
+    await Promise.all(started.map((s) => s.ready()));
   } catch (err) {
     await Promise.all(planes.map((p) => p.stop()));
     throw err;

@@ -1,0 +1,143 @@
+// What the load runs (run-load.ts, against-istiod.ts) measure of a control plane process and of its
+// load process: CPU time and memory from /proc, and the time a change takes to reach every proxy.
+import { type ChildProcess, execFileSync, fork } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { clusterOf } from "./mesh.ts";
+import { type BytesByType, type FromWorker, nowMs, type ToWorker } from "./messages.ts";
+
+const HERE = fileURLToPath(new URL("./", import.meta.url));
+export const TSX = ["--import", "tsx"];
+const CLOCK_TICKS = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim());
+
+/** As the README and the install manifests run sluiced: glibc's malloc thresholds fixed (see README). */
+export const SLUICED_MALLOC_ENV = { MALLOC_MMAP_THRESHOLD_: "131072", MALLOC_TRIM_THRESHOLD_: "131072" };
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+export const sum = (counts: BytesByType) => Object.values(counts).reduce((a, b) => a + b, 0);
+
+/** CPU seconds (user + system) a process has used, from /proc/<pid>/stat. */
+export function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  // Fields after the command name (which may hold spaces) start at field 3; utime and stime are 14 and 15.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
+
+function statusMiB(pid: number, field: "VmRSS" | "VmHWM"): number {
+  const kB = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
+  return Number(kB) / 1024;
+}
+
+/** The process's resident memory now. */
+export const rssMiB = (pid: number) => statusMiB(pid, "VmRSS");
+/** The most resident memory the process has had since it started. */
+export const peakRssMiB = (pid: number) => statusMiB(pid, "VmHWM");
+
+/** CPU use of a process over `ms`, in percent of one core. */
+export async function cpuPercentOver(pid: number, ms: number): Promise<number> {
+  const start = cpuSeconds(pid);
+  await sleep(ms);
+  return ((cpuSeconds(pid) - start) / (ms / 1000)) * 100;
+}
+
+/** The load process, and a way to ask it something and wait for its answer. */
+export class Worker {
+  readonly #child = fork(join(HERE, "load-worker.ts"), [], { execArgv: TSX });
+  readonly #replies: ((m: FromWorker) => void)[] = [];
+
+  constructor() {
+    this.#child.on("message", (m: FromWorker) => this.#replies.shift()?.(m));
+  }
+
+  ask<T extends FromWorker["type"]>(message: ToWorker, reply: T): Promise<Extract<FromWorker, { type: T }>> {
+    return new Promise((resolve, reject) => {
+      this.#child.once("exit", (code) => reject(new Error(`load worker exited (${code})`)));
+      this.#replies.push((m) => (m.type === reply ? resolve(m as Extract<FromWorker, { type: T }>) : reject(m)));
+      this.#child.send(message);
+    });
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => {
+      this.#child.removeAllListeners("exit");
+      this.#child.once("exit", () => resolve());
+      this.#child.send({ type: "close" } satisfies ToWorker);
+    });
+  }
+}
+
+export interface ChangeReport {
+  proxies: number;
+  missing: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  bytes: number;
+  bytesByType: BytesByType;
+  responsesByType: BytesByType;
+  /** `bytes` over the bytes of a full sync of every proxy. */
+  fractionOfFullPush: number;
+  /** CPU the control plane used from the write until the streams went quiet. */
+  cpuSeconds: number;
+}
+
+export function quantile(sorted: readonly number[], q: number): number {
+  return sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+}
+
+/**
+ * Makes one change to svc-0 (`write`) and times it to every proxy that sees svc-0: until each has
+ * received a response holding `marker` and the streams have gone quiet.
+ */
+export async function timeChange(
+  worker: Worker,
+  planePid: number,
+  marker: string,
+  write: () => unknown,
+  fullPushBytes: number,
+): Promise<ChangeReport> {
+  const cpuBefore = cpuSeconds(planePid);
+  const since = nowMs();
+  const converged = worker.ask({ type: "watch", marker, cluster: clusterOf(0), since }, "converged");
+  // The worker resets its counters on `watch`; the write and the push debounce (100 ms at least)
+  // leave it ample time before anything is sent.
+  await write();
+  const result = await converged;
+  const sorted = [...result.latenciesMs].sort((a, b) => a - b);
+  const bytes = sum(result.bytes);
+  return {
+    proxies: sorted.length,
+    missing: result.missing,
+    p50Ms: quantile(sorted, 0.5),
+    p99Ms: quantile(sorted, 0.99),
+    maxMs: sorted.at(-1) ?? Number.NaN,
+    bytes,
+    bytesByType: result.bytes,
+    responsesByType: result.responses,
+    fractionOfFullPush: bytes / fullPushBytes,
+    cpuSeconds: cpuSeconds(planePid) - cpuBefore,
+  };
+}
+
+export async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGTERM");
+  await exited;
+}
+
+export const formatMs = (v: number) =>
+  Number.isNaN(v) ? "-" : v >= 1000 ? `${(v / 1000).toFixed(2)} s` : `${v.toFixed(0)} ms`;
+export const formatBytes = (bytes: number) =>
+  bytes >= 1e6 ? `${(bytes / 1e6).toFixed(2)} MB` : `${(bytes / 1e3).toFixed(1)} kB`;
+
+/** A change in one line: latencies, CPU and bytes by type. */
+export function describeChange(c: ChangeReport, planeName: string): string {
+  const types = Object.entries(c.bytesByType)
+    .map(([type, b]) => `${type} ${formatBytes(b)} in ${c.responsesByType[type] ?? 0}`)
+    .join(", ");
+  const missing = c.missing > 0 ? ` (${c.missing} never got it)` : "";
+  return `${c.proxies} proxies${missing}: p50 ${formatMs(c.p50Ms)} p99 ${formatMs(c.p99Ms)} max ${formatMs(c.maxMs)}; ${planeName} CPU ${c.cpuSeconds.toFixed(2)} s; ${formatBytes(c.bytes)} (${(c.fractionOfFullPush * 100).toFixed(2)}% of a full push: ${types})`;
+}
