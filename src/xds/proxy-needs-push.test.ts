@@ -73,3 +73,22 @@ test("a change to a service a proxy is behind reaches it even when its Sidecar i
   assert.equal(proxyNeedsPush(inA, own, current), true);
   assert.equal(proxyNeedsPush(proxy("sidecar", "a", { app: "other" }), own, current), false);
 });
+
+test("a push naming services of other namespaces only skips a scoped proxy without looking up its service targets", () => {
+  const current = push(sidecars);
+  const lookups: string[] = [];
+  const serviceTargets = current.snapshot.serviceTargets.bind(current.snapshot);
+  current.snapshot.serviceTargets = (p) => {
+    lookups.push(p.configNamespace);
+    return serviceTargets(p);
+  };
+  // inA's Sidecar does not see b's app, and its own targets are all in a.
+  const eds = pushRequest({ full: false, push: current, configsUpdated: [hostKey("b", "app")] });
+  assert.equal(proxyNeedsPush(inA, eds, current), false);
+  assert.deepEqual(lookups, []);
+  const elsewhere = push([cfg("Sidecar", "a", "default", { egress: [{ hosts: ["b/*"] }] })]);
+  const own = pushRequest({ full: false, push: elsewhere, configsUpdated: [hostKey("a", "app")] });
+  elsewhere.snapshot.serviceTargets = current.snapshot.serviceTargets;
+  assert.equal(proxyNeedsPush(inA, own, elsewhere), true, "its own namespace's service is one it is behind");
+  assert.ok(lookups.length > 0);
+});

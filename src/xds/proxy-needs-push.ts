@@ -32,8 +32,12 @@ export function proxyNeedsPush(
     if (proxy.type === "router" && !SERVICE_KIND_SET.has(key.kind)) return true;
     if (scopes.some((scope) => scope.dependsOn(key))) return true;
   }
-  // A change to a service the proxy is behind changes its inbound listeners.
-  if (![...req.configsUpdated.values()].some((key) => SERVICE_KIND_SET.has(key.kind))) return false;
+  // A change to a service the proxy is behind changes its inbound listeners. Those services are all
+  // of the proxy's namespace (serviceTargets), so a push naming none there skips looking them up:
+  // an endpoint change would otherwise look up every proxy's targets in the new snapshot.
+  const ownNamespace = (key: { kind: string; namespace?: string }) =>
+    SERVICE_KIND_SET.has(key.kind) && key.namespace === proxy.configNamespace;
+  if (![...req.configsUpdated.values()].some(ownNamespace)) return false;
   return snapshots.some((snap) =>
     snap.serviceTargets(proxy).some(({ service }) => serviceKeys(service).some((k) => req.configsUpdated.has(k))),
   );
