@@ -3,6 +3,7 @@
 // are refused, and debug information over xDS goes to authenticated callers only.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { after, before, test } from "node:test";
 import { credentials, status } from "@grpc/grpc-js";
 import { pino } from "pino";
@@ -12,6 +13,7 @@ import { type ConfigObject, DEFAULT_MESH_CONFIG } from "../../src/config/index.t
 import type { MeshPush } from "../../src/model/index.ts";
 import { storePush, storeRegistry } from "../../src/model/store-push.ts";
 import { ConfigStore, MemorySource, XdsSource } from "../../src/sources/index.ts";
+import { SLUICE_VERSION } from "../../src/util/version.ts";
 import { type Discovery, startDiscovery, TypeUrl } from "../../src/xds/index.ts";
 import { SotwClient, sidecarNode } from "../support/ads-client.ts";
 import { TestCerts } from "../support/certs.ts";
@@ -145,6 +147,12 @@ test("istio.io/debug serves a registered endpoint to the control plane; syncz li
   );
   admin.request({ typeUrl: SYNCZ });
   const syncz = await admin.next();
+  // istiod's identifier, on sync status responses only: JSON naming the component, the instance and its build.
+  const identifier = JSON.parse(syncz.controlPlane?.identifier ?? "{}");
+  assert.equal(identifier.Component, "istiod");
+  assert.equal(identifier.ID, process.env.POD_NAME || hostname());
+  assert.equal(identifier.Info.version, SLUICE_VERSION);
+  assert.equal(configz.controlPlane, undefined);
   const configs = syncz.resources.map((any) => unpackAny(any, csds.ClientConfigSchema));
   assert.deepEqual(
     configs.map((c) => c?.node?.id),

@@ -8,6 +8,7 @@ import type { DeltaGenerateResult, GenerateResult } from "../generator.ts";
 import { isWildcardTypeUrl, resourceNamespace, shortType, subscribesByNamespace } from "../types.ts";
 import { type Connection, Watch } from "./connection.ts";
 import {
+  controlPlaneFor,
   findGenerator,
   isHealthReport,
   markWarmingDependent,
@@ -162,7 +163,7 @@ export async function pushDeltaType<Snapshot>(
       // Everything changed (a first response): the list's own array, whose encoded body is shared.
       resources: changed.length === encoded.resources.length ? encoded.resources : changed,
       removed: toRemove,
-      controlPlane: env.controlPlane,
+      controlPlane: controlPlaneFor(env, w.typeUrl),
     });
   w.recordDelta(changed, toRemove, encoded.versions);
   await sendResponse(env, conn, w, bytes, { version, nonce, resources: changed.length, startMs });

@@ -17,12 +17,23 @@ export interface XdsEnv<Snapshot = unknown> {
   generators: GeneratorRegistry<Snapshot>;
   metrics?: XdsMetrics;
   log: Logger;
-  /** Encoded envoy.config.core.v3.ControlPlane sent with every response. */
+  /** Encoded envoy.config.core.v3.ControlPlane, sent with istio.io/debug/syncz responses (controlPlaneFor). */
   controlPlane: Uint8Array;
   /** Bounds the responses being built and written at once. */
   responseSlots: ResponseSlots;
   /** Where encoded lists and kept response bodies are memoised (the server's MemoStore). */
   memos: Memos;
+}
+
+/** The type whose responses name the control plane (istioctl proxy-status reads it). */
+const SYNC_STATUS_TYPE = `${TypeUrl.Debug}/syncz`;
+
+/**
+ * The control plane identifier a response of `typeUrl` carries: only sync status responses, as
+ * istiod's ControlPlane(typeUrl) gives; Envoy's and gRPC's types go without its ~150 bytes.
+ */
+export function controlPlaneFor(env: Pick<XdsEnv, "controlPlane">, typeUrl: string): Uint8Array | undefined {
+  return typeUrl === SYNC_STATUS_TYPE ? env.controlPlane : undefined;
 }
 
 /** A push for a proxy's own request (new subscription): full, from the connection's push context. */

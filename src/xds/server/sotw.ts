@@ -14,6 +14,7 @@ import type { GenerateResult, ResourceError } from "../generator.ts";
 import { isWildcardTypeUrl, shortType } from "../types.ts";
 import { type Connection, Watch } from "./connection.ts";
 import {
+  controlPlaneFor,
   findGenerator,
   isHealthReport,
   markWarmingDependent,
@@ -113,7 +114,7 @@ export async function pushSotwType<Snapshot>(
       typeUrl: w.typeUrl,
       nonce,
       resources,
-      controlPlane: env.controlPlane,
+      controlPlane: controlPlaneFor(env, w.typeUrl),
     });
   await sendResponse(env, conn, w, bytes, { version, nonce, resources: resources.length, startMs });
 }
