@@ -26,7 +26,9 @@ import {
   peakRssMiB,
   rssMiB,
   SLUICED_MALLOC_ENV,
+  type SluicedMemory,
   sleep,
+  sluicedMemory,
   sum,
   timeChange,
   Worker,
@@ -52,6 +54,8 @@ export interface AgainstOptions {
   proxies: number[];
   meshes: MeshKind[];
   protocols: Protocol[];
+  /** Write a CPU profile of each sluiced run (node --cpu-prof) into this directory. */
+  sluicedProfileDir?: string;
 }
 
 type PlaneName = "istiod" | "sluiced";
@@ -59,7 +63,11 @@ type PlaneName = "istiod" | "sluiced";
 /** What one control plane did in one run. */
 export interface PlaneRun {
   sync: { ms: number; failed: number; retries: number; bytes: number; cpuSeconds: number };
+  /** Before any proxy connected: the mesh alone. */
+  rssReadyMiB: number;
   rssAtRestMiB: number;
+  /** sluiced's memory at rest, by where it is (istiod: none). */
+  sluicedAtRest?: SluicedMemory;
   rssPeakMiB: number;
   endpointChange: ChangeReport;
   virtualServiceChange: ChangeReport;
@@ -160,8 +168,10 @@ function configsOf(kind: MeshKind) {
   return kind === "scoped" ? { present: [vs, ...sidecars], absent: [] } : { present: [vs], absent: sidecars };
 }
 
-function startPlane(name: PlaneName, inputs: PlaneInputs): Promise<StartingPlane> {
-  return name === "istiod" ? startIstiod(inputs) : startSluiced(inputs, "sluice", SLUICED_MALLOC_ENV);
+function startPlane(name: PlaneName, inputs: PlaneInputs, profileDir?: string): Promise<StartingPlane> {
+  if (name === "istiod") return startIstiod(inputs);
+  const nodeArgs = profileDir ? ["--cpu-prof", "--cpu-prof-dir", profileDir] : [];
+  return startSluiced(inputs, { env: SLUICED_MALLOC_ENV, nodeArgs });
 }
 
 /** `change` numbers each change, so that its marker is new to every proxy. */
@@ -173,8 +183,9 @@ async function runPlane(
   protocol: Protocol,
   n: number,
   change: number,
+  profileDir?: string,
 ): Promise<PlaneRun> {
-  const started = await startPlane(name, inputs);
+  const started = await startPlane(name, inputs, profileDir);
   const { plane, pid } = started;
   let worker: Worker | undefined;
   try {
@@ -185,11 +196,13 @@ async function runPlane(
     await sleep(3000);
     worker = new Worker();
     const proxies = Array.from({ length: n }, (_, i) => proxyIdentity(shape, i));
+    const rssReadyMiB = rssMiB(pid);
     const cpuBefore = cpuSeconds(pid);
     const synced = await worker.ask({ type: "connect", address: plane.xds, protocol, proxies }, "synced");
     const syncCpu = cpuSeconds(pid) - cpuBefore;
     await sleep(SETTLE_MS);
     const rssAtRestMiB = rssMiB(pid);
+    const sluicedAtRest = name === "sluiced" ? await sluicedMemory(plane.monitoring) : undefined;
     const fullBytes = sum(synced.bytes);
 
     const { slice, addedPod } = svc0With(shape, [addedEndpointIp(change)]);
@@ -213,7 +226,9 @@ async function runPlane(
     const rssPeakMiB = peakRssMiB(pid);
     return {
       sync: { ms: synced.ms, failed: synced.failed, retries: synced.retries, bytes: fullBytes, cpuSeconds: syncCpu },
+      rssReadyMiB,
       rssAtRestMiB,
+      sluicedAtRest,
       rssPeakMiB,
       endpointChange,
       virtualServiceChange,
@@ -255,7 +270,8 @@ export async function* runAgainstIstiod(options: AgainstOptions): AsyncGenerator
         for (const n of options.proxies) {
           const shape = { kind, services: options.services, endpoints: options.endpoints };
           const istiod = await runPlane("istiod", cluster, inputs, shape, protocol, n, ++change);
-          const sluiced = await runPlane("sluiced", cluster, inputs, shape, protocol, n, ++change);
+          const profileDir = options.sluicedProfileDir;
+          const sluiced = await runPlane("sluiced", cluster, inputs, shape, protocol, n, ++change, profileDir);
           yield { mesh: kind, protocol, proxies: n, istiod, sluiced };
         }
       }
@@ -325,8 +341,12 @@ export function printSideBySide(r: SideBySideRun): void {
     const run = r[name];
     const failed = run.sync.failed > 0 ? ` (${run.sync.failed} FAILED)` : "";
     const retries = run.sync.retries > 0 ? `, ${run.sync.retries} streams opened again` : "";
+    const m = run.sluicedAtRest;
+    const where = m
+      ? ` (V8 heap used ${m.heapUsedMiB.toFixed(0)} MiB, external ${m.externalMiB.toFixed(0)} MiB, of which ArrayBuffers alive ${m.arrayBuffersMiB.toFixed(0)} MiB)`
+      : "";
     console.log(
-      `  ${name}: cold sync ${formatMs(run.sync.ms)}${failed}${retries}; ${formatBytes(run.sync.bytes)} sent; CPU ${run.sync.cpuSeconds.toFixed(2)} s; RSS at rest ${run.rssAtRestMiB.toFixed(0)} MiB, peak ${run.rssPeakMiB.toFixed(0)} MiB`,
+      `  ${name}: cold sync ${formatMs(run.sync.ms)}${failed}${retries}; ${formatBytes(run.sync.bytes)} sent; CPU ${run.sync.cpuSeconds.toFixed(2)} s; RSS before the proxies ${run.rssReadyMiB.toFixed(0)} MiB, at rest ${run.rssAtRestMiB.toFixed(0)} MiB${where}, peak ${run.rssPeakMiB.toFixed(0)} MiB`,
     );
     console.log(`    endpoint change: ${describeChange(run.endpointChange, name)}`);
     console.log(`    VirtualService change: ${describeChange(run.virtualServiceChange, name)}`);

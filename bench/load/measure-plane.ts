@@ -35,6 +35,23 @@ export const rssMiB = (pid: number) => statusMiB(pid, "VmRSS");
 /** The most resident memory the process has had since it started. */
 export const peakRssMiB = (pid: number) => statusMiB(pid, "VmHWM");
 
+/** Where sluiced's memory is: the V8 heap used, memory outside it, and the ArrayBuffers alive (its /metrics). */
+export interface SluicedMemory {
+  heapUsedMiB: number;
+  externalMiB: number;
+  arrayBuffersMiB: number;
+}
+
+export async function sluicedMemory(monitoring: string): Promise<SluicedMemory> {
+  const text = await (await fetch(`http://${monitoring}/metrics`)).text();
+  const mib = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, "m").exec(text)?.[1]) / 1024 / 1024;
+  return {
+    heapUsedMiB: mib("nodejs_heap_size_used_bytes"),
+    externalMiB: mib("nodejs_external_memory_bytes"),
+    arrayBuffersMiB: mib("sluiced_array_buffers_bytes"),
+  };
+}
+
 /** CPU use of a process over `ms`, in percent of one core. */
 export async function cpuPercentOver(pid: number, ms: number): Promise<number> {
   const start = cpuSeconds(pid);

@@ -20,6 +20,7 @@ import {
   rssMiB,
   SLUICED_MALLOC_ENV,
   sleep,
+  sluicedMemory,
   stopChild,
   sum,
   TSX,
@@ -137,12 +138,6 @@ function startSluiced(dir: string, profileDir?: string): { child: ChildProcess; 
   return { child, listening };
 }
 
-/** A gauge of sluiced's /metrics in MiB (prom-client's default process and nodejs metrics). */
-async function gaugesMiB(monitoringPort: number, names: readonly string[]): Promise<number[]> {
-  const text = await (await fetch(`http://127.0.0.1:${monitoringPort}/metrics`)).text();
-  return names.map((name) => Number(new RegExp(`^${name} (\\S+)$`, "m").exec(text)?.[1]) / 1024 / 1024);
-}
-
 function startReplay(recording: string): { child: ChildProcess; port: Promise<number> } {
   const child = fork(join(HERE, "replay-server.ts"), [recording], {
     execArgv: TSX,
@@ -172,12 +167,7 @@ async function runOne(shape: MeshShape, protocol: Protocol, n: number, profileDi
     const sluicedCpuSeconds = cpuSeconds(pid) - cpuBefore;
     await sleep(SETTLE_MS);
     const cpuPercent = await cpuPercentOver(pid, SAMPLE_MS);
-    const [heapUsedMiB, externalMiB, arrayBuffersMiB] = await gaugesMiB(monitoringPort, [
-      "nodejs_heap_size_used_bytes",
-      "nodejs_external_memory_bytes",
-      "sluiced_array_buffers_bytes",
-    ]);
-    const atRest = { rssMiB: rssMiB(pid), heapUsedMiB, externalMiB, arrayBuffersMiB, cpuPercent };
+    const atRest = { rssMiB: rssMiB(pid), ...(await sluicedMemory(`127.0.0.1:${monitoringPort}`)), cpuPercent };
     const fullBytes = sum(synced.bytes);
     const endpointChange = await timeChange(
       worker,

@@ -114,23 +114,31 @@ export async function startIstiod({ kubeconfig, meshFile, workDir }: PlaneInputs
   return { plane, pid: pidOf(child), ready: () => waitReady("istiod", child, `http://${plane.debug}/ready`, log) };
 }
 
-/** sluiced with its defaults (and `extraEnv`), plaintext xDS on loopback, no webhooks. */
+/** How a sluiced is run beyond its defaults. */
+export interface SluicedOptions {
+  name?: Exclude<ControlPlane["name"], "istiod">;
+  env?: NodeJS.ProcessEnv;
+  /** Arguments to node itself (e.g. --cpu-prof). */
+  nodeArgs?: string[];
+}
+
+/** sluiced with its defaults, plaintext xDS on loopback, no webhooks. */
 export async function startSluiced(
   { kubeconfig, meshFile, workDir }: PlaneInputs,
-  name: Exclude<ControlPlane["name"], "istiod"> = "sluice",
-  extraEnv: NodeJS.ProcessEnv = {},
+  { name = "sluice", env = {}, nodeArgs = [] }: SluicedOptions = {},
 ): Promise<StartingPlane> {
   const [grpc, http, monitoring] = await Promise.all([1, 2, 3].map(freePort));
   const log = join(workDir, name === "sluice" ? "sluiced.log" : "sluiced-cache-off.log");
   const child = spawnLogged(
     process.execPath,
     [
+      ...nodeArgs,
       SLUICED,
       ...["--kubeconfig", kubeconfig, "--meshConfig", meshFile],
       ...["--grpcAddr", `127.0.0.1:${grpc}`, "--secureGRPCAddr", "", "--httpsAddr", ""],
       ...["--httpAddr", `127.0.0.1:${http}`, "--monitoringAddr", `127.0.0.1:${monitoring}`],
     ],
-    { ...process.env, ...ISTIOD_POD_ENV, ...extraEnv },
+    { ...process.env, ...ISTIOD_POD_ENV, ...env },
     log,
   );
   const plane: ControlPlane = {
@@ -165,7 +173,7 @@ export async function startControlPlanes(
   const started = [
     await startIstiod(inputs),
     await startSluiced(inputs),
-    await startSluiced(inputs, "sluice (cache off)", { PILOT_ENABLE_XDS_CACHE: "false" }),
+    await startSluiced(inputs, { name: "sluice (cache off)", env: { PILOT_ENABLE_XDS_CACHE: "false" } }),
   ];
   const planes = started.map((s) => s.plane) as [ControlPlane, ControlPlane, ControlPlane];
   try {
