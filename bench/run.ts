@@ -2,11 +2,14 @@
 // Not part of `npm test`: speed is reported, never asserted. Sizes are flags, so a loaded machine can
 // run a small version: `npm run bench -- --suite load --services 50 --proxies 10`. `--services` sets
 // both the micro templates' size (default: Istio's size for each, 100 or 1,000) and the load mesh's (default 1,000).
-// `--suite load --against istiod` runs the load test side by side with istiod in a test cluster
-// (bench/load/against-istiod.ts); `--json FILE` writes its figures as records.
+// `--against istiod` runs the load test side by side with istiod in a test cluster
+// (bench/load/against-istiod.ts) and the micro benchmarks beside Istio's own Go benchmarks of the
+// same cases (bench/istiod-micro.ts); `--json FILE` writes those figures as records, and the last line
+// printed is the verdict.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { parseArgs } from "node:util";
+import { microAgainstIstiod } from "./istiod-micro.ts";
 import {
   type FigureRecord,
   figureRecords,
@@ -53,19 +56,24 @@ const { values: flags } = parseArgs({
 const suites = flags.suite === "all" ? ["startup", "registry", "micro", "proxyless", "load"] : list(flags.suite ?? "");
 const number = (value: string | undefined, fallback: number) => (value === undefined ? fallback : Number(value));
 
+if (flags.against !== undefined && flags.against !== "istiod") {
+  throw new Error(`--against ${flags.against}: the only control plane to run against is istiod`);
+}
 const results: BenchResult[] = [];
+const records: FigureRecord[] = [];
 if (suites.includes("startup")) results.push(...(await benchStartup(number(flags.runs, 20))));
 if (suites.includes("registry")) results.push(...benchRegistry());
 if (suites.includes("micro")) {
-  results.push(
-    ...benchTemplates({
-      services: flags.services === undefined ? DEFAULT_MICRO.services : Number(flags.services),
-      benchtimeMs: number(flags.benchtime, DEFAULT_MICRO.benchtimeMs),
-      runs: number(flags.runs, DEFAULT_MICRO.runs),
-      templates: flags.templates ? list(flags.templates) : DEFAULT_MICRO.templates,
-      groups: flags.micro ? list(flags.micro) : DEFAULT_MICRO.groups,
-    }),
-  );
+  const benchtimeMs = number(flags.benchtime, DEFAULT_MICRO.benchtimeMs);
+  const micro = benchTemplates({
+    services: flags.services === undefined ? DEFAULT_MICRO.services : Number(flags.services),
+    benchtimeMs,
+    runs: number(flags.runs, DEFAULT_MICRO.runs),
+    templates: flags.templates ? list(flags.templates) : DEFAULT_MICRO.templates,
+    groups: flags.micro ? list(flags.micro) : DEFAULT_MICRO.groups,
+  });
+  results.push(...micro);
+  if (flags.against === "istiod") records.push(...microAgainstIstiod(micro, benchtimeMs));
 }
 
 if (suites.includes("proxyless")) results.push(await benchProxyless(number(flags.runs, 20)));
@@ -80,12 +88,8 @@ for (const r of results) {
   );
 }
 
-if (flags.against !== undefined && flags.against !== "istiod") {
-  throw new Error(`--against ${flags.against}: the only control plane to run against is istiod`);
-}
 const load: LoadReport[] = [];
 const sideBySide: SideBySideRun[] = [];
-let records: FigureRecord[] = [];
 if (suites.includes("load")) {
   const options: LoadOptions = {
     services: number(flags.services, 1000),
@@ -100,8 +104,7 @@ if (suites.includes("load")) {
       printSideBySide(run);
       sideBySide.push(run);
     }
-    records = figureRecords(sideBySide);
-    printRecords(records);
+    records.push(...figureRecords(sideBySide));
   } else {
     for await (const report of runLoad(options)) {
       printLoadReport(report);
@@ -110,6 +113,7 @@ if (suites.includes("load")) {
     printLoadTable(load);
   }
 }
+if (flags.against === "istiod") printRecords(records);
 if (flags.json) writeFileSync(flags.json, `${JSON.stringify(records, null, 2)}\n`);
 
 const machine = { cpu: cpus()[0]?.model, cores: cpus().length, memGiB: totalmem() / 2 ** 30, node: process.version };

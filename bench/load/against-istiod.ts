@@ -83,9 +83,11 @@ export interface SideBySideRun {
 
 /** One figure of one run, as `--json` writes it; lower is better for every figure. */
 export interface FigureRecord {
-  mesh: MeshKind;
-  mode: Protocol;
-  /** The proxy count, or for a growth figure the range it spans ("500-5000"). */
+  /** The mesh (scoped, unscoped), or for a micro benchmark Istio's name of the case. */
+  mesh: string;
+  /** The protocol (sotw, delta), or "micro". */
+  mode: string;
+  /** The proxy count, or for a growth figure the range it spans ("500-5000"); 1 for a micro benchmark. */
   sidecars: number | string;
   figure: string;
   sluiced: number;
