@@ -1,16 +1,19 @@
 // The list+watch loop for one kind, written on client-node's Watch rather than its ListWatch
 // informer: ListWatch does not ask for bookmarks, stops for good on the first list or watch error
 // (no backoff, no retry), and turns a relist into per-object deletes and adds rather than one
-// atomic replacement. Here: LIST → replace everything; WATCH from the list's resourceVersion with
-// bookmarks; every event and bookmark advances the resourceVersion, so a dropped watch resumes
+// atomic replacement. Here: LIST, in pages of 500 as client-go's pager → replace everything; WATCH
+// from the list's resourceVersion with bookmarks; every event and bookmark advances the resourceVersion, so a dropped watch resumes
 // where it stopped; 410 Expired → relist; errors → retry after an exponential backoff with jitter;
 // a kind the server does not serve (404 at every version) is "not installed" and checked again later.
+// Objects are kept without the fields nothing reads (strip.ts) as each page or event arrives, so a
+// list of 10,000 Pods never holds them whole.
 import { setTimeout as delay } from "node:timers/promises";
 import type { Logger } from "pino";
 import { type ConfigObject, type KindInfo, kindKey } from "../../config/index.ts";
 import { Backoff, type BackoffOptions } from "./backoff.ts";
 import { KubeApiError, type KubeClient } from "./client.ts";
 import { groupVersion, resourcePath } from "./paths.ts";
+import { stripUnusedFields } from "./strip.ts";
 
 export type WatchEventType = "ADDED" | "MODIFIED" | "DELETED";
 
@@ -25,12 +28,14 @@ export interface InformerOptions {
   backoff: BackoffOptions;
   /** How long to wait before looking again for a kind the server does not serve. */
   notInstalledRetryMs: number;
+  /** Objects per page of a list. */
+  listPageSize: number;
   log: Logger;
 }
 
 interface ListResponse {
   apiVersion?: string;
-  metadata?: { resourceVersion?: string };
+  metadata?: { resourceVersion?: string; continue?: string };
   items?: ConfigObject[];
 }
 
@@ -119,25 +124,17 @@ export class Informer {
   /** Lists the kind at the first version the server serves; false if it serves none. */
   private async list(): Promise<boolean> {
     for (const version of [this.servedVersion, ...this.kind.versions.filter((v) => v !== this.servedVersion)]) {
-      let response: ListResponse;
+      let listed: { objects: ConfigObject[]; resourceVersion: string };
       try {
-        response = (await this.client.request(
-          "GET",
-          resourcePath({ kind: this.kind, version }),
-          undefined,
-          this.stopping.signal,
-        )) as ListResponse;
+        listed = await this.listPages(version);
       } catch (err) {
         if (err instanceof KubeApiError && err.code === 404) continue;
         throw err;
       }
       this.servedVersion = version;
       this.installed = true;
-      // Lists of built-in kinds leave apiVersion and kind off their items.
-      const apiVersion = response.apiVersion ?? groupVersion(this.kind.group, version);
-      const objects = (response.items ?? []).map((item) => ({ ...item, apiVersion, kind: this.kind.kind }));
-      this.handler.replaceAll(objects);
-      this.resourceVersion = response.metadata?.resourceVersion ?? "";
+      this.handler.replaceAll(listed.objects);
+      this.resourceVersion = listed.resourceVersion;
       this.backoff.reset();
       this.markSynced();
       return true;
@@ -150,6 +147,36 @@ export class Informer {
     }
     this.markSynced();
     return false;
+  }
+
+  /**
+   * Every object of the kind at `version`, page by page (one consistent snapshot: the pages share the
+   * first one's resourceVersion), each kept stripped. A continue token that expired (410) fails the
+   * list, and the informer lists again from the start after its backoff.
+   */
+  private async listPages(version: string): Promise<{ objects: ConfigObject[]; resourceVersion: string }> {
+    const objects: ConfigObject[] = [];
+    let next: string | undefined;
+    let resourceVersion = "";
+    do {
+      const query = new URLSearchParams({
+        limit: String(this.options.listPageSize),
+        ...(next ? { continue: next } : {}),
+      });
+      const page = (await this.client.request(
+        "GET",
+        `${resourcePath({ kind: this.kind, version })}?${query}`,
+        undefined,
+        this.stopping.signal,
+      )) as ListResponse;
+      // Lists of built-in kinds leave apiVersion and kind off their items.
+      const apiVersion = page.apiVersion ?? groupVersion(this.kind.group, version);
+      for (const item of page.items ?? [])
+        objects.push(stripUnusedFields({ ...item, apiVersion, kind: this.kind.kind }));
+      resourceVersion ||= page.metadata?.resourceVersion ?? "";
+      next = page.metadata?.continue || undefined;
+    } while (next);
+    return { objects, resourceVersion };
   }
 
   /** One watch from the current resourceVersion until the server or the client ends it. */
@@ -174,7 +201,7 @@ export class Informer {
         }
         const resourceVersion = (object.metadata as { resourceVersion?: string } | undefined)?.resourceVersion;
         if (type === "ADDED" || type === "MODIFIED" || type === "DELETED") {
-          this.handler.apply(type, { ...object, apiVersion, kind: this.kind.kind } as ConfigObject);
+          this.handler.apply(type, stripUnusedFields({ ...object, apiVersion, kind: this.kind.kind } as ConfigObject));
         }
         // Events and bookmarks alike move the resume point forward.
         if (resourceVersion) this.resourceVersion = resourceVersion;

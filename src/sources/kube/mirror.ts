@@ -2,14 +2,12 @@
 // informer reports (visible or not, so a namespace that becomes selected can be filled in without a
 // relist) and what it has written to the store, and writes only the difference: objects hidden by
 // the namespace or revision filters are left out, and an object that fails validation is reported
-// while its last good version stays in the store. It keeps objects without the fields no part of
-// the control plane reads (strip.ts).
+// while its last good version stays in the store.
 import { type ConfigObject, type KindInfo, kindKey, type ObjectKey, validateObject } from "../../config/index.ts";
 import { deepFreeze } from "../../util/index.ts";
 import type { ConfigWriter } from "../types.ts";
 import { isNamespaceKind } from "./filters.ts";
 import type { InformerHandler, WatchEventType } from "./informer.ts";
-import { stripUnusedFields } from "./strip.ts";
 
 /** What a mirror did to one object in the store (Istio's model.Event, as its metrics name it). */
 export type MirrorEvent = "add" | "update" | "delete";
@@ -42,7 +40,7 @@ export class KindMirror implements InformerHandler {
 
   replaceAll(objects: ConfigObject[]): void {
     this.seen.clear();
-    for (const obj of objects) this.seen.set(keyOf(obj), stripUnusedFields(obj));
+    for (const obj of objects) this.seen.set(keyOf(obj), obj);
     for (const key of this.withProblems) if (!this.seen.has(key)) this.clearProblems(key);
     const desired = new Map<string, ConfigObject>();
     for (const key of this.seen.keys()) {
@@ -62,7 +60,7 @@ export class KindMirror implements InformerHandler {
   apply(type: WatchEventType, obj: ConfigObject): void {
     const key = keyOf(obj);
     if (type === "DELETED") this.seen.delete(key);
-    else this.seen.set(key, stripUnusedFields(obj));
+    else this.seen.set(key, obj);
     this.sync(key);
   }
 

@@ -365,6 +365,25 @@ describe("KubeSource (shared cluster)", { skip, timeout: 180_000 }, () => {
     assert.deepEqual(writer.duplicateWrites(), []);
   });
 
+  test("a list comes in pages, all of one snapshot, and its objects are kept stripped", async () => {
+    const ns = await cluster.namespace("pages");
+    for (const name of ["a", "b", "c", "d", "e"]) await objects.create(virtualService(ns, name));
+    // Five of this namespace, and whatever other tests left: several pages of two.
+    await start({ listPageSize: 2 });
+    assert.deepEqual(
+      writer.names(VS, ns),
+      ["a", "b", "c", "d", "e"].map((n) => `${ns}/${n}`),
+    );
+    assert.equal(writer.replacesOf.get(VS), 1, "one replacement after the last page");
+    const held = writer.objects.get(`${VS} ${ns}/a`);
+    assert.equal(held?.apiVersion, "networking.istio.io/v1");
+    assert.equal(held?.metadata.managedFields, undefined, "managedFields are never kept");
+    await objects.create(virtualService(ns, "f"));
+    await until(() => writer.names(VS, ns).length === 6, "the watch from the list's resourceVersion");
+    assert.equal(writer.objects.get(`${VS} ${ns}/f`)?.metadata.managedFields, undefined);
+    assert.deepEqual(writer.duplicateWrites(), []);
+  });
+
   test("a watch dropped mid-stream resumes from its resourceVersion: changes in the gap arrive once", async () => {
     const ns = await cluster.namespace("resume");
     await objects.create(virtualService(ns, "keep"));

@@ -30,6 +30,8 @@ export interface KubeSourceOptions {
   backoff?: BackoffOptions;
   /** How often to look again for kinds the server does not serve; default 60 s. */
   notInstalledRetryMs?: number;
+  /** Objects per page of a list; default 500, as client-go's pager. */
+  listPageSize?: number;
   /** Told of each object the source adds to, changes in or removes from the store (KubeEventMetrics.record). */
   onEvent?: (kind: KindInfo, event: MirrorEvent) => void;
   log?: Logger;
@@ -58,6 +60,7 @@ export class KubeSource {
     const informerOptions = {
       backoff: options.backoff ?? { initialMs: 1000, maxMs: 30_000 },
       notInstalledRetryMs: options.notInstalledRetryMs ?? 60_000,
+      listPageSize: options.listPageSize ?? 500,
       log: options.log ?? pino({ level: "silent" }),
     };
     for (const kind of options.kinds ?? KINDS) {
