@@ -62,7 +62,7 @@ test("a cancelled stream settles its pending send with false, and later sends at
   assert.equal(await conn.send(new Uint8Array([1])), false);
 });
 
-test("a delta watch holding exactly a generated list shares the list's versions map; changes copy it", () => {
+test("a delta watch holding exactly a generated list shares the list's versions map; changes are kept over it", () => {
   const clusters = ["a", "b"].map((name) => ({ name, resource: create(cluster.ClusterSchema, { name }) }));
   const list = encodeResources(memos, clusters);
   const w = new Watch(TypeUrl.Cluster, []);
@@ -76,6 +76,17 @@ test("a delta watch holding exactly a generated list shares the list's versions 
 
   w.recordDelta(list.resources.slice(0, 1), [], list.versions);
   assert.equal(w.known, list.versions, "holding the whole list again: shared again");
+
+  // An incremental response (one resource of a new list): held over the shared map, which stays as it was.
+  const newer = encodeResources(memos, [
+    { name: "a", resource: create(cluster.ClusterSchema, { name: "a", altStatName: "x" }) },
+  ]);
+  w.recordDelta(newer.resources, [], newer.versions);
+  assert.equal(w.knownVersion("a"), newer.resources[0].version);
+  assert.equal(w.knownVersion("b"), list.versions.get("b"));
+  assert.notEqual(w.knownVersion("a"), list.versions.get("a"));
+  assert.deepEqual([...w.knownNames()].sort(), ["a", "b"]);
+  assert.equal(list.versions.get("a"), list.resources[0].version, "the shared map is never changed");
 
   const other = new Watch(TypeUrl.Cluster, []);
   other.setKnown("kept", "v0"); // held from before a reconnect, not in the list

@@ -72,20 +72,19 @@ export class Watch implements WatchedResource {
   /** Answer the next request even if it looks like a plain ACK (cluster/listener warming). */
   alwaysRespond = false;
   /**
-   * Delta: what the proxy holds, name → version. When that is exactly a generated list, it is the
-   * list's own versions map, shared with every connection holding the same list; changes copy it.
+   * Delta: what the proxy holds, name → version: `#base`, and this connection's changes over it in
+   * `#changes` (undefined: no longer held). When the proxy holds exactly a generated list, the base is
+   * the list's own versions map, shared with every connection holding the same list, and a change to
+   * one resource (an endpoint update) costs one overlay entry instead of a copy of the map.
    */
-  #known: ReadonlyMap<string, string>;
-  /** `#known` while it is the connection's own map, changed in place; undefined while it is shared. */
-  #ownKnown: Map<string, string> | undefined;
+  #base: ReadonlyMap<string, string> = new Map();
+  readonly #changes = new Map<string, string | undefined>();
 
   constructor(
     readonly typeUrl: string,
     names: Iterable<string>,
     readonly delta = false,
   ) {
-    this.#ownKnown = new Map();
-    this.#known = this.#ownKnown;
     this.resourceNames = new Set(names);
     this.wildcard = isWildcardTypeUrl(typeUrl) && (this.resourceNames.size === 0 || this.resourceNames.has("*"));
     this.resourceNames.delete("*");
@@ -104,21 +103,33 @@ export class Watch implements WatchedResource {
     this.resourceNames = names;
   }
 
+  /** The version of `name` the proxy holds, if it holds it. */
+  knownVersion(name: string): string | undefined {
+    return this.#changes.has(name) ? this.#changes.get(name) : this.#base.get(name);
+  }
+
+  /** The names the proxy holds. */
+  *knownNames(): IterableIterator<string> {
+    for (const name of this.#base.keys()) if (!this.#changes.has(name)) yield name;
+    for (const [name, version] of this.#changes) if (version !== undefined) yield name;
+  }
+
+  /** What the proxy holds as one map: the shared base itself while nothing changed over it. */
   get known(): ReadonlyMap<string, string> {
-    return this.#known;
+    if (this.#changes.size === 0) return this.#base;
+    return new Map([...this.knownNames()].map((name) => [name, this.knownVersion(name) as string]));
   }
 
   /** Records that the proxy holds (or, with no version, no longer holds) a resource. */
   setKnown(name: string, version: string | undefined): void {
-    if (version === undefined && !this.#known.has(name)) return;
-    const own = this.#writableKnown();
-    if (version === undefined) own.delete(name);
-    else own.set(name, version);
+    if (version === undefined && this.knownVersion(name) === undefined) return;
+    this.#change(name, version);
+    this.#foldIfLarge();
   }
 
   /**
    * Records a delta response: `changed` now held, `removed` dropped. When the proxy then holds
-   * exactly the generated list (`listVersions`), the list's map is kept instead of a copy.
+   * exactly the generated list (`listVersions`), the list's map becomes the base, shared.
    */
   recordDelta(
     changed: readonly EncodedResource[],
@@ -127,13 +138,26 @@ export class Watch implements WatchedResource {
   ): void {
     if (changed.length === 0 && removed.length === 0) return;
     if (this.#willHoldExactly(listVersions, changed, removed)) {
-      this.#known = listVersions;
-      this.#ownKnown = undefined;
+      this.#base = listVersions;
+      this.#changes.clear();
       return;
     }
-    const own = this.#writableKnown();
-    for (const r of changed) own.set(r.name, r.version);
-    for (const name of removed) own.delete(name);
+    for (const r of changed) this.#change(r.name, r.version);
+    for (const name of removed) this.#change(name, undefined);
+    this.#foldIfLarge();
+  }
+
+  /** One change over the base; none when it says what the base says. */
+  #change(name: string, version: string | undefined): void {
+    if (this.#base.get(name) === version) this.#changes.delete(name);
+    else this.#changes.set(name, version);
+  }
+
+  /** An overlay over a quarter of its base becomes the connection's own base: lookups stay cheap. */
+  #foldIfLarge(): void {
+    if (this.#changes.size <= 32 || this.#changes.size <= this.#base.size / 4) return;
+    this.#base = this.known;
+    this.#changes.clear();
   }
 
   /** Whether what the proxy holds, once `changed` is added and `removed` dropped, is exactly `list`. */
@@ -143,20 +167,12 @@ export class Watch implements WatchedResource {
     removed: readonly string[],
   ): boolean {
     const dropped = new Set(removed);
-    for (const name of this.#known.keys()) if (!list.has(name) && !dropped.has(name)) return false;
+    for (const name of this.knownNames()) if (!list.has(name) && !dropped.has(name)) return false;
     const sent = new Map(changed.map((r) => [r.name, r.version]));
     for (const [name, version] of list) {
-      if (dropped.has(name) || (sent.get(name) ?? this.#known.get(name)) !== version) return false;
+      if (dropped.has(name) || (sent.get(name) ?? this.knownVersion(name)) !== version) return false;
     }
     return true;
-  }
-
-  #writableKnown(): Map<string, string> {
-    if (!this.#ownKnown) {
-      this.#ownKnown = new Map(this.#known);
-      this.#known = this.#ownKnown;
-    }
-    return this.#ownKnown;
   }
 
   status(): TypeSyncStatus {

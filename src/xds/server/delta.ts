@@ -47,9 +47,10 @@ export async function handleDeltaRequest<Snapshot>(
     }
     conn.watches.set(typeUrl, watch);
     markWarmingDependent(conn, typeUrl);
+    const held = watch.known.size;
     env.log.debug(
-      { connection: conn.id, type: shortType(typeUrl), known: watch.known.size },
-      watch.known.size > 0 ? "ADS: delta RECONNECT" : "ADS: delta INIT",
+      { connection: conn.id, type: shortType(typeUrl), known: held },
+      held > 0 ? "ADS: delta RECONNECT" : "ADS: delta INIT",
     );
     await pushDeltaType(env, conn, watch, requestPush(conn), { force: true, subscribed });
     return;
@@ -96,7 +97,7 @@ function applySubscriptions(
     if (!w.wildcard) {
       w.setKnown(name, undefined);
       if (subscribesByNamespace(w.typeUrl)) {
-        for (const held of [...w.known.keys()]) if (resourceNamespace(held) === name) w.setKnown(held, undefined);
+        for (const held of [...w.knownNames()]) if (resourceNamespace(held) === name) w.setKnown(held, undefined);
       }
     }
   }
@@ -141,7 +142,7 @@ export async function pushDeltaType<Snapshot>(
   const removed = new Set(result.removed);
   if (!gen.generateDeltas && !result.logDetails?.incremental) {
     // A complete answer: whatever the proxy holds in scope and did not come back is gone.
-    for (const name of w.known.keys()) {
+    for (const name of w.knownNames()) {
       if (!encoded.versions.has(name) && covers(w, name)) removed.add(name);
     }
   }
@@ -149,8 +150,8 @@ export async function pushDeltaType<Snapshot>(
   // One that failed to build or encode is not gone: the proxy keeps what it holds of it.
   for (const { name } of errors) removed.delete(name);
   // Only names the proxy may hold are worth removing; a name it never had needs no news unless just asked for.
-  const toRemove = [...removed].filter((n) => w.known.has(n) || trigger.subscribed.includes(n)).sort();
-  const changed = encoded.resources.filter((r) => w.known.get(r.name) !== r.version);
+  const toRemove = [...removed].filter((n) => w.knownVersion(n) !== undefined || trigger.subscribed.includes(n)).sort();
+  const changed = encoded.resources.filter((r) => w.knownVersion(r.name) !== r.version);
   if (changed.length === 0 && toRemove.length === 0 && !trigger.force) return;
 
   const nonce = conn.nextNonce();

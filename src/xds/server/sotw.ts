@@ -152,12 +152,61 @@ function holds(
   return true;
 }
 
-/** What the proxy holds after an incremental response: its own copy, as `sent` may be shared. */
+/**
+ * What the proxy holds after an incremental response: the response laid over what it held, which
+ * may be a list's map shared by every proxy sent the list. An endpoint change then costs each proxy
+ * the changed entries, not a copy of its 1,000; the layers fold into one map once they outgrow it.
+ */
 function merged(
   sent: ReadonlyMap<string, EncodedResource>,
   response: ReadonlyMap<string, EncodedResource>,
-): Map<string, EncodedResource> {
-  const result = new Map(sent);
-  for (const [name, r] of response) result.set(name, r);
-  return result;
+): ReadonlyMap<string, EncodedResource> {
+  const base = sent instanceof Layered ? sent.base : sent;
+  const over = new Map(sent instanceof Layered ? sent.over : []);
+  for (const [name, r] of response) over.set(name, r);
+  const layered = new Layered(base, over);
+  return over.size > 32 && over.size > base.size / 4 ? new Map(layered) : layered;
+}
+
+/** A map read as `over` laid on `base` (neither changed after). */
+class Layered<V> implements ReadonlyMap<string, V> {
+  readonly size: number;
+
+  constructor(
+    readonly base: ReadonlyMap<string, V>,
+    readonly over: ReadonlyMap<string, V>,
+  ) {
+    let added = 0;
+    for (const name of over.keys()) if (!base.has(name)) added++;
+    this.size = base.size + added;
+  }
+
+  get(name: string): V | undefined {
+    return this.over.get(name) ?? this.base.get(name);
+  }
+
+  has(name: string): boolean {
+    return this.over.has(name) || this.base.has(name);
+  }
+
+  *entries(): MapIterator<[string, V]> {
+    for (const [name, value] of this.base) yield [name, this.over.get(name) ?? value];
+    for (const entry of this.over) if (!this.base.has(entry[0])) yield entry;
+  }
+
+  *keys(): MapIterator<string> {
+    for (const [name] of this.entries()) yield name;
+  }
+
+  *values(): MapIterator<V> {
+    for (const [, value] of this.entries()) yield value;
+  }
+
+  forEach(callback: (value: V, key: string, map: ReadonlyMap<string, V>) => void): void {
+    for (const [name, value] of this.entries()) callback(value, name, this);
+  }
+
+  [Symbol.iterator](): MapIterator<[string, V]> {
+    return this.entries();
+  }
 }
