@@ -47,16 +47,7 @@ import {
   virtualService,
 } from "./mesh.ts";
 import type { Protocol } from "./messages.ts";
-
-export interface AgainstOptions {
-  services: number;
-  endpoints: number;
-  proxies: number[];
-  meshes: MeshKind[];
-  protocols: Protocol[];
-  /** Write a CPU profile of each sluiced run (node --cpu-prof) into this directory. */
-  sluicedProfileDir?: string;
-}
+import type { LoadOptions } from "./run-load.ts";
 
 type PlaneName = "istiod" | "sluiced";
 
@@ -253,7 +244,7 @@ async function restoreSvc0(cluster: Cluster, shape: MeshShape, change: number): 
 }
 
 /** Every side-by-side run, each reported as soon as it is done. */
-export async function* runAgainstIstiod(options: AgainstOptions): AsyncGenerator<SideBySideRun> {
+export async function* runAgainstIstiod(options: LoadOptions): AsyncGenerator<SideBySideRun> {
   const work = mkdtempSync(join(tmpdir(), "sluice-against-"));
   const cluster = await Cluster.start({ apiServerArgs: ["--service-cluster-ip-range=172.16.0.0/16"] });
   try {
