@@ -16,3 +16,4 @@ export {
   weakTable,
 } from "./memo.ts";
 export { NameMemo } from "./name-memo.ts";
+export { OverlayMap } from "./overlay-map.ts";

@@ -3,6 +3,7 @@
 import type { ServerDuplexStream } from "@grpc/grpc-js";
 import type { discovery, OutgoingResponse } from "../../api/index.ts";
 import type { ProxyNode, PushContext } from "../../model/index.ts";
+import { OverlayMap } from "../../util/index.ts";
 import type { EncodedResource } from "../encode.ts";
 import type { WatchedResource } from "../generator.ts";
 import { isWildcardTypeUrl, TypeUrl } from "../types.ts";
@@ -67,18 +68,17 @@ export class Watch implements WatchedResource {
    * pushing an identical state again and to send one that fails to build or encode again as sent.
    * The encoded resources by name, not the encoded list: the list would keep the response written
    * from it for as long as the connection holds it; a resource's bytes are its object's while current.
+   * After a complete response the base is the encoded list's map, shared by every proxy sent the list.
    */
-  sentResources?: ReadonlyMap<string, EncodedResource>;
+  sentResources?: OverlayMap<EncodedResource>;
   /** Answer the next request even if it looks like a plain ACK (cluster/listener warming). */
   alwaysRespond = false;
   /**
-   * Delta: what the proxy holds, name → version: `#base`, and this connection's changes over it in
-   * `#changes` (undefined: no longer held). When the proxy holds exactly a generated list, the base is
-   * the list's own versions map, shared with every connection holding the same list, and a change to
-   * one resource (an endpoint update) costs one overlay entry instead of a copy of the map.
+   * Delta: what the proxy holds, name → version. When the proxy holds exactly a generated list, the
+   * base is the list's own versions map, shared with every connection holding the same list, and a
+   * change to one resource (an endpoint update) costs one entry over it instead of a copy of the map.
    */
-  #base: ReadonlyMap<string, string> = new Map();
-  readonly #changes = new Map<string, string | undefined>();
+  readonly #known = new OverlayMap<string>();
 
   constructor(
     readonly typeUrl: string,
@@ -105,26 +105,22 @@ export class Watch implements WatchedResource {
 
   /** The version of `name` the proxy holds, if it holds it. */
   knownVersion(name: string): string | undefined {
-    return this.#changes.has(name) ? this.#changes.get(name) : this.#base.get(name);
+    return this.#known.get(name);
   }
 
   /** The names the proxy holds. */
-  *knownNames(): IterableIterator<string> {
-    for (const name of this.#base.keys()) if (!this.#changes.has(name)) yield name;
-    for (const [name, version] of this.#changes) if (version !== undefined) yield name;
+  knownNames(): IterableIterator<string> {
+    return this.#known.keys();
   }
 
-  /** What the proxy holds as one map: the shared base itself while nothing changed over it. */
+  /** What the proxy holds: the shared base itself while nothing changed over it. */
   get known(): ReadonlyMap<string, string> {
-    if (this.#changes.size === 0) return this.#base;
-    return new Map([...this.knownNames()].map((name) => [name, this.knownVersion(name) as string]));
+    return this.#known.unchanged ? this.#known.base : this.#known;
   }
 
   /** Records that the proxy holds (or, with no version, no longer holds) a resource. */
   setKnown(name: string, version: string | undefined): void {
-    if (version === undefined && this.knownVersion(name) === undefined) return;
-    this.#change(name, version);
-    this.#foldIfLarge();
+    this.#known.set(name, version);
   }
 
   /**
@@ -138,26 +134,11 @@ export class Watch implements WatchedResource {
   ): void {
     if (changed.length === 0 && removed.length === 0) return;
     if (this.#willHoldExactly(listVersions, changed, removed)) {
-      this.#base = listVersions;
-      this.#changes.clear();
+      this.#known.reset(listVersions);
       return;
     }
-    for (const r of changed) this.#change(r.name, r.version);
-    for (const name of removed) this.#change(name, undefined);
-    this.#foldIfLarge();
-  }
-
-  /** One change over the base; none when it says what the base says. */
-  #change(name: string, version: string | undefined): void {
-    if (this.#base.get(name) === version) this.#changes.delete(name);
-    else this.#changes.set(name, version);
-  }
-
-  /** An overlay over a quarter of its base becomes the connection's own base: lookups stay cheap. */
-  #foldIfLarge(): void {
-    if (this.#changes.size <= 32 || this.#changes.size <= this.#base.size / 4) return;
-    this.#base = this.known;
-    this.#changes.clear();
+    for (const r of changed) this.#known.set(r.name, r.version);
+    for (const name of removed) this.#known.set(name, undefined);
   }
 
   /** Whether what the proxy holds, once `changed` is added and `removed` dropped, is exactly `list`. */

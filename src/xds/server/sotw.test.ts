@@ -55,22 +55,23 @@ test("proxies sent the same generated list share its map of sent resources; a pu
     connections.push(conn);
   }
   const [first, second] = watches;
-  assert.ok(first.sentResources);
-  assert.equal(second.sentResources, first.sentResources, "one map for both connections");
+  assert.ok(first.sentResources?.unchanged);
+  assert.equal(second.sentResources?.base, first.sentResources.base, "one map for both connections");
   const conn = connections[0];
   const sentNonce = first.sent?.nonce;
   await pushSotwType(env, conn, first, pushRequest({ full: true, push: conn.pushContext }), false);
   assert.equal(first.sent?.nonce, sentNonce, "the same list again: nothing sent");
 
-  // An incremental response merges into a copy; the shared map is left as it was.
-  const shared = first.sentResources;
+  // An incremental response is laid over the shared map, which is left as it was.
+  const shared = first.sentResources.base;
   result = { resources: [resource("a", 81)], logDetails: { incremental: true } };
   await pushSotwType(env, conn, first, pushRequest({ full: false, push: conn.pushContext }), false);
   assert.notEqual(first.sent?.nonce, sentNonce);
-  assert.notEqual(first.sentResources, shared);
-  assert.deepEqual([...(first.sentResources?.keys() ?? [])], ["a", "b"]);
-  assert.notEqual(first.sentResources?.get("a")?.version, shared.get("a")?.version);
-  assert.equal(second.sentResources, shared);
+  assert.equal(first.sentResources.unchanged, false);
+  assert.deepEqual([...first.sentResources.keys()], ["a", "b"]);
+  assert.notEqual(first.sentResources.get("a")?.version, shared.get("a")?.version);
+  assert.equal(second.sentResources?.base, shared);
+  assert.ok(second.sentResources?.unchanged);
   assert.equal(shared.size, 2);
 });
 

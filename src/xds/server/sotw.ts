@@ -3,6 +3,7 @@
 // changes the subscription, a stale nonce, or an unsubscribe.
 import type { discovery } from "../../api/index.ts";
 import type { PushRequest } from "../../model/index.ts";
+import { OverlayMap } from "../../util/index.ts";
 import {
   type EncodedResource,
   type EncodedResources,
@@ -106,8 +107,11 @@ export async function pushSotwType<Snapshot>(
   if (!requested && !req.forced && holds(w.sentResources, byName, incremental)) return;
   const version = req.push.version;
   const nonce = sotwNonce(env.memos, version, resources);
-  // A complete response's map is the encoded list's own (made once for every proxy sent it).
-  w.sentResources = incremental && w.sentResources ? merged(w.sentResources, byName) : byName;
+  // A complete response's map is the encoded list's own (made once for every proxy sent it); an
+  // incremental one (an endpoint change) costs the proxy its changed entries over it.
+  if (!w.sentResources) w.sentResources = new OverlayMap(byName);
+  else if (incremental) for (const [name, r] of byName) w.sentResources.set(name, r);
+  else w.sentResources.reset(byName);
   const bytes = () =>
     encodeSotwResponse(env.memos, {
       versionInfo: version,
@@ -142,71 +146,12 @@ function isIncremental(result: GenerateResult): boolean {
 
 /** Whether the proxy already holds these versions (and, unless the response is incremental, nothing else). */
 function holds(
-  sent: ReadonlyMap<string, EncodedResource> | undefined,
+  sent: OverlayMap<EncodedResource> | undefined,
   response: ReadonlyMap<string, EncodedResource>,
   incremental: boolean,
 ): boolean {
-  if (sent === response) return true;
+  if (sent?.unchanged && sent.base === response) return true;
   if (!sent || (!incremental && sent.size !== response.size)) return false;
   for (const [name, r] of response) if (sent.get(name)?.version !== r.version) return false;
   return true;
-}
-
-/**
- * What the proxy holds after an incremental response: the response laid over what it held, which
- * may be a list's map shared by every proxy sent the list. An endpoint change then costs each proxy
- * the changed entries, not a copy of its 1,000; the layers fold into one map once they outgrow it.
- */
-function merged(
-  sent: ReadonlyMap<string, EncodedResource>,
-  response: ReadonlyMap<string, EncodedResource>,
-): ReadonlyMap<string, EncodedResource> {
-  const base = sent instanceof Layered ? sent.base : sent;
-  const over = new Map(sent instanceof Layered ? sent.over : []);
-  for (const [name, r] of response) over.set(name, r);
-  const layered = new Layered(base, over);
-  return over.size > 32 && over.size > base.size / 4 ? new Map(layered) : layered;
-}
-
-/** A map read as `over` laid on `base` (neither changed after). */
-class Layered<V> implements ReadonlyMap<string, V> {
-  readonly size: number;
-
-  constructor(
-    readonly base: ReadonlyMap<string, V>,
-    readonly over: ReadonlyMap<string, V>,
-  ) {
-    let added = 0;
-    for (const name of over.keys()) if (!base.has(name)) added++;
-    this.size = base.size + added;
-  }
-
-  get(name: string): V | undefined {
-    return this.over.get(name) ?? this.base.get(name);
-  }
-
-  has(name: string): boolean {
-    return this.over.has(name) || this.base.has(name);
-  }
-
-  *entries(): MapIterator<[string, V]> {
-    for (const [name, value] of this.base) yield [name, this.over.get(name) ?? value];
-    for (const entry of this.over) if (!this.base.has(entry[0])) yield entry;
-  }
-
-  *keys(): MapIterator<string> {
-    for (const [name] of this.entries()) yield name;
-  }
-
-  *values(): MapIterator<V> {
-    for (const [, value] of this.entries()) yield value;
-  }
-
-  forEach(callback: (value: V, key: string, map: ReadonlyMap<string, V>) => void): void {
-    for (const [name, value] of this.entries()) callback(value, name, this);
-  }
-
-  [Symbol.iterator](): MapIterator<[string, V]> {
-    return this.entries();
-  }
 }
