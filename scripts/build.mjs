@@ -31,10 +31,10 @@ await bundlePrograms();
 // own chunk (so `sluice version` loads only what it needs). Loading the compiled modules one by one
 // took a fifth of `sluice version`'s start-up (yargs' thirty-odd modules) and a quarter of sluiced's
 // (the several hundred modules of the generated protobuf bindings); see BENCHMARKS.md. Packages stay
-// external, since some read files beside themselves, except yargs. The bundle sits one level below
-// dist/, as its source files sit below src/, so that their relative reads (package.json,
-// build-info.json) still resolve; the CRD schemas are copied beside it, and the file source's judging
-// worker is an entry of its own there.
+// external, since some read files beside themselves, except yargs and @kubernetes/client-node (see
+// bundleYargsAndKubeClient). The bundle sits one level below dist/, as its source files sit below src/,
+// so that their relative reads (package.json, build-info.json) still resolve; the CRD schemas are
+// copied beside it, and the file source's judging worker is an entry of its own there.
 async function bundlePrograms() {
   const out = join(dist, "bundle");
   const entries = ["bin/sluice.ts", "bin/sluiced.ts", "bin/sluice-agent.ts", "sources/file/judge-worker.ts"];
@@ -50,19 +50,28 @@ async function bundlePrograms() {
     minifyWhitespace: true,
     minifySyntax: true,
     logLevel: "warning",
-    plugins: [bundleOnlyYargs()],
+    plugins: [bundleYargsAndKubeClient()],
   });
   cpSync(schemas, join(out, "generated"), { recursive: true });
 }
 
-/** Packages imported by Sluice's code stay external, except yargs (and what yargs imports). */
-function bundleOnlyYargs() {
+/**
+ * Packages imported by Sluice's code stay external, except yargs (with what it imports) and
+ * @kubernetes/client-node (without what it imports). client-node's index loads its whole generated API,
+ * hundreds of modules and ~27 MiB of heap, of which sluiced uses a few classes; bundled, only those
+ * are kept (~9 MiB). Its dependencies stay external: several are CommonJS, which an ESM bundle cannot
+ * require.
+ */
+function bundleYargsAndKubeClient() {
+  const bundled = /^(yargs|@kubernetes\/client-node)(\/|$)/;
   return {
-    name: "bundle-only-yargs",
+    name: "bundle-yargs-and-kube-client",
     setup(builder) {
       builder.onResolve({ filter: /^[^./]/ }, (args) => {
+        if (args.path.startsWith("node:")) return { external: true };
+        if (bundled.test(args.path)) return undefined;
         const fromPackage = args.importer.includes("/node_modules/");
-        if (!args.path.startsWith("node:") && (fromPackage || /^yargs(\/|$)/.test(args.path))) return undefined;
+        if (fromPackage && !args.importer.includes("/node_modules/@kubernetes/client-node/")) return undefined;
         return { external: true };
       });
     },
