@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { IdleCollector } from "./idle-gc.ts";
+import { COLLECTIONS_PER_QUIET, IdleCollector } from "./idle-gc.ts";
+
+/** What one quiet period does. */
+const ROUNDS = Array<string>(COLLECTIONS_PER_QUIET).fill("collect");
 
 /** An IdleCollector that records what it does instead of collecting. */
 function setup(busy = () => false) {
@@ -24,7 +27,7 @@ test("collects once writing has been quiet for quietMs, after onQuiet", (t) => {
   t.mock.timers.tick(999);
   assert.deepEqual(events, []);
   t.mock.timers.tick(1);
-  assert.deepEqual(events, ["quiet", "collect"]);
+  assert.deepEqual(events, ["quiet", ...ROUNDS]);
 });
 
 test("does not collect while writing has resumed; the next quiet period decides", (t) => {
@@ -37,7 +40,7 @@ test("does not collect while writing has resumed; the next quiet period decides"
   busy = false;
   collector.quiet();
   t.mock.timers.tick(1000);
-  assert.deepEqual(events, ["quiet", "collect"]);
+  assert.deepEqual(events, ["quiet", ...ROUNDS]);
 });
 
 test("collections are minIntervalMs apart: a quiet period sooner waits for the rest", (t) => {
@@ -45,14 +48,28 @@ test("collections are minIntervalMs apart: a quiet period sooner waits for the r
   const { events, collector } = setup();
   collector.quiet();
   t.mock.timers.tick(1000);
-  assert.deepEqual(events, ["quiet", "collect"]);
+  assert.deepEqual(events, ["quiet", ...ROUNDS]);
   collector.quiet();
   t.mock.timers.tick(1000);
-  assert.equal(events.length, 2, "only 1 s after the last collection");
+  assert.equal(events.length, 1 + COLLECTIONS_PER_QUIET, "only 1 s after the last collection");
   t.mock.timers.tick(8999);
-  assert.equal(events.length, 2);
+  assert.equal(events.length, 1 + COLLECTIONS_PER_QUIET);
   t.mock.timers.tick(1);
-  assert.deepEqual(events, ["quiet", "collect", "quiet", "collect"]);
+  assert.deepEqual(events, ["quiet", ...ROUNDS, "quiet", ...ROUNDS]);
+});
+
+test("writing that resumes between the collections of a quiet period stops the rest", (t) => {
+  t.mock.timers.enable({ apis: ["setTimeout", "Date"] });
+  let collections = 0;
+  const collector = new IdleCollector({
+    quietMs: 1000,
+    minIntervalMs: 10_000,
+    busy: () => collections > 0, // a push started writing right after the first collection
+    collect: () => collections++,
+  });
+  collector.quiet();
+  t.mock.timers.tick(1000);
+  assert.equal(collections, 1);
 });
 
 test("postpone restarts a pending quiet period, and arms none", (t) => {
@@ -67,7 +84,7 @@ test("postpone restarts a pending quiet period, and arms none", (t) => {
   t.mock.timers.tick(999);
   assert.deepEqual(events, []);
   t.mock.timers.tick(1);
-  assert.deepEqual(events, ["quiet", "collect"]);
+  assert.deepEqual(events, ["quiet", ...ROUNDS]);
 });
 
 test("stop cancels a pending collection", (t) => {
