@@ -200,7 +200,7 @@ export async function startSluiced(kubeconfigPath: string): Promise<Sluiced> {
     ],
     {
       stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, MALLOC_MMAP_THRESHOLD_: "131072", MALLOC_TRIM_THRESHOLD_: "131072" },
+      env: { ...process.env, MALLOC_MMAP_THRESHOLD_: "32768", MALLOC_TRIM_THRESHOLD_: "131072" },
     },
   );
   const lines: string[] = [];
