@@ -195,6 +195,7 @@ interface OutboundListenersKey {
 const OUTBOUND_LISTENERS = resourceTable<listener.Listener[], OutboundListenersKey>({
   name: "lds/sidecarOutbound",
   typeUrl: TypeUrl.Listener,
+  dropAtRest: true,
   key: {
     configNamespace: "value",
     interceptionMode: "value",
@@ -328,6 +329,7 @@ interface InboundListenersKey {
 const INBOUND_LISTENERS = resourceTable<listener.Listener[], InboundListenersKey>({
   name: "lds/sidecarInbound",
   typeUrl: TypeUrl.Listener,
+  dropAtRest: true,
   key: {
     configNamespace: "value",
     interceptionMode: "value",

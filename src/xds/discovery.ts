@@ -119,6 +119,7 @@ export async function startDiscovery(options: DiscoveryOptions): Promise<Discove
   const server = new XdsServer({
     generators,
     memos: cache,
+    onQuiet: () => cache.dropAtRest(),
     initialPush: options.initialPush,
     authenticators: options.authenticators ?? [new ClientCertAuthenticator()],
     proxyNeedsPush,

@@ -606,6 +606,23 @@ spec:
       other.filter(isInbound).map((l, i) => l === one[i]),
       one.map(() => true),
     );
+    // At rest (the server quiet) the per-workload listeners are dropped; a later pod rebuilds them, alike.
+    const outbound = buildListeners(push, API, registry, cache).filter(isOutbound);
+    const kept = cache
+      .stats()
+      .resources.filter((r) => r.entries > 0)
+      .map((r) => r.name);
+    cache.dropAtRest();
+    const dropped = cache
+      .stats()
+      .resources.filter((r) => r.entries === 0)
+      .map((r) => r.name);
+    assert.ok(kept.includes("lds/sidecarInbound") && kept.includes("lds/sidecarOutbound"));
+    assert.deepEqual(dropped.sort(), ["lds/sidecarInbound", "lds/sidecarOutbound"]);
+    const later = buildListeners(push, API, registry, cache);
+    assert.notEqual(later.filter(isInbound)[0], one[0]);
+    assert.deepEqual(asJson(later.filter(isInbound)), asJson(one));
+    assert.deepEqual(asJson(later.filter(isOutbound)), asJson(outbound));
   });
 
   test("inbound port conflicts are reported under each proxy's id, also when the listeners are shared", () => {

@@ -76,6 +76,8 @@ export interface XdsServerOptions<Snapshot = unknown> {
    * default a store of the server's own.
    */
   memos?: MemoStore;
+  /** Called once writing has been quiet a while, before the idle collection: drop what only bursts use. */
+  onQuiet?: () => void;
 }
 
 export interface TlsFiles {
@@ -180,7 +182,10 @@ export class XdsServer<Snapshot = unknown> {
       quietMs: IDLE_GC_QUIET_MS,
       minIntervalMs: IDLE_GC_MIN_INTERVAL_MS,
       busy: () => this.#env.responseSlots.inUse > 0,
-      onQuiet: () => forgetResponseBodies(memos),
+      onQuiet: () => {
+        forgetResponseBodies(memos);
+        options.onQuiet?.();
+      },
     });
     this.#queue = new PushQueue(options.pushConcurrency ?? 100, (conn, req, queuedAt) =>
       this.#pushConnection(conn, req, queuedAt),
