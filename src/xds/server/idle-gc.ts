@@ -7,16 +7,17 @@
 // pushes in quick succession cost at most one per interval. (V8's external-memory figure cannot
 // decide instead: it is updated lazily after a collection, so it reads high at rest.)
 //
-// One collection frees the garbage but keeps the pages it emptied (~45 MiB committed and unused with
-// 2,000 sidecars); the next collections release them, as V8's memory reducer would, which runs tens
-// of seconds later. So a quiet period ends in COLLECTIONS_PER_QUIET collections, each its own task,
-// and writing that resumes between them stops the rest. (Compacting too saved 10-20 MiB more at rest
-// but evacuated nearly the whole old generation at once: 200 MiB more at peak.)
+// One collection frees the garbage but keeps the pages it emptied (~33 MiB committed and unused with
+// 2,000 sidecars); a second releases them (a third released nothing more), as V8's memory reducer
+// would, which runs tens of seconds later. So a quiet period ends in COLLECTIONS_PER_QUIET
+// collections, each its own task, and writing that resumes between them stops the rest. (Compacting
+// too saved 10-20 MiB more at rest but evacuated nearly the whole old generation at once: 200 MiB
+// more at peak.)
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 
-/** Full collections per quiet period: the first frees, the next release the emptied pages. */
-export const COLLECTIONS_PER_QUIET = 3;
+/** Full collections per quiet period: the first frees, the second releases the emptied pages. */
+export const COLLECTIONS_PER_QUIET = 2;
 
 export interface IdleCollectorOptions {
   /** How long writing must have stopped before collecting. */
