@@ -59,8 +59,9 @@ async function bundlePrograms() {
  * Packages imported by Sluice's code stay external, except yargs (with what it imports) and
  * @kubernetes/client-node (without what it imports). client-node's index loads its whole generated API,
  * hundreds of modules and ~27 MiB of heap, of which sluiced uses a few classes; bundled, only those
- * are kept (~9 MiB). Its dependencies stay external: several are CommonJS, which an ESM bundle cannot
- * require.
+ * are kept (~9 MiB). Its dependencies stay external (several are CommonJS, which an ESM bundle cannot
+ * require), imported by name from the bundle: so they are sluice's own dependencies too, at the
+ * versions client-node gets (test/package/pack.test.ts checks every package the bundle imports is one).
  */
 function bundleYargsAndKubeClient() {
   const bundled = /^(yargs|@kubernetes\/client-node)(\/|$)/;

@@ -5,7 +5,8 @@
 // reaches the registry only for what is missing.
 import assert from "node:assert/strict";
 import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { builtinModules } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -91,6 +92,26 @@ describe("the packed package", () => {
     // The installed package does not need a TypeScript loader.
     const manifest = JSON.parse(readFileSync(join(app, "node_modules/sluice/package.json"), "utf8"));
     assert.equal(manifest.dependencies.tsx, undefined);
+  });
+
+  test("every package the bundled programs import is one of the package's own dependencies", () => {
+    // The bundle takes in @kubernetes/client-node but imports its dependencies by name: from
+    // dist/bundle/ they resolve only if they are sluice's own (npm may nest a dependency's dependency,
+    // pnpm hides it).
+    const installed = join(app, "node_modules/sluice");
+    const manifest = JSON.parse(readFileSync(join(installed, "package.json"), "utf8"));
+    const bundle = join(installed, "dist/bundle");
+    const imported = new Set<string>();
+    for (const file of readdirSync(bundle).filter((f) => f.endsWith(".js"))) {
+      const code = readFileSync(join(bundle, file), "utf8");
+      for (const m of code.matchAll(/(?:\bfrom|\bimport\(?)\s*"((?:@[a-z0-9._-]+\/)?[a-z0-9][a-z0-9._-]*)(?:\/[^"]*)?"/g)) {
+        imported.add(m[1]);
+      }
+    }
+    const builtin = (name: string) => name.startsWith("node:") || builtinModules.includes(name);
+    const undeclared = [...imported].filter((name) => !builtin(name) && !(name in manifest.dependencies));
+    assert.ok(imported.has("@bufbuild/protobuf") && imported.has("node-fetch"), [...imported].join(" "));
+    assert.deepEqual(undeclared, []);
   });
 
   test("sluice validate and sluice x translate run from the installed package", () => {
