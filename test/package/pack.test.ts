@@ -104,7 +104,9 @@ describe("the packed package", () => {
     const imported = new Set<string>();
     for (const file of readdirSync(bundle).filter((f) => f.endsWith(".js"))) {
       const code = readFileSync(join(bundle, file), "utf8");
-      for (const m of code.matchAll(/(?:\bfrom|\bimport\(?)\s*"((?:@[a-z0-9._-]+\/)?[a-z0-9][a-z0-9._-]*)(?:\/[^"]*)?"/g)) {
+      for (const m of code.matchAll(
+        /(?:\bfrom|\bimport\(?)\s*"((?:@[a-z0-9._-]+\/)?[a-z0-9][a-z0-9._-]*)(?:\/[^"]*)?"/g,
+      )) {
         imported.add(m[1]);
       }
     }
