@@ -10,11 +10,19 @@ import { appendTo } from "./multimap.ts";
 import type { ProxyNode } from "./proxy.ts";
 import { type ScopeSources, SidecarScope } from "./sidecar-scope.ts";
 
+/** What of a proxy chooses its scope. */
+type ScopeChooser = Pick<ProxyNode, "type" | "configNamespace" | "labels">;
+
 export class SidecarIndex {
   private readonly byNamespace = new Map<string, Sidecar[]>();
   private readonly rootSidecar: Sidecar | undefined;
   /** Scopes computed so far, by Sidecar (or default) and config namespace. */
   private readonly cache = new Map<string, SidecarScope>();
+  /**
+   * The scope each proxy object was last given, with what it was chosen by: every push asks for the
+   * scope of every connected proxy (proxyNeedsPush), and choosing matches its labels against Sidecars.
+   */
+  private readonly byProxy = new WeakMap<object, { of: ScopeChooser; scope: SidecarScope }>();
 
   constructor(
     sidecars: readonly Sidecar[],
@@ -38,7 +46,24 @@ export class SidecarIndex {
     return selected ?? this.rootSidecar;
   }
 
-  scopeFor(proxy: Pick<ProxyNode, "type" | "configNamespace" | "labels">): SidecarScope {
+  scopeFor(proxy: ScopeChooser): SidecarScope {
+    const kept = this.byProxy.get(proxy);
+    if (
+      kept?.of.type === proxy.type &&
+      kept.of.configNamespace === proxy.configNamespace &&
+      kept.of.labels === proxy.labels
+    ) {
+      return kept.scope;
+    }
+    const scope = this.chooseScope(proxy);
+    this.byProxy.set(proxy, {
+      of: { type: proxy.type, configNamespace: proxy.configNamespace, labels: proxy.labels },
+      scope,
+    });
+    return scope;
+  }
+
+  private chooseScope(proxy: ScopeChooser): SidecarScope {
     const namespace = proxy.configNamespace;
     if (proxy.type === "router" || proxy.type === "waypoint" || proxy.type === "agentgateway") {
       return this.cached(`gateway|${namespace}`, () => new SidecarScope(this.sources, undefined, namespace, true));

@@ -189,6 +189,25 @@ test("the scope carries the DestinationRules of its services, with workloadSelec
   assert.equal(scope.destinationRule("outbound", { app: "x" }, host)?.rule.metadata.name, "all");
 });
 
+test("a proxy's scope is chosen again when its labels, namespace or type change", () => {
+  const snap = snapshot(
+    [
+      sidecar("bookinfo", "ns-default", { egress: [{ hosts: ["./*"] }] }, 1),
+      sidecar("bookinfo", "for-reviews", { workloadSelector: { labels: { app: "reviews" } } }, 2),
+    ],
+    services,
+  );
+  const node = proxy("sidecar", "bookinfo", { app: "ratings" });
+  assert.equal(snap.sidecarScope(node).name, "ns-default");
+  assert.equal(snap.sidecarScope(node).name, "ns-default");
+  node.labels = { app: "reviews" };
+  assert.equal(snap.sidecarScope(node).name, "for-reviews");
+  node.configNamespace = "other";
+  assert.equal(snap.sidecarScope(node).namespace, "other");
+  node.type = "router";
+  assert.equal(snap.sidecarScope(node), snap.sidecarScope(proxy("router", "other")));
+});
+
 test("scopes are computed once per push per Sidecar and namespace; routers share the gateway scope", () => {
   const snap = snapshot([], services);
   const a = snap.sidecarScope(proxy("sidecar", "bookinfo", { app: "a" }));

@@ -43,6 +43,15 @@ test("lookup order: GENERATOR/typeURL, proxyType/typeURL, typeURL, GENERATOR, ev
   assert.equal(nameOf(r.find(proxy("sidecar", "grpc"), "istio.io/debug/syncz")), "grpc");
 });
 
+test("a generator registered after a lookup is found by the next one", () => {
+  const r = new GeneratorRegistry();
+  r.register("api", named("api"));
+  assert.equal(nameOf(r.find(proxy("router"), TypeUrl.Cluster)), "api");
+  r.register(`router/${TypeUrl.Cluster}`, named("router-cds"));
+  assert.equal(nameOf(r.find(proxy("router"), TypeUrl.Cluster)), "router-cds");
+  assert.equal(nameOf(r.find(proxy("sidecar"), TypeUrl.Cluster)), "api");
+});
+
 test("no generator at all is undefined", () => {
   assert.equal(new GeneratorRegistry().find(proxy("sidecar"), TypeUrl.Cluster), undefined);
 });

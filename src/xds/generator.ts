@@ -90,16 +90,25 @@ export interface Generator<Snapshot = unknown> {
   ): DeltaGenerateResult | undefined;
 }
 
+/** How many type URLs, and proxy types and GENERATORs of one, GeneratorRegistry.find keeps answers for. */
+const MAX_FOUND = 256;
+
 /**
  * Generators by key: a type URL, `<proxyType>/<typeURL>`, `<GENERATOR>/<typeURL>`, a bare
  * GENERATOR metadata value (`grpc`), `event` (istio.io/debug/*) or `api` (the fallback).
  */
 export class GeneratorRegistry<Snapshot = unknown> {
   readonly #generators = new Map<string, Generator<Snapshot>>();
+  /**
+   * What find answered, by type URL, then proxy type and GENERATOR: every push asks it for every
+   * watch of every proxy pushed, and the keys it tries are new strings to hash each time.
+   */
+  readonly #found = new Map<string, Map<string, Generator<Snapshot> | undefined>>();
 
   /** Adds or replaces the generator for `key`. */
   register(key: string, generator: Generator<Snapshot>): void {
     this.#generators.set(key, generator);
+    this.#found.clear();
   }
 
   get(key: string): Generator<Snapshot> | undefined {
@@ -115,6 +124,22 @@ export class GeneratorRegistry<Snapshot = unknown> {
    * GENERATOR, then `event` for debug types and `api` for the rest.
    */
   find(proxy: ProxyNode, typeUrl: string): Generator<Snapshot> | undefined {
+    let byProxy = this.#found.get(typeUrl);
+    if (!byProxy) {
+      // Type URLs and GENERATOR come from proxies: what is kept is bounded.
+      if (this.#found.size >= MAX_FOUND) this.#found.clear();
+      byProxy = new Map();
+      this.#found.set(typeUrl, byProxy);
+    }
+    const proxyKey = proxy.generator === undefined ? proxy.type : `${proxy.type} ${proxy.generator}`;
+    if (byProxy.has(proxyKey)) return byProxy.get(proxyKey);
+    const found = this.#lookUp(proxy, typeUrl);
+    if (byProxy.size >= MAX_FOUND) byProxy.clear();
+    byProxy.set(proxyKey, found);
+    return found;
+  }
+
+  #lookUp(proxy: ProxyNode, typeUrl: string): Generator<Snapshot> | undefined {
     return (
       (proxy.generator !== undefined ? this.#generators.get(`${proxy.generator}/${typeUrl}`) : undefined) ??
       this.#generators.get(`${proxy.type}/${typeUrl}`) ??

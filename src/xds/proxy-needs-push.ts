@@ -3,8 +3,16 @@
 // computed from skips it. Services are named by hostname, so an incremental EDS push reaches only
 // proxies that see the service. Forced pushes reach everyone.
 import { keyString, kindKey } from "../config/index.ts";
-import { type MeshPush, type MeshPushRequest, type ProxyNode, PUSH_KINDS, SERVICE_KINDS } from "../model/index.ts";
+import {
+  type MeshPush,
+  type MeshPushRequest,
+  type ProxyNode,
+  PUSH_KINDS,
+  SERVICE_KINDS,
+  type SidecarScope,
+} from "../model/index.ts";
 import type { Service } from "../registry/index.ts";
+import { type WeakTable, weakTable } from "../util/index.ts";
 
 /** Kinds a proxy type never reads (Istio's UnAffectedConfigKinds). */
 const UNAFFECTED: Partial<Record<ProxyNode["type"], ReadonlySet<string>>> = {
@@ -24,23 +32,56 @@ export function proxyNeedsPush(
   if (proxy.type !== "sidecar" && proxy.type !== "router") return true;
   // A new config shows in the new scope only, a removed one in the old scope only.
   const snapshots = [req.push.snapshot, previous.snapshot];
-  const scopes = snapshots.map((snap) => snap.sidecarScope(proxy));
-  const unaffected = UNAFFECTED[proxy.type];
-  for (const key of req.configsUpdated.values()) {
-    if (unaffected?.has(key.kind)) continue;
-    // A gateway reads every other kind; only the services it sees narrow its pushes.
-    if (proxy.type === "router" && !SERVICE_KIND_SET.has(key.kind)) return true;
-    if (scopes.some((scope) => scope.dependsOn(key))) return true;
-  }
+  if (snapshots.some((snap) => scopeAffected(req, proxy.type, snap.sidecarScope(proxy)))) return true;
   // A change to a service the proxy is behind changes its inbound listeners. Those services are all
   // of the proxy's namespace (serviceTargets), so a push naming none there skips looking them up:
   // an endpoint change would otherwise look up every proxy's targets in the new snapshot.
-  const ownNamespace = (key: { kind: string; namespace?: string }) =>
-    SERVICE_KIND_SET.has(key.kind) && key.namespace === proxy.configNamespace;
-  if (![...req.configsUpdated.values()].some(ownNamespace)) return false;
+  if (!verdictsOf(req).serviceNamespaces.has(proxy.configNamespace)) return false;
   return snapshots.some((snap) =>
     snap.serviceTargets(proxy).some(({ service }) => serviceKeys(service).some((k) => req.configsUpdated.has(k))),
   );
+}
+
+/** What proxyNeedsPush found of one request, kept while the request lives. */
+interface RequestVerdicts {
+  /** By proxy type and scope, whether a config the request names is one the scope reads. */
+  readonly byScope: Map<ProxyNode["type"], WeakMap<SidecarScope, boolean>>;
+  /** The namespaces of the services the request names. */
+  readonly serviceNamespaces: ReadonlySet<string>;
+}
+
+// A push asks every proxy, and the proxies of a namespace share their scope.
+const REQUEST_VERDICTS: WeakTable<MeshPushRequest, RequestVerdicts> = weakTable("proxyNeedsPush/verdicts");
+
+function verdictsOf(req: MeshPushRequest): RequestVerdicts {
+  const table = req.push.snapshot.memos.weak(REQUEST_VERDICTS);
+  let verdicts = table.get(req);
+  if (!verdicts) {
+    const serviceKeys = [...req.configsUpdated.values()].filter((key) => SERVICE_KIND_SET.has(key.kind));
+    verdicts = { byScope: new Map(), serviceNamespaces: new Set(serviceKeys.map((key) => key.namespace)) };
+    table.set(req, verdicts);
+  }
+  return verdicts;
+}
+
+function scopeAffected(req: MeshPushRequest, type: ProxyNode["type"], scope: SidecarScope): boolean {
+  const { byScope } = verdictsOf(req);
+  let verdicts = byScope.get(type);
+  if (!verdicts) {
+    verdicts = new WeakMap();
+    byScope.set(type, verdicts);
+  }
+  let affected = verdicts.get(scope);
+  if (affected === undefined) {
+    affected = [...req.configsUpdated.values()].some(
+      (key) =>
+        !UNAFFECTED[type]?.has(key.kind) &&
+        // A gateway reads every other kind; only the services it sees narrow its pushes.
+        ((type === "router" && !SERVICE_KIND_SET.has(key.kind)) || scope.dependsOn(key)),
+    );
+    verdicts.set(scope, affected);
+  }
+  return affected;
 }
 
 /** The keys a push may name a service by: its hostname (as the pipeline does) and its object. */

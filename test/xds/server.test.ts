@@ -49,7 +49,12 @@ test("a generator plugin loaded from a file serves its custom type URL over SotW
 });
 
 test("proxyNeedsPush keeps a push from proxies it does not concern", async () => {
-  const h = await startServer(snapshot, { proxyNeedsPush: (proxy) => proxy.configNamespace !== "quiet" });
+  const asked: string[] = [];
+  const proxyNeedsPush = (proxy: { configNamespace: string }) => {
+    asked.push(proxy.configNamespace);
+    return proxy.configNamespace !== "quiet";
+  };
+  const h = await startServer(snapshot, { proxyNeedsPush });
   const quiet = SotwClient.connect(h.address);
   const busy = SotwClient.connect(h.address);
   quiet.request({ node: sidecarNode("q", "quiet"), typeUrl: TypeUrl.Cluster });
@@ -59,6 +64,9 @@ test("proxyNeedsPush keeps a push from proxies it does not concern", async () =>
   const next = await h.push({ [TypeUrl.Cluster]: [edsCluster("a"), edsCluster("new")] });
   assert.equal((await busy.next()).resources.length, 2);
   await assertNoResponse(quiet);
+  // The skipped proxy is asked once, when the push starts, and never queued; the other is asked
+  // again when its turn comes, with whatever merged into its request meanwhile.
+  assert.deepEqual(asked.sort(), ["busy", "busy", "quiet"]);
   // A later request of the skipped proxy is answered from the new push context.
   quiet.request({ typeUrl: TypeUrl.Endpoint, resourceNames: ["x"] });
   const eds = await quiet.next();

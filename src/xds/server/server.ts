@@ -201,7 +201,17 @@ export class XdsServer<Snapshot = unknown> {
   push(req: PushRequest<Snapshot>): void {
     this.#idleGc.postpone();
     this.#push = req.push;
-    for (const conn of this.#connections.values()) this.#queue.enqueue(conn, req);
+    for (const conn of this.#connections.values()) {
+      // A proxy neither queued nor being pushed is asked now, and one the request does not concern
+      // takes the new context without queueing: an endpoint change reaches a tenth of a scoped mesh.
+      if (!this.#queue.holds(conn) && !this.#needsPush(conn, req)) conn.pushContext = req.push;
+      else this.#queue.enqueue(conn, req);
+    }
+  }
+
+  #needsPush(conn: Connection<Snapshot>, req: PushRequest<Snapshot>): boolean {
+    const needsPush = this.#options.proxyNeedsPush;
+    return req.forced === true || needsPush === undefined || needsPush(conn.proxy, req, conn.pushContext);
   }
 
   /** A config change is being debounced: the push it brings comes first, idle work after. */
@@ -448,9 +458,8 @@ export class XdsServer<Snapshot = unknown> {
   async #pushConnection(conn: Connection<Snapshot>, req: PushRequest<Snapshot>, queuedAtMs: number): Promise<void> {
     this.#env.metrics?.queueTime.observe((performance.now() - queuedAtMs) / 1000);
     if (conn.closed) return;
-    // Asked when dequeued, as Istio does: the request then merges everything queued for the proxy.
-    const needsPush = this.#options.proxyNeedsPush;
-    const skip = !req.forced && needsPush !== undefined && !needsPush(conn.proxy, req, conn.pushContext);
+    // Asked again when dequeued, as Istio does: the request then merges everything queued for the proxy.
+    const skip = !this.#needsPush(conn, req);
     conn.pushContext = req.push;
     // Nothing it sees changed: later requests of this proxy are answered from the new context.
     if (skip) return;
