@@ -22,7 +22,7 @@ export class SidecarIndex {
    * The scope each proxy object was last given, with what it was chosen by: every push asks for the
    * scope of every connected proxy (proxyNeedsPush), and choosing matches its labels against Sidecars.
    */
-  private readonly byProxy = new WeakMap<object, { of: ScopeChooser; scope: SidecarScope }>();
+  private readonly byProxy = new WeakMap<object, ScopeChooser & { scope: SidecarScope }>();
 
   constructor(
     sidecars: readonly Sidecar[],
@@ -48,18 +48,11 @@ export class SidecarIndex {
 
   scopeFor(proxy: ScopeChooser): SidecarScope {
     const kept = this.byProxy.get(proxy);
-    if (
-      kept?.of.type === proxy.type &&
-      kept.of.configNamespace === proxy.configNamespace &&
-      kept.of.labels === proxy.labels
-    ) {
+    if (kept?.type === proxy.type && kept.configNamespace === proxy.configNamespace && kept.labels === proxy.labels) {
       return kept.scope;
     }
     const scope = this.chooseScope(proxy);
-    this.byProxy.set(proxy, {
-      of: { type: proxy.type, configNamespace: proxy.configNamespace, labels: proxy.labels },
-      scope,
-    });
+    this.byProxy.set(proxy, { type: proxy.type, configNamespace: proxy.configNamespace, labels: proxy.labels, scope });
     return scope;
   }
 

@@ -44,8 +44,12 @@ export function proxyNeedsPush(
 
 /** What proxyNeedsPush found of one request, kept while the request lives. */
 interface RequestVerdicts {
-  /** By proxy type and scope, whether a config the request names is one the scope reads. */
-  readonly byScope: Map<ProxyNode["type"], WeakMap<SidecarScope, boolean>>;
+  /**
+   * By scope, whether a config the request names is one the scope reads. A scope is only ever a
+   * router's (the gateway scope) or a sidecar's (SidecarIndex.scopeFor), so its verdict holds for
+   * every proxy given it.
+   */
+  readonly byScope: WeakMap<SidecarScope, boolean>;
   /** The namespaces of the services the request names. */
   readonly serviceNamespaces: ReadonlySet<string>;
 }
@@ -58,7 +62,7 @@ function verdictsOf(req: MeshPushRequest): RequestVerdicts {
   let verdicts = table.get(req);
   if (!verdicts) {
     const serviceKeys = [...req.configsUpdated.values()].filter((key) => SERVICE_KIND_SET.has(key.kind));
-    verdicts = { byScope: new Map(), serviceNamespaces: new Set(serviceKeys.map((key) => key.namespace)) };
+    verdicts = { byScope: new WeakMap(), serviceNamespaces: new Set(serviceKeys.map((key) => key.namespace)) };
     table.set(req, verdicts);
   }
   return verdicts;
@@ -66,12 +70,7 @@ function verdictsOf(req: MeshPushRequest): RequestVerdicts {
 
 function scopeAffected(req: MeshPushRequest, type: ProxyNode["type"], scope: SidecarScope): boolean {
   const { byScope } = verdictsOf(req);
-  let verdicts = byScope.get(type);
-  if (!verdicts) {
-    verdicts = new WeakMap();
-    byScope.set(type, verdicts);
-  }
-  let affected = verdicts.get(scope);
+  let affected = byScope.get(scope);
   if (affected === undefined) {
     affected = [...req.configsUpdated.values()].some(
       (key) =>
@@ -79,7 +78,7 @@ function scopeAffected(req: MeshPushRequest, type: ProxyNode["type"], scope: Sid
         // A gateway reads every other kind; only the services it sees narrow its pushes.
         ((type === "router" && !SERVICE_KIND_SET.has(key.kind)) || scope.dependsOn(key)),
     );
-    verdicts.set(scope, affected);
+    byScope.set(scope, affected);
   }
   return affected;
 }
