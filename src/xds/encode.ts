@@ -187,15 +187,12 @@ export interface EncodedResources {
   readonly errors: readonly ResourceError[];
   /** Each resource's version by name (made on first use). */
   readonly versions: ReadonlyMap<string, string>;
-  /** Each resource by name (made on first use). */
-  readonly byName: ReadonlyMap<string, EncodedResource>;
 }
 
 class EncodedList implements EncodedResources {
   readonly resources: readonly EncodedResource[];
   readonly errors: readonly ResourceError[];
   #versions: ReadonlyMap<string, string> | undefined;
-  #byName: ReadonlyMap<string, EncodedResource> | undefined;
 
   constructor(resources: readonly EncodedResource[], errors: readonly ResourceError[]) {
     this.resources = resources;
@@ -205,11 +202,6 @@ class EncodedList implements EncodedResources {
   get versions(): ReadonlyMap<string, string> {
     this.#versions ??= new Map(this.resources.map((r) => [r.name, r.version]));
     return this.#versions;
-  }
-
-  get byName(): ReadonlyMap<string, EncodedResource> {
-    this.#byName ??= new Map(this.resources.map((r) => [r.name, r]));
-    return this.#byName;
   }
 }
 

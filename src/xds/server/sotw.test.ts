@@ -37,7 +37,7 @@ async function serve(t: TestContext, generators: GeneratorRegistry) {
   return { env, server, session };
 }
 
-test("proxies sent the same generated list share its map of sent resources; a push of that list again sends nothing", async (t) => {
+test("proxies sent the same generated list share its map of sent versions; a push of that list again sends nothing", async (t) => {
   // What the generator returns, the same array object to every proxy.
   let result: GenerateResult = { resources: [resource("a"), resource("b")] };
   const generators = new GeneratorRegistry();
@@ -55,23 +55,23 @@ test("proxies sent the same generated list share its map of sent resources; a pu
     connections.push(conn);
   }
   const [first, second] = watches;
-  assert.ok(first.sentResources?.unchanged);
-  assert.equal(second.sentResources?.base, first.sentResources.base, "one map for both connections");
+  assert.ok(first.sentVersions?.unchanged);
+  assert.equal(second.sentVersions?.base, first.sentVersions.base, "one map for both connections");
   const conn = connections[0];
   const sentNonce = first.sent?.nonce;
   await pushSotwType(env, conn, first, pushRequest({ full: true, push: conn.pushContext }), false);
   assert.equal(first.sent?.nonce, sentNonce, "the same list again: nothing sent");
 
   // An incremental response is laid over the shared map, which is left as it was.
-  const shared = first.sentResources.base;
+  const shared = first.sentVersions.base;
   result = { resources: [resource("a", 81)], logDetails: { incremental: true } };
   await pushSotwType(env, conn, first, pushRequest({ full: false, push: conn.pushContext }), false);
   assert.notEqual(first.sent?.nonce, sentNonce);
-  assert.equal(first.sentResources.unchanged, false);
-  assert.deepEqual([...first.sentResources.keys()], ["a", "b"]);
-  assert.notEqual(first.sentResources.get("a")?.version, shared.get("a")?.version);
-  assert.equal(second.sentResources?.base, shared);
-  assert.ok(second.sentResources?.unchanged);
+  assert.equal(first.sentVersions.unchanged, false);
+  assert.deepEqual([...first.sentVersions.keys()], ["a", "b"]);
+  assert.notEqual(first.sentVersions.get("a"), shared.get("a"));
+  assert.equal(second.sentVersions?.base, shared);
+  assert.ok(second.sentVersions?.unchanged);
   assert.equal(shared.size, 2);
 });
 
@@ -89,7 +89,7 @@ test("a requested push keeps the watched names and their order (spelled with the
   assert.deepEqual([...w.resourceNames], ["b", "missing", "a"]);
 });
 
-test("a resource the generator could not build is sent again as the proxy holds it; one it never held stays out", async (t) => {
+test("a CDS response that would delete a resource the proxy holds is held back; one leaving out only what it never held goes", async (t) => {
   let result: GenerateResult = { resources: [resource("a"), resource("b")] };
   const generators = new GeneratorRegistry();
   generators.register(TypeUrl.Cluster, { generate: () => result });
@@ -100,18 +100,35 @@ test("a resource the generator could not build is sent again as the proxy holds 
   conn.watches.set(TypeUrl.Cluster, w);
   const push = () => pushSotwType(env, conn, w, pushRequest({ full: true, push: conn.pushContext }), false);
   await push();
-  const heldB = w.sentResources?.get("b");
-  assert.ok(heldB);
-
-  result = {
-    resources: [resource("a", 81)],
-    errors: [
-      { name: "b", error: "boom" },
-      { name: "new", error: "boom" },
-    ],
-  };
-  await push();
-  assert.deepEqual([...(w.sentResources?.keys() ?? [])], ["a", "b"]);
-  assert.equal(w.sentResources?.get("b"), heldB);
+  const held = { nonce: w.sent?.nonce, versions: [...(w.sentVersions ?? [])] };
   assert.equal(w.sent?.resources, 2);
+
+  result = { resources: [resource("a", 81)], errors: [{ name: "b", error: "boom" }] };
+  await push();
+  assert.equal(w.sent?.nonce, held.nonce, "nothing sent: the response would have deleted b");
+  assert.deepEqual([...(w.sentVersions ?? [])], held.versions);
+
+  result = { resources: [resource("a", 81), resource("b")], errors: [{ name: "new", error: "boom" }] };
+  await push();
+  assert.notEqual(w.sent?.nonce, held.nonce, "sent: the proxy never held the one left out");
+  assert.deepEqual([...(w.sentVersions?.keys() ?? [])], ["a", "b"]);
+  assert.equal(w.sent?.resources, 2);
+});
+
+test("an EDS response goes without the assignments that failed: the proxy keeps its own", async (t) => {
+  let result: GenerateResult = { resources: [resource("a"), resource("b")] };
+  const generators = new GeneratorRegistry();
+  generators.register(TypeUrl.Endpoint, { generate: () => result });
+  const { env, server, session } = await serve(t, generators);
+  openStream(session).resume();
+  const conn = await server.accepted();
+  const w = new Watch(TypeUrl.Endpoint, ["a", "b"]);
+  conn.watches.set(TypeUrl.Endpoint, w);
+  const push = () => pushSotwType(env, conn, w, pushRequest({ full: true, push: conn.pushContext }), false);
+  await push();
+  const firstNonce = w.sent?.nonce;
+  result = { resources: [resource("a", 81)], errors: [{ name: "b", error: "boom" }] };
+  await push();
+  assert.notEqual(w.sent?.nonce, firstNonce);
+  assert.equal(w.sent?.resources, 1);
 });

@@ -4,13 +4,7 @@
 import type { discovery } from "../../api/index.ts";
 import type { PushRequest } from "../../model/index.ts";
 import { OverlayMap } from "../../util/index.ts";
-import {
-  type EncodedResource,
-  type EncodedResources,
-  encodeResources,
-  encodeSotwResponse,
-  sotwNonce,
-} from "../encode.ts";
+import { encodeResources, encodeSotwResponse, sotwNonce } from "../encode.ts";
 import type { GenerateResult, ResourceError } from "../generator.ts";
 import { isWildcardTypeUrl, shortType } from "../types.ts";
 import { type Connection, Watch } from "./connection.ts";
@@ -102,16 +96,23 @@ export async function pushSotwType<Snapshot>(
   const { generated, encoded } = result;
   const incremental = isIncremental(generated);
   const errors = resourceErrors(env, conn, w.typeUrl, generated, encoded);
-  const { resources, byName } = errors.length > 0 ? withHeldVersions(w.sentResources, encoded, errors) : encoded;
+  if (errors.length > 0 && dropsHeld(w, errors)) {
+    env.log.warn(
+      { connection: conn.id, type: shortType(w.typeUrl), resources: errors.map((e) => e.name) },
+      "ADS: response held back: it would delete resources the proxy holds; the proxy keeps the type as it is",
+    );
+    return;
+  }
+  const { resources, versions } = encoded;
   if (requested && !w.wildcard) w.spellNamesAs(resources);
-  if (!requested && !req.forced && holds(w.sentResources, byName, incremental)) return;
+  if (!requested && !req.forced && holds(w.sentVersions, versions, incremental)) return;
   const version = req.push.version;
   const nonce = sotwNonce(env.memos, version, resources);
   // A complete response's map is the encoded list's own (made once for every proxy sent it); an
   // incremental one (an endpoint change) costs the proxy its changed entries over it.
-  if (!w.sentResources) w.sentResources = new OverlayMap(byName);
-  else if (incremental) for (const [name, r] of byName) w.sentResources.set(name, r);
-  else w.sentResources.reset(byName);
+  if (!w.sentVersions) w.sentVersions = new OverlayMap(versions);
+  else if (incremental) for (const r of resources) w.sentVersions.set(r.name, r.version);
+  else w.sentVersions.reset(versions);
   const bytes = () =>
     encodeSotwResponse(env.memos, {
       versionInfo: version,
@@ -124,19 +125,12 @@ export async function pushSotwType<Snapshot>(
 }
 
 /**
- * The response when some resources failed to build or encode: each one the proxy was sent goes again
- * as sent, since a CDS or LDS response without it would delete it; the proxy keeps it until it builds
- * again. One the proxy never had stays out (for RDS or EDS the proxy waits for it).
+ * Whether leaving out the resources that failed to build or encode would delete some the proxy holds:
+ * a CDS or LDS response is the whole state of its type. (RDS and EDS responses name what they carry;
+ * the proxy keeps the others.)
  */
-function withHeldVersions(
-  sent: ReadonlyMap<string, EncodedResource> | undefined,
-  encoded: EncodedResources,
-  errors: readonly ResourceError[],
-): Pick<EncodedResources, "resources" | "byName"> {
-  const held = errors.flatMap(({ name }) => sent?.get(name) ?? []);
-  if (held.length === 0) return encoded;
-  const resources = [...encoded.resources, ...held];
-  return { resources, byName: new Map(resources.map((r) => [r.name, r])) };
+function dropsHeld(w: Watch, errors: readonly ResourceError[]): boolean {
+  return isWildcardTypeUrl(w.typeUrl) && errors.some(({ name }) => w.sentVersions?.has(name));
 }
 
 /** An incremental response (EDS) carries only what changed; the proxy keeps the rest. */
@@ -146,12 +140,12 @@ function isIncremental(result: GenerateResult): boolean {
 
 /** Whether the proxy already holds these versions (and, unless the response is incremental, nothing else). */
 function holds(
-  sent: OverlayMap<EncodedResource> | undefined,
-  response: ReadonlyMap<string, EncodedResource>,
+  sent: OverlayMap<string> | undefined,
+  response: ReadonlyMap<string, string>,
   incremental: boolean,
 ): boolean {
   if (sent?.unchanged && sent.base === response) return true;
   if (!sent || (!incremental && sent.size !== response.size)) return false;
-  for (const [name, r] of response) if (sent.get(name)?.version !== r.version) return false;
+  for (const [name, version] of response) if (sent.get(name) !== version) return false;
   return true;
 }
