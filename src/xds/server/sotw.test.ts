@@ -37,6 +37,19 @@ async function serve(t: TestContext, generators: GeneratorRegistry) {
   return { env, server, session };
 }
 
+/** One proxy's watch of `typeUrl` on a server whose generator returns `generated()`; `push` runs a full push of it. */
+async function watchOf(t: TestContext, typeUrl: string, names: string[], generated: () => GenerateResult) {
+  const generators = new GeneratorRegistry();
+  generators.register(typeUrl, { generate: generated });
+  const { env, server, session } = await serve(t, generators);
+  openStream(session).resume(); // a proxy reading everything
+  const conn = await server.accepted();
+  const w = new Watch(typeUrl, names);
+  conn.watches.set(typeUrl, w);
+  const push = () => pushSotwType(env, conn, w, pushRequest({ full: true, push: conn.pushContext }), false);
+  return { w, push };
+}
+
 test("proxies sent the same generated list share its map of sent versions; a push of that list again sends nothing", async (t) => {
   // What the generator returns, the same array object to every proxy.
   let result: GenerateResult = { resources: [resource("a"), resource("b")] };
@@ -91,14 +104,7 @@ test("a requested push keeps the watched names and their order (spelled with the
 
 test("a CDS response that would delete a resource the proxy holds is held back; one leaving out only what it never held goes", async (t) => {
   let result: GenerateResult = { resources: [resource("a"), resource("b")] };
-  const generators = new GeneratorRegistry();
-  generators.register(TypeUrl.Cluster, { generate: () => result });
-  const { env, server, session } = await serve(t, generators);
-  openStream(session).resume();
-  const conn = await server.accepted();
-  const w = new Watch(TypeUrl.Cluster, []);
-  conn.watches.set(TypeUrl.Cluster, w);
-  const push = () => pushSotwType(env, conn, w, pushRequest({ full: true, push: conn.pushContext }), false);
+  const { w, push } = await watchOf(t, TypeUrl.Cluster, [], () => result);
   await push();
   const held = { nonce: w.sent?.nonce, versions: [...(w.sentVersions ?? [])] };
   assert.equal(w.sent?.resources, 2);
@@ -117,14 +123,7 @@ test("a CDS response that would delete a resource the proxy holds is held back; 
 
 test("an EDS response goes without the assignments that failed: the proxy keeps its own", async (t) => {
   let result: GenerateResult = { resources: [resource("a"), resource("b")] };
-  const generators = new GeneratorRegistry();
-  generators.register(TypeUrl.Endpoint, { generate: () => result });
-  const { env, server, session } = await serve(t, generators);
-  openStream(session).resume();
-  const conn = await server.accepted();
-  const w = new Watch(TypeUrl.Endpoint, ["a", "b"]);
-  conn.watches.set(TypeUrl.Endpoint, w);
-  const push = () => pushSotwType(env, conn, w, pushRequest({ full: true, push: conn.pushContext }), false);
+  const { w, push } = await watchOf(t, TypeUrl.Endpoint, ["a", "b"], () => result);
   await push();
   const firstNonce = w.sent?.nonce;
   result = { resources: [resource("a", 81)], errors: [{ name: "b", error: "boom" }] };
