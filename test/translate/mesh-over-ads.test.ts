@@ -156,7 +156,7 @@ test("config_dump shows a connected proxy's watched types in Envoy's sections, r
   }
 });
 
-test("delta EDS after an endpoint change sends the changed load assignment and removes nothing", async () => {
+test("delta EDS after an endpoint change sends the changed load assignment and removes nothing, also of a name subscribed later", async () => {
   const client = DeltaClient.connect(`127.0.0.1:${discovery.ports.grpcPort}`);
   try {
     const node = sidecarNode("details-v1", "bookinfo", { LABELS: { app: "details" } });
@@ -178,6 +178,25 @@ test("delta EDS after an endpoint change sends the changed load assignment and r
     const any = update.resources[0].resource;
     assert.ok(any, "the resource");
     assert.deepEqual(endpointPorts(unpackAny(any, endpoint.ClusterLoadAssignmentSchema)), [19081, 19084]);
+    client.ack(update);
+
+    // A name subscribed after the first push is found by the next endpoint change of its host.
+    const v2 = `outbound|9080|v2|${REVIEWS}`;
+    client.request({ typeUrl: TypeUrl.Endpoint, resourceNamesSubscribe: [v2] });
+    const subscribed = await client.next();
+    assert.deepEqual(names(subscribed), [v2]);
+    client.ack(subscribed);
+    new MemorySource(state.store, "file").apply({
+      apiVersion: "networking.istio.io/v1",
+      kind: "WorkloadEntry",
+      metadata: { name: "reviews-v2c", namespace: "bookinfo" },
+      spec: { address: "127.0.0.4", labels: { app: "reviews", version: "v2" }, ports: { grpc: 19085 } },
+    });
+    const later = await client.next();
+    assert.deepEqual(names(later), [v2], "v1's assignment is unchanged, so only v2's goes");
+    const v2Any = later.resources[0].resource;
+    assert.ok(v2Any, "the resource");
+    assert.ok(endpointPorts(unpackAny(v2Any, endpoint.ClusterLoadAssignmentSchema)).includes(19085));
   } finally {
     client.close();
   }

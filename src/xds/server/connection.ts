@@ -56,9 +56,19 @@ export interface ConnectionStatus<Snapshot = unknown> {
   types: TypeSyncStatus[];
 }
 
+/** Whether a request naming `names` asks for every resource of the type: none named, or "*". */
+export function isWildcardRequest(typeUrl: string, names: ReadonlySet<string> | readonly string[]): boolean {
+  if (!isWildcardTypeUrl(typeUrl)) return false;
+  return "size" in names ? names.size === 0 || names.has("*") : names.length === 0 || names.includes("*");
+}
+
 /** The per-type state of a connection. Generators see it as a read-only WatchedResource. */
 export class Watch implements WatchedResource {
-  resourceNames: Set<string>;
+  /**
+   * Replaced when the names change, never changed in place, so that what is derived from a set (the
+   * EDS generator's index of names by host) holds as long as the set does.
+   */
+  resourceNames: ReadonlySet<string>;
   wildcard: boolean;
   sent?: SentInfo;
   acked?: AckInfo;
@@ -85,9 +95,10 @@ export class Watch implements WatchedResource {
     names: Iterable<string>,
     readonly delta = false,
   ) {
-    this.resourceNames = new Set(names);
-    this.wildcard = isWildcardTypeUrl(typeUrl) && (this.resourceNames.size === 0 || this.resourceNames.has("*"));
-    this.resourceNames.delete("*");
+    const named = new Set(names);
+    this.wildcard = isWildcardRequest(typeUrl, named);
+    named.delete("*");
+    this.resourceNames = named;
   }
 
   /**

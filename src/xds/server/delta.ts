@@ -41,16 +41,19 @@ export async function handleDeltaRequest<Snapshot>(
     watch.wildcard = isWildcardTypeUrl(typeUrl) && req.resourceNamesSubscribe.length === 0;
     const { subscribed } = applySubscriptions(watch, req);
     // On reconnect the proxy tells what it holds: those are not resent unless they changed.
-    for (const [name, version] of Object.entries(req.initialResourceVersions)) {
+    const held = Object.entries(req.initialResourceVersions);
+    const names = new Set(watch.resourceNames);
+    for (const [name, version] of held) {
       watch.setKnown(name, version);
-      if (!covers(watch, name)) watch.resourceNames.add(name);
+      if (!covers(watch, name)) names.add(name);
     }
+    if (names.size > watch.resourceNames.size) watch.resourceNames = names;
     conn.watches.set(typeUrl, watch);
     markWarmingDependent(conn, typeUrl);
-    const held = watch.known.size;
+    const known = watch.known.size;
     env.log.debug(
-      { connection: conn.id, type: shortType(typeUrl), known: held },
-      held > 0 ? "ADS: delta RECONNECT" : "ADS: delta INIT",
+      { connection: conn.id, type: shortType(typeUrl), known },
+      known > 0 ? "ADS: delta RECONNECT" : "ADS: delta INIT",
     );
     await pushDeltaType(env, conn, watch, requestPush(conn), { force: true, subscribed });
     return;
@@ -76,12 +79,18 @@ function applySubscriptions(
   const wildcardType = isWildcardTypeUrl(w.typeUrl);
   const subscribed: string[] = [];
   let changed = false;
+  // The watch's set is replaced, not changed in place: a copy on the first name added or dropped.
+  let names: Set<string> | undefined;
+  const editable = () => {
+    names ??= new Set(w.resourceNames);
+    return names;
+  };
   for (const name of req.resourceNamesSubscribe) {
     if (name === "*") {
       changed ||= wildcardType && !w.wildcard;
       w.wildcard = wildcardType;
-    } else if (!w.resourceNames.has(name)) {
-      w.resourceNames.add(name);
+    } else if (!(names ?? w.resourceNames).has(name)) {
+      editable().add(name);
       subscribed.push(name);
       changed = true;
     }
@@ -90,7 +99,8 @@ function applySubscriptions(
     if (name === "*") {
       changed ||= w.wildcard;
       w.wildcard = false;
-    } else if (w.resourceNames.delete(name)) {
+    } else if ((names ?? w.resourceNames).has(name)) {
+      editable().delete(name);
       changed = true;
     }
     // The proxy forgets what it unsubscribed from (a VHDS namespace: all of it); a later subscribe must send it again.
@@ -101,6 +111,7 @@ function applySubscriptions(
       }
     }
   }
+  if (names) w.resourceNames = names;
   return { changed, subscribed };
 }
 

@@ -4,7 +4,7 @@ import { type TestContext, test } from "node:test";
 import { create } from "@bufbuild/protobuf";
 import { pino } from "pino";
 import { openStream, startServer } from "../../../test/support/raw-ads.ts";
-import { cluster } from "../../api/index.ts";
+import { cluster, discovery } from "../../api/index.ts";
 import { pushRequest } from "../../model/push-context.ts";
 import { MemoStore } from "../../util/memo.ts";
 import { type GenerateResult, GeneratorRegistry, type XdsResource } from "../generator.ts";
@@ -12,7 +12,7 @@ import { TypeUrl } from "../types.ts";
 import { type Connection, Watch } from "./connection.ts";
 import type { XdsEnv } from "./env.ts";
 import { ResponseSlots } from "./response-slots.ts";
-import { pushSotwType } from "./sotw.ts";
+import { handleSotwRequest, pushSotwType } from "./sotw.ts";
 
 const resource = (name: string, port = 80): XdsResource => ({
   name,
@@ -130,4 +130,43 @@ test("an EDS response goes without the assignments that failed: the proxy keeps 
   await push();
   assert.notEqual(w.sent?.nonce, firstNonce);
   assert.equal(w.sent?.resources, 1);
+});
+
+test("an ACK naming the watched resources keeps the watch's set; one naming others replaces it and is answered", async (t) => {
+  const generators = new GeneratorRegistry();
+  generators.register(TypeUrl.Endpoint, {
+    generate: (_proxy, watched) => ({ resources: [...watched.resourceNames].map((name) => resource(name)) }),
+  });
+  const { env, server, session } = await serve(t, generators);
+  openStream(session).resume();
+  const conn = await server.accepted();
+  const request = (resourceNames: string[], nonce = "") =>
+    handleSotwRequest(
+      env,
+      conn,
+      create(discovery.DiscoveryRequestSchema, {
+        typeUrl: TypeUrl.Endpoint,
+        resourceNames,
+        responseNonce: nonce,
+        versionInfo: nonce && conn.watches.get(TypeUrl.Endpoint)?.sent?.version,
+      }),
+    );
+  await request(["a", "b"]);
+  const w = conn.watches.get(TypeUrl.Endpoint);
+  assert.ok(w?.sent);
+  const names = w.resourceNames;
+  const sent = w.sent.nonce;
+
+  await request(["b", "a"], sent);
+  assert.equal(w.acked?.nonce, sent);
+  assert.equal(w.resourceNames, names, "the same names in another order: the same set");
+  await request(["a", "b", "a"], sent);
+  assert.equal(w.resourceNames, names, "a name repeated: still the same set");
+  assert.equal(w.sent?.nonce, sent, "nothing to answer");
+
+  await request(["a", "c"], sent);
+  assert.notEqual(w.resourceNames, names);
+  assert.deepEqual([...w.resourceNames], ["a", "c"]);
+  assert.deepEqual([...names], ["a", "b"], "the earlier set is left as it was");
+  assert.notEqual(w.sent?.nonce, sent, "a new name is answered");
 });

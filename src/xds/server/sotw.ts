@@ -7,7 +7,7 @@ import { OverlayMap } from "../../util/index.ts";
 import { encodeResources, encodeSotwResponse, sotwNonce } from "../encode.ts";
 import type { GenerateResult, ResourceError } from "../generator.ts";
 import { isWildcardTypeUrl, shortType } from "../types.ts";
-import { type Connection, Watch } from "./connection.ts";
+import { type Connection, isWildcardRequest, Watch } from "./connection.ts";
 import {
   controlPlaneFor,
   findGenerator,
@@ -54,15 +54,19 @@ export async function handleSotwRequest<Snapshot>(
     return;
   }
   recordAck(w, req.versionInfo, req.responseNonce);
-  const previous = w.resourceNames;
-  const replacement = new Watch(typeUrl, req.resourceNames);
   let added = false;
-  for (const n of replacement.resourceNames) added ||= !previous.has(n);
-  // With nothing added, a different size means names were dropped.
-  const changed = added || previous.size !== replacement.resourceNames.size;
-  // An ACK naming the same resources keeps the watch's set (and the strings in it).
-  if (changed) w.resourceNames = replacement.resourceNames;
-  w.wildcard = replacement.wildcard;
+  let changed = false;
+  // An ACK naming the same resources (the usual case) keeps the watch's set and the strings in it,
+  // and builds no set of its own: an unscoped proxy's EDS ACK names 1,000 clusters.
+  if (!namesSame(w.resourceNames, req.resourceNames)) {
+    const previous = w.resourceNames;
+    const replacement = new Watch(typeUrl, req.resourceNames);
+    for (const n of replacement.resourceNames) added ||= !previous.has(n);
+    // With nothing added, a different size means names were dropped.
+    changed = added || previous.size !== replacement.resourceNames.size;
+    if (changed) w.resourceNames = replacement.resourceNames;
+  }
+  w.wildcard = isWildcardRequest(typeUrl, req.resourceNames);
   const alwaysRespond = w.alwaysRespond;
   w.alwaysRespond = false;
   if (!alwaysRespond) {
@@ -148,4 +152,15 @@ function holds(
   if (!sent || (!incremental && sent.size !== response.size)) return false;
   for (const [name, version] of response) if (sent.get(name) !== version) return false;
   return true;
+}
+
+/** Whether a request's names ("*" aside) are exactly `current`; false too when it repeats a name. */
+function namesSame(current: ReadonlySet<string>, names: readonly string[]): boolean {
+  let count = 0;
+  for (const name of names) {
+    if (name === "*") continue;
+    if (!current.has(name)) return false;
+    count++;
+  }
+  return count === current.size;
 }
