@@ -31,6 +31,16 @@ after(async () => {
   await discovery.stop(0);
 });
 
+/** Adds an endpoint of reviews `version` (a WorkloadEntry), which the push pipeline sends as EDS. */
+function addReviewsEndpoint(name: string, address: string, version: string, port: number): void {
+  new MemorySource(state.store, "file").apply({
+    apiVersion: "networking.istio.io/v1",
+    kind: "WorkloadEntry",
+    metadata: { name, namespace: "bookinfo" },
+    spec: { address, labels: { app: "reviews", version }, ports: { grpc: port } },
+  });
+}
+
 /** The ports of a load assignment's endpoints, sorted. */
 function endpointPorts(cla: endpoint.ClusterLoadAssignment | undefined): number[] {
   return (cla?.endpoints ?? [])
@@ -88,12 +98,7 @@ test("a bookinfo sidecar gets the reviews clusters, their endpoints, listeners a
     );
 
     // A new reviews v2 endpoint is an incremental push: EDS again, for the reviews clusters only.
-    new MemorySource(state.store, "file").apply({
-      apiVersion: "networking.istio.io/v1",
-      kind: "WorkloadEntry",
-      metadata: { name: "reviews-v2b", namespace: "bookinfo" },
-      spec: { address: "127.0.0.2", labels: { app: "reviews", version: "v2" }, ports: { grpc: 19083 } },
-    });
+    addReviewsEndpoint("reviews-v2b", "127.0.0.2", "v2", 19083);
     const update = await client.next();
     assert.equal(update.typeUrl, TypeUrl.Endpoint);
     const v2 = update.resources
@@ -166,12 +171,7 @@ test("delta EDS after an endpoint change sends the changed load assignment and r
     assert.deepEqual(names(first), [...watched].sort());
     client.ack(first);
 
-    new MemorySource(state.store, "file").apply({
-      apiVersion: "networking.istio.io/v1",
-      kind: "WorkloadEntry",
-      metadata: { name: "reviews-v1b", namespace: "bookinfo" },
-      spec: { address: "127.0.0.3", labels: { app: "reviews", version: "v1" }, ports: { grpc: 19084 } },
-    });
+    addReviewsEndpoint("reviews-v1b", "127.0.0.3", "v1", 19084);
     const update = await client.next();
     assert.deepEqual(names(update), [`outbound|9080|v1|${REVIEWS}`]);
     assert.deepEqual(update.removedResources, []);
@@ -186,12 +186,7 @@ test("delta EDS after an endpoint change sends the changed load assignment and r
     const subscribed = await client.next();
     assert.deepEqual(names(subscribed), [v2]);
     client.ack(subscribed);
-    new MemorySource(state.store, "file").apply({
-      apiVersion: "networking.istio.io/v1",
-      kind: "WorkloadEntry",
-      metadata: { name: "reviews-v2c", namespace: "bookinfo" },
-      spec: { address: "127.0.0.4", labels: { app: "reviews", version: "v2" }, ports: { grpc: 19085 } },
-    });
+    addReviewsEndpoint("reviews-v2c", "127.0.0.4", "v2", 19085);
     const later = await client.next();
     assert.deepEqual(names(later), [v2], "v1's assignment is unchanged, so only v2's goes");
     const v2Any = later.resources[0].resource;
