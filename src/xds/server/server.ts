@@ -40,6 +40,7 @@ import { type KeepaliveOptions, keepServerAlive } from "./keepalive.ts";
 import type { XdsMetrics } from "./metrics.ts";
 import { PushQueue } from "./push-queue.ts";
 import { addReflection } from "./reflection.ts";
+import { DiscoveryRequestDecoder } from "./request-names.ts";
 import { ResponseSlots } from "./response-slots.ts";
 import { handleSotwRequest, pushSotwType } from "./sotw.ts";
 
@@ -157,6 +158,8 @@ export class XdsServer<Snapshot = unknown> {
   readonly #queue: PushQueue<Connection<Snapshot>, Snapshot>;
   readonly #servers: Server[] = [];
   readonly #extraServices: ExtraService[] = [];
+  /** ADS, its SotW requests decoded sharing the name lists they repeat. */
+  readonly #adsDefinition = sharingRequestNames(adsServiceDefinition, new DiscoveryRequestDecoder());
   readonly #idleGc: IdleCollector;
   #push: PushContext<Snapshot> | undefined;
   #connectionCounter = 0;
@@ -251,7 +254,7 @@ export class XdsServer<Snapshot = unknown> {
   register(server: Server, secure: boolean): void {
     const measured = (definition: ReturnType<typeof grpcServiceDefinition>) =>
       measuringRequests(definition, this.#env.metrics) as ServiceDefinition;
-    server.addService(measured(adsServiceDefinition), this.service(secure));
+    server.addService(measured(this.#adsDefinition), this.service(secure));
     for (const extra of this.#extraServices) {
       if (secure || extra.plaintext) {
         server.addService(measured(grpcServiceDefinition(extra.service)), extra.implementation);
@@ -477,6 +480,15 @@ export class XdsServer<Snapshot = unknown> {
     // Istio leaves incremental (EDS-only) pushes out of the convergence time.
     if (req.full) this.#env.metrics?.convergence.observe((Date.now() - req.start.getTime()) / 1000);
   }
+}
+
+/** The ADS definition with its SotW requests decoded by `decoder`. */
+function sharingRequestNames(
+  definition: ReturnType<typeof grpcServiceDefinition>,
+  decoder: DiscoveryRequestDecoder,
+): ReturnType<typeof grpcServiceDefinition> {
+  const sotw = definition.streamAggregatedResources;
+  return { ...definition, streamAggregatedResources: { ...sotw, requestDeserialize: (b: Buffer) => decoder.decode(b) } };
 }
 
 /**
