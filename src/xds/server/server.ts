@@ -488,7 +488,10 @@ function sharingRequestNames(
   decoder: DiscoveryRequestDecoder,
 ): ReturnType<typeof grpcServiceDefinition> {
   const sotw = definition.streamAggregatedResources;
-  return { ...definition, streamAggregatedResources: { ...sotw, requestDeserialize: (b: Buffer) => decoder.decode(b) } };
+  return {
+    ...definition,
+    streamAggregatedResources: { ...sotw, requestDeserialize: (b: Buffer) => decoder.decode(b) },
+  };
 }
 
 /**
