@@ -96,3 +96,22 @@ test("a delta watch holding exactly a generated list shares the list's versions 
   other.recordDelta([], ["kept"], list.versions);
   assert.equal(other.known, list.versions);
 });
+
+test("watches come in Istio's push order whatever order they were added in, unknown types last", async (t) => {
+  const server = await startServer();
+  const session = connect(`http://${server.address}`);
+  t.after(() => {
+    session.destroy();
+    server.stop();
+  });
+  openStream(session);
+  const conn = await server.accepted();
+  const other = "type.googleapis.com/example.Other";
+  for (const type of [other, TypeUrl.Route, TypeUrl.Listener, TypeUrl.Endpoint, TypeUrl.Cluster]) {
+    conn.watches.set(type, new Watch(type, []));
+  }
+  assert.deepEqual(
+    conn.orderedWatches().map((w) => w.typeUrl),
+    [TypeUrl.Cluster, TypeUrl.Endpoint, TypeUrl.Listener, TypeUrl.Route, other],
+  );
+});

@@ -158,6 +158,9 @@ export class Watch implements WatchedResource {
     changed: readonly EncodedResource[],
     removed: readonly string[],
   ): boolean {
+    // The proxy will hold at least what it holds less what is removed: more than the list, not it
+    // (an endpoint change sends one assignment to a proxy holding 1,000).
+    if (this.#known.size - removed.length > list.size) return false;
     const dropped = new Set(removed);
     for (const name of this.knownNames()) if (!list.has(name) && !dropped.has(name)) return false;
     const sent = new Map(changed.map((r) => [r.name, r.version]));
@@ -257,7 +260,16 @@ export class Connection<Snapshot = unknown> {
 
   /** Watches in Istio's push order. */
   orderedWatches(): Watch[] {
-    return [...this.watches.values()].sort((a, b) => pushRank(a.typeUrl) - pushRank(b.typeUrl));
+    // Sorted in place by insertion: a handful of watches, every push of every proxy, and
+    // Array.prototype.sort allocates a scratch copy each time.
+    const watches = [...this.watches.values()];
+    for (let i = 1; i < watches.length; i++) {
+      const w = watches[i];
+      let j = i - 1;
+      for (; j >= 0 && pushRank(watches[j].typeUrl) > pushRank(w.typeUrl); j--) watches[j + 1] = watches[j];
+      watches[j + 1] = w;
+    }
+    return watches;
   }
 
   /**

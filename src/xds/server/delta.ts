@@ -122,6 +122,9 @@ function covers(w: Watch, name: string): boolean {
   return namespace !== undefined && w.resourceNames.has(namespace);
 }
 
+/** A push the server started (not an answer to a request). */
+const PUSHED: DeltaTrigger = Object.freeze({ force: false, subscribed: Object.freeze([]) });
+
 interface DeltaTrigger {
   /** Answer even with nothing: the first request for a type, or one Envoy needs answered to finish warming. */
   force: boolean;
@@ -135,7 +138,7 @@ export async function pushDeltaType<Snapshot>(
   conn: Connection<Snapshot>,
   w: Watch,
   req: PushRequest<Snapshot>,
-  trigger: DeltaTrigger = { force: false, subscribed: [] },
+  trigger: DeltaTrigger = PUSHED,
 ): Promise<void> {
   const gen = findGenerator(env, conn, w.typeUrl);
   if (!gen) return;
