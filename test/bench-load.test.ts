@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { create, fromBinary } from "@bufbuild/protobuf";
 import { Server, ServerCredentials, type ServerDuplexStream, status } from "@grpc/grpc-js";
+import { type ChangeReport, pooledChanges } from "../bench/load/measure-plane.ts";
 import { clusterOf, type MeshShape, proxyIdentity, writeEndpointChange, writeMesh } from "../bench/load/mesh.ts";
 import type { Protocol } from "../bench/load/messages.ts";
 import { SidecarStream } from "../bench/load/sidecar-stream.ts";
@@ -178,4 +179,32 @@ test("a stream the server refuses is opened again, from a new node request, afte
     stream.close();
     refusing.forceShutdown();
   }
+});
+
+test("changes pooled: every latency together, bytes, responses and CPU per change", () => {
+  const report = (latenciesMs: number[], bytes: number, missing: number): ChangeReport => ({
+    changes: 1,
+    proxies: latenciesMs.length,
+    missing,
+    p50Ms: Number.NaN,
+    p99Ms: Number.NaN,
+    maxMs: Number.NaN,
+    bytes,
+    bytesByType: { EDS: bytes },
+    responsesByType: { EDS: latenciesMs.length },
+    fractionOfFullPush: bytes / 1000,
+    cpuSeconds: bytes / 100,
+    latenciesMs,
+  });
+  const pooled = pooledChanges([report([1, 2, 3], 30, 0), report([10, 20, 30], 10, 1)]);
+  assert.deepEqual(pooled.latenciesMs, [1, 2, 3, 10, 20, 30]);
+  assert.equal(pooled.changes, 2);
+  assert.equal(pooled.proxies, 3);
+  assert.equal(pooled.missing, 1);
+  assert.equal(pooled.p50Ms, 10);
+  assert.equal(pooled.maxMs, 30);
+  assert.equal(pooled.bytes, 20);
+  assert.deepEqual(pooled.bytesByType, { EDS: 20 });
+  assert.deepEqual(pooled.responsesByType, { EDS: 3 });
+  assert.equal(pooled.cpuSeconds, 0.2);
 });

@@ -86,6 +86,8 @@ export class Worker {
 }
 
 export interface ChangeReport {
+  /** How many changes the report pools (their latencies together; bytes and CPU per change). */
+  changes: number;
   proxies: number;
   missing: number;
   p50Ms: number;
@@ -98,6 +100,8 @@ export interface ChangeReport {
   fractionOfFullPush: number;
   /** CPU the control plane used from the write until the streams went quiet. */
   cpuSeconds: number;
+  /** Every proxy's latency, sorted. */
+  latenciesMs: readonly number[];
 }
 
 export function quantile(sorted: readonly number[], q: number): number {
@@ -125,6 +129,7 @@ export async function timeChange(
   const sorted = [...result.latenciesMs].sort((a, b) => a - b);
   const bytes = sum(result.bytes);
   return {
+    changes: 1,
     proxies: sorted.length,
     missing: result.missing,
     p50Ms: quantile(sorted, 0.5),
@@ -135,6 +140,37 @@ export async function timeChange(
     responsesByType: result.responses,
     fractionOfFullPush: bytes / fullPushBytes,
     cpuSeconds: cpuSeconds(planePid) - cpuBefore,
+    latenciesMs: sorted,
+  };
+}
+
+/**
+ * Changes of one kind as one report: the latencies of every change together, so that one slow push
+ * or one stall of the load process does not decide the figure; bytes, responses and CPU per change.
+ */
+export function pooledChanges(reports: readonly ChangeReport[]): ChangeReport {
+  if (reports.length === 0) throw new Error("pooledChanges: no change");
+  const n = reports.length;
+  const sorted = reports.flatMap((r) => r.latenciesMs).sort((a, b) => a - b);
+  const perChange = (pick: (r: ChangeReport) => BytesByType) => {
+    const total: BytesByType = {};
+    for (const r of reports) for (const [type, v] of Object.entries(pick(r))) total[type] = (total[type] ?? 0) + v / n;
+    return total;
+  };
+  const mean = (pick: (r: ChangeReport) => number) => reports.reduce((a, r) => a + pick(r), 0) / n;
+  return {
+    changes: n,
+    proxies: reports[0].proxies,
+    missing: reports.reduce((a, r) => a + r.missing, 0),
+    p50Ms: quantile(sorted, 0.5),
+    p99Ms: quantile(sorted, 0.99),
+    maxMs: sorted.at(-1) ?? Number.NaN,
+    bytes: mean((r) => r.bytes),
+    bytesByType: perChange((r) => r.bytesByType),
+    responsesByType: perChange((r) => r.responsesByType),
+    fractionOfFullPush: mean((r) => r.fractionOfFullPush),
+    cpuSeconds: mean((r) => r.cpuSeconds),
+    latenciesMs: sorted,
   };
 }
 
@@ -156,5 +192,7 @@ export function describeChange(c: ChangeReport, planeName: string): string {
     .map(([type, b]) => `${type} ${formatBytes(b)} in ${c.responsesByType[type] ?? 0}`)
     .join(", ");
   const missing = c.missing > 0 ? ` (${c.missing} never got it)` : "";
-  return `${c.proxies} proxies${missing}: p50 ${formatMs(c.p50Ms)} p99 ${formatMs(c.p99Ms)} max ${formatMs(c.maxMs)}; ${planeName} CPU ${c.cpuSeconds.toFixed(2)} s; ${formatBytes(c.bytes)} (${(c.fractionOfFullPush * 100).toFixed(2)}% of a full push: ${types})`;
+  const changes = c.changes > 1 ? `${c.changes} changes, each to ` : "";
+  const each = c.changes > 1 ? "each: " : "";
+  return `${changes}${c.proxies} proxies${missing}: p50 ${formatMs(c.p50Ms)} p99 ${formatMs(c.p99Ms)} max ${formatMs(c.maxMs)}; ${each}${planeName} CPU ${c.cpuSeconds.toFixed(2)} s; ${formatBytes(c.bytes)} (${(c.fractionOfFullPush * 100).toFixed(2)}% of a full push: ${types})`;
 }
