@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { connect, constants } from "node:http2";
-import { test } from "node:test";
+import { type TestContext, test } from "node:test";
 import { create } from "@bufbuild/protobuf";
 import { LARGE, openStream, readMessage, startServer } from "../../../test/support/raw-ads.ts";
 import { cluster } from "../../api/index.ts";
@@ -21,13 +21,19 @@ function settledFlag(promise: Promise<unknown>): { settled: boolean } {
   return flag;
 }
 
-test("send resolves when the transport took the bytes: a proxy that does not read keeps it pending", async (t) => {
+/** A server whose streams become Connections and an HTTP/2 session to it, both closed after the test. */
+async function serve(t: TestContext) {
   const server = await startServer();
   const session = connect(`http://${server.address}`);
   t.after(() => {
     session.destroy();
     server.stop();
   });
+  return { server, session };
+}
+
+test("send resolves when the transport took the bytes: a proxy that does not read keeps it pending", async (t) => {
+  const { server, session } = await serve(t);
   const slow = openStream(session);
   const slowConn = await server.accepted();
   const sending = slowConn.send(new Uint8Array(LARGE));
@@ -47,12 +53,7 @@ test("send resolves when the transport took the bytes: a proxy that does not rea
 });
 
 test("a cancelled stream settles its pending send with false, and later sends at once", async (t) => {
-  const server = await startServer();
-  const session = connect(`http://${server.address}`);
-  t.after(() => {
-    session.destroy();
-    server.stop();
-  });
+  const { server, session } = await serve(t);
   const stream = openStream(session);
   const conn = await server.accepted();
   const pending = conn.send(new Uint8Array(LARGE));
@@ -98,12 +99,7 @@ test("a delta watch holding exactly a generated list shares the list's versions 
 });
 
 test("watches come in Istio's push order whatever order they were added in, unknown types last", async (t) => {
-  const server = await startServer();
-  const session = connect(`http://${server.address}`);
-  t.after(() => {
-    session.destroy();
-    server.stop();
-  });
+  const { server, session } = await serve(t);
   openStream(session);
   const conn = await server.accepted();
   const other = "type.googleapis.com/example.Other";

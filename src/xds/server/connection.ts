@@ -202,11 +202,6 @@ const PUSH_ORDER: readonly string[] = [
   TypeUrl.WorkloadAuthorization,
 ];
 
-function pushRank(typeUrl: string): number {
-  const i = PUSH_ORDER.indexOf(typeUrl);
-  return i === -1 ? PUSH_ORDER.length : i;
-}
-
 /** An ADS stream (SotW or delta) whose responses are assembled from already-encoded resources. */
 export type AdsStream = ServerDuplexStream<
   discovery.DiscoveryRequest | discovery.DeltaDiscoveryRequest,
@@ -260,16 +255,17 @@ export class Connection<Snapshot = unknown> {
 
   /** Watches in Istio's push order. */
   orderedWatches(): Watch[] {
-    // Sorted in place by insertion: a handful of watches, every push of every proxy, and
-    // Array.prototype.sort allocates a scratch copy each time.
-    const watches = [...this.watches.values()];
-    for (let i = 1; i < watches.length; i++) {
-      const w = watches[i];
-      let j = i - 1;
-      for (; j >= 0 && pushRank(watches[j].typeUrl) > pushRank(w.typeUrl); j--) watches[j + 1] = watches[j];
-      watches[j + 1] = w;
+    // Picked in PUSH_ORDER, the others after in the order they came: every push of every proxy asks,
+    // and sorting allocated a scratch copy each time.
+    const ordered: Watch[] = [];
+    for (const type of PUSH_ORDER) {
+      const w = this.watches.get(type);
+      if (w) ordered.push(w);
     }
-    return watches;
+    if (ordered.length < this.watches.size) {
+      for (const w of this.watches.values()) if (!PUSH_ORDER.includes(w.typeUrl)) ordered.push(w);
+    }
+    return ordered;
   }
 
   /**

@@ -42,12 +42,14 @@ export async function handleDeltaRequest<Snapshot>(
     const { subscribed } = applySubscriptions(watch, req);
     // On reconnect the proxy tells what it holds: those are not resent unless they changed.
     const held = Object.entries(req.initialResourceVersions);
-    const names = new Set(watch.resourceNames);
-    for (const [name, version] of held) {
-      watch.setKnown(name, version);
-      if (!covers(watch, name)) names.add(name);
+    if (held.length > 0) {
+      const names = new Set(watch.resourceNames);
+      for (const [name, version] of held) {
+        watch.setKnown(name, version);
+        if (!covers(watch, name)) names.add(name);
+      }
+      if (names.size > watch.resourceNames.size) watch.resourceNames = names;
     }
-    if (names.size > watch.resourceNames.size) watch.resourceNames = names;
     conn.watches.set(typeUrl, watch);
     markWarmingDependent(conn, typeUrl);
     const known = watch.known.size;
