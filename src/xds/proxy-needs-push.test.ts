@@ -92,3 +92,25 @@ test("a push naming services of other namespaces only skips a scoped proxy witho
   assert.equal(proxyNeedsPush(inA, own, elsewhere), true, "its own namespace's service is one it is behind");
   assert.ok(lookups.length > 0);
 });
+
+test("an endpoint push finds a proxy's service targets in the snapshot it was last pushed with only", () => {
+  // a's Sidecar imports b only: inA is reached by a's app because it is behind it.
+  const importsB = [cfg("Sidecar", "a", "default", { egress: [{ hosts: ["b/*"] }] })];
+  const before = push(importsB);
+  const after = push(importsB);
+  const looked: MeshPush[] = [];
+  for (const p of [before, after]) {
+    const serviceTargets = p.snapshot.serviceTargets.bind(p.snapshot);
+    p.snapshot.serviceTargets = (proxy) => {
+      looked.push(p);
+      return serviceTargets(proxy);
+    };
+  }
+  const eds = pushRequest({ full: false, push: after, configsUpdated: [hostKey("a", "app")] });
+  assert.equal(proxyNeedsPush(inA, eds, before), true);
+  assert.ok(looked.length > 0 && looked.every((p) => p === before), "only the previous snapshot is asked");
+  looked.length = 0;
+  const full = pushRequest({ full: true, push: after, configsUpdated: [hostKey("a", "app")] });
+  assert.equal(proxyNeedsPush(inA, full, before), true);
+  assert.ok(looked.includes(after), "a full push asks the new snapshot too");
+});

@@ -121,6 +121,8 @@ export class ResourceCache<T, K> {
   // Map order is recency order: a use by a new push moves the entry last, the first is the least recently used.
   readonly #entries = new Map<string, Entry<T>>();
   #latestVersion = "";
+  /** The owner's count of collected inputs when the entries were last scanned for them. */
+  #scannedCollections = 0;
   hits = 0;
   misses = 0;
 
@@ -140,7 +142,13 @@ export class ResourceCache<T, K> {
     const entries = this.#entries;
     if (push.version !== this.#latestVersion) {
       this.#latestVersion = push.version;
-      dropUnreachable(entries);
+      // Scanning every entry (and dereferencing each input, which keeps it alive to the end of the
+      // job) is worth it only once an input was collected: an endpoint push otherwise scanned the
+      // whole EDS cache before its first response.
+      if (this.#scannedCollections !== this.owner.collectedInputs) {
+        this.#scannedCollections = this.owner.collectedInputs;
+        dropUnreachable(entries);
+      }
     }
     const fullKey = this.table.key.text(key, this.owner);
     const entry = entries.get(fullKey);
@@ -197,6 +205,16 @@ export class XdsCache extends MemoStore implements XdsCaches, ObjectIds {
   readonly #resourceCaches: (ResourceCache<unknown, unknown> | undefined)[] = [];
   readonly #identities = new WeakMap<object, InputIdentity>();
   #lastObjectId = 0;
+  /** Counts the input objects collected (those an entry named), so the caches know when to look. */
+  readonly #collections = new FinalizationRegistry<undefined>(() => {
+    this.#collectedInputs++;
+  });
+  #collectedInputs = 0;
+
+  /** How many input objects named by entries have been collected so far. */
+  get collectedInputs(): number {
+    return this.#collectedInputs;
+  }
 
   /** The resource cache of `table`. */
   resources<T, K>(table: ResourceTable<T, K>): ResourceCache<T, K> {
@@ -247,7 +265,10 @@ export class XdsCache extends MemoStore implements XdsCaches, ObjectIds {
   /** One weak reference to `input`, shared by every entry naming it. */
   weakRefOf(input: object): WeakRef<object> {
     const identity = this.#identityOf(input);
-    identity.ref ??= new WeakRef(input);
+    if (identity.ref === undefined) {
+      identity.ref = new WeakRef(input);
+      this.#collections.register(input, undefined);
+    }
     return identity.ref;
   }
 

@@ -219,6 +219,8 @@ async function writeResponse(
   env.metrics?.pushes.inc({ type });
   env.metrics?.pushTime.observe({ type }, (performance.now() - info.startMs) / 1000);
   env.metrics?.configSize.observe({ type }, bytes.length);
+  // Asked first: the fields would be gathered for every response even with debug logging off.
+  if (!env.log.isLevelEnabled("debug")) return;
   env.log.debug(
     {
       connection: conn.id,

@@ -37,6 +37,20 @@ test("at most `concurrency` proxies are pushed at once, in FIFO order", async ()
   await q.idle();
 });
 
+test("pushes start a few per turn of the event loop, so the first go out before the rest are built", async () => {
+  const { started, process } = controlled();
+  const q = new PushQueue<string>(100, process);
+  const push = newPushContext({});
+  for (let i = 0; i < 10; i++) q.enqueue(`p${i}`, pushRequest({ full: false, push }));
+  await new Promise((r) => setImmediate(r));
+  assert.equal(started.length, 4, "the first turn starts four");
+  await new Promise((r) => setImmediate(r));
+  assert.equal(started.length, 8, "the next turn four more");
+  await until(() => started.length === 10);
+  for (const s of started) s.finish();
+  await q.idle();
+});
+
 test("a newer request for a queued proxy merges into the pending one", async () => {
   const { started, process } = controlled();
   const q = new PushQueue<string>(1, process);

@@ -5,11 +5,20 @@
 // they were made. A proxy that stops reading keeps its slot for `holdMs` at most, then the slot goes
 // on and only that proxy's own stream stays blocked.
 
+/** A slot given out: when, and how to give it back. */
+interface HeldSlot {
+  since: number;
+  release: () => void;
+}
+
 export class ResponseSlots {
   readonly #limit: number;
   readonly #holdMs: number;
   readonly #waiting: Array<() => void> = [];
   readonly #onIdle: (() => void) | undefined;
+  /** The slots held, oldest first; one timer waits for the oldest's hold to end (not one per response). */
+  readonly #held = new Set<HeldSlot>();
+  #timer: ReturnType<typeof setTimeout> | undefined;
   #inUse = 0;
 
   /** `onIdle` is called whenever the last slot in use is given back with nobody waiting. */
@@ -34,18 +43,38 @@ export class ResponseSlots {
   async acquire(): Promise<() => void> {
     if (this.#inUse < this.#limit) this.#inUse++;
     else await new Promise<void>((granted) => this.#waiting.push(granted));
-    let held = true;
-    const release = () => {
-      if (!held) return;
-      held = false;
-      clearTimeout(timer);
-      const next = this.#waiting.shift();
-      // The slot passes straight to the next waiter; only an idle slot is counted back.
-      if (next) next();
-      else if (--this.#inUse === 0) this.#onIdle?.();
+    const slot: HeldSlot = {
+      since: performance.now(),
+      release: () => {
+        if (!this.#held.delete(slot)) return;
+        const next = this.#waiting.shift();
+        // The slot passes straight to the next waiter; only an idle slot is counted back.
+        if (next) next();
+        else if (--this.#inUse === 0) this.#onIdle?.();
+      },
     };
-    const timer = setTimeout(release, this.#holdMs);
+    this.#held.add(slot);
+    this.#timer ??= this.#arm(this.#holdMs);
+    return slot.release;
+  }
+
+  #arm(ms: number): ReturnType<typeof setTimeout> {
+    const timer = setTimeout(() => this.#expire(), ms);
     timer.unref();
-    return release;
+    return timer;
+  }
+
+  /** Gives back the slots held past holdMs, then waits for the oldest left. */
+  #expire(): void {
+    this.#timer = undefined;
+    const now = performance.now();
+    for (const slot of this.#held) {
+      const left = slot.since + this.#holdMs - now;
+      if (left > 0) {
+        this.#timer = this.#arm(left);
+        return;
+      }
+      slot.release();
+    }
   }
 }
