@@ -28,7 +28,7 @@ async function collectUntil(cond: () => boolean): Promise<void> {
   assert.ok(cond(), "the input was not collected");
 }
 
-test("an entry whose input object was collected is dropped by the next push, and only then scanned for", async () => {
+test("an entry whose input object was collected is dropped by the next push after the collection is counted", async () => {
   const cache = new XdsCache();
   const resources = cache.resources(TABLE);
   const kept = { name: "kept" };
