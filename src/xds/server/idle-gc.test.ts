@@ -3,17 +3,30 @@ import { test } from "node:test";
 import { getHeapSpaceStatistics } from "node:v8";
 import { IdleCollector } from "./idle-gc.ts";
 
-/** An IdleCollector that records what it does instead of collecting. */
-function setup(busy = () => false) {
+/**
+ * An IdleCollector that records what it does instead of collecting; the memory it is shown (`held`)
+ * grows by 100 bytes a quiet period, and a collection brings it back to 0.
+ */
+function setup(busy = () => false, minGrowthBytes = 0) {
   const events: string[] = [];
+  const memory = { held: 0 };
   const collector = new IdleCollector({
     quietMs: 1000,
     minIntervalMs: 10_000,
     busy,
-    onQuiet: () => events.push("quiet"),
-    collect: () => events.push("collect"),
+    minGrowthBytes,
+    heldBytes: () => memory.held,
+    onQuiet: () => {
+      events.push("quiet");
+      memory.held += 100;
+    },
+    collect: (done) => {
+      events.push("collect");
+      memory.held = 0;
+      done();
+    },
   });
-  return { events, collector };
+  return { events, collector, memory };
 }
 
 test("collects once writing has been quiet for quietMs, after onQuiet", (t) => {
@@ -80,6 +93,38 @@ test("stop cancels a pending collection", (t) => {
   assert.deepEqual(events, []);
 });
 
+test("collects only once the memory held grew by minGrowthBytes since the last collection", (t) => {
+  t.mock.timers.enable({ apis: ["setTimeout", "Date"], now: 50_000 });
+  const { events, collector, memory } = setup(() => false, 250);
+  for (let period = 0; period < 2; period++) {
+    collector.quiet();
+    t.mock.timers.tick(1000);
+  }
+  assert.deepEqual(events, ["quiet", "quiet"], "200 bytes grown: not worth a collection");
+  collector.quiet();
+  t.mock.timers.tick(1000);
+  assert.deepEqual(events.slice(2), ["quiet", "collect"], "300 bytes grown");
+  assert.equal(memory.held, 0);
+  t.mock.timers.tick(10_000);
+  collector.quiet();
+  t.mock.timers.tick(1000);
+  assert.equal(events.at(-1), "quiet", "100 bytes grown since the collection");
+});
+
+test("memory that shrank below the last collection's mark (V8 collected on its own) is the new mark", (t) => {
+  t.mock.timers.enable({ apis: ["setTimeout", "Date"] });
+  const { events, collector, memory } = setup(() => false, 250);
+  memory.held = -500; // the collector was made at 0
+  collector.quiet();
+  t.mock.timers.tick(1000);
+  assert.deepEqual(events, ["quiet"], "-400 after onQuiet: the mark now");
+  memory.held = -200;
+  collector.quiet();
+  t.mock.timers.tick(1000);
+  // -100 after onQuiet: 300 above the new mark (and still below the first).
+  assert.deepEqual(events, ["quiet", "quiet", "collect"]);
+});
+
 const newSpaceBytes = () => getHeapSpaceStatistics().find((s) => s.space_name === "new_space")?.space_size ?? 0;
 
 test("the default collection frees the garbage and gives back the young generation it grew", async (t) => {
@@ -95,7 +140,7 @@ test("the default collection frees the garbage and gives back the young generati
   // A WeakRef keeps its target until the job that made it ends.
   await new Promise((resolve) => setImmediate(resolve));
   t.mock.timers.enable({ apis: ["setTimeout"] });
-  const collector = new IdleCollector({ quietMs: 1, minIntervalMs: 0, busy: () => false });
+  const collector = new IdleCollector({ quietMs: 1, minIntervalMs: 0, minGrowthBytes: 0, busy: () => false });
   collector.quiet();
   t.mock.timers.tick(1);
   // The collection runs in a task of its own.

@@ -12,8 +12,16 @@
 // emptied pages, until V8's own memory reducer gives them back 30-40 s later (with 2,000 sidecars,
 // RSS at rest was 394-427 MiB after two gc()s, 363 MiB after one reducing collection). The reducing
 // collection did not raise the peak.
+//
+// A full collection has a cost beyond its pause: V8 drops the optimized code that refers to a hidden
+// class no live object has any more (the shapes of what one push makes and drops, in our code, grpc-js's
+// and Node's streams), so the next push runs the push path unoptimized and with the young generation
+// shrunk to 1 MiB (an endpoint change right after one took ~50 ms more to reach every proxy). So the
+// collector collects only once the process holds `minGrowthBytes` more (V8's old generation and
+// ArrayBuffers; the young generation is collected often anyway) than the last collection left: after
+// a sync, not after each small push, whose garbage V8 collects on its own.
 import { createRequire } from "node:module";
-import { setFlagsFromString } from "node:v8";
+import { getHeapSpaceStatistics, setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 
 export interface IdleCollectorOptions {
@@ -25,20 +33,40 @@ export interface IdleCollectorOptions {
   busy: () => boolean;
   /** Called at the end of each quiet period, before collecting: drops what only the writing needed. */
   onQuiet?: () => void;
-  /** A full collection; default V8's memory-reducing one (see memoryReducingGc). */
-  collect?: () => void;
+  /** How much more memory than the last collection left makes a collection worth its cost. */
+  minGrowthBytes: number;
+  /** The memory a collection would shrink; default V8's old generation in use and the ArrayBuffers allocated. */
+  heldBytes?: () => number;
+  /** A full collection, calling `done` once it is over; default V8's memory-reducing one (see memoryReducingGc). */
+  collect?: (done: () => void) => void;
+}
+
+const YOUNG_SPACES = new Set(["new_space", "new_large_object_space"]);
+
+function oldGenerationAndArrayBufferBytes(): number {
+  let bytes = process.memoryUsage().arrayBuffers;
+  for (const space of getHeapSpaceStatistics()) if (!YOUNG_SPACES.has(space.space_name)) bytes += space.space_used_size;
+  return bytes;
 }
 
 export class IdleCollector {
   readonly #options: IdleCollectorOptions;
-  #collect: (() => void) | undefined;
+  readonly #heldBytes: () => number;
+  #collect: ((done: () => void) => void) | undefined;
   #lastCollectionMs = Number.NEGATIVE_INFINITY;
+  /** What the process held when the last collection ended (at first, when the collector was made). */
+  #heldAfterCollection: number;
   #timer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(options: IdleCollectorOptions) {
     if (!(options.quietMs > 0)) throw new Error(`idle collector: quietMs must be positive, got ${options.quietMs}`);
+    if (!(options.minGrowthBytes >= 0)) {
+      throw new Error(`idle collector: minGrowthBytes must not be negative, got ${options.minGrowthBytes}`);
+    }
     this.#options = options;
     this.#collect = options.collect;
+    this.#heldBytes = options.heldBytes ?? oldGenerationAndArrayBufferBytes;
+    this.#heldAfterCollection = this.#heldBytes();
   }
 
   /** Writing has stopped: collect after the quiet period (a later call starts the period again). */
@@ -75,9 +103,15 @@ export class IdleCollector {
       return;
     }
     this.#options.onQuiet?.();
+    const held = this.#heldBytes();
+    // Less than the last collection left: V8 has collected since, and that is the mark now.
+    this.#heldAfterCollection = Math.min(this.#heldAfterCollection, held);
+    if (held - this.#heldAfterCollection < this.#options.minGrowthBytes) return;
     this.#collect ??= memoryReducingGc();
-    this.#collect();
     this.#lastCollectionMs = Date.now();
+    this.#collect(() => {
+      this.#heldAfterCollection = this.#heldBytes();
+    });
   }
 }
 
@@ -86,19 +120,28 @@ export class IdleCollector {
  * through an in-process session (no port is opened); it runs in a task of its own. Where Node was built
  * without the inspector, V8's plain gc().
  */
-function memoryReducingGc(): () => void {
+function memoryReducingGc(): (done: () => void) => void {
   if (!process.features.inspector) return exposedGc();
   const { Session } = createRequire(import.meta.url)("node:inspector") as typeof import("node:inspector");
-  return () => {
+  return (done) => {
     const session = new Session();
     session.connect();
     // Disconnecting from within the callback deadlocks: V8 runs it holding the agent's lock.
-    session.post("HeapProfiler.collectGarbage", () => setImmediate(() => session.disconnect()));
+    session.post("HeapProfiler.collectGarbage", () =>
+      setImmediate(() => {
+        session.disconnect();
+        done();
+      }),
+    );
   };
 }
 
 /** V8's gc(), as `--expose-gc` gives it, without requiring the flag on the command line. */
-function exposedGc(): () => void {
+function exposedGc(): (done: () => void) => void {
   setFlagsFromString("--expose-gc");
-  return runInNewContext("gc") as () => void;
+  const gc = runInNewContext("gc") as () => void;
+  return (done) => {
+    gc();
+    done();
+  };
 }

@@ -46,9 +46,13 @@ import { handleSotwRequest, pushSotwType } from "./sotw.ts";
 
 /** A proxy that stops reading gives up its response slot after this long (its own stream stays blocked). */
 const RESPONSE_SLOT_HOLD_MS = 5_000;
-/** Spent responses are collected once nothing has been written for this long, at most once per interval. */
+/**
+ * Spent responses are collected once nothing has been written for this long, at most once per
+ * interval, and only once the old generation and ArrayBuffers grew this much since the last time.
+ */
 const IDLE_GC_QUIET_MS = 2_000;
 const IDLE_GC_MIN_INTERVAL_MS = 10_000;
+const IDLE_GC_MIN_GROWTH_BYTES = 32 * 1024 * 1024;
 
 export interface XdsServerOptions<Snapshot = unknown> {
   generators: GeneratorRegistry<Snapshot>;
@@ -184,6 +188,7 @@ export class XdsServer<Snapshot = unknown> {
     this.#idleGc = new IdleCollector({
       quietMs: IDLE_GC_QUIET_MS,
       minIntervalMs: IDLE_GC_MIN_INTERVAL_MS,
+      minGrowthBytes: IDLE_GC_MIN_GROWTH_BYTES,
       busy: () => this.#env.responseSlots.inUse > 0,
       onQuiet: () => {
         forgetResponseBodies(memos);
