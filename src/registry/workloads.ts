@@ -6,6 +6,7 @@ import type { ConfigObject } from "../config/index.ts";
 import { podSpecOf } from "../config/typed.ts";
 import type { WorkloadEntrySpec } from "../config/types/index.ts";
 import type { Collection, FetchContext, Index, Labels } from "../krt/index.ts";
+import { copyWith } from "../util/index.ts";
 import type { ServiceEndpoint, WorkloadInstance } from "./model.ts";
 import { LABEL_NETWORK, type NetworkOf } from "./networks.ts";
 
@@ -70,7 +71,7 @@ export function augmentLabels(
   nodeName: string,
   network: string,
 ): Labels {
-  const out: Record<string, string> = { ...labels };
+  const out: Record<string, string> = copyWith(labels);
   const { region, zone, subzone } = splitLocality(locality);
   if (region !== "") out[LABEL_REGION] = region;
   if (zone !== "") out[LABEL_ZONE] = zone;
@@ -264,8 +265,16 @@ export function endpointOf(
   mesh: WorkloadContext,
 ): ServiceEndpoint {
   const network = workload ? workload.network : mesh.networkOf(ctx, target.address);
+  // Field by field, not `...target`: a spread followed by more fields gives each endpoint a hidden class
+  // of its own on Node 20 (see util/copy-with.ts).
   return {
-    ...target,
+    hostname: target.hostname,
+    namespace: target.namespace,
+    servicePort: target.servicePort,
+    servicePortName: target.servicePortName,
+    address: target.address,
+    port: target.port,
+    health: target.health,
     labels: workload?.labels ?? augmentLabels({}, "", mesh.clusterId, "", network),
     serviceAccount: workload?.serviceAccount ?? "",
     identity: workload?.identity ?? "",

@@ -10,6 +10,7 @@
 import { setTimeout as delay } from "node:timers/promises";
 import type { Logger } from "pino";
 import { type ConfigObject, type KindInfo, kindKey } from "../../config/index.ts";
+import { copyWith } from "../../util/index.ts";
 import { Backoff, type BackoffOptions } from "./backoff.ts";
 import { KubeApiError, type KubeClient } from "./client.ts";
 import { groupVersion, resourcePath } from "./paths.ts";
@@ -172,7 +173,7 @@ export class Informer {
       // Lists of built-in kinds leave apiVersion and kind off their items.
       const apiVersion = page.apiVersion ?? groupVersion(this.kind.group, version);
       for (const item of page.items ?? [])
-        objects.push(stripUnusedFields({ ...item, apiVersion, kind: this.kind.kind }));
+        objects.push(stripUnusedFields(copyWith(item, { apiVersion, kind: this.kind.kind })));
       resourceVersion ||= page.metadata?.resourceVersion ?? "";
       next = page.metadata?.continue || undefined;
     } while (next);
@@ -201,7 +202,10 @@ export class Informer {
         }
         const resourceVersion = (object.metadata as { resourceVersion?: string } | undefined)?.resourceVersion;
         if (type === "ADDED" || type === "MODIFIED" || type === "DELETED") {
-          this.handler.apply(type, stripUnusedFields({ ...object, apiVersion, kind: this.kind.kind } as ConfigObject));
+          this.handler.apply(
+            type,
+            stripUnusedFields(copyWith(object, { apiVersion, kind: this.kind.kind }) as ConfigObject),
+          );
         }
         // Events and bookmarks alike move the resume point forward.
         if (resourceVersion) this.resourceVersion = resourceVersion;
