@@ -66,7 +66,9 @@ function parseUncached(memos: Memos, name: string): EdsClusterName | undefined {
     return { port: Number(port), subset: subset ?? "", hostname, sniDnat: true };
   }
   const parsed = parseClusterName(name);
-  return parsed?.direction === "outbound" ? { ...parsed, sniDnat: false } : undefined;
+  if (parsed?.direction !== "outbound") return undefined;
+  // A literal, not `{ ...parsed, sniDnat }`: each would get a hidden class of its own (util/copy-with.ts).
+  return { port: parsed.port, subset: parsed.subset, hostname: parsed.hostname, sniDnat: false };
 }
 
 /**

@@ -63,7 +63,12 @@ export function localityGroups(input: EndpointsInput): endpoint.LocalityLbEndpoi
   // Istio sends not-ready endpoints as UNHEALTHY (PILOT_AUTO_SEND_UNHEALTHY_ENDPOINTS) unless outlier
   // detection keeps a minimum healthy percentage (supportsUnhealthyEndpoints).
   const includeUnhealthy = input.includeUnhealthy ?? !((input.policy?.outlierDetection?.minHealthPercent ?? 0) > 0);
-  const selected = selectEndpoints(input.endpoints, { ...input, includeUnhealthy }).filter(
+  const selected = selectEndpoints(input.endpoints, {
+    port: input.port,
+    subsetLabels: input.subsetLabels,
+    includeUnhealthy,
+    includeDraining: input.includeDraining,
+  }).filter(
     (ep) =>
       visible(ep) &&
       (!input.clusterLocal || ep.clusterId === input.proxy.clusterId) &&

@@ -4,6 +4,7 @@
 import type { discovery } from "../../api/index.ts";
 import type { PushRequest } from "../../model/index.ts";
 import { encodeDeltaResponse, encodeResources } from "../encode.ts";
+import { copyWith } from "../../util/index.ts";
 import type { DeltaGenerateResult, GenerateResult } from "../generator.ts";
 import { isWildcardTypeUrl, resourceNamespace, shortType, subscribesByNamespace } from "../types.ts";
 import { type Connection, Watch } from "./connection.ts";
@@ -187,5 +188,5 @@ export async function pushDeltaType<Snapshot>(
 }
 
 function withRemoved(result: GenerateResult | undefined): DeltaGenerateResult | undefined {
-  return result && { ...result, removed: [] };
+  return result && copyWith(result, { removed: [] as string[] });
 }
