@@ -3,8 +3,8 @@
 // only resources whose version changed plus the names the proxy must drop.
 import type { discovery } from "../../api/index.ts";
 import type { PushRequest } from "../../model/index.ts";
-import { encodeDeltaResponse, encodeResources } from "../encode.ts";
 import { copyWith } from "../../util/index.ts";
+import { encodeDeltaResponse, encodeResources } from "../encode.ts";
 import type { DeltaGenerateResult, GenerateResult } from "../generator.ts";
 import { isWildcardTypeUrl, resourceNamespace, shortType, subscribesByNamespace } from "../types.ts";
 import { type Connection, Watch } from "./connection.ts";
