@@ -10,7 +10,6 @@
 import { setTimeout as delay } from "node:timers/promises";
 import type { Logger } from "pino";
 import { type ConfigObject, type KindInfo, kindKey } from "../../config/index.ts";
-import { copyWith } from "../../util/index.ts";
 import { Backoff, type BackoffOptions } from "./backoff.ts";
 import { KubeApiError, type KubeClient } from "./client.ts";
 import { groupVersion, resourcePath } from "./paths.ts";
@@ -38,6 +37,16 @@ interface ListResponse {
   apiVersion?: string;
   metadata?: { resourceVersion?: string; continue?: string };
   items?: ConfigObject[];
+}
+
+/**
+ * `obj`, fresh from JSON and owned by the informer, with its type set in place: a copy (let alone a
+ * spread followed by fields, util/copy-with.ts) would be made only to be copied again by the strip.
+ */
+function withType(obj: ConfigObject, apiVersion: string, kind: string): ConfigObject {
+  obj.apiVersion = apiVersion;
+  obj.kind = kind;
+  return obj;
 }
 
 /** Ends a watch early: the resourceVersion expired, or the server sent another ERROR event. */
@@ -170,10 +179,10 @@ export class Informer {
         undefined,
         this.stopping.signal,
       )) as ListResponse;
-      // Lists of built-in kinds leave apiVersion and kind off their items.
+      // Lists of built-in kinds leave apiVersion and kind off their items. Each item is fresh from
+      // JSON and ours: its type is written into it (as a spread would place it), not into a copy.
       const apiVersion = page.apiVersion ?? groupVersion(this.kind.group, version);
-      for (const item of page.items ?? [])
-        objects.push(stripUnusedFields(copyWith(item, { apiVersion, kind: this.kind.kind })));
+      for (const item of page.items ?? []) objects.push(stripUnusedFields(withType(item, apiVersion, this.kind.kind)));
       resourceVersion ||= page.metadata?.resourceVersion ?? "";
       next = page.metadata?.continue || undefined;
     } while (next);
@@ -202,10 +211,7 @@ export class Informer {
         }
         const resourceVersion = (object.metadata as { resourceVersion?: string } | undefined)?.resourceVersion;
         if (type === "ADDED" || type === "MODIFIED" || type === "DELETED") {
-          this.handler.apply(
-            type,
-            stripUnusedFields(copyWith(object, { apiVersion, kind: this.kind.kind }) as ConfigObject),
-          );
+          this.handler.apply(type, stripUnusedFields(withType(object as ConfigObject, apiVersion, this.kind.kind)));
         }
         // Events and bookmarks alike move the resume point forward.
         if (resourceVersion) this.resourceVersion = resourceVersion;

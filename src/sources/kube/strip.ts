@@ -39,8 +39,10 @@ function stripPod(pod: ConfigObject, metadata: ConfigObject["metadata"]): Config
     if (spec[key] !== undefined) strippedSpec[key] = spec[key];
   }
   const { initContainerStatuses: _init, containerStatuses: _containers, ...status } = record(pod.status);
+  // `metadata` is the strip's own copy (managedFields left out): its annotations are replaced in place.
+  if (metadata.annotations) metadata.annotations = annotations;
   return copyWith(pod, {
-    metadata: metadata.annotations ? copyWith(metadata, { annotations }) : metadata,
+    metadata,
     spec: strippedSpec,
     ...(pod.status ? { status } : {}),
   });
