@@ -11,6 +11,7 @@ import {
   encodeResource,
   encodeResources,
   encodeSotwResponse,
+  KEEP_BODY_FROM,
   type SotwResponse,
   sotwNonce,
 } from "./encode.ts";
@@ -85,9 +86,9 @@ test("SotW responses decode to the message they stand for, with empty lists and 
       typeUrl: TypeUrl.Cluster,
       controlPlane: toBinary(core.ControlPlaneSchema, controlPlane),
     };
-    // The first response is written when sent; the second, for another proxy, is written and kept.
+    // The first responses are written when sent; the KEEP_BODY_FROM-th is written and kept.
     const bytes = sotwBytes(response);
-    assert.deepEqual(sotwBytes(response), bytes);
+    for (let k = 2; k <= KEEP_BODY_FROM + 1; k++) assert.deepEqual(sotwBytes(response), bytes);
     const expected = create(discovery.DiscoveryResponseSchema, {
       versionInfo: c.versionInfo,
       nonce: c.nonce,
@@ -106,8 +107,9 @@ test("SotW responses decode to the message they stand for, with empty lists and 
 
 test("responses from one resource list share its encoded body and keep their own version and nonce", () => {
   const resources = anys().map((any, i) => encodeResource({ name: `r${i}`, resource: any }));
-  // Sent to two proxies at v1: the second response is written and kept, and v2's copies its body.
-  sotwBytes({ versionInfo: "v1", typeUrl: TypeUrl.Cluster, nonce: "n1", resources });
+  // Sent to KEEP_BODY_FROM proxies at v1: the last response is written and kept, and v2's copies its body.
+  for (let k = 1; k < KEEP_BODY_FROM; k++)
+    sotwBytes({ versionInfo: "v1", typeUrl: TypeUrl.Cluster, nonce: "n1", resources });
   const first = sotwBytes({ versionInfo: "v1", typeUrl: TypeUrl.Cluster, nonce: "n1", resources });
   const second = sotwBytes({ versionInfo: "v2", typeUrl: TypeUrl.Cluster, nonce: "n22", resources });
   const decodedFirst = fromBinary(discovery.DiscoveryResponseSchema, first);
@@ -126,8 +128,9 @@ test("delta responses decode to the message they stand for, with empty lists and
     { systemVersionInfo: "v2", nonce: "n2", resources: resources.slice(2), removed: [] },
   ];
   for (const c of cases) {
-    // Three times: the first writes each resource, the second keeps the body, the third copies it.
-    for (const nonce of [c.nonce, `${c.nonce}-again`, `${c.nonce}-third`]) {
+    // The first responses write each resource, the KEEP_BODY_FROM-th keeps the body, the next copies it.
+    for (let k = 1; k <= KEEP_BODY_FROM + 1; k++) {
+      const nonce = k === 1 ? c.nonce : `${c.nonce}-${k}`;
       const bytes = deltaBytes({
         ...c,
         nonce,
@@ -202,9 +205,11 @@ test("proxies sent the same list in a push get one nonce and the very same respo
   assert.notEqual(sotwNonce(memos, "push-2", list), nonce, "another push: another nonce");
   const response = (n: string) =>
     encodeSotwResponse(memos, { versionInfo: "push-1", typeUrl: TypeUrl.Cluster, nonce: n, resources: list });
-  assert.ok(response(nonce) instanceof UnwrittenResponse, "the first proxy's response is written when sent");
+  for (let k = 1; k < KEEP_BODY_FROM; k++) {
+    assert.ok(response(nonce) instanceof UnwrittenResponse, `proxy ${k}'s response is written when sent`);
+  }
   const first = response(nonce);
-  assert.ok(first instanceof Uint8Array, "the second proxy's is written and kept");
+  assert.ok(first instanceof Uint8Array, "the list went to KEEP_BODY_FROM proxies: written and kept");
   assert.equal(response(nonce), first, "written once, shared");
   const later = outgoingBytes(response(sotwNonce(memos, "push-2", list)));
   assert.notEqual(later, first);
