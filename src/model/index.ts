@@ -41,7 +41,7 @@ export type { EffectiveMtls, MtlsMode, PeerAuthenticationIndex } from "./peer-au
 export * from "./proxy.ts";
 export * from "./push-context.ts";
 export { type PushFeatures, pushFeaturesFromEnv } from "./push-features.ts";
-export { type PushInputs, pushInputs } from "./push-inputs.ts";
+export { type PushInputs, pushInputs, sameKeptInputs } from "./push-inputs.ts";
 export { PUSH_KINDS, SERVICE_KINDS } from "./push-kinds.ts";
 export { PushSnapshot } from "./push-snapshot.ts";
 export {

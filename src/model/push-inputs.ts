@@ -71,6 +71,16 @@ export interface KeptInputs {
   readonly generations: ReadonlyMap<object, number>;
 }
 
+/**
+ * Whether two pushes were built from the very same lists (each collection unchanged since, so each
+ * list handed on as it was): then they hold the same state.
+ */
+export function sameKeptInputs(a: KeptInputs, b: KeptInputs): boolean {
+  if (a.services !== b.services || a.endpoints !== b.endpoints || a.kinds.size !== b.kinds.size) return false;
+  for (const [kind, configs] of a.kinds) if (b.kinds.get(kind) !== configs) return false;
+  return true;
+}
+
 /** The feature flags that shape generated config: Istio's (PILOT_* environment settings) and Sluice's own. */
 export type PushFeatures = Pick<
   PushInputs,

@@ -5,7 +5,7 @@
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
 import { XdsCache } from "../configgen/index.ts";
-import type { MeshPush, PushSnapshot } from "../model/index.ts";
+import { type MeshPush, type PushSnapshot, sameKeptInputs } from "../model/index.ts";
 import { envoyFilterStatus, registerEnvoyFilterMetrics } from "../networking/envoyfilter/index.ts";
 import type { EndpointLookup, WorkloadServices } from "../registry/index.ts";
 import { CaMetrics, type CertificateAuthority, certificateService } from "../security/ca/index.ts";
@@ -157,6 +157,7 @@ export async function startDiscovery(options: DiscoveryOptions): Promise<Discove
     services: options.endpoints,
     server,
     build: options.build,
+    sameState: (previous, next) => sameKeptInputs(previous.snapshot.inputs, next.snapshot.inputs),
     countServices: options.countServices,
     debounce: options.debounce,
     domainSuffix: options.domainSuffix,

@@ -3,8 +3,11 @@ import { test } from "node:test";
 import { Registry } from "prom-client";
 import { FakeClock } from "../../../test/support/fake-clock.ts";
 import { type ConfigObject, DEFAULT_MESH_CONFIG, keyString } from "../../config/index.ts";
+import type { MeshPush } from "../../model/mesh-push.ts";
 import { newPushContext, type PushContext, type PushRequest } from "../../model/push-context.ts";
-import { storeGatewayConversion, storeRegistry } from "../../model/store-push.ts";
+import { sameKeptInputs } from "../../model/push-inputs.ts";
+import type { PushSnapshot } from "../../model/push-snapshot.ts";
+import { storeGatewayConversion, storePush, storeRegistry } from "../../model/store-push.ts";
 import { ConfigStore, MemorySource } from "../../sources/index.ts";
 import { PipelineMetrics } from "./metrics.ts";
 import { PushPipeline } from "./pipeline.ts";
@@ -119,6 +122,62 @@ test("a Pod change pushes EDS for the services selecting it, before or after the
   memory.apply(pod("lonely", { app: "nobody" }));
   await clock.advance(1000);
   assert.equal(pushes.length, 2, "a pod no service selects pushes nothing");
+});
+
+test("an endpoint change that leaves every endpoint as it was pushes nothing (a Pod before its slice lists it)", async () => {
+  const store = new ConfigStore();
+  const memory = new MemorySource(store);
+  const clock = new FakeClock();
+  const registry = storeRegistry(store, DEFAULT_MESH_CONFIG, "cluster.local");
+  const build = (previous?: MeshPush) => storePush(store, registry, DEFAULT_MESH_CONFIG, "cluster.local", previous);
+  const pushes: PushRequest[] = [];
+  const server = {
+    pushContext: build() as MeshPush | undefined,
+    push(req: PushRequest<PushSnapshot>) {
+      pushes.push(req);
+      this.pushContext = req.push as MeshPush;
+    },
+  };
+  new PushPipeline<PushSnapshot>({
+    store,
+    services: registry,
+    server,
+    build: (previous) => build(previous as MeshPush),
+    sameState: (previous, next) => sameKeptInputs(previous.snapshot.inputs, next.snapshot.inputs),
+    clock,
+  }).start();
+  memory.apply(service("reviews", { app: "reviews" }));
+  memory.apply(slice("reviews", "10.0.0.1"));
+  // Ready, so that the slice's address takes its labels (the slice names no targetRef).
+  const readyPod = (name: string, labels: Record<string, string>, ip: string): ConfigObject => ({
+    ...pod(name, labels, ip),
+    status: { podIP: ip, phase: "Running", conditions: [{ type: "Ready", status: "True" }] },
+  });
+  memory.apply(readyPod("p1", { app: "reviews" }, "10.0.0.1"));
+  await clock.advance(100);
+  assert.equal(pushes.length, 1, "the service and its endpoint are pushed");
+  const pushed = server.pushContext;
+
+  memory.apply(readyPod("p2", { app: "reviews" }, "10.0.0.2"));
+  await clock.advance(1000);
+  assert.equal(pushes.length, 1, "a Pod no EndpointSlice lists yet changes no endpoint");
+  assert.equal(server.pushContext, pushed, "the server keeps the push context it pushed");
+
+  memory.apply(slice("reviews", "10.0.0.2"));
+  await clock.advance(100);
+  assert.equal(pushes.length, 2, "the slice listing it is pushed");
+  assert.equal(pushes[1].full, false);
+  assert.deepEqual(keys(pushes[1]), ["networking.istio.io/ServiceEntry shop/reviews.shop.svc.cluster.local"]);
+
+  memory.apply(readyPod("p2", { app: "reviews", version: "v2" }, "10.0.0.2"));
+  await clock.advance(100);
+  assert.equal(pushes.length, 3, "new labels on a Pod the slice lists change its endpoint's labels");
+  assert.equal(pushes[2].full, false);
+
+  memory.apply(virtualService("reviews"));
+  await clock.advance(100);
+  assert.equal(pushes.length, 4, "a config change is pushed as ever");
+  assert.equal(pushes[3].full, true);
 });
 
 const serviceEntry = (name: string, resolution: string): ConfigObject => ({

@@ -45,6 +45,13 @@ export interface PushPipelineOptions<Snapshot = unknown> {
   services?: WorkloadServices;
   server: PushTarget<Snapshot>;
   build: PushContextBuilder<Snapshot>;
+  /**
+   * Whether two push contexts hold the same state (built from the very same inputs). An endpoint
+   * (incremental) change whose push context holds what the last one pushed is not pushed: a Pod
+   * appearing before its EndpointSlice lists it changes no endpoint (Istio's EndpointIndex answers
+   * NoPush for endpoints that did not change).
+   */
+  sameState?: (previous: PushContext<Snapshot>, next: PushContext<Snapshot>) => boolean;
   debounce?: DebounceOptions;
   /** Kubernetes service hostnames are `<name>.<namespace>.svc.<domainSuffix>`. */
   domainSuffix?: string;
@@ -97,7 +104,7 @@ export class PushPipeline<Snapshot = unknown> {
   }
 
   #push({ req, events, startedAt }: DebouncedPush<Snapshot>): void {
-    const { server, build, metrics, log, countServices } = this.#options;
+    const { server, build, sameState, metrics, log, countServices } = this.#options;
     const previous = server.pushContext as PushContext<Snapshot>;
     const initStart = this.#clock.now();
     let push: PushContext<Snapshot>;
@@ -106,6 +113,13 @@ export class PushPipeline<Snapshot = unknown> {
     } catch (err) {
       // The proxies keep the last good config; the next change tries again.
       log?.error({ err: err instanceof Error ? err.message : String(err) }, "push context build failed");
+      return;
+    }
+    if (!req.full && previous && sameState?.(previous, push)) {
+      log?.debug(
+        { events, configs: req.configsUpdated.size },
+        "endpoint change left every endpoint as it was: no push",
+      );
       return;
     }
     // Istio serves an incremental push from the current push context, so what was reported stays.
