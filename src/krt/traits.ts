@@ -53,8 +53,9 @@ export function defaultSelectorOf(item: unknown): Labels | undefined {
 
 /** True when every entry of `wanted` is in `labels` (an empty `wanted` is contained in anything). */
 export function labelsContain(labels: Labels | undefined, wanted: Labels): boolean {
-  for (const [name, value] of Object.entries(wanted)) {
-    if (labels?.[name] !== value) return false;
+  // Keys, not entries: this runs for each service of a proxy's namespace, for each proxy.
+  for (const name of Object.keys(wanted)) {
+    if (labels?.[name] !== wanted[name]) return false;
   }
   return true;
 }

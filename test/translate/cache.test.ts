@@ -17,6 +17,7 @@ import type { GenerateResult, WatchedResource } from "../../src/xds/generator.ts
 import { cdsGenerator } from "../../src/xds/generators/cds.ts";
 import { edsGenerator } from "../../src/xds/generators/eds.ts";
 import { TypeUrl } from "../../src/xds/index.ts";
+import { sharedNameSet } from "../../src/xds/server/name-sets.ts";
 
 /** The xDS cache these tests build with, as the discovery server's generators share one. */
 const cache = new XdsCache();
@@ -279,9 +280,10 @@ describe("proxy classes", () => {
     const cache = new XdsCache();
     const cds = cdsGenerator(registry, cache);
     const eds = edsGenerator(registry, cache);
+    // As the server's watches hold them: one set for the same names in the same order.
     const watched = (typeUrl: string, names: string[]): WatchedResource => ({
       typeUrl,
-      resourceNames: new Set(names),
+      resourceNames: sharedNameSet(new Set(names)),
       wildcard: names.length === 0,
     });
     const defined = (r: GenerateResult | undefined) => r ?? assert.fail("no response");

@@ -43,6 +43,6 @@ function healthAllowed(health: HealthStatus, selection: EndpointSelection): bool
 /** Every label of `subset` is on the endpoint with the same value (an empty subset selects all). */
 export function labelsContain(labels: Labels, subset: Labels | undefined): boolean {
   if (!subset) return true;
-  for (const [key, value] of Object.entries(subset)) if (labels[key] !== value) return false;
+  for (const key of Object.keys(subset)) if (labels[key] !== subset[key]) return false;
   return true;
 }

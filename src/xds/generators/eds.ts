@@ -17,10 +17,13 @@ import { weakTable } from "../../util/index.ts";
 import { buildNamed, type Generator, type ResourceError } from "../generator.ts";
 import { changedHostnames, edsNeedsPush } from "./needs-push.ts";
 
-// Per push and proxy class, the assignments answering each list of names (in the order asked), and
-// the names whose assignment threw.
-const CLASS_RESPONSES: ProxyClassTable<Map<string, { resources: XdsResource[]; errors: ResourceError[] }>> =
-  weakTable("eds/classResponses");
+// Per push and proxy class, the assignments answering each ask, and the names whose assignment threw.
+// A full push asks for the watch's own set, which every watch naming the same names in the same order
+// shares (the server's name-sets.ts), so the set itself keys it; an incremental one asks for a list of
+// the changed hosts' names, keyed by its spelling.
+const CLASS_RESPONSES: ProxyClassTable<
+  Map<ReadonlySet<string> | string, { resources: XdsResource[]; errors: ResourceError[] }>
+> = weakTable("eds/classResponses");
 
 // Per set of watched names, the names by the hostname of their cluster. A watch's set is replaced
 // when it changes, never changed in place, so an endpoint change finds a proxy's names of the changed
@@ -60,14 +63,14 @@ export function edsGenerator(endpoints: EndpointLookup, cache: XdsCache): Genera
     generate(proxy, watched, req) {
       if (!edsNeedsPush(req)) return undefined;
       const names = req.full
-        ? [...watched.resourceNames]
+        ? watched.resourceNames
         : namesOfHosts(cache, watched.resourceNames, changedHostnames(req));
-      if (names.length === 0) return undefined;
+      if ((Array.isArray(names) ? names.length : names.size) === 0) return undefined;
       // Proxies of a class asking for the same names in the same order get the same resources array.
       const scope = req.push.snapshot.sidecarScope(proxy);
       const classKey = assignmentClassKey(cache, req.push, scope, proxy);
       const byNames = proxyClassValue(cache, CLASS_RESPONSES, req.push, endpoints, scope, classKey, () => new Map());
-      const namesKey = JSON.stringify(names);
+      const namesKey = Array.isArray(names) ? JSON.stringify(names) : names;
       let answer = byNames.get(namesKey);
       if (!answer) {
         const view = { scope, endpointView: endpointView(proxy) };

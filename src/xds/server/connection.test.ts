@@ -96,6 +96,14 @@ test("a delta watch holding exactly a generated list shares the list's versions 
   assert.deepEqual(Object.fromEntries(other.known), { kept: "v0", ...Object.fromEntries(list.versions) });
   other.recordDelta([], ["kept"], list.versions);
   assert.equal(other.known, list.versions);
+
+  const partial = new Watch(TypeUrl.Cluster, []);
+  partial.recordDelta(list.resources.slice(1), [], list.versions);
+  assert.notEqual(partial.known, list.versions, "a first response of part of the list: not the list");
+  assert.deepEqual([...partial.known.keys()], ["b"]);
+  const stale = new Watch(TypeUrl.Cluster, []);
+  stale.recordDelta([newer.resources[0], list.resources[1]], [], list.versions);
+  assert.notEqual(stale.known, list.versions, "a first response of other versions: not the list");
 });
 
 test("watches come in Istio's push order whatever order they were added in, unknown types last", async (t) => {

@@ -7,6 +7,7 @@ import { OverlayMap } from "../../util/index.ts";
 import type { EncodedResource } from "../encode.ts";
 import type { WatchedResource } from "../generator.ts";
 import { isWildcardTypeUrl, TypeUrl } from "../types.ts";
+import { sharedNameSet } from "./name-sets.ts";
 
 export interface SentInfo {
   version: string;
@@ -66,9 +67,22 @@ export function isWildcardRequest(typeUrl: string, names: ReadonlySet<string> | 
 export class Watch implements WatchedResource {
   /**
    * Replaced when the names change, never changed in place, so that what is derived from a set (the
-   * EDS generator's index of names by host) holds as long as the set does.
+   * EDS generator's index of names by host) holds as long as the set does; shared with every watch
+   * naming the same names in the same order.
    */
-  resourceNames: ReadonlySet<string>;
+  #resourceNames: ReadonlySet<string> = new Set();
+  get resourceNames(): ReadonlySet<string> {
+    return this.#resourceNames;
+  }
+  set resourceNames(names: ReadonlySet<string>) {
+    this.#resourceNames = sharedNameSet(names);
+    this.namedBy = undefined;
+  }
+  /**
+   * SotW: the request's list the names were taken from. The request decoder gives one list to every
+   * request naming the same names, so an ACK carrying this very list names them without a lookup.
+   */
+  namedBy?: readonly string[];
   wildcard: boolean;
   sent?: SentInfo;
   acked?: AckInfo;
@@ -99,19 +113,6 @@ export class Watch implements WatchedResource {
     this.wildcard = isWildcardRequest(typeUrl, named);
     named.delete("*");
     this.resourceNames = named;
-  }
-
-  /**
-   * Spells the watched names, in their order, as the generated list spells them: the names a proxy
-   * asks for are strings decoded from its own request (1,000 EDS names are ~60 KiB per proxy), the
-   * list's are shared by every proxy given it. Names the list lacks keep the proxy's strings.
-   */
-  spellNamesAs(generated: readonly { name: string }[]): void {
-    const spelling = new Map<string, string>();
-    for (const { name } of generated) spelling.set(name, name);
-    const names = new Set<string>();
-    for (const name of this.resourceNames) names.add(spelling.get(name) ?? name);
-    this.resourceNames = names;
   }
 
   /** The version of `name` the proxy holds, if it holds it. */
@@ -161,6 +162,10 @@ export class Watch implements WatchedResource {
     // The proxy will hold at least what it holds less what is removed: more than the list, not it
     // (an endpoint change sends one assignment to a proxy holding 1,000).
     if (this.#known.size - removed.length > list.size) return false;
+    // A first response (the proxy holds nothing yet): no maps of a sync's worth of names.
+    if (this.#known.size === 0 && removed.length === 0) {
+      return changed.length === list.size && changed.every((r) => list.get(r.name) === r.version);
+    }
     const dropped = new Set(removed);
     for (const name of this.knownNames()) if (!list.has(name) && !dropped.has(name)) return false;
     const sent = new Map(changed.map((r) => [r.name, r.version]));

@@ -155,7 +155,6 @@ export async function pushDeltaType<Snapshot>(
   if (!generated) return;
   const { result, encoded } = generated;
   const errors = resourceErrors(env, conn, w.typeUrl, result, encoded);
-  if (trigger.subscribed.length > 0 && !w.wildcard) w.spellNamesAs(encoded.resources);
   const removed = new Set(result.removed);
   if (!gen.generateDeltas && !result.logDetails?.incremental) {
     // A complete answer: whatever the proxy holds in scope and did not come back is gone.

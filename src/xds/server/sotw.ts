@@ -44,6 +44,7 @@ export async function handleSotwRequest<Snapshot>(
   // First request for the type, or a reconnect to a server that does not know the stream: answer.
   if (req.responseNonce === "" || !w) {
     const watch = new Watch(typeUrl, req.resourceNames);
+    watch.namedBy = req.resourceNames;
     conn.watches.set(typeUrl, watch);
     markWarmingDependent(conn, typeUrl);
     await pushSotwType(env, conn, watch, requestPush(conn), true);
@@ -58,13 +59,14 @@ export async function handleSotwRequest<Snapshot>(
   let changed = false;
   // An ACK naming the same resources (the usual case) keeps the watch's set and the strings in it,
   // and builds no set of its own: an unscoped proxy's EDS ACK names 1,000 clusters.
-  if (!namesSame(w.resourceNames, req.resourceNames)) {
+  if (req.resourceNames !== w.namedBy && !namesSame(w.resourceNames, req.resourceNames)) {
     const previous = w.resourceNames;
     const replacement = new Watch(typeUrl, req.resourceNames);
     for (const n of replacement.resourceNames) added ||= !previous.has(n);
     // With nothing added, a different size means names were dropped.
     changed = added || previous.size !== replacement.resourceNames.size;
     if (changed) w.resourceNames = replacement.resourceNames;
+    w.namedBy = req.resourceNames;
   }
   w.wildcard = isWildcardRequest(typeUrl, req.resourceNames);
   const alwaysRespond = w.alwaysRespond;
@@ -108,7 +110,6 @@ export async function pushSotwType<Snapshot>(
     return;
   }
   const { resources, versions } = encoded;
-  if (requested && !w.wildcard) w.spellNamesAs(resources);
   if (!requested && !req.forced && holds(w.sentVersions, versions, incremental)) return;
   const version = req.push.version;
   const nonce = sotwNonce(env.memos, version, resources);
