@@ -111,6 +111,23 @@ test("collects only once the memory held grew by minGrowthBytes since the last c
   assert.equal(events.at(-1), "quiet", "100 bytes grown since the collection");
 });
 
+test("after start-up the first quiet period collects whatever the growth; writing first defers it", (t) => {
+  t.mock.timers.enable({ apis: ["setTimeout", "Date"] });
+  let writing = true;
+  const { events, collector } = setup(() => writing, 250);
+  collector.startupDone();
+  t.mock.timers.tick(1000);
+  assert.deepEqual(events, [], "writing: no collection yet");
+  writing = false;
+  collector.quiet();
+  t.mock.timers.tick(1000);
+  assert.deepEqual(events, ["quiet", "collect"], "100 bytes grown, collected all the same");
+  t.mock.timers.tick(10_000);
+  collector.quiet();
+  t.mock.timers.tick(1000);
+  assert.deepEqual(events, ["quiet", "collect", "quiet"], "then growth decides again");
+});
+
 test("memory that shrank below the last collection's mark (V8 collected on its own) is the new mark", (t) => {
   t.mock.timers.enable({ apis: ["setTimeout", "Date"] });
   const { events, collector, memory } = setup(() => false, 250);

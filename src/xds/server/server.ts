@@ -198,6 +198,8 @@ export class XdsServer<Snapshot = unknown> {
     this.#queue = new PushQueue(options.pushConcurrency ?? 100, (conn, req, queuedAt) =>
       this.#pushConnection(conn, req, queuedAt),
     );
+    // Made with its first push context: the mesh is loaded.
+    if (options.initialPush) this.#idleGc.startupDone();
   }
 
   /** The push context new requests are answered from. */
