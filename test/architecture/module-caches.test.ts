@@ -32,6 +32,9 @@ const ALLOWED: Readonly<Record<string, string>> = {
   // Process state, not memos of any input.
   "cli/log.ts#loggers": "the CLI's loggers, one per scope",
   "krt/scheduler.ts#waiting": "the scheduler's queue of pending work",
+  // The watched-name sets live connections hold, weakly, so that watches naming the same share one
+  // (as strings are interned): an index of what connections hold, computed from no config.
+  "xds/server/name-sets.ts#sets": "the name sets live watches share, held weakly",
   // One live Gateway API conversion per service registry, which pushes and the status writer share:
   // wiring of the store to the model (model/store-push.ts), not a memo of generated config.
   "model/store-push.ts#conversions": "the live Gateway API conversion of each registry",
