@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { makeMesh } from "../../../test/support/cluster-fixtures.ts";
-import { canonicalService, labelsContain, localityLbSetting, localityMatch, localityPriority } from "./index.ts";
+import type { ServiceEndpoint } from "../../registry/index.ts";
+import { canonicalService, localityLbSetting, localityMatch, localityPriority, selectEndpoints } from "./index.ts";
 
 const loc = (region: string, zone = "", subZone = "") => ({ region, zone, subZone });
 
@@ -39,9 +40,14 @@ describe("GetLocalityLbSetting", () => {
 
 describe("subset label selection", () => {
   it("an endpoint must carry every subset label with the same value", () => {
-    assert.ok(labelsContain({ app: "a", version: "v1" }, { version: "v1" }));
-    assert.ok(!labelsContain({ app: "a" }, { version: "v1" }));
-    assert.ok(labelsContain({ app: "a" }, undefined));
+    const endpoint = (name: string, labels: Record<string, string>) =>
+      ({ address: name, servicePort: 80, health: "Healthy", labels }) as unknown as ServiceEndpoint;
+    const endpoints = [endpoint("v1", { app: "a", version: "v1" }), endpoint("none", { app: "a" })];
+    const selected = (subsetLabels?: Record<string, string>) =>
+      selectEndpoints(endpoints, { port: 80, subsetLabels }).map((e) => e.address);
+    assert.deepEqual(selected({ version: "v1" }), ["v1"]);
+    assert.deepEqual(selected({ version: "v2" }), []);
+    assert.deepEqual(selected(undefined), ["v1", "none"]);
   });
 });
 

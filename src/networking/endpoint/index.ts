@@ -13,4 +13,4 @@ export {
   TRANSPORT_SOCKET_MATCH_KEY,
 } from "./lbendpoint.ts";
 export { localityLbSetting, localityMatch, localityPriority } from "./locality.ts";
-export { type EndpointSelection, labelsContain, selectEndpoints } from "./subset-filter.ts";
+export { type EndpointSelection, selectEndpoints } from "./subset-filter.ts";

@@ -1,6 +1,6 @@
 // Which endpoints a cluster's load assignment carries (Istio's endpoint_builder.go filters): the
 // cluster's service port, the subset's labels, and the health states Envoy should see.
-import type { Labels } from "../../krt/index.ts";
+import { type Labels, labelsContain } from "../../krt/index.ts";
 import type { HealthStatus, ServiceEndpoint } from "../../registry/index.ts";
 
 export interface EndpointSelection {
@@ -22,7 +22,7 @@ export function selectEndpoints(
     (ep) =>
       ep.servicePort === selection.port &&
       healthAllowed(ep.health, selection) &&
-      labelsContain(ep.labels, selection.subsetLabels),
+      (!selection.subsetLabels || labelsContain(ep.labels, selection.subsetLabels)),
   );
 }
 
@@ -38,11 +38,4 @@ function healthAllowed(health: HealthStatus, selection: EndpointSelection): bool
     default:
       return false;
   }
-}
-
-/** Every label of `subset` is on the endpoint with the same value (an empty subset selects all). */
-export function labelsContain(labels: Labels, subset: Labels | undefined): boolean {
-  if (!subset) return true;
-  for (const key of Object.keys(subset)) if (labels[key] !== subset[key]) return false;
-  return true;
 }

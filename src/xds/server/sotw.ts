@@ -61,11 +61,12 @@ export async function handleSotwRequest<Snapshot>(
   // and builds no set of its own: an unscoped proxy's EDS ACK names 1,000 clusters.
   if (req.resourceNames !== w.namedBy && !namesSame(w.resourceNames, req.resourceNames)) {
     const previous = w.resourceNames;
-    const replacement = new Watch(typeUrl, req.resourceNames);
-    for (const n of replacement.resourceNames) added ||= !previous.has(n);
+    const replacement = new Set(req.resourceNames);
+    replacement.delete("*");
+    for (const n of replacement) added ||= !previous.has(n);
     // With nothing added, a different size means names were dropped.
-    changed = added || previous.size !== replacement.resourceNames.size;
-    if (changed) w.resourceNames = replacement.resourceNames;
+    changed = added || previous.size !== replacement.size;
+    if (changed) w.resourceNames = replacement;
     w.namedBy = req.resourceNames;
   }
   w.wildcard = isWildcardRequest(typeUrl, req.resourceNames);
