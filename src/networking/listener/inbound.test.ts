@@ -11,6 +11,7 @@ import {
 } from "../../../test/support/listeners.ts";
 import { type listener, tls, unpackAny } from "../../api/index.ts";
 import type { AuthorizationPolicySpec } from "../../config/types/index.ts";
+import { MemoStore } from "../../util/index.ts";
 import { buildSidecarInboundListeners, type InboundPort, type SidecarInboundInput } from "./index.ts";
 import type { MtlsMode } from "./types.ts";
 
@@ -105,6 +106,34 @@ describe("sidecar inbound listeners (listener_inbound.go)", () => {
         ["raw_buffer", [], false],
       ],
     );
+  });
+
+  it("every mTLS chain of a kind, in every workload built with the same memos, shares one transport socket", () => {
+    const memos = new MemoStore();
+    const mesh = meshFrom();
+    const sockets = (l: listener.Listener, transport: string) =>
+      l.filterChains
+        .filter((c) => c.transportSocket && c.filterChainMatch?.applicationProtocols.includes(transport))
+        .map((c) => c.transportSocket);
+    const [a] = build({ memos, mesh, ports: [httpPort()] });
+    const [b] = build({
+      memos,
+      mesh,
+      ports: [{ ...httpPort(), targetPort: 9090, hostname: "ratings.default.svc.cluster.local" }],
+    });
+    // HTTP chains (istio-http ALPNs) and TCP ones (istio-peer-exchange only) get different contexts.
+    const http = [...sockets(a, "istio-http/1.1"), ...sockets(b, "istio-http/1.1")];
+    const tcp = [...sockets(a, "istio-peer-exchange"), ...sockets(b, "istio-peer-exchange")].filter(
+      (s) => !http.includes(s),
+    );
+    assert.ok(http.length >= 4 && tcp.length >= 2, "both workloads have HTTP and TCP mTLS chains");
+    assert.ok(http.every((s) => s === http[0]));
+    assert.ok(tcp.every((s) => s === tcp[0]));
+    assert.notEqual(http[0], tcp[0]);
+    // Without memos, each build makes its own, equal ones.
+    const [c] = build({ mesh, ports: [httpPort()] });
+    assert.notEqual(sockets(c, "istio-http/1.1")[0], http[0]);
+    assert.deepEqual(sockets(c, "istio-http/1.1")[0], http[0]);
   });
 
   it("STRICT (port-level) accepts only mTLS: one tls chain whose context requires client certificates from the trust domain", () => {

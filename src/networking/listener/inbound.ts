@@ -4,10 +4,12 @@
 // virtualInbound, or in real per-port listeners when nothing is redirected (interception NONE).
 import { create } from "@bufbuild/protobuf";
 import { DurationSchema } from "@bufbuild/protobuf/wkt";
-import { core, listener, route } from "../../api/index.ts";
+import { core, listener, preEncoded, route } from "../../api/index.ts";
+import type { MeshConfig } from "../../config/index.ts";
 import type { ServerTlsSettings } from "../../config/types/index.ts";
 import type { ProxyNode, PushStatusReporter } from "../../model/index.ts";
 import type { ServiceProtocol } from "../../registry/index.ts";
+import { weakTable } from "../../util/index.ts";
 import { buildTcpAuthzFilters } from "../authz/index.ts";
 import { buildHttpFilters, type HttpFilterContext } from "../httpfilter/index.ts";
 import { WASM_PHASES, type WasmPhase, wasmNetworkFilters } from "../wasm/index.ts";
@@ -32,7 +34,7 @@ import {
   tcpStatsFilter,
 } from "./tcp.ts";
 import { downstreamTlsSocket, gatewayTlsContext, inboundMtlsContext } from "./tls.ts";
-import { interceptionMode, type ListenerEnv, type MtlsMode } from "./types.ts";
+import { envMemos, interceptionMode, type ListenerEnv, type MtlsMode } from "./types.ts";
 import { buildVirtualInboundListener, VIRTUAL_INBOUND } from "./virtual.ts";
 
 /** One port the workload serves: a Service port's resolved target port (or a Sidecar ingress port). */
@@ -268,12 +270,32 @@ function chainFor(
   if (config.configPath) {
     chain.metadata = create(core.MetadataSchema, { filterMetadata: { istio: { config: config.configPath } } });
   }
-  if (option.mtls) {
-    chain.transportSocket = downstreamTlsSocket(
-      inboundMtlsContext(option.http ? "http" : "tcp", input.mesh, input.trustDomains),
-    );
-  }
+  if (option.mtls) chain.transportSocket = inboundMtlsSocket(input, option.http ? "http" : "tcp");
   return chain;
+}
+
+/** The inbound mTLS sockets by mesh config, then by chain kind and trust domains. */
+const INBOUND_MTLS_SOCKETS = weakTable<MeshConfig, Map<string, core.TransportSocket>>("listener/inboundMtlsSockets");
+
+/**
+ * The mTLS socket of an inbound chain, the same for every chain of its kind in the mesh: one object,
+ * encoded once, serves every TLS chain of every workload's listener.
+ */
+function inboundMtlsSocket(input: SidecarInboundInput, kind: "http" | "tcp"): core.TransportSocket {
+  const byMesh = envMemos(input).weak(INBOUND_MTLS_SOCKETS);
+  let sockets = byMesh.get(input.mesh);
+  if (!sockets) {
+    sockets = new Map();
+    byMesh.set(input.mesh, sockets);
+  }
+  const key = `${kind} ${input.trustDomains.join(" ")}`;
+  let socket = sockets.get(key);
+  if (!socket) {
+    const context = inboundMtlsContext(kind, input.mesh, input.trustDomains);
+    socket = preEncoded(core.TransportSocketSchema, downstreamTlsSocket(context));
+    sockets.set(key, socket);
+  }
+  return socket;
 }
 
 function chainName(config: ChainConfig, http: boolean): string {
