@@ -63,6 +63,13 @@ export function isWildcardRequest(typeUrl: string, names: ReadonlySet<string> | 
   return "size" in names ? names.size === 0 || names.has("*") : names.length === 0 || names.includes("*");
 }
 
+/** The resources a request names, without the wildcard "*". */
+export function namedResources(names: Iterable<string>): Set<string> {
+  const named = new Set(names);
+  named.delete("*");
+  return named;
+}
+
 /** The per-type state of a connection. Generators see it as a read-only WatchedResource. */
 export class Watch implements WatchedResource {
   /**
@@ -109,10 +116,9 @@ export class Watch implements WatchedResource {
     names: Iterable<string>,
     readonly delta = false,
   ) {
-    const named = new Set(names);
-    this.wildcard = isWildcardRequest(typeUrl, named);
-    named.delete("*");
-    this.resourceNames = named;
+    const requested = new Set(names);
+    this.wildcard = isWildcardRequest(typeUrl, requested);
+    this.resourceNames = namedResources(requested);
   }
 
   /** The version of `name` the proxy holds, if it holds it. */

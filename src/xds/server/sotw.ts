@@ -7,7 +7,7 @@ import { OverlayMap } from "../../util/index.ts";
 import { encodeResources, encodeSotwResponse, sotwNonce } from "../encode.ts";
 import type { GenerateResult, ResourceError } from "../generator.ts";
 import { isWildcardTypeUrl, shortType } from "../types.ts";
-import { type Connection, isWildcardRequest, Watch } from "./connection.ts";
+import { type Connection, isWildcardRequest, namedResources, Watch } from "./connection.ts";
 import {
   controlPlaneFor,
   findGenerator,
@@ -61,8 +61,7 @@ export async function handleSotwRequest<Snapshot>(
   // and builds no set of its own: an unscoped proxy's EDS ACK names 1,000 clusters.
   if (req.resourceNames !== w.namedBy && !namesSame(w.resourceNames, req.resourceNames)) {
     const previous = w.resourceNames;
-    const replacement = new Set(req.resourceNames);
-    replacement.delete("*");
+    const replacement = namedResources(req.resourceNames);
     for (const n of replacement) added ||= !previous.has(n);
     // With nothing added, a different size means names were dropped.
     changed = added || previous.size !== replacement.size;
