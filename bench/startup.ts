@@ -5,12 +5,12 @@
 // where the environment sets it, the CLI is measured both with it and without it.
 import { spawn, spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { SLUICED, sluicedLaunch } from "../test/sluiced-launch.ts";
 import { timing } from "./measure.ts";
 import type { BenchResult } from "./run.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const SLUICE = fileURLToPath(new URL("../bin/sluice.js", import.meta.url));
-const SLUICED = fileURLToPath(new URL("../bin/sluiced.js", import.meta.url));
 
 /** Microseconds from spawning node with `args` to its exit. */
 function timeNode(args: string[], env: NodeJS.ProcessEnv): number {
@@ -25,8 +25,11 @@ async function timeSluicedReady(): Promise<number> {
   const start = performance.now();
   const args = ["--configDir", "examples/mesh", "--meshConfig", "examples/meshconfig.yaml"];
   const listen = ["--grpcAddr", "127.0.0.1:0", "--secureGRPCAddr", "", "--httpAddr", "127.0.0.1:0"];
-  const child = spawn(process.execPath, [SLUICED, ...args, ...listen, "--monitoringAddr", "", "--httpsAddr", ""], {
+  const launch = sluicedLaunch();
+  const command = [...launch.nodeArgs, SLUICED, ...args, ...listen, "--monitoringAddr", "", "--httpsAddr", ""];
+  const child = spawn(process.execPath, command, {
     cwd: ROOT,
+    env: { ...process.env, ...launch.env },
     stdio: ["ignore", "pipe", "ignore"],
   });
   try {

@@ -26,7 +26,6 @@ import {
   peakRssMiB,
   pooledChanges,
   rssMiB,
-  SLUICED_MALLOC_ENV,
   type SluicedMemory,
   sleep,
   sluicedMemory,
@@ -175,7 +174,7 @@ function configsOf(kind: MeshKind) {
 function startPlane(name: PlaneName, inputs: PlaneInputs, profileDir?: string): Promise<StartingPlane> {
   if (name === "istiod") return startIstiod(inputs);
   const nodeArgs = profileDir ? ["--cpu-prof", "--cpu-prof-dir", profileDir] : [];
-  return startSluiced(inputs, { env: SLUICED_MALLOC_ENV, nodeArgs });
+  return startSluiced(inputs, { nodeArgs });
 }
 
 /** `change` numbers each change, so that its marker is new to every proxy. */

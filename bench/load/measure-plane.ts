@@ -11,9 +11,6 @@ const HERE = fileURLToPath(new URL("./", import.meta.url));
 export const TSX = ["--import", "tsx"];
 const CLOCK_TICKS = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim());
 
-/** As the README and the install manifests run sluiced: glibc's malloc thresholds fixed (see README). */
-export const SLUICED_MALLOC_ENV = { MALLOC_MMAP_THRESHOLD_: "32768", MALLOC_TRIM_THRESHOLD_: "131072" };
-
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export const sum = (counts: BytesByType) => Object.values(counts).reduce((a, b) => a + b, 0);
 

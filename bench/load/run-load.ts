@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { SLUICED, sluicedLaunch } from "../../test/sluiced-launch.ts";
 import {
   type ChangeReport,
   cpuPercentOver,
@@ -18,7 +19,6 @@ import {
   formatBytes,
   formatMs,
   rssMiB,
-  SLUICED_MALLOC_ENV,
   sleep,
   sluicedMemory,
   stopChild,
@@ -105,9 +105,11 @@ interface Sluiced {
 
 function startSluiced(dir: string, profileDir?: string): { child: ChildProcess; listening: Promise<Sluiced> } {
   const profile = profileDir ? ["--cpu-prof", "--cpu-prof-dir", profileDir] : [];
+  const launch = sluicedLaunch();
   const args = [
+    ...launch.nodeArgs,
     ...profile,
-    "bin/sluiced.js",
+    SLUICED,
     "--configDir",
     dir,
     "--grpcAddr",
@@ -122,7 +124,7 @@ function startSluiced(dir: string, profileDir?: string): { child: ChildProcess; 
     "--httpsAddr",
     "",
   ];
-  const env = { ...process.env, ...SLUICED_MALLOC_ENV };
+  const env = { ...process.env, ...launch.env };
   const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ["ignore", "pipe", "inherit"] });
   let monitoringPort = 0;
   // pino writes the pid of the process that logs.

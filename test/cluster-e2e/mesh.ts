@@ -11,11 +11,10 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { networkInterfaces } from "node:os";
 import { createInterface } from "node:readline";
 import { setTimeout as sleep } from "node:timers/promises";
-import { fileURLToPath } from "node:url";
 import type { Cluster } from "../cluster/index.ts";
 import { Backend } from "../proxyless/echo.ts";
+import { SLUICED, sluicedLaunch } from "../sluiced-launch.ts";
 
-export const SLUICED = fileURLToPath(new URL("../../bin/sluiced.js", import.meta.url));
 export const ECHO_PORT = 7070;
 export const domain = (ns: string) => `${ns}.svc.cluster.local`;
 export const echoHost = (ns: string) => `echo.${domain(ns)}`;
@@ -189,9 +188,11 @@ export interface Sluiced {
 
 /** Spawns bin/sluiced.js on the cluster's kubeconfig, every port on 127.0.0.1:0, and waits for its ports. */
 export async function startSluiced(kubeconfigPath: string): Promise<Sluiced> {
+  const launch = sluicedLaunch();
   const child = spawn(
     process.execPath,
     [
+      ...launch.nodeArgs,
       SLUICED,
       ...["--kubeconfig", kubeconfigPath],
       ...["--grpcAddr", "127.0.0.1:0", "--secureGRPCAddr", "", "--httpsAddr", ""],
@@ -200,7 +201,7 @@ export async function startSluiced(kubeconfigPath: string): Promise<Sluiced> {
     ],
     {
       stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, MALLOC_MMAP_THRESHOLD_: "32768", MALLOC_TRIM_THRESHOLD_: "131072" },
+      env: { ...process.env, ...launch.env },
     },
   );
   const lines: string[] = [];

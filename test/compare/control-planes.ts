@@ -6,8 +6,8 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { createWriteStream, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { requirePeer } from "../peers/paths.ts";
+import { SLUICED, sluicedLaunch } from "../sluiced-launch.ts";
 
 export interface ControlPlane {
   name: "istiod" | "sluice" | "sluice (cache off)";
@@ -19,8 +19,6 @@ export interface ControlPlane {
   monitoring: string;
   stop(): Promise<void>;
 }
-
-const SLUICED = fileURLToPath(new URL("../../bin/sluiced.js", import.meta.url));
 
 /** A free loopback port (istiod prints no port it was given as 0). */
 function freePort(): Promise<number> {
@@ -122,23 +120,25 @@ export interface SluicedOptions {
   nodeArgs?: string[];
 }
 
-/** sluiced with its defaults, plaintext xDS on loopback, no webhooks. */
+/** sluiced with its defaults, as bin/sluiced.js runs it, plaintext xDS on loopback, no webhooks. */
 export async function startSluiced(
   { kubeconfig, meshFile, workDir }: PlaneInputs,
   { name = "sluice", env = {}, nodeArgs = [] }: SluicedOptions = {},
 ): Promise<StartingPlane> {
   const [grpc, http, monitoring] = await Promise.all([1, 2, 3].map(freePort));
   const log = join(workDir, name === "sluice" ? "sluiced.log" : "sluiced-cache-off.log");
+  const launch = sluicedLaunch();
   const child = spawnLogged(
     process.execPath,
     [
+      ...launch.nodeArgs,
       ...nodeArgs,
       SLUICED,
       ...["--kubeconfig", kubeconfig, "--meshConfig", meshFile],
       ...["--grpcAddr", `127.0.0.1:${grpc}`, "--secureGRPCAddr", "", "--httpsAddr", ""],
       ...["--httpAddr", `127.0.0.1:${http}`, "--monitoringAddr", `127.0.0.1:${monitoring}`],
     ],
-    { ...process.env, ...ISTIOD_POD_ENV, ...env },
+    { ...process.env, ...ISTIOD_POD_ENV, ...launch.env, ...env },
     log,
   );
   const plane: ControlPlane = {
