@@ -3,6 +3,7 @@
 // (--kubeconfig) and MeshConfig xds:// config sources, then serves ADS on --grpcAddr and
 // --secureGRPCAddr, pushing every change through the debounced push pipeline.
 import { readFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { setFlagsFromString } from "node:v8";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { pino } from "pino";
@@ -21,6 +22,7 @@ import { storeGatewayConversion, storePush, storeRegistry } from "../model/store
 import { authenticatorEnv, buildAuthenticators } from "../security/authn/index.ts";
 import {
   type CaSecretStore,
+  type CertificateAuthority,
   caSettingsFromEnv,
   createIstioCa,
   FileCaStore,
@@ -28,7 +30,7 @@ import {
   istiodDnsNames,
 } from "../security/ca/index.ts";
 import { ConfigStore, DEFAULT_MAX_FILE_BYTES, FileSource, XdsSource, type XdsSourceTls } from "../sources/index.ts";
-import type { KubeSource } from "../sources/kube/index.ts";
+import type { KubeClient, KubeSource } from "../sources/kube/index.ts";
 import { envBool } from "../util/index.ts";
 import { buildInfoString } from "../util/version.ts";
 import {
@@ -281,6 +283,49 @@ async function startCa(mesh: MeshConfig, kubeConfig: KubeConfig | undefined, run
 }
 
 /**
+ * The CA's roots in every namespace's istio-ca-root-cert ConfigMap (Istio's namespace controller),
+ * written by the replica that holds the Lease istio-namespace-controller-election in the system
+ * namespace (by all of them with PILOT_ENABLE_LEADER_ELECTION=false).
+ */
+async function startRootCertPublisher(
+  store: ConfigStore,
+  client: KubeClient,
+  ca: CertificateAuthority,
+  running: Running[],
+): Promise<void> {
+  const { ELECTION_IDS, LeaseElection, RootCertPublisher } = await import("../controllers/index.ts");
+  const log = scoped("namespace");
+  const run = (signal?: AbortSignal) => {
+    const publisher = new RootCertPublisher({
+      client,
+      namespaces: store.collection(kindKey("", "Namespace")),
+      configMaps: store.collection(kindKey("", "ConfigMap")),
+      rootCert: () => ca.bundle.rootCertPem,
+      onRootCertChange: (listener) => ca.onBundleChange(listener),
+      configMapName: env.PILOT_CA_CERT_CONFIGMAP,
+      log,
+    });
+    publisher.start();
+    signal?.addEventListener("abort", () => publisher.stop());
+    return publisher;
+  };
+  if (!envFlag("PILOT_ENABLE_LEADER_ELECTION", true)) {
+    running.push(run());
+    return;
+  }
+  const election = new LeaseElection({
+    client,
+    namespace: env.POD_NAMESPACE ?? "istio-system",
+    name: ELECTION_IDS.namespaceController,
+    identity: env.POD_NAME || `unknown-${hostname()}`,
+    run,
+    log,
+  });
+  election.start();
+  running.push(election);
+}
+
+/**
  * The admission webhooks on --httpsAddr, with the --tlsCertFile certificate or istiod's from the CA
  * (followed as it is reissued); undefined (logged) without either.
  */
@@ -430,6 +475,7 @@ async function start(running: Running[]): Promise<void> {
   }
   const needsCa = Boolean(argv.secureGRPCAddr || argv.httpsAddr) && envFlag("ENABLE_CA_SERVER", true);
   const ca = needsCa ? await startCa(mesh, kubeConfig, running) : undefined;
+  if (ca && kube && kubeConfig) await startRootCertPublisher(store, new kube.KubeClient(kubeConfig), ca.ca, running);
   let webhooks: WebhookServer | undefined;
   if (argv.httpsAddr) {
     webhooks = await startWebhooks(mesh, store, ca?.istiodCertificate, () => discoveryReady, metrics);

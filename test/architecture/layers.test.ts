@@ -25,7 +25,8 @@
 //   11    configgen                    per-proxy assembly (Istio's ConfigGenerator), the XdsCache
 //   12    xds                          generators, push pipeline, ADS server
 //   13    webhooks                     injection and validation webhooks
-//   14    analysis · admin · agent     siblings: none imports another
+//   14    analysis · admin · agent ·   siblings: none imports another
+//         controllers                  (controllers: what writes to the cluster, by Lease leaders)
 //   15    cli · library                siblings
 //   16    bin                          the programs
 //
@@ -57,7 +58,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ["configgen"],
   ["xds"],
   ["webhooks"],
-  ["analysis", "admin", "agent"],
+  ["analysis", "admin", "agent", "controllers"],
   ["cli", "library"],
   ["bin"],
 ];

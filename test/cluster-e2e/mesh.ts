@@ -186,8 +186,17 @@ export interface Sluiced {
   stop(): Promise<void>;
 }
 
+export interface SluicedOptions {
+  /** --secureGRPCAddr; default "" (off, and with it the CA). */
+  secureGrpcAddr?: string;
+  /** A MeshConfig file (--meshConfig). */
+  meshConfig?: string;
+  /** Environment added to this process's. */
+  env?: Record<string, string>;
+}
+
 /** Spawns bin/sluiced.js on the cluster's kubeconfig, every port on 127.0.0.1:0, and waits for its ports. */
-export async function startSluiced(kubeconfigPath: string): Promise<Sluiced> {
+export async function startSluiced(kubeconfigPath: string, options: SluicedOptions = {}): Promise<Sluiced> {
   const launch = sluicedLaunch();
   const child = spawn(
     process.execPath,
@@ -195,13 +204,14 @@ export async function startSluiced(kubeconfigPath: string): Promise<Sluiced> {
       ...launch.nodeArgs,
       SLUICED,
       ...["--kubeconfig", kubeconfigPath],
-      ...["--grpcAddr", "127.0.0.1:0", "--secureGRPCAddr", "", "--httpsAddr", ""],
+      ...["--grpcAddr", "127.0.0.1:0", "--secureGRPCAddr", options.secureGrpcAddr ?? "", "--httpsAddr", ""],
       ...["--httpAddr", "127.0.0.1:0", "--monitoringAddr", "127.0.0.1:0"],
       ...["--debounceAfter", "20ms", "--debounceMax", "1s"],
+      ...(options.meshConfig ? ["--meshConfig", options.meshConfig] : []),
     ],
     {
       stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, ...launch.env },
+      env: { ...process.env, ...launch.env, ...options.env },
     },
   );
   const lines: string[] = [];

@@ -1,0 +1,14 @@
+// Controllers that write to the cluster, each run by the leader of its Lease (Istio's election ids).
+export type { KubeRequests } from "./kube-requests.ts";
+export { LeaseElection, type LeaseElectionOptions } from "./lease-election.ts";
+export {
+  ROOT_CERT_CONFIGMAP,
+  ROOT_CERT_KEY,
+  RootCertPublisher,
+  type RootCertPublisherOptions,
+} from "./root-cert-publisher.ts";
+
+/** Istio's election ids (pilot/pkg/leaderelection). */
+export const ELECTION_IDS = {
+  namespaceController: "istio-namespace-controller-election",
+} as const;
