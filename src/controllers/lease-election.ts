@@ -121,8 +121,9 @@ export class LeaseElection {
       held = await this.#acquireOrRenew();
     } catch (err) {
       held = false;
-      // Missing RBAC for Leases is worth an operator's attention; the API server briefly away is not.
-      const level = isStatus(err, 403) ? "warn" : "debug";
+      // Missing RBAC for Leases, or no such namespace, is worth an operator's attention; the API server
+      // briefly away is not.
+      const level = isStatus(err, 403) || isStatus(err, 404) ? "warn" : "debug";
       this.#log[level]({ err: errorMessage(err) }, "lease not acquired or renewed");
     }
     if (this.#stopped) return;
