@@ -326,6 +326,34 @@ async function startRootCertPublisher(
 }
 
 /**
+ * The caBundle of this revision's webhook configurations kept to the CA of istiod's certificate, which
+ * the webhooks serve with (INJECTION_WEBHOOK_CONFIG_NAME / VALIDATION_WEBHOOK_CONFIG_NAME "" turn each off).
+ */
+async function startWebhookPatcher(
+  client: KubeClient,
+  istiodCertificate: IstiodCertificate,
+  running: Running[],
+): Promise<void> {
+  const { WebhookPatcher } = await import("../controllers/index.ts");
+  const patcher = new WebhookPatcher({
+    client,
+    revision: env.REVISION,
+    caBundle: () => istiodCertificate.current.caBundlePem,
+    // The certificate is reissued whenever the CA's roots change.
+    onCaBundleChange: (listener) => {
+      istiodCertificate.addCaCertificateListener(listener);
+      return () => istiodCertificate.removeCaCertificateListener(listener);
+    },
+    namespace: env.POD_NAMESPACE ?? "istio-system",
+    mutating: (env.INJECTION_WEBHOOK_CONFIG_NAME ?? "istio-sidecar-injector") !== "",
+    validating: (env.VALIDATION_WEBHOOK_CONFIG_NAME ?? "istio-istio-system") !== "",
+    log: scoped("webhooks"),
+  });
+  patcher.start();
+  running.push(patcher);
+}
+
+/**
  * The admission webhooks on --httpsAddr, with the --tlsCertFile certificate or istiod's from the CA
  * (followed as it is reissued); undefined (logged) without either.
  */
@@ -335,6 +363,8 @@ async function startWebhooks(
   istiodCertificate: IstiodCertificate | undefined,
   ready: () => boolean,
   metrics: Registry,
+  kube: { client: KubeClient } | undefined,
+  running: Running[],
 ): Promise<WebhookServer | undefined> {
   const files =
     argv.tlsCertFile && argv.tlsKeyFile
@@ -370,6 +400,7 @@ async function startWebhooks(
     istiodCertificate.addIdentityCertificateListener((update) => {
       if (update) webhooks.updateCertificate(update.certificate, update.privateKey);
     });
+    if (kube) await startWebhookPatcher(kube.client, istiodCertificate, running);
   }
   log.info({ httpsAddr: argv.httpsAddr, port: webhooks.port }, "webhooks listening");
   return webhooks;
@@ -478,7 +509,8 @@ async function start(running: Running[]): Promise<void> {
   if (ca && kube && kubeConfig) await startRootCertPublisher(store, new kube.KubeClient(kubeConfig), ca.ca, running);
   let webhooks: WebhookServer | undefined;
   if (argv.httpsAddr) {
-    webhooks = await startWebhooks(mesh, store, ca?.istiodCertificate, () => discoveryReady, metrics);
+    const client = kube && kubeConfig ? { client: new kube.KubeClient(kubeConfig) } : undefined;
+    webhooks = await startWebhooks(mesh, store, ca?.istiodCertificate, () => discoveryReady, metrics, client, running);
     if (webhooks) running.push(webhooks);
   }
   const tls = secureTls(ca?.istiodCertificate);

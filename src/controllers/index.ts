@@ -7,6 +7,7 @@ export {
   RootCertPublisher,
   type RootCertPublisherOptions,
 } from "./root-cert-publisher.ts";
+export { WebhookPatcher, type WebhookPatcherOptions } from "./webhook-patcher.ts";
 
 /** Istio's election ids (pilot/pkg/leaderelection). */
 export const ELECTION_IDS = {

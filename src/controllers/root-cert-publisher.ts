@@ -8,13 +8,14 @@ import { type Logger, pino } from "pino";
 import type { ConfigObject } from "../config/index.ts";
 import type { Collection } from "../krt/index.ts";
 import { errorMessage, isStatus, type KubeRequests } from "./kube-requests.ts";
+import { WorkQueue } from "./work-queue.ts";
 
 export const ROOT_CERT_CONFIGMAP = "istio-ca-root-cert";
 export const ROOT_CERT_KEY = "root-cert.pem";
 const CONFIG_LABEL = { "istio.io/config": "true" };
 /** Istio's inject.IgnoredNamespaces without kube-system. */
 const IGNORED_NAMESPACES = new Set(["kube-public", "kube-node-lease", "local-path-storage"]);
-/** Attempts per namespace and change (5 ms doubling between them), as Istio's queue. */
+/** Attempts per namespace and change (5 ms doubling between them), as Istio's namespace controller. */
 const MAX_ATTEMPTS = 5;
 
 export interface RootCertPublisherOptions {
@@ -40,17 +41,28 @@ export class RootCertPublisher {
   readonly #log: Logger;
   /** The published ConfigMaps as the store last saw them, by namespace. */
   readonly #published = new Map<string, ConfigMap>();
-  /** Namespaces to reconcile, with the attempt each is at. */
-  readonly #queue = new Map<string, number>();
+  readonly #queue: WorkQueue;
   readonly #stops: (() => void)[] = [];
-  #working = false;
-  #stopped = false;
-  #idle: (() => void)[] = [];
 
   constructor(options: RootCertPublisherOptions) {
     this.#options = options;
     this.#name = options.configMapName ?? ROOT_CERT_CONFIGMAP;
     this.#log = options.log ?? pino({ level: "silent" });
+    this.#queue = new WorkQueue({
+      reconcile: async (namespace) => {
+        await this.#reconcile(namespace);
+        return true;
+      },
+      retryDelayMs: (retry) => 5 * 2 ** retry,
+      maxAttempts: MAX_ATTEMPTS,
+      onFailure: (namespace, err, last) => {
+        if (last)
+          this.#log.error(
+            { namespace, configMap: this.#name, err: errorMessage(err) },
+            "root certificate not published",
+          );
+      },
+    });
   }
 
   /** Publishes into every namespace, then follows namespaces, the ConfigMaps and the roots. */
@@ -75,45 +87,17 @@ export class RootCertPublisher {
   }
 
   stop(): void {
-    this.#stopped = true;
     for (const stop of this.#stops.splice(0)) stop();
-    this.#queue.clear();
+    this.#queue.stop();
   }
 
   /** Resolves once nothing is queued or being written (for tests). */
   settled(): Promise<void> {
-    if (!this.#working && this.#queue.size === 0) return Promise.resolve();
-    return new Promise((resolve) => this.#idle.push(resolve));
+    return this.#queue.settled();
   }
 
-  #enqueue(namespace: string, attempt = 0): void {
-    if (this.#stopped || IGNORED_NAMESPACES.has(namespace)) return;
-    if (!this.#queue.has(namespace) || attempt > 0) this.#queue.set(namespace, attempt);
-    if (!this.#working) void this.#work();
-  }
-
-  async #work(): Promise<void> {
-    this.#working = true;
-    while (!this.#stopped && this.#queue.size > 0) {
-      const [namespace, attempt] = this.#queue.entries().next().value as [string, number];
-      this.#queue.delete(namespace);
-      try {
-        await this.#reconcile(namespace);
-      } catch (err) {
-        if (attempt + 1 >= MAX_ATTEMPTS) {
-          this.#log.error(
-            { namespace, configMap: this.#name, err: errorMessage(err) },
-            "root certificate not published",
-          );
-        } else {
-          // Retried after 5 ms doubling; a newer change of the namespace queues it at once anyway.
-          const retry = setTimeout(() => this.#enqueue(namespace, attempt + 1), 5 * 2 ** attempt);
-          retry.unref();
-        }
-      }
-    }
-    this.#working = false;
-    for (const resolve of this.#idle.splice(0)) resolve();
+  #enqueue(namespace: string): void {
+    if (!IGNORED_NAMESPACES.has(namespace)) this.#queue.add(namespace);
   }
 
   async #reconcile(namespace: string): Promise<void> {

@@ -189,6 +189,8 @@ export interface Sluiced {
 export interface SluicedOptions {
   /** --secureGRPCAddr; default "" (off, and with it the CA). */
   secureGrpcAddr?: string;
+  /** --httpsAddr (the webhooks); default "" (off). */
+  httpsAddr?: string;
   /** A MeshConfig file (--meshConfig). */
   meshConfig?: string;
   /** Environment added to this process's. */
@@ -204,7 +206,14 @@ export async function startSluiced(kubeconfigPath: string, options: SluicedOptio
       ...launch.nodeArgs,
       SLUICED,
       ...["--kubeconfig", kubeconfigPath],
-      ...["--grpcAddr", "127.0.0.1:0", "--secureGRPCAddr", options.secureGrpcAddr ?? "", "--httpsAddr", ""],
+      ...[
+        "--grpcAddr",
+        "127.0.0.1:0",
+        "--secureGRPCAddr",
+        options.secureGrpcAddr ?? "",
+        "--httpsAddr",
+        options.httpsAddr ?? "",
+      ],
       ...["--httpAddr", "127.0.0.1:0", "--monitoringAddr", "127.0.0.1:0"],
       ...["--debounceAfter", "20ms", "--debounceMax", "1s"],
       ...(options.meshConfig ? ["--meshConfig", options.meshConfig] : []),
