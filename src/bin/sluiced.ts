@@ -282,47 +282,60 @@ async function startCa(mesh: MeshConfig, kubeConfig: KubeConfig | undefined, run
   return { ca: istioCa.ca, istiodCertificate };
 }
 
+/** What a controller run by a Lease's holder is: started on winning it, stopped on losing it. */
+interface Controller {
+  start(): void;
+  stop(): void;
+}
+
 /**
- * The CA's roots in every namespace's istio-ca-root-cert ConfigMap (Istio's namespace controller),
- * written by the replica that holds the Lease istio-namespace-controller-election in the system
- * namespace (by all of them with PILOT_ENABLE_LEADER_ELECTION=false).
+ * Runs the controller `make` builds while this replica holds the Lease `electionId` in the system
+ * namespace (identity POD_NAME), as istiod runs its single-writer controllers; with
+ * PILOT_ENABLE_LEADER_ELECTION=false every replica runs it.
  */
+async function whileLeading(electionId: string, client: KubeClient, make: () => Controller, running: Running[]) {
+  if (!envFlag("PILOT_ENABLE_LEADER_ELECTION", true)) {
+    const controller = make();
+    controller.start();
+    running.push(controller);
+    return;
+  }
+  const { LeaseElection } = await import("../controllers/index.ts");
+  const election = new LeaseElection({
+    client,
+    namespace: env.POD_NAMESPACE ?? "istio-system",
+    name: electionId,
+    identity: env.POD_NAME || `unknown-${hostname()}`,
+    run: (signal) => {
+      const controller = make();
+      controller.start();
+      signal.addEventListener("abort", () => controller.stop());
+    },
+    log: scoped("leader"),
+  });
+  election.start();
+  running.push(election);
+}
+
+/** The CA's roots in every namespace's istio-ca-root-cert ConfigMap (Istio's namespace controller). */
 async function startRootCertPublisher(
   store: ConfigStore,
   client: KubeClient,
   ca: CertificateAuthority,
   running: Running[],
 ): Promise<void> {
-  const { ELECTION_IDS, LeaseElection, RootCertPublisher } = await import("../controllers/index.ts");
-  const log = scoped("namespace");
-  const run = (signal?: AbortSignal) => {
-    const publisher = new RootCertPublisher({
+  const { ELECTION_IDS, RootCertPublisher } = await import("../controllers/index.ts");
+  const make = () =>
+    new RootCertPublisher({
       client,
       namespaces: store.collection(kindKey("", "Namespace")),
       configMaps: store.collection(kindKey("", "ConfigMap")),
       rootCert: () => ca.bundle.rootCertPem,
       onRootCertChange: (listener) => ca.onBundleChange(listener),
       configMapName: env.PILOT_CA_CERT_CONFIGMAP,
-      log,
+      log: scoped("namespace"),
     });
-    publisher.start();
-    signal?.addEventListener("abort", () => publisher.stop());
-    return publisher;
-  };
-  if (!envFlag("PILOT_ENABLE_LEADER_ELECTION", true)) {
-    running.push(run());
-    return;
-  }
-  const election = new LeaseElection({
-    client,
-    namespace: env.POD_NAMESPACE ?? "istio-system",
-    name: ELECTION_IDS.namespaceController,
-    identity: env.POD_NAME || `unknown-${hostname()}`,
-    run,
-    log,
-  });
-  election.start();
-  running.push(election);
+  await whileLeading(ELECTION_IDS.namespaceController, client, make, running);
 }
 
 /**
@@ -493,16 +506,19 @@ async function start(running: Running[]): Promise<void> {
   );
 
   const pushes = pushContexts(store, mesh, argv.domain);
-  if (cluster) {
-    // Gateway API statuses go back to the cluster (file-defined objects keep theirs local).
-    const statuses = new GatewayStatusWriter({
-      conversion: storeGatewayConversion(store, pushes.registry, argv.domain),
-      store,
-      target: cluster,
-      log: scoped("gateway"),
-    });
-    statuses.start();
-    running.push(statuses);
+  if (cluster && kube && kubeConfig) {
+    // Gateway API statuses go back to the cluster (file-defined objects keep theirs local), written by
+    // the holder of istiod's gateway status Lease.
+    const { ELECTION_IDS } = await import("../controllers/index.ts");
+    const target = cluster;
+    const make = () =>
+      new GatewayStatusWriter({
+        conversion: storeGatewayConversion(store, pushes.registry, argv.domain),
+        store,
+        target,
+        log: scoped("gateway"),
+      });
+    await whileLeading(ELECTION_IDS.gatewayStatus, new kube.KubeClient(kubeConfig), make, running);
   }
   const needsCa = Boolean(argv.secureGRPCAddr || argv.httpsAddr) && envFlag("ENABLE_CA_SERVER", true);
   const ca = needsCa ? await startCa(mesh, kubeConfig, running) : undefined;

@@ -12,4 +12,5 @@ export { WebhookPatcher, type WebhookPatcherOptions } from "./webhook-patcher.ts
 /** Istio's election ids (pilot/pkg/leaderelection). */
 export const ELECTION_IDS = {
   namespaceController: "istio-namespace-controller-election",
+  gatewayStatus: "istio-gateway-status-leader",
 } as const;

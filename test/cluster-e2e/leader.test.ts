@@ -1,8 +1,9 @@
-// sluiced in a real cluster publishes its CA's root as istiod does (issue 29): bin/sluiced.js with
-// --kubeconfig and its CA on, discoverySelectors limited to this test's namespaces (the cluster is
-// shared), as pod sluiced-e2e-0 of a made-up system namespace. It takes the Lease
-// istio-namespace-controller-election there, writes istio-ca-root-cert with the root of its CA
-// (the one it keeps in istio-ca-secret) into each selected namespace, and releases the Lease when it stops.
+// sluiced in a real cluster does the single-writer work istiod's leaders do (issue 29): bin/sluiced.js
+// with --kubeconfig and its CA on, discoverySelectors limited to this test's namespaces (the cluster
+// is shared), as pod sluiced-e2e-0 of a made-up system namespace. It takes the Lease
+// istio-namespace-controller-election there and writes istio-ca-root-cert with the root of its CA (the
+// one it keeps in istio-ca-secret) into each selected namespace; it takes istio-gateway-status-leader
+// and writes a Gateway's status; and it releases both Leases when it stops.
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -13,16 +14,14 @@ import { eventually, type Sluiced, startSluiced } from "./mesh.ts";
 
 const skip = clusterSkipReason();
 
-describe("sluiced publishes its CA's root into the cluster", { skip }, () => {
+describe("sluiced as the leader of a cluster's controllers", { skip }, () => {
   let cluster: Cluster;
   let system: string;
   let app: string;
   let dir: string;
   let sluiced: Sluiced | undefined;
-  const leasePath = () =>
-    `/apis/coordination.k8s.io/v1/namespaces/${system}/leases/istio-namespace-controller-election`;
-  const holder = async () => {
-    const res = await cluster.request("GET", leasePath());
+  const holder = async (lease = "istio-namespace-controller-election") => {
+    const res = await cluster.request("GET", `/apis/coordination.k8s.io/v1/namespaces/${system}/leases/${lease}`);
     return res.status === 200 ? (res.body.spec?.holderIdentity as string | undefined) : undefined;
   };
 
@@ -34,6 +33,12 @@ describe("sluiced publishes its CA's root into the cluster", { skip }, () => {
     dir = mkdtempSync(join(tmpdir(), "sluice-root-cert-"));
     const meshConfig = join(dir, "mesh.yaml");
     writeFileSync(meshConfig, `discoverySelectors:\n- matchLabels:\n    sluice.test/mesh: ${label}\n`);
+    await cluster.must("POST", `/apis/gateway.networking.k8s.io/v1/namespaces/${app}/gateways`, {
+      apiVersion: "gateway.networking.k8s.io/v1",
+      kind: "Gateway",
+      metadata: { name: "web" },
+      spec: { gatewayClassName: "istio", listeners: [{ name: "http", port: 80, protocol: "HTTP" }] },
+    });
     sluiced = await startSluiced(cluster.kubeconfigPath, {
       secureGrpcAddr: "127.0.0.1:0",
       meshConfig,
@@ -62,13 +67,26 @@ describe("sluiced publishes its CA's root into the cluster", { skip }, () => {
     }
   });
 
-  test("releases the Lease when it stops", async () => {
-    await eventually("the Lease held by sluiced-e2e-0", async () => {
-      const seen = await holder();
+  test("holds the gateway status Lease and writes a Gateway's status", async () => {
+    await eventually("istio-gateway-status-leader held by sluiced-e2e-0", async () => {
+      const seen = await holder("istio-gateway-status-leader");
       return { ok: seen === "sluiced-e2e-0", seen: String(seen) };
+    });
+    await eventually("the Gateway's Accepted condition", async () => {
+      const res = await cluster.must("GET", `/apis/gateway.networking.k8s.io/v1/namespaces/${app}/gateways/web`);
+      const conditions = (res.body.status?.conditions ?? []) as { type: string; status: string }[];
+      const accepted = conditions.find((c) => c.type === "Accepted");
+      return { ok: accepted?.status === "True", seen: conditions };
+    });
+  });
+
+  test("releases the Leases when it stops", async () => {
+    await eventually("the Leases held by sluiced-e2e-0", async () => {
+      const seen = [await holder(), await holder("istio-gateway-status-leader")];
+      return { ok: seen.every((h) => h === "sluiced-e2e-0"), seen };
     });
     await sluiced?.stop();
     sluiced = undefined;
-    assert.equal(await holder(), "");
+    assert.deepEqual([await holder(), await holder("istio-gateway-status-leader")], ["", ""]);
   });
 });
