@@ -97,6 +97,35 @@ test("sluiced loads the config directory, follows its changes, and stops cleanly
   await logged((l) => l.msg === "shutting down", "its shutdown");
 });
 
+test("sluiced follows its --meshConfig file: a change is in force and logged, one that does not load is refused", async () => {
+  const dir = await mkdtemp(join(tmpdir(), "sluiced-mesh-"));
+  const meshConfig = join(dir, "mesh.yaml");
+  await writeFile(meshConfig, "ingressClass: one\n");
+  const { child, exited, logged } = startSluiced([
+    ...["--meshConfig", meshConfig, "--grpcAddr", "127.0.0.1:0", "--secureGRPCAddr", ""],
+    ...["--httpAddr", "127.0.0.1:0", "--monitoringAddr", "", "--httpsAddr", ""],
+  ]);
+  try {
+    const admin = await logged((l) => l.msg === "admin HTTP server listening", "the admin port");
+    await logged((l) => l.msg === "xDS server listening", "the xDS port");
+    const ingressClass = async () =>
+      ((await (await fetch(`http://127.0.0.1:${admin.httpPort}/debug/mesh`)).json()) as { ingressClass: string })
+        .ingressClass;
+    assert.equal(await ingressClass(), "one");
+    await writeFile(meshConfig, "ingressClass: two\n");
+    await logged((l) => l.msg === "mesh config changed" && l.scope === "mesh", "the change");
+    assert.equal(await ingressClass(), "two");
+    await writeFile(meshConfig, "connectTimeout: 1x\n");
+    const refused = await logged((l) => l.msg === "mesh config not changed: it does not load", "the refusal");
+    assert.match(String(refused.err), /connectTimeout/);
+    assert.equal(await ingressClass(), "two");
+  } finally {
+    child.kill("SIGTERM");
+    await rm(dir, { recursive: true, force: true });
+  }
+  assert.equal(await exited, 0);
+});
+
 test("sluiced refuses an invalid --log_output_level, naming the entry", () => {
   const run = spawnSync(process.execPath, [SLUICED, "--log_output_level", "default:info,ads:loud"], {
     encoding: "utf8",

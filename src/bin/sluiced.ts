@@ -13,7 +13,7 @@ import yargs from "yargs";
 import { hideBin } from "yargs/helpers";
 import { parseListenAddress, registerManagedClusters, startAdminServer } from "../admin/index.ts";
 import { rejectUnknownCommandLineFlags } from "../cli/flags.ts";
-import { kindKey, loadMeshConfig, loadMeshNetworks, type MeshConfig, parseGoDuration } from "../config/index.ts";
+import { kindKey, loadMeshNetworks, type MeshConfig, MeshWatcher, parseGoDuration } from "../config/index.ts";
 import { GatewayStatusWriter } from "../gatewayapi/index.ts";
 import { DebugRegistry } from "../krt/index.ts";
 import { parseOutputLevels, pinoLevel, scopedLogger, scopeLevel } from "../log/index.ts";
@@ -29,7 +29,14 @@ import {
   IstiodCertificate,
   istiodDnsNames,
 } from "../security/ca/index.ts";
-import { ConfigStore, DEFAULT_MAX_FILE_BYTES, FileSource, XdsSource, type XdsSourceTls } from "../sources/index.ts";
+import {
+  ConfigStore,
+  DEFAULT_MAX_FILE_BYTES,
+  FileSource,
+  watchTextFile,
+  XdsSource,
+  type XdsSourceTls,
+} from "../sources/index.ts";
 import type { KubeClient, KubeSource } from "../sources/kube/index.ts";
 import { envBool } from "../util/index.ts";
 import { buildInfoString } from "../util/version.ts";
@@ -181,18 +188,76 @@ interface Running {
   stop(): Promise<void> | void;
 }
 
+/** Where the mesh config comes from, followed as it changes, and the mesh networks read at start. */
+interface MeshSource {
+  watcher: MeshWatcher;
+  /** The file or ConfigMap read, for logs. */
+  from: string;
+  /** meshNetworks YAML (--networksConfig, or the ConfigMap's meshNetworks key). */
+  networks: string | undefined;
+}
+
+/**
+ * The mesh config as istiod finds it: the --meshConfig file, else (with a cluster) the `mesh` key of
+ * the ConfigMap `istio` (`istio-<REVISION>`) in POD_NAMESPACE, else Istio's defaults; the file or
+ * ConfigMap is followed, and a change that does not load is logged and changes nothing.
+ */
+async function startMeshSource(
+  cluster: { kube: typeof import("../sources/kube/index.ts"); client: KubeClient } | undefined,
+  running: Running[],
+): Promise<MeshSource> {
+  const meshLog = scoped("mesh");
+  const follow = (watcher: MeshWatcher, from: string) => (text: string | undefined) => {
+    const update = watcher.update(text);
+    if ("error" in update)
+      meshLog.error({ from, err: update.error.message }, "mesh config not changed: it does not load");
+    else if (update.changed) {
+      for (const warning of update.warnings) meshLog.warn({ from }, warning);
+      meshLog.info({ from }, "mesh config changed");
+    }
+  };
+  const networksFile = argv.networksConfig ? readFileSync(argv.networksConfig, "utf8") : undefined;
+  if (argv.meshConfig) {
+    const text = readFileSync(argv.meshConfig, "utf8");
+    const watcher = new MeshWatcher(text);
+    const watch = watchTextFile(argv.meshConfig, follow(watcher, argv.meshConfig), { initial: text });
+    running.push({ stop: () => watch.close() });
+    return { watcher, from: argv.meshConfig, networks: networksFile };
+  }
+  if (!cluster) return { watcher: new MeshWatcher(), from: "defaults", networks: networksFile };
+  const revision = env.REVISION ?? "";
+  const at = {
+    namespace: env.POD_NAMESPACE ?? "istio-system",
+    name: revision === "" || revision === "default" ? "istio" : `istio-${revision}`,
+  };
+  const from = `ConfigMap ${at.namespace}/${at.name}`;
+  const text = await cluster.kube.readConfigMapKey(cluster.client, at.namespace, at.name, "mesh");
+  const networks =
+    networksFile ?? (await cluster.kube.readConfigMapKey(cluster.client, at.namespace, at.name, "meshNetworks"));
+  const watcher = new MeshWatcher(text);
+  const watch = cluster.kube.watchConfigMapKey(
+    cluster.client,
+    { ...at, key: "mesh" },
+    text,
+    follow(watcher, from),
+    meshLog,
+  );
+  running.push(watch);
+  return { watcher, from, networks };
+}
+
 /**
  * Push contexts of the config store: the service registry as krt collections over the store, and
  * the model's indexed snapshot built from it and the objects in force at push time.
  */
-function pushContexts(store: ConfigStore, mesh: MeshConfig, domainSuffix: string) {
-  const networks = argv.networksConfig ? readFileSync(argv.networksConfig, "utf8") : undefined;
-  const registry = storeRegistry(store, mesh, domainSuffix, {
+function pushContexts(store: ConfigStore, meshes: MeshWatcher, networks: string | undefined, domainSuffix: string) {
+  // The registry takes the trust domain and root namespace in force at start; a push, the config now.
+  const registry = storeRegistry(store, meshes.mesh, domainSuffix, {
     meshNetworks: loadMeshNetworks(networks),
     clusterId: argv.clusterID,
   });
   const features = pushFeaturesFromEnv(env);
-  const build = (previous?: MeshPush) => storePush(store, registry, mesh, domainSuffix, previous, features);
+  const build = (previous?: MeshPush) => storePush(store, registry, meshes.mesh, domainSuffix, previous, features);
   return { build, registry, countServices: (push: MeshPush) => push.snapshot.services.all.length };
 }
 
@@ -371,7 +436,7 @@ async function startWebhookPatcher(
  * (followed as it is reissued); undefined (logged) without either.
  */
 async function startWebhooks(
-  mesh: MeshConfig,
+  meshes: MeshWatcher,
   store: ConfigStore,
   istiodCertificate: IstiodCertificate | undefined,
   ready: () => boolean,
@@ -399,7 +464,7 @@ async function startWebhooks(
     ...pem,
     host,
     port,
-    mesh: () => mesh,
+    mesh: () => meshes.mesh,
     injection: { ...injectionSettingsFromValues(values), revision: env.REVISION ?? "" },
     nativeSidecarMode: nativeSidecarModeFromEnv(),
     nodes: () => store.collection(kindKey("", "Node")).list(),
@@ -420,15 +485,23 @@ async function startWebhooks(
 }
 
 async function start(running: Running[]): Promise<void> {
-  const { mesh, warnings } = loadMeshConfig(argv.meshConfig ? readFileSync(argv.meshConfig, "utf8") : undefined);
-  for (const warning of warnings) log.warn({ meshConfig: argv.meshConfig }, warning);
-  log.info({ trustDomain: mesh.trustDomain, rootNamespace: mesh.rootNamespace }, "mesh config loaded");
-
   const metrics = new Registry();
   const krt = new DebugRegistry();
   // The Kubernetes client only with a cluster: importing it takes a large share of sluiced's start.
   const kube = argv.kubeconfig ? await import("../sources/kube/index.ts") : undefined;
   const kubeConfig = argv.kubeconfig && kube ? kube.loadKubeConfig(argv.kubeconfig) : undefined;
+  const meshSource = await startMeshSource(
+    kube && kubeConfig && { kube, client: new kube.KubeClient(kubeConfig) },
+    running,
+  );
+  const meshes = meshSource.watcher;
+  // What is read only at start: the CA's trust domain, the root namespace, the xds:// config sources.
+  const mesh = meshes.mesh;
+  for (const warning of meshes.warnings) log.warn({ meshConfig: meshSource.from }, warning);
+  log.info(
+    { from: meshSource.from, trustDomain: mesh.trustDomain, rootNamespace: mesh.rootNamespace },
+    "mesh config loaded",
+  );
   const authenticators = await buildAuthenticators({
     trustDomain: mesh.trustDomain ?? "cluster.local",
     ...authenticatorEnv(env),
@@ -505,7 +578,7 @@ async function start(running: Running[]): Promise<void> {
     "config loaded",
   );
 
-  const pushes = pushContexts(store, mesh, argv.domain);
+  const pushes = pushContexts(store, meshes, meshSource.networks, argv.domain);
   if (cluster && kube && kubeConfig) {
     // Gateway API statuses go back to the cluster (file-defined objects keep theirs local), written by
     // the holder of istiod's gateway status Lease.
@@ -526,7 +599,15 @@ async function start(running: Running[]): Promise<void> {
   let webhooks: WebhookServer | undefined;
   if (argv.httpsAddr) {
     const client = kube && kubeConfig ? { client: new kube.KubeClient(kubeConfig) } : undefined;
-    webhooks = await startWebhooks(mesh, store, ca?.istiodCertificate, () => discoveryReady, metrics, client, running);
+    webhooks = await startWebhooks(
+      meshes,
+      store,
+      ca?.istiodCertificate,
+      () => discoveryReady,
+      metrics,
+      client,
+      running,
+    );
     if (webhooks) running.push(webhooks);
   }
   const tls = secureTls(ca?.istiodCertificate);
@@ -568,12 +649,20 @@ async function start(running: Running[]): Promise<void> {
     cache: discovery.cache,
     store,
     registry: pushes.registry,
-    mesh,
+    // Read at each request: the config in force now.
+    get mesh() {
+      return meshes.mesh;
+    },
     krt,
     unsafeAdminEndpoints: envFlag("UNSAFE_ENABLE_ADMIN_ENDPOINTS", false),
     injectTemplates: webhooks && (() => webhooks.injectTemplates()),
     // The cluster source has listed everything by now.
     clusters: cluster ? () => [{ id: argv.clusterID, secretName: "", syncStatus: "synced" }] : undefined,
+  });
+  // A new mesh config: namespaces selected anew, then everything pushed again, built with it.
+  meshes.onChange((next) => {
+    cluster?.setDiscoverySelectors(next.discoverySelectors ?? []);
+    discovery.pushAll("global");
   });
   discoveryReady = true;
   log.info(

@@ -5,6 +5,7 @@ export { DEFAULT_MESH_CONFIG, loadMeshConfig, type MeshConfig, mergeProxyConfig,
 export { loadMeshNetworks, type MeshNetworks } from "./mesh-networks.ts";
 export type { HttpHeader, OpenTelemetryTracingProvider, ZipkinTracingProvider } from "./mesh-types.ts";
 export { goDurationString } from "./mesh-validate.ts";
+export { type MeshUpdate, MeshWatcher } from "./mesh-watcher.ts";
 export * from "./model.ts";
 export * from "./object-key.ts";
 export type * from "./types/index.ts";

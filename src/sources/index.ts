@@ -8,7 +8,13 @@
 //   store.onChange((events) => pushQueue.add(events));                  // one batch per change
 //   store.get({ kindKey, namespace, name })?.resourceVersion;           // store-wide, monotonic
 //   store.problems();                                                   // for /debug/configz
-export { DEFAULT_MAX_FILE_BYTES, FileSource, type FileSourceOptions } from "./file/index.ts";
+export {
+  DEFAULT_MAX_FILE_BYTES,
+  FileSource,
+  type FileSourceOptions,
+  type TextFileWatch,
+  watchTextFile,
+} from "./file/index.ts";
 // The Kubernetes source is imported from "./kube/index.ts": it brings in the Kubernetes client, which
 // sluiced loads only when it has a cluster.
 export type { KubeSourceOptions, LabelSelector } from "./kube/index.ts";

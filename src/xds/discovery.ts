@@ -5,7 +5,7 @@
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
 import { XdsCache } from "../configgen/index.ts";
-import { type MeshPush, type PushSnapshot, sameKeptInputs } from "../model/index.ts";
+import { type MeshPush, type PushSnapshot, sameKeptInputs, type TriggerReason } from "../model/index.ts";
 import { envoyFilterStatus, registerEnvoyFilterMetrics } from "../networking/envoyfilter/index.ts";
 import type { EndpointLookup, WorkloadServices } from "../registry/index.ts";
 import { CaMetrics, type CertificateAuthority, certificateService } from "../security/ca/index.ts";
@@ -76,6 +76,8 @@ export interface Discovery {
   cache: XdsCache;
   /** The endpoints served over `istio.io/debug`; the admin server registers its handlers here. */
   debugEndpoints: DebugEndpoints;
+  /** Pushes everything to every proxy, rebuilt, for a change the store does not hold (the mesh config). */
+  pushAll(reason: TriggerReason): void;
   /** Stops pushing, then closes the ports and ends every stream (they reconnect elsewhere). */
   stop(graceMs?: number): Promise<void>;
 }
@@ -178,6 +180,7 @@ export async function startDiscovery(options: DiscoveryOptions): Promise<Discove
     ports,
     cache,
     debugEndpoints,
+    pushAll: (reason) => pipeline.pushAll(reason),
     async stop(graceMs) {
       stopPatchErrors();
       pipeline.stop();

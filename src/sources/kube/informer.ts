@@ -30,6 +30,10 @@ export interface InformerOptions {
   notInstalledRetryMs: number;
   /** Objects per page of a list. */
   listPageSize: number;
+  /** Only this namespace's objects (a namespaced kind); default every namespace. */
+  namespace?: string;
+  /** Only the objects this field selector matches ("metadata.name=istio"); default all. */
+  fieldSelector?: string;
   log: Logger;
 }
 
@@ -172,10 +176,11 @@ export class Informer {
       const query = new URLSearchParams({
         limit: String(this.options.listPageSize),
         ...(next ? { continue: next } : {}),
+        ...this.selection(),
       });
       const page = (await this.client.request(
         "GET",
-        `${resourcePath({ kind: this.kind, version })}?${query}`,
+        `${this.path(version)}?${query}`,
         undefined,
         this.stopping.signal,
       )) as ListResponse;
@@ -198,26 +203,23 @@ export class Informer {
       allowWatchBookmarks: true,
       // Like client-go: a random 5-10 minutes, so watches of many clients do not end together.
       timeoutSeconds: Math.floor(300 + Math.random() * 300),
+      ...this.selection(),
     };
-    const watch = await this.client.watch(
-      resourcePath({ kind: this.kind, version: this.servedVersion }),
-      params,
-      (type, object) => {
-        if (failure) return;
-        if (type === "ERROR") {
-          const status = object as { code?: number; message?: string };
-          failure = new WatchStatusError(status.code, status.message ?? "watch ERROR event");
-          return;
-        }
-        const resourceVersion = (object.metadata as { resourceVersion?: string } | undefined)?.resourceVersion;
-        if (type === "ADDED" || type === "MODIFIED" || type === "DELETED") {
-          this.handler.apply(type, stripUnusedFields(withType(object as ConfigObject, apiVersion, this.kind.kind)));
-        }
-        // Events and bookmarks alike move the resume point forward.
-        if (resourceVersion) this.resourceVersion = resourceVersion;
-        this.backoff.reset();
-      },
-    );
+    const watch = await this.client.watch(this.path(this.servedVersion), params, (type, object) => {
+      if (failure) return;
+      if (type === "ERROR") {
+        const status = object as { code?: number; message?: string };
+        failure = new WatchStatusError(status.code, status.message ?? "watch ERROR event");
+        return;
+      }
+      const resourceVersion = (object.metadata as { resourceVersion?: string } | undefined)?.resourceVersion;
+      if (type === "ADDED" || type === "MODIFIED" || type === "DELETED") {
+        this.handler.apply(type, stripUnusedFields(withType(object as ConfigObject, apiVersion, this.kind.kind)));
+      }
+      // Events and bookmarks alike move the resume point forward.
+      if (resourceVersion) this.resourceVersion = resourceVersion;
+      this.backoff.reset();
+    });
     this.openWatch = watch;
     if (this.stopped) watch.abort();
     try {
@@ -226,6 +228,16 @@ export class Informer {
       this.openWatch = undefined;
     }
     if (failure) throw failure;
+  }
+
+  /** Where the kind's objects are listed and watched: every namespace, or the one of the options. */
+  private path(version: string): string {
+    return resourcePath({ kind: this.kind, version, namespace: this.options.namespace });
+  }
+
+  /** The field selector of the options, as a query parameter. */
+  private selection(): Record<string, string> {
+    return this.options.fieldSelector ? { fieldSelector: this.options.fieldSelector } : {};
   }
 
   /** Waits `ms`, or less if the informer is stopped meanwhile. */

@@ -332,3 +332,17 @@ test("the pipeline refuses to start before the server has a push context, and st
   await clock.advance(1000);
   assert.equal(pushes.length, 0);
 });
+
+test("pushAll is a full push of everything, debounced with the store's changes", async () => {
+  const { memory, clock, pushes, built, server, pipeline } = setup();
+  pipeline.pushAll("global");
+  assert.equal(server.changesComing, 1);
+  memory.apply(virtualService("reviews"));
+  await clock.advance(100);
+  assert.equal(pushes.length, 1, "one push for both");
+  assert.equal(pushes[0].full, true);
+  // No keys: everything may have changed (it absorbed the VirtualService's).
+  assert.deepEqual(keys(pushes[0]), []);
+  assert.equal(pushes[0].reasons.get("global"), 1);
+  assert.equal(built.length, 1);
+});

@@ -3,7 +3,7 @@
 // the injected builder and goes to the xDS server, which pushes every affected proxy. It never reads
 // a push's snapshot: it is generic over it, as the server is, and the builder makes the snapshots.
 import type { Logger } from "pino";
-import { type PushContext, type PushRequest, pushRequest } from "../../model/index.ts";
+import { type PushContext, type PushRequest, pushRequest, type TriggerReason } from "../../model/index.ts";
 import type { WorkloadServices } from "../../registry/index.ts";
 import type { ConfigEvent } from "../../sources/index.ts";
 import { type Change, classifyEvents } from "./classify.ts";
@@ -85,6 +85,17 @@ export class PushPipeline<Snapshot = unknown> {
     this.#unsubscribe?.();
     this.#unsubscribe = undefined;
     this.#debouncer.stop();
+  }
+
+  /**
+   * A full push of everything, for a change outside the store (Istio's GlobalUpdate: the mesh config
+   * changed): debounced with the store's changes, built anew, sent to every proxy.
+   */
+  pushAll(reason: TriggerReason): void {
+    if (!this.#unsubscribe) return;
+    const previous = this.#options.server.pushContext as PushContext<Snapshot>;
+    this.#options.server.changeComing?.();
+    this.#debouncer.add(pushRequest({ full: true, push: previous, reasons: [reason] }));
   }
 
   #onChange(events: readonly ConfigEvent[]): void {
