@@ -2,6 +2,7 @@
 // compete: oldest first, then by name, then namespace (sortConfigByCreationTime). A missing
 // creationTimestamp counts as the oldest.
 import type { ConfigObject } from "../config/index.ts";
+import { compareStrings } from "../util/index.ts";
 
 export function creationTime(obj: ConfigObject): number {
   const t = Date.parse(obj.metadata.creationTimestamp ?? "");
@@ -20,9 +21,7 @@ export function sortByCreationTime<T extends ConfigObject>(configs: readonly T[]
   return [...configs].sort(compareByCreationTime);
 }
 
-export function compareStrings(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
+export { compareStrings };
 
 export function namespaceOf(obj: ConfigObject): string {
   return obj.metadata.namespace ?? "";

@@ -1,6 +1,7 @@
 // The face of util/ to other folders: what they import from it, re-exported (issue 27; see
 // test/architecture/layers.test.ts). Re-exports only.
 
+export { compareStrings } from "./compare.ts";
 export { copyWith } from "./copy-with.ts";
 export { deepFreeze } from "./deep-freeze.ts";
 export { envBool, parseGoBool } from "./go-bool.ts";

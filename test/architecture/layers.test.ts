@@ -19,7 +19,7 @@
 //    5    sources                      the config store and what fills it
 //    6    registry                     services, endpoints, workloads
 //    7    security                     authn, CA
-//    8    gatewayapi                   Gateway API → Istio config
+//    8    gatewayapi · ingress         Gateway API and Kubernetes Ingress → Istio config (siblings)
 //    9    model                        proxy, push context, indexes
 //   10    networking                   Envoy config builders
 //   11    configgen                    per-proxy assembly (Istio's ConfigGenerator), the XdsCache
@@ -52,7 +52,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ["sources"],
   ["registry"],
   ["security"],
-  ["gatewayapi"],
+  ["gatewayapi", "ingress"],
   ["model"],
   ["networking"],
   ["configgen"],

@@ -4,5 +4,6 @@ import { authzRbac } from "./authz-rbac.ts";
 import type { Corpus } from "./corpus.ts";
 import { crdValidation } from "./crd-validation.ts";
 import { gatewayApiConversion } from "./gateway-api-conversion.ts";
+import { ingressConversion } from "./ingress-conversion.ts";
 
-export const CORPORA: readonly Corpus[] = [crdValidation, authzRbac, gatewayApiConversion, analysis];
+export const CORPORA: readonly Corpus[] = [crdValidation, authzRbac, gatewayApiConversion, ingressConversion, analysis];

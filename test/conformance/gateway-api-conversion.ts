@@ -97,7 +97,7 @@ export function normalise(value: unknown): unknown {
   return value;
 }
 
-function compareDocuments(actual: readonly unknown[], expected: readonly unknown[]): CaseResult {
+export function compareDocuments(actual: readonly unknown[], expected: readonly unknown[]): CaseResult {
   const got = normalise(actual) as unknown[];
   const want = normalise(expected) as unknown[];
   if (isDeepStrictEqual(got, want)) return { pass: true, detail: `${want.length} documents match` };
