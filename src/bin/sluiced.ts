@@ -15,6 +15,7 @@ import { parseListenAddress, registerManagedClusters, startAdminServer } from ".
 import { rejectUnknownCommandLineFlags } from "../cli/flags.ts";
 import { kindKey, loadMeshNetworks, type MeshConfig, MeshWatcher, parseGoDuration } from "../config/index.ts";
 import { GatewayStatusWriter } from "../gatewayapi/index.ts";
+import { IngressFollower } from "../ingress/index.ts";
 import { DebugRegistry } from "../krt/index.ts";
 import { parseOutputLevels, pinoLevel, scopedLogger, scopeLevel } from "../log/index.ts";
 import { type MeshPush, pushFeaturesFromEnv } from "../model/index.ts";
@@ -570,6 +571,16 @@ async function start(running: Running[]): Promise<void> {
     log.info("waiting for an xds:// config source to send every kind");
     await source.start();
   }
+  // Ingresses the mesh handles, as Gateways and VirtualServices in the store (source "ingress").
+  const ingresses = new IngressFollower(store, {
+    mesh: () => meshes.mesh,
+    domainSuffix: argv.domain,
+    ingressNamespace: env.K8S_INGRESS_NS,
+  });
+  ingresses.start();
+  running.push(ingresses);
+  // Converted before anything is built from the store.
+  await new Promise((resolve) => setImmediate(resolve));
 
   const byKind: Record<string, number> = {};
   for (const { key } of store.list()) byKind[key.kind] = (byKind[key.kind] ?? 0) + 1;
@@ -582,7 +593,7 @@ async function start(running: Running[]): Promise<void> {
   if (cluster && kube && kubeConfig) {
     // Gateway API statuses go back to the cluster (file-defined objects keep theirs local), written by
     // the holder of istiod's gateway status Lease.
-    const { ELECTION_IDS } = await import("../controllers/index.ts");
+    const { ELECTION_IDS, IngressStatusWriter } = await import("../controllers/index.ts");
     const target = cluster;
     const make = () =>
       new GatewayStatusWriter({
@@ -592,6 +603,16 @@ async function start(running: Running[]): Promise<void> {
         log: scoped("gateway"),
       });
     await whileLeading(ELECTION_IDS.gatewayStatus, new kube.KubeClient(kubeConfig), make, running);
+    // Ingress statuses: the ingress gateway's addresses, written by the holder of istio-leader.
+    const makeIngressStatus = () =>
+      new IngressStatusWriter({
+        store,
+        target,
+        meshes,
+        ingressNamespace: env.K8S_INGRESS_NS,
+        log: scoped("ingress"),
+      });
+    await whileLeading(ELECTION_IDS.ingress, new kube.KubeClient(kubeConfig), makeIngressStatus, running);
   }
   const needsCa = Boolean(argv.secureGRPCAddr || argv.httpsAddr) && envFlag("ENABLE_CA_SERVER", true);
   const ca = needsCa ? await startCa(mesh, kubeConfig, running) : undefined;
@@ -662,6 +683,7 @@ async function start(running: Running[]): Promise<void> {
   // A new mesh config: namespaces selected anew, then everything pushed again, built with it.
   meshes.onChange((next) => {
     cluster?.setDiscoverySelectors(next.discoverySelectors ?? []);
+    ingresses.refresh();
     discovery.pushAll("global");
   });
   discoveryReady = true;

@@ -83,6 +83,8 @@ export const KINDS: readonly KindInfo[] = [
   kind("kubernetes", "", "Secret", ["v1"]),
   kind("kubernetes", "", "ConfigMap", ["v1"], { short: ["cm"] }),
   kind("kubernetes", "", "ServiceAccount", ["v1"], { short: ["sa"] }),
+  kind("kubernetes", "networking.k8s.io", "Ingress", ["v1"], { plural: "ingresses", short: ["ing"] }),
+  kind("kubernetes", "networking.k8s.io", "IngressClass", ["v1"], { plural: "ingressclasses", clusterScoped: true }),
 ];
 
 /**

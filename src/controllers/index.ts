@@ -1,4 +1,5 @@
 // Controllers that write to the cluster, each run by the leader of its Lease (Istio's election ids).
+export { type IngressStatusOptions, type IngressStatusTarget, IngressStatusWriter } from "./ingress-status.ts";
 export type { KubeRequests } from "./kube-requests.ts";
 export { LeaseElection, type LeaseElectionOptions } from "./lease-election.ts";
 export {
@@ -13,4 +14,5 @@ export { WebhookPatcher, type WebhookPatcherOptions } from "./webhook-patcher.ts
 export const ELECTION_IDS = {
   namespaceController: "istio-namespace-controller-election",
   gatewayStatus: "istio-gateway-status-leader",
+  ingress: "istio-leader",
 } as const;

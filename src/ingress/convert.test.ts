@@ -23,7 +23,7 @@ const convert = (
   convertIngresses({
     ingresses,
     ingressClasses: [],
-    services: [],
+    service: () => undefined,
     mesh: mesh(fields),
     domainSuffix: "cluster.local",
     ...more,
@@ -75,15 +75,14 @@ describe("convertIngresses", () => {
         },
       ],
     });
-    const services: ConfigObject[] = [
-      {
-        apiVersion: "v1",
-        kind: "Service",
-        metadata: { name: "web", namespace: "shop" },
-        spec: { ports: [{ name: "http", port: 8080 }] },
-      },
-    ];
-    const [, vs] = convert([named], { ingressControllerMode: "DEFAULT" }, { services });
+    const web: ConfigObject = {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name: "web", namespace: "shop" },
+      spec: { ports: [{ name: "http", port: 8080 }] },
+    };
+    const service = (namespace: string, name: string) => (namespace === "shop" && name === "web" ? web : undefined);
+    const [, vs] = convert([named], { ingressControllerMode: "DEFAULT" }, { service });
     assert.deepEqual((vs as { spec: { http: unknown[] } }).spec.http, [
       {
         match: [{ uri: { prefix: "/a" } }],

@@ -17,8 +17,8 @@ export interface IngressInputs {
   ingresses: readonly ConfigObject[];
   /** networking.k8s.io/v1 IngressClasses. */
   ingressClasses: readonly ConfigObject[];
-  /** Services, for backends that name their port. */
-  services: readonly ConfigObject[];
+  /** The Service `namespace/name`, for backends that name their port. */
+  service: (namespace: string, name: string) => ConfigObject | undefined;
   mesh: MeshConfig;
   domainSuffix: string;
   /** K8S_INGRESS_NS: where the Gateways go and the ingress gateway runs; default istio-system. */
@@ -51,14 +51,14 @@ const namespaceOf = (o: ConfigObject) => o.metadata.namespace ?? "";
 
 /** The Gateways and VirtualServices of the Ingresses the mesh handles, Gateways first, each in input order. */
 export function convertIngresses(inputs: IngressInputs): ConfigObject[] {
-  const handled = inputs.ingresses.filter((i) => handles(inputs.mesh, i, inputs.ingressClasses));
+  const handled = inputs.ingresses.filter((i) => handlesIngress(inputs.mesh, i, inputs.ingressClasses));
   const ingressNamespace = inputs.ingressNamespace ?? "istio-system";
   const gateways = handled.map((i) => gateway(i, inputs.mesh, ingressNamespace));
   return [...gateways, ...virtualServices(handled, inputs, ingressNamespace)];
 }
 
 /** Istio's shouldProcessIngressWithClass: the class annotation, else the IngressClass's controller, else the mode. */
-function handles(mesh: MeshConfig, ingress: ConfigObject, classes: readonly ConfigObject[]): boolean {
+export function handlesIngress(mesh: MeshConfig, ingress: ConfigObject, classes: readonly ConfigObject[]): boolean {
   const mode = mesh.ingressControllerMode ?? "STRICT";
   const annotated = ingress.metadata.annotations?.[CLASS_ANNOTATION];
   if (annotated !== undefined) return (mode === "STRICT" || mode === "DEFAULT") && annotated === mesh.ingressClass;
@@ -156,7 +156,7 @@ function olderRuleFirst(a: HostRule, b: HostRule): number {
 function httpRoutes(rule: IngressRule, namespace: string, inputs: IngressInputs): HttpRoute[] {
   const routes: HttpRoute[] = [];
   for (const path of rule.http?.paths ?? []) {
-    const port = backendPort(path, namespace, inputs.services);
+    const port = backendPort(path, namespace, inputs.service);
     const service = path.backend?.service;
     // No backend service, or a named port the Service does not have: Istio skips the path.
     if (!service || port === undefined) continue;
@@ -174,14 +174,12 @@ function httpRoutes(rule: IngressRule, namespace: string, inputs: IngressInputs)
   return routes;
 }
 
-function backendPort(path: IngressPath, namespace: string, services: readonly ConfigObject[]): number | undefined {
+function backendPort(path: IngressPath, namespace: string, lookup: IngressInputs["service"]): number | undefined {
   const service = path.backend?.service;
   if (!service) return undefined;
   const number = service.port?.number ?? 0;
   if (number > 0) return number;
-  const found = services.find((s) => nameOf(s) === service.name && namespaceOf(s) === namespace) as
-    | { spec?: { ports?: { name?: string; port: number }[] } }
-    | undefined;
+  const found = lookup(namespace, service.name) as { spec?: { ports?: { name?: string; port: number }[] } } | undefined;
   return found?.spec?.ports?.find((p) => p.name === service.port?.name)?.port;
 }
 

@@ -1,2 +1,3 @@
-// Kubernetes Ingress → Istio Gateways and VirtualServices, as istiod converts it.
-export { convertIngresses, type IngressInputs } from "./convert.ts";
+// Kubernetes Ingress → Istio Gateways and VirtualServices, as istiod converts it, and kept so in the store.
+export { convertIngresses, handlesIngress, type IngressInputs } from "./convert.ts";
+export { INGRESS_SOURCE, IngressFollower, type IngressFollowerOptions } from "./live.ts";

@@ -31,7 +31,8 @@ export const ingressConversion: Corpus = {
         const generated = convertIngresses({
           ingresses: ofKind("Ingress"),
           ingressClasses: ofKind("IngressClass"),
-          services: ofKind("Service"),
+          service: (namespace, name) =>
+            ofKind("Service").find((s) => s.metadata.namespace === namespace && s.metadata.name === name),
           mesh: MESH,
           domainSuffix: "mydomain",
         });

@@ -38,4 +38,6 @@ export interface KindObjects {
   "/Secret": ConfigObject;
   "/ConfigMap": ConfigObject;
   "/ServiceAccount": ConfigObject;
+  "networking.k8s.io/Ingress": ConfigObject;
+  "networking.k8s.io/IngressClass": ConfigObject;
 }
