@@ -39,6 +39,9 @@ interface Lease {
   spec?: LeaseSpec;
 }
 
+/** How long stopping waits for the API server to take the release. */
+const RELEASE_WAIT_MS = 5000;
+
 /** Kubernetes MicroTime: RFC 3339 with microseconds. */
 const microTime = (ms: number) => `${new Date(ms).toISOString().slice(0, 23)}000Z`;
 
@@ -82,15 +85,28 @@ export class LeaseElection {
     this.#schedule(0);
   }
 
-  /** Stops competing: the controller is stopped and a held Lease released. */
+  /**
+   * Stops competing: the controller is stopped and a held Lease released. Waits at most
+   * `RELEASE_WAIT_MS` for the API server (an unreleased Lease only makes the next leader wait).
+   */
   async stop(): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#timer);
+    // The controller stops at once; the Lease is released after any attempt in flight.
+    if (this.#leading) this.#stepDown("stopped");
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const giveUp = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, RELEASE_WAIT_MS);
+    });
+    await Promise.race([this.#release(), giveUp]);
+    clearTimeout(timer);
+  }
+
+  async #release(): Promise<void> {
     await this.#attempt;
-    if (!this.#leading) return;
-    this.#stepDown("stopped");
     const lease = this.#observed;
-    if (!lease?.spec) return;
+    // Held by this replica as last seen (an attempt in flight may just have taken it).
+    if (!lease?.spec || lease.spec.holderIdentity !== this.#options.identity) return;
     // client-go's release: no holder and a one-second duration, so the next replica need not wait.
     const now = Date.now();
     const spec: LeaseSpec = {
