@@ -559,6 +559,8 @@ async function start(running: Running[]): Promise<void> {
       kubeConfig,
       writer: store,
       discoverySelectors: mesh.discoverySelectors ?? [],
+      // Config labelled istio.io/rev for another revision is not this control plane's.
+      revision: env.REVISION || "default",
       onEvent: (kind, event) => events.record(kind, event),
       log: scoped("kube"),
     });

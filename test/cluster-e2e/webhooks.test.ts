@@ -5,7 +5,7 @@
 // caBundle of its revision's webhook configurations (not another revision's), switches validation to
 // fail-closed once the API server shows it refusing invalid config, and then the API server itself
 // refuses an invalid VirtualService with Istio's message and injects a Pod of a namespace labelled
-// with the revision.
+// with the revision. Config labelled for another revision is not its own.
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -150,6 +150,30 @@ describe("sluiced's webhooks, called by the API server", { skip }, () => {
       res.body.message,
       'admission webhook "rev.validation.istio.io" denied the request: configuration is invalid: wildcard host * is not allowed for virtual services bound to the mesh gateway',
     );
+  });
+
+  test("config labelled for another revision is not its own; its revision's and unlabelled config are", async () => {
+    const vs = (name: string, labels: Record<string, string>) =>
+      cluster.must("POST", `/apis/networking.istio.io/v1/namespaces/${app}/virtualservices`, {
+        apiVersion: "networking.istio.io/v1",
+        kind: "VirtualService",
+        metadata: { name, labels },
+        spec: { hosts: [`${name}.example.com`], http: [{ route: [{ destination: { host: "reviews" } }] }] },
+      });
+    await vs("theirs", { "istio.io/rev": "someone-else" });
+    await vs("ours", { "istio.io/rev": rev });
+    await vs("everyones", {});
+    await eventually("its own VirtualServices in configz", async () => {
+      const configs = (await sluiced?.debug("configz")) as {
+        kind: string;
+        metadata: { name: string; namespace: string };
+      }[];
+      const seen = configs
+        .filter((c) => c.kind === "VirtualService" && c.metadata.namespace === app)
+        .map((c) => c.metadata.name)
+        .sort();
+      return { ok: JSON.stringify(seen) === JSON.stringify(["everyones", "ours"]), seen };
+    });
   });
 
   test("the API server has a Pod of the revision's namespace injected", async () => {
