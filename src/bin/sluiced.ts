@@ -442,7 +442,7 @@ async function startWebhooks(
   istiodCertificate: IstiodCertificate | undefined,
   ready: () => boolean,
   metrics: Registry,
-  kube: { client: KubeClient } | undefined,
+  kubeClient: KubeClient | undefined,
   running: Running[],
 ): Promise<WebhookServer | undefined> {
   const files =
@@ -479,7 +479,7 @@ async function startWebhooks(
     istiodCertificate.addIdentityCertificateListener((update) => {
       if (update) webhooks.updateCertificate(update.certificate, update.privateKey);
     });
-    if (kube) await startWebhookPatcher(kube.client, istiodCertificate, running);
+    if (kubeClient) await startWebhookPatcher(kubeClient, istiodCertificate, running);
   }
   log.info({ httpsAddr: argv.httpsAddr, port: webhooks.port }, "webhooks listening");
   return webhooks;
@@ -491,10 +491,9 @@ async function start(running: Running[]): Promise<void> {
   // The Kubernetes client only with a cluster: importing it takes a large share of sluiced's start.
   const kube = argv.kubeconfig ? await import("../sources/kube/index.ts") : undefined;
   const kubeConfig = argv.kubeconfig && kube ? kube.loadKubeConfig(argv.kubeconfig) : undefined;
-  const meshSource = await startMeshSource(
-    kube && kubeConfig && { kube, client: new kube.KubeClient(kubeConfig) },
-    running,
-  );
+  // One client for every controller's reads and writes (the sources keep their own).
+  const kubeClient = kube && kubeConfig ? new kube.KubeClient(kubeConfig) : undefined;
+  const meshSource = await startMeshSource(kube && kubeClient && { kube, client: kubeClient }, running);
   const meshes = meshSource.watcher;
   // What is read only at start: the CA's trust domain, the root namespace, the xds:// config sources.
   const mesh = meshes.mesh;
@@ -581,8 +580,6 @@ async function start(running: Running[]): Promise<void> {
   });
   ingresses.start();
   running.push(ingresses);
-  // Converted before anything is built from the store.
-  await new Promise((resolve) => setImmediate(resolve));
 
   const byKind: Record<string, number> = {};
   for (const { key } of store.list()) byKind[key.kind] = (byKind[key.kind] ?? 0) + 1;
@@ -592,7 +589,7 @@ async function start(running: Running[]): Promise<void> {
   );
 
   const pushes = pushContexts(store, meshes, meshSource.networks, argv.domain);
-  if (cluster && kube && kubeConfig) {
+  if (cluster && kubeClient) {
     // Gateway API statuses go back to the cluster (file-defined objects keep theirs local), written by
     // the holder of istiod's gateway status Lease.
     const { ELECTION_IDS, IngressStatusWriter } = await import("../controllers/index.ts");
@@ -604,7 +601,7 @@ async function start(running: Running[]): Promise<void> {
         target,
         log: scoped("gateway"),
       });
-    await whileLeading(ELECTION_IDS.gatewayStatus, new kube.KubeClient(kubeConfig), make, running);
+    await whileLeading(ELECTION_IDS.gatewayStatus, kubeClient, make, running);
     // Ingress statuses: the ingress gateway's addresses, written by the holder of istio-leader.
     const makeIngressStatus = () =>
       new IngressStatusWriter({
@@ -614,21 +611,20 @@ async function start(running: Running[]): Promise<void> {
         ingressNamespace: env.K8S_INGRESS_NS,
         log: scoped("ingress"),
       });
-    await whileLeading(ELECTION_IDS.ingress, new kube.KubeClient(kubeConfig), makeIngressStatus, running);
+    await whileLeading(ELECTION_IDS.ingress, kubeClient, makeIngressStatus, running);
   }
   const needsCa = Boolean(argv.secureGRPCAddr || argv.httpsAddr) && envFlag("ENABLE_CA_SERVER", true);
   const ca = needsCa ? await startCa(mesh, kubeConfig, running) : undefined;
-  if (ca && kube && kubeConfig) await startRootCertPublisher(store, new kube.KubeClient(kubeConfig), ca.ca, running);
+  if (ca && kubeClient) await startRootCertPublisher(store, kubeClient, ca.ca, running);
   let webhooks: WebhookServer | undefined;
   if (argv.httpsAddr) {
-    const client = kube && kubeConfig ? { client: new kube.KubeClient(kubeConfig) } : undefined;
     webhooks = await startWebhooks(
       meshes,
       store,
       ca?.istiodCertificate,
       () => discoveryReady,
       metrics,
-      client,
+      kubeClient,
       running,
     );
     if (webhooks) running.push(webhooks);

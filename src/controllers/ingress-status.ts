@@ -9,7 +9,7 @@ import { isDeepStrictEqual } from "node:util";
 import { type Logger, pino } from "pino";
 import { type ConfigObject, kindKey, type MeshWatcher } from "../config/index.ts";
 import { handlesIngress } from "../ingress/index.ts";
-import type { Unregister } from "../krt/index.ts";
+import { latest, type Unregister } from "../krt/index.ts";
 import type { ConfigStore } from "../sources/index.ts";
 import { compareStrings } from "../util/index.ts";
 import { errorMessage } from "./kube-requests.ts";
@@ -56,18 +56,14 @@ export class IngressStatusWriter {
   start(): void {
     const { store } = this.#options;
     const ingresses = store.collection(INGRESS);
+    const services = store.collection(kindKey("", "Service"));
     this.#unregister.push(
       ingresses.register((event) => {
-        const ingress = event.new ?? event.old;
-        if (event.type !== "delete") this.#queue.add(`${ingress.metadata.namespace}/${ingress.metadata.name}`);
+        if (event.type !== "delete") this.#queue.add(ingresses.keyOf(event.new));
       }),
-      store.collection(kindKey("", "Service")).registerBatch((events) => {
+      services.registerBatch((events) => {
         const gateway = this.#gatewayServiceKey();
-        if (
-          events.some((e) => `${(e.new ?? e.old).metadata.namespace}/${(e.new ?? e.old).metadata.name}` === gateway)
-        ) {
-          this.refresh();
-        }
+        if (events.some((e) => services.keyOf(latest(e)) === gateway)) this.refresh();
       }, false),
       store.collection(kindKey("networking.k8s.io", "IngressClass")).registerBatch(() => this.refresh(), false),
       this.#options.meshes.onChange(() => this.refresh()),
@@ -81,9 +77,8 @@ export class IngressStatusWriter {
 
   /** Every Ingress looked at again. */
   refresh(): void {
-    for (const ingress of this.#options.store.collection(INGRESS).list()) {
-      this.#queue.add(`${ingress.metadata.namespace}/${ingress.metadata.name}`);
-    }
+    const ingresses = this.#options.store.collection(INGRESS);
+    for (const ingress of ingresses.list()) this.#queue.add(ingresses.keyOf(ingress));
   }
 
   #gatewayServiceKey(): string {

@@ -8,7 +8,7 @@
 // replica patches (no election), as istiod: they all write the same bundle. Configurations of other
 // revisions, and unlabelled ones, are left alone.
 import { type Logger, pino } from "pino";
-import { type ConfigObject, KINDS, type KindInfo } from "../config/index.ts";
+import { type ConfigObject, type KindInfo, lookupKind } from "../config/index.ts";
 import { Informer, type InformerHandler, type KubeClient, type WatchEventType } from "../sources/kube/index.ts";
 import { errorMessage, isStatus } from "./kube-requests.ts";
 import { WorkQueue } from "./work-queue.ts";
@@ -32,7 +32,7 @@ const admissionKind = (kind: string, plural: string): KindInfo => ({
 });
 const MUTATING = admissionKind("MutatingWebhookConfiguration", "mutatingwebhookconfigurations");
 const VALIDATING = admissionKind("ValidatingWebhookConfiguration", "validatingwebhookconfigurations");
-const GATEWAY = KINDS.find((k) => k.group === "networking.istio.io" && k.kind === "Gateway") as KindInfo;
+const GATEWAY = lookupKind("networking.istio.io/v1", "Gateway") as KindInfo;
 
 interface Webhook {
   name: string;

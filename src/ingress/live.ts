@@ -30,16 +30,17 @@ export class IngressFollower {
     this.#options = options;
   }
 
+  /** Converts what the store holds now, then follows its changes. */
   start(): void {
     const ingresses = this.#store.collection(kindKey("networking.k8s.io", "Ingress"));
     this.#unregister.push(
-      ingresses.registerBatch(() => this.refresh()),
-      this.#store.collection(kindKey("networking.k8s.io", "IngressClass")).registerBatch(() => this.refresh()),
+      ingresses.registerBatch(() => this.refresh(), false),
+      this.#store.collection(kindKey("networking.k8s.io", "IngressClass")).registerBatch(() => this.refresh(), false),
       this.#store.collection(kindKey("", "Service")).registerBatch(() => {
         if (ingresses.size > 0) this.refresh();
       }, false),
     );
-    this.refresh();
+    this.#convert();
   }
 
   stop(): void {

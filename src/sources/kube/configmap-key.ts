@@ -3,12 +3,12 @@
 // an informer on that ConfigMap alone (its namespace, a field selector on its name), `onText` called
 // with the key's text whenever it changes (undefined while the ConfigMap or the key is missing).
 import { type Logger, pino } from "pino";
-import { type ConfigObject, KINDS, type KindInfo } from "../../config/index.ts";
+import { type ConfigObject, type KindInfo, lookupKind } from "../../config/index.ts";
 import { KubeApiError, type KubeClient } from "./client.ts";
 import { Informer } from "./informer.ts";
 import { resourcePath } from "./paths.ts";
 
-const CONFIG_MAP = KINDS.find((k) => k.group === "" && k.kind === "ConfigMap") as KindInfo;
+const CONFIG_MAP = lookupKind("v1", "ConfigMap") as KindInfo;
 
 type ConfigMap = ConfigObject & { data?: Record<string, string> };
 
