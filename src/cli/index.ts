@@ -3,6 +3,7 @@ import type { Argv } from "yargs";
 import { analyzeCommand } from "./analyze.ts";
 import { completionCommand } from "./completion.ts";
 import { dashboardCommand } from "./dashboard.ts";
+import { installCommand } from "./install.ts";
 import { kubeInjectCommand } from "./kube-inject.ts";
 import { configureCliLog } from "./log.ts";
 import { proxyConfigCommand } from "./proxy-config-command.ts";
@@ -26,6 +27,7 @@ export function registerCommands(cli: Argv): Argv {
     .command(analyzeCommand)
     .command(validateCommand)
     .command(kubeInjectCommand)
+    .command(installCommand)
     .command(proxyStatusCommand)
     .command(proxyConfigCommand)
     .command(versionCommand)

@@ -26,7 +26,8 @@
 //   12    xds                          generators, push pipeline, ADS server
 //   13    webhooks                     injection and validation webhooks
 //   14    analysis · admin · agent ·   siblings: none imports another
-//         controllers                  (controllers: what writes to the cluster, by Lease leaders)
+//         controllers · install        (controllers: what writes to the cluster, by Lease leaders;
+//                                      install: the manifests `sluice install` renders and applies)
 //   15    cli · library                siblings
 //   16    bin                          the programs
 //
@@ -58,7 +59,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ["configgen"],
   ["xds"],
   ["webhooks"],
-  ["analysis", "admin", "agent", "controllers"],
+  ["analysis", "admin", "agent", "controllers", "install"],
   ["cli", "library"],
   ["bin"],
 ];

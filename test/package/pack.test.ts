@@ -32,6 +32,8 @@ function runBin(bin: string, args: string[]) {
     cwd: app,
     encoding: "utf8",
     env: { ...process.env, HOME: work },
+    // `sluice install --dry-run` prints the CRDs: over a megabyte.
+    maxBuffer: 16 << 20,
   });
 }
 
@@ -79,6 +81,8 @@ describe("the packed package", () => {
       "dist/bundle/judge-worker.js",
       "dist/library/xds.js",
       "dist/library/xds.d.ts",
+      "manifests/values.yaml",
+      "manifests/crds/networking.istio.io_virtualservices.yaml",
     ]) {
       assert.ok(packedFiles.includes(path), `${path} is packed`);
     }
@@ -114,6 +118,13 @@ describe("the packed package", () => {
     const undeclared = [...imported].filter((name) => !builtin(name) && !(name in manifest.dependencies));
     assert.ok(imported.has("@bufbuild/protobuf") && imported.has("node-fetch"), [...imported].join(" "));
     assert.deepEqual(undeclared, []);
+  });
+
+  test("sluice install renders from the installed package's manifests", () => {
+    const rendered = runBin("sluice", ["install", "--dry-run", "--set", "revision=blue"]);
+    assert.equal(rendered.status, 0, rendered.stderr);
+    assert.match(rendered.stdout, /^  name: virtualservices.networking.istio.io$/m);
+    assert.match(rendered.stdout, /^kind: Deployment\nmetadata:\n  name: istiod-blue$/m);
   });
 
   test("sluice validate and sluice x translate run from the installed package", () => {

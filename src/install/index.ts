@@ -1,0 +1,20 @@
+// `sluice install`'s manifests: the values, the rendered control plane, the CRDs, and their apply.
+export {
+  applyObjects,
+  FIELD_MANAGER,
+  installObjects,
+  manifestText,
+  objectPath,
+  objectRef,
+  readCrds,
+} from "./manifests.ts";
+export { type KubeObject, renderControlPlane } from "./render.ts";
+export {
+  DEFAULT_VALUES_URL,
+  loadValues,
+  mergeValues,
+  parseSet,
+  parseValuesText,
+  type ValueMap,
+  Values,
+} from "./values.ts";

@@ -1,0 +1,435 @@
+// The control plane's objects rendered from the install values, with the names and labels of Istio's
+// istiod chart (so istioctl, Istio's dashboards and runbooks find them): Namespace, ServiceAccount, the ClusterRole
+// and Role with their bindings, the `istio` and `istio-sidecar-injector` ConfigMaps, Deployment,
+// Service, PodDisruptionBudget, HorizontalPodAutoscaler and the two webhook configurations.
+//
+// The RBAC rules are what sluiced does, no more: each verb on each resource is used by some part of it
+// (test/install/rbac.test.ts runs sluiced as this ServiceAccount against a cluster with an audit log and
+// checks both that nothing is refused and that every granted verb was used).
+import { stringify } from "yaml";
+import { SLUICE_VERSION } from "../util/version.ts";
+import { mergeValues, type ValueMap, type Values } from "./values.ts";
+
+export type KubeObject = {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+} & Record<string, unknown>;
+
+interface PolicyRule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+}
+
+const READ = ["list", "watch"];
+
+/**
+ * What sluiced reads and writes across the cluster, by who needs it: the config and registry sources
+ * (list and watch), the controllers' writes (status, root certificate, webhooks), the authenticators.
+ */
+const CLUSTER_RULES: readonly PolicyRule[] = [
+  // The config source: every Istio kind, and the Gateway API's.
+  {
+    apiGroups: ["networking.istio.io", "security.istio.io", "telemetry.istio.io", "extensions.istio.io"],
+    resources: ["*"],
+    verbs: READ,
+  },
+  { apiGroups: ["gateway.networking.k8s.io"], resources: ["*"], verbs: READ },
+  // The registry: services, endpoints, workloads, namespaces (discoverySelectors), nodes (locality).
+  { apiGroups: [""], resources: ["pods", "nodes", "services", "endpoints", "namespaces"], verbs: READ },
+  { apiGroups: ["discovery.k8s.io"], resources: ["endpointslices"], verbs: READ },
+  // Gateway credentials (credentialName) and the secrets the mesh reads.
+  { apiGroups: [""], resources: ["secrets"], verbs: READ },
+  // Kubernetes Ingress of class istio, and its status.
+  { apiGroups: ["networking.k8s.io"], resources: ["ingresses", "ingressclasses"], verbs: READ },
+  { apiGroups: ["networking.k8s.io"], resources: ["ingresses/status"], verbs: ["update"] },
+  // Gateway API status, written by the gateway status leader.
+  {
+    apiGroups: ["gateway.networking.k8s.io"],
+    resources: ["gatewayclasses/status", "gateways/status", "httproutes/status", "grpcroutes/status"],
+    verbs: ["update"],
+  },
+  // The root certificate (istio-ca-root-cert) in every namespace, and the mesh and injector ConfigMaps.
+  { apiGroups: [""], resources: ["configmaps"], verbs: ["create", "list", "watch", "update"] },
+  // The webhooks' caBundle and failurePolicy.
+  {
+    apiGroups: ["admissionregistration.k8s.io"],
+    resources: ["mutatingwebhookconfigurations", "validatingwebhookconfigurations"],
+    verbs: ["list", "watch", "update"],
+  },
+  // Proxies and the CA's clients authenticate with Kubernetes JWTs.
+  { apiGroups: ["authentication.k8s.io"], resources: ["tokenreviews"], verbs: ["create"] },
+];
+
+/** What sluiced does in its own namespace only. */
+const NAMESPACE_RULES: readonly PolicyRule[] = [
+  // Leader election.
+  { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "create", "update"] },
+  // The mesh config (istio) and the injector's (istio-sidecar-injector), read at start.
+  { apiGroups: [""], resources: ["configmaps"], verbs: ["get"] },
+  // The CA's root key and certificate (istio-ca-secret); updated when the self-signed root rotates.
+  { apiGroups: [""], resources: ["secrets"], verbs: ["get", "create", "update"] },
+  // The dry-run create that shows validation is served before the webhook fails closed.
+  { apiGroups: ["networking.istio.io"], resources: ["gateways"], verbs: ["create"] },
+];
+
+/** Every object, in the order they are applied (what others refer to first). */
+export function renderControlPlane(values: Values): KubeObject[] {
+  const p = names(values);
+  const objects: KubeObject[] = [
+    { apiVersion: "v1", kind: "Namespace", metadata: { name: p.namespace } },
+    {
+      apiVersion: "v1",
+      kind: "ServiceAccount",
+      metadata: { name: p.istiod, namespace: p.namespace, labels: p.istiodLabels },
+    },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRole",
+      metadata: { name: p.clusterRole, labels: p.istiodLabels },
+      rules: CLUSTER_RULES,
+    },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRoleBinding",
+      metadata: { name: p.clusterRole, labels: p.istiodLabels },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: p.clusterRole },
+      subjects: [{ kind: "ServiceAccount", name: p.istiod, namespace: p.namespace }],
+    },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "Role",
+      metadata: { name: p.istiod, namespace: p.namespace, labels: p.istiodLabels },
+      rules: NAMESPACE_RULES,
+    },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "RoleBinding",
+      metadata: { name: p.istiod, namespace: p.namespace, labels: p.istiodLabels },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: p.istiod },
+      subjects: [{ kind: "ServiceAccount", name: p.istiod, namespace: p.namespace }],
+    },
+    meshConfigMap(values, p),
+    injectorConfigMap(values, p),
+    deployment(values, p),
+    {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name: p.istiod, namespace: p.namespace, labels: p.pilotLabels },
+      spec: {
+        ports: [
+          { name: "grpc-xds", port: 15010, protocol: "TCP" },
+          { name: "https-dns", port: 15012, protocol: "TCP" },
+          { name: "https-webhook", port: 443, protocol: "TCP", targetPort: 15017 },
+          { name: "http-monitoring", port: 15014, protocol: "TCP" },
+        ],
+        selector: p.selector,
+      },
+    },
+  ];
+  const autoscale = values.boolean("pilot.autoscaleEnabled");
+  const minReplicas = autoscale ? values.integer("pilot.autoscaleMin") : values.integer("pilot.replicaCount");
+  // A budget of one pod would block every node drain (kubernetes/kubernetes#93476), as the chart says.
+  if (values.boolean("global.defaultPodDisruptionBudget.enabled") && minReplicas > 1) {
+    objects.push({
+      apiVersion: "policy/v1",
+      kind: "PodDisruptionBudget",
+      metadata: { name: p.istiod, namespace: p.namespace, labels: p.pilotLabels },
+      spec: { minAvailable: 1, selector: { matchLabels: p.selector } },
+    });
+  }
+  if (autoscale) {
+    objects.push({
+      apiVersion: "autoscaling/v2",
+      kind: "HorizontalPodAutoscaler",
+      metadata: { name: p.istiod, namespace: p.namespace, labels: p.componentLabels },
+      spec: {
+        minReplicas,
+        maxReplicas: values.integer("pilot.autoscaleMax"),
+        scaleTargetRef: { apiVersion: "apps/v1", kind: "Deployment", name: p.istiod },
+        metrics: [
+          {
+            type: "Resource",
+            resource: {
+              name: "cpu",
+              target: { type: "Utilization", averageUtilization: values.integer("pilot.cpu.targetAverageUtilization") },
+            },
+          },
+        ],
+      },
+    });
+  }
+  objects.push(mutatingWebhook(p));
+  if (values.boolean("global.configValidation")) {
+    objects.push(
+      validatingWebhook(p, `istio-validator${p.suffix}-${p.namespace}`, "rev.validation.istio.io", {
+        matchExpressions: [{ key: "istio.io/rev", operator: "In", values: [p.revLabel] }],
+      }),
+    );
+    if (values.string("defaultRevision") === p.revLabel)
+      objects.push(validatingWebhook(p, "istiod-default-validator", "validation.istio.io"));
+  }
+  return objects;
+}
+
+/** The names and labels every object derives from the revision and namespace. */
+function names(values: Values) {
+  const revision = values.string("revision") === "default" ? "" : values.string("revision");
+  const namespace = values.string("global.istioNamespace") || "istio-system";
+  const suffix = revision === "" ? "" : `-${revision}`;
+  const revLabel = revision || "default";
+  const common = {
+    "app.kubernetes.io/instance": "istio",
+    "app.kubernetes.io/managed-by": "sluice",
+    "app.kubernetes.io/part-of": "istio",
+    "app.kubernetes.io/version": SLUICE_VERSION,
+    release: "istio",
+  };
+  const istiodLabels = { app: "istiod", "app.kubernetes.io/name": "istiod", ...common };
+  const componentLabels = {
+    ...istiodLabels,
+    "install.operator.istio.io/owning-resource": "unknown",
+    "istio.io/rev": revLabel,
+    "operator.istio.io/component": "Pilot",
+  };
+  return {
+    revision,
+    revLabel,
+    suffix,
+    namespace,
+    istiod: `istiod${suffix}`,
+    clusterRole: `istiod-clusterrole${suffix}-${namespace}`,
+    common,
+    istiodLabels,
+    componentLabels,
+    pilotLabels: { ...componentLabels, istio: "pilot" },
+    // Istio's selectors, kept so that an install can take over istiod's Deployment (its selector is immutable).
+    deploymentSelector: revision === "" ? { istio: "pilot" } : { app: "istiod", "istio.io/rev": revision },
+    selector: revision === "" ? { app: "istiod", istio: "pilot" } : { app: "istiod", "istio.io/rev": revision },
+  };
+}
+
+type Names = ReturnType<typeof names>;
+
+function meshConfigMap(values: Values, p: Names): KubeObject {
+  const { app: _app, ...labels } = p.componentLabels;
+  const mesh: ValueMap = {
+    trustDomain: "cluster.local",
+    rootNamespace: p.namespace,
+    defaultConfig: {
+      discoveryAddress: `${p.istiod}.${p.namespace}.svc:15012`,
+      ...(values.string("global.meshID") ? { meshId: values.string("global.meshID") } : {}),
+    },
+  };
+  return {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name: `istio${p.suffix}`, namespace: p.namespace, labels },
+    data: {
+      mesh: stringify(mergeValues(mesh, values.map("meshConfig"))),
+      meshNetworks: stringify({ networks: values.map("global.meshNetworks") }),
+    },
+  };
+}
+
+function injectorConfigMap(values: Values, p: Names): KubeObject {
+  const { app: _app, ...labels } = p.componentLabels;
+  const defaultTemplates = values.list("sidecarInjectorWebhook.defaultTemplates");
+  const config = {
+    defaultTemplates: defaultTemplates.length > 0 ? defaultTemplates : ["sidecar"],
+    policy: values.string("global.proxy.autoInject") || "enabled",
+    alwaysInjectSelector: values.list("sidecarInjectorWebhook.alwaysInjectSelector"),
+    neverInjectSelector: values.list("sidecarInjectorWebhook.neverInjectSelector"),
+    injectedAnnotations: values.stringMap("sidecarInjectorWebhook.injectedAnnotations"),
+  };
+  // What the chart keeps of the values for the injector: the templates read only these.
+  const injectorValues = {
+    global: values.map("global"),
+    sidecarInjectorWebhook: values.map("sidecarInjectorWebhook"),
+    revision: p.revision,
+    pilot: { env: values.map("pilot.env") },
+  };
+  return {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: {
+      name: `istio-sidecar-injector${p.suffix}`,
+      namespace: p.namespace,
+      labels,
+    },
+    data: { config: stringify(config), values: JSON.stringify(injectorValues, null, 2) },
+  };
+}
+
+function deployment(values: Values, p: Names): KubeObject {
+  const tag = values.string("pilot.tag") || SLUICE_VERSION;
+  const image = values.string("pilot.image").includes("/")
+    ? values.string("pilot.image")
+    : `${values.string("pilot.hub")}/${values.string("pilot.image")}:${tag}`;
+  const fieldRef = (fieldPath: string) => ({ valueFrom: { fieldRef: { apiVersion: "v1", fieldPath } } });
+  const env: ValueMap[] = [
+    { name: "REVISION", value: p.revLabel },
+    { name: "POD_NAME", ...fieldRef("metadata.name") },
+    { name: "POD_NAMESPACE", ...fieldRef("metadata.namespace") },
+    { name: "SERVICE_ACCOUNT", ...fieldRef("spec.serviceAccountName") },
+    { name: "CLUSTER_ID", value: values.string("global.multiCluster.clusterName") || "Kubernetes" },
+    { name: "ROOT_CA_DIR", value: "/etc/cacerts" },
+    ...Object.entries(values.stringMap("pilot.env")).map(([name, value]) => ({ name, value })),
+  ];
+  // Istio's pod labels: the Deployment's but `release`, and `istio: istiod` in a revision's.
+  const { release: _release, ...pilotPodLabels } = p.pilotLabels;
+  const podLabels = {
+    ...pilotPodLabels,
+    istio: p.revision === "" ? "pilot" : "istiod",
+    ...values.stringMap("pilot.podLabels"),
+    "sidecar.istio.io/inject": "false",
+    "istio.io/dataplane-mode": "none",
+  };
+  const spec: ValueMap = {
+    strategy: { rollingUpdate: { maxSurge: "100%", maxUnavailable: "25%" } },
+    selector: { matchLabels: p.deploymentSelector },
+    template: {
+      metadata: {
+        labels: podLabels,
+        annotations: {
+          "prometheus.io/port": "15014",
+          "prometheus.io/scrape": "true",
+          "sidecar.istio.io/inject": "false",
+          ...values.stringMap("pilot.podAnnotations"),
+        },
+      },
+      spec: {
+        serviceAccountName: p.istiod,
+        nodeSelector: values.stringMap("pilot.nodeSelector"),
+        tolerations: [{ key: "cni.istio.io/not-ready", operator: "Exists" }, ...values.list("pilot.tolerations")],
+        containers: [
+          {
+            name: "discovery",
+            image,
+            imagePullPolicy: values.string("pilot.imagePullPolicy") || "IfNotPresent",
+            args: [
+              "--monitoringAddr=:15014",
+              "--log_output_level=default:info",
+              "--domain=cluster.local",
+              "--keepaliveMaxServerConnectionAge=30m",
+              ...values.list("pilot.extraArgs").map(String),
+            ],
+            env,
+            ports: [
+              { containerPort: 8080, name: "http-debug", protocol: "TCP" },
+              { containerPort: 15010, name: "grpc-xds", protocol: "TCP" },
+              { containerPort: 15012, name: "tls-xds", protocol: "TCP" },
+              { containerPort: 15017, name: "https-webhooks", protocol: "TCP" },
+              { containerPort: 15014, name: "http-monitoring", protocol: "TCP" },
+            ],
+            readinessProbe: {
+              httpGet: { path: "/ready", port: 8080 },
+              initialDelaySeconds: 1,
+              periodSeconds: 3,
+              timeoutSeconds: 5,
+            },
+            resources: values.map("pilot.resources"),
+            securityContext: {
+              allowPrivilegeEscalation: false,
+              capabilities: { drop: ["ALL"] },
+              readOnlyRootFilesystem: true,
+              runAsNonRoot: true,
+            },
+            volumeMounts: [{ name: "cacerts", mountPath: "/etc/cacerts", readOnly: true }],
+          },
+        ],
+        // Plugged-in CA certificates, when the cacerts Secret exists (else the self-signed root).
+        volumes: [{ name: "cacerts", secret: { secretName: "cacerts", optional: true } }],
+      },
+    },
+  };
+  if (!values.boolean("pilot.autoscaleEnabled")) spec.replicas = values.integer("pilot.replicaCount");
+  return {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name: p.istiod, namespace: p.namespace, labels: p.pilotLabels },
+    spec,
+  };
+}
+
+const podRule = { apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["pods"] };
+
+/** The injector's webhooks: by namespace or pod label for this revision, plus the unlabelled default ones. */
+function mutatingWebhook(p: Names): KubeObject {
+  const notOptedOut = { key: "sidecar.istio.io/inject", operator: "NotIn", values: ["false"] };
+  const hook = (name: string, namespaceSelector: ValueMap[], objectSelector: ValueMap[]) => ({
+    name,
+    admissionReviewVersions: ["v1"],
+    clientConfig: { service: { name: p.istiod, namespace: p.namespace, path: "/inject", port: 443 } },
+    failurePolicy: "Fail",
+    namespaceSelector: { matchExpressions: namespaceSelector },
+    objectSelector: { matchExpressions: objectSelector },
+    reinvocationPolicy: "Never",
+    rules: [podRule],
+    sideEffects: "None",
+  });
+  const exists = (key: string) => ({ key, operator: "DoesNotExist" });
+  const isIn = (key: string, value: string) => ({ key, operator: "In", values: [value] });
+  const webhooks = [
+    hook(
+      "rev.namespace.sidecar-injector.istio.io",
+      [isIn("istio.io/rev", p.revLabel), exists("istio-injection")],
+      [notOptedOut],
+    ),
+    hook(
+      "rev.object.sidecar-injector.istio.io",
+      [exists("istio.io/rev"), exists("istio-injection")],
+      [notOptedOut, isIn("istio.io/rev", p.revLabel)],
+    ),
+  ];
+  // The default revision also injects namespaces labelled istio-injection=enabled and opted-in pods.
+  if (p.revision === "") {
+    webhooks.push(
+      hook("namespace.sidecar-injector.istio.io", [isIn("istio-injection", "enabled")], [notOptedOut]),
+      hook(
+        "object.sidecar-injector.istio.io",
+        [exists("istio-injection"), exists("istio.io/rev")],
+        [isIn("sidecar.istio.io/inject", "true"), exists("istio.io/rev")],
+      ),
+    );
+  }
+  const labels = { ...p.componentLabels, app: "sidecar-injector" };
+  return {
+    apiVersion: "admissionregistration.k8s.io/v1",
+    kind: "MutatingWebhookConfiguration",
+    metadata: { name: `istio-sidecar-injector${p.suffix}`, labels },
+    webhooks,
+  };
+}
+
+/**
+ * Validation of Istio's config: `istio-validator-…` checks config labelled for this revision;
+ * `istiod-default-validator` (the default revision's) checks the rest, as Istio's base chart has it.
+ * Both fail open until sluiced has shown that it serves (its webhook patcher then sets Fail).
+ */
+function validatingWebhook(p: Names, name: string, hookName: string, objectSelector?: ValueMap): KubeObject {
+  return {
+    apiVersion: "admissionregistration.k8s.io/v1",
+    kind: "ValidatingWebhookConfiguration",
+    metadata: { name, labels: { ...p.istiodLabels, istio: "istiod", "istio.io/rev": p.revLabel } },
+    webhooks: [
+      {
+        name: hookName,
+        admissionReviewVersions: ["v1"],
+        clientConfig: { service: { name: p.istiod, namespace: p.namespace, path: "/validate" } },
+        failurePolicy: "Ignore",
+        ...(objectSelector ? { objectSelector } : {}),
+        rules: [
+          {
+            apiGroups: ["security.istio.io", "networking.istio.io", "telemetry.istio.io", "extensions.istio.io"],
+            apiVersions: ["*"],
+            operations: ["CREATE", "UPDATE"],
+            resources: ["*"],
+          },
+        ],
+        sideEffects: "None",
+      },
+    ],
+  };
+}
