@@ -13,7 +13,7 @@ import yargs from "yargs";
 import { hideBin } from "yargs/helpers";
 import { parseListenAddress, registerManagedClusters, startAdminServer } from "../admin/index.ts";
 import { rejectUnknownCommandLineFlags } from "../cli/flags.ts";
-import { kindKey, loadMeshNetworks, type MeshConfig, MeshWatcher, parseGoDuration } from "../config/index.ts";
+import { KINDS, kindKey, loadMeshNetworks, type MeshConfig, MeshWatcher, parseGoDuration } from "../config/index.ts";
 import { GatewayStatusWriter } from "../gatewayapi/index.ts";
 import { IngressFollower } from "../ingress/index.ts";
 import { DebugRegistry } from "../krt/index.ts";
@@ -488,9 +488,12 @@ async function startWebhooks(
 async function start(running: Running[]): Promise<void> {
   const metrics = new Registry();
   const krt = new DebugRegistry();
-  // The Kubernetes client only with a cluster: importing it takes a large share of sluiced's start.
-  const kube = argv.kubeconfig ? await import("../sources/kube/index.ts") : undefined;
-  const kubeConfig = argv.kubeconfig && kube ? kube.loadKubeConfig(argv.kubeconfig) : undefined;
+  // The cluster of --kubeconfig, else (no --configDir, in a pod) the pod's own through its
+  // ServiceAccount, as istiod; the client is imported only then: it takes a large share of the start.
+  const mayUseCluster = argv.kubeconfig !== undefined || (argv.configDir === undefined && env.KUBERNETES_SERVICE_HOST);
+  const kube = mayUseCluster ? await import("../sources/kube/index.ts") : undefined;
+  const kubeConfig =
+    kube && (argv.kubeconfig !== undefined || kube.inCluster()) ? kube.loadKubeConfig(argv.kubeconfig) : undefined;
   // One client for every controller's reads and writes (the sources keep their own).
   const kubeClient = kube && kubeConfig ? new kube.KubeClient(kubeConfig) : undefined;
   const meshSource = await startMeshSource(kube && kubeClient && { kube, client: kubeClient }, running);
@@ -556,6 +559,8 @@ async function start(running: Running[]): Promise<void> {
     const events = new kube.KubeEventMetrics(metrics);
     cluster = new kube.KubeSource({
       kubeConfig,
+      // ServiceAccounts only the analyzers read (`sluice analyze`); istiod's RBAC has no read of them either.
+      kinds: KINDS.filter((kind) => !(kind.group === "" && kind.kind === "ServiceAccount")),
       writer: store,
       discoverySelectors: mesh.discoverySelectors ?? [],
       // Config labelled istio.io/rev for another revision is not this control plane's.
@@ -564,7 +569,7 @@ async function start(running: Running[]): Promise<void> {
       log: scoped("kube"),
     });
     running.push(cluster);
-    log.info({ kubeconfig: argv.kubeconfig }, "listing the cluster");
+    log.info({ kubeconfig: argv.kubeconfig ?? "in-cluster" }, "listing the cluster");
     await cluster.start();
   }
   for (const source of configSources(mesh, store)) {

@@ -3,13 +3,33 @@
 // plumbing for plain JSON requests, and its Watch class for streaming watches. Objects stay raw JSON
 // (client-node's typed API classes would turn timestamps into Dates and drop unknown fields, which
 // validation needs to see).
+import { existsSync } from "node:fs";
 import { HttpMethod, IsomorphicFetchHttpLibrary, KubeConfig, RequestContext, Watch } from "@kubernetes/client-node";
 
-/** KubeConfig from a kubeconfig file (`--kubeconfig`), or the in-cluster service account when none is given. */
-export function loadKubeConfig(kubeconfigPath?: string): KubeConfig {
+/** Where a pod's ServiceAccount token, CA and namespace are mounted (client-go's in-cluster config). */
+export const SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
+
+/**
+ * Whether this process runs in a pod, as client-go's InClusterConfig decides: KUBERNETES_SERVICE_HOST
+ * and KUBERNETES_SERVICE_PORT set and the ServiceAccount token mounted.
+ */
+export function inCluster(env: NodeJS.ProcessEnv = process.env, root = ""): boolean {
+  return (
+    Boolean(env.KUBERNETES_SERVICE_HOST) &&
+    Boolean(env.KUBERNETES_SERVICE_PORT) &&
+    existsSync(`${root}${SERVICE_ACCOUNT_DIR}/token`)
+  );
+}
+
+/**
+ * KubeConfig from a kubeconfig file (`--kubeconfig`), or the in-cluster ServiceAccount when none is
+ * given: the API server at KUBERNETES_SERVICE_HOST:PORT, its CA and the token (re-read as kubelet
+ * rotates it) from SERVICE_ACCOUNT_DIR (under `root`, a directory tests stand in for "/").
+ */
+export function loadKubeConfig(kubeconfigPath?: string, root = ""): KubeConfig {
   const kubeConfig = new KubeConfig();
   if (kubeconfigPath) kubeConfig.loadFromFile(kubeconfigPath);
-  else kubeConfig.loadFromCluster();
+  else kubeConfig.loadFromCluster(root);
   return kubeConfig;
 }
 

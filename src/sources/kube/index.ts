@@ -1,5 +1,5 @@
 export type { BackoffOptions } from "./backoff.ts";
-export { KubeApiError, KubeClient, loadKubeConfig, type OpenWatch } from "./client.ts";
+export { inCluster, KubeApiError, KubeClient, loadKubeConfig, type OpenWatch } from "./client.ts";
 export { type ConfigMapKeyWatch, readConfigMapKey, watchConfigMapKey } from "./configmap-key.ts";
 export { Informer, type InformerHandler, type InformerOptions, type WatchEventType } from "./informer.ts";
 export type { LabelSelector } from "./labels.ts";
