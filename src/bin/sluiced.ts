@@ -461,12 +461,13 @@ async function startWebhooks(
   }
   const { host, port } = parseListenAddress(argv.httpsAddr);
   const values = argv.injectionValuesFile ? parseYaml(readFileSync(argv.injectionValuesFile, "utf8")) : {};
+  const injection = { ...injectionSettingsFromValues(values), revision: env.REVISION ?? "" };
   const webhooks = await startWebhookServer({
     ...pem,
     host,
     port,
     mesh: () => meshes.mesh,
-    injection: { ...injectionSettingsFromValues(values), revision: env.REVISION ?? "" },
+    injection: () => injection,
     nativeSidecarMode: nativeSidecarModeFromEnv(),
     nodes: () => store.collection(kindKey("", "Node")).list(),
     proxyConfigs: () => store.collection(kindKey("networking.istio.io", "ProxyConfig")).list(),
