@@ -189,6 +189,18 @@ interface Running {
   stop(): Promise<void> | void;
 }
 
+/** The Kubernetes source's module (imported only with a cluster) and the client controllers share. */
+interface ClusterAccess {
+  kube: typeof import("../sources/kube/index.ts");
+  client: KubeClient;
+}
+
+/** A ConfigMap of istiod's revision: `base` for the default revision, else `base-<REVISION>`. */
+function revisionedName(base: string): string {
+  const revision = env.REVISION ?? "";
+  return revision === "" || revision === "default" ? base : `${base}-${revision}`;
+}
+
 /** Where the mesh config comes from, followed as it changes, and the mesh networks read at start. */
 interface MeshSource {
   watcher: MeshWatcher;
@@ -203,10 +215,7 @@ interface MeshSource {
  * the ConfigMap `istio` (`istio-<REVISION>`) in POD_NAMESPACE, else Istio's defaults; the file or
  * ConfigMap is followed, and a change that does not load is logged and changes nothing.
  */
-async function startMeshSource(
-  cluster: { kube: typeof import("../sources/kube/index.ts"); client: KubeClient } | undefined,
-  running: Running[],
-): Promise<MeshSource> {
+async function startMeshSource(cluster: ClusterAccess | undefined, running: Running[]): Promise<MeshSource> {
   const meshLog = scoped("mesh");
   const follow = (watcher: MeshWatcher, from: string) => (text: string | undefined) => {
     const update = watcher.update(text);
@@ -226,25 +235,20 @@ async function startMeshSource(
     return { watcher, from: argv.meshConfig, networks: networksFile };
   }
   if (!cluster) return { watcher: new MeshWatcher(), from: "defaults", networks: networksFile };
-  const revision = env.REVISION ?? "";
-  const at = {
-    namespace: env.POD_NAMESPACE ?? "istio-system",
-    name: revision === "" || revision === "default" ? "istio" : `istio-${revision}`,
-  };
+  const at = { namespace: env.POD_NAMESPACE ?? "istio-system", name: revisionedName("istio") };
   const from = `ConfigMap ${at.namespace}/${at.name}`;
-  const text = await cluster.kube.readConfigMapKey(cluster.client, at.namespace, at.name, "mesh");
-  const networks =
-    networksFile ?? (await cluster.kube.readConfigMapKey(cluster.client, at.namespace, at.name, "meshNetworks"));
-  const watcher = new MeshWatcher(text);
-  const watch = cluster.kube.watchConfigMapKey(
+  const texts = await cluster.kube.readConfigMapKeys(cluster.client, at.namespace, at.name, ["mesh", "meshNetworks"]);
+  const watcher = new MeshWatcher(texts.mesh);
+  const followMesh = follow(watcher, from);
+  const watch = cluster.kube.watchConfigMapKeys(
     cluster.client,
-    { ...at, key: "mesh" },
-    text,
-    follow(watcher, from),
+    { ...at, keys: ["mesh"] },
+    texts,
+    (next) => followMesh(next.mesh),
     meshLog,
   );
   running.push(watch);
-  return { watcher, from, networks };
+  return { watcher, from, networks: networksFile ?? texts.meshNetworks };
 }
 
 /**
@@ -494,7 +498,8 @@ async function start(running: Running[]): Promise<void> {
   const kubeConfig = argv.kubeconfig && kube ? kube.loadKubeConfig(argv.kubeconfig) : undefined;
   // One client for every controller's reads and writes (the sources keep their own).
   const kubeClient = kube && kubeConfig ? new kube.KubeClient(kubeConfig) : undefined;
-  const meshSource = await startMeshSource(kube && kubeClient && { kube, client: kubeClient }, running);
+  const access = kube && kubeClient && { kube, client: kubeClient };
+  const meshSource = await startMeshSource(access, running);
   const meshes = meshSource.watcher;
   // What is read only at start: the CA's trust domain, the root namespace, the xds:// config sources.
   const mesh = meshes.mesh;
