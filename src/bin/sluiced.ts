@@ -8,7 +8,6 @@ import { setFlagsFromString } from "node:v8";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { pino } from "pino";
 import { Registry } from "prom-client";
-import { parse as parseYaml } from "yaml";
 import yargs from "yargs";
 import { hideBin } from "yargs/helpers";
 import { parseListenAddress, registerManagedClusters, startAdminServer } from "../admin/index.ts";
@@ -42,7 +41,7 @@ import type { KubeClient, KubeSource } from "../sources/kube/index.ts";
 import { envBool } from "../util/index.ts";
 import { buildInfoString } from "../util/version.ts";
 import {
-  injectionSettingsFromValues,
+  InjectionSettingsWatcher,
   nativeSidecarModeFromEnv,
   startWebhookServer,
   type WebhookServer,
@@ -109,7 +108,12 @@ const argv = yargs(hideBin(process.argv))
   })
   .option("injectionValuesFile", {
     type: "string",
-    describe: "Istio's injector values (YAML: global.*, sidecarInjectorWebhook.*) for /inject",
+    describe: "Istio's injector values (YAML: global.*, sidecarInjectorWebhook.*) for /inject (followed)",
+  })
+  .option("injectionConfigFile", {
+    type: "string",
+    describe:
+      "Istio's injector config (YAML: policy, selectors, injectedAnnotations, defaultTemplates, aliases) for /inject (followed)",
   })
   .option("caDir", {
     type: "string",
@@ -189,6 +193,18 @@ interface Running {
   stop(): Promise<void> | void;
 }
 
+/** The Kubernetes source's module (imported only with a cluster) and the client controllers share. */
+interface ClusterAccess {
+  kube: typeof import("../sources/kube/index.ts");
+  client: KubeClient;
+}
+
+/** A ConfigMap of istiod's revision: `base` for the default revision, else `base-<REVISION>`. */
+function revisionedName(base: string): string {
+  const revision = env.REVISION ?? "";
+  return revision === "" || revision === "default" ? base : `${base}-${revision}`;
+}
+
 /** Where the mesh config comes from, followed as it changes, and the mesh networks read at start. */
 interface MeshSource {
   watcher: MeshWatcher;
@@ -203,10 +219,7 @@ interface MeshSource {
  * the ConfigMap `istio` (`istio-<REVISION>`) in POD_NAMESPACE, else Istio's defaults; the file or
  * ConfigMap is followed, and a change that does not load is logged and changes nothing.
  */
-async function startMeshSource(
-  cluster: { kube: typeof import("../sources/kube/index.ts"); client: KubeClient } | undefined,
-  running: Running[],
-): Promise<MeshSource> {
+async function startMeshSource(cluster: ClusterAccess | undefined, running: Running[]): Promise<MeshSource> {
   const meshLog = scoped("mesh");
   const follow = (watcher: MeshWatcher, from: string) => (text: string | undefined) => {
     const update = watcher.update(text);
@@ -226,25 +239,20 @@ async function startMeshSource(
     return { watcher, from: argv.meshConfig, networks: networksFile };
   }
   if (!cluster) return { watcher: new MeshWatcher(), from: "defaults", networks: networksFile };
-  const revision = env.REVISION ?? "";
-  const at = {
-    namespace: env.POD_NAMESPACE ?? "istio-system",
-    name: revision === "" || revision === "default" ? "istio" : `istio-${revision}`,
-  };
+  const at = { namespace: env.POD_NAMESPACE ?? "istio-system", name: revisionedName("istio") };
   const from = `ConfigMap ${at.namespace}/${at.name}`;
-  const text = await cluster.kube.readConfigMapKey(cluster.client, at.namespace, at.name, "mesh");
-  const networks =
-    networksFile ?? (await cluster.kube.readConfigMapKey(cluster.client, at.namespace, at.name, "meshNetworks"));
-  const watcher = new MeshWatcher(text);
-  const watch = cluster.kube.watchConfigMapKey(
+  const texts = await cluster.kube.readConfigMapKeys(cluster.client, at.namespace, at.name, ["mesh", "meshNetworks"]);
+  const watcher = new MeshWatcher(texts.mesh);
+  const followMesh = follow(watcher, from);
+  const watch = cluster.kube.watchConfigMapKeys(
     cluster.client,
-    { ...at, key: "mesh" },
-    text,
-    follow(watcher, from),
+    { ...at, keys: ["mesh"] },
+    texts,
+    (next) => followMesh(next.mesh),
     meshLog,
   );
   running.push(watch);
-  return { watcher, from, networks };
+  return { watcher, from, networks: networksFile ?? texts.meshNetworks };
 }
 
 /**
@@ -433,6 +441,56 @@ async function startWebhookPatcher(
 }
 
 /**
+ * The injection settings as istiod finds them: the --injectionConfigFile and --injectionValuesFile
+ * files, else with a cluster the `config` and `values` keys of the ConfigMap istio-sidecar-injector
+ * (`istio-sidecar-injector-<REVISION>`) in POD_NAMESPACE, else Istio's defaults; the files or the
+ * ConfigMap are followed, and a text that does not parse is logged and changes nothing.
+ */
+async function startInjectionSettings(
+  cluster: ClusterAccess | undefined,
+  running: Running[],
+): Promise<InjectionSettingsWatcher> {
+  const options = { revision: env.REVISION ?? "", log: scoped("webhooks") };
+  const files = { config: argv.injectionConfigFile, values: argv.injectionValuesFile };
+  if (files.config || files.values) {
+    const read = (path: string | undefined) => (path ? readFileSync(path, "utf8") : undefined);
+    const texts = { config: read(files.config), values: read(files.values) };
+    const from = { config: files.config ?? "no injection config file", values: files.values ?? "no values file" };
+    const watcher = new InjectionSettingsWatcher(texts, { ...options, from });
+    for (const key of ["config", "values"] as const) {
+      const path = files[key];
+      if (!path) continue;
+      const watch = watchTextFile(path, (text) => watcher.update({ [key]: text }), { initial: texts[key] });
+      running.push({ stop: () => watch.close() });
+    }
+    return watcher;
+  }
+  if (!cluster)
+    return new InjectionSettingsWatcher(
+      { config: undefined, values: undefined },
+      { ...options, from: { config: "defaults", values: "defaults" } },
+    );
+  const at = { namespace: env.POD_NAMESPACE ?? "istio-system", name: revisionedName("istio-sidecar-injector") };
+  const keys = ["config", "values"] as const;
+  const texts = await cluster.kube.readConfigMapKeys(cluster.client, at.namespace, at.name, keys);
+  const configMap = `ConfigMap ${at.namespace}/${at.name}`;
+  const from = { config: `${configMap} key config`, values: `${configMap} key values` };
+  const watcher = new InjectionSettingsWatcher({ config: texts.config, values: texts.values }, { ...options, from });
+  if (texts.config === undefined && texts.values === undefined) {
+    options.log.info({ configMap }, "no injection config or values: Istio's defaults until the ConfigMap has them");
+  }
+  const watch = cluster.kube.watchConfigMapKeys(
+    cluster.client,
+    { ...at, keys },
+    texts,
+    (next) => watcher.update({ config: next.config, values: next.values }),
+    options.log,
+  );
+  running.push(watch);
+  return watcher;
+}
+
+/**
  * The admission webhooks on --httpsAddr, with the --tlsCertFile certificate or istiod's from the CA
  * (followed as it is reissued); undefined (logged) without either.
  */
@@ -442,7 +500,7 @@ async function startWebhooks(
   istiodCertificate: IstiodCertificate | undefined,
   ready: () => boolean,
   metrics: Registry,
-  kubeClient: KubeClient | undefined,
+  cluster: ClusterAccess | undefined,
   running: Running[],
 ): Promise<WebhookServer | undefined> {
   const files =
@@ -460,13 +518,13 @@ async function startWebhooks(
     return undefined;
   }
   const { host, port } = parseListenAddress(argv.httpsAddr);
-  const values = argv.injectionValuesFile ? parseYaml(readFileSync(argv.injectionValuesFile, "utf8")) : {};
+  const injection = await startInjectionSettings(cluster, running);
   const webhooks = await startWebhookServer({
     ...pem,
     host,
     port,
     mesh: () => meshes.mesh,
-    injection: { ...injectionSettingsFromValues(values), revision: env.REVISION ?? "" },
+    injection: () => injection.settings,
     nativeSidecarMode: nativeSidecarModeFromEnv(),
     nodes: () => store.collection(kindKey("", "Node")).list(),
     proxyConfigs: () => store.collection(kindKey("networking.istio.io", "ProxyConfig")).list(),
@@ -479,7 +537,7 @@ async function startWebhooks(
     istiodCertificate.addIdentityCertificateListener((update) => {
       if (update) webhooks.updateCertificate(update.certificate, update.privateKey);
     });
-    if (kubeClient) await startWebhookPatcher(kubeClient, istiodCertificate, running);
+    if (cluster) await startWebhookPatcher(cluster.client, istiodCertificate, running);
   }
   log.info({ httpsAddr: argv.httpsAddr, port: webhooks.port }, "webhooks listening");
   return webhooks;
@@ -496,7 +554,8 @@ async function start(running: Running[]): Promise<void> {
     kube && (argv.kubeconfig !== undefined || kube.inCluster()) ? kube.loadKubeConfig(argv.kubeconfig) : undefined;
   // One client for every controller's reads and writes (the sources keep their own).
   const kubeClient = kube && kubeConfig ? new kube.KubeClient(kubeConfig) : undefined;
-  const meshSource = await startMeshSource(kube && kubeClient && { kube, client: kubeClient }, running);
+  const access = kube && kubeClient && { kube, client: kubeClient };
+  const meshSource = await startMeshSource(access, running);
   const meshes = meshSource.watcher;
   // What is read only at start: the CA's trust domain, the root namespace, the xds:// config sources.
   const mesh = meshes.mesh;
@@ -629,7 +688,7 @@ async function start(running: Running[]): Promise<void> {
       ca?.istiodCertificate,
       () => discoveryReady,
       metrics,
-      kubeClient,
+      access,
       running,
     );
     if (webhooks) running.push(webhooks);

@@ -14,6 +14,11 @@ export {
   renderedTemplates,
   STATUS_ANNOTATION,
 } from "./inject/inject.ts";
+export {
+  InjectionSettingsWatcher,
+  type InjectionSettingsWatcherOptions,
+  type InjectionTexts,
+} from "./inject/injector-config.ts";
 export { applyPatch, createPatch, type PatchOperation } from "./inject/jsonpatch.ts";
 export type { Pod } from "./inject/pod.ts";
 export { injectRequired, webhookSelects } from "./inject/policy.ts";

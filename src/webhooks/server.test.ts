@@ -55,7 +55,7 @@ before(async () => {
     host: "127.0.0.1",
     port: 0,
     mesh: () => DEFAULT_MESH_CONFIG,
-    injection: DEFAULT_INJECTION_SETTINGS,
+    injection: () => DEFAULT_INJECTION_SETTINGS,
     metrics: registry,
     // Namespaces the server knows the labels of; for the others the API server is trusted to have selected.
     namespaceLabels: (namespace) => NAMESPACE_LABELS[namespace],

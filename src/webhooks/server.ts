@@ -33,7 +33,8 @@ export interface WebhookServerOptions {
   port?: number;
   /** The current mesh config (it may be reloaded). */
   mesh: () => MeshConfig;
-  injection: InjectionSettings;
+  /** The current injection settings (they may be reloaded). */
+  injection: () => Readonly<InjectionSettings>;
   /** ENABLE_NATIVE_SIDECARS (default "auto", which needs `nodes`; `injection.nativeSidecars` is ignored). */
   nativeSidecarMode?: NativeSidecarMode;
   /** The cluster's Nodes, for the "auto" native sidecar mode. */
@@ -146,7 +147,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     },
     injectTemplates() {
       const nativeSidecars = detectNativeSidecar(options.nativeSidecarMode ?? "auto", options.nodes?.(), undefined);
-      return renderedTemplates(options.mesh(), { ...options.injection, nativeSidecars });
+      return renderedTemplates(options.mesh(), { ...options.injection(), nativeSidecars });
     },
     async stop() {
       await app.close();
@@ -198,11 +199,13 @@ function admitPod(
   pod.spec.containers ??= [];
   delete pod.metadata.managedFields;
   if (!pod.metadata.namespace) pod.metadata.namespace = request.namespace ?? "";
+  // One pod is injected under one version of the settings.
+  const settings = options.injection();
   const namespaceLabels = options.namespaceLabels?.(pod.metadata.namespace ?? "");
-  if (namespaceLabels && !webhookSelects(namespaceLabels, pod.metadata.labels ?? {}, options.injection.revision)) {
+  if (namespaceLabels && !webhookSelects(namespaceLabels, pod.metadata.labels ?? {}, settings.revision)) {
     return { allowed: true };
   }
-  if (!injectRequired(options.injection, pod.spec, pod.metadata)) {
+  if (!injectRequired(settings, pod.spec, pod.metadata)) {
     metrics?.injectionSkip.inc();
     return { allowed: true };
   }
@@ -215,7 +218,7 @@ function admitPod(
     const { patch } = injectPod({
       pod,
       mesh: options.mesh(),
-      settings: { ...options.injection, nativeSidecars },
+      settings: { ...settings, nativeSidecars },
       proxyConfigs: options.proxyConfigs?.(),
       proxyEnvs: parseInjectEnvs(path),
     });

@@ -193,6 +193,8 @@ export interface SluicedOptions {
   httpsAddr?: string;
   /** A MeshConfig file (--meshConfig). */
   meshConfig?: string;
+  /** More flags. */
+  args?: string[];
   /** Environment added to this process's. */
   env?: Record<string, string>;
 }
@@ -217,6 +219,7 @@ export async function startSluiced(kubeconfigPath: string, options: SluicedOptio
       ...["--httpAddr", "127.0.0.1:0", "--monitoringAddr", "127.0.0.1:0"],
       ...["--debounceAfter", "20ms", "--debounceMax", "1s"],
       ...(options.meshConfig ? ["--meshConfig", options.meshConfig] : []),
+      ...(options.args ?? []),
     ],
     {
       stdio: ["ignore", "pipe", "pipe"],

@@ -123,8 +123,8 @@ describe("the packed package", () => {
   test("sluice install renders from the installed package's manifests", () => {
     const rendered = runBin("sluice", ["install", "--dry-run", "--set", "revision=blue"]);
     assert.equal(rendered.status, 0, rendered.stderr);
-    assert.match(rendered.stdout, /^  name: virtualservices.networking.istio.io$/m);
-    assert.match(rendered.stdout, /^kind: Deployment\nmetadata:\n  name: istiod-blue$/m);
+    assert.match(rendered.stdout, /^ {2}name: virtualservices.networking.istio.io$/m);
+    assert.match(rendered.stdout, /^kind: Deployment\nmetadata:\n {2}name: istiod-blue$/m);
   });
 
   test("sluice validate and sluice x translate run from the installed package", () => {

@@ -99,14 +99,19 @@ function runTemplates(
   let templatePod: Pod = { metadata: {}, spec: { containers: [] } };
   const nativeAnnotation = merged.metadata.annotations?.["sidecar.istio.io/nativeSidecar"];
   const native = nativeAnnotation === "true" || (nativeAnnotation !== "false" && req.settings.nativeSidecars);
-  for (const name of selectTemplates(req.pod, req.settings.defaultTemplates)) {
-    const template = TEMPLATES[name];
-    if (!template) {
+  for (const name of selectTemplates(req.pod, req.settings)) {
+    const builtIn = Object.keys(TEMPLATES).join(", ");
+    if (req.settings.customTemplates.includes(name)) {
       throw new InjectionError(
-        `failed to run injection template: requested template "${name}" not found; have ${Object.keys(TEMPLATES).join(", ")}`,
+        `failed to run injection template: requested template "${name}" is a Go template of the injector config, which Sluice does not run; built-in templates: ${builtIn}`,
       );
     }
-    const overlay = template(data);
+    if (!Object.hasOwn(TEMPLATES, name)) {
+      throw new InjectionError(
+        `failed to run injection template: requested template "${name}" not found; have ${builtIn}`,
+      );
+    }
+    const overlay = TEMPLATES[name](data);
     templatePod = strategicMergePod(templatePod, overlay);
     // A user's istio-proxy customisation sits in `containers`; with native sidecars the template puts
     // the proxy in `initContainers`, so the customisation moves there before the merge.
@@ -158,9 +163,11 @@ export function renderedTemplates(mesh: MeshConfig, settings: InjectionSettings)
   return Object.fromEntries(Object.entries(TEMPLATES).map(([name, template]) => [name, stringify(template(data))]));
 }
 
-function selectTemplates(pod: Pod, defaults: string[]): string[] {
+/** The pod's `inject.istio.io/templates`, else the defaults, each alias replaced by what it names. */
+function selectTemplates(pod: Pod, settings: InjectionSettings): string[] {
   const requested = pod.metadata.annotations?.[TEMPLATES_ANNOTATION];
-  return requested === undefined ? defaults : requested.split(",").map((name) => name.trim());
+  const names = requested === undefined ? settings.defaultTemplates : requested.split(",").map((name) => name.trim());
+  return names.flatMap((name) => (Object.hasOwn(settings.aliases, name) ? settings.aliases[name] : [name]));
 }
 
 /** `hub/name:tag`, with the image type (pod annotation, proxy config, values variant) as a tag suffix. */

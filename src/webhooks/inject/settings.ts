@@ -19,6 +19,13 @@ export interface InjectionSettings {
   alwaysInjectSelector: LabelSelector[];
   /** Templates used when the pod has no `inject.istio.io/templates` annotation. */
   defaultTemplates: string[];
+  /** A name that stands for several templates (`sidecar: [proxy, init]`), expanded once, not recursively. */
+  aliases: Record<string, string[]>;
+  /**
+   * Templates the injector config defines that Sluice has no built-in template for: their Go
+   * template text is not run, so a pod asking for one is refused.
+   */
+  customTemplates: string[];
   /** Added to every injected pod (Istio's injectedAnnotations). */
   injectedAnnotations: Record<string, string>;
   /** The control plane's revision ("" is the default revision). */
@@ -80,6 +87,8 @@ export const DEFAULT_INJECTION_SETTINGS: Readonly<InjectionSettings> = Object.fr
   neverInjectSelector: [],
   alwaysInjectSelector: [],
   defaultTemplates: ["sidecar"],
+  aliases: {},
+  customTemplates: [],
   injectedAnnotations: {},
   revision: "",
   nativeSidecars: false,
