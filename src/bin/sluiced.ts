@@ -656,7 +656,7 @@ async function start(running: Running[]): Promise<void> {
   if (cluster && kubeClient) {
     // Gateway API statuses go back to the cluster (file-defined objects keep theirs local), written by
     // the holder of istiod's gateway status Lease.
-    const { ELECTION_IDS, IngressStatusWriter } = await import("../controllers/index.ts");
+    const { ELECTION_IDS, IngressStatusWriter, IpAutoallocator } = await import("../controllers/index.ts");
     const target = cluster;
     const make = () =>
       new GatewayStatusWriter({
@@ -676,6 +676,19 @@ async function start(running: Running[]): Promise<void> {
         log: scoped("ingress"),
       });
     await whileLeading(ELECTION_IDS.ingress, kubeClient, makeIngressStatus, running);
+    // ServiceEntry addresses in their status, written by the holder of istio-ip-autoallocate.
+    if (envFlag("PILOT_ENABLE_IP_AUTOALLOCATE", true)) {
+      const options = {
+        store,
+        target,
+        ipv4Prefix: env.PILOT_IP_AUTOALLOCATE_IPV4_PREFIX,
+        ipv6Prefix: env.PILOT_IP_AUTOALLOCATE_IPV6_PREFIX,
+        log: scoped("ip-autoallocate"),
+      };
+      // Made once now so that a bad prefix stops the start, as it stops istiod's.
+      new IpAutoallocator(options);
+      await whileLeading(ELECTION_IDS.ipAutoallocate, kubeClient, () => new IpAutoallocator(options), running);
+    }
   }
   const needsCa = Boolean(argv.secureGRPCAddr || argv.httpsAddr) && envFlag("ENABLE_CA_SERVER", true);
   const ca = needsCa ? await startCa(mesh, kubeConfig, running) : undefined;

@@ -1,3 +1,4 @@
+export { AUTOALLOCATE_LABEL, autoAllocatesAddresses } from "./autoallocate.ts";
 export { configFiles, type DecodedDocument, decodeConfigText, readConfigPaths } from "./decode.ts";
 export { CONFIG_FILE_EXTENSIONS, STDIN_PATH } from "./decode-paths.ts";
 export * from "./kinds.ts";

@@ -167,7 +167,7 @@ export function ipFamilies(proxy: ProxyNode): string {
  * hosts answer to it).
  */
 export function listenAddresses(snap: PushSnapshot, proxy: ProxyNode): (service: Service) => Service {
-  if (!usesAutoAllocatedAddresses(proxy)) return (service) => service;
+  if (!usesAutoAllocatedAddresses(proxy, snap.ipAutoallocate)) return (service) => service;
   return (service) => {
     if (service.defaultAddress !== UNSPECIFIED_IP) return service;
     const allocated = addressesForProxy(snap.autoAllocatedAddresses(service), proxy);

@@ -150,7 +150,7 @@ function proxyRouteInputs(cache: XdsCache, snap: PushSnapshot, proxy: ProxyNode)
           dnsDomain: proxy.dnsDomain,
           generator: proxy.generator,
           routerLabels: router ? proxy.labels : undefined,
-          autoAllocatedFamilies: usesAutoAllocatedAddresses(proxy) ? ipFamilies(proxy) : undefined,
+          autoAllocatedFamilies: usesAutoAllocatedAddresses(proxy, snap.ipAutoallocate) ? ipFamilies(proxy) : undefined,
           persistentSessions: snap.persistentSessions,
         },
         cache,

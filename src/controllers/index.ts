@@ -1,5 +1,6 @@
 // Controllers that write to the cluster, each run by the leader of its Lease (Istio's election ids).
 export { type IngressStatusOptions, type IngressStatusTarget, IngressStatusWriter } from "./ingress-status.ts";
+export { type IpAutoallocateOptions, type IpAutoallocateTarget, IpAutoallocator } from "./ip-autoallocate.ts";
 export type { KubeRequests } from "./kube-requests.ts";
 export { LeaseElection, type LeaseElectionOptions } from "./lease-election.ts";
 export {
@@ -15,4 +16,5 @@ export const ELECTION_IDS = {
   namespaceController: "istio-namespace-controller-election",
   gatewayStatus: "istio-gateway-status-leader",
   ingress: "istio-leader",
+  ipAutoallocate: "istio-ip-autoallocate",
 } as const;

@@ -50,6 +50,8 @@ const CLUSTER_RULES: readonly PolicyRule[] = [
     resources: ["gatewayclasses/status", "gateways/status", "httproutes/status", "grpcroutes/status"],
     verbs: ["update"],
   },
+  // ServiceEntry addresses (the IP autoallocation controller's guarded JSON patches).
+  { apiGroups: ["networking.istio.io"], resources: ["serviceentries/status"], verbs: ["patch"] },
   // The root certificate (istio-ca-root-cert) in every namespace, and the mesh and injector ConfigMaps.
   { apiGroups: [""], resources: ["configmaps"], verbs: ["create", "list", "watch", "update"] },
   // The webhooks' caBundle and failurePolicy.

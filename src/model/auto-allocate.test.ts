@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { svc } from "../../test/support/model-fixtures.ts";
-import { addressesForProxy, allocateAddresses } from "./auto-allocate.ts";
+import { addressesForProxy, allocateAddresses, usesAutoAllocatedAddresses } from "./auto-allocate.ts";
 
 const entry = (hostname: string, overrides = {}) =>
   svc(hostname, "", {
@@ -24,14 +24,21 @@ test("a collision moves the later host by double hashing", () => {
   assert.deepEqual(allocated.get("/a44155.example.com"), ["240.240.31.17", "2001:2::f0f0:1f11"]);
 });
 
-test("hosts with addresses, wildcard hosts, resolution NONE and recorded addresses get none", () => {
+test("hosts with addresses, wildcard hosts and resolution NONE get none", () => {
   const allocated = allocateAddresses([
     entry("vip.example.com", { addresses: ["1.1.1.1"], defaultAddress: "1.1.1.1" }),
     entry("*.example.com"),
     entry("none.example.com", { resolution: "Passthrough" }),
-    entry("recorded.example.com", { autoAllocatedAddresses: ["240.240.0.9"] }),
   ]);
   assert.equal(allocated.size, 0);
+});
+
+test("proxies capturing DNS use auto-allocated addresses; with the controller off, only those that also ask", () => {
+  const proxy = (flags: Record<string, boolean>) => ({ metadata: { raw: {}, ...flags } });
+  assert.equal(usesAutoAllocatedAddresses(proxy({ DNS_CAPTURE: true }), true), true);
+  assert.equal(usesAutoAllocatedAddresses(proxy({}), true), false);
+  assert.equal(usesAutoAllocatedAddresses(proxy({ DNS_CAPTURE: true }), false), false);
+  assert.equal(usesAutoAllocatedAddresses(proxy({ DNS_CAPTURE: true, DNS_AUTO_ALLOCATE: true }), false), true);
 });
 
 test("a proxy uses the addresses of its own families", () => {

@@ -1,9 +1,11 @@
 // Addresses for ServiceEntry hosts without any (Istio's IP autoallocation), which proxies capturing DNS
-// use: the NDS name table answers them and outbound TCP listeners bind to them. Istio's controller
-// records them in the ServiceEntry status (the registry reads them); Sluice runs no such controller,
-// so an entry without recorded ones gets Istio's deterministic allocation
-// (serviceentry/auto_allocation.go): a slot in 240.240.0.0/16 by FNV-1a of `namespace/host` with
-// double hashing on collision, and the matching 2001:2::f0f0:<slot> IPv6 address.
+// use: the NDS name table answers them and outbound TCP listeners bind to them. With
+// PILOT_ENABLE_IP_AUTOALLOCATE on (the default) they are those the IP autoallocation controller
+// (controllers/ip-autoallocate.ts) recorded in the entry's status, which the registry reads, and an
+// entry without any has none, as in istiod. Off, istiod's older in-memory allocation
+// (serviceentry/auto_allocation.go) applies instead, for proxies that set DNS_AUTO_ALLOCATE: a slot
+// in 240.240.0.0/16 by FNV-1a of `namespace/host` with double hashing on collision, and the
+// matching 2001:2::f0f0:<slot> IPv6 address.
 import { isIPv4, isIPv6 } from "node:net";
 import type { Service } from "../registry/index.ts";
 import { UNSPECIFIED_IP } from "../registry/index.ts";
@@ -14,26 +16,25 @@ const MAX_IPS = 256 * 254;
 /** The largest prime below MAX_IPS, for the second hash. */
 const PRIME = 65011;
 
-/** Istio's nodeUsesAutoallocatedIPs with its default PILOT_ENABLE_IP_AUTOALLOCATE: sidecars that capture DNS. */
-export function usesAutoAllocatedAddresses(proxy: Pick<ProxyNode, "metadata">): boolean {
-  return proxy.metadata.DNS_CAPTURE === true;
+/**
+ * Istio's nodeUsesAutoallocatedIPs: proxies that capture DNS, with PILOT_ENABLE_IP_AUTOALLOCATE on
+ * (`ipAutoallocate`) or DNS_AUTO_ALLOCATE set.
+ */
+export function usesAutoAllocatedAddresses(proxy: Pick<ProxyNode, "metadata">, ipAutoallocate: boolean): boolean {
+  return proxy.metadata.DNS_CAPTURE === true && (ipAutoallocate || proxy.metadata.DNS_AUTO_ALLOCATE === true);
 }
 
-/**
- * Whether the host gets an address here: a ServiceEntry host without addresses (none recorded in its
- * status either), not wildcard, resolution not NONE.
- */
+/** Whether the in-memory allocation gives the host an address: no addresses, not wildcard, resolution not NONE. */
 function allocatable(service: Service): boolean {
   return (
     service.registry === "External" &&
-    service.autoAllocatedAddresses === undefined &&
     service.defaultAddress === UNSPECIFIED_IP &&
     !service.hostname.startsWith("*") &&
     service.resolution !== "Passthrough"
   );
 }
 
-/** The allocated addresses (IPv4 then IPv6) of every allocatable service, by `namespace/hostname`. */
+/** The in-memory allocation: the addresses (IPv4 then IPv6) of every allocatable service, by `namespace/hostname`. */
 export function allocateAddresses(services: readonly Service[]): Map<string, string[]> {
   const out = new Map<string, string[]>();
   const keys = [...new Set(services.filter(allocatable).map((s) => `${s.namespace}/${s.hostname}`))].sort(

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { pushFeaturesFromEnv } from "./push-features.ts";
 
-test("feature flags default as istiod's: mongo_proxy on, redis/mysql filters and QUIC listeners off, XDS cache on; VHDS off", () => {
+test("feature flags default as istiod's: mongo_proxy on, redis/mysql filters and QUIC listeners off, XDS cache and IP autoallocation on; VHDS off", () => {
   assert.deepEqual(pushFeaturesFromEnv({}), {
     persistentSessions: false,
     scopeGatewayToNamespace: false,
@@ -12,6 +12,7 @@ test("feature flags default as istiod's: mongo_proxy on, redis/mysql filters and
     quicListeners: false,
     vhds: false,
     xdsCache: true,
+    ipAutoallocate: true,
   });
 });
 
@@ -24,6 +25,7 @@ test("feature flags are read as Go's ParseBool reads them; an unparsable value k
     PILOT_ENABLE_PERSISTENT_SESSION_FILTER: "yes",
     SLUICE_ENABLE_VHDS: "true",
     PILOT_ENABLE_XDS_CACHE: "false",
+    PILOT_ENABLE_IP_AUTOALLOCATE: "0",
   });
   assert.equal(features.mongoFilter, false);
   assert.equal(features.redisFilter, true);
@@ -32,4 +34,5 @@ test("feature flags are read as Go's ParseBool reads them; an unparsable value k
   assert.equal(features.persistentSessions, false);
   assert.equal(features.vhds, true);
   assert.equal(features.xdsCache, false);
+  assert.equal(features.ipAutoallocate, false);
 });

@@ -17,5 +17,6 @@ export function pushFeaturesFromEnv(env: Record<string, string | undefined>): Pu
     quicListeners: flag("PILOT_ENABLE_QUIC_LISTENERS", false),
     vhds: flag("SLUICE_ENABLE_VHDS", false),
     xdsCache: flag("PILOT_ENABLE_XDS_CACHE", true),
+    ipAutoallocate: flag("PILOT_ENABLE_IP_AUTOALLOCATE", true),
   };
 }

@@ -50,6 +50,12 @@ export interface PushInputs {
    * cache). Default true; off, every proxy's resources are built anew, as Istio's benchmarks run.
    */
   xdsCache?: boolean;
+  /**
+   * PILOT_ENABLE_IP_AUTOALLOCATE: ServiceEntry hosts without addresses use those the IP autoallocation
+   * controller recorded in their status, for proxies capturing DNS. Default true; off, the older
+   * in-memory allocation instead, for proxies that also set DNS_AUTO_ALLOCATE.
+   */
+  ipAutoallocate?: boolean;
   /** istiod's --networksConfig: the networks' gateways (and, in the registry, which network endpoints are on). */
   meshNetworks?: MeshNetworks;
   /** The cluster the registry's Kubernetes Services are in (istiod's --clusterID); default Kubernetes. */
@@ -92,6 +98,7 @@ export type PushFeatures = Pick<
   | "quicListeners"
   | "vhds"
   | "xdsCache"
+  | "ipAutoallocate"
 >;
 
 /**

@@ -79,6 +79,8 @@ export class PushSnapshot {
   readonly vhds: boolean;
   /** PILOT_ENABLE_XDS_CACHE (see PushInputs). */
   readonly xdsCache: boolean;
+  /** PILOT_ENABLE_IP_AUTOALLOCATE (see PushInputs). */
+  readonly ipAutoallocate: boolean;
   /** Where building keeps what it memoises across pushes (see PushInputs.memos). */
   readonly memos: MemoStore;
   /** Every network gateway, host names included (Istio's unresolved gateways). */
@@ -114,6 +116,7 @@ export class PushSnapshot {
     this.quicListeners = inputs.quicListeners ?? false;
     this.vhds = inputs.vhds ?? false;
     this.xdsCache = inputs.xdsCache ?? true;
+    this.ipAutoallocate = inputs.ipAutoallocate ?? true;
     this.memos = inputs.memos ?? previous?.memos ?? new MemoStore();
     const kinds = "length" in inputs.configs ? groupByKind(inputs.configs) : inputs.configs;
     this.endpoints = inputs.endpoints ?? [];
@@ -312,10 +315,11 @@ export class PushSnapshot {
 
   /**
    * The addresses a proxy capturing DNS uses for a ServiceEntry host without any: those recorded in
-   * its status, else Istio's deterministic allocation (see auto-allocate.ts); [] for other services.
+   * its status, or with ipAutoallocate off Istio's in-memory allocation (see auto-allocate.ts); [] for
+   * other services.
    */
   autoAllocatedAddresses(service: Service): readonly string[] {
-    if (service.autoAllocatedAddresses) return service.autoAllocatedAddresses;
+    if (this.ipAutoallocate) return service.autoAllocatedAddresses ?? [];
     this.allocatedAddresses ??= allocateAddresses(this.services.all);
     return this.allocatedAddresses.get(`${service.namespace}/${service.hostname}`) ?? [];
   }

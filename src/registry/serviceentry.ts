@@ -1,7 +1,7 @@
 // ServiceEntries as services and endpoints, and WorkloadGroups as templates, as Istio's serviceentry
 // registry converts them (pilot/pkg/serviceregistry/serviceentry/conversion.go).
 import type { ConfigObject } from "../config/index.ts";
-import { parseProtocol } from "../config/index.ts";
+import { autoAllocatesAddresses, parseProtocol } from "../config/index.ts";
 import type {
   ServiceEntryPorts,
   ServiceEntrySpec,
@@ -20,8 +20,6 @@ import type {
 import { registryKey, UNSPECIFIED_IP } from "./model.ts";
 import type { WorkloadContext } from "./workloads.ts";
 import { endpointOf, isIpAddress, workloadEntryWorkload } from "./workloads.ts";
-
-const AUTOALLOCATE_LABEL = "networking.istio.io/enable-autoallocate-ip";
 
 const UNIX_PREFIX = "unix://";
 
@@ -109,9 +107,7 @@ export function serviceEntryServices(entry: ConfigObject<ServiceEntrySpec>): Ser
  */
 function autoAllocatedByHost(entry: ConfigObject<ServiceEntrySpec>): Map<string, string[]> {
   const byHost = new Map<string, string[]>();
-  const spec = entry.spec;
-  const optOut = (entry.metadata.labels?.[AUTOALLOCATE_LABEL] ?? "").toLowerCase() === "false";
-  if (!spec || (spec.resolution ?? "NONE") === "NONE" || (spec.addresses ?? []).length > 0 || optOut) return byHost;
+  if (!autoAllocatesAddresses(entry.metadata.labels, entry.spec)) return byHost;
   const status = entry.status as { addresses?: { host?: string; value?: string }[] } | undefined;
   for (const { host = "", value = "" } of status?.addresses ?? []) {
     if (!isIpAddress(value)) continue;

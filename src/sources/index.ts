@@ -17,7 +17,7 @@ export {
 } from "./file/index.ts";
 // The Kubernetes source is imported from "./kube/index.ts": it brings in the Kubernetes client, which
 // sluiced loads only when it has a cluster.
-export type { KubeSourceOptions, LabelSelector } from "./kube/index.ts";
+export type { JsonPatchOperation, KubeSourceOptions, LabelSelector } from "./kube/index.ts";
 export { MemorySource } from "./memory.ts";
 export {
   CONFIG_PROBLEMS_METRIC,

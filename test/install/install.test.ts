@@ -1,7 +1,8 @@
 // `sluice install` against a real API server, and sluiced run as the ServiceAccount it installs: the
 // rendered manifests (CRDs included) apply by server-side apply, twice; the ServiceAccount's token
 // (TokenRequest) is all sluiced gets, and with it sluiced syncs, publishes the root certificate, patches
-// its webhooks, elects leaders, writes Gateway API and Ingress status and reviews a workload's token.
+// its webhooks, elects leaders, writes Gateway API, Ingress and ServiceEntry status and reviews a
+// workload's token.
 // The API server's audit log of the ServiceAccount's requests then proves the RBAC both sufficient
 // (nothing refused: no 403) and minimal (every verb each rule grants was used, but for NOT_EXERCISED).
 //
@@ -229,6 +230,8 @@ describe("sluice install, and sluiced as its ServiceAccount", { skip }, () => {
       const path = `/apis/gateway.networking.k8s.io/v1/namespaces/${app}/${kind}/route`;
       await waitFor(async () => ((await get(path)).status?.parents ?? []).length > 0, 60_000, running.tail);
     }
+    const entryPath = `/apis/networking.istio.io/v1/namespaces/${app}/serviceentries/external`;
+    await waitFor(async () => ((await get(entryPath)).status?.addresses ?? []).length > 0, 60_000, running.tail);
     const ingressPath = `/apis/networking.k8s.io/v1/namespaces/${app}/ingresses/web`;
     await waitFor(
       async () => ((await get(ingressPath)).status?.loadBalancer?.ingress ?? []).length > 0,
@@ -316,7 +319,7 @@ describe("sluice install, and sluiced as its ServiceAccount", { skip }, () => {
     });
   }
 
-  /** What makes every controller write: Gateway API objects, an Ingress of class istio and its gateway Service. */
+  /** What makes every controller write: Gateway API objects, a ServiceEntry, an Ingress of class istio and its gateway Service. */
   async function createWorkloadsAndConfig(ns: string): Promise<void> {
     const gw = "/apis/gateway.networking.k8s.io/v1";
     await cluster.must("POST", `${gw}/gatewayclasses`, {
@@ -345,6 +348,12 @@ describe("sluice install, and sluiced as its ServiceAccount", { skip }, () => {
         spec: { parentRefs: [{ name: "gateway" }], rules: [{ backendRefs: [{ name: "web", port: 80 }] }] },
       });
     }
+    await cluster.must("POST", `/apis/networking.istio.io/v1/namespaces/${ns}/serviceentries`, {
+      apiVersion: "networking.istio.io/v1",
+      kind: "ServiceEntry",
+      metadata: { name: "external" },
+      spec: { hosts: ["api.example.com"], ports: [{ number: 443, name: "tls", protocol: "TLS" }], resolution: "DNS" },
+    });
     const lb = await cluster.must("POST", `/api/v1/namespaces/${NS}/services`, {
       apiVersion: "v1",
       kind: "Service",

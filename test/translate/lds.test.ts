@@ -301,6 +301,8 @@ spec:
   location: MESH_EXTERNAL
   resolution: DNS
   ports: [{number: 9000, name: tcp, protocol: TCP}]
+status:
+  addresses: [{host: api.payments.example, value: 240.240.0.1}, {host: api.payments.example, value: "2001:2::1"}]
 ---
 apiVersion: networking.istio.io/v1
 kind: DestinationRule

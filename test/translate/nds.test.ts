@@ -12,6 +12,7 @@ import { loadState, type ProxySpec, translateProxy } from "../../src/cli/transla
 import { DEFAULT_MESH_CONFIG, kindKey } from "../../src/config/index.ts";
 import { buildListeners, buildRouteConfiguration, XdsCache } from "../../src/configgen/index.ts";
 import { type ProxyNode, pushRequest } from "../../src/model/index.ts";
+import { storePush } from "../../src/model/store-push.ts";
 import { buildNameTable, ndsGenerator } from "../../src/xds/generators/nds.ts";
 import { TypeUrl } from "../../src/xds/index.ts";
 import { load, proxyOf, ROUTER, SIDECAR, watched } from "../support/sds-nds-mesh.ts";
@@ -79,6 +80,8 @@ spec:
   hosts: [web.example.com]
   ports: [{number: 8080, name: http, protocol: HTTP}]
   resolution: DNS
+status:
+  addresses: [{host: web.example.com, value: 240.240.0.78}]
 ---
 apiVersion: networking.istio.io/v1
 kind: ServiceEntry
@@ -120,13 +123,26 @@ test("a headless service answers its ready endpoints; each Pod with a subdomain 
   assert.equal(names["mysql-2.mysql.db.svc.cluster.local"], undefined);
 });
 
-test("a ServiceEntry host without addresses answers auto-allocated ones only to a proxy capturing DNS", () => {
-  assert.equal(table(plain)["api.example.com"], undefined);
-  const api = table(capturing)["api.example.com"]?.ips ?? [];
+test("a ServiceEntry host without addresses answers those recorded in its status, only to a proxy capturing DNS", () => {
+  // The proxy's family only.
+  assert.deepEqual(table(capturing)["recorded.example.com"]?.ips, ["240.240.0.77"]);
+  assert.equal(table(plain)["recorded.example.com"], undefined);
+  // None recorded (the controller has not written them yet): no name, as in istiod.
+  assert.equal(table(capturing)["api.example.com"], undefined);
+});
+
+test("with PILOT_ENABLE_IP_AUTOALLOCATE off, the in-memory allocation answers proxies that set DNS_AUTO_ALLOCATE", () => {
+  const push = storePush(state.store, state.registry, DEFAULT_MESH_CONFIG, "cluster.local", undefined, {
+    ipAutoallocate: false,
+  });
+  const names = (proxy: ProxyNode) => buildNameTable(push, proxy, state.registry)?.table ?? {};
+  const asking: ProxyNode = { ...capturing, metadata: { ...capturing.metadata, DNS_AUTO_ALLOCATE: true } };
+  assert.equal(names(capturing)["api.example.com"], undefined);
+  const api = names(asking)["api.example.com"]?.ips ?? [];
   assert.equal(api.length, 1);
   assert.match(api[0], /^240\.240\.\d+\.\d+$/);
-  // Addresses Istio's allocation controller recorded in the status win; the proxy's family only.
-  assert.deepEqual(table(capturing)["recorded.example.com"]?.ips, ["240.240.0.77"]);
+  // The status is not read then: the recorded host gets its in-memory address too.
+  assert.notDeepEqual(names(asking)["recorded.example.com"]?.ips, ["240.240.0.77"]);
 });
 
 test("a proxy capturing DNS listens for such a TCP host on its allocated address", () => {

@@ -1,4 +1,5 @@
 // ServiceEntry webhook validation (validation-rules.md §7), in Istio's order.
+import { autoAllocatesAddresses } from "../autoallocate.ts";
 import type { ConfigObject } from "../model.ts";
 import {
   asNumber,
@@ -39,7 +40,6 @@ import { validateWorkloadEntryFields } from "./workloadentry.ts";
 
 // Istio's PILOT_ENABLE_IP_AUTOALLOCATE; Sluice keeps Istio's default (on).
 const IP_AUTOALLOCATE_ENABLED = true;
-const AUTOALLOCATE_LABEL = "networking.istio.io/enable-autoallocate-ip";
 const USE_WAYPOINT_LABEL = "istio.io/use-waypoint";
 
 export const validateServiceEntry: SemanticValidator = (obj: ConfigObject, _ctx, out: Findings) => {
@@ -145,9 +145,10 @@ function validatePorts(
 ): Set<string> {
   const names = new Set<string>();
   const numbers = new Set<number>();
-  const optOut = (obj.metadata.labels?.[AUTOALLOCATE_LABEL] ?? "").toLowerCase() === "false";
-  const hasAddresses = stringListField(spec, "addresses").length > 0;
-  const autoAllocate = IP_AUTOALLOCATE_ENABLED && resolution !== "NONE" && !optOut && !hasAddresses;
+  const addresses = stringListField(spec, "addresses");
+  const hasAddresses = addresses.length > 0;
+  const autoAllocate =
+    IP_AUTOALLOCATE_ENABLED && autoAllocatesAddresses(obj.metadata.labels, { resolution, addresses });
   forEachMessage(ports, out, "service entry port may not be null", (port, at) => {
     const name = stringField(port, "name");
     const number = numberField(port, "number");

@@ -11,4 +11,4 @@ export type { LabelSelector } from "./labels.ts";
 export { KubeEventMetrics } from "./metrics.ts";
 export type { MirrorEvent } from "./mirror.ts";
 export { groupVersion, resourcePath } from "./paths.ts";
-export { KubeSource, type KubeSourceOptions } from "./source.ts";
+export { type JsonPatchOperation, KubeSource, type KubeSourceOptions } from "./source.ts";

@@ -105,16 +105,20 @@ export class KubeSource {
    * KubeApiError 409 (Conflict) and the caller retries with the newer object.
    */
   async writeStatus(obj: ConfigObject, status: unknown): Promise<ConfigObject> {
-    const kind = lookupKind(obj.apiVersion, obj.kind);
-    if (!kind) throw new Error(`unknown kind ${obj.apiVersion} ${obj.kind}`);
-    const path = resourcePath({
-      kind,
-      version: parseApiVersion(obj.apiVersion).version,
-      namespace: obj.metadata.namespace,
-      name: obj.metadata.name,
-      subresource: "status",
-    });
-    return (await this.client.request("PUT", path, { ...obj, status })) as ConfigObject;
+    return (await this.client.request("PUT", statusPath(obj), { ...obj, status })) as ConfigObject;
+  }
+
+  /**
+   * Applies a JSON patch (RFC 6902) to the status of `obj` through its status subresource, recorded
+   * in managedFields under `fieldManager`; a failed `test` operation fails it with KubeApiError 422.
+   */
+  async patchStatus(
+    obj: ConfigObject,
+    patch: readonly JsonPatchOperation[],
+    fieldManager: string,
+  ): Promise<ConfigObject> {
+    const path = `${statusPath(obj)}?fieldManager=${encodeURIComponent(fieldManager)}`;
+    return (await this.client.patch(path, patch, "application/json-patch+json")) as ConfigObject;
   }
 
   /** Namespaces feed the namespace filter before their own mirror, then refresh what their selection changed. */
@@ -135,4 +139,23 @@ export class KubeSource {
       },
     };
   }
+}
+
+/** One operation of a JSON patch (RFC 6902). */
+export interface JsonPatchOperation {
+  op: "add" | "remove" | "replace" | "test";
+  path: string;
+  value?: unknown;
+}
+
+function statusPath(obj: ConfigObject): string {
+  const kind = lookupKind(obj.apiVersion, obj.kind);
+  if (!kind) throw new Error(`unknown kind ${obj.apiVersion} ${obj.kind}`);
+  return resourcePath({
+    kind,
+    version: parseApiVersion(obj.apiVersion).version,
+    namespace: obj.metadata.namespace,
+    name: obj.metadata.name,
+    subresource: "status",
+  });
 }

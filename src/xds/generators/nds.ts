@@ -21,7 +21,7 @@ type NameInfo = nds.NameTable_NameInfo;
  */
 function proxyAddresses(snap: PushSnapshot, service: Service, proxy: ProxyNode): string[] {
   if (service.defaultAddress === UNSPECIFIED_IP) {
-    const allocated = usesAutoAllocatedAddresses(proxy)
+    const allocated = usesAutoAllocatedAddresses(proxy, snap.ipAutoallocate)
       ? addressesForProxy(snap.autoAllocatedAddresses(service), proxy)
       : [];
     return allocated.length > 0 ? allocated : [UNSPECIFIED_IP];
