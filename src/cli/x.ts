@@ -7,18 +7,21 @@ export const experimentalCommand: CommandModule = {
   aliases: ["experimental"],
   describe: "Experimental commands",
   builder: async (yargs) => {
-    const [authz, config, convert, describe, envoyFilter, internalDebug, precheck, translate] = await Promise.all([
-      import("./authz-command.ts"),
-      import("./config.ts"),
-      import("./convert.ts"),
-      import("./describe.ts"),
-      import("./envoyfilter-diff.ts"),
-      import("./internal-debug.ts"),
-      import("./precheck.ts"),
-      import("./translate.ts"),
-    ]);
+    const [authz, checkInject, config, convert, describe, envoyFilter, internalDebug, precheck, translate] =
+      await Promise.all([
+        import("./authz-command.ts"),
+        import("./check-inject.ts"),
+        import("./config.ts"),
+        import("./convert.ts"),
+        import("./describe.ts"),
+        import("./envoyfilter-diff.ts"),
+        import("./internal-debug.ts"),
+        import("./precheck.ts"),
+        import("./translate.ts"),
+      ]);
     return yargs
       .command(authz.authzCommand)
+      .command(checkInject.checkInjectCommand)
       .command(config.configCommand)
       .command(convert.convertCommand)
       .command(describe.describeCommand)
