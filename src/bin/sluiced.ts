@@ -6,17 +6,16 @@ import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { setFlagsFromString } from "node:v8";
 import type { KubeConfig } from "@kubernetes/client-node";
-import { pino } from "pino";
 import { Registry } from "prom-client";
 import yargs from "yargs";
 import { hideBin } from "yargs/helpers";
-import { parseListenAddress, registerManagedClusters, startAdminServer } from "../admin/index.ts";
+import { parseListenAddress, registerManagedClusters, startAdminServer, startControlZ } from "../admin/index.ts";
 import { rejectUnknownCommandLineFlags } from "../cli/flags.ts";
 import { KINDS, kindKey, loadMeshNetworks, type MeshConfig, MeshWatcher, parseGoDuration } from "../config/index.ts";
 import { GatewayStatusWriter } from "../gatewayapi/index.ts";
 import { IngressFollower } from "../ingress/index.ts";
 import { DebugRegistry } from "../krt/index.ts";
-import { parseOutputLevels, pinoLevel, scopedLogger, scopeLevel } from "../log/index.ts";
+import { LogScopes, parseOutputLevels } from "../log/index.ts";
 import { type MeshPush, pushFeaturesFromEnv } from "../model/index.ts";
 import { storeGatewayConversion, storePush, storeRegistry } from "../model/store-push.ts";
 import { authenticatorEnv, buildAuthenticators } from "../security/authn/index.ts";
@@ -159,6 +158,16 @@ const argv = yargs(hideBin(process.argv))
     default: envFlag("PILOT_ENABLE_EDS_DEBOUNCE", true),
     describe: "Debounce endpoint-only pushes too (PILOT_ENABLE_EDS_DEBOUNCE)",
   })
+  .option("ctrlz_port", {
+    type: "number",
+    default: 9876,
+    describe: "Port of ControlZ (logging scopes, `sluice admin log`); -1 to disable",
+  })
+  .option("ctrlz_address", {
+    type: "string",
+    default: "localhost",
+    describe: "Address ControlZ listens on; * for every address",
+  })
   .option("log_output_level", {
     type: "string",
     default: "default:info",
@@ -176,10 +185,26 @@ const argv = yargs(hideBin(process.argv))
   .help()
   .parseSync();
 
-const logLevels = parseOutputLevels(argv.log_output_level);
-const log = pino({ name: "sluiced", level: pinoLevel(scopeLevel(logLevels, "default", "info")) });
+/** What each of sluiced's logging scopes covers, as ControlZ (`sluice admin log`) lists them. */
+const SCOPE_DESCRIPTIONS: Readonly<Record<string, string>> = {
+  default: "Unscoped logging messages.",
+  admin: "The monitoring and debug HTTP server",
+  ads: "ADS: the xDS server, its streams and pushes",
+  ca: "The certificate authority and istiod's certificate",
+  config: "Config loading and validation",
+  gateway: "Gateway API status",
+  ingress: "Kubernetes Ingress conversion and status",
+  "ip-autoallocate": "ServiceEntry IP address allocation",
+  kube: "The Kubernetes config source",
+  leader: "Leader election",
+  mesh: "Mesh config",
+  namespace: "The root certificate in every namespace",
+  webhooks: "The injection and validation webhooks",
+};
+const logScopes = new LogScopes("sluiced", parseOutputLevels(argv.log_output_level), "info", SCOPE_DESCRIPTIONS);
+const log = logScopes.root;
 /** A logger for one of Istio's scopes (ads, ca, kube, ...), at the level --log_output_level gives it. */
-const scoped = (scope: string) => scopedLogger(log, logLevels, scope, "info");
+const scoped = (scope: string) => logScopes.logger(scope);
 
 /** A Go duration flag in milliseconds. */
 function durationMs(flag: string, value: string): number {
@@ -354,6 +379,21 @@ async function startCa(mesh: MeshConfig, kubeConfig: KubeConfig | undefined, run
     log: scoped("ca"),
   });
   return { ca: istioCa.ca, istiodCertificate };
+}
+
+/**
+ * ControlZ's logging scopes on --ctrlz_address:--ctrlz_port (`sluice admin log`); as in istiod, a port
+ * already taken is logged and sluiced goes on without it.
+ */
+async function startControlZServer(running: Running[]): Promise<void> {
+  if (argv.ctrlz_port < 0) return;
+  try {
+    const ctrlz = await startControlZ(logScopes, argv.ctrlz_address, argv.ctrlz_port);
+    running.push(ctrlz);
+    log.info({ ctrlzPort: ctrlz.port }, "ControlZ listening");
+  } catch (err) {
+    log.error({ err: (err as Error).message }, "ControlZ not started");
+  }
 }
 
 /** What a controller run by a Lease's holder is: started on winning it, stopped on losing it. */
@@ -594,6 +634,7 @@ async function start(running: Running[]): Promise<void> {
   });
   running.push(admin);
   log.info({ monitoringPort: admin.monitoringPort, httpPort: admin.httpPort }, "admin HTTP server listening");
+  await startControlZServer(running);
 
   // An object both in the config directory and in the cluster: the file wins.
   const store = new ConfigStore({

@@ -1,5 +1,6 @@
 // The sluice commands, one module each. A new command is one file here and one line below.
 import type { Argv } from "yargs";
+import { adminCommand } from "./admin.ts";
 import { analyzeCommand } from "./analyze.ts";
 import { completionCommand } from "./completion.ts";
 import { dashboardCommand } from "./dashboard.ts";
@@ -24,6 +25,7 @@ export function registerCommands(cli: Argv): Argv {
       configureCliLog(typeof value === "string" ? value : undefined);
       return true;
     }, true)
+    .command(adminCommand)
     .command(analyzeCommand)
     .command(validateCommand)
     .command(kubeInjectCommand)

@@ -94,12 +94,16 @@ export class KubeAccess {
     }
   }
 
+  /** The namespace's pods `selector` (a labelSelector query) selects, in the API server's order. */
+  async podsForSelector(namespace: string, selector: string): Promise<Pod[]> {
+    const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods?labelSelector=${encodeURIComponent(selector)}`;
+    return ((await this.client.request("GET", path)) as { items?: Pod[] }).items ?? [];
+  }
+
   /** The running control plane pods (app=istiod, and istio.io/rev=<revision> when one is given). */
   async controlPlanePods(istioNamespace: string, revision?: string): Promise<Pod[]> {
     const selector = revision ? `app=istiod,istio.io/rev=${revision}` : "app=istiod";
-    const path = `/api/v1/namespaces/${encodeURIComponent(istioNamespace)}/pods?labelSelector=${encodeURIComponent(selector)}`;
-    const list = (await this.client.request("GET", path)) as { items?: Pod[] };
-    const running = (list.items ?? []).filter((p) => p.status?.phase === "Running");
+    const running = (await this.podsForSelector(istioNamespace, selector)).filter((p) => p.status?.phase === "Running");
     if (running.length === 0) throw new Error(`no running Istio pods in "${istioNamespace}"`);
     return running;
   }

@@ -9,3 +9,4 @@ export {
   scopedLogger,
   scopeLevel,
 } from "./output-level.ts";
+export { LogScopes, type ScopeInfo } from "./scopes.ts";
