@@ -2,6 +2,7 @@
 // test/architecture/layers.test.ts). Re-exports only.
 export { type ClusterConfig, readCluster } from "./cluster.ts";
 export { chunkLines } from "./field-lines.ts";
+export { type InClusterAnalysis, inClusterAnalysis, type StatusFinding, type StatusMessage } from "./incluster.ts";
 export { isWorseThanOrEqualTo, type Level, type Message } from "./message.ts";
 export { MESSAGES } from "./messages.ts";
 export { CONFIG_ANALYSIS_URL, formatMessages, type OutputFormat } from "./output.ts";

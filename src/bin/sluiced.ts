@@ -56,6 +56,8 @@ import {
 /** Istio's environment settings, read as istiod reads them. */
 const env = process.env;
 const envFlag = (name: string, fallback: boolean) => envBool(env, name, fallback);
+/** The kinds read from a cluster: not ServiceAccounts, which istiod's RBAC does not read either (no analyzer needs them). */
+const CLUSTER_KINDS = KINDS.filter((kind) => !(kind.group === "" && kind.kind === "ServiceAccount"));
 
 const argv = yargs(hideBin(process.argv))
   .scriptName("sluiced")
@@ -211,6 +213,15 @@ function durationMs(flag: string, value: string): number {
   const parsed = parseGoDuration(value);
   if ("error" in parsed) throw new Error(`--${flag}: ${parsed.error}`);
   return parsed.ms;
+}
+
+/** PILOT_ANALYSIS_INTERVAL; as istiod, 10 s when it is under a second or not a duration. */
+function analysisIntervalMs(): number {
+  const value = env.PILOT_ANALYSIS_INTERVAL ?? "10s";
+  const parsed = parseGoDuration(value);
+  if (!("error" in parsed) && parsed.ms >= 1000) return parsed.ms;
+  log.warn({ PILOT_ANALYSIS_INTERVAL: value }, "not a duration of a second or more: 10s is used");
+  return 10_000;
 }
 
 /** What start-up started, to be stopped on shutdown (in reverse order). */
@@ -659,8 +670,7 @@ async function start(running: Running[]): Promise<void> {
     const events = new kube.KubeEventMetrics(metrics);
     cluster = new kube.KubeSource({
       kubeConfig,
-      // ServiceAccounts only the analyzers read (`sluice analyze`); istiod's RBAC has no read of them either.
-      kinds: KINDS.filter((kind) => !(kind.group === "" && kind.kind === "ServiceAccount")),
+      kinds: CLUSTER_KINDS,
       writer: store,
       discoverySelectors: mesh.discoverySelectors ?? [],
       // Config labelled istio.io/rev for another revision is not this control plane's.
@@ -729,6 +739,17 @@ async function start(running: Running[]): Promise<void> {
       // Made once now so that a bad prefix stops the start, as it stops istiod's.
       new IpAutoallocator(options);
       await whileLeading(ELECTION_IDS.ipAutoallocate, kubeClient, () => new IpAutoallocator(options), running);
+    }
+    // Analysis messages in the Istio objects' status, written by the holder of istio-analyze-leader.
+    if (envFlag("PILOT_ENABLE_ANALYSIS", false)) {
+      const { AnalysisStatusWriter } = await import("../controllers/index.ts");
+      const { inClusterAnalysis } = await import("../analysis/index.ts");
+      const kinds = new Set(CLUSTER_KINDS.map((kind) => kindKey(kind.group, kind.kind)));
+      const analysis = inClusterAnalysis(kinds, env.POD_NAMESPACE ?? "istio-system");
+      const maxDelayMs = analysisIntervalMs();
+      const makeAnalysisStatus = () =>
+        new AnalysisStatusWriter({ store, target, analysis, maxDelayMs, log: scoped("analysis") });
+      await whileLeading(ELECTION_IDS.analyze, kubeClient, makeAnalysisStatus, running);
     }
   }
   const needsCa = Boolean(argv.secureGRPCAddr || argv.httpsAddr) && envFlag("ENABLE_CA_SERVER", true);

@@ -1,4 +1,11 @@
 // Controllers that write to the cluster, each run by the leader of its Lease (Istio's election ids).
+export {
+  type AnalysisStatusOptions,
+  type AnalysisStatusTarget,
+  AnalysisStatusWriter,
+  type ConfigAnalysis,
+  type ValidationMessage,
+} from "./analysis-status.ts";
 export { type IngressStatusOptions, type IngressStatusTarget, IngressStatusWriter } from "./ingress-status.ts";
 export { type IpAutoallocateOptions, type IpAutoallocateTarget, IpAutoallocator } from "./ip-autoallocate.ts";
 export type { KubeRequests } from "./kube-requests.ts";
@@ -17,4 +24,5 @@ export const ELECTION_IDS = {
   gatewayStatus: "istio-gateway-status-leader",
   ingress: "istio-leader",
   ipAutoallocate: "istio-ip-autoallocate",
+  analyze: "istio-analyze-leader",
 } as const;

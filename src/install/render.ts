@@ -4,7 +4,7 @@
 // Service, PodDisruptionBudget, HorizontalPodAutoscaler and the two webhook configurations.
 //
 // The RBAC rules are what sluiced does, no more: each verb on each resource is used by some part of it
-// (test/install/rbac.test.ts runs sluiced as this ServiceAccount against a cluster with an audit log and
+// (test/install/install.test.ts runs sluiced as this ServiceAccount against a cluster with an audit log and
 // checks both that nothing is refused and that every granted verb was used).
 import { stringify } from "yaml";
 import { SLUICE_VERSION } from "../util/version.ts";
@@ -64,6 +64,18 @@ const CLUSTER_RULES: readonly PolicyRule[] = [
   { apiGroups: ["authentication.k8s.io"], resources: ["tokenreviews"], verbs: ["create"] },
 ];
 
+/**
+ * With global.istiod.enableAnalysis: the analysis messages in the status of every Istio kind (Istio's
+ * chart names each kind's status and grants patch too; sluiced only updates, the way istiod writes them).
+ */
+const ANALYSIS_RULES: readonly PolicyRule[] = [
+  {
+    apiGroups: ["networking.istio.io", "security.istio.io", "telemetry.istio.io", "extensions.istio.io"],
+    resources: ["*/status"],
+    verbs: ["update"],
+  },
+];
+
 /** What sluiced does in its own namespace only. */
 const NAMESPACE_RULES: readonly PolicyRule[] = [
   // Leader election.
@@ -90,7 +102,7 @@ export function renderControlPlane(values: Values): KubeObject[] {
       apiVersion: "rbac.authorization.k8s.io/v1",
       kind: "ClusterRole",
       metadata: { name: p.clusterRole, labels: p.istiodLabels },
-      rules: CLUSTER_RULES,
+      rules: values.boolean("global.istiod.enableAnalysis") ? [...CLUSTER_RULES, ...ANALYSIS_RULES] : CLUSTER_RULES,
     },
     {
       apiVersion: "rbac.authorization.k8s.io/v1",
@@ -277,6 +289,7 @@ function deployment(values: Values, p: Names): KubeObject {
     { name: "SERVICE_ACCOUNT", ...fieldRef("spec.serviceAccountName") },
     { name: "CLUSTER_ID", value: values.string("global.multiCluster.clusterName") || "Kubernetes" },
     { name: "ROOT_CA_DIR", value: "/etc/cacerts" },
+    { name: "PILOT_ENABLE_ANALYSIS", value: String(values.boolean("global.istiod.enableAnalysis")) },
     ...Object.entries(values.stringMap("pilot.env")).map(([name, value]) => ({ name, value })),
   ];
   // Istio's pod labels: the Deployment's but `release`, and `istio: istiod` in a revision's.

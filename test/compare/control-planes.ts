@@ -84,8 +84,11 @@ export interface PlaneInputs {
 /** As a standard install runs istiod: in istio-system, revision default. */
 const ISTIOD_POD_ENV = { POD_NAMESPACE: "istio-system", POD_NAME: "istiod-compare", REVISION: "default" };
 
-/** istiod (the peer build) with its default settings, on loopback ports. */
-export async function startIstiod({ kubeconfig, meshFile, workDir }: PlaneInputs): Promise<StartingPlane> {
+/** istiod (the peer build) with its default settings (but for `env`), on loopback ports. */
+export async function startIstiod(
+  { kubeconfig, meshFile, workDir }: PlaneInputs,
+  env: NodeJS.ProcessEnv = {},
+): Promise<StartingPlane> {
   const noNetworks = join(workDir, "no-networks.yaml");
   writeFileSync(noNetworks, "");
   const [grpc, secure, http, https, monitoring] = await Promise.all([1, 2, 3, 4, 5].map(freePort));
@@ -99,7 +102,7 @@ export async function startIstiod({ kubeconfig, meshFile, workDir }: PlaneInputs
       ...["--httpAddr", `127.0.0.1:${http}`, "--httpsAddr", `127.0.0.1:${https}`],
       ...["--monitoringAddr", `127.0.0.1:${monitoring}`, "--ctrlz_port", "0"],
     ],
-    { ...process.env, ...ISTIOD_POD_ENV },
+    { ...process.env, ...ISTIOD_POD_ENV, ...env },
     log,
   );
   const plane: ControlPlane = {

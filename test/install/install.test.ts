@@ -1,7 +1,8 @@
 // `sluice install` against a real API server, and sluiced run as the ServiceAccount it installs: the
 // rendered manifests (CRDs included) apply by server-side apply, twice; the ServiceAccount's token
 // (TokenRequest) is all sluiced gets, and with it sluiced syncs, publishes the root certificate, patches
-// its webhooks, elects leaders, writes Gateway API, Ingress and ServiceEntry status and reviews a
+// its webhooks, elects leaders, writes Gateway API, Ingress and ServiceEntry status and the analysis
+// messages of Istio config (the install enables analysis, global.istiod.enableAnalysis) and reviews a
 // workload's token.
 // The API server's audit log of the ServiceAccount's requests then proves the RBAC both sufficient
 // (nothing refused: no 403) and minimal (every verb each rule grants was used, but for NOT_EXERCISED).
@@ -27,6 +28,8 @@ const skip = clusterSkipReason();
 const SLUICE = fileURLToPath(new URL("../../bin/sluice.js", import.meta.url));
 const NS = "istio-system";
 const SA_USER = `system:serviceaccount:${NS}:istiod`;
+/** The install enables analysis, whose RBAC is granted only then. */
+const ANALYSIS = "global.istiod.enableAnalysis=true";
 
 /** Grants this run cannot use, each with the work that needs it. */
 const NOT_EXERCISED: Readonly<Record<string, string>> = {
@@ -96,7 +99,7 @@ describe("sluice install, and sluiced as its ServiceAccount", { skip }, () => {
       crdDir: false,
       apiServerArgs: [`--audit-policy-file=${policy}`, `--audit-log-path=${auditLog}`, "--audit-log-format=json"],
     });
-    for (const object of installObjects(new Values(loadValues([])), false)) {
+    for (const object of installObjects(new Values(loadValues([], [ANALYSIS])), false)) {
       if (object.kind === "ClusterRole") rules.cluster = (object as unknown as { rules: Rule[] }).rules;
       if (object.kind === "Role") rules.namespace = (object as unknown as { rules: Rule[] }).rules;
     }
@@ -109,12 +112,12 @@ describe("sluice install, and sluiced as its ServiceAccount", { skip }, () => {
   });
 
   test("applies the rendered manifests, and again unchanged", async () => {
-    const first = sluice(["install"], cluster.kubeconfigPath);
+    const first = sluice(["install", "--set", ANALYSIS], cluster.kubeconfigPath);
     assert.equal(first.status, 0, first.stderr);
     assert.match(first.stdout, /^CustomResourceDefinition\/virtualservices.networking.istio.io applied$/m);
     assert.match(first.stdout, /^istio-system\/Deployment\/istiod applied$/m);
     assert.match(first.stdout, /✔ Sluice control plane installed: Deployment istio-system\/istiod\n$/);
-    const again = sluice(["install"], cluster.kubeconfigPath);
+    const again = sluice(["install", "--set", ANALYSIS], cluster.kubeconfigPath);
     assert.equal(again.status, 0, again.stderr);
     for (const path of [
       "/apis/apps/v1/namespaces/istio-system/deployments/istiod",
@@ -179,7 +182,7 @@ describe("sluice install, and sluiced as its ServiceAccount", { skip }, () => {
     sluiced = await startSluiced(kubeconfig, {
       secureGrpcAddr: `127.0.0.1:${securePort}`,
       httpsAddr: "127.0.0.1:0",
-      env: { POD_NAMESPACE: NS, POD_NAME: "istiod-1", CLUSTER_ID: "Kubernetes" },
+      env: { POD_NAMESPACE: NS, POD_NAME: "istiod-1", CLUSTER_ID: "Kubernetes", PILOT_ENABLE_ANALYSIS: "true" },
     });
     const running = sluiced;
     const get = async (path: string) => (await cluster.request("GET", path)).body;
@@ -238,6 +241,15 @@ describe("sluice install, and sluiced as its ServiceAccount", { skip }, () => {
       60_000,
       running.tail,
     );
+    // Analysis messages in the status of an object of each Istio API group.
+    for (const path of [
+      `/apis/networking.istio.io/v1/namespaces/${app}/virtualservices/missing`,
+      `/apis/security.istio.io/v1/namespaces/${app}/authorizationpolicies/unselected`,
+      `/apis/telemetry.istio.io/v1/namespaces/${app}/telemetries/unselected`,
+      `/apis/extensions.istio.io/v1alpha1/namespaces/${app}/wasmplugins/on-gateway`,
+    ]) {
+      await waitFor(async () => ((await get(path)).status?.validationMessages ?? []).length > 0, 60_000, running.tail);
+    }
     // Every verb the RBAC grants shows up in the audit log (leases are renewed a few seconds on).
     await waitFor(
       () => unusedGrants(events()).length === 0,
@@ -284,6 +296,41 @@ describe("sluice install, and sluiced as its ServiceAccount", { skip }, () => {
     return unused;
   }
 
+  /** A route to a gateway and host that do not exist, policies selecting no workload or a gateway's. */
+  async function createIstioConfigWithMessages(ns: string): Promise<void> {
+    const create = (apiVersion: string, plural: string, name: string, spec: unknown) =>
+      cluster.must("POST", `/apis/${apiVersion}/namespaces/${ns}/${plural}`, {
+        apiVersion,
+        kind: {
+          virtualservices: "VirtualService",
+          authorizationpolicies: "AuthorizationPolicy",
+          telemetries: "Telemetry",
+          wasmplugins: "WasmPlugin",
+        }[plural],
+        metadata: { name },
+        spec,
+      });
+    const nowhere = { matchLabels: { app: "no-such-workload" } };
+    await create("networking.istio.io/v1", "virtualservices", "missing", {
+      hosts: ["missing.example.com"],
+      gateways: ["no-such-gateway"],
+      http: [{ route: [{ destination: { host: "no-such-service" } }] }],
+    });
+    await create("security.istio.io/v1", "authorizationpolicies", "unselected", { selector: nowhere });
+    await create("telemetry.istio.io/v1", "telemetries", "unselected", { selector: nowhere });
+    // A selector on a Gateway API gateway's pod has no effect there (a targetRef is needed).
+    await cluster.must("POST", `/api/v1/namespaces/${ns}/pods`, {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "gateway-istio", labels: { "gateway.networking.k8s.io/gateway-name": "gateway" } },
+      spec: { containers: [{ name: "istio-proxy", image: "proxyv2" }] },
+    });
+    await create("extensions.istio.io/v1alpha1", "wasmplugins", "on-gateway", {
+      selector: { matchLabels: { "gateway.networking.k8s.io/gateway-name": "gateway" } },
+      url: "oci://example.com/filter:v1",
+    });
+  }
+
   async function serviceAccountToken(name: string, namespace: string, audience: string): Promise<string> {
     if ((await cluster.request("GET", `/api/v1/namespaces/${namespace}/serviceaccounts/${name}`)).status === 404) {
       await cluster.must("POST", `/api/v1/namespaces/${namespace}/serviceaccounts`, {
@@ -319,7 +366,10 @@ describe("sluice install, and sluiced as its ServiceAccount", { skip }, () => {
     });
   }
 
-  /** What makes every controller write: Gateway API objects, a ServiceEntry, an Ingress of class istio and its gateway Service. */
+  /**
+   * What makes every controller write: Gateway API objects, a ServiceEntry, an Ingress of class istio and
+   * its gateway Service, and Istio config of each API group the analyzers have something to say about.
+   */
   async function createWorkloadsAndConfig(ns: string): Promise<void> {
     const gw = "/apis/gateway.networking.k8s.io/v1";
     await cluster.must("POST", `${gw}/gatewayclasses`, {
@@ -354,6 +404,7 @@ describe("sluice install, and sluiced as its ServiceAccount", { skip }, () => {
       metadata: { name: "external" },
       spec: { hosts: ["api.example.com"], ports: [{ number: 443, name: "tls", protocol: "TLS" }], resolution: "DNS" },
     });
+    await createIstioConfigWithMessages(ns);
     const lb = await cluster.must("POST", `/api/v1/namespaces/${NS}/services`, {
       apiVersion: "v1",
       kind: "Service",

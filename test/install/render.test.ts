@@ -212,6 +212,26 @@ describe("sluice install's values", () => {
     );
   });
 
+  test("analysis: PILOT_ENABLE_ANALYSIS as the values say, and the status update it needs only when enabled", () => {
+    const render = (sets: string[]) => {
+      const objects = installObjects(new Values(loadValues([], sets)), false);
+      const find = <T>(kind: string) => objects.find((o) => o.kind === kind) as unknown as T;
+      const deployment = find<{
+        spec: { template: { spec: { containers: { env: { name: string; value?: string }[] }[] } } };
+      }>("Deployment");
+      const env = deployment.spec.template.spec.containers[0].env.find((e) => e.name === "PILOT_ENABLE_ANALYSIS");
+      const rules = find<{ rules: { resources: string[]; verbs: string[] }[] }>("ClusterRole").rules;
+      return { env: env?.value, statusUpdates: rules.filter((r) => r.resources.includes("*/status")) };
+    };
+    assert.deepEqual(render([]), { env: "false", statusUpdates: [] });
+    const enabled = render(["global.istiod.enableAnalysis=true"]);
+    assert.equal(enabled.env, "true");
+    assert.deepEqual(
+      enabled.statusUpdates.map((r) => r.verbs),
+      [["update"]],
+    );
+  });
+
   test("render the CRDs first, each a CustomResourceDefinition without descriptions", () => {
     const objects = installObjects(new Values(loadValues([])));
     const crds = objects.filter((o) => o.kind === "CustomResourceDefinition");

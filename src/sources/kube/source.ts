@@ -102,10 +102,12 @@ export class KubeSource {
   /**
    * Replaces the status of `obj` through its status subresource and returns the object as stored.
    * The object's resourceVersion is a precondition: if the object changed since, this fails with
-   * KubeApiError 409 (Conflict) and the caller retries with the newer object.
+   * KubeApiError 409 (Conflict) and the caller retries with the newer object. Without a `fieldManager`
+   * the API server names the manager after the user agent.
    */
-  async writeStatus(obj: ConfigObject, status: unknown): Promise<ConfigObject> {
-    return (await this.client.request("PUT", statusPath(obj), { ...obj, status })) as ConfigObject;
+  async writeStatus(obj: ConfigObject, status: unknown, fieldManager?: string): Promise<ConfigObject> {
+    const query = fieldManager === undefined ? "" : `?fieldManager=${encodeURIComponent(fieldManager)}`;
+    return (await this.client.request("PUT", `${statusPath(obj)}${query}`, { ...obj, status })) as ConfigObject;
   }
 
   /**
