@@ -8,6 +8,7 @@ import { kubeInjectCommand } from "./kube-inject.ts";
 import { configureCliLog } from "./log.ts";
 import { proxyConfigCommand } from "./proxy-config-command.ts";
 import { proxyStatusCommand } from "./proxy-status.ts";
+import { tagCommand } from "./tag.ts";
 import { validateCommand } from "./validate.ts";
 import { versionCommand } from "./version.ts";
 import { experimentalCommand } from "./x.ts";
@@ -28,6 +29,7 @@ export function registerCommands(cli: Argv): Argv {
     .command(validateCommand)
     .command(kubeInjectCommand)
     .command(installCommand)
+    .command(tagCommand)
     .command(proxyStatusCommand)
     .command(proxyConfigCommand)
     .command(versionCommand)
