@@ -9,6 +9,7 @@ import { kubeInjectCommand } from "./kube-inject.ts";
 import { configureCliLog } from "./log.ts";
 import { proxyConfigCommand } from "./proxy-config-command.ts";
 import { proxyStatusCommand } from "./proxy-status.ts";
+import { tagCommand } from "./tag.ts";
 import { validateCommand } from "./validate.ts";
 import { versionCommand } from "./version.ts";
 import { experimentalCommand } from "./x.ts";
@@ -30,6 +31,7 @@ export function registerCommands(cli: Argv): Argv {
     .command(validateCommand)
     .command(kubeInjectCommand)
     .command(installCommand)
+    .command(tagCommand)
     .command(proxyStatusCommand)
     .command(proxyConfigCommand)
     .command(versionCommand)

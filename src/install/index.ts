@@ -10,6 +10,14 @@ export {
 } from "./manifests.ts";
 export { type KubeObject, renderControlPlane } from "./render.ts";
 export {
+  DEFAULT_TAG,
+  DEFAULT_VALIDATOR,
+  REVISION_LABEL,
+  renderTag,
+  TAG_LABEL,
+  type TagOptions,
+} from "./tag.ts";
+export {
   DEFAULT_VALUES_URL,
   loadValues,
   mergeValues,

@@ -24,6 +24,24 @@ interface PolicyRule {
 
 const READ = ["list", "watch"];
 
+/** The ports of istiod's Service (and of a revision tag's). */
+export const ISTIOD_PORTS = [
+  { name: "grpc-xds", port: 15010, protocol: "TCP" },
+  { name: "https-dns", port: 15012, protocol: "TCP" },
+  { name: "https-webhook", port: 443, protocol: "TCP", targetPort: 15017 },
+  { name: "http-monitoring", port: 15014, protocol: "TCP" },
+];
+
+/** What the validation webhooks are called for: every Istio config kind, created or updated. */
+export const VALIDATION_RULES = [
+  {
+    apiGroups: ["security.istio.io", "networking.istio.io", "telemetry.istio.io", "extensions.istio.io"],
+    apiVersions: ["*"],
+    operations: ["CREATE", "UPDATE"],
+    resources: ["*"],
+  },
+];
+
 /**
  * What sluiced reads and writes across the cluster, by who needs it: the config and registry sources
  * (list and watch), the controllers' writes (status, root certificate, webhooks), the authenticators.
@@ -132,12 +150,7 @@ export function renderControlPlane(values: Values): KubeObject[] {
       kind: "Service",
       metadata: { name: p.istiod, namespace: p.namespace, labels: p.pilotLabels },
       spec: {
-        ports: [
-          { name: "grpc-xds", port: 15010, protocol: "TCP" },
-          { name: "https-dns", port: 15012, protocol: "TCP" },
-          { name: "https-webhook", port: 443, protocol: "TCP", targetPort: 15017 },
-          { name: "http-monitoring", port: 15014, protocol: "TCP" },
-        ],
+        ports: ISTIOD_PORTS,
         selector: p.selector,
       },
     },
@@ -193,13 +206,7 @@ function names(values: Values) {
   const namespace = values.string("global.istioNamespace") || "istio-system";
   const suffix = revision === "" ? "" : `-${revision}`;
   const revLabel = revision || "default";
-  const common = {
-    "app.kubernetes.io/instance": "istio",
-    "app.kubernetes.io/managed-by": "sluice",
-    "app.kubernetes.io/part-of": "istio",
-    "app.kubernetes.io/version": SLUICE_VERSION,
-    release: "istio",
-  };
+  const common = { ...commonLabels(), release: "istio" };
   const istiodLabels = { app: "istiod", "app.kubernetes.io/name": "istiod", ...common };
   const componentLabels = {
     ...istiodLabels,
@@ -225,6 +232,16 @@ function names(values: Values) {
 }
 
 type Names = ReturnType<typeof names>;
+
+/** The labels every object Sluice installs carries (Istio's chart has them as `istio.labels`). */
+export function commonLabels(): Record<string, string> {
+  return {
+    "app.kubernetes.io/instance": "istio",
+    "app.kubernetes.io/managed-by": "sluice",
+    "app.kubernetes.io/part-of": "istio",
+    "app.kubernetes.io/version": SLUICE_VERSION,
+  };
+}
 
 function meshConfigMap(values: Values, p: Names): KubeObject {
   const { app: _app, ...labels } = p.componentLabels;
@@ -435,14 +452,7 @@ function validatingWebhook(p: Names, name: string, hookName: string, objectSelec
         clientConfig: { service: { name: p.istiod, namespace: p.namespace, path: "/validate" } },
         failurePolicy: "Ignore",
         ...(objectSelector ? { objectSelector } : {}),
-        rules: [
-          {
-            apiGroups: ["security.istio.io", "networking.istio.io", "telemetry.istio.io", "extensions.istio.io"],
-            apiVersions: ["*"],
-            operations: ["CREATE", "UPDATE"],
-            resources: ["*"],
-          },
-        ],
+        rules: VALIDATION_RULES,
         sideEffects: "None",
       },
     ],

@@ -5,18 +5,22 @@
 // caBundle of its revision's webhook configurations (not another revision's), switches validation to
 // fail-closed once the API server shows it refusing invalid config, and then the API server itself
 // refuses an invalid VirtualService with Istio's message and injects a Pod of a namespace labelled
-// with the revision. Config labelled for another revision is not its own.
+// with the revision. Config labelled for another revision is not its own. A revision tag made by
+// `sluice tag set` is patched too (it carries the revision's label) and injects its namespaces.
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
 import { type Cluster, clusterSkipReason, sharedCluster } from "../cluster/index.ts";
 import { freePort } from "../support/free-port.ts";
 import { eventually, type Sluiced, startSluiced } from "./mesh.ts";
 
 const skip = clusterSkipReason();
 const ADMISSION = "/apis/admissionregistration.k8s.io/v1";
+const SLUICE = fileURLToPath(new URL("../../bin/sluice.js", import.meta.url));
 
 interface WebhookConfiguration {
   webhooks: { name: string; clientConfig: { caBundle?: string }; failurePolicy?: string }[];
@@ -29,7 +33,8 @@ describe("sluiced's webhooks, called by the API server", { skip }, () => {
   let rev: string;
   let dir: string;
   let sluiced: Sluiced | undefined;
-  const names = { injector: "", other: "", validator: "" };
+  let label: Record<string, string>;
+  const names = { injector: "", other: "", validator: "", tag: "" };
   const read = async (kind: string, name: string) =>
     (await cluster.must("GET", `${ADMISSION}/${kind}/${name}`)).body as WebhookConfiguration;
   /** The root sluiced's CA keeps in istio-ca-secret, as the API server is given it (base64). */
@@ -38,11 +43,32 @@ describe("sluiced's webhooks, called by the API server", { skip }, () => {
     return secret.body.data["ca-cert.pem"] as string;
   };
 
+  /** Creates a Pod (and its ServiceAccount) through the API server: its containers and annotations as admitted. */
+  const createPod = async (namespace: string) => {
+    await cluster.must("POST", `/api/v1/namespaces/${namespace}/serviceaccounts`, {
+      apiVersion: "v1",
+      kind: "ServiceAccount",
+      metadata: { name: "app" },
+    });
+    const res = await cluster.must("POST", `/api/v1/namespaces/${namespace}/pods`, {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "app", labels: { app: "app" } },
+      spec: { serviceAccountName: "app", containers: [{ name: "app", image: "app:1" }] },
+    });
+    const pod = res.body as {
+      metadata: { annotations?: Record<string, string> };
+      spec: { containers: { name: string }[]; initContainers?: { name: string }[] };
+    };
+    const containers = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].map((c) => c.name);
+    return { containers, annotations: pod.metadata.annotations ?? {} };
+  };
+
   before(async () => {
     cluster = await sharedCluster();
     const unique = Date.now().toString(36);
     rev = `rev-${unique}`;
-    const label = { "sluice.test/mesh": `webhooks-${unique}` };
+    label = { "sluice.test/mesh": `webhooks-${unique}` };
     system = await cluster.namespace("sluice-webhooks", label);
     app = await cluster.namespace("webhooks-app", { ...label, "istio.io/rev": rev });
     const port = await freePort();
@@ -111,6 +137,7 @@ describe("sluiced's webhooks, called by the API server", { skip }, () => {
       ["mutatingwebhookconfigurations", names.injector],
       ["mutatingwebhookconfigurations", names.other],
       ["validatingwebhookconfigurations", names.validator],
+      ["mutatingwebhookconfigurations", names.tag],
     ]) {
       if (name) await cluster.request("DELETE", `${ADMISSION}/${kind}/${name}`);
     }
@@ -181,19 +208,38 @@ describe("sluiced's webhooks, called by the API server", { skip }, () => {
       const seen = (await read("mutatingwebhookconfigurations", names.injector)).webhooks[0].clientConfig.caBundle;
       return { ok: seen !== undefined, seen };
     });
-    await cluster.must("POST", `/api/v1/namespaces/${app}/serviceaccounts`, {
-      apiVersion: "v1",
-      kind: "ServiceAccount",
-      metadata: { name: "app" },
+    const { containers } = await createPod(app);
+    assert.ok(containers.includes("istio-proxy"), `containers: ${containers.join(", ")}`);
+  });
+
+  test("a revision tag: patched as the revision's own injector, and its namespaces injected by the revision", async () => {
+    const tag = `${rev}-tag`;
+    const set = spawnSync(
+      process.execPath,
+      [SLUICE, "tag", "set", tag, "--revision", rev, "-i", system, "--kubeconfig", cluster.kubeconfigPath],
+      { encoding: "utf8" },
+    );
+    assert.equal(set.status, 0, set.stderr);
+    names.tag = `istio-revision-tag-${tag}-${system}`;
+    // The tag's webhooks call the revision's injector where it is called: here its URL
+    // (https://localhost:<port>/inject, as the revision's own webhook above), since the test cluster
+    // has no kube-proxy to reach a Service reference. The tag copied the revision's bundle; taken
+    // away (a tag made before the CA, or a rotated root), sluiced writes it again.
+    const path = `${ADMISSION}/mutatingwebhookconfigurations/${names.tag}`;
+    const made = (await cluster.must("GET", path)).body as WebhookConfiguration;
+    for (const w of made.webhooks) delete w.clientConfig.caBundle;
+    await cluster.must("PUT", path, made);
+    await eventually("the tag's webhooks patched with the CA", async () => {
+      const seen = (await read("mutatingwebhookconfigurations", names.tag)).webhooks.map(
+        (w) => w.clientConfig.caBundle,
+      );
+      const ca = await caBundle();
+      return { ok: seen.length === 2 && seen.every((b) => b === ca), seen: seen.map((b) => String(b).slice(0, 20)) };
     });
-    const res = await cluster.must("POST", `/api/v1/namespaces/${app}/pods`, {
-      apiVersion: "v1",
-      kind: "Pod",
-      metadata: { name: "app", labels: { app: "app" } },
-      spec: { serviceAccountName: "app", containers: [{ name: "app", image: "app:1" }] },
-    });
-    const pod = res.body as { spec: { containers: { name: string }[]; initContainers?: { name: string }[] } };
-    const all = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].map((c) => c.name);
-    assert.ok(all.includes("istio-proxy"), `containers: ${all.join(", ")}`);
+    const tagged = await cluster.namespace("webhooks-tagged", { ...label, "istio.io/rev": tag });
+    const { containers, annotations } = await createPod(tagged);
+    assert.ok(containers.includes("istio-proxy"), `containers: ${containers.join(", ")}`);
+    // Injected by the tagged revision: the pod's istio.io/rev annotation names the revision, not the tag.
+    assert.equal(annotations["istio.io/rev"], rev);
   });
 });
