@@ -18,3 +18,11 @@ export const ELECTION_IDS = {
   ingress: "istio-leader",
   ipAutoallocate: "istio-ip-autoallocate",
 } as const;
+export {
+  MULTICLUSTER_SECRET_LABEL,
+  type RemoteClusterInfo,
+  type RemoteClusterRegistry,
+  RemoteClusters,
+  type RemoteClustersOptions,
+  remoteKubeConfig,
+} from "./remote-clusters.ts";
