@@ -2,6 +2,7 @@
 import type { Argv } from "yargs";
 import { analyzeCommand } from "./analyze.ts";
 import { completionCommand } from "./completion.ts";
+import { createRemoteSecretCommand } from "./create-remote-secret.ts";
 import { dashboardCommand } from "./dashboard.ts";
 import { installCommand } from "./install.ts";
 import { kubeInjectCommand } from "./kube-inject.ts";
@@ -28,6 +29,7 @@ export function registerCommands(cli: Argv): Argv {
     .command(validateCommand)
     .command(kubeInjectCommand)
     .command(installCommand)
+    .command(createRemoteSecretCommand)
     .command(proxyStatusCommand)
     .command(proxyConfigCommand)
     .command(versionCommand)
