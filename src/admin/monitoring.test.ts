@@ -56,11 +56,17 @@ test("/metrics has istio_build, and Go's process_* families where /proc has them
   }
   if (readVirtualMemoryMax() !== undefined) assert.match(text, /^process_virtual_memory_max_bytes \d/m);
   assert.doesNotMatch(text, /istiod_managed_clusters/, "only once a cluster is read");
-  registerManagedClusters(registry);
-  const clusters = (await registry.metrics()).split("\n").filter((l) => l.startsWith("istiod_managed_clusters{"));
-  assert.deepEqual(clusters, [
+  const setRemote = registerManagedClusters(registry);
+  const clusters = async () =>
+    (await registry.metrics()).split("\n").filter((l) => l.startsWith("istiod_managed_clusters{"));
+  assert.deepEqual(await clusters(), [
     'istiod_managed_clusters{cluster_type="local"} 1',
     'istiod_managed_clusters{cluster_type="remote"} 0',
+  ]);
+  setRemote(2);
+  assert.deepEqual(await clusters(), [
+    'istiod_managed_clusters{cluster_type="local"} 1',
+    'istiod_managed_clusters{cluster_type="remote"} 2',
   ]);
 });
 

@@ -111,16 +111,19 @@ export function registerMonitoringMetrics(metrics: Registry, version: string): v
 
 /**
  * istiod_managed_clusters{cluster_type}: the clusters whose registries are read (Istio's multicluster
- * controller): the local one, and no remote ones (Sluice reads no remote-cluster secrets).
+ * controller): the local one, and the remote ones of the multicluster secrets, whose number the
+ * returned function sets.
  */
-export function registerManagedClusters(metrics: Registry): void {
-  if (metrics.getSingleMetric("istiod_managed_clusters")) return;
-  const clusters = new Gauge({
-    name: "istiod_managed_clusters",
-    help: "Number of clusters managed by istiod",
-    labelNames: ["cluster_type"],
-    registers: [metrics],
-  });
+export function registerManagedClusters(metrics: Registry): (remote: number) => void {
+  const clusters =
+    (metrics.getSingleMetric("istiod_managed_clusters") as Gauge<"cluster_type"> | undefined) ??
+    new Gauge({
+      name: "istiod_managed_clusters",
+      help: "Number of clusters managed by istiod",
+      labelNames: ["cluster_type"],
+      registers: [metrics],
+    });
   clusters.set({ cluster_type: "local" }, 1);
   clusters.set({ cluster_type: "remote" }, 0);
+  return (remote) => clusters.set({ cluster_type: "remote" }, remote);
 }

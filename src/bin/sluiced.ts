@@ -12,12 +12,14 @@ import { hideBin } from "yargs/helpers";
 import { parseListenAddress, registerManagedClusters, startAdminServer, startControlZ } from "../admin/index.ts";
 import { rejectUnknownCommandLineFlags } from "../cli/flags.ts";
 import { KINDS, kindKey, loadMeshNetworks, type MeshConfig, MeshWatcher, parseGoDuration } from "../config/index.ts";
+import type { RemoteClusters } from "../controllers/index.ts";
 import { GatewayStatusWriter } from "../gatewayapi/index.ts";
 import { IngressFollower } from "../ingress/index.ts";
 import { DebugRegistry } from "../krt/index.ts";
 import { LogScopes, parseOutputLevels } from "../log/index.ts";
 import { type MeshPush, pushFeaturesFromEnv } from "../model/index.ts";
 import { storeGatewayConversion, storePush, storeRegistry } from "../model/store-push.ts";
+import type { ServiceRegistry } from "../registry/index.ts";
 import { authenticatorEnv, buildAuthenticators } from "../security/authn/index.ts";
 import {
   type CaSecretStore,
@@ -47,6 +49,7 @@ import {
 } from "../webhooks/index.ts";
 import {
   type Discovery,
+  type DiscoveryOptions,
   maxReceiveMessageBytesFromEnv,
   startDiscovery,
   type TlsFiles,
@@ -594,6 +597,41 @@ async function startWebhooks(
   return webhooks;
 }
 
+/**
+ * The multicluster secret controller over the config cluster's Secrets in POD_NAMESPACE (started once
+ * discovery serves, so that a cluster joining pushes).
+ */
+async function remoteClusters(
+  store: ConfigStore,
+  registry: ServiceRegistry,
+  meshes: MeshWatcher,
+  onCount: ((remote: number) => void) | undefined,
+): Promise<RemoteClusters> {
+  const { RemoteClusters } = await import("../controllers/index.ts");
+  return new RemoteClusters({
+    secrets: store.collection(kindKey("", "Secret")),
+    namespace: env.POD_NAMESPACE ?? "istio-system",
+    registry,
+    discoverySelectors: () => meshes.mesh.discoverySelectors ?? [],
+    onCount,
+    log: scoped("multicluster"),
+  });
+}
+
+/** The store's changes and the remote clusters' (their endpoints), as the push pipeline follows them. */
+function withRemoteChanges(store: ConfigStore, remotes: RemoteClusters): DiscoveryOptions["store"] {
+  return {
+    onChange: (handler) => {
+      const unregister = [store.onChange(handler), remotes.onChange(handler)];
+      return () => {
+        for (const each of unregister) each();
+      };
+    },
+    list: (kind) => store.list(kind),
+    get: (key) => store.get(key),
+  };
+}
+
 async function start(running: Running[]): Promise<void> {
   const metrics = new Registry();
   const krt = new DebugRegistry();
@@ -665,8 +703,9 @@ async function start(running: Running[]): Promise<void> {
     await files.start();
   }
   let cluster: KubeSource | undefined;
+  let setRemoteClusters: ((remote: number) => void) | undefined;
   if (kube && kubeConfig) {
-    registerManagedClusters(metrics);
+    setRemoteClusters = registerManagedClusters(metrics);
     const events = new kube.KubeEventMetrics(metrics);
     cluster = new kube.KubeSource({
       kubeConfig,
@@ -752,6 +791,8 @@ async function start(running: Running[]): Promise<void> {
       await whileLeading(ELECTION_IDS.analyze, kubeClient, makeAnalysisStatus, running);
     }
   }
+  // Remote clusters of the multicluster secrets: their endpoints join the registry's services.
+  const remotes = cluster ? await remoteClusters(store, pushes.registry, meshes, setRemoteClusters) : undefined;
   const needsCa = Boolean(argv.secureGRPCAddr || argv.httpsAddr) && envFlag("ENABLE_CA_SERVER", true);
   const ca = needsCa ? await startCa(mesh, kubeConfig, running) : undefined;
   if (ca && kubeClient) await startRootCertPublisher(store, kubeClient, ca.ca, running);
@@ -771,7 +812,7 @@ async function start(running: Running[]): Promise<void> {
   const tls = secureTls(ca?.istiodCertificate);
   const maxAge = argv.keepaliveMaxServerConnectionAge;
   const discovery: Discovery = await startDiscovery({
-    store,
+    store: remotes ? withRemoteChanges(store, remotes) : store,
     initialPush: pushes.build(),
     endpoints: pushes.registry,
     build: (previous) => pushes.build(previous),
@@ -815,11 +856,18 @@ async function start(running: Running[]): Promise<void> {
     unsafeAdminEndpoints: envFlag("UNSAFE_ENABLE_ADMIN_ENDPOINTS", false),
     injectTemplates: webhooks && (() => webhooks.injectTemplates()),
     // The cluster source has listed everything by now.
-    clusters: cluster ? () => [{ id: argv.clusterID, secretName: "", syncStatus: "synced" }] : undefined,
+    clusters: cluster
+      ? () => [{ id: argv.clusterID, secretName: "", syncStatus: "synced" }, ...(remotes?.clusters() ?? [])]
+      : undefined,
   });
+  if (remotes) {
+    remotes.start(() => discovery.pushAll("clusterupdate"));
+    running.push(remotes);
+  }
   // A new mesh config: namespaces selected anew, then everything pushed again, built with it.
   meshes.onChange((next) => {
     cluster?.setDiscoverySelectors(next.discoverySelectors ?? []);
+    remotes?.setDiscoverySelectors(next.discoverySelectors ?? []);
     ingresses.refresh();
     discovery.pushAll("global");
   });

@@ -3,6 +3,7 @@ import type { Argv } from "yargs";
 import { adminCommand } from "./admin.ts";
 import { analyzeCommand } from "./analyze.ts";
 import { completionCommand } from "./completion.ts";
+import { createRemoteSecretCommand } from "./create-remote-secret.ts";
 import { dashboardCommand } from "./dashboard.ts";
 import { installCommand } from "./install.ts";
 import { kubeInjectCommand } from "./kube-inject.ts";
@@ -32,6 +33,7 @@ export function registerCommands(cli: Argv): Argv {
     .command(kubeInjectCommand)
     .command(installCommand)
     .command(tagCommand)
+    .command(createRemoteSecretCommand)
     .command(proxyStatusCommand)
     .command(proxyConfigCommand)
     .command(versionCommand)

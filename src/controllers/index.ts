@@ -26,3 +26,11 @@ export const ELECTION_IDS = {
   ipAutoallocate: "istio-ip-autoallocate",
   analyze: "istio-analyze-leader",
 } as const;
+export {
+  MULTICLUSTER_SECRET_LABEL,
+  type RemoteClusterInfo,
+  type RemoteClusterRegistry,
+  RemoteClusters,
+  type RemoteClustersOptions,
+  remoteKubeConfig,
+} from "./remote-clusters.ts";

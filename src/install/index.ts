@@ -8,7 +8,7 @@ export {
   objectRef,
   readCrds,
 } from "./manifests.ts";
-export { type KubeObject, renderControlPlane } from "./render.ts";
+export { type KubeObject, READER_SERVICE_ACCOUNT, renderControlPlane, renderRemoteReader } from "./render.ts";
 export {
   DEFAULT_TAG,
   DEFAULT_VALIDATOR,

@@ -106,6 +106,45 @@ const NAMESPACE_RULES: readonly PolicyRule[] = [
   { apiGroups: ["networking.istio.io"], resources: ["gateways"], verbs: ["create"] },
 ];
 
+/**
+ * What another control plane reads of this cluster through a remote secret (`sluice create-remote-secret`):
+ * the registry's Kubernetes kinds, list and watch, as the remote cluster's source reads them.
+ */
+const READER_RULES: readonly PolicyRule[] = [
+  { apiGroups: [""], resources: ["pods", "nodes", "services", "endpoints", "namespaces"], verbs: READ },
+  { apiGroups: ["discovery.k8s.io"], resources: ["endpointslices"], verbs: READ },
+];
+
+/** The ServiceAccount of remote secrets, with its ClusterRole and binding (Istio's istio-reader-*). */
+export function renderRemoteReader(values: Values): KubeObject[] {
+  const p = names(values);
+  const labels = { app: "istio-reader", "app.kubernetes.io/name": "istio-reader", ...p.common };
+  const role = `istio-reader-clusterrole${p.suffix}-${p.namespace}`;
+  return [
+    {
+      apiVersion: "v1",
+      kind: "ServiceAccount",
+      metadata: { name: READER_SERVICE_ACCOUNT, namespace: p.namespace, labels },
+    },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRole",
+      metadata: { name: role, labels },
+      rules: READER_RULES,
+    },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRoleBinding",
+      metadata: { name: role, labels },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: role },
+      subjects: [{ kind: "ServiceAccount", name: READER_SERVICE_ACCOUNT, namespace: p.namespace }],
+    },
+  ];
+}
+
+/** The ServiceAccount whose token remote secrets carry (Istio's DefaultServiceAccountName). */
+export const READER_SERVICE_ACCOUNT = "istio-reader-service-account";
+
 /** Every object, in the order they are applied (what others refer to first). */
 export function renderControlPlane(values: Values): KubeObject[] {
   const p = names(values);
@@ -142,6 +181,7 @@ export function renderControlPlane(values: Values): KubeObject[] {
       roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: p.istiod },
       subjects: [{ kind: "ServiceAccount", name: p.istiod, namespace: p.namespace }],
     },
+    ...renderRemoteReader(values),
     meshConfigMap(values, p),
     injectorConfigMap(values, p),
     deployment(values, p),

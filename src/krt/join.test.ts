@@ -74,3 +74,29 @@ test("a throwing merge keeps the key's last joined object", () => {
   assert.deepEqual(merged.get("a"), host("a", "one", [80]));
   assert.equal(merged.debug().lastError, "a: conflict");
 });
+
+test("an input added later joins behind the others; removed, its objects leave and hidden ones show", () => {
+  const local = new StaticCollection([host("a", "local")], byName);
+  const all = join([local]);
+  const remote = new StaticCollection([host("a", "remote"), host("b", "remote")], byName);
+  all.add(remote);
+  assert.deepEqual(
+    all.list().map((h) => `${h.name}:${h.from}`),
+    ["a:local", "b:remote"],
+  );
+  // Followed while joined.
+  remote.upsert(host("c", "remote"));
+  assert.equal(all.get("c")?.from, "remote");
+  local.delete("a");
+  assert.equal(all.get("a")?.from, "remote");
+  local.upsert(host("a", "local"));
+  all.remove(remote);
+  assert.deepEqual(
+    all.list().map((h) => `${h.name}:${h.from}`),
+    ["a:local"],
+  );
+  // No longer followed.
+  remote.upsert(host("d", "remote"));
+  assert.equal(all.get("d"), undefined);
+  assert.deepEqual(all.debug().dependencies, [local.name]);
+});

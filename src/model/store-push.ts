@@ -13,7 +13,7 @@ import {
   registryServiceView,
 } from "../gatewayapi/index.ts";
 import type { Singleton } from "../krt/index.ts";
-import { type RegistryInputs, type RegistryOptions, ServiceRegistry } from "../registry/index.ts";
+import { type ClusterInputs, type RegistryInputs, type RegistryOptions, ServiceRegistry } from "../registry/index.ts";
 import type { ConfigStore } from "../sources/index.ts";
 import { buildPushContext, type MeshPush } from "./mesh-push.ts";
 import type { PushFeatures } from "./push-features.ts";
@@ -55,6 +55,28 @@ export function storeRegistry(
     namespaces: store.collection(REGISTRY_KINDS.namespaces),
   };
   return new ServiceRegistry(inputs, { domainSuffix, mesh, ...topology });
+}
+
+/** The kinds (keys) a remote cluster's registry reads: its Kubernetes kinds, no Istio config. */
+export const CLUSTER_KINDS = {
+  services: REGISTRY_KINDS.services,
+  endpointSlices: REGISTRY_KINDS.endpointSlices,
+  endpoints: REGISTRY_KINDS.endpoints,
+  pods: REGISTRY_KINDS.pods,
+  nodes: REGISTRY_KINDS.nodes,
+  namespaces: REGISTRY_KINDS.namespaces,
+} as const satisfies Record<keyof ClusterInputs, string>;
+
+/** A remote cluster's part of the registry (`ServiceRegistry.addCluster`) over the store its source fills. */
+export function storeClusterInputs(store: ConfigStore): ClusterInputs {
+  return {
+    services: store.collection(CLUSTER_KINDS.services),
+    endpointSlices: store.collection(CLUSTER_KINDS.endpointSlices),
+    endpoints: store.collection(CLUSTER_KINDS.endpoints),
+    pods: store.collection(CLUSTER_KINDS.pods),
+    nodes: store.collection(CLUSTER_KINDS.nodes),
+    namespaces: store.collection(CLUSTER_KINDS.namespaces),
+  };
 }
 
 const conversions = new WeakMap<ServiceRegistry, Singleton<ConversionResult>>();

@@ -3,8 +3,9 @@
 // (initServiceRegistry, EndpointShards.CopyEndpoints) combine them.
 //
 // Which service stands for a hostname in a namespace: a Kubernetes Service over any ServiceEntry (so
-// an entry cannot squat on a name before its Service exists), otherwise the oldest ServiceEntry
-// (creationTimestamp, then object name). Endpoints are merged across registries, as Istio merges
+// an entry cannot squat on a name before its Service exists), the config cluster's over a remote
+// cluster's (Istio's aggregate lists the config cluster's registry first; remote ones here by cluster
+// ID), otherwise the oldest ServiceEntry (creationTimestamp, then object name). Endpoints are merged across registries, as Istio merges
 // endpoint shards, and matched to the chosen service's ports by port number; a DNS_ROUND_ROBIN entry
 // adds an endpoint to a port only while the port has none.
 //
@@ -21,8 +22,18 @@ function byNamespaceHost<T extends { namespace: string; hostname: string }>(coll
   return collection.addIndex(`${collection.name}/by-host`, (item) => [hostKey(item.namespace, item.hostname)]);
 }
 
-function precedes(a: Service, b: Service): number {
-  if (a.registry !== b.registry) return a.registry === "Kubernetes" ? -1 : 1;
+function precedence(configCluster: string): (a: Service, b: Service) => number {
+  return (a, b) => {
+    if (a.registry !== b.registry) return a.registry === "Kubernetes" ? -1 : 1;
+    if (a.clusterId !== b.clusterId) {
+      if (a.clusterId === configCluster || b.clusterId === configCluster) return a.clusterId === configCluster ? -1 : 1;
+      return a.clusterId < b.clusterId ? -1 : 1;
+    }
+    return byAge(a, b);
+  };
+}
+
+function byAge(a: Service, b: Service): number {
   if (a.creationTime !== b.creationTime) return a.creationTime < b.creationTime ? -1 : 1;
   return a.objectName.localeCompare(b.objectName);
 }
@@ -38,6 +49,7 @@ export type PortEndpointsKey = (namespace: string, hostname: string, port: numbe
 export function aggregate(
   services: Collection<Service>,
   endpoints: Collection<RegistryEndpoints>,
+  configCluster: string,
   debug: DebugRegistry | undefined,
 ): { services: Collection<Service>; endpoints: Collection<PortEndpoints>; portEndpointsKey: PortEndpointsKey } {
   const portKeys = new NameMemo((hostname, namespace, port) => `${namespace}/${hostname}/${port}`);
@@ -45,6 +57,7 @@ export function aggregate(
   const servicesByHost = byNamespaceHost(services);
   const endpointsByHost = byNamespaceHost(endpoints);
   /** The group's services, the one that stands for it first. */
+  const precedes = precedence(configCluster);
   const contenders = (ctx: FetchContext, key: string) => ctx.fetchIndex(servicesByHost, key).sort(precedes);
 
   const aggregateServices = derive(

@@ -127,6 +127,7 @@ test("none.yaml: a Kubernetes Service without a clusterIP or endpoints", () => {
     serviceAccounts: [],
     creationTime: "",
     kubernetesType: "ClusterIP",
+    clusterId: "Kubernetes",
     externalName: "",
     externalAddresses: [],
     nodeLocal: false,

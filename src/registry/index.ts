@@ -10,6 +10,6 @@
 export { kubeHostname, kubePortProtocol } from "./kube.ts";
 export type * from "./model.ts";
 export { hostKey, registryKey, UNSPECIFIED_IP } from "./model.ts";
-export { type RegistryInputs, type RegistryOptions, ServiceRegistry } from "./service-registry.ts";
+export { type ClusterInputs, type RegistryInputs, type RegistryOptions, ServiceRegistry } from "./service-registry.ts";
 export type { WorkloadGroupTemplate } from "./serviceentry.ts";
 export { spiffeIdentity, splitLocality } from "./workloads.ts";

@@ -103,6 +103,7 @@ test("a ClusterIP Service becomes a service with its hostname, VIP, ports, selec
     serviceAccounts: ["spiffe://other/ns/x/sa/y", "spiffe://cluster.local/ns/default/sa/reviews"],
     creationTime: "2024-01-01T00:00:00Z",
     kubernetesType: "ClusterIP",
+    clusterId: "Kubernetes",
     externalName: "",
     externalAddresses: [],
     nodeLocal: false,

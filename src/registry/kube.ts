@@ -120,6 +120,7 @@ export function kubeService(svc: ConfigObject, options: KubeOptions): Service {
     serviceAccounts,
     creationTime: svc.metadata.creationTimestamp ?? "",
     kubernetesType: spec.type ?? "ClusterIP",
+    clusterId: options.clusterId,
     externalName,
     externalAddresses: [...loadBalancer, ...(spec.externalIPs ?? [])],
     nodeLocal: spec.internalTrafficPolicy === "Local",

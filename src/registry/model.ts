@@ -60,6 +60,8 @@ export interface Service {
   creationTime: string;
   /** Kubernetes spec.type ("" for ServiceEntry). */
   kubernetesType: string;
+  /** The cluster a Kubernetes Service is in (Istio's cluster ID); "" for a ServiceEntry. */
+  clusterId: string;
   /** ExternalName target ("" otherwise). */
   externalName: string;
   /** LoadBalancer ingress IPs/hostnames and externalIPs. */
@@ -186,9 +188,9 @@ export interface PortEndpoints {
 
 export const UNSPECIFIED_IP = "0.0.0.0";
 
-/** A service's key in its registry's collections: unique per registry, namespace, config object and host. */
+/** A service's key in its registry's collections: unique per registry, cluster, namespace, config object and host. */
 export function registryKey(service: Service): string {
-  return `${service.registry}/${service.namespace}/${service.objectName}/${service.hostname}`;
+  return `${service.registry}/${service.clusterId}/${service.namespace}/${service.objectName}/${service.hostname}`;
 }
 
 /** A service's key in the aggregate view, where one service stands for each hostname in a namespace. */

@@ -1,9 +1,11 @@
 // The ServiceRegistry: services, workloads and endpoints as krt collections over the config store's
-// Kubernetes and Istio kinds, and the aggregate view (see index.ts).
+// Kubernetes and Istio kinds, and the aggregate view (see index.ts). Remote clusters (Istio's
+// multicluster secrets) add their Kubernetes services and endpoints under their own cluster ID; the
+// aggregate view merges them with the config cluster's by hostname, as Istio's aggregate registry.
 import type { ConfigObject, MeshConfig, MeshNetworks } from "../config/index.ts";
 import type { ServiceEntry, WorkloadEntry, WorkloadGroup } from "../config/types/index.ts";
-import type { Collection, DebugRegistry, Index, Labels } from "../krt/index.ts";
-import { derive, deriveMany, join, labelsContain } from "../krt/index.ts";
+import type { Collection, DebugRegistry, Index, JoinCollection, Labels } from "../krt/index.ts";
+import { derive, deriveMany, join, labelsContain, StaticCollection } from "../krt/index.ts";
 import { aggregate, type PortEndpointsKey } from "./aggregate.ts";
 import type { KubeOptions } from "./kube.ts";
 import { kubeEndpoints, kubeService, sliceServiceKey } from "./kube.ts";
@@ -33,6 +35,18 @@ export interface RegistryInputs {
   workloadGroups: Collection<WorkloadGroup>;
   /** Namespaces: the system namespace's topology.istio.io/network label is the cluster's default network. */
   namespaces?: Collection<ConfigObject>;
+}
+
+/** A remote cluster's Kubernetes kinds, as the registry reads them (Istio config comes from the config cluster only). */
+export type ClusterInputs = Pick<
+  RegistryInputs,
+  "services" | "endpointSlices" | "endpoints" | "pods" | "nodes" | "namespaces"
+>;
+
+/** One cluster's Kubernetes services and their endpoints, as a remote cluster's part of the registry. */
+interface KubeCollections {
+  services: Collection<Service>;
+  endpoints: Collection<RegistryEndpoints>;
 }
 
 export interface RegistryOptions {
@@ -65,59 +79,41 @@ export class ServiceRegistry implements WorkloadServices {
   readonly workloadGroups: Collection<WorkloadGroupTemplate>;
   private readonly servicesByHostname: Index<Service>;
   readonly #portEndpointsKey: PortEndpointsKey;
+  readonly #allServices: JoinCollection<Service>;
+  readonly #allEndpoints: JoinCollection<RegistryEndpoints>;
+  readonly #kubeOptions: (clusterId: string, namespaces: Collection<ConfigObject> | undefined) => KubeOptions;
+  /** Remote clusters' parts, by cluster ID. */
+  readonly #remote = new Map<string, KubeCollections>();
 
   constructor(inputs: RegistryInputs, options: RegistryOptions = {}) {
     const debug = options.debug;
     const clusterId = options.clusterId ?? "Kubernetes";
     this.clusterId = clusterId;
     this.meshNetworks = options.meshNetworks;
-    const kube: KubeOptions = {
+    this.#kubeOptions = (cluster, namespaces) => ({
       domainSuffix: options.domainSuffix ?? "cluster.local",
       trustDomain: options.mesh?.trustDomain || "cluster.local",
-      clusterId,
+      clusterId: cluster,
       networkOf: networkOf({
-        namespaces: inputs.namespaces,
+        namespaces,
         // Sluice runs in the mesh's root namespace, which stands for istiod's own (as for debug auth).
         systemNamespace: options.mesh?.rootNamespace || "istio-system",
         meshNetworks: options.meshNetworks,
-        clusterId,
+        clusterId: cluster,
       }),
-    };
-    const nodes = nodesByName(inputs.nodes);
-    const podWorkloads = derive(inputs.pods, (ctx, pod) => podWorkload(ctx, pod, nodes, kube), {
-      name: "registry/pod-workloads",
-      keyOf: workloadKey,
-      debug,
     });
+    const kube = this.#kubeOptions(clusterId, inputs.namespaces);
     const entryWorkloads = derive(
       inputs.workloadEntries,
       (ctx, entry) => workloadEntryObjectWorkload(ctx, entry, kube),
       { name: "registry/workload-entry-workloads", keyOf: workloadKey, debug },
     );
-    this.workloads = join([podWorkloads, entryWorkloads], { name: "registry/workloads", keyOf: workloadKey, debug });
-
-    const readyPodsByIp = podWorkloads.addIndex("registry/ready-pods-by-ip", (w) =>
-      w.ready ? [`${w.namespace}/${w.address}`] : [],
-    );
-    const kubeEndpointInputs = {
-      slicesByService: inputs.endpointSlices.addIndex("registry/slices-by-service", sliceServiceKey),
-      endpointsByName: inputs.endpoints.addIndex("registry/endpoints-by-name", (e) => [
-        `${e.metadata.namespace ?? ""}/${e.metadata.name ?? ""}`,
-      ]),
-      podWorkloads,
-      readyPodsByIp,
-      entryWorkloads,
-    };
-    const kubeServices = derive(inputs.services, (_ctx, svc) => kubeService(svc, kube), {
-      name: "registry/kubernetes-services",
-      keyOf: registryKey,
+    const local = kubeCollections(inputs, kube, entryWorkloads, debug);
+    this.workloads = join([local.podWorkloads, entryWorkloads], {
+      name: "registry/workloads",
+      keyOf: workloadKey,
       debug,
     });
-    const kubeServiceEndpoints = derive(
-      inputs.services,
-      (ctx, svc) => kubeEndpoints(ctx, kubeService(svc, kube), kubeEndpointInputs, kube),
-      { name: "registry/kubernetes-endpoints", keyOf: (e) => e.key, debug },
-    );
 
     const entryServices = deriveMany(inputs.serviceEntries, (_ctx, entry) => serviceEntryServices(entry), {
       name: "registry/serviceentry-services",
@@ -131,17 +127,19 @@ export class ServiceRegistry implements WorkloadServices {
       { name: "registry/serviceentry-endpoints", keyOf: (e) => e.key, debug },
     );
 
-    this.registryServices = join([kubeServices, entryServices], {
+    this.#allServices = join([local.services, entryServices], {
       name: "registry/all-services",
       keyOf: registryKey,
       debug,
     });
-    this.registryEndpoints = join([kubeServiceEndpoints, entryEndpoints], {
+    this.#allEndpoints = join([local.endpoints, entryEndpoints], {
       name: "registry/all-endpoints",
       keyOf: (e) => e.key,
       debug,
     });
-    const aggregated = aggregate(this.registryServices, this.registryEndpoints, debug);
+    this.registryServices = this.#allServices;
+    this.registryEndpoints = this.#allEndpoints;
+    const aggregated = aggregate(this.registryServices, this.registryEndpoints, clusterId, debug);
     this.services = aggregated.services;
     this.endpoints = aggregated.endpoints;
     this.#portEndpointsKey = aggregated.portEndpointsKey;
@@ -151,6 +149,42 @@ export class ServiceRegistry implements WorkloadServices {
       keyOf: (g) => `${g.namespace}/${g.name}`,
       debug,
     });
+  }
+
+  /**
+   * Adds the Kubernetes services and endpoints of remote cluster `clusterId` (its Services, EndpointSlices,
+   * Pods, Nodes, Namespaces), or replaces those it was added with; they are followed until `removeCluster`.
+   * Its services merge with the other clusters' of the same hostname; its endpoints carry its cluster ID.
+   */
+  addCluster(clusterId: string, inputs: ClusterInputs): void {
+    if (clusterId === this.clusterId) throw new Error(`cluster ${clusterId} is the registry's own cluster`);
+    // Remote clusters' Services select no WorkloadEntries: as in Istio, only the config cluster's do.
+    const noEntries = new StaticCollection<WorkloadInstance>([], { keyOf: workloadKey });
+    const added = kubeCollections(inputs, this.#kubeOptions(clusterId, inputs.namespaces), noEntries, undefined);
+    const previous = this.#remote.get(clusterId);
+    // The new part joins before the old one leaves, so endpoints it still has never disappear in between.
+    this.#allServices.add(added.services);
+    this.#allEndpoints.add(added.endpoints);
+    this.#remote.set(clusterId, added);
+    if (previous) this.#detach(previous);
+  }
+
+  /** Removes remote cluster `clusterId`'s services and endpoints. */
+  removeCluster(clusterId: string): void {
+    const part = this.#remote.get(clusterId);
+    if (!part) return;
+    this.#remote.delete(clusterId);
+    this.#detach(part);
+  }
+
+  /** The remote clusters added, by ID. */
+  remoteClusters(): string[] {
+    return [...this.#remote.keys()].sort();
+  }
+
+  #detach(part: KubeCollections): void {
+    this.#allServices.remove(part.services);
+    this.#allEndpoints.remove(part.endpoints);
   }
 
   /** The service standing for `hostname` in `namespace`. */
@@ -191,4 +225,45 @@ export class ServiceRegistry implements WorkloadServices {
       .lookup(namespace)
       .filter((w) => labelsContain(w.labels, labels));
   }
+}
+
+/**
+ * One cluster's Kubernetes part: its Pods as workloads, its Services, and their endpoints (from its
+ * EndpointSlices or Endpoints, and the `entryWorkloads` its Services select).
+ */
+function kubeCollections(
+  inputs: ClusterInputs,
+  kube: KubeOptions,
+  entryWorkloads: Collection<WorkloadInstance>,
+  debug: DebugRegistry | undefined,
+): KubeCollections & { podWorkloads: Collection<WorkloadInstance> } {
+  const nodes = nodesByName(inputs.nodes);
+  const podWorkloads = derive(inputs.pods, (ctx, pod) => podWorkload(ctx, pod, nodes, kube), {
+    name: "registry/pod-workloads",
+    keyOf: workloadKey,
+    debug,
+  });
+  const readyPodsByIp = podWorkloads.addIndex("registry/ready-pods-by-ip", (w) =>
+    w.ready ? [`${w.namespace}/${w.address}`] : [],
+  );
+  const endpointInputs = {
+    slicesByService: inputs.endpointSlices.addIndex("registry/slices-by-service", sliceServiceKey),
+    endpointsByName: inputs.endpoints.addIndex("registry/endpoints-by-name", (e) => [
+      `${e.metadata.namespace ?? ""}/${e.metadata.name ?? ""}`,
+    ]),
+    podWorkloads,
+    readyPodsByIp,
+    entryWorkloads,
+  };
+  const services = derive(inputs.services, (_ctx, svc) => kubeService(svc, kube), {
+    name: "registry/kubernetes-services",
+    keyOf: registryKey,
+    debug,
+  });
+  const endpoints = derive(
+    inputs.services,
+    (ctx, svc) => kubeEndpoints(ctx, kubeService(svc, kube), endpointInputs, kube),
+    { name: "registry/kubernetes-endpoints", keyOf: (e) => e.key, debug },
+  );
+  return { podWorkloads, services, endpoints };
 }

@@ -78,6 +78,7 @@ test("each resolution maps to Istio's; location, addresses, exportTo and subject
     serviceAccounts: ["spiffe://cluster.local/ns/ns1/sa/a"],
     creationTime: "2024-02-02T00:00:00Z",
     kubernetesType: "",
+    clusterId: "",
     externalName: "",
     externalAddresses: [],
     nodeLocal: false,

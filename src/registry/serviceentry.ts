@@ -91,6 +91,7 @@ export function serviceEntryServices(entry: ConfigObject<ServiceEntrySpec>): Ser
       serviceAccounts: [...(spec.subjectAltNames ?? [])],
       creationTime: entry.metadata.creationTimestamp ?? "",
       kubernetesType: "",
+      clusterId: "",
       externalName: "",
       externalAddresses: [],
       nodeLocal: false,

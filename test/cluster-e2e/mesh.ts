@@ -107,11 +107,28 @@ export function virtualService(ns: string, http: Obj[]): Obj {
 }
 
 /**
- * Creates the echo mesh in `ns`: the Service `echo` (port 7070 `grpc`), per version a Pod (its IP and
- * Ready condition set through the status subresource) and an EndpointSlice naming it, the
- * DestinationRule with subsets v1 and v2, and the VirtualService with `http`.
+ * Creates the echo mesh in `ns`: the echo workloads (`createEchoWorkloads`), the DestinationRule with
+ * subsets v1 and v2, and the VirtualService with `http`.
  */
 export async function createEchoMesh(cluster: Cluster, ns: string, versions: EchoVersion[], http: Obj[]) {
+  await createEchoWorkloads(cluster, ns, versions);
+  await cluster.must("POST", paths.destinationRules(ns), {
+    apiVersion: "networking.istio.io/v1",
+    kind: "DestinationRule",
+    metadata: { name: "echo", namespace: ns },
+    spec: {
+      host: echoHost(ns),
+      subsets: versions.map(({ version }) => ({ name: version, labels: { version } })),
+    },
+  });
+  await cluster.must("POST", paths.virtualServices(ns), virtualService(ns, http));
+}
+
+/**
+ * Creates the Service `echo` (port 7070 `grpc`) in `ns` and, per version, a Pod (its IP and Ready
+ * condition set through the status subresource) and an EndpointSlice naming it.
+ */
+export async function createEchoWorkloads(cluster: Cluster, ns: string, versions: EchoVersion[]) {
   await cluster.must("POST", paths.services(ns), {
     apiVersion: "v1",
     kind: "Service",
@@ -151,16 +168,6 @@ export async function createEchoMesh(cluster: Cluster, ns: string, versions: Ech
       ports: [{ name: "grpc", port: backend.port, protocol: "TCP" }],
     });
   }
-  await cluster.must("POST", paths.destinationRules(ns), {
-    apiVersion: "networking.istio.io/v1",
-    kind: "DestinationRule",
-    metadata: { name: "echo", namespace: ns },
-    spec: {
-      host: echoHost(ns),
-      subsets: versions.map(({ version }) => ({ name: version, labels: { version } })),
-    },
-  });
-  await cluster.must("POST", paths.virtualServices(ns), virtualService(ns, http));
 }
 
 /** Replaces the VirtualService's http routes (a merge patch: the API server checks only the CRD schema). */

@@ -4,8 +4,10 @@
 // certificate (system:masters, RBAC), ServiceAccount token signing (TokenRequest and TokenReview
 // work), and Istio's and the Gateway API's CRDs installed and Established.
 //
-// The controller-manager runs only the namespace controller and the garbage collector, so deleting
-// a namespace deletes it and everything in it (`deleteNamespace()`), and owner references cascade,
+// The controller-manager runs only the namespace controller, the garbage collector and the
+// ServiceAccount token controller, so deleting a namespace deletes it and everything in it
+// (`deleteNamespace()`), owner references cascade, and a Secret of type
+// kubernetes.io/service-account-token gets its token and ca.crt (what `create-remote-secret` reads),
 // as in a real cluster. Nothing else is automatic: no "default" ServiceAccount or kube-root-ca.crt
 // ConfigMap appears in a namespace, EndpointSlices exist only when a test makes them (the
 // endpointslice controller is off on purpose), and the ServiceAccount admission plugin is off so
@@ -614,13 +616,15 @@ export class Cluster {
   }
 
   /**
-   * Only the namespace controller and the garbage collector, with the admin's credentials; no
-   * leader election. Its HTTPS port serves /healthz to anyone (a self-signed certificate).
+   * Only the namespace controller, the garbage collector and the token controller (signing with the
+   * API server's ServiceAccount key), with the admin's credentials; no leader election. Its HTTPS port serves /healthz to anyone (a self-signed certificate).
    */
   private startControllerManager(bin: string): void {
     this.controllerManager = this.spawnLogged("kube-controller-manager", bin, [
       `--kubeconfig=${this.kubeconfigPath}`,
-      "--controllers=namespace,garbagecollector",
+      "--controllers=namespace,garbagecollector,serviceaccount-token",
+      `--service-account-private-key-file=${join(this.dir, "sa.key")}`,
+      `--root-ca-file=${join(this.dir, "ca.crt")}`,
       "--leader-elect=false",
       "--use-service-account-credentials=false",
       "--bind-address=127.0.0.1",

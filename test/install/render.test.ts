@@ -23,9 +23,6 @@ const skip = peersSkipReason("istioctl");
 /** Istio's objects Sluice does not render, by `Kind/name` (for the revision's name suffix), and why. */
 const onlyIstio = (suffix: string): Readonly<Record<string, string>> => ({
   [`ConfigMap/values${suffix}`]: "istioctl's record of the values it installed with (the operator's bookkeeping)",
-  "ServiceAccount/istio-reader-service-account": "multicluster's remote-secret reader: not yet in Sluice",
-  [`ClusterRole/istio-reader-clusterrole${suffix}-istio-system`]: "multicluster's remote-secret reader",
-  [`ClusterRoleBinding/istio-reader-clusterrole${suffix}-istio-system`]: "multicluster's remote-secret reader",
   [`ClusterRole/istiod-gateway-controller${suffix}-istio-system`]:
     "the Gateway deployment controller: not yet in Sluice",
   [`ClusterRoleBinding/istiod-gateway-controller${suffix}-istio-system`]: "the Gateway deployment controller",
@@ -101,6 +98,12 @@ for (const { title, sets, suffix } of [
         assert.deepEqual(pick(ours.metadata.labels), pick(theirs.metadata.labels), `${k} labels`);
         assert.equal(ours.metadata.namespace, theirs.metadata.namespace, `${k} namespace`);
       }
+    });
+
+    test("bind the remote-secret reader's ClusterRole to the same ServiceAccount", () => {
+      const binding = `ClusterRoleBinding/istio-reader-clusterrole${suffix}-istio-system`;
+      const subjects = (o: KubeObject | undefined) => (o as { subjects?: unknown[] } | undefined)?.subjects;
+      assert.deepEqual(subjects(sluice.get(binding)), subjects(istio.get(binding)));
     });
 
     test("register the same webhooks", () => {

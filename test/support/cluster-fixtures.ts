@@ -32,6 +32,7 @@ export function makeService(input: ServiceInput): Service {
     selector: input.selector ?? null,
     serviceAccounts: input.serviceAccounts ?? [],
     kubernetesType: registry === "Kubernetes" ? "ClusterIP" : "",
+    clusterId: registry === "Kubernetes" ? "Kubernetes" : "",
   });
 }
 

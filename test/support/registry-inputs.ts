@@ -99,6 +99,7 @@ export function testService(
     serviceAccounts: [],
     creationTime: "",
     kubernetesType: "ClusterIP",
+    clusterId: "Kubernetes",
     externalName: "",
     externalAddresses: [],
     nodeLocal: false,

@@ -80,6 +80,7 @@ export function serviceFixture(s: ServiceFixture): Service {
     addresses: s.addresses ?? [],
     resolution: s.resolution ?? (s.externalName ? "Alias" : "ClientSideLB"),
     kubernetesType: s.externalName ? "ExternalName" : "ClusterIP",
+    clusterId: "Kubernetes",
     externalName: s.externalName ?? "",
   });
 }
