@@ -10,6 +10,7 @@ import { kubeInjectCommand } from "./kube-inject.ts";
 import { configureCliLog } from "./log.ts";
 import { proxyConfigCommand } from "./proxy-config-command.ts";
 import { proxyStatusCommand } from "./proxy-status.ts";
+import { remoteClustersCommand } from "./remote-clusters.ts";
 import { tagCommand } from "./tag.ts";
 import { validateCommand } from "./validate.ts";
 import { versionCommand } from "./version.ts";
@@ -34,6 +35,7 @@ export function registerCommands(cli: Argv): Argv {
     .command(installCommand)
     .command(tagCommand)
     .command(createRemoteSecretCommand)
+    .command(remoteClustersCommand)
     .command(proxyStatusCommand)
     .command(proxyConfigCommand)
     .command(versionCommand)

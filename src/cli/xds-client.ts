@@ -147,13 +147,26 @@ export async function requestControlPlanes(
   resourceNames: string[] = [],
   mode: "all" | "first" = "all",
 ): Promise<discovery.DiscoveryResponse[]> {
-  if (!usesCluster(argv)) return [await requestDebug(xdsClientOptions(argv), typeUrl, resourceNames)];
+  return (await requestNamedControlPlanes(argv, typeUrl, resourceNames, mode)).map(({ response }) => response);
+}
+
+/** requestControlPlanes, each answer with who gave it: the istiod pod's name, else --xds-address. */
+export async function requestNamedControlPlanes(
+  argv: ControlPlaneArgs,
+  typeUrl: string,
+  resourceNames: string[] = [],
+  mode: "all" | "first" = "all",
+): Promise<{ name: string; response: discovery.DiscoveryResponse }[]> {
+  if (!usesCluster(argv)) {
+    const options = xdsClientOptions(argv);
+    return [{ name: options.address, response: await requestDebug(options, typeUrl, resourceNames) }];
+  }
   const kube = clusterAccess(argv);
   const istioNamespace = argv.istioNamespace ?? "istio-system";
   const pods = await kube.controlPlanePods(istioNamespace, argv.revision);
   const options = await clusterClientOptions(kube, argv, istioNamespace);
   const port = argv["xds-port"] ?? (argv.plaintext ? 15010 : 15012);
-  const responses: discovery.DiscoveryResponse[] = [];
+  const responses: { name: string; response: discovery.DiscoveryResponse }[] = [];
   for (const [index, pod] of pods.entries()) {
     const response = await kube
       .withPortForward(pod.metadata, port, (address) => requestDebug({ ...options, address }, typeUrl, resourceNames))
@@ -162,7 +175,7 @@ export async function requestControlPlanes(
         throw new Error(`could not get XDS from discovery pod "${pod.metadata.name}": ${why}`);
       });
     if (mode === "first" && index < pods.length - 1 && notConnectedHere(response)) continue;
-    responses.push(response);
+    responses.push({ name: pod.metadata.name, response });
     if (mode === "first") break;
   }
   return responses;

@@ -115,6 +115,7 @@ const DIRECT_IMPORTS: ReadonlyMap<string, string> = new Map([
   ["cli/internal-debug.ts -> xds/types.ts", XDS_CLIENT],
   ["cli/proxy-config.ts -> xds/types.ts", XDS_CLIENT],
   ["cli/proxy-status-writer.ts -> xds/types.ts", XDS_CLIENT],
+  ["cli/remote-clusters.ts -> xds/types.ts", XDS_CLIENT],
   ["cli/proxy-status-run.ts -> xds/generators/status.ts", XDS_CLIENT],
   ["cli/version-xds.ts -> xds/generators/status.ts", XDS_CLIENT],
   [

@@ -61,7 +61,10 @@ describe("sluiced with a remote cluster's secret", { skip: skip ?? false }, () =
     await createEchoWorkloads(west, ns, [{ version: "v1", backend, address }]);
     // East has the Service too, without backends: one service, its endpoints from west.
     await createEchoWorkloads(east, ns, []);
-    sluiced = await startSluiced(east.kubeconfigPath, { env: { POD_NAMESPACE: system } });
+    // Debug over plaintext xDS without a token, for `sluice remote-clusters --xds-address`.
+    sluiced = await startSluiced(east.kubeconfigPath, {
+      env: { POD_NAMESPACE: system, ENABLE_DEBUG_ENDPOINT_AUTH: "false" },
+    });
   });
 
   after(async () => {
@@ -120,6 +123,18 @@ describe("sluiced with a remote cluster's secret", { skip: skip ?? false }, () =
     assert.deepEqual(
       clusters.map((c) => `${c.id}:${c.syncStatus}`),
       ["Kubernetes:synced", "west:synced"],
+    );
+    // `sluice remote-clusters` lists them from the control plane's clusterz, as istioctl's table.
+    const table = execFileSync(
+      process.execPath,
+      [SLUICE, "remote-clusters", "--xds-address", sluiced.grpcAddress, "--plaintext"],
+      { encoding: "utf8" },
+    );
+    assert.match(table, /^NAME +SECRET +STATUS +ISTIOD +REVISION\n/);
+    assert.match(table, new RegExp(`^Kubernetes +synced +${sluiced.grpcAddress} *$`, "m"));
+    assert.match(
+      table,
+      new RegExp(`^west +${system}/istio-remote-secret-west +synced +${sluiced.grpcAddress} *$`, "m"),
     );
   });
 
