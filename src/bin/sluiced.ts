@@ -12,7 +12,7 @@ import { hideBin } from "yargs/helpers";
 import { parseListenAddress, registerManagedClusters, startAdminServer, startControlZ } from "../admin/index.ts";
 import { rejectUnknownCommandLineFlags } from "../cli/flags.ts";
 import { KINDS, kindKey, loadMeshNetworks, type MeshConfig, MeshWatcher, parseGoDuration } from "../config/index.ts";
-import type { RemoteClusters } from "../controllers/index.ts";
+import type { RemoteClusters, WorkloadAutoRegistration } from "../controllers/index.ts";
 import { GatewayStatusWriter } from "../gatewayapi/index.ts";
 import { IngressFollower } from "../ingress/index.ts";
 import { DebugRegistry } from "../krt/index.ts";
@@ -205,6 +205,7 @@ const SCOPE_DESCRIPTIONS: Readonly<Record<string, string>> = {
   mesh: "Mesh config",
   namespace: "The root certificate in every namespace",
   webhooks: "The injection and validation webhooks",
+  wle: "WorkloadEntry auto-registration",
 };
 const logScopes = new LogScopes("sluiced", parseOutputLevels(argv.log_output_level), "info", SCOPE_DESCRIPTIONS);
 const log = logScopes.root;
@@ -225,6 +226,14 @@ function analysisIntervalMs(): number {
   if (!("error" in parsed) && parsed.ms >= 1000) return parsed.ms;
   log.warn({ PILOT_ANALYSIS_INTERVAL: value }, "not a duration of a second or more: 10s is used");
   return 10_000;
+}
+
+/** PILOT_WORKLOAD_ENTRY_GRACE_PERIOD, a Go duration; default 10 s as istiod. */
+function workloadEntryGraceMs(): number {
+  const value = env.PILOT_WORKLOAD_ENTRY_GRACE_PERIOD ?? "10s";
+  const parsed = parseGoDuration(value);
+  if ("error" in parsed) throw new Error(`PILOT_WORKLOAD_ENTRY_GRACE_PERIOD: ${parsed.error}`);
+  return parsed.ms;
 }
 
 /** What start-up started, to be stopped on shutdown (in reverse order). */
@@ -809,6 +818,20 @@ async function start(running: Running[]): Promise<void> {
     );
     if (webhooks) running.push(webhooks);
   }
+  // WorkloadEntries of the VMs connecting with AUTO_REGISTER_GROUP, written by the replica they connect
+  // to (istiod's, not a leader's); stopped after discovery, whose close marks them disconnected.
+  let autoRegistration: WorkloadAutoRegistration | undefined;
+  if (cluster && envFlag("PILOT_ENABLE_WORKLOAD_ENTRY_AUTOREGISTRATION", true)) {
+    const { WorkloadAutoRegistration } = await import("../controllers/index.ts");
+    autoRegistration = new WorkloadAutoRegistration({
+      store,
+      target: cluster,
+      instanceId: env.POD_NAME || `unknown-${hostname()}`,
+      gracePeriodMs: workloadEntryGraceMs(),
+      log: scoped("wle"),
+    });
+    running.push(autoRegistration);
+  }
   const tls = secureTls(ca?.istiodCertificate);
   const maxAge = argv.keepaliveMaxServerConnectionAge;
   const discovery: Discovery = await startDiscovery({
@@ -839,6 +862,7 @@ async function start(running: Running[]): Promise<void> {
       maxConnectionAgeMs: maxAge ? durationMs("keepaliveMaxServerConnectionAge", maxAge) : undefined,
       maxReceiveMessageBytes: maxReceiveMessageBytesFromEnv(env),
     },
+    connectionHooks: autoRegistration,
     metrics,
     log: scoped("ads"),
   });

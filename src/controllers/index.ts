@@ -34,3 +34,8 @@ export {
   type RemoteClustersOptions,
   remoteKubeConfig,
 } from "./remote-clusters.ts";
+export {
+  WorkloadAutoRegistration,
+  type WorkloadAutoRegistrationOptions,
+  type WorkloadEntryTarget,
+} from "./workload-autoregistration.ts";

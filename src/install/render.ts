@@ -70,6 +70,8 @@ const CLUSTER_RULES: readonly PolicyRule[] = [
   },
   // ServiceEntry addresses (the IP autoallocation controller's guarded JSON patches).
   { apiGroups: ["networking.istio.io"], resources: ["serviceentries/status"], verbs: ["patch"] },
+  // WorkloadEntry auto-registration: the entries of VMs connecting with AUTO_REGISTER_GROUP.
+  { apiGroups: ["networking.istio.io"], resources: ["workloadentries"], verbs: ["create", "update", "delete"] },
   // The root certificate (istio-ca-root-cert) in every namespace, and the mesh and injector ConfigMaps.
   { apiGroups: [""], resources: ["configmaps"], verbs: ["create", "list", "watch", "update"] },
   // The webhooks' caBundle and failurePolicy.

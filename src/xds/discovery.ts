@@ -35,7 +35,7 @@ import { proxyNeedsPush } from "./proxy-needs-push.ts";
 import { registerPushStatusMetrics } from "./push-status-metrics.ts";
 import { type Authenticator, ClientCertAuthenticator } from "./server/auth.ts";
 import { XdsMetrics } from "./server/metrics.ts";
-import { type BoundPorts, type ListenOptions, XdsServer } from "./server/server.ts";
+import { type BoundPorts, type ConnectionHooks, type ListenOptions, XdsServer } from "./server/server.ts";
 import { TypeUrl } from "./types.ts";
 
 export interface DiscoveryOptions {
@@ -65,6 +65,8 @@ export interface DiscoveryOptions {
   /** Generator plugin modules (`--plugin`). */
   plugins: readonly string[];
   listen: ListenOptions;
+  /** Told of proxies connecting and disconnecting (WorkloadEntry auto-registration). */
+  connectionHooks?: ConnectionHooks;
   metrics?: Registry;
   log: Logger;
 }
@@ -125,6 +127,7 @@ export async function startDiscovery(options: DiscoveryOptions): Promise<Discove
     initialPush: options.initialPush,
     authenticators: options.authenticators ?? [new ClientCertAuthenticator()],
     proxyNeedsPush,
+    connectionHooks: options.connectionHooks,
     metrics: options.metrics ? new XdsMetrics(options.metrics) : undefined,
     log: log.child({ component: "ads" }),
   });

@@ -123,6 +123,26 @@ export class KubeSource {
     return (await this.client.patch(path, patch, "application/json-patch+json")) as ConfigObject;
   }
 
+  /** Creates `obj` (POST) and returns it as stored; an existing one fails with KubeApiError 409. */
+  async create(obj: ConfigObject): Promise<ConfigObject> {
+    return (await this.client.request("POST", objectPath(obj, false), obj)) as ConfigObject;
+  }
+
+  /** Replaces `obj` (PUT); its resourceVersion is a precondition (409 when the object changed since). */
+  async update(obj: ConfigObject): Promise<ConfigObject> {
+    return (await this.client.request("PUT", objectPath(obj, true), obj)) as ConfigObject;
+  }
+
+  /** Deletes `obj` only while it is at its resourceVersion (409 otherwise, 404 when already gone). */
+  async delete(obj: ConfigObject): Promise<void> {
+    const preconditions = { resourceVersion: obj.metadata.resourceVersion };
+    await this.client.request("DELETE", objectPath(obj, true), {
+      kind: "DeleteOptions",
+      apiVersion: "v1",
+      preconditions,
+    });
+  }
+
   /** Namespaces feed the namespace filter before their own mirror, then refresh what their selection changed. */
   private namespaceHandler(namespaceMirror: KindMirror): InformerHandler {
     const others = () => this.mirrors.filter((m) => m !== namespaceMirror);
@@ -151,13 +171,17 @@ export interface JsonPatchOperation {
 }
 
 function statusPath(obj: ConfigObject): string {
+  return `${objectPath(obj, true)}/status`;
+}
+
+/** The object's path, or with `named` false its collection's (in its namespace). */
+function objectPath(obj: ConfigObject, named: boolean): string {
   const kind = lookupKind(obj.apiVersion, obj.kind);
   if (!kind) throw new Error(`unknown kind ${obj.apiVersion} ${obj.kind}`);
   return resourcePath({
     kind,
     version: parseApiVersion(obj.apiVersion).version,
     namespace: obj.metadata.namespace,
-    name: obj.metadata.name,
-    subresource: "status",
+    name: named ? obj.metadata.name : undefined,
   });
 }

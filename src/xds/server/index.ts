@@ -17,6 +17,8 @@ export { addReflection, Reflection } from "./reflection.ts";
 export {
   adsServiceDefinition,
   type BoundPorts,
+  type ConnectionHooks,
+  type ConnectionInfo,
   type ListenOptions,
   maxReceiveMessageBytesFromEnv,
   type TlsFiles,

@@ -83,6 +83,25 @@ export interface XdsServerOptions<Snapshot = unknown> {
   memos?: MemoStore;
   /** Called once writing has been quiet a while, before the idle collection: drop what only bursts use. */
   onQuiet?: () => void;
+  /** Told of each stream's proxy as it connects and disconnects (istiod's WorkloadEntry controller). */
+  connectionHooks?: ConnectionHooks;
+}
+
+/** A stream whose proxy is known: its first request was read and authenticated. */
+export interface ConnectionInfo {
+  readonly id: string;
+  readonly proxy: ProxyNode;
+  readonly connectedAt: Date;
+}
+
+export interface ConnectionHooks {
+  /**
+   * Before the stream's first request is answered; a throw refuses the stream (an XdsError with its
+   * code), as istiod's initializeProxy does. Not followed by `disconnected` then.
+   */
+  connected(conn: ConnectionInfo): Promise<void>;
+  /** Once per stream `connected` accepted, when it ends. */
+  disconnected(conn: ConnectionInfo): void;
 }
 
 export interface TlsFiles {
@@ -386,8 +405,10 @@ export class XdsServer<Snapshot = unknown> {
         if (!conn) {
           const opened = await this.#open(call, req, protocol, secure);
           if ("code" in opened) return finish(opened.code, opened.details);
+          const hooks = this.#options.connectionHooks;
+          await hooks?.connected(opened);
           // The stream may have ended while the proxy was authenticated: nothing would unregister it.
-          if (finished || call.destroyed) return;
+          if (finished || call.destroyed) return hooks?.disconnected(opened);
           conn = opened;
           this.#register(conn);
         }
@@ -459,6 +480,7 @@ export class XdsServer<Snapshot = unknown> {
 
   #disconnect(conn: Connection<Snapshot>): void {
     if (!this.#connections.delete(conn.id)) return;
+    this.#options.connectionHooks?.disconnected(conn);
     conn.close();
     this.#queue.remove(conn);
     this.#env.metrics?.connections.dec({ version: conn.proxy.metadata.ISTIO_VERSION ?? "unknown" });

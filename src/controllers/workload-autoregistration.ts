@@ -1,0 +1,324 @@
+// istiod's WorkloadEntry auto-registration (pilot/pkg/autoregistration), run by every replica for the
+// proxies connected to it. A proxy whose node metadata names AUTO_REGISTER_GROUP (in its NAMESPACE) gets
+// the WorkloadEntry `<group>-<first IP, ':' as '-'>[-<NETWORK>]` made from the WorkloadGroup's template:
+// address the proxy's first IP, labels template < group metadata < the proxy's LABELS (istio-locality
+// dropped), network NETWORK, locality the node's; annotations istio.io/autoRegistrationGroup (and the
+// group metadata's), the WorkloadGroup as controlling owner. istio.io/workloadController (this replica)
+// and istio.io/connectedAt mark it connected; an entry that exists already is taken over. When the last
+// stream of the proxy ends, connectedAt gives way to istio.io/disconnectedAt, and once the grace period
+// (PILOT_WORKLOAD_ENTRY_GRACE_PERIOD, 10 s) passed without a reconnect the entry is deleted. A group
+// that does not exist refuses the stream with FailedPrecondition, as istiod does.
+//
+// Reads are the store's (the cluster source's copy), writes a create, or an update or delete at the
+// read resourceVersion; a conflict, or an object the store has not seen yet, is tried again.
+import { status } from "@grpc/grpc-js";
+import { type Logger, pino } from "pino";
+import { type ConfigObject, kindKey } from "../config/index.ts";
+import type { ConfigStore } from "../sources/index.ts";
+import type { ConnectionHooks, ConnectionInfo } from "../xds/index.ts";
+import { XdsError } from "../xds/index.ts";
+import { errorMessage, isStatus } from "./kube-requests.ts";
+
+/** Where WorkloadEntries are written: the Kubernetes source the store reads them from (KubeSource). */
+export interface WorkloadEntryTarget {
+  readonly source: string;
+  create(obj: ConfigObject): Promise<ConfigObject>;
+  update(obj: ConfigObject): Promise<ConfigObject>;
+  delete(obj: ConfigObject): Promise<void>;
+}
+
+export interface WorkloadAutoRegistrationOptions {
+  store: Pick<ConfigStore, "get">;
+  target: WorkloadEntryTarget;
+  /** This replica in istio.io/workloadController: POD_NAME, as istiod. */
+  instanceId: string;
+  /** PILOT_WORKLOAD_ENTRY_GRACE_PERIOD; default 10 s. */
+  gracePeriodMs?: number;
+  log?: Logger;
+}
+
+const ANNOTATION_GROUP = "istio.io/autoRegistrationGroup";
+const ANNOTATION_CONTROLLER = "istio.io/workloadController";
+const ANNOTATION_CONNECTED_AT = "istio.io/connectedAt";
+const ANNOTATION_DISCONNECTED_AT = "istio.io/disconnectedAt";
+const ANNOTATION_HEALTH_CHECKS = "proxy.istio.io/health-checks-enabled";
+const LOCALITY_LABEL = "istio-locality";
+const TUNNEL_LABEL = "networking.istio.io/tunnel";
+const WORKLOAD_ENTRY = kindKey("networking.istio.io", "WorkloadEntry");
+const WORKLOAD_GROUP = kindKey("networking.istio.io", "WorkloadGroup");
+const API_VERSION = "networking.istio.io/v1";
+/** Tries of a write whose read was stale, 5 ms doubling between them, as istiod's queue. */
+const MAX_ATTEMPTS = 5;
+
+interface WorkloadGroupSpec {
+  metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> };
+  template?: Record<string, unknown> & { labels?: Record<string, string> };
+  probe?: unknown;
+}
+
+/** Why a write is tried again: the store's copy is behind the API server. */
+class Stale extends Error {}
+
+export class WorkloadAutoRegistration implements ConnectionHooks {
+  readonly #options: WorkloadAutoRegistrationOptions;
+  readonly #log: Logger;
+  readonly #graceMs: number;
+  /** The streams of each registered entry ("ns/name"): an entry is let go when its last ends. */
+  readonly #streams = new Map<string, Set<string>>();
+  /** Work on one entry runs in order: a disconnect never overtakes its connect. */
+  readonly #chains = new Map<string, Promise<void>>();
+  readonly #timers = new Set<NodeJS.Timeout>();
+
+  constructor(options: WorkloadAutoRegistrationOptions) {
+    this.#options = options;
+    this.#log = options.log ?? pino({ level: "silent" });
+    this.#graceMs = options.gracePeriodMs ?? 10_000;
+  }
+
+  async connected(conn: ConnectionInfo): Promise<void> {
+    const at = entryOf(conn, this.#log);
+    if (!at) return;
+    const key = `${at.namespace}/${at.name}`;
+    const streams = this.#streams.get(key) ?? new Set<string>();
+    streams.add(conn.id);
+    this.#streams.set(key, streams);
+    try {
+      await this.#serial(key, () => this.#retrying(() => this.#register(at.namespace, at.name, conn)));
+    } catch (err) {
+      this.#forget(key, conn.id);
+      this.#log.error({ entry: key, err: errorMessage(err) }, "WorkloadEntry auto-registration failed");
+      throw err instanceof XdsError ? err : new XdsError(status.UNKNOWN, errorMessage(err));
+    }
+  }
+
+  disconnected(conn: ConnectionInfo): void {
+    const at = entryOf(conn, undefined);
+    if (!at) return;
+    const key = `${at.namespace}/${at.name}`;
+    // Another stream of the proxy still holds the entry.
+    if (!this.#forget(key, conn.id)) return;
+    const disconnectedAt = new Date();
+    this.#serial(key, async () => {
+      const marked = await this.#retrying(() => this.#markDisconnected(at.namespace, at.name, conn, disconnectedAt));
+      if (!marked) return;
+      this.#log.info({ entry: key }, "auto-registered WorkloadEntry marked disconnected");
+      const timer = setTimeout(() => {
+        this.#timers.delete(timer);
+        this.#serial(key, () => this.#cleanup(at.namespace, at.name)).catch((err: unknown) =>
+          this.#log.warn({ entry: key, err: errorMessage(err) }, "cleaning up a WorkloadEntry failed"),
+        );
+      }, this.#graceMs);
+      this.#timers.add(timer);
+    }).catch((err: unknown) =>
+      this.#log.warn({ entry: key, err: errorMessage(err) }, "marking a WorkloadEntry disconnected failed"),
+    );
+  }
+
+  /** Drops the pending clean-ups (the entries keep their disconnectedAt). */
+  stop(): void {
+    for (const timer of this.#timers) clearTimeout(timer);
+    this.#timers.clear();
+  }
+
+  /** Removes the stream; true when it was the entry's last. */
+  #forget(key: string, id: string): boolean {
+    const streams = this.#streams.get(key);
+    if (!streams?.delete(id)) return false;
+    if (streams.size > 0) return false;
+    this.#streams.delete(key);
+    return true;
+  }
+
+  #serial<T>(key: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.#chains.get(key) ?? Promise.resolve();
+    const result = previous.then(work);
+    const done = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#chains.set(key, done);
+    void done.then(() => {
+      if (this.#chains.get(key) === done) this.#chains.delete(key);
+    });
+    return result;
+  }
+
+  async #retrying<T>(work: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await work();
+      } catch (err) {
+        const stale = err instanceof Stale || isStatus(err, 409);
+        if (!stale || attempt === MAX_ATTEMPTS) throw err;
+        await new Promise((resolve) => setTimeout(resolve, 5 * 2 ** (attempt - 1)));
+      }
+    }
+  }
+
+  #get(kind: string, namespace: string, name: string): ConfigObject | undefined {
+    const stored = this.#options.store.get({ kind, namespace, name });
+    return stored?.source === this.#options.target.source ? stored.object : undefined;
+  }
+
+  async #register(namespace: string, name: string, conn: ConnectionInfo): Promise<void> {
+    const { target, instanceId } = this.#options;
+    const existing = this.#get(WORKLOAD_ENTRY, namespace, name);
+    if (existing) {
+      const annotations = existing.metadata.annotations ?? {};
+      const disconnectedAt = parseTime(annotations[ANNOTATION_DISCONNECTED_AT]);
+      const connectedAt = parseTime(annotations[ANNOTATION_CONNECTED_AT]);
+      const at = conn.connectedAt.getTime();
+      // A disconnect after this connect was written already, or the proxy went to another replica since.
+      if (disconnectedAt !== undefined && at < disconnectedAt) return;
+      if (connectedAt !== undefined && at < connectedAt) return;
+      if (annotations[ANNOTATION_CONTROLLER] === instanceId && connectedAt !== undefined && at <= connectedAt) return;
+      await target.update(withConnected(existing, instanceId, conn.connectedAt));
+      this.#log.info({ entry: `${namespace}/${name}` }, "auto-registered WorkloadEntry marked connected");
+      return;
+    }
+    const group = this.#get(WORKLOAD_GROUP, namespace, conn.proxy.metadata.AUTO_REGISTER_GROUP ?? "");
+    if (!group) {
+      throw new XdsError(
+        status.FAILED_PRECONDITION,
+        `auto-registration WorkloadEntry of ${conn.proxy.id} failed: cannot find WorkloadGroup ${namespace}/${conn.proxy.metadata.AUTO_REGISTER_GROUP}`,
+      );
+    }
+    try {
+      await target.create(withConnected(entryFromGroup(name, conn, group), instanceId, conn.connectedAt));
+    } catch (err) {
+      // Made meanwhile (another replica, or the store had not seen it): taken over on the next try.
+      if (isStatus(err, 409)) throw new Stale("the WorkloadEntry exists");
+      throw err;
+    }
+    this.#log.info({ entry: `${namespace}/${name}` }, "auto-registered WorkloadEntry");
+  }
+
+  /** Writes disconnectedAt if the entry is still this stream's; true when written. */
+  async #markDisconnected(namespace: string, name: string, conn: ConnectionInfo, at: Date): Promise<boolean> {
+    const entry = this.#get(WORKLOAD_ENTRY, namespace, name);
+    if (!entry) throw new Stale("the WorkloadEntry is not in the store");
+    const annotations = entry.metadata.annotations ?? {};
+    const connectedAt = parseTime(annotations[ANNOTATION_CONNECTED_AT]);
+    // Reconnected since (here or to another replica): the newer stream owns it.
+    if (connectedAt !== undefined && connectedAt > conn.connectedAt.getTime()) return false;
+    if (annotations[ANNOTATION_CONTROLLER] !== this.#options.instanceId) return false;
+    if (connectedAt !== undefined && at.getTime() < connectedAt) return false;
+    const next: Record<string, string> = { ...annotations, [ANNOTATION_DISCONNECTED_AT]: formatTime(at) };
+    delete next[ANNOTATION_CONNECTED_AT];
+    await this.#options.target.update({ ...entry, metadata: { ...entry.metadata, annotations: next } });
+    return true;
+  }
+
+  /** Deletes the entry if it is auto-registered and still disconnected after the grace period. */
+  async #cleanup(namespace: string, name: string): Promise<void> {
+    const entry = this.#get(WORKLOAD_ENTRY, namespace, name);
+    const annotations = entry?.metadata.annotations ?? {};
+    if (!entry || !annotations[ANNOTATION_GROUP]) return;
+    if (annotations[ANNOTATION_CONNECTED_AT]) {
+      this.#log.info({ entry: `${namespace}/${name}` }, "WorkloadEntry reconnected within the grace period: kept");
+      return;
+    }
+    const disconnectedAt = parseTime(annotations[ANNOTATION_DISCONNECTED_AT]);
+    if (disconnectedAt === undefined || Date.now() - disconnectedAt < this.#graceMs) return;
+    try {
+      await this.#options.target.delete(entry);
+    } catch (err) {
+      if (isStatus(err, 404)) return;
+      throw err;
+    }
+    this.#log.info({ entry: `${namespace}/${name}` }, "cleaned up auto-registered WorkloadEntry");
+  }
+}
+
+/** The entry a connection registers, if it asks for one: istiod's autoregisteredWorkloadEntryName. */
+function entryOf(conn: ConnectionInfo, log: Logger | undefined): { namespace: string; name: string } | undefined {
+  const { metadata, ipAddresses, id } = conn.proxy;
+  const group = metadata.AUTO_REGISTER_GROUP;
+  if (!group) return undefined;
+  const namespace = metadata.NAMESPACE ?? "";
+  if (namespace === "") {
+    log?.error({ proxy: id }, "auto-registration failed: missing namespace");
+    return undefined;
+  }
+  const parts = [group, (ipAddresses[0] ?? "").replaceAll(":", "-")];
+  if (metadata.NETWORK) parts.push(metadata.NETWORK);
+  const name = parts.join("-");
+  // Kubernetes names are at most 253 characters: istiod keeps the end.
+  return { namespace, name: name.length > 253 ? name.slice(name.length - 253) : name };
+}
+
+/** istiod's workloadEntryFromGroup. */
+function entryFromGroup(name: string, conn: ConnectionInfo, group: ConfigObject): ConfigObject {
+  const { proxy } = conn;
+  const groupSpec = (group.spec ?? {}) as WorkloadGroupSpec;
+  const spec: Record<string, unknown> = structuredClone(groupSpec.template ?? {});
+  spec.address = proxy.ipAddresses[0];
+  let labels = groupSpec.template?.labels;
+  if (groupSpec.metadata?.labels) labels = { ...labels, ...groupSpec.metadata.labels };
+  if (proxy.metadata.LABELS) {
+    labels = { ...labels, ...proxy.metadata.LABELS };
+    // A locality label value holds '/', which labels refuse; the entry's locality says it.
+    delete labels[LOCALITY_LABEL];
+  }
+  if (proxy.metadata.ENABLE_HBONE) {
+    labels = { ...labels };
+    labels[TUNNEL_LABEL] ??= "http";
+  }
+  if (labels) spec.labels = labels;
+  const annotations: Record<string, string> = { [ANNOTATION_GROUP]: group.metadata.name ?? "" };
+  Object.assign(annotations, groupSpec.metadata?.annotations);
+  if (proxy.metadata.NETWORK) spec.network = proxy.metadata.NETWORK;
+  const locality = localityString(proxy.locality);
+  if (locality) spec.locality = locality;
+  if ((proxy.metadata.PROXY_CONFIG as { readinessProbe?: unknown } | undefined)?.readinessProbe) {
+    annotations[ANNOTATION_HEALTH_CHECKS] = "true";
+  }
+  return {
+    apiVersion: API_VERSION,
+    kind: "WorkloadEntry",
+    metadata: {
+      name,
+      namespace: group.metadata.namespace,
+      ...(labels ? { labels } : {}),
+      annotations,
+      ownerReferences: [
+        {
+          apiVersion: API_VERSION,
+          kind: "WorkloadGroup",
+          name: group.metadata.name,
+          uid: group.metadata.uid,
+          controller: true,
+        },
+      ],
+    },
+    spec,
+  };
+}
+
+function withConnected(entry: ConfigObject, instanceId: string, at: Date): ConfigObject {
+  const annotations: Record<string, string> = {
+    ...entry.metadata.annotations,
+    [ANNOTATION_CONTROLLER]: instanceId,
+    [ANNOTATION_CONNECTED_AT]: formatTime(at),
+  };
+  delete annotations[ANNOTATION_DISCONNECTED_AT];
+  return { ...entry, metadata: { ...entry.metadata, annotations } };
+}
+
+/** Go's util.LocalityToString: region[/zone[/subzone]]. */
+function localityString(l: { region: string; zone: string; subZone: string }): string {
+  if (l.zone === "") return l.region;
+  return l.subZone === "" ? `${l.region}/${l.zone}` : `${l.region}/${l.zone}/${l.subZone}`;
+}
+
+/** Go's RFC3339Nano in UTC: the fraction without trailing zeros. */
+function formatTime(at: Date): string {
+  return at.toISOString().replace(/\.?0*Z$/, "Z");
+}
+
+/** Milliseconds of an RFC3339 time of any precision; undefined when absent or unreadable. */
+function parseTime(value: string | undefined): number | undefined {
+  if (!value) return undefined;
+  const ms = Date.parse(value.replace(/(\.\d{3})\d+/, "$1"));
+  return Number.isNaN(ms) ? undefined : ms;
+}

@@ -1,0 +1,163 @@
+// WorkloadEntry auto-registration against a real API server (test/cluster), through the Kubernetes
+// source and the store as sluiced runs it, with proxies connecting to a real ADS server: the entry made
+// from the WorkloadGroup on connect, marked on disconnect and deleted after the grace period, kept
+// when the proxy is back within it; a proxy naming a missing group is refused.
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { status } from "@grpc/grpc-js";
+import { pino } from "pino";
+import { KINDS } from "../../src/config/index.ts";
+import { WorkloadAutoRegistration } from "../../src/controllers/index.ts";
+import { ConfigStore } from "../../src/sources/index.ts";
+import { KubeSource } from "../../src/sources/kube/index.ts";
+import { TypeUrl } from "../../src/xds/index.ts";
+import { type Cluster, clusterSkipReason, sharedCluster } from "../cluster/index.ts";
+import { type NodeInit, SotwClient } from "../support/ads-client.ts";
+import { edsCluster, type Harness, startServer, waitFor } from "../support/xds-fixtures.ts";
+
+const skip = clusterSkipReason();
+/** Long enough to reconnect in, on a loaded machine. */
+const GRACE_MS = 2000;
+
+interface Entry {
+  metadata: {
+    name: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    ownerReferences?: unknown[];
+  };
+  spec: Record<string, unknown>;
+}
+
+describe("WorkloadAutoRegistration", { skip }, () => {
+  let cluster: Cluster;
+  let ns: string;
+  let groupUid: string;
+  let source: KubeSource;
+  let controller: WorkloadAutoRegistration;
+  let xds: Harness;
+  const logged: string[] = [];
+  const path = (kind: string, name = "") =>
+    `/apis/networking.istio.io/v1/namespaces/${ns}/${kind}${name ? `/${name}` : ""}`;
+  const entry = async (name: string) => {
+    const res = await cluster.request("GET", path("workloadentries", name));
+    return res.status === 404 ? undefined : (res.body as Entry);
+  };
+  const node = (group: string, ip = "10.1.2.3"): NodeInit => ({
+    id: `sidecar~${ip}~vm-1.${ns}~${ns}.svc.cluster.local`,
+    locality: { region: "r1", zone: "z1" },
+    metadata: {
+      NAMESPACE: ns,
+      AUTO_REGISTER_GROUP: group,
+      NETWORK: "net1",
+      LABELS: { version: "v1", "istio-locality": "r1.z1", team: "proxy" },
+    },
+  });
+  /** A proxy connected and answered once: its connect has been handled by then. */
+  const connect = async (group: string) => {
+    const client = SotwClient.connect(xds.address);
+    client.request({ node: node(group), typeUrl: TypeUrl.Cluster });
+    await client.next();
+    return client;
+  };
+
+  before(async () => {
+    cluster = await sharedCluster();
+    ns = await cluster.namespace("wle-autoreg");
+    const group = await cluster.must("POST", path("workloadgroups"), {
+      apiVersion: "networking.istio.io/v1",
+      kind: "WorkloadGroup",
+      metadata: { name: "vm", namespace: ns },
+      spec: {
+        metadata: { labels: { app: "vm", team: "group" }, annotations: { "example.com/note": "from-group" } },
+        template: { serviceAccount: "vm-sa", ports: { http: 8080 }, labels: { tier: "template", team: "template" } },
+      },
+    });
+    groupUid = (group.body as { metadata: { uid: string } }).metadata.uid;
+    const store = new ConfigStore();
+    source = new KubeSource({
+      kubeConfig: cluster.kubeConfig(),
+      writer: store,
+      kinds: KINDS.filter((k) => ["Namespace", "WorkloadEntry", "WorkloadGroup"].includes(k.kind)),
+    });
+    await source.start();
+    await waitFor(
+      () => store.get({ kind: "networking.istio.io/WorkloadGroup", namespace: ns, name: "vm" }) !== undefined,
+      "the group in the store",
+    );
+    const log = pino({ level: "info" }, { write: (line: string) => logged.push(JSON.parse(line).msg) });
+    controller = new WorkloadAutoRegistration({
+      store,
+      target: source,
+      instanceId: "sluiced-test",
+      gracePeriodMs: GRACE_MS,
+      log,
+    });
+    xds = await startServer({ [TypeUrl.Cluster]: [edsCluster("a")] }, { connectionHooks: controller });
+  });
+  after(async () => {
+    await xds?.close();
+    controller?.stop();
+    source?.stop();
+  });
+
+  test("a proxy naming its WorkloadGroup gets the entry on connect; it goes a grace period after it disconnects", async () => {
+    const client = await connect("vm");
+    const made = await entry("vm-10.1.2.3-net1");
+    assert.ok(made, "the entry exists once the proxy is answered");
+    // Labels: template < group metadata < the proxy's, istio-locality dropped.
+    assert.deepEqual(made.metadata.labels, { tier: "template", app: "vm", team: "proxy", version: "v1" });
+    assert.deepEqual(made.spec, {
+      address: "10.1.2.3",
+      serviceAccount: "vm-sa",
+      ports: { http: 8080 },
+      labels: { tier: "template", app: "vm", team: "proxy", version: "v1" },
+      network: "net1",
+      locality: "r1/z1",
+    });
+    const annotations = made.metadata.annotations ?? {};
+    assert.equal(annotations["istio.io/autoRegistrationGroup"], "vm");
+    assert.equal(annotations["example.com/note"], "from-group");
+    assert.equal(annotations["istio.io/workloadController"], "sluiced-test");
+    assert.match(annotations["istio.io/connectedAt"] ?? "", /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
+    assert.equal(annotations["istio.io/disconnectedAt"], undefined);
+    assert.deepEqual(made.metadata.ownerReferences, [
+      { apiVersion: "networking.istio.io/v1", kind: "WorkloadGroup", name: "vm", uid: groupUid, controller: true },
+    ]);
+
+    client.close();
+    await waitFor(async () => {
+      const a = (await entry("vm-10.1.2.3-net1"))?.metadata.annotations ?? {};
+      return a["istio.io/disconnectedAt"] !== undefined && a["istio.io/connectedAt"] === undefined;
+    }, "disconnectedAt instead of connectedAt");
+    await waitFor(async () => (await entry("vm-10.1.2.3-net1")) === undefined, "the entry deleted");
+  });
+
+  test("a proxy back within the grace period keeps its entry", async () => {
+    const first = await connect("vm");
+    first.close();
+    await waitFor(
+      async () => (await entry("vm-10.1.2.3-net1"))?.metadata.annotations?.["istio.io/disconnectedAt"] !== undefined,
+      "disconnectedAt",
+    );
+    const second = await connect("vm");
+    const back = await entry("vm-10.1.2.3-net1");
+    assert.ok(back?.metadata.annotations?.["istio.io/connectedAt"], JSON.stringify(back?.metadata.annotations));
+    assert.equal(back?.metadata.annotations?.["istio.io/disconnectedAt"], undefined);
+    // The clean-up the disconnect scheduled has looked at the entry and left it.
+    await waitFor(() => logged.includes("WorkloadEntry reconnected within the grace period: kept"), "the clean-up");
+    assert.ok(await entry("vm-10.1.2.3-net1"), "the entry is still there");
+    second.close();
+    await waitFor(async () => (await entry("vm-10.1.2.3-net1")) === undefined, "the entry deleted");
+  });
+
+  test("a proxy naming a WorkloadGroup that does not exist is refused and gets nothing", async () => {
+    const client = SotwClient.connect(xds.address);
+    client.request({ node: node("missing"), typeUrl: TypeUrl.Cluster });
+    const end = await client.ended;
+    assert.equal(end.code, status.FAILED_PRECONDITION);
+    assert.match(end.details, /cannot find WorkloadGroup .*\/missing/);
+    client.close();
+    assert.equal(await entry("missing-10.1.2.3-net1"), undefined);
+  });
+});
