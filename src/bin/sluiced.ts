@@ -828,6 +828,7 @@ async function start(running: Running[]): Promise<void> {
       target: cluster,
       instanceId: env.POD_NAME || `unknown-${hostname()}`,
       gracePeriodMs: workloadEntryGraceMs(),
+      validateIdentity: envFlag("ISTIO_WORKLOAD_ENTRY_VALIDATE_IDENTITY", true),
       log: scoped("wle"),
     });
     running.push(autoRegistration);

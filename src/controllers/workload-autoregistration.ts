@@ -14,6 +14,7 @@
 import { status } from "@grpc/grpc-js";
 import { type Logger, pino } from "pino";
 import { type ConfigObject, kindKey } from "../config/index.ts";
+import { parseSpiffeId } from "../security/authn/index.ts";
 import type { ConfigStore } from "../sources/index.ts";
 import type { ConnectionHooks, ConnectionInfo } from "../xds/index.ts";
 import { XdsError } from "../xds/index.ts";
@@ -34,6 +35,11 @@ export interface WorkloadAutoRegistrationOptions {
   instanceId: string;
   /** PILOT_WORKLOAD_ENTRY_GRACE_PERIOD; default 10 s. */
   gracePeriodMs?: number;
+  /**
+   * ISTIO_WORKLOAD_ENTRY_VALIDATE_IDENTITY (default true): only a proxy whose verified identity is of
+   * the entry's namespace and service account registers or takes it over.
+   */
+  validateIdentity?: boolean;
   log?: Logger;
 }
 
@@ -160,6 +166,25 @@ export class WorkloadAutoRegistration implements ConnectionHooks {
     return stored?.source === this.#options.target.source ? stored.object : undefined;
   }
 
+  /**
+   * Istio's ensureProxyCanControlEntry: the proxy proved an identity (the TLS port) of the entry's
+   * namespace and, when the entry names one, service account; else the stream is refused.
+   */
+  #checkIdentity(conn: ConnectionInfo, entry: ConfigObject): void {
+    if (!(this.#options.validateIdentity ?? true)) return;
+    const identity = (conn.proxy.verifiedIdentities ?? []).map(parseSpiffeId).find((id) => id !== undefined);
+    const refuse = (message: string) => new XdsError(status.PERMISSION_DENIED, message);
+    if (!identity) throw refuse("registration of WorkloadEntry requires a verified identity");
+    const namespace = entry.metadata.namespace ?? "";
+    if (identity.namespace !== namespace)
+      throw refuse(`registration of WorkloadEntry namespace mismatch: "${identity.namespace}" vs "${namespace}"`);
+    const serviceAccount = (entry.spec as { serviceAccount?: string } | undefined)?.serviceAccount ?? "";
+    if (serviceAccount !== "" && identity.serviceAccount !== serviceAccount)
+      throw refuse(
+        `registration of WorkloadEntry service account mismatch: "${identity.serviceAccount}" vs "${serviceAccount}"`,
+      );
+  }
+
   async #register(namespace: string, name: string, conn: ConnectionInfo): Promise<void> {
     const { target, instanceId } = this.#options;
     const existing = this.#get(WORKLOAD_ENTRY, namespace, name);
@@ -172,6 +197,7 @@ export class WorkloadAutoRegistration implements ConnectionHooks {
       if (disconnectedAt !== undefined && at < disconnectedAt) return;
       if (connectedAt !== undefined && at < connectedAt) return;
       if (annotations[ANNOTATION_CONTROLLER] === instanceId && connectedAt !== undefined && at <= connectedAt) return;
+      this.#checkIdentity(conn, existing);
       await target.update(withConnected(existing, instanceId, conn.connectedAt));
       this.#log.info({ entry: `${namespace}/${name}` }, "auto-registered WorkloadEntry marked connected");
       return;
@@ -183,8 +209,10 @@ export class WorkloadAutoRegistration implements ConnectionHooks {
         `auto-registration WorkloadEntry of ${conn.proxy.id} failed: cannot find WorkloadGroup ${namespace}/${conn.proxy.metadata.AUTO_REGISTER_GROUP}`,
       );
     }
+    const entry = entryFromGroup(name, conn, group);
+    this.#checkIdentity(conn, entry);
     try {
-      await target.create(withConnected(entryFromGroup(name, conn, group), instanceId, conn.connectedAt));
+      await target.create(withConnected(entry, instanceId, conn.connectedAt));
     } catch (err) {
       // Made meanwhile (another replica, or the store had not seen it): taken over on the next try.
       if (isStatus(err, 409)) throw new Stale("the WorkloadEntry exists");

@@ -1,16 +1,20 @@
 // WorkloadEntry auto-registration against a real API server (test/cluster), through the Kubernetes
 // source and the store as sluiced runs it, with proxies connecting to a real ADS server: the entry made
 // from the WorkloadGroup on connect, marked on disconnect and deleted after the grace period, kept
-// when the proxy is back within it; a proxy naming a missing group is refused.
+// when the proxy is back within it; a proxy naming a missing group is refused, and (the identity
+// check at its default) one without a verified identity of the entry's namespace and service account.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { create } from "@bufbuild/protobuf";
 import { status } from "@grpc/grpc-js";
 import { pino } from "pino";
+import { core } from "../../src/api/index.ts";
 import { KINDS } from "../../src/config/index.ts";
 import { WorkloadAutoRegistration } from "../../src/controllers/index.ts";
+import { parseProxy } from "../../src/model/index.ts";
 import { ConfigStore } from "../../src/sources/index.ts";
 import { KubeSource } from "../../src/sources/kube/index.ts";
-import { TypeUrl } from "../../src/xds/index.ts";
+import { type ConnectionInfo, TypeUrl, type XdsError } from "../../src/xds/index.ts";
 import { type Cluster, clusterSkipReason, sharedCluster } from "../cluster/index.ts";
 import { type NodeInit, SotwClient } from "../support/ads-client.ts";
 import { edsCluster, type Harness, startServer, waitFor } from "../support/xds-fixtures.ts";
@@ -35,6 +39,8 @@ describe("WorkloadAutoRegistration", { skip }, () => {
   let groupUid: string;
   let source: KubeSource;
   let controller: WorkloadAutoRegistration;
+  /** With ISTIO_WORKLOAD_ENTRY_VALIDATE_IDENTITY at its default (on). */
+  let checked: WorkloadAutoRegistration;
   let xds: Harness;
   const logged: string[] = [];
   const path = (kind: string, name = "") =>
@@ -86,18 +92,27 @@ describe("WorkloadAutoRegistration", { skip }, () => {
       "the group in the store",
     );
     const log = pino({ level: "info" }, { write: (line: string) => logged.push(JSON.parse(line).msg) });
+    // The registration itself over plaintext: the identity check has tests of its own below.
     controller = new WorkloadAutoRegistration({
       store,
       target: source,
       instanceId: "sluiced-test",
       gracePeriodMs: GRACE_MS,
+      validateIdentity: false,
       log,
+    });
+    checked = new WorkloadAutoRegistration({
+      store,
+      target: source,
+      instanceId: "sluiced-test",
+      gracePeriodMs: GRACE_MS,
     });
     xds = await startServer({ [TypeUrl.Cluster]: [edsCluster("a")] }, { connectionHooks: controller });
   });
   after(async () => {
     await xds?.close();
     controller?.stop();
+    checked?.stop();
     source?.stop();
   });
 
@@ -149,6 +164,37 @@ describe("WorkloadAutoRegistration", { skip }, () => {
     assert.ok(await entry("vm-10.1.2.3-net1"), "the entry is still there");
     second.close();
     await waitFor(async () => (await entry("vm-10.1.2.3-net1")) === undefined, "the entry deleted");
+  });
+
+  test("with the identity check, only a proxy proving the entry's namespace and service account registers", async () => {
+    const connection = (ip: string, identities?: string[]): ConnectionInfo => {
+      const parsed = parseProxy(create(core.NodeSchema, node("vm", ip)));
+      assert.ok(parsed.proxy, parsed.error);
+      if (identities) parsed.proxy.verifiedIdentities = identities;
+      return { id: `vm-${ip}`, proxy: parsed.proxy, connectedAt: new Date() };
+    };
+    const refused = async (conn: ConnectionInfo, message: RegExp) => {
+      await assert.rejects(checked.connected(conn), (err: XdsError) => {
+        assert.equal(err.code, status.PERMISSION_DENIED);
+        assert.match(err.message, message);
+        return true;
+      });
+      assert.equal(await entry(`${conn.id}-net1`), undefined);
+    };
+    await refused(connection("10.1.2.4"), /requires a verified identity/);
+    await refused(
+      connection("10.1.2.5", [`spiffe://cluster.local/ns/other/sa/vm-sa`]),
+      /namespace mismatch: "other" vs "/,
+    );
+    await refused(
+      connection("10.1.2.6", [`spiffe://cluster.local/ns/${ns}/sa/default`]),
+      /service account mismatch: "default" vs "vm-sa"/,
+    );
+    const proven = connection("10.1.2.7", [`spiffe://cluster.local/ns/${ns}/sa/vm-sa`]);
+    await checked.connected(proven);
+    assert.ok(await entry("vm-10.1.2.7-net1"), "the proven proxy's entry");
+    checked.disconnected(proven);
+    await waitFor(async () => (await entry("vm-10.1.2.7-net1")) === undefined, "the entry deleted");
   });
 
   test("a proxy naming a WorkloadGroup that does not exist is refused and gets nothing", async () => {

@@ -15,6 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { credentials, Metadata } from "@grpc/grpc-js";
 import { stringify } from "yaml";
 import { caClientSigner } from "../../src/agent/certs-client.ts";
 import { installObjects, loadValues, Values } from "../../src/install/index.ts";
@@ -22,6 +23,7 @@ import { createCsr, generateKeyPair } from "../../src/security/ca/index.ts";
 import { inCluster, KubeClient, loadKubeConfig } from "../../src/sources/kube/index.ts";
 import { Cluster, clusterSkipReason, SERVICE_ACCOUNT_ISSUER } from "../cluster/index.ts";
 import { type Sluiced, startSluiced } from "../cluster-e2e/mesh.ts";
+import { SotwClient } from "../support/ads-client.ts";
 import { freePort } from "../support/free-port.ts";
 
 const skip = clusterSkipReason();
@@ -35,9 +37,6 @@ const ANALYSIS = "global.istiod.enableAnalysis=true";
 const NOT_EXERCISED: Readonly<Record<string, string>> = {
   [`core secrets update (in ${NS})`]:
     "the self-signed root's rotation rewrites istio-ca-secret, years after it was made",
-  "networking.istio.io workloadentries create": "no VM connects with AUTO_REGISTER_GROUP in this run",
-  "networking.istio.io workloadentries update": "no VM connects with AUTO_REGISTER_GROUP in this run",
-  "networking.istio.io workloadentries delete": "no VM connects with AUTO_REGISTER_GROUP in this run",
 };
 
 interface AuditEvent {
@@ -187,7 +186,11 @@ describe("sluice install, and sluiced as its ServiceAccount", { skip }, () => {
     sluiced = await startSluiced(kubeconfig, {
       secureGrpcAddr: `127.0.0.1:${securePort}`,
       httpsAddr: "127.0.0.1:0",
-      env: { POD_NAMESPACE: NS, POD_NAME: "istiod-1", CLUSTER_ID: "Kubernetes", PILOT_ENABLE_ANALYSIS: "true" },
+      env: {
+        ...{ POD_NAMESPACE: NS, POD_NAME: "istiod-1", CLUSTER_ID: "Kubernetes", PILOT_ENABLE_ANALYSIS: "true" },
+        // A VM's WorkloadEntry goes a second after it disconnects, within this test's wait.
+        PILOT_WORKLOAD_ENTRY_GRACE_PERIOD: "1s",
+      },
     });
     const running = sluiced;
     const get = async (path: string) => (await cluster.request("GET", path)).body;
@@ -217,6 +220,39 @@ describe("sluice install, and sluiced as its ServiceAccount", { skip }, () => {
       tokenPath: tokenFile,
     })(await createCsr(keys, [`spiffe://cluster.local/ns/${app}/sa/default`]), 3600);
     assert.ok(chain.length >= 1);
+    // A VM auto-registering over the TLS port with its ServiceAccount's token: its WorkloadEntry made,
+    // marked disconnected and deleted.
+    await cluster.must("POST", `/apis/networking.istio.io/v1/namespaces/${app}/workloadgroups`, {
+      apiVersion: "networking.istio.io/v1",
+      kind: "WorkloadGroup",
+      metadata: { name: "vm" },
+      spec: { template: { serviceAccount: "vm-sa" } },
+    });
+    const vmToken = await serviceAccountToken("vm-sa", app, "istio-ca");
+    const vm = SotwClient.connect(
+      `127.0.0.1:${securePort}`,
+      credentials.combineChannelCredentials(
+        credentials.createSsl(Buffer.from(root), null, null, { checkServerIdentity: () => undefined }),
+        credentials.createFromMetadataGenerator((_params, callback) => {
+          const metadata = new Metadata();
+          metadata.set("authorization", `Bearer ${vmToken}`);
+          callback(null, metadata);
+        }),
+      ),
+    );
+    const entryPathVm = `/apis/networking.istio.io/v1/namespaces/${app}/workloadentries/vm-10.9.9.9`;
+    vm.request({
+      node: {
+        id: `sidecar~10.9.9.9~vm-1.${app}~${app}.svc.cluster.local`,
+        metadata: { NAMESPACE: app, AUTO_REGISTER_GROUP: "vm", CLUSTER_ID: "Kubernetes" },
+      },
+      typeUrl: "type.googleapis.com/envoy.config.cluster.v3.Cluster",
+    });
+    // Answered only once the entry is registered (the connect comes first).
+    await vm.next();
+    assert.equal((await cluster.request("GET", entryPathVm)).status, 200);
+    vm.close();
+    await waitFor(async () => (await cluster.request("GET", entryPathVm)).status === 404, 60_000, running.tail);
     // The webhooks' caBundle.
     await waitFor(
       async () =>
