@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { test } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
 import { connect as tlsConnect } from "node:tls";
 import { fileURLToPath } from "node:url";
 import { Client, credentials, type ServiceError, status } from "@grpc/grpc-js";
@@ -119,6 +120,38 @@ test("sluiced follows its --meshConfig file: a change is in force and logged, on
     const refused = await logged((l) => l.msg === "mesh config not changed: it does not load", "the refusal");
     assert.match(String(refused.err), /connectTimeout/);
     assert.equal(await ingressClass(), "two");
+  } finally {
+    child.kill("SIGTERM");
+    await rm(dir, { recursive: true, force: true });
+  }
+  assert.equal(await exited, 0);
+});
+
+test("sluiced follows its --networksConfig file: new gateways are pushed, networks that do not load are refused", async () => {
+  const dir = await mkdtemp(join(tmpdir(), "sluiced-networks-"));
+  const networksConfig = join(dir, "networks.yaml");
+  const gateway = (address: string) =>
+    `networks: {west: {endpoints: [{fromRegistry: west}], gateways: [{address: ${address}, port: 15443}]}}\n`;
+  await writeFile(networksConfig, gateway("192.0.2.1"));
+  const { child, exited, logged } = startSluiced([
+    ...["--networksConfig", networksConfig, "--grpcAddr", "127.0.0.1:0", "--secureGRPCAddr", ""],
+    ...["--httpAddr", "127.0.0.1:0", "--monitoringAddr", "", "--httpsAddr", ""],
+  ]);
+  try {
+    const admin = await logged((l) => l.msg === "admin HTTP server listening", "the admin port");
+    await logged((l) => l.msg === "xDS server listening", "the xDS port");
+    const gateways = async () =>
+      JSON.stringify(await (await fetch(`http://127.0.0.1:${admin.httpPort}/debug/networkz`)).json());
+    assert.match(await gateways(), /192\.0\.2\.1/);
+    await writeFile(networksConfig, gateway("192.0.2.2"));
+    await logged((l) => l.msg === "mesh networks changed" && l.scope === "mesh", "the change");
+    // In force from the push that follows the change (debounced).
+    for (let tries = 0; !/192\.0\.2\.2/.test(await gateways()) && tries < 100; tries++) await sleep(100);
+    assert.match(await gateways(), /192\.0\.2\.2/);
+    await writeFile(networksConfig, "networks: {west: {endpoints: [{fromCidr: not-a-cidr}]}}\n");
+    const refused = await logged((l) => l.msg === "mesh networks not changed: they do not load", "the refusal");
+    assert.match(String(refused.err), /fromCidr/);
+    assert.match(await gateways(), /192\.0\.2\.2/);
   } finally {
     child.kill("SIGTERM");
     await rm(dir, { recursive: true, force: true });

@@ -11,7 +11,15 @@ import yargs from "yargs";
 import { hideBin } from "yargs/helpers";
 import { parseListenAddress, registerManagedClusters, startAdminServer, startControlZ } from "../admin/index.ts";
 import { rejectUnknownCommandLineFlags } from "../cli/flags.ts";
-import { KINDS, kindKey, loadMeshNetworks, type MeshConfig, MeshWatcher, parseGoDuration } from "../config/index.ts";
+import {
+  KINDS,
+  kindKey,
+  loadMeshNetworks,
+  type MeshConfig,
+  type MeshNetworks,
+  MeshWatcher,
+  parseGoDuration,
+} from "../config/index.ts";
 import type { RemoteClusters, WorkloadAutoRegistration } from "../controllers/index.ts";
 import { GatewayStatusWriter } from "../gatewayapi/index.ts";
 import { IngressFollower } from "../ingress/index.ts";
@@ -253,13 +261,17 @@ function revisionedName(base: string): string {
   return revision === "" || revision === "default" ? base : `${base}-${revision}`;
 }
 
-/** Where the mesh config comes from, followed as it changes, and the mesh networks read at start. */
+/** Where the mesh config and the mesh networks come from, each followed as it changes. */
 interface MeshSource {
   watcher: MeshWatcher;
   /** The file or ConfigMap read, for logs. */
   from: string;
-  /** meshNetworks YAML (--networksConfig, or the ConfigMap's meshNetworks key). */
+  /** meshNetworks YAML at start (--networksConfig, or the ConfigMap's meshNetworks key). */
   networks: string | undefined;
+  /** Where the mesh networks come from, for logs. */
+  networksFrom: string;
+  /** Tells `listener` the meshNetworks YAML each time it changes. */
+  onNetworksChange(listener: (text: string | undefined) => void): void;
 }
 
 /**
@@ -278,29 +290,71 @@ async function startMeshSource(cluster: ClusterAccess | undefined, running: Runn
       meshLog.info({ from }, "mesh config changed");
     }
   };
+  // The mesh networks' listener comes once the registry exists; changes before then are the start's.
+  let networksListener: (text: string | undefined) => void = () => {};
+  const onNetworksChange = (listener: (text: string | undefined) => void) => {
+    networksListener = listener;
+  };
   const networksFile = argv.networksConfig ? readFileSync(argv.networksConfig, "utf8") : undefined;
+  if (argv.networksConfig) {
+    const watch = watchTextFile(argv.networksConfig, (text) => networksListener(text), { initial: networksFile });
+    running.push({ stop: () => watch.close() });
+  }
+  const fileSource = { networks: networksFile, networksFrom: argv.networksConfig ?? "none", onNetworksChange };
   if (argv.meshConfig) {
     const text = readFileSync(argv.meshConfig, "utf8");
     const watcher = new MeshWatcher(text);
     const watch = watchTextFile(argv.meshConfig, follow(watcher, argv.meshConfig), { initial: text });
     running.push({ stop: () => watch.close() });
-    return { watcher, from: argv.meshConfig, networks: networksFile };
+    return { watcher, from: argv.meshConfig, ...fileSource };
   }
-  if (!cluster) return { watcher: new MeshWatcher(), from: "defaults", networks: networksFile };
+  if (!cluster) return { watcher: new MeshWatcher(), from: "defaults", ...fileSource };
   const at = { namespace: env.POD_NAMESPACE ?? "istio-system", name: revisionedName("istio") };
   const from = `ConfigMap ${at.namespace}/${at.name}`;
   const texts = await cluster.kube.readConfigMapKeys(cluster.client, at.namespace, at.name, ["mesh", "meshNetworks"]);
   const watcher = new MeshWatcher(texts.mesh);
   const followMesh = follow(watcher, from);
+  let networks = texts.meshNetworks;
   const watch = cluster.kube.watchConfigMapKeys(
     cluster.client,
-    { ...at, keys: ["mesh"] },
+    // --networksConfig wins over the ConfigMap's meshNetworks, as istiod's file does.
+    { ...at, keys: argv.networksConfig ? ["mesh"] : ["mesh", "meshNetworks"] },
     texts,
-    (next) => followMesh(next.mesh),
+    (next) => {
+      followMesh(next.mesh);
+      if (!argv.networksConfig && next.meshNetworks !== networks) {
+        networks = next.meshNetworks;
+        networksListener(networks);
+      }
+    },
     meshLog,
   );
   running.push(watch);
-  return { watcher, from, networks: networksFile ?? texts.meshNetworks };
+  if (argv.networksConfig) return { watcher, from, ...fileSource };
+  return { watcher, from, networks: texts.meshNetworks, networksFrom: from, onNetworksChange };
+}
+
+/**
+ * Follows the mesh networks: a change that loads is in force in the registry and pushed to every
+ * proxy (endpoints' networks and network gateways); one that does not is logged and changes nothing.
+ */
+function followMeshNetworks(source: MeshSource, registry: ServiceRegistry, pushAll: () => void): void {
+  const meshLog = scoped("mesh");
+  source.onNetworksChange((text) => {
+    let networks: MeshNetworks;
+    try {
+      networks = loadMeshNetworks(text);
+    } catch (err) {
+      meshLog.error(
+        { from: source.networksFrom, err: (err as Error).message },
+        "mesh networks not changed: they do not load",
+      );
+      return;
+    }
+    registry.setMeshNetworks(networks);
+    meshLog.info({ from: source.networksFrom }, "mesh networks changed");
+    pushAll();
+  });
 }
 
 /**
@@ -889,6 +943,7 @@ async function start(running: Running[]): Promise<void> {
     remotes.start(() => discovery.pushAll("clusterupdate"));
     running.push(remotes);
   }
+  followMeshNetworks(meshSource, pushes.registry, () => discovery.pushAll("global"));
   // A new mesh config: namespaces selected anew, then everything pushed again, built with it.
   meshes.onChange((next) => {
     cluster?.setDiscoverySelectors(next.discoverySelectors ?? []);

@@ -1,5 +1,6 @@
 // An endpoint's network: its workload's label, else the system namespace's label, else meshNetworks
-// (fromRegistry naming this cluster, then fromCidr) — recomputed when the system namespace changes.
+// (fromRegistry naming this cluster, then fromCidr) — recomputed when the system namespace or the mesh
+// networks change.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { istio, k8s, staticInputs } from "../../test/support/registry-inputs.ts";
@@ -63,6 +64,23 @@ test("fromCidr places workloads without a network; labels and WorkloadEntry netw
   });
   inputs.namespaces.upsert(systemNamespace({}));
   assert.equal(registry.workloads.get("Pod/default/in-cidr")?.network, "cidr-net");
+});
+
+test("new mesh networks re-assign the networks taken from them, and only those", () => {
+  const registry = new ServiceRegistry(staticInputs(OBJECTS), {
+    meshNetworks: loadMeshNetworks("networks: {cidr-net: {endpoints: [{fromCidr: 10.2.0.0/16}]}}"),
+  });
+  registry.setMeshNetworks(loadMeshNetworks("networks: {wide: {endpoints: [{fromCidr: 10.0.0.0/8}]}}"));
+  assert.deepEqual(networks(registry), {
+    elsewhere: "wide",
+    "in-cidr": "wide",
+    labelled: "own",
+    vm: "wide",
+    "vm-own": "vm-net",
+  });
+  assert.deepEqual(Object.keys(registry.meshNetworks?.networks ?? {}), ["wide"]);
+  registry.setMeshNetworks(loadMeshNetworks(""));
+  assert.equal(registry.workloads.get("Pod/default/in-cidr")?.network, "");
 });
 
 test("a network whose endpoints name this cluster fromRegistry takes every workload without a network", () => {

@@ -4,7 +4,7 @@
 // cluster `fromRegistry`, else one whose `fromCidr` holds the endpoint's IP.
 import { BlockList, isIP } from "node:net";
 import type { ConfigObject, MeshNetworks } from "../config/index.ts";
-import type { Collection, FetchContext } from "../krt/index.ts";
+import type { Collection, FetchContext, Singleton } from "../krt/index.ts";
 
 export const LABEL_NETWORK = "topology.istio.io/network";
 
@@ -16,33 +16,50 @@ export interface NetworkSources {
   namespaces?: Collection<ConfigObject>;
   /** Istio's system namespace (istiod's own). */
   systemNamespace: string;
-  meshNetworks?: MeshNetworks;
+  /** The mesh networks in force: a change re-assigns the networks that were taken from them. */
+  meshNetworks: Singleton<MeshNetworks>;
   /** This registry's cluster: meshNetworks `fromRegistry` names it. */
   clusterId: string;
 }
 
-export function networkOf(sources: NetworkSources): NetworkOf {
+/** What an address's network is looked up in, made once for each MeshNetworks. */
+interface CompiledNetworks {
+  from: MeshNetworks | undefined;
+  /** The network whose endpoints name this cluster `fromRegistry`; "" for none. */
+  fromRegistry: string;
+  byCidr: { name: string; ranges: BlockList }[];
+}
+
+function compileNetworks(meshNetworks: MeshNetworks | undefined, clusterId: string): CompiledNetworks {
   // Networks in name order, so that overlapping declarations resolve the same way every time.
-  const networks = Object.entries(sources.meshNetworks?.networks ?? {}).sort(([a], [b]) => a.localeCompare(b));
+  const networks = Object.entries(meshNetworks?.networks ?? {}).sort(([a], [b]) => a.localeCompare(b));
   const fromRegistry =
-    networks.find(([, network]) => network.endpoints?.some((e) => e.fromRegistry === sources.clusterId))?.[0] ?? "";
+    networks.find(([, network]) => network.endpoints?.some((e) => e.fromRegistry === clusterId))?.[0] ?? "";
   const byCidr = networks.flatMap(([name, network]) => {
     const cidrs = (network.endpoints ?? []).flatMap((e) => (e.fromCidr ? [e.fromCidr] : []));
     return cidrs.length === 0 ? [] : [{ name, ranges: cidrBlockList(cidrs) }];
   });
+  return { from: meshNetworks, fromRegistry, byCidr };
+}
+
+export function networkOf(sources: NetworkSources): NetworkOf {
   const byName = sources.namespaces?.addIndex("registry/namespaces-by-name", (ns) =>
     ns.metadata.name ? [ns.metadata.name] : [],
   );
+  let compiled = compileNetworks(sources.meshNetworks.get(), sources.clusterId);
   return (ctx, address) => {
     const systemNetwork = byName
       ? ctx.fetchIndex(byName, sources.systemNamespace)[0]?.metadata.labels?.[LABEL_NETWORK]
       : undefined;
     if (systemNetwork) return systemNetwork;
-    if (fromRegistry !== "") return fromRegistry;
+    // Fetched, so that the address's network is looked up again when the mesh networks change.
+    const current = ctx.fetchOne(sources.meshNetworks.asCollection());
+    if (compiled.from !== current) compiled = compileNetworks(current, sources.clusterId);
+    if (compiled.fromRegistry !== "") return compiled.fromRegistry;
     const family = isIP(address);
     if (family === 0) return "";
     const type = family === 6 ? "ipv6" : "ipv4";
-    return byCidr.find(({ ranges }) => ranges.check(address, type))?.name ?? "";
+    return compiled.byCidr.find(({ ranges }) => ranges.check(address, type))?.name ?? "";
   };
 }
 

@@ -4,8 +4,8 @@
 // aggregate view merges them with the config cluster's by hostname, as Istio's aggregate registry.
 import type { ConfigObject, MeshConfig, MeshNetworks } from "../config/index.ts";
 import type { ServiceEntry, WorkloadEntry, WorkloadGroup } from "../config/types/index.ts";
-import type { Collection, DebugRegistry, Index, JoinCollection, Labels } from "../krt/index.ts";
-import { derive, deriveMany, join, labelsContain, StaticCollection } from "../krt/index.ts";
+import type { Collection, DebugRegistry, Index, JoinCollection, Labels, StaticSingleton } from "../krt/index.ts";
+import { derive, deriveMany, join, labelsContain, StaticCollection, staticSingleton } from "../krt/index.ts";
 import { aggregate, type PortEndpointsKey } from "./aggregate.ts";
 import type { KubeOptions } from "./kube.ts";
 import { kubeEndpoints, kubeService, sliceServiceKey } from "./kube.ts";
@@ -64,8 +64,8 @@ export interface RegistryOptions {
 export class ServiceRegistry implements WorkloadServices {
   /** The cluster its Kubernetes objects are in (Istio's cluster ID). */
   readonly clusterId: string;
-  /** The mesh networks its endpoints' networks were assigned from. */
-  readonly meshNetworks: MeshNetworks | undefined;
+  /** The mesh networks endpoints without a network of their own are assigned from (setMeshNetworks). */
+  readonly #meshNetworks: StaticSingleton<MeshNetworks>;
   /** Workloads by `kind/ns/name`: every Pod (ready or not) and every WorkloadEntry. */
   readonly workloads: Collection<WorkloadInstance>;
   /** Services of each registry, by `registry/ns/object/hostname`. */
@@ -85,11 +85,21 @@ export class ServiceRegistry implements WorkloadServices {
   /** Remote clusters' parts, by cluster ID. */
   readonly #remote = new Map<string, KubeCollections>();
 
+  /** The mesh networks in force. */
+  get meshNetworks(): MeshNetworks | undefined {
+    return this.#meshNetworks.get();
+  }
+
+  /** New mesh networks (meshNetworks followed): the endpoints whose network came from them are assigned anew. */
+  setMeshNetworks(meshNetworks: MeshNetworks): void {
+    this.#meshNetworks.set(meshNetworks);
+  }
+
   constructor(inputs: RegistryInputs, options: RegistryOptions = {}) {
     const debug = options.debug;
     const clusterId = options.clusterId ?? "Kubernetes";
     this.clusterId = clusterId;
-    this.meshNetworks = options.meshNetworks;
+    this.#meshNetworks = staticSingleton(options.meshNetworks, { name: "registry/mesh-networks" });
     this.#kubeOptions = (cluster, namespaces) => ({
       domainSuffix: options.domainSuffix ?? "cluster.local",
       trustDomain: options.mesh?.trustDomain || "cluster.local",
@@ -98,7 +108,7 @@ export class ServiceRegistry implements WorkloadServices {
         namespaces,
         // Sluice runs in the mesh's root namespace, which stands for istiod's own (as for debug auth).
         systemNamespace: options.mesh?.rootNamespace || "istio-system",
-        meshNetworks: options.meshNetworks,
+        meshNetworks: this.#meshNetworks,
         clusterId: cluster,
       }),
     });

@@ -3,6 +3,7 @@
 // no --meshConfig, a sidecar on SotW ADS. A change of the ConfigMap's `mesh` key is in force at once
 // (/debug/mesh) and pushed (the sidecar's outbound catch-all no longer passes traffic through once
 // the outbound policy becomes REGISTRY_ONLY); a change that does not load is logged and changes nothing.
+// A change of its `meshNetworks` key is in force too (/debug/networkz lists the new gateway).
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { discovery } from "../../src/api/index.ts";
@@ -70,5 +71,22 @@ describe("sluiced follows the mesh config in the istio ConfigMap", { skip }, () 
       seen: sluiced?.tail(3),
     }));
     assert.equal((await activeMesh()).outboundTrafficPolicy?.mode, "REGISTRY_ONLY");
+  });
+
+  test("a changed meshNetworks key is in force: its gateways are pushed", async () => {
+    const current = await cluster.must("GET", configMapPath());
+    await cluster.must("PUT", configMapPath(), {
+      ...current.body,
+      data: {
+        ...current.body.data,
+        meshNetworks:
+          "networks: {west: {endpoints: [{fromRegistry: west}], gateways: [{address: 192.0.2.7, port: 15443}]}}\n",
+      },
+    });
+    await eventually("the new network gateway in force", async () => {
+      const gateways = JSON.stringify(await sluiced?.debug("networkz"));
+      return { ok: gateways.includes("192.0.2.7"), seen: gateways };
+    });
+    assert.ok(sluiced?.tail(100).includes("mesh networks changed"));
   });
 });
