@@ -883,8 +883,12 @@ async function start(running: Running[]): Promise<void> {
       instanceId: env.POD_NAME || `unknown-${hostname()}`,
       gracePeriodMs: workloadEntryGraceMs(),
       validateIdentity: envFlag("ISTIO_WORKLOAD_ENTRY_VALIDATE_IDENTITY", true),
+      maxConnectionAgeMs: argv.keepaliveMaxServerConnectionAge
+        ? durationMs("keepaliveMaxServerConnectionAge", argv.keepaliveMaxServerConnectionAge)
+        : undefined,
       log: scoped("wle"),
     });
+    autoRegistration.start();
     running.push(autoRegistration);
   }
   const tls = secureTls(ca?.istiodCertificate);

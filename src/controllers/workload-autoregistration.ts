@@ -29,12 +29,18 @@ export interface WorkloadEntryTarget {
 }
 
 export interface WorkloadAutoRegistrationOptions {
-  store: Pick<ConfigStore, "get">;
+  store: Pick<ConfigStore, "get" | "list">;
   target: WorkloadEntryTarget;
   /** This replica in istio.io/workloadController: POD_NAME, as istiod. */
   instanceId: string;
   /** PILOT_WORKLOAD_ENTRY_GRACE_PERIOD; default 10 s. */
   gracePeriodMs?: number;
+  /**
+   * The xDS server's longest connection (--keepaliveMaxServerConnectionAge; none: forever): an entry
+   * still marked connected one and a half times that long after it connected was left by a replica
+   * that stopped without marking it, and the periodic sweep deletes it, as istiod's.
+   */
+  maxConnectionAgeMs?: number;
   /**
    * ISTIO_WORKLOAD_ENTRY_VALIDATE_IDENTITY (default true): only a proxy whose verified identity is of
    * the entry's namespace and service account registers or takes it over.
@@ -74,6 +80,7 @@ export class WorkloadAutoRegistration implements ConnectionHooks {
   /** Work on one entry runs in order: a disconnect never overtakes its connect. */
   readonly #chains = new Map<string, Promise<void>>();
   readonly #timers = new Set<NodeJS.Timeout>();
+  #sweep: NodeJS.Timeout | undefined;
 
   constructor(options: WorkloadAutoRegistrationOptions) {
     this.#options = options;
@@ -120,10 +127,60 @@ export class WorkloadAutoRegistration implements ConnectionHooks {
     );
   }
 
-  /** Drops the pending clean-ups (the entries keep their disconnectedAt). */
+  /**
+   * Starts the periodic sweep (every ten grace periods, as istiod's): auto-registered entries left
+   * behind by a replica that stopped before cleaning up — disconnected longer than the grace period,
+   * or connected longer than the maximum connection age — are deleted.
+   */
+  start(): void {
+    const sweep = setInterval(() => this.sweep(), 10 * this.#graceMs);
+    sweep.unref();
+    this.#sweep = sweep;
+  }
+
+  /** One sweep; what it deletes is logged. */
+  sweep(): void {
+    for (const stored of this.#options.store.list(WORKLOAD_ENTRY)) {
+      if (stored.source !== this.#options.target.source || !this.#leftBehind(stored.object)) continue;
+      const { namespace = "", name = "" } = stored.object.metadata;
+      const key = `${namespace}/${name}`;
+      this.#serial(key, async () => {
+        // Connected again meanwhile: the entry is a stream's once more.
+        if (this.#streams.has(key)) return;
+        const current = this.#get(WORKLOAD_ENTRY, namespace, name);
+        if (!current || !this.#leftBehind(current)) return;
+        try {
+          await this.#options.target.delete(current);
+        } catch (err) {
+          if (isStatus(err, 404)) return;
+          throw err;
+        }
+        this.#log.info({ entry: key }, "cleaned up auto-registered WorkloadEntry left behind");
+      }).catch((err: unknown) =>
+        this.#log.warn({ entry: key, err: errorMessage(err) }, "cleaning up a WorkloadEntry failed"),
+      );
+    }
+  }
+
+  /** Drops the pending clean-ups and the sweep (the entries keep their disconnectedAt). */
   stop(): void {
     for (const timer of this.#timers) clearTimeout(timer);
     this.#timers.clear();
+    clearInterval(this.#sweep);
+  }
+
+  /** Istio's shouldCleanupEntry for an auto-registered entry. */
+  #leftBehind(entry: ConfigObject): boolean {
+    const annotations = entry.metadata.annotations ?? {};
+    if (!annotations[ANNOTATION_GROUP]) return false;
+    const connectedAt = parseTime(annotations[ANNOTATION_CONNECTED_AT]);
+    if (annotations[ANNOTATION_CONNECTED_AT]) {
+      const maxAge = this.#options.maxConnectionAgeMs;
+      return connectedAt !== undefined && maxAge !== undefined && Date.now() - connectedAt > maxAge * 1.5;
+    }
+    if (!annotations[ANNOTATION_DISCONNECTED_AT]) return false;
+    const disconnectedAt = parseTime(annotations[ANNOTATION_DISCONNECTED_AT]);
+    return disconnectedAt === undefined || Date.now() - disconnectedAt >= this.#graceMs;
   }
 
   /** Removes the stream; true when it was the entry's last. */

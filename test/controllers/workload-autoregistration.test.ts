@@ -2,7 +2,8 @@
 // source and the store as sluiced runs it, with proxies connecting to a real ADS server: the entry made
 // from the WorkloadGroup on connect, marked on disconnect and deleted after the grace period, kept
 // when the proxy is back within it; a proxy naming a missing group is refused, and (the identity
-// check at its default) one without a verified identity of the entry's namespace and service account.
+// check at its default) one without a verified identity of the entry's namespace and service account;
+// the periodic sweep deletes what a stopped replica left behind.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { create } from "@bufbuild/protobuf";
@@ -38,6 +39,7 @@ describe("WorkloadAutoRegistration", { skip }, () => {
   let ns: string;
   let groupUid: string;
   let source: KubeSource;
+  let store: ConfigStore;
   let controller: WorkloadAutoRegistration;
   /** With ISTIO_WORKLOAD_ENTRY_VALIDATE_IDENTITY at its default (on). */
   let checked: WorkloadAutoRegistration;
@@ -80,7 +82,7 @@ describe("WorkloadAutoRegistration", { skip }, () => {
       },
     });
     groupUid = (group.body as { metadata: { uid: string } }).metadata.uid;
-    const store = new ConfigStore();
+    store = new ConfigStore();
     source = new KubeSource({
       kubeConfig: cluster.kubeConfig(),
       writer: store,
@@ -195,6 +197,46 @@ describe("WorkloadAutoRegistration", { skip }, () => {
     assert.ok(await entry("vm-10.1.2.7-net1"), "the proven proxy's entry");
     checked.disconnected(proven);
     await waitFor(async () => (await entry("vm-10.1.2.7-net1")) === undefined, "the entry deleted");
+  });
+
+  test("the periodic sweep deletes entries a stopped replica left behind, and only those", async () => {
+    const left = (name: string, annotations: Record<string, string>) =>
+      cluster.must("POST", path("workloadentries"), {
+        apiVersion: "networking.istio.io/v1",
+        kind: "WorkloadEntry",
+        metadata: { name, annotations: { "istio.io/autoRegistrationGroup": "vm", ...annotations } },
+        spec: { address: "10.7.7.7" },
+      });
+    const longAgo = "2026-01-01T00:00:00Z";
+    await left("gone-disconnected", { "istio.io/workloadController": "gone", "istio.io/disconnectedAt": longAgo });
+    await left("gone-connected", { "istio.io/workloadController": "gone", "istio.io/connectedAt": longAgo });
+    await left("just-disconnected", { "istio.io/disconnectedAt": new Date().toISOString() });
+    await cluster.must("POST", path("workloadentries"), {
+      apiVersion: "networking.istio.io/v1",
+      kind: "WorkloadEntry",
+      metadata: { name: "by-hand", annotations: { "istio.io/disconnectedAt": longAgo } },
+      spec: { address: "10.7.7.8" },
+    });
+    const names = ["gone-disconnected", "gone-connected", "just-disconnected", "by-hand"];
+    await waitFor(
+      () => names.every((name) => store.get({ kind: "networking.istio.io/WorkloadEntry", namespace: ns, name })),
+      "the entries in the store",
+    );
+    // Connected a year ago, with connections that last at most an hour: left behind.
+    const sweeper = new WorkloadAutoRegistration({
+      store,
+      target: source,
+      instanceId: "sluiced-test",
+      gracePeriodMs: 60_000,
+      maxConnectionAgeMs: 3_600_000,
+    });
+    sweeper.sweep();
+    await waitFor(async () => (await entry("gone-disconnected")) === undefined, "the disconnected one deleted");
+    await waitFor(async () => (await entry("gone-connected")) === undefined, "the connected one deleted");
+    // Within the grace period, and not auto-registered: kept.
+    assert.ok(await entry("just-disconnected"));
+    assert.ok(await entry("by-hand"));
+    sweeper.stop();
   });
 
   test("a proxy naming a WorkloadGroup that does not exist is refused and gets nothing", async () => {
