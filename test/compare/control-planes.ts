@@ -61,8 +61,11 @@ function stopper(child: ChildProcess): () => Promise<void> {
 function spawnLogged(bin: string, args: string[], env: NodeJS.ProcessEnv, log: string): ChildProcess {
   const out = createWriteStream(log);
   const child = spawn(bin, args, { env, stdio: ["ignore", "pipe", "pipe"] });
-  child.stdout?.pipe(out);
-  child.stderr?.pipe(out);
+  // Both into one file, closed once both have ended ("close"): piped with their default end, the
+  // first to end would close it under the other's last lines (a write after end, thrown).
+  child.stdout?.pipe(out, { end: false });
+  child.stderr?.pipe(out, { end: false });
+  child.once("close", () => out.end());
   return child;
 }
 
