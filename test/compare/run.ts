@@ -103,6 +103,21 @@ await cluster.must("POST", "/api/v1/namespaces", {
   metadata: { name: "istio-system" },
 });
 await stampGatewayApiBundle(cluster);
+// istiod elects its ServiceEntry address allocator with a ConfigMap lock, Sluice with a Lease of the same
+// name, so side by side both would lead and allocate; istiod's allocator panics on the other's writes
+// (ipallocate resolveConflict). The Lease is given to istiod here (held a day), so only istiod allocates
+// and both read the same addresses.
+await cluster.must("POST", "/apis/coordination.k8s.io/v1/namespaces/istio-system/leases", {
+  apiVersion: "coordination.k8s.io/v1",
+  kind: "Lease",
+  metadata: { name: "istio-ip-autoallocate" },
+  spec: {
+    holderIdentity: "istiod",
+    leaseDurationSeconds: 86_400,
+    acquireTime: new Date().toISOString(),
+    renewTime: new Date().toISOString(),
+  },
+});
 
 rmSync(values.results, { recursive: true, force: true });
 mkdirSync(values.results, { recursive: true });
