@@ -107,6 +107,8 @@ await stampGatewayApiBundle(cluster);
 // name, so side by side both would lead and allocate; istiod's allocator panics on the other's writes
 // (ipallocate resolveConflict). The Lease is given to istiod here (held a day), so only istiod allocates
 // and both read the same addresses.
+// A Lease's times are MicroTime: six fractional digits.
+const microNow = new Date().toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
 await cluster.must("POST", "/apis/coordination.k8s.io/v1/namespaces/istio-system/leases", {
   apiVersion: "coordination.k8s.io/v1",
   kind: "Lease",
@@ -114,8 +116,8 @@ await cluster.must("POST", "/apis/coordination.k8s.io/v1/namespaces/istio-system
   spec: {
     holderIdentity: "istiod",
     leaseDurationSeconds: 86_400,
-    acquireTime: new Date().toISOString(),
-    renewTime: new Date().toISOString(),
+    acquireTime: microNow,
+    renewTime: microNow,
   },
 });
 
