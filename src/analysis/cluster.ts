@@ -3,7 +3,7 @@
 // mesh config and networks from istiod's ConfigMap (`istio` in the Istio namespace, keys `mesh` and
 // `meshNetworks`).
 import type { Logger } from "pino";
-import { type ConfigObject, KINDS, type KindInfo, kindKey } from "../config/index.ts";
+import { type ConfigObject, KINDS, type KindInfo, kindKey, makeKind } from "../config/index.ts";
 import type { KubeClient } from "../sources/kube/client.ts";
 import { KubeApiError } from "../sources/kube/client.ts";
 import { groupVersion, resourcePath } from "../sources/kube/paths.ts";
@@ -11,37 +11,15 @@ import { K } from "./kinds.ts";
 
 /** Kinds analyzers read that the config registry does not list (it holds what the mesh serves from). */
 export const EXTRA_CLUSTER_KINDS: readonly KindInfo[] = [
-  clusterKind("apps", "Deployment", "v1", "deployments", true),
-  clusterKind(
-    "admissionregistration.k8s.io",
-    "MutatingWebhookConfiguration",
-    "v1",
-    "mutatingwebhookconfigurations",
-    false,
-  ),
-  clusterKind(
-    "admissionregistration.k8s.io",
-    "ValidatingWebhookConfiguration",
-    "v1",
-    "validatingwebhookconfigurations",
-    false,
-  ),
-  clusterKind("apiextensions.k8s.io", "CustomResourceDefinition", "v1", "customresourcedefinitions", false),
+  makeKind("kubernetes", "apps", "Deployment", ["v1"]),
+  makeKind("kubernetes", "admissionregistration.k8s.io", "MutatingWebhookConfiguration", ["v1"], {
+    clusterScoped: true,
+  }),
+  makeKind("kubernetes", "admissionregistration.k8s.io", "ValidatingWebhookConfiguration", ["v1"], {
+    clusterScoped: true,
+  }),
+  makeKind("kubernetes", "apiextensions.k8s.io", "CustomResourceDefinition", ["v1"], { clusterScoped: true }),
 ];
-
-function clusterKind(group: string, kind: string, version: string, plural: string, namespaced: boolean): KindInfo {
-  return {
-    family: "kubernetes",
-    group,
-    kind,
-    preferredVersion: version,
-    versions: [version],
-    plural,
-    shortNames: [],
-    namespaced,
-    supported: true,
-  };
-}
 
 export interface ClusterConfig {
   objects: ConfigObject[];

@@ -530,6 +530,38 @@ async function startRootCertPublisher(
 }
 
 /**
+ * The Deployments, Services and ServiceAccounts of the Gateways of class `istio`, made by the holder of
+ * istiod's per-revision Lease istio-gateway-deployment-<REVISION>.
+ */
+async function startGatewayDeployments(
+  store: ConfigStore,
+  source: string,
+  client: KubeClient,
+  meshes: MeshWatcher,
+  injection: InjectionSettingsWatcher,
+  running: Running[],
+): Promise<void> {
+  const { ELECTION_IDS, GatewayDeploymentController } = await import("../controllers/index.ts");
+  const revision = env.REVISION || "default";
+  const make = () =>
+    new GatewayDeploymentController({
+      client,
+      store,
+      source,
+      mesh: () => meshes.mesh,
+      onMeshChange: (listener) => meshes.onChange(listener),
+      injection: () => injection.settings,
+      onInjectionChange: (listener) => injection.onChange(listener),
+      revision,
+      systemNamespace: env.POD_NAMESPACE ?? "istio-system",
+      clusterId: argv.clusterID,
+      copyLabelsAnnotations: envFlag("PILOT_ENABLE_GATEWAY_API_COPY_LABELS_ANNOTATIONS", true),
+      log: scoped("gateway"),
+    });
+  await whileLeading(`${ELECTION_IDS.gatewayDeployment}-${revision}`, client, make, running);
+}
+
+/**
  * The caBundle of this revision's webhook configurations kept to the CA of istiod's certificate, which
  * the webhooks serve with (INJECTION_WEBHOOK_CONFIG_NAME / VALIDATION_WEBHOOK_CONFIG_NAME "" turn each off).
  */
@@ -618,6 +650,7 @@ async function startWebhooks(
   ready: () => boolean,
   metrics: Registry,
   cluster: ClusterAccess | undefined,
+  injection: InjectionSettingsWatcher,
   running: Running[],
 ): Promise<WebhookServer | undefined> {
   const files =
@@ -635,7 +668,6 @@ async function startWebhooks(
     return undefined;
   }
   const { host, port } = parseListenAddress(argv.httpsAddr);
-  const injection = await startInjectionSettings(cluster, running);
   const webhooks = await startWebhookServer({
     ...pem,
     host,
@@ -859,8 +891,10 @@ async function start(running: Running[]): Promise<void> {
   const needsCa = Boolean(argv.secureGRPCAddr || argv.httpsAddr) && envFlag("ENABLE_CA_SERVER", true);
   const ca = needsCa ? await startCa(mesh, kubeConfig, running) : undefined;
   if (ca && kubeClient) await startRootCertPublisher(store, kubeClient, ca.ca, running);
+  // The injector's settings: the webhooks inject with them, the Gateway deployments are made with them.
+  const injection = argv.httpsAddr || cluster ? await startInjectionSettings(access, running) : undefined;
   let webhooks: WebhookServer | undefined;
-  if (argv.httpsAddr) {
+  if (argv.httpsAddr && injection) {
     webhooks = await startWebhooks(
       meshes,
       store,
@@ -868,9 +902,13 @@ async function start(running: Running[]): Promise<void> {
       () => discoveryReady,
       metrics,
       access,
+      injection,
       running,
     );
     if (webhooks) running.push(webhooks);
+  }
+  if (cluster && kubeClient && injection && envFlag("PILOT_ENABLE_GATEWAY_API_DEPLOYMENT_CONTROLLER", true)) {
+    await startGatewayDeployments(store, cluster.source, kubeClient, meshes, injection, running);
   }
   // WorkloadEntries of the VMs connecting with AUTO_REGISTER_GROUP, written by the replica they connect
   // to (istiod's, not a leader's); stopped after discovery, whose close marks them disconnected.

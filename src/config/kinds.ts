@@ -17,7 +17,8 @@ export interface KindInfo {
   supported: boolean;
 }
 
-function kind(
+/** A kind of the registry, or one a controller or analyzer reads beside it (no short names then). */
+export function makeKind(
   family: KindInfo["family"],
   group: string,
   kindName: string,
@@ -44,47 +45,53 @@ const ISTIO_NET_VERSIONS = ["v1", "v1alpha3", "v1beta1"];
 const GW_VERSIONS = ["v1", "v1beta1", "v1alpha2"];
 
 export const KINDS: readonly KindInfo[] = [
-  kind("istio", NET, "VirtualService", ISTIO_NET_VERSIONS, { short: ["vs"] }),
-  kind("istio", NET, "DestinationRule", ISTIO_NET_VERSIONS, { short: ["dr"] }),
-  kind("istio", NET, "Gateway", ISTIO_NET_VERSIONS, { short: ["gw"] }),
-  kind("istio", NET, "ServiceEntry", ISTIO_NET_VERSIONS, { plural: "serviceentries", short: ["se"] }),
-  kind("istio", NET, "Sidecar", ISTIO_NET_VERSIONS),
-  kind("istio", NET, "WorkloadEntry", ISTIO_NET_VERSIONS, { plural: "workloadentries", short: ["we"] }),
-  kind("istio", NET, "WorkloadGroup", ISTIO_NET_VERSIONS, { short: ["wg"] }),
-  kind("istio", NET, "EnvoyFilter", ["v1alpha3"]),
-  kind("istio", NET, "ProxyConfig", ["v1beta1"]),
-  kind("istio", SEC, "AuthorizationPolicy", ["v1", "v1beta1"], { plural: "authorizationpolicies", short: ["ap"] }),
-  kind("istio", SEC, "PeerAuthentication", ["v1", "v1beta1"], { short: ["pa"] }),
-  kind("istio", SEC, "RequestAuthentication", ["v1", "v1beta1"], { short: ["ra"] }),
-  kind("istio", "telemetry.istio.io", "Telemetry", ["v1", "v1alpha1"], { plural: "telemetries", short: ["telemetry"] }),
-  kind("istio", "extensions.istio.io", "WasmPlugin", ["v1alpha1"]),
+  makeKind("istio", NET, "VirtualService", ISTIO_NET_VERSIONS, { short: ["vs"] }),
+  makeKind("istio", NET, "DestinationRule", ISTIO_NET_VERSIONS, { short: ["dr"] }),
+  makeKind("istio", NET, "Gateway", ISTIO_NET_VERSIONS, { short: ["gw"] }),
+  makeKind("istio", NET, "ServiceEntry", ISTIO_NET_VERSIONS, { plural: "serviceentries", short: ["se"] }),
+  makeKind("istio", NET, "Sidecar", ISTIO_NET_VERSIONS),
+  makeKind("istio", NET, "WorkloadEntry", ISTIO_NET_VERSIONS, { plural: "workloadentries", short: ["we"] }),
+  makeKind("istio", NET, "WorkloadGroup", ISTIO_NET_VERSIONS, { short: ["wg"] }),
+  makeKind("istio", NET, "EnvoyFilter", ["v1alpha3"]),
+  makeKind("istio", NET, "ProxyConfig", ["v1beta1"]),
+  makeKind("istio", SEC, "AuthorizationPolicy", ["v1", "v1beta1"], { plural: "authorizationpolicies", short: ["ap"] }),
+  makeKind("istio", SEC, "PeerAuthentication", ["v1", "v1beta1"], { short: ["pa"] }),
+  makeKind("istio", SEC, "RequestAuthentication", ["v1", "v1beta1"], { short: ["ra"] }),
+  makeKind("istio", "telemetry.istio.io", "Telemetry", ["v1", "v1alpha1"], {
+    plural: "telemetries",
+    short: ["telemetry"],
+  }),
+  makeKind("istio", "extensions.istio.io", "WasmPlugin", ["v1alpha1"]),
 
-  kind("gateway-api", GW, "GatewayClass", GW_VERSIONS, {
+  makeKind("gateway-api", GW, "GatewayClass", GW_VERSIONS, {
     plural: "gatewayclasses",
     short: ["gc"],
     clusterScoped: true,
   }),
-  kind("gateway-api", GW, "Gateway", GW_VERSIONS, { short: ["gtw"] }),
-  kind("gateway-api", GW, "HTTPRoute", GW_VERSIONS),
-  kind("gateway-api", GW, "GRPCRoute", ["v1", "v1alpha2"]),
-  kind("gateway-api", GW, "TCPRoute", ["v1", "v1alpha2"]),
-  kind("gateway-api", GW, "TLSRoute", ["v1", "v1alpha2"]),
-  kind("gateway-api", GW, "ReferenceGrant", ["v1beta1", "v1alpha2"], { short: ["refgrant"] }),
-  kind("gateway-api", GW, "BackendTLSPolicy", ["v1"], { plural: "backendtlspolicies", short: ["btlspolicy"] }),
-  kind("gateway-api", GW, "ListenerSet", ["v1"], { short: ["lset"] }),
-  kind("gateway-api", GW, "UDPRoute", ["v1alpha2"], { unsupported: true }),
+  makeKind("gateway-api", GW, "Gateway", GW_VERSIONS, { short: ["gtw"] }),
+  makeKind("gateway-api", GW, "HTTPRoute", GW_VERSIONS),
+  makeKind("gateway-api", GW, "GRPCRoute", ["v1", "v1alpha2"]),
+  makeKind("gateway-api", GW, "TCPRoute", ["v1", "v1alpha2"]),
+  makeKind("gateway-api", GW, "TLSRoute", ["v1", "v1alpha2"]),
+  makeKind("gateway-api", GW, "ReferenceGrant", ["v1beta1", "v1alpha2"], { short: ["refgrant"] }),
+  makeKind("gateway-api", GW, "BackendTLSPolicy", ["v1"], { plural: "backendtlspolicies", short: ["btlspolicy"] }),
+  makeKind("gateway-api", GW, "ListenerSet", ["v1"], { short: ["lset"] }),
+  makeKind("gateway-api", GW, "UDPRoute", ["v1alpha2"], { unsupported: true }),
 
-  kind("kubernetes", "", "Namespace", ["v1"], { short: ["ns"], clusterScoped: true }),
-  kind("kubernetes", "", "Service", ["v1"], { short: ["svc"] }),
-  kind("kubernetes", "", "Endpoints", ["v1"], { plural: "endpoints", short: ["ep"] }),
-  kind("kubernetes", "discovery.k8s.io", "EndpointSlice", ["v1"]),
-  kind("kubernetes", "", "Pod", ["v1"], { short: ["po"] }),
-  kind("kubernetes", "", "Node", ["v1"], { short: ["no"], clusterScoped: true }),
-  kind("kubernetes", "", "Secret", ["v1"]),
-  kind("kubernetes", "", "ConfigMap", ["v1"], { short: ["cm"] }),
-  kind("kubernetes", "", "ServiceAccount", ["v1"], { short: ["sa"] }),
-  kind("kubernetes", "networking.k8s.io", "Ingress", ["v1"], { plural: "ingresses", short: ["ing"] }),
-  kind("kubernetes", "networking.k8s.io", "IngressClass", ["v1"], { plural: "ingressclasses", clusterScoped: true }),
+  makeKind("kubernetes", "", "Namespace", ["v1"], { short: ["ns"], clusterScoped: true }),
+  makeKind("kubernetes", "", "Service", ["v1"], { short: ["svc"] }),
+  makeKind("kubernetes", "", "Endpoints", ["v1"], { plural: "endpoints", short: ["ep"] }),
+  makeKind("kubernetes", "discovery.k8s.io", "EndpointSlice", ["v1"]),
+  makeKind("kubernetes", "", "Pod", ["v1"], { short: ["po"] }),
+  makeKind("kubernetes", "", "Node", ["v1"], { short: ["no"], clusterScoped: true }),
+  makeKind("kubernetes", "", "Secret", ["v1"]),
+  makeKind("kubernetes", "", "ConfigMap", ["v1"], { short: ["cm"] }),
+  makeKind("kubernetes", "", "ServiceAccount", ["v1"], { short: ["sa"] }),
+  makeKind("kubernetes", "networking.k8s.io", "Ingress", ["v1"], { plural: "ingresses", short: ["ing"] }),
+  makeKind("kubernetes", "networking.k8s.io", "IngressClass", ["v1"], {
+    plural: "ingressclasses",
+    clusterScoped: true,
+  }),
 ];
 
 /**

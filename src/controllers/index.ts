@@ -6,6 +6,7 @@ export {
   type ConfigAnalysis,
   type ValidationMessage,
 } from "./analysis-status.ts";
+export { GatewayDeploymentController, type GatewayDeploymentOptions } from "./gateway-deployment.ts";
 export { type IngressStatusOptions, type IngressStatusTarget, IngressStatusWriter } from "./ingress-status.ts";
 export { type IpAutoallocateOptions, type IpAutoallocateTarget, IpAutoallocator } from "./ip-autoallocate.ts";
 export type { KubeRequests } from "./kube-requests.ts";
@@ -22,6 +23,8 @@ export { WebhookPatcher, type WebhookPatcherOptions } from "./webhook-patcher.ts
 export const ELECTION_IDS = {
   namespaceController: "istio-namespace-controller-election",
   gatewayStatus: "istio-gateway-status-leader",
+  /** Per revision: `-<revision>` is appended. */
+  gatewayDeployment: "istio-gateway-deployment",
   ingress: "istio-leader",
   ipAutoallocate: "istio-ip-autoallocate",
   analyze: "istio-analyze-leader",

@@ -8,7 +8,7 @@
 // replica patches (no election), as istiod: they all write the same bundle. Configurations of other
 // revisions, and unlabelled ones, are left alone.
 import { type Logger, pino } from "pino";
-import { type ConfigObject, type KindInfo, lookupKind } from "../config/index.ts";
+import { type ConfigObject, type KindInfo, lookupKind, makeKind } from "../config/index.ts";
 import { Informer, type InformerHandler, type KubeClient, type WatchEventType } from "../sources/kube/index.ts";
 import { errorMessage, isStatus } from "./kube-requests.ts";
 import { WorkQueue } from "./work-queue.ts";
@@ -19,19 +19,10 @@ const ALWAYS_REJECT = "internal.istio.io/webhook-always-reject";
 /** Retries of a configuration: 100 ms doubling to a minute, forever (the bundle must get there). */
 const RETRY_MS = { initial: 100, max: 60_000 };
 
-const admissionKind = (kind: string, plural: string): KindInfo => ({
-  group: "admissionregistration.k8s.io",
-  kind,
-  preferredVersion: "v1",
-  versions: ["v1"],
-  plural,
-  shortNames: [],
-  namespaced: false,
-  family: "kubernetes",
-  supported: true,
-});
-const MUTATING = admissionKind("MutatingWebhookConfiguration", "mutatingwebhookconfigurations");
-const VALIDATING = admissionKind("ValidatingWebhookConfiguration", "validatingwebhookconfigurations");
+const admissionKind = (kind: string) =>
+  makeKind("kubernetes", "admissionregistration.k8s.io", kind, ["v1"], { clusterScoped: true });
+const MUTATING = admissionKind("MutatingWebhookConfiguration");
+const VALIDATING = admissionKind("ValidatingWebhookConfiguration");
 const GATEWAY = lookupKind("networking.istio.io/v1", "Gateway") as KindInfo;
 
 interface Webhook {

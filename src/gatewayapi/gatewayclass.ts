@@ -18,21 +18,51 @@ export interface ClassInfo {
   disableNameSuffix: boolean;
   /** Only an "unmanaged" status, no Istio config. */
   disableRouteGeneration: boolean;
+  /** The injection template the Gateway deployment controller renders; "" deploys nothing. */
+  template: string;
+  /** The deployed Service's type unless the Gateway's networking.istio.io/service-type says. */
+  defaultServiceType: "LoadBalancer" | "ClusterIP" | "";
 }
 
-const CLASS_INFOS: ReadonlyMap<string, ClassInfo> = new Map(
-  (
-    [
-      [GATEWAY_CONTROLLER, "Hostname", true, false, false],
-      [UNMANAGED_CONTROLLER, "Hostname", false, false, true],
-      [MESH_CONTROLLER, "", false, true, false],
-      [EASTWEST_CONTROLLER, "", false, true, false],
-    ] as const
-  ).map(([controller, addressType, supportsListenerSet, disableNameSuffix, disableRouteGeneration]) => [
-    controller,
-    { controller, addressType, supportsListenerSet, disableNameSuffix, disableRouteGeneration },
-  ]),
-);
+const CLASS_INFO_LIST: readonly ClassInfo[] = [
+  {
+    controller: GATEWAY_CONTROLLER,
+    addressType: "Hostname",
+    supportsListenerSet: true,
+    disableNameSuffix: false,
+    disableRouteGeneration: false,
+    template: "kube-gateway",
+    defaultServiceType: "LoadBalancer",
+  },
+  {
+    controller: UNMANAGED_CONTROLLER,
+    addressType: "Hostname",
+    supportsListenerSet: false,
+    disableNameSuffix: false,
+    disableRouteGeneration: true,
+    template: "",
+    defaultServiceType: "",
+  },
+  {
+    controller: MESH_CONTROLLER,
+    addressType: "",
+    supportsListenerSet: false,
+    disableNameSuffix: true,
+    disableRouteGeneration: false,
+    template: "waypoint",
+    defaultServiceType: "ClusterIP",
+  },
+  {
+    controller: EASTWEST_CONTROLLER,
+    addressType: "",
+    supportsListenerSet: false,
+    disableNameSuffix: true,
+    disableRouteGeneration: false,
+    template: "waypoint",
+    defaultServiceType: "LoadBalancer",
+  },
+];
+const CLASS_INFOS: ReadonlyMap<string, ClassInfo> = new Map(CLASS_INFO_LIST.map((info) => [info.controller, info]));
 
 /** Class names that resolve even without a GatewayClass object. */
 export const BUILTIN_CLASSES: ReadonlyMap<string, string> = new Map([

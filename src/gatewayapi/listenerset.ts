@@ -14,7 +14,7 @@ import {
   type Server,
 } from "./listeners.ts";
 import type { ConfigError } from "./model.ts";
-import { GATEWAY_GROUP, groupBy, namespaceOf } from "./model.ts";
+import { GATEWAY_GROUP, groupBy, nameOf, namespaceOf } from "./model.ts";
 import {
   GATEWAY_SEMANTICS_ANNOTATION,
   GATEWAY_SERVICE_ANNOTATION,
@@ -58,7 +58,9 @@ export function parentGatewayKey(set: gatewayapi.ListenerSet): string | undefine
   return `${ref.namespace ?? namespaceOf(set)}/${ref.name}`;
 }
 
-function acceptsListenerSetFrom(gateway: gatewayapi.Gateway, namespace: string, ctx: ConversionContext): boolean {
+type NamespaceLookup = (name: string) => { metadata: { labels?: Record<string, string> } } | undefined;
+
+function acceptsListenerSetFrom(gateway: gatewayapi.Gateway, namespace: string, lookup: NamespaceLookup): boolean {
   const allowed = gateway.spec?.allowedListeners?.namespaces;
   switch (allowed?.from) {
     case "All":
@@ -66,7 +68,7 @@ function acceptsListenerSetFrom(gateway: gatewayapi.Gateway, namespace: string, 
     case "Same":
       return namespace === namespaceOf(gateway);
     case "Selector": {
-      const ns = ctx.cluster.namespaces.get(namespace);
+      const ns = lookup(namespace);
       if (!allowed.selector || !ns) return false;
       return selectorMatches(allowed.selector, namespaceLabels(namespace, ns.metadata.labels)) === true;
     }
@@ -89,13 +91,29 @@ export function eligibleListenerSets(
   const accepted = [...sets].sort(compareByCreation).filter((set) => {
     const gateway = gateways.get(parentGatewayKey(set) ?? "");
     const resolved = gateway ? ctx.classes.resolve(gateway.spec?.gatewayClassName ?? "") : undefined;
-    return gateway && resolved?.info.supportsListenerSet && acceptsListenerSetFrom(gateway, namespaceOf(set), ctx);
+    const lookup = (name: string) => ctx.cluster.namespaces.get(name);
+    return gateway && resolved?.info.supportsListenerSet && acceptsListenerSetFrom(gateway, namespaceOf(set), lookup);
   });
   const eligible = accepted.map((set) => ({
     listenerSet: set,
     listeners: resolvedListeners(set).map((r) => r.listener),
   }));
   return groupBy(eligible, (e) => parentGatewayKey(e.listenerSet) ?? "");
+}
+
+/**
+ * The listeners of the ListenerSets `gateway` accepts, ports defaulted (those without a port left
+ * out): the ports its deployment's Service must open.
+ */
+export function acceptedListenerSetListeners(
+  gateway: gatewayapi.Gateway,
+  sets: readonly gatewayapi.ListenerSet[],
+  lookup: NamespaceLookup,
+): Listener[] {
+  const key = `${namespaceOf(gateway)}/${nameOf(gateway)}`;
+  return sets
+    .filter((set) => parentGatewayKey(set) === key && acceptsListenerSetFrom(gateway, namespaceOf(set), lookup))
+    .flatMap((set) => resolvedListeners(set).flatMap((r) => (r.portError ? [] : [r.listener])));
 }
 
 function notAllowed(set: gatewayapi.ListenerSet, live: ListenerSetStatus, message: string): ListenerSetStatus {
@@ -127,7 +145,7 @@ export function convertListenerSet(
     output.status = notAllowed(set, live, `The "${resolved.name}" GatewayClass does not support ListenerSet`);
     return output;
   }
-  if (!acceptsListenerSetFrom(gateway, namespaceOf(set), ctx)) {
+  if (!acceptsListenerSetFrom(gateway, namespaceOf(set), (name) => ctx.cluster.namespaces.get(name))) {
     output.status = notAllowed(
       set,
       live,

@@ -68,6 +68,8 @@ const CLUSTER_RULES: readonly PolicyRule[] = [
     resources: ["gatewayclasses/status", "gateways/status", "httproutes/status", "grpcroutes/status"],
     verbs: ["update"],
   },
+  // The Gateway deployment controller's controller-version annotation, applied through status.
+  { apiGroups: ["gateway.networking.k8s.io"], resources: ["gateways/status"], verbs: ["patch"] },
   // ServiceEntry addresses (the IP autoallocation controller's guarded JSON patches).
   { apiGroups: ["networking.istio.io"], resources: ["serviceentries/status"], verbs: ["patch"] },
   // WorkloadEntry auto-registration: the entries of VMs connecting with AUTO_REGISTER_GROUP.
@@ -96,6 +98,19 @@ const ANALYSIS_RULES: readonly PolicyRule[] = [
   },
 ];
 
+/**
+ * The Gateway deployment controller's (unless pilot.env.PILOT_ENABLE_GATEWAY_API_DEPLOYMENT_CONTROLLER is
+ * false): what it makes for a Gateway, watched and server-side applied (an apply that makes the object is
+ * a create). Services are read by the registry.
+ */
+const GATEWAY_CONTROLLER_RULES: readonly PolicyRule[] = [
+  { apiGroups: ["apps"], resources: ["deployments"], verbs: ["list", "watch", "create", "patch"] },
+  { apiGroups: ["autoscaling"], resources: ["horizontalpodautoscalers"], verbs: ["list", "watch", "create", "patch"] },
+  { apiGroups: ["policy"], resources: ["poddisruptionbudgets"], verbs: ["list", "watch", "create", "patch"] },
+  { apiGroups: [""], resources: ["serviceaccounts"], verbs: ["list", "watch", "create", "patch"] },
+  { apiGroups: [""], resources: ["services"], verbs: ["create", "patch"] },
+];
+
 /** What sluiced does in its own namespace only. */
 const NAMESPACE_RULES: readonly PolicyRule[] = [
   // Leader election.
@@ -116,6 +131,27 @@ const READER_RULES: readonly PolicyRule[] = [
   { apiGroups: [""], resources: ["pods", "nodes", "services", "endpoints", "namespaces"], verbs: READ },
   { apiGroups: ["discovery.k8s.io"], resources: ["endpointslices"], verbs: READ },
 ];
+
+/** The Gateway deployment controller's ClusterRole and binding, under Istio's names. */
+function renderGatewayControllerRole(values: Values, p: Names): KubeObject[] {
+  if (values.stringMap("pilot.env").PILOT_ENABLE_GATEWAY_API_DEPLOYMENT_CONTROLLER === "false") return [];
+  const name = `istiod-gateway-controller${p.suffix}-${p.namespace}`;
+  return [
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRole",
+      metadata: { name, labels: p.istiodLabels },
+      rules: GATEWAY_CONTROLLER_RULES,
+    },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRoleBinding",
+      metadata: { name, labels: p.istiodLabels },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name },
+      subjects: [{ kind: "ServiceAccount", name: p.istiod, namespace: p.namespace }],
+    },
+  ];
+}
 
 /** The ServiceAccount of remote secrets, with its ClusterRole and binding (Istio's istio-reader-*). */
 export function renderRemoteReader(values: Values): KubeObject[] {
@@ -183,6 +219,7 @@ export function renderControlPlane(values: Values): KubeObject[] {
       roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: p.istiod },
       subjects: [{ kind: "ServiceAccount", name: p.istiod, namespace: p.namespace }],
     },
+    ...renderGatewayControllerRole(values, p),
     ...renderRemoteReader(values),
     meshConfigMap(values, p),
     injectorConfigMap(values, p),

@@ -23,9 +23,6 @@ const skip = peersSkipReason("istioctl");
 /** Istio's objects Sluice does not render, by `Kind/name` (for the revision's name suffix), and why. */
 const onlyIstio = (suffix: string): Readonly<Record<string, string>> => ({
   [`ConfigMap/values${suffix}`]: "istioctl's record of the values it installed with (the operator's bookkeeping)",
-  [`ClusterRole/istiod-gateway-controller${suffix}-istio-system`]:
-    "the Gateway deployment controller: not yet in Sluice",
-  [`ClusterRoleBinding/istiod-gateway-controller${suffix}-istio-system`]: "the Gateway deployment controller",
 });
 /** Sluice's objects istioctl leaves out of `manifest generate`, and why. */
 const ONLY_SLUICE: Readonly<Record<string, string>> = {

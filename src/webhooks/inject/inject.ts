@@ -171,7 +171,12 @@ function selectTemplates(pod: Pod, settings: InjectionSettings): string[] {
 }
 
 /** `hub/name:tag`, with the image type (pod annotation, proxy config, values variant) as a tag suffix. */
-function imageUrl(settings: InjectionSettings, name: string, imageType: string, pod: Pod): string {
+export function imageUrl(
+  settings: InjectionSettings,
+  name: string,
+  imageType: string,
+  pod: { metadata: { annotations?: Record<string, string> } },
+): string {
   const type = pod.metadata.annotations?.["sidecar.istio.io/proxyImageType"] ?? (imageType || settings.variant);
   let tag = settings.tag;
   if (type !== "") {

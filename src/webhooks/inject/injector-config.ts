@@ -141,6 +141,7 @@ export class InjectionSettingsWatcher {
   #values: Fields = {};
   #settings: Readonly<InjectionSettings>;
   readonly #options: InjectionSettingsWatcherOptions;
+  readonly #listeners = new Set<() => void>();
 
   /** Throws when a text does not parse, as istiod will not start then. */
   constructor(texts: InjectionTexts, options: InjectionSettingsWatcherOptions) {
@@ -188,6 +189,13 @@ export class InjectionSettingsWatcher {
     if (!changed) return;
     this.#settings = this.#build(configChanged);
     log.info({ from: this.#options.from }, "injection settings changed");
+    for (const listener of this.#listeners) listener();
+  }
+
+  /** Calls `listener` after each change of the settings; returns how to stop. */
+  onChange(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
   }
 
   #parse(key: keyof InjectionTexts, text: string): void {

@@ -1,4 +1,5 @@
-// Kubernetes' strategic merge patch, for Pods: how Istio lays an injection template over a pod.
+// Kubernetes' strategic merge patch, for Pods (how Istio lays an injection template over a pod) and
+// the kinds a Gateway's deployment is made of (how the Gateway deployment controller lays overlays).
 // Maps merge key by key (null deletes), lists of containers, volumes, env, ports, ... merge by their
 // merge key, every other list is replaced. Element order is the API machinery's: items named in the
 // patch come in patch order, before the items only the pod has, except that two items both already
@@ -35,16 +36,32 @@ const POD_SPEC: MergeSchema = {
   },
 };
 
-const POD: MergeSchema = {
-  fields: {
-    metadata: { lists: { ownerReferences: { key: "uid" } } },
-    spec: POD_SPEC,
-  },
-};
+const METADATA: MergeSchema = { lists: { ownerReferences: { key: "uid" } } };
+
+const POD: MergeSchema = { fields: { metadata: METADATA, spec: POD_SPEC } };
 
 /** The pod with `patch` (a partial Pod) merged in; neither argument is modified. */
 export function strategicMergePod<T extends object>(pod: T, patch: JsonObject): T {
   return mergeMap(pod as JsonObject, patch, POD) as T;
+}
+
+/** The merge keys of the kinds a Gateway's deployment is made of (HPA metrics and PDBs have none). */
+const KIND_SCHEMAS: Readonly<Record<string, MergeSchema>> = {
+  Deployment: { fields: { metadata: METADATA, spec: { fields: { template: POD } } } },
+  Service: { fields: { metadata: METADATA, spec: { lists: { ports: { key: "port" } } } } },
+  ServiceAccount: {
+    fields: { metadata: METADATA },
+    lists: { secrets: { key: "name" }, imagePullSecrets: { key: "name" } },
+  },
+  HorizontalPodAutoscaler: { fields: { metadata: METADATA } },
+  PodDisruptionBudget: { fields: { metadata: METADATA } },
+};
+
+/** `object` (of one of the kinds above) with `patch` merged in; neither argument is modified. */
+export function strategicMergeObject(object: JsonObject, patch: JsonObject): JsonObject {
+  const schema = KIND_SCHEMAS[String(object.kind)];
+  if (!schema) throw new Error(`no strategic merge schema for kind ${String(object.kind)}`);
+  return mergeMap(object, patch, schema);
 }
 
 function mergeMap(original: JsonObject, patch: JsonObject, schema: MergeSchema | undefined): JsonObject {

@@ -77,6 +77,14 @@ export interface InjectionSettings {
   cni: { enabled: boolean; provider: string };
   /** sidecarInjectorWebhook.rewriteAppHTTPProbe. */
   rewriteAppHTTPProbe: boolean;
+  /** global.proxy.lifecycle: the gateway proxy container's lifecycle hooks; empty for none. */
+  proxyLifecycle: Record<string, unknown>;
+  /** global.sts.servicePort: the agent's STS port for gateways; 0 for none. */
+  stsPort: number;
+  /** gateways.securityContext: a managed gateway's pod security context; empty for Istio's default. */
+  gatewaySecurityContext: Record<string, unknown>;
+  /** gateways.seccompProfile: added to the default gateway pod security context; empty for none. */
+  gatewaySeccompProfile: Record<string, unknown>;
 }
 
 /** The Istio release whose proxy image Sluice injects by default. */
@@ -132,6 +140,10 @@ export const DEFAULT_INJECTION_SETTINGS: Readonly<InjectionSettings> = Object.fr
   nativeNftables: false,
   cni: { enabled: false, provider: "default" },
   rewriteAppHTTPProbe: true,
+  proxyLifecycle: {},
+  stsPort: 0,
+  gatewaySecurityContext: {},
+  gatewaySeccompProfile: {},
 });
 
 /** ENABLE_NATIVE_SIDECARS: always, never, or when every node's kubelet supports them (1.33 and later). */
@@ -248,6 +260,14 @@ export function injectionSettingsFromValues(
   bool(proxy, "privileged", (v) => (out.privileged = v));
   bool(proxy, "capNetBindService", (v) => (out.capNetBindService = v));
   bool(proxy, "holdApplicationUntilProxyStarts", (v) => (out.holdApplicationUntilProxyStarts = v));
+  const map = (from: Values | undefined, key: string, apply: (v: Values) => void) => {
+    const v = child(from, key);
+    if (v) apply(structuredClone(v));
+  };
+  map(proxy, "lifecycle", (v) => (out.proxyLifecycle = v));
+  num(child(global, "sts"), "servicePort", (v) => (out.stsPort = v));
+  map(child(root, "gateways"), "securityContext", (v) => (out.gatewaySecurityContext = v));
+  map(child(root, "gateways"), "seccompProfile", (v) => (out.gatewaySeccompProfile = v));
   const resources = child(proxy, "resources");
   if (resources) out.resources = resourceRequirements(resources);
 

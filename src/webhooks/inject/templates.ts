@@ -29,13 +29,16 @@ export const TEMPLATES: Readonly<Record<string, InjectionTemplate>> = {
   "grpc-simple": grpcSimpleTemplate,
 };
 
-const PROXY_UID = 1337;
+export const PROXY_UID = 1337;
 const ANNOTATION_STATUS_PORT = "status.sidecar.istio.io/port";
 const ANNOTATION_INTERCEPTION = "sidecar.istio.io/interceptionMode";
 const ANNOTATION_BOOTSTRAP_OVERRIDE = "sidecar.istio.io/bootstrapOverride";
 
-/** The template's `annotation` function: the pod's annotation, else the default. */
-function podAnnotation(pod: Pod, name: string, fallback: string | number | boolean): string {
+/** What the templates' `annotation` function reads: a pod, or a Gateway for its deployment. */
+type Annotated = { metadata: { annotations?: Record<string, string> } };
+
+/** The template's `annotation` function: the object's annotation, else the default. */
+export function podAnnotation(pod: Annotated, name: string, fallback: string | number | boolean): string {
   return pod.metadata.annotations?.[name] ?? String(fallback);
 }
 
@@ -92,7 +95,7 @@ function commonAnnotations(data: TemplateData): Record<string, string> {
   return out;
 }
 
-function proxyImage(data: TemplateData): string {
+export function proxyImage(data: { pod: Annotated } & Pick<TemplateData, "settings" | "proxyImage">): string {
   const requested = podAnnotation(data.pod, "sidecar.istio.io/proxyImage", data.settings.proxyImage);
   return requested.includes("/") ? requested : data.proxyImage;
 }
@@ -113,15 +116,15 @@ function proxyArgs(data: TemplateData, kind: "sidecar" | "router"): string[] {
 }
 
 /** An env var; Kubernetes omits an empty value. */
-function envVar(name: string, value: string): EnvVar {
+export function envVar(name: string, value: string): EnvVar {
   return value === "" ? { name } : { name, value };
 }
 
-function fieldRef(name: string, fieldPath: string): EnvVar {
+export function fieldRef(name: string, fieldPath: string): EnvVar {
   return { name, valueFrom: { fieldRef: { fieldPath } } };
 }
 
-function resourceRef(name: string, resource: string): EnvVar {
+export function resourceRef(name: string, resource: string): EnvVar {
   return { name, valueFrom: { resourceFieldRef: { resource, divisor: "1" } } };
 }
 
@@ -132,7 +135,7 @@ function caAddress(settings: InjectionSettings): string {
 }
 
 /** PILOT_CERT_PROVIDER through HOST_IP, the same in every proxy template. */
-function identityEnv(settings: InjectionSettings): EnvVar[] {
+export function identityEnv(settings: InjectionSettings): EnvVar[] {
   return [
     { name: "PILOT_CERT_PROVIDER", value: settings.pilotCertProvider },
     { name: "CA_ADDR", value: caAddress(settings) },
@@ -145,7 +148,7 @@ function identityEnv(settings: InjectionSettings): EnvVar[] {
 }
 
 /** The template's `protoToJSON .ProxyConfig`: the proxy config without the fields at Istio's defaults. */
-function proxyConfigJson(proxyConfig: ProxyConfig): string {
+export function proxyConfigJson(proxyConfig: ProxyConfig): string {
   const defaults: Readonly<Record<string, unknown>> = { ...DEFAULT_MESH_CONFIG.defaultConfig };
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(proxyConfig)) {
@@ -173,7 +176,7 @@ function podPortsJson(pod: Pod): string {
   return `[${lines.join("")}\n]`;
 }
 
-function trustDomain(data: TemplateData): string {
+function trustDomain(data: Pick<TemplateData, "mesh" | "settings">): string {
   return data.mesh.trustDomain || data.settings.trustDomain;
 }
 
@@ -196,7 +199,7 @@ function networkEnv(data: TemplateData): EnvVar[] {
   return data.settings.network ? [{ name: "ISTIO_META_NETWORK", value: data.settings.network }] : [];
 }
 
-function ownerEnv(data: TemplateData, workloadName: string): EnvVar[] {
+export function ownerEnv(data: Pick<TemplateData, "typeMeta" | "deploy">, workloadName: string): EnvVar[] {
   const out: EnvVar[] = [];
   if (workloadName) out.push({ name: "ISTIO_META_WORKLOAD_NAME", value: workloadName });
   const { apiVersion, kind } = data.typeMeta;
@@ -216,7 +219,7 @@ function bootstrapOverrideEnv(data: TemplateData): EnvVar[] {
     : [];
 }
 
-function meshIdEnv(data: TemplateData): EnvVar[] {
+export function meshIdEnv(data: Pick<TemplateData, "mesh" | "settings">): EnvVar[] {
   const out: EnvVar[] = [];
   const domain = trustDomain(data);
   const meshId = data.settings.meshID || domain;
@@ -226,7 +229,7 @@ function meshIdEnv(data: TemplateData): EnvVar[] {
 }
 
 /** `range .ProxyConfig.ProxyMetadata`: Go ranges over a map in key order. */
-function proxyMetadataEnv(proxyConfig: ProxyConfig): EnvVar[] {
+export function proxyMetadataEnv(proxyConfig: ProxyConfig): EnvVar[] {
   const metadata = proxyConfig.proxyMetadata ?? {};
   return Object.keys(metadata)
     .sort()
@@ -284,8 +287,26 @@ function statusPortEnabled(data: TemplateData): boolean {
   return podAnnotation(data.pod, ANNOTATION_STATUS_PORT, data.settings.statusPort) !== "0";
 }
 
-function mount(name: string, mountPath: string, readOnly?: boolean): JsonObject {
+export function mount(name: string, mountPath: string, readOnly?: boolean): JsonObject {
   return readOnly ? { name, mountPath, readOnly } : { name, mountPath };
+}
+
+/** A gateway proxy's mounts (both gateway templates'), `afterData` after the istio-data one. */
+export function gatewayProxyMounts(
+  settings: InjectionSettings,
+  afterData: JsonObject[] = [],
+): Container["volumeMounts"] {
+  return [
+    mount("workload-socket", "/var/run/secrets/workload-spiffe-uds"),
+    mount("credential-socket", "/var/run/secrets/credential-uds"),
+    mount("workload-certs", "/var/run/secrets/workload-spiffe-credentials"),
+    ...(settings.pilotCertProvider === "istiod" ? [mount("istiod-ca-cert", "/var/run/secrets/istio")] : []),
+    mount("istio-data", "/var/lib/istio/data"),
+    ...afterData,
+    mount("istio-envoy", "/etc/istio/proxy"),
+    mount("istio-token", "/var/run/secrets/tokens"),
+    mount("istio-podinfo", "/etc/istio/pod"),
+  ] as Container["volumeMounts"];
 }
 
 function bootstrapOverrideMount(data: TemplateData): JsonObject[] {
@@ -316,7 +337,7 @@ function userEntries(data: TemplateData, annotation: string): JsonObject[] {
     .map((name) => ({ name, ...((parsed as Record<string, JsonObject>)[name] ?? {}) }));
 }
 
-function caCertVolumes(data: TemplateData, withCrl: boolean): Volume[] {
+export function caCertVolumes(data: Pick<TemplateData, "settings">, withCrl: boolean): Volume[] {
   if (data.settings.pilotCertProvider !== "istiod") return withCrl ? [crlVolume()] : [];
   const out: Volume[] = [{ name: "istiod-ca-cert", configMap: { name: "istio-ca-root-cert" } }];
   if (withCrl) out.push(crlVolume());
@@ -327,7 +348,7 @@ function crlVolume(): Volume {
   return { name: "istio-ca-crl", configMap: { name: "istio-ca-crl", optional: true } };
 }
 
-function tokenVolume(data: TemplateData): Volume {
+export function tokenVolume(data: Pick<TemplateData, "settings">): Volume {
   return {
     name: "istio-token",
     projected: {
@@ -340,7 +361,7 @@ function tokenVolume(data: TemplateData): Volume {
   };
 }
 
-const PODINFO_VOLUME: Volume = {
+export const PODINFO_VOLUME: Volume = {
   name: "istio-podinfo",
   downwardAPI: {
     items: [
@@ -350,12 +371,12 @@ const PODINFO_VOLUME: Volume = {
   },
 };
 
-function imagePullSecrets(data: TemplateData): JsonObject {
+export function imagePullSecrets(data: Pick<TemplateData, "settings">): JsonObject {
   const secrets = data.settings.imagePullSecrets;
   return secrets.length > 0 ? { imagePullSecrets: secrets.map((name) => ({ name })) } : {};
 }
 
-function pullPolicy(data: TemplateData): JsonObject {
+export function pullPolicy(data: Pick<TemplateData, "settings">): JsonObject {
   return data.settings.imagePullPolicy ? { imagePullPolicy: data.settings.imagePullPolicy } : {};
 }
 
@@ -648,17 +669,7 @@ function gatewayTemplate(data: TemplateData): JsonObject {
       timeoutSeconds: 3,
       failureThreshold: settings.readinessFailureThreshold,
     }),
-    volumeMounts: [
-      mount("workload-socket", "/var/run/secrets/workload-spiffe-uds"),
-      mount("credential-socket", "/var/run/secrets/credential-uds"),
-      mount("workload-certs", "/var/run/secrets/workload-spiffe-credentials"),
-      ...(settings.pilotCertProvider === "istiod" ? [mount("istiod-ca-cert", "/var/run/secrets/istio")] : []),
-      mount("istio-data", "/var/lib/istio/data"),
-      ...bootstrapOverrideMount(data),
-      mount("istio-envoy", "/etc/istio/proxy"),
-      mount("istio-token", "/var/run/secrets/tokens"),
-      mount("istio-podinfo", "/etc/istio/pod"),
-    ] as Container["volumeMounts"],
+    volumeMounts: gatewayProxyMounts(settings, bootstrapOverrideMount(data)),
   };
   return {
     metadata: { labels: canonicalLabels(data, false), annotations: commonAnnotations(data) },

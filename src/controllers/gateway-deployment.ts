@@ -1,0 +1,594 @@
+// Istio's Gateway deployment controller: a Gateway API Gateway whose class has a template (`istio`:
+// kube-gateway) gets the ServiceAccount, Deployment and Service that run its proxy (and an autoscaler
+// and disruption budget when an overlay asks), made from the built-in template, laid under the class
+// defaults ConfigMap (label gateway.istio.io/defaults-for-class in the system namespace) and the
+// Gateway's infrastructure.parametersRef ConfigMap, and written by server-side apply under istiod's
+// field manager. What it made is watched: a change or deletion, or a change of anything the objects
+// are made from, reconciles the Gateway again. Objects of the same name not labelled
+// gateway.istio.io/managed are someone else's and left alone, as istiod does.
+import { type Logger, pino } from "pino";
+import { parse as parseYaml } from "yaml";
+import {
+  type ConfigObject,
+  type gatewayapi,
+  type KindInfo,
+  kindKey,
+  type MeshConfig,
+  makeKind,
+  type ProxyConfigSpec,
+} from "../config/index.ts";
+import { GatewayClassIndex } from "../gatewayapi/gatewayclass.ts";
+import type { Listener } from "../gatewayapi/listeners.ts";
+import { acceptedListenerSetListeners } from "../gatewayapi/listenerset.ts";
+import type { Collection, Unregister } from "../krt/index.ts";
+import type { ConfigStore } from "../sources/index.ts";
+import { Informer, type InformerHandler, type KubeClient, resourcePath } from "../sources/kube/index.ts";
+import { imageUrl } from "../webhooks/inject/inject.ts";
+import {
+  GATEWAY_MANAGED_LABEL,
+  GATEWAY_MANAGED_VALUE,
+  type KubeGatewayInput,
+  kubeGatewayObjects,
+  type ServicePort,
+} from "../webhooks/inject/kube-gateway.ts";
+import { strategicMergeObject } from "../webhooks/inject/merge.ts";
+import type { JsonObject } from "../webhooks/inject/pod.ts";
+import { effectiveProxyConfig } from "../webhooks/inject/proxyconfig.ts";
+import type { InjectionSettings } from "../webhooks/inject/settings.ts";
+import { PROXY_UID } from "../webhooks/inject/templates.ts";
+import { errorMessage } from "./kube-requests.ts";
+import { WorkQueue } from "./work-queue.ts";
+
+/** istiod's field manager for what this controller applies (PILOT_GATEWAY_API_CONTROLLER_NAME). */
+const FIELD_MANAGER = "istio.io/gateway-controller";
+const CONTROLLER_VERSION_ANNOTATION = "gateway.istio.io/controller-version";
+/** Istio 1.18 and later; a larger number on a Gateway belongs to a newer controller. */
+const CONTROLLER_VERSION = 5;
+const CLASS_DEFAULTS_LABEL = "gateway.istio.io/defaults-for-class";
+const SERVICE_TYPE_ANNOTATION = "networking.istio.io/service-type";
+const NAME_OVERRIDE_ANNOTATION = "gateway.istio.io/name-override";
+const SERVICE_ACCOUNT_ANNOTATION = "gateway.istio.io/service-account";
+const REVISION_LABEL = "istio.io/rev";
+/** Before Istio 1.24 the Deployment selected on this label; a selector cannot change, so it is kept. */
+const LEGACY_NAME_LABEL = "istio.io/gateway-name";
+const OPENSHIFT_UID_RANGE = "openshift.io/sa.scc.uid-range";
+const OPENSHIFT_SUPPLEMENTAL_GROUPS = "openshift.io/sa.scc.supplemental-groups";
+/** Attempts per Gateway and change, 5 ms doubling between them, as istiod's queue. */
+const MAX_ATTEMPTS = 5;
+
+const GATEWAY = kindKey("gateway.networking.k8s.io", "Gateway");
+const GATEWAY_CLASS = kindKey("gateway.networking.k8s.io", "GatewayClass");
+const LISTENER_SET = kindKey("gateway.networking.k8s.io", "ListenerSet");
+const CONFIG_MAP = kindKey("", "ConfigMap");
+const NAMESPACE = kindKey("", "Namespace");
+const SERVICE = kindKey("", "Service");
+const PROXY_CONFIG = kindKey("networking.istio.io", "ProxyConfig");
+
+const kindInfo = (group: string, kind: string, version: string): KindInfo =>
+  makeKind("kubernetes", group, kind, [version]);
+
+/** The kinds the template makes, by the overlay key that patches each. */
+const MADE_KINDS: Readonly<Record<string, { info: KindInfo; overlay: string; required: boolean }>> = {
+  ServiceAccount: {
+    info: kindInfo("", "ServiceAccount", "v1"),
+    overlay: "serviceAccount",
+    required: false,
+  },
+  Deployment: { info: kindInfo("apps", "Deployment", "v1"), overlay: "deployment", required: false },
+  Service: { info: kindInfo("", "Service", "v1"), overlay: "service", required: false },
+  HorizontalPodAutoscaler: {
+    info: kindInfo("autoscaling", "HorizontalPodAutoscaler", "v2"),
+    overlay: "horizontalPodAutoscaler",
+    required: true,
+  },
+  PodDisruptionBudget: {
+    info: kindInfo("policy", "PodDisruptionBudget", "v1"),
+    overlay: "podDisruptionBudget",
+    required: true,
+  },
+};
+const OVERLAY_KEYS = new Set(Object.values(MADE_KINDS).map((k) => k.overlay));
+/** Made kinds this controller watches itself (Services are in the store). */
+const WATCHED_KINDS = ["ServiceAccount", "Deployment", "HorizontalPodAutoscaler", "PodDisruptionBudget"];
+
+type Gateway = gatewayapi.Gateway;
+type ConfigMap = ConfigObject & { data?: Record<string, string> };
+
+export interface GatewayDeploymentOptions {
+  client: KubeClient;
+  store: Pick<ConfigStore, "collection" | "get">;
+  /** The Kubernetes source's name: Gateways from elsewhere (files) are not deployed. */
+  source: string;
+  mesh: () => MeshConfig;
+  onMeshChange: (listener: () => void) => () => void;
+  injection: () => Readonly<InjectionSettings>;
+  onInjectionChange: (listener: () => void) => () => void;
+  /** This control plane's revision ("" or "default" for the default revision). */
+  revision: string;
+  /** Where class defaults ConfigMaps are read (POD_NAMESPACE). */
+  systemNamespace: string;
+  /** CLUSTER_ID. */
+  clusterId: string;
+  /** PILOT_ENABLE_GATEWAY_API_COPY_LABELS_ANNOTATIONS; default true. */
+  copyLabelsAnnotations?: boolean;
+  log?: Logger;
+}
+
+export class GatewayDeploymentController {
+  readonly #options: GatewayDeploymentOptions;
+  readonly #log: Logger;
+  readonly #queue: WorkQueue;
+  readonly #gateways: Collection<ConfigObject>;
+  readonly #made = new Map<string, Map<string, ConfigObject>>(WATCHED_KINDS.map((k) => [k, new Map()]));
+  readonly #informers: Informer[] = [];
+  readonly #stops: (Unregister | (() => void))[] = [];
+  #kubeVersion: number | undefined;
+  #stopped = false;
+
+  constructor(options: GatewayDeploymentOptions) {
+    this.#options = options;
+    this.#log = options.log ?? pino({ level: "silent" });
+    this.#gateways = options.store.collection(GATEWAY) as Collection<ConfigObject>;
+    this.#queue = new WorkQueue({
+      reconcile: async (key) => {
+        await this.#reconcile(key);
+        return true;
+      },
+      retryDelayMs: (retry) => 5 * 2 ** retry,
+      maxAttempts: MAX_ATTEMPTS,
+      onFailure: (gateway, err, last) => {
+        if (last) this.#log.error({ gateway, err: errorMessage(err) }, "gateway deployment not reconciled");
+      },
+    });
+  }
+
+  /** Watches what it makes, then reconciles every Gateway and follows what they are made from. */
+  start(): void {
+    void this.#start().catch((err) => this.#log.error({ err: errorMessage(err) }, "gateway deployments not started"));
+  }
+
+  async #start(): Promise<void> {
+    const { client, store } = this.#options;
+    const version = (await client.request("GET", "/version")) as { major?: string; minor?: string };
+    this.#kubeVersion = Number(`${version.major ?? ""}${(version.minor ?? "").replace(/\D+$/, "")}`) || -1;
+    const informerOptions = {
+      backoff: { initialMs: 1000, maxMs: 30_000 },
+      notInstalledRetryMs: 60_000,
+      listPageSize: 500,
+      log: this.#log,
+    };
+    for (const kind of WATCHED_KINDS) {
+      const informer = new Informer(MADE_KINDS[kind].info, client, this.#madeHandler(kind), informerOptions);
+      this.#informers.push(informer);
+      informer.start();
+    }
+    await Promise.all(this.#informers.map((i) => i.synced));
+    if (this.#stopped) return;
+    const gatewaysOf = (match: (gw: Gateway) => boolean) => () => {
+      for (const gw of this.#gateways.list() as Gateway[]) if (match(gw)) this.#enqueue(gw);
+    };
+    const all = gatewaysOf(() => true);
+    this.#stops.push(
+      this.#gateways.register((event) => {
+        if (event.type === "update" && !needsReconcile(event.old as Gateway, event.new as Gateway)) return;
+        this.#enqueue((event.new ?? event.old) as Gateway);
+      }),
+      store.collection(GATEWAY_CLASS).register((event) => {
+        const name = (event.new ?? event.old).metadata.name;
+        gatewaysOf((gw) => gw.spec?.gatewayClassName === name)();
+      }),
+      store.collection(LISTENER_SET).register((event) => {
+        const ref = ((event.new ?? event.old) as gatewayapi.ListenerSet).spec?.parentRef;
+        const namespace = ref?.namespace ?? (event.new ?? event.old).metadata.namespace;
+        if (ref) this.#queue.add(`${namespace}/${ref.name}`);
+      }),
+      store.collection(CONFIG_MAP).register((event) => this.#configMapChanged((event.new ?? event.old) as ConfigMap)),
+      store.collection(NAMESPACE).register((event) => {
+        const name = (event.new ?? event.old).metadata.name;
+        gatewaysOf((gw) => gw.metadata.namespace === name)();
+      }),
+      store.collection(SERVICE).register((event) => this.#enqueueOwner(event.new ?? event.old)),
+      store.collection(PROXY_CONFIG).register(all),
+      this.#options.onMeshChange(all),
+      this.#options.onInjectionChange(all),
+    );
+    all();
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    for (const stop of this.#stops.splice(0)) stop();
+    for (const informer of this.#informers) informer.stop();
+    this.#queue.stop();
+  }
+
+  /** Resolves once nothing is queued or being written (for tests). */
+  settled(): Promise<void> {
+    return this.#queue.settled();
+  }
+
+  #enqueue(gw: ConfigObject): void {
+    this.#queue.add(`${gw.metadata.namespace}/${gw.metadata.name}`);
+  }
+
+  /** A made object changed: its Gateway is reconciled again (istiod's EnqueueForParentHandler). */
+  #enqueueOwner(obj: ConfigObject): void {
+    const owners = (obj.metadata as { ownerReferences?: { apiVersion?: string; kind?: string; name?: string }[] })
+      .ownerReferences;
+    for (const ref of owners ?? []) {
+      if (ref.kind === "Gateway" && ref.apiVersion?.startsWith("gateway.networking.k8s.io/")) {
+        this.#queue.add(`${obj.metadata.namespace}/${ref.name}`);
+      }
+    }
+  }
+
+  #madeHandler(kind: string): InformerHandler {
+    const objects = this.#made.get(kind) as Map<string, ConfigObject>;
+    const key = (o: ConfigObject) => `${o.metadata.namespace}/${o.metadata.name}`;
+    return {
+      replaceAll: (list) => {
+        const before = [...objects.values()];
+        objects.clear();
+        for (const o of list) objects.set(key(o), o);
+        for (const o of [...before, ...list]) this.#enqueueOwner(o);
+      },
+      apply: (type, o) => {
+        if (type === "DELETED") objects.delete(key(o));
+        else objects.set(key(o), o);
+        this.#enqueueOwner(o);
+      },
+    };
+  }
+
+  #configMapChanged(cm: ConfigMap): void {
+    const { namespace, name, labels } = cm.metadata;
+    const forClass = labels?.[CLASS_DEFAULTS_LABEL];
+    for (const gw of this.#gateways.list() as Gateway[]) {
+      const params = parametersRef(gw);
+      const referenced = params.ok && params.name === name && gw.metadata.namespace === namespace;
+      const classDefaults =
+        forClass !== undefined && namespace === this.#options.systemNamespace && gw.spec?.gatewayClassName === forClass;
+      if (referenced || classDefaults) this.#enqueue(gw);
+    }
+  }
+
+  #gateway(key: string): Gateway | undefined {
+    const [namespace, name] = key.split("/");
+    const stored = this.#options.store.get({ kind: GATEWAY, namespace, name });
+    return stored?.source === this.#options.source ? (stored.object as Gateway) : undefined;
+  }
+
+  async #reconcile(key: string): Promise<void> {
+    const gw = this.#gateway(key);
+    // Gone (what was made goes with it, through its owner references) or not from the cluster.
+    if (!gw) return;
+    const { store } = this.#options;
+    const classes = new GatewayClassIndex(store.collection(GATEWAY_CLASS).list() as gatewayapi.GatewayClass[]);
+    const resolved = classes.resolve(gw.spec?.gatewayClassName ?? "");
+    // Another controller's class, or one that deploys nothing (istio-remote); waypoints come with ambient.
+    if (resolved?.info.template !== "kube-gateway") return;
+    if (!this.#isMine(gw)) return;
+    if (!isManaged(gw)) return;
+    const version = controllerVersion(gw);
+    if (!version.manage) {
+      this.#log.debug({ gateway: key, version: version.existing }, "gateway managed by another controller version");
+      return;
+    }
+    if (version.takeOver) await this.#setControllerVersion(gw);
+    const names = objectNames(gw, resolved.info.disableNameSuffix ? "" : resolved.name);
+    let objects: JsonObject[];
+    try {
+      objects = this.#render(gw, resolved.name, resolved.info.defaultServiceType, names);
+    } catch (err) {
+      // Not worth retrying: the inputs must change first, which queues the Gateway again.
+      this.#log.error({ gateway: key, err: errorMessage(err) }, "gateway deployment not rendered");
+      return;
+    }
+    for (const object of objects) await this.#apply(object, gw, names);
+    this.#log.info({ gateway: key }, "gateway deployment updated");
+  }
+
+  /** Istio's tag watcher IsMine, without tags: the Gateway's (else its namespace's) revision label. */
+  #isMine(gw: Gateway): boolean {
+    const namespace = this.#options.store.get({ kind: NAMESPACE, namespace: "", name: gw.metadata.namespace ?? "" });
+    const selected = gw.metadata.labels?.[REVISION_LABEL] ?? namespace?.object.metadata.labels?.[REVISION_LABEL] ?? "";
+    const revision = this.#options.revision || "default";
+    return selected === revision || (selected === "" && revision === "default");
+  }
+
+  #render(gw: Gateway, className: string, defaultServiceType: string, names: ObjectNames): JsonObject[] {
+    const options = this.#options;
+    const { store } = options;
+    const name = gw.metadata.name ?? "";
+    const namespace = gw.metadata.namespace ?? "";
+    const annotations = gw.metadata.annotations ?? {};
+    const overlays = this.#overlays(gw, className);
+    const mesh = options.mesh();
+    const settings = options.injection();
+    const proxyConfigs = store.collection(PROXY_CONFIG).list() as ConfigObject<ProxyConfigSpec>[];
+    const proxyConfig = effectiveProxyConfig(mesh, proxyConfigs, {
+      namespace,
+      labels: { "gateway.networking.k8s.io/gateway-name": name },
+    });
+    const ns = store.get({ kind: NAMESPACE, namespace: "", name: namespace })?.object;
+    const ids = proxyIds(ns?.metadata.annotations ?? {});
+    const sets = store.collection(LISTENER_SET).list() as gatewayapi.ListenerSet[];
+    const lookupNamespace = (n: string) => store.get({ kind: NAMESPACE, namespace: "", name: n })?.object;
+    const input: KubeGatewayInput = {
+      gateway: {
+        metadata: { name, namespace, uid: String(gw.metadata.uid ?? ""), annotations },
+        spec: { addresses: gw.spec?.addresses?.map((a) => ({ type: a.type, value: a.value ?? "" })) },
+      },
+      gatewayClass: className,
+      deploymentName: names.deployment,
+      serviceAccount: names.serviceAccount,
+      ports: servicePorts([...(gw.spec?.listeners ?? []), ...acceptedListenerSetListeners(gw, sets, lookupNamespace)]),
+      serviceType: annotations[SERVICE_TYPE_ANNOTATION] ?? defaultServiceType,
+      clusterId: options.clusterId,
+      kubeVersion: this.#kubeVersion ?? -1,
+      revision: options.revision === "default" ? "" : options.revision,
+      proxyUid: ids.uid,
+      proxyGid: ids.gid,
+      infrastructureLabels: infrastructureMetadata(gw, "labels", options.copyLabelsAnnotations ?? true),
+      infrastructureAnnotations: infrastructureMetadata(gw, "annotations", options.copyLabelsAnnotations ?? true),
+      proxyConfig,
+      mesh,
+      settings: settings as InjectionSettings,
+      proxyImage: imageUrl(settings, settings.proxyImage, String(proxyConfig.image?.imageType ?? ""), gw),
+    };
+    return kubeGatewayObjects(input).flatMap((object) => {
+      const overlaid = applyOverlays(object, overlays);
+      return overlaid ? [overlaid] : [];
+    });
+  }
+
+  /** The class defaults ConfigMap's data (the oldest), then the Gateway's parameters ConfigMap's. */
+  #overlays(gw: Gateway, className: string): Record<string, string>[] {
+    const { store, systemNamespace } = this.#options;
+    const configMaps = store.collection(CONFIG_MAP).list() as ConfigMap[];
+    const out: Record<string, string>[] = [];
+    const defaults = configMaps
+      .filter(
+        (cm) => cm.metadata.namespace === systemNamespace && cm.metadata.labels?.[CLASS_DEFAULTS_LABEL] === className,
+      )
+      .sort((a, b) => (a.metadata.creationTimestamp ?? "").localeCompare(b.metadata.creationTimestamp ?? ""));
+    if (defaults.length > 0) out.push(defaults[0].data ?? {});
+    const params = parametersRef(gw);
+    if (!params.ok) throw new Error(`invalid parameters: ${params.error}`);
+    if (params.name !== undefined) {
+      const cm = store.get({ kind: CONFIG_MAP, namespace: gw.metadata.namespace ?? "", name: params.name });
+      if (!cm) {
+        throw new Error(
+          `parametersRef targeting configmap "${gw.metadata.namespace}/${params.name}", but configmap does not exist`,
+        );
+      }
+      out.push((cm.object as ConfigMap).data ?? {});
+    }
+    return out;
+  }
+
+  /** Writes the controller version annotation through the status subresource (no Gateway write needed). */
+  async #setControllerVersion(gw: Gateway): Promise<void> {
+    const patch = {
+      apiVersion: "gateway.networking.k8s.io/v1",
+      kind: "Gateway",
+      metadata: { annotations: { [CONTROLLER_VERSION_ANNOTATION]: String(CONTROLLER_VERSION) } },
+    };
+    const path = `/apis/gateway.networking.k8s.io/v1/namespaces/${encodeURIComponent(gw.metadata.namespace ?? "")}/gateways/${encodeURIComponent(gw.metadata.name ?? "")}/status`;
+    await this.#options.client.patch(applyQuery(path), patch, "application/apply-patch+yaml");
+  }
+
+  /** Server-side applies one rendered object, unless an object of that name is someone else's. */
+  async #apply(rendered: JsonObject, gw: Gateway, names: ObjectNames): Promise<void> {
+    const object = structuredClone(rendered) as JsonObject & {
+      metadata: JsonObject & { labels?: Record<string, string> };
+    };
+    const kind = String(object.kind);
+    const made = MADE_KINDS[kind];
+    const name = String(object.metadata.name ?? "");
+    const namespace = String(object.metadata.namespace ?? "");
+    // The safeguards istiod keeps against an overlay that reaches beyond the Gateway's own objects.
+    if (!made) throw new Error(`unexpected object kind "${kind}"`);
+    if (namespace !== gw.metadata.namespace) {
+      throw new Error(`object namespace "${namespace}" does not match gateway namespace "${gw.metadata.namespace}"`);
+    }
+    const gatewayName = gw.metadata.name ?? "";
+    if (!(name === names.deployment || name === names.serviceAccount || name.startsWith(gatewayName))) {
+      throw new Error(
+        `object name "${name}" is none of "${names.deployment}", "${names.serviceAccount}" nor starts with "${gatewayName}"`,
+      );
+    }
+    object.metadata.labels = { ...object.metadata.labels, [GATEWAY_MANAGED_LABEL]: GATEWAY_MANAGED_VALUE };
+    const existing = this.#existing(kind, namespace, name);
+    if (existing && existing.metadata.labels?.[GATEWAY_MANAGED_LABEL] === undefined) {
+      this.#log.debug({ kind, namespace, name }, "not managed by the gateway controller: left alone");
+      return;
+    }
+    // The version seen, so a write over a newer object fails and is retried once it is seen.
+    if (existing?.metadata.resourceVersion) object.metadata.resourceVersion = existing.metadata.resourceVersion;
+    type DeploymentSpec = {
+      selector?: { matchLabels?: Record<string, string> };
+      template?: { metadata?: { labels?: Record<string, string> } };
+    };
+    const existingSpec = (existing?.spec ?? {}) as DeploymentSpec;
+    if (kind === "Deployment" && existingSpec.selector?.matchLabels?.[LEGACY_NAME_LABEL]) {
+      const spec = object.spec as { selector: unknown; template: { metadata: { labels: Record<string, string> } } };
+      spec.selector = existingSpec.selector;
+      const legacyLabel = existingSpec.template?.metadata?.labels?.[LEGACY_NAME_LABEL];
+      if (legacyLabel !== undefined) spec.template.metadata.labels[LEGACY_NAME_LABEL] = legacyLabel;
+    }
+    const path = resourcePath({ kind: made.info, version: made.info.preferredVersion, namespace, name });
+    try {
+      await this.#options.client.patch(applyQuery(path), object, "application/apply-patch+yaml");
+    } catch (err) {
+      throw new Error(`patch ${made.info.group || "core"}/${kind} ${namespace}/${name}: ${errorMessage(err)}`);
+    }
+  }
+
+  #existing(kind: string, namespace: string, name: string): ConfigObject | undefined {
+    if (kind === "Service") return this.#options.store.get({ kind: SERVICE, namespace, name })?.object;
+    return this.#made.get(kind)?.get(`${namespace}/${name}`);
+  }
+}
+
+interface ObjectNames {
+  deployment: string;
+  serviceAccount: string;
+}
+
+/** `<gateway>-<class>` (`<gateway>` for classes without the suffix), unless the Gateway's annotations say. */
+function objectNames(gw: Gateway, classSuffix: string): ObjectNames {
+  const name = gw.metadata.name ?? "";
+  const fallback = classSuffix ? `${name}-${classSuffix}` : name;
+  const annotations = gw.metadata.annotations ?? {};
+  return {
+    deployment: annotations[NAME_OVERRIDE_ANNOTATION] || fallback,
+    serviceAccount: annotations[SERVICE_ACCOUNT_ANNOTATION] || fallback,
+  };
+}
+
+const applyQuery = (path: string) => `${path}?fieldManager=${encodeURIComponent(FIELD_MANAGER)}&force=true`;
+
+/** A Gateway change that can change what is deployed: its generation, labels or annotations. */
+function needsReconcile(old: Gateway, next: Gateway): boolean {
+  const same = (a: Record<string, string> | undefined, b: Record<string, string> | undefined) => {
+    const ak = Object.keys(a ?? {});
+    return ak.length === Object.keys(b ?? {}).length && ak.every((k) => a?.[k] === b?.[k]);
+  };
+  return (
+    old.metadata.generation !== next.metadata.generation ||
+    !same(old.metadata.labels, next.metadata.labels) ||
+    !same(old.metadata.annotations, next.metadata.annotations)
+  );
+}
+
+/**
+ * Whether Istio deploys the Gateway (ENABLE_GATEWAY_API_MANUAL_DEPLOYMENT's rule): no address, or one
+ * IP address (then the Service's loadBalancerIP); a hostname names an existing deployment.
+ */
+function isManaged(gw: Gateway): boolean {
+  const addresses = gw.spec?.addresses ?? [];
+  if (addresses.length === 0) return true;
+  if (addresses.length > 1) return false;
+  return addresses[0].type === undefined || addresses[0].type === "IPAddress";
+}
+
+/** Istio's ManagedGatewayControllerVersion: whether this controller manages the Gateway, and must say so. */
+function controllerVersion(gw: Gateway): { existing?: string; takeOver: boolean; manage: boolean } {
+  const existing = gw.metadata.annotations?.[CONTROLLER_VERSION_ANNOTATION];
+  if (existing === undefined) return { takeOver: true, manage: true };
+  if (!/^-?\d+$/.test(existing)) return { existing, takeOver: false, manage: false };
+  const number = Number(existing);
+  if (number > CONTROLLER_VERSION) return { existing, takeOver: false, manage: false };
+  return { existing, takeOver: number < CONTROLLER_VERSION, manage: true };
+}
+
+type ParametersRef = { ok: true; name?: string } | { ok: false; error: string };
+
+/** The Gateway's infrastructure.parametersRef: only a ConfigMap of its own namespace is known. */
+function parametersRef(gw: Gateway): ParametersRef {
+  const ref = gw.spec?.infrastructure?.parametersRef;
+  if (!ref) return { ok: true };
+  if ((ref.group ?? "") === "" && ref.kind === "ConfigMap") return { ok: true, name: ref.name };
+  return { ok: false, error: `unknown infrastructure parameters type ${ref.group ?? ""}/${ref.kind}` };
+}
+
+/**
+ * The labels or annotations the made objects carry: the Gateway's infrastructure ones if set, else a
+ * copy of the Gateway's own (unless copying is off); the gateway.networking.k8s.io/ prefix is reserved.
+ */
+function infrastructureMetadata(gw: Gateway, which: "labels" | "annotations", copy: boolean): Record<string, string> {
+  const infra = gw.spec?.infrastructure?.[which];
+  if (infra) {
+    return Object.fromEntries(Object.entries(infra).filter(([k]) => !k.startsWith("gateway.networking.k8s.io/")));
+  }
+  return copy ? { ...(gw.metadata[which] ?? {}) } : {};
+}
+
+/** The Service's ports: the status port, then one per listener port (Istio's extractServicePorts). */
+function servicePorts(listeners: readonly Listener[]): ServicePort[] {
+  const ports: ServicePort[] = [{ name: "status-port", port: 15021, protocol: "TCP", appProtocol: "tcp" }];
+  const seen = new Set<number>();
+  const used = new Set(["status-port"]);
+  listeners.forEach((l, i) => {
+    if (seen.has(l.port)) return;
+    seen.add(l.port);
+    // Listener names allow dots and 253 characters; port names neither.
+    let name = (l.name ?? "").replaceAll(".", "-").slice(0, 63);
+    if (name === "") name = `${l.protocol.toLowerCase()}-${i}`;
+    ports.push({
+      name: uniquePortName(name, l.port, used),
+      port: l.port,
+      protocol: "TCP",
+      appProtocol: l.protocol.toLowerCase(),
+    });
+  });
+  return ports;
+}
+
+/** `name` made unique among the Service's port names with the port number, within 63 characters. */
+function uniquePortName(name: string, port: number, used: Set<string>): string {
+  const base = name.slice(0, 63);
+  let candidate = base;
+  for (let suffix = `-${port}`; used.has(candidate); suffix += "x") {
+    candidate = base.slice(0, 63 - suffix.length) + suffix;
+  }
+  used.add(candidate);
+  return candidate;
+}
+
+/** An OpenShift "start/size" or "start-end" block's last id. */
+function blockEnd(block: string): number | undefined {
+  const slash = /^(\d+)\/(\d+)$/.exec(block.trim());
+  if (slash) return Number(slash[1]) + Number(slash[2]) - 1;
+  const dash = /^(\d+)-(\d+)$/.exec(block.trim());
+  return dash ? Number(dash[2]) : undefined;
+}
+
+/** Istio's GetProxyIDs: 1337, or on OpenShift the top of the namespace's preallocated ranges. */
+function proxyIds(annotations: Record<string, string>): { uid: number; gid: number } {
+  const uidRange = annotations[OPENSHIFT_UID_RANGE];
+  const groups = annotations[OPENSHIFT_SUPPLEMENTAL_GROUPS] ?? uidRange;
+  const uid = uidRange ? blockEnd(uidRange) : undefined;
+  const gid = groups ? blockEnd(groups.split(",")[0]) : undefined;
+  return { uid: uid ?? PROXY_UID, gid: gid ?? PROXY_UID };
+}
+
+/**
+ * `object` with every overlay that names its kind laid over it (strategic merge), in order; undefined
+ * for a kind that is made only when an overlay asks (autoscaler, disruption budget) and none does.
+ * An overlay may not change the object's identity.
+ */
+function applyOverlays(object: JsonObject, overlays: readonly Record<string, string>[]): JsonObject | undefined {
+  const made = MADE_KINDS[String(object.kind)];
+  let out = object;
+  let applied = false;
+  for (const overlay of overlays) {
+    for (const key of Object.keys(overlay)) {
+      if (!OVERLAY_KEYS.has(key)) {
+        throw new Error(`unsupported overlay "${key}" (supported: [${[...OVERLAY_KEYS].sort().join(" ")}])`);
+      }
+    }
+    const text = overlay[made.overlay];
+    if (text === undefined) continue;
+    const patch: unknown = parseYaml(text);
+    if (patch !== null && (typeof patch !== "object" || Array.isArray(patch))) {
+      throw new Error(`overlay "${made.overlay}" is not a map`);
+    }
+    out = strategicMergeObject(out, (patch ?? {}) as JsonObject);
+    applied = true;
+  }
+  if (!applied && made.required) return undefined;
+  const identity = (o: JsonObject) => {
+    const meta = (o.metadata ?? {}) as Record<string, unknown>;
+    return JSON.stringify(
+      ["name", "generateName", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp"]
+        .map((k) => meta[k])
+        .concat([meta.deletionTimestamp, meta.deletionGracePeriodSeconds, meta.ownerReferences, meta.finalizers]),
+    );
+  };
+  const managedFields = (o: JsonObject) => ((o.metadata ?? {}) as Record<string, unknown>).managedFields;
+  if (identity(object) !== identity(out) || managedFields(out) !== undefined)
+    throw new Error("illegal metadata change");
+  return out;
+}

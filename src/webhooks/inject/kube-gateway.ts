@@ -1,0 +1,304 @@
+// Istio's built-in `kube-gateway` template (istio-discovery files/kube-gateway.yaml) as a function: the
+// ServiceAccount, Deployment, Service, HorizontalPodAutoscaler and PodDisruptionBudget that run a
+// Gateway API Gateway of class `istio`. The autoscaler and the disruption budget are rendered but kept
+// only when an overlay asks for them (the controller decides).
+import type { MeshConfig, ProxyConfig } from "../../config/index.ts";
+import type { Container, EnvVar, JsonObject, Volume } from "./pod.ts";
+import { PROXY_CONTAINER } from "./pod.ts";
+import type { InjectionSettings } from "./settings.ts";
+import {
+  caCertVolumes,
+  envVar,
+  fieldRef,
+  gatewayProxyMounts,
+  identityEnv,
+  imagePullSecrets,
+  meshIdEnv,
+  ownerEnv,
+  PODINFO_VOLUME,
+  podAnnotation,
+  proxyConfigJson,
+  proxyImage,
+  proxyMetadataEnv,
+  pullPolicy,
+  resourceRef,
+  tokenVolume,
+} from "./templates.ts";
+
+export const GATEWAY_NAME_LABEL = "gateway.networking.k8s.io/gateway-name";
+export const GATEWAY_CLASS_LABEL = "gateway.networking.k8s.io/gateway-class-name";
+export const GATEWAY_MANAGED_LABEL = "gateway.istio.io/managed";
+/** The managed label's value for the `istio` class's controller (istio.io/gateway-controller). */
+export const GATEWAY_MANAGED_VALUE = "istio.io-gateway-controller";
+const NETWORK_LABEL = "topology.istio.io/network";
+/** Annotations of the Gateway that are its controller's settings, not the deployment's. */
+const NOT_COPIED_ANNOTATIONS = [
+  "kubectl.kubernetes.io/last-applied-configuration",
+  "gateway.istio.io/name-override",
+  "gateway.istio.io/service-account",
+  "gateway.istio.io/controller-version",
+];
+
+export interface ServicePort {
+  name: string;
+  port: number;
+  protocol: string;
+  appProtocol: string;
+}
+
+/** Istio's TemplateInput and derivedInput: the Gateway and what the controller worked out for it. */
+export interface KubeGatewayInput {
+  gateway: {
+    metadata: { name: string; namespace: string; uid: string; annotations?: Record<string, string> };
+    spec?: { addresses?: { type?: string; value: string }[] };
+  };
+  gatewayClass: string;
+  deploymentName: string;
+  serviceAccount: string;
+  ports: ServicePort[];
+  serviceType: string;
+  /** The control plane's CLUSTER_ID. */
+  clusterId: string;
+  /** The API server's version as major and minor digits (1.35 → 135). */
+  kubeVersion: number;
+  revision: string;
+  proxyUid: number;
+  proxyGid: number;
+  infrastructureLabels: Record<string, string>;
+  infrastructureAnnotations: Record<string, string>;
+  proxyConfig: ProxyConfig;
+  mesh: MeshConfig;
+  settings: InjectionSettings;
+  /** The proxy image the values and proxy config name (Istio's inject.ProxyImage). */
+  proxyImage: string;
+}
+
+const isEmpty = (value: Record<string, unknown>) => Object.keys(value).length === 0;
+
+function copiedAnnotations(input: KubeGatewayInput): Record<string, string> {
+  const out = { ...input.infrastructureAnnotations };
+  for (const key of NOT_COPIED_ANNOTATIONS) delete out[key];
+  return out;
+}
+
+function metadata(input: KubeGatewayInput, name: string, extraLabels: Record<string, string> = {}): JsonObject {
+  const { gateway } = input;
+  return {
+    name,
+    namespace: gateway.metadata.namespace,
+    annotations: copiedAnnotations(input),
+    labels: {
+      ...input.infrastructureLabels,
+      [GATEWAY_NAME_LABEL]: gateway.metadata.name,
+      [GATEWAY_CLASS_LABEL]: input.gatewayClass,
+      ...extraLabels,
+    },
+    ownerReferences: [
+      {
+        apiVersion: "gateway.networking.k8s.io/v1",
+        kind: "Gateway",
+        name: gateway.metadata.name,
+        uid: gateway.metadata.uid,
+      },
+    ],
+  };
+}
+
+function serviceAccount(input: KubeGatewayInput): JsonObject {
+  const meta = metadata(input, input.serviceAccount);
+  // Owned by the Gateway only from Kubernetes 1.28, which keeps a ServiceAccount's token valid then.
+  if (input.kubeVersion < 128) delete meta.ownerReferences;
+  return { apiVersion: "v1", kind: "ServiceAccount", metadata: meta };
+}
+
+function podSecurityContext(settings: InjectionSettings): JsonObject {
+  if (!isEmpty(settings.gatewaySecurityContext)) return structuredClone(settings.gatewaySecurityContext) as JsonObject;
+  return {
+    sysctls: [{ name: "net.ipv4.ip_unprivileged_port_start", value: "0" }],
+    ...(isEmpty(settings.gatewaySeccompProfile)
+      ? {}
+      : { seccompProfile: structuredClone(settings.gatewaySeccompProfile) as JsonObject }),
+  };
+}
+
+function proxyArgs(input: KubeGatewayInput): string[] {
+  const { settings, gateway } = input;
+  const args = [
+    "proxy",
+    "router",
+    "--domain",
+    `$(POD_NAMESPACE).svc.${settings.clusterDomain}`,
+    "--proxyLogLevel",
+    podAnnotation(gateway, "sidecar.istio.io/logLevel", settings.logLevel),
+    "--proxyComponentLogLevel",
+    podAnnotation(gateway, "sidecar.istio.io/componentLogLevel", settings.componentLogLevel),
+    "--log_output_level",
+    podAnnotation(gateway, "sidecar.istio.io/agentLogLevel", settings.agentLogLevel),
+  ];
+  if (settings.stsPort) args.push(`--stsPort=${settings.stsPort}`);
+  if (settings.logAsJson) args.push("--log_as_json");
+  return args;
+}
+
+function proxyEnv(input: KubeGatewayInput): EnvVar[] {
+  const { settings, proxyConfig, gateway } = input;
+  const network = input.infrastructureLabels[NETWORK_LABEL] || settings.network;
+  const requestedNetwork = input.infrastructureLabels[NETWORK_LABEL];
+  const owner = {
+    typeMeta: { apiVersion: "apps/v1", kind: "Deployment" },
+    deploy: { name: input.deploymentName, namespace: gateway.metadata.namespace },
+  };
+  return [
+    ...identityEnv(settings),
+    resourceRef("ISTIO_CPU_LIMIT", "limits.cpu"),
+    { name: "PROXY_CONFIG", value: `${proxyConfigJson(proxyConfig)}\n` },
+    { name: "ISTIO_META_POD_PORTS", value: "[]" },
+    // Written out empty, as the template does (the API server then drops it).
+    { name: "ISTIO_META_APP_CONTAINERS", value: "" },
+    resourceRef("GOMEMLIMIT", "limits.memory"),
+    resourceRef("GOMAXPROCS", "limits.cpu"),
+    { name: "ISTIO_META_CLUSTER_ID", value: settings.clusterName || input.clusterId },
+    fieldRef("ISTIO_META_NODE_NAME", "spec.nodeName"),
+    { name: "ISTIO_META_INTERCEPTION_MODE", value: proxyConfig.interceptionMode ?? "REDIRECT" },
+    ...(network ? [{ name: "ISTIO_META_NETWORK", value: network }] : []),
+    ...ownerEnv(owner, input.deploymentName),
+    ...meshIdEnv(input),
+    ...proxyMetadataEnv(proxyConfig),
+    ...(requestedNetwork ? [envVar("ISTIO_META_REQUESTED_NETWORK_VIEW", requestedNetwork)] : []),
+  ];
+}
+
+const readyProbe = (failureThreshold: number, initialDelaySeconds: number, periodSeconds: number) => ({
+  failureThreshold,
+  httpGet: { path: "/healthz/ready", port: 15021, scheme: "HTTP" },
+  initialDelaySeconds,
+  periodSeconds,
+  successThreshold: 1,
+  timeoutSeconds: 1,
+});
+
+function proxyContainer(input: KubeGatewayInput): Container {
+  const { settings } = input;
+  const resources = settings.resources;
+  return {
+    name: PROXY_CONTAINER,
+    image: proxyImage({ pod: input.gateway, settings, proxyImage: input.proxyImage }),
+    ...(isEmpty(resources as Record<string, unknown>) ? {} : { resources: structuredClone(resources) }),
+    ...pullPolicy(input),
+    securityContext: {
+      capabilities: { drop: ["ALL"] },
+      allowPrivilegeEscalation: false,
+      privileged: false,
+      readOnlyRootFilesystem: true,
+      runAsUser: input.proxyUid,
+      runAsGroup: input.proxyGid,
+      runAsNonRoot: true,
+    },
+    ports: [
+      { containerPort: 15020, name: "metrics", protocol: "TCP" },
+      { containerPort: 15021, name: "status-port", protocol: "TCP" },
+      { containerPort: 15090, protocol: "TCP", name: "http-envoy-prom" },
+    ],
+    args: proxyArgs(input),
+    ...(isEmpty(settings.proxyLifecycle) ? {} : { lifecycle: structuredClone(settings.proxyLifecycle) }),
+    env: proxyEnv(input),
+    startupProbe: readyProbe(30, 1, 1),
+    readinessProbe: readyProbe(4, 0, 15),
+    volumeMounts: gatewayProxyMounts(settings),
+  };
+}
+
+function deployment(input: KubeGatewayInput): JsonObject {
+  const { gateway, settings } = input;
+  const name = gateway.metadata.name;
+  const managed = { [GATEWAY_MANAGED_LABEL]: GATEWAY_MANAGED_VALUE };
+  const volumes: Volume[] = [
+    // The template's `emptyDir:` with nothing after it; the API server defaults it to {}.
+    { emptyDir: null, name: "workload-socket" },
+    { emptyDir: {}, name: "credential-socket" },
+    { emptyDir: {}, name: "workload-certs" },
+    { emptyDir: { medium: "Memory" }, name: "istio-envoy" },
+    { name: "istio-data", emptyDir: {} },
+    PODINFO_VOLUME,
+    tokenVolume(input),
+    ...caCertVolumes(input, false),
+  ];
+  return {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: metadata(input, input.deploymentName, managed),
+    spec: {
+      selector: { matchLabels: { [GATEWAY_NAME_LABEL]: name } },
+      template: {
+        metadata: {
+          annotations: {
+            ...copiedAnnotations(input),
+            "istio.io/rev": input.revision || "default",
+            "prometheus.io/path": "/stats/prometheus",
+            "prometheus.io/port": "15020",
+            "prometheus.io/scrape": "true",
+          },
+          labels: {
+            "sidecar.istio.io/inject": "false",
+            "service.istio.io/canonical-name": input.deploymentName,
+            "service.istio.io/canonical-revision": "latest",
+            ...input.infrastructureLabels,
+            [GATEWAY_NAME_LABEL]: name,
+            [GATEWAY_CLASS_LABEL]: input.gatewayClass,
+            ...managed,
+          },
+        },
+        spec: {
+          securityContext: podSecurityContext(settings),
+          serviceAccountName: input.serviceAccount,
+          containers: [proxyContainer(input)],
+          volumes,
+          ...imagePullSecrets(input),
+        },
+      },
+    },
+  };
+}
+
+function service(input: KubeGatewayInput): JsonObject {
+  const { gateway } = input;
+  const addresses = gateway.spec?.addresses ?? [];
+  return {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: metadata(input, input.deploymentName),
+    spec: {
+      ipFamilyPolicy: "PreferDualStack",
+      ports: input.ports.map((p) => ({ ...p })),
+      selector: { [GATEWAY_NAME_LABEL]: gateway.metadata.name },
+      ...(addresses.length > 0 && input.serviceType === "LoadBalancer" ? { loadBalancerIP: addresses[0].value } : {}),
+      type: input.serviceType,
+    },
+  };
+}
+
+function autoscaler(input: KubeGatewayInput): JsonObject {
+  return {
+    apiVersion: "autoscaling/v2",
+    kind: "HorizontalPodAutoscaler",
+    metadata: metadata(input, input.deploymentName),
+    spec: {
+      scaleTargetRef: { apiVersion: "apps/v1", kind: "Deployment", name: input.deploymentName },
+      maxReplicas: 1,
+    },
+  };
+}
+
+function disruptionBudget(input: KubeGatewayInput): JsonObject {
+  return {
+    apiVersion: "policy/v1",
+    kind: "PodDisruptionBudget",
+    metadata: metadata(input, input.deploymentName),
+    spec: { selector: { matchLabels: { [GATEWAY_NAME_LABEL]: input.gateway.metadata.name } } },
+  };
+}
+
+/** The template's objects, in its order. */
+export function kubeGatewayObjects(input: KubeGatewayInput): JsonObject[] {
+  return [serviceAccount(input), deployment(input), service(input), autoscaler(input), disruptionBudget(input)];
+}
