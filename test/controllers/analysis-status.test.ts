@@ -5,9 +5,7 @@
 // non-Istio kinds get nothing written, and only the Lease's holder writes; and, when the peer istiod
 // is built, istiod writes the same validationMessages for the same objects.
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { basename, join } from "node:path";
+import { basename } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { inClusterAnalysis } from "../../src/analysis/index.ts";
 import { runAnalyzeCommand } from "../../src/cli/analyze-run.ts";
@@ -15,9 +13,10 @@ import { type ConfigObject, KINDS, kindKey } from "../../src/config/index.ts";
 import { type AnalysisStatusTarget, AnalysisStatusWriter, LeaseElection } from "../../src/controllers/index.ts";
 import { ConfigStore } from "../../src/sources/index.ts";
 import { KubeClient, KubeSource } from "../../src/sources/kube/index.ts";
-import { Cluster, clusterSkipReason, sharedCluster } from "../cluster/index.ts";
+import { type Cluster, clusterSkipReason, sharedCluster } from "../cluster/index.ts";
 import { startIstiod } from "../compare/control-planes.ts";
 import { peersSkipReason, requirePeer } from "../peers/paths.ts";
+import { type IstiodBeside, istiodBesideCluster } from "../support/istiod-beside.ts";
 import { waitFor } from "../support/xds-fixtures.ts";
 
 const skip = clusterSkipReason();
@@ -288,25 +287,20 @@ const istiodSkip = skip ?? peersSkipReason("istiod");
 // same objects: both write the same validationMessages.
 describe("AnalysisStatusWriter against istiod", { skip: istiodSkip }, () => {
   let cluster: Cluster;
-  let work: string;
+  let beside: IstiodBeside | undefined;
   let stopIstiod: (() => Promise<void>) | undefined;
   let controller: AnalysisStatusWriter | undefined;
   let source: KubeSource | undefined;
   let sides: { istiod: ReturnType<typeof istioObjects>; sluice: ReturnType<typeof istioObjects> };
 
   before(async () => {
-    cluster = await Cluster.start();
-    work = mkdtempSync(join(tmpdir(), "sluice-analysis-status-"));
-    const kubeconfig = join(work, "kubeconfig");
-    cluster.writeKubeconfig(kubeconfig);
-    const meshFile = join(work, "mesh.yaml");
-    writeFileSync(meshFile, `discoverySelectors:\n- matchLabels: {${SELECT_LABEL}: istiod}\n`);
-    await cluster.must("POST", "/api/v1/namespaces", { metadata: { name: "istio-system" } });
+    beside = await istiodBesideCluster("analysis-status", SELECT_LABEL);
+    cluster = beside.cluster;
     sides = {
-      istiod: istioObjects(cluster, await cluster.namespace("istiod", { [SELECT_LABEL]: "istiod" })),
-      sluice: istioObjects(cluster, await cluster.namespace("sluice", { [SELECT_LABEL]: "sluice" })),
+      istiod: istioObjects(cluster, beside.namespaces.istiod),
+      sluice: istioObjects(cluster, beside.namespaces.sluice),
     };
-    const istiod = await startIstiod({ kubeconfig, meshFile, workDir: work }, { PILOT_ENABLE_ANALYSIS: "true" });
+    const istiod = await startIstiod(beside.inputs, { PILOT_ENABLE_ANALYSIS: "true" });
     stopIstiod = istiod.plane.stop;
     await istiod.ready();
     const side = await sluiceSide(cluster, "sluice");
@@ -318,8 +312,7 @@ describe("AnalysisStatusWriter against istiod", { skip: istiodSkip }, () => {
     controller?.stop();
     source?.stop();
     await stopIstiod?.();
-    await cluster?.stop();
-    if (work) rmSync(work, { recursive: true, force: true });
+    await beside?.stop();
   });
 
   test("the same validationMessages for the same objects", async () => {

@@ -3,17 +3,15 @@
 // which pools, kept across a restart, never shared, cleared and given again as the entry changes;
 // and, when the peer istiod is built, the statuses istiod writes for the same steps.
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { KINDS } from "../../src/config/index.ts";
 import { IpAutoallocator } from "../../src/controllers/index.ts";
 import { ConfigStore } from "../../src/sources/index.ts";
 import { KubeSource } from "../../src/sources/kube/index.ts";
-import { Cluster, clusterSkipReason, sharedCluster } from "../cluster/index.ts";
+import { type Cluster, clusterSkipReason, sharedCluster } from "../cluster/index.ts";
 import { startIstiod } from "../compare/control-planes.ts";
 import { peersSkipReason } from "../peers/paths.ts";
+import { type IstiodBeside, istiodBesideCluster } from "../support/istiod-beside.ts";
 import { waitFor } from "../support/xds-fixtures.ts";
 
 const skip = clusterSkipReason();
@@ -257,7 +255,7 @@ const istiodSkip = skip ?? peersSkipReason("istiod");
 // steps: both write the same addresses, step by step.
 describe("IpAutoallocator against istiod", { skip: istiodSkip }, () => {
   let cluster: Cluster;
-  let work: string;
+  let beside: IstiodBeside | undefined;
   let stopIstiod: (() => Promise<void>) | undefined;
   let controller: ReturnType<typeof sluiceController> | undefined;
   let sides: { istiod: ReturnType<typeof entries>; sluice: ReturnType<typeof entries> };
@@ -273,19 +271,11 @@ describe("IpAutoallocator against istiod", { skip: istiodSkip }, () => {
   const same = async () => assert.deepEqual(await sides.sluice.all(), await sides.istiod.all());
 
   before(async () => {
-    cluster = await Cluster.start();
-    work = mkdtempSync(join(tmpdir(), "sluice-ip-autoallocate-"));
-    const kubeconfig = join(work, "kubeconfig");
-    cluster.writeKubeconfig(kubeconfig);
-    const meshFile = join(work, "mesh.yaml");
-    writeFileSync(meshFile, `discoverySelectors:\n- matchLabels: {${SELECT_LABEL}: istiod}\n`);
-    await cluster.must("POST", "/api/v1/namespaces", { metadata: { name: "istio-system" } });
-    sides = {
-      istiod: entries(cluster, await cluster.namespace("istiod", { [SELECT_LABEL]: "istiod" })),
-      sluice: entries(cluster, await cluster.namespace("sluice", { [SELECT_LABEL]: "sluice" })),
-    };
+    beside = await istiodBesideCluster("ip-autoallocate", SELECT_LABEL);
+    cluster = beside.cluster;
+    sides = { istiod: entries(cluster, beside.namespaces.istiod), sluice: entries(cluster, beside.namespaces.sluice) };
     await both((side) => side.create("pre", { hosts: ["pre.example.com"], resolution: "DNS" }));
-    const istiod = await startIstiod({ kubeconfig, meshFile, workDir: work });
+    const istiod = await startIstiod(beside.inputs);
     stopIstiod = istiod.plane.stop;
     await istiod.ready();
     controller = sluiceController(cluster, "sluice");
@@ -294,8 +284,7 @@ describe("IpAutoallocator against istiod", { skip: istiodSkip }, () => {
   after(async () => {
     controller?.stop();
     await stopIstiod?.();
-    await cluster?.stop();
-    if (work) rmSync(work, { recursive: true, force: true });
+    await beside?.stop();
   });
 
   test("the same addresses for the same steps", async () => {
