@@ -921,6 +921,7 @@ async function start(running: Running[]): Promise<void> {
       instanceId: env.POD_NAME || `unknown-${hostname()}`,
       gracePeriodMs: workloadEntryGraceMs(),
       validateIdentity: envFlag("ISTIO_WORKLOAD_ENTRY_VALIDATE_IDENTITY", true),
+      healthChecks: envFlag("PILOT_ENABLE_WORKLOAD_ENTRY_HEALTHCHECKS", true),
       maxConnectionAgeMs: argv.keepaliveMaxServerConnectionAge
         ? durationMs("keepaliveMaxServerConnectionAge", argv.keepaliveMaxServerConnectionAge)
         : undefined,

@@ -13,7 +13,7 @@ import { type Logger, pino } from "pino";
 import { type ConfigObject, keyString, type ObjectKey, objectKeyOf } from "../config/index.ts";
 import type { Unregister } from "../krt/index.ts";
 import type { ConfigStore } from "../sources/index.ts";
-import { errorMessage } from "./kube-requests.ts";
+import { errorMessage, ISTIOD_STATUS_MANAGER } from "./kube-requests.ts";
 import { WorkQueue } from "./work-queue.ts";
 
 /** One analysis message as Istio's AnalysisMessageBase (JSON). */
@@ -46,9 +46,6 @@ export interface AnalysisStatusOptions {
   maxDelayMs?: number;
   log?: Logger;
 }
-
-/** The manager of istiod's status writes (its user agent's command, as it names none). */
-const FIELD_MANAGER = "pilot-discovery";
 
 interface IstioStatus {
   validationMessages?: unknown;
@@ -175,7 +172,7 @@ export class AnalysisStatusWriter {
     const status: IstioStatus = { ...rest, observedGeneration: String(wanted.generation) };
     // jsonpb leaves out an empty list.
     if (wanted.messages.length > 0) status.validationMessages = wanted.messages;
-    await target.writeStatus(stored.object, status, FIELD_MANAGER);
+    await target.writeStatus(stored.object, status, ISTIOD_STATUS_MANAGER);
     this.#forget(key, wanted);
     this.#log.info({ object: key, messages: wanted.messages.length }, "analysis status written");
     return true;

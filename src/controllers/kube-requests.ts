@@ -9,3 +9,9 @@ export interface KubeRequests {
 export const isStatus = (err: unknown, code: number): boolean => (err as { code?: unknown } | undefined)?.code === code;
 
 export const errorMessage = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+
+/**
+ * The manager of istiod's status updates in managedFields: it names none, so the API server takes its
+ * user agent's command, pilot-discovery in Istio's image.
+ */
+export const ISTIOD_STATUS_MANAGER = "pilot-discovery";

@@ -7,18 +7,25 @@
 // and istio.io/connectedAt mark it connected; an entry that exists already is taken over. When the last
 // stream of the proxy ends, connectedAt gives way to istio.io/disconnectedAt, and once the grace period
 // (PILOT_WORKLOAD_ENTRY_GRACE_PERIOD, 10 s) passed without a reconnect the entry is deleted. A group
-// that does not exist refuses the stream with FailedPrecondition, as istiod does.
+// that does not exist refuses the stream with FailedPrecondition, as istiod does. The health istio-agent
+// reports on the stream becomes the entry's Healthy condition (PILOT_ENABLE_WORKLOAD_ENTRY_HEALTHCHECKS),
+// written while this replica controls the entry, unless a later probe is written already; as istiod,
+// whether or not the entry is annotated proxy.istio.io/health-checks-enabled (the registry heeds the
+// condition only then).
 //
 // Reads are the store's (the cluster source's copy), writes a create, or an update or delete at the
-// read resourceVersion; a conflict, or an object the store has not seen yet, is tried again.
+// read resourceVersion (the status through its subresource); a conflict, or an object the store has not
+// seen yet, is tried again.
 import { status } from "@grpc/grpc-js";
 import { type Logger, pino } from "pino";
 import { type ConfigObject, kindKey } from "../config/index.ts";
 import { parseSpiffeId } from "../security/authn/index.ts";
 import type { ConfigStore } from "../sources/index.ts";
-import type { ConnectionHooks, ConnectionInfo } from "../xds/index.ts";
+import type { ConnectionHooks, ConnectionInfo, HealthReport } from "../xds/index.ts";
 import { XdsError } from "../xds/index.ts";
-import { errorMessage, isStatus } from "./kube-requests.ts";
+import { errorMessage, ISTIOD_STATUS_MANAGER, isStatus } from "./kube-requests.ts";
+import { WorkQueue } from "./work-queue.ts";
+import { healthCondition, type IstioCondition, storedHealth, withCondition } from "./workload-health.ts";
 
 /** Where WorkloadEntries are written: the Kubernetes source the store reads them from (KubeSource). */
 export interface WorkloadEntryTarget {
@@ -26,6 +33,7 @@ export interface WorkloadEntryTarget {
   create(obj: ConfigObject): Promise<ConfigObject>;
   update(obj: ConfigObject): Promise<ConfigObject>;
   delete(obj: ConfigObject): Promise<void>;
+  writeStatus(obj: ConfigObject, status: unknown, fieldManager: string): Promise<ConfigObject>;
 }
 
 export interface WorkloadAutoRegistrationOptions {
@@ -46,6 +54,8 @@ export interface WorkloadAutoRegistrationOptions {
    * the entry's namespace and service account registers or takes it over.
    */
   validateIdentity?: boolean;
+  /** PILOT_ENABLE_WORKLOAD_ENTRY_HEALTHCHECKS (default true): health reports become the entry's Healthy condition. */
+  healthChecks?: boolean;
   log?: Logger;
 }
 
@@ -61,6 +71,7 @@ const WORKLOAD_GROUP = kindKey("networking.istio.io", "WorkloadGroup");
 const API_VERSION = "networking.istio.io/v1";
 /** Tries of a write whose read was stale, 5 ms doubling between them, as istiod's queue. */
 const MAX_ATTEMPTS = 5;
+const retryDelayMs = (retry: number) => 5 * 2 ** retry;
 
 interface WorkloadGroupSpec {
   metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> };
@@ -70,6 +81,14 @@ interface WorkloadGroupSpec {
 
 /** Why a write is tried again: the store's copy is behind the API server. */
 class Stale extends Error {}
+
+/** The latest health report of an entry's proxy, waiting to be written. */
+interface HealthUpdate {
+  condition: IstioCondition;
+  /** When it came, and when its stream connected (ms). */
+  at: number;
+  connectedAt: number;
+}
 
 export class WorkloadAutoRegistration implements ConnectionHooks {
   readonly #options: WorkloadAutoRegistrationOptions;
@@ -81,11 +100,26 @@ export class WorkloadAutoRegistration implements ConnectionHooks {
   readonly #chains = new Map<string, Promise<void>>();
   readonly #timers = new Set<NodeJS.Timeout>();
   #sweep: NodeJS.Timeout | undefined;
+  /** By entry: a newer report takes the place of one not written yet. */
+  readonly #health = new Map<string, HealthUpdate>();
+  readonly #healthQueue: WorkQueue;
+  /** The update the queue's last reconcile tried, which a last failure drops. */
+  #healthTried: HealthUpdate | undefined;
 
   constructor(options: WorkloadAutoRegistrationOptions) {
     this.#options = options;
     this.#log = options.log ?? pino({ level: "silent" });
     this.#graceMs = options.gracePeriodMs ?? 10_000;
+    this.#healthQueue = new WorkQueue({
+      reconcile: (key) => this.#writeHealth(key),
+      retryDelayMs,
+      maxAttempts: MAX_ATTEMPTS,
+      onFailure: (key, err, last) => {
+        if (!last) return;
+        if (this.#health.get(key) === this.#healthTried) this.#health.delete(key);
+        this.#log.warn({ entry: key, err: err && errorMessage(err) }, "updating WorkloadEntry health failed");
+      },
+    });
   }
 
   async connected(conn: ConnectionInfo): Promise<void> {
@@ -128,6 +162,28 @@ export class WorkloadAutoRegistration implements ConnectionHooks {
   }
 
   /**
+   * istiod's QueueWorkloadEntryHealth: the report becomes the Healthy condition of the proxy's entry.
+   * The entry keeps its condition when the proxy disconnects (it goes after the grace period anyway).
+   */
+  healthReported(conn: ConnectionInfo, report: HealthReport): void {
+    if (!(this.#options.healthChecks ?? true)) return;
+    const at = entryOf(conn, undefined);
+    if (!at) {
+      this.#log.error({ proxy: conn.proxy.id }, "unable to derive WorkloadEntry for health update");
+      return;
+    }
+    const now = new Date();
+    const key = `${at.namespace}/${at.name}`;
+    const update = {
+      condition: healthCondition(report, now),
+      at: now.getTime(),
+      connectedAt: conn.connectedAt.getTime(),
+    };
+    this.#health.set(key, update);
+    this.#healthQueue.add(key);
+  }
+
+  /**
    * Starts the periodic sweep (every ten grace periods, as istiod's): auto-registered entries left
    * behind by a replica that stopped before cleaning up — disconnected longer than the grace period,
    * or connected longer than the maximum connection age — are deleted.
@@ -162,8 +218,9 @@ export class WorkloadAutoRegistration implements ConnectionHooks {
     }
   }
 
-  /** Drops the pending clean-ups and the sweep (the entries keep their disconnectedAt). */
+  /** Drops the pending clean-ups, health updates and the sweep (the entries keep their disconnectedAt). */
   stop(): void {
+    this.#healthQueue.stop();
     for (const timer of this.#timers) clearTimeout(timer);
     this.#timers.clear();
     clearInterval(this.#sweep);
@@ -213,7 +270,7 @@ export class WorkloadAutoRegistration implements ConnectionHooks {
       } catch (err) {
         const stale = err instanceof Stale || isStatus(err, 409);
         if (!stale || attempt === MAX_ATTEMPTS) throw err;
-        await new Promise((resolve) => setTimeout(resolve, 5 * 2 ** (attempt - 1)));
+        await new Promise((resolve) => setTimeout(resolve, retryDelayMs(attempt - 1)));
       }
     }
   }
@@ -291,6 +348,49 @@ export class WorkloadAutoRegistration implements ConnectionHooks {
     const next: Record<string, string> = { ...annotations, [ANNOTATION_DISCONNECTED_AT]: formatTime(at) };
     delete next[ANNOTATION_CONNECTED_AT];
     await this.#options.target.update({ ...entry, metadata: { ...entry.metadata, annotations: next } });
+    return true;
+  }
+
+  /**
+   * istiod's UpdateHealth: writes the entry's pending condition unless another replica controls it or a
+   * later probe is written; false to try again.
+   */
+  async #writeHealth(key: string): Promise<boolean> {
+    const update = this.#health.get(key);
+    if (!update) return true;
+    this.#healthTried = update;
+    const [namespace = "", name = ""] = key.split("/");
+    const entry = this.#get(WORKLOAD_ENTRY, namespace, name);
+    // Created by this stream's connect, which the store may not have seen yet.
+    if (!entry) return false;
+    const annotations = entry.metadata.annotations ?? {};
+    if (annotations[ANNOTATION_CONTROLLER] !== this.#options.instanceId) {
+      // Another replica's connect came later: the proxy reports there (istiod drops it). Else the store
+      // has not seen this stream's takeover yet.
+      const connectedAt = parseTime(annotations[ANNOTATION_CONNECTED_AT]);
+      if (connectedAt === undefined || connectedAt <= update.connectedAt) return false;
+      return this.#healthDone(key, update);
+    }
+    const stored = parseTime(storedHealth(entry.status)?.lastProbeTime);
+    if (stored !== undefined && stored > update.at) return this.#healthDone(key, update);
+    try {
+      await this.#options.target.writeStatus(
+        entry,
+        withCondition(entry.status, update.condition),
+        ISTIOD_STATUS_MANAGER,
+      );
+    } catch (err) {
+      if (isStatus(err, 404)) return this.#healthDone(key, update);
+      if (isStatus(err, 409)) return false;
+      throw err;
+    }
+    this.#log.debug({ entry: key, condition: update.condition }, "updated WorkloadEntry health");
+    return this.#healthDone(key, update);
+  }
+
+  /** Forgets `update` unless a newer report came meanwhile; the key is done. */
+  #healthDone(key: string, update: HealthUpdate): true {
+    if (this.#health.get(key) === update) this.#health.delete(key);
     return true;
   }
 

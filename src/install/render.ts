@@ -72,8 +72,9 @@ const CLUSTER_RULES: readonly PolicyRule[] = [
   { apiGroups: ["gateway.networking.k8s.io"], resources: ["gateways/status"], verbs: ["patch"] },
   // ServiceEntry addresses (the IP autoallocation controller's guarded JSON patches).
   { apiGroups: ["networking.istio.io"], resources: ["serviceentries/status"], verbs: ["patch"] },
-  // WorkloadEntry auto-registration: the entries of VMs connecting with AUTO_REGISTER_GROUP.
+  // WorkloadEntry auto-registration: the entries of VMs connecting with AUTO_REGISTER_GROUP, and their health.
   { apiGroups: ["networking.istio.io"], resources: ["workloadentries"], verbs: ["create", "update", "delete"] },
+  { apiGroups: ["networking.istio.io"], resources: ["workloadentries/status"], verbs: ["update"] },
   // The root certificate (istio-ca-root-cert) in every namespace, and the mesh and injector ConfigMaps.
   { apiGroups: [""], resources: ["configmaps"], verbs: ["create", "list", "watch", "update"] },
   // The webhooks' caBundle and failurePolicy.

@@ -170,7 +170,8 @@ test("a workloadSelector picks ready Pods and healthy WorkloadEntries of its nam
     "ns1",
     "we-sick",
     { address: "10.1.0.9", labels: { app: "vm" } },
-    { annotations: { "proxy.istio.io/health-checks-enabled": "true" } },
+    // Read as Go's ParseBool.
+    { annotations: { "proxy.istio.io/health-checks-enabled": "T" } },
   );
   const inputs = staticInputs([
     entry,
@@ -189,6 +190,11 @@ test("a workloadSelector picks ready Pods and healthy WorkloadEntries of its nam
   assert.equal(fromEntry.workloadKind, "WorkloadEntry");
   assert.equal(fromEntry.identity, "spiffe://cluster.local/ns/ns1/sa/vm-sa");
   assert.equal(fromEntry.tlsMode, "istio");
+
+  // Reported unhealthy (the condition the WorkloadEntry controller writes): still left out.
+  const reported = (status: string) => ({ conditions: [{ type: "Healthy", status, message: "bad code 503" }] });
+  inputs.workloadEntries.update({ upsert: [{ ...unhealthy, status: reported("False") } as WorkloadEntry] });
+  assert.deepEqual(endpointsOf(registry), ["10.2.0.1:6060", "10.1.0.1:7070", "10.1.0.2:9090"]);
 
   // The sick entry passes its health check, we-1 goes, the pod goes.
   inputs.workloadEntries.update({

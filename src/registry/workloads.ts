@@ -6,7 +6,7 @@ import type { ConfigObject } from "../config/index.ts";
 import { podSpecOf } from "../config/typed.ts";
 import type { WorkloadEntrySpec } from "../config/types/index.ts";
 import type { Collection, FetchContext, Index, Labels } from "../krt/index.ts";
-import { copyWith } from "../util/index.ts";
+import { copyWith, parseGoBool } from "../util/index.ts";
 import type { ServiceEndpoint, WorkloadInstance } from "./model.ts";
 import { LABEL_NETWORK, type NetworkOf } from "./networks.ts";
 
@@ -234,11 +234,14 @@ export function workloadEntryObjectWorkload(
   );
 }
 
-/** With health checks on, an entry is unhealthy until its Healthy condition says otherwise. */
+/**
+ * With health checks on (the annotation as Go's ParseBool reads it), an entry is unhealthy until its
+ * first Healthy condition says True (Istio's isHealthy).
+ */
 function workloadEntryHealthy(entry: ConfigObject, annotations: Labels): boolean {
-  if (annotations[ANNOTATION_HEALTH_CHECKS] !== "true") return true;
+  if (!parseGoBool(annotations[ANNOTATION_HEALTH_CHECKS] ?? "")) return true;
   const status = entry.status as { conditions?: { type?: string; status?: string }[] } | undefined;
-  return status?.conditions?.some((c) => c.type === "Healthy" && c.status === "True") ?? false;
+  return status?.conditions?.find((c) => c.type === "Healthy")?.status === "True";
 }
 
 /** The workload key of the Pod an endpoint address points at, when it names one. */

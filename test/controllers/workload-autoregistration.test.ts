@@ -3,21 +3,26 @@
 // from the WorkloadGroup on connect, marked on disconnect and deleted after the grace period, kept
 // when the proxy is back within it; a proxy naming a missing group is refused, and (the identity
 // check at its default) one without a verified identity of the entry's namespace and service account;
-// the periodic sweep deletes what a stopped replica left behind.
+// the periodic sweep deletes what a stopped replica left behind; the health a VM's agent reports becomes
+// the entry's Healthy condition, the same as istiod writes for the same steps when the peer is built.
 import assert from "node:assert/strict";
+import { basename } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { create } from "@bufbuild/protobuf";
 import { status } from "@grpc/grpc-js";
 import { pino } from "pino";
 import { core } from "../../src/api/index.ts";
 import { KINDS } from "../../src/config/index.ts";
-import { WorkloadAutoRegistration } from "../../src/controllers/index.ts";
+import { WorkloadAutoRegistration, type WorkloadAutoRegistrationOptions } from "../../src/controllers/index.ts";
+import type { IstioCondition } from "../../src/controllers/workload-health.ts";
 import { parseProxy } from "../../src/model/index.ts";
 import { ConfigStore } from "../../src/sources/index.ts";
 import { KubeSource } from "../../src/sources/kube/index.ts";
 import { type ConnectionInfo, TypeUrl, type XdsError } from "../../src/xds/index.ts";
 import { type Cluster, clusterSkipReason, sharedCluster } from "../cluster/index.ts";
+import { peersSkipReason, requirePeer } from "../peers/paths.ts";
 import { type NodeInit, SotwClient } from "../support/ads-client.ts";
+import { type IstiodBeside, startIstiodBeside } from "../support/istiod-beside.ts";
 import { edsCluster, type Harness, startServer, waitFor } from "../support/xds-fixtures.ts";
 
 const skip = clusterSkipReason();
@@ -30,8 +35,128 @@ interface Entry {
     labels?: Record<string, string>;
     annotations?: Record<string, string>;
     ownerReferences?: unknown[];
+    managedFields?: { manager: string; operation: string; subresource?: string }[];
   };
   spec: Record<string, unknown>;
+  status?: { conditions?: IstioCondition[] };
+}
+
+const GROUP = {
+  apiVersion: "networking.istio.io/v1",
+  kind: "WorkloadGroup",
+  metadata: { name: "vm" },
+  spec: {
+    metadata: { labels: { app: "vm", team: "group" }, annotations: { "example.com/note": "from-group" } },
+    template: { serviceAccount: "vm-sa", ports: { http: 8080 }, labels: { tier: "template", team: "template" } },
+  },
+};
+
+/** A VM's node as istio-agent sends it; `probed`: with the readiness probe its agent reports on. */
+function vmNode(ns: string, group: string, ip: string, probed = false): NodeInit {
+  return {
+    id: `sidecar~${ip}~vm-1.${ns}~${ns}.svc.cluster.local`,
+    locality: { region: "r1", zone: "z1" },
+    metadata: {
+      NAMESPACE: ns,
+      CLUSTER_ID: "Kubernetes",
+      AUTO_REGISTER_GROUP: group,
+      NETWORK: "net1",
+      LABELS: { version: "v1", "istio-locality": "r1.z1", team: "proxy" },
+      ...(probed ? { PROXY_CONFIG: { readinessProbe: { httpGet: { port: 8080 } } } } : {}),
+    },
+  };
+}
+
+/** The WorkloadEntries of one namespace, read as the admin. */
+function entries(cluster: Cluster, ns: string) {
+  const path = `/apis/networking.istio.io/v1/namespaces/${ns}/workloadentries`;
+  const get = async (name: string) => {
+    const res = await cluster.request("GET", `${path}/${name}`);
+    return res.status === 404 ? undefined : (res.body as Entry);
+  };
+  const health = async (name: string) => (await get(name))?.status?.conditions?.find((c) => c.type === "Healthy");
+  return { get, health };
+}
+
+/**
+ * Sluice's side: the cluster's WorkloadEntries and WorkloadGroups in a store, through the Kubernetes
+ * source as sluiced reads them, the controller over them (this replica "sluiced-test", no identity
+ * check unless `options` say) and an ADS server telling it of its streams.
+ */
+async function startSluice(cluster: Cluster, options: Partial<WorkloadAutoRegistrationOptions> = {}) {
+  const store = new ConfigStore();
+  const source = new KubeSource({
+    kubeConfig: cluster.kubeConfig(),
+    writer: store,
+    kinds: KINDS.filter((k) => ["Namespace", "WorkloadEntry", "WorkloadGroup"].includes(k.kind)),
+  });
+  await source.start();
+  const controller = new WorkloadAutoRegistration({
+    store,
+    target: source,
+    instanceId: "sluiced-test",
+    validateIdentity: false,
+    ...options,
+  });
+  const xds = await startServer({ [TypeUrl.Cluster]: [edsCluster("a")] }, { connectionHooks: controller });
+  const stop = async () => {
+    await xds.close();
+    controller.stop();
+    source.stop();
+  };
+  return { store, source, xds, stop };
+}
+
+const HEALTH_CHECKS = "proxy.istio.io/health-checks-enabled";
+const UNHEALTHY = "status code was not from [200,400), bad code 503";
+
+/**
+ * The health steps against one control plane's ADS address: a probed VM reports unhealthy, then
+ * healthy; an unprobed VM reports unhealthy. What each step left in the entries: the Healthy condition
+ * (its times checked, then left out), the health-checks annotation and the status writer.
+ */
+async function healthSteps(cluster: Cluster, ns: string, address: string) {
+  const { get, health } = entries(cluster, ns);
+  const connect = async (ip: string, probed: boolean) => {
+    const client = SotwClient.connect(address);
+    client.request({ node: vmNode(ns, "vm", ip, probed), typeUrl: TypeUrl.Cluster });
+    await client.next();
+    await waitFor(async () => (await get(`vm-${ip}-net1`)) !== undefined, `the entry of ${ip}`);
+    return client;
+  };
+  const report = (client: SotwClient, message?: string) =>
+    client.request({ typeUrl: TypeUrl.HealthInfo, ...(message ? { errorDetail: { code: 13, message } } : {}) });
+  const reported = async (name: string, status: string) => {
+    await waitFor(async () => (await health(name))?.status === status, `${name} Healthy=${status}`);
+    const condition = (await health(name)) as IstioCondition;
+    // Both the report's time (istiod reads its clock for each, nanoseconds apart).
+    for (const time of [condition.lastProbeTime, condition.lastTransitionTime]) {
+      assert.match(time ?? "", /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
+    }
+    return { ...condition, lastProbeTime: "<time>", lastTransitionTime: "<time>" };
+  };
+  const probed = await connect("10.1.3.1", true);
+  const unprobed = await connect("10.1.3.2", false);
+  try {
+    report(probed, UNHEALTHY);
+    const down = await reported("vm-10.1.3.1-net1", "False");
+    report(probed);
+    const up = await reported("vm-10.1.3.1-net1", "True");
+    report(unprobed, UNHEALTHY);
+    const unprobedDown = await reported("vm-10.1.3.2-net1", "False");
+    const annotation = async (name: string) => (await get(name))?.metadata.annotations?.[HEALTH_CHECKS];
+    const writer = (await get("vm-10.1.3.1-net1"))?.metadata.managedFields
+      ?.filter((f) => f.subresource === "status")
+      .map((f) => ({ manager: f.manager, operation: f.operation }));
+    return {
+      probed: { annotation: await annotation("vm-10.1.3.1-net1"), down, up },
+      unprobed: { annotation: await annotation("vm-10.1.3.2-net1"), down: unprobedDown },
+      writer,
+    };
+  } finally {
+    probed.close();
+    unprobed.close();
+  }
 }
 
 describe("WorkloadAutoRegistration", { skip }, () => {
@@ -40,27 +165,15 @@ describe("WorkloadAutoRegistration", { skip }, () => {
   let groupUid: string;
   let source: KubeSource;
   let store: ConfigStore;
-  let controller: WorkloadAutoRegistration;
+  let stopSluice: (() => Promise<void>) | undefined;
   /** With ISTIO_WORKLOAD_ENTRY_VALIDATE_IDENTITY at its default (on). */
   let checked: WorkloadAutoRegistration;
   let xds: Harness;
   const logged: string[] = [];
   const path = (kind: string, name = "") =>
     `/apis/networking.istio.io/v1/namespaces/${ns}/${kind}${name ? `/${name}` : ""}`;
-  const entry = async (name: string) => {
-    const res = await cluster.request("GET", path("workloadentries", name));
-    return res.status === 404 ? undefined : (res.body as Entry);
-  };
-  const node = (group: string, ip = "10.1.2.3"): NodeInit => ({
-    id: `sidecar~${ip}~vm-1.${ns}~${ns}.svc.cluster.local`,
-    locality: { region: "r1", zone: "z1" },
-    metadata: {
-      NAMESPACE: ns,
-      AUTO_REGISTER_GROUP: group,
-      NETWORK: "net1",
-      LABELS: { version: "v1", "istio-locality": "r1.z1", team: "proxy" },
-    },
-  });
+  const entry = (name: string) => entries(cluster, ns).get(name);
+  const node = (group: string, ip = "10.1.2.3") => vmNode(ns, group, ip);
   /** A proxy connected and answered once: its connect has been handled by then. */
   const connect = async (group: string) => {
     const client = SotwClient.connect(xds.address);
@@ -72,50 +185,27 @@ describe("WorkloadAutoRegistration", { skip }, () => {
   before(async () => {
     cluster = await sharedCluster();
     ns = await cluster.namespace("wle-autoreg");
-    const group = await cluster.must("POST", path("workloadgroups"), {
-      apiVersion: "networking.istio.io/v1",
-      kind: "WorkloadGroup",
-      metadata: { name: "vm", namespace: ns },
-      spec: {
-        metadata: { labels: { app: "vm", team: "group" }, annotations: { "example.com/note": "from-group" } },
-        template: { serviceAccount: "vm-sa", ports: { http: 8080 }, labels: { tier: "template", team: "template" } },
-      },
-    });
+    const group = await cluster.must("POST", path("workloadgroups"), GROUP);
     groupUid = (group.body as { metadata: { uid: string } }).metadata.uid;
-    store = new ConfigStore();
-    source = new KubeSource({
-      kubeConfig: cluster.kubeConfig(),
-      writer: store,
-      kinds: KINDS.filter((k) => ["Namespace", "WorkloadEntry", "WorkloadGroup"].includes(k.kind)),
-    });
-    await source.start();
+    const log = pino({ level: "info" }, { write: (line: string) => logged.push(JSON.parse(line).msg) });
+    // The registration itself over plaintext: the identity check has tests of its own below.
+    let stop: () => Promise<void>;
+    ({ source, store, xds, stop } = await startSluice(cluster, { gracePeriodMs: GRACE_MS, log }));
+    stopSluice = stop;
     await waitFor(
       () => store.get({ kind: "networking.istio.io/WorkloadGroup", namespace: ns, name: "vm" }) !== undefined,
       "the group in the store",
     );
-    const log = pino({ level: "info" }, { write: (line: string) => logged.push(JSON.parse(line).msg) });
-    // The registration itself over plaintext: the identity check has tests of its own below.
-    controller = new WorkloadAutoRegistration({
-      store,
-      target: source,
-      instanceId: "sluiced-test",
-      gracePeriodMs: GRACE_MS,
-      validateIdentity: false,
-      log,
-    });
     checked = new WorkloadAutoRegistration({
       store,
       target: source,
       instanceId: "sluiced-test",
       gracePeriodMs: GRACE_MS,
     });
-    xds = await startServer({ [TypeUrl.Cluster]: [edsCluster("a")] }, { connectionHooks: controller });
   });
   after(async () => {
-    await xds?.close();
-    controller?.stop();
+    await stopSluice?.();
     checked?.stop();
-    source?.stop();
   });
 
   test("a proxy naming its WorkloadGroup gets the entry on connect; it goes a grace period after it disconnects", async () => {
@@ -239,6 +329,25 @@ describe("WorkloadAutoRegistration", { skip }, () => {
     sweeper.stop();
   });
 
+  test("a VM's health reports become its entry's Healthy condition, as istiod writes it", async () => {
+    const written = await healthSteps(cluster, ns, xds.address);
+    const condition = (status: string, message?: string) => ({
+      type: "Healthy",
+      status,
+      lastProbeTime: "<time>",
+      lastTransitionTime: "<time>",
+      ...(message ? { message } : {}),
+    });
+    assert.deepEqual(written, {
+      // The annotation the registry heeds the condition by, from the agent's readiness probe.
+      probed: { annotation: "true", down: condition("False", UNHEALTHY), up: condition("True") },
+      // Written without it too, as istiod does for an auto-registered entry; the registry ignores it.
+      unprobed: { annotation: undefined, down: condition("False", UNHEALTHY) },
+      writer: [{ manager: "pilot-discovery", operation: "Update" }],
+    });
+    await waitFor(async () => (await entry("vm-10.1.3.1-net1")) === undefined, "the entry deleted");
+  });
+
   test("a proxy naming a WorkloadGroup that does not exist is refused and gets nothing", async () => {
     const client = SotwClient.connect(xds.address);
     client.request({ node: node("missing"), typeUrl: TypeUrl.Cluster });
@@ -247,5 +356,48 @@ describe("WorkloadAutoRegistration", { skip }, () => {
     assert.match(end.details, /cannot find WorkloadGroup .*\/missing/);
     client.close();
     assert.equal(await entry("missing-10.1.2.3-net1"), undefined);
+  });
+});
+
+const istiodSkip = skip ?? peersSkipReason("istiod");
+const SELECT_LABEL = "sluice.test/wle-health";
+
+// istiod and Sluice's controller side by side in one cluster of their own, each over a namespace of
+// its own (istiod's discovery selectors), given the same VMs and health reports: both write the same.
+describe("WorkloadEntry health against istiod", { skip: istiodSkip }, () => {
+  let cluster: Cluster;
+  let beside: IstiodBeside | undefined;
+  let sluice: Awaited<ReturnType<typeof startSluice>> | undefined;
+
+  before(async () => {
+    beside = await startIstiodBeside({
+      selectLabel: SELECT_LABEL,
+      name: "wle-health",
+      // Over plaintext: no identity to check.
+      env: { ISTIO_WORKLOAD_ENTRY_VALIDATE_IDENTITY: "false" },
+      prepare: async (cluster, namespaces) => {
+        for (const ns of Object.values(namespaces)) {
+          await cluster.must("POST", `/apis/networking.istio.io/v1/namespaces/${ns}/workloadgroups`, GROUP);
+        }
+      },
+    });
+    cluster = beside.cluster;
+    sluice = await startSluice(cluster);
+  });
+  after(async () => {
+    await sluice?.stop();
+    await beside?.stop();
+  });
+
+  test("the same Healthy conditions for the same reports", async () => {
+    assert.ok(beside && sluice);
+    const { namespaces } = beside;
+    const { writer: istiodWriter, ...istiod } = await healthSteps(cluster, namespaces.istiod, beside.istiod.xds);
+    const { writer, ...written } = await healthSteps(cluster, namespaces.sluice, sluice.xds.address);
+    assert.deepEqual(written, istiod);
+    // An update of the status subresource under the command's name, pilot-discovery in Istio's image
+    // (the peer's binary is named istiod).
+    assert.deepEqual(istiodWriter, [{ manager: basename(requirePeer("istiod")), operation: "Update" }]);
+    assert.deepEqual(writer, [{ manager: "pilot-discovery", operation: "Update" }]);
   });
 });

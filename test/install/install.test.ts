@@ -254,6 +254,14 @@ describe("sluice install, and sluiced as its ServiceAccount", { skip }, () => {
     // Answered only once the entry is registered (the connect comes first).
     await vm.next();
     assert.equal((await cluster.request("GET", entryPathVm)).status, 200);
+    // Its health report, in the entry's status.
+    vm.request({ typeUrl: "type.googleapis.com/istio.v1.HealthInformation" });
+    await waitFor(
+      async () =>
+        ((await get(entryPathVm)).status?.conditions ?? []).some((c: { type: string }) => c.type === "Healthy"),
+      60_000,
+      running.tail,
+    );
     vm.close();
     await waitFor(async () => (await cluster.request("GET", entryPathVm)).status === 404, 60_000, running.tail);
     // The webhooks' caBundle.

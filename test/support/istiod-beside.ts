@@ -5,12 +5,14 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Cluster } from "../cluster/index.ts";
-import { startIstiod } from "../compare/control-planes.ts";
+import { type ControlPlane, startIstiod } from "../compare/control-planes.ts";
 
 export interface IstiodBeside {
   cluster: Cluster;
   /** The namespace each side reads. */
   namespaces: { istiod: string; sluice: string };
+  /** istiod, serving. */
+  istiod: ControlPlane;
   /** Stops istiod and the cluster (stop the test's controller first). */
   stop(): Promise<void>;
 }
@@ -49,7 +51,7 @@ export async function startIstiodBeside(options: IstiodBesideOptions): Promise<I
     const istiod = await startIstiod({ kubeconfig, meshFile, workDir: work }, options.env);
     stopIstiod = istiod.plane.stop;
     await istiod.ready();
-    return { cluster, namespaces, stop };
+    return { cluster, namespaces, istiod: istiod.plane, stop };
   } catch (err) {
     await stop();
     throw err;

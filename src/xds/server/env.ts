@@ -23,6 +23,14 @@ export interface XdsEnv<Snapshot = unknown> {
   responseSlots: ResponseSlots;
   /** Where encoded lists and kept response bodies are memoised (the server's MemoStore). */
   memos: Memos;
+  /** Told of each health report of a connection (the connection hooks' healthReported). */
+  healthReported?: (conn: Connection, report: HealthReport) => void;
+}
+
+/** What istio-agent reports of its application: healthy, or unhealthy with the probe's message. */
+export interface HealthReport {
+  healthy: boolean;
+  message?: string;
 }
 
 /** The type whose responses name the control plane (istioctl proxy-status reads it). */
@@ -43,8 +51,7 @@ export function requestPush<Snapshot>(conn: Connection<Snapshot>): PushRequest<S
 
 /**
  * A health report of the proxy's application (istio-agent sends HealthInformation on the ADS stream,
- * an error detail when unhealthy): istiod takes it without answering, and uses it only for auto-
- * registered WorkloadEntries, which Sluice does not make. It is logged and never answered.
+ * an error detail when unhealthy): never answered, as istiod; passed on for the proxy's WorkloadEntry.
  */
 export function isHealthReport(
   env: XdsEnv,
@@ -54,6 +61,7 @@ export function isHealthReport(
 ): boolean {
   if (typeUrl !== TypeUrl.HealthInfo) return false;
   env.log.debug({ connection: conn.id, healthy: !error, message: error?.message }, "ADS: health report");
+  env.healthReported?.(conn, error ? { healthy: false, message: error.message } : { healthy: true });
   return true;
 }
 

@@ -11,6 +11,7 @@ export {
 } from "./auth.ts";
 export type { AckInfo, ConnectionStatus, NackInfo, SentInfo, TypeSyncStatus } from "./connection.ts";
 export { type BuildInfo, type ControlPlaneInstance, controlPlaneIdentifier } from "./control-plane.ts";
+export type { HealthReport } from "./env.ts";
 export { XdsMetrics } from "./metrics.ts";
 export { PushQueue } from "./push-queue.ts";
 export { addReflection, Reflection } from "./reflection.ts";

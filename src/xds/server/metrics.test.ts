@@ -10,7 +10,9 @@ import {
   startServer,
 } from "../../../test/support/xds-fixtures.ts";
 import { TypeUrl } from "../types.ts";
+import type { HealthReport } from "./env.ts";
 import { grpcCodeName, XdsMetrics } from "./metrics.ts";
+import type { ConnectionHooks } from "./server.ts";
 
 const snapshot = { [TypeUrl.Cluster]: [edsCluster("a"), edsCluster("b")] };
 
@@ -68,9 +70,15 @@ test("every response sent is timed in pilot_xds_send_time; pilot_xds_recv_max is
   assert.deepEqual(await samples(registry, "pilot_xds_write_timeout"), ["pilot_xds_write_timeout 0"]);
 });
 
-test("HealthInformation is taken without an answer, on SotW and delta, and is no NACK", async (t) => {
+test("HealthInformation is taken without an answer, on SotW and delta, is no NACK and goes to the connection hooks", async (t) => {
   const registry = new Registry();
-  const h = await startServer(snapshot, { metrics: new XdsMetrics(registry) });
+  const reports: [string, HealthReport][] = [];
+  const connectionHooks: ConnectionHooks = {
+    connected: async () => {},
+    disconnected: () => {},
+    healthReported: (conn, report) => reports.push([conn.proxy.id, report]),
+  };
+  const h = await startServer(snapshot, { metrics: new XdsMetrics(registry), connectionHooks });
   const sotw = SotwClient.connect(h.address);
   const delta = DeltaClient.connect(h.address);
   t.after(async () => {
@@ -85,6 +93,13 @@ test("HealthInformation is taken without an answer, on SotW and delta, and is no
   delta.request({ typeUrl: TypeUrl.HealthInfo, errorDetail: { code: 13, message: "app not ready" } });
   await assertNoDeltaResponse(delta);
   assert.deepEqual(await samples(registry, "pilot_total_xds_rejects"), []);
+  const unhealthy = { healthy: false, message: "app not ready" };
+  assert.deepEqual(reports, [
+    ["sotw.default", { healthy: true }],
+    ["sotw.default", unhealthy],
+    ["delta.default", { healthy: true }],
+    ["delta.default", unhealthy],
+  ]);
   // The streams go on.
   assert.equal((await sotw.requestAndAck({ typeUrl: TypeUrl.Cluster })).resources.length, 2);
 });

@@ -34,7 +34,7 @@ import { type AuthContext, type Authenticator, authenticate, type Caller, checkC
 import { type AdsStream, Connection, type ConnectionStatus } from "./connection.ts";
 import { controlPlaneIdentifier } from "./control-plane.ts";
 import { handleDeltaRequest, pushDeltaType } from "./delta.ts";
-import type { XdsEnv } from "./env.ts";
+import type { HealthReport, XdsEnv } from "./env.ts";
 import { IdleCollector } from "./idle-gc.ts";
 import { type KeepaliveOptions, keepServerAlive } from "./keepalive.ts";
 import type { XdsMetrics } from "./metrics.ts";
@@ -102,6 +102,8 @@ export interface ConnectionHooks {
   connected(conn: ConnectionInfo): Promise<void>;
   /** Once per stream `connected` accepted, when it ends. */
   disconnected(conn: ConnectionInfo): void;
+  /** A health report (HealthInformation) on a stream `connected` accepted. */
+  healthReported?(conn: ConnectionInfo, report: HealthReport): void;
 }
 
 export interface TlsFiles {
@@ -203,6 +205,7 @@ export class XdsServer<Snapshot = unknown> {
         this.#idleGc.quiet(),
       ),
       memos,
+      healthReported: (conn, report) => options.connectionHooks?.healthReported?.(conn, report),
     };
     this.#idleGc = new IdleCollector({
       quietMs: IDLE_GC_QUIET_MS,
