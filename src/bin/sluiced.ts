@@ -907,6 +907,20 @@ async function start(running: Running[]): Promise<void> {
     );
     if (webhooks) running.push(webhooks);
   }
+  // The built-in GatewayClasses, created by every replica when missing (istiod's class controller).
+  if (cluster && kubeClient && envFlag("PILOT_ENABLE_GATEWAY_API_GATEWAYCLASS_CONTROLLER", true)) {
+    const { GatewayClassCreator } = await import("../controllers/index.ts");
+    const classes = new GatewayClassCreator({
+      client: kubeClient,
+      store,
+      source: cluster.source,
+      defaultClassName: env.PILOT_GATEWAY_API_DEFAULT_GATEWAYCLASS_NAME,
+      remoteClass: envFlag("PILOT_MULTI_NETWORK_DISCOVER_GATEWAY_API", true),
+      log: scoped("gateway"),
+    });
+    classes.start();
+    running.push(classes);
+  }
   if (cluster && kubeClient && injection && envFlag("PILOT_ENABLE_GATEWAY_API_DEPLOYMENT_CONTROLLER", true)) {
     await startGatewayDeployments(store, cluster.source, kubeClient, meshes, injection, running);
   }

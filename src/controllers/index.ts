@@ -6,6 +6,7 @@ export {
   type ConfigAnalysis,
   type ValidationMessage,
 } from "./analysis-status.ts";
+export { GatewayClassCreator, type GatewayClassCreatorOptions } from "./gateway-classes.ts";
 export { GatewayDeploymentController, type GatewayDeploymentOptions } from "./gateway-deployment.ts";
 export { type IngressStatusOptions, type IngressStatusTarget, IngressStatusWriter } from "./ingress-status.ts";
 export { type IpAutoallocateOptions, type IpAutoallocateTarget, IpAutoallocator } from "./ip-autoallocate.ts";

@@ -68,6 +68,8 @@ const CLUSTER_RULES: readonly PolicyRule[] = [
     resources: ["gatewayclasses/status", "gateways/status", "httproutes/status", "grpcroutes/status"],
     verbs: ["update"],
   },
+  // The built-in GatewayClasses (istio, istio-remote), created when missing.
+  { apiGroups: ["gateway.networking.k8s.io"], resources: ["gatewayclasses"], verbs: ["create"] },
   // The Gateway deployment controller's controller-version annotation, applied through status.
   { apiGroups: ["gateway.networking.k8s.io"], resources: ["gateways/status"], verbs: ["patch"] },
   // ServiceEntry addresses (the IP autoallocation controller's guarded JSON patches).

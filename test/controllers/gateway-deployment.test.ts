@@ -8,11 +8,11 @@ import { after, before, describe, test } from "node:test";
 import pino from "pino";
 import { parseAllDocuments } from "yaml";
 import { KINDS, MeshWatcher } from "../../src/config/index.ts";
-import { GatewayDeploymentController } from "../../src/controllers/index.ts";
+import { GatewayClassCreator, GatewayDeploymentController } from "../../src/controllers/index.ts";
 import { ConfigStore } from "../../src/sources/index.ts";
 import { KubeClient, KubeSource } from "../../src/sources/kube/index.ts";
 import { InjectionSettingsWatcher } from "../../src/webhooks/inject/injector-config.ts";
-import { type Cluster, clusterSkipReason, sharedCluster } from "../cluster/index.ts";
+import { Cluster, clusterSkipReason, sharedCluster } from "../cluster/index.ts";
 import { peersSkipReason, requirePeer } from "../peers/paths.ts";
 import { type IstiodBeside, startIstiodBeside } from "../support/istiod-beside.ts";
 
@@ -305,6 +305,91 @@ describe("GatewayDeploymentController", { skip }, () => {
   });
 });
 
+/** The GatewayClass creator over a store of the cluster's classes, as sluiced runs it. */
+function classCreator(cluster: Cluster, remoteClass = true) {
+  const store = new ConfigStore();
+  const kubeConfig = cluster.kubeConfig();
+  const source = new KubeSource({ kubeConfig, writer: store, kinds: KINDS.filter((k) => k.kind === "GatewayClass") });
+  const creator = new GatewayClassCreator({
+    client: new KubeClient(kubeConfig),
+    store,
+    source: source.source,
+    remoteClass,
+  });
+  return {
+    async start() {
+      await source.start();
+      creator.start();
+    },
+    settled: () => creator.settled(),
+    stop() {
+      creator.stop();
+      source.stop();
+    },
+  };
+}
+
+const classPath = (name: string) => `${GW}/gatewayclasses/${name}`;
+
+/** The specs of the built-in classes, once both exist. */
+async function builtinClassSpecs(cluster: Cluster): Promise<Record<string, unknown>> {
+  const out: Record<string, unknown> = {};
+  await waitUntil(async () => {
+    for (const name of ["istio", "istio-remote"]) {
+      const answer = await cluster.request("GET", classPath(name));
+      if (answer.status !== 200) return false;
+      out[name] = (answer.body as KubeObject).spec;
+    }
+    return true;
+  }, "the built-in GatewayClasses");
+  return out;
+}
+
+// GatewayClasses are cluster-wide: a cluster of their own.
+describe("GatewayClassCreator", { skip }, () => {
+  let cluster: Cluster;
+  let creator: ReturnType<typeof classCreator> | undefined;
+
+  before(async () => {
+    cluster = await Cluster.start();
+  });
+  after(async () => {
+    creator?.stop();
+    await cluster?.stop();
+  });
+
+  test("only istio without the multi-network classes", async () => {
+    const only = classCreator(cluster, false);
+    await only.start();
+    await waitUntil(async () => (await cluster.request("GET", classPath("istio"))).status === 200, "istio");
+    await only.settled();
+    only.stop();
+    assert.equal((await cluster.request("GET", classPath("istio-remote"))).status, 404);
+    await cluster.must("DELETE", classPath("istio"));
+  });
+
+  test("the built-in classes are created, an edited one kept, a deleted one made again", async () => {
+    creator = classCreator(cluster);
+    await creator.start();
+    assert.deepEqual(await builtinClassSpecs(cluster), {
+      istio: { controllerName: "istio.io/gateway-controller", description: "The default Istio GatewayClass" },
+      "istio-remote": {
+        controllerName: "istio.io/unmanaged-gateway",
+        description: "Remote to this cluster. Does not deploy or affect configuration.",
+      },
+    });
+    const edited = (await cluster.must("GET", classPath("istio"))).body as KubeObject;
+    await cluster.must("PUT", classPath("istio"), { ...edited, spec: { ...edited.spec, description: "ours now" } });
+    await cluster.must("DELETE", classPath("istio-remote"));
+    await waitUntil(
+      async () => (await cluster.request("GET", classPath("istio-remote"))).status === 200,
+      "istio-remote again",
+    );
+    await creator.settled();
+    assert.equal(((await cluster.must("GET", classPath("istio"))).body as KubeObject).spec?.description, "ours now");
+  });
+});
+
 const istiodSkip = skip ?? peersSkipReason("istiod") ?? peersSkipReason("istioctl");
 
 /** istioctl's injector ConfigMap for a default install: the templates and values istiod renders with. */
@@ -360,6 +445,7 @@ describe("GatewayDeploymentController against istiod", { skip: istiodSkip }, () 
   let cluster: Cluster;
   let controller: ReturnType<typeof sluiceController> | undefined;
   let sides: { istiod: string; sluice: string };
+  let sluiceClasses: Record<string, unknown> = {};
 
   const both = async (step: (ns: string) => Promise<unknown>) => {
     await step(sides.istiod);
@@ -400,14 +486,21 @@ describe("GatewayDeploymentController against istiod", { skip: istiodSkip }, () 
     beside = await startIstiodBeside({
       selectLabel: SELECT_LABEL,
       name: "gateway-deployment",
-      // istiod makes Gateway deployments with the templates of its injector's ConfigMap.
-      prepare: (cluster) =>
-        cluster.must("POST", "/api/v1/namespaces/istio-system/configmaps", {
+      prepare: async (cluster) => {
+        // istiod makes Gateway deployments with the templates of its injector's ConfigMap.
+        await cluster.must("POST", "/api/v1/namespaces/istio-system/configmaps", {
           apiVersion: "v1",
           kind: "ConfigMap",
           metadata: { name: injector.metadata.name },
           data: injector.data,
-        }),
+        });
+        // The GatewayClasses Sluice makes, taken away again for istiod to make its own.
+        const creator = classCreator(cluster);
+        await creator.start();
+        sluiceClasses = await builtinClassSpecs(cluster);
+        creator.stop();
+        for (const name of Object.keys(sluiceClasses)) await cluster.must("DELETE", classPath(name));
+      },
     });
     cluster = beside.cluster;
     sides = beside.namespaces;
@@ -421,6 +514,10 @@ describe("GatewayDeploymentController against istiod", { skip: istiodSkip }, () 
   after(async () => {
     controller?.stop();
     await beside?.stop();
+  });
+
+  test("the same built-in GatewayClasses", async () => {
+    assert.deepEqual(await builtinClassSpecs(cluster), sluiceClasses);
   });
 
   test("a new Gateway: the same ServiceAccount, Deployment and Service", async () => {

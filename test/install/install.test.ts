@@ -434,12 +434,7 @@ describe("sluice install, and sluiced as its ServiceAccount", { skip }, () => {
    */
   async function createWorkloadsAndConfig(ns: string): Promise<void> {
     const gw = "/apis/gateway.networking.k8s.io/v1";
-    await cluster.must("POST", `${gw}/gatewayclasses`, {
-      apiVersion: "gateway.networking.k8s.io/v1",
-      kind: "GatewayClass",
-      metadata: { name: "istio" },
-      spec: { controllerName: "istio.io/gateway-controller" },
-    });
+    // The GatewayClass istio is sluiced's to create.
     // Its deployment is made with an autoscaler and a disruption budget, which only an overlay asks for.
     await cluster.must("POST", `/api/v1/namespaces/${ns}/configmaps`, {
       apiVersion: "v1",
