@@ -8,7 +8,7 @@ import { GATEWAY_CONTROLLER, UNMANAGED_CONTROLLER } from "../gatewayapi/gatewayc
 import type { Unregister } from "../krt/index.ts";
 import type { ConfigStore } from "../sources/index.ts";
 import { errorMessage, isStatus, type KubeRequests } from "./kube-requests.ts";
-import { WorkQueue } from "./work-queue.ts";
+import { controllerQueue, type WorkQueue } from "./work-queue.ts";
 
 const GATEWAY_CLASS = kindKey("gateway.networking.k8s.io", "GatewayClass");
 /** Attempts per class and change, 5 ms doubling between them (istiod's queue allows 25). */
@@ -47,17 +47,11 @@ export class GatewayClassCreator {
     this.#log = options.log ?? pino({ level: "silent" });
     this.#classes = new Map([[options.defaultClassName || "istio", BUILTIN_CLASSES.istio]]);
     if (options.remoteClass ?? true) this.#classes.set("istio-remote", BUILTIN_CLASSES["istio-remote"]);
-    this.#queue = new WorkQueue({
-      reconcile: async (name) => {
-        await this.#reconcile(name);
-        return true;
-      },
-      retryDelayMs: (retry) => 5 * 2 ** retry,
-      maxAttempts: MAX_ATTEMPTS,
-      onFailure: (name, err, last) => {
-        if (last) this.#log.error({ gatewayClass: name, err: errorMessage(err) }, "GatewayClass not created");
-      },
-    });
+    this.#queue = controllerQueue(
+      (name) => this.#reconcile(name),
+      MAX_ATTEMPTS,
+      (name, err) => this.#log.error({ gatewayClass: name, err: errorMessage(err) }, "GatewayClass not created"),
+    );
   }
 
   start(): void {

@@ -37,7 +37,7 @@ import { effectiveProxyConfig } from "../webhooks/inject/proxyconfig.ts";
 import type { InjectionSettings } from "../webhooks/inject/settings.ts";
 import { PROXY_UID } from "../webhooks/inject/templates.ts";
 import { errorMessage } from "./kube-requests.ts";
-import { WorkQueue } from "./work-queue.ts";
+import { controllerQueue, type WorkQueue } from "./work-queue.ts";
 
 /** istiod's field manager for what this controller applies (PILOT_GATEWAY_API_CONTROLLER_NAME). */
 const FIELD_MANAGER = "istio.io/gateway-controller";
@@ -129,17 +129,11 @@ export class GatewayDeploymentController {
     this.#options = options;
     this.#log = options.log ?? pino({ level: "silent" });
     this.#gateways = options.store.collection(GATEWAY) as Collection<ConfigObject>;
-    this.#queue = new WorkQueue({
-      reconcile: async (key) => {
-        await this.#reconcile(key);
-        return true;
-      },
-      retryDelayMs: (retry) => 5 * 2 ** retry,
-      maxAttempts: MAX_ATTEMPTS,
-      onFailure: (gateway, err, last) => {
-        if (last) this.#log.error({ gateway, err: errorMessage(err) }, "gateway deployment not reconciled");
-      },
-    });
+    this.#queue = controllerQueue(
+      (key) => this.#reconcile(key),
+      MAX_ATTEMPTS,
+      (gateway, err) => this.#log.error({ gateway, err: errorMessage(err) }, "gateway deployment not reconciled"),
+    );
   }
 
   /** Watches what it makes, then reconciles every Gateway and follows what they are made from. */

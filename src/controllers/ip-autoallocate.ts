@@ -21,7 +21,7 @@ import type { ConfigStore, JsonPatchOperation } from "../sources/index.ts";
 import { compareStrings } from "../util/index.ts";
 import { AddressPool, canonicalIp } from "./ip-pool.ts";
 import { errorMessage } from "./kube-requests.ts";
-import { WorkQueue } from "./work-queue.ts";
+import { controllerQueue, type WorkQueue } from "./work-queue.ts";
 
 /** Where statuses go: the Kubernetes source the ServiceEntries come from (KubeSource). */
 export interface IpAutoallocateTarget {
@@ -72,17 +72,11 @@ export class IpAutoallocator {
     this.#v4 = new AddressPool(options.ipv4Prefix ?? DEFAULT_IPV4_PREFIX);
     this.#v6 = new AddressPool(options.ipv6Prefix ?? DEFAULT_IPV6_PREFIX);
     if (this.#v4.v6 || !this.#v6.v6) throw new Error("the IPv4 prefix must be IPv4 and the IPv6 prefix IPv6");
-    this.#queue = new WorkQueue({
-      reconcile: async (key) => {
-        await (key.startsWith(CONFLICT) ? this.#resolveConflict(key) : this.#reconcile(key));
-        return true;
-      },
-      retryDelayMs: (retry) => 5 * 2 ** retry,
-      maxAttempts: MAX_ATTEMPTS,
-      onFailure: (key, err, last) => {
-        if (last) this.#log.error({ key, err: errorMessage(err) }, "ServiceEntry addresses not written");
-      },
-    });
+    this.#queue = controllerQueue(
+      (key) => (key.startsWith(CONFLICT) ? this.#resolveConflict(key) : this.#reconcile(key)),
+      MAX_ATTEMPTS,
+      (key, err) => this.#log.error({ key, err: errorMessage(err) }, "ServiceEntry addresses not written"),
+    );
   }
 
   /** Takes the addresses in use, then looks at every entry and follows their changes. */

@@ -8,7 +8,7 @@ import { type Logger, pino } from "pino";
 import type { ConfigObject } from "../config/index.ts";
 import type { Collection } from "../krt/index.ts";
 import { errorMessage, isStatus, type KubeRequests } from "./kube-requests.ts";
-import { WorkQueue } from "./work-queue.ts";
+import { controllerQueue, type WorkQueue } from "./work-queue.ts";
 
 export const ROOT_CERT_CONFIGMAP = "istio-ca-root-cert";
 export const ROOT_CERT_KEY = "root-cert.pem";
@@ -48,21 +48,12 @@ export class RootCertPublisher {
     this.#options = options;
     this.#name = options.configMapName ?? ROOT_CERT_CONFIGMAP;
     this.#log = options.log ?? pino({ level: "silent" });
-    this.#queue = new WorkQueue({
-      reconcile: async (namespace) => {
-        await this.#reconcile(namespace);
-        return true;
-      },
-      retryDelayMs: (retry) => 5 * 2 ** retry,
-      maxAttempts: MAX_ATTEMPTS,
-      onFailure: (namespace, err, last) => {
-        if (last)
-          this.#log.error(
-            { namespace, configMap: this.#name, err: errorMessage(err) },
-            "root certificate not published",
-          );
-      },
-    });
+    this.#queue = controllerQueue(
+      (namespace) => this.#reconcile(namespace),
+      MAX_ATTEMPTS,
+      (namespace, err) =>
+        this.#log.error({ namespace, configMap: this.#name, err: errorMessage(err) }, "root certificate not published"),
+    );
   }
 
   /** Publishes into every namespace, then follows namespaces, the ConfigMaps and the roots. */

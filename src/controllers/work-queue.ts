@@ -77,3 +77,26 @@ export class WorkQueue {
     for (const resolve of this.#idle.splice(0)) resolve();
   }
 }
+
+/**
+ * A queue as Istio's controllers make theirs (controllers.NewQueue with WithMaxAttempts): `reconcile`
+ * throws to be tried again, 5 ms doubling between attempts, at most `maxAttempts` per change; `giveUp`
+ * is told of the last failure.
+ */
+export function controllerQueue(
+  reconcile: (key: string) => Promise<void>,
+  maxAttempts: number,
+  giveUp: (key: string, err: unknown) => void,
+): WorkQueue {
+  return new WorkQueue({
+    reconcile: async (key) => {
+      await reconcile(key);
+      return true;
+    },
+    retryDelayMs: (retry) => 5 * 2 ** retry,
+    maxAttempts,
+    onFailure: (key, err, last) => {
+      if (last) giveUp(key, err);
+    },
+  });
+}
