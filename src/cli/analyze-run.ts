@@ -60,6 +60,19 @@ export interface AnalyzeOptions {
   stderr(text: string): void;
 }
 
+/** The flags' defaults (istioctl analyze's): files none, every analyzer, log output, failing on errors. */
+export const ANALYZE_DEFAULTS: Omit<AnalyzeOptions, "istioNamespace" | "stdout" | "stderr"> = {
+  files: [],
+  allNamespaces: false,
+  output: "log",
+  failureThreshold: "Error",
+  outputThreshold: "Info",
+  listAnalyzers: false,
+  analyzers: [],
+  suppress: [],
+  ignoreUnknown: false,
+};
+
 /** Runs the command; returns the exit code. */
 export async function runAnalyzeCommand(options: AnalyzeOptions): Promise<number> {
   if (options.listAnalyzers) {

@@ -8,7 +8,7 @@ import yargs from "yargs";
 import { clusterSkipReason, sharedCluster } from "../../test/cluster/index.ts";
 import { KubeClient } from "../sources/kube/client.ts";
 import { analyzeCommand } from "./analyze.ts";
-import { type AnalyzeOptions, runAnalyzeCommand } from "./analyze-run.ts";
+import { ANALYZE_DEFAULTS, type AnalyzeOptions, runAnalyzeCommand } from "./analyze-run.ts";
 import { EXIT_ANALYZER_FOUND_ISSUES, EXIT_INVALID, EXIT_OK } from "./exit-codes.ts";
 import { configureCliLog } from "./log.ts";
 
@@ -52,16 +52,9 @@ async function run(files: string[], overrides: Partial<AnalyzeOptions> = {}) {
   let stdout = "";
   let stderr = "";
   const code = await runAnalyzeCommand({
+    ...ANALYZE_DEFAULTS,
     files,
-    allNamespaces: false,
     istioNamespace: "istio-system",
-    output: "log",
-    failureThreshold: "Error",
-    outputThreshold: "Info",
-    listAnalyzers: false,
-    analyzers: [],
-    suppress: [],
-    ignoreUnknown: false,
     stdout: (text) => {
       stdout += text;
     },

@@ -2,6 +2,7 @@
 import type { Argv } from "yargs";
 import { adminCommand } from "./admin.ts";
 import { analyzeCommand } from "./analyze.ts";
+import { bugReportCommand } from "./bug-report.ts";
 import { completionCommand } from "./completion.ts";
 import { createRemoteSecretCommand } from "./create-remote-secret.ts";
 import { dashboardCommand } from "./dashboard.ts";
@@ -36,6 +37,7 @@ export function registerCommands(cli: Argv): Argv {
     .command(tagCommand)
     .command(createRemoteSecretCommand)
     .command(remoteClustersCommand)
+    .command(bugReportCommand)
     .command(proxyStatusCommand)
     .command(proxyConfigCommand)
     .command(versionCommand)

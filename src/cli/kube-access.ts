@@ -75,6 +75,11 @@ export class KubeAccess {
     this.client = new KubeClient(kubeConfig);
   }
 
+  /** The kubeconfig's current context (--context when given) and its API server's address. */
+  currentContext(): { name: string; server: string } {
+    return { name: this.kubeConfig.getCurrentContext(), server: this.kubeConfig.getCurrentCluster()?.server ?? "" };
+  }
+
   /** -n if given, else the kubeconfig context's namespace, else `default` (istioctl's NamespaceOrDefault). */
   namespaceOrDefault(namespace?: string): string {
     if (namespace) return namespace;

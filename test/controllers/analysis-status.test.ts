@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { basename } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { inClusterAnalysis } from "../../src/analysis/index.ts";
-import { runAnalyzeCommand } from "../../src/cli/analyze-run.ts";
+import { ANALYZE_DEFAULTS, runAnalyzeCommand } from "../../src/cli/analyze-run.ts";
 import { type ConfigObject, KINDS, kindKey } from "../../src/config/index.ts";
 import { type AnalysisStatusTarget, AnalysisStatusWriter, LeaseElection } from "../../src/controllers/index.ts";
 import { ConfigStore } from "../../src/sources/index.ts";
@@ -150,17 +150,10 @@ describe("AnalysisStatusWriter", { skip }, () => {
     // `sluice analyze` on the same cluster namespace: the same codes and levels for the object.
     let out = "";
     const code = await runAnalyzeCommand({
-      files: [],
-      allNamespaces: false,
+      ...ANALYZE_DEFAULTS,
       namespace: ns,
       istioNamespace: "istio-system",
       output: "json",
-      failureThreshold: "Error",
-      outputThreshold: "Info",
-      listAnalyzers: false,
-      analyzers: [],
-      suppress: [],
-      ignoreUnknown: false,
       cluster: new KubeClient(cluster.kubeConfig()),
       stdout: (text) => {
         out += text;

@@ -75,6 +75,14 @@ export class KubeClient {
     return this.send("PATCH", path, patch, contentType);
   }
 
+  /**
+   * Sends a GET and returns the answer's text: a pod's log, or another representation than the
+   * object's JSON (`accept`: a server-side Table). Throws KubeApiError on a non-2xx answer.
+   */
+  getText(path: string, accept: string, signal?: AbortSignal): Promise<string> {
+    return this.exchange("GET", path, undefined, "", accept, signal);
+  }
+
   private async send(
     method: "GET" | "PUT" | "POST" | "DELETE" | "PATCH",
     path: string,
@@ -82,10 +90,22 @@ export class KubeClient {
     contentType: string,
     signal?: AbortSignal,
   ): Promise<unknown> {
+    const text = await this.exchange(method, path, body, contentType, "application/json", signal);
+    return text === "" ? undefined : JSON.parse(text);
+  }
+
+  private async exchange(
+    method: "GET" | "PUT" | "POST" | "DELETE" | "PATCH",
+    path: string,
+    body: unknown,
+    contentType: string,
+    accept: string,
+    signal?: AbortSignal,
+  ): Promise<string> {
     const server = this.kubeConfig.getCurrentCluster()?.server;
     if (!server) throw new Error("kubeconfig has no current cluster");
     const context = new RequestContext(server + path, HttpMethod[method]);
-    context.setHeaderParam("Accept", "application/json");
+    context.setHeaderParam("Accept", accept);
     if (body !== undefined) {
       context.setHeaderParam("Content-Type", contentType);
       context.setBody(JSON.stringify(body));
@@ -108,7 +128,7 @@ export class KubeClient {
         status.message ?? `HTTP ${response.httpStatusCode} from ${method} ${path}`,
       );
     }
-    return text === "" ? undefined : JSON.parse(text);
+    return text;
   }
 
   /**

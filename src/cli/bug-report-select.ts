@@ -1,0 +1,199 @@
+// Which pods and namespaces `sluice bug-report` collects, from istioctl's --include and --exclude
+// specs: `ns1,ns2/dep1,dep2/pod1,pod2/lbl1=val1,lbl2=val2/ann1=val1/cntr1,cntr2`, every part optional,
+// names (and label and annotation values) glob patterns. A container is selected when it matches one
+// include spec and no exclude spec; a spec matches when each part it sets matches (a list: any of its
+// names; labels and annotations: all of them).
+
+/** istioctl's inject.IgnoredNamespaces: always excluded from the pods whose logs and state are collected. */
+export const IGNORED_NAMESPACES: readonly string[] = [
+  "kube-node-lease",
+  "kube-public",
+  "kube-system",
+  "local-path-storage",
+];
+
+export interface SelectionSpec {
+  namespaces: string[];
+  deployments: string[];
+  pods: string[];
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  containers: string[];
+}
+
+/** One container of a pod, where istioctl's resource tree puts it: namespace/deployment/pod/container. */
+export interface ContainerPath {
+  namespace: string;
+  /** The Deployment (through its ReplicaSet) or DaemonSet owning the pod. */
+  deployment: string;
+  pod: string;
+  container: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+}
+
+/** A spec as istioctl's SelectionSpec.UnmarshalJSON reads it; a bad label or annotation part throws. */
+export function parseSelectionSpec(text: string): SelectionSpec {
+  const [namespaces = "", deployments = "", pods = "", labels = "", annotations = "", containers = ""] =
+    text.split("/");
+  return {
+    namespaces: names(namespaces),
+    deployments: names(deployments),
+    pods: names(pods),
+    labels: keyValues(labels),
+    annotations: keyValues(annotations),
+    containers: names(containers),
+  };
+}
+
+function names(part: string): string[] {
+  return part.trim() === "*" || part === "" ? [] : part.split(",");
+}
+
+function keyValues(part: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (part.trim() === "*") return out;
+  for (const pair of part.split(",")) {
+    if (pair === "") continue;
+    const kv = pair.split("=");
+    if (kv.length !== 2) throw new Error(`bad label/annotation selection ${pair}, must have format key=value`);
+    if (kv[0].includes("*")) throw new Error(`bad label/annotation selection ${pair}, key cannot have '*' wildcards`);
+    out[kv[0]] = kv[1];
+  }
+  return out;
+}
+
+/** Go's filepath.Match for names without a separator: `*`, `?`, `[...]` (`^` negates) and `\` escapes. */
+export function globMatches(pattern: string, name: string): boolean {
+  let source = "";
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i];
+    if (c === "*") source += "[^/]*";
+    else if (c === "?") source += "[^/]";
+    else if (c === "\\" && i + 1 < pattern.length) source += escapeRegExp(pattern[++i]);
+    else if (c === "[") {
+      const end = pattern.indexOf("]", i + 2);
+      if (end < 0) return false; // Go: ErrBadPattern, which istioctl counts as no match
+      // Go negates a class with ^, as RegExp does; a range is a range in both.
+      source += `[${pattern.slice(i + 1, end).replace(/\\/g, "\\\\")}]`;
+      i = end;
+    } else source += escapeRegExp(c);
+  }
+  return new RegExp(`^${source}$`, "s").test(name);
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+}
+
+/** A list part: empty (or a lone `*`) matches everything, else any of its patterns. */
+function anyGlob(patterns: readonly string[], name: string): boolean {
+  if (patterns.length === 0) return true;
+  if (patterns.length === 1 && (patterns[0].trim() === "" || patterns[0].trim() === "*")) return true;
+  return patterns.some((p) => globMatches(p, name));
+}
+
+/** A label or annotation part: every key present, its value matching the pattern. */
+function allPairs(selection: Readonly<Record<string, string>>, actual: Readonly<Record<string, string>>): boolean {
+  return Object.entries(selection).every(([key, pattern]) => key in actual && globMatches(pattern, actual[key]));
+}
+
+export function specMatches(spec: SelectionSpec, path: ContainerPath): boolean {
+  return (
+    anyGlob(spec.namespaces, path.namespace) &&
+    anyGlob(spec.deployments, path.deployment) &&
+    anyGlob(spec.pods, path.pod) &&
+    anyGlob(spec.containers, path.container) &&
+    allPairs(spec.labels, path.labels) &&
+    allPairs(spec.annotations, path.annotations)
+  );
+}
+
+/** The --include and --exclude flags, parsed. */
+export class Selection {
+  readonly include: SelectionSpec[];
+  /** The user's exclude specs (istioctl's ignored namespaces taken out of them). */
+  readonly exclude: SelectionSpec[];
+
+  constructor(include: readonly string[], exclude: readonly string[]) {
+    this.include = include.map(parseSelectionSpec);
+    // As istioctl: the ignored namespaces are always excluded, so naming them changes nothing; a spec
+    // naming only them is dropped (istioctl also drops specs naming no namespace; Sluice keeps them).
+    this.exclude = exclude.map(parseSelectionSpec).flatMap((spec) => {
+      if (spec.namespaces.length === 0) return [spec];
+      const namespaces = spec.namespaces.filter((ns) => !IGNORED_NAMESPACES.includes(ns));
+      return namespaces.length > 0 ? [{ ...spec, namespaces }] : [];
+    });
+  }
+
+  /** Whether a container's logs and state are collected. */
+  selects(path: ContainerPath): boolean {
+    if (IGNORED_NAMESPACES.includes(path.namespace)) return false;
+    if (this.exclude.some((spec) => specMatches(spec, path))) return false;
+    const include = this.include.length > 0 ? this.include : [parseSelectionSpec("")];
+    return include.some((spec) => specMatches(spec, path));
+  }
+
+  /**
+   * The namespaces to list resources in (istioctl's ExtractIncludedNamespaces): [""] (all) unless
+   * every include spec names namespaces without globs; then those and the Istio namespace.
+   */
+  listedNamespaces(istioNamespace: string): string[] {
+    if (this.include.length === 0) return [""];
+    const set = new Set<string>();
+    for (const spec of this.include) {
+      if (spec.namespaces.length === 0) return [""];
+      for (const ns of spec.namespaces) {
+        if (ns.includes("*")) return [""];
+        set.add(ns);
+      }
+    }
+    if (istioNamespace) set.add(istioNamespace);
+    return set.size > 20 ? [""] : [...set].sort();
+  }
+
+  /**
+   * Whether a namespace's resources, secrets and events go into the report: in the included
+   * namespaces (or the Istio namespace), and not excluded by an --exclude spec naming namespaces
+   * alone. (istioctl applies --exclude to logs only; the ignored namespaces' resources are kept.)
+   */
+  keepsNamespace(namespace: string, istioNamespace: string): boolean {
+    const included =
+      namespace === istioNamespace ||
+      this.include.length === 0 ||
+      this.include.some((spec) => spec.namespaces.length === 0 || anyGlob(spec.namespaces, namespace));
+    if (!included) return false;
+    return !this.exclude.some((spec) => isNamespacesOnly(spec) && anyGlob(spec.namespaces, namespace));
+  }
+}
+
+function isNamespacesOnly(spec: SelectionSpec): boolean {
+  return (
+    spec.namespaces.length > 0 &&
+    spec.deployments.length === 0 &&
+    spec.pods.length === 0 &&
+    spec.containers.length === 0 &&
+    Object.keys(spec.labels).length === 0 &&
+    Object.keys(spec.annotations).length === 0
+  );
+}
+
+/**
+ * Keeps the log lines in [since, until] (istioctl's processlog time filter): a line starting with an
+ * RFC 3339 time is kept when the time is in range; a line without one (a stack trace, a wrapped
+ * message) goes with the line before it.
+ */
+export function filterLogLines(log: string, since: Date | undefined, until: Date | undefined): string {
+  if (!since && !until) return log;
+  let keep = true;
+  const out: string[] = [];
+  for (const line of log.split("\n")) {
+    const stamp = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d))/.exec(line)?.[1];
+    if (stamp) {
+      const t = Date.parse(stamp);
+      keep = !((since && t < since.getTime()) || (until && t > until.getTime()));
+    }
+    if (keep) out.push(line);
+  }
+  return out.join("\n");
+}
