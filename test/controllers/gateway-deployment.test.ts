@@ -553,7 +553,8 @@ describe("GatewayDeploymentController against istiod", { skip: istiodSkip }, () 
         ...((gw.spec?.listeners as unknown[]) ?? []),
         { name: "tls.passthrough", port: 8443, protocol: "TLS", tls: { mode: "Passthrough" } },
       ];
-      await cluster.must("PUT", path, { ...gw, spec: { ...gw.spec, listeners } });
+      // A merge patch: the control plane writes the Gateway's status meanwhile.
+      await cluster.must("PATCH", path, { spec: { listeners } }, { "content-type": "application/merge-patch+json" });
     });
     const hasPort = (o: KubeObject) => o.kind !== "Service" || JSON.stringify(o.spec).includes("8443");
     await same("edge-istio", ["serviceAccount", "deployment", "service"], hasPort);
