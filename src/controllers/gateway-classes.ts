@@ -4,7 +4,7 @@
 // election, as istiod: only creates, and the first create wins.
 import { type Logger, pino } from "pino";
 import { type ConfigObject, kindKey } from "../config/index.ts";
-import { GATEWAY_CONTROLLER, UNMANAGED_CONTROLLER } from "../gatewayapi/gatewayclass.ts";
+import { GATEWAY_CONTROLLER, UNMANAGED_CONTROLLER } from "../gatewayapi/index.ts";
 import type { Unregister } from "../krt/index.ts";
 import type { ConfigStore } from "../sources/index.ts";
 import { errorMessage, isStatus, type KubeRequests } from "./kube-requests.ts";

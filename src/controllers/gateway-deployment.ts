@@ -7,35 +7,29 @@
 // are made from, reconciles the Gateway again. Objects of the same name not labelled
 // gateway.istio.io/managed are someone else's and left alone, as istiod does.
 import { type Logger, pino } from "pino";
-import { parse as parseYaml } from "yaml";
 import {
   type ConfigObject,
   type gatewayapi,
+  type JsonObject,
   type KindInfo,
   kindKey,
   type MeshConfig,
   makeKind,
   type ProxyConfigSpec,
 } from "../config/index.ts";
-import { GatewayClassIndex } from "../gatewayapi/gatewayclass.ts";
-import type { Listener } from "../gatewayapi/listeners.ts";
-import { acceptedListenerSetListeners } from "../gatewayapi/listenerset.ts";
+import { acceptedListenerSetListeners, GatewayClassIndex, type Listener } from "../gatewayapi/index.ts";
 import type { Collection, Unregister } from "../krt/index.ts";
 import type { ConfigStore } from "../sources/index.ts";
 import { Informer, type InformerHandler, type KubeClient, resourcePath } from "../sources/kube/index.ts";
-import { imageUrl } from "../webhooks/inject/inject.ts";
 import {
+  effectiveProxyConfig,
   GATEWAY_MANAGED_LABEL,
   GATEWAY_MANAGED_VALUE,
+  type InjectionSettings,
   type KubeGatewayInput,
   kubeGatewayObjects,
   type ServicePort,
-} from "../webhooks/inject/kube-gateway.ts";
-import { strategicMergeObject } from "../webhooks/inject/merge.ts";
-import type { JsonObject } from "../webhooks/inject/pod.ts";
-import { effectiveProxyConfig } from "../webhooks/inject/proxyconfig.ts";
-import type { InjectionSettings } from "../webhooks/inject/settings.ts";
-import { PROXY_UID } from "../webhooks/inject/templates.ts";
+} from "../webhooks/index.ts";
 import { errorMessage } from "./kube-requests.ts";
 import { controllerQueue, type WorkQueue } from "./work-queue.ts";
 
@@ -51,8 +45,6 @@ const SERVICE_ACCOUNT_ANNOTATION = "gateway.istio.io/service-account";
 const REVISION_LABEL = "istio.io/rev";
 /** Before Istio 1.24 the Deployment selected on this label; a selector cannot change, so it is kept. */
 const LEGACY_NAME_LABEL = "istio.io/gateway-name";
-const OPENSHIFT_UID_RANGE = "openshift.io/sa.scc.uid-range";
-const OPENSHIFT_SUPPLEMENTAL_GROUPS = "openshift.io/sa.scc.supplemental-groups";
 /** Attempts per Gateway and change, 5 ms doubling between them, as istiod's queue. */
 const MAX_ATTEMPTS = 5;
 
@@ -67,27 +59,14 @@ const PROXY_CONFIG = kindKey("networking.istio.io", "ProxyConfig");
 const kindInfo = (group: string, kind: string, version: string): KindInfo =>
   makeKind("kubernetes", group, kind, [version]);
 
-/** The kinds the template makes, by the overlay key that patches each. */
-const MADE_KINDS: Readonly<Record<string, { info: KindInfo; overlay: string; required: boolean }>> = {
-  ServiceAccount: {
-    info: kindInfo("", "ServiceAccount", "v1"),
-    overlay: "serviceAccount",
-    required: false,
-  },
-  Deployment: { info: kindInfo("apps", "Deployment", "v1"), overlay: "deployment", required: false },
-  Service: { info: kindInfo("", "Service", "v1"), overlay: "service", required: false },
-  HorizontalPodAutoscaler: {
-    info: kindInfo("autoscaling", "HorizontalPodAutoscaler", "v2"),
-    overlay: "horizontalPodAutoscaler",
-    required: true,
-  },
-  PodDisruptionBudget: {
-    info: kindInfo("policy", "PodDisruptionBudget", "v1"),
-    overlay: "podDisruptionBudget",
-    required: true,
-  },
+/** The kinds the template makes. */
+const MADE_KINDS: Readonly<Record<string, KindInfo>> = {
+  ServiceAccount: kindInfo("", "ServiceAccount", "v1"),
+  Deployment: kindInfo("apps", "Deployment", "v1"),
+  Service: kindInfo("", "Service", "v1"),
+  HorizontalPodAutoscaler: kindInfo("autoscaling", "HorizontalPodAutoscaler", "v2"),
+  PodDisruptionBudget: kindInfo("policy", "PodDisruptionBudget", "v1"),
 };
-const OVERLAY_KEYS = new Set(Object.values(MADE_KINDS).map((k) => k.overlay));
 /** Made kinds this controller watches itself (Services are in the store). */
 const WATCHED_KINDS = ["ServiceAccount", "Deployment", "HorizontalPodAutoscaler", "PodDisruptionBudget"];
 
@@ -152,7 +131,7 @@ export class GatewayDeploymentController {
       log: this.#log,
     };
     for (const kind of WATCHED_KINDS) {
-      const informer = new Informer(MADE_KINDS[kind].info, client, this.#madeHandler(kind), informerOptions);
+      const informer = new Informer(MADE_KINDS[kind], client, this.#madeHandler(kind), informerOptions);
       this.#informers.push(informer);
       informer.start();
     }
@@ -305,7 +284,6 @@ export class GatewayDeploymentController {
       labels: { "gateway.networking.k8s.io/gateway-name": name },
     });
     const ns = store.get({ kind: NAMESPACE, namespace: "", name: namespace })?.object;
-    const ids = proxyIds(ns?.metadata.annotations ?? {});
     const sets = store.collection(LISTENER_SET).list() as gatewayapi.ListenerSet[];
     const lookupNamespace = (n: string) => store.get({ kind: NAMESPACE, namespace: "", name: n })?.object;
     const input: KubeGatewayInput = {
@@ -321,19 +299,14 @@ export class GatewayDeploymentController {
       clusterId: options.clusterId,
       kubeVersion: this.#kubeVersion ?? -1,
       revision: options.revision === "default" ? "" : options.revision,
-      proxyUid: ids.uid,
-      proxyGid: ids.gid,
+      namespaceAnnotations: ns?.metadata.annotations ?? {},
       infrastructureLabels: infrastructureMetadata(gw, "labels", options.copyLabelsAnnotations ?? true),
       infrastructureAnnotations: infrastructureMetadata(gw, "annotations", options.copyLabelsAnnotations ?? true),
       proxyConfig,
       mesh,
       settings: settings as InjectionSettings,
-      proxyImage: imageUrl(settings, settings.proxyImage, String(proxyConfig.image?.imageType ?? ""), gw),
     };
-    return kubeGatewayObjects(input).flatMap((object) => {
-      const overlaid = applyOverlays(object, overlays);
-      return overlaid ? [overlaid] : [];
-    });
+    return kubeGatewayObjects(input, overlays);
   }
 
   /** The class defaults ConfigMap's data (the oldest), then the Gateway's parameters ConfigMap's. */
@@ -411,11 +384,11 @@ export class GatewayDeploymentController {
       const legacyLabel = existingSpec.template?.metadata?.labels?.[LEGACY_NAME_LABEL];
       if (legacyLabel !== undefined) spec.template.metadata.labels[LEGACY_NAME_LABEL] = legacyLabel;
     }
-    const path = resourcePath({ kind: made.info, version: made.info.preferredVersion, namespace, name });
+    const path = resourcePath({ kind: made, version: made.preferredVersion, namespace, name });
     try {
       await this.#options.client.patch(applyQuery(path), object, "application/apply-patch+yaml");
     } catch (err) {
-      throw new Error(`patch ${made.info.group || "core"}/${kind} ${namespace}/${name}: ${errorMessage(err)}`);
+      throw new Error(`patch ${made.group || "core"}/${kind} ${namespace}/${name}: ${errorMessage(err)}`);
     }
   }
 
@@ -529,60 +502,4 @@ function uniquePortName(name: string, port: number, used: Set<string>): string {
   }
   used.add(candidate);
   return candidate;
-}
-
-/** An OpenShift "start/size" or "start-end" block's last id. */
-function blockEnd(block: string): number | undefined {
-  const slash = /^(\d+)\/(\d+)$/.exec(block.trim());
-  if (slash) return Number(slash[1]) + Number(slash[2]) - 1;
-  const dash = /^(\d+)-(\d+)$/.exec(block.trim());
-  return dash ? Number(dash[2]) : undefined;
-}
-
-/** Istio's GetProxyIDs: 1337, or on OpenShift the top of the namespace's preallocated ranges. */
-function proxyIds(annotations: Record<string, string>): { uid: number; gid: number } {
-  const uidRange = annotations[OPENSHIFT_UID_RANGE];
-  const groups = annotations[OPENSHIFT_SUPPLEMENTAL_GROUPS] ?? uidRange;
-  const uid = uidRange ? blockEnd(uidRange) : undefined;
-  const gid = groups ? blockEnd(groups.split(",")[0]) : undefined;
-  return { uid: uid ?? PROXY_UID, gid: gid ?? PROXY_UID };
-}
-
-/**
- * `object` with every overlay that names its kind laid over it (strategic merge), in order; undefined
- * for a kind that is made only when an overlay asks (autoscaler, disruption budget) and none does.
- * An overlay may not change the object's identity.
- */
-function applyOverlays(object: JsonObject, overlays: readonly Record<string, string>[]): JsonObject | undefined {
-  const made = MADE_KINDS[String(object.kind)];
-  let out = object;
-  let applied = false;
-  for (const overlay of overlays) {
-    for (const key of Object.keys(overlay)) {
-      if (!OVERLAY_KEYS.has(key)) {
-        throw new Error(`unsupported overlay "${key}" (supported: [${[...OVERLAY_KEYS].sort().join(" ")}])`);
-      }
-    }
-    const text = overlay[made.overlay];
-    if (text === undefined) continue;
-    const patch: unknown = parseYaml(text);
-    if (patch !== null && (typeof patch !== "object" || Array.isArray(patch))) {
-      throw new Error(`overlay "${made.overlay}" is not a map`);
-    }
-    out = strategicMergeObject(out, (patch ?? {}) as JsonObject);
-    applied = true;
-  }
-  if (!applied && made.required) return undefined;
-  const identity = (o: JsonObject) => {
-    const meta = (o.metadata ?? {}) as Record<string, unknown>;
-    return JSON.stringify(
-      ["name", "generateName", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp"]
-        .map((k) => meta[k])
-        .concat([meta.deletionTimestamp, meta.deletionGracePeriodSeconds, meta.ownerReferences, meta.finalizers]),
-    );
-  };
-  const managedFields = (o: JsonObject) => ((o.metadata ?? {}) as Record<string, unknown>).managedFields;
-  if (identity(object) !== identity(out) || managedFields(out) !== undefined)
-    throw new Error("illegal metadata change");
-  return out;
 }

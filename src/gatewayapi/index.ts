@@ -2,6 +2,9 @@
 // convertResources(objects, settings, services) → { config, statuses }.
 export { stampTransitionTimes, TRANSITION_TIME } from "./conditions.ts";
 export { type ConversionResult, convertResources, ROUTE_KINDS } from "./convert.ts";
+export { GATEWAY_CONTROLLER, GatewayClassIndex, UNMANAGED_CONTROLLER } from "./gatewayclass.ts";
+export type { Listener } from "./listeners.ts";
+export { acceptedListenerSetListeners } from "./listenerset.ts";
 export {
   type ClusterCollections,
   GATEWAY_API_SOURCE,

@@ -20,8 +20,16 @@ export {
   type InjectionTexts,
 } from "./inject/injector-config.ts";
 export { applyPatch, createPatch, type PatchOperation } from "./inject/jsonpatch.ts";
+export {
+  GATEWAY_MANAGED_LABEL,
+  GATEWAY_MANAGED_VALUE,
+  type KubeGatewayInput,
+  kubeGatewayObjects,
+  type ServicePort,
+} from "./inject/kube-gateway.ts";
 export type { Pod } from "./inject/pod.ts";
 export { injectRequired, webhookSelects } from "./inject/policy.ts";
+export { effectiveProxyConfig } from "./inject/proxyconfig.ts";
 export {
   DEFAULT_INJECTION_SETTINGS,
   DEFAULT_PROXY_TAG,

@@ -2,7 +2,11 @@
 // ServiceAccount, Deployment, Service, HorizontalPodAutoscaler and PodDisruptionBudget that run a
 // Gateway API Gateway of class `istio`. The autoscaler and the disruption budget are rendered but kept
 // only when an overlay asks for them (the controller decides).
+
+import { parse as parseYaml } from "yaml";
 import type { MeshConfig, ProxyConfig } from "../../config/index.ts";
+import { imageUrl } from "./inject.ts";
+import { strategicMergeObject } from "./merge.ts";
 import type { Container, EnvVar, JsonObject, Volume } from "./pod.ts";
 import { PROXY_CONTAINER } from "./pod.ts";
 import type { InjectionSettings } from "./settings.ts";
@@ -16,6 +20,7 @@ import {
   meshIdEnv,
   ownerEnv,
   PODINFO_VOLUME,
+  PROXY_UID,
   podAnnotation,
   proxyConfigJson,
   proxyImage,
@@ -31,6 +36,8 @@ export const GATEWAY_MANAGED_LABEL = "gateway.istio.io/managed";
 /** The managed label's value for the `istio` class's controller (istio.io/gateway-controller). */
 export const GATEWAY_MANAGED_VALUE = "istio.io-gateway-controller";
 const NETWORK_LABEL = "topology.istio.io/network";
+const OPENSHIFT_UID_RANGE = "openshift.io/sa.scc.uid-range";
+const OPENSHIFT_SUPPLEMENTAL_GROUPS = "openshift.io/sa.scc.supplemental-groups";
 /** Annotations of the Gateway that are its controller's settings, not the deployment's. */
 const NOT_COPIED_ANNOTATIONS = [
   "kubectl.kubernetes.io/last-applied-configuration",
@@ -62,15 +69,13 @@ export interface KubeGatewayInput {
   /** The API server's version as major and minor digits (1.35 → 135). */
   kubeVersion: number;
   revision: string;
-  proxyUid: number;
-  proxyGid: number;
+  /** The Gateway's namespace's: OpenShift's preallocated ids choose the proxy's user and group. */
+  namespaceAnnotations: Record<string, string>;
   infrastructureLabels: Record<string, string>;
   infrastructureAnnotations: Record<string, string>;
   proxyConfig: ProxyConfig;
   mesh: MeshConfig;
   settings: InjectionSettings;
-  /** The proxy image the values and proxy config name (Istio's inject.ProxyImage). */
-  proxyImage: string;
 }
 
 const isEmpty = (value: Record<string, unknown>) => Object.keys(value).length === 0;
@@ -179,10 +184,21 @@ const readyProbe = (failureThreshold: number, initialDelaySeconds: number, perio
 
 function proxyContainer(input: KubeGatewayInput): Container {
   const { settings } = input;
+  const ids = proxyIds(input.namespaceAnnotations);
   const resources = settings.resources;
   return {
     name: PROXY_CONTAINER,
-    image: proxyImage({ pod: input.gateway, settings, proxyImage: input.proxyImage }),
+    // Istio's inject.ProxyImage: the values' image, with the proxy config's image type.
+    image: proxyImage({
+      pod: input.gateway,
+      settings,
+      proxyImage: imageUrl(
+        settings,
+        settings.proxyImage,
+        String(input.proxyConfig.image?.imageType ?? ""),
+        input.gateway,
+      ),
+    }),
     ...(isEmpty(resources as Record<string, unknown>) ? {} : { resources: structuredClone(resources) }),
     ...pullPolicy(input),
     securityContext: {
@@ -190,8 +206,8 @@ function proxyContainer(input: KubeGatewayInput): Container {
       allowPrivilegeEscalation: false,
       privileged: false,
       readOnlyRootFilesystem: true,
-      runAsUser: input.proxyUid,
-      runAsGroup: input.proxyGid,
+      runAsUser: ids.uid,
+      runAsGroup: ids.gid,
       runAsNonRoot: true,
     },
     ports: [
@@ -298,7 +314,90 @@ function disruptionBudget(input: KubeGatewayInput): JsonObject {
   };
 }
 
-/** The template's objects, in its order. */
-export function kubeGatewayObjects(input: KubeGatewayInput): JsonObject[] {
-  return [serviceAccount(input), deployment(input), service(input), autoscaler(input), disruptionBudget(input)];
+/** The overlay key of each kind the template makes, and whether the kind is made only when overlaid. */
+const OVERLAYS: Readonly<Record<string, { overlay: string; required: boolean }>> = {
+  ServiceAccount: { overlay: "serviceAccount", required: false },
+  Deployment: { overlay: "deployment", required: false },
+  Service: { overlay: "service", required: false },
+  HorizontalPodAutoscaler: { overlay: "horizontalPodAutoscaler", required: true },
+  PodDisruptionBudget: { overlay: "podDisruptionBudget", required: true },
+};
+const OVERLAY_KEYS = new Set(Object.values(OVERLAYS).map((k) => k.overlay));
+
+/**
+ * The template's objects, in its order, each with the overlays (ConfigMap data: overlay key → YAML,
+ * the class defaults' then the Gateway's parameters') laid over; throws when an overlay is not one or
+ * changes an object's identity.
+ */
+export function kubeGatewayObjects(
+  input: KubeGatewayInput,
+  overlays: readonly Record<string, string>[] = [],
+): JsonObject[] {
+  const objects = [
+    serviceAccount(input),
+    deployment(input),
+    service(input),
+    autoscaler(input),
+    disruptionBudget(input),
+  ];
+  return objects.flatMap((object) => {
+    const overlaid = applyOverlays(object, overlays);
+    return overlaid ? [overlaid] : [];
+  });
+}
+
+/**
+ * `object` with every overlay that names its kind laid over it (strategic merge), in order; undefined
+ * for a kind that is made only when an overlay asks (autoscaler, disruption budget) and none does.
+ * An overlay may not change the object's identity.
+ */
+function applyOverlays(object: JsonObject, overlays: readonly Record<string, string>[]): JsonObject | undefined {
+  const made = OVERLAYS[String(object.kind)];
+  let out = object;
+  let applied = false;
+  for (const overlay of overlays) {
+    for (const key of Object.keys(overlay)) {
+      if (!OVERLAY_KEYS.has(key)) {
+        throw new Error(`unsupported overlay "${key}" (supported: [${[...OVERLAY_KEYS].sort().join(" ")}])`);
+      }
+    }
+    const text = overlay[made.overlay];
+    if (text === undefined) continue;
+    const patch: unknown = parseYaml(text);
+    if (patch !== null && (typeof patch !== "object" || Array.isArray(patch))) {
+      throw new Error(`overlay "${made.overlay}" is not a map`);
+    }
+    out = strategicMergeObject(out, (patch ?? {}) as JsonObject);
+    applied = true;
+  }
+  if (!applied && made.required) return undefined;
+  const identity = (o: JsonObject) => {
+    const meta = (o.metadata ?? {}) as Record<string, unknown>;
+    return JSON.stringify(
+      ["name", "generateName", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp"]
+        .map((k) => meta[k])
+        .concat([meta.deletionTimestamp, meta.deletionGracePeriodSeconds, meta.ownerReferences, meta.finalizers]),
+    );
+  };
+  const managedFields = (o: JsonObject) => ((o.metadata ?? {}) as Record<string, unknown>).managedFields;
+  if (identity(object) !== identity(out) || managedFields(out) !== undefined)
+    throw new Error("illegal metadata change");
+  return out;
+}
+
+/** An OpenShift "start/size" or "start-end" block's last id. */
+function blockEnd(block: string): number | undefined {
+  const slash = /^(\d+)\/(\d+)$/.exec(block.trim());
+  if (slash) return Number(slash[1]) + Number(slash[2]) - 1;
+  const dash = /^(\d+)-(\d+)$/.exec(block.trim());
+  return dash ? Number(dash[2]) : undefined;
+}
+
+/** Istio's GetProxyIDs: 1337, or on OpenShift the top of the namespace's preallocated ranges. */
+function proxyIds(annotations: Record<string, string>): { uid: number; gid: number } {
+  const uidRange = annotations[OPENSHIFT_UID_RANGE];
+  const groups = annotations[OPENSHIFT_SUPPLEMENTAL_GROUPS] ?? uidRange;
+  const uid = uidRange ? blockEnd(uidRange) : undefined;
+  const gid = groups ? blockEnd(groups.split(",")[0]) : undefined;
+  return { uid: uid ?? PROXY_UID, gid: gid ?? PROXY_UID };
 }
