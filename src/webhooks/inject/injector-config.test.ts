@@ -201,7 +201,8 @@ describe("InjectionSettingsWatcher", () => {
 
   it("warns once per config change of each template it will not run", () => {
     const { lines, log } = logged();
-    const config = "templates:\n  sidecar: a\n  mine: b\n";
+    // kube-gateway is the Gateway deployment controller's, which has its built-in: no warning.
+    const config = "templates:\n  sidecar: a\n  mine: b\n  kube-gateway: k\n";
     const watcher = new InjectionSettingsWatcher({ config, values: undefined }, { from: FROM, revision: "", log });
     const warnings = () => lines.filter((l) => l.level === 40 && l.template !== undefined).map((l) => l.template);
     assert.deepEqual(warnings(), ["mine"]);
