@@ -20,7 +20,7 @@ import {
   MeshWatcher,
   parseGoDuration,
 } from "../config/index.ts";
-import type { RemoteClusters, WorkloadAutoRegistration } from "../controllers/index.ts";
+import type { RemoteClusters, TagWatcher, WorkloadAutoRegistration } from "../controllers/index.ts";
 import { GatewayStatusWriter } from "../gatewayapi/index.ts";
 import { IngressFollower } from "../ingress/index.ts";
 import { DebugRegistry } from "../krt/index.ts";
@@ -479,24 +479,42 @@ interface Controller {
   stop(): void;
 }
 
+/** An election as istiod runs it: prioritized (the default revision takes it over), or one per revision. */
+interface Election {
+  id: string;
+  /** istiod's per-revision elections: the Lease `<id>-<REVISION>`, without a holder key. */
+  perRevision?: boolean;
+}
+
 /**
- * Runs the controller `make` builds while this replica holds the Lease `electionId` in the system
+ * Runs the controller `make` builds while this replica holds the Lease of `election` in the system
  * namespace (identity POD_NAME), as istiod runs its single-writer controllers; with
- * PILOT_ENABLE_LEADER_ELECTION=false every replica runs it.
+ * PILOT_ENABLE_LEADER_ELECTION=false every replica runs it. A prioritized election's Lease carries
+ * this revision as its holder key, and the default tag's revision takes it from other revisions.
  */
-async function whileLeading(electionId: string, client: KubeClient, make: () => Controller, running: Running[]) {
+async function whileLeading(
+  election: Election,
+  client: KubeClient,
+  tags: TagWatcher,
+  make: () => Controller,
+  running: Running[],
+) {
   if (!envFlag("PILOT_ENABLE_LEADER_ELECTION", true)) {
     const controller = make();
     controller.start();
     running.push(controller);
     return;
   }
-  const { LeaseElection } = await import("../controllers/index.ts");
-  const election = new LeaseElection({
+  const { defaultRevisionPreempts, LeaseElection } = await import("../controllers/index.ts");
+  const revision = env.REVISION || "default";
+  const lease = new LeaseElection({
     client,
     namespace: env.POD_NAMESPACE ?? "istio-system",
-    name: electionId,
+    name: election.perRevision ? `${election.id}-${revision}` : election.id,
     identity: env.POD_NAME || `unknown-${hostname()}`,
+    ...(election.perRevision
+      ? {}
+      : { key: revision, preempts: defaultRevisionPreempts(revision, () => tags.defaultTagRevision()) }),
     run: (signal) => {
       const controller = make();
       controller.start();
@@ -504,14 +522,32 @@ async function whileLeading(electionId: string, client: KubeClient, make: () => 
     },
     log: scoped("leader"),
   });
-  election.start();
-  running.push(election);
+  lease.start();
+  running.push(lease);
+}
+
+/**
+ * Which revision tags name this revision, and which is the default revision (istiod's tag watcher):
+ * whose Gateways and statuses are this revision's, and who wins prioritized elections.
+ */
+async function startTagWatcher(client: KubeClient, running: Running[]): Promise<TagWatcher> {
+  const { TagWatcher } = await import("../controllers/index.ts");
+  const tags = new TagWatcher({
+    client,
+    revision: env.REVISION || "default",
+    systemNamespace: env.POD_NAMESPACE ?? "istio-system",
+    log: scoped("tag-watcher"),
+  });
+  tags.start();
+  running.push(tags);
+  return tags;
 }
 
 /** The CA's roots in every namespace's istio-ca-root-cert ConfigMap (Istio's namespace controller). */
 async function startRootCertPublisher(
   store: ConfigStore,
   client: KubeClient,
+  tags: TagWatcher,
   ca: CertificateAuthority,
   running: Running[],
 ): Promise<void> {
@@ -526,7 +562,7 @@ async function startRootCertPublisher(
       configMapName: env.PILOT_CA_CERT_CONFIGMAP,
       log: scoped("namespace"),
     });
-  await whileLeading(ELECTION_IDS.namespaceController, client, make, running);
+  await whileLeading({ id: ELECTION_IDS.namespaceController }, client, tags, make, running);
 }
 
 /**
@@ -537,12 +573,12 @@ async function startGatewayDeployments(
   store: ConfigStore,
   source: string,
   client: KubeClient,
+  tags: TagWatcher,
   meshes: MeshWatcher,
   injection: InjectionSettingsWatcher,
   running: Running[],
 ): Promise<void> {
   const { ELECTION_IDS, GatewayDeploymentController } = await import("../controllers/index.ts");
-  const revision = env.REVISION || "default";
   const make = () =>
     new GatewayDeploymentController({
       client,
@@ -552,13 +588,14 @@ async function startGatewayDeployments(
       onMeshChange: (listener) => meshes.onChange(listener),
       injection: () => injection.settings,
       onInjectionChange: (listener) => injection.onChange(listener),
-      revision,
+      revision: env.REVISION || "default",
+      tags,
       systemNamespace: env.POD_NAMESPACE ?? "istio-system",
       clusterId: argv.clusterID,
       copyLabelsAnnotations: envFlag("PILOT_ENABLE_GATEWAY_API_COPY_LABELS_ANNOTATIONS", true),
       log: scoped("gateway"),
     });
-  await whileLeading(`${ELECTION_IDS.gatewayDeployment}-${revision}`, client, make, running);
+  await whileLeading({ id: ELECTION_IDS.gatewayDeployment, perRevision: true }, client, tags, make, running);
 }
 
 /**
@@ -838,19 +875,26 @@ async function start(running: Running[]): Promise<void> {
   );
 
   const pushes = pushContexts(store, meshes, meshSource.networks, argv.domain);
-  if (cluster && kubeClient) {
+  const tags = kubeClient ? await startTagWatcher(kubeClient, running) : undefined;
+  if (cluster && kubeClient && tags) {
     // Gateway API statuses go back to the cluster (file-defined objects keep theirs local), written by
-    // the holder of istiod's gateway status Lease.
+    // the holder of istiod's per-revision gateway status Lease for the objects of this revision's tags.
     const { ELECTION_IDS, IngressStatusWriter, IpAutoallocator } = await import("../controllers/index.ts");
     const target = cluster;
+    const namespaceLabels = (name: string | undefined) => {
+      const namespace = name ? store.get({ kind: kindKey("", "Namespace"), namespace: "", name }) : undefined;
+      return namespace ? (namespace.object.metadata.labels ?? {}) : undefined;
+    };
     const make = () =>
       new GatewayStatusWriter({
         conversion: storeGatewayConversion(store, pushes.registry, argv.domain),
         store,
         target,
+        owns: (obj) => tags.isMine(obj.metadata, namespaceLabels(obj.metadata.namespace)),
+        onOwnsChange: (listener) => tags.onChange(listener),
         log: scoped("gateway"),
       });
-    await whileLeading(ELECTION_IDS.gatewayStatus, kubeClient, make, running);
+    await whileLeading({ id: ELECTION_IDS.gatewayStatus, perRevision: true }, kubeClient, tags, make, running);
     // Ingress statuses: the ingress gateway's addresses, written by the holder of istio-leader.
     const makeIngressStatus = () =>
       new IngressStatusWriter({
@@ -860,7 +904,7 @@ async function start(running: Running[]): Promise<void> {
         ingressNamespace: env.K8S_INGRESS_NS,
         log: scoped("ingress"),
       });
-    await whileLeading(ELECTION_IDS.ingress, kubeClient, makeIngressStatus, running);
+    await whileLeading({ id: ELECTION_IDS.ingress }, kubeClient, tags, makeIngressStatus, running);
     // ServiceEntry addresses in their status, written by the holder of istio-ip-autoallocate.
     if (envFlag("PILOT_ENABLE_IP_AUTOALLOCATE", true)) {
       const options = {
@@ -872,7 +916,8 @@ async function start(running: Running[]): Promise<void> {
       };
       // Made once now so that a bad prefix stops the start, as it stops istiod's.
       new IpAutoallocator(options);
-      await whileLeading(ELECTION_IDS.ipAutoallocate, kubeClient, () => new IpAutoallocator(options), running);
+      const makeAllocator = () => new IpAutoallocator(options);
+      await whileLeading({ id: ELECTION_IDS.ipAutoallocate }, kubeClient, tags, makeAllocator, running);
     }
     // Analysis messages in the Istio objects' status, written by the holder of istio-analyze-leader.
     if (envFlag("PILOT_ENABLE_ANALYSIS", false)) {
@@ -883,14 +928,14 @@ async function start(running: Running[]): Promise<void> {
       const maxDelayMs = analysisIntervalMs();
       const makeAnalysisStatus = () =>
         new AnalysisStatusWriter({ store, target, analysis, maxDelayMs, log: scoped("analysis") });
-      await whileLeading(ELECTION_IDS.analyze, kubeClient, makeAnalysisStatus, running);
+      await whileLeading({ id: ELECTION_IDS.analyze }, kubeClient, tags, makeAnalysisStatus, running);
     }
   }
   // Remote clusters of the multicluster secrets: their endpoints join the registry's services.
   const remotes = cluster ? await remoteClusters(store, pushes.registry, meshes, setRemoteClusters) : undefined;
   const needsCa = Boolean(argv.secureGRPCAddr || argv.httpsAddr) && envFlag("ENABLE_CA_SERVER", true);
   const ca = needsCa ? await startCa(mesh, kubeConfig, running) : undefined;
-  if (ca && kubeClient) await startRootCertPublisher(store, kubeClient, ca.ca, running);
+  if (ca && kubeClient && tags) await startRootCertPublisher(store, kubeClient, tags, ca.ca, running);
   // The injector's settings: the webhooks inject with them, the Gateway deployments are made with them.
   const injection = argv.httpsAddr || cluster ? await startInjectionSettings(access, running) : undefined;
   let webhooks: WebhookServer | undefined;
@@ -921,8 +966,8 @@ async function start(running: Running[]): Promise<void> {
     classes.start();
     running.push(classes);
   }
-  if (cluster && kubeClient && injection && envFlag("PILOT_ENABLE_GATEWAY_API_DEPLOYMENT_CONTROLLER", true)) {
-    await startGatewayDeployments(store, cluster.source, kubeClient, meshes, injection, running);
+  if (cluster && kubeClient && tags && injection && envFlag("PILOT_ENABLE_GATEWAY_API_DEPLOYMENT_CONTROLLER", true)) {
+    await startGatewayDeployments(store, cluster.source, kubeClient, tags, meshes, injection, running);
   }
   // WorkloadEntries of the VMs connecting with AUTO_REGISTER_GROUP, written by the replica they connect
   // to (istiod's, not a leader's); stopped after discovery, whose close marks them disconnected.

@@ -31,6 +31,7 @@ import {
   type ServicePort,
 } from "../webhooks/index.ts";
 import { errorMessage } from "./kube-requests.ts";
+import type { RevisionTags } from "./tag-watcher.ts";
 import { controllerQueue, type WorkQueue } from "./work-queue.ts";
 
 /** istiod's field manager for what this controller applies (PILOT_GATEWAY_API_CONTROLLER_NAME). */
@@ -42,7 +43,6 @@ const CLASS_DEFAULTS_LABEL = "gateway.istio.io/defaults-for-class";
 const SERVICE_TYPE_ANNOTATION = "networking.istio.io/service-type";
 const NAME_OVERRIDE_ANNOTATION = "gateway.istio.io/name-override";
 const SERVICE_ACCOUNT_ANNOTATION = "gateway.istio.io/service-account";
-const REVISION_LABEL = "istio.io/rev";
 /** Before Istio 1.24 the Deployment selected on this label; a selector cannot change, so it is kept. */
 const LEGACY_NAME_LABEL = "istio.io/gateway-name";
 /** Attempts per Gateway and change, 5 ms doubling between them, as istiod's queue. */
@@ -84,6 +84,8 @@ export interface GatewayDeploymentOptions {
   onInjectionChange: (listener: () => void) => () => void;
   /** This control plane's revision ("" or "default" for the default revision). */
   revision: string;
+  /** Whose Gateways are this revision's (revision tags, the default revision): the TagWatcher. */
+  tags: RevisionTags;
   /** Where class defaults ConfigMaps are read (POD_NAMESPACE). */
   systemNamespace: string;
   /** CLUSTER_ID. */
@@ -164,6 +166,8 @@ export class GatewayDeploymentController {
       store.collection(PROXY_CONFIG).register(all),
       this.#options.onMeshChange(all),
       this.#options.onInjectionChange(all),
+      // istiod's HandleTagChange: a tag moved may give or take away any Gateway.
+      this.#options.tags.onChange(all),
     );
     all();
   }
@@ -261,12 +265,10 @@ export class GatewayDeploymentController {
     this.#log.info({ gateway: key }, "gateway deployment updated");
   }
 
-  /** Istio's tag watcher IsMine, without tags: the Gateway's (else its namespace's) revision label. */
+  /** istiod's tag watcher IsMine: the Gateway's (else its namespace's) istio.io/rev names one of this revision's tags. */
   #isMine(gw: Gateway): boolean {
     const namespace = this.#options.store.get({ kind: NAMESPACE, namespace: "", name: gw.metadata.namespace ?? "" });
-    const selected = gw.metadata.labels?.[REVISION_LABEL] ?? namespace?.object.metadata.labels?.[REVISION_LABEL] ?? "";
-    const revision = this.#options.revision || "default";
-    return selected === revision || (selected === "" && revision === "default");
+    return this.#options.tags.isMine(gw.metadata, namespace?.object.metadata.labels ?? (namespace ? {} : undefined));
   }
 
   #render(gw: Gateway, className: string, defaultServiceType: string, names: ObjectNames): JsonObject[] {

@@ -11,13 +11,26 @@ export { GatewayDeploymentController, type GatewayDeploymentOptions } from "./ga
 export { type IngressStatusOptions, type IngressStatusTarget, IngressStatusWriter } from "./ingress-status.ts";
 export { type IpAutoallocateOptions, type IpAutoallocateTarget, IpAutoallocator } from "./ip-autoallocate.ts";
 export type { KubeRequests } from "./kube-requests.ts";
-export { LeaseElection, type LeaseElectionOptions } from "./lease-election.ts";
+export {
+  defaultRevisionPreempts,
+  LEASE_HOLDER_KEY,
+  LeaseElection,
+  type LeaseElectionOptions,
+} from "./lease-election.ts";
 export {
   ROOT_CERT_CONFIGMAP,
   ROOT_CERT_KEY,
   RootCertPublisher,
   type RootCertPublisherOptions,
 } from "./root-cert-publisher.ts";
+export {
+  DEFAULT_REVISION_VALIDATOR,
+  DEFAULT_TAG_WEBHOOK,
+  isMineIn,
+  type RevisionTags,
+  TagWatcher,
+  type TagWatcherOptions,
+} from "./tag-watcher.ts";
 export { WebhookPatcher, type WebhookPatcherOptions } from "./webhook-patcher.ts";
 
 /** Istio's election ids (pilot/pkg/leaderelection). */

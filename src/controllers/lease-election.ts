@@ -5,6 +5,10 @@
 // duration, timed by their own clock (a skewed clock on the holder cannot cut a lease short). A
 // leader that cannot renew within the renew deadline stops its controller before anyone may take
 // over, then competes again. Stopping releases the Lease, so a rolling restart hands over at once.
+// A prioritized election (istiod's, for its election ids other than the per-revision ones) also
+// records the holder's revision in the Lease (the annotation leader.istio.io/holder-key, as istiod's
+// LeaseLock keeps its HolderKey), and a replica of the default revision takes a held Lease at once
+// from a holder of another revision (`preempts`); the holder sees it taken at its next renewal.
 import { type Logger, pino } from "pino";
 import { errorMessage, isStatus, type KubeRequests } from "./kube-requests.ts";
 
@@ -15,6 +19,10 @@ export interface LeaseElectionOptions {
   name: string;
   /** This replica's identity in the Lease (istiod uses its pod name). */
   identity: string;
+  /** The holder key this replica writes (istiod's: its revision); none for a per-revision election. */
+  key?: string;
+  /** Whether this replica takes the Lease from a live holder whose key is `holderKey` (istiod's KeyComparison). */
+  preempts?: (holderKey: string) => boolean;
   /** How long a Lease stays held without renewal; default 30 s, as istiod. */
   leaseDurationMs?: number;
   /** How long a leader keeps trying to renew before it stops leading; default half the lease duration. */
@@ -35,8 +43,23 @@ interface LeaseSpec {
 }
 
 interface Lease {
-  metadata: { name: string; namespace: string; resourceVersion?: string };
+  metadata: { name: string; namespace: string; resourceVersion?: string; annotations?: Record<string, string> };
   spec?: LeaseSpec;
+}
+
+/** Where istiod's LeaseLock keeps the holder's key (its revision). */
+export const LEASE_HOLDER_KEY = "leader.istio.io/holder-key";
+
+/**
+ * istiod's LocationPrioritizedComparison (without remote istiods): a replica of `revision` takes the
+ * lock from a holder of another revision when its own is the default one (`defaultRevision()`, the
+ * revision of the default tag's webhook; "" when there is none).
+ */
+export function defaultRevisionPreempts(revision: string, defaultRevision: () => string) {
+  return (holderKey: string): boolean => {
+    const current = defaultRevision();
+    return holderKey !== revision && current !== "" && current === revision;
+  };
 }
 
 /** How long stopping waits for the API server to take the release. */
@@ -117,7 +140,10 @@ export class LeaseElection {
       renewTime: microTime(now),
     };
     try {
-      await this.#options.client.request("PUT", `${this.#path}/${lease.metadata.name}`, { ...this.#body(lease), spec });
+      await this.#options.client.request("PUT", `${this.#path}/${lease.metadata.name}`, {
+        ...this.#body(lease, ""),
+        spec,
+      });
     } catch (err) {
       this.#log.warn({ err: errorMessage(err) }, "lease not released");
     }
@@ -169,7 +195,7 @@ export class LeaseElection {
       const created = (await client.request("POST", this.#path, {
         apiVersion: "coordination.k8s.io/v1",
         kind: "Lease",
-        metadata: { name, namespace: this.#options.namespace },
+        metadata: { name, namespace: this.#options.namespace, annotations: this.#annotations(undefined, this.#key) },
         spec: this.#spec(now, undefined),
       })) as Lease;
       this.#observe(created, now);
@@ -178,10 +204,14 @@ export class LeaseElection {
     this.#observe(lease, now);
     const holder = lease.spec?.holderIdentity ?? "";
     const expiresAt = this.#observedAtMs + (lease.spec?.leaseDurationSeconds ?? 0) * 1000;
-    if (holder !== "" && holder !== identity && now < expiresAt) return false;
+    const holderKey = lease.metadata.annotations?.[LEASE_HOLDER_KEY] ?? "";
+    if (holder !== "" && holder !== identity && now < expiresAt) {
+      if (!this.#options.preempts?.(holderKey)) return false;
+      this.#log.info({ holder, holderKey, key: this.#key }, "taking the lease from another revision's holder");
+    }
     try {
       const updated = (await client.request("PUT", `${this.#path}/${name}`, {
-        ...this.#body(lease),
+        ...this.#body(lease, this.#key),
         spec: this.#spec(now, lease.spec),
       })) as Lease;
       this.#observe(updated, now);
@@ -204,7 +234,12 @@ export class LeaseElection {
     };
   }
 
-  #body(lease: Lease) {
+  get #key(): string {
+    return this.#options.key ?? "";
+  }
+
+  /** The Lease's body to write, its holder key `key` ("" for none). */
+  #body(lease: Lease, key: string) {
     return {
       apiVersion: "coordination.k8s.io/v1",
       kind: "Lease",
@@ -212,8 +247,16 @@ export class LeaseElection {
         name: lease.metadata.name,
         namespace: lease.metadata.namespace,
         resourceVersion: lease.metadata.resourceVersion,
+        annotations: this.#annotations(lease.metadata.annotations, key),
       },
     };
+  }
+
+  /** istiod's ensureHolderKey: the annotation set to a key, or removed without one. */
+  #annotations(existing: Record<string, string> | undefined, key: string): Record<string, string> | undefined {
+    const { [LEASE_HOLDER_KEY]: _, ...rest } = existing ?? {};
+    const annotations = key === "" ? rest : { ...rest, [LEASE_HOLDER_KEY]: key };
+    return Object.keys(annotations).length > 0 ? annotations : undefined;
   }
 
   /** Notes the Lease; its expiry counts from when this replica first saw its current holder and renewal. */

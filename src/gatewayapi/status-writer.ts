@@ -1,7 +1,8 @@
 // Writes the statuses the live conversion computes back to the cluster's objects (Istio's gateway status
 // writer). The conversion lists a status only when it differs from the object's own, so a write happens
 // only on change; the write comes back through the watch, after which the conversion lists it no more.
-// Objects defined by other sources (files) have no status to write. Writes run one at a time; a write
+// Objects defined by other sources (files) have no status to write, nor have objects of another revision
+// (`owns`: their istio.io/rev, else their namespace's, names another revision's tag). Writes run one at a time; a write
 // refused because the object changed meanwhile (409) is tried again with the object as the store holds
 // it then, until the status is written or no longer wanted (failures back off, doubling up to 30 s).
 import type { Logger } from "pino";
@@ -24,6 +25,10 @@ export interface StatusWriterOptions {
   conversion: Singleton<ConversionResult>;
   store: Pick<ConfigStore, "get">;
   target: StatusTarget;
+  /** Whether an object's status is this control plane's to write (istiod's tag watcher IsMine); default all. */
+  owns?: (obj: ConfigObject) => boolean;
+  /** Tells `listener` when `owns` may answer otherwise (a revision tag moved); returns how to stop telling. */
+  onOwnsChange?: (listener: () => void) => () => void;
   /** First delay before trying a failed write again; default 200 ms. */
   retryMs?: number;
   /** The lastTransitionTime of conditions that change; default the current time. */
@@ -50,6 +55,7 @@ export class GatewayStatusWriter {
   /** Each key's last write: the resourceVersions it was made against and produced, and the status it asked for. */
   readonly #written = new Map<string, { against: string | undefined; produced: string | undefined; status: string }>();
   #unregister: Unregister | undefined;
+  #unwatchOwners: (() => void) | undefined;
   #running: Promise<void> | undefined;
   #retry: ReturnType<typeof setTimeout> | undefined;
   #delayMs: number;
@@ -66,11 +72,17 @@ export class GatewayStatusWriter {
       for (const key of this.#wanted.keys()) this.#queue.add(key);
       this.#kick();
     });
+    this.#unwatchOwners ??= this.#options.onOwnsChange?.(() => {
+      for (const key of this.#wanted.keys()) this.#queue.add(key);
+      this.#kick();
+    });
   }
 
   stop(): void {
     this.#unregister?.();
     this.#unregister = undefined;
+    this.#unwatchOwners?.();
+    this.#unwatchOwners = undefined;
     clearTimeout(this.#retry);
     this.#queue.clear();
   }
@@ -113,6 +125,7 @@ export class GatewayStatusWriter {
     if (!doc) return true;
     const stored = store.get(objectKeyOf(doc));
     if (!stored || stored.source !== target.source) return true;
+    if (this.#options.owns && !this.#options.owns(stored.object)) return true;
     const current = stored.object;
     const version = current.metadata.resourceVersion;
     const status = JSON.stringify(doc.status);

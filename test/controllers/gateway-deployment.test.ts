@@ -8,13 +8,14 @@ import { after, before, describe, test } from "node:test";
 import pino from "pino";
 import { parseAllDocuments } from "yaml";
 import { KINDS, MeshWatcher } from "../../src/config/index.ts";
-import { GatewayClassCreator, GatewayDeploymentController } from "../../src/controllers/index.ts";
+import { GatewayClassCreator, GatewayDeploymentController, TagWatcher } from "../../src/controllers/index.ts";
 import { ConfigStore } from "../../src/sources/index.ts";
 import { KubeClient, KubeSource } from "../../src/sources/kube/index.ts";
 import { InjectionSettingsWatcher } from "../../src/webhooks/inject/injector-config.ts";
 import { Cluster, clusterSkipReason, sharedCluster } from "../cluster/index.ts";
 import { peersSkipReason, requirePeer } from "../peers/paths.ts";
 import { type IstiodBeside, startIstiodBeside } from "../support/istiod-beside.ts";
+import { pointTag, tagWebhookPath } from "../support/revision-tags.ts";
 
 const skip = clusterSkipReason();
 const SELECT_LABEL = "sluice.test/gateway-deployment";
@@ -89,6 +90,7 @@ function sluiceController(
       { config: undefined, values: undefined },
       { from: { config: "defaults", values: "defaults" }, revision: "", log: pino({ level: "silent" }) },
     );
+  const tags = new TagWatcher({ client: new KubeClient(kubeConfig), revision: "default", systemNamespace });
   const controller = new GatewayDeploymentController({
     client: new KubeClient(kubeConfig),
     store,
@@ -98,17 +100,21 @@ function sluiceController(
     injection: () => settings.settings,
     onInjectionChange: (listener) => settings.onChange(listener),
     revision: "default",
+    tags,
     systemNamespace,
     clusterId: "Kubernetes",
   });
   return {
     async start() {
+      tags.start();
       await source.start();
+      await tags.synced;
       controller.start();
     },
     settled: () => controller.settled(),
     stop() {
       controller.stop();
+      tags.stop();
       source.stop();
     },
   };
@@ -302,6 +308,41 @@ describe("GatewayDeploymentController", { skip }, () => {
     await controller.settled();
     assert.equal(await exists(madePaths(ns, "theirs-other").deployment), false);
     assert.equal(await exists(madePaths(ns, "existing-istio").deployment), false);
+  });
+
+  test("a Gateway labelled with a tag is deployed once the tag names this revision", async () => {
+    // A tag of its own (cluster-wide webhook configurations are shared by every test), first
+    // naming another revision: the Gateway labelled with it is not this revision's.
+    const tagName = `gwd-${Date.now().toString(36)}`;
+    await pointTag(cluster, tagName, "other");
+    try {
+      await cluster.must(
+        "POST",
+        `${GW}/namespaces/${ns}/gateways`,
+        gateway(
+          "tagged",
+          { gatewayClassName: "istio", listeners: [{ name: "http", port: 80, protocol: "HTTP" }] },
+          { labels: { "istio.io/rev": tagName } },
+        ),
+      );
+      // Another revision's: a Gateway made after it is deployed, it is not.
+      await cluster.must(
+        "POST",
+        `${GW}/namespaces/${ns}/gateways`,
+        gateway("after-tagged", {
+          gatewayClassName: "istio",
+          listeners: [{ name: "http", port: 80, protocol: "HTTP" }],
+        }),
+      );
+      await waitUntil(() => exists(madePaths(ns, "after-tagged-istio").deployment), "after-tagged-istio");
+      await controller.settled();
+      assert.equal(await exists(madePaths(ns, "tagged-istio").deployment), false);
+      // The tag moved to this revision: every Gateway is looked at again, and this one is deployed.
+      await pointTag(cluster, tagName, "default");
+      await waitUntil(() => exists(madePaths(ns, "tagged-istio").deployment), "tagged-istio");
+    } finally {
+      await cluster.request("DELETE", tagWebhookPath(tagName));
+    }
   });
 });
 

@@ -3,7 +3,7 @@
 // it has gone unrenewed for its duration. Durations are shortened (istiod's are 30/15/7.5 s).
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { LeaseElection } from "../../src/controllers/index.ts";
+import { defaultRevisionPreempts, LEASE_HOLDER_KEY, LeaseElection } from "../../src/controllers/index.ts";
 import { KubeClient } from "../../src/sources/kube/index.ts";
 import { type Cluster, clusterSkipReason, sharedCluster } from "../cluster/index.ts";
 import { waitFor } from "../support/xds-fixtures.ts";
@@ -11,7 +11,7 @@ import { waitFor } from "../support/xds-fixtures.ts";
 const skip = clusterSkipReason();
 
 interface LeaseBody {
-  metadata: { resourceVersion: string };
+  metadata: { resourceVersion: string; annotations?: Record<string, string> };
   spec: { holderIdentity?: string; leaseTransitions?: number; leaseDurationSeconds?: number };
 }
 
@@ -24,16 +24,26 @@ describe("LeaseElection", { skip }, () => {
   const lease = async (name: string) => (await cluster.must("GET", leasePath(name))).body as LeaseBody;
 
   /** Replicas competing for `name`; `runs` counts each one's turns as leader, `leading` whether it leads now. */
-  function replicas(name: string, count: number, leaseDurationMs = 2000) {
+  function replicas(
+    name: string,
+    count: number,
+    leaseDurationMs = 2000,
+    prioritized?: { revision: string; defaultRevision: () => string },
+  ) {
     const runs = new Map<string, number>();
     const leading = new Set<string>();
     const list = Array.from({ length: count }, (_, i) => {
-      const identity = `${name}-replica-${i}`;
+      const identity = `${name}-${prioritized?.revision ?? "replica"}-${i}`;
+      const priority = prioritized && {
+        key: prioritized.revision,
+        preempts: defaultRevisionPreempts(prioritized.revision, prioritized.defaultRevision),
+      };
       const election = new LeaseElection({
         client,
         namespace,
         name,
         identity,
+        ...priority,
         leaseDurationMs,
         renewDeadlineMs: leaseDurationMs / 2,
         retryPeriodMs: 200,
@@ -122,5 +132,38 @@ describe("LeaseElection", { skip }, () => {
     const spec = (await lease("istio-gateway-deployment")).spec;
     assert.ok(list.some(({ identity }) => identity === spec.holderIdentity));
     assert.equal(spec.leaseTransitions, 5);
+  });
+
+  test("prioritized: the default revision takes the Lease from another revision's holder at once", async () => {
+    // The default tag names `default` (the tag watcher's defaultTagRevision); 60 s leases, so only
+    // taking over moves the Lease within the wait.
+    const defaultRevision = () => "default";
+    const canary = replicas("istio-analyze-leader", 1, 60_000, { revision: "canary", defaultRevision });
+    canary.list[0].election.start();
+    await waitFor(() => canary.leading.size === 1, "the canary replica leading");
+    assert.equal((await lease("istio-analyze-leader")).metadata.annotations?.[LEASE_HOLDER_KEY], "canary");
+    // Another non-default revision waits for the holder, whatever its revision.
+    const stable = replicas("istio-analyze-leader", 1, 60_000, { revision: "stable", defaultRevision });
+    stable.list[0].election.start();
+    const { resourceVersion } = (await lease("istio-analyze-leader")).metadata;
+    await waitFor(
+      async () => (await lease("istio-analyze-leader")).metadata.resourceVersion !== resourceVersion,
+      "a renewal by the canary holder",
+    );
+    assert.equal((await lease("istio-analyze-leader")).spec.holderIdentity, canary.list[0].identity);
+    assert.equal(stable.leading.size, 0);
+    // The default revision takes it; the canary replica stops leading at its next renewal.
+    const main = replicas("istio-analyze-leader", 1, 60_000, { revision: "default", defaultRevision });
+    main.list[0].election.start();
+    await waitFor(() => main.leading.size === 1 && canary.leading.size === 0, "the default revision leading alone");
+    const taken = await lease("istio-analyze-leader");
+    assert.equal(taken.spec.holderIdentity, main.list[0].identity);
+    assert.equal(taken.metadata.annotations?.[LEASE_HOLDER_KEY], "default");
+    assert.equal(stable.leading.size, 0);
+    // Released by every replica: no holder, and no holder key.
+    for (const { list } of [main, canary, stable]) await list[0].election.stop();
+    const released = await lease("istio-analyze-leader");
+    assert.equal(released.spec.holderIdentity, "");
+    assert.equal(released.metadata.annotations?.[LEASE_HOLDER_KEY], undefined);
   });
 });

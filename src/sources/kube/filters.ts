@@ -1,19 +1,24 @@
 // Which objects this control plane takes from the cluster: MeshConfig discoverySelectors choose the
 // namespaces (Istio's discovery namespace filter), and the istio.io/rev label chooses between
-// control-plane revisions for config kinds (Istio's LabelsInRevision).
+// control-plane revisions for config kinds (Istio's LabelsInRevision). Revision tags do not enter here,
+// as in istiod: they decide whose Gateway deployments and statuses an object is (controllers/tag-watcher.ts).
 import type { ConfigObject, KindInfo } from "../../config/index.ts";
 import { type LabelSelector, type Labels, selectorMatches } from "./labels.ts";
 
 const REVISION_LABEL = "istio.io/rev";
+const GATEWAY_API_GROUP = "gateway.networking.k8s.io";
 
 /**
  * Istio's rule: an object without the label belongs to every revision; a control plane without a
  * revision takes everything; otherwise the label must name this revision. It applies to mesh
  * config (Istio and Gateway API kinds) only: on Namespaces and Pods the label selects the sidecar
- * injector, and every revision still sees those workloads.
+ * injector, and every revision still sees those workloads. Gateway API Gateways are every
+ * revision's too, as istiod's Gateway controller takes them unfiltered: their label may name a tag,
+ * and whose deployment and status they are is the tag watcher's IsMine.
  */
 export function inRevision(kind: KindInfo, obj: ConfigObject, revision: string): boolean {
   if (kind.family === "kubernetes" || revision === "") return true;
+  if (kind.group === GATEWAY_API_GROUP && kind.kind === "Gateway") return true;
   const label = obj.metadata.labels?.[REVISION_LABEL];
   return label === undefined || label === revision;
 }
