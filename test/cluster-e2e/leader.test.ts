@@ -2,7 +2,7 @@
 // with --kubeconfig and its CA on, discoverySelectors limited to this test's namespaces (the cluster
 // is shared), as pod sluiced-e2e-0 of a made-up system namespace. It takes the Lease
 // istio-namespace-controller-election there and writes istio-ca-root-cert with the root of its CA (the
-// one it keeps in istio-ca-secret) into each selected namespace; it takes istio-gateway-status-leader
+// one it keeps in istio-ca-secret) into each selected namespace; it takes istio-gateway-status-leader-default
 // and writes a Gateway's status; it serves an Ingress as Istio config and, holding istio-leader,
 // writes its status; and it releases its Leases when it stops.
 import assert from "node:assert/strict";
@@ -91,8 +91,8 @@ describe("sluiced as the leader of a cluster's controllers", { skip }, () => {
   });
 
   test("holds the gateway status Lease and writes a Gateway's status", async () => {
-    await eventually("istio-gateway-status-leader held by sluiced-e2e-0", async () => {
-      const seen = await holder("istio-gateway-status-leader");
+    await eventually("istio-gateway-status-leader-default held by sluiced-e2e-0", async () => {
+      const seen = await holder("istio-gateway-status-leader-default");
       return { ok: seen === "sluiced-e2e-0", seen: String(seen) };
     });
     await eventually("the Gateway's Accepted condition", async () => {
@@ -119,11 +119,11 @@ describe("sluiced as the leader of a cluster's controllers", { skip }, () => {
 
   test("releases the Leases when it stops", async () => {
     await eventually("the Leases held by sluiced-e2e-0", async () => {
-      const seen = [await holder(), await holder("istio-gateway-status-leader")];
+      const seen = [await holder(), await holder("istio-gateway-status-leader-default")];
       return { ok: seen.every((h) => h === "sluiced-e2e-0"), seen };
     });
     await sluiced?.stop();
     sluiced = undefined;
-    assert.deepEqual([await holder(), await holder("istio-gateway-status-leader")], ["", ""]);
+    assert.deepEqual([await holder(), await holder("istio-gateway-status-leader-default")], ["", ""]);
   });
 });
