@@ -13,6 +13,7 @@ import { parseListenAddress, registerManagedClusters, startAdminServer, startCon
 import { rejectUnknownCommandLineFlags } from "../cli/flags.ts";
 import {
   KINDS,
+  kindEnabled,
   kindKey,
   loadMeshNetworks,
   type MeshConfig,
@@ -67,8 +68,13 @@ import {
 /** Istio's environment settings, read as istiod reads them. */
 const env = process.env;
 const envFlag = (name: string, fallback: boolean) => envBool(env, name, fallback);
-/** The kinds read from a cluster: not ServiceAccounts, which istiod's RBAC does not read either (no analyzer needs them). */
-const CLUSTER_KINDS = KINDS.filter((kind) => !(kind.group === "" && kind.kind === "ServiceAccount"));
+/**
+ * The kinds read from a cluster: those whose istiod flag is on, and not ServiceAccounts, which istiod's RBAC
+ * does not read either (no analyzer needs them).
+ */
+const CLUSTER_KINDS = KINDS.filter(
+  (kind) => !(kind.group === "" && kind.kind === "ServiceAccount") && kindEnabled(kind, (flag) => envFlag(flag, false)),
+);
 
 const argv = yargs(hideBin(process.argv))
   .scriptName("sluiced")
