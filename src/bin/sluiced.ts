@@ -851,7 +851,7 @@ async function start(running: Running[]): Promise<void> {
     const target = cluster;
     const make = () =>
       new GatewayStatusWriter({
-        conversion: storeGatewayConversion(store, pushes.registry, argv.domain),
+        conversion: storeGatewayConversion(store, pushes.registry, argv.domain, pushFeaturesFromEnv(env)),
         store,
         target,
         log: scoped("gateway"),

@@ -10,6 +10,6 @@ export {
   liveConversion,
   registryServiceView,
 } from "./live.ts";
-export type { ConversionSettings, RegistryService, ServiceLookup } from "./model.ts";
-export { DEFAULT_SETTINGS, GATEWAY_GROUP, staticServiceLookup } from "./model.ts";
+export type { ConversionSettings, GatewayApiFeatures, RegistryService, ServiceLookup } from "./model.ts";
+export { DEFAULT_SETTINGS, GATEWAY_GROUP, GATEWAY_X_GROUP, staticServiceLookup } from "./model.ts";
 export { GatewayStatusWriter, type StatusTarget, type StatusWriterOptions } from "./status-writer.ts";

@@ -7,6 +7,8 @@
 // (test/install/install.test.ts runs sluiced as this ServiceAccount against a cluster with an audit log and
 // checks both that nothing is refused and that every granted verb was used).
 import { stringify } from "yaml";
+import { KINDS, kindEnabled } from "../config/index.ts";
+import { envBool } from "../util/index.ts";
 import { SLUICE_VERSION } from "../util/version.ts";
 import { mergeValues, type ValueMap, type Values } from "./values.ts";
 
@@ -88,6 +90,20 @@ const CLUSTER_RULES: readonly PolicyRule[] = [
   // Proxies and the CA's clients authenticate with Kubernetes JWTs.
   { apiGroups: ["authentication.k8s.io"], resources: ["tokenreviews"], verbs: ["create"] },
 ];
+
+/**
+ * The kinds sluiced reads only under an istiod flag (KindInfo.feature) set in pilot.env: listed, watched,
+ * and their status written by the gateway status leader.
+ */
+function featureRules(values: Values): PolicyRule[] {
+  const env = values.stringMap("pilot.env");
+  return KINDS.filter((kind) => kind.feature && kindEnabled(kind, (flag) => envBool(env, flag, false))).flatMap(
+    (kind) => [
+      { apiGroups: [kind.group], resources: [kind.plural], verbs: READ },
+      { apiGroups: [kind.group], resources: [`${kind.plural}/status`], verbs: ["update"] },
+    ],
+  );
+}
 
 /**
  * With global.istiod.enableAnalysis: the analysis messages in the status of every Istio kind (Istio's
@@ -200,7 +216,11 @@ export function renderControlPlane(values: Values): KubeObject[] {
       apiVersion: "rbac.authorization.k8s.io/v1",
       kind: "ClusterRole",
       metadata: { name: p.clusterRole, labels: p.istiodLabels },
-      rules: values.boolean("global.istiod.enableAnalysis") ? [...CLUSTER_RULES, ...ANALYSIS_RULES] : CLUSTER_RULES,
+      rules: [
+        ...CLUSTER_RULES,
+        ...featureRules(values),
+        ...(values.boolean("global.istiod.enableAnalysis") ? ANALYSIS_RULES : []),
+      ],
     },
     {
       apiVersion: "rbac.authorization.k8s.io/v1",
