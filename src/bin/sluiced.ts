@@ -927,6 +927,18 @@ async function start(running: Running[]): Promise<void> {
     classes.start();
     running.push(classes);
   }
+  // The InferencePools' shadow Services, applied by every replica (istiod's reconciler, with the extension on).
+  if (cluster && kubeClient && envFlag("ENABLE_GATEWAY_API_INFERENCE_EXTENSION", false)) {
+    const { InferencePoolServices } = await import("../controllers/index.ts");
+    const shadows = new InferencePoolServices({
+      client: kubeClient,
+      store,
+      source: cluster.source,
+      log: scoped("gateway"),
+    });
+    shadows.start();
+    running.push(shadows);
+  }
   if (cluster && kubeClient && injection && envFlag("PILOT_ENABLE_GATEWAY_API_DEPLOYMENT_CONTROLLER", true)) {
     await startGatewayDeployments(store, cluster.source, kubeClient, meshes, injection, running);
   }

@@ -2,6 +2,8 @@
 // convertResources(objects, settings, services) → { config, statuses }.
 export { stampTransitionTimes, TRANSITION_TIME } from "./conditions.ts";
 export { type ConversionResult, convertResources, ROUTE_KINDS } from "./convert.ts";
+export { INFERENCE_POOL_LABEL, inferencePoolServiceName, shadowService } from "./inference-service.ts";
+export { hasGatewayParent } from "./inferencepool.ts";
 export {
   type ClusterCollections,
   GATEWAY_API_SOURCE,

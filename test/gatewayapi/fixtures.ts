@@ -2,7 +2,6 @@
 // every namespace on port 80, HTTPRoute `shop` sending shop.example.com to Service `cart` (apps), and
 // objects of the kinds istiod reads under a flag.
 import type { ConfigObject } from "../../src/config/index.ts";
-import { inferencePoolServiceName } from "../../src/gatewayapi/backends.ts";
 
 export const GATEWAY_API_VERSION = "gateway.networking.k8s.io/v1";
 
@@ -42,28 +41,17 @@ export function shopRoute(path: string): ConfigObject {
 /**
  * The kinds istiod reads only under a flag, in one namespace: XBackend `external` (TLS to api.example.net),
  * XBackendTrafficPolicy `web` (a retry budget for Service `web`), and InferencePool `pool` with its
- * endpoint picker Service `epp` and the shadow Service istiod's InferencePool controller makes for it.
+ * endpoint picker Service `epp` (its shadow Service is the InferencePoolServices controller's to make).
  */
 export function gatedKindObjects(namespace: string): ConfigObject[] {
   const gwx = "gateway.networking.x-k8s.io/v1alpha1";
-  const service = (name: string, spec: unknown, labels?: Record<string, string>): ConfigObject => ({
-    apiVersion: "v1",
-    kind: "Service",
-    metadata: { name, namespace, ...(labels && { labels }) },
-    spec,
-  });
   return [
-    service("epp", { ports: [{ name: "grpc", port: 9002 }], selector: { app: "epp" } }),
-    service(
-      inferencePoolServiceName("pool"),
-      { clusterIP: "None", ports: [{ name: "http-0", port: 54321, targetPort: 8000 }], selector: { app: "model" } },
-      {
-        "istio.io/inferencepool-name": "pool",
-        "istio.io/inferencepool-extension-service": "epp",
-        "istio.io/inferencepool-extension-port": "9002",
-        "istio.io/inferencepool-extension-failure-mode": "FailClose",
-      },
-    ),
+    {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name: "epp", namespace },
+      spec: { ports: [{ name: "grpc", port: 9002 }], selector: { app: "epp" } },
+    },
     {
       apiVersion: gwx,
       kind: "XBackend",

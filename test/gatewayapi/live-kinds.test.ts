@@ -2,24 +2,22 @@
 // PILOT_ENABLE_ALPHA_GATEWAY_API, InferencePool with ENABLE_GATEWAY_API_INFERENCE_EXTENSION), in a real
 // cluster: watched into the store, converted live into what the static conversion (`sluice x convert`)
 // makes of the same objects, and their statuses written through the status subresource. The
-// InferencePool CRD comes from the Go module cache; its shadow Service, which istiod's InferencePool
-// controller makes, is made here (gatedKindObjects).
+// InferencePool CRD comes from the Go module cache; its shadow Service is made by the InferencePoolServices
+// controller, as sluiced runs it.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { type ConfigObject, DEFAULT_MESH_CONFIG } from "../../src/config/index.ts";
-import { inferencePoolServiceName } from "../../src/gatewayapi/backends.ts";
+import { type ConfigObject, DEFAULT_MESH_CONFIG, kindKey } from "../../src/config/index.ts";
 import {
   convertResources,
-  GatewayStatusWriter,
+  inferencePoolServiceName,
   registryServiceView,
   staticServiceLookup,
 } from "../../src/gatewayapi/index.ts";
 import { kindClient } from "../../src/library/kube.ts";
 import { storeGatewayConversion, storeRegistry } from "../../src/model/store-push.ts";
-import { ConfigStore } from "../../src/sources/index.ts";
-import { KubeSource } from "../../src/sources/kube/index.ts";
 import { type Cluster, clusterSkipReason, inferencePoolCrdFile, sharedCluster } from "../cluster/index.ts";
 import { normalise } from "../conformance/gateway-api-conversion.ts";
+import { type GatewayControllers, startGatewayControllers } from "../support/gateway-controllers.ts";
 import { waitFor } from "../support/xds-fixtures.ts";
 import { GATED_BACKEND_REFS, GATEWAY_API_VERSION, gatedKindObjects, WEB_GATEWAY } from "./fixtures.ts";
 
@@ -42,9 +40,7 @@ interface ParentStatus {
 describe("XBackend, XBackendTrafficPolicy and InferencePool, live", { skip }, () => {
   let cluster: Cluster;
   let ns: string;
-  let kube: KubeSource;
-  let store: ConfigStore;
-  let statuses: GatewayStatusWriter;
+  let sluice: GatewayControllers;
 
   const status = async (apiVersion: string, plural: string, name: string) =>
     (await cluster.must("GET", `/apis/${apiVersion}/namespaces/${ns}/${plural}/${name}`)).body.status ?? {};
@@ -80,19 +76,10 @@ describe("XBackend, XBackendTrafficPolicy and InferencePool, live", { skip }, ()
     for (const obj of [gateway, web, ...gatedKindObjects(ns), route]) {
       await kindClient(cluster.kubeConfig(), obj.apiVersion, obj.kind).create(obj);
     }
-    store = new ConfigStore({ sourceOrder: ["kubernetes"] });
-    kube = new KubeSource({ kubeConfig: cluster.kubeConfig(), writer: store, backoff: { initialMs: 5, maxMs: 20 } });
-    await kube.start();
-    const registry = storeRegistry(store, DEFAULT_MESH_CONFIG, "cluster.local");
-    const conversion = storeGatewayConversion(store, registry, "cluster.local", FEATURES);
-    statuses = new GatewayStatusWriter({ conversion, store, target: kube, retryMs: 10 });
-    statuses.start();
+    sluice = await startGatewayControllers(cluster.kubeConfig(), FEATURES);
   });
 
-  after(async () => {
-    statuses?.stop();
-    kube?.stop();
-  });
+  after(() => sluice?.stop());
 
   test("each gets its status: XBackend and InferencePool parents, the traffic policy's ancestor", async () => {
     const xbackend = async () => (await status(GWX, "xbackends", "external")).parents as ParentStatus[] | undefined;
@@ -109,12 +96,14 @@ describe("XBackend, XBackendTrafficPolicy and InferencePool, live", { skip }, ()
   });
 
   test("the live conversion makes what the static one makes of the same objects", async () => {
-    await statuses.idle();
-    const registry = storeRegistry(store, DEFAULT_MESH_CONFIG, "cluster.local");
-    const live = storeGatewayConversion(store, registry, "cluster.local", FEATURES).get();
+    const shadow = { kind: kindKey("", "Service"), namespace: ns, name: inferencePoolServiceName("pool") };
+    await waitFor(() => sluice.store.get(shadow) !== undefined, "the pool's shadow Service, made by the controller");
+    await sluice.statuses.idle();
+    const registry = storeRegistry(sluice.store, DEFAULT_MESH_CONFIG, "cluster.local");
+    const live = storeGatewayConversion(sluice.store, registry, "cluster.local", FEATURES).get();
     assert.ok(live, "the conversion has run");
     // What the cluster holds: not the Istio config the live conversion wrote back into the store.
-    const read = store
+    const read = sluice.store
       .list()
       .filter((s) => s.source === "kubernetes")
       .map((s) => s.object);

@@ -20,6 +20,7 @@ import { credentials, Metadata } from "@grpc/grpc-js";
 import { stringify } from "yaml";
 import { caClientSigner } from "../../src/agent/certs-client.ts";
 import { KINDS } from "../../src/config/index.ts";
+import { inferencePoolServiceName } from "../../src/gatewayapi/index.ts";
 import { installObjects, loadValues, Values } from "../../src/install/index.ts";
 import { kindClient } from "../../src/library/kube.ts";
 import { createCsr, generateKeyPair } from "../../src/security/ca/index.ts";
@@ -304,7 +305,10 @@ describe("sluice install, and sluiced as its ServiceAccount", { skip }, () => {
       const path = `/apis/gateway.networking.k8s.io/v1/namespaces/${app}/${kind}/route`;
       await waitFor(async () => ((await get(path)).status?.parents ?? []).length > 0, 60_000, running.tail);
     }
-    // The kinds under flags: XBackend parents, the traffic policy's ancestors, the pool's parents.
+    // The kinds under flags: XBackend parents, the traffic policy's ancestors, the pool's parents, and the
+    // pool's shadow Service.
+    const shadow = `/api/v1/namespaces/${app}/services/${inferencePoolServiceName("pool")}`;
+    await waitFor(async () => (await cluster.request("GET", shadow)).status === 200, 60_000, running.tail);
     for (const [path, list] of [
       [`/apis/gateway.networking.x-k8s.io/v1alpha1/namespaces/${app}/xbackends/external`, "parents"],
       [`/apis/gateway.networking.x-k8s.io/v1alpha1/namespaces/${app}/xbackendtrafficpolicies/web`, "ancestors"],
