@@ -332,12 +332,11 @@ const KIND_OBJECTS = "kind-objects.gen.ts";
 /** The typed object of every kind by its kind key, for typed reads of the config store. */
 function kindObjects(): string {
   const entry = (info: KindInfo) => {
-    const type =
-      info.family === "istio"
+    const type = !info.hasSchema
+      ? "ConfigObject"
+      : info.family === "istio"
         ? `istio.${info.kind}`
-        : info.family === "gateway-api"
-          ? `gatewayapi.${info.kind}`
-          : "ConfigObject";
+        : `gatewayapi.${info.kind}`;
     return `  "${info.group}/${info.kind}": ${type};`;
   };
   return [
@@ -363,7 +362,7 @@ function main(): void {
     ["gateway-api", []],
   ]);
   for (const info of KINDS) {
-    if (info.family === "kubernetes") continue;
+    if (!info.hasSchema) continue;
     const crd = crds.get(`${info.group}/${info.kind}`);
     if (!crd) throw new Error(`no CRD for ${info.group}/${info.kind} in ${crdDir}`);
     const generated = schemasFor(info, crd);

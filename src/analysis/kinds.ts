@@ -20,6 +20,7 @@ export const K = {
   RequestAuthentication: kindKey(SEC, "RequestAuthentication"),
   Telemetry: kindKey("telemetry.istio.io", "Telemetry"),
   WasmPlugin: kindKey("extensions.istio.io", "WasmPlugin"),
+  TrafficExtension: kindKey("extensions.istio.io", "TrafficExtension"),
   MeshConfig: kindKey("", "MeshConfig"),
   MeshNetworks: kindKey("", "MeshNetworks"),
   K8sGateway: kindKey("gateway.networking.k8s.io", "Gateway"),

@@ -79,6 +79,7 @@ export * as grpcStats from "./gen/envoy/extensions/filters/http/grpc_stats/v3/in
 export * as grpcWeb from "./gen/envoy/extensions/filters/http/grpc_web/v3/index.ts";
 export * as jwtAuthn from "./gen/envoy/extensions/filters/http/jwt_authn/v3/index.ts";
 export * as localRatelimit from "./gen/envoy/extensions/filters/http/local_ratelimit/v3/index.ts";
+export * as lua from "./gen/envoy/extensions/filters/http/lua/v3/index.ts";
 export * as httpRbac from "./gen/envoy/extensions/filters/http/rbac/v3/index.ts";
 export * as router from "./gen/envoy/extensions/filters/http/router/v3/index.ts";
 export * as statefulSession from "./gen/envoy/extensions/filters/http/stateful_session/v3/index.ts";

@@ -13,6 +13,7 @@ import { parseListenAddress, registerManagedClusters, startAdminServer, startCon
 import { rejectUnknownCommandLineFlags } from "../cli/flags.ts";
 import {
   KINDS,
+  kindEnabled,
   kindKey,
   loadMeshNetworks,
   type MeshConfig,
@@ -67,8 +68,13 @@ import {
 /** Istio's environment settings, read as istiod reads them. */
 const env = process.env;
 const envFlag = (name: string, fallback: boolean) => envBool(env, name, fallback);
-/** The kinds read from a cluster: not ServiceAccounts, which istiod's RBAC does not read either (no analyzer needs them). */
-const CLUSTER_KINDS = KINDS.filter((kind) => !(kind.group === "" && kind.kind === "ServiceAccount"));
+/**
+ * The kinds read from a cluster: those whose istiod flag is on, and not ServiceAccounts, which istiod's RBAC
+ * does not read either (no analyzer needs them).
+ */
+const CLUSTER_KINDS = KINDS.filter(
+  (kind) => !(kind.group === "" && kind.kind === "ServiceAccount") && kindEnabled(kind, (flag) => envFlag(flag, false)),
+);
 
 const argv = yargs(hideBin(process.argv))
   .scriptName("sluiced")
@@ -887,7 +893,7 @@ async function start(running: Running[]): Promise<void> {
     };
     const make = () =>
       new GatewayStatusWriter({
-        conversion: storeGatewayConversion(store, pushes.registry, argv.domain),
+        conversion: storeGatewayConversion(store, pushes.registry, argv.domain, pushFeaturesFromEnv(env)),
         store,
         target,
         owns: (obj) => tags.isMine(obj.metadata, namespaceLabels(obj.metadata.namespace)),
@@ -965,6 +971,18 @@ async function start(running: Running[]): Promise<void> {
     });
     classes.start();
     running.push(classes);
+  }
+  // The InferencePools' shadow Services, applied by every replica (istiod's reconciler, with the extension on).
+  if (cluster && kubeClient && envFlag("ENABLE_GATEWAY_API_INFERENCE_EXTENSION", false)) {
+    const { InferencePoolServices } = await import("../controllers/index.ts");
+    const shadows = new InferencePoolServices({
+      client: kubeClient,
+      store,
+      source: cluster.source,
+      log: scoped("gateway"),
+    });
+    shadows.start();
+    running.push(shadows);
   }
   if (cluster && kubeClient && tags && injection && envFlag("PILOT_ENABLE_GATEWAY_API_DEPLOYMENT_CONTROLLER", true)) {
     await startGatewayDeployments(store, cluster.source, kubeClient, tags, meshes, injection, running);

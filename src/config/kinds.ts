@@ -15,7 +15,14 @@ export interface KindInfo {
   family: "istio" | "gateway-api" | "kubernetes";
   /** False for kinds Sluice recognises but does not act on (UDPRoute). */
   supported: boolean;
+  /** The istiod environment flag (off by default) without which istiod neither reads nor writes the kind. */
+  feature?: KindFeature;
+  /** False when Sluice carries no schema for the kind (its CRD is not among those it is generated from). */
+  hasSchema: boolean;
 }
+
+/** The istiod flags that gate kinds: the experimental Gateway API kinds, and the inference extension. */
+export type KindFeature = "PILOT_ENABLE_ALPHA_GATEWAY_API" | "ENABLE_GATEWAY_API_INFERENCE_EXTENSION";
 
 /** A kind of the registry, or one a controller or analyzer reads beside it (no short names then). */
 export function makeKind(
@@ -23,7 +30,14 @@ export function makeKind(
   group: string,
   kindName: string,
   versions: string[],
-  opts: { plural?: string; short?: string[]; clusterScoped?: boolean; unsupported?: boolean } = {},
+  opts: {
+    plural?: string;
+    short?: string[];
+    clusterScoped?: boolean;
+    unsupported?: boolean;
+    feature?: KindFeature;
+    noSchema?: boolean;
+  } = {},
 ): KindInfo {
   return {
     family,
@@ -35,6 +49,8 @@ export function makeKind(
     shortNames: opts.short ?? [],
     namespaced: !opts.clusterScoped,
     supported: !opts.unsupported,
+    ...(opts.feature && { feature: opts.feature }),
+    hasSchema: family !== "kubernetes" && !opts.noSchema,
   };
 }
 
@@ -43,6 +59,8 @@ const SEC = "security.istio.io";
 const GW = "gateway.networking.k8s.io";
 const ISTIO_NET_VERSIONS = ["v1", "v1alpha3", "v1beta1"];
 const GW_VERSIONS = ["v1", "v1beta1", "v1alpha2"];
+const GWX = "gateway.networking.x-k8s.io";
+const ALPHA = "PILOT_ENABLE_ALPHA_GATEWAY_API";
 
 export const KINDS: readonly KindInfo[] = [
   makeKind("istio", NET, "VirtualService", ISTIO_NET_VERSIONS, { short: ["vs"] }),
@@ -62,6 +80,7 @@ export const KINDS: readonly KindInfo[] = [
     short: ["telemetry"],
   }),
   makeKind("istio", "extensions.istio.io", "WasmPlugin", ["v1alpha1"]),
+  makeKind("istio", "extensions.istio.io", "TrafficExtension", ["v1alpha1"]),
 
   makeKind("gateway-api", GW, "GatewayClass", GW_VERSIONS, {
     plural: "gatewayclasses",
@@ -77,6 +96,18 @@ export const KINDS: readonly KindInfo[] = [
   makeKind("gateway-api", GW, "BackendTLSPolicy", ["v1"], { plural: "backendtlspolicies", short: ["btlspolicy"] }),
   makeKind("gateway-api", GW, "ListenerSet", ["v1"], { short: ["lset"] }),
   makeKind("gateway-api", GW, "UDPRoute", ["v1alpha2"], { unsupported: true }),
+  makeKind("gateway-api", GWX, "XBackend", ["v1alpha1"], { short: ["xbackend"], feature: ALPHA }),
+  makeKind("gateway-api", GWX, "XBackendTrafficPolicy", ["v1alpha1"], {
+    plural: "xbackendtrafficpolicies",
+    short: ["xbtrafficpolicy"],
+    feature: ALPHA,
+  }),
+  // The inference extension's CRD is not among Istio's and the Gateway API's: no schema, the API server's only.
+  makeKind("gateway-api", "inference.networking.k8s.io", "InferencePool", ["v1"], {
+    short: ["infpool"],
+    feature: "ENABLE_GATEWAY_API_INFERENCE_EXTENSION",
+    noSchema: true,
+  }),
 
   makeKind("kubernetes", "", "Namespace", ["v1"], { short: ["ns"], clusterScoped: true }),
   makeKind("kubernetes", "", "Service", ["v1"], { short: ["svc"] }),
@@ -93,6 +124,11 @@ export const KINDS: readonly KindInfo[] = [
     clusterScoped: true,
   }),
 ];
+
+/** Whether istiod reads the kind with these flags (`flag(name)` answers an env flag, default off). */
+export function kindEnabled(kind: KindInfo, flag: (name: KindFeature) => boolean): boolean {
+  return kind.feature === undefined || flag(kind.feature);
+}
 
 /**
  * "group/Kind" (group empty for the core API): the identity of a kind regardless of version. Typed as the

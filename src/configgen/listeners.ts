@@ -9,7 +9,7 @@ import type {
   AuthorizationPolicy,
   DestinationRuleSpec,
   RequestAuthentication,
-  WasmPlugin,
+  TrafficExtension,
 } from "../config/types/index.ts";
 import { labelsContain } from "../krt/index.ts";
 import type { MeshPush, ProxyNode, PushSnapshot, SidecarScope } from "../model/index.ts";
@@ -41,14 +41,14 @@ function trustDomains(snap: PushSnapshot): readonly string[] {
 interface AttachedPolicies {
   authorizationPolicies: readonly AuthorizationPolicy[];
   requestAuthentications: readonly RequestAuthentication[];
-  wasmPlugins: readonly WasmPlugin[];
+  extensions: readonly TrafficExtension[];
 }
 
 function attachedPolicies(snap: PushSnapshot, proxy: ProxyNode): AttachedPolicies {
   return {
     authorizationPolicies: snap.authorizationPoliciesFor(proxy),
     requestAuthentications: snap.requestAuthenticationsFor(proxy),
-    wasmPlugins: snap.wasmPluginsFor(proxy),
+    extensions: snap.trafficExtensionsFor(proxy),
   };
 }
 
@@ -73,7 +73,7 @@ function proxyPolicies(
         : undefined,
     prometheusStats: prometheusStats(telemetry),
     telemetry,
-    wasmPlugins: attached.wasmPlugins,
+    extensions: attached.extensions,
   };
 }
 
@@ -188,7 +188,7 @@ interface OutboundListenersKey {
   scope: SidecarScope;
   mesh: MeshConfig;
   services: object;
-  wasmPlugins: readonly WasmPlugin[];
+  extensions: readonly TrafficExtension[];
   headlessEndpoints: readonly (readonly ServiceEndpoint[])[];
 }
 
@@ -217,7 +217,7 @@ const OUTBOUND_LISTENERS = resourceTable<listener.Listener[], OutboundListenersK
     scope: "object",
     mesh: "object",
     services: "object",
-    wasmPlugins: "objects",
+    extensions: "objects",
     headlessEndpoints: "objects",
   },
   resources: (listeners) => listeners.map((l) => ({ name: l.name, resource: l })),
@@ -226,7 +226,7 @@ const OUTBOUND_LISTENERS = resourceTable<listener.Listener[], OutboundListenersK
 /**
  * The sidecar's outbound listeners (per port, HTTP proxy, virtualOutbound), shared by the proxies of a
  * class: the key holds every field of the proxy the outbound builders read (or what they derive from
- * it: label selector matches, Telemetry answers), the inputs the scope, mesh, services, WasmPlugins and
+ * it: label selector matches, Telemetry answers), the inputs the scope, mesh, services, TrafficExtensions and
  * headless endpoint lists by identity. Pod IPs and labels no selector reads stay out, so the pods of a
  * namespace share one build.
  */
@@ -236,7 +236,7 @@ function sidecarOutboundListeners(
   proxy: ProxyNode,
   endpoints: EndpointLookup,
   telemetry: ProxyTelemetry,
-  wasmPlugins: readonly WasmPlugin[],
+  extensions: readonly TrafficExtension[],
 ): listener.Listener[] {
   const snap = push.snapshot;
   const scope = snap.sidecarScope(proxy);
@@ -268,7 +268,7 @@ function sidecarOutboundListeners(
     scope,
     mesh: snap.mesh,
     services: snap.services,
-    wasmPlugins,
+    extensions,
     headlessEndpoints,
   };
   return cache.resources(OUTBOUND_LISTENERS).get(push, key, (status) => {
@@ -277,7 +277,7 @@ function sidecarOutboundListeners(
       proxy,
       mesh: snap.mesh,
       telemetry,
-      wasmPlugins,
+      extensions,
       persistentSessions: snap.persistentSessions,
       protocolFilters: snap.protocolFilters,
       services: scope.services.map(withAddress),
@@ -323,7 +323,7 @@ interface InboundListenersKey {
   services: object;
   authorizationPolicies: readonly AuthorizationPolicy[];
   requestAuthentications: readonly RequestAuthentication[];
-  wasmPlugins: readonly WasmPlugin[];
+  extensions: readonly TrafficExtension[];
 }
 
 const INBOUND_LISTENERS = resourceTable<listener.Listener[], InboundListenersKey>({
@@ -352,7 +352,7 @@ const INBOUND_LISTENERS = resourceTable<listener.Listener[], InboundListenersKey
     services: "object",
     authorizationPolicies: "objects",
     requestAuthentications: "objects",
-    wasmPlugins: "objects",
+    extensions: "objects",
   },
   resources: (listeners) => listeners.map((l) => ({ name: l.name, resource: l })),
 });
@@ -397,7 +397,7 @@ function sidecarInboundListeners(
     attachedCounts: [
       attached.authorizationPolicies.length,
       attached.requestAuthentications.length,
-      attached.wasmPlugins.length,
+      attached.extensions.length,
     ],
     prometheusStats: policies.prometheusStats,
     telemetry: telemetryKey(telemetry, "sidecarInbound"),
@@ -407,14 +407,14 @@ function sidecarInboundListeners(
     services: snap.services,
     authorizationPolicies: attached.authorizationPolicies,
     requestAuthentications: attached.requestAuthentications,
-    wasmPlugins: attached.wasmPlugins,
+    extensions: attached.extensions,
   };
   return cache.resources(INBOUND_LISTENERS).get(push, key, () =>
     buildSidecarInboundListeners({
       proxy,
       mesh: snap.mesh,
       telemetry,
-      wasmPlugins: attached.wasmPlugins,
+      extensions: attached.extensions,
       persistentSessions: snap.persistentSessions,
       protocolFilters: snap.protocolFilters,
       ports,
@@ -436,7 +436,7 @@ function sidecarListeners(
   const telemetry = proxyTelemetry(snap, proxy);
   const attached = attachedPolicies(snap, proxy);
   return [
-    ...sidecarOutboundListeners(cache, push, proxy, endpoints, telemetry, attached.wasmPlugins),
+    ...sidecarOutboundListeners(cache, push, proxy, endpoints, telemetry, attached.extensions),
     ...sidecarInboundListeners(cache, push, proxy, telemetry, attached),
   ];
 }

@@ -8,6 +8,7 @@ export {
 } from "./analysis-status.ts";
 export { GatewayClassCreator, type GatewayClassCreatorOptions } from "./gateway-classes.ts";
 export { GatewayDeploymentController, type GatewayDeploymentOptions } from "./gateway-deployment.ts";
+export { InferencePoolServices, type InferencePoolServicesOptions } from "./inference-pool-services.ts";
 export { type IngressStatusOptions, type IngressStatusTarget, IngressStatusWriter } from "./ingress-status.ts";
 export { type IpAutoallocateOptions, type IpAutoallocateTarget, IpAutoallocator } from "./ip-autoallocate.ts";
 export type { KubeRequests } from "./kube-requests.ts";

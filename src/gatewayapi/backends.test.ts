@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { effectiveWeights, inferencePoolServiceName, weightSum } from "./backends.ts";
+import { effectiveWeights, weightSum } from "./backends.ts";
+import { inferencePoolServiceName } from "./inference-service.ts";
 
 test("an InferencePool's shadow Service is <pool>-ip-<first 8 hex of sha256(pool)>", () => {
   assert.equal(inferencePoolServiceName("infpool-gen"), "infpool-gen-ip-6580eb2c");

@@ -1,6 +1,11 @@
 // backendRefs → Istio destinations: Services, ServiceImports, Hostnames, XBackends and InferencePools,
 // with ReferenceGrant checks across namespaces.
-import { createHash } from "node:crypto";
+import {
+  EXTENSION_FAILURE_MODE_LABEL,
+  EXTENSION_PORT_LABEL,
+  EXTENSION_SERVICE_LABEL,
+  inferencePoolServiceName,
+} from "./inference-service.ts";
 import type { ClusterObjects, ConfigError, ConversionSettings, ServiceLookup } from "./model.ts";
 import { lookupService } from "./model.ts";
 import type { ReferenceGrants } from "./referencegrant.ts";
@@ -54,13 +59,6 @@ export interface BuiltDestination {
   destination?: Destination;
   error?: ConfigError;
   inferencePool?: InferencePoolTarget;
-}
-
-/** The shadow Service Istio creates for an InferencePool: `<pool>-ip-<hash>`, at most 63 characters. */
-export function inferencePoolServiceName(pool: string): string {
-  const hash = createHash("sha256").update(pool).digest("hex").slice(0, 8);
-  const base = pool.length + 4 + 8 > 63 ? pool.slice(0, 63 - 4 - 8) : pool;
-  return `${base}-ip-${hash}`;
 }
 
 function normalizedKind(ref: BackendRef): string {
@@ -184,10 +182,6 @@ function xBackendDestination(ctx: BackendContext, to: BackendRef, namespace: str
   }
   return { destination: { host: hostname, port: { number: port } }, error };
 }
-
-const EXTENSION_SERVICE_LABEL = "istio.io/inferencepool-extension-service";
-const EXTENSION_PORT_LABEL = "istio.io/inferencepool-extension-port";
-const EXTENSION_FAILURE_MODE_LABEL = "istio.io/inferencepool-extension-failure-mode";
 
 function inferencePoolDestination(ctx: BackendContext, to: BackendRef, namespace: string): BuiltDestination {
   if (to.name.includes(".")) {

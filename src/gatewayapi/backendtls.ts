@@ -30,9 +30,7 @@ export interface PolicyOutput {
   status: Record<string, unknown>;
 }
 
-export function subjectAltNames(
-  sans: readonly gatewayapi.BackendTLSPolicyValidationSubjectAltNames[] | undefined,
-): string[] {
+export function subjectAltNames(sans: readonly gatewayapi.ValidationSubjectAltNames[] | undefined): string[] {
   return (sans ?? []).flatMap((san) => {
     if (san.type === "Hostname") return [san.hostname ?? ""];
     if (san.type === "URI") return [san.uri ?? ""];

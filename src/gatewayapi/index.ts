@@ -3,6 +3,8 @@
 export { stampTransitionTimes, TRANSITION_TIME } from "./conditions.ts";
 export { type ConversionResult, convertResources, ROUTE_KINDS } from "./convert.ts";
 export { GATEWAY_CONTROLLER, GatewayClassIndex, UNMANAGED_CONTROLLER } from "./gatewayclass.ts";
+export { INFERENCE_POOL_LABEL, inferencePoolServiceName, shadowService } from "./inference-service.ts";
+export { hasGatewayParent } from "./inferencepool.ts";
 export type { Listener } from "./listeners.ts";
 export { acceptedListenerSetListeners } from "./listenerset.ts";
 export {
@@ -13,6 +15,6 @@ export {
   liveConversion,
   registryServiceView,
 } from "./live.ts";
-export type { ConversionSettings, RegistryService, ServiceLookup } from "./model.ts";
-export { DEFAULT_SETTINGS, GATEWAY_GROUP, staticServiceLookup } from "./model.ts";
+export type { ConversionSettings, GatewayApiFeatures, RegistryService, ServiceLookup } from "./model.ts";
+export { DEFAULT_SETTINGS, GATEWAY_GROUP, GATEWAY_X_GROUP, staticServiceLookup } from "./model.ts";
 export { GatewayStatusWriter, type StatusTarget, type StatusWriterOptions } from "./status-writer.ts";

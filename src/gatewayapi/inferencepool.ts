@@ -102,15 +102,30 @@ function ourGateway(cluster: ClusterObjects, key: string): boolean {
   return className !== undefined && BUILTIN_CLASSES.has(className);
 }
 
+/** The HTTPRoutes routing to the pool, with their parents' live statuses. */
+function poolRoutes(pool: ConfigObject, httpRoutes: readonly gatewayapi.HTTPRoute[]): RouteView[] {
+  return httpRoutes
+    .filter((route) => referencesPool(route, pool))
+    .map((route) => ({ route, parents: ((route.status ?? {}) as { parents?: RouteParentStatus[] }).parents ?? [] }));
+}
+
+/** The Gateways ("ns/name") of our classes whose status of an HTTPRoute routing to the pool names them. */
+function poolGateways(routes: readonly RouteView[]): Set<string> {
+  return new Set(routes.flatMap((view) => ourParents(view).map((p) => p.key)));
+}
+
+/** Whether one of our Gateways is a parent of an HTTPRoute to the pool: istiod then makes its shadow Service. */
+export function hasGatewayParent(pool: ConfigObject, httpRoutes: readonly gatewayapi.HTTPRoute[]): boolean {
+  return poolGateways(poolRoutes(pool, httpRoutes)).size > 0;
+}
+
 export function inferencePoolStatus(
   pool: ConfigObject,
   httpRoutes: readonly gatewayapi.HTTPRoute[],
   cluster: ClusterObjects,
 ): Record<string, unknown> {
-  const routes: RouteView[] = httpRoutes
-    .filter((route) => referencesPool(route, pool))
-    .map((route) => ({ route, parents: ((route.status ?? {}) as { parents?: RouteParentStatus[] }).parents ?? [] }));
-  const gateways = new Set(routes.flatMap((view) => ourParents(view).map((p) => p.key)));
+  const routes = poolRoutes(pool, httpRoutes);
+  const gateways = poolGateways(routes);
   const live = ((pool.status ?? {}) as { parents?: PoolParentStatus[] }).parents ?? [];
   const parentKey = (p: PoolParentStatus) => `${p.parentRef.namespace || pool.metadata.namespace}/${p.parentRef.name}`;
   const parents: PoolParentStatus[] = live.filter(

@@ -29,6 +29,8 @@ test("a changed route recomputes itself and the assembly, not the Gateways or th
         listenerSets: collection(),
         referenceGrants: collection(),
         backendTLSPolicies: collection(),
+        xBackends: collection<gatewayapi.XBackend>(),
+        xBackendTrafficPolicies: collection<gatewayapi.XBackendTrafficPolicy>(),
         routes: [httpRoutes],
       },
       cluster: {

@@ -43,6 +43,11 @@ export interface GatewayApiCollections {
   listenerSets: Collection<ConfigObject>;
   referenceGrants: Collection<ConfigObject>;
   backendTLSPolicies: Collection<ConfigObject>;
+  /** The experimental kinds, read with settings.alphaGatewayApi only (see convertBackendPolicies). */
+  xBackends: Collection<gatewayapi.XBackend>;
+  xBackendTrafficPolicies: Collection<gatewayapi.XBackendTrafficPolicy>;
+  /** Absent without the inference extension: istiod then reads no pool, and a route to one finds none. */
+  inferencePools?: Collection<ConfigObject>;
   /** One per route kind (HTTPRoute, GRPCRoute, TCPRoute, TLSRoute). */
   routes: readonly Collection<ConfigObject>[];
 }
@@ -176,6 +181,8 @@ export function liveConversion(
         serviceEntries: map(serviceEntries),
         gateways: map(api.gateways),
         gatewayClasses: map(api.gatewayClasses),
+        backends: map(api.xBackends),
+        ...(api.inferencePools && { inferencePools: map(api.inferencePools) }),
       },
     };
   };
@@ -218,7 +225,12 @@ export function liveConversion(
     (ctx) => {
       const stage = ctx.fetchOne(gatewayStage.asCollection()) ?? NO_GATEWAYS;
       const converted = ctx.fetch(routes);
-      const objects = [...ctx.fetch(api.gatewayClasses), ...ctx.fetch(api.backendTLSPolicies)];
+      const objects = [
+        ...ctx.fetch(api.gatewayClasses),
+        ...ctx.fetch(api.backendTLSPolicies),
+        ...(settings.alphaGatewayApi ? [...ctx.fetch(api.xBackendTrafficPolicies), ...ctx.fetch(api.xBackends)] : []),
+        ...(api.inferencePools ? ctx.fetch(api.inferencePools) : []),
+      ];
       const empty = stage.gateways.length + stage.listenerSets.length + converted.length + objects.length === 0;
       // Without Gateway API objects the cluster is not read, so its changes do not recompute this.
       if (empty) return NOTHING;

@@ -13,6 +13,12 @@ export interface ConversionSettings {
 
 export const DEFAULT_SETTINGS: ConversionSettings = { domainSuffix: "cluster.local" };
 
+/** The istiod flags deciding which Gateway API kinds the live conversion reads (KindInfo.feature). */
+export interface GatewayApiFeatures extends Pick<ConversionSettings, "alphaGatewayApi"> {
+  /** Read InferencePools (Istio's ENABLE_GATEWAY_API_INFERENCE_EXTENSION, off by default). */
+  inferenceExtension?: boolean;
+}
+
 export interface ServicePort {
   name?: string;
   port: number;
@@ -123,6 +129,8 @@ export function clusterObjects(objects: readonly ConfigObject[]): ClusterObjects
 }
 
 export const GATEWAY_GROUP = "gateway.networking.k8s.io";
+/** The Gateway API's experimental group (XBackend, XBackendTrafficPolicy). */
+export const GATEWAY_X_GROUP = "gateway.networking.x-k8s.io";
 
 /** Something a route can attach to: one listener of a Gateway or ListenerSet (or the mesh). */
 export interface ParentInfo {

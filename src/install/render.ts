@@ -7,6 +7,8 @@
 // (test/install/install.test.ts runs sluiced as this ServiceAccount against a cluster with an audit log and
 // checks both that nothing is refused and that every granted verb was used).
 import { stringify } from "yaml";
+import { KINDS, type KindFeature, kindEnabled } from "../config/index.ts";
+import { envBool } from "../util/index.ts";
 import { SLUICE_VERSION } from "../util/version.ts";
 import { mergeValues, type ValueMap, type Values } from "./values.ts";
 
@@ -88,6 +90,29 @@ const CLUSTER_RULES: readonly PolicyRule[] = [
   // Proxies and the CA's clients authenticate with Kubernetes JWTs.
   { apiGroups: ["authentication.k8s.io"], resources: ["tokenreviews"], verbs: ["create"] },
 ];
+
+/** What a flag's controllers write beyond their kinds' status. */
+const FEATURE_WRITES: Partial<Record<KindFeature, readonly PolicyRule[]>> = {
+  // The InferencePools' shadow Services, server-side applied (an apply that makes the object is a create).
+  ENABLE_GATEWAY_API_INFERENCE_EXTENSION: [{ apiGroups: [""], resources: ["services"], verbs: ["create", "patch"] }],
+};
+
+/**
+ * The kinds sluiced reads only under an istiod flag (KindInfo.feature) set in pilot.env: listed, watched,
+ * and their status written by the gateway status leader.
+ */
+function featureRules(values: Values): PolicyRule[] {
+  const env = values.stringMap("pilot.env");
+  const on = (flag: KindFeature) => envBool(env, flag, false);
+  const kinds = KINDS.filter((kind) => kind.feature && kindEnabled(kind, on));
+  return [
+    ...kinds.flatMap((kind) => [
+      { apiGroups: [kind.group], resources: [kind.plural], verbs: READ },
+      { apiGroups: [kind.group], resources: [`${kind.plural}/status`], verbs: ["update"] },
+    ]),
+    ...Object.entries(FEATURE_WRITES).flatMap(([flag, rules]) => (on(flag as KindFeature) ? rules : [])),
+  ];
+}
 
 /**
  * With global.istiod.enableAnalysis: the analysis messages in the status of every Istio kind (Istio's
@@ -200,7 +225,11 @@ export function renderControlPlane(values: Values): KubeObject[] {
       apiVersion: "rbac.authorization.k8s.io/v1",
       kind: "ClusterRole",
       metadata: { name: p.clusterRole, labels: p.istiodLabels },
-      rules: values.boolean("global.istiod.enableAnalysis") ? [...CLUSTER_RULES, ...ANALYSIS_RULES] : CLUSTER_RULES,
+      rules: [
+        ...CLUSTER_RULES,
+        ...featureRules(values),
+        ...(values.boolean("global.istiod.enableAnalysis") ? ANALYSIS_RULES : []),
+      ],
     },
     {
       apiVersion: "rbac.authorization.k8s.io/v1",

@@ -18,6 +18,7 @@ import type {
   ServiceEntry,
   Sidecar,
   Telemetry,
+  TrafficExtension,
   VirtualService,
   WasmPlugin,
   WorkloadEntry,
@@ -144,6 +145,7 @@ export interface IstioClients {
   requestAuthentications: NamespacedClient<RequestAuthentication>;
   telemetries: NamespacedClient<Telemetry>;
   wasmPlugins: NamespacedClient<WasmPlugin>;
+  trafficExtensions: NamespacedClient<TrafficExtension>;
 }
 
 /** Clients for the Gateway API kinds, as gateway-api's clientset has them, each at Sluice's preferred version. */
@@ -158,6 +160,10 @@ export interface GatewayApiClients {
   referenceGrants: NamespacedClient<gatewayapi.ReferenceGrant>;
   backendTLSPolicies: NamespacedClient<gatewayapi.BackendTLSPolicy>;
   listenerSets: NamespacedClient<gatewayapi.ListenerSet>;
+  xBackends: NamespacedClient<gatewayapi.XBackend>;
+  xBackendTrafficPolicies: NamespacedClient<gatewayapi.XBackendTrafficPolicy>;
+  /** The inference extension's pools (inference.networking.k8s.io), untyped: Sluice has no schema for them. */
+  inferencePools: NamespacedClient<ConfigObject>;
 }
 
 /** Clients for every Istio kind, sharing one connection setup from `kubeConfig`. */
@@ -180,6 +186,7 @@ export function istioClients(kubeConfig: KubeConfig): IstioClients {
     requestAuthentications: of("RequestAuthentication"),
     telemetries: of("Telemetry"),
     wasmPlugins: of("WasmPlugin"),
+    trafficExtensions: of("TrafficExtension"),
   };
 }
 
@@ -199,6 +206,9 @@ export function gatewayApiClients(kubeConfig: KubeConfig): GatewayApiClients {
     referenceGrants: of("ReferenceGrant"),
     backendTLSPolicies: of("BackendTLSPolicy"),
     listenerSets: of("ListenerSet"),
+    xBackends: of("XBackend"),
+    xBackendTrafficPolicies: of("XBackendTrafficPolicy"),
+    inferencePools: of("InferencePool"),
   };
 }
 

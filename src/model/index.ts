@@ -59,5 +59,6 @@ export {
   SidecarScope,
   type TrafficDirection,
 } from "./sidecar-scope.ts";
+export { translateWasmPlugin, WASM_PLUGIN_NAME_SUFFIX } from "./traffic-extensions.ts";
 export { usesGatewaySemantics, type VirtualServiceIndex } from "./virtual-service-index.ts";
 export type { PolicyWorkload, WorkloadPolicyIndex } from "./workload-policies.ts";

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { pushFeaturesFromEnv } from "./push-features.ts";
 
-test("feature flags default as istiod's: mongo_proxy on, redis/mysql filters and QUIC listeners off, XDS cache and IP autoallocation on; VHDS off", () => {
+test("feature flags default as istiod's: mongo_proxy on, redis/mysql filters and QUIC listeners off, XDS cache and IP autoallocation on; VHDS, the alpha Gateway API and the inference extension off", () => {
   assert.deepEqual(pushFeaturesFromEnv({}), {
     persistentSessions: false,
     scopeGatewayToNamespace: false,
@@ -13,6 +13,8 @@ test("feature flags default as istiod's: mongo_proxy on, redis/mysql filters and
     vhds: false,
     xdsCache: true,
     ipAutoallocate: true,
+    alphaGatewayApi: false,
+    inferenceExtension: false,
   });
 });
 
@@ -26,6 +28,8 @@ test("feature flags are read as Go's ParseBool reads them; an unparsable value k
     SLUICE_ENABLE_VHDS: "true",
     PILOT_ENABLE_XDS_CACHE: "false",
     PILOT_ENABLE_IP_AUTOALLOCATE: "0",
+    PILOT_ENABLE_ALPHA_GATEWAY_API: "true",
+    ENABLE_GATEWAY_API_INFERENCE_EXTENSION: "1",
   });
   assert.equal(features.mongoFilter, false);
   assert.equal(features.redisFilter, true);
@@ -35,4 +39,6 @@ test("feature flags are read as Go's ParseBool reads them; an unparsable value k
   assert.equal(features.vhds, true);
   assert.equal(features.xdsCache, false);
   assert.equal(features.ipAutoallocate, false);
+  assert.equal(features.alphaGatewayApi, true);
+  assert.equal(features.inferenceExtension, true);
 });

@@ -14,6 +14,7 @@ export const PUSH_KINDS = {
   authorizationPolicy: kindKey(SEC, "AuthorizationPolicy"),
   telemetry: kindKey("telemetry.istio.io", "Telemetry"),
   wasmPlugin: kindKey("extensions.istio.io", "WasmPlugin"),
+  trafficExtension: kindKey("extensions.istio.io", "TrafficExtension"),
 } as const;
 
 export type PushKind = keyof typeof PUSH_KINDS;

@@ -12,8 +12,8 @@ import type {
   Gateway,
   RequestAuthentication,
   Telemetry,
+  TrafficExtension,
   VirtualService,
-  WasmPlugin,
 } from "../config/types/index.ts";
 import type { KindObjects } from "../config/types/kind-objects.gen.ts";
 import { labelsContain } from "../krt/index.ts";
@@ -39,6 +39,7 @@ import { PUSH_KINDS, type PushKind } from "./push-kinds.ts";
 import { compareServices, ServiceIndex } from "./service-index.ts";
 import { SidecarIndex } from "./sidecar-index.ts";
 import type { SidecarScope } from "./sidecar-scope.ts";
+import { pushTrafficExtensions } from "./traffic-extensions.ts";
 import { VirtualServiceIndex, virtualServicesForHost } from "./virtual-service-index.ts";
 import { policyAttachment, WorkloadPolicyIndex } from "./workload-policies.ts";
 
@@ -66,7 +67,8 @@ export class PushSnapshot {
   readonly requestAuthentications: WorkloadPolicyIndex<RequestAuthentication>;
   readonly authorizationPolicies: WorkloadPolicyIndex<AuthorizationPolicy>;
   readonly telemetries: WorkloadPolicyIndex<Telemetry>;
-  readonly wasmPlugins: WorkloadPolicyIndex<WasmPlugin>;
+  /** TrafficExtensions and the WasmPlugins translated into them (pushTrafficExtensions). */
+  readonly trafficExtensions: WorkloadPolicyIndex<TrafficExtension>;
   readonly envoyFilters: EnvoyFilterIndex;
   private readonly scopeGatewayToNamespace: boolean;
   /** PILOT_ENABLE_PERSISTENT_SESSION_FILTER (see PushInputs). */
@@ -130,8 +132,13 @@ export class PushSnapshot {
     const sameSettings =
       previous !== undefined && previous.mesh === this.mesh && previous.domainSuffix === this.domainSuffix;
     /** The previous snapshot's index when its input list is the same array, else a new one. */
-    const reuse = <I>(kind: PushKind, pick: (p: PushSnapshot) => I, build: () => I): I =>
-      previous && sameSettings && previous.inputs.kinds.get(kind) === kinds.get(kind) ? pick(previous) : build();
+    /** The previous push's index when its kinds' lists are the ones it was built from, else a new one. */
+    const reuse = <I>(kind: PushKind | readonly PushKind[], pick: (p: PushSnapshot) => I, build: () => I): I =>
+      previous &&
+      sameSettings &&
+      (typeof kind === "string" ? [kind] : kind).every((k) => previous.inputs.kinds.get(k) === kinds.get(k))
+        ? pick(previous)
+        : build();
     /** The kind's objects, typed by kind (each kind's list holds only that kind's objects). */
     const of = <P extends PushKind>(kind: P): KindObjects[(typeof PUSH_KINDS)[P]][] =>
       (kinds.get(kind) ?? []).filter((c) => isKind(c, PUSH_KINDS[kind]));
@@ -200,10 +207,15 @@ export class PushSnapshot {
       (p) => p.telemetries,
       () => new WorkloadPolicyIndex(of("telemetry"), root, policyAttachment),
     );
-    this.wasmPlugins = reuse(
-      "wasmPlugin",
-      (p) => p.wasmPlugins,
-      () => new WorkloadPolicyIndex(of("wasmPlugin"), root, policyAttachment),
+    this.trafficExtensions = reuse(
+      ["trafficExtension", "wasmPlugin"],
+      (p) => p.trafficExtensions,
+      () =>
+        new WorkloadPolicyIndex(
+          pushTrafficExtensions(of("trafficExtension"), of("wasmPlugin")),
+          root,
+          policyAttachment,
+        ),
     );
     this.envoyFilters = reuse(
       "envoyFilter",
@@ -402,22 +414,21 @@ export class PushSnapshot {
   }
 
   /**
-   * Highest priority first (unset: lowest), ties in istiod's order of the TrafficExtensions it translates
-   * WasmPlugins into: the proxy's namespace before the root namespace, each oldest first, then by the
-   * translated name (`<name>~istio-translated-wasmplugin`). The generator groups them by phase.
+   * Highest priority first (unset: lowest), ties in istiod's order of TrafficExtensions: the proxy's
+   * namespace before the root namespace, each oldest first, then by name (a WasmPlugin's translated name,
+   * `<name>~istio-translated-wasmplugin`). The generator groups them by phase.
    */
-  wasmPluginsFor(proxy: Workload): WasmPlugin[] {
-    const priority = (p: WasmPlugin) => p.spec?.priority ?? MIN_INT32;
-    const rootLast = (p: WasmPlugin) => (namespaceOf(p) === proxy.configNamespace ? 0 : 1);
-    const translated = (p: WasmPlugin) => `${p.metadata.name ?? ""}~istio-translated-wasmplugin`;
-    return this.wasmPlugins
+  trafficExtensionsFor(proxy: Workload): TrafficExtension[] {
+    const priority = (e: TrafficExtension) => e.spec?.priority ?? MIN_INT32;
+    const rootLast = (e: TrafficExtension) => (namespaceOf(e) === proxy.configNamespace ? 0 : 1);
+    return this.trafficExtensions
       .forWorkload(policyWorkload(proxy))
       .sort(
         (a, b) =>
           priority(b) - priority(a) ||
           rootLast(a) - rootLast(b) ||
           creationTime(a) - creationTime(b) ||
-          compareStrings(translated(a), translated(b)),
+          compareStrings(a.metadata.name ?? "", b.metadata.name ?? ""),
       );
   }
 

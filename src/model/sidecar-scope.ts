@@ -27,6 +27,7 @@ const NAMESPACE_WIDE_KINDS: ReadonlySet<string> = new Set([
   PUSH_KINDS.authorizationPolicy,
   PUSH_KINDS.requestAuthentication,
   PUSH_KINDS.wasmPlugin,
+  PUSH_KINDS.trafficExtension,
   PUSH_KINDS.telemetry,
 ]);
 /** Kinds whose objects a scope records when it uses them. */

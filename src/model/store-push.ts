@@ -8,6 +8,8 @@ import {
   type ConversionResult,
   GATEWAY_API_SOURCE,
   GATEWAY_GROUP,
+  GATEWAY_X_GROUP,
+  type GatewayApiFeatures,
   liveConversion,
   ROUTE_KINDS,
   registryServiceView,
@@ -92,6 +94,7 @@ export function storeGatewayConversion(
   store: ConfigStore,
   registry: ServiceRegistry,
   domainSuffix: string,
+  features: GatewayApiFeatures = {},
 ): Singleton<ConversionResult> {
   let conversion = conversions.get(registry);
   if (!conversion) {
@@ -104,6 +107,11 @@ export function storeGatewayConversion(
           listenerSets: gatewayApi("ListenerSet"),
           referenceGrants: gatewayApi("ReferenceGrant"),
           backendTLSPolicies: gatewayApi("BackendTLSPolicy"),
+          xBackends: store.collection(kindKey(GATEWAY_X_GROUP, "XBackend")),
+          xBackendTrafficPolicies: store.collection(kindKey(GATEWAY_X_GROUP, "XBackendTrafficPolicy")),
+          ...(features.inferenceExtension && {
+            inferencePools: store.collection(kindKey("inference.networking.k8s.io", "InferencePool")),
+          }),
           routes: ROUTE_KINDS.map(gatewayApi),
         },
         cluster: {
@@ -115,7 +123,7 @@ export function storeGatewayConversion(
         },
         servicesByHostname: registryServiceView(registry),
       },
-      { domainSuffix },
+      { domainSuffix, alphaGatewayApi: features.alphaGatewayApi },
     );
     conversion.register((event) =>
       store.replace(GATEWAY_API_SOURCE, "converted", event.type === "delete" ? [] : event.new.config),
@@ -135,15 +143,16 @@ export function storePush(
   mesh: MeshConfig,
   domainSuffix: string,
   previous?: MeshPush,
-  features: PushFeatures = {},
+  features: PushFeatures & GatewayApiFeatures = {},
 ): MeshPush {
+  const { alphaGatewayApi, inferenceExtension, ...pushFeatures } = features;
   // From the first push on, the store holds the converted config too.
-  storeGatewayConversion(store, registry, domainSuffix);
+  storeGatewayConversion(store, registry, domainSuffix, { alphaGatewayApi, inferenceExtension });
   const inputs = pushInputs(
     store,
     registry,
     mesh,
-    { domainSuffix, meshNetworks: registry.meshNetworks, clusterId: registry.clusterId, ...features },
+    { domainSuffix, meshNetworks: registry.meshNetworks, clusterId: registry.clusterId, ...pushFeatures },
     previous?.snapshot.inputs,
   );
   return buildPushContext(inputs, previous);

@@ -38,14 +38,14 @@ test("policies with targetRefs attach only to the Gateway API gateway they name,
   assert.deepEqual(names(snap.requestAuthenticationsFor(gateway)), ["apps/jwt"]);
 });
 
-test("Telemetry and WasmPlugin are listed per workload", () => {
+test("Telemetry and TrafficExtensions (WasmPlugins translated) are listed per workload", () => {
   const snap = snapshot([
     cfg("Telemetry", "istio-system", "mesh-default", {}),
     cfg("Telemetry", "bookinfo", "reviews", { selector: { matchLabels: { app: "reviews" } } }),
     cfg("WasmPlugin", "bookinfo", "filter", { selector: { matchLabels: { app: "ratings" } } }),
   ]);
   assert.deepEqual(names(snap.telemetriesFor(reviews)), ["istio-system/mesh-default", "bookinfo/reviews"]);
-  assert.deepEqual(snap.wasmPluginsFor(reviews), []);
+  assert.deepEqual(snap.trafficExtensionsFor(reviews), []);
 });
 
 test("EnvoyFilters apply by priority, root namespace first on a tie, then oldest first", () => {
@@ -66,11 +66,20 @@ test("EnvoyFilters apply by priority, root namespace first on a tie, then oldest
   ]);
 });
 
-test("WasmPlugins come highest priority first, unset priority last", () => {
+test("TrafficExtensions come highest priority first, unset priority last; WasmPlugins as their translations", () => {
+  const wasm = { url: "oci://example.com/filter:v1" };
   const snap = snapshot([
-    cfg("WasmPlugin", "istio-system", "unset", {}),
-    cfg("WasmPlugin", "bookinfo", "low", { priority: -5 }),
-    cfg("WasmPlugin", "bookinfo", "high", { priority: 10 }),
+    cfg("WasmPlugin", "istio-system", "unset", wasm),
+    cfg("WasmPlugin", "bookinfo", "low", { ...wasm, priority: -5 }),
+    cfg("TrafficExtension", "bookinfo", "high", {
+      priority: 10,
+      lua: { inlineCode: "function envoy_on_request(h) end" },
+    }),
+    cfg("TrafficExtension", "bookinfo", "no-code", { priority: 20, lua: { inlineCode: "" } }),
   ]);
-  assert.deepEqual(names(snap.wasmPluginsFor(reviews)), ["bookinfo/high", "bookinfo/low", "istio-system/unset"]);
+  assert.deepEqual(names(snap.trafficExtensionsFor(reviews)), [
+    "bookinfo/high",
+    "bookinfo/low~istio-translated-wasmplugin",
+    "istio-system/unset~istio-translated-wasmplugin",
+  ]);
 });

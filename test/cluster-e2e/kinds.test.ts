@@ -3,11 +3,13 @@
 // is covered here, or this test fails until it has a spec below), written through the API server in
 // a fresh namespace at a version the cluster's CRD serves, then read by bin/sluiced.js with
 // --kubeconfig: its /debug/configz lists every object, no problem is reported for any of them, and an
-// update (spec and resourceVersion) and a deletion through the API are followed.
+// update (spec and resourceVersion) and a deletion through the API are followed. The kinds istiod reads only
+// with a flag on (KindInfo.feature) are read with every such flag on; the InferencePool CRD comes from the Go
+// module cache (inferencePoolCrdFile).
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { KINDS, type KindInfo, kindKey, parseApiVersion } from "../../src/config/kinds.ts";
-import { type Cluster, clusterSkipReason, sharedCluster } from "../cluster/index.ts";
+import { type Cluster, clusterSkipReason, inferencePoolCrdFile, sharedCluster } from "../cluster/index.ts";
 import { eventually, type Sluiced, skipOrFail, startSluiced } from "./mesh.ts";
 
 type Obj = Record<string, unknown>;
@@ -21,6 +23,7 @@ interface Ctx {
 const NAME = "kinds";
 const HOST = "kinds.example.com";
 const GW = "gateway.networking.k8s.io";
+const GWX = "gateway.networking.x-k8s.io";
 
 /** The kinds this test covers: every Istio and Gateway API kind Sluice watches. */
 const MESH_KINDS = KINDS.filter((k) => k.family === "istio" || k.family === "gateway-api");
@@ -87,6 +90,9 @@ const SPECS: Record<string, (c: Ctx) => Obj> = {
   "extensions.istio.io/WasmPlugin": () => ({
     spec: { selector: { matchLabels: { app: NAME } }, url: "oci://registry.example.com/plugin:v1", phase: "AUTHN" },
   }),
+  "extensions.istio.io/TrafficExtension": () => ({
+    spec: { selector: { matchLabels: { app: NAME } }, lua: { inlineCode: "function envoy_on_request(h) end" } },
+  }),
 
   [`${GW}/GatewayClass`]: () => ({ spec: { controllerName: "istio.io/gateway-controller" } }),
   [`${GW}/Gateway`]: (c) => ({
@@ -118,7 +124,23 @@ const SPECS: Record<string, (c: Ctx) => Obj> = {
       listeners: [{ name: "extra", port: 8080, protocol: "HTTP" }],
     },
   }),
+  [`${GWX}/XBackend`]: () => ({
+    spec: { type: "ExternalHostname", externalHostname: { hostname: HOST }, port: { port: 443 }, protocol: "HTTP" },
+  }),
+  [`${GWX}/XBackendTrafficPolicy`]: () => ({
+    spec: { targetRefs: [{ group: "", kind: "Service", name: NAME }], retryConstraint: { budget: { percent: 20 } } },
+  }),
+  "inference.networking.k8s.io/InferencePool": () => ({
+    spec: {
+      selector: { matchLabels: { app: NAME } },
+      targetPorts: [{ number: 8000 }],
+      endpointPickerRef: { name: `${NAME}-epp`, port: { number: 9002 } },
+    },
+  }),
 };
+
+/** Every flag that gates a kind, on. */
+const KIND_FLAGS = Object.fromEntries(MESH_KINDS.flatMap((k) => (k.feature ? [[k.feature, "true"]] : [])));
 
 /** The object of a kind as configz shows it. */
 interface Listed {
@@ -184,6 +206,9 @@ describe("sluiced on the real cluster: every Istio and Gateway API kind", { skip
     if (missingOnCi) throw missingOnCi;
     startedAt = Date.now();
     cluster = await sharedCluster();
+    const inferenceCrd = inferencePoolCrdFile();
+    assert.ok(inferenceCrd, "no gateway-api-inference-extension module in the Go module cache (npm run peers)");
+    await cluster.installCrdFiles([inferenceCrd]);
     ns = await cluster.namespace("sluiced-kinds");
     ctx = { ns, gatewayClass: `sluice-kinds-${ns}` };
   });
@@ -264,7 +289,7 @@ describe("sluiced on the real cluster: every Istio and Gateway API kind", { skip
   it("sluiced's configz lists every object, and reports no problem about them", async (t) => {
     assert.equal(written.length, MESH_KINDS.length, "every object was created");
     const spawnedAt = Date.now();
-    sluiced = await startSluiced(cluster.kubeconfigPath);
+    sluiced = await startSluiced(cluster.kubeconfigPath, { env: KIND_FLAGS });
     let missing: string[] = written.map(label);
     let problems: Problem[] = [];
     try {

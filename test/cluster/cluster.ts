@@ -551,10 +551,11 @@ export class Cluster {
     return Date.now() + (this.options.timeoutMs ?? 60_000);
   }
 
-  private async waitFor(what: string, proc: Proc, probe: () => Promise<boolean>): Promise<void> {
+  /** Polls `probe`; fails once `proc` (when this harness runs it: not for an attached cluster) has exited. */
+  private async waitFor(what: string, proc: Proc | undefined, probe: () => Promise<boolean>): Promise<void> {
     const deadline = this.deadline();
     for (;;) {
-      if (proc.child.exitCode !== null || proc.child.signalCode !== null) {
+      if (proc && (proc.child.exitCode !== null || proc.child.signalCode !== null)) {
         throw new Error(`${proc.name} exited (${proc.child.exitCode ?? proc.child.signalCode}) before ${what}`);
       }
       if (await probe().catch(() => false)) return;
@@ -649,10 +650,17 @@ export class Cluster {
 
   private async installCrds(dir: string): Promise<void> {
     if (!existsSync(dir)) throw new Error(`no CRD folder ${dir} (set SLUICE_CRDS_DIR)`);
+    const files = readdirSync(dir)
+      .sort()
+      .filter((file) => /\.ya?ml$/.test(file));
+    await this.installCrdFiles(files.map((file) => join(dir, file)));
+  }
+
+  /** Creates the CustomResourceDefinitions of these YAML files (those present stay) and waits until they serve. */
+  async installCrdFiles(files: readonly string[]): Promise<void> {
     const crds: Crd[] = [];
-    for (const file of readdirSync(dir).sort()) {
-      if (!/\.ya?ml$/.test(file)) continue;
-      for (const doc of parseAllDocuments(readFileSync(join(dir, file), "utf8"))) {
+    for (const file of files) {
+      for (const doc of parseAllDocuments(readFileSync(file, "utf8"))) {
         const obj = doc.toJS() as Crd | null;
         if (obj?.kind === "CustomResourceDefinition") crds.push(obj);
       }
@@ -666,7 +674,7 @@ export class Cluster {
         }
       }),
     );
-    const api = this.apiServer as Proc;
+    const api = this.apiServer;
     await this.waitFor(`${crds.length} CRDs Established`, api, async () => {
       const items = ((await this.request("GET", path)).body?.items ?? []) as Crd[];
       const established = new Set(

@@ -11,4 +11,5 @@ export {
   sharedCluster,
   startCluster,
 } from "./cluster.ts";
+export { inferencePoolCrdFile } from "./inference-crd.ts";
 export { type ClusterPki, makeClusterPki } from "./pki.ts";

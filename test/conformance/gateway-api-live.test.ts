@@ -26,13 +26,16 @@ import {
   runConversion,
 } from "./gateway-api-conversion.ts";
 
-// The kinds the config store holds; cases with others (InferencePool, X* kinds) are not live.
+// The kinds the config store holds (the X* kinds and InferencePools with their istiod flags on).
 const LIVE_KINDS = new Set([
   "GatewayClass",
   "Gateway",
   "ListenerSet",
   "ReferenceGrant",
   "BackendTLSPolicy",
+  "XBackend",
+  "XBackendTrafficPolicy",
+  "InferencePool",
   "HTTPRoute",
   "GRPCRoute",
   "TCPRoute",
@@ -64,6 +67,9 @@ function liveInputs(services: readonly RegistryService[]): { inputs: LiveConvers
         listenerSets: byKind.ListenerSet,
         referenceGrants: byKind.ReferenceGrant,
         backendTLSPolicies: byKind.BackendTLSPolicy,
+        xBackends: typed<gatewayapi.XBackend>(byKind.XBackend),
+        xBackendTrafficPolicies: typed<gatewayapi.XBackendTrafficPolicy>(byKind.XBackendTrafficPolicy),
+        inferencePools: byKind.InferencePool,
         routes: [byKind.HTTPRoute, byKind.GRPCRoute, byKind.TCPRoute, byKind.TLSRoute],
       },
       cluster: {

@@ -3,7 +3,8 @@
 // (TokenRequest) is all sluiced gets, and with it sluiced syncs, publishes the root certificate, patches
 // its webhooks, elects leaders, writes Gateway API, Ingress and ServiceEntry status and the analysis
 // messages of Istio config (the install enables analysis, global.istiod.enableAnalysis) and reviews a
-// workload's token.
+// workload's token. The kinds istiod reads under a flag are read too (the install sets every such flag in
+// pilot.env; the InferencePool CRD, which no install brings, comes from the Go module cache).
 // The API server's audit log of the ServiceAccount's requests then proves the RBAC both sufficient
 // (nothing refused: no 403) and minimal (every verb each rule grants was used, but for NOT_EXERCISED).
 //
@@ -18,11 +19,15 @@ import { fileURLToPath } from "node:url";
 import { credentials, Metadata } from "@grpc/grpc-js";
 import { stringify } from "yaml";
 import { caClientSigner } from "../../src/agent/certs-client.ts";
+import { KINDS } from "../../src/config/index.ts";
+import { inferencePoolServiceName } from "../../src/gatewayapi/index.ts";
 import { installObjects, loadValues, Values } from "../../src/install/index.ts";
+import { kindClient } from "../../src/library/kube.ts";
 import { createCsr, generateKeyPair } from "../../src/security/ca/index.ts";
 import { inCluster, KubeClient, loadKubeConfig } from "../../src/sources/kube/index.ts";
-import { Cluster, clusterSkipReason, SERVICE_ACCOUNT_ISSUER } from "../cluster/index.ts";
+import { Cluster, clusterSkipReason, inferencePoolCrdFile, SERVICE_ACCOUNT_ISSUER } from "../cluster/index.ts";
 import { type Sluiced, startSluiced } from "../cluster-e2e/mesh.ts";
+import { GATED_BACKEND_REFS, gatedKindObjects } from "../gatewayapi/fixtures.ts";
 import { SotwClient } from "../support/ads-client.ts";
 import { freePort } from "../support/free-port.ts";
 
@@ -32,6 +37,10 @@ const NS = "istio-system";
 const SA_USER = `system:serviceaccount:${NS}:istiod`;
 /** The install enables analysis, whose RBAC is granted only then. */
 const ANALYSIS = "global.istiod.enableAnalysis=true";
+/** Every istiod flag that gates a kind, on: their kinds' RBAC is granted only then. */
+const KIND_FLAGS = [...new Set(KINDS.flatMap((kind) => (kind.feature ? [kind.feature] : [])))];
+const SETTINGS = [ANALYSIS, ...KIND_FLAGS.map((flag) => `pilot.env.${flag}=true`)];
+const SET_ARGS = SETTINGS.flatMap((setting) => ["--set", setting]);
 
 /** Grants this run cannot use, each with the work that needs it. */
 const NOT_EXERCISED: Readonly<Record<string, string>> = {
@@ -104,7 +113,7 @@ describe("sluice install, and sluiced as its ServiceAccount", { skip }, () => {
       crdDir: false,
       apiServerArgs: [`--audit-policy-file=${policy}`, `--audit-log-path=${auditLog}`, "--audit-log-format=json"],
     });
-    for (const object of installObjects(new Values(loadValues([], [ANALYSIS])), false)) {
+    for (const object of installObjects(new Values(loadValues([], SETTINGS)), false)) {
       // istiod's own (its main role and the gateway controller's); the remote-secret reader's is another ServiceAccount's.
       if (object.kind === "ClusterRole" && object.metadata.name.startsWith("istiod-"))
         rules.cluster.push(...(object as unknown as { rules: Rule[] }).rules);
@@ -119,12 +128,12 @@ describe("sluice install, and sluiced as its ServiceAccount", { skip }, () => {
   });
 
   test("applies the rendered manifests, and again unchanged", async () => {
-    const first = sluice(["install", "--set", ANALYSIS], cluster.kubeconfigPath);
+    const first = sluice(["install", ...SET_ARGS], cluster.kubeconfigPath);
     assert.equal(first.status, 0, first.stderr);
     assert.match(first.stdout, /^CustomResourceDefinition\/virtualservices.networking.istio.io applied$/m);
     assert.match(first.stdout, /^istio-system\/Deployment\/istiod applied$/m);
     assert.match(first.stdout, /✔ Sluice control plane installed: Deployment istio-system\/istiod\n$/);
-    const again = sluice(["install", "--set", ANALYSIS], cluster.kubeconfigPath);
+    const again = sluice(["install", ...SET_ARGS], cluster.kubeconfigPath);
     assert.equal(again.status, 0, again.stderr);
     for (const path of [
       "/apis/apps/v1/namespaces/istio-system/deployments/istiod",
@@ -193,6 +202,7 @@ describe("sluice install, and sluiced as its ServiceAccount", { skip }, () => {
         ...{ POD_NAMESPACE: NS, POD_NAME: "istiod-1", CLUSTER_ID: "Kubernetes", PILOT_ENABLE_ANALYSIS: "true" },
         // A VM's WorkloadEntry goes a second after it disconnects, within this test's wait.
         PILOT_WORKLOAD_ENTRY_GRACE_PERIOD: "1s",
+        ...Object.fromEntries(KIND_FLAGS.map((flag) => [flag, "true"])),
       },
     });
     const running = sluiced;
@@ -295,6 +305,17 @@ describe("sluice install, and sluiced as its ServiceAccount", { skip }, () => {
       const path = `/apis/gateway.networking.k8s.io/v1/namespaces/${app}/${kind}/route`;
       await waitFor(async () => ((await get(path)).status?.parents ?? []).length > 0, 60_000, running.tail);
     }
+    // The kinds under flags: XBackend parents, the traffic policy's ancestors, the pool's parents, and the
+    // pool's shadow Service.
+    const shadow = `/api/v1/namespaces/${app}/services/${inferencePoolServiceName("pool")}`;
+    await waitFor(async () => (await cluster.request("GET", shadow)).status === 200, 60_000, running.tail);
+    for (const [path, list] of [
+      [`/apis/gateway.networking.x-k8s.io/v1alpha1/namespaces/${app}/xbackends/external`, "parents"],
+      [`/apis/gateway.networking.x-k8s.io/v1alpha1/namespaces/${app}/xbackendtrafficpolicies/web`, "ancestors"],
+      [`/apis/inference.networking.k8s.io/v1/namespaces/${app}/inferencepools/pool`, "parents"],
+    ]) {
+      await waitFor(async () => ((await get(path)).status?.[list] ?? []).length > 0, 60_000, running.tail);
+    }
     const entryPath = `/apis/networking.istio.io/v1/namespaces/${app}/serviceentries/external`;
     await waitFor(async () => ((await get(entryPath)).status?.addresses ?? []).length > 0, 60_000, running.tail);
     const ingressPath = `/apis/networking.k8s.io/v1/namespaces/${app}/ingresses/web`;
@@ -393,6 +414,15 @@ describe("sluice install, and sluiced as its ServiceAccount", { skip }, () => {
     });
   }
 
+  /** The kinds istiod reads under a flag, their InferencePool CRD first (no install brings it). */
+  async function createGatedKinds(ns: string): Promise<void> {
+    const crd = inferencePoolCrdFile();
+    assert.ok(crd, "no gateway-api-inference-extension module in the Go module cache (npm run peers)");
+    await cluster.installCrdFiles([crd]);
+    for (const obj of gatedKindObjects(ns))
+      await kindClient(cluster.kubeConfig(), obj.apiVersion, obj.kind).create(obj);
+  }
+
   async function serviceAccountToken(name: string, namespace: string, audience: string): Promise<string> {
     if ((await cluster.request("GET", `/api/v1/namespaces/${namespace}/serviceaccounts/${name}`)).status === 404) {
       await cluster.must("POST", `/api/v1/namespaces/${namespace}/serviceaccounts`, {
@@ -458,12 +488,15 @@ describe("sluice install, and sluiced as its ServiceAccount", { skip }, () => {
       metadata: { name: "web" },
       spec: { ports: [{ name: "http", port: 80 }], selector: { app: "web" } },
     });
+    await createGatedKinds(ns);
     for (const kind of ["HTTPRoute", "GRPCRoute"]) {
+      // The HTTPRoute also routes to the XBackend and the InferencePool, which gives them their parents.
+      const backendRefs = [{ name: "web", port: 80 }, ...(kind === "HTTPRoute" ? GATED_BACKEND_REFS : [])];
       await cluster.must("POST", `${gw}/namespaces/${ns}/${kind.toLowerCase()}s`, {
         apiVersion: "gateway.networking.k8s.io/v1",
         kind,
         metadata: { name: "route" },
-        spec: { parentRefs: [{ name: "gateway" }], rules: [{ backendRefs: [{ name: "web", port: 80 }] }] },
+        spec: { parentRefs: [{ name: "gateway" }], rules: [{ backendRefs }] },
       });
     }
     await cluster.must("POST", `/apis/networking.istio.io/v1/namespaces/${ns}/serviceentries`, {

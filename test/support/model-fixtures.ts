@@ -16,6 +16,7 @@ const API_VERSIONS: Record<string, string> = {
   AuthorizationPolicy: "security.istio.io/v1",
   Telemetry: "telemetry.istio.io/v1",
   WasmPlugin: "extensions.istio.io/v1alpha1",
+  TrafficExtension: "extensions.istio.io/v1alpha1",
 };
 
 /** A config object; `created` is a second offset giving its creationTimestamp (age order). */

@@ -11,7 +11,7 @@ import { pino } from "pino";
 import { core, hcm, httpWasm, listener, unpackAny } from "../../src/api/index.ts";
 import { type ConfigObject, DEFAULT_MESH_CONFIG } from "../../src/config/index.ts";
 import type { WasmPlugin } from "../../src/config/types/index.ts";
-import { parseProxy } from "../../src/model/index.ts";
+import { parseProxy, translateWasmPlugin } from "../../src/model/index.ts";
 import { storePush, storeRegistry } from "../../src/model/store-push.ts";
 import { ConfigStore, MemorySource } from "../../src/sources/index.ts";
 import { buildExtensionConfigs } from "../../src/xds/generators/ecds.ts";
@@ -125,6 +125,19 @@ function codeUri(config: core.TypedExtensionConfig | undefined): string | undefi
   return code?.case === "remote" ? code.value.httpUri?.uri : undefined;
 }
 
+/** The HTTP filters of the outbound listener 0.0.0.0_80 in an LDS response. */
+function httpFilters(lds: Awaited<ReturnType<SotwClient["next"]>>): hcm.HttpFilter[] {
+  const outbound = lds.resources
+    .map((any) => unpackAny(any, listener.ListenerSchema))
+    .find((l) => l?.name === "0.0.0.0_80");
+  const filter = outbound?.filterChains
+    .flatMap((c) => c.filters)
+    .find((f) => f.name === "envoy.filters.network.http_connection_manager");
+  return filter?.configType.case === "typedConfig"
+    ? (unpackAny(filter.configType.value, hcm.HttpConnectionManagerSchema)?.httpFilters ?? [])
+    : [];
+}
+
 test("a sidecar's listeners reference its WasmPlugins and ECDS serves them by name, then pushes a change", async () => {
   const client = SotwClient.connect(`127.0.0.1:${discovery.ports.grpcPort}`);
   try {
@@ -136,20 +149,14 @@ test("a sidecar's listeners reference its WasmPlugins and ECDS serves them by na
     const outbound = lds.resources
       .map((any) => unpackAny(any, listener.ListenerSchema))
       .find((l) => l?.name === "0.0.0.0_80");
-    const filter = outbound?.filterChains
-      .flatMap((c) => c.filters)
-      .find((f) => f.name === "envoy.filters.network.http_connection_manager");
-    const manager =
-      filter?.configType.case === "typedConfig"
-        ? unpackAny(filter.configType.value, hcm.HttpConnectionManagerSchema)
-        : undefined;
-    const filterNames = manager?.httpFilters.map((f) => f.name) ?? [];
+    const filters = httpFilters(lds);
+    const filterNames = filters.map((f) => f.name);
     assert.ok(
       filterNames.indexOf(AUTHN) > 0 && filterNames.indexOf(STATS) > filterNames.indexOf(AUTHN),
       filterNames.join(" "),
     );
     assert.ok(!filterNames.includes(RATINGS_ONLY));
-    assert.equal(manager?.httpFilters.find((f) => f.name === STATS)?.configType.case, "configDiscovery");
+    assert.equal(filters.find((f) => f.name === STATS)?.configType.case, "configDiscovery");
     // The NETWORK plugin runs on the matched TCP port only, before tcp_proxy.
     const tcp = lds.resources
       .map((any) => unpackAny(any, listener.ListenerSchema))
@@ -224,7 +231,7 @@ test("the pull secret's docker config goes only to an authenticated proxy of the
     const parsed = parseProxy(create(core.NodeSchema, sidecarNode("reviews-v1", namespace, {})));
     assert.ok(parsed.proxy, parsed.error);
     const proxy = { ...parsed.proxy, verifiedIdentities: identity ? [identity] : undefined };
-    const [config] = buildExtensionConfigs([plugin], new Set([STATS]), proxy, secrets);
+    const [config] = buildExtensionConfigs([translateWasmPlugin(plugin)], new Set([STATS]), proxy, secrets);
     const vm = wasmOf(config)?.config?.vm;
     return vm?.case === "vmConfig"
       ? vm.value.environmentVariables?.keyValues.ISTIO_META_WASM_IMAGE_PULL_SECRET
@@ -233,4 +240,52 @@ test("the pull secret's docker config goes only to an authenticated proxy of the
   assert.equal(secretOf("bookinfo", "spiffe://cluster.local/ns/bookinfo/sa/reviews"), '{"auths":{"ghcr.io":{}}}');
   assert.equal(secretOf("bookinfo"), "");
   assert.equal(secretOf("other", "spiffe://cluster.local/ns/other/sa/reviews"), "");
+});
+
+test("TrafficExtensions: Lua inline in the listeners, Wasm through ECDS beside the WasmPlugins, pushed on change", async () => {
+  const extension = (name: string, spec: Record<string, unknown>): ConfigObject => ({
+    apiVersion: "extensions.istio.io/v1alpha1",
+    kind: "TrafficExtension",
+    metadata: { name, namespace: "bookinfo" },
+    spec: { selector: { matchLabels: { app: "details" } }, ...spec },
+  });
+  const LUA = "extensions.istio.io/trafficextension/bookinfo.lua-authn";
+  const WASM = "extensions.istio.io/trafficextension/bookinfo.wasm-stats";
+  const client = SotwClient.connect(`127.0.0.1:${discovery.ports.grpcPort}`);
+  try {
+    client.request({
+      node: sidecarNode("details-v1", "bookinfo", { LABELS: { app: "details" } }),
+      typeUrl: TypeUrl.Listener,
+    });
+    let lds = await client.next();
+    assert.ok(!httpFilters(lds).some((f) => f.name === LUA));
+    client.ack(lds);
+    memory.apply(extension("lua-authn", { phase: "AUTHN", lua: { inlineCode: "function envoy_on_request(h) end" } }));
+    memory.apply(
+      extension("wasm-stats", { phase: "STATS", wasm: { url: "oci://ghcr.io/example/te:v1", sha256: SHA } }),
+    );
+    // Each change pushes the listeners: read until both are in.
+    for (let i = 0; i < 3 && !httpFilters(lds).some((f) => f.name === WASM); i++) {
+      lds = await client.next();
+      client.ack(lds);
+    }
+    const filters = httpFilters(lds);
+    const at = (name: string) => filters.findIndex((f) => f.name === name);
+    // The Lua extension and the root namespace's WasmPlugin share AUTHN: the proxy's namespace comes first.
+    assert.ok(at(LUA) > 0 && at(LUA) < at(AUTHN) && at(AUTHN) < at(WASM), filters.map((f) => f.name).join(" "));
+    const lua = filters[at(LUA)].configType;
+    assert.equal(
+      lua.case === "typedConfig" && lua.value.typeUrl,
+      "type.googleapis.com/envoy.extensions.filters.http.lua.v3.Lua",
+    );
+    assert.equal(filters[at(WASM)].configType.case, "configDiscovery");
+
+    client.request({ typeUrl: TypeUrl.ExtensionConfiguration, resourceNames: [LUA, WASM] });
+    const ecds = await client.next();
+    for (const any of ecds.resources) assert.deepEqual(anyViolations(any), [], any.typeUrl);
+    assert.deepEqual(names(ecds), [WASM]);
+    assert.equal(codeUri(unpackAny(ecds.resources[0], core.TypedExtensionConfigSchema)), "oci://ghcr.io/example/te:v1");
+  } finally {
+    client.close();
+  }
 });

@@ -16,8 +16,7 @@ import { type Message, newMessage } from "../message.ts";
 import { MESSAGES } from "../messages.ts";
 import { asArray, type Resource, specOf } from "../resource.ts";
 
-// Istio's collections.Istio, in its order. TrafficExtension is not a kind Sluice knows yet (validation
-// would only say so); MeshNetworks and MeshConfig come last (see MESH_ANALYZERS).
+// Istio's collections.Pilot, in its order; MeshNetworks and MeshConfig come last (see MESH_ANALYZERS).
 const VALIDATED_KINDS = [
   K.AuthorizationPolicy,
   K.DestinationRule,
@@ -29,6 +28,7 @@ const VALIDATED_KINDS = [
   K.ServiceEntry,
   K.Sidecar,
   K.Telemetry,
+  K.TrafficExtension,
   K.VirtualService,
   K.WasmPlugin,
   K.WorkloadEntry,

@@ -1,6 +1,7 @@
 // Structural validation: each kind's OpenAPI v3 schema (from its CRD, see scripts/gen-schemas.ts) and its CEL
-// rules, applied as the Kubernetes API server applies them on create. Kubernetes built-in kinds have no CRD:
-// Sluice checks only their metadata (validate.ts), never their bodies.
+// rules, applied as the Kubernetes API server applies them on create. Kubernetes built-in kinds have no CRD,
+// and kinds whose CRD Sluice is not generated from no schema (KindInfo.hasSchema): Sluice checks only their
+// metadata (validate.ts), never their bodies.
 import { readFileSync } from "node:fs";
 import type { KindInfo } from "../kinds.ts";
 import { parseApiVersion } from "../kinds.ts";
@@ -29,7 +30,7 @@ export function schemaFor(info: KindInfo, version: string): Schema | undefined {
  * `metadata` are not checked here, nor unknown top-level fields (validate.ts reports those).
  */
 export function validateStructure(obj: ConfigObject, info: KindInfo, out: Findings): void {
-  if (info.family === "kubernetes") return;
+  if (!info.hasSchema) return;
   const schema = schemaFor(info, parseApiVersion(obj.apiVersion).version);
   if (!schema?.properties) return;
   const copy: Record<string, unknown> = {};

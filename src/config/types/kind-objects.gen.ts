@@ -19,6 +19,7 @@ export interface KindObjects {
   "security.istio.io/RequestAuthentication": istio.RequestAuthentication;
   "telemetry.istio.io/Telemetry": istio.Telemetry;
   "extensions.istio.io/WasmPlugin": istio.WasmPlugin;
+  "extensions.istio.io/TrafficExtension": istio.TrafficExtension;
   "gateway.networking.k8s.io/GatewayClass": gatewayapi.GatewayClass;
   "gateway.networking.k8s.io/Gateway": gatewayapi.Gateway;
   "gateway.networking.k8s.io/HTTPRoute": gatewayapi.HTTPRoute;
@@ -29,6 +30,9 @@ export interface KindObjects {
   "gateway.networking.k8s.io/BackendTLSPolicy": gatewayapi.BackendTLSPolicy;
   "gateway.networking.k8s.io/ListenerSet": gatewayapi.ListenerSet;
   "gateway.networking.k8s.io/UDPRoute": gatewayapi.UDPRoute;
+  "gateway.networking.x-k8s.io/XBackend": gatewayapi.XBackend;
+  "gateway.networking.x-k8s.io/XBackendTrafficPolicy": gatewayapi.XBackendTrafficPolicy;
+  "inference.networking.k8s.io/InferencePool": ConfigObject;
   "/Namespace": ConfigObject;
   "/Service": ConfigObject;
   "/Endpoints": ConfigObject;

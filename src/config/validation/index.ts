@@ -12,6 +12,7 @@ import { validateRequestAuthentication } from "./requestauthentication.ts";
 import { validateServiceEntry } from "./serviceentry.ts";
 import { validateSidecar } from "./sidecar.ts";
 import { validateTelemetry } from "./telemetry.ts";
+import { validateTrafficExtension } from "./trafficextension.ts";
 import { validateVirtualService } from "./virtualservice.ts";
 import { validateWasmPlugin } from "./wasmplugin.ts";
 import { validateWorkloadEntry } from "./workloadentry.ts";
@@ -37,6 +38,7 @@ export const SEMANTIC_VALIDATORS: ReadonlyMap<string, SemanticValidator> = new M
   [kindKey(SEC, "RequestAuthentication"), validateRequestAuthentication],
   [kindKey("telemetry.istio.io", "Telemetry"), validateTelemetry],
   [kindKey("extensions.istio.io", "WasmPlugin"), validateWasmPlugin],
+  [kindKey("extensions.istio.io", "TrafficExtension"), validateTrafficExtension],
 ]);
 
 export function semanticValidator(group: string, kind: string): SemanticValidator | undefined {

@@ -50,6 +50,12 @@ export const WASM_PLUGIN_PHASE = enumType("istio.extensions.v1alpha1.PluginPhase
   "AUTHZ",
   "STATS",
 ]);
+export const EXECUTION_PHASE = enumType("istio.extensions.v1alpha1.TrafficExtension.ExecutionPhase", [
+  "UNSPECIFIED",
+  "AUTHN",
+  "AUTHZ",
+  "STATS",
+]);
 export const WASM_PULL_POLICY = enumType("istio.extensions.v1alpha1.PullPolicy", [
   "UNSPECIFIED_POLICY",
   "IfNotPresent",

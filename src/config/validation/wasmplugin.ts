@@ -1,5 +1,5 @@
 // WasmPlugin (extensions.istio.io): Istio's ValidateWasmPlugin. The url, sha256, name, env and match
-// checks each report only their first problem.
+// checks each report only their first problem; TrafficExtension's Wasm config shares them.
 import { readEnum } from "./common/enums.ts";
 import { asObject, field, type JsonObject, listField, numberField, objectField, stringField } from "./common/json.ts";
 import { report } from "./common/report.ts";
@@ -19,22 +19,28 @@ const URL_SCHEMES = new Set(["", "file", "http", "https", "oci"]);
 
 export const validateWasmPlugin: SemanticValidator = (obj, _ctx, out) => {
   const spec = asObject(obj.spec) ?? {};
-  readEnum(field(spec, "type"), WASM_PLUGIN_TYPE, out.at("type"));
   readEnum(field(spec, "phase"), WASM_PLUGIN_PHASE, out.at("phase"));
-  readEnum(field(spec, "imagePullPolicy"), WASM_PULL_POLICY, out.at("imagePullPolicy"));
-  readEnum(field(spec, "failStrategy"), WASM_FAIL_STRATEGY, out.at("failStrategy"));
   validatePolicyTargets(spec, out);
-  report(out.at("url"), urlError(stringField(spec, "url")));
-  report(out.at("sha256"), sha256Error(stringField(spec, "sha256")));
-  if (stringField(spec, "imagePullSecret").length > 253) {
-    out.at("imagePullSecret").error("imagePullSecret field must be less than 253 characters long");
-  }
-  if (stringField(spec, "pluginName").length > 256) {
-    out.at("pluginName").error("pluginName field must be less than 255 characters long");
-  }
-  validateEnv(objectField(spec, "vmConfig") ?? {}, out.at("vmConfig"));
+  validateWasmModule(spec, out, "pluginName field must be less than 255 characters long");
   validateMatch(spec, out);
 };
+
+/**
+ * The Wasm module's fields, of a WasmPlugin's spec or a TrafficExtension's `wasm`; Istio words the
+ * pluginName limit differently for each.
+ */
+export function validateWasmModule(module: JsonObject, out: Findings, pluginNameMessage: string): void {
+  readEnum(field(module, "type"), WASM_PLUGIN_TYPE, out.at("type"));
+  readEnum(field(module, "imagePullPolicy"), WASM_PULL_POLICY, out.at("imagePullPolicy"));
+  readEnum(field(module, "failStrategy"), WASM_FAIL_STRATEGY, out.at("failStrategy"));
+  report(out.at("url"), urlError(stringField(module, "url")));
+  report(out.at("sha256"), sha256Error(stringField(module, "sha256")));
+  if (stringField(module, "imagePullSecret").length > 253) {
+    out.at("imagePullSecret").error("imagePullSecret field must be less than 253 characters long");
+  }
+  if (stringField(module, "pluginName").length > 256) out.at("pluginName").error(pluginNameMessage);
+  validateEnv(objectField(module, "vmConfig") ?? {}, out.at("vmConfig"));
+}
 
 // Go's ParseRequestURI, retried with an `http://` prefix (so `example.com/plugin.wasm` is accepted);
 // whichever form parsed must also pass url.Parse.
@@ -80,7 +86,7 @@ function envProblem(name: string, valueFrom: string | undefined, value: string, 
   return undefined;
 }
 
-function validateMatch(spec: JsonObject, out: Findings): void {
+export function validateMatch(spec: JsonObject, out: Findings): void {
   for (const [i, value] of (listField(spec, "match") ?? []).entries()) {
     const at = out.at("match", i);
     const selector = asObject(value);

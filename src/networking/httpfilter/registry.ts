@@ -5,6 +5,7 @@ import { alpn } from "./alpn.ts";
 import { cors } from "./cors.ts";
 import { customAuthz } from "./custom-authz.ts";
 import { dynamicForwardProxy } from "./dynamic-forward-proxy.ts";
+import { extensionAuthn, extensionAuthz, extensionStats, extensionUnspecified } from "./extension.ts";
 import { fault } from "./fault.ts";
 import { grpcStats } from "./grpc-stats.ts";
 import { grpcWeb } from "./grpc-web.ts";
@@ -15,18 +16,17 @@ import { rbac } from "./rbac.ts";
 import { router } from "./router.ts";
 import { statefulSessionFilter } from "./stateful-session.ts";
 import type { HttpFilterContext, HttpFilterPlugin } from "./types.ts";
-import { wasmAuthn, wasmAuthz, wasmStats, wasmUnspecified } from "./wasm.ts";
 
 /** Every HTTP filter before the router, in chain order. */
 export const HTTP_FILTERS: readonly HttpFilterPlugin[] = Object.freeze([
   metadataExchange,
   customAuthz,
-  wasmAuthn,
+  extensionAuthn,
   jwt,
-  wasmAuthz,
+  extensionAuthz,
   rbac,
-  wasmStats,
-  wasmUnspecified,
+  extensionStats,
+  extensionUnspecified,
   grpcWeb,
   grpcStats,
   alpn,

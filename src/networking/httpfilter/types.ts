@@ -1,6 +1,6 @@
 // The one small interface every HTTP filter implements, and the context it is built from.
 import type { dfpCommon, hcm } from "../../api/index.ts";
-import type { RequestAuthenticationJwtRules, WasmPlugin } from "../../config/types/index.ts";
+import type { RequestAuthenticationJwtRules, TrafficExtension } from "../../config/types/index.ts";
 import type { ServiceProtocol } from "../../registry/index.ts";
 import type { AuthzBuildOptions, CustomAuthzOptions, PoliciesByAction } from "../authz/index.ts";
 import type { ProxyTelemetry } from "../telemetry/types.ts";
@@ -23,9 +23,9 @@ export interface HttpFilterContext {
   jwksCluster?: (host: string, port: number) => string | undefined;
   /** A Prometheus metrics provider applies (MeshConfig defaultProviders.metrics or Telemetry): istio.stats runs. */
   prometheusStats?: boolean;
-  /** WasmPlugins attached to the proxy, highest priority first: HTTP ones join the chain by phase and match. */
-  wasmPlugins?: readonly WasmPlugin[];
-  /** The listener's port, for WasmPlugin port matches. */
+  /** TrafficExtensions attached to the proxy (WasmPlugins translated), highest priority first: HTTP ones join the chain by phase and match. */
+  extensions?: readonly TrafficExtension[];
+  /** The listener's port, for TrafficExtension port matches. */
   port?: number;
   /** The Telemetry API for the proxy: when present, it decides istio.stats and its metric overrides. */
   telemetry?: ProxyTelemetry;

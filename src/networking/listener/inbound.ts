@@ -11,8 +11,8 @@ import type { ProxyNode, PushStatusReporter } from "../../model/index.ts";
 import type { ServiceProtocol } from "../../registry/index.ts";
 import { weakTable } from "../../util/index.ts";
 import { buildTcpAuthzFilters } from "../authz/index.ts";
+import { EXTENSION_PHASES, type ExtensionPhase, extensionNetworkFilters } from "../extension/index.ts";
 import { buildHttpFilters, type HttpFilterContext } from "../httpfilter/index.ts";
-import { WASM_PHASES, type WasmPhase, wasmNetworkFilters } from "../wasm/index.ts";
 import { buildListenerAccessLogs } from "./accesslog.ts";
 import {
   connectionBalance,
@@ -307,8 +307,8 @@ function httpFilters(input: SidecarInboundInput, config: ChainConfig): listener.
   const statPrefix = config.passthrough ? config.cluster : `inbound_${listenerName(config.bind, config.targetPort)}`;
   return [
     METADATA_EXCHANGE_NETWORK_FILTER,
-    // Only NETWORK WasmPlugins join an HTTP chain's network filters (no TCP RBAC or stats).
-    ...wasmNetworkFilters(input.wasmPlugins, WASM_PHASES, "sidecarInbound", config.targetPort),
+    // Only NETWORK extensions join an HTTP chain's network filters (no TCP RBAC or stats).
+    ...extensionNetworkFilters(input.extensions, EXTENSION_PHASES, "sidecarInbound", config.targetPort),
     buildHcmFilter(input, {
       listenerClass: "sidecarInbound",
       statPrefix: `${statPrefix};`,
@@ -325,20 +325,20 @@ function httpFilters(input: SidecarInboundInput, config: ChainConfig): listener.
 }
 
 /**
- * [metadata exchange, CUSTOM authz, Wasm AUTHN, Wasm AUTHZ, RBAC, Wasm STATS, Wasm unspecified,
+ * [metadata exchange, CUSTOM authz, extension AUTHN, extension AUTHZ, RBAC, extension STATS, extension unspecified,
  * istio.stats?, mongo/mysql?, tcp_proxy | redis_proxy] (listener_inbound.go buildInboundNetworkFilters).
  */
 function tcpFilters(input: SidecarInboundInput, config: ChainConfig): listener.Filter[] {
   const policies = input.policies;
   const { custom, enforced } = networkAuthzFilters(policies);
-  const wasm = (phases: readonly WasmPhase[]) =>
-    wasmNetworkFilters(input.wasmPlugins, phases, "sidecarInbound", config.targetPort);
+  const extensions = (phases: readonly ExtensionPhase[]) =>
+    extensionNetworkFilters(input.extensions, phases, "sidecarInbound", config.targetPort);
   return [
     METADATA_EXCHANGE_NETWORK_FILTER,
     ...custom,
-    ...wasm(["AUTHN", "AUTHZ"]),
+    ...extensions(["AUTHN", "AUTHZ"]),
     ...enforced,
-    ...wasm(["STATS", "UNSPECIFIED_PHASE"]),
+    ...extensions(["STATS", "UNSPECIFIED"]),
     ...(policies?.prometheusStats ? [tcpStatsFilter(input, "sidecarInbound")] : []),
     ...buildTcpFilterStack(input, config.protocol, { cluster: config.cluster }, undefined, "sidecarInbound"),
   ];

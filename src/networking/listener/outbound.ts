@@ -11,8 +11,8 @@ import type { Destination, SidecarEgress } from "../../config/types/index.ts";
 import { hostsMatch, resolveShortName } from "../../model/index.ts";
 import type { Service, ServiceProtocol } from "../../registry/index.ts";
 import { allowAnyDnsCache, forwardProxyDnsCache, isDynamicForwardProxy, SNI_DFP_NETWORK_FILTER } from "../dfp.ts";
+import { EXTENSION_PHASES, extensionNetworkFilters } from "../extension/index.ts";
 import { buildHttpFilters } from "../httpfilter/index.ts";
-import { WASM_PHASES, wasmNetworkFilters } from "../wasm/index.ts";
 import {
   connectionBalance,
   listenerName,
@@ -484,10 +484,10 @@ function routeContext(input: SidecarOutboundInput, port: number): RouteContext {
   return { ...input, before: beforeTcpProxy(input, port) };
 }
 
-/** The NETWORK WasmPlugins, phase by phase, then istio.stats (buildCompleteNetworkFilters, no authz outbound). */
+/** The NETWORK extensions, phase by phase, then istio.stats (buildCompleteNetworkFilters, no authz outbound). */
 function beforeTcpProxy(input: SidecarOutboundInput, port: number): listener.Filter[] {
   return [
-    ...wasmNetworkFilters(input.wasmPlugins, WASM_PHASES, "sidecarOutbound", port),
+    ...extensionNetworkFilters(input.extensions, EXTENSION_PHASES, "sidecarOutbound", port),
     ...(input.prometheusStats ? [tcpStatsFilter(input, "sidecarOutbound")] : []),
   ];
 }
@@ -547,7 +547,7 @@ function outboundHttpFilters(input: SidecarOutboundInput): OutboundHttpFilters {
         persistentSessions: input.persistentSessions,
         prometheusStats: input.prometheusStats,
         telemetry: input.telemetry,
-        wasmPlugins: input.wasmPlugins,
+        extensions: input.extensions,
         port,
         forwardProxyDnsCache:
           forwardProxyHost !== undefined ? forwardProxyDnsCache(forwardProxyHost, input.proxy.ipAddresses) : undefined,
@@ -580,7 +580,7 @@ function listenerFromEntry(
     const chain = newFilterChain(
       opts.http
         ? [
-            ...wasmNetworkFilters(input.wasmPlugins, WASM_PHASES, "sidecarOutbound", entry.port),
+            ...extensionNetworkFilters(input.extensions, EXTENSION_PHASES, "sidecarOutbound", entry.port),
             buildHcmFilter(input, {
               listenerClass: "sidecarOutbound",
               statPrefix: `outbound_${name};`,

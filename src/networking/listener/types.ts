@@ -1,6 +1,6 @@
 // Inputs shared by the listener builders: the proxy being served and the mesh settings.
 import type { ConfigObject, MeshConfig, ProxyConfig } from "../../config/index.ts";
-import type { VirtualServiceSpec, WasmPlugin } from "../../config/types/index.ts";
+import type { TrafficExtension, VirtualServiceSpec } from "../../config/types/index.ts";
 import type { ProxyNode, PushStatusReporter } from "../../model/index.ts";
 import { type Memos, NO_MEMOS } from "../../util/index.ts";
 import type { ProxyTelemetry } from "../telemetry/types.ts";
@@ -22,8 +22,8 @@ export interface ListenerEnv {
   protocolFilters?: ProtocolFilters;
   /** The Telemetry API's access logs, tracing and stats for the proxy; absent: the mesh's legacy settings. */
   telemetry?: ProxyTelemetry;
-  /** WasmPlugins attached to the proxy, highest priority first. */
-  wasmPlugins?: readonly WasmPlugin[];
+  /** TrafficExtensions attached to the proxy (WasmPlugins translated), highest priority first. */
+  extensions?: readonly TrafficExtension[];
   /** Where listener conflicts go (the push's status, Istio's pilot_conflict_* metrics). */
   report?: PushStatusReporter;
   /** Where the builders keep what they memoise (the xDS cache's tables); without it nothing is kept. */

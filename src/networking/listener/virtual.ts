@@ -112,7 +112,7 @@ function allowAnyDynamicDnsChain(env: ListenerEnv, options: CatchAllOptions): li
       protocol: "HTTP",
       prometheusStats: options.prometheusStats,
       telemetry: env.telemetry,
-      wasmPlugins: env.wasmPlugins,
+      extensions: env.extensions,
       persistentSessions: env.persistentSessions,
       allowAnyDnsCache: allowAnyDnsCache(env.proxy),
     }),

@@ -1,16 +1,16 @@
 // ECDS: the TypedExtensionConfigs a proxy asks for by name (Istio's pilot/pkg/xds/ecds.go): one per
-// WasmPlugin attached to it, named as its listeners reference it. An image pull secret in the plugin's
-// namespace is handed over (its docker config) only to authenticated proxies (a verified identity, as
-// istiod requires) of that namespace.
+// Wasm TrafficExtension attached to it (WasmPlugins translated; Lua ones are inline, not here), named as
+// its listeners reference it. An image pull secret in the extension's namespace is handed over (its docker
+// config) only to authenticated proxies (a verified identity, as istiod requires) of that namespace.
 
 import type { core } from "../../api/index.ts";
 import { kindKey } from "../../config/index.ts";
-import type { WasmPlugin } from "../../config/types/index.ts";
+import type { TrafficExtension } from "../../config/types/index.ts";
 import type { XdsCache } from "../../configgen/index.ts";
 import type { MeshPush, ProxyNode, PushRequest, PushSnapshot } from "../../model/index.ts";
 import { PUSH_KINDS } from "../../model/index.ts";
 import { insertedExtensionConfigs, patchSetFor } from "../../networking/envoyfilter/index.ts";
-import { pullSecretResource, wasmExtensionConfig, wasmResourceName } from "../../networking/wasm/index.ts";
+import { extensionConfig, extensionResourceName, pullSecretResource } from "../../networking/extension/index.ts";
 import type { Memos } from "../../util/index.ts";
 import type { Generator } from "../generator.ts";
 import type { SecretLookup } from "./secrets.ts";
@@ -18,44 +18,48 @@ import type { SecretLookup } from "./secrets.ts";
 const SECRET = kindKey("", "Secret");
 const DOCKER_CONFIG_KEY = ".dockerconfigjson";
 
-/** Only full pushes naming everything, a WasmPlugin, an EnvoyFilter or a Secret change extension configs. */
+/** Only full pushes naming everything, a TrafficExtension, WasmPlugin, EnvoyFilter or Secret change extension configs. */
 export function ecdsNeedsPush(req: PushRequest): boolean {
   if (req.forced) return true;
   if (!req.full) return false;
   if (req.configsUpdated.size === 0) return true;
   return [...req.configsUpdated.values()].some(
-    (k) => k.kind === PUSH_KINDS.wasmPlugin || k.kind === PUSH_KINDS.envoyFilter || k.kind === SECRET,
+    (k) =>
+      k.kind === PUSH_KINDS.trafficExtension ||
+      k.kind === PUSH_KINDS.wasmPlugin ||
+      k.kind === PUSH_KINDS.envoyFilter ||
+      k.kind === SECRET,
   );
 }
 
-/** The docker config of the plugin's pull secret, when the proxy may read it; "" otherwise. */
-function pullSecret(plugin: WasmPlugin, proxy: ProxyNode, secrets: SecretLookup | undefined): string {
-  if (!pullSecretResource(plugin) || !secrets) return "";
+/** The docker config of the extension's pull secret, when the proxy may read it; "" otherwise. */
+function pullSecret(extension: TrafficExtension, proxy: ProxyNode, secrets: SecretLookup | undefined): string {
+  if (!pullSecretResource(extension) || !secrets) return "";
   // A plaintext connection proves no identity: no credentials (istiod's GeneratePullSecrets).
   if ((proxy.verifiedIdentities ?? []).length === 0) return "";
-  const namespace = plugin.metadata.namespace ?? "";
+  const namespace = extension.metadata.namespace ?? "";
   if (namespace !== proxy.configNamespace) return "";
-  const name = (plugin.spec?.imagePullSecret ?? "").split("/").pop() ?? "";
+  const name = (extension.spec?.wasm?.imagePullSecret ?? "").split("/").pop() ?? "";
   const data = secrets.secret(namespace, name)?.data as Record<string, string> | undefined;
   const encoded = data?.[DOCKER_CONFIG_KEY];
   return encoded ? Buffer.from(encoded, "base64").toString() : "";
 }
 
-/** The extension configs of the WasmPlugins attached to the proxy that `names` asks for. */
+/** The extension configs of the Wasm TrafficExtensions attached to the proxy that `names` asks for. */
 export function buildExtensionConfigs(
-  plugins: readonly WasmPlugin[],
+  extensions: readonly TrafficExtension[],
   names: ReadonlySet<string>,
   proxy: ProxyNode,
   secrets?: SecretLookup,
-) {
-  return plugins
-    .filter((plugin) => names.has(wasmResourceName(plugin)))
-    .map((plugin) => wasmExtensionConfig(plugin, pullSecret(plugin, proxy, secrets)));
+): core.TypedExtensionConfig[] {
+  return extensions
+    .filter((extension) => names.has(extensionResourceName(extension)))
+    .flatMap((extension) => extensionConfig(extension, pullSecret(extension, proxy, secrets)) ?? []);
 }
 
 /**
  * Istio's BuildExtensionConfiguration: the EnvoyFilters' EXTENSION_CONFIG additions, then the
- * WasmPlugins' configs, of the names asked for (the generator and config_dump).
+ * TrafficExtensions' configs, of the names asked for (the generator and config_dump).
  */
 export function buildExtensionConfigurations(
   memos: Memos,
@@ -68,7 +72,7 @@ export function buildExtensionConfigurations(
   const patches = patchSetFor(memos, snap.envoyFiltersFor(proxy), proxy);
   return [
     ...insertedExtensionConfigs(patches, [...names]),
-    ...buildExtensionConfigs(snap.wasmPluginsFor(proxy), names, proxy, secrets),
+    ...buildExtensionConfigs(snap.trafficExtensionsFor(proxy), names, proxy, secrets),
   ];
 }
 

@@ -23,6 +23,7 @@ const CDS_SKIPPED: ReadonlySet<string> = new Set([
   SECRET,
   PUSH_KINDS.telemetry,
   PUSH_KINDS.wasmPlugin,
+  PUSH_KINDS.trafficExtension,
   PROXY_CONFIG,
   KUBERNETES_GATEWAY,
 ]);
@@ -38,6 +39,7 @@ const RDS_SKIPPED: ReadonlySet<string> = new Set([
   PUSH_KINDS.peerAuthentication,
   SECRET,
   PUSH_KINDS.wasmPlugin,
+  PUSH_KINDS.trafficExtension,
   PUSH_KINDS.telemetry,
   PROXY_CONFIG,
 ]);
@@ -52,6 +54,7 @@ const EDS_SKIPPED: ReadonlySet<string> = new Set([
   SECRET,
   PUSH_KINDS.telemetry,
   PUSH_KINDS.wasmPlugin,
+  PUSH_KINDS.trafficExtension,
   PROXY_CONFIG,
 ]);
 

@@ -18,7 +18,7 @@ export interface NamespacesSelector {
   matchLabels?: Record<string, string>;
 }
 
-export interface RulesFiltersExtensionRef {
+export interface TargetRefs {
   group: string;
   kind: string;
   name: string;
@@ -106,20 +106,20 @@ export interface RulesMatchesHeaders {
   value: string;
 }
 
-export interface RulesSessionPersistenceCookie {
+export interface SessionPersistenceCookie {
   lifetimeType?: "Permanent" | "Session";
   name?: string;
   path?: string;
 }
 
-export interface RulesSessionPersistenceHeader {
+export interface SessionPersistenceHeader {
   name: string;
 }
 
-export interface RulesSessionPersistence {
+export interface SessionPersistence {
   absoluteTimeout?: string;
-  cookie?: RulesSessionPersistenceCookie;
-  header?: RulesSessionPersistenceHeader;
+  cookie?: SessionPersistenceCookie;
+  header?: SessionPersistenceHeader;
   type?: "Cookie" | "Header";
 }
 
@@ -141,4 +141,17 @@ export interface TCPRouteSpec {
   parentRefs?: ParentRefs[];
   rules: Rules[];
   useDefaultGateways?: "All" | "None";
+}
+
+export interface ValidationSubjectAltNames {
+  hostname?: string;
+  type: "Hostname" | "URI";
+  uri?: string;
+}
+
+export interface Validation {
+  caCertificateRefs?: TargetRefs[];
+  hostname: string;
+  subjectAltNames?: ValidationSubjectAltNames[];
+  wellKnownCACertificates?: string;
 }

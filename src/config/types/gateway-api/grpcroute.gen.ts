@@ -3,17 +3,17 @@
 import type { ConfigObject } from "../../model.ts";
 import type {
   ParentRefs,
-  RulesFiltersExtensionRef,
   RulesFiltersRequestHeaderModifier,
   RulesFiltersRequestMirror,
   RulesMatchesHeaders,
-  RulesSessionPersistence,
+  SessionPersistence,
+  TargetRefs,
 } from "./common.gen.ts";
 
 export type GRPCRoute = ConfigObject<GRPCRouteSpec>;
 
 export interface GRPCRouteRulesFilters {
-  extensionRef?: RulesFiltersExtensionRef;
+  extensionRef?: TargetRefs;
   requestHeaderModifier?: RulesFiltersRequestHeaderModifier;
   requestMirror?: RulesFiltersRequestMirror;
   responseHeaderModifier?: RulesFiltersRequestHeaderModifier;
@@ -46,7 +46,7 @@ export interface GRPCRouteRules {
   filters?: GRPCRouteRulesFilters[];
   matches?: GRPCRouteRulesMatches[];
   name?: string;
-  sessionPersistence?: RulesSessionPersistence;
+  sessionPersistence?: SessionPersistence;
 }
 
 export interface GRPCRouteSpec {

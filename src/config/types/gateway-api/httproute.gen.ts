@@ -4,11 +4,11 @@ import type { ConfigObject } from "../../model.ts";
 import type {
   BackendRef,
   ParentRefs,
-  RulesFiltersExtensionRef,
   RulesFiltersRequestHeaderModifier,
   RulesFiltersRequestMirror,
   RulesMatchesHeaders,
-  RulesSessionPersistence,
+  SessionPersistence,
+  TargetRefs,
 } from "./common.gen.ts";
 
 export type HTTPRoute = ConfigObject<HTTPRouteSpec>;
@@ -65,7 +65,7 @@ export interface HTTPRouteRulesFiltersUrlRewrite {
 
 export interface HTTPRouteRulesFilters {
   cors?: HTTPRouteRulesFiltersCors;
-  extensionRef?: RulesFiltersExtensionRef;
+  extensionRef?: TargetRefs;
   externalAuth?: HTTPRouteRulesFiltersExternalAuth;
   requestHeaderModifier?: RulesFiltersRequestHeaderModifier;
   requestMirror?: RulesFiltersRequestMirror;
@@ -122,7 +122,7 @@ export interface HTTPRouteRules {
   matches?: HTTPRouteRulesMatches[];
   name?: string;
   retry?: HTTPRouteRulesRetry;
-  sessionPersistence?: RulesSessionPersistence;
+  sessionPersistence?: SessionPersistence;
   timeouts?: HTTPRouteRulesTimeouts;
 }
 

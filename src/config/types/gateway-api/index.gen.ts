@@ -10,3 +10,5 @@ export type * from "./referencegrant.gen.ts";
 export type * from "./tcproute.gen.ts";
 export type * from "./tlsroute.gen.ts";
 export type * from "./udproute.gen.ts";
+export type * from "./xbackend.gen.ts";
+export type * from "./xbackendtrafficpolicy.gen.ts";

@@ -101,3 +101,22 @@ export interface TargetRef {
   name: string;
   namespace?: string;
 }
+
+export interface MatchPorts {
+  number: number;
+}
+
+export interface Match {
+  mode?: "UNDEFINED" | "CLIENT" | "SERVER" | "CLIENT_AND_SERVER";
+  ports?: MatchPorts[];
+}
+
+export interface VmConfigEnv {
+  name: string;
+  value?: string;
+  valueFrom?: "INLINE" | "HOST";
+}
+
+export interface VmConfig {
+  env?: VmConfigEnv[];
+}

@@ -10,6 +10,7 @@ export type * from "./requestauthentication.gen.ts";
 export type * from "./serviceentry.gen.ts";
 export type * from "./sidecar.gen.ts";
 export type * from "./telemetry.gen.ts";
+export type * from "./trafficextension.gen.ts";
 export type * from "./virtualservice.gen.ts";
 export type * from "./wasmplugin.gen.ts";
 export type * from "./workloadentry.gen.ts";

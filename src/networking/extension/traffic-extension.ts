@@ -1,24 +1,19 @@
-// WasmPlugin → Envoy (Istio's model/extensions.go and networking/core/extension/extensionfilter.go): each
-// plugin is one ECDS resource, a TypedExtensionConfig holding the Wasm filter config (remote code by
-// URL and sha256, or a local file), which the listeners reference by name through config discovery
-// in the filter chain position of its phase, ordered by priority. istiod translates every WasmPlugin
-// into a synthetic TrafficExtension named `<name>~istio-translated-wasmplugin`
-// (pilot/pkg/config/kube/extensions/translate.go) and names its resources and filters after that.
+// TrafficExtension → Envoy (Istio's model/extensions.go and networking/core/extension/): a Wasm extension is
+// one ECDS resource, a TypedExtensionConfig holding the Wasm filter config (remote code by URL and sha256,
+// or a local file), which the listeners reference by name through config discovery; a Lua extension is an
+// HTTP filter with its code inline. Each joins the filter chain in the position of its phase, by priority.
+// WasmPlugins arrive as the TrafficExtensions istiod translates them into (model's translateWasmPlugin),
+// named `<name>~istio-translated-wasmplugin`, so their resources and filters carry that name.
 import { create } from "@bufbuild/protobuf";
 import { AnySchema, StringValueSchema } from "@bufbuild/protobuf/wkt";
-import { core, hcm, httpWasm, listener, networkWasm, packAny, wasm } from "../../api/index.ts";
-import type { WasmPlugin } from "../../config/types/index.ts";
+import { core, hcm, httpWasm, listener, lua, networkWasm, packAny, wasm } from "../../api/index.ts";
+import type { TrafficExtension } from "../../config/types/index.ts";
 import { durationFromSeconds } from "../duration.ts";
 import type { ListenerClass } from "../httpfilter/listener-class.ts";
 import { modeMatches, workloadMode } from "../telemetry/select.ts";
 
-/**
- * ECDS resource names of WasmPlugins, as of the TrafficExtensions istiod translates them into:
- * `extensions.istio.io/trafficextension/<namespace>.<name>~istio-translated-wasmplugin`.
- */
-export const WASM_PLUGIN_RESOURCE_PREFIX = "extensions.istio.io/trafficextension/";
-/** Appended to a WasmPlugin's name by istiod's translation (`~` cannot occur in a Kubernetes name). */
-export const WASM_PLUGIN_NAME_SUFFIX = "~istio-translated-wasmplugin";
+/** Names of the extensions' ECDS resources and filters: `extensions.istio.io/trafficextension/<namespace>.<name>`. */
+export const EXTENSION_RESOURCE_PREFIX = "extensions.istio.io/trafficextension/";
 const WASM_HTTP_FILTER_TYPE_URL = "type.googleapis.com/envoy.extensions.filters.http.wasm.v3.Wasm";
 const RBAC_HTTP_FILTER_TYPE_URL = "type.googleapis.com/envoy.extensions.filters.http.rbac.v3.RBAC";
 const WASM_NETWORK_FILTER_TYPE_URL = "type.googleapis.com/envoy.extensions.filters.network.wasm.v3.Wasm";
@@ -29,16 +24,17 @@ export const WASM_SECRET_ENV = "ISTIO_META_WASM_IMAGE_PULL_SECRET";
 const WASM_POLICY_ENV = "ISTIO_META_WASM_IMAGE_PULL_POLICY";
 const WASM_RESOURCE_VERSION_ENV = "ISTIO_META_WASM_PLUGIN_RESOURCE_VERSION";
 
-export type WasmPhase = "AUTHN" | "AUTHZ" | "STATS" | "UNSPECIFIED_PHASE";
-export type WasmPluginType = "HTTP" | "NETWORK";
+export type ExtensionPhase = "AUTHN" | "AUTHZ" | "STATS" | "UNSPECIFIED";
+/** The filter chains an extension joins: Wasm ones by their type, Lua ones HTTP chains only. */
+export type ExtensionChain = "HTTP" | "NETWORK";
 
-/** `<namespace>.<name>~istio-translated-wasmplugin`: the plugin config's name. */
-function translatedName(plugin: WasmPlugin): string {
-  return `${plugin.metadata.namespace ?? ""}.${plugin.metadata.name ?? ""}${WASM_PLUGIN_NAME_SUFFIX}`;
+/** `<namespace>.<name>`: the Wasm plugin config's name. */
+function qualifiedName(extension: TrafficExtension): string {
+  return `${extension.metadata.namespace ?? ""}.${extension.metadata.name ?? ""}`;
 }
 
-export function wasmResourceName(plugin: WasmPlugin): string {
-  return `${WASM_PLUGIN_RESOURCE_PREFIX}${translatedName(plugin)}`;
+export function extensionResourceName(extension: TrafficExtension): string {
+  return `${EXTENSION_RESOURCE_PREFIX}${qualifiedName(extension)}`;
 }
 
 /** FailStrategy (FAIL_CLOSE when unset) → Envoy's failure policy; istiod no longer sets fail_open. */
@@ -48,21 +44,25 @@ const FAILURE_POLICIES = {
   FAIL_RELOAD: wasm.FailurePolicy.FAIL_RELOAD,
 } as const;
 
-export function wasmPluginType(plugin: WasmPlugin): WasmPluginType {
-  return plugin.spec?.type === "NETWORK" ? "NETWORK" : "HTTP";
+export function extensionChain(extension: TrafficExtension): ExtensionChain {
+  return extension.spec?.wasm?.type === "NETWORK" ? "NETWORK" : "HTTP";
 }
 
-export function wasmPhase(plugin: WasmPlugin): WasmPhase {
-  const phase = plugin.spec?.phase;
-  return phase === "AUTHN" || phase === "AUTHZ" || phase === "STATS" ? phase : "UNSPECIFIED_PHASE";
+export function extensionPhase(extension: TrafficExtension): ExtensionPhase {
+  const phase = extension.spec?.phase;
+  return phase === "AUTHN" || phase === "AUTHZ" || phase === "STATS" ? phase : "UNSPECIFIED";
 }
 
 /**
- * Whether the plugin's `match` selects a listener (Istio's matchTrafficSelectors): no match selects
- * every listener; otherwise some entry's mode must fit the class and its ports (if any) the port.
+ * Whether the extension's `match` selects a listener (Istio's matchTrafficExtensionSelectors): no match
+ * selects every listener; otherwise some entry's mode must fit the class and its ports (if any) the port.
  */
-export function matchesListener(plugin: WasmPlugin, listenerClass: ListenerClass, port: number | undefined): boolean {
-  const matches = plugin.spec?.match ?? [];
+export function matchesListener(
+  extension: TrafficExtension,
+  listenerClass: ListenerClass,
+  port: number | undefined,
+): boolean {
+  const matches = extension.spec?.match ?? [];
   if (matches.length === 0) return true;
   const mode = workloadMode(listenerClass);
   return matches.some(
@@ -72,16 +72,16 @@ export function matchesListener(plugin: WasmPlugin, listenerClass: ListenerClass
   );
 }
 
-/** The image pull secret as the agent looks it up: `kubernetes://<plugin namespace>/<name>`. */
-export function pullSecretResource(plugin: WasmPlugin): string | undefined {
-  const secret = plugin.spec?.imagePullSecret;
+/** The image pull secret as the agent looks it up: `kubernetes://<extension namespace>/<name>`. */
+export function pullSecretResource(extension: TrafficExtension): string | undefined {
+  const secret = extension.spec?.wasm?.imagePullSecret;
   if (!secret) return undefined;
   const name =
     secret
       .replace(/^kubernetes:\/\//, "")
       .split("/")
       .pop() ?? "";
-  return `kubernetes://${plugin.metadata.namespace ?? ""}/${name}`;
+  return `kubernetes://${extension.metadata.namespace ?? ""}/${name}`;
 }
 
 /** Go's JSON of a Struct: keys sorted at every level. */
@@ -129,16 +129,16 @@ function codeSource(url: string, sha256: string | undefined): core.AsyncDataSour
 }
 
 /**
- * The plugin's Wasm PluginConfig. `pullSecret` is the docker config the image pull secret names, put
+ * A Wasm extension's PluginConfig. `pullSecret` is the docker config the image pull secret names, put
  * into the VM environment for the agent ("" when it cannot be read).
  */
-export function wasmPluginConfig(plugin: WasmPlugin, pullSecret = ""): wasm.PluginConfig {
-  const spec = plugin.spec ?? { url: "" };
+export function wasmPluginConfig(extension: TrafficExtension, pullSecret = ""): wasm.PluginConfig {
+  const spec = extension.spec?.wasm ?? { url: "" };
   const env: Record<string, string> = {};
-  if (pullSecretResource(plugin)) env[WASM_SECRET_ENV] = pullSecret;
+  if (pullSecretResource(extension)) env[WASM_SECRET_ENV] = pullSecret;
   if (spec.imagePullPolicy && spec.imagePullPolicy !== "UNSPECIFIED_POLICY")
     env[WASM_POLICY_ENV] = spec.imagePullPolicy;
-  env[WASM_RESOURCE_VERSION_ENV] = plugin.metadata.resourceVersion ?? "";
+  env[WASM_RESOURCE_VERSION_ENV] = extension.metadata.resourceVersion ?? "";
   const hostEnvKeys: string[] = [];
   for (const variable of spec.vmConfig?.env ?? []) {
     if (variable.valueFrom === "HOST") hostEnvKeys.push(variable.name);
@@ -151,7 +151,7 @@ export function wasmPluginConfig(plugin: WasmPlugin, pullSecret = ""): wasm.Plug
       ? packAny(StringValueSchema, create(StringValueSchema, { value: sortedJson(pluginConfig) }))
       : create(AnySchema);
   return create(wasm.PluginConfigSchema, {
-    name: translatedName(plugin),
+    name: qualifiedName(extension),
     rootId: spec.pluginName ?? "",
     configuration,
     vm: {
@@ -166,17 +166,18 @@ export function wasmPluginConfig(plugin: WasmPlugin, pullSecret = ""): wasm.Plug
   });
 }
 
-/** The ECDS resource of a plugin: an HTTP or network Wasm filter by its type. */
-export function wasmExtensionConfig(plugin: WasmPlugin, pullSecret = ""): core.TypedExtensionConfig {
-  const config = wasmPluginConfig(plugin, pullSecret);
+/** The ECDS resource of a Wasm extension, an HTTP or network Wasm filter by its type; Lua has none (inline). */
+export function extensionConfig(extension: TrafficExtension, pullSecret = ""): core.TypedExtensionConfig | undefined {
+  if (!extension.spec?.wasm) return undefined;
+  const config = wasmPluginConfig(extension, pullSecret);
   const typedConfig =
-    wasmPluginType(plugin) === "NETWORK"
+    extensionChain(extension) === "NETWORK"
       ? packAny(networkWasm.WasmSchema, create(networkWasm.WasmSchema, { config }))
       : packAny(httpWasm.WasmSchema, create(httpWasm.WasmSchema, { config }));
-  return create(core.TypedExtensionConfigSchema, { name: wasmResourceName(plugin), typedConfig });
+  return create(core.TypedExtensionConfigSchema, { name: extensionResourceName(extension), typedConfig });
 }
 
-/** ECDS over ADS; proxies wait for the plugins before serving (they may enforce authn/authz). */
+/** ECDS over ADS; proxies wait for the extensions before serving (they may enforce authn/authz). */
 function configSource(typeUrls: string[]): core.ExtensionConfigSource {
   return create(core.ExtensionConfigSourceSchema, {
     configSource: create(core.ConfigSourceSchema, {
@@ -188,10 +189,20 @@ function configSource(typeUrls: string[]): core.ExtensionConfigSource {
   });
 }
 
-/** The HTTP filter referencing an HTTP plugin's ECDS resource. */
-export function wasmHttpFilter(plugin: WasmPlugin): hcm.HttpFilter {
+/** An HTTP extension's filter: Lua code inline, a Wasm module referenced through its ECDS resource. */
+export function extensionHttpFilter(extension: TrafficExtension): hcm.HttpFilter {
+  const code = extension.spec?.lua?.inlineCode;
+  if (code !== undefined) {
+    const config = create(lua.LuaSchema, {
+      defaultSourceCode: create(core.DataSourceSchema, { specifier: { case: "inlineString", value: code } }),
+    });
+    return create(hcm.HttpFilterSchema, {
+      name: extensionResourceName(extension),
+      configType: { case: "typedConfig", value: packAny(lua.LuaSchema, config) },
+    });
+  }
   return create(hcm.HttpFilterSchema, {
-    name: wasmResourceName(plugin),
+    name: extensionResourceName(extension),
     configType: {
       case: "configDiscovery",
       value: configSource([WASM_HTTP_FILTER_TYPE_URL, RBAC_HTTP_FILTER_TYPE_URL]),
@@ -199,10 +210,10 @@ export function wasmHttpFilter(plugin: WasmPlugin): hcm.HttpFilter {
   });
 }
 
-/** The network filter referencing a NETWORK plugin's ECDS resource. */
-export function wasmNetworkFilter(plugin: WasmPlugin): listener.Filter {
+/** The network filter referencing a NETWORK extension's ECDS resource (only Wasm modules are NETWORK). */
+export function extensionNetworkFilter(extension: TrafficExtension): listener.Filter {
   return create(listener.FilterSchema, {
-    name: wasmResourceName(plugin),
+    name: extensionResourceName(extension),
     configType: {
       case: "configDiscovery",
       value: configSource([WASM_NETWORK_FILTER_TYPE_URL, RBAC_NETWORK_FILTER_TYPE_URL]),
@@ -210,33 +221,33 @@ export function wasmNetworkFilter(plugin: WasmPlugin): listener.Filter {
   });
 }
 
-/** The network filters of the NETWORK plugins a listener runs in `phases`, phase by phase. */
-export function wasmNetworkFilters(
-  plugins: readonly WasmPlugin[] | undefined,
-  phases: readonly WasmPhase[],
+/** The network filters of the NETWORK extensions a listener runs in `phases`, phase by phase. */
+export function extensionNetworkFilters(
+  extensions: readonly TrafficExtension[] | undefined,
+  phases: readonly ExtensionPhase[],
   listenerClass: ListenerClass,
   port: number | undefined,
 ): listener.Filter[] {
   return phases.flatMap((phase) =>
-    pluginsFor(plugins ?? [], "NETWORK", phase, listenerClass, port).map(wasmNetworkFilter),
+    extensionsFor(extensions ?? [], "NETWORK", phase, listenerClass, port).map(extensionNetworkFilter),
   );
 }
 
 /** Every phase, in chain order. */
-export const WASM_PHASES: readonly WasmPhase[] = ["AUTHN", "AUTHZ", "STATS", "UNSPECIFIED_PHASE"];
+export const EXTENSION_PHASES: readonly ExtensionPhase[] = ["AUTHN", "AUTHZ", "STATS", "UNSPECIFIED"];
 
 /**
- * The plugins of `type` and `phase` a listener runs, in the given (priority) order. `plugins` are
+ * The extensions of `chain` and `phase` a listener runs, in the given (priority) order. `extensions` are
  * those attached to the proxy, highest priority first.
  */
-export function pluginsFor(
-  plugins: readonly WasmPlugin[],
-  type: WasmPluginType,
-  phase: WasmPhase,
+export function extensionsFor(
+  extensions: readonly TrafficExtension[],
+  chain: ExtensionChain,
+  phase: ExtensionPhase,
   listenerClass: ListenerClass,
   port: number | undefined,
-): WasmPlugin[] {
-  return plugins.filter(
-    (p) => wasmPluginType(p) === type && wasmPhase(p) === phase && matchesListener(p, listenerClass, port),
+): TrafficExtension[] {
+  return extensions.filter(
+    (e) => extensionChain(e) === chain && extensionPhase(e) === phase && matchesListener(e, listenerClass, port),
   );
 }
