@@ -46,7 +46,7 @@ test("selector and targetRefs exclude each other; match ports are in range", () 
   const errors = check({
     wasm: WASM,
     selector: { matchLabels: { app: "a" } },
-    targetRefs: [{ kind: "Gateway", name: "g" }],
+    targetRefs: [{ group: "gateway.networking.k8s.io", kind: "Gateway", name: "g" }],
   });
   assert.equal(errors.length, 1, JSON.stringify(errors));
   assert.deepEqual(check({ wasm: WASM, match: [{ ports: [{ number: 0 }] }] }), [
