@@ -13,6 +13,7 @@ import {
   type JsonObject,
   type KindInfo,
   kindKey,
+  lookupKind,
   type MeshConfig,
   makeKind,
   type ProxyConfigSpec,
@@ -49,6 +50,7 @@ const LEGACY_NAME_LABEL = "istio.io/gateway-name";
 const MAX_ATTEMPTS = 5;
 
 const GATEWAY = kindKey("gateway.networking.k8s.io", "Gateway");
+const GATEWAY_KIND = lookupKind("gateway.networking.k8s.io/v1", "Gateway") as KindInfo;
 const GATEWAY_CLASS = kindKey("gateway.networking.k8s.io", "GatewayClass");
 const LISTENER_SET = kindKey("gateway.networking.k8s.io", "ListenerSet");
 const CONFIG_MAP = kindKey("", "ConfigMap");
@@ -343,7 +345,8 @@ export class GatewayDeploymentController {
       kind: "Gateway",
       metadata: { annotations: { [CONTROLLER_VERSION_ANNOTATION]: String(CONTROLLER_VERSION) } },
     };
-    const path = `/apis/gateway.networking.k8s.io/v1/namespaces/${encodeURIComponent(gw.metadata.namespace ?? "")}/gateways/${encodeURIComponent(gw.metadata.name ?? "")}/status`;
+    const { namespace, name } = gw.metadata;
+    const path = resourcePath({ kind: GATEWAY_KIND, version: "v1", namespace, name, subresource: "status" });
     await this.#options.client.patch(applyQuery(path), patch, "application/apply-patch+yaml");
   }
 
