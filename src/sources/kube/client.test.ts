@@ -2,6 +2,7 @@
 // server actually authenticates, and the server's Status answers as KubeApiError.
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { connect, createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -98,5 +99,40 @@ describe("KubeClient (real kube-apiserver)", { skip }, () => {
       }),
       (err: unknown) => err instanceof KubeApiError && err.code === 422 && err.reason === "Invalid",
     );
+  });
+
+  test("requests share one kept-alive connection instead of a TLS handshake each", async () => {
+    // A TCP forwarder in front of the API server counts the connections opened through it.
+    let connections = 0;
+    const target = new URL(cluster.url);
+    const sockets: Socket[] = [];
+    const forwarder = createServer((inbound) => {
+      connections++;
+      const outbound = connect(Number(target.port), target.hostname);
+      sockets.push(inbound, outbound);
+      inbound.pipe(outbound).pipe(inbound);
+      inbound.on("error", () => outbound.destroy());
+      outbound.on("error", () => inbound.destroy());
+    });
+    await new Promise<void>((resolve) => forwarder.listen(0, "127.0.0.1", resolve));
+    try {
+      const kubeConfig = cluster.kubeConfig();
+      const { port } = forwarder.address() as { port: number };
+      const current = kubeConfig.getCurrentCluster();
+      assert.ok(current);
+      kubeConfig.clusters = kubeConfig.clusters.map((c) =>
+        c.name === current.name ? { ...c, server: `https://127.0.0.1:${port}` } : c,
+      );
+      const client = new KubeClient(kubeConfig);
+      for (let i = 0; i < 4; i++) {
+        const versions = (await client.request("GET", "/api")) as { versions: string[] };
+        assert.deepEqual(versions.versions, ["v1"]);
+      }
+      assert.equal(connections, 1, "four requests in turn, one connection");
+    } finally {
+      // The client keeps its connection for the next request; the forwarder's ends would hold the test open.
+      for (const socket of sockets) socket.destroy();
+      forwarder.close();
+    }
   });
 });

@@ -4,6 +4,8 @@
 // (client-node's typed API classes would turn timestamps into Dates and drop unknown fields, which
 // validation needs to see).
 import { existsSync } from "node:fs";
+import { Agent as HttpAgent } from "node:http";
+import { type AgentOptions, Agent as HttpsAgent } from "node:https";
 import { HttpMethod, IsomorphicFetchHttpLibrary, KubeConfig, RequestContext, Watch } from "@kubernetes/client-node";
 
 /** Where a pod's ServiceAccount token, CA and namespace are mounted (client-go's in-cluster config). */
@@ -52,8 +54,47 @@ export interface OpenWatch {
   abort(): void;
 }
 
+const IDLE_CONNECTION_MS = 60_000;
+
+/** What of an agent's options names the connection it opens; equal options, the same connections. */
+const CONNECTION_OPTIONS = ["ca", "cert", "key", "pfx", "passphrase", "rejectUnauthorized", "servername"] as const;
+
+function sameConnectionOptions(a: AgentOptions, b: AgentOptions): boolean {
+  return CONNECTION_OPTIONS.every((k) => {
+    const x = a[k];
+    const y = b[k];
+    return x === y || (Buffer.isBuffer(x) && Buffer.isBuffer(y) && x.equals(y));
+  });
+}
+
+/**
+ * client-node makes a new agent for every request, so every request opened a connection of its own
+ * (a TLS handshake, 5-10 ms of CPU, for each lease renewal and status write). Requests go through one
+ * keep-alive agent instead, made again only when the options it was made with change (a client
+ * certificate rotated). Agents through a proxy are left as they are.
+ */
+class KeepAliveAgents {
+  #agent: HttpAgent | HttpsAgent | undefined;
+
+  reuse(made: HttpAgent | HttpsAgent | undefined): HttpAgent | HttpsAgent | undefined {
+    if (made === undefined || (made.constructor !== HttpsAgent && made.constructor !== HttpAgent)) return made;
+    const options = (made as HttpsAgent).options;
+    const held = this.#agent;
+    if (held && held.constructor === made.constructor && sameConnectionOptions((held as HttpsAgent).options, options)) {
+      return held;
+    }
+    held?.destroy();
+    // An idle connection is closed before the API server's 90 s idle timeout would close it under a request.
+    const picked: AgentOptions = { keepAlive: true, timeout: IDLE_CONNECTION_MS };
+    for (const k of CONNECTION_OPTIONS) if (options[k] !== undefined) Object.assign(picked, { [k]: options[k] });
+    this.#agent = made.constructor === HttpsAgent ? new HttpsAgent(picked) : new HttpAgent(picked);
+    return this.#agent;
+  }
+}
+
 export class KubeClient {
   private readonly http = new IsomorphicFetchHttpLibrary();
+  private readonly agents = new KeepAliveAgents();
   private readonly watcher: Watch;
 
   constructor(private readonly kubeConfig: KubeConfig) {
@@ -112,6 +153,8 @@ export class KubeClient {
     }
     if (signal) context.setSignal(signal);
     await this.kubeConfig.applySecurityAuthentication(context);
+    const agent = this.agents.reuse(context.getAgent());
+    if (agent) context.setAgent(agent);
     const response = await this.http.send(context).toPromise();
     const text = await response.body.text();
     if (response.httpStatusCode < 200 || response.httpStatusCode > 299) {
