@@ -3,10 +3,10 @@ import { spawnSync } from "node:child_process";
 import { test } from "node:test";
 import { SLUICED, sluicedLaunch } from "./sluiced-launch.ts";
 
-test("bin/sluiced.js sets glibc's malloc thresholds and caps V8's young generation", () => {
+test("bin/sluiced.js sets glibc's malloc thresholds, caps V8's young generation and turns its memory reducer off", () => {
   const { env, nodeArgs } = sluicedLaunch();
   assert.deepEqual(env, { MALLOC_MMAP_THRESHOLD_: "32768", MALLOC_TRIM_THRESHOLD_: "131072" });
-  assert.deepEqual(nodeArgs, ["--max-semi-space-size=4"]);
+  assert.deepEqual(nodeArgs, ["--max-semi-space-size=4", "--no-memory-reducer"]);
 });
 
 test("bin/sluiced.js run as a program gets its environment and node flags", () => {
@@ -19,5 +19,5 @@ test("bin/sluiced.js run as a program gets its environment and node flags", () =
   assert.equal(run.status, 0, run.stderr);
   assert.match(run.stdout, /--configDir/);
   const started = JSON.parse(run.stderr.split("\n")[0]) as { argv: string[]; mmap: string };
-  assert.deepEqual(started, { argv: ["--max-semi-space-size=4"], mmap: "32768" });
+  assert.deepEqual(started, { argv: ["--max-semi-space-size=4", "--no-memory-reducer"], mmap: "32768" });
 });
