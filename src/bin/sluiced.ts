@@ -901,13 +901,16 @@ async function start(running: Running[]): Promise<void> {
         log: scoped("gateway"),
       });
     await whileLeading({ id: ELECTION_IDS.gatewayStatus, perRevision: true }, kubeClient, tags, make, running);
-    // Ingress statuses: the ingress gateway's addresses, written by the holder of istio-leader.
+    // Ingress statuses: the ingress gateway's addresses, written by the holder of istio-leader for the
+    // Ingresses of this revision's tags.
     const makeIngressStatus = () =>
       new IngressStatusWriter({
         store,
         target,
         meshes,
         ingressNamespace: env.K8S_INGRESS_NS,
+        owns: (obj) => tags.isMine(obj.metadata, namespaceLabels(obj.metadata.namespace)),
+        onOwnsChange: (listener) => tags.onChange(listener),
         log: scoped("ingress"),
       });
     await whileLeading({ id: ELECTION_IDS.ingress }, kubeClient, tags, makeIngressStatus, running);
