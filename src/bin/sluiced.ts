@@ -901,13 +901,16 @@ async function start(running: Running[]): Promise<void> {
         log: scoped("gateway"),
       });
     await whileLeading({ id: ELECTION_IDS.gatewayStatus, perRevision: true }, kubeClient, tags, make, running);
-    // Ingress statuses: the ingress gateway's addresses, written by the holder of istio-leader.
+    // Ingress statuses: the ingress gateway's addresses, written by the holder of istio-leader for the
+    // Ingresses of this revision's tags.
     const makeIngressStatus = () =>
       new IngressStatusWriter({
         store,
         target,
         meshes,
         ingressNamespace: env.K8S_INGRESS_NS,
+        owns: (obj) => tags.isMine(obj.metadata, namespaceLabels(obj.metadata.namespace)),
+        onOwnsChange: (listener) => tags.onChange(listener),
         log: scoped("ingress"),
       });
     await whileLeading({ id: ELECTION_IDS.ingress }, kubeClient, tags, makeIngressStatus, running);
@@ -987,10 +990,13 @@ async function start(running: Running[]): Promise<void> {
   if (cluster && kubeClient && tags && injection && envFlag("PILOT_ENABLE_GATEWAY_API_DEPLOYMENT_CONTROLLER", true)) {
     await startGatewayDeployments(store, cluster.source, kubeClient, tags, meshes, injection, running);
   }
-  // WorkloadEntries of the VMs connecting with AUTO_REGISTER_GROUP, written by the replica they connect
-  // to (istiod's, not a leader's); stopped after discovery, whose close marks them disconnected.
+  // WorkloadEntries of the VMs connecting with AUTO_REGISTER_GROUP, or naming an existing entry with
+  // WORKLOAD_ENTRY, written by the replica they connect to (istiod's, not a leader's); stopped after
+  // discovery, whose close marks them disconnected. Off only when both features are, as istiod's.
   let autoRegistration: WorkloadAutoRegistration | undefined;
-  if (cluster && envFlag("PILOT_ENABLE_WORKLOAD_ENTRY_AUTOREGISTRATION", true)) {
+  const autoRegister = envFlag("PILOT_ENABLE_WORKLOAD_ENTRY_AUTOREGISTRATION", true);
+  const healthChecks = envFlag("PILOT_ENABLE_WORKLOAD_ENTRY_HEALTHCHECKS", true);
+  if (cluster && (autoRegister || healthChecks)) {
     const { WorkloadAutoRegistration } = await import("../controllers/index.ts");
     autoRegistration = new WorkloadAutoRegistration({
       store,
@@ -998,7 +1004,8 @@ async function start(running: Running[]): Promise<void> {
       instanceId: env.POD_NAME || `unknown-${hostname()}`,
       gracePeriodMs: workloadEntryGraceMs(),
       validateIdentity: envFlag("ISTIO_WORKLOAD_ENTRY_VALIDATE_IDENTITY", true),
-      healthChecks: envFlag("PILOT_ENABLE_WORKLOAD_ENTRY_HEALTHCHECKS", true),
+      autoRegistration: autoRegister,
+      healthChecks,
       maxConnectionAgeMs: argv.keepaliveMaxServerConnectionAge
         ? durationMs("keepaliveMaxServerConnectionAge", argv.keepaliveMaxServerConnectionAge)
         : undefined,

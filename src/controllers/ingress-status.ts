@@ -1,9 +1,11 @@
-// The status of every Ingress the mesh handles (istiod's ingress status, written by the holder of
-// istio-leader): `status.loadBalancer.ingress` lists the addresses of the ingress gateway's Service
+// The status of every Ingress of this revision the mesh handles (istiod's ingress status, written by the
+// holder of istio-leader): `status.loadBalancer.ingress` lists the addresses of the ingress gateway's Service
 // (meshConfig.ingressService in K8S_INGRESS_NS): its load balancer's IPs and host names and its
 // external IPs, or its external name; IPs as `ip`, the rest as `hostname`, sorted by host name then IP.
-// Written through the status subresource only when it differs from the Ingress's own; a write refused
-// because the Ingress changed meanwhile is tried again with the store's newer copy.
+// Written through the status subresource only when it differs from the Ingress's own, and only for the
+// Ingresses of this revision (`owns`: istiod's RegisterStatus asks its tag watcher's IsMine, over the
+// Ingress's istio.io/rev, else its namespace's); those of another revision are left to it. A write
+// refused because the Ingress changed meanwhile is tried again with the store's newer copy.
 import { isIP } from "node:net";
 import { isDeepStrictEqual } from "node:util";
 import { type Logger, pino } from "pino";
@@ -28,6 +30,10 @@ export interface IngressStatusOptions {
   meshes: Pick<MeshWatcher, "mesh" | "onChange">;
   /** K8S_INGRESS_NS; default istio-system. */
   ingressNamespace?: string;
+  /** Whether an Ingress is this revision's (the tag watcher's IsMine); default every one. */
+  owns?: (obj: ConfigObject) => boolean;
+  /** Tells `listener` when `owns` may answer otherwise (a revision tag moved); returns how to stop telling. */
+  onOwnsChange?: (listener: () => void) => () => void;
   log?: Logger;
 }
 
@@ -68,6 +74,8 @@ export class IngressStatusWriter {
       store.collection(kindKey("networking.k8s.io", "IngressClass")).registerBatch(() => this.refresh(), false),
       this.#options.meshes.onChange(() => this.refresh()),
     );
+    // An Ingress a tag moved to this revision gets its status now, not at its next change.
+    if (this.#options.onOwnsChange) this.#unregister.push(this.#options.onOwnsChange(() => this.refresh()));
   }
 
   stop(): void {
@@ -94,6 +102,7 @@ export class IngressStatusWriter {
     const ingress = stored.object;
     const classes = store.collection(kindKey("networking.k8s.io", "IngressClass")).list();
     if (!handlesIngress(meshes.mesh, ingress, classes)) return true;
+    if (this.#options.owns && !this.#options.owns(ingress)) return true;
     const status = { loadBalancer: { ingress: this.#addresses() } };
     const current = (ingress as { status?: { loadBalancer?: { ingress?: unknown[] } } }).status;
     if (isDeepStrictEqual(current?.loadBalancer?.ingress ?? [], status.loadBalancer.ingress)) return true;

@@ -11,7 +11,10 @@ export const isStatus = (err: unknown, code: number): boolean => (err as { code?
 export const errorMessage = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 /**
- * The manager of istiod's status updates in managedFields: it names none, so the API server takes its
- * user agent's command, pilot-discovery in Istio's image.
+ * The manager of istiod's writes in managedFields: it names none, so the API server takes its user
+ * agent's command, pilot-discovery in Istio's image.
  */
-export const ISTIOD_STATUS_MANAGER = "pilot-discovery";
+export const ISTIOD_MANAGER = "pilot-discovery";
+
+/** The manager of istiod's status updates: the same. */
+export const ISTIOD_STATUS_MANAGER = ISTIOD_MANAGER;

@@ -13,9 +13,16 @@
 // whether or not the entry is annotated proxy.istio.io/health-checks-enabled (the registry heeds the
 // condition only then).
 //
+// A proxy whose metadata names WORKLOAD_ENTRY instead (istiod's second path, for entries written by
+// hand) is bound to that existing entry of its NAMESPACE, which must exist (else the stream is refused)
+// and be annotated proxy.istio.io/health-checks-enabled (else the proxy is left alone, its reports
+// dropped): the identity check applies, the same connectedAt / disconnectedAt marks and reports are
+// written, and once the grace period passed without a reconnect its Healthy condition is removed, since
+// no one can vouch for it any more; the entry itself stays.
+//
 // Reads are the store's (the cluster source's copy), writes a create, or an update or delete at the
-// read resourceVersion (the status through its subresource); a conflict, or an object the store has not
-// seen yet, is tried again.
+// read resourceVersion (the status through its subresource), under istiod's field manager
+// (pilot-discovery); a conflict, or an object the store has not seen yet, is tried again.
 import { status } from "@grpc/grpc-js";
 import { type Logger, pino } from "pino";
 import { type ConfigObject, kindKey } from "../config/index.ts";
@@ -23,15 +30,22 @@ import { parseSpiffeId } from "../security/authn/index.ts";
 import type { ConfigStore } from "../sources/index.ts";
 import type { ConnectionHooks, ConnectionInfo, HealthReport } from "../xds/index.ts";
 import { XdsError } from "../xds/index.ts";
-import { errorMessage, ISTIOD_STATUS_MANAGER, isStatus } from "./kube-requests.ts";
+import { errorMessage, ISTIOD_MANAGER, ISTIOD_STATUS_MANAGER, isStatus } from "./kube-requests.ts";
 import { WorkQueue } from "./work-queue.ts";
-import { healthCondition, type IstioCondition, storedHealth, withCondition } from "./workload-health.ts";
+import {
+  HEALTHY,
+  healthCondition,
+  type IstioCondition,
+  storedHealth,
+  withCondition,
+  withoutCondition,
+} from "./workload-health.ts";
 
 /** Where WorkloadEntries are written: the Kubernetes source the store reads them from (KubeSource). */
 export interface WorkloadEntryTarget {
   readonly source: string;
-  create(obj: ConfigObject): Promise<ConfigObject>;
-  update(obj: ConfigObject): Promise<ConfigObject>;
+  create(obj: ConfigObject, fieldManager: string): Promise<ConfigObject>;
+  update(obj: ConfigObject, fieldManager: string): Promise<ConfigObject>;
   delete(obj: ConfigObject): Promise<void>;
   writeStatus(obj: ConfigObject, status: unknown, fieldManager: string): Promise<ConfigObject>;
 }
@@ -54,8 +68,13 @@ export interface WorkloadAutoRegistrationOptions {
    * the entry's namespace and service account registers or takes it over.
    */
   validateIdentity?: boolean;
-  /** PILOT_ENABLE_WORKLOAD_ENTRY_HEALTHCHECKS (default true): health reports become the entry's Healthy condition. */
+  /**
+   * PILOT_ENABLE_WORKLOAD_ENTRY_HEALTHCHECKS (default true): health reports become the entry's Healthy
+   * condition, and a proxy naming WORKLOAD_ENTRY is bound to that entry.
+   */
   healthChecks?: boolean;
+  /** PILOT_ENABLE_WORKLOAD_ENTRY_AUTOREGISTRATION (default true): proxies naming AUTO_REGISTER_GROUP get an entry. */
+  autoRegistration?: boolean;
   log?: Logger;
 }
 
@@ -82,6 +101,14 @@ interface WorkloadGroupSpec {
 /** Why a write is tried again: the store's copy is behind the API server. */
 class Stale extends Error {}
 
+/** The entry a stream is bound to (istiod's proxy.SetWorkloadEntry). */
+interface Binding {
+  namespace: string;
+  name: string;
+  /** Auto-registered (AUTO_REGISTER_GROUP), else an existing entry named by WORKLOAD_ENTRY. */
+  autoCreated: boolean;
+}
+
 /** The latest health report of an entry's proxy, waiting to be written. */
 interface HealthUpdate {
   condition: IstioCondition;
@@ -96,6 +123,8 @@ export class WorkloadAutoRegistration implements ConnectionHooks {
   readonly #graceMs: number;
   /** The streams of each registered entry ("ns/name"): an entry is let go when its last ends. */
   readonly #streams = new Map<string, Set<string>>();
+  /** The entry of each stream bound to one, by stream id. */
+  readonly #bindings = new Map<string, Binding>();
   /** Work on one entry runs in order: a disconnect never overtakes its connect. */
   readonly #chains = new Map<string, Promise<void>>();
   readonly #timers = new Set<NodeJS.Timeout>();
@@ -122,25 +151,38 @@ export class WorkloadAutoRegistration implements ConnectionHooks {
     });
   }
 
+  /**
+   * istiod's OnConnect: an auto-registering proxy's entry is made or taken over; a proxy naming an
+   * existing entry becomes its controller if the entry is health-checked. A throw refuses the stream.
+   */
   async connected(conn: ConnectionInfo): Promise<void> {
-    const at = entryOf(conn, this.#log);
+    const at = this.#bindingOf(conn);
     if (!at) return;
     const key = `${at.namespace}/${at.name}`;
     const streams = this.#streams.get(key) ?? new Set<string>();
     streams.add(conn.id);
     this.#streams.set(key, streams);
+    this.#bindings.set(conn.id, at);
     try {
-      await this.#serial(key, () => this.#retrying(() => this.#register(at.namespace, at.name, conn)));
+      await this.#serial(key, () =>
+        this.#retrying(() =>
+          at.autoCreated ? this.#register(at.namespace, at.name, conn) : this.#becomeController(at, conn),
+        ),
+      );
     } catch (err) {
       this.#forget(key, conn.id);
-      this.#log.error({ entry: key, err: errorMessage(err) }, "WorkloadEntry auto-registration failed");
+      this.#bindings.delete(conn.id);
+      const what = at.autoCreated ? "WorkloadEntry auto-registration failed" : "binding a WorkloadEntry failed";
+      this.#log.error({ entry: key, err: errorMessage(err) }, what);
       throw err instanceof XdsError ? err : new XdsError(status.UNKNOWN, errorMessage(err));
     }
   }
 
+  /** istiod's OnDisconnect: the entry marked disconnected when its last stream ends, cleaned up after the grace period. */
   disconnected(conn: ConnectionInfo): void {
-    const at = entryOf(conn, undefined);
+    const at = this.#bindings.get(conn.id);
     if (!at) return;
+    this.#bindings.delete(conn.id);
     const key = `${at.namespace}/${at.name}`;
     // Another stream of the proxy still holds the entry.
     if (!this.#forget(key, conn.id)) return;
@@ -148,10 +190,11 @@ export class WorkloadAutoRegistration implements ConnectionHooks {
     this.#serial(key, async () => {
       const marked = await this.#retrying(() => this.#markDisconnected(at.namespace, at.name, conn, disconnectedAt));
       if (!marked) return;
-      this.#log.info({ entry: key }, "auto-registered WorkloadEntry marked disconnected");
+      const what = at.autoCreated ? "auto-registered" : "health-checked";
+      this.#log.info({ entry: key }, `${what} WorkloadEntry marked disconnected`);
       const timer = setTimeout(() => {
         this.#timers.delete(timer);
-        this.#serial(key, () => this.#cleanup(at.namespace, at.name)).catch((err: unknown) =>
+        this.#serial(key, () => this.#retrying(() => this.#cleanup(at.namespace, at.name))).catch((err: unknown) =>
           this.#log.warn({ entry: key, err: errorMessage(err) }, "cleaning up a WorkloadEntry failed"),
         );
       }, this.#graceMs);
@@ -162,12 +205,14 @@ export class WorkloadAutoRegistration implements ConnectionHooks {
   }
 
   /**
-   * istiod's QueueWorkloadEntryHealth: the report becomes the Healthy condition of the proxy's entry.
-   * The entry keeps its condition when the proxy disconnects (it goes after the grace period anyway).
+   * istiod's QueueWorkloadEntryHealth: the report becomes the Healthy condition of the entry the
+   * stream is bound to; a stream bound to none (not registering, or naming an entry that is not
+   * health-checked) is not heard. The condition stays when the proxy disconnects, until the clean-up
+   * after the grace period (which deletes an auto-registered entry, and the condition of another).
    */
   healthReported(conn: ConnectionInfo, report: HealthReport): void {
     if (!(this.#options.healthChecks ?? true)) return;
-    const at = entryOf(conn, undefined);
+    const at = this.#bindings.get(conn.id);
     if (!at) {
       this.#log.error({ proxy: conn.proxy.id }, "unable to derive WorkloadEntry for health update");
       return;
@@ -194,7 +239,7 @@ export class WorkloadAutoRegistration implements ConnectionHooks {
     this.#sweep = sweep;
   }
 
-  /** One sweep; what it deletes is logged. */
+  /** One sweep; what it cleans up is logged. */
   sweep(): void {
     for (const stored of this.#options.store.list(WORKLOAD_ENTRY)) {
       if (stored.source !== this.#options.target.source || !this.#leftBehind(stored.object)) continue;
@@ -205,13 +250,7 @@ export class WorkloadAutoRegistration implements ConnectionHooks {
         if (this.#streams.has(key)) return;
         const current = this.#get(WORKLOAD_ENTRY, namespace, name);
         if (!current || !this.#leftBehind(current)) return;
-        try {
-          await this.#options.target.delete(current);
-        } catch (err) {
-          if (isStatus(err, 404)) return;
-          throw err;
-        }
-        this.#log.info({ entry: key }, "cleaned up auto-registered WorkloadEntry left behind");
+        await this.#cleanupEntry(current, "left behind");
       }).catch((err: unknown) =>
         this.#log.warn({ entry: key, err: errorMessage(err) }, "cleaning up a WorkloadEntry failed"),
       );
@@ -226,10 +265,13 @@ export class WorkloadAutoRegistration implements ConnectionHooks {
     clearInterval(this.#sweep);
   }
 
-  /** Istio's shouldCleanupEntry for an auto-registered entry. */
+  /**
+   * Istio's shouldCleanupEntry: an auto-registered entry, or a health-checked one with a Healthy
+   * condition, whose proxy is gone past the grace period (or connected longer than connections last).
+   */
   #leftBehind(entry: ConfigObject): boolean {
     const annotations = entry.metadata.annotations ?? {};
-    if (!annotations[ANNOTATION_GROUP]) return false;
+    if (!isAutoRegistered(entry) && !(isHealthChecked(entry) && storedHealth(entry.status))) return false;
     const connectedAt = parseTime(annotations[ANNOTATION_CONNECTED_AT]);
     if (annotations[ANNOTATION_CONNECTED_AT]) {
       const maxAge = this.#options.maxConnectionAgeMs;
@@ -299,21 +341,69 @@ export class WorkloadAutoRegistration implements ConnectionHooks {
       );
   }
 
+  /**
+   * The entry `conn` is bound to, if any (istiod's OnConnect): an auto-registering proxy's, else, with
+   * health checks on, the existing entry its WORKLOAD_ENTRY names if health-checked (after the identity
+   * check); a named entry that does not exist refuses the stream.
+   */
+  #bindingOf(conn: ConnectionInfo): Binding | undefined {
+    const { metadata } = conn.proxy;
+    if ((this.#options.autoRegistration ?? true) && metadata.AUTO_REGISTER_GROUP) {
+      const at = autoRegisteredName(conn, this.#log);
+      return at && { ...at, autoCreated: true };
+    }
+    if (!(this.#options.healthChecks ?? true) || !metadata.WORKLOAD_ENTRY) return undefined;
+    const namespace = metadata.NAMESPACE ?? "";
+    const entry = this.#get(WORKLOAD_ENTRY, namespace, metadata.WORKLOAD_ENTRY);
+    if (!entry) {
+      // As istiod: a plain error, so the stream ends with Unknown.
+      throw new XdsError(
+        status.UNKNOWN,
+        "proxy metadata indicates that it must correspond to an existing WorkloadEntry, however WorkloadEntry " +
+          `${namespace}/${metadata.WORKLOAD_ENTRY} is not found`,
+      );
+    }
+    if (!isHealthCheckEligible(entry)) return undefined;
+    this.#checkIdentity(conn, entry);
+    return { namespace, name: metadata.WORKLOAD_ENTRY, autoCreated: false };
+  }
+
+  /** istiod's becomeControllerOf: the existing entry marked connected to this replica. */
+  async #becomeController(at: Binding, conn: ConnectionInfo): Promise<void> {
+    const entry = this.#get(WORKLOAD_ENTRY, at.namespace, at.name);
+    if (!entry) throw new Error(`failed updating WorkloadEntry ${at.namespace}/${at.name}: WorkloadEntry not found`);
+    if (await this.#markConnected(entry, conn)) {
+      this.#log.info({ entry: `${at.namespace}/${at.name}` }, "health-checked WorkloadEntry marked connected");
+    }
+  }
+
+  /**
+   * istiod's changeWorkloadEntryStateToConnected: connectedAt and this replica written unless a later
+   * disconnect or connect is written already; true when written.
+   */
+  async #markConnected(entry: ConfigObject, conn: ConnectionInfo): Promise<boolean> {
+    const { instanceId } = this.#options;
+    const annotations = entry.metadata.annotations ?? {};
+    const disconnectedAt = parseTime(annotations[ANNOTATION_DISCONNECTED_AT]);
+    const connectedAt = parseTime(annotations[ANNOTATION_CONNECTED_AT]);
+    const at = conn.connectedAt.getTime();
+    // A disconnect after this connect was written already, or the proxy went to another replica since.
+    if (disconnectedAt !== undefined && at < disconnectedAt) return false;
+    if (connectedAt !== undefined && at < connectedAt) return false;
+    if (annotations[ANNOTATION_CONTROLLER] === instanceId && connectedAt !== undefined && at <= connectedAt)
+      return false;
+    await this.#options.target.update(withConnected(entry, instanceId, conn.connectedAt), ISTIOD_MANAGER);
+    return true;
+  }
+
   async #register(namespace: string, name: string, conn: ConnectionInfo): Promise<void> {
     const { target, instanceId } = this.#options;
     const existing = this.#get(WORKLOAD_ENTRY, namespace, name);
     if (existing) {
-      const annotations = existing.metadata.annotations ?? {};
-      const disconnectedAt = parseTime(annotations[ANNOTATION_DISCONNECTED_AT]);
-      const connectedAt = parseTime(annotations[ANNOTATION_CONNECTED_AT]);
-      const at = conn.connectedAt.getTime();
-      // A disconnect after this connect was written already, or the proxy went to another replica since.
-      if (disconnectedAt !== undefined && at < disconnectedAt) return;
-      if (connectedAt !== undefined && at < connectedAt) return;
-      if (annotations[ANNOTATION_CONTROLLER] === instanceId && connectedAt !== undefined && at <= connectedAt) return;
       this.#checkIdentity(conn, existing);
-      await target.update(withConnected(existing, instanceId, conn.connectedAt));
-      this.#log.info({ entry: `${namespace}/${name}` }, "auto-registered WorkloadEntry marked connected");
+      if (await this.#markConnected(existing, conn)) {
+        this.#log.info({ entry: `${namespace}/${name}` }, "auto-registered WorkloadEntry marked connected");
+      }
       return;
     }
     const group = this.#get(WORKLOAD_GROUP, namespace, conn.proxy.metadata.AUTO_REGISTER_GROUP ?? "");
@@ -326,7 +416,7 @@ export class WorkloadAutoRegistration implements ConnectionHooks {
     const entry = entryFromGroup(name, conn, group);
     this.#checkIdentity(conn, entry);
     try {
-      await target.create(withConnected(entry, instanceId, conn.connectedAt));
+      await target.create(withConnected(entry, instanceId, conn.connectedAt), ISTIOD_MANAGER);
     } catch (err) {
       // Made meanwhile (another replica, or the store had not seen it): taken over on the next try.
       if (isStatus(err, 409)) throw new Stale("the WorkloadEntry exists");
@@ -347,7 +437,7 @@ export class WorkloadAutoRegistration implements ConnectionHooks {
     if (connectedAt !== undefined && at.getTime() < connectedAt) return false;
     const next: Record<string, string> = { ...annotations, [ANNOTATION_DISCONNECTED_AT]: formatTime(at) };
     delete next[ANNOTATION_CONNECTED_AT];
-    await this.#options.target.update({ ...entry, metadata: { ...entry.metadata, annotations: next } });
+    await this.#options.target.update({ ...entry, metadata: { ...entry.metadata, annotations: next } }, ISTIOD_MANAGER);
     return true;
   }
 
@@ -394,35 +484,66 @@ export class WorkloadAutoRegistration implements ConnectionHooks {
     return true;
   }
 
-  /** Deletes the entry if it is auto-registered and still disconnected after the grace period. */
+  /**
+   * After the grace period: an entry whose proxy did not come back is cleaned up (istiod's
+   * shouldCleanupEntry, then cleanupEntry).
+   */
   async #cleanup(namespace: string, name: string): Promise<void> {
     const entry = this.#get(WORKLOAD_ENTRY, namespace, name);
-    const annotations = entry?.metadata.annotations ?? {};
-    if (!entry || !annotations[ANNOTATION_GROUP]) return;
-    if (annotations[ANNOTATION_CONNECTED_AT]) {
-      this.#log.info({ entry: `${namespace}/${name}` }, "WorkloadEntry reconnected within the grace period: kept");
+    if (!entry) return;
+    if (!this.#leftBehind(entry)) {
+      if (entry.metadata.annotations?.[ANNOTATION_CONNECTED_AT]) {
+        this.#log.info({ entry: `${namespace}/${name}` }, "WorkloadEntry reconnected within the grace period: kept");
+      }
       return;
     }
-    const disconnectedAt = parseTime(annotations[ANNOTATION_DISCONNECTED_AT]);
-    if (disconnectedAt === undefined || Date.now() - disconnectedAt < this.#graceMs) return;
+    await this.#cleanupEntry(entry, "disconnected");
+  }
+
+  /**
+   * istiod's cleanupEntry: an auto-registered entry is deleted; a health-checked one loses its Healthy
+   * condition (written through the status subresource at the read resourceVersion).
+   */
+  async #cleanupEntry(entry: ConfigObject, why: string): Promise<void> {
+    const key = `${entry.metadata.namespace}/${entry.metadata.name}`;
+    const { target } = this.#options;
     try {
-      await this.#options.target.delete(entry);
+      if (isAutoRegistered(entry)) await target.delete(entry);
+      else if (isHealthChecked(entry) && storedHealth(entry.status)) {
+        await target.writeStatus(entry, withoutCondition(entry.status, HEALTHY), ISTIOD_STATUS_MANAGER);
+      } else return;
     } catch (err) {
       if (isStatus(err, 404)) return;
       throw err;
     }
-    this.#log.info({ entry: `${namespace}/${name}` }, "cleaned up auto-registered WorkloadEntry");
+    if (isAutoRegistered(entry)) this.#log.info({ entry: key, why }, "cleaned up auto-registered WorkloadEntry");
+    else this.#log.info({ entry: key, why }, "cleaned up health-checked WorkloadEntry: Healthy condition removed");
   }
 }
 
-/** The entry a connection registers, if it asks for one: istiod's autoregisteredWorkloadEntryName. */
-function entryOf(conn: ConnectionInfo, log: Logger | undefined): { namespace: string; name: string } | undefined {
+/** Auto-registered: annotated with its WorkloadGroup. */
+function isAutoRegistered(entry: ConfigObject): boolean {
+  return Boolean(entry.metadata.annotations?.[ANNOTATION_GROUP]);
+}
+
+/** Health-checked (istiod's isHealthCheckedWorkloadEntry): controlled by a replica, not auto-registered. */
+function isHealthChecked(entry: ConfigObject): boolean {
+  return Boolean(entry.metadata.annotations?.[ANNOTATION_CONTROLLER]) && !isAutoRegistered(entry);
+}
+
+/** istiod's IsEligibleForHealthStatusUpdates: the health-checks annotation is there, whatever its value. */
+function isHealthCheckEligible(entry: ConfigObject): boolean {
+  return Object.hasOwn(entry.metadata.annotations ?? {}, ANNOTATION_HEALTH_CHECKS);
+}
+
+/** The entry an auto-registering proxy gets: istiod's autoregisteredWorkloadEntryName. */
+function autoRegisteredName(conn: ConnectionInfo, log: Logger): { namespace: string; name: string } | undefined {
   const { metadata, ipAddresses, id } = conn.proxy;
   const group = metadata.AUTO_REGISTER_GROUP;
   if (!group) return undefined;
   const namespace = metadata.NAMESPACE ?? "";
   if (namespace === "") {
-    log?.error({ proxy: id }, "auto-registration failed: missing namespace");
+    log.error({ proxy: id }, "auto-registration failed: missing namespace");
     return undefined;
   }
   const parts = [group, (ipAddresses[0] ?? "").replaceAll(":", "-")];

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { healthCondition, storedHealth, withCondition } from "./workload-health.ts";
+import { healthCondition, storedHealth, withCondition, withoutCondition } from "./workload-health.ts";
 
 test("a report is istiod's Healthy condition: True, or False with the probe's message; no reason", () => {
   const at = new Date("2026-03-04T05:06:07.089Z");
@@ -41,4 +41,17 @@ test("the condition replaces the status's Healthy condition in place, else is ap
   assert.equal(storedHealth(status), stale);
   assert.equal(storedHealth({ conditions: [other] }), undefined);
   assert.equal(storedHealth(undefined), undefined);
+});
+
+test("removing the Healthy condition keeps the other conditions and fields; no conditions left, no field", () => {
+  const healthy = healthCondition({ healthy: true }, new Date(0));
+  const other = { type: "Reconciled", status: "True" };
+  assert.deepEqual(withoutCondition({ observedGeneration: "2", conditions: [other, healthy] }, "Healthy"), {
+    observedGeneration: "2",
+    conditions: [other],
+  });
+  assert.deepEqual(withoutCondition({ observedGeneration: "2", conditions: [healthy] }, "Healthy"), {
+    observedGeneration: "2",
+  });
+  assert.deepEqual(withoutCondition(undefined, "Healthy"), {});
 });

@@ -13,7 +13,7 @@ export interface IstioCondition {
   message?: string;
 }
 
-const HEALTHY = "Healthy";
+export const HEALTHY = "Healthy";
 
 /**
  * istiod's transformHealthEvent: status True, or False with the probe's message; no reason. Probe and
@@ -39,6 +39,16 @@ export function withCondition(status: unknown, condition: IstioCondition): Recor
   if (at >= 0) conditions[at] = condition;
   else conditions.push(condition);
   return { ...(status as Record<string, unknown> | undefined), conditions };
+}
+
+/**
+ * `status` without its conditions of `type` (DeleteIstioConfigCondition); the conditions field goes
+ * when none is left, as istiod's protobuf status is written (an empty list is left out).
+ */
+export function withoutCondition(status: unknown, type: string): Record<string, unknown> {
+  const conditions = conditionsOf(status).filter((c) => c.type !== type);
+  const { conditions: _, ...rest } = (status ?? {}) as Record<string, unknown>;
+  return conditions.length > 0 ? { ...rest, conditions } : rest;
 }
 
 function conditionsOf(status: unknown): readonly IstioCondition[] {

@@ -5,6 +5,9 @@
 // check at its default) one without a verified identity of the entry's namespace and service account;
 // the periodic sweep deletes what a stopped replica left behind; the health a VM's agent reports becomes
 // the entry's Healthy condition, the same as istiod writes for the same steps when the peer is built.
+// A proxy naming an existing entry (WORKLOAD_ENTRY) is bound to it only when the entry is health-checked:
+// marked connected and disconnected, its reports written, its condition removed a grace period after
+// it goes; a missing entry refuses the stream. Beside istiod, the same steps leave the same objects.
 import assert from "node:assert/strict";
 import { basename } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -32,6 +35,7 @@ const GRACE_MS = 2000;
 interface Entry {
   metadata: {
     name: string;
+    resourceVersion?: string;
     labels?: Record<string, string>;
     annotations?: Record<string, string>;
     ownerReferences?: unknown[];
@@ -108,6 +112,7 @@ async function startSluice(cluster: Cluster, options: Partial<WorkloadAutoRegist
 }
 
 const HEALTH_CHECKS = "proxy.istio.io/health-checks-enabled";
+const WLE_KIND = "networking.istio.io/WorkloadEntry";
 const UNHEALTHY = "status code was not from [200,400), bad code 503";
 
 /**
@@ -157,6 +162,105 @@ async function healthSteps(cluster: Cluster, ns: string, address: string) {
     probed.close();
     unprobed.close();
   }
+}
+
+/** A VM bound to an existing entry: its node names the entry (WORKLOAD_ENTRY), no group. */
+function boundNode(ns: string, entry: string, ip: string): NodeInit {
+  return {
+    id: `sidecar~${ip}~${entry}.${ns}~${ns}.svc.cluster.local`,
+    metadata: { NAMESPACE: ns, CLUSTER_ID: "Kubernetes", WORKLOAD_ENTRY: entry },
+  };
+}
+
+/** An entry written by hand, health-checked (the annotation istiod heeds, whatever its value) or not. */
+function handEntry(name: string, address: string, healthChecked: boolean) {
+  return {
+    apiVersion: "networking.istio.io/v1",
+    kind: "WorkloadEntry",
+    metadata: {
+      name,
+      labels: { app: name },
+      annotations: { "example.com/owner": "ops", ...(healthChecked ? { [HEALTH_CHECKS]: "true" } : {}) },
+    },
+    spec: { address, serviceAccount: "vm-sa", ports: { http: 8080 } },
+  };
+}
+
+/** The entries each side's namespace holds before the bound steps. */
+const HAND_ENTRIES = [handEntry("bound", "10.2.0.1", true), handEntry("plain", "10.2.0.2", false)];
+
+const TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
+
+/**
+ * An entry as a comparison sees it: its times checked and then left out, its controller checked to be
+ * `instance`, and who wrote which part of it (managedFields without their times).
+ */
+function snapshot(entry: Entry | undefined, instance: string) {
+  assert.ok(entry, "the entry exists");
+  const annotations = { ...entry.metadata.annotations };
+  for (const name of ["istio.io/connectedAt", "istio.io/disconnectedAt"]) {
+    if (annotations[name] === undefined) continue;
+    assert.match(annotations[name], TIME);
+    annotations[name] = "<time>";
+  }
+  if (annotations["istio.io/workloadController"] !== undefined) {
+    assert.equal(annotations["istio.io/workloadController"], instance);
+    annotations["istio.io/workloadController"] = "<instance>";
+  }
+  const conditions = entry.status?.conditions?.map((c) => {
+    for (const time of [c.lastProbeTime, c.lastTransitionTime]) assert.match(time ?? "", TIME);
+    return { ...c, lastProbeTime: "<time>", lastTransitionTime: "<time>" };
+  });
+  const writers = entry.metadata.managedFields?.map((f) => ({
+    manager: f.manager,
+    operation: f.operation,
+    subresource: f.subresource,
+  }));
+  const status = entry.status && { ...entry.status, ...(conditions ? { conditions } : {}) };
+  return { labels: entry.metadata.labels, annotations, spec: entry.spec, status, writers };
+}
+
+/**
+ * The bound steps against one control plane (`instance`): a proxy naming a
+ * missing entry, one naming an entry that is not health-checked (and reporting), and one naming a
+ * health-checked entry, which reports unhealthy, then healthy, and goes. What each step left.
+ */
+async function boundSteps(cluster: Cluster, ns: string, address: string, instance: string) {
+  const { get, health } = entries(cluster, ns);
+  const see = async (name: string) => snapshot(await get(name), instance);
+  const report = (client: SotwClient, message?: string) =>
+    client.request({ typeUrl: TypeUrl.HealthInfo, ...(message ? { errorDetail: { code: 13, message } } : {}) });
+
+  const missing = SotwClient.connect(address);
+  missing.request({ node: boundNode(ns, "absent", "10.2.0.9"), typeUrl: TypeUrl.Cluster });
+  const { code, details } = await missing.ended;
+  missing.close();
+
+  const plain = SotwClient.connect(address);
+  plain.request({ node: boundNode(ns, "plain", "10.2.0.2"), typeUrl: TypeUrl.Cluster });
+  await plain.next();
+  report(plain, UNHEALTHY);
+
+  const bound = SotwClient.connect(address);
+  bound.request({ node: boundNode(ns, "bound", "10.2.0.1"), typeUrl: TypeUrl.Cluster });
+  await bound.next();
+  const connected = await see("bound");
+  report(bound, UNHEALTHY);
+  await waitFor(async () => (await health("bound"))?.status === "False", "bound Healthy=False");
+  report(bound);
+  await waitFor(async () => (await health("bound"))?.status === "True", "bound Healthy=True");
+  const reported = await see("bound");
+  bound.close();
+  await waitFor(
+    async () => (await get("bound"))?.metadata.annotations?.["istio.io/disconnectedAt"] !== undefined,
+    "bound marked disconnected",
+  );
+  const disconnected = await see("bound");
+  await waitFor(async () => (await health("bound")) === undefined, "bound's condition removed");
+  const cleaned = await see("bound");
+  const untouched = await see("plain");
+  plain.close();
+  return { refused: { code, details }, untouched, connected, reported, disconnected, cleaned };
 }
 
 describe("WorkloadAutoRegistration", { skip }, () => {
@@ -348,6 +452,115 @@ describe("WorkloadAutoRegistration", { skip }, () => {
     await waitFor(async () => (await entry("vm-10.1.3.1-net1")) === undefined, "the entry deleted");
   });
 
+  test("a proxy naming a health-checked entry (WORKLOAD_ENTRY) controls it while connected; its condition goes a grace period after", async () => {
+    for (const hand of HAND_ENTRIES) await cluster.must("POST", path("workloadentries"), hand);
+    await waitFor(
+      () => HAND_ENTRIES.every((e) => store.get({ kind: WLE_KIND, namespace: ns, name: e.metadata.name })),
+      "the entries in the store",
+    );
+    const steps = await boundSteps(cluster, ns, xds.address, "sluiced-test");
+    assert.deepEqual(steps.refused, {
+      code: status.UNKNOWN,
+      details: `proxy metadata indicates that it must correspond to an existing WorkloadEntry, however WorkloadEntry ${ns}/absent is not found`,
+    });
+    const written = { "example.com/owner": "ops", [HEALTH_CHECKS]: "true" };
+    const controller = { "istio.io/workloadController": "<instance>" };
+    assert.deepEqual(steps.connected.annotations, { ...written, ...controller, "istio.io/connectedAt": "<time>" });
+    // Nothing else of the entry changes: it is not made from a group.
+    assert.deepEqual(steps.connected.labels, { app: "bound" });
+    assert.deepEqual(steps.connected.spec, HAND_ENTRIES[0]?.spec);
+    assert.equal(steps.connected.status, undefined);
+    assert.deepEqual(steps.reported.status, {
+      conditions: [{ type: "Healthy", status: "True", lastProbeTime: "<time>", lastTransitionTime: "<time>" }],
+    });
+    assert.deepEqual(steps.disconnected.annotations, {
+      ...written,
+      ...controller,
+      "istio.io/disconnectedAt": "<time>",
+    });
+    assert.equal(steps.disconnected.status?.conditions?.[0]?.status, "True");
+    // The condition gone, the entry and its marks kept.
+    assert.equal(steps.cleaned.status?.conditions, undefined);
+    assert.deepEqual(steps.cleaned.annotations, steps.disconnected.annotations);
+    // Not health-checked: the proxy is served and its entry left as written; its report is not heard.
+    assert.deepEqual(steps.untouched.annotations, { "example.com/owner": "ops" });
+    assert.equal(steps.untouched.status, undefined);
+    assert.ok(logged.includes("unable to derive WorkloadEntry for health update"), logged.join("\n"));
+  });
+
+  test("with the identity check, only a proxy proving the named entry's namespace and service account controls it", async () => {
+    await cluster.must("POST", path("workloadentries"), handEntry("checked", "10.2.0.3", true));
+    await waitFor(() => store.get({ kind: WLE_KIND, namespace: ns, name: "checked" }) !== undefined, "the entry");
+    let streams = 0;
+    const connection = (identities?: string[]): ConnectionInfo => {
+      const parsed = parseProxy(create(core.NodeSchema, boundNode(ns, "checked", "10.2.0.3")));
+      assert.ok(parsed.proxy, parsed.error);
+      if (identities) parsed.proxy.verifiedIdentities = identities;
+      return { id: `checked-${++streams}`, proxy: parsed.proxy, connectedAt: new Date() };
+    };
+    const refused = (conn: ConnectionInfo, message: RegExp) =>
+      assert.rejects(checked.connected(conn), (err: XdsError) => {
+        assert.equal(err.code, status.PERMISSION_DENIED);
+        assert.match(err.message, message);
+        return true;
+      });
+    await refused(connection(), /requires a verified identity/);
+    await refused(
+      connection([`spiffe://cluster.local/ns/${ns}/sa/default`]),
+      /service account mismatch: "default" vs "vm-sa"/,
+    );
+    const controllerOf = async () => (await entry("checked"))?.metadata.annotations?.["istio.io/workloadController"];
+    assert.equal(await controllerOf(), undefined);
+    const proven = connection([`spiffe://cluster.local/ns/${ns}/sa/vm-sa`]);
+    await checked.connected(proven);
+    assert.equal(await controllerOf(), "sluiced-test");
+    checked.disconnected(proven);
+    await waitFor(
+      async () => (await entry("checked"))?.metadata.annotations?.["istio.io/disconnectedAt"] !== undefined,
+      "disconnectedAt",
+    );
+  });
+
+  test("the sweep removes the Healthy condition a stopped replica left on a health-checked entry, and keeps the entry", async () => {
+    const annotations = {
+      "istio.io/workloadController": "gone",
+      "istio.io/disconnectedAt": "2026-01-01T00:00:00Z",
+      [HEALTH_CHECKS]: "true",
+    };
+    const left = async (name: string, healthy: boolean) => {
+      const made = await cluster.must("POST", path("workloadentries"), {
+        apiVersion: "networking.istio.io/v1",
+        kind: "WorkloadEntry",
+        metadata: { name, annotations },
+        spec: { address: "10.7.7.9" },
+      });
+      if (!healthy) return;
+      const condition = { type: "Healthy", status: "True", lastProbeTime: "2026-01-01T00:00:00Z" };
+      await cluster.must("PUT", `${path("workloadentries", name)}/status`, {
+        ...(made.body as object),
+        status: { conditions: [condition] },
+      });
+    };
+    await left("gone-checked", true);
+    await left("gone-unchecked", false);
+    const stored = (name: string) => store.get({ kind: WLE_KIND, namespace: ns, name })?.object;
+    await waitFor(
+      () =>
+        stored("gone-unchecked") !== undefined &&
+        (stored("gone-checked")?.status as Entry["status"])?.conditions !== undefined,
+      "the entries in the store",
+    );
+    const version = (await entry("gone-unchecked"))?.metadata.resourceVersion;
+    const sweeper = new WorkloadAutoRegistration({ store, target: source, instanceId: "sluiced-test" });
+    sweeper.sweep();
+    await waitFor(async () => (await entry("gone-checked"))?.status?.conditions === undefined, "the condition removed");
+    const kept = await entry("gone-checked");
+    assert.deepEqual(kept?.metadata.annotations, annotations);
+    // Without a condition there is nothing to clean up: not written.
+    assert.equal((await entry("gone-unchecked"))?.metadata.resourceVersion, version);
+    sweeper.stop();
+  });
+
   test("a proxy naming a WorkloadGroup that does not exist is refused and gets nothing", async () => {
     const client = SotwClient.connect(xds.address);
     client.request({ node: node("missing"), typeUrl: TypeUrl.Cluster });
@@ -374,15 +587,24 @@ describe("WorkloadEntry health against istiod", { skip: istiodSkip }, () => {
       selectLabel: SELECT_LABEL,
       name: "wle-health",
       // Over plaintext: no identity to check.
-      env: { ISTIO_WORKLOAD_ENTRY_VALIDATE_IDENTITY: "false" },
+      env: { ISTIO_WORKLOAD_ENTRY_VALIDATE_IDENTITY: "false", PILOT_WORKLOAD_ENTRY_GRACE_PERIOD: `${GRACE_MS}ms` },
       prepare: async (cluster, namespaces) => {
         for (const ns of Object.values(namespaces)) {
           await cluster.must("POST", `/apis/networking.istio.io/v1/namespaces/${ns}/workloadgroups`, GROUP);
+          for (const hand of HAND_ENTRIES) {
+            await cluster.must("POST", `/apis/networking.istio.io/v1/namespaces/${ns}/workloadentries`, hand);
+          }
         }
       },
     });
     cluster = beside.cluster;
-    sluice = await startSluice(cluster);
+    sluice = await startSluice(cluster, { gracePeriodMs: GRACE_MS });
+    const { store } = sluice;
+    const ns = beside.namespaces.sluice;
+    await waitFor(
+      () => HAND_ENTRIES.every((e) => store.get({ kind: WLE_KIND, namespace: ns, name: e.metadata.name })),
+      "the entries in Sluice's store",
+    );
   });
   after(async () => {
     await sluice?.stop();
@@ -399,5 +621,22 @@ describe("WorkloadEntry health against istiod", { skip: istiodSkip }, () => {
     // (the peer's binary is named istiod).
     assert.deepEqual(istiodWriter, [{ manager: basename(requirePeer("istiod")), operation: "Update" }]);
     assert.deepEqual(writer, [{ manager: "pilot-discovery", operation: "Update" }]);
+  });
+
+  test("the same objects, step by step, for proxies naming existing entries (WORKLOAD_ENTRY)", async () => {
+    assert.ok(beside && sluice);
+    const { namespaces } = beside;
+    // The namespace and the control plane's field manager (the peer's binary is named istiod, Istio's
+    // image runs pilot-discovery) said the same way on both sides.
+    const neutral = (steps: unknown, ns: string, manager: string) =>
+      JSON.parse(
+        JSON.stringify(steps).replaceAll(ns, "<ns>").replaceAll(`"manager":"${manager}"`, '"manager":"<plane>"'),
+      );
+    const istiod = await boundSteps(cluster, namespaces.istiod, beside.istiod.xds, "istiod-compare");
+    const written = await boundSteps(cluster, namespaces.sluice, sluice.xds.address, "sluiced-test");
+    assert.deepEqual(
+      neutral(written, namespaces.sluice, "pilot-discovery"),
+      neutral(istiod, namespaces.istiod, basename(requirePeer("istiod"))),
+    );
   });
 });

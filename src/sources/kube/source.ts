@@ -106,8 +106,10 @@ export class KubeSource {
    * the API server names the manager after the user agent.
    */
   async writeStatus(obj: ConfigObject, status: unknown, fieldManager?: string): Promise<ConfigObject> {
-    const query = fieldManager === undefined ? "" : `?fieldManager=${encodeURIComponent(fieldManager)}`;
-    return (await this.client.request("PUT", `${statusPath(obj)}${query}`, { ...obj, status })) as ConfigObject;
+    return (await this.client.request("PUT", `${statusPath(obj)}${managerQuery(fieldManager)}`, {
+      ...obj,
+      status,
+    })) as ConfigObject;
   }
 
   /**
@@ -123,14 +125,25 @@ export class KubeSource {
     return (await this.client.patch(path, patch, "application/json-patch+json")) as ConfigObject;
   }
 
-  /** Creates `obj` (POST) and returns it as stored; an existing one fails with KubeApiError 409. */
-  async create(obj: ConfigObject): Promise<ConfigObject> {
-    return (await this.client.request("POST", objectPath(obj, false), obj)) as ConfigObject;
+  /**
+   * Creates `obj` (POST) and returns it as stored; an existing one fails with KubeApiError 409. Without
+   * a `fieldManager` the API server names the manager after the user agent.
+   */
+  async create(obj: ConfigObject, fieldManager?: string): Promise<ConfigObject> {
+    return (await this.client.request(
+      "POST",
+      `${objectPath(obj, false)}${managerQuery(fieldManager)}`,
+      obj,
+    )) as ConfigObject;
   }
 
   /** Replaces `obj` (PUT); its resourceVersion is a precondition (409 when the object changed since). */
-  async update(obj: ConfigObject): Promise<ConfigObject> {
-    return (await this.client.request("PUT", objectPath(obj, true), obj)) as ConfigObject;
+  async update(obj: ConfigObject, fieldManager?: string): Promise<ConfigObject> {
+    return (await this.client.request(
+      "PUT",
+      `${objectPath(obj, true)}${managerQuery(fieldManager)}`,
+      obj,
+    )) as ConfigObject;
   }
 
   /** Deletes `obj` only while it is at its resourceVersion (409 otherwise, 404 when already gone). */
@@ -184,4 +197,9 @@ function objectPath(obj: ConfigObject, named: boolean): string {
     namespace: obj.metadata.namespace,
     name: named ? obj.metadata.name : undefined,
   });
+}
+
+/** The query naming a write's field manager; none without one. */
+function managerQuery(fieldManager: string | undefined): string {
+  return fieldManager === undefined ? "" : `?fieldManager=${encodeURIComponent(fieldManager)}`;
 }
