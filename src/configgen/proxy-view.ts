@@ -44,17 +44,37 @@ const ENDPOINT_VIEW = new KeyFormat<EndpointViewKey>({
 /** The proxy's endpoint view as key text (a `text` part of the keys reading it). */
 export type EndpointView = string;
 
-/** The proxy's endpoint view, written once per proxy and build. */
+/** What an endpoint view was written from, and the text written. */
+interface WrittenView {
+  clusterId: string;
+  metadata: ProxyNode["metadata"];
+  locality: ProxyNode["locality"];
+  text: EndpointView;
+}
+
+// Every load assignment's class key reads the view, once per proxy and push: written again each time,
+// it took ~16 µs a proxy of an endpoint change (200 of 2,000 proxies, 3 ms). A proxy's fields are
+// replaced, never changed in place, so the objects it was written from tell whether it still holds.
+const WRITTEN_VIEWS = new WeakMap<ProxyNode, WrittenView>();
+
+/** The proxy's endpoint view, written once per proxy (again if its cluster, metadata or locality is replaced). */
 export function endpointView(proxy: ProxyNode): EndpointView {
-  const { region, zone, subZone } = proxy.locality;
-  return ENDPOINT_VIEW.text({
-    clusterId: proxy.clusterId,
-    network: proxy.metadata.NETWORK,
-    requestedNetworkView: proxy.metadata.REQUESTED_NETWORK_VIEW,
+  const { clusterId, metadata, locality } = proxy;
+  const written = WRITTEN_VIEWS.get(proxy);
+  if (written && written.clusterId === clusterId && written.metadata === metadata && written.locality === locality) {
+    return written.text;
+  }
+  const { region, zone, subZone } = locality;
+  const text = ENDPOINT_VIEW.text({
+    clusterId,
+    network: metadata.NETWORK,
+    requestedNetworkView: metadata.REQUESTED_NETWORK_VIEW,
     region,
     zone,
     subZone,
   });
+  WRITTEN_VIEWS.set(proxy, { clusterId, metadata, locality, text });
+  return text;
 }
 
 /** The proxy's values of the label `names` (null where unset), a key part. */
