@@ -29,7 +29,7 @@ import {
   type MeshConfig,
   STDIN_PATH,
 } from "../config/index.ts";
-import { KubeApiError, KubeClient } from "../sources/kube/client.ts";
+import { ISTIOCTL_USER_AGENT, KubeApiError, KubeClient } from "../sources/kube/client.ts";
 import { EXIT_ANALYZER_FOUND_ISSUES, EXIT_INVALID, EXIT_OK, EXIT_USAGE } from "./exit-codes.ts";
 import { loadCliKubeConfig } from "./kube-access.ts";
 import { cliLog } from "./log.ts";
@@ -208,7 +208,7 @@ function effectiveMesh(options: AnalyzeOptions, cluster: ClusterConfig | undefin
 
 /** A client for the kubeconfig's cluster (default: $KUBECONFIG or ~/.kube/config), in `context` if given. */
 export function kubeClient(kubeconfigPath?: string, context?: string): KubeClient {
-  return new KubeClient(loadCliKubeConfig(kubeconfigPath, context));
+  return new KubeClient(loadCliKubeConfig(kubeconfigPath, context), { userAgent: ISTIOCTL_USER_AGENT });
 }
 
 async function namespaceExists(client: KubeClient, namespace: string): Promise<boolean> {

@@ -202,3 +202,17 @@ function exchange(address: string, text: string): Promise<string> {
     socket.on("error", reject);
   });
 }
+
+test("the CLI's writes are recorded under istioctl, as istioctl's are", { skip }, async () => {
+  const ns = await cluster.namespace("cli-manager");
+  const created = (await kube.client.request("POST", `/api/v1/namespaces/${ns}/configmaps`, {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name: "written", namespace: ns },
+    data: { a: "1" },
+  })) as { metadata: { managedFields?: { manager: string; operation: string }[] } };
+  assert.deepEqual(
+    created.metadata.managedFields?.map((f) => [f.manager, f.operation]),
+    [["istioctl", "Update"]],
+  );
+});

@@ -5,7 +5,7 @@
 import { createServer, type Socket } from "node:net";
 import { Writable } from "node:stream";
 import { KubeConfig, PortForward } from "@kubernetes/client-node";
-import { KubeApiError, KubeClient } from "../sources/kube/client.ts";
+import { ISTIOCTL_USER_AGENT, KubeApiError, KubeClient } from "../sources/kube/client.ts";
 
 /** A kubeconfig from --kubeconfig, else $KUBECONFIG, ~/.kube/config or in-cluster, in --context if given. */
 export function loadCliKubeConfig(kubeconfigPath?: string, context?: string): KubeConfig {
@@ -72,7 +72,8 @@ export class KubeAccess {
   readonly client: KubeClient;
 
   constructor(private readonly kubeConfig: KubeConfig) {
-    this.client = new KubeClient(kubeConfig);
+    // Recorded as istioctl's writes are (its user agent names the field manager).
+    this.client = new KubeClient(kubeConfig, { userAgent: ISTIOCTL_USER_AGENT });
   }
 
   /** The kubeconfig's current context (--context when given) and its API server's address. */

@@ -19,8 +19,11 @@ import {
 import { KubeApiError, type KubeClient } from "../sources/kube/index.ts";
 import { alignTabs } from "./proxy-config-tabwriter.ts";
 
-/** Who owns the fields `sluice tag set` applies (server-side apply's field manager). */
-const FIELD_MANAGER = "sluice-tag";
+/**
+ * Who owns the fields `sluice tag set` applies (server-side apply's field manager): istioctl's, which
+ * applies tags through its kube client's ApplyYAMLContents under `istio-ci`.
+ */
+const FIELD_MANAGER = "istio-ci";
 const ADMISSION = "/apis/admissionregistration.k8s.io/v1";
 /** What istioctl sets on the default revision's injector to switch it off without deleting it. */
 const NEVER_MATCH = { matchLabels: { "istio.io/deactivated": "never-match" } };

@@ -13,7 +13,7 @@ import { type Logger, pino } from "pino";
 import { type ConfigObject, keyString, type ObjectKey, objectKeyOf } from "../config/index.ts";
 import type { Unregister } from "../krt/index.ts";
 import type { ConfigStore } from "../sources/index.ts";
-import { errorMessage, ISTIOD_STATUS_MANAGER } from "./kube-requests.ts";
+import { errorMessage } from "./kube-requests.ts";
 import { WorkQueue } from "./work-queue.ts";
 
 /** One analysis message as Istio's AnalysisMessageBase (JSON). */
@@ -33,7 +33,7 @@ export interface ConfigAnalysis {
 /** Where statuses go: the Kubernetes source the objects come from (KubeSource). */
 export interface AnalysisStatusTarget {
   readonly source: string;
-  writeStatus(obj: ConfigObject, status: unknown, fieldManager?: string): Promise<ConfigObject>;
+  writeStatus(obj: ConfigObject, status: unknown): Promise<ConfigObject>;
 }
 
 export interface AnalysisStatusOptions {
@@ -172,7 +172,7 @@ export class AnalysisStatusWriter {
     const status: IstioStatus = { ...rest, observedGeneration: String(wanted.generation) };
     // jsonpb leaves out an empty list.
     if (wanted.messages.length > 0) status.validationMessages = wanted.messages;
-    await target.writeStatus(stored.object, status, ISTIOD_STATUS_MANAGER);
+    await target.writeStatus(stored.object, status);
     this.#forget(key, wanted);
     this.#log.info({ object: key, messages: wanted.messages.length }, "analysis status written");
     return true;

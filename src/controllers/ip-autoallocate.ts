@@ -26,7 +26,7 @@ import { controllerQueue, type WorkQueue } from "./work-queue.ts";
 /** Where statuses go: the Kubernetes source the ServiceEntries come from (KubeSource). */
 export interface IpAutoallocateTarget {
   readonly source: string;
-  patchStatus(obj: ConfigObject, patch: readonly JsonPatchOperation[], fieldManager: string): Promise<ConfigObject>;
+  patchStatus(obj: ConfigObject, patch: readonly JsonPatchOperation[]): Promise<ConfigObject>;
 }
 
 export interface IpAutoallocateOptions {
@@ -41,8 +41,6 @@ export interface IpAutoallocateOptions {
 
 const DEFAULT_IPV4_PREFIX = "240.240.0.0/16";
 const DEFAULT_IPV6_PREFIX = "2001:2::/48";
-/** The manager istiod's writes carry in managedFields. */
-const FIELD_MANAGER = "istiod";
 /** Attempts per key and change, 5 ms doubling between them, as istiod's queue. */
 const MAX_ATTEMPTS = 5;
 const SERVICE_ENTRY = kindKey("networking.istio.io", "ServiceEntry");
@@ -176,7 +174,7 @@ export class IpAutoallocator {
             { op: "test", path: "/status/addresses", value: status.addresses ?? null },
             { op: "add", path: "/status/addresses", value: addresses },
           ];
-    await this.#options.target.patchStatus(entry, patch, FIELD_MANAGER);
+    await this.#options.target.patchStatus(entry, patch);
   }
 
   /** Istio's resolveConflict: the oldest holder keeps an address (none does against a spec address). */

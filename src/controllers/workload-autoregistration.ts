@@ -21,8 +21,8 @@
 // no one can vouch for it any more; the entry itself stays.
 //
 // Reads are the store's (the cluster source's copy), writes a create, or an update or delete at the
-// read resourceVersion (the status through its subresource), under istiod's field manager
-// (pilot-discovery); a conflict, or an object the store has not seen yet, is tried again.
+// read resourceVersion (the status through its subresource), recorded as istiod's under pilot-discovery
+// (the client's user agent names the field manager); a conflict, or an object the store has not seen yet, is tried again.
 import { status } from "@grpc/grpc-js";
 import { type Logger, pino } from "pino";
 import { type ConfigObject, kindKey } from "../config/index.ts";
@@ -30,7 +30,7 @@ import { parseSpiffeId } from "../security/authn/index.ts";
 import type { ConfigStore } from "../sources/index.ts";
 import type { ConnectionHooks, ConnectionInfo, HealthReport } from "../xds/index.ts";
 import { XdsError } from "../xds/index.ts";
-import { errorMessage, ISTIOD_MANAGER, ISTIOD_STATUS_MANAGER, isStatus } from "./kube-requests.ts";
+import { errorMessage, isStatus } from "./kube-requests.ts";
 import { WorkQueue } from "./work-queue.ts";
 import {
   HEALTHY,
@@ -44,10 +44,10 @@ import {
 /** Where WorkloadEntries are written: the Kubernetes source the store reads them from (KubeSource). */
 export interface WorkloadEntryTarget {
   readonly source: string;
-  create(obj: ConfigObject, fieldManager: string): Promise<ConfigObject>;
-  update(obj: ConfigObject, fieldManager: string): Promise<ConfigObject>;
+  create(obj: ConfigObject): Promise<ConfigObject>;
+  update(obj: ConfigObject): Promise<ConfigObject>;
   delete(obj: ConfigObject): Promise<void>;
-  writeStatus(obj: ConfigObject, status: unknown, fieldManager: string): Promise<ConfigObject>;
+  writeStatus(obj: ConfigObject, status: unknown): Promise<ConfigObject>;
 }
 
 export interface WorkloadAutoRegistrationOptions {
@@ -392,7 +392,7 @@ export class WorkloadAutoRegistration implements ConnectionHooks {
     if (connectedAt !== undefined && at < connectedAt) return false;
     if (annotations[ANNOTATION_CONTROLLER] === instanceId && connectedAt !== undefined && at <= connectedAt)
       return false;
-    await this.#options.target.update(withConnected(entry, instanceId, conn.connectedAt), ISTIOD_MANAGER);
+    await this.#options.target.update(withConnected(entry, instanceId, conn.connectedAt));
     return true;
   }
 
@@ -416,7 +416,7 @@ export class WorkloadAutoRegistration implements ConnectionHooks {
     const entry = entryFromGroup(name, conn, group);
     this.#checkIdentity(conn, entry);
     try {
-      await target.create(withConnected(entry, instanceId, conn.connectedAt), ISTIOD_MANAGER);
+      await target.create(withConnected(entry, instanceId, conn.connectedAt));
     } catch (err) {
       // Made meanwhile (another replica, or the store had not seen it): taken over on the next try.
       if (isStatus(err, 409)) throw new Stale("the WorkloadEntry exists");
@@ -437,7 +437,7 @@ export class WorkloadAutoRegistration implements ConnectionHooks {
     if (connectedAt !== undefined && at.getTime() < connectedAt) return false;
     const next: Record<string, string> = { ...annotations, [ANNOTATION_DISCONNECTED_AT]: formatTime(at) };
     delete next[ANNOTATION_CONNECTED_AT];
-    await this.#options.target.update({ ...entry, metadata: { ...entry.metadata, annotations: next } }, ISTIOD_MANAGER);
+    await this.#options.target.update({ ...entry, metadata: { ...entry.metadata, annotations: next } });
     return true;
   }
 
@@ -464,11 +464,7 @@ export class WorkloadAutoRegistration implements ConnectionHooks {
     const stored = parseTime(storedHealth(entry.status)?.lastProbeTime);
     if (stored !== undefined && stored > update.at) return this.#healthDone(key, update);
     try {
-      await this.#options.target.writeStatus(
-        entry,
-        withCondition(entry.status, update.condition),
-        ISTIOD_STATUS_MANAGER,
-      );
+      await this.#options.target.writeStatus(entry, withCondition(entry.status, update.condition));
     } catch (err) {
       if (isStatus(err, 404)) return this.#healthDone(key, update);
       if (isStatus(err, 409)) return false;
@@ -510,7 +506,7 @@ export class WorkloadAutoRegistration implements ConnectionHooks {
     try {
       if (isAutoRegistered(entry)) await target.delete(entry);
       else if (isHealthChecked(entry) && storedHealth(entry.status)) {
-        await target.writeStatus(entry, withoutCondition(entry.status, HEALTHY), ISTIOD_STATUS_MANAGER);
+        await target.writeStatus(entry, withoutCondition(entry.status, HEALTHY));
       } else return;
     } catch (err) {
       if (isStatus(err, 404)) return;

@@ -25,10 +25,14 @@ import type {
   WorkloadGroup,
 } from "../config/types/index.ts";
 import { groupVersion, KubeApiError, KubeClient, type OpenWatch, resourcePath } from "../sources/kube/index.ts";
+import { SLUICE_VERSION } from "../util/version.ts";
 
 // Re-exported so callers build the KubeConfig from the same client-node copy the clients use.
 export { KubeConfig } from "@kubernetes/client-node";
 export { KubeApiError } from "../sources/kube/index.ts";
+
+/** The library's clients' User-Agent: their writes that name no field manager are recorded under `sluice`. */
+const LIBRARY_USER_AGENT = `sluice/${SLUICE_VERSION}`;
 
 /** How a patch is written: a JSON merge patch (RFC 7386, the default) or a JSON patch (RFC 6902, a list of operations). */
 export type PatchType = "merge" | "json";
@@ -168,7 +172,7 @@ export interface GatewayApiClients {
 
 /** Clients for every Istio kind, sharing one connection setup from `kubeConfig`. */
 export function istioClients(kubeConfig: KubeConfig): IstioClients {
-  const client = new KubeClient(kubeConfig);
+  const client = new KubeClient(kubeConfig, { userAgent: LIBRARY_USER_AGENT });
   const of = <T extends ConfigObject>(kindName: string) =>
     new KindOperations<T>(client, registryKind("istio", kindName)) as NamespacedClient<T>;
   return {
@@ -192,7 +196,7 @@ export function istioClients(kubeConfig: KubeConfig): IstioClients {
 
 /** Clients for every Gateway API kind, sharing one connection setup from `kubeConfig`. */
 export function gatewayApiClients(kubeConfig: KubeConfig): GatewayApiClients {
-  const client = new KubeClient(kubeConfig);
+  const client = new KubeClient(kubeConfig, { userAgent: LIBRARY_USER_AGENT });
   const of = <T extends ConfigObject>(kindName: string) =>
     new KindOperations<T>(client, registryKind("gateway-api", kindName)) as NamespacedClient<T>;
   return {
@@ -226,7 +230,11 @@ export function kindClient<T extends ConfigObject = ConfigObject>(
 ): NamespacedClient<T> | ClusterClient<T> {
   const kind = lookupKind(apiVersion, kindName);
   if (!kind) throw new Error(`no kind ${kindName} at ${apiVersion} in Sluice's kinds registry`);
-  const operations = new KindOperations<T>(new KubeClient(kubeConfig), kind, parseApiVersion(apiVersion).version);
+  const operations = new KindOperations<T>(
+    new KubeClient(kubeConfig, { userAgent: LIBRARY_USER_AGENT }),
+    kind,
+    parseApiVersion(apiVersion).version,
+  );
   return kind.namespaced ? (operations as NamespacedClient<T>) : clusterClient(operations);
 }
 

@@ -15,6 +15,7 @@ import { applyObjects, installObjects, type KubeObject, loadValues, Values } fro
 import { KubeClient } from "../../src/sources/kube/index.ts";
 import { type Cluster, clusterSkipReason, sharedCluster } from "../cluster/index.ts";
 import { peersSkipReason, requirePeer } from "../peers/paths.ts";
+import { writers } from "../support/managed-fields.ts";
 
 const skip = clusterSkipReason() ?? peersSkipReason("istioctl");
 const SLUICE = fileURLToPath(new URL("../../bin/sluice.js", import.meta.url));
@@ -59,7 +60,8 @@ describe("sluice tag, as istioctl tag", { skip }, () => {
   const tagObjects = async (name: string) => {
     const get = async (path: string) => {
       const res = await cluster.request("GET", path);
-      return res.status === 404 ? undefined : comparable(res.body as KubeObject);
+      // With who wrote it (managedFields' managers): istioctl applies under istio-ci.
+      return res.status === 404 ? undefined : { ...comparable(res.body as KubeObject), writers: writers(res.body) };
     };
     return {
       webhook: await get(`${ADMISSION}/mutatingwebhookconfigurations/istio-revision-tag-${name}-${ns}`),

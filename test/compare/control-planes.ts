@@ -58,9 +58,9 @@ function stopper(child: ChildProcess): () => Promise<void> {
   };
 }
 
-function spawnLogged(bin: string, args: string[], env: NodeJS.ProcessEnv, log: string): ChildProcess {
+function spawnLogged(bin: string, args: string[], env: NodeJS.ProcessEnv, log: string, argv0?: string): ChildProcess {
   const out = createWriteStream(log);
-  const child = spawn(bin, args, { env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(bin, args, { env, stdio: ["ignore", "pipe", "pipe"], ...(argv0 ? { argv0 } : {}) });
   // Both into one file, closed once both have ended ("close"): piped with their default end, the
   // first to end would close it under the other's last lines (a write after end, thrown).
   child.stdout?.pipe(out, { end: false });
@@ -83,6 +83,9 @@ export interface PlaneInputs {
   meshFile: string;
   workDir: string;
 }
+
+/** istiod's command in Istio's image (/usr/local/bin/pilot-discovery); the peer build is named istiod. */
+export const ISTIOD_COMMAND = "pilot-discovery";
 
 /** As a standard install runs istiod: in istio-system, revision default. */
 const ISTIOD_POD_ENV = { POD_NAMESPACE: "istio-system", POD_NAME: "istiod-compare", REVISION: "default" };
@@ -107,6 +110,8 @@ export async function startIstiod(
     ],
     { ...process.env, ...ISTIOD_POD_ENV, ...env },
     log,
+    // As Istio's image runs it: its user agent, so the field manager of its writes, is the command's name.
+    ISTIOD_COMMAND,
   );
   const plane: ControlPlane = {
     name: "istiod",

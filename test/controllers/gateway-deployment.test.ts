@@ -386,6 +386,18 @@ async function builtinClassSpecs(cluster: Cluster): Promise<Record<string, unkno
   return out;
 }
 
+/** Who created each built-in class, as managedFields record it (the main resource's, without times). */
+async function builtinClassWriters(cluster: Cluster): Promise<Record<string, unknown>> {
+  const out: Record<string, unknown> = {};
+  for (const name of ["istio", "istio-remote"]) {
+    const { metadata } = (await cluster.must("GET", classPath(name))).body as KubeObject;
+    out[name] = (metadata.managedFields ?? [])
+      .filter((f) => f.subresource === undefined)
+      .map(({ time: _time, ...rest }) => rest);
+  }
+  return out;
+}
+
 // GatewayClasses are cluster-wide: a cluster of their own.
 describe("GatewayClassCreator", { skip }, () => {
   let cluster: Cluster;
@@ -487,6 +499,7 @@ describe("GatewayDeploymentController against istiod", { skip: istiodSkip }, () 
   let controller: ReturnType<typeof sluiceController> | undefined;
   let sides: { istiod: string; sluice: string };
   let sluiceClasses: Record<string, unknown> = {};
+  let sluiceClassWriters: Record<string, unknown> = {};
 
   const both = async (step: (ns: string) => Promise<unknown>) => {
     await step(sides.istiod);
@@ -539,6 +552,7 @@ describe("GatewayDeploymentController against istiod", { skip: istiodSkip }, () 
         const creator = classCreator(cluster);
         await creator.start();
         sluiceClasses = await builtinClassSpecs(cluster);
+        sluiceClassWriters = await builtinClassWriters(cluster);
         creator.stop();
         for (const name of Object.keys(sluiceClasses)) await cluster.must("DELETE", classPath(name));
       },
@@ -559,6 +573,15 @@ describe("GatewayDeploymentController against istiod", { skip: istiodSkip }, () 
 
   test("the same built-in GatewayClasses", async () => {
     assert.deepEqual(await builtinClassSpecs(cluster), sluiceClasses);
+    // Created alike: by an update under pilot-discovery, owning the same fields.
+    const istiodWriters = await builtinClassWriters(cluster);
+    assert.deepEqual(
+      Object.values(istiodWriters).map((entries) =>
+        (entries as { manager: string; operation: string }[]).map((f) => [f.manager, f.operation]),
+      ),
+      [[["pilot-discovery", "Update"]], [["pilot-discovery", "Update"]]],
+    );
+    assert.deepEqual(sluiceClassWriters, istiodWriters);
   });
 
   test("a new Gateway: the same ServiceAccount, Deployment and Service", async () => {

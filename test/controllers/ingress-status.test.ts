@@ -11,6 +11,7 @@ import { IngressStatusWriter, TagWatcher } from "../../src/controllers/index.ts"
 import { ConfigStore } from "../../src/sources/index.ts";
 import { KubeClient, KubeSource } from "../../src/sources/kube/index.ts";
 import { type Cluster, clusterSkipReason, sharedCluster } from "../cluster/index.ts";
+import { writers } from "../support/managed-fields.ts";
 import { pointTag, tagWebhookPath } from "../support/revision-tags.ts";
 import { waitFor } from "../support/xds-fixtures.ts";
 
@@ -103,6 +104,12 @@ describe("IngressStatusWriter with revision tags", { skip }, () => {
     await waitFor(async () => (await addresses(tagged, "by-namespace")) !== undefined, "the tagged namespace's");
     assert.deepEqual(await addresses(apps, "ours"), address);
     assert.deepEqual(await addresses(tagged, "by-namespace"), address);
+    // The status written as istiod's UpdateStatus: an update of the subresource under pilot-discovery.
+    const written = writers((await cluster.must("GET", ingressPath(apps, "ours"))).body);
+    assert.deepEqual(
+      written.filter(([, , subresource]) => subresource === "status"),
+      [["pilot-discovery", "Update", "status"]],
+    );
     assert.equal(await addresses(apps, "theirs"), undefined);
     assert.equal(await addresses(apps, "unlabelled"), undefined);
     // The tag moved to this revision: its Ingress is ours now, and written.

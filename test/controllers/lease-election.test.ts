@@ -6,6 +6,7 @@ import { after, before, describe, test } from "node:test";
 import { defaultRevisionPreempts, LEASE_HOLDER_KEY, LeaseElection } from "../../src/controllers/index.ts";
 import { KubeClient } from "../../src/sources/kube/index.ts";
 import { type Cluster, clusterSkipReason, sharedCluster } from "../cluster/index.ts";
+import { writers } from "../support/managed-fields.ts";
 import { waitFor } from "../support/xds-fixtures.ts";
 
 const skip = clusterSkipReason();
@@ -88,6 +89,8 @@ describe("LeaseElection", { skip }, () => {
     const spec = (await lease("istio-namespace-controller-election")).spec;
     assert.equal(spec.holderIdentity, leader);
     assert.equal(spec.leaseDurationSeconds, 2);
+    // Created and renewed as istiod's are: updates under its user agent's command.
+    assert.deepEqual(writers(await lease("istio-namespace-controller-election")), [["pilot-discovery", "Update", ""]]);
   });
 
   test("a leader that stops releases the Lease and another replica takes over", async () => {

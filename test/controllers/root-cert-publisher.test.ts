@@ -9,6 +9,7 @@ import { ROOT_CERT_CONFIGMAP, ROOT_CERT_KEY, RootCertPublisher } from "../../src
 import { ConfigStore } from "../../src/sources/index.ts";
 import { KubeClient, KubeSource } from "../../src/sources/kube/index.ts";
 import { type Cluster, clusterSkipReason, sharedCluster } from "../cluster/index.ts";
+import { writers } from "../support/managed-fields.ts";
 import { waitFor } from "../support/xds-fixtures.ts";
 
 const skip = clusterSkipReason();
@@ -70,6 +71,8 @@ describe("RootCertPublisher", { skip }, () => {
     await waitFor(async () => (await published(selected, root)) && (await published(other, root)), "the ConfigMaps");
     assert.deepEqual((await read(selected))?.metadata.labels, { "istio.io/config": "true" });
     assert.deepEqual(Object.keys((await read(other))?.data ?? {}), [ROOT_CERT_KEY]);
+    // Created as istiod creates it: an update under its user agent's command.
+    assert.deepEqual(writers(await read(selected)), [["pilot-discovery", "Update", ""]]);
   });
 
   test("a namespace discoverySelectors leave out gets none", async () => {

@@ -9,6 +9,7 @@ import { WebhookPatcher } from "../../src/controllers/index.ts";
 import { KubeClient } from "../../src/sources/kube/index.ts";
 import { type Cluster, clusterSkipReason, sharedCluster } from "../cluster/index.ts";
 import { freePort } from "../support/free-port.ts";
+import { writers } from "../support/managed-fields.ts";
 import { waitFor } from "../support/xds-fixtures.ts";
 
 const skip = clusterSkipReason();
@@ -108,6 +109,12 @@ describe("WebhookPatcher", { skip }, () => {
   test("its revision's injector webhooks get the bundle; other webhooks and unlabelled configurations do not", async () => {
     await waitFor(async () => (await injectorBundles())[0] === base64(bundle), "the injector patched");
     assert.deepEqual(await injectorBundles(), [base64(bundle), undefined]);
+    // The caBundle written as istiod writes it: an update under its user agent's command.
+    const injector = await read("mutatingwebhookconfigurations", names.injector);
+    assert.ok(
+      writers(injector).some((w) => w.join(" ") === "pilot-discovery Update "),
+      JSON.stringify(writers(injector)),
+    );
     const unlabelled = await read("mutatingwebhookconfigurations", names.unlabelled);
     assert.equal(unlabelled.webhooks[0].clientConfig.caBundle, undefined);
   });

@@ -11,6 +11,7 @@ import { storeGatewayConversion, storeRegistry } from "../../src/model/store-pus
 import { ConfigStore, MemorySource } from "../../src/sources/index.ts";
 import { KubeSource } from "../../src/sources/kube/index.ts";
 import { type Cluster, clusterSkipReason, sharedCluster } from "../cluster/index.ts";
+import { writers } from "../support/managed-fields.ts";
 import { waitFor } from "../support/xds-fixtures.ts";
 import { GATEWAY_API_VERSION, WEB_GATEWAY } from "./fixtures.ts";
 
@@ -138,6 +139,11 @@ describe("GatewayStatusWriter", { skip }, () => {
     // Written through the status subresource: the spec's generation did not move.
     assert.equal((await read(route("shop", "cart"))).metadata.generation, 1);
     assert.equal((await read(gateway)).metadata.generation, 1);
+    // As istiod's status updates: an update of the subresource under its user agent's command.
+    for (const obj of [route("shop", "cart"), gateway]) {
+      const status = writers(await read(obj)).filter(([, , subresource]) => subresource === "status");
+      assert.deepEqual(status, [["pilot-discovery", "Update", "status"]], obj.metadata.name);
+    }
   });
 
   test("once the written statuses come back through the watch, nothing more is written", async () => {

@@ -1,22 +1,36 @@
 // The CA's root in the Kubernetes Secret `istio-ca-secret` (Istio's choice). Apart from store.ts so that
 // sluiced loads the Kubernetes client only when it has a cluster.
-import { ApiException, CoreV1Api, type KubeConfig, type V1Secret } from "@kubernetes/client-node";
+import type { KubeConfig } from "@kubernetes/client-node";
+import { KubeApiError, KubeClient } from "../../sources/kube/index.ts";
 import { CA_SECRET_KEYS, CA_SECRET_NAME, type CaSecretData, type CaSecretStore } from "./store.ts";
 
 /** Istio's Secret type for it. */
 const CA_SECRET_TYPE = "istio.io/ca-root";
 
-/** The Secret `istio-ca-secret` in the system namespace, through client-node's CoreV1Api. */
+interface Secret {
+  apiVersion: "v1";
+  kind: "Secret";
+  metadata: { name: string; namespace: string; resourceVersion?: string } & Record<string, unknown>;
+  type?: string;
+  data?: Record<string, string>;
+}
+
+/**
+ * The Secret `istio-ca-secret` in the system namespace, through sluiced's KubeClient: written, as
+ * istiod writes it, under the field manager pilot-discovery (its user agent's).
+ */
 export class KubeCaSecretStore implements CaSecretStore {
   readonly location: string;
-  readonly #api: CoreV1Api;
+  readonly #client: KubeClient;
+  readonly #path: string;
 
   constructor(
     kubeConfig: KubeConfig,
     readonly namespace: string,
     readonly name = CA_SECRET_NAME,
   ) {
-    this.#api = kubeConfig.makeApiClient(CoreV1Api);
+    this.#client = new KubeClient(kubeConfig);
+    this.#path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets`;
     this.location = `secret ${namespace}/${name}`;
   }
 
@@ -33,10 +47,10 @@ export class KubeCaSecretStore implements CaSecretStore {
 
   async create(data: CaSecretData): Promise<boolean> {
     try {
-      await this.#api.createNamespacedSecret({ namespace: this.namespace, body: this.#secret(data) });
+      await this.#client.request("POST", this.#path, this.#secret(data));
       return true;
     } catch (err) {
-      if (err instanceof ApiException && err.code === 409) return false;
+      if (err instanceof KubeApiError && err.code === 409) return false;
       throw err;
     }
   }
@@ -48,19 +62,19 @@ export class KubeCaSecretStore implements CaSecretStore {
     const body = this.#secret(data);
     body.metadata = { ...current.metadata, name: this.name, namespace: this.namespace };
     body.data = { ...current.data, ...body.data };
-    await this.#api.replaceNamespacedSecret({ name: this.name, namespace: this.namespace, body });
+    await this.#client.request("PUT", `${this.#path}/${encodeURIComponent(this.name)}`, body);
   }
 
-  async #read(): Promise<V1Secret | undefined> {
+  async #read(): Promise<Secret | undefined> {
     try {
-      return await this.#api.readNamespacedSecret({ name: this.name, namespace: this.namespace });
+      return (await this.#client.request("GET", `${this.#path}/${encodeURIComponent(this.name)}`)) as Secret;
     } catch (err) {
-      if (err instanceof ApiException && err.code === 404) return undefined;
+      if (err instanceof KubeApiError && err.code === 404) return undefined;
       throw err;
     }
   }
 
-  #secret(data: CaSecretData): V1Secret {
+  #secret(data: CaSecretData): Secret {
     const encoded: Record<string, string> = {};
     for (const key of CA_SECRET_KEYS) encoded[key] = Buffer.from(data[key], "utf8").toString("base64");
     return {

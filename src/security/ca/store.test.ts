@@ -31,6 +31,11 @@ test("istio-ca-secret: absent, created once, read back, replaced", { skip }, asy
     .readNamespacedSecret({ name: "istio-ca-secret", namespace });
   assert.equal(secret.type, "istio.io/ca-root");
   assert.equal(Buffer.from(secret.data?.["ca-key.pem"] ?? "", "base64").toString(), "key");
+  // Created and replaced as istiod's are: updates under its user agent's command.
+  assert.deepEqual(
+    secret.metadata?.managedFields?.map((f) => [f.manager, f.operation, f.subresource ?? ""]),
+    [["pilot-discovery", "Update", ""]],
+  );
 });
 
 test("a self-signed root in the Secret survives a restart", { skip }, async () => {

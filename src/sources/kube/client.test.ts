@@ -2,12 +2,15 @@
 // server actually authenticates, and the server's Status answers as KubeApiError.
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer as createHttpServer, type IncomingHttpHeaders } from "node:http";
 import { connect, createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { KubeConfig } from "@kubernetes/client-node";
 import { type Cluster, clusterSkipReason, sharedCluster } from "../../../test/cluster/index.ts";
-import { KubeApiError, KubeClient, loadKubeConfig } from "./client.ts";
+import { SLUICE_VERSION } from "../../util/version.ts";
+import { ISTIOCTL_USER_AGENT, KubeApiError, KubeClient, loadKubeConfig, PILOT_DISCOVERY_USER_AGENT } from "./client.ts";
 
 // Without etcd and kube-apiserver built (`npm run peers`) the tests skip; on CI that throws.
 const skip = clusterSkipReason();
@@ -101,6 +104,49 @@ describe("KubeClient (real kube-apiserver)", { skip }, () => {
     );
   });
 
+  test("writes are recorded under the user agent's command: pilot-discovery, or istioctl for the CLI", async () => {
+    const ns = await cluster.namespace("client-managers");
+    const sluiced = new KubeClient(cluster.kubeConfig());
+    const cli = new KubeClient(cluster.kubeConfig(), { userAgent: ISTIOCTL_USER_AGENT });
+    type Managed = { metadata: { managedFields?: { manager: string; operation: string; subresource?: string }[] } };
+    // In the order of their managers (the server keeps its own).
+    const writers = (o: unknown) =>
+      ((o as Managed).metadata.managedFields ?? [])
+        .map((f) => [f.manager, f.operation, f.subresource ?? ""])
+        .sort((a, b) => a.join(" ").localeCompare(b.join(" ")));
+    const path = `/api/v1/namespaces/${ns}/services`;
+    const service = { apiVersion: "v1", kind: "Service", metadata: { name: "web", namespace: ns } };
+    const spec = { type: "LoadBalancer", ports: [{ port: 80 }] };
+    // A create (POST) as istiod's: the API server takes the manager from the User-Agent.
+    const created = await sluiced.request("POST", path, { ...service, spec });
+    assert.deepEqual(writers(created), [["pilot-discovery", "Update", ""]]);
+    // A merge patch as istioctl's, then an update of the status subresource (PUT) as istiod's.
+    const patched = await cli.patch(
+      `${path}/web`,
+      { metadata: { labels: { a: "b" } } },
+      "application/merge-patch+json",
+    );
+    assert.deepEqual(writers(patched), [
+      ["istioctl", "Update", ""],
+      ["pilot-discovery", "Update", ""],
+    ]);
+    const status = { loadBalancer: { ingress: [{ ip: "192.0.2.1" }] } };
+    const updated = await sluiced.request("PUT", `${path}/web/status`, { ...(patched as object), status });
+    assert.deepEqual(writers(updated), [
+      ["istioctl", "Update", ""],
+      ["pilot-discovery", "Update", ""],
+      ["pilot-discovery", "Update", "status"],
+    ]);
+    // A fieldManager the request names wins over the user agent's (server-side applies name theirs).
+    const named = await sluiced.request("POST", `/api/v1/namespaces/${ns}/configmaps?fieldManager=named`, {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "named", namespace: ns },
+      data: { a: "1" },
+    });
+    assert.deepEqual(writers(named), [["named", "Update", ""]]);
+  });
+
   test("requests share one kept-alive connection instead of a TLS handshake each", async () => {
     // A TCP forwarder in front of the API server counts the connections opened through it.
     let connections = 0;
@@ -135,4 +181,43 @@ describe("KubeClient (real kube-apiserver)", { skip }, () => {
       forwarder.close();
     }
   });
+});
+
+test("every request and watch carries the client's User-Agent", async () => {
+  const seen: { url: string; headers: IncomingHttpHeaders }[] = [];
+  const server = createHttpServer((req, res) => {
+    seen.push({ url: req.url ?? "", headers: req.headers });
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(req.url?.includes("watch=true") ? "" : "{}");
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  try {
+    const { port } = server.address() as { port: number };
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromOptions({
+      clusters: [{ name: "local", server: `http://127.0.0.1:${port}`, skipTLSVerify: true }],
+      users: [{ name: "nobody" }],
+      contexts: [{ name: "local", cluster: "local", user: "nobody" }],
+      currentContext: "local",
+    });
+    const agents = [];
+    for (const client of [new KubeClient(kubeConfig), new KubeClient(kubeConfig, { userAgent: ISTIOCTL_USER_AGENT })]) {
+      await client.request("POST", "/api/v1/namespaces/ns/configmaps", {});
+      await client.patch("/api/v1/namespaces/ns/configmaps/cm", {}, "application/merge-patch+json");
+      await (await client.watch("/api/v1/namespaces/ns/configmaps", {}, () => {})).ended;
+      agents.push(seen.splice(0).map((r) => [r.url.split("?")[0], r.headers["user-agent"]]));
+    }
+    const requests = (ua: string) => [
+      ["/api/v1/namespaces/ns/configmaps", ua],
+      ["/api/v1/namespaces/ns/configmaps/cm", ua],
+      ["/api/v1/namespaces/ns/configmaps", ua],
+    ];
+    assert.deepEqual(agents, [requests(PILOT_DISCOVERY_USER_AGENT), requests(ISTIOCTL_USER_AGENT)]);
+    // As Istio's IstioUserAgent: `<command>/<version>`, the command being what the API server records.
+    assert.equal(PILOT_DISCOVERY_USER_AGENT, `pilot-discovery/${SLUICE_VERSION} (sluice)`);
+    assert.equal(ISTIOCTL_USER_AGENT, `istioctl/${SLUICE_VERSION} (sluice)`);
+  } finally {
+    server.closeAllConnections();
+    server.close();
+  }
 });

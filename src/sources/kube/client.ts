@@ -7,6 +7,7 @@ import { existsSync } from "node:fs";
 import { Agent as HttpAgent } from "node:http";
 import { type AgentOptions, Agent as HttpsAgent } from "node:https";
 import { HttpMethod, IsomorphicFetchHttpLibrary, KubeConfig, RequestContext, Watch } from "@kubernetes/client-node";
+import { SLUICE_VERSION } from "../../util/version.ts";
 
 /** Where a pod's ServiceAccount token, CA and namespace are mounted (client-go's in-cluster config). */
 export const SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
@@ -92,13 +93,45 @@ class KeepAliveAgents {
   }
 }
 
+/**
+ * A User-Agent as Istio's programs send (pkg/kube IstioUserAgent: `<command>/<version>`), with
+ * Sluice named in a comment. The API server records a write that names no `fieldManager` in
+ * managedFields under the part before the first "/" (apiserver's prefixFromUserAgent), so the command
+ * is the field manager of every create, update and non-apply patch.
+ */
+export function istioUserAgent(command: string): string {
+  return `${command}/${SLUICE_VERSION} (sluice)`;
+}
+
+/**
+ * sluiced's: istiod's command in Istio's image is pilot-discovery, and istiod names no field
+ * manager but for its server-side applies, so its writes are recorded under `pilot-discovery`.
+ */
+export const PILOT_DISCOVERY_USER_AGENT = istioUserAgent("pilot-discovery");
+
+/** The CLI's, as istioctl's: its writes are recorded under `istioctl`. */
+export const ISTIOCTL_USER_AGENT = istioUserAgent("istioctl");
+
+export interface KubeClientOptions {
+  /**
+   * The User-Agent of every request and watch; default sluiced's (PILOT_DISCOVERY_USER_AGENT). Its
+   * command (before the first "/") is the field manager of the writes that name none.
+   */
+  userAgent?: string;
+}
+
 export class KubeClient {
   private readonly http = new IsomorphicFetchHttpLibrary();
   private readonly agents = new KeepAliveAgents();
   private readonly watcher: Watch;
+  readonly userAgent: string;
 
-  constructor(private readonly kubeConfig: KubeConfig) {
-    this.watcher = new Watch(kubeConfig);
+  constructor(
+    private readonly kubeConfig: KubeConfig,
+    options: KubeClientOptions = {},
+  ) {
+    this.userAgent = options.userAgent ?? PILOT_DISCOVERY_USER_AGENT;
+    this.watcher = new Watch(withUserAgent(kubeConfig, this.userAgent));
   }
 
   /** Sends one JSON request; throws KubeApiError on a non-2xx answer. */
@@ -147,6 +180,7 @@ export class KubeClient {
     if (!server) throw new Error("kubeconfig has no current cluster");
     const context = new RequestContext(server + path, HttpMethod[method]);
     context.setHeaderParam("Accept", accept);
+    context.setHeaderParam("User-Agent", this.userAgent);
     if (body !== undefined) {
       context.setHeaderParam("Content-Type", contentType);
       context.setBody(JSON.stringify(body));
@@ -197,4 +231,18 @@ export class KubeClient {
     const controller = await this.watcher.watch(path, params, onEvent, (err: unknown) => settle(err));
     return { ended, abort: () => controller.abort() };
   }
+}
+
+/**
+ * The kubeconfig as client-node's Watch reads it (its cluster, and the fetch options of a request),
+ * with `userAgent` on each watch request: Watch takes no headers of its own.
+ */
+function withUserAgent(kubeConfig: KubeConfig, userAgent: string): KubeConfig {
+  const config = Object.create(kubeConfig) as KubeConfig;
+  config.applyToFetchOptions = async (options) => {
+    const init = await kubeConfig.applyToFetchOptions(options);
+    (init.headers as { set(name: string, value: string): void }).set("User-Agent", userAgent);
+    return init;
+  };
+  return config;
 }

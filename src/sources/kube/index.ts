@@ -1,5 +1,15 @@
 export type { BackoffOptions } from "./backoff.ts";
-export { inCluster, KubeApiError, KubeClient, loadKubeConfig, type OpenWatch } from "./client.ts";
+export {
+  ISTIOCTL_USER_AGENT,
+  inCluster,
+  istioUserAgent,
+  KubeApiError,
+  KubeClient,
+  type KubeClientOptions,
+  loadKubeConfig,
+  type OpenWatch,
+  PILOT_DISCOVERY_USER_AGENT,
+} from "./client.ts";
 export {
   type ConfigMapKeysWatch,
   type ConfigMapTexts,

@@ -102,11 +102,13 @@ export class KubeSource {
   /**
    * Replaces the status of `obj` through its status subresource and returns the object as stored.
    * The object's resourceVersion is a precondition: if the object changed since, this fails with
-   * KubeApiError 409 (Conflict) and the caller retries with the newer object. Without a `fieldManager`
-   * the API server names the manager after the user agent.
+   * KubeApiError 409 (Conflict) and the caller retries with the newer object.
+   *
+   * Writes name no field manager: the API server records them under the client's user agent's command
+   * (KubeClient's, pilot-discovery by default), as istiod's.
    */
-  async writeStatus(obj: ConfigObject, status: unknown, fieldManager?: string): Promise<ConfigObject> {
-    return (await this.client.request("PUT", `${statusPath(obj)}${managerQuery(fieldManager)}`, {
+  async writeStatus(obj: ConfigObject, status: unknown): Promise<ConfigObject> {
+    return (await this.client.request("PUT", statusPath(obj), {
       ...obj,
       status,
     })) as ConfigObject;
@@ -114,36 +116,20 @@ export class KubeSource {
 
   /**
    * Applies a JSON patch (RFC 6902) to the status of `obj` through its status subresource, recorded
-   * in managedFields under `fieldManager`; a failed `test` operation fails it with KubeApiError 422.
+   * a failed `test` operation fails it with KubeApiError 422.
    */
-  async patchStatus(
-    obj: ConfigObject,
-    patch: readonly JsonPatchOperation[],
-    fieldManager: string,
-  ): Promise<ConfigObject> {
-    const path = `${statusPath(obj)}?fieldManager=${encodeURIComponent(fieldManager)}`;
-    return (await this.client.patch(path, patch, "application/json-patch+json")) as ConfigObject;
+  async patchStatus(obj: ConfigObject, patch: readonly JsonPatchOperation[]): Promise<ConfigObject> {
+    return (await this.client.patch(statusPath(obj), patch, "application/json-patch+json")) as ConfigObject;
   }
 
-  /**
-   * Creates `obj` (POST) and returns it as stored; an existing one fails with KubeApiError 409. Without
-   * a `fieldManager` the API server names the manager after the user agent.
-   */
-  async create(obj: ConfigObject, fieldManager?: string): Promise<ConfigObject> {
-    return (await this.client.request(
-      "POST",
-      `${objectPath(obj, false)}${managerQuery(fieldManager)}`,
-      obj,
-    )) as ConfigObject;
+  /** Creates `obj` (POST) and returns it as stored; an existing one fails with KubeApiError 409. */
+  async create(obj: ConfigObject): Promise<ConfigObject> {
+    return (await this.client.request("POST", objectPath(obj, false), obj)) as ConfigObject;
   }
 
   /** Replaces `obj` (PUT); its resourceVersion is a precondition (409 when the object changed since). */
-  async update(obj: ConfigObject, fieldManager?: string): Promise<ConfigObject> {
-    return (await this.client.request(
-      "PUT",
-      `${objectPath(obj, true)}${managerQuery(fieldManager)}`,
-      obj,
-    )) as ConfigObject;
+  async update(obj: ConfigObject): Promise<ConfigObject> {
+    return (await this.client.request("PUT", objectPath(obj, true), obj)) as ConfigObject;
   }
 
   /** Deletes `obj` only while it is at its resourceVersion (409 otherwise, 404 when already gone). */
@@ -197,9 +183,4 @@ function objectPath(obj: ConfigObject, named: boolean): string {
     namespace: obj.metadata.namespace,
     name: named ? obj.metadata.name : undefined,
   });
-}
-
-/** The query naming a write's field manager; none without one. */
-function managerQuery(fieldManager: string | undefined): string {
-  return fieldManager === undefined ? "" : `?fieldManager=${encodeURIComponent(fieldManager)}`;
 }
