@@ -31,6 +31,7 @@ import {
   endpointView,
   failoverPriorityLabelNames,
   labelValues,
+  type ScopeTraits,
   scopeTraits,
 } from "./proxy-view.ts";
 
@@ -269,6 +270,20 @@ const ASSIGNMENT_CLASS_KEY = new KeyFormat<AssignmentClassKey>({
   failoverLabels: "value",
 });
 
+/** What a proxy's class key was written from, and the key. */
+interface WrittenClassKey {
+  traits: ScopeTraits;
+  mesh: MeshConfig;
+  view: EndpointView;
+  labels: ProxyNode["labels"];
+  key: string;
+}
+
+// Asked once per proxy in every push that builds its assignments (200 proxies of an endpoint change
+// in the scoped 2,000 bench); the inputs are objects replaced, never changed in place, so the same
+// ones give the same key without writing it again.
+const WRITTEN_CLASS_KEYS = new WeakMap<ProxyNode, WrittenClassKey>();
+
 /**
  * What the load assignments read of the proxy besides its scope: its endpoint view, the labels
  * DestinationRule selectors match, and with failoverPriority (the scope's rules' or the mesh's) the
@@ -276,17 +291,32 @@ const ASSIGNMENT_CLASS_KEY = new KeyFormat<AssignmentClassKey>({
  */
 export function assignmentClassKey(cache: XdsCache, push: MeshPush, scope: SidecarScope, proxy: ProxyNode): string {
   const traits = scopeTraits(cache, scope);
-  const meshFailoverPriority = localityLbSetting(push.snapshot.mesh, undefined)?.failoverPriority ?? [];
+  const { mesh } = push.snapshot;
+  const view = endpointView(proxy);
+  const { labels } = proxy;
+  const written = WRITTEN_CLASS_KEYS.get(proxy);
+  if (
+    written &&
+    written.traits === traits &&
+    written.mesh === mesh &&
+    written.view === view &&
+    written.labels === labels
+  ) {
+    return written.key;
+  }
+  const meshFailoverPriority = localityLbSetting(mesh, undefined)?.failoverPriority ?? [];
   const failoverLabels =
     traits.failoverPriorityLabels || meshFailoverPriority.length > 0
       ? failoverPriorityLabelNames([...(traits.failoverPriorityLabels ?? []), ...meshFailoverPriority])
       : undefined;
-  const key: AssignmentClassKey = {
-    endpointView: endpointView(proxy),
-    selectorLabelValues: labelValues(proxy.labels, traits.selectorLabels),
+  const parts: AssignmentClassKey = {
+    endpointView: view,
+    selectorLabelValues: labelValues(labels, traits.selectorLabels),
     failoverLabels: failoverLabels
-      ? [Object.keys(proxy.labels).length > 0, ...labelValues(proxy.labels, failoverLabels)]
+      ? [Object.keys(labels).length > 0, ...labelValues(labels, failoverLabels)]
       : undefined,
   };
-  return ASSIGNMENT_CLASS_KEY.text(key, cache);
+  const key = ASSIGNMENT_CLASS_KEY.text(parts, cache);
+  WRITTEN_CLASS_KEYS.set(proxy, { traits, mesh, view, labels, key });
+  return key;
 }
