@@ -160,6 +160,19 @@ const READER_RULES: readonly PolicyRule[] = [
   { apiGroups: ["discovery.k8s.io"], resources: ["endpointslices"], verbs: READ },
 ];
 
+/**
+ * With `istiodRemote.enabled` (a cluster a control plane outside it leads, as Istio's chart): the
+ * namespace controller's writes there, istio-ca-root-cert in every namespace.
+ */
+const REMOTE_WRITER_RULES: readonly PolicyRule[] = [
+  { apiGroups: [""], resources: ["configmaps"], verbs: ["list", "watch", "create", "update"] },
+];
+
+/** With `istiodRemote.enabled`: its election in the system namespace (a Lease where istiod takes a ConfigMap lock). */
+const REMOTE_ELECTION_RULES: readonly PolicyRule[] = [
+  { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "create", "update"] },
+];
+
 /** The Gateway deployment controller's ClusterRole and binding, under Istio's names. */
 function renderGatewayControllerRole(values: Values, p: Names): KubeObject[] {
   if (values.stringMap("pilot.env").PILOT_ENABLE_GATEWAY_API_DEPLOYMENT_CONTROLLER === "false") return [];
@@ -186,7 +199,9 @@ export function renderRemoteReader(values: Values): KubeObject[] {
   const p = names(values);
   const labels = { app: "istio-reader", "app.kubernetes.io/name": "istio-reader", ...p.common };
   const role = `istio-reader-clusterrole${p.suffix}-${p.namespace}`;
-  return [
+  const writer = values.boolean("istiodRemote.enabled");
+  const subjects = [{ kind: "ServiceAccount", name: READER_SERVICE_ACCOUNT, namespace: p.namespace }];
+  const objects: KubeObject[] = [
     {
       apiVersion: "v1",
       kind: "ServiceAccount",
@@ -196,16 +211,35 @@ export function renderRemoteReader(values: Values): KubeObject[] {
       apiVersion: "rbac.authorization.k8s.io/v1",
       kind: "ClusterRole",
       metadata: { name: role, labels },
-      rules: READER_RULES,
+      rules: [...READER_RULES, ...(writer ? REMOTE_WRITER_RULES : [])],
     },
     {
       apiVersion: "rbac.authorization.k8s.io/v1",
       kind: "ClusterRoleBinding",
       metadata: { name: role, labels },
       roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: role },
-      subjects: [{ kind: "ServiceAccount", name: READER_SERVICE_ACCOUNT, namespace: p.namespace }],
+      subjects,
     },
   ];
+  if (writer) {
+    const name = `istio-reader${p.suffix}`;
+    objects.push(
+      {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "Role",
+        metadata: { name, namespace: p.namespace, labels },
+        rules: REMOTE_ELECTION_RULES,
+      },
+      {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "RoleBinding",
+        metadata: { name, namespace: p.namespace, labels },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name },
+        subjects,
+      },
+    );
+  }
+  return objects;
 }
 
 /** The ServiceAccount whose token remote secrets carry (Istio's DefaultServiceAccountName). */

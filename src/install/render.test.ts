@@ -1,0 +1,45 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { renderRemoteReader } from "./render.ts";
+import { loadValues, Values } from "./values.ts";
+
+type Rule = { apiGroups: string[]; resources: string[]; verbs: string[] };
+const rulesOf = (objects: ReturnType<typeof renderRemoteReader>, kind: string) =>
+  objects
+    .filter((o) => o.kind === kind)
+    .flatMap((o) => (o as unknown as { rules: Rule[] }).rules)
+    .filter((r) => r.verbs.some((v) => v !== "list" && v !== "watch"));
+
+test("the remote-secret reader reads only, unless a control plane outside the cluster leads it", () => {
+  const reader = renderRemoteReader(new Values(loadValues([])));
+  assert.deepEqual(
+    reader.map((o) => o.kind),
+    ["ServiceAccount", "ClusterRole", "ClusterRoleBinding"],
+  );
+  assert.deepEqual(rulesOf(reader, "ClusterRole"), []);
+
+  const led = renderRemoteReader(new Values(loadValues([], ["istiodRemote.enabled=true", "revision=blue"])));
+  assert.deepEqual(
+    led.map((o) => `${o.kind}/${o.metadata.name}`),
+    [
+      "ServiceAccount/istio-reader-service-account",
+      "ClusterRole/istio-reader-clusterrole-blue-istio-system",
+      "ClusterRoleBinding/istio-reader-clusterrole-blue-istio-system",
+      "Role/istio-reader-blue",
+      "RoleBinding/istio-reader-blue",
+    ],
+  );
+  // The namespace controller's writes: ConfigMaps everywhere, its Lease in the system namespace only.
+  assert.deepEqual(rulesOf(led, "ClusterRole"), [
+    { apiGroups: [""], resources: ["configmaps"], verbs: ["list", "watch", "create", "update"] },
+  ]);
+  assert.deepEqual(rulesOf(led, "Role"), [
+    { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "create", "update"] },
+  ]);
+  const role = led.find((o) => o.kind === "Role");
+  assert.equal(role?.metadata.namespace, "istio-system");
+  const binding = led.find((o) => o.kind === "RoleBinding") as unknown as { subjects: unknown[] };
+  assert.deepEqual(binding.subjects, [
+    { kind: "ServiceAccount", name: "istio-reader-service-account", namespace: "istio-system" },
+  ]);
+});
