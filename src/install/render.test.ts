@@ -10,13 +10,18 @@ const rulesOf = (objects: ReturnType<typeof renderRemoteReader>, kind: string) =
     .flatMap((o) => (o as unknown as { rules: Rule[] }).rules)
     .filter((r) => r.verbs.some((v) => v !== "list" && v !== "watch"));
 
-test("the remote-secret reader reads only, unless a control plane outside the cluster leads it", () => {
+test("the remote-secret reader reads only (its system namespace's ConfigMaps too), unless a control plane outside the cluster leads it", () => {
   const reader = renderRemoteReader(new Values(loadValues([])));
   assert.deepEqual(
     reader.map((o) => o.kind),
-    ["ServiceAccount", "ClusterRole", "ClusterRoleBinding"],
+    ["ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"],
   );
   assert.deepEqual(rulesOf(reader, "ClusterRole"), []);
+  assert.deepEqual(rulesOf(reader, "Role"), []);
+  // The mesh ConfigMap of the system namespace (the cluster's trust domain), read only.
+  assert.deepEqual((reader.find((o) => o.kind === "Role") as unknown as { rules: Rule[] }).rules, [
+    { apiGroups: [""], resources: ["configmaps"], verbs: ["list", "watch"] },
+  ]);
 
   const led = renderRemoteReader(new Values(loadValues([], ["istiodRemote.enabled=true", "revision=blue"])));
   assert.deepEqual(

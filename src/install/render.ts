@@ -168,6 +168,9 @@ const REMOTE_WRITER_RULES: readonly PolicyRule[] = [
   { apiGroups: [""], resources: ["configmaps"], verbs: ["list", "watch", "create", "update"] },
 ];
 
+/** In the system namespace: the mesh ConfigMap (its trust domain), read by name. */
+const READER_NAMESPACE_RULES: readonly PolicyRule[] = [{ apiGroups: [""], resources: ["configmaps"], verbs: READ }];
+
 /** With `istiodRemote.enabled`: its election in the system namespace (a Lease where istiod takes a ConfigMap lock). */
 const REMOTE_ELECTION_RULES: readonly PolicyRule[] = [
   { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "create", "update"] },
@@ -194,14 +197,18 @@ function renderGatewayControllerRole(values: Values, p: Names): KubeObject[] {
   ];
 }
 
-/** The ServiceAccount of remote secrets, with its ClusterRole and binding (Istio's istio-reader-*). */
+/**
+ * The ServiceAccount of remote secrets, with its ClusterRole and binding (Istio's istio-reader-*), and a Role
+ * and binding `istio-reader[-<rev>]` in the system namespace (the mesh ConfigMap; with istiodRemote, the Lease).
+ */
 export function renderRemoteReader(values: Values): KubeObject[] {
   const p = names(values);
   const labels = { app: "istio-reader", "app.kubernetes.io/name": "istio-reader", ...p.common };
   const role = `istio-reader-clusterrole${p.suffix}-${p.namespace}`;
   const writer = values.boolean("istiodRemote.enabled");
   const subjects = [{ kind: "ServiceAccount", name: READER_SERVICE_ACCOUNT, namespace: p.namespace }];
-  const objects: KubeObject[] = [
+  const name = `istio-reader${p.suffix}`;
+  return [
     {
       apiVersion: "v1",
       kind: "ServiceAccount",
@@ -220,26 +227,20 @@ export function renderRemoteReader(values: Values): KubeObject[] {
       roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: role },
       subjects,
     },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "Role",
+      metadata: { name, namespace: p.namespace, labels },
+      rules: [...READER_NAMESPACE_RULES, ...(writer ? REMOTE_ELECTION_RULES : [])],
+    },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "RoleBinding",
+      metadata: { name, namespace: p.namespace, labels },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name },
+      subjects,
+    },
   ];
-  if (writer) {
-    const name = `istio-reader${p.suffix}`;
-    objects.push(
-      {
-        apiVersion: "rbac.authorization.k8s.io/v1",
-        kind: "Role",
-        metadata: { name, namespace: p.namespace, labels },
-        rules: REMOTE_ELECTION_RULES,
-      },
-      {
-        apiVersion: "rbac.authorization.k8s.io/v1",
-        kind: "RoleBinding",
-        metadata: { name, namespace: p.namespace, labels },
-        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name },
-        subjects,
-      },
-    );
-  }
-  return objects;
 }
 
 /** The ServiceAccount whose token remote secrets carry (Istio's DefaultServiceAccountName). */
