@@ -51,7 +51,7 @@ export interface DebugSources {
 export interface ClusterDebugInfo {
   id: string;
   secretName: string;
-  syncStatus: "synced" | "syncing";
+  syncStatus: "synced" | "syncing" | "timeout";
 }
 
 /** Registers every debug endpoint of Istio's AddDebugHandlers that applies to Sluice. */

@@ -3,5 +3,5 @@
 export { authorizeDebugCall, type DebugAccess, type DebugCall, isLoopback } from "./auth.ts";
 export { type ControlZ, startControlZ } from "./ctrlz.ts";
 export { byteCount, type DebugSources, registerDebugEndpoints } from "./debug.ts";
-export { registerManagedClusters, registerMonitoringMetrics } from "./monitoring.ts";
+export { registerManagedClusters, registerMonitoringMetrics, registerRemoteSyncTimeouts } from "./monitoring.ts";
 export { type AdminServer, type AdminServerOptions, parseListenAddress, startAdminServer } from "./server.ts";

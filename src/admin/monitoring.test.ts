@@ -12,6 +12,7 @@ import {
   readVirtualMemoryMax,
   registerManagedClusters,
   registerMonitoringMetrics,
+  registerRemoteSyncTimeouts,
 } from "./monitoring.ts";
 
 const NETSTAT = `TcpExt: SyncookiesSent SyncookiesRecv
@@ -73,4 +74,19 @@ test("/metrics has istio_build, and Go's process_* families where /proc has them
 test("the build info reads as Istio's version.Info.String(): version, revision, build status", () => {
   assert.equal(buildInfoString("0.1.0", "0123abc"), "0.1.0-0123abc-unknown");
   assert.match(buildInfoString(), /^\d+\.\d+\.\d+\S*-([0-9a-f]{40}|unknown)-unknown$/);
+});
+
+test("remote_cluster_sync_timeouts_total counts each remote cluster's timeouts, once registered per registry", async () => {
+  const registry = new Registry();
+  const timedOut = registerRemoteSyncTimeouts(registry);
+  timedOut("west");
+  timedOut("west");
+  registerRemoteSyncTimeouts(registry)("north");
+  const lines = (await registry.metrics())
+    .split("\n")
+    .filter((l) => l.startsWith("remote_cluster_sync_timeouts_total{"));
+  assert.deepEqual(lines, [
+    'remote_cluster_sync_timeouts_total{cluster="west"} 2',
+    'remote_cluster_sync_timeouts_total{cluster="north"} 1',
+  ]);
 });

@@ -127,3 +127,16 @@ export function registerManagedClusters(metrics: Registry): (remote: number) => 
   clusters.set({ cluster_type: "remote" }, 0);
   return (remote) => clusters.set({ cluster_type: "remote" }, remote);
 }
+
+/** istiod's remote_cluster_sync_timeouts_total{cluster}: remote clusters that did not list within PILOT_REMOTE_CLUSTER_TIMEOUT. */
+export function registerRemoteSyncTimeouts(metrics: Registry): (clusterId: string) => void {
+  const timeouts =
+    (metrics.getSingleMetric("remote_cluster_sync_timeouts_total") as Counter<"cluster"> | undefined) ??
+    new Counter({
+      name: "remote_cluster_sync_timeouts_total",
+      help: "Remote clusters that had not listed when PILOT_REMOTE_CLUSTER_TIMEOUT ran out (the control plane became ready without them).",
+      labelNames: ["cluster"],
+      registers: [metrics],
+    });
+  return (clusterId) => timeouts.inc({ cluster: clusterId });
+}

@@ -9,7 +9,13 @@ import type { KubeConfig } from "@kubernetes/client-node";
 import { Registry } from "prom-client";
 import yargs from "yargs";
 import { hideBin } from "yargs/helpers";
-import { parseListenAddress, registerManagedClusters, startAdminServer, startControlZ } from "../admin/index.ts";
+import {
+  parseListenAddress,
+  registerManagedClusters,
+  registerRemoteSyncTimeouts,
+  startAdminServer,
+  startControlZ,
+} from "../admin/index.ts";
 import { rejectUnknownCommandLineFlags } from "../cli/flags.ts";
 import {
   KINDS,
@@ -21,7 +27,7 @@ import {
   MeshWatcher,
   parseGoDuration,
 } from "../config/index.ts";
-import type { RemoteClusters, TagWatcher, WorkloadAutoRegistration } from "../controllers/index.ts";
+import type { RemoteClusters, ServingCluster, TagWatcher, WorkloadAutoRegistration } from "../controllers/index.ts";
 import { GatewayStatusWriter } from "../gatewayapi/index.ts";
 import { IngressFollower } from "../ingress/index.ts";
 import { DebugRegistry } from "../krt/index.ts";
@@ -743,17 +749,65 @@ async function remoteClusters(
   store: ConfigStore,
   registry: ServiceRegistry,
   meshes: MeshWatcher,
+  metrics: Registry,
   onCount: ((remote: number) => void) | undefined,
+  ca: CertificateAuthority | undefined,
 ): Promise<RemoteClusters> {
   const { RemoteClusters } = await import("../controllers/index.ts");
+  // istiod leads the namespace controller of a remote cluster only as an external control plane, and
+  // only where it publishes the roots in its own cluster.
+  const whileServing = ca && envFlag("EXTERNAL_ISTIOD", false) ? await remoteNamespaceController(ca) : undefined;
   return new RemoteClusters({
     secrets: store.collection(kindKey("", "Secret")),
     namespace: env.POD_NAMESPACE ?? "istio-system",
     registry,
     discoverySelectors: () => meshes.mesh.discoverySelectors ?? [],
     onCount,
+    // Each remote cluster's own mesh config (its trust domain), named as the config cluster's.
+    meshConfigMap: revisionedName("istio"),
+    syncTimeoutMs: remoteClusterTimeoutMs(),
+    onSyncTimeout: registerRemoteSyncTimeouts(metrics),
+    ...(whileServing ? { whileServing } : {}),
     log: scoped("multicluster"),
   });
+}
+
+/** PILOT_REMOTE_CLUSTER_TIMEOUT: 30 s unless set; 0 waits for remote clusters without limit; not a duration: the default, as istiod. */
+function remoteClusterTimeoutMs(): number {
+  const value = env.PILOT_REMOTE_CLUSTER_TIMEOUT;
+  if (value === undefined || value === "") return 30_000;
+  const parsed = parseGoDuration(value);
+  if ("error" in parsed) {
+    log.warn({ PILOT_REMOTE_CLUSTER_TIMEOUT: value, reason: parsed.error }, "not a duration: 30s used");
+    return 30_000;
+  }
+  return parsed.ms;
+}
+
+/** The namespace controller run beside each remote cluster that serves (when this replica should lead there). */
+async function remoteNamespaceController(
+  ca: CertificateAuthority,
+): Promise<(cluster: ServingCluster) => { stop(): void }> {
+  const { RemoteNamespaceController } = await import("../controllers/index.ts");
+  const { KubeClient } = await import("../sources/kube/index.ts");
+  return (cluster) => {
+    const controller = new RemoteNamespaceController({
+      clusterId: cluster.id,
+      client: new KubeClient(cluster.kubeConfig),
+      namespaces: cluster.store.collection(kindKey("", "Namespace")),
+      systemNamespace: env.POD_NAMESPACE ?? "istio-system",
+      configClusterId: argv.clusterID,
+      identity: env.POD_NAME || `unknown-${hostname()}`,
+      revision: env.REVISION || "default",
+      leaderElection: envFlag("PILOT_ENABLE_LEADER_ELECTION", true),
+      rootCert: () => ca.bundle.rootCertPem,
+      onRootCertChange: (listener) => ca.onBundleChange(listener),
+      configMapName: env.PILOT_CA_CERT_CONFIGMAP,
+      log: scoped("namespace"),
+    });
+    controller.start();
+    return controller;
+  };
 }
 
 /** The store's changes and the remote clusters' (their endpoints), as the push pipeline follows them. */
@@ -940,11 +994,21 @@ async function start(running: Running[]): Promise<void> {
       await whileLeading({ id: ELECTION_IDS.analyze }, kubeClient, tags, makeAnalysisStatus, running);
     }
   }
-  // Remote clusters of the multicluster secrets: their endpoints join the registry's services.
-  const remotes = cluster ? await remoteClusters(store, pushes.registry, meshes, setRemoteClusters) : undefined;
   const needsCa = Boolean(argv.secureGRPCAddr || argv.httpsAddr) && envFlag("ENABLE_CA_SERVER", true);
   const ca = needsCa ? await startCa(mesh, kubeConfig, running) : undefined;
+  const publishesRoots = Boolean(ca && kubeClient && tags);
   if (ca && kubeClient && tags) await startRootCertPublisher(store, kubeClient, tags, ca.ca, running);
+  // Remote clusters of the multicluster secrets: their endpoints join the registry's services.
+  const remotes = cluster
+    ? await remoteClusters(
+        store,
+        pushes.registry,
+        meshes,
+        metrics,
+        setRemoteClusters,
+        publishesRoots ? ca?.ca : undefined,
+      )
+    : undefined;
   // The injector's settings: the webhooks inject with them, the Gateway deployments are made with them.
   const injection = argv.httpsAddr || cluster ? await startInjectionSettings(access, running) : undefined;
   let webhooks: WebhookServer | undefined;
@@ -1014,6 +1078,18 @@ async function start(running: Running[]): Promise<void> {
     autoRegistration.start();
     running.push(autoRegistration);
   }
+  // The remote clusters there at start have listed (or PILOT_REMOTE_CLUSTER_TIMEOUT has run out for
+  // them) before discovery serves and /ready says so, as istiod; one joining later pushes everything.
+  let onClusterChange = () => {};
+  if (remotes) {
+    remotes.start(() => onClusterChange());
+    running.push(remotes);
+    if (!remotes.hasSynced()) {
+      scoped("multicluster").info({ clusters: remotes.clusters().length }, "waiting for remote clusters to sync");
+      await remotes.whenSynced();
+      scoped("multicluster").info({ clusters: remotes.clusters() }, "remote clusters synced");
+    }
+  }
   const tls = secureTls(ca?.istiodCertificate);
   const maxAge = argv.keepaliveMaxServerConnectionAge;
   const discovery: Discovery = await startDiscovery({
@@ -1066,10 +1142,7 @@ async function start(running: Running[]): Promise<void> {
       ? () => [{ id: argv.clusterID, secretName: "", syncStatus: "synced" }, ...(remotes?.clusters() ?? [])]
       : undefined,
   });
-  if (remotes) {
-    remotes.start(() => discovery.pushAll("clusterupdate"));
-    running.push(remotes);
-  }
+  onClusterChange = () => discovery.pushAll("clusterupdate");
   followMeshNetworks(meshSource, pushes.registry, () => discovery.pushAll("global"));
   // A new mesh config: namespaces selected anew, then everything pushed again, built with it.
   meshes.onChange((next) => {

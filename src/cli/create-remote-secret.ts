@@ -188,7 +188,7 @@ async function ensureServiceAccount(client: Requests, options: RemoteSecretOptio
       object.kind === "ServiceAccount" ? { ...object, metadata: { ...object.metadata, name: serviceAccount } } : object,
     )
     .map((object) =>
-      object.kind === "ClusterRoleBinding"
+      object.kind === "ClusterRoleBinding" || object.kind === "RoleBinding"
         ? { ...object, subjects: [{ kind: "ServiceAccount", name: serviceAccount, namespace }] }
         : object,
     );

@@ -17,6 +17,7 @@ export {
   LEASE_HOLDER_KEY,
   LeaseElection,
   type LeaseElectionOptions,
+  REMOTE_HOLDER_PREFIX,
 } from "./lease-election.ts";
 export {
   ROOT_CERT_CONFIGMAP,
@@ -51,7 +52,14 @@ export {
   RemoteClusters,
   type RemoteClustersOptions,
   remoteKubeConfig,
+  type ServingCluster,
 } from "./remote-clusters.ts";
+export {
+  CONTROL_PLANE_CLUSTERS_ANNOTATION,
+  namesControlPlaneCluster,
+  RemoteNamespaceController,
+  type RemoteNamespaceControllerOptions,
+} from "./remote-namespace-controller.ts";
 export {
   WorkloadAutoRegistration,
   type WorkloadAutoRegistrationOptions,

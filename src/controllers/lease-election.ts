@@ -50,15 +50,22 @@ interface Lease {
 /** Where istiod's LeaseLock keeps the holder's key (its revision). */
 export const LEASE_HOLDER_KEY = "leader.istio.io/holder-key";
 
+/** What istiod puts before its revision in the holder key of a Lease it holds in a remote cluster. */
+export const REMOTE_HOLDER_PREFIX = "^";
+
 /**
- * istiod's LocationPrioritizedComparison (without remote istiods): a replica of `revision` takes the
- * lock from a holder of another revision when its own is the default one (`defaultRevision()`, the
- * revision of the default tag's webhook; "" when there is none).
+ * istiod's LocationPrioritizedComparison: a replica of `revision` takes the lock from a holder of
+ * another revision when its own is the default one (`defaultRevision()`, the revision of the default
+ * tag's webhook; "" when there is none), and from a holder of its own revision that holds it from
+ * another cluster (key `^<revision>`) when it is not itself electing from another cluster (`remote`).
  */
-export function defaultRevisionPreempts(revision: string, defaultRevision: () => string) {
+export function defaultRevisionPreempts(revision: string, defaultRevision: () => string, remote = false) {
   return (holderKey: string): boolean => {
+    const holderRemote = holderKey.startsWith(REMOTE_HOLDER_PREFIX);
+    const holderRevision = holderRemote ? holderKey.slice(REMOTE_HOLDER_PREFIX.length) : holderKey;
     const current = defaultRevision();
-    return holderKey !== revision && current !== "" && current === revision;
+    if (holderRevision !== revision && current !== "" && current === revision) return true;
+    return holderRevision === revision && holderRemote && !remote;
   };
 }
 

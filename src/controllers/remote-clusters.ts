@@ -7,16 +7,26 @@
 // the old one once it has listed (the old one serves until then); a key or secret that goes away
 // removes its cluster. A kubeconfig that does not load is logged, naming the secret and key, and
 // skipped: the clusters it would have replaced keep serving. A kubeconfig is never logged.
+// As istiod's, the controller has synced (`hasSynced`, what sluiced waits for before it serves) once
+// every remote cluster has listed or has been listing for longer than the sync timeout
+// (PILOT_REMOTE_CLUSTER_TIMEOUT; 0 sets no timeout: a cluster that never lists is waited for forever);
+// a cluster that timed out joins whenever it does list.
+// Each remote cluster's own mesh config (the ConfigMap `istio`, or `istio-<revision>`, key `mesh`, in
+// its system namespace) gives the trust domain of its workloads' and Services' identities, as istiod's
+// per-cluster mesh watcher: Istio's default (cluster.local) when the ConfigMap or its trustDomain is
+// missing, the config cluster's while it cannot be read (not yet listed, no permission), the last
+// good one while it does not parse or validate. A change re-adds the cluster to the registry and
+// pushes everything.
 import { createHash } from "node:crypto";
 import { KubeConfig } from "@kubernetes/client-node";
 import type { Logger } from "pino";
 import { parse } from "yaml";
-import { type ConfigObject, KINDS, kindKey } from "../config/index.ts";
+import { type ConfigObject, KINDS, type KindInfo, kindKey, loadMeshConfig, lookupKind } from "../config/index.ts";
 import type { Collection, Unregister } from "../krt/index.ts";
 import { CLUSTER_KINDS, storeClusterInputs } from "../model/store-push.ts";
 import type { ClusterInputs } from "../registry/index.ts";
 import { type ConfigEvent, ConfigStore } from "../sources/index.ts";
-import { KubeSource, type LabelSelector } from "../sources/kube/index.ts";
+import { Informer, KubeClient, KubeSource, type LabelSelector } from "../sources/kube/index.ts";
 
 /** The label of the secrets that name remote clusters. */
 export const MULTICLUSTER_SECRET_LABEL = "istio/multiCluster";
@@ -24,7 +34,8 @@ export const MULTICLUSTER_SECRET_LABEL = "istio/multiCluster";
 /** The registry's side: remote clusters' parts come and go under their IDs. */
 export interface RemoteClusterRegistry {
   readonly clusterId: string;
-  addCluster(clusterId: string, inputs: ClusterInputs): void;
+  /** `trustDomain`: the cluster's own (its mesh config's); none, the config cluster's. */
+  addCluster(clusterId: string, inputs: ClusterInputs, trustDomain?: string): void;
   removeCluster(clusterId: string): void;
 }
 
@@ -38,14 +49,32 @@ export interface RemoteClustersOptions {
   discoverySelectors: () => readonly LabelSelector[];
   /** Told the number of remote clusters whenever it changes (istiod_managed_clusters{cluster_type="remote"}). */
   onCount?: (remote: number) => void;
+  /** The remote clusters' mesh ConfigMap in their system namespace: `istio`, or `istio-<revision>`; default istio. */
+  meshConfigMap?: string;
+  /** How long a cluster may list before the controller counts as synced without it; 0 or none: no limit. */
+  syncTimeoutMs?: number;
+  /** Told of each cluster that timed out (remote_cluster_sync_timeouts_total). */
+  onSyncTimeout?: (clusterId: string) => void;
+  /**
+   * Runs beside each cluster while it serves (what istiod runs per remote cluster: its namespace
+   * controller); stopped when the cluster is replaced or removed.
+   */
+  whileServing?: (cluster: ServingCluster) => { stop(): void };
   log: Logger;
+}
+
+/** A remote cluster that serves: its ID, how to reach it, and the store its source fills. */
+export interface ServingCluster {
+  id: string;
+  kubeConfig: KubeConfig;
+  store: ConfigStore;
 }
 
 /** A cluster as /debug/clusterz lists it. */
 export interface RemoteClusterInfo {
   id: string;
   secretName: string;
-  syncStatus: "synced" | "syncing";
+  syncStatus: "synced" | "syncing" | "timeout";
 }
 
 /** One remote cluster's source and store, from one kubeconfig. */
@@ -55,11 +84,26 @@ interface RemoteCluster {
   secret: string;
   /** sha256 of its kubeconfig: the same text again changes nothing. */
   sha: string;
+  kubeConfig: KubeConfig;
   source: KubeSource;
   store: ConfigStore;
   synced: boolean;
+  /** Listing for longer than the sync timeout. */
+  timedOut: boolean;
+  timer?: ReturnType<typeof setTimeout>;
+  /** The trust domain of its mesh config; undefined while unread: the config cluster's. */
+  trustDomain?: string;
+  /** Whether its mesh ConfigMap has been listed. */
+  meshSeen?: boolean;
+  /** Follows its mesh ConfigMap. */
+  meshWatch?: Informer;
   unsubscribe?: Unregister;
+  beside?: { stop(): void };
 }
+
+const CONFIG_MAP = lookupKind("v1", "ConfigMap") as KindInfo;
+/** Istio's default trust domain: a remote cluster's when its mesh config names none. */
+const DEFAULT_TRUST_DOMAIN = "cluster.local";
 
 const REMOTE_KINDS = KINDS.filter((kind) =>
   (Object.values(CLUSTER_KINDS) as string[]).includes(kindKey(kind.group, kind.kind)),
@@ -74,6 +118,8 @@ export class RemoteClusters {
   readonly #handlers = new Set<(events: readonly ConfigEvent[]) => void>();
   #unregister: Unregister | undefined;
   #onClusterChange: () => void = () => {};
+  /** Resolved by `#checkSynced` once `hasSynced()` holds. */
+  readonly #syncWaiters: (() => void)[] = [];
 
   constructor(options: RemoteClustersOptions) {
     this.#options = options;
@@ -92,6 +138,23 @@ export class RemoteClusters {
       const labelled = event.type !== "delete" && secret.metadata.labels?.[MULTICLUSTER_SECRET_LABEL] === "true";
       this.#reconcile(key, labelled ? secretData(secret) : new Map());
     });
+    this.#checkSynced();
+  }
+
+  /**
+   * Whether the secrets there at start have been read and every cluster has listed or timed out (istiod's
+   * multicluster controller HasSynced): until then sluiced neither serves nor is ready.
+   */
+  hasSynced(): boolean {
+    if (this.#unregister === undefined) return false;
+    for (const cluster of this.#starting.values()) if (!cluster.timedOut) return false;
+    return true;
+  }
+
+  /** Resolves once `hasSynced()` holds. */
+  whenSynced(): Promise<void> {
+    if (this.hasSynced()) return Promise.resolve();
+    return new Promise((resolve) => this.#syncWaiters.push(resolve));
   }
 
   stop(): void {
@@ -119,7 +182,8 @@ export class RemoteClusters {
     const all = new Map<string, RemoteClusterInfo>();
     for (const c of this.#serving.values()) all.set(c.id, { id: c.id, secretName: c.secret, syncStatus: "synced" });
     for (const c of this.#starting.values())
-      if (!all.has(c.id)) all.set(c.id, { id: c.id, secretName: c.secret, syncStatus: "syncing" });
+      if (!all.has(c.id))
+        all.set(c.id, { id: c.id, secretName: c.secret, syncStatus: c.timedOut ? "timeout" : "syncing" });
     return [...all.values()].sort((a, b) => (a.id < b.id ? -1 : 1));
   }
 
@@ -154,6 +218,7 @@ export class RemoteClusters {
       this.#begin({ id, secret: key, sha, kubeConfig });
     }
     this.#count();
+    this.#checkSynced();
   }
 
   #begin(spec: { id: string; secret: string; sha: string; kubeConfig: KubeConfig }): void {
@@ -166,10 +231,25 @@ export class RemoteClusters {
       discoverySelectors: this.#options.discoverySelectors(),
       log: log.child({ cluster: spec.id }),
     });
-    const cluster: RemoteCluster = { id: spec.id, secret: spec.secret, sha: spec.sha, source, store, synced: false };
+    const cluster: RemoteCluster = {
+      id: spec.id,
+      secret: spec.secret,
+      sha: spec.sha,
+      kubeConfig: spec.kubeConfig,
+      source,
+      store,
+      synced: false,
+      timedOut: false,
+    };
     const superseded = this.#starting.get(spec.id);
     if (superseded) this.#close(superseded);
     this.#starting.set(spec.id, cluster);
+    const timeoutMs = this.#options.syncTimeoutMs ?? 0;
+    if (timeoutMs > 0) {
+      cluster.timer = setTimeout(() => this.#timedOut(cluster, timeoutMs), timeoutMs);
+      cluster.timer.unref();
+    }
+    cluster.meshWatch = this.#watchMesh(cluster);
     log.info({ cluster: spec.id, secret: spec.secret }, "remote cluster: listing");
     source.start().then(
       () => this.#synced(cluster),
@@ -177,21 +257,46 @@ export class RemoteClusters {
     );
   }
 
+  /** Still listing after the sync timeout: the controller no longer waits for it. */
+  #timedOut(cluster: RemoteCluster, timeoutMs: number): void {
+    cluster.timer = undefined;
+    if (this.#starting.get(cluster.id) !== cluster) return;
+    cluster.timedOut = true;
+    this.#options.log.error(
+      { cluster: cluster.id, secret: cluster.secret, timeoutMs },
+      "remote cluster did not sync within PILOT_REMOTE_CLUSTER_TIMEOUT",
+    );
+    this.#options.onSyncTimeout?.(cluster.id);
+    this.#checkSynced();
+  }
+
+  #checkSynced(): void {
+    if (this.#syncWaiters.length === 0 || !this.hasSynced()) return;
+    for (const resolve of this.#syncWaiters.splice(0)) resolve();
+  }
+
   /** A listed cluster joins the registry, replacing the one serving under its ID. */
   #synced(cluster: RemoteCluster): void {
     // Replaced or removed while listing.
     if (this.#starting.get(cluster.id) !== cluster) return;
     this.#starting.delete(cluster.id);
+    clearTimeout(cluster.timer);
     const previous = this.#serving.get(cluster.id);
     cluster.synced = true;
-    this.#options.registry.addCluster(cluster.id, storeClusterInputs(cluster.store));
+    this.#options.registry.addCluster(cluster.id, storeClusterInputs(cluster.store), cluster.trustDomain);
     cluster.unsubscribe = cluster.store.onChange((events) => {
       for (const handler of this.#handlers) handler(events);
     });
     this.#serving.set(cluster.id, cluster);
     if (previous) this.#close(previous);
+    cluster.beside = this.#options.whileServing?.({
+      id: cluster.id,
+      kubeConfig: cluster.kubeConfig,
+      store: cluster.store,
+    });
     this.#options.log.info({ cluster: cluster.id, secret: cluster.secret }, "remote cluster: serving");
     this.#onClusterChange();
+    this.#checkSynced();
   }
 
   #remove(id: string): void {
@@ -199,15 +304,76 @@ export class RemoteClusters {
     if (starting) this.#close(starting);
     this.#starting.delete(id);
     const serving = this.#serving.get(id);
-    if (!serving) return;
+    if (!serving) {
+      this.#checkSynced();
+      return;
+    }
     this.#serving.delete(id);
     this.#close(serving);
     this.#options.registry.removeCluster(id);
     this.#options.log.info({ cluster: id, secret: serving.secret }, "remote cluster removed");
     this.#onClusterChange();
+    this.#checkSynced();
+  }
+
+  /** Follows the cluster's mesh ConfigMap for its trust domain. */
+  #watchMesh(cluster: RemoteCluster): Informer {
+    const { log, namespace } = this.#options;
+    const name = this.#options.meshConfigMap ?? "istio";
+    const seen = (configMap: ConfigObject | undefined) => {
+      const text = (configMap as { data?: Record<string, string> } | undefined)?.data?.mesh;
+      let trustDomain: string | undefined = DEFAULT_TRUST_DOMAIN;
+      if (text !== undefined) {
+        try {
+          trustDomain = loadMeshConfig(text).mesh.trustDomain || undefined;
+        } catch (err) {
+          log.warn(
+            { cluster: cluster.id, configMap: `${namespace}/${name}`, err: (err as Error).message },
+            "remote cluster's mesh config is invalid: its last trust domain kept",
+          );
+          // Nothing good read before: Istio's defaults.
+          if (cluster.meshSeen) return;
+          trustDomain = DEFAULT_TRUST_DOMAIN;
+        }
+      }
+      cluster.meshSeen = true;
+      // Unread, the config cluster's (undefined) was in force.
+      if (trustDomain === cluster.trustDomain) return;
+      cluster.trustDomain = trustDomain;
+      log.info(
+        { cluster: cluster.id, trustDomain: trustDomain ?? "(the config cluster's)" },
+        "remote cluster's trust domain",
+      );
+      // Serving already: its part of the registry again, with the new identities.
+      if (this.#serving.get(cluster.id) === cluster) {
+        this.#options.registry.addCluster(cluster.id, storeClusterInputs(cluster.store), trustDomain);
+        this.#onClusterChange();
+      }
+    };
+    const informer = new Informer(
+      CONFIG_MAP,
+      new KubeClient(cluster.kubeConfig),
+      {
+        replaceAll: (objects) => seen(objects[0]),
+        apply: (type, object) => seen(type === "DELETED" ? undefined : object),
+      },
+      {
+        backoff: { initialMs: 1000, maxMs: 30_000 },
+        notInstalledRetryMs: 60_000,
+        listPageSize: 500,
+        namespace,
+        fieldSelector: `metadata.name=${name}`,
+        log: log.child({ cluster: cluster.id }),
+      },
+    );
+    informer.start();
+    return informer;
   }
 
   #close(cluster: RemoteCluster): void {
+    clearTimeout(cluster.timer);
+    cluster.meshWatch?.stop();
+    cluster.beside?.stop();
     cluster.unsubscribe?.();
     cluster.source.stop();
   }

@@ -160,6 +160,22 @@ const READER_RULES: readonly PolicyRule[] = [
   { apiGroups: ["discovery.k8s.io"], resources: ["endpointslices"], verbs: READ },
 ];
 
+/**
+ * With `istiodRemote.enabled` (a cluster a control plane outside it leads, as Istio's chart): the
+ * namespace controller's writes there, istio-ca-root-cert in every namespace.
+ */
+const REMOTE_WRITER_RULES: readonly PolicyRule[] = [
+  { apiGroups: [""], resources: ["configmaps"], verbs: ["list", "watch", "create", "update"] },
+];
+
+/** In the system namespace: the mesh ConfigMap (its trust domain), read by name. */
+const READER_NAMESPACE_RULES: readonly PolicyRule[] = [{ apiGroups: [""], resources: ["configmaps"], verbs: READ }];
+
+/** With `istiodRemote.enabled`: its election in the system namespace (a Lease where istiod takes a ConfigMap lock). */
+const REMOTE_ELECTION_RULES: readonly PolicyRule[] = [
+  { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "create", "update"] },
+];
+
 /** The Gateway deployment controller's ClusterRole and binding, under Istio's names. */
 function renderGatewayControllerRole(values: Values, p: Names): KubeObject[] {
   if (values.stringMap("pilot.env").PILOT_ENABLE_GATEWAY_API_DEPLOYMENT_CONTROLLER === "false") return [];
@@ -181,11 +197,17 @@ function renderGatewayControllerRole(values: Values, p: Names): KubeObject[] {
   ];
 }
 
-/** The ServiceAccount of remote secrets, with its ClusterRole and binding (Istio's istio-reader-*). */
+/**
+ * The ServiceAccount of remote secrets, with its ClusterRole and binding (Istio's istio-reader-*), and a Role
+ * and binding `istio-reader[-<rev>]` in the system namespace (the mesh ConfigMap; with istiodRemote, the Lease).
+ */
 export function renderRemoteReader(values: Values): KubeObject[] {
   const p = names(values);
   const labels = { app: "istio-reader", "app.kubernetes.io/name": "istio-reader", ...p.common };
   const role = `istio-reader-clusterrole${p.suffix}-${p.namespace}`;
+  const writer = values.boolean("istiodRemote.enabled");
+  const subjects = [{ kind: "ServiceAccount", name: READER_SERVICE_ACCOUNT, namespace: p.namespace }];
+  const name = `istio-reader${p.suffix}`;
   return [
     {
       apiVersion: "v1",
@@ -196,14 +218,27 @@ export function renderRemoteReader(values: Values): KubeObject[] {
       apiVersion: "rbac.authorization.k8s.io/v1",
       kind: "ClusterRole",
       metadata: { name: role, labels },
-      rules: READER_RULES,
+      rules: [...READER_RULES, ...(writer ? REMOTE_WRITER_RULES : [])],
     },
     {
       apiVersion: "rbac.authorization.k8s.io/v1",
       kind: "ClusterRoleBinding",
       metadata: { name: role, labels },
       roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: role },
-      subjects: [{ kind: "ServiceAccount", name: READER_SERVICE_ACCOUNT, namespace: p.namespace }],
+      subjects,
+    },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "Role",
+      metadata: { name, namespace: p.namespace, labels },
+      rules: [...READER_NAMESPACE_RULES, ...(writer ? REMOTE_ELECTION_RULES : [])],
+    },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "RoleBinding",
+      metadata: { name, namespace: p.namespace, labels },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name },
+      subjects,
     },
   ];
 }

@@ -81,7 +81,11 @@ export class ServiceRegistry implements WorkloadServices {
   readonly #portEndpointsKey: PortEndpointsKey;
   readonly #allServices: JoinCollection<Service>;
   readonly #allEndpoints: JoinCollection<RegistryEndpoints>;
-  readonly #kubeOptions: (clusterId: string, namespaces: Collection<ConfigObject> | undefined) => KubeOptions;
+  readonly #kubeOptions: (
+    clusterId: string,
+    namespaces: Collection<ConfigObject> | undefined,
+    trustDomain?: string,
+  ) => KubeOptions;
   /** Remote clusters' parts, by cluster ID. */
   readonly #remote = new Map<string, KubeCollections>();
 
@@ -100,9 +104,9 @@ export class ServiceRegistry implements WorkloadServices {
     const clusterId = options.clusterId ?? "Kubernetes";
     this.clusterId = clusterId;
     this.#meshNetworks = staticSingleton(options.meshNetworks, { name: "registry/mesh-networks" });
-    this.#kubeOptions = (cluster, namespaces) => ({
+    this.#kubeOptions = (cluster, namespaces, trustDomain) => ({
       domainSuffix: options.domainSuffix ?? "cluster.local",
-      trustDomain: options.mesh?.trustDomain || "cluster.local",
+      trustDomain: trustDomain || options.mesh?.trustDomain || "cluster.local",
       clusterId: cluster,
       networkOf: networkOf({
         namespaces,
@@ -165,12 +169,15 @@ export class ServiceRegistry implements WorkloadServices {
    * Adds the Kubernetes services and endpoints of remote cluster `clusterId` (its Services, EndpointSlices,
    * Pods, Nodes, Namespaces), or replaces those it was added with; they are followed until `removeCluster`.
    * Its services merge with the other clusters' of the same hostname; its endpoints carry its cluster ID.
+   * Its workloads' and Services' identities are in `trustDomain` (that cluster's mesh config's), else
+   * in the mesh's.
    */
-  addCluster(clusterId: string, inputs: ClusterInputs): void {
+  addCluster(clusterId: string, inputs: ClusterInputs, trustDomain?: string): void {
     if (clusterId === this.clusterId) throw new Error(`cluster ${clusterId} is the registry's own cluster`);
     // Remote clusters' Services select no WorkloadEntries: as in Istio, only the config cluster's do.
     const noEntries = new StaticCollection<WorkloadInstance>([], { keyOf: workloadKey });
-    const added = kubeCollections(inputs, this.#kubeOptions(clusterId, inputs.namespaces), noEntries, undefined);
+    const kube = this.#kubeOptions(clusterId, inputs.namespaces, trustDomain);
+    const added = kubeCollections(inputs, kube, noEntries, undefined);
     const previous = this.#remote.get(clusterId);
     // The new part joins before the old one leaves, so endpoints it still has never disappear in between.
     this.#allServices.add(added.services);

@@ -117,7 +117,8 @@ describe("sluice install, and sluiced as its ServiceAccount", { skip }, () => {
       // istiod's own (its main role and the gateway controller's); the remote-secret reader's is another ServiceAccount's.
       if (object.kind === "ClusterRole" && object.metadata.name.startsWith("istiod-"))
         rules.cluster.push(...(object as unknown as { rules: Rule[] }).rules);
-      if (object.kind === "Role") rules.namespace = (object as unknown as { rules: Rule[] }).rules;
+      if (object.kind === "Role" && object.metadata.name.startsWith("istiod"))
+        rules.namespace = (object as unknown as { rules: Rule[] }).rules;
     }
   });
 

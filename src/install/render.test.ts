@@ -1,0 +1,50 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { renderRemoteReader } from "./render.ts";
+import { loadValues, Values } from "./values.ts";
+
+type Rule = { apiGroups: string[]; resources: string[]; verbs: string[] };
+const rulesOf = (objects: ReturnType<typeof renderRemoteReader>, kind: string) =>
+  objects
+    .filter((o) => o.kind === kind)
+    .flatMap((o) => (o as unknown as { rules: Rule[] }).rules)
+    .filter((r) => r.verbs.some((v) => v !== "list" && v !== "watch"));
+
+test("the remote-secret reader reads only (its system namespace's ConfigMaps too), unless a control plane outside the cluster leads it", () => {
+  const reader = renderRemoteReader(new Values(loadValues([])));
+  assert.deepEqual(
+    reader.map((o) => o.kind),
+    ["ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"],
+  );
+  assert.deepEqual(rulesOf(reader, "ClusterRole"), []);
+  assert.deepEqual(rulesOf(reader, "Role"), []);
+  // The mesh ConfigMap of the system namespace (the cluster's trust domain), read only.
+  assert.deepEqual((reader.find((o) => o.kind === "Role") as unknown as { rules: Rule[] }).rules, [
+    { apiGroups: [""], resources: ["configmaps"], verbs: ["list", "watch"] },
+  ]);
+
+  const led = renderRemoteReader(new Values(loadValues([], ["istiodRemote.enabled=true", "revision=blue"])));
+  assert.deepEqual(
+    led.map((o) => `${o.kind}/${o.metadata.name}`),
+    [
+      "ServiceAccount/istio-reader-service-account",
+      "ClusterRole/istio-reader-clusterrole-blue-istio-system",
+      "ClusterRoleBinding/istio-reader-clusterrole-blue-istio-system",
+      "Role/istio-reader-blue",
+      "RoleBinding/istio-reader-blue",
+    ],
+  );
+  // The namespace controller's writes: ConfigMaps everywhere, its Lease in the system namespace only.
+  assert.deepEqual(rulesOf(led, "ClusterRole"), [
+    { apiGroups: [""], resources: ["configmaps"], verbs: ["list", "watch", "create", "update"] },
+  ]);
+  assert.deepEqual(rulesOf(led, "Role"), [
+    { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "create", "update"] },
+  ]);
+  const role = led.find((o) => o.kind === "Role");
+  assert.equal(role?.metadata.namespace, "istio-system");
+  const binding = led.find((o) => o.kind === "RoleBinding") as unknown as { subjects: unknown[] };
+  assert.deepEqual(binding.subjects, [
+    { kind: "ServiceAccount", name: "istio-reader-service-account", namespace: "istio-system" },
+  ]);
+});
