@@ -27,7 +27,7 @@ import {
 } from "../networking/cluster/index.ts";
 import { patchGeneratedClusters, patchSetFor } from "../networking/envoyfilter/index.ts";
 import type { EndpointLookup, Service, ServiceEndpoint } from "../registry/index.ts";
-import { mapTable, weakTable } from "../util/index.ts";
+import { type Memos, mapTable, weakTable } from "../util/index.ts";
 import { KeyFormat } from "./cache/keys.ts";
 import { resourceTable, type XdsCache } from "./cache/xds-cache.ts";
 import { type InboundTarget, sidecarInboundTargets } from "./inbound-targets.ts";
@@ -92,9 +92,9 @@ interface ProxyClusterView {
   namespaceMtls: Map<string, MtlsMode>;
 }
 
-function proxyClusterView(push: MeshPush, proxy: ProxyNode): ProxyClusterView {
+function proxyClusterView(memos: Memos, push: MeshPush, proxy: ProxyNode): ProxyClusterView {
   const scope = push.snapshot.sidecarScope(proxy);
-  return { scope, ipFamilies: ipFamilies(proxy), endpointView: endpointView(proxy), namespaceMtls: new Map() };
+  return { scope, ipFamilies: ipFamilies(proxy), endpointView: endpointView(memos, proxy), namespaceMtls: new Map() };
 }
 
 /**
@@ -386,7 +386,7 @@ export function buildClusters(
 ): readonly cluster.Cluster[] {
   const snap = push.snapshot;
   const patches = patchSetFor(cache, snap.envoyFiltersFor(proxy), proxy);
-  const view = proxyClusterView(push, proxy);
+  const view = proxyClusterView(cache, push, proxy);
   const outbound = outboundClusters(cache, push, proxy, view, endpoints);
   if (proxy.type === "sidecar") {
     const allowAnyDynamicDns = view.scope.outboundTrafficPolicy.mode === "ALLOW_ANY_DYNAMIC_DNS";

@@ -182,8 +182,8 @@ export interface ProxyEndpointView {
   endpointView: EndpointView;
 }
 
-function proxyEndpointView(push: MeshPush, proxy: ProxyNode): ProxyEndpointView {
-  return { scope: push.snapshot.sidecarScope(proxy), endpointView: endpointView(proxy) };
+function proxyEndpointView(memos: Memos, push: MeshPush, proxy: ProxyNode): ProxyEndpointView {
+  return { scope: push.snapshot.sidecarScope(proxy), endpointView: endpointView(memos, proxy) };
 }
 
 /** The assignment of one cluster for the proxy; `{cluster_name}` alone when it has no service in its scope. */
@@ -194,7 +194,7 @@ export function buildLoadAssignment(
   clusterName: string,
   cache: XdsCache,
 ): endpoint.ClusterLoadAssignment {
-  return loadAssignment(cache, push, proxy, proxyEndpointView(push, proxy), endpoints, clusterName);
+  return loadAssignment(cache, push, proxy, proxyEndpointView(cache, push, proxy), endpoints, clusterName);
 }
 
 export function loadAssignment(
@@ -282,7 +282,7 @@ interface WrittenClassKey {
 // Asked once per proxy in every push that builds its assignments (200 proxies of an endpoint change
 // in the scoped 2,000 bench); the inputs are objects replaced, never changed in place, so the same
 // ones give the same key without writing it again.
-const WRITTEN_CLASS_KEYS = new WeakMap<ProxyNode, WrittenClassKey>();
+const WRITTEN_CLASS_KEYS = weakTable<ProxyNode, WrittenClassKey>("eds/classKeys");
 
 /**
  * What the load assignments read of the proxy besides its scope: its endpoint view, the labels
@@ -292,9 +292,10 @@ const WRITTEN_CLASS_KEYS = new WeakMap<ProxyNode, WrittenClassKey>();
 export function assignmentClassKey(cache: XdsCache, push: MeshPush, scope: SidecarScope, proxy: ProxyNode): string {
   const traits = scopeTraits(cache, scope);
   const { mesh } = push.snapshot;
-  const view = endpointView(proxy);
+  const view = endpointView(cache, proxy);
   const { labels } = proxy;
-  const written = WRITTEN_CLASS_KEYS.get(proxy);
+  const classKeys = cache.weak(WRITTEN_CLASS_KEYS);
+  const written = classKeys.get(proxy);
   if (
     written &&
     written.traits === traits &&
@@ -317,6 +318,6 @@ export function assignmentClassKey(cache: XdsCache, push: MeshPush, scope: Sidec
       : undefined,
   };
   const key = ASSIGNMENT_CLASS_KEY.text(parts, cache);
-  WRITTEN_CLASS_KEYS.set(proxy, { traits, mesh, view, labels, key });
+  classKeys.set(proxy, { traits, mesh, view, labels, key });
   return key;
 }

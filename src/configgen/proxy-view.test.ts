@@ -2,21 +2,24 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { makeProxy } from "../../test/support/cluster-fixtures.ts";
+import { MemoStore } from "../util/index.ts";
 import { endpointView } from "./proxy-view.ts";
 
 test("a proxy's endpoint view follows its cluster, network and locality, and is the same text for the same proxy", () => {
+  const memos = new MemoStore();
+  const view = (p: Parameters<typeof endpointView>[1]) => endpointView(memos, p);
   const proxy = makeProxy({ ipAddresses: ["10.0.0.7"] });
-  const first = endpointView(proxy);
-  assert.equal(endpointView(proxy), first);
+  const first = view(proxy);
+  assert.equal(view(proxy), first);
   // Another proxy with the same fields has the same view.
-  assert.equal(endpointView(makeProxy({ ipAddresses: ["10.0.0.8"] })), first);
+  assert.equal(view(makeProxy({ ipAddresses: ["10.0.0.8"] })), first);
   proxy.metadata = { ...proxy.metadata, NETWORK: "net-2" };
-  const onNet2 = endpointView(proxy);
+  const onNet2 = view(proxy);
   assert.notEqual(onNet2, first);
   proxy.locality = { ...proxy.locality, zone: "zone-b" };
-  assert.notEqual(endpointView(proxy), onNet2);
+  assert.notEqual(view(proxy), onNet2);
   proxy.clusterId = "other-cluster";
-  const elsewhere = endpointView(proxy);
+  const elsewhere = view(proxy);
   assert.notEqual(elsewhere, onNet2);
-  assert.equal(endpointView(proxy), elsewhere);
+  assert.equal(view(proxy), elsewhere);
 });

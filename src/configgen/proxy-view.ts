@@ -55,12 +55,13 @@ interface WrittenView {
 // Every load assignment's class key reads the view, once per proxy and push: written again each time,
 // it took ~16 µs a proxy of an endpoint change (200 of 2,000 proxies, 3 ms). A proxy's fields are
 // replaced, never changed in place, so the objects it was written from tell whether it still holds.
-const WRITTEN_VIEWS = new WeakMap<ProxyNode, WrittenView>();
+const WRITTEN_VIEWS = weakTable<ProxyNode, WrittenView>("proxyView/endpointViews");
 
 /** The proxy's endpoint view, written once per proxy (again if its cluster, metadata or locality is replaced). */
-export function endpointView(proxy: ProxyNode): EndpointView {
+export function endpointView(memos: Memos, proxy: ProxyNode): EndpointView {
   const { clusterId, metadata, locality } = proxy;
-  const written = WRITTEN_VIEWS.get(proxy);
+  const views = memos.weak(WRITTEN_VIEWS);
+  const written = views.get(proxy);
   if (written && written.clusterId === clusterId && written.metadata === metadata && written.locality === locality) {
     return written.text;
   }
@@ -73,7 +74,7 @@ export function endpointView(proxy: ProxyNode): EndpointView {
     zone,
     subZone,
   });
-  WRITTEN_VIEWS.set(proxy, { clusterId, metadata, locality, text });
+  views.set(proxy, { clusterId, metadata, locality, text });
   return text;
 }
 

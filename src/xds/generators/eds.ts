@@ -73,7 +73,7 @@ export function edsGenerator(endpoints: EndpointLookup, cache: XdsCache): Genera
       const namesKey = Array.isArray(names) ? JSON.stringify(names) : names;
       let answer = byNames.get(namesKey);
       if (!answer) {
-        const view = { scope, endpointView: endpointView(proxy) };
+        const view = { scope, endpointView: endpointView(cache, proxy) };
         // An assignment that throws is left out (an error of the result); the others go.
         answer = buildNamed(names, (name) => loadAssignment(cache, req.push, proxy, view, endpoints, name));
         byNames.set(namesKey, answer);
