@@ -197,3 +197,137 @@ export function filterLogLines(log: string, since: Date | undefined, until: Date
   }
   return out.join("\n");
 }
+
+/**
+ * Why `pattern` is not a valid glob for Go's filepath.Match (which istioctl matches with), or
+ * undefined: a `[` class must close and name at least one character or range, each end of a range
+ * must be a character (not `-` or `]`), and a `\` must escape something.
+ */
+export function globSyntaxError(pattern: string): string | undefined {
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i];
+    if (c === "\\") {
+      if (++i >= pattern.length) return "it ends in an unescaped '\\'";
+    } else if (c === "[") {
+      let j = i + 1;
+      if (pattern[j] === "^") j++;
+      // One class end: a character, or '\' and the character it escapes.
+      const end = (): boolean => {
+        if (j >= pattern.length || pattern[j] === "-" || pattern[j] === "]") return false;
+        if (pattern[j] === "\\") j++;
+        j++;
+        return j < pattern.length;
+      };
+      let ranges = 0;
+      for (;;) {
+        if (pattern[j] === "]" && ranges > 0) break;
+        if (!end()) return `the character class at offset ${i} is not closed or names no character`;
+        if (pattern[j] === "-") {
+          j++;
+          if (!end()) return `the range in the character class at offset ${i} has no end`;
+        }
+        ranges++;
+      }
+      i = j;
+    }
+  }
+  return undefined;
+}
+
+/** istioctl's match.MatchesGlobs for error patterns: a lone "*" (or "") matches every text; no patterns match none. */
+export function matchesAnyGlob(text: string, patterns: readonly string[]): boolean {
+  if (patterns.length === 1 && (patterns[0].trim() === "" || patterns[0].trim() === "*")) return true;
+  return patterns.some((p) => globMatches(p, text));
+}
+
+/** One log's counts, as istioctl's processlog.Stats, and whether a --critical-errs pattern matched one of its errors. */
+export interface LogStats {
+  fatals: number;
+  errors: number;
+  warnings: number;
+  critical: boolean;
+}
+
+const LOG_LEVELS = new Set(["fatal", "error", "warn", "info", "debug", "trace"]);
+const RFC3339_NANO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/;
+/** ztunnel's lines: time, an optional thread, level, target and message, separated by spaces. */
+const ZTUNNEL_LINE = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d+Z)\s+(?:\w+\s+)?(\w+)\s+([\w.:]+)(.*)/;
+
+/**
+ * A log line's level (lower case) and text, as istioctl's processlog reads them: a JSON object with
+ * `time`, `level` and a non-empty `msg`; or Istio's tab-separated `time<TAB>level<TAB>scope<TAB>message`
+ * (the text is what follows the level); or ztunnel's space-separated line. Anything else (a stack
+ * trace, a line without an RFC 3339 time or a known level) is undefined.
+ */
+export function parseLogLine(line: string): { level: string; text: string } | undefined {
+  if (line.startsWith("{")) {
+    let object: unknown;
+    try {
+      object = JSON.parse(line);
+    } catch {
+      return undefined;
+    }
+    if (typeof object !== "object" || object === null || Array.isArray(object)) return undefined;
+    // Go's encoding/json matches field names regardless of case.
+    const field = (name: string) => {
+      const key = Object.keys(object).find((k) => k.toLowerCase() === name);
+      const value = key === undefined ? undefined : (object as Record<string, unknown>)[key];
+      return typeof value === "string" ? value : "";
+    };
+    const [time, level, msg] = [field("time"), field("level"), field("msg")];
+    if (msg === "" || !RFC3339_NANO.test(time) || !LOG_LEVELS.has(level)) return undefined;
+    return { level, text: msg };
+  }
+  let parts = line.split("\t");
+  if (parts.length < 3) {
+    const m = ZTUNNEL_LINE.exec(line);
+    if (!m) return undefined;
+    parts = m.slice(1);
+  }
+  const level = parts[1].toLowerCase();
+  if (!RFC3339_NANO.test(parts[0]) || !LOG_LEVELS.has(level)) return undefined;
+  return { level, text: parts.slice(2).join("\t") };
+}
+
+/**
+ * istioctl's log-importance heuristic over a log: its fatal, error and warning lines, less those whose
+ * text matches an `ignored` pattern (--ignore-errs); `critical` when a fatal or error line's text
+ * matches a `critical` pattern (--critical-errs).
+ */
+export function logStats(log: string, critical: readonly string[], ignored: readonly string[]): LogStats {
+  const stats: LogStats = { fatals: 0, errors: 0, warnings: 0, critical: false };
+  for (const line of log.split("\n")) {
+    const parsed = parseLogLine(line);
+    if (!parsed || !["fatal", "error", "warn"].includes(parsed.level)) continue;
+    if (ignored.length > 0 && matchesAnyGlob(parsed.text, ignored)) continue;
+    if (parsed.level === "warn") stats.warnings++;
+    else {
+      if (parsed.level === "fatal") stats.fatals++;
+      else stats.errors++;
+      if (!stats.critical && critical.length > 0 && matchesAnyGlob(parsed.text, critical)) stats.critical = true;
+    }
+  }
+  return stats;
+}
+
+/** istioctl's Stats.Importance: larger is more important. */
+export function logImportance(stats: LogStats): number {
+  return 1000 * stats.fatals + 100 * stats.errors + 10 * stats.warnings;
+}
+
+/**
+ * The logs by priority for inclusion: those with a critical error first, then by importance, then
+ * by path; each line `path: critical, N fatal, N errors, N warnings (importance N)`.
+ */
+export function logsByPriority(stats: ReadonlyMap<string, LogStats>): string[] {
+  const order = [...stats].sort(
+    ([pa, a], [pb, b]) =>
+      Number(b.critical) - Number(a.critical) ||
+      logImportance(b) - logImportance(a) ||
+      (pa < pb ? -1 : pa > pb ? 1 : 0),
+  );
+  return order.map(([path, s]) => {
+    const counts = `${s.fatals} fatal, ${s.errors} errors, ${s.warnings} warnings (importance ${logImportance(s)})`;
+    return `${path}: ${s.critical ? "critical, " : ""}${counts}`;
+  });
+}
