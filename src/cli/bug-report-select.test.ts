@@ -48,6 +48,12 @@ test("globs as Go's filepath.Match", () => {
   assert.ok(globMatches("v[0-9]", "v1"));
   assert.ok(!globMatches("v[^0-9]", "v1"));
   assert.ok(globMatches("a.b", "a.b") && !globMatches("a.b", "axb"));
+  // Escapes in a class, as Go reads them: [\]] is ']', [a\-c] is 'a', '-' or 'c'.
+  assert.ok(globMatches("x[\\]]", "x]") && !globMatches("x[\\]]", "x\\"));
+  assert.ok(globMatches("[a\\-c]", "-") && !globMatches("[a\\-c]", "b"));
+  assert.ok(!globMatches("[z-a]", "m"), "a reversed range matches nothing");
+  assert.ok(globMatches("[^z-a]", "m"));
+  assert.ok(!globMatches("a[", "a["), "a bad pattern matches nothing");
 });
 
 test("a container is collected when it matches an include spec and no exclude spec", () => {

@@ -72,14 +72,57 @@ export function globMatches(pattern: string, name: string): boolean {
     else if (c === "?") source += "[^/]";
     else if (c === "\\" && i + 1 < pattern.length) source += escapeRegExp(pattern[++i]);
     else if (c === "[") {
-      const end = pattern.indexOf("]", i + 2);
-      if (end < 0) return false; // Go: ErrBadPattern, which istioctl counts as no match
-      // Go negates a class with ^, as RegExp does; a range is a range in both.
-      source += `[${pattern.slice(i + 1, end).replace(/\\/g, "\\\\")}]`;
-      i = end;
+      const scanned = scanClass(pattern, i);
+      if (typeof scanned === "string") return false; // Go: ErrBadPattern, which istioctl counts as no match
+      // A reversed range matches nothing in Go; an empty class matches nothing ([]) or anything ([^]).
+      const ranges = scanned.ranges
+        .filter(([lo, hi]) => lo <= hi)
+        .map(([lo, hi]) => (lo === hi ? classChar(lo) : `${classChar(lo)}-${classChar(hi)}`));
+      source += `[${scanned.negated ? "^" : ""}${ranges.join("")}]`;
+      i = scanned.end;
     } else source += escapeRegExp(c);
   }
   return new RegExp(`^${source}$`, "s").test(name);
+}
+
+/**
+ * The character class starting at `pattern[start]` ('['), read as Go's filepath.Match reads it: an
+ * optional '^', then ranges (a character, or `lo-hi`; `\` escapes one) up to a ']' after at least
+ * one. Its ranges and the index of its ']', or why it is malformed.
+ */
+function scanClass(
+  pattern: string,
+  start: number,
+): { negated: boolean; ranges: [string, string][]; end: number } | string {
+  let j = start + 1;
+  const negated = pattern[j] === "^";
+  if (negated) j++;
+  // One end of a range; undefined when there is none, or nothing follows it (so no ']').
+  const end = (): string | undefined => {
+    if (j >= pattern.length || pattern[j] === "-" || pattern[j] === "]") return undefined;
+    if (pattern[j] === "\\") j++;
+    const ch = pattern[j++];
+    return j < pattern.length ? ch : undefined;
+  };
+  const ranges: [string, string][] = [];
+  for (;;) {
+    if (pattern[j] === "]" && ranges.length > 0) return { negated, ranges, end: j };
+    const lo = end();
+    if (lo === undefined) return `the character class at offset ${start} is not closed or names no character`;
+    let hi = lo;
+    if (pattern[j] === "-") {
+      j++;
+      const h = end();
+      if (h === undefined) return `the range in the character class at offset ${start} has no end`;
+      hi = h;
+    }
+    ranges.push([lo, hi]);
+  }
+}
+
+/** A character inside a RegExp class. */
+function classChar(ch: string): string {
+  return /[\\\][^-]/.test(ch) ? `\\${ch}` : ch;
 }
 
 function escapeRegExp(text: string): string {
@@ -205,30 +248,12 @@ export function filterLogLines(log: string, since: Date | undefined, until: Date
  */
 export function globSyntaxError(pattern: string): string | undefined {
   for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i];
-    if (c === "\\") {
+    if (pattern[i] === "\\") {
       if (++i >= pattern.length) return "it ends in an unescaped '\\'";
-    } else if (c === "[") {
-      let j = i + 1;
-      if (pattern[j] === "^") j++;
-      // One class end: a character, or '\' and the character it escapes.
-      const end = (): boolean => {
-        if (j >= pattern.length || pattern[j] === "-" || pattern[j] === "]") return false;
-        if (pattern[j] === "\\") j++;
-        j++;
-        return j < pattern.length;
-      };
-      let ranges = 0;
-      for (;;) {
-        if (pattern[j] === "]" && ranges > 0) break;
-        if (!end()) return `the character class at offset ${i} is not closed or names no character`;
-        if (pattern[j] === "-") {
-          j++;
-          if (!end()) return `the range in the character class at offset ${i} has no end`;
-        }
-        ranges++;
-      }
-      i = j;
+    } else if (pattern[i] === "[") {
+      const scanned = scanClass(pattern, i);
+      if (typeof scanned === "string") return scanned;
+      i = scanned.end;
     }
   }
   return undefined;
