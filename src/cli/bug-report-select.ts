@@ -2,7 +2,8 @@
 // specs: `ns1,ns2/dep1,dep2/pod1,pod2/lbl1=val1,lbl2=val2/ann1=val1/cntr1,cntr2`, every part optional,
 // names (and label and annotation values) glob patterns. A container is selected when it matches one
 // include spec and no exclude spec; a spec matches when each part it sets matches (a list: any of its
-// names; labels and annotations: all of them).
+// names; labels and annotations: all of them). Also istioctl's processlog: the logs' time range, and
+// the error counts (with --critical-errs and --ignore-errs) that rate a log's importance.
 
 /** istioctl's inject.IgnoredNamespaces: always excluded from the pods whose logs and state are collected. */
 export const IGNORED_NAMESPACES: readonly string[] = [
