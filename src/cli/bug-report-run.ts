@@ -16,7 +16,15 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { type GoDuration, parseGoDuration } from "../config/index.ts";
 import { SLUICE_REVISION, SLUICE_VERSION } from "../util/version.ts";
-import { type ContainerPath, filterLogLines, IGNORED_NAMESPACES, Selection } from "./bug-report-select.ts";
+import {
+  type ContainerPath,
+  filterLogLines,
+  IGNORED_NAMESPACES,
+  type LogStats,
+  logStats,
+  logsByPriority,
+  Selection,
+} from "./bug-report-select.ts";
 import { clusterAccess, type KubeAccess } from "./kube-access.ts";
 import { goYaml } from "./proxy-config-format.ts";
 import { alignTabs } from "./proxy-config-tabwriter.ts";
@@ -137,6 +145,9 @@ export interface BugReportOptions {
   tail: number;
   proxyAdminPort: number;
   concurrency: number;
+  /** --critical-errs and --ignore-errs: globs over the logs' error lines, for their priority in the summary. */
+  criticalErrors: readonly string[];
+  ignoredErrors: readonly string[];
   skipClusterDump: boolean;
   skipAnalyze: boolean;
   skipProxyDebug: boolean;
@@ -186,6 +197,8 @@ class Report {
   /** Archive path below the root → text. */
   readonly files = new Map<string, string>();
   readonly missing: { item: string; why: string }[] = [];
+  /** Each log collected (its path) → its error counts. */
+  readonly logStats = new Map<string, LogStats>();
   readonly log: string[] = [];
 
   constructor(private readonly print: (text: string) => void) {}
@@ -617,6 +630,7 @@ async function containerLog(
     if (kept.trim() === "")
       report.miss(file, log.trim() === "" ? "the log is empty" : "no log lines in the time range");
     report.write(file, kept);
+    if (kept.trim() !== "") report.logStats.set(file, logStats(kept, options.criticalErrors, options.ignoredErrors));
   } catch (err) {
     report.miss(file, `the API server gave no log (the kubelet serves them): ${why(err, signal)}`);
   }
@@ -706,6 +720,8 @@ function summaryText(
     `istio namespace: ${options.istioNamespace}`,
     `include: ${options.include.filter(Boolean).join(" ") || "(everything)"}`,
     `exclude: ${options.exclude.filter(Boolean).join(" ") || "(none)"} (and always ${IGNORED_NAMESPACES.join(",")} for pods)`,
+    ...(options.criticalErrors.length > 0 ? [`critical-errs: ${options.criticalErrors.join(",")}`] : []),
+    ...(options.ignoredErrors.length > 0 ? [`ignore-errs: ${options.ignoredErrors.join(",")}`] : []),
     `secrets: ${options.fullSecrets ? "in full (--full-secrets)" : "listed without their data (--full-secrets includes it)"}`,
     `collected: ${report.files.size} files`,
     "",
@@ -715,6 +731,13 @@ function summaryText(
     lines.push(`Not collected (${report.missing.length}):`);
     const sorted = [...report.missing].sort((a, b) => (a.item < b.item ? -1 : a.item > b.item ? 1 : 0));
     for (const m of sorted) lines.push(`  ${m.item}: ${m.why.replace(/\s*\n\s*/g, " ")}`);
+  }
+  if (report.logStats.size > 0) {
+    lines.push(
+      "",
+      "Logs by priority (a --critical-errs match first, then 1000 per fatal, 100 per error and 10 per warning line; --ignore-errs matches not counted):",
+      ...logsByPriority(report.logStats).map((line) => `  ${line}`),
+    );
   }
   return `${lines.join("\n")}\n`;
 }

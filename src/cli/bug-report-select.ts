@@ -2,7 +2,8 @@
 // specs: `ns1,ns2/dep1,dep2/pod1,pod2/lbl1=val1,lbl2=val2/ann1=val1/cntr1,cntr2`, every part optional,
 // names (and label and annotation values) glob patterns. A container is selected when it matches one
 // include spec and no exclude spec; a spec matches when each part it sets matches (a list: any of its
-// names; labels and annotations: all of them).
+// names; labels and annotations: all of them). Also istioctl's processlog: the logs' time range, and
+// the error counts (with --critical-errs and --ignore-errs) that rate a log's importance.
 
 /** istioctl's inject.IgnoredNamespaces: always excluded from the pods whose logs and state are collected. */
 export const IGNORED_NAMESPACES: readonly string[] = [
@@ -72,14 +73,57 @@ export function globMatches(pattern: string, name: string): boolean {
     else if (c === "?") source += "[^/]";
     else if (c === "\\" && i + 1 < pattern.length) source += escapeRegExp(pattern[++i]);
     else if (c === "[") {
-      const end = pattern.indexOf("]", i + 2);
-      if (end < 0) return false; // Go: ErrBadPattern, which istioctl counts as no match
-      // Go negates a class with ^, as RegExp does; a range is a range in both.
-      source += `[${pattern.slice(i + 1, end).replace(/\\/g, "\\\\")}]`;
-      i = end;
+      const scanned = scanClass(pattern, i);
+      if (typeof scanned === "string") return false; // Go: ErrBadPattern, which istioctl counts as no match
+      // A reversed range matches nothing in Go; an empty class matches nothing ([]) or anything ([^]).
+      const ranges = scanned.ranges
+        .filter(([lo, hi]) => lo <= hi)
+        .map(([lo, hi]) => (lo === hi ? classChar(lo) : `${classChar(lo)}-${classChar(hi)}`));
+      source += `[${scanned.negated ? "^" : ""}${ranges.join("")}]`;
+      i = scanned.end;
     } else source += escapeRegExp(c);
   }
   return new RegExp(`^${source}$`, "s").test(name);
+}
+
+/**
+ * The character class starting at `pattern[start]` ('['), read as Go's filepath.Match reads it: an
+ * optional '^', then ranges (a character, or `lo-hi`; `\` escapes one) up to a ']' after at least
+ * one. Its ranges and the index of its ']', or why it is malformed.
+ */
+function scanClass(
+  pattern: string,
+  start: number,
+): { negated: boolean; ranges: [string, string][]; end: number } | string {
+  let j = start + 1;
+  const negated = pattern[j] === "^";
+  if (negated) j++;
+  // One end of a range; undefined when there is none, or nothing follows it (so no ']').
+  const end = (): string | undefined => {
+    if (j >= pattern.length || pattern[j] === "-" || pattern[j] === "]") return undefined;
+    if (pattern[j] === "\\") j++;
+    const ch = pattern[j++];
+    return j < pattern.length ? ch : undefined;
+  };
+  const ranges: [string, string][] = [];
+  for (;;) {
+    if (pattern[j] === "]" && ranges.length > 0) return { negated, ranges, end: j };
+    const lo = end();
+    if (lo === undefined) return `the character class at offset ${start} is not closed or names no character`;
+    let hi = lo;
+    if (pattern[j] === "-") {
+      j++;
+      const h = end();
+      if (h === undefined) return `the range in the character class at offset ${start} has no end`;
+      hi = h;
+    }
+    ranges.push([lo, hi]);
+  }
+}
+
+/** A character inside a RegExp class. */
+function classChar(ch: string): string {
+  return /[\\\][^-]/.test(ch) ? `\\${ch}` : ch;
 }
 
 function escapeRegExp(text: string): string {
@@ -196,4 +240,120 @@ export function filterLogLines(log: string, since: Date | undefined, until: Date
     if (keep) out.push(line);
   }
   return out.join("\n");
+}
+
+/**
+ * Why `pattern` is not a valid glob for Go's filepath.Match (which istioctl matches with), or
+ * undefined: a `[` class must close and name at least one character or range, each end of a range
+ * must be a character (not `-` or `]`), and a `\` must escape something.
+ */
+export function globSyntaxError(pattern: string): string | undefined {
+  for (let i = 0; i < pattern.length; i++) {
+    if (pattern[i] === "\\") {
+      if (++i >= pattern.length) return "it ends in an unescaped '\\'";
+    } else if (pattern[i] === "[") {
+      const scanned = scanClass(pattern, i);
+      if (typeof scanned === "string") return scanned;
+      i = scanned.end;
+    }
+  }
+  return undefined;
+}
+
+/** istioctl's match.MatchesGlobs for error patterns: a lone "*" (or "") matches every text; no patterns match none. */
+export function matchesAnyGlob(text: string, patterns: readonly string[]): boolean {
+  if (patterns.length === 1 && (patterns[0].trim() === "" || patterns[0].trim() === "*")) return true;
+  return patterns.some((p) => globMatches(p, text));
+}
+
+/** One log's counts, as istioctl's processlog.Stats, and whether a --critical-errs pattern matched one of its errors. */
+export interface LogStats {
+  fatals: number;
+  errors: number;
+  warnings: number;
+  critical: boolean;
+}
+
+const LOG_LEVELS = new Set(["fatal", "error", "warn", "info", "debug", "trace"]);
+const RFC3339_NANO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/;
+/** ztunnel's lines: time, an optional thread, level, target and message, separated by spaces. */
+const ZTUNNEL_LINE = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d+Z)\s+(?:\w+\s+)?(\w+)\s+([\w.:]+)(.*)/;
+
+/**
+ * A log line's level (lower case) and text, as istioctl's processlog reads them: a JSON object with
+ * `time`, `level` and a non-empty `msg`; or Istio's tab-separated `time<TAB>level<TAB>scope<TAB>message`
+ * (the text is what follows the level); or ztunnel's space-separated line. Anything else (a stack
+ * trace, a line without an RFC 3339 time or a known level) is undefined.
+ */
+export function parseLogLine(line: string): { level: string; text: string } | undefined {
+  if (line.startsWith("{")) {
+    let object: unknown;
+    try {
+      object = JSON.parse(line);
+    } catch {
+      return undefined;
+    }
+    if (typeof object !== "object" || object === null || Array.isArray(object)) return undefined;
+    // Go's encoding/json matches field names regardless of case.
+    const field = (name: string) => {
+      const key = Object.keys(object).find((k) => k.toLowerCase() === name);
+      const value = key === undefined ? undefined : (object as Record<string, unknown>)[key];
+      return typeof value === "string" ? value : "";
+    };
+    const [time, level, msg] = [field("time"), field("level"), field("msg")];
+    if (msg === "" || !RFC3339_NANO.test(time) || !LOG_LEVELS.has(level)) return undefined;
+    return { level, text: msg };
+  }
+  let parts = line.split("\t");
+  if (parts.length < 3) {
+    const m = ZTUNNEL_LINE.exec(line);
+    if (!m) return undefined;
+    parts = m.slice(1);
+  }
+  const level = parts[1].toLowerCase();
+  if (!RFC3339_NANO.test(parts[0]) || !LOG_LEVELS.has(level)) return undefined;
+  return { level, text: parts.slice(2).join("\t") };
+}
+
+/**
+ * istioctl's log-importance heuristic over a log: its fatal, error and warning lines, less those whose
+ * text matches an `ignored` pattern (--ignore-errs); `critical` when a fatal or error line's text
+ * matches a `critical` pattern (--critical-errs).
+ */
+export function logStats(log: string, critical: readonly string[], ignored: readonly string[]): LogStats {
+  const stats: LogStats = { fatals: 0, errors: 0, warnings: 0, critical: false };
+  for (const line of log.split("\n")) {
+    const parsed = parseLogLine(line);
+    if (!parsed || !["fatal", "error", "warn"].includes(parsed.level)) continue;
+    if (ignored.length > 0 && matchesAnyGlob(parsed.text, ignored)) continue;
+    if (parsed.level === "warn") stats.warnings++;
+    else {
+      if (parsed.level === "fatal") stats.fatals++;
+      else stats.errors++;
+      if (!stats.critical && critical.length > 0 && matchesAnyGlob(parsed.text, critical)) stats.critical = true;
+    }
+  }
+  return stats;
+}
+
+/** istioctl's Stats.Importance: larger is more important. */
+export function logImportance(stats: LogStats): number {
+  return 1000 * stats.fatals + 100 * stats.errors + 10 * stats.warnings;
+}
+
+/**
+ * The logs by priority for inclusion: those with a critical error first, then by importance, then
+ * by path; each line `path: critical, N fatal, N errors, N warnings (importance N)`.
+ */
+export function logsByPriority(stats: ReadonlyMap<string, LogStats>): string[] {
+  const order = [...stats].sort(
+    ([pa, a], [pb, b]) =>
+      Number(b.critical) - Number(a.critical) ||
+      logImportance(b) - logImportance(a) ||
+      (pa < pb ? -1 : pa > pb ? 1 : 0),
+  );
+  return order.map(([path, s]) => {
+    const counts = `${s.fatals} fatal, ${s.errors} errors, ${s.warnings} warnings (importance ${logImportance(s)})`;
+    return `${path}: ${s.critical ? "critical, " : ""}${counts}`;
+  });
 }

@@ -10,25 +10,31 @@ interface BugReportArgs {
   "istio-namespace"?: string;
   kubeconfig?: string;
   context?: string;
-  include: string[];
-  exclude: string[];
+  filename?: string;
+  include?: string[];
+  exclude?: string[];
   dir?: string;
   "output-dir"?: string;
-  "full-secrets": boolean;
-  "dry-run": boolean;
-  timeout: string;
+  "full-secrets"?: boolean;
+  "dry-run"?: boolean;
+  timeout?: string;
   "start-time"?: string;
   "end-time"?: string;
   duration?: string;
-  tail: number;
-  "proxy-admin-port": number;
-  "rq-concurrency": number;
-  "skip-cluster-dump": boolean;
-  "skip-analyze": boolean;
-  "skip-proxy-debug": boolean;
-  "skip-netstat": boolean;
-  "skip-coredumps": boolean;
+  tail?: number;
+  "proxy-admin-port"?: number;
+  "rq-concurrency"?: number;
+  "critical-errs"?: string[];
+  "ignore-errs"?: string[];
+  "skip-cluster-dump"?: boolean;
+  "skip-analyze"?: boolean;
+  "skip-proxy-debug"?: boolean;
+  "skip-netstat"?: boolean;
+  "skip-coredumps"?: boolean;
 }
+
+/** A flag repeated or comma-separated (pflag's StringSlice): its values. */
+const commaList = (value: string | string[]): string[] => [value].flat().flatMap((v) => String(v).split(","));
 
 const SPEC_HELP = [
   "The pods whose logs and proxy state are collected are chosen by --include and --exclude specs:",
@@ -45,6 +51,18 @@ const SPEC_HELP = [
   "could not be collected and why (pod logs and port-forwards need a kubelet; nothing is run in pods).",
   "Secrets are listed without their data unless --full-secrets.",
   "",
+  "-f names a YAML file of istioctl's bug-report config fields (kubeConfigPath, context, istioNamespace,",
+  "dryRun, fullSecrets, proxyAdminPort, commandTimeout, include, exclude, startTime, endTime, since,",
+  "criticalErrors, ignoredErrors, requestConcurrency, tailLines, skipClusterDump, skipAnalyze,",
+  "skipProxyDebug, skipNetstat, skipCoredumps). A flag given on the command line overrides the file's",
+  "field (a list replaces the file's list whole); the file overrides the defaults. include and exclude",
+  "are lists of specs as above.",
+  "",
+  "Each log collected is rated as istioctl rates it: 1000 per fatal line, 100 per error, 10 per warning,",
+  "leaving out lines whose text matches an --ignore-errs pattern; a log with a fatal or error line",
+  "matching a --critical-errs pattern comes first. bug-report/summary lists the logs in that order.",
+  "Patterns are globs as in --include ('*' does not match '/'); a line's text is what follows its level.",
+  "",
   `Exit status: ${EXIT_OK} archive written, ${EXIT_INVALID} the cluster could not be read, ${EXIT_USAGE} usage error.`,
 ].join("\n");
 
@@ -56,13 +74,13 @@ export const bugReportCommand: CommandModule<object, BugReportArgs> = {
       .option("include", {
         type: "string",
         array: true,
-        default: [] as string[],
+        defaultDescription: "everything",
         describe: "Spec for which pods' proxy logs to include in the archive (see below)",
       })
       .option("exclude", {
         type: "string",
         array: true,
-        default: [] as string[],
+        defaultDescription: "none",
         describe: "Spec for which pods' proxy logs to exclude from the archive, after --include",
       })
       .option("istio-namespace", {
@@ -77,11 +95,25 @@ export const bugReportCommand: CommandModule<object, BugReportArgs> = {
         type: "string",
         describe: "The directory for bug-report.tar.gz (default: the current one)",
       })
-      .option("full-secrets", { type: "boolean", default: false, describe: "Include the secrets' contents" })
-      .option("dry-run", { type: "boolean", default: false, describe: "Only print what would be collected" })
+      .option("filename", {
+        alias: "f",
+        type: "string",
+        requiresArg: true,
+        describe: "A YAML file of bug-report config fields (see below); flags given override its fields",
+      })
+      .option("full-secrets", {
+        type: "boolean",
+        defaultDescription: "false",
+        describe: "Include the secrets' contents",
+      })
+      .option("dry-run", {
+        type: "boolean",
+        defaultDescription: "false",
+        describe: "Only print what would be collected",
+      })
       .option("timeout", {
         type: "string",
-        default: "30m",
+        defaultDescription: "30m",
         describe: "Maximum time to spend collecting (a Go duration); what was collected by then is archived",
       })
       .option("start-time", {
@@ -93,22 +125,36 @@ export const bugReportCommand: CommandModule<object, BugReportArgs> = {
         type: "string",
         describe: "How far back from --end-time the logs go (a Go duration); not with --start-time",
       })
-      .option("tail", { type: "number", default: 0, describe: "Most log lines per container; 0 for all" })
-      .option("proxy-admin-port", { type: "number", default: 15000, describe: "Envoy proxy admin port" })
-      .option("rq-concurrency", { type: "number", default: 32, describe: "Requests to the cluster at once" })
+      .option("tail", { type: "number", defaultDescription: "0", describe: "Most log lines per container; 0 for all" })
+      .option("proxy-admin-port", { type: "number", defaultDescription: "15000", describe: "Envoy proxy admin port" })
+      .option("rq-concurrency", {
+        type: "number",
+        defaultDescription: "32",
+        describe: "Requests to the cluster at once",
+      })
+      .option("critical-errs", {
+        type: "string",
+        coerce: commaList,
+        describe: "Comma-separated globs matched against logs' error lines: a log with a match is listed first",
+      })
+      .option("ignore-errs", {
+        type: "string",
+        coerce: commaList,
+        describe: "Comma-separated globs matched against logs' error and warning lines: matches are not counted",
+      })
       .option("skip-cluster-dump", {
         type: "boolean",
-        default: false,
         describe: "Skip the cluster-wide resources (Kubernetes resources, custom resources, nodes, secrets, events)",
       })
-      .option("skip-analyze", { type: "boolean", default: false, describe: "Skip the analysis" })
-      .option("skip-proxy-debug", { type: "boolean", default: false, describe: "Skip the proxies' Envoy admin" })
-      .option("skip-netstat", { type: "boolean", default: false, describe: "Skip netstat in proxy containers" })
-      .option("skip-coredumps", { type: "boolean", default: false, describe: "Skip proxy containers' core dumps" })
+      .option("skip-analyze", { type: "boolean", describe: "Skip the analysis" })
+      .option("skip-proxy-debug", { type: "boolean", describe: "Skip the proxies' Envoy admin" })
+      .option("skip-netstat", { type: "boolean", describe: "Skip netstat in proxy containers" })
+      .option("skip-coredumps", { type: "boolean", describe: "Skip proxy containers' core dumps" })
       .check((argv) => {
         for (const flag of ["tail", "proxy-admin-port", "rq-concurrency"] as const) {
           const value = argv[flag];
-          if (!Number.isInteger(value) || value < 0) throw new Error(`--${flag} must be a whole number, not ${value}`);
+          if (value !== undefined && (!Number.isInteger(value) || value < 0))
+            throw new Error(`--${flag} must be a whole number, not ${value}`);
         }
         return true;
       })
@@ -118,47 +164,88 @@ export const bugReportCommand: CommandModule<object, BugReportArgs> = {
       .epilogue(SPEC_HELP) as never,
   handler: (argv) =>
     reportingFailures(async () => {
-      const [{ kubeconfigAvailable }, run] = await Promise.all([
+      const [{ kubeconfigAvailable }, run, config] = await Promise.all([
         import("./kubeconfig.ts"),
         import("./bug-report-run.ts"),
+        import("./bug-report-config.ts"),
       ]);
       const usage = (message: string) => {
         process.stderr.write(`Error: ${message}\n`);
         process.exitCode = EXIT_USAGE;
       };
-      if (!kubeconfigAvailable(argv.kubeconfig))
+      let file: Partial<import("./bug-report-config.ts").BugReportSettings> = {};
+      try {
+        if (argv.filename !== undefined) file = config.readBugReportConfig(argv.filename);
+      } catch (err) {
+        return usage((err as Error).message);
+      }
+      for (const flag of ["critical-errs", "ignore-errs"] as const) {
+        const bad = config.globListError(`--${flag}`, argv[flag] ?? []);
+        if (bad) return usage(bad);
+      }
+      // -i has a default of its own: only another namespace counts as given.
+      const globalNamespace = argv.istioNamespace !== "istio-system" ? argv.istioNamespace : undefined;
+      const settings = config.mergeBugReportSettings(
+        {
+          kubeconfig: argv.kubeconfig,
+          context: argv.context,
+          istioNamespace: argv["istio-namespace"] ?? globalNamespace,
+          dryRun: argv["dry-run"],
+          fullSecrets: argv["full-secrets"],
+          proxyAdminPort: argv["proxy-admin-port"],
+          timeout: argv.timeout,
+          include: argv.include,
+          exclude: argv.exclude,
+          startTime: argv["start-time"],
+          endTime: argv["end-time"],
+          duration: argv.duration,
+          criticalErrors: argv["critical-errs"],
+          ignoredErrors: argv["ignore-errs"],
+          concurrency: argv["rq-concurrency"],
+          tail: argv.tail,
+          skipClusterDump: argv["skip-cluster-dump"],
+          skipAnalyze: argv["skip-analyze"],
+          skipProxyDebug: argv["skip-proxy-debug"],
+          skipNetstat: argv["skip-netstat"],
+          skipCoredumps: argv["skip-coredumps"],
+        },
+        file,
+      );
+      if (!kubeconfigAvailable(settings.kubeconfig))
         return usage("no kubeconfig to reach a cluster: name one with --kubeconfig");
-      const timeout = run.goDuration(argv.timeout);
+      const timeout = run.goDuration(settings.timeout);
       if (typeof timeout === "string") return usage(`invalid --timeout: ${timeout}`);
-      const range = run.logTimeRange(argv["start-time"], argv["end-time"], argv.duration);
+      const range = run.logTimeRange(settings.startTime, settings.endTime, settings.duration);
       if (typeof range === "string") return usage(range);
       const { Selection } = await import("./bug-report-select.ts");
       try {
-        new Selection(argv.include, argv.exclude);
+        new Selection(settings.include, settings.exclude);
       } catch (err) {
         return usage((err as Error).message);
       }
       await run.runBugReport({
-        kubeconfig: argv.kubeconfig,
-        context: argv.context,
-        istioNamespace: argv["istio-namespace"] ?? argv.istioNamespace ?? "istio-system",
-        include: argv.include,
-        exclude: argv.exclude,
+        kubeconfig: settings.kubeconfig,
+        context: settings.context,
+        istioNamespace: settings.istioNamespace,
+        include: settings.include,
+        exclude: settings.exclude,
         outputDir: argv["output-dir"] ?? process.cwd(),
         dir: argv.dir,
-        fullSecrets: argv["full-secrets"],
-        dryRun: argv["dry-run"],
+        fullSecrets: settings.fullSecrets,
+        dryRun: settings.dryRun,
         timeoutMs: timeout.ms > 0 ? timeout.ms : Number.MAX_SAFE_INTEGER,
         since: range.since,
         until: range.until,
-        tail: argv.tail,
-        proxyAdminPort: argv["proxy-admin-port"],
-        concurrency: argv["rq-concurrency"] || 32,
-        skipClusterDump: argv["skip-cluster-dump"],
-        skipAnalyze: argv["skip-analyze"],
-        skipProxyDebug: argv["skip-proxy-debug"],
-        skipNetstat: argv["skip-netstat"],
-        skipCoredumps: argv["skip-coredumps"],
+        tail: settings.tail,
+        proxyAdminPort: settings.proxyAdminPort,
+        concurrency: settings.concurrency || 32,
+        criticalErrors: settings.criticalErrors,
+        ignoredErrors: settings.ignoredErrors,
+        skipClusterDump: settings.skipClusterDump,
+        skipAnalyze: settings.skipAnalyze,
+        skipProxyDebug: settings.skipProxyDebug,
+        skipNetstat: settings.skipNetstat,
+        skipCoredumps: settings.skipCoredumps,
         print: (text) => process.stdout.write(text),
       });
       process.exitCode = EXIT_OK;

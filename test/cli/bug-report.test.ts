@@ -254,6 +254,67 @@ test("--full-secrets writes the secrets in full; --exclude leaves a namespace ou
   assert.ok(![...withOther.keys()].some((k) => k.startsWith("bug-report/istio/")), [...withOther.keys()].join("\n"));
 });
 
+test("-f reads istioctl's bug-report config fields; flags given override them; a bad file is a usage error", {
+  skip,
+}, async () => {
+  const config = join(dir, "bug-report.yaml");
+  await writeFile(
+    config,
+    [
+      `include: ["${shop},${other}"]`,
+      `exclude: ["${other}"]`,
+      "fullSecrets: true",
+      "skipAnalyze: true",
+      "criticalErrors: ['*x509*']",
+      "ignoredErrors: ['*deprecated*', '*retry*']",
+      "",
+    ].join("\n"),
+  );
+  const fromFile = await bugReport(join(dir, "from-file"), "-f", config);
+  assert.match(fromFile.get("bug-report/cluster/secrets") ?? "", new RegExp(`password: ${SECRET_BASE64}\n`));
+  const resources = fromFile.get("bug-report/cluster/k8s-resources") ?? "";
+  assert.match(resources, new RegExp(`name: ${productpagePod}\n`), "the file's include");
+  assert.doesNotMatch(resources, /name: left-out/, "the file's exclude");
+  const summary = fromFile.get("bug-report/summary") ?? "";
+  assert.match(summary, /\ncritical-errs: \*x509\*\nignore-errs: \*deprecated\*,\*retry\*\n/);
+  assert.doesNotMatch(
+    fromFile.get("bug-report/bug-report.log") ?? "",
+    /Running Istio analyze/,
+    "the file's skipAnalyze",
+  );
+
+  // The flags given replace the file's settings, a list whole: --exclude names shop instead of other.
+  const overridden = await bugReport(
+    join(dir, "overridden"),
+    ...["-f", config, "--exclude", shop, "--no-full-secrets", "--ignore-errs", "*eof*"],
+  );
+  const secrets = overridden.get("bug-report/cluster/secrets") ?? "";
+  assert.doesNotMatch(secrets, new RegExp(SECRET_BASE64));
+  const kept = overridden.get("bug-report/cluster/k8s-resources") ?? "";
+  assert.match(kept, /name: left-out/);
+  assert.doesNotMatch(kept, new RegExp(`name: ${productpagePod}\n`));
+  assert.match(overridden.get("bug-report/summary") ?? "", /\ncritical-errs: \*x509\*\nignore-errs: \*eof\*\n/);
+
+  // A bad file, field or glob: exit 2, naming the file and the field.
+  const usage = async (args: string[], message: RegExp) => {
+    const { stdout, code } = await runSluice(["bug-report", "--kubeconfig", kubeconfig, ...args]);
+    assert.equal(code, 2, stdout);
+    assert.match(stdout, message);
+  };
+  const bad = join(dir, "bad.yaml");
+  await writeFile(bad, "tailLines: 10\nincludes: [a]\n");
+  await usage(["-f", bad], new RegExp(`Error: ${bad}: unknown field "includes"; the fields are kubeConfigPath, `));
+  await writeFile(bad, "ignoredErrors: ['*ok*', 'a[']\n");
+  await usage(["-f", bad], new RegExp(`Error: ${bad}: field ignoredErrors\\[1\\]: bad glob pattern "a\\["`));
+  await writeFile(bad, "include: [a\n");
+  await usage(["-f", bad], new RegExp(`Error: ${bad}: not valid YAML: `));
+  await usage(
+    ["-f", join(dir, "missing.yaml")],
+    /Error: cannot read the bug-report config file .*missing\.yaml: ENOENT/,
+  );
+  await usage(["--critical-errs", "*ok*,[x"], /Error: --critical-errs\[1\]: bad glob pattern "\[x"/);
+});
+
 const istioctlSkip = skip || peersSkipReason("istioctl");
 
 test("the archive's folders are istioctl's", { skip: istioctlSkip }, async () => {
