@@ -18,6 +18,7 @@ import {
 } from "../admin/index.ts";
 import { rejectUnknownCommandLineFlags } from "../cli/flags.ts";
 import {
+  type ConfigObject,
   KINDS,
   kindEnabled,
   kindKey,
@@ -945,13 +946,17 @@ async function start(running: Running[]): Promise<void> {
       const namespace = name ? store.get({ kind: kindKey("", "Namespace"), namespace: "", name }) : undefined;
       return namespace ? (namespace.object.metadata.labels ?? {}) : undefined;
     };
+    // Whose statuses these are: the objects of this revision's tags (istiod's IsMine).
+    const ownership = {
+      owns: (obj: ConfigObject) => tags.isMine(obj.metadata, namespaceLabels(obj.metadata.namespace)),
+      onOwnsChange: (listener: () => void) => tags.onChange(listener),
+    };
     const make = () =>
       new GatewayStatusWriter({
         conversion: storeGatewayConversion(store, pushes.registry, argv.domain, pushFeaturesFromEnv(env)),
         store,
         target,
-        owns: (obj) => tags.isMine(obj.metadata, namespaceLabels(obj.metadata.namespace)),
-        onOwnsChange: (listener) => tags.onChange(listener),
+        ...ownership,
         log: scoped("gateway"),
       });
     await whileLeading({ id: ELECTION_IDS.gatewayStatus, perRevision: true }, kubeClient, tags, make, running);
@@ -963,8 +968,7 @@ async function start(running: Running[]): Promise<void> {
         target,
         meshes,
         ingressNamespace: env.K8S_INGRESS_NS,
-        owns: (obj) => tags.isMine(obj.metadata, namespaceLabels(obj.metadata.namespace)),
-        onOwnsChange: (listener) => tags.onChange(listener),
+        ...ownership,
         log: scoped("ingress"),
       });
     await whileLeading({ id: ELECTION_IDS.ingress }, kubeClient, tags, makeIngressStatus, running);
@@ -996,18 +1000,12 @@ async function start(running: Running[]): Promise<void> {
   }
   const needsCa = Boolean(argv.secureGRPCAddr || argv.httpsAddr) && envFlag("ENABLE_CA_SERVER", true);
   const ca = needsCa ? await startCa(mesh, kubeConfig, running) : undefined;
-  const publishesRoots = Boolean(ca && kubeClient && tags);
-  if (ca && kubeClient && tags) await startRootCertPublisher(store, kubeClient, tags, ca.ca, running);
+  // The CA whose roots are published in this cluster's namespaces (and, as istiod, in remote ones').
+  const publishing = ca && kubeClient && tags ? ca.ca : undefined;
+  if (publishing && kubeClient && tags) await startRootCertPublisher(store, kubeClient, tags, publishing, running);
   // Remote clusters of the multicluster secrets: their endpoints join the registry's services.
   const remotes = cluster
-    ? await remoteClusters(
-        store,
-        pushes.registry,
-        meshes,
-        metrics,
-        setRemoteClusters,
-        publishesRoots ? ca?.ca : undefined,
-      )
+    ? await remoteClusters(store, pushes.registry, meshes, metrics, setRemoteClusters, publishing)
     : undefined;
   // The injector's settings: the webhooks inject with them, the Gateway deployments are made with them.
   const injection = argv.httpsAddr || cluster ? await startInjectionSettings(access, running) : undefined;

@@ -21,12 +21,18 @@ import { createHash } from "node:crypto";
 import { KubeConfig } from "@kubernetes/client-node";
 import type { Logger } from "pino";
 import { parse } from "yaml";
-import { type ConfigObject, KINDS, type KindInfo, kindKey, loadMeshConfig, lookupKind } from "../config/index.ts";
+import { type ConfigObject, KINDS, kindKey, loadMeshConfig } from "../config/index.ts";
 import type { Collection, Unregister } from "../krt/index.ts";
 import { CLUSTER_KINDS, storeClusterInputs } from "../model/store-push.ts";
 import type { ClusterInputs } from "../registry/index.ts";
 import { type ConfigEvent, ConfigStore } from "../sources/index.ts";
-import { Informer, KubeClient, KubeSource, type LabelSelector } from "../sources/kube/index.ts";
+import {
+  type ConfigMapKeysWatch,
+  KubeClient,
+  KubeSource,
+  type LabelSelector,
+  watchConfigMapKeys,
+} from "../sources/kube/index.ts";
 
 /** The label of the secrets that name remote clusters. */
 export const MULTICLUSTER_SECRET_LABEL = "istio/multiCluster";
@@ -96,12 +102,11 @@ interface RemoteCluster {
   /** Whether its mesh ConfigMap has been listed. */
   meshSeen?: boolean;
   /** Follows its mesh ConfigMap. */
-  meshWatch?: Informer;
+  meshWatch?: ConfigMapKeysWatch;
   unsubscribe?: Unregister;
   beside?: { stop(): void };
 }
 
-const CONFIG_MAP = lookupKind("v1", "ConfigMap") as KindInfo;
 /** Istio's default trust domain: a remote cluster's when its mesh config names none. */
 const DEFAULT_TRUST_DOMAIN = "cluster.local";
 
@@ -317,11 +322,10 @@ export class RemoteClusters {
   }
 
   /** Follows the cluster's mesh ConfigMap for its trust domain. */
-  #watchMesh(cluster: RemoteCluster): Informer {
+  #watchMesh(cluster: RemoteCluster): ConfigMapKeysWatch {
     const { log, namespace } = this.#options;
     const name = this.#options.meshConfigMap ?? "istio";
-    const seen = (configMap: ConfigObject | undefined) => {
-      const text = (configMap as { data?: Record<string, string> } | undefined)?.data?.mesh;
+    const seen = (text: string | undefined) => {
       let trustDomain: string | undefined = DEFAULT_TRUST_DOMAIN;
       if (text !== undefined) {
         try {
@@ -350,24 +354,14 @@ export class RemoteClusters {
         this.#onClusterChange();
       }
     };
-    const informer = new Informer(
-      CONFIG_MAP,
+    // No initial read: until the first listing the config cluster's trust domain holds.
+    return watchConfigMapKeys(
       new KubeClient(cluster.kubeConfig),
-      {
-        replaceAll: (objects) => seen(objects[0]),
-        apply: (type, object) => seen(type === "DELETED" ? undefined : object),
-      },
-      {
-        backoff: { initialMs: 1000, maxMs: 30_000 },
-        notInstalledRetryMs: 60_000,
-        listPageSize: 500,
-        namespace,
-        fieldSelector: `metadata.name=${name}`,
-        log: log.child({ cluster: cluster.id }),
-      },
+      { namespace, name, keys: ["mesh"] },
+      undefined,
+      (texts) => seen(texts.mesh),
+      log.child({ cluster: cluster.id }),
     );
-    informer.start();
-    return informer;
   }
 
   #close(cluster: RemoteCluster): void {

@@ -271,7 +271,7 @@ export class WorkloadAutoRegistration implements ConnectionHooks {
    */
   #leftBehind(entry: ConfigObject): boolean {
     const annotations = entry.metadata.annotations ?? {};
-    if (!isAutoRegistered(entry) && !(isHealthChecked(entry) && storedHealth(entry.status))) return false;
+    if (!hasCleanup(entry)) return false;
     const connectedAt = parseTime(annotations[ANNOTATION_CONNECTED_AT]);
     if (annotations[ANNOTATION_CONNECTED_AT]) {
       const maxAge = this.#options.maxConnectionAgeMs;
@@ -501,25 +501,32 @@ export class WorkloadAutoRegistration implements ConnectionHooks {
    * condition (written through the status subresource at the read resourceVersion).
    */
   async #cleanupEntry(entry: ConfigObject, why: string): Promise<void> {
+    if (!hasCleanup(entry)) return;
     const key = `${entry.metadata.namespace}/${entry.metadata.name}`;
     const { target } = this.#options;
+    const autoRegistered = isAutoRegistered(entry);
     try {
-      if (isAutoRegistered(entry)) await target.delete(entry);
-      else if (isHealthChecked(entry) && storedHealth(entry.status)) {
-        await target.writeStatus(entry, withoutCondition(entry.status, HEALTHY));
-      } else return;
+      if (autoRegistered) await target.delete(entry);
+      else await target.writeStatus(entry, withoutCondition(entry.status, HEALTHY));
     } catch (err) {
       if (isStatus(err, 404)) return;
       throw err;
     }
-    if (isAutoRegistered(entry)) this.#log.info({ entry: key, why }, "cleaned up auto-registered WorkloadEntry");
-    else this.#log.info({ entry: key, why }, "cleaned up health-checked WorkloadEntry: Healthy condition removed");
+    const what = autoRegistered
+      ? "auto-registered WorkloadEntry"
+      : "health-checked WorkloadEntry: Healthy condition removed";
+    this.#log.info({ entry: key, why }, `cleaned up ${what}`);
   }
 }
 
 /** Auto-registered: annotated with its WorkloadGroup. */
 function isAutoRegistered(entry: ConfigObject): boolean {
   return Boolean(entry.metadata.annotations?.[ANNOTATION_GROUP]);
+}
+
+/** What a clean-up would change: an auto-registered entry (deleted), or a health-checked one's Healthy condition. */
+function hasCleanup(entry: ConfigObject): boolean {
+  return isAutoRegistered(entry) || (isHealthChecked(entry) && storedHealth(entry.status) !== undefined);
 }
 
 /** Health-checked (istiod's isHealthCheckedWorkloadEntry): controlled by a replica, not auto-registered. */

@@ -76,4 +76,15 @@ describe("ConfigMap keys", { skip }, () => {
     await waitFor(() => seen.length > 2, "the recreated ConfigMap");
     assert.deepEqual(seen.slice(2), [{ config: undefined, values: "v3" }]);
   });
+
+  test("without an initial read, the first listing is told, a missing ConfigMap too", async () => {
+    const seen: ConfigMapTexts[] = [];
+    const missing = watchConfigMapKeys(client, { namespace, name: "absent", keys }, undefined, (t) => seen.push(t));
+    try {
+      await waitFor(() => seen.length > 0, "the first listing");
+      assert.deepEqual(seen, [{ config: undefined, values: undefined }]);
+    } finally {
+      missing.stop();
+    }
+  });
 });

@@ -40,18 +40,21 @@ export async function readConfigMapKeys(
   }
 }
 
-/** Follows the keys from `initial` (what readConfigMapKeys gave) on. */
+/**
+ * Follows the keys from `initial` (what readConfigMapKeys gave) on; without `initial`, the first
+ * listing is told whatever it holds (a missing ConfigMap included).
+ */
 export function watchConfigMapKeys(
   client: KubeClient,
   at: { namespace: string; name: string; keys: readonly string[] },
-  initial: ConfigMapTexts,
+  initial: ConfigMapTexts | undefined,
   onTexts: (texts: ConfigMapTexts) => void,
   log: Logger = pino({ level: "silent" }),
 ): ConfigMapKeysWatch {
-  let last: ConfigMapTexts = Object.fromEntries(at.keys.map((key) => [key, initial[key]]));
+  let last: ConfigMapTexts | undefined = initial && Object.fromEntries(at.keys.map((key) => [key, initial[key]]));
   const seen = (configMap: ConfigMap | undefined) => {
     const texts = pick(configMap, at.keys);
-    if (at.keys.every((key) => texts[key] === last[key])) return;
+    if (last && at.keys.every((key) => texts[key] === last?.[key])) return;
     last = texts;
     onTexts(texts);
   };

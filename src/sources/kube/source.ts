@@ -108,15 +108,12 @@ export class KubeSource {
    * (KubeClient's, pilot-discovery by default), as istiod's.
    */
   async writeStatus(obj: ConfigObject, status: unknown): Promise<ConfigObject> {
-    return (await this.client.request("PUT", statusPath(obj), {
-      ...obj,
-      status,
-    })) as ConfigObject;
+    return (await this.client.request("PUT", statusPath(obj), { ...obj, status })) as ConfigObject;
   }
 
   /**
-   * Applies a JSON patch (RFC 6902) to the status of `obj` through its status subresource, recorded
-   * a failed `test` operation fails it with KubeApiError 422.
+   * Applies a JSON patch (RFC 6902) to the status of `obj` through its status subresource; a failed
+   * `test` operation fails it with KubeApiError 422. Recorded under the client's user agent, as writeStatus.
    */
   async patchStatus(obj: ConfigObject, patch: readonly JsonPatchOperation[]): Promise<ConfigObject> {
     return (await this.client.patch(statusPath(obj), patch, "application/json-patch+json")) as ConfigObject;
