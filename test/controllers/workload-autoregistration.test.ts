@@ -25,6 +25,7 @@ import { type Cluster, clusterSkipReason, sharedCluster } from "../cluster/index
 import { peersSkipReason } from "../peers/paths.ts";
 import { type NodeInit, SotwClient } from "../support/ads-client.ts";
 import { type IstiodBeside, startIstiodBeside } from "../support/istiod-beside.ts";
+import { writers } from "../support/managed-fields.ts";
 import { edsCluster, type Harness, startServer, waitFor } from "../support/xds-fixtures.ts";
 
 const skip = clusterSkipReason();
@@ -210,13 +211,10 @@ function snapshot(entry: Entry | undefined, instance: string) {
     for (const time of [c.lastProbeTime, c.lastTransitionTime]) assert.match(time ?? "", TIME);
     return { ...c, lastProbeTime: "<time>", lastTransitionTime: "<time>" };
   });
-  const writers = entry.metadata.managedFields?.map((f) => ({
-    manager: f.manager,
-    operation: f.operation,
-    subresource: f.subresource,
-  }));
   const status = entry.status && { ...entry.status, ...(conditions ? { conditions } : {}) };
-  return { labels: entry.metadata.labels, annotations, spec: entry.spec, status, writers };
+  // Who wrote it, in a fixed order: the server orders managedFields by when each manager wrote, which
+  // races with the test's own writes.
+  return { labels: entry.metadata.labels, annotations, spec: entry.spec, status, writers: writers(entry) };
 }
 
 /**
@@ -624,7 +622,7 @@ describe("WorkloadEntry health against istiod", { skip: istiodSkip }, () => {
   test("the same objects, step by step, for proxies naming existing entries (WORKLOAD_ENTRY)", async () => {
     assert.ok(beside && sluice);
     const { namespaces } = beside;
-    // The namespace said the same way on both sides; the writers (managedFields) are compared as they are.
+    // The namespace said the same way on both sides; the writers (managedFields) are compared as sets.
     const neutral = (steps: unknown, ns: string) => JSON.parse(JSON.stringify(steps).replaceAll(ns, "<ns>"));
     const istiod = await boundSteps(cluster, namespaces.istiod, beside.istiod.xds, "istiod-compare");
     const written = await boundSteps(cluster, namespaces.sluice, sluice.xds.address, "sluiced-test");
