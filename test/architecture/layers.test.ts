@@ -19,7 +19,8 @@
 //    5    sources                      the config store and what fills it
 //    6    registry                     services, endpoints, workloads
 //    7    security                     authn, CA
-//    8    gatewayapi · ingress         Gateway API and Kubernetes Ingress → Istio config (siblings)
+//    8    gatewayapi · ingress ·       Gateway API and Kubernetes Ingress → Istio config, and ambient's
+//         ambient                      index (what ztunnel is sent; siblings)
 //    9    model                        proxy, push context, indexes
 //   10    networking                   Envoy config builders
 //   11    configgen                    per-proxy assembly (Istio's ConfigGenerator), the XdsCache
@@ -53,7 +54,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ["sources"],
   ["registry"],
   ["security"],
-  ["gatewayapi", "ingress"],
+  ["gatewayapi", "ingress", "ambient"],
   ["model"],
   ["networking"],
   ["configgen"],
