@@ -16,6 +16,7 @@ import {
   startAdminServer,
   startControlZ,
 } from "../admin/index.ts";
+import { AmbientIndex } from "../ambient/index.ts";
 import { rejectUnknownCommandLineFlags } from "../cli/flags.ts";
 import {
   type ConfigObject,
@@ -34,7 +35,7 @@ import { IngressFollower } from "../ingress/index.ts";
 import { DebugRegistry } from "../krt/index.ts";
 import { LogScopes, parseOutputLevels } from "../log/index.ts";
 import { type MeshPush, pushFeaturesFromEnv } from "../model/index.ts";
-import { storeGatewayConversion, storePush, storeRegistry } from "../model/store-push.ts";
+import { REGISTRY_KINDS, storeGatewayConversion, storePush, storeRegistry } from "../model/store-push.ts";
 import type { ServiceRegistry } from "../registry/index.ts";
 import { authenticatorEnv, buildAuthenticators } from "../security/authn/index.ts";
 import {
@@ -382,7 +383,24 @@ function pushContexts(store: ConfigStore, meshes: MeshWatcher, networks: string 
   });
   const features = pushFeaturesFromEnv(env);
   const build = (previous?: MeshPush) => storePush(store, registry, meshes.mesh, domainSuffix, previous, features);
-  return { build, registry, countServices: (push: MeshPush) => push.snapshot.services.all.length };
+  // Ambient's index, with PILOT_ENABLE_AMBIENT as istiod (off by default: WDS then answers nothing).
+  const ambient = envFlag("PILOT_ENABLE_AMBIENT", false)
+    ? new AmbientIndex(
+        {
+          pods: store.collection(REGISTRY_KINDS.pods),
+          services: store.collection(REGISTRY_KINDS.services),
+          namespaces: store.collection(REGISTRY_KINDS.namespaces),
+          nodes: store.collection(REGISTRY_KINDS.nodes),
+        },
+        {
+          clusterId: argv.clusterID,
+          domainSuffix,
+          systemNamespace: env.POD_NAMESPACE ?? "istio-system",
+          trustDomain: () => meshes.mesh.trustDomain ?? "cluster.local",
+        },
+      )
+    : undefined;
+  return { build, registry, ambient, countServices: (push: MeshPush) => push.snapshot.services.all.length };
 }
 
 /** The xds:// config sources of the mesh config (Istio's configSources); other schemes are not served. */
@@ -1094,6 +1112,7 @@ async function start(running: Running[]): Promise<void> {
     store: remotes ? withRemoteChanges(store, remotes) : store,
     initialPush: pushes.build(),
     endpoints: pushes.registry,
+    ambient: pushes.ambient,
     build: (previous) => pushes.build(previous),
     countServices: pushes.countServices,
     rootNamespace: mesh.rootNamespace ?? "istio-system",

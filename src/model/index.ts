@@ -42,7 +42,7 @@ export * from "./proxy.ts";
 export * from "./push-context.ts";
 export { type PushFeatures, pushFeaturesFromEnv } from "./push-features.ts";
 export { type PushInputs, pushInputs, sameKeptInputs } from "./push-inputs.ts";
-export { PUSH_KINDS, SERVICE_KINDS } from "./push-kinds.ts";
+export { ADDRESS_KIND, PUSH_KINDS, SERVICE_KINDS } from "./push-kinds.ts";
 export { PushSnapshot } from "./push-snapshot.ts";
 export {
   type ProxyPushStatus,

@@ -51,6 +51,8 @@ export interface PushRequest<Snapshot = unknown> {
   readonly push: PushContext<Snapshot>;
   /** Push even when the generators would find nothing changed (debug, cert rotation). */
   readonly forced?: boolean;
+  /** The ambient addresses (WDS resource names) that changed: what ztunnel is pushed (Istio's AddressesUpdated). */
+  readonly addressesUpdated?: ReadonlySet<string>;
 }
 
 export interface PushRequestInit<Snapshot = unknown> {
@@ -60,6 +62,7 @@ export interface PushRequestInit<Snapshot = unknown> {
   reasons?: Iterable<TriggerReason>;
   start?: Date;
   forced?: boolean;
+  addressesUpdated?: Iterable<string>;
 }
 
 export function pushRequest<Snapshot>(init: PushRequestInit<Snapshot>): PushRequest<Snapshot> {
@@ -72,6 +75,7 @@ export function pushRequest<Snapshot>(init: PushRequestInit<Snapshot>): PushRequ
     reasons,
     start: init.start ?? new Date(),
     forced: init.forced,
+    ...(init.addressesUpdated ? { addressesUpdated: new Set(init.addressesUpdated) } : {}),
   });
 }
 
@@ -89,6 +93,10 @@ export function mergePushRequests<Snapshot>(
     everything(older) || everything(newer) ? new Map() : new Map([...older.configsUpdated, ...newer.configsUpdated]);
   const reasons = new Map(older.reasons);
   for (const [r, n] of newer.reasons) reasons.set(r, (reasons.get(r) ?? 0) + n);
+  const addressesUpdated =
+    older.addressesUpdated || newer.addressesUpdated
+      ? new Set([...(older.addressesUpdated ?? []), ...(newer.addressesUpdated ?? [])])
+      : undefined;
   return Object.freeze({
     full: older.full || newer.full,
     push: newer.push,
@@ -96,5 +104,6 @@ export function mergePushRequests<Snapshot>(
     reasons,
     start: new Date(Math.min(older.start.getTime(), newer.start.getTime())),
     forced: older.forced || newer.forced || undefined,
+    ...(addressesUpdated ? { addressesUpdated } : {}),
   });
 }

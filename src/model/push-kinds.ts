@@ -24,3 +24,9 @@ export const SERVICE_KINDS = {
   Kubernetes: kindKey("", "Service"),
   External: kindKey(NET, "ServiceEntry"),
 } as const;
+
+/**
+ * The kind an ambient address (a WDS resource name) is named by in a push's configsUpdated (Istio's
+ * kind.Address): no config object has it; only ztunnel and waypoints read it.
+ */
+export const ADDRESS_KIND = kindKey("ambient.istio.io", "Address");

@@ -12,4 +12,4 @@ export type * from "./model.ts";
 export { hostKey, registryKey, UNSPECIFIED_IP } from "./model.ts";
 export { type ClusterInputs, type RegistryInputs, type RegistryOptions, ServiceRegistry } from "./service-registry.ts";
 export type { WorkloadGroupTemplate } from "./serviceentry.ts";
-export { spiffeIdentity, splitLocality } from "./workloads.ts";
+export { podPortMap, podWorkloadName, spiffeIdentity, splitLocality } from "./workloads.ts";

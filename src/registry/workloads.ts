@@ -96,7 +96,7 @@ export function nodesByName(nodes: Collection<ConfigObject>): Index<ConfigObject
 }
 
 /** Istio's GetWorkloadMetaFromPod: the workload-name label, else the controller (a ReplicaSet's Deployment), else the pod. */
-function podWorkloadName(pod: ConfigObject): string {
+export function podWorkloadName(pod: ConfigObject): string {
   const labels = pod.metadata.labels ?? {};
   const named = labels[LABEL_WORKLOAD_NAME];
   if (named !== undefined) return named;
@@ -113,7 +113,7 @@ function podWorkloadName(pod: ConfigObject): string {
 }
 
 /** Named TCP container ports (first one of a name wins, as in Kubernetes), including native sidecars. */
-function podPortMap(spec: V1PodSpec | undefined): Record<string, number> {
+export function podPortMap(spec: V1PodSpec | undefined): Record<string, number> {
   const out: Record<string, number> = {};
   const sidecars = (spec?.initContainers ?? []).filter((c) => c.restartPolicy === "Always");
   for (const container of [...(spec?.containers ?? []), ...sidecars]) {

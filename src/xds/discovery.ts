@@ -4,6 +4,7 @@
 // built outside it (the model's storePush, given as `build`).
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
+import type { AmbientIndex } from "../ambient/index.ts";
 import { XdsCache } from "../configgen/index.ts";
 import { type MeshPush, type PushSnapshot, sameKeptInputs, type TriggerReason } from "../model/index.ts";
 import { envoyFilterStatus, registerEnvoyFilterMetrics } from "../networking/envoyfilter/index.ts";
@@ -53,6 +54,8 @@ export interface DiscoveryOptions {
   rootNamespace: string;
   domainSuffix: string;
   debounce: DebounceOptions;
+  /** The ambient index (PILOT_ENABLE_AMBIENT): WDS serves its addresses, and pushes what changes in it. */
+  ambient?: AmbientIndex;
   /** ENABLE_XDS_API_GENERATOR_AUTH. */
   apiAuth: boolean;
   debugAuth: DebugAuthOptions;
@@ -100,8 +103,9 @@ export async function startDiscovery(options: DiscoveryOptions): Promise<Discove
     TypeUrl.ProxyConfig,
     pcdsGenerator({ multiRootMesh: options.multiRootMesh ?? false, trustBundle: () => options.ca?.trustBundle() }),
   );
-  generators.register(TypeUrl.Address, workloadGenerator);
-  generators.register(TypeUrl.Workload, workloadGenerator);
+  const addresses = workloadGenerator(options.ambient);
+  generators.register(TypeUrl.Address, addresses);
+  generators.register(TypeUrl.Workload, addresses);
   generators.register(TypeUrl.WorkloadAuthorization, workloadAuthorizationGenerator);
   const secrets = storeSecrets(options.store);
   if (options.endpoints) {
@@ -170,6 +174,7 @@ export async function startDiscovery(options: DiscoveryOptions): Promise<Discove
     log: log.child({ component: "push" }),
   });
   pipeline.start();
+  const stopAddressPushes = options.ambient?.onAddressesChanged((names) => pipeline.pushAddresses(names));
   if (options.metrics) {
     registerEnvoyFilterMetrics(options.metrics);
     registerPushStatusMetrics(options.metrics, () => server.pushContext);
@@ -186,6 +191,7 @@ export async function startDiscovery(options: DiscoveryOptions): Promise<Discove
     pushAll: (reason) => pipeline.pushAll(reason),
     async stop(graceMs) {
       stopPatchErrors();
+      stopAddressPushes?.();
       pipeline.stop();
       await server.close(graceMs);
     },

@@ -80,8 +80,9 @@ export interface Generator<Snapshot = unknown> {
    */
   generate(proxy: ProxyNode, watched: WatchedResource, req: PushRequest<Snapshot>): GenerateResult | undefined;
   /**
-   * Only what changed, for delta streams. Without it the server diffs the output of `generate`
-   * against what the proxy holds.
+   * Only what changed, for delta streams, and the names gone; a result not marked
+   * `logDetails.incremental` is complete (what the proxy holds in scope and is not in it is gone too).
+   * Without it the server diffs the output of `generate` against what the proxy holds.
    */
   generateDeltas?(
     proxy: ProxyNode,

@@ -4,6 +4,7 @@
 // proxies that see the service. Forced pushes reach everyone.
 import { keyString, kindKey } from "../config/index.ts";
 import {
+  ADDRESS_KIND,
   type MeshPush,
   type MeshPushRequest,
   type ProxyNode,
@@ -14,10 +15,10 @@ import {
 import type { Service } from "../registry/index.ts";
 import { type WeakTable, weakTable } from "../util/index.ts";
 
-/** Kinds a proxy type never reads (Istio's UnAffectedConfigKinds). */
+/** Kinds a proxy type never reads (Istio's UnAffectedConfigKinds); ambient addresses are for ztunnel and waypoints. */
 const UNAFFECTED: Partial<Record<ProxyNode["type"], ReadonlySet<string>>> = {
-  router: new Set([PUSH_KINDS.sidecar]),
-  sidecar: new Set([PUSH_KINDS.gateway, kindKey("gateway.networking.k8s.io", "Gateway")]),
+  router: new Set([PUSH_KINDS.sidecar, ADDRESS_KIND]),
+  sidecar: new Set([PUSH_KINDS.gateway, kindKey("gateway.networking.k8s.io", "Gateway"), ADDRESS_KIND]),
 };
 const SERVICE_KIND_SET: ReadonlySet<string> = new Set(Object.values(SERVICE_KINDS));
 

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { create } from "@bufbuild/protobuf";
-import { core } from "../../api/index.ts";
+import type { AddressInfo } from "../../ambient/index.ts";
+import { core, packAny, workloadapi } from "../../api/index.ts";
 import { parseProxy } from "../../model/proxy.ts";
 import { newPushContext, pushRequest } from "../../model/push-context.ts";
 import { TypeUrl } from "../types.ts";
@@ -24,9 +25,10 @@ const watched = (typeUrl: string) => ({ typeUrl, resourceNames: new Set<string>(
 
 test("Address and Workload: a request gets no resources, a push sends nothing (istiod without PILOT_ENABLE_AMBIENT)", () => {
   for (const type of [TypeUrl.Address, TypeUrl.Workload]) {
-    assert.deepEqual(workloadGenerator.generate(proxy, watched(type), request), { resources: [] });
-    assert.equal(workloadGenerator.generate(proxy, watched(type), otherPush), undefined);
-    assert.equal(workloadGenerator.generate(proxy, watched(type), policyPush), undefined);
+    const off = workloadGenerator(undefined);
+    assert.deepEqual(off.generate(proxy, watched(type), request), { resources: [] });
+    assert.equal(off.generate(proxy, watched(type), otherPush), undefined);
+    assert.equal(off.generate(proxy, watched(type), policyPush), undefined);
   }
 });
 
@@ -37,4 +39,74 @@ test("Authorization: no resources on a request, a forced push or an Authorizatio
   const forced = pushRequest({ full: true, push, reasons: ["debug"], forced: true });
   assert.deepEqual(workloadAuthorizationGenerator.generate(proxy, w, forced), { resources: [] });
   assert.equal(workloadAuthorizationGenerator.generate(proxy, w, otherPush), undefined);
+});
+
+// An index of one workload and one service: what the generator reads of the ambient index.
+const workload = create(workloadapi.WorkloadSchema, { uid: "c//Pod/ns/a", name: "a", namespace: "ns" });
+const infos: AddressInfo[] = [
+  {
+    kind: "workload",
+    name: "c//Pod/ns/a",
+    aliases: ["/10.0.0.1"],
+    resource: packAny(
+      workloadapi.AddressSchema,
+      create(workloadapi.AddressSchema, { type: { case: "workload", value: workload } }),
+    ),
+    workload,
+  } as AddressInfo,
+  {
+    kind: "service",
+    name: "ns/s.ns.svc.cluster.local",
+    aliases: ["/10.96.0.1"],
+    resource: packAny(workloadapi.AddressSchema, create(workloadapi.AddressSchema)),
+  } as AddressInfo,
+];
+const index = {
+  all: () => infos,
+  addressInformation(names: Iterable<string>) {
+    const wanted = [...names];
+    return {
+      found: infos.filter((i) => wanted.includes(i.name) || i.aliases.some((a) => wanted.includes(a))),
+      missing: wanted.filter((n) => !infos.some((i) => i.name === n || i.aliases.includes(n))),
+    };
+  },
+};
+const addressPush = (...names: string[]) =>
+  pushRequest({ full: false, push, reasons: ["ambient"], addressesUpdated: names });
+
+test("Address with ambient on: a wildcard request gets everything, complete; a push only the addresses it names, and those gone", () => {
+  const gen = workloadGenerator(index);
+  const all = gen.generateDeltas?.(proxy, watched(TypeUrl.Address), request);
+  assert.deepEqual(
+    all?.resources.map((r) => r.name),
+    ["c//Pod/ns/a", "ns/s.ns.svc.cluster.local"],
+  );
+  assert.equal(all?.logDetails?.incremental, undefined, "a complete answer");
+  const pushed = gen.generateDeltas?.(proxy, watched(TypeUrl.Address), addressPush("c//Pod/ns/a", "c//Pod/ns/gone"));
+  assert.deepEqual(
+    pushed?.resources.map((r) => r.name),
+    ["c//Pod/ns/a"],
+  );
+  assert.deepEqual(pushed?.removed, ["c//Pod/ns/gone"]);
+  assert.equal(pushed?.logDetails?.incremental, true);
+  // Pushes that name no address (even full ones) leave WDS alone.
+  assert.equal(gen.generateDeltas?.(proxy, watched(TypeUrl.Address), otherPush), undefined);
+  // The Workload type carries the workloads alone, as Workload messages.
+  const workloads = gen.generateDeltas?.(proxy, watched(TypeUrl.Workload), request);
+  assert.deepEqual(
+    workloads?.resources.map((r) => [r.name, (r.resource as { typeUrl: string }).typeUrl]),
+    [["c//Pod/ns/a", "type.googleapis.com/istio.workload.Workload"]],
+  );
+});
+
+test("Address on demand: a request gets what its names stand for; a push only the subscribed names it changes", () => {
+  const gen = workloadGenerator(index);
+  const onDemand = { typeUrl: TypeUrl.Address, resourceNames: new Set(["/10.96.0.1"]), wildcard: false };
+  const answered = gen.generateDeltas?.(proxy, onDemand, request);
+  assert.deepEqual(
+    answered?.resources.map((r) => r.name),
+    ["ns/s.ns.svc.cluster.local"],
+  );
+  assert.equal(answered?.logDetails?.incremental, true);
+  assert.equal(gen.generateDeltas?.(proxy, onDemand, addressPush("c//Pod/ns/a")), undefined);
 });

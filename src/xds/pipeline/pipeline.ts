@@ -3,7 +3,13 @@
 // the injected builder and goes to the xDS server, which pushes every affected proxy. It never reads
 // a push's snapshot: it is generic over it, as the server is, and the builder makes the snapshots.
 import type { Logger } from "pino";
-import { type PushContext, type PushRequest, pushRequest, type TriggerReason } from "../../model/index.ts";
+import {
+  ADDRESS_KIND,
+  type PushContext,
+  type PushRequest,
+  pushRequest,
+  type TriggerReason,
+} from "../../model/index.ts";
 import type { WorkloadServices } from "../../registry/index.ts";
 import type { ConfigEvent } from "../../sources/index.ts";
 import { type Change, classifyEvents } from "./classify.ts";
@@ -98,6 +104,20 @@ export class PushPipeline<Snapshot = unknown> {
     this.#debouncer.add(pushRequest({ full: true, push: previous, reasons: [reason] }));
   }
 
+  /**
+   * An incremental push of the ambient addresses `names` (Istio's ambient index ConfigUpdate): only
+   * ztunnel and waypoints read them, and their WDS answers only these names.
+   */
+  pushAddresses(names: ReadonlySet<string>): void {
+    if (!this.#unsubscribe || names.size === 0) return;
+    const previous = this.#options.server.pushContext as PushContext<Snapshot>;
+    const keys = [...names].map((name) => ({ kind: ADDRESS_KIND, namespace: "", name }));
+    this.#options.server.changeComing?.();
+    this.#debouncer.add(
+      pushRequest({ full: false, push: previous, configsUpdated: keys, reasons: ["ambient"], addressesUpdated: names }),
+    );
+  }
+
   #onChange(events: readonly ConfigEvent[]): void {
     const { services, server, metrics } = this.#options;
     const classified = classifyEvents(events, services, this.#options.domainSuffix ?? "cluster.local");
@@ -126,7 +146,8 @@ export class PushPipeline<Snapshot = unknown> {
       log?.error({ err: err instanceof Error ? err.message : String(err) }, "push context build failed");
       return;
     }
-    if (!req.full && previous && sameState?.(previous, push)) {
+    // Ambient addresses are not in the push context: their change is pushed whatever the endpoints did.
+    if (!req.full && !req.addressesUpdated && previous && sameState?.(previous, push)) {
       log?.debug(
         { events, configs: req.configsUpdated.size },
         "endpoint change left every endpoint as it was: no push",

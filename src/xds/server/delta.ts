@@ -156,7 +156,7 @@ export async function pushDeltaType<Snapshot>(
   const { result, encoded } = generated;
   const errors = resourceErrors(env, conn, w.typeUrl, result, encoded);
   const removed = new Set(result.removed);
-  if (!gen.generateDeltas && !result.logDetails?.incremental) {
+  if (!result.logDetails?.incremental) {
     // A complete answer: whatever the proxy holds in scope and did not come back is gone.
     for (const name of w.knownNames()) {
       if (!encoded.versions.has(name) && covers(w, name)) removed.add(name);

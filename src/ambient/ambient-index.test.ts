@@ -1,0 +1,208 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { fromBinary } from "@bufbuild/protobuf";
+import { workloadapi } from "../api/index.ts";
+import type { ConfigObject } from "../config/index.ts";
+import { StaticCollection } from "../krt/index.ts";
+import { AmbientIndex } from "./ambient-index.ts";
+import { ipBytes, ipString } from "./model.ts";
+
+const keyOf = (o: ConfigObject) => `${o.metadata.namespace ?? ""}/${o.metadata.name ?? ""}`;
+
+function pod(
+  name: string,
+  labels: Record<string, string>,
+  ip: string,
+  extra: Partial<ConfigObject> = {},
+): ConfigObject {
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name, namespace: "ns", labels, ...(extra.metadata ?? {}) },
+    spec: {
+      serviceAccountName: "app",
+      nodeName: "node-1",
+      containers: [{ name: "app", ports: [{ name: "web", containerPort: 8080, protocol: "TCP" }] }],
+    },
+    status: { phase: "Running", podIP: ip, conditions: [{ type: "Ready", status: "True" }], ...(extra.status ?? {}) },
+  } as ConfigObject;
+}
+
+function service(name: string, spec: Record<string, unknown>): ConfigObject {
+  return { apiVersion: "v1", kind: "Service", metadata: { name, namespace: "ns" }, spec } as ConfigObject;
+}
+
+function setup(trustDomain = "cluster.local") {
+  const pods = new StaticCollection<ConfigObject>([], { keyOf });
+  const services = new StaticCollection<ConfigObject>([], { keyOf });
+  const namespaces = new StaticCollection<ConfigObject>(
+    [
+      {
+        apiVersion: "v1",
+        kind: "Namespace",
+        metadata: { name: "istio-system", labels: { "topology.istio.io/network": "net1" } },
+      },
+    ],
+    { keyOf },
+  );
+  const nodes = new StaticCollection<ConfigObject>(
+    [
+      {
+        apiVersion: "v1",
+        kind: "Node",
+        metadata: {
+          name: "node-1",
+          labels: { "topology.kubernetes.io/region": "r1", "topology.kubernetes.io/zone": "z1" },
+        },
+      },
+    ],
+    { keyOf },
+  );
+  const index = new AmbientIndex(
+    { pods, services, namespaces, nodes },
+    {
+      clusterId: "Kubernetes",
+      domainSuffix: "cluster.local",
+      systemNamespace: "istio-system",
+      trustDomain: () => trustDomain,
+    },
+  );
+  const changes: string[][] = [];
+  index.onAddressesChanged((names) => changes.push([...names].sort()));
+  return { pods, services, index, changes };
+}
+
+const decode = (info: { resource: { value: Uint8Array } }) =>
+  fromBinary(workloadapi.AddressSchema, info.resource.value);
+const UID = "Kubernetes//Pod/ns/app-0";
+const SVC = "ns/app.ns.svc.cluster.local";
+
+describe("ambient index", () => {
+  test("a Pod is a workload and a Service a service, each found by name, by address, and the service with its workloads", () => {
+    const { pods, services, index } = setup();
+    services.upsert(
+      service("app", {
+        selector: { app: "app" },
+        clusterIP: "10.96.0.10",
+        clusterIPs: ["10.96.0.10"],
+        ipFamilies: ["IPv4"],
+        ports: [
+          { name: "http", port: 80, targetPort: "web" },
+          { name: "grpc", port: 90, targetPort: 9090 },
+          { name: "tcp-gone", port: 70, targetPort: "missing" },
+        ],
+      }),
+    );
+    pods.upsert(pod("app-0", { app: "app", version: "v1" }, "10.244.0.5"));
+    const workload = index.lookup(UID)[0];
+    assert.ok(workload);
+    const address = decode(workload);
+    assert.equal(address.type.case, "workload");
+    const w = address.type.value as workloadapi.Workload;
+    assert.equal(w.uid, UID);
+    assert.deepEqual([...(w.addresses[0] ?? [])], [10, 244, 0, 5]);
+    assert.equal(w.network, "net1");
+    assert.equal(w.serviceAccount, "app");
+    assert.equal(w.node, "node-1");
+    assert.equal(w.canonicalName, "app");
+    assert.equal(w.canonicalRevision, "v1");
+    assert.equal(w.workloadName, "app-0");
+    assert.equal(w.trustDomain, "", "the default trust domain is not sent");
+    assert.equal(w.tunnelProtocol, workloadapi.TunnelProtocol.NONE);
+    assert.equal(w.status, workloadapi.WorkloadStatus.HEALTHY);
+    assert.deepEqual({ region: w.locality?.region, zone: w.locality?.zone }, { region: "r1", zone: "z1" });
+    // The named target port is the container's; a name the Pod lacks leaves that port out.
+    assert.deepEqual(
+      w.services[SVC]?.ports.map((p) => [p.servicePort, p.targetPort]),
+      [
+        [80, 8080],
+        [90, 9090],
+      ],
+    );
+    assert.deepEqual(
+      index.lookup("net1/10.244.0.5").map((i) => i.name),
+      [UID],
+    );
+    assert.deepEqual(
+      index.lookup(SVC).map((i) => i.name),
+      [SVC, UID],
+    );
+    assert.deepEqual(
+      index.lookup("net1/10.96.0.10").map((i) => i.name),
+      [SVC, UID],
+    );
+    const s = decode(index.lookup(SVC)[0] as never).type.value as workloadapi.Service;
+    assert.equal(s.hostname, "app.ns.svc.cluster.local");
+    assert.equal(s.canonical, true);
+    assert.equal(s.ipFamilies, workloadapi.IPFamilies.IPV4_ONLY);
+    assert.deepEqual(
+      s.ports.map((p) => [p.servicePort, p.targetPort, p.appProtocol]),
+      [
+        [80, 0, workloadapi.AppProtocol.HTTP11],
+        [90, 9090, workloadapi.AppProtocol.GRPC],
+        [70, 0, workloadapi.AppProtocol.TCP],
+      ],
+    );
+    assert.deepEqual(index.addressInformation([UID, "ns/gone"]).missing, ["ns/gone"]);
+  });
+
+  test("changes are told by resource name: a Pod added, relabelled out of its Service, deleted; a Service changed", () => {
+    const { pods, services, changes } = setup();
+    services.upsert(
+      service("app", { selector: { app: "app" }, clusterIP: "10.96.0.10", ports: [{ port: 80, targetPort: 80 }] }),
+    );
+    assert.deepEqual(changes, [[SVC]]);
+    pods.upsert(pod("app-0", { app: "app" }, "10.244.0.5"));
+    pods.upsert(pod("app-0", { app: "other" }, "10.244.0.5"));
+    // The same Pod again sends the same bytes: nothing to tell.
+    pods.upsert(pod("app-0", { app: "other" }, "10.244.0.5"));
+    services.upsert(
+      service("app", { selector: { app: "other" }, clusterIP: "10.96.0.10", ports: [{ port: 80, targetPort: 80 }] }),
+    );
+    pods.delete("ns/app-0");
+    assert.deepEqual(changes, [[SVC], [UID], [UID], [SVC], [UID], [UID]]);
+  });
+
+  test("left out: a Pod without an IP or terminated, an ExternalName or headless-address-less Service keeps no VIP", () => {
+    const { pods, services, index } = setup();
+    pods.upsert(pod("pending", {}, ""), pod("done", {}, "10.244.0.9", { status: { phase: "Succeeded" } } as never));
+    services.upsert(
+      service("external", { type: "ExternalName", externalName: "example.com" }),
+      service("headless", { clusterIP: "None", ports: [{ port: 80 }] }),
+    );
+    assert.deepEqual(
+      index.all().map((i) => i.name),
+      ["ns/headless.ns.svc.cluster.local"],
+    );
+    const headless = decode(index.all()[0] as never).type.value as workloadapi.Service;
+    assert.deepEqual(headless.addresses, []);
+  });
+
+  test("HBONE for a Pod enrolled by the CNI; the trust domain when not cluster.local; unready or deleting is unhealthy", () => {
+    const { pods, index } = setup("example.org");
+    pods.upsert(
+      pod("app-0", {}, "10.244.0.5", {
+        metadata: {
+          annotations: { "ambient.istio.io/redirection": "enabled" },
+          deletionTimestamp: "2026-12-07T00:00:00Z",
+        },
+      } as never),
+    );
+    const w = decode(index.lookup(UID)[0] as never).type.value as workloadapi.Workload;
+    assert.equal(w.tunnelProtocol, workloadapi.TunnelProtocol.HBONE);
+    assert.equal(w.nativeTunnel, false);
+    assert.equal(w.trustDomain, "example.org");
+    assert.equal(w.status, workloadapi.WorkloadStatus.UNHEALTHY);
+  });
+
+  test("IP bytes and text round-trip, IPv6 in Go's form", () => {
+    for (const ip of ["10.0.0.1", "fd00::1", "2001:db8::", "::", "fe80::1:0:0:1", "1:2:3:4:5:6:7:8"]) {
+      const bytes = ipBytes(ip);
+      assert.ok(bytes, ip);
+      assert.equal(ipString(bytes), ip);
+    }
+    assert.equal(ipBytes("::ffff:10.0.0.1")?.length, 16);
+    assert.equal(ipBytes("not-an-ip"), undefined);
+    assert.equal(ipBytes("300.0.0.1"), undefined);
+  });
+});

@@ -1,0 +1,165 @@
+// The ambient index (Istio's ambient.Index): workloads and services as ztunnel's Addresses, as krt
+// collections over the config store's Pods, Services, Namespaces and Nodes. A Pod change recomputes
+// that Pod's workload alone; a Service change, the Service and the workloads of its namespace it
+// selects (before or after). What changed is told by resource name, which is what WDS pushes name.
+import type { ConfigObject } from "../config/index.ts";
+import type { Collection, DebugRegistry, FetchContext, Index } from "../krt/index.ts";
+import { derive } from "../krt/index.ts";
+import type { AddressInfo, ServiceInfo, WorkloadInfo } from "./model.ts";
+import { kubeServiceInfo } from "./services.ts";
+import { nodeLocality, podWorkloadInfo } from "./workloads.ts";
+
+const LABEL_NETWORK = "topology.istio.io/network";
+
+/** The config store's collections the index reads. */
+export interface AmbientInputs {
+  pods: Collection<ConfigObject>;
+  services: Collection<ConfigObject>;
+  namespaces: Collection<ConfigObject>;
+  nodes: Collection<ConfigObject>;
+}
+
+export interface AmbientOptions {
+  /** Istio's cluster ID (workload uids start with it). */
+  clusterId: string;
+  domainSuffix: string;
+  /** Istio's system namespace: its topology.istio.io/network label is the cluster's network. */
+  systemNamespace: string;
+  /** The mesh's trust domain. */
+  trustDomain: () => string;
+  debug?: DebugRegistry;
+}
+
+/**
+ * Two infos are the same when they send the same bytes and what else they carry for the index and the
+ * other collections (`rest`: labels, selectors, port names) is equal.
+ */
+function sameAddress<T extends AddressInfo>(a: T, b: T, rest: (info: T) => unknown): boolean {
+  return (
+    a.name === b.name &&
+    Buffer.from(a.resource.value).equals(b.resource.value) &&
+    a.aliases.join(",") === b.aliases.join(",") &&
+    JSON.stringify(rest(a)) === JSON.stringify(rest(b))
+  );
+}
+
+export class AmbientIndex {
+  readonly workloads: Collection<WorkloadInfo>;
+  readonly services: Collection<ServiceInfo>;
+  readonly #workloadsByAlias: Index<WorkloadInfo>;
+  readonly #servicesByAlias: Index<ServiceInfo>;
+  readonly #workloadsByService: Index<WorkloadInfo>;
+
+  constructor(inputs: AmbientInputs, options: AmbientOptions) {
+    const { debug } = options;
+    const namespacesByName = inputs.namespaces.addIndex("ambient/namespaces-by-name", (ns) =>
+      ns.metadata.name ? [ns.metadata.name] : [],
+    );
+    const nodesByName = inputs.nodes.addIndex("ambient/nodes-by-name", (n) =>
+      n.metadata.name ? [n.metadata.name] : [],
+    );
+    const network = (ctx: FetchContext) =>
+      ctx.fetchIndex(namespacesByName, options.systemNamespace)[0]?.metadata.labels?.[LABEL_NETWORK] ?? "";
+    this.services = derive(
+      inputs.services,
+      (ctx, svc) => {
+        const namespace = ctx.fetchIndex(namespacesByName, svc.metadata.namespace ?? "")[0];
+        return kubeServiceInfo(svc, {
+          domainSuffix: options.domainSuffix,
+          network: network(ctx),
+          namespaceAnnotations: namespace?.metadata.annotations ?? {},
+        });
+      },
+      {
+        name: "ambient/services",
+        keyOf: (s) => s.name,
+        equals: (a, b) => sameAddress(a, b, (s) => [s.selector, s.targetPortNames]),
+        selectorOf: (s) => s.selector ?? undefined,
+        debug,
+      },
+    );
+    const services = this.services;
+    this.workloads = derive(
+      inputs.pods,
+      (ctx, pod) => {
+        const nodeName = (pod.spec as { nodeName?: string } | undefined)?.nodeName ?? "";
+        const node = nodeName ? ctx.fetchIndex(nodesByName, nodeName)[0] : undefined;
+        return podWorkloadInfo(pod, {
+          clusterId: options.clusterId,
+          network: network(ctx),
+          trustDomain: options.trustDomain(),
+          services: ctx.fetch(services, {
+            namespace: pod.metadata.namespace ?? "",
+            selectsNonEmpty: pod.metadata.labels ?? {},
+          }),
+          locality: nodeLocality(node),
+          policies: [],
+        });
+      },
+      {
+        name: "ambient/workloads",
+        keyOf: (w) => w.name,
+        equals: (a, b) => sameAddress(a, b, (w) => w.labels),
+        debug,
+      },
+    );
+    this.#workloadsByAlias = this.workloads.addIndex("ambient/workloads-by-address", (w) => w.aliases);
+    this.#servicesByAlias = this.services.addIndex("ambient/services-by-address", (s) => s.aliases);
+    this.#workloadsByService = this.workloads.addIndex("ambient/workloads-by-service", (w) => w.serviceKeys);
+  }
+
+  /** Every workload and service. */
+  all(): AddressInfo[] {
+    return [...this.workloads.list(), ...this.services.list()];
+  }
+
+  /**
+   * What a name stands for (Istio's Lookup): a workload by uid, or by `network/ip`; else a service by
+   * `namespace/hostname` or `network/ip`, with every workload behind it.
+   */
+  lookup(name: string): AddressInfo[] {
+    const workload = this.workloads.get(name);
+    if (workload) return [workload];
+    const byAddress = this.#workloadsByAlias.lookup(name);
+    if (byAddress.length > 0) return byAddress;
+    const service = this.services.get(name) ?? this.#servicesByAlias.lookup(name)[0];
+    if (!service) return [];
+    return [service, ...this.#workloadsByService.lookup(service.name)];
+  }
+
+  /**
+   * The addresses of `names` (Istio's AddressInformation), each once, and the names that stand for
+   * nothing (removed, or never there).
+   */
+  addressInformation(names: Iterable<string>): { found: AddressInfo[]; missing: string[] } {
+    const found = new Map<string, AddressInfo>();
+    const missing: string[] = [];
+    for (const name of names) {
+      const infos = this.lookup(name);
+      if (infos.length === 0) missing.push(name);
+      for (const info of infos) found.set(info.name, info);
+    }
+    return { found: [...found.values()], missing };
+  }
+
+  /**
+   * Calls `handler` with the resource names of the workloads and services that changed (appeared,
+   * changed what ztunnel is sent, or went), once per batch of store changes.
+   */
+  onAddressesChanged(handler: (names: ReadonlySet<string>) => void): () => void {
+    const told = (events: readonly { old?: AddressInfo; new?: AddressInfo }[]) => {
+      const names = new Set<string>();
+      for (const e of events) {
+        if (e.old) names.add(e.old.name);
+        if (e.new) names.add(e.new.name);
+      }
+      if (names.size > 0) handler(names);
+    };
+    const offWorkloads = this.workloads.registerBatch(told, false);
+    const offServices = this.services.registerBatch(told, false);
+    return () => {
+      offWorkloads();
+      offServices();
+    };
+  }
+}

@@ -1,0 +1,75 @@
+// What the ambient index holds: each workload and service as the `istio.workload.Address` ztunnel is
+// sent (Istio's model.WorkloadInfo and model.ServiceInfo), encoded once when it is built, with what
+// the index and the other collections need to find it (its resource name, its addresses, its labels).
+import { isIPv4, isIPv6 } from "node:net";
+import type { Message } from "@bufbuild/protobuf";
+import type { Any } from "@bufbuild/protobuf/wkt";
+import { packAny, workloadapi } from "../api/index.ts";
+import type { Labels } from "../krt/index.ts";
+
+/** A workload or a service, as WDS sends it. */
+export interface AddressInfo {
+  /** The resource name: a workload's uid, a service's `namespace/hostname`. */
+  readonly name: string;
+  /** `network/ip` of each of its addresses (a service's CIDR addresses as `network/ip/length`). */
+  readonly aliases: readonly string[];
+  /** The `istio.workload.Address` (its Workload or Service), packed once and shared by every push. */
+  readonly resource: Any;
+}
+
+export interface WorkloadInfo extends AddressInfo {
+  readonly kind: "workload";
+  readonly workload: workloadapi.Workload;
+  readonly namespace: string;
+  readonly labels: Labels;
+  /** The `namespace/hostname` of each service it serves (the keys of `workload.services`). */
+  readonly serviceKeys: readonly string[];
+}
+
+export interface ServiceInfo extends AddressInfo {
+  readonly kind: "service";
+  readonly service: workloadapi.Service;
+  readonly namespace: string;
+  /** The workload labels it selects; null when it selects by none (its endpoints come otherwise). */
+  readonly selector: Labels | null;
+  /** Service port → the target port name the Service gives (Kubernetes `targetPort: http`), when named. */
+  readonly targetPortNames: Readonly<Record<number, string>>;
+}
+
+/** The IP's bytes (4 for IPv4, 16 for IPv6), or undefined when `ip` is not an address. */
+export function ipBytes(ip: string): Uint8Array | undefined {
+  if (isIPv4(ip)) return new Uint8Array(ip.split(".").map(Number));
+  if (!isIPv6(ip) || ip.includes("%")) return undefined;
+  // An embedded IPv4 tail (::ffff:1.2.3.4) is two groups; "::" stands for the missing zero groups.
+  let text = ip;
+  const v4 = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (v4) {
+    const [a, b, c, d] = v4.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, v4.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head = "", tail] = text.split("::");
+  const before = head === "" ? [] : head.split(":");
+  const after = tail === undefined || tail === "" ? [] : tail.split(":");
+  const zeros = tail === undefined ? 0 : 8 - before.length - after.length;
+  const groups = [...before, ...Array<string>(zeros).fill("0"), ...after];
+  const out = new Uint8Array(16);
+  groups.forEach((group, i) => {
+    const value = Number.parseInt(group, 16);
+    out[i * 2] = value >> 8;
+    out[i * 2 + 1] = value & 0xff;
+  });
+  return out;
+}
+
+/** The text form of IP bytes, as Go's netip prints it (IPv6 in RFC 5952 form, as the URL parser writes it). */
+export function ipString(bytes: Uint8Array): string {
+  if (bytes.length === 4) return bytes.join(".");
+  const groups: string[] = [];
+  for (let i = 0; i < 16; i += 2) groups.push((((bytes[i] ?? 0) << 8) | (bytes[i + 1] ?? 0)).toString(16));
+  return new URL(`http://[${groups.join(":")}]`).hostname.slice(1, -1);
+}
+
+/** The Address wrapping `value`, packed in an Any. */
+export function packAddress(value: { case: "workload"; value: Message } | { case: "service"; value: Message }): Any {
+  return packAny(workloadapi.AddressSchema, { $typeName: "istio.workload.Address", type: value } as never);
+}

@@ -1,0 +1,139 @@
+// Pods as ztunnel's `istio.workload.Workload` (Istio's ambient podWorkloadBuilder,
+// pilot/pkg/serviceregistry/ambient/workloads.go). Every Pod with an IP that has not terminated is a
+// workload, in the mesh or not: ztunnel needs to know where any address leads. Which of them ztunnel
+// reaches over HBONE is its tunnel protocol (the `networking.istio.io/tunnel` label or the CNI's
+// `ambient.istio.io/redirection` annotation).
+
+import { create } from "@bufbuild/protobuf";
+import type { V1PodSpec, V1PodStatus } from "@kubernetes/client-node";
+import { workloadapi } from "../api/index.ts";
+import type { ConfigObject } from "../config/index.ts";
+import { podSpecOf } from "../config/typed.ts";
+import type { Labels } from "../krt/index.ts";
+import { podPortMap, podWorkloadName } from "../registry/index.ts";
+import { ipBytes, ipString, packAddress, type ServiceInfo, type WorkloadInfo } from "./model.ts";
+
+const LABEL_TUNNEL = "networking.istio.io/tunnel";
+const ANNOTATION_REDIRECTION = "ambient.istio.io/redirection";
+const NAME_LABELS = ["service.istio.io/canonical-name", "app.kubernetes.io/name", "app"];
+const REVISION_LABELS = ["service.istio.io/canonical-revision", "app.kubernetes.io/version", "version"];
+
+/** What a Pod's conversion reads besides the Pod. */
+export interface PodContext {
+  clusterId: string;
+  /** The network of the cluster's workloads (the system namespace's topology.istio.io/network). */
+  network: string;
+  /** The mesh's trust domain; sent only when it is not the default `cluster.local` (ztunnel's default). */
+  trustDomain: string;
+  /** The Services of the Pod's namespace that select it. */
+  services: readonly ServiceInfo[];
+  /** The locality of the Pod's Node (its topology labels), when it has any. */
+  locality: workloadapi.Locality | undefined;
+  /** The AuthorizationPolicy resource names that select it. */
+  policies: readonly string[];
+}
+
+export function podWorkloadInfo(pod: ConfigObject, context: PodContext): WorkloadInfo | undefined {
+  const status = pod.status as V1PodStatus | undefined;
+  if (status?.phase === "Failed" || status?.phase === "Succeeded") return undefined;
+  const ips = status?.podIPs && status.podIPs.length > 0 ? status.podIPs.map((p) => p.ip) : [status?.podIP ?? ""];
+  const addresses: Uint8Array[] = [];
+  for (const ip of ips) {
+    const bytes = ip ? ipBytes(ip) : undefined;
+    if (!bytes) return undefined;
+    addresses.push(bytes);
+  }
+  const spec = podSpecOf(pod) ?? ({} as V1PodSpec);
+  const name = pod.metadata.name ?? "";
+  const namespace = pod.metadata.namespace ?? "";
+  const labels = pod.metadata.labels ?? {};
+  const annotations = pod.metadata.annotations ?? {};
+  const ready = status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
+  const workloadName = podWorkloadName(pod);
+  const services = podServices(spec, context.services);
+  const workload = create(workloadapi.WorkloadSchema, {
+    uid: `${context.clusterId}//Pod/${namespace}/${name}`,
+    name,
+    namespace,
+    addresses,
+    network: context.network,
+    tunnelProtocol: tunnelProtocol(labels, annotations),
+    nativeTunnel: supportsHttpTunnel(labels),
+    trustDomain: context.trustDomain === "cluster.local" ? "" : context.trustDomain,
+    serviceAccount: spec.serviceAccountName ?? "",
+    node: spec.nodeName ?? "",
+    canonicalName: firstLabel(labels, NAME_LABELS) ?? workloadName,
+    canonicalRevision: firstLabel(labels, REVISION_LABELS) ?? "latest",
+    workloadType: workloadapi.WorkloadType.POD,
+    workloadName,
+    services,
+    authorizationPolicies: [...context.policies],
+    status:
+      ready && !pod.metadata.deletionTimestamp
+        ? workloadapi.WorkloadStatus.HEALTHY
+        : workloadapi.WorkloadStatus.UNHEALTHY,
+    clusterId: context.clusterId,
+    locality: context.locality,
+    networkMode: spec.hostNetwork ? workloadapi.NetworkMode.HOST_NETWORK : workloadapi.NetworkMode.STANDARD,
+  });
+  return {
+    kind: "workload",
+    name: workload.uid,
+    aliases: addresses.map((a) => `${workload.network}/${ipString(a)}`),
+    resource: packAddress({ case: "workload", value: workload }),
+    workload,
+    namespace,
+    labels,
+    serviceKeys: Object.keys(services),
+  };
+}
+
+/**
+ * The ports of each service the Pod serves, by `namespace/hostname`: a named target port is the Pod's
+ * container port of that name, and a service port whose name the Pod lacks is left out.
+ */
+function podServices(spec: V1PodSpec, services: readonly ServiceInfo[]): Record<string, workloadapi.PortList> {
+  const containerPorts = podPortMap(spec);
+  const out: Record<string, workloadapi.PortList> = {};
+  for (const info of services) {
+    const ports: workloadapi.Port[] = [];
+    for (const port of info.service.ports) {
+      const named = info.targetPortNames[port.servicePort];
+      let targetPort = port.targetPort;
+      if (named !== undefined) {
+        const found = containerPorts[named];
+        if (found === undefined) continue;
+        targetPort = found;
+      }
+      ports.push(create(workloadapi.PortSchema, { servicePort: port.servicePort, targetPort }));
+    }
+    out[info.name] = create(workloadapi.PortListSchema, { ports });
+  }
+  return out;
+}
+
+function supportsHttpTunnel(labels: Labels): boolean {
+  return (labels[LABEL_TUNNEL] ?? "").split(",").includes("http");
+}
+
+/** HBONE for a Pod the CNI enrolled in ambient, or one that terminates HBONE itself; otherwise none. */
+function tunnelProtocol(labels: Labels, annotations: Labels): workloadapi.TunnelProtocol {
+  if (annotations[ANNOTATION_REDIRECTION] === "enabled" || supportsHttpTunnel(labels))
+    return workloadapi.TunnelProtocol.HBONE;
+  return workloadapi.TunnelProtocol.NONE;
+}
+
+function firstLabel(labels: Labels, keys: readonly string[]): string | undefined {
+  for (const key of keys) if (key in labels) return labels[key];
+  return undefined;
+}
+
+/** A Node's locality from its topology labels, or undefined when it has none. */
+export function nodeLocality(node: ConfigObject | undefined): workloadapi.Locality | undefined {
+  const labels = node?.metadata.labels ?? {};
+  const region = labels["topology.kubernetes.io/region"] ?? "";
+  const zone = labels["topology.kubernetes.io/zone"] ?? "";
+  const subzone = labels["topology.istio.io/subzone"] ?? "";
+  if (region === "" && zone === "" && subzone === "") return undefined;
+  return create(workloadapi.LocalitySchema, { region, zone, subzone });
+}
