@@ -4,7 +4,8 @@
 // name (and the DNS name table when DNS capture is on); a proxyless gRPC client on SotW asks for its
 // targets' listeners, their route configurations, the clusters those name and their endpoints. Every
 // response is ACKed. Collection ends when every type asked for has answered and the stream has been
-// quiet for a while. Secrets are not asked for (the agent serves them); their names are collected.
+// quiet for a while. Secrets are not asked for (the agent serves them); their names are collected. A
+// ztunnel asks for every Address and Authorization.
 import {
   create,
   createFileRegistry,
@@ -315,8 +316,16 @@ export function collect(address: string, options: CollectOptions): Promise<Snaps
       client.close();
       reject(new Error(`${address}: ${err.message}`));
     });
-    const initial = delta ? [TypeUrl.Cluster, TypeUrl.Listener] : [TypeUrl.Listener];
-    if (delta) {
+    // ztunnel subscribes to every address and every policy (WDS and its authorization type) and nothing else.
+    const ztunnel = options.kind === "ztunnel";
+    const initial = ztunnel
+      ? [TypeUrl.Address, TypeUrl.WorkloadAuthorization]
+      : delta
+        ? [TypeUrl.Cluster, TypeUrl.Listener]
+        : [TypeUrl.Listener];
+    if (ztunnel) {
+      for (const type of initial) subscribe(type, undefined);
+    } else if (delta) {
       subscribe(TypeUrl.Cluster, undefined);
       subscribe(TypeUrl.Listener, undefined);
       const meta = options.node.metadata as JsonObject | undefined;

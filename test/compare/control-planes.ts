@@ -169,12 +169,13 @@ function pidOf(child: ChildProcess): number {
 
 /**
  * Starts istiod, sluiced, and sluiced with its XDS cache off against the cluster of `kubeconfig`, all
- * with `meshConfig` (YAML, may be empty).
+ * with `meshConfig` (YAML, may be empty) and the environment `env` (features such as PILOT_ENABLE_AMBIENT).
  */
 export async function startControlPlanes(
   kubeconfig: string,
   meshConfig: string,
   workDir: string,
+  env: Readonly<Record<string, string>> = {},
 ): Promise<[ControlPlane, ControlPlane, ControlPlane]> {
   // Each pair (one per MeshConfig) in a folder of its own, so that its logs stay.
   workDir = mkdtempSync(join(workDir, "planes-"));
@@ -182,9 +183,9 @@ export async function startControlPlanes(
   writeFileSync(meshFile, meshConfig);
   const inputs = { kubeconfig, meshFile, workDir };
   const started = [
-    await startIstiod(inputs),
-    await startSluiced(inputs),
-    await startSluiced(inputs, { name: "sluice (cache off)", env: { PILOT_ENABLE_XDS_CACHE: "false" } }),
+    await startIstiod(inputs, env),
+    await startSluiced(inputs, { env }),
+    await startSluiced(inputs, { name: "sluice (cache off)", env: { ...env, PILOT_ENABLE_XDS_CACHE: "false" } }),
   ];
   const planes = started.map((s) => s.plane) as [ControlPlane, ControlPlane, ControlPlane];
   try {

@@ -3,7 +3,7 @@
 // for a proxyless client. Both control planes see the same node id and metadata.
 import type { JsonObject } from "@bufbuild/protobuf";
 
-export type ProxyKind = "sidecar" | "router" | "proxyless";
+export type ProxyKind = "sidecar" | "router" | "proxyless" | "ztunnel";
 
 /** One entry of a scenario's `proxies.yaml`. */
 export interface ProxySpec {
@@ -39,7 +39,7 @@ const PROXY_CONFIG: JsonObject = {
   terminationDrainDuration: "5s",
 };
 
-export const nodeType = (p: ProxySpec) => (p.kind === "router" ? "router" : "sidecar");
+export const nodeType = (p: ProxySpec) => (p.kind === "router" || p.kind === "ztunnel" ? p.kind : "sidecar");
 export const nodeId = (p: ProxySpec) =>
   `${nodeType(p)}~${p.ip}~${p.name}.${p.namespace}~${p.namespace}.svc.cluster.local`;
 
@@ -48,7 +48,7 @@ const workloadName = (p: ProxySpec) => p.labels.app ?? p.name;
 
 /** The labels the agent reports: the Pod's plus those injection adds. */
 export function podLabels(p: ProxySpec): Record<string, string> {
-  if (p.kind === "proxyless") return p.labels;
+  if (p.kind === "proxyless" || p.kind === "ztunnel") return p.labels;
   return {
     "service.istio.io/canonical-name": workloadName(p),
     "service.istio.io/canonical-revision": p.labels.version ?? "latest",
@@ -73,20 +73,32 @@ export function proxyNode(p: ProxySpec): { id: string; cluster: string; metadata
     WORKLOAD_NAME: workloadName(p),
     OWNER: `kubernetes://apis/apps/v1/namespaces/${p.namespace}/deployments/${workloadName(p)}`,
   };
+  // ztunnel sends little of what istio-agent does: who it is, where, and its version.
+  const ztunnel: JsonObject = {
+    CLUSTER_ID: common.CLUSTER_ID,
+    INSTANCE_IPS: common.INSTANCE_IPS,
+    ISTIO_VERSION: common.ISTIO_VERSION,
+    NAME: common.NAME,
+    NAMESPACE: common.NAMESPACE,
+    NODE_NAME: common.NODE_NAME,
+    SERVICE_ACCOUNT: common.SERVICE_ACCOUNT,
+  };
   const metadata: JsonObject =
     p.kind === "proxyless"
       ? { ...common, GENERATOR: "grpc" }
-      : {
-          ...common,
-          ANNOTATIONS: p.annotations ?? {},
-          ENVOY_PROMETHEUS_PORT: 15090,
-          ENVOY_STATUS_PORT: 15021,
-          PILOT_SAN: ["istiod.istio-system.svc"],
-          POD_PORTS: "[]",
-          PROXY_CONFIG,
-          ...(p.kind === "sidecar" ? { APP_CONTAINERS: "app", INTERCEPTION_MODE: "REDIRECT" } : {}),
-          ...(p.kind === "router" ? { UNPRIVILEGED_POD: "true" } : {}),
-        };
+      : p.kind === "ztunnel"
+        ? ztunnel
+        : {
+            ...common,
+            ANNOTATIONS: p.annotations ?? {},
+            ENVOY_PROMETHEUS_PORT: 15090,
+            ENVOY_STATUS_PORT: 15021,
+            PILOT_SAN: ["istiod.istio-system.svc"],
+            POD_PORTS: "[]",
+            PROXY_CONFIG,
+            ...(p.kind === "sidecar" ? { APP_CONTAINERS: "app", INTERCEPTION_MODE: "REDIRECT" } : {}),
+            ...(p.kind === "router" ? { UNPRIVILEGED_POD: "true" } : {}),
+          };
   return {
     id: nodeId(p),
     cluster: `${workloadName(p)}.${p.namespace}`,
@@ -98,7 +110,8 @@ export function proxyNode(p: ProxySpec): { id: string; cluster: string; metadata
 /** The Pod (and its status, set by the harness for want of a kubelet) that backs a proxy. */
 export function proxyPod(p: ProxySpec): { pod: JsonObject; status: JsonObject } {
   const containers: JsonObject[] = [{ name: "app", image: "app" }];
-  if (p.kind !== "proxyless") containers.push({ name: "istio-proxy", image: "proxyv2" });
+  if (p.kind === "ztunnel") containers.splice(0, 1, { name: "istio-proxy", image: "ztunnel" });
+  else if (p.kind !== "proxyless") containers.push({ name: "istio-proxy", image: "proxyv2" });
   return {
     pod: {
       apiVersion: "v1",

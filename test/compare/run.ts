@@ -132,9 +132,11 @@ const problems: string[] = [];
 /** Resources sluiced served differently with its XDS cache off (`paths` read cache on | cache off). */
 const cacheDifferences: string[] = [];
 let cacheResources = 0;
-// Scenarios that share a MeshConfig share a pair of control planes (a new MeshConfig restarts both).
-const byMesh = new Map<string, Scenario[]>();
-for (const s of selected) byMesh.set(s.meshConfig ?? "", [...(byMesh.get(s.meshConfig ?? "") ?? []), s]);
+// Scenarios that share a MeshConfig and an environment share a pair of control planes (another
+// MeshConfig or environment restarts both).
+const byPlanes = new Map<string, Scenario[]>();
+const planesKey = (s: Scenario) => JSON.stringify([s.meshConfig ?? "", s.env ?? {}]);
+for (const s of selected) byPlanes.set(planesKey(s), [...(byPlanes.get(planesKey(s)) ?? []), s]);
 /** Loads one scenario, collects every proxy from both control planes, compares, and unloads it. */
 async function compareScenario(planes: [ControlPlane, ControlPlane, ControlPlane], scenario: Scenario): Promise<void> {
   const loaded = await loadScenario(cluster, scenario);
@@ -183,8 +185,9 @@ async function compareScenario(planes: [ControlPlane, ControlPlane, ControlPlane
 }
 
 try {
-  for (const [mesh, scenarios] of byMesh) {
-    const planes = await startControlPlanes(kubeconfig, mesh, work);
+  for (const scenarios of byPlanes.values()) {
+    const first = scenarios[0] as Scenario;
+    const planes = await startControlPlanes(kubeconfig, first.meshConfig ?? "", work, first.env);
     try {
       for (const scenario of scenarios) {
         // A failed attempt is reported, and the scenario loaded again once: only on a busy machine has

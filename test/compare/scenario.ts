@@ -23,6 +23,8 @@ export interface Scenario {
   proxies: ProxySpec[];
   /** MeshConfig YAML; Istio's defaults when absent. */
   meshConfig?: string;
+  /** Environment both control planes run with (`env.yaml`: e.g. PILOT_ENABLE_AMBIENT); none when absent. */
+  env?: Record<string, string>;
 }
 
 const REPO = new URL("../..", import.meta.url).pathname;
@@ -112,14 +114,24 @@ function parseProxies(file: string): ProxySpec[] {
     for (const field of ["name", "kind", "namespace", "ip"] as const) {
       if (typeof p[field] !== "string") throw new Error(`${file}: proxies[${i}].${field} must be a string`);
     }
-    if (!["sidecar", "router", "proxyless"].includes(p.kind as string)) {
-      throw new Error(`${file}: proxies[${i}].kind must be sidecar, router or proxyless`);
+    if (!["sidecar", "router", "proxyless", "ztunnel"].includes(p.kind as string)) {
+      throw new Error(`${file}: proxies[${i}].kind must be sidecar, router, proxyless or ztunnel`);
     }
     return { labels: {}, serviceAccount: "default", ...p } as ProxySpec;
   });
 }
 
-/** A scenario from a folder (every YAML file but proxies.yaml and meshconfig.yaml) or one YAML file. */
+/** A scenario's `env.yaml`: a map of environment variable names to string values. */
+function parseEnv(file: string): Record<string, string> {
+  const doc = parseAllDocuments(readFileSync(file, "utf8"))[0]?.toJS() as unknown;
+  const entries = doc && typeof doc === "object" && !Array.isArray(doc) ? Object.entries(doc) : undefined;
+  if (!entries || entries.some(([, v]) => typeof v !== "string")) {
+    throw new Error(`${file}: expected a map of environment variable names to strings`);
+  }
+  return Object.fromEntries(entries) as Record<string, string>;
+}
+
+/** A scenario from a folder (every YAML file but proxies, meshconfig and env) or one YAML file. */
 export function scenarioFrom(path: string, name = basename(path).replace(/\.ya?ml$/, "")): Scenario {
   if (!statSync(path).isDirectory()) {
     const objects = withNamespaces(readObjects(path));
@@ -129,15 +141,17 @@ export function scenarioFrom(path: string, name = basename(path).replace(/\.ya?m
     .filter((f) => /\.ya?ml$/.test(f))
     .sort();
   const objects = withNamespaces(
-    files.filter((f) => !/^(proxies|meshconfig)\.ya?ml$/.test(f)).flatMap((f) => readObjects(join(path, f))),
+    files.filter((f) => !/^(proxies|meshconfig|env)\.ya?ml$/.test(f)).flatMap((f) => readObjects(join(path, f))),
   );
   const proxiesFile = files.find((f) => /^proxies\.ya?ml$/.test(f));
   const meshFile = files.find((f) => /^meshconfig\.ya?ml$/.test(f));
+  const envFile = files.find((f) => /^env\.ya?ml$/.test(f));
   return {
     name,
     objects,
     proxies: proxiesFile ? parseProxies(join(path, proxiesFile)) : defaultProxies(objects),
     meshConfig: meshFile ? readFileSync(join(path, meshFile), "utf8") : undefined,
+    ...(envFile ? { env: parseEnv(join(path, envFile)) } : {}),
   };
 }
 
