@@ -2,4 +2,14 @@
 // what ztunnel is sent over WDS (workloads, services, and the `Authorization` policies it enforces) and
 // what waypoints are, computed from Pods, Services, ServiceEntries, WorkloadEntries, Namespaces, Gateways
 // and security policies as krt collections.
-export {};
+export {
+  type AmbientAuthorizationOptions,
+  type AuthorizationPolicyConversion,
+  convertAuthorizationPolicy,
+  convertPeerAuthentication,
+  type PolicyStatusMessage,
+  peerAuthenticationPolicyName,
+  STATIC_STRICT_POLICY_NAME,
+  staticStrictPolicy,
+} from "./authorization.ts";
+export { type IpBlockBytes, ipAddressBytes, ipBlockBytes, ipPrefixBytes } from "./ip-bytes.ts";
