@@ -121,7 +121,9 @@ describe("convertAuthorizationPolicy", () => {
   it("enforces a policy whose dry-run annotation is no boolean, and names the annotation", () => {
     const converted = convertAuthorizationPolicy(policy({}, "ns", { "istio.io/dry-run": "yes" }), ROOT, OPTIONS);
     assert.equal(converted.authorization?.dryRun, false);
-    assert.deepEqual(converted.problems, ['metadata.annotations[istio.io/dry-run]: "yes" is not a boolean']);
+    assert.deepEqual(converted.problems, [
+      'AuthorizationPolicy ns/p: metadata.annotations[istio.io/dry-run]: "yes" is not a boolean',
+    ]);
   });
 
   it("skips ports and IPs it cannot read, as Istio does, and splits service accounts at the first slash", () => {

@@ -40,7 +40,7 @@ export interface AuthorizationPolicyConversion {
   authorization?: security.Authorization;
   /** Why the policy is not enforced as written (absent when it is, or when it is a waypoint's). */
   status?: PolicyStatusMessage;
-  /** What of the object could not be read (Istio only logs these), naming the field. */
+  /** What of the object could not be read (Istio only logs these), naming the object and field. */
   problems: string[];
 }
 
@@ -115,7 +115,10 @@ function readDryRun(policy: AuthorizationPolicy, problems: string[]): boolean {
   if (value === "") return false;
   const dryRun = parseGoBool(value);
   if (dryRun === undefined) {
-    problems.push(`metadata.annotations[${DRY_RUN_ANNOTATION}]: ${JSON.stringify(value)} is not a boolean`);
+    const { namespace = "", name = "" } = policy.metadata;
+    problems.push(
+      `AuthorizationPolicy ${namespace}/${name}: metadata.annotations[${DRY_RUN_ANNOTATION}]: ${JSON.stringify(value)} is not a boolean`,
+    );
   }
   return dryRun ?? false;
 }
