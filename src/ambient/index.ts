@@ -1,6 +1,17 @@
-// Ambient mode's control plane (Istio's ambient index, pilot/pkg/serviceregistry/kube/controller/ambient):
-// what ztunnel is sent over WDS (workloads, services, and the `Authorization` policies it enforces) and
-// what waypoints are, computed from Pods, Services, ServiceEntries, WorkloadEntries, Namespaces, Gateways
+// Ambient mode's control plane (Istio's ambient index, pilot/pkg/serviceregistry/ambient): what ztunnel
+// is sent over WDS (workloads, services, and the `Authorization` policies it enforces) and what
+// waypoints are, computed from Pods, Services, ServiceEntries, WorkloadEntries, Namespaces, Gateways
 // and security policies as krt collections.
-export { AmbientIndex, type AmbientInputs, type AmbientOptions } from "./ambient-index.ts";
+export { type AmbientInputs, AmbientIndex, type AmbientOptions } from "./ambient-index.ts";
+export {
+  type AmbientAuthorizationOptions,
+  type AuthorizationPolicyConversion,
+  convertAuthorizationPolicy,
+  convertPeerAuthentication,
+  type PolicyStatusMessage,
+  peerAuthenticationPolicyName,
+  STATIC_STRICT_POLICY_NAME,
+  staticStrictPolicy,
+} from "./authorization.ts";
+export { type IpBlockBytes, ipAddressBytes, ipBlockBytes, ipPrefixBytes } from "./ip-bytes.ts";
 export type { AddressInfo, ServiceInfo, WorkloadInfo } from "./model.ts";

@@ -119,7 +119,7 @@ function runCase(dir: string, table: CaseTable, entry: CaseEntry, expected: stri
 }
 
 /** Protobuf JSON (default values omitted) with object keys sorted, so map order does not count. */
-function canonicalJson<Desc extends DescMessage>(schema: Desc, message: MessageShape<Desc>): string {
+export function canonicalJson<Desc extends DescMessage>(schema: Desc, message: MessageShape<Desc>): string {
   return JSON.stringify(sortKeys(toJson(schema, message, { registry })));
 }
 
