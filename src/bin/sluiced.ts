@@ -46,6 +46,8 @@ import {
   FileCaStore,
   IstiodCertificate,
   istiodDnsNames,
+  NodeAuthorizer,
+  parseTrustedNodeAccounts,
 } from "../security/ca/index.ts";
 import {
   ConfigStore,
@@ -487,6 +489,18 @@ async function startCa(mesh: MeshConfig, kubeConfig: KubeConfig | undefined, run
     log: scoped("ca"),
   });
   return { ca: istioCa.ca, istiodCertificate };
+}
+
+/**
+ * CA_TRUSTED_NODE_ACCOUNTS: the node proxies (ztunnel) that may ask the CA for the identities of the
+ * pods on their node, found among the store's Pods; none (Istio's default) refuses every such request.
+ */
+function nodeAuthorizer(store: ConfigStore): NodeAuthorizer | undefined {
+  const { accounts, invalid } = parseTrustedNodeAccounts(env.CA_TRUSTED_NODE_ACCOUNTS);
+  for (const entry of invalid) scoped("ca").warn(`Invalid CA_TRUSTED_NODE_ACCOUNTS, ignoring: ${entry}`);
+  if (accounts.length === 0) return undefined;
+  scoped("ca").info({ accounts: accounts.map((a) => `${a.namespace}/${a.name}`) }, "CA: node authorizer on");
+  return new NodeAuthorizer(accounts, store.collection(kindKey("", "Pod")));
 }
 
 /**
@@ -1126,6 +1140,7 @@ async function start(running: Running[]): Promise<void> {
     debugAuth,
     authenticators,
     ca: tls ? ca?.ca : undefined,
+    nodeAuthorizer: tls && ca ? nodeAuthorizer(store) : undefined,
     multiRootMesh: envFlag("ISTIO_MULTIROOT_MESH", false),
     plugins: argv.plugin,
     listen: {

@@ -9,7 +9,7 @@ import { XdsCache } from "../configgen/index.ts";
 import { type MeshPush, type PushSnapshot, sameKeptInputs, type TriggerReason } from "../model/index.ts";
 import { envoyFilterStatus, registerEnvoyFilterMetrics } from "../networking/envoyfilter/index.ts";
 import type { EndpointLookup, WorkloadServices } from "../registry/index.ts";
-import { CaMetrics, type CertificateAuthority, certificateService } from "../security/ca/index.ts";
+import { CaMetrics, type CertificateAuthority, certificateService, type NodeAuthorizer } from "../security/ca/index.ts";
 import { configDumpEndpoint, typedConfigDump } from "./configdump.ts";
 import { GeneratorRegistry, loadGeneratorPlugins } from "./generator.ts";
 import { workloadAuthorizationGenerator, workloadGenerator } from "./generators/ambient.ts";
@@ -63,6 +63,8 @@ export interface DiscoveryOptions {
   authenticators?: readonly Authenticator[];
   /** The CA: with it, IstioCertificateService is served on the TLS port (as istiod, 15012 only). */
   ca?: CertificateAuthority;
+  /** CA_TRUSTED_NODE_ACCOUNTS' node authorizer: node proxies asking the CA for the pods on their node. */
+  nodeAuthorizer?: NodeAuthorizer;
   /** ISTIO_MULTIROOT_MESH: PCDS sends the CA's trust bundle (default false: PCDS answers nothing). */
   multiRootMesh?: boolean;
   /** Generator plugin modules (`--plugin`). */
@@ -155,6 +157,7 @@ export async function startDiscovery(options: DiscoveryOptions): Promise<Discove
       certificateService({
         ca: options.ca,
         authenticate: (call) => server.authenticateCall(call),
+        nodeAuthorizer: options.nodeAuthorizer,
         log: log.child({ component: "ca" }),
         metrics: options.metrics ? new CaMetrics(options.metrics, options.ca) : undefined,
       }),

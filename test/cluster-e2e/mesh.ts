@@ -185,6 +185,8 @@ export function patchRoutes(cluster: Cluster, ns: string, http: Obj[]) {
 export interface Sluiced {
   child: ChildProcess;
   grpcAddress: string;
+  /** The TLS port (ADS and the CA), when --secureGRPCAddr was given. */
+  securePort: number | undefined;
   httpPort: number;
   /** The last lines it logged, for failure messages. */
   tail(lines?: number): string;
@@ -239,6 +241,7 @@ export async function startSluiced(kubeconfigPath: string, options: SluicedOptio
     if (lines.length > 400) lines.splice(0, lines.length - 400);
   };
   let grpcPort: number | undefined;
+  let securePort: number | undefined;
   let httpPort: number | undefined;
   const ready = new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`sluiced did not listen within 60 s:\n${tail()}`)), 60_000);
@@ -256,7 +259,10 @@ export async function startSluiced(kubeconfigPath: string, options: SluicedOptio
       keep(line);
       try {
         const l = JSON.parse(line) as Record<string, unknown>;
-        if (l.msg === "xDS server listening") grpcPort = l.grpcPort as number;
+        if (l.msg === "xDS server listening") {
+          grpcPort = l.grpcPort as number;
+          securePort = l.securePort as number | undefined;
+        }
         if (l.msg === "admin HTTP server listening") httpPort = l.httpPort as number;
       } catch {}
       check();
@@ -281,6 +287,7 @@ export async function startSluiced(kubeconfigPath: string, options: SluicedOptio
   return {
     child,
     grpcAddress: `127.0.0.1:${grpcPort}`,
+    securePort,
     httpPort: httpPort as number,
     tail,
     async debug(name: string) {

@@ -1,5 +1,5 @@
 // The certificate authority: Istio's CA (self-signed or plugged-in), its CreateCertificate gRPC
-// service, and istiod's own serving certificate.
+// service with the node authorizer of node proxies, and istiod's own serving certificate.
 export {
   CaError,
   type CaErrorType,
@@ -19,6 +19,7 @@ export {
   istiodDnsNames,
 } from "./istiod.ts";
 export { CaMetrics } from "./metrics.ts";
+export { NodeAuthorizer, parseTrustedNodeAccounts, type ServiceAccountRef } from "./node-authorizer.ts";
 export {
   createCsr,
   exportPrivateKey,

@@ -1,7 +1,7 @@
 // istio.v1.auth.IstioCertificateService/CreateCertificate (Istio's security/pkg/server/ca/server.go):
-// authenticate the caller with the xDS server's chain, sign the CSR with the caller's identities,
-// answer leaf → chain → roots. Failures say no more than Istio's messages; keys, CSRs and tokens
-// are never logged.
+// authenticate the caller with the xDS server's chain, sign the CSR with the caller's identities (or,
+// for a node proxy the node authorizer allows, the one identity it asks for), answer leaf → chain →
+// roots. Failures say no more than Istio's messages; keys, CSRs and tokens are never logged.
 import { create } from "@bufbuild/protobuf";
 import { type ServerUnaryCall, type sendUnaryData, status, type UntypedServiceImplementation } from "@grpc/grpc-js";
 import { type Logger, pino } from "pino";
@@ -10,6 +10,7 @@ import { istioCa } from "../../api/index.ts";
 import type { Caller } from "../authn/authenticator.ts";
 import { CaError, type CaErrorType, type CertificateAuthority } from "./ca.ts";
 import type { CaMetrics } from "./metrics.ts";
+import type { NodeAuthorizer } from "./node-authorizer.ts";
 
 type Request = istioCa.IstioCertificateRequest;
 type Response = istioCa.IstioCertificateResponse;
@@ -20,6 +21,8 @@ export interface CertificateServiceOptions {
   ca: CertificateAuthority;
   /** The authenticator chain (XdsServer.authenticateCall). */
   authenticate: (call: CallSurface) => Promise<Caller | Error>;
+  /** CA_TRUSTED_NODE_ACCOUNTS' authorizer: without it, asking for another identity is refused. */
+  nodeAuthorizer?: NodeAuthorizer;
   log?: Logger;
   metrics?: CaMetrics;
 }
@@ -44,27 +47,35 @@ export function certificateService(options: CertificateServiceOptions): ExtraSer
       log.warn({ peer: call.getPeer(), err: caller.message }, "CA: request authentication failed");
       return { code: status.UNAUTHENTICATED, details: "request authenticate failure" };
     }
-    // Signing for another identity needs a node authorizer (CA_TRUSTED_NODE_ACCOUNTS), which
-    // Sluice does not have: refused as Istio refuses it without one.
-    if (typeof call.request.metadata?.ImpersonatedIdentity === "string" && call.request.metadata.ImpersonatedIdentity) {
-      metrics?.authenticationFailures.inc();
-      log.warn({ identities: caller.identities }, "CA: impersonation not allowed (no CA_TRUSTED_NODE_ACCOUNTS)");
-      return { code: status.UNAUTHENTICATED, details: "request impersonation authentication failure" };
+    // By default the certificate is for the caller; a node proxy may ask for a pod on its node instead.
+    let subjectIds = caller.identities;
+    const impersonated = call.request.metadata?.ImpersonatedIdentity;
+    if (typeof impersonated === "string" && impersonated !== "") {
+      const refusal = options.nodeAuthorizer
+        ? options.nodeAuthorizer.refusal(caller.kubernetesInfo, impersonated)
+        : "impersonation not allowed, as node authorizer (CA_TRUSTED_NODE_ACCOUNTS) is not configured";
+      if (refusal !== undefined) {
+        metrics?.authenticationFailures.inc();
+        log.warn({ identity: impersonated, reason: refusal }, "CA: impersonation failed");
+        return { code: status.UNAUTHENTICATED, details: "request impersonation authentication failure" };
+      }
+      log.debug({ caller: caller.identities, identity: impersonated }, "CA: node caller impersonates");
+      subjectIds = [impersonated];
     }
     const ttlSeconds = Number(call.request.validityDuration);
     try {
       const certChain = await options.ca.signForResponse({
         csrPem: call.request.csr,
-        subjectIds: caller.identities,
+        subjectIds,
         ttlSeconds,
       });
       metrics?.successes.inc();
-      log.debug({ identities: caller.identities, ttlSeconds }, "CA: CSR signed");
+      log.debug({ identities: subjectIds, ttlSeconds }, "CA: CSR signed");
       return create(istioCa.IstioCertificateResponseSchema, { certChain });
     } catch (err) {
       if (!(err instanceof CaError)) throw err;
       metrics?.signError(err.type);
-      log.error({ identities: caller.identities, type: err.type, err: err.message }, "CA: CSR signing error");
+      log.error({ identities: subjectIds, type: err.type, err: err.message }, "CA: CSR signing error");
       return { code: CODES[err.type], details: `CSR signing error (${err.message})` };
     }
   };
