@@ -2,7 +2,7 @@
 // is sent over WDS (workloads, services, and the `Authorization` policies it enforces) and what
 // waypoints are, computed from Pods, Services, ServiceEntries, WorkloadEntries, Namespaces, Gateways
 // and security policies as krt collections.
-export { type AmbientInputs, AmbientIndex, type AmbientOptions } from "./ambient-index.ts";
+export { AmbientIndex, type AmbientInputs, type AmbientOptions } from "./ambient-index.ts";
 export {
   type AmbientAuthorizationOptions,
   type AuthorizationPolicyConversion,

@@ -1,7 +1,6 @@
 // What the ambient index holds: each workload and service as the `istio.workload.Address` ztunnel is
 // sent (Istio's model.WorkloadInfo and model.ServiceInfo), encoded once when it is built, with what
 // the index and the other collections need to find it (its resource name, its addresses, its labels).
-import { isIPv4, isIPv6 } from "node:net";
 import type { Message } from "@bufbuild/protobuf";
 import type { Any } from "@bufbuild/protobuf/wkt";
 import { packAny, workloadapi } from "../api/index.ts";
@@ -34,31 +33,6 @@ export interface ServiceInfo extends AddressInfo {
   readonly selector: Labels | null;
   /** Service port → the target port name the Service gives (Kubernetes `targetPort: http`), when named. */
   readonly targetPortNames: Readonly<Record<number, string>>;
-}
-
-/** The IP's bytes (4 for IPv4, 16 for IPv6), or undefined when `ip` is not an address. */
-export function ipBytes(ip: string): Uint8Array | undefined {
-  if (isIPv4(ip)) return new Uint8Array(ip.split(".").map(Number));
-  if (!isIPv6(ip) || ip.includes("%")) return undefined;
-  // An embedded IPv4 tail (::ffff:1.2.3.4) is two groups; "::" stands for the missing zero groups.
-  let text = ip;
-  const v4 = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
-  if (v4) {
-    const [a, b, c, d] = v4.slice(1).map(Number) as [number, number, number, number];
-    text = `${text.slice(0, v4.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-  }
-  const [head = "", tail] = text.split("::");
-  const before = head === "" ? [] : head.split(":");
-  const after = tail === undefined || tail === "" ? [] : tail.split(":");
-  const zeros = tail === undefined ? 0 : 8 - before.length - after.length;
-  const groups = [...before, ...Array<string>(zeros).fill("0"), ...after];
-  const out = new Uint8Array(16);
-  groups.forEach((group, i) => {
-    const value = Number.parseInt(group, 16);
-    out[i * 2] = value >> 8;
-    out[i * 2 + 1] = value & 0xff;
-  });
-  return out;
 }
 
 /** The text form of IP bytes, as Go's netip prints it (IPv6 in RFC 5952 form, as the URL parser writes it). */

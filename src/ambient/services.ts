@@ -9,7 +9,8 @@ import type { ConfigObject } from "../config/index.ts";
 import { serviceSpecOf } from "../config/typed.ts";
 import type { Labels } from "../krt/index.ts";
 import { kubeHostname, kubePortProtocol, type ServiceProtocol } from "../registry/index.ts";
-import { ipBytes, ipString, packAddress, type ServiceInfo } from "./model.ts";
+import { ipAddressBytes } from "./ip-bytes.ts";
+import { ipString, packAddress, type ServiceInfo } from "./model.ts";
 
 const ANNOTATION_TRAFFIC_DISTRIBUTION = "networking.istio.io/traffic-distribution";
 
@@ -32,7 +33,7 @@ export function kubeServiceInfo(svc: ConfigObject, context: ServiceContext): Ser
   const namespace = svc.metadata.namespace ?? "";
   const addresses: workloadapi.NetworkAddress[] = [];
   for (const vip of serviceVips(spec)) {
-    const address = ipBytes(vip);
+    const address = ipAddressBytes(vip);
     // As Istio: a Service with an address that does not parse is left out.
     if (!address) return undefined;
     addresses.push(create(workloadapi.NetworkAddressSchema, { network: context.network, address }));

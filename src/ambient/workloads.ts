@@ -11,7 +11,8 @@ import type { ConfigObject } from "../config/index.ts";
 import { podSpecOf } from "../config/typed.ts";
 import type { Labels } from "../krt/index.ts";
 import { podPortMap, podWorkloadName } from "../registry/index.ts";
-import { ipBytes, ipString, packAddress, type ServiceInfo, type WorkloadInfo } from "./model.ts";
+import { ipAddressBytes } from "./ip-bytes.ts";
+import { ipString, packAddress, type ServiceInfo, type WorkloadInfo } from "./model.ts";
 
 const LABEL_TUNNEL = "networking.istio.io/tunnel";
 const ANNOTATION_REDIRECTION = "ambient.istio.io/redirection";
@@ -39,7 +40,7 @@ export function podWorkloadInfo(pod: ConfigObject, context: PodContext): Workloa
   const ips = status?.podIPs && status.podIPs.length > 0 ? status.podIPs.map((p) => p.ip) : [status?.podIP ?? ""];
   const addresses: Uint8Array[] = [];
   for (const ip of ips) {
-    const bytes = ip ? ipBytes(ip) : undefined;
+    const bytes = ip ? ipAddressBytes(ip) : undefined;
     if (!bytes) return undefined;
     addresses.push(bytes);
   }
