@@ -9,6 +9,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { parseArgs } from "node:util";
+import { benchAmbient } from "./ambient.ts";
 import { microAgainstIstiod } from "./istiod-micro.ts";
 import {
   type FigureRecord,
@@ -53,7 +54,8 @@ const { values: flags } = parseArgs({
     json: { type: "string" },
   },
 });
-const suites = flags.suite === "all" ? ["startup", "registry", "micro", "proxyless", "load"] : list(flags.suite ?? "");
+const suites =
+  flags.suite === "all" ? ["startup", "registry", "ambient", "micro", "proxyless", "load"] : list(flags.suite ?? "");
 const number = (value: string | undefined, fallback: number) => (value === undefined ? fallback : Number(value));
 
 if (flags.against !== undefined && flags.against !== "istiod") {
@@ -63,6 +65,7 @@ const results: BenchResult[] = [];
 const records: FigureRecord[] = [];
 if (suites.includes("startup")) results.push(...(await benchStartup(number(flags.runs, 20))));
 if (suites.includes("registry")) results.push(...benchRegistry());
+if (suites.includes("ambient")) results.push(...benchAmbient());
 if (suites.includes("micro")) {
   const benchtimeMs = number(flags.benchtime, DEFAULT_MICRO.benchtimeMs);
   const micro = benchTemplates({

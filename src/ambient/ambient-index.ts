@@ -78,7 +78,23 @@ export class AmbientIndex {
         debug,
       },
     );
-    const services = this.services;
+    // A Service under each `namespace/key=value` of its selector: a Pod looks up its own labels' keys
+    // instead of testing every Service of its namespace.
+    const servicesBySelectorLabel = this.services.addIndex("ambient/services-by-selector-label", (s) =>
+      Object.entries(s.selector ?? {}).map(([key, value]) => `${s.namespace}/${key}=${value}`),
+    );
+    const selecting = (ctx: FetchContext, pod: ConfigObject): ServiceInfo[] => {
+      const namespace = pod.metadata.namespace ?? "";
+      const labels = pod.metadata.labels ?? {};
+      const found = new Map<string, ServiceInfo>();
+      for (const [key, value] of Object.entries(labels)) {
+        for (const s of ctx.fetchIndex(servicesBySelectorLabel, `${namespace}/${key}=${value}`, {
+          selectsNonEmpty: labels,
+        }))
+          found.set(s.name, s);
+      }
+      return [...found.values()];
+    };
     this.workloads = derive(
       inputs.pods,
       (ctx, pod) => {
@@ -88,10 +104,7 @@ export class AmbientIndex {
           clusterId: options.clusterId,
           network: network(ctx),
           trustDomain: options.trustDomain(),
-          services: ctx.fetch(services, {
-            namespace: pod.metadata.namespace ?? "",
-            selectsNonEmpty: pod.metadata.labels ?? {},
-          }),
+          services: selecting(ctx, pod),
           locality: nodeLocality(node),
           policies: [],
         });
