@@ -320,11 +320,47 @@ describe("ZDS server", () => {
     });
   });
 
-  test("a netns that is not a descriptor is refused, naming the pod", async () => {
+  test("a netns that is not an open descriptor is refused, naming the pod", async () => {
     const { server } = startServer();
     await assert.rejects(server.addPod(pod("l").pod, -1), {
       name: "TypeError",
-      message: "pod ns/l (uid uid-l): netnsFd -1 is not a file descriptor",
+      message: "pod ns/l (uid uid-l): netnsFd -1 is not an open file descriptor",
     });
+    const m = pod("m");
+    const closed = openFds.pop()!;
+    closeSync(closed);
+    await assert.rejects(server.addPod(m.pod, closed), {
+      message: `pod ns/m (uid uid-m): netnsFd ${closed} is not an open file descriptor`,
+    });
+  });
+
+  test("ztunnel going away while an ack is awaited rejects the request, naming it", async () => {
+    const { server, socketPath } = startServer();
+    const ztunnel = TestZtunnel.connected(socketPath);
+    await ztunnel.takeSnapshot();
+    const n = pod("n");
+    const adding = server.addPod(n.pod, n.netnsFd);
+    assert.deepEqual(await ztunnel.next(), added("n"));
+    ztunnel.close();
+    await assert.rejects(adding, {
+      message: "ztunnel connection 1 closed before its ack of the add of pod ns/n (uid uid-n): ztunnel closed it",
+    });
+    assert.equal(server.connections, 0);
+  });
+
+  test("a pod added while ztunnel has not said hello yet is sent after the snapshot", async () => {
+    const { server, socketPath } = startServer();
+    const o = pod("o");
+    await assert.rejects(server.addPod(o.pod, o.netnsFd));
+    const ztunnel = new TestZtunnel(socketPath);
+    await connectionsReach(server, 1);
+    const p = pod("p");
+    const adding = server.addPod(p.pod, p.netnsFd);
+    ztunnel.sendHello();
+    assert.deepEqual(await ztunnel.takeSnapshot(), [added("o"), added("p")]);
+    assert.deepEqual(await ztunnel.next(), added("p"));
+    ztunnel.ack();
+    await adding;
+    ztunnel.close();
   });
 });

@@ -8,7 +8,7 @@
 //
 // As Istio, several ztunnels may be connected (one replacing another on the node): each is sent the
 // snapshot, a new pod goes to the one connected last, and a deleted pod to all of them.
-import { closeSync, rmSync } from "node:fs";
+import { closeSync, fstatSync, rmSync } from "node:fs";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import type { Logger } from "pino";
 import { zdsapi } from "../api/index.ts";
@@ -88,9 +88,7 @@ export class ZdsServer {
    */
   async addPod(pod: ZdsPod, netnsFd: number): Promise<void> {
     if (!pod.uid) throw new TypeError(`${podName(pod)}: the uid is empty`);
-    if (!Number.isInteger(netnsFd) || netnsFd < 0) {
-      throw new TypeError(`${podName(pod)}: netnsFd ${netnsFd} is not a file descriptor`);
-    }
+    if (!isOpenFd(netnsFd)) throw new TypeError(`${podName(pod)}: netnsFd ${netnsFd} is not an open file descriptor`);
     this.#pods.set(pod.uid, { pod, netnsFd });
     const latest = this.#connections.at(-1);
     if (!latest) throw new Error(`no ztunnel is connected to add ${podName(pod)}; it goes in the next snapshot`);
@@ -171,6 +169,16 @@ export class ZdsServer {
       "end of the snapshot",
     );
     if (error) log.error({ ackError: error }, "ztunnel refused the end of the snapshot");
+  }
+}
+
+function isOpenFd(fd: number): boolean {
+  if (!Number.isInteger(fd) || fd < 0) return false;
+  try {
+    fstatSync(fd);
+    return true;
+  } catch {
+    return false;
   }
 }
 
