@@ -36,3 +36,10 @@ export { type Env, nodeMetadata, type ProxyIdentity, proxyIdentity, serviceNode 
 export { DEFAULT_SDS_SOCKET_PATH, type SdsServer, startSdsServer, workloadSecretResource } from "./sds.ts";
 export { type StatusServer, type StatusServerOptions, startStatusServer } from "./status-server.ts";
 export { type WaitOptions, waitUntilReady } from "./wait.ts";
+export {
+  DEFAULT_ZDS_ACK_TIMEOUT_MS,
+  DEFAULT_ZTUNNEL_SOCKET_PATH,
+  type ZdsPod,
+  ZdsServer,
+  type ZdsServerOptions,
+} from "./zds-server.ts";

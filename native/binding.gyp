@@ -1,0 +1,9 @@
+{
+  "targets": [
+    {
+      "target_name": "seqpacket",
+      "sources": ["seqpacket.c"],
+      "cflags": ["-Wall", "-Wextra"]
+    }
+  ]
+}
