@@ -12,7 +12,7 @@ const OPTIONS = {
   clusterId: "Kubernetes",
   domainSuffix: "cluster.local",
   systemNamespace: "istio-system",
-  trustDomain: () => "cluster.local",
+  trustDomain: "cluster.local",
 };
 
 function ambientIndex(objects: readonly ConfigObject[]) {

@@ -65,7 +65,7 @@ function setup(trustDomain = "cluster.local") {
       clusterId: "Kubernetes",
       domainSuffix: "cluster.local",
       systemNamespace: "istio-system",
-      trustDomain: () => trustDomain,
+      trustDomain,
     },
   );
   const changes: string[][] = [];
@@ -194,6 +194,16 @@ describe("ambient index", () => {
     assert.equal(w.nativeTunnel, false);
     assert.equal(w.trustDomain, "example.org");
     assert.equal(w.status, workloadapi.WorkloadStatus.UNHEALTHY);
+  });
+
+  test("a new mesh trust domain sends every workload again with it", () => {
+    const { pods, index, changes } = setup();
+    pods.upsert(pod("app-0", {}, "10.244.0.5"));
+    changes.length = 0;
+    index.setTrustDomain("example.org");
+    assert.deepEqual(changes, [[UID]]);
+    const w = decode(index.lookup(UID)[0] as never).type.value as workloadapi.Workload;
+    assert.equal(w.trustDomain, "example.org");
   });
 
   test("IP text from bytes, IPv6 in Go's form", () => {

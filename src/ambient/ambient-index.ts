@@ -4,7 +4,7 @@
 // selects (before or after). What changed is told by resource name, which is what WDS pushes name.
 import type { ConfigObject } from "../config/index.ts";
 import type { Collection, DebugRegistry, FetchContext, Index } from "../krt/index.ts";
-import { derive } from "../krt/index.ts";
+import { derive, type StaticSingleton, staticSingleton } from "../krt/index.ts";
 import type { AddressInfo, ServiceInfo, WorkloadInfo } from "./model.ts";
 import { kubeServiceInfo } from "./services.ts";
 import { nodeLocality, podWorkloadInfo } from "./workloads.ts";
@@ -25,8 +25,8 @@ export interface AmbientOptions {
   domainSuffix: string;
   /** Istio's system namespace: its topology.istio.io/network label is the cluster's network. */
   systemNamespace: string;
-  /** The mesh's trust domain. */
-  trustDomain: () => string;
+  /** The mesh's trust domain at start (setTrustDomain follows the mesh config). */
+  trustDomain: string;
   debug?: DebugRegistry;
 }
 
@@ -44,6 +44,7 @@ function sameAddress<T extends AddressInfo>(a: T, b: T, rest: (info: T) => unkno
 }
 
 export class AmbientIndex {
+  readonly #trustDomain: StaticSingleton<{ trustDomain: string }>;
   readonly workloads: Collection<WorkloadInfo>;
   readonly services: Collection<ServiceInfo>;
   readonly #workloadsByAlias: Index<WorkloadInfo>;
@@ -52,6 +53,8 @@ export class AmbientIndex {
 
   constructor(inputs: AmbientInputs, options: AmbientOptions) {
     const { debug } = options;
+    this.#trustDomain = staticSingleton({ trustDomain: options.trustDomain }, { name: "ambient/trust-domain" });
+    const trustDomain = this.#trustDomain;
     const namespacesByName = inputs.namespaces.addIndex("ambient/namespaces-by-name", (ns) =>
       ns.metadata.name ? [ns.metadata.name] : [],
     );
@@ -103,7 +106,7 @@ export class AmbientIndex {
         return podWorkloadInfo(pod, {
           clusterId: options.clusterId,
           network: network(ctx),
-          trustDomain: options.trustDomain(),
+          trustDomain: ctx.fetchOne(trustDomain.asCollection())?.trustDomain ?? "cluster.local",
           services: selecting(ctx, pod),
           locality: nodeLocality(node),
           policies: [],
@@ -119,6 +122,11 @@ export class AmbientIndex {
     this.#workloadsByAlias = this.workloads.addIndex("ambient/workloads-by-address", (w) => w.aliases);
     this.#servicesByAlias = this.services.addIndex("ambient/services-by-address", (s) => s.aliases);
     this.#workloadsByService = this.workloads.addIndex("ambient/workloads-by-service", (w) => w.serviceKeys);
+  }
+
+  /** A new mesh trust domain: every workload is sent again with it. */
+  setTrustDomain(trustDomain: string): void {
+    this.#trustDomain.set({ trustDomain });
   }
 
   /** Every workload and service. */

@@ -398,7 +398,7 @@ function pushContexts(store: ConfigStore, meshes: MeshWatcher, networks: string 
           clusterId: argv.clusterID,
           domainSuffix,
           systemNamespace: env.POD_NAMESPACE ?? "istio-system",
-          trustDomain: () => meshes.mesh.trustDomain ?? "cluster.local",
+          trustDomain: meshes.mesh.trustDomain ?? "cluster.local",
         },
       )
     : undefined;
@@ -1181,6 +1181,7 @@ async function start(running: Running[]): Promise<void> {
     cluster?.setDiscoverySelectors(next.discoverySelectors ?? []);
     remotes?.setDiscoverySelectors(next.discoverySelectors ?? []);
     ingresses.refresh();
+    pushes.ambient?.setTrustDomain(next.trustDomain ?? "cluster.local");
     discovery.pushAll("global");
   });
   discoveryReady = true;
