@@ -1,6 +1,9 @@
 // The debug endpoints of Istio's pilot/pkg/xds/debug.go over Sluice's state, registered into the
 // discovery's DebugEndpoints so the admin HTTP server and the `istio.io/debug` generators serve the
 // same functions. Shapes follow Istio's JSON (field names included) where clients read them.
+import { fromBinary, toJson } from "@bufbuild/protobuf";
+import { type AmbientIndex, ipString } from "../ambient/index.ts";
+import { workloadapi } from "../api/index.ts";
 import { type ConfigObject, KINDS, kindKey, lookupKindAnyVersion, type MeshConfig } from "../config/index.ts";
 import type { XdsCaches } from "../configgen/index.ts";
 import type { DebugRegistry } from "../krt/index.ts";
@@ -32,6 +35,8 @@ export interface DebugSources {
   /** The service registry (registryz, endpointShardz); without it they are empty. */
   registry?: { services: { list(): Service[] }; registryEndpoints: { list(): RegistryEndpoints[] } };
   mesh: MeshConfig;
+  /** The ambient index (ambientz); without it ambientz answers as istiod with ambient off. */
+  ambient?: Pick<AmbientIndex, "all">;
   /** krt collections for krtz. */
   krt?: DebugRegistry;
   /** The injection templates by name (/debug/inject); without them it answers 404, as Istio without a webhook. */
@@ -95,12 +100,7 @@ export function registerDebugEndpoints(endpoints: DebugEndpoints, sources: Debug
   // hits and misses of each resource cache and memo table of the xDS cache, and of the memo tables the
   // pushes keep (pushMemos).
   endpoints.register("configz", () => configz(sources.store), "Debug support for config");
-  // Sluice has no ambient index: istiod's answer with PILOT_ENABLE_AMBIENT off (NoopAmbientIndexes).
-  endpoints.register(
-    "ambientz",
-    () => ({ workloads: null, services: null, policies: null }),
-    "Debug support for ambient",
-  );
+  endpoints.register("ambientz", () => ambientz(sources.ambient), "Debug support for ambient");
   endpoints.register(
     "sidecarz",
     (req) => {
@@ -520,4 +520,39 @@ function cachez(req: DebugRequest, caches: XdsCaches | undefined, push: PushSnap
     out[e.typeUrl].push(e.name);
   }
   return out;
+}
+
+/**
+ * Every workload and service of the ambient index as protobuf JSON, addresses as IP text (istiod writes
+ * the text's bytes, which JSON then shows base64-encoded); with ambient off, istiod's nulls.
+ */
+function ambientz(index: DebugSources["ambient"]): unknown {
+  if (!index) return { workloads: null, services: null, policies: null };
+  const workloads: unknown[] = [];
+  const services: unknown[] = [];
+  for (const info of index.all()) {
+    const address = fromBinary(workloadapi.AddressSchema, info.resource.value);
+    if (address.type.case === "workload") {
+      const w = address.type.value;
+      const json = toJson(workloadapi.WorkloadSchema, w) as Record<string, unknown>;
+      if (w.addresses.length > 0) json.addresses = w.addresses.map(ipString);
+      workloads.push(json);
+    } else if (address.type.case === "service") {
+      const svc = address.type.value;
+      const json = toJson(workloadapi.ServiceSchema, svc) as Record<string, unknown>;
+      if (svc.addresses.length > 0) {
+        json.addresses = svc.addresses.map((a) => ({
+          ...(a.network ? { network: a.network } : {}),
+          address: ipString(a.address),
+        }));
+      }
+      services.push(json);
+    }
+  }
+  // Go writes an empty list as null.
+  return {
+    workloads: workloads.length > 0 ? workloads : null,
+    services: services.length > 0 ? services : null,
+    policies: null,
+  };
 }

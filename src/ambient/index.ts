@@ -14,4 +14,4 @@ export {
   staticStrictPolicy,
 } from "./authorization.ts";
 export { type IpBlockBytes, ipAddressBytes, ipBlockBytes, ipPrefixBytes } from "./ip-bytes.ts";
-export type { AddressInfo, ServiceInfo, WorkloadInfo } from "./model.ts";
+export { type AddressInfo, ipString, type ServiceInfo, type WorkloadInfo } from "./model.ts";

@@ -377,7 +377,13 @@ function followMeshNetworks(source: MeshSource, registry: ServiceRegistry, pushA
  * Push contexts of the config store: the service registry as krt collections over the store, and
  * the model's indexed snapshot built from it and the objects in force at push time.
  */
-function pushContexts(store: ConfigStore, meshes: MeshWatcher, networks: string | undefined, domainSuffix: string) {
+function pushContexts(
+  store: ConfigStore,
+  meshes: MeshWatcher,
+  networks: string | undefined,
+  domainSuffix: string,
+  krt: DebugRegistry,
+) {
   // The registry takes the trust domain and root namespace in force at start; a push, the config now.
   const registry = storeRegistry(store, meshes.mesh, domainSuffix, {
     meshNetworks: loadMeshNetworks(networks),
@@ -399,6 +405,7 @@ function pushContexts(store: ConfigStore, meshes: MeshWatcher, networks: string 
           domainSuffix,
           systemNamespace: env.POD_NAMESPACE ?? "istio-system",
           trustDomain: meshes.mesh.trustDomain ?? "cluster.local",
+          debug: krt,
         },
       )
     : undefined;
@@ -967,7 +974,7 @@ async function start(running: Running[]): Promise<void> {
     "config loaded",
   );
 
-  const pushes = pushContexts(store, meshes, meshSource.networks, argv.domain);
+  const pushes = pushContexts(store, meshes, meshSource.networks, argv.domain, krt);
   const tags = kubeClient ? await startTagWatcher(kubeClient, running) : undefined;
   if (cluster && kubeClient && tags) {
     // Gateway API statuses go back to the cluster (file-defined objects keep theirs local), written by
@@ -1162,6 +1169,7 @@ async function start(running: Running[]): Promise<void> {
     cache: discovery.cache,
     store,
     registry: pushes.registry,
+    ambient: pushes.ambient,
     // Read at each request: the config in force now.
     get mesh() {
       return meshes.mesh;

@@ -1,7 +1,8 @@
 // WDS to a ztunnel-like client (issue 30): bin/sluiced.js with PILOT_ENABLE_AMBIENT=true against the
 // test cluster, and a delta client subscribed to every Address as ztunnel is by default. A Pod added
 // (once it has an IP), relabelled out of its Service and deleted each reaches the client as a delta
-// response naming that Pod alone (not the whole mesh again), and a Service's VIP as its own address.
+// response naming that Pod alone (not the whole mesh again), and a Service's VIP as its own address;
+// /debug/ambientz shows the index.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { fromBinary } from "@bufbuild/protobuf";
@@ -112,6 +113,11 @@ describe("WDS follows the cluster's Pods and Services", { skip }, () => {
       workload.services[serviceName()]?.ports.map((p) => [p.servicePort, p.targetPort]),
       [[80, 8080]],
     );
+    // /debug/ambientz lists it, its address as text.
+    const ambientz = (await (sluiced as Sluiced).debug("ambientz")) as {
+      workloads: { uid: string; addresses: string[] }[];
+    };
+    assert.deepEqual(ambientz.workloads.find((w) => w.uid === uid())?.addresses, ["10.244.77.5"]);
   });
 
   test("relabelled out of the Service, the Pod is sent again without it", async () => {
