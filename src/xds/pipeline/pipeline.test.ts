@@ -346,3 +346,23 @@ test("pushAll is a full push of everything, debounced with the store's changes",
   assert.equal(pushes[0].reasons.get("global"), 1);
   assert.equal(built.length, 1);
 });
+
+test("pushPolicies is an incremental ambient push naming each policy as an AuthorizationPolicy; pushAddresses names addresses", async () => {
+  const { clock, pushes, server, pipeline } = setup();
+  pipeline.pushPolicies(new Set(["shop/allow", "istio-system/istio_converted_static_strict"]));
+  pipeline.pushPolicies(new Set());
+  assert.equal(server.changesComing, 1, "nothing named, nothing pushed");
+  await clock.advance(100);
+  assert.equal(pushes.length, 1);
+  assert.equal(pushes[0].full, false);
+  assert.equal(pushes[0].reasons.get("ambient"), 1);
+  assert.equal(pushes[0].addressesUpdated, undefined);
+  assert.deepEqual(keys(pushes[0]), [
+    "security.istio.io/AuthorizationPolicy istio-system/istio_converted_static_strict",
+    "security.istio.io/AuthorizationPolicy shop/allow",
+  ]);
+  pipeline.pushAddresses(new Set(["Kubernetes//Pod/shop/a"]));
+  await clock.advance(100);
+  assert.deepEqual([...(pushes[1].addressesUpdated ?? [])], ["Kubernetes//Pod/shop/a"]);
+  assert.deepEqual(keys(pushes[1]), ["ambient.istio.io/Address Kubernetes//Pod/shop/a"]);
+});
