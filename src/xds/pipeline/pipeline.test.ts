@@ -138,14 +138,15 @@ test("an endpoint change that leaves every endpoint as it was pushes nothing (a 
       this.pushContext = req.push as MeshPush;
     },
   };
-  new PushPipeline<PushSnapshot>({
+  const pipeline = new PushPipeline<PushSnapshot>({
     store,
     services: registry,
     server,
     build: (previous) => build(previous as MeshPush),
     sameState: (previous, next) => sameKeptInputs(previous.snapshot.inputs, next.snapshot.inputs),
     clock,
-  }).start();
+  });
+  pipeline.start();
   memory.apply(service("reviews", { app: "reviews" }));
   memory.apply(slice("reviews", "10.0.0.1"));
   // Ready, so that the slice's address takes its labels (the slice names no targetRef).
@@ -178,6 +179,11 @@ test("an endpoint change that leaves every endpoint as it was pushes nothing (a 
   await clock.advance(100);
   assert.equal(pushes.length, 4, "a config change is pushed as ever");
   assert.equal(pushes[3].full, true);
+
+  // The ambient index's changes are not in the push context: pushed though the store holds what it did.
+  pipeline.pushPolicies(new Set(["shop/allow"]));
+  await clock.advance(100);
+  assert.equal(pushes.length, 5, "an ambient policy change is pushed");
 });
 
 const serviceEntry = (name: string, resolution: string): ConfigObject => ({
