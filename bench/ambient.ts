@@ -3,6 +3,8 @@
 // against ~0.9 ms for a full one). The mesh is the registry bench's: 1,000 services, 10,000 Pods.
 import { AmbientIndex } from "../src/ambient/index.ts";
 import type { ConfigObject } from "../src/config/index.ts";
+import type { AuthorizationPolicy, PeerAuthentication } from "../src/config/types/index.ts";
+import { StaticCollection } from "../src/krt/index.ts";
 import { staticInputs } from "../test/support/registry-inputs.ts";
 import { SYNTHETIC_1000, syntheticMesh, syntheticPod } from "../test/support/synthetic-mesh.ts";
 import { measure } from "./measure.ts";
@@ -13,12 +15,21 @@ const OPTIONS = {
   domainSuffix: "cluster.local",
   systemNamespace: "istio-system",
   trustDomain: "cluster.local",
+  rootNamespace: () => "istio-system",
+  dryRunPolicies: false,
 };
 
 function ambientIndex(objects: readonly ConfigObject[]) {
   const inputs = staticInputs(objects);
   const index = new AmbientIndex(
-    { pods: inputs.pods, services: inputs.services, namespaces: inputs.namespaces, nodes: inputs.nodes },
+    {
+      pods: inputs.pods,
+      services: inputs.services,
+      namespaces: inputs.namespaces,
+      nodes: inputs.nodes,
+      authorizationPolicies: new StaticCollection<AuthorizationPolicy>(),
+      peerAuthentications: new StaticCollection<PeerAuthentication>(),
+    },
     OPTIONS,
   );
   return { inputs, index };

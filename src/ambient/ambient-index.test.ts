@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { fromBinary } from "@bufbuild/protobuf";
-import { workloadapi } from "../api/index.ts";
+import { security, workloadapi } from "../api/index.ts";
 import type { ConfigObject } from "../config/index.ts";
+import type { AuthorizationPolicy, PeerAuthentication } from "../config/types/index.ts";
 import { StaticCollection } from "../krt/index.ts";
 import { AmbientIndex } from "./ambient-index.ts";
 import { ipAddressBytes } from "./ip-bytes.ts";
@@ -33,8 +34,10 @@ function service(name: string, spec: Record<string, unknown>): ConfigObject {
   return { apiVersion: "v1", kind: "Service", metadata: { name, namespace: "ns" }, spec } as ConfigObject;
 }
 
-function setup(trustDomain = "cluster.local") {
+function setup(trustDomain = "cluster.local", dryRunPolicies = false) {
   const pods = new StaticCollection<ConfigObject>([], { keyOf });
+  const authorizationPolicies = new StaticCollection<AuthorizationPolicy>([], { keyOf });
+  const peerAuthentications = new StaticCollection<PeerAuthentication>([], { keyOf });
   const services = new StaticCollection<ConfigObject>([], { keyOf });
   const namespaces = new StaticCollection<ConfigObject>(
     [
@@ -60,17 +63,21 @@ function setup(trustDomain = "cluster.local") {
     { keyOf },
   );
   const index = new AmbientIndex(
-    { pods, services, namespaces, nodes },
+    { pods, services, namespaces, nodes, authorizationPolicies, peerAuthentications },
     {
       clusterId: "Kubernetes",
       domainSuffix: "cluster.local",
       systemNamespace: "istio-system",
       trustDomain,
+      rootNamespace: () => "istio-system",
+      dryRunPolicies,
     },
   );
   const changes: string[][] = [];
   index.onAddressesChanged((names) => changes.push([...names].sort()));
-  return { pods, services, index, changes };
+  const policyChanges: string[][] = [];
+  index.onPoliciesChanged((names) => policyChanges.push([...names].sort()));
+  return { pods, services, authorizationPolicies, peerAuthentications, index, changes, policyChanges };
 }
 
 const decode = (info: { resource: { value: Uint8Array } }) =>
@@ -212,5 +219,141 @@ describe("ambient index", () => {
       assert.ok(bytes, ip);
       assert.equal(ipString(bytes), ip);
     }
+  });
+});
+
+/** A security.istio.io object; `metadata` adds to its name and namespace. */
+function securityObject<Spec>(
+  kind: string,
+  namespace: string,
+  name: string,
+  spec: Spec,
+  metadata: Partial<ConfigObject["metadata"]> = {},
+): ConfigObject<Spec> {
+  return { apiVersion: "security.istio.io/v1", kind, metadata: { name, namespace, ...metadata }, spec };
+}
+
+const authorizationPolicy = (
+  namespace: string,
+  name: string,
+  spec: NonNullable<AuthorizationPolicy["spec"]>,
+  annotations: Record<string, string> = {},
+): AuthorizationPolicy => securityObject("AuthorizationPolicy", namespace, name, spec, { annotations });
+
+const peerAuthentication = (
+  namespace: string,
+  name: string,
+  spec: NonNullable<PeerAuthentication["spec"]>,
+  creationTimestamp = "2026-01-01T00:00:00Z",
+): PeerAuthentication => securityObject("PeerAuthentication", namespace, name, spec, { creationTimestamp });
+
+const policiesOf = (index: AmbientIndex, uid = UID) =>
+  (decode(index.lookup(uid)[0] as never).type.value as workloadapi.Workload).authorizationPolicies;
+const STATIC_STRICT = "istio-system/istio_converted_static_strict";
+const allow = { rules: [{ from: [{ source: { namespaces: ["shop"] } }] }] };
+
+describe("ambient index: policies", () => {
+  test("a Pod references the selector policies of its namespace and the root's that select it, sorted, then its PeerAuthentication keys", () => {
+    const { pods, authorizationPolicies, peerAuthentications, index } = setup();
+    pods.upsert(pod("app-0", { app: "app" }, "10.244.0.5"));
+    authorizationPolicies.upsert(
+      authorizationPolicy("ns", "z-allow-app", { ...allow, selector: { matchLabels: { app: "app" } } }),
+      authorizationPolicy("istio-system", "mesh-app", { ...allow, selector: { matchLabels: { app: "app" } } }),
+      authorizationPolicy("ns", "namespace-wide", allow),
+      authorizationPolicy("ns", "other-app", { ...allow, selector: { matchLabels: { app: "other" } } }),
+      authorizationPolicy("elsewhere", "app", { ...allow, selector: { matchLabels: { app: "app" } } }),
+      // A waypoint's policy is not ztunnel's.
+      authorizationPolicy("ns", "waypoint", { ...allow, targetRefs: [{ kind: "Service", group: "", name: "app" }] }),
+    );
+    assert.deepEqual(policiesOf(index), ["istio-system/mesh-app", "ns/z-allow-app"]);
+    peerAuthentications.upsert(peerAuthentication("istio-system", "default", { mtls: { mode: "STRICT" } }));
+    assert.deepEqual(policiesOf(index), ["istio-system/mesh-app", "ns/z-allow-app", STATIC_STRICT]);
+    // Every policy is sent, referenced or not; the static STRICT policy once any PeerAuthentication exists.
+    assert.deepEqual(
+      index
+        .policyInformation()
+        .map((p) => p.name)
+        .sort(),
+      [
+        "elsewhere/app",
+        "istio-system/istio_converted_static_strict",
+        "istio-system/mesh-app",
+        "ns/namespace-wide",
+        "ns/other-app",
+        "ns/z-allow-app",
+      ],
+    );
+    assert.equal(index.policies.get("ns/namespace-wide")?.authorization.scope, security.Scope.NAMESPACE);
+    assert.deepEqual(
+      index.policyInformation(["ns/other-app", "ns/gone"]).map((p) => p.name),
+      ["ns/other-app"],
+    );
+    peerAuthentications.delete("istio-system/default");
+    assert.equal(index.policies.get(STATIC_STRICT), undefined);
+    assert.deepEqual(policiesOf(index), ["istio-system/mesh-app", "ns/z-allow-app"]);
+  });
+
+  test("a workload PeerAuthentication with port exceptions: referenced in place of the static STRICT policy, and recomputed with its namespace's", () => {
+    const { pods, peerAuthentications, index, policyChanges } = setup();
+    pods.upsert(pod("app-0", { app: "app" }, "10.244.0.5"), pod("other-0", { app: "other" }, "10.244.0.6"));
+    peerAuthentications.upsert(
+      peerAuthentication("istio-system", "default", { mtls: { mode: "STRICT" } }),
+      peerAuthentication("ns", "ports", {
+        selector: { matchLabels: { app: "app" } },
+        portLevelMtls: { "8080": { mode: "PERMISSIVE" } },
+      }),
+    );
+    assert.deepEqual(policiesOf(index), ["ns/converted_peer_authentication_ports"]);
+    assert.deepEqual(policiesOf(index, "Kubernetes//Pod/ns/other-0"), [STATIC_STRICT]);
+    const converted = index.policies.get("ns/converted_peer_authentication_ports")?.authorization;
+    assert.equal(converted?.groups.length, 1, "deny plaintext but on 8080");
+    // A PERMISSIVE namespace policy (the oldest of two) leaves only STRICT ports to enforce: none here.
+    policyChanges.length = 0;
+    peerAuthentications.upsert(
+      peerAuthentication("ns", "newer", { mtls: { mode: "STRICT" } }, "2026-02-01T00:00:00Z"),
+      peerAuthentication("ns", "older", { mtls: { mode: "PERMISSIVE" } }, "2025-01-01T00:00:00Z"),
+    );
+    assert.equal(index.policies.get("ns/converted_peer_authentication_ports"), undefined);
+    assert.deepEqual(policyChanges, [["ns/converted_peer_authentication_ports"]]);
+    assert.deepEqual(policiesOf(index), []);
+    assert.deepEqual(policiesOf(index, "Kubernetes//Pod/ns/other-0"), []);
+  });
+
+  test("a policy change recomputes only the workloads it could apply to, and is told by policy name", () => {
+    const { pods, authorizationPolicies, changes, policyChanges } = setup();
+    pods.upsert(pod("app-0", { app: "app" }, "10.244.0.5"), pod("other-0", { app: "other" }, "10.244.0.6"));
+    changes.length = 0;
+    authorizationPolicies.upsert(
+      authorizationPolicy("ns", "app", { ...allow, selector: { matchLabels: { app: "app" } } }),
+    );
+    assert.deepEqual(changes, [[UID]]);
+    assert.deepEqual(policyChanges, [["ns/app"]]);
+    // A change of what the policy does, not of whom it selects, leaves the workloads alone.
+    authorizationPolicies.upsert(
+      authorizationPolicy("ns", "app", { action: "DENY", ...allow, selector: { matchLabels: { app: "app" } } }),
+    );
+    assert.deepEqual(changes, [[UID]]);
+    assert.deepEqual(policyChanges, [["ns/app"], ["ns/app"]]);
+    authorizationPolicies.delete("ns/app");
+    assert.deepEqual(changes, [[UID], [UID]]);
+    assert.deepEqual(policyChanges, [["ns/app"], ["ns/app"], ["ns/app"]]);
+  });
+
+  test("a Pod without labels is selected by no selector policy; dry-run policies only when enabled", () => {
+    const off = setup();
+    const on = setup("cluster.local", true);
+    for (const { pods, authorizationPolicies } of [off, on]) {
+      pods.upsert(pod("app-0", {}, "10.244.0.5"));
+      authorizationPolicies.upsert(
+        authorizationPolicy("ns", "app", { ...allow, selector: { matchLabels: { app: "app" } } }),
+        authorizationPolicy("ns", "trial", allow, { "istio.io/dry-run": "true" }),
+      );
+    }
+    assert.deepEqual(policiesOf(off.index), []);
+    assert.deepEqual(
+      off.index.policyInformation().map((p) => p.name),
+      ["ns/app"],
+    );
+    assert.equal(on.index.policies.get("ns/trial")?.authorization.dryRun, true);
   });
 });

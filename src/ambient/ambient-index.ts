@@ -1,11 +1,16 @@
-// The ambient index (Istio's ambient.Index): workloads and services as ztunnel's Addresses, as krt
-// collections over the config store's Pods, Services, Namespaces and Nodes. A Pod change recomputes
-// that Pod's workload alone; a Service change, the Service and the workloads of its namespace it
-// selects (before or after). What changed is told by resource name, which is what WDS pushes name.
+// The ambient index (Istio's ambient.Index): workloads and services as ztunnel's Addresses, and the
+// security policies ztunnel enforces as its Authorizations, as krt collections over the config store's
+// Pods, Services, Namespaces, Nodes, AuthorizationPolicies and PeerAuthentications. A Pod change
+// recomputes that Pod's workload alone; a Service change, the Service and the workloads of its
+// namespace it selects (before or after); a policy change, the policy and the workloads it could
+// apply to. What changed is told by resource name, which is what WDS pushes name.
+import type { Logger } from "pino";
 import type { ConfigObject } from "../config/index.ts";
+import type { AuthorizationPolicy, PeerAuthentication } from "../config/types/index.ts";
 import type { Collection, DebugRegistry, FetchContext, Index } from "../krt/index.ts";
 import { derive, type StaticSingleton, staticSingleton } from "../krt/index.ts";
-import type { AddressInfo, ServiceInfo, WorkloadInfo } from "./model.ts";
+import type { AddressInfo, PolicyInfo, ServiceInfo, WorkloadInfo } from "./model.ts";
+import { policyCollections, workloadPolicies } from "./policies.ts";
 import { kubeServiceInfo } from "./services.ts";
 import { nodeLocality, podWorkloadInfo } from "./workloads.ts";
 
@@ -17,6 +22,8 @@ export interface AmbientInputs {
   services: Collection<ConfigObject>;
   namespaces: Collection<ConfigObject>;
   nodes: Collection<ConfigObject>;
+  authorizationPolicies: Collection<AuthorizationPolicy>;
+  peerAuthentications: Collection<PeerAuthentication>;
 }
 
 export interface AmbientOptions {
@@ -27,6 +34,12 @@ export interface AmbientOptions {
   systemNamespace: string;
   /** The mesh's trust domain at start (setTrustDomain follows the mesh config). */
   trustDomain: string;
+  /** The mesh config's root namespace: its policies without a selector are mesh-wide. */
+  rootNamespace: () => string;
+  /** AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY: send `istio.io/dry-run` AuthorizationPolicies to ztunnel. */
+  dryRunPolicies: boolean;
+  /** Where what a policy holds that cannot be read is told. */
+  log?: Logger;
   debug?: DebugRegistry;
 }
 
@@ -47,6 +60,8 @@ export class AmbientIndex {
   readonly #trustDomain: StaticSingleton<{ trustDomain: string }>;
   readonly workloads: Collection<WorkloadInfo>;
   readonly services: Collection<ServiceInfo>;
+  /** Every Authorization ztunnel is sent, by `namespace/name`. */
+  readonly policies: Collection<PolicyInfo>;
   readonly #workloadsByAlias: Index<WorkloadInfo>;
   readonly #servicesByAlias: Index<ServiceInfo>;
   readonly #workloadsByService: Index<WorkloadInfo>;
@@ -98,6 +113,9 @@ export class AmbientIndex {
       }
       return [...found.values()];
     };
+    const { authorizationPolicies, policies } = policyCollections(inputs, options);
+    this.policies = policies;
+    const policySources = { authorizationPolicies, peerAuthentications: inputs.peerAuthentications };
     this.workloads = derive(
       inputs.pods,
       (ctx, pod) => {
@@ -109,7 +127,13 @@ export class AmbientIndex {
           trustDomain: ctx.fetchOne(trustDomain.asCollection())?.trustDomain ?? "cluster.local",
           services: selecting(ctx, pod),
           locality: nodeLocality(node),
-          policies: [],
+          policies: workloadPolicies(
+            ctx,
+            policySources,
+            options.rootNamespace(),
+            pod.metadata.namespace ?? "",
+            pod.metadata.labels ?? {},
+          ),
         });
       },
       {
@@ -164,18 +188,32 @@ export class AmbientIndex {
   }
 
   /**
+   * The policies of `names` that exist (Istio's Policies), or every policy when `names` is not given.
+   */
+  policyInformation(names?: Iterable<string>): PolicyInfo[] {
+    if (!names) return this.policies.list();
+    const found: PolicyInfo[] = [];
+    for (const name of names) {
+      const policy = this.policies.get(name);
+      if (policy) found.push(policy);
+    }
+    return found;
+  }
+
+  /**
+   * Calls `handler` with the resource names of the policies that changed (appeared, changed what
+   * ztunnel is sent, or went), once per batch of store changes.
+   */
+  onPoliciesChanged(handler: (names: ReadonlySet<string>) => void): () => void {
+    return this.policies.registerBatch(tellChanged(handler), false);
+  }
+
+  /**
    * Calls `handler` with the resource names of the workloads and services that changed (appeared,
    * changed what ztunnel is sent, or went), once per batch of store changes.
    */
   onAddressesChanged(handler: (names: ReadonlySet<string>) => void): () => void {
-    const told = (events: readonly { old?: AddressInfo; new?: AddressInfo }[]) => {
-      const names = new Set<string>();
-      for (const e of events) {
-        if (e.old) names.add(e.old.name);
-        if (e.new) names.add(e.new.name);
-      }
-      if (names.size > 0) handler(names);
-    };
+    const told = tellChanged(handler);
     const offWorkloads = this.workloads.registerBatch(told, false);
     const offServices = this.services.registerBatch(told, false);
     return () => {
@@ -183,4 +221,18 @@ export class AmbientIndex {
       offServices();
     };
   }
+}
+
+/** A batch handler calling `handler` with the names of what its events changed, when any. */
+function tellChanged(
+  handler: (names: ReadonlySet<string>) => void,
+): (events: readonly { old?: { name: string }; new?: { name: string } }[]) => void {
+  return (events) => {
+    const names = new Set<string>();
+    for (const e of events) {
+      if (e.old) names.add(e.old.name);
+      if (e.new) names.add(e.new.name);
+    }
+    if (names.size > 0) handler(names);
+  };
 }

@@ -14,6 +14,7 @@ import type {
 import {
   convertAuthorizationPolicy,
   convertPeerAuthentication,
+  peerAuthenticationPolicyKeys,
   STATIC_STRICT_POLICY_NAME,
   staticStrictPolicy,
 } from "./authorization.ts";
@@ -242,5 +243,52 @@ describe("convertPeerAuthentication", () => {
       action: "DENY",
       groups: [{ rules: [{ matches: [WITHOUT_MTLS] }] }],
     });
+  });
+});
+
+describe("peerAuthenticationPolicyKeys", () => {
+  const STRICT_KEY = `${ROOT}/${STATIC_STRICT_POLICY_NAME}`;
+  const keys = (...applying: PeerAuthentication[]) => peerAuthenticationPolicyKeys(ROOT, applying);
+  const workload = (spec: PeerAuthenticationSpec) => peerAuthentication("w", "ns", { selector: SELECTOR, ...spec });
+  const permissiveNamespace = peerAuthentication("ns-wide", "ns", { mtls: { mode: "PERMISSIVE" } });
+
+  it("references the static STRICT policy where the effective mode is STRICT: mesh, namespace, workload in that order", () => {
+    assert.deepEqual(keys(), []);
+    assert.deepEqual(keys(strictMesh), [STRICT_KEY]);
+    assert.deepEqual(keys(strictMesh, permissiveNamespace), []);
+    assert.deepEqual(keys(strictMesh, peerAuthentication("ns-wide", "ns", { mtls: { mode: "UNSET" } })), [STRICT_KEY]);
+    assert.deepEqual(keys(permissiveNamespace, workload({ mtls: { mode: "STRICT" } })), [STRICT_KEY]);
+    assert.deepEqual(keys(strictMesh, workload({ mtls: { mode: "DISABLE" } })), []);
+    // A root namespace policy with a selector is no mesh policy.
+    assert.deepEqual(keys(peerAuthentication("sel", ROOT, { selector: SELECTOR, mtls: { mode: "STRICT" } })), []);
+  });
+
+  it("the oldest policy of a level wins", () => {
+    const at = (p: PeerAuthentication, creationTimestamp: string) => ({
+      ...p,
+      metadata: { ...p.metadata, creationTimestamp },
+    });
+    const strictNamespace = peerAuthentication("strict", "ns", { mtls: { mode: "STRICT" } });
+    assert.deepEqual(
+      keys(at(strictNamespace, "2026-02-01T00:00:00Z"), at(permissiveNamespace, "2026-01-01T00:00:00Z")),
+      [],
+    );
+    assert.deepEqual(
+      keys(at(strictNamespace, "2025-02-01T00:00:00Z"), at(permissiveNamespace, "2026-01-01T00:00:00Z")),
+      [STRICT_KEY],
+    );
+  });
+
+  it("references the workload's converted policy, in place of the static one, when its ports are exceptions to its mode", () => {
+    const converted = "ns/converted_peer_authentication_w";
+    const ports = (mode: "STRICT" | "PERMISSIVE" | "DISABLE") => ({ portLevelMtls: { "8080": { mode } } });
+    assert.deepEqual(keys(workload({ mtls: { mode: "STRICT" }, ...ports("DISABLE") })), [converted]);
+    assert.deepEqual(keys(workload({ mtls: { mode: "STRICT" }, ...ports("STRICT") })), [STRICT_KEY]);
+    assert.deepEqual(keys(strictMesh, workload({ mtls: { mode: "PERMISSIVE" }, ...ports("STRICT") })), [converted]);
+    assert.deepEqual(keys(strictMesh, workload(ports("PERMISSIVE"))), [converted]);
+    assert.deepEqual(keys(permissiveNamespace, workload(ports("STRICT"))), [converted]);
+    assert.deepEqual(keys(permissiveNamespace, workload(ports("PERMISSIVE"))), []);
+    // Istio's quirk: under an inherited STRICT, a DISABLE port is no exception (the port stays STRICT).
+    assert.deepEqual(keys(strictMesh, workload(ports("DISABLE"))), [STRICT_KEY]);
   });
 });

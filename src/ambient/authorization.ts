@@ -329,3 +329,61 @@ export function convertPeerAuthentication(
     groups,
   });
 }
+
+/** The oldest of the two by creationTimestamp (a missing one is the oldest); `current` on a tie. */
+export function olderPeerAuthentication(
+  current: PeerAuthentication | undefined,
+  candidate: PeerAuthentication,
+): PeerAuthentication {
+  return current && creationTime(current) <= creationTime(candidate) ? current : candidate;
+}
+
+function creationTime(policy: PeerAuthentication): number {
+  const time = Date.parse(policy.metadata.creationTimestamp ?? "");
+  return Number.isNaN(time) ? 0 : time;
+}
+
+/**
+ * The PeerAuthentication-derived policies a workload references (Istio's
+ * convertedSelectorPeerAuthentications), as `namespace/name`, given the PeerAuthentications that apply
+ * to it (the mesh's, its namespace's, its own; the oldest wins at each level): the static STRICT
+ * policy when its effective mode is STRICT, or instead its own policy's converted form when that
+ * holds port exceptions to its mode.
+ */
+export function peerAuthenticationPolicyKeys(rootNamespace: string, applying: readonly PeerAuthentication[]): string[] {
+  let mesh: PeerAuthentication | undefined;
+  let namespaceWide: PeerAuthentication | undefined;
+  let workload: PeerAuthentication | undefined;
+  for (const policy of applying) {
+    const inRoot = policy.metadata.namespace === rootNamespace;
+    if (Object.keys(policy.spec?.selector?.matchLabels ?? {}).length === 0) {
+      if (inRoot) mesh = olderPeerAuthentication(mesh, policy);
+      else namespaceWide = olderPeerAuthentication(namespaceWide, policy);
+    } else if (!inRoot) {
+      workload = olderPeerAuthentication(workload, policy);
+    }
+  }
+  // Mesh, then namespace, then workload: UNSET inherits.
+  let strict = modeOf(mesh?.spec?.mtls) === "STRICT";
+  const namespaceMode = modeOf(namespaceWide?.spec?.mtls);
+  if (namespaceMode !== "UNSET") strict = namespaceMode === "STRICT";
+  const keys: string[] = [];
+  if (workload) {
+    const mode = modeOf(workload.spec?.mtls);
+    if (mode !== "UNSET") strict = mode === "STRICT";
+    const portModes = Object.values(workload.spec?.portLevelMtls ?? {}).map(modeOf);
+    const open = (m: MtlsMode) => m === "PERMISSIVE" || m === "DISABLE";
+    let exceptions: boolean;
+    if (mode === "STRICT") exceptions = portModes.some(open);
+    else if (open(mode)) exceptions = portModes.includes("STRICT");
+    // Istio counts only PERMISSIVE ports as exceptions to an inherited STRICT: a DISABLE port stays STRICT.
+    else exceptions = strict ? portModes.includes("PERMISSIVE") : portModes.includes("STRICT");
+    if (exceptions) {
+      // Its converted form holds the workload's STRICT part too, in place of the static policy.
+      strict = false;
+      keys.push(`${workload.metadata.namespace ?? ""}/${peerAuthenticationPolicyName(workload.metadata.name ?? "")}`);
+    }
+  }
+  if (strict) keys.push(`${rootNamespace}/${STATIC_STRICT_POLICY_NAME}`);
+  return keys.sort(compareStrings);
+}

@@ -9,9 +9,10 @@ export {
   convertAuthorizationPolicy,
   convertPeerAuthentication,
   type PolicyStatusMessage,
+  peerAuthenticationPolicyKeys,
   peerAuthenticationPolicyName,
   STATIC_STRICT_POLICY_NAME,
   staticStrictPolicy,
 } from "./authorization.ts";
 export { type IpBlockBytes, ipAddressBytes, ipBlockBytes, ipPrefixBytes } from "./ip-bytes.ts";
-export { type AddressInfo, ipString, type ServiceInfo, type WorkloadInfo } from "./model.ts";
+export { type AddressInfo, ipString, type PolicyInfo, type ServiceInfo, type WorkloadInfo } from "./model.ts";

@@ -3,7 +3,7 @@
 // the index and the other collections need to find it (its resource name, its addresses, its labels).
 import type { Message } from "@bufbuild/protobuf";
 import type { Any } from "@bufbuild/protobuf/wkt";
-import { packAny, workloadapi } from "../api/index.ts";
+import { packAny, type security, workloadapi } from "../api/index.ts";
 import type { Labels } from "../krt/index.ts";
 
 /** A workload or a service, as WDS sends it. */
@@ -33,6 +33,21 @@ export interface ServiceInfo extends AddressInfo {
   readonly selector: Labels | null;
   /** Service port → the target port name the Service gives (Kubernetes `targetPort: http`), when named. */
   readonly targetPortNames: Readonly<Record<number, string>>;
+}
+
+/** A security policy ztunnel enforces, as WDS's Authorization sends it (Istio's WorkloadAuthorization). */
+export interface PolicyInfo {
+  /** The resource name: `namespace/name` of the Authorization. */
+  readonly name: string;
+  readonly namespace: string;
+  /**
+   * The workload labels it selects workloads by (an AuthorizationPolicy's selector); undefined for a
+   * policy workloads reference otherwise (namespace and mesh-wide ones, and the PeerAuthentication-derived).
+   */
+  readonly selector: Labels | undefined;
+  readonly authorization: security.Authorization;
+  /** The Authorization, packed once and shared by every push. */
+  readonly resource: Any;
 }
 
 /** The text form of IP bytes, as Go's netip prints it (IPv6 in RFC 5952 form, as the URL parser writes it). */

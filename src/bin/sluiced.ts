@@ -34,7 +34,7 @@ import { GatewayStatusWriter } from "../gatewayapi/index.ts";
 import { IngressFollower } from "../ingress/index.ts";
 import { DebugRegistry } from "../krt/index.ts";
 import { LogScopes, parseOutputLevels } from "../log/index.ts";
-import { type MeshPush, pushFeaturesFromEnv } from "../model/index.ts";
+import { type MeshPush, PUSH_KINDS, pushFeaturesFromEnv } from "../model/index.ts";
 import { REGISTRY_KINDS, storeGatewayConversion, storePush, storeRegistry } from "../model/store-push.ts";
 import type { ServiceRegistry } from "../registry/index.ts";
 import { authenticatorEnv, buildAuthenticators } from "../security/authn/index.ts";
@@ -399,12 +399,17 @@ function pushContexts(
           services: store.collection(REGISTRY_KINDS.services),
           namespaces: store.collection(REGISTRY_KINDS.namespaces),
           nodes: store.collection(REGISTRY_KINDS.nodes),
+          authorizationPolicies: store.collection(PUSH_KINDS.authorizationPolicy),
+          peerAuthentications: store.collection(PUSH_KINDS.peerAuthentication),
         },
         {
           clusterId: argv.clusterID,
           domainSuffix,
           systemNamespace: env.POD_NAMESPACE ?? "istio-system",
           trustDomain: meshes.mesh.trustDomain ?? "cluster.local",
+          rootNamespace: () => meshes.mesh.rootNamespace ?? "istio-system",
+          dryRunPolicies: envFlag("AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY", false),
+          log: scoped("ambient"),
           debug: krt,
         },
       )

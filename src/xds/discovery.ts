@@ -54,7 +54,7 @@ export interface DiscoveryOptions {
   rootNamespace: string;
   domainSuffix: string;
   debounce: DebounceOptions;
-  /** The ambient index (PILOT_ENABLE_AMBIENT): WDS serves its addresses, and pushes what changes in it. */
+  /** The ambient index (PILOT_ENABLE_AMBIENT): WDS serves its addresses and policies, and pushes what changes in them. */
   ambient?: AmbientIndex;
   /** ENABLE_XDS_API_GENERATOR_AUTH. */
   apiAuth: boolean;
@@ -108,7 +108,7 @@ export async function startDiscovery(options: DiscoveryOptions): Promise<Discove
   const addresses = workloadGenerator(options.ambient);
   generators.register(TypeUrl.Address, addresses);
   generators.register(TypeUrl.Workload, addresses);
-  generators.register(TypeUrl.WorkloadAuthorization, workloadAuthorizationGenerator);
+  generators.register(TypeUrl.WorkloadAuthorization, workloadAuthorizationGenerator(options.ambient));
   const secrets = storeSecrets(options.store);
   if (options.endpoints) {
     generators.register(TypeUrl.Cluster, cdsGenerator(options.endpoints, cache));
@@ -178,6 +178,7 @@ export async function startDiscovery(options: DiscoveryOptions): Promise<Discove
   });
   pipeline.start();
   const stopAddressPushes = options.ambient?.onAddressesChanged((names) => pipeline.pushAddresses(names));
+  const stopPolicyPushes = options.ambient?.onPoliciesChanged((names) => pipeline.pushPolicies(names));
   if (options.metrics) {
     registerEnvoyFilterMetrics(options.metrics);
     registerPushStatusMetrics(options.metrics, () => server.pushContext);
@@ -195,6 +196,7 @@ export async function startDiscovery(options: DiscoveryOptions): Promise<Discove
     async stop(graceMs) {
       stopPatchErrors();
       stopAddressPushes?.();
+      stopPolicyPushes?.();
       pipeline.stop();
       await server.close(graceMs);
     },

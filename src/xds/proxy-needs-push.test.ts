@@ -114,3 +114,18 @@ test("an endpoint push finds a proxy's service targets in the snapshot it was la
   assert.equal(proxyNeedsPush(inA, full, before), true);
   assert.ok(looked.includes(after), "a full push asks the new snapshot too");
 });
+
+test("the ambient index's policy push (incremental, naming AuthorizationPolicies) skips sidecars and gateways; the store's full push reaches them", () => {
+  const current = push(sidecars);
+  const policy = { kind: "security.istio.io/AuthorizationPolicy", namespace: "a", name: "allow" };
+  const ambient = pushRequest({ full: false, push: current, configsUpdated: [policy], reasons: ["ambient"] });
+  assert.equal(proxyNeedsPush(inA, ambient, current), false);
+  assert.equal(proxyNeedsPush(proxy("router", "a"), ambient, current), false);
+  assert.equal(proxyNeedsPush(proxy("ztunnel", "istio-system"), ambient, current), true);
+  const store = pushRequest({ full: true, push: current, configsUpdated: [policy], reasons: ["config"] });
+  assert.equal(proxyNeedsPush(inA, store, current), true);
+  // Merged with an endpoint change, the push still reaches who sees the service.
+  const merged = pushRequest({ full: false, push: current, configsUpdated: [policy, hostKey("a", "app")] });
+  assert.equal(proxyNeedsPush(inA, merged, current), true);
+  assert.equal(proxyNeedsPush(inB, merged, current), false);
+});

@@ -94,6 +94,9 @@ function scopeAffected(
     affected = [...req.configsUpdated.values()].some(
       (key) =>
         !UNAFFECTED[type]?.has(key.kind) &&
+        // An incremental push names AuthorizationPolicies only for the ambient index's policies
+        // (ztunnel's); the store pushes a changed AuthorizationPolicy in full.
+        (req.full || key.kind !== PUSH_KINDS.authorizationPolicy) &&
         // A gateway reads every other kind; only the services it sees narrow its pushes.
         ((type === "router" && !SERVICE_KIND_SET.has(key.kind)) || scope.dependsOn(key)),
     );

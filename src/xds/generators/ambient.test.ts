@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { create } from "@bufbuild/protobuf";
-import type { AddressInfo } from "../../ambient/index.ts";
-import { core, packAny, workloadapi } from "../../api/index.ts";
+import type { AddressInfo, PolicyInfo } from "../../ambient/index.ts";
+import { core, packAny, security, workloadapi } from "../../api/index.ts";
 import { parseProxy } from "../../model/proxy.ts";
 import { newPushContext, pushRequest } from "../../model/push-context.ts";
 import { TypeUrl } from "../types.ts";
@@ -32,13 +32,73 @@ test("Address and Workload: a request gets no resources, a push sends nothing (i
   }
 });
 
-test("Authorization: no resources on a request, a forced push or an AuthorizationPolicy change; nothing otherwise", () => {
+const forced = pushRequest({ full: true, push, reasons: ["debug"], forced: true });
+
+test("Authorization with ambient off: no resources on a request, a forced push or an AuthorizationPolicy change; nothing otherwise", () => {
   const w = watched(TypeUrl.WorkloadAuthorization);
-  assert.deepEqual(workloadAuthorizationGenerator.generate(proxy, w, request), { resources: [] });
-  assert.deepEqual(workloadAuthorizationGenerator.generate(proxy, w, policyPush), { resources: [] });
-  const forced = pushRequest({ full: true, push, reasons: ["debug"], forced: true });
-  assert.deepEqual(workloadAuthorizationGenerator.generate(proxy, w, forced), { resources: [] });
-  assert.equal(workloadAuthorizationGenerator.generate(proxy, w, otherPush), undefined);
+  const off = workloadAuthorizationGenerator(undefined);
+  assert.deepEqual(off.generate(proxy, w, request), { resources: [] });
+  assert.deepEqual(off.generate(proxy, w, policyPush), { resources: [] });
+  assert.deepEqual(off.generate(proxy, w, forced), { resources: [] });
+  assert.equal(off.generate(proxy, w, otherPush), undefined);
+});
+
+// Two policies: what the Authorization generator reads of the ambient index.
+const policies: PolicyInfo[] = ["ns/deny", "istio-system/istio_converted_static_strict"].map((name) => {
+  const [namespace = "", policyName = ""] = name.split("/");
+  const authorization = create(security.AuthorizationSchema, { name: policyName, namespace });
+  return {
+    name,
+    namespace,
+    selector: undefined,
+    authorization,
+    resource: packAny(security.AuthorizationSchema, authorization),
+  };
+});
+const policyIndex = {
+  policyInformation: (names?: Iterable<string>) =>
+    names ? policies.filter((p) => [...names].includes(p.name)) : policies,
+};
+
+test("Authorization with ambient on: every policy on a request or a forced push; a push the policies it names, and those gone", () => {
+  const gen = workloadAuthorizationGenerator(policyIndex);
+  const w = watched(TypeUrl.WorkloadAuthorization);
+  for (const req of [request, forced]) {
+    const all = gen.generateDeltas?.(proxy, w, req);
+    assert.deepEqual(
+      all?.resources.map((r) => r.name),
+      ["ns/deny", "istio-system/istio_converted_static_strict"],
+    );
+    assert.equal(all?.logDetails?.incremental, undefined, "a complete answer");
+  }
+  // The ambient index names every policy it changed as an AuthorizationPolicy, incrementally.
+  const ambientPush = pushRequest({
+    full: false,
+    push,
+    reasons: ["ambient"],
+    configsUpdated: [
+      {
+        kind: "security.istio.io/AuthorizationPolicy",
+        namespace: "istio-system",
+        name: "istio_converted_static_strict",
+      },
+      { kind: "security.istio.io/AuthorizationPolicy", namespace: "ns", name: "gone" },
+    ],
+  });
+  const pushed = gen.generateDeltas?.(proxy, w, ambientPush);
+  assert.deepEqual(
+    pushed?.resources.map((r) => r.name),
+    ["istio-system/istio_converted_static_strict"],
+  );
+  assert.deepEqual(pushed?.removed, ["ns/gone"]);
+  assert.equal(pushed?.logDetails?.incremental, true);
+  // The store's full push of a changed AuthorizationPolicy names it too.
+  assert.deepEqual(
+    gen.generateDeltas?.(proxy, w, policyPush)?.resources.map((r) => r.name),
+    ["ns/deny"],
+  );
+  assert.equal(gen.generateDeltas?.(proxy, w, otherPush), undefined);
+  assert.equal(gen.generateDeltas?.(proxy, w, addressPush("c//Pod/ns/a")), undefined);
 });
 
 // An index of one workload and one service: what the generator reads of the ambient index.

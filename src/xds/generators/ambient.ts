@@ -1,21 +1,20 @@
 // The ambient types: WDS `Address` and `Workload` (Istio's WorkloadGenerator) and `Authorization`
-// (its WorkloadRBACGenerator), pilot/pkg/xds/workload.go. With ambient on (PILOT_ENABLE_AMBIENT) the
-// addresses come from the ambient index: a wildcard subscriber (ztunnel's default) is sent every
+// (its WorkloadRBACGenerator), pilot/pkg/xds/workload.go. With ambient on (PILOT_ENABLE_AMBIENT) both
+// come from the ambient index. Addresses: a wildcard subscriber (ztunnel's default) is sent every
 // workload and service when it asks, then only the addresses each push names; an on-demand subscriber
 // is sent what the names it asks for stand for (a workload by uid or `network/ip`, a service by
-// `namespace/hostname` or VIP, with the workloads behind it). With ambient off, as istiod's
-// NoopAmbientIndexes, a request is answered with no resources and pushes send nothing, except that
-// Authorization answers again when an AuthorizationPolicy changed.
+// `namespace/hostname` or VIP, with the workloads behind it). Authorizations: every policy on a
+// request or a forced push, then the policies each push names by AuthorizationPolicy key (the index
+// names its PeerAuthentication-derived ones so too), and those of them gone. With ambient off, as
+// istiod's NoopAmbientIndexes, a request is answered with no resources and pushes send nothing, except
+// that Authorization answers again when an AuthorizationPolicy changed.
 import { anyPack } from "@bufbuild/protobuf/wkt";
-import type { AddressInfo, AmbientIndex, WorkloadInfo } from "../../ambient/index.ts";
+import type { AddressInfo, AmbientIndex, PolicyInfo, WorkloadInfo } from "../../ambient/index.ts";
 import { workloadapi } from "../../api/index.ts";
-import { kindKey } from "../../config/index.ts";
-import type { PushRequest } from "../../model/index.ts";
+import { PUSH_KINDS, type PushRequest } from "../../model/index.ts";
 import type { DeltaGenerateResult, Generator, WatchedResource, XdsResource } from "../generator.ts";
 import { TypeUrl } from "../types.ts";
 import { isProxyRequest } from "./needs-push.ts";
-
-const AUTHORIZATION_POLICY = kindKey("security.istio.io", "AuthorizationPolicy");
 
 /** What the WDS generator reads of the ambient index. */
 export type AddressSource = Pick<AmbientIndex, "all" | "addressInformation">;
@@ -74,10 +73,50 @@ function resourcesOf(infos: readonly AddressInfo[], typeUrl: string): XdsResourc
     .map((info) => ({ name: info.name, resource: anyPack(workloadapi.WorkloadSchema, info.workload) }));
 }
 
-/** Authorization (Istio's WorkloadRBACGenerator over an empty index). */
-export const workloadAuthorizationGenerator: Generator = {
-  generate(_proxy, _watched, req) {
-    const policyChanged = [...req.configsUpdated.values()].some((k) => k.kind === AUTHORIZATION_POLICY);
-    return req.forced || isProxyRequest(req) || policyChanged ? { resources: [] } : undefined;
-  },
-};
+/** What the Authorization generator reads of the ambient index. */
+export type PolicySource = Pick<AmbientIndex, "policyInformation">;
+
+/** Authorization: from `index` when ambient is on, else none (istiod's empty index). */
+export function workloadAuthorizationGenerator(index: PolicySource | undefined): Generator {
+  if (!index) {
+    return {
+      generate(_proxy, _watched, req) {
+        const complete = req.forced || isProxyRequest(req);
+        return complete || policyNames(req).length > 0 ? { resources: [] } : undefined;
+      },
+    };
+  }
+  return {
+    generate(proxy, watched, req) {
+      const result = this.generateDeltas?.(proxy, watched, req);
+      return result && { resources: result.resources, logDetails: result.logDetails };
+    },
+    generateDeltas(_proxy, _watched, req) {
+      // A complete answer: whatever the proxy holds and is not here has gone.
+      if (req.forced || isProxyRequest(req))
+        return { resources: policyResources(index.policyInformation()), removed: [] };
+      const names = policyNames(req);
+      if (names.length === 0) return undefined;
+      const found = index.policyInformation(names);
+      const present = new Set(found.map((p) => p.name));
+      return {
+        resources: policyResources(found),
+        removed: names.filter((name) => !present.has(name)),
+        logDetails: { incremental: true },
+      };
+    },
+  };
+}
+
+/** The `namespace/name` of the AuthorizationPolicies a push names (the ambient index names every policy so). */
+function policyNames(req: PushRequest): string[] {
+  const names: string[] = [];
+  for (const key of req.configsUpdated.values()) {
+    if (key.kind === PUSH_KINDS.authorizationPolicy) names.push(`${key.namespace}/${key.name}`);
+  }
+  return names;
+}
+
+function policyResources(policies: readonly PolicyInfo[]): XdsResource[] {
+  return policies.map((policy) => ({ name: policy.name, resource: policy.resource }));
+}

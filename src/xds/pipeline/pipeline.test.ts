@@ -138,14 +138,15 @@ test("an endpoint change that leaves every endpoint as it was pushes nothing (a 
       this.pushContext = req.push as MeshPush;
     },
   };
-  new PushPipeline<PushSnapshot>({
+  const pipeline = new PushPipeline<PushSnapshot>({
     store,
     services: registry,
     server,
     build: (previous) => build(previous as MeshPush),
     sameState: (previous, next) => sameKeptInputs(previous.snapshot.inputs, next.snapshot.inputs),
     clock,
-  }).start();
+  });
+  pipeline.start();
   memory.apply(service("reviews", { app: "reviews" }));
   memory.apply(slice("reviews", "10.0.0.1"));
   // Ready, so that the slice's address takes its labels (the slice names no targetRef).
@@ -178,6 +179,11 @@ test("an endpoint change that leaves every endpoint as it was pushes nothing (a 
   await clock.advance(100);
   assert.equal(pushes.length, 4, "a config change is pushed as ever");
   assert.equal(pushes[3].full, true);
+
+  // The ambient index's changes are not in the push context: pushed though the store holds what it did.
+  pipeline.pushPolicies(new Set(["shop/allow"]));
+  await clock.advance(100);
+  assert.equal(pushes.length, 5, "an ambient policy change is pushed");
 });
 
 const serviceEntry = (name: string, resolution: string): ConfigObject => ({
@@ -345,4 +351,24 @@ test("pushAll is a full push of everything, debounced with the store's changes",
   assert.deepEqual(keys(pushes[0]), []);
   assert.equal(pushes[0].reasons.get("global"), 1);
   assert.equal(built.length, 1);
+});
+
+test("pushPolicies is an incremental ambient push naming each policy as an AuthorizationPolicy; pushAddresses names addresses", async () => {
+  const { clock, pushes, server, pipeline } = setup();
+  pipeline.pushPolicies(new Set(["shop/allow", "istio-system/istio_converted_static_strict"]));
+  pipeline.pushPolicies(new Set());
+  assert.equal(server.changesComing, 1, "nothing named, nothing pushed");
+  await clock.advance(100);
+  assert.equal(pushes.length, 1);
+  assert.equal(pushes[0].full, false);
+  assert.equal(pushes[0].reasons.get("ambient"), 1);
+  assert.equal(pushes[0].addressesUpdated, undefined);
+  assert.deepEqual(keys(pushes[0]), [
+    "security.istio.io/AuthorizationPolicy istio-system/istio_converted_static_strict",
+    "security.istio.io/AuthorizationPolicy shop/allow",
+  ]);
+  pipeline.pushAddresses(new Set(["Kubernetes//Pod/shop/a"]));
+  await clock.advance(100);
+  assert.deepEqual([...(pushes[1].addressesUpdated ?? [])], ["Kubernetes//Pod/shop/a"]);
+  assert.deepEqual(keys(pushes[1]), ["ambient.istio.io/Address Kubernetes//Pod/shop/a"]);
 });

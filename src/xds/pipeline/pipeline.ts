@@ -3,8 +3,10 @@
 // the injected builder and goes to the xDS server, which pushes every affected proxy. It never reads
 // a push's snapshot: it is generic over it, as the server is, and the builder makes the snapshots.
 import type { Logger } from "pino";
+import type { ObjectKey } from "../../config/index.ts";
 import {
   ADDRESS_KIND,
+  PUSH_KINDS,
   type PushContext,
   type PushRequest,
   pushRequest,
@@ -109,12 +111,29 @@ export class PushPipeline<Snapshot = unknown> {
    * ztunnel and waypoints read them, and their WDS answers only these names.
    */
   pushAddresses(names: ReadonlySet<string>): void {
-    if (!this.#unsubscribe || names.size === 0) return;
-    const previous = this.#options.server.pushContext as PushContext<Snapshot>;
     const keys = [...names].map((name) => ({ kind: ADDRESS_KIND, namespace: "", name }));
+    this.#pushAmbient(keys, names);
+  }
+
+  /**
+   * An incremental push of the ambient policies `names` (`namespace/name`), named as AuthorizationPolicies
+   * whatever they were derived from, as Istio's ambient index does: only ztunnel reads them, and its
+   * Authorization answers only these names. (The store pushes a changed AuthorizationPolicy in full.)
+   */
+  pushPolicies(names: ReadonlySet<string>): void {
+    const keys = [...names].map((name) => {
+      const slash = name.indexOf("/");
+      return { kind: PUSH_KINDS.authorizationPolicy, namespace: name.slice(0, slash), name: name.slice(slash + 1) };
+    });
+    this.#pushAmbient(keys);
+  }
+
+  #pushAmbient(keys: readonly ObjectKey[], addressesUpdated?: ReadonlySet<string>): void {
+    if (!this.#unsubscribe || keys.length === 0) return;
+    const previous = this.#options.server.pushContext as PushContext<Snapshot>;
     this.#options.server.changeComing?.();
     this.#debouncer.add(
-      pushRequest({ full: false, push: previous, configsUpdated: keys, reasons: ["ambient"], addressesUpdated: names }),
+      pushRequest({ full: false, push: previous, configsUpdated: keys, reasons: ["ambient"], addressesUpdated }),
     );
   }
 
@@ -146,8 +165,8 @@ export class PushPipeline<Snapshot = unknown> {
       log?.error({ err: err instanceof Error ? err.message : String(err) }, "push context build failed");
       return;
     }
-    // Ambient addresses are not in the push context: their change is pushed whatever the endpoints did.
-    if (!req.full && !req.addressesUpdated && previous && sameState?.(previous, push)) {
+    // Ambient addresses and policies are not in the push context: their change is pushed whatever the endpoints did.
+    if (!req.full && !req.reasons.has("ambient") && previous && sameState?.(previous, push)) {
       log?.debug(
         { events, configs: req.configsUpdated.size },
         "endpoint change left every endpoint as it was: no push",
