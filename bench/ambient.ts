@@ -3,7 +3,7 @@
 // against ~0.9 ms for a full one). The mesh is the registry bench's: 1,000 services, 10,000 Pods.
 import { AmbientIndex } from "../src/ambient/index.ts";
 import type { ConfigObject } from "../src/config/index.ts";
-import type { AuthorizationPolicy, PeerAuthentication } from "../src/config/types/index.ts";
+import type { AuthorizationPolicy, gatewayapi, PeerAuthentication } from "../src/config/types/index.ts";
 import { StaticCollection } from "../src/krt/index.ts";
 import { staticInputs } from "../test/support/registry-inputs.ts";
 import { SYNTHETIC_1000, syntheticMesh, syntheticPod } from "../test/support/synthetic-mesh.ts";
@@ -29,6 +29,8 @@ function ambientIndex(objects: readonly ConfigObject[]) {
       nodes: inputs.nodes,
       authorizationPolicies: new StaticCollection<AuthorizationPolicy>(),
       peerAuthentications: new StaticCollection<PeerAuthentication>(),
+      gateways: new StaticCollection<gatewayapi.Gateway>(),
+      gatewayClasses: new StaticCollection<ConfigObject>(),
     },
     OPTIONS,
   );

@@ -3,7 +3,7 @@
 // same functions. Shapes follow Istio's JSON (field names included) where clients read them.
 import { fromBinary, toJson } from "@bufbuild/protobuf";
 import { type AmbientIndex, ipString } from "../ambient/index.ts";
-import { workloadapi } from "../api/index.ts";
+import { security, workloadapi } from "../api/index.ts";
 import { type ConfigObject, KINDS, kindKey, lookupKindAnyVersion, type MeshConfig } from "../config/index.ts";
 import type { XdsCaches } from "../configgen/index.ts";
 import type { DebugRegistry } from "../krt/index.ts";
@@ -36,7 +36,7 @@ export interface DebugSources {
   registry?: { services: { list(): Service[] }; registryEndpoints: { list(): RegistryEndpoints[] } };
   mesh: MeshConfig;
   /** The ambient index (ambientz); without it ambientz answers as istiod with ambient off. */
-  ambient?: Pick<AmbientIndex, "all">;
+  ambient?: Pick<AmbientIndex, "all" | "policyInformation">;
   /** krt collections for krtz. */
   krt?: DebugRegistry;
   /** The injection templates by name (/debug/inject); without them it answers 404, as Istio without a webhook. */

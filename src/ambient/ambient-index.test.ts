@@ -3,7 +3,7 @@ import { describe, test } from "node:test";
 import { fromBinary } from "@bufbuild/protobuf";
 import { security, workloadapi } from "../api/index.ts";
 import type { ConfigObject } from "../config/index.ts";
-import type { AuthorizationPolicy, PeerAuthentication } from "../config/types/index.ts";
+import type { AuthorizationPolicy, gatewayapi, PeerAuthentication } from "../config/types/index.ts";
 import { StaticCollection } from "../krt/index.ts";
 import { AmbientIndex } from "./ambient-index.ts";
 import { ipAddressBytes } from "./ip-bytes.ts";
@@ -62,8 +62,10 @@ function setup(trustDomain = "cluster.local", dryRunPolicies = false) {
     ],
     { keyOf },
   );
+  const gateways = new StaticCollection<gatewayapi.Gateway>([], { keyOf });
+  const gatewayClasses = new StaticCollection<ConfigObject>([], { keyOf });
   const index = new AmbientIndex(
-    { pods, services, namespaces, nodes, authorizationPolicies, peerAuthentications },
+    { pods, services, namespaces, nodes, authorizationPolicies, peerAuthentications, gateways, gatewayClasses },
     {
       clusterId: "Kubernetes",
       domainSuffix: "cluster.local",
@@ -77,7 +79,17 @@ function setup(trustDomain = "cluster.local", dryRunPolicies = false) {
   index.onAddressesChanged((names) => changes.push([...names].sort()));
   const policyChanges: string[][] = [];
   index.onPoliciesChanged((names) => policyChanges.push([...names].sort()));
-  return { pods, services, authorizationPolicies, peerAuthentications, index, changes, policyChanges };
+  return {
+    pods,
+    services,
+    namespaces,
+    gateways,
+    authorizationPolicies,
+    peerAuthentications,
+    index,
+    changes,
+    policyChanges,
+  };
 }
 
 const decode = (info: { resource: { value: Uint8Array } }) =>
@@ -251,6 +263,83 @@ const policiesOf = (index: AmbientIndex, uid = UID) =>
   (decode(index.lookup(uid)[0] as never).type.value as workloadapi.Workload).authorizationPolicies;
 const STATIC_STRICT = "istio-system/istio_converted_static_strict";
 const allow = { rules: [{ from: [{ source: { namespaces: ["shop"] } }] }] };
+
+describe("ambient index: waypoints", () => {
+  const waypoint = (name: string, labels: Record<string, string> = {}, from = "Same"): gatewayapi.Gateway =>
+    ({
+      apiVersion: "gateway.networking.k8s.io/v1",
+      kind: "Gateway",
+      metadata: { name, namespace: "ns", labels },
+      spec: {
+        gatewayClassName: "istio-waypoint",
+        listeners: [{ name: "mesh", port: 15008, protocol: "HBONE", allowedRoutes: { namespaces: { from } } }],
+      },
+      status: { addresses: [{ type: "Hostname", value: `${name}.ns.svc.cluster.local` }] },
+    }) as gatewayapi.Gateway;
+  const hostnameOf = (address: workloadapi.GatewayAddress | undefined) =>
+    address?.destination.case === "hostname" ? address.destination.value.hostname : undefined;
+
+  test("a Service labelled with a service waypoint goes through it, a workload through a workload waypoint; none opts out", () => {
+    const { pods, services, gateways, index, changes } = setup();
+    services.upsert(
+      service("app", { selector: { app: "app" }, clusterIP: "10.96.0.10", ports: [{ port: 80, targetPort: 80 }] }),
+    );
+    pods.upsert(pod("app-0", { app: "app", "istio.io/use-waypoint": "wl" }, "10.244.0.5"));
+    services.upsert({
+      ...service("app", { selector: { app: "app" }, clusterIP: "10.96.0.10", ports: [{ port: 80, targetPort: 80 }] }),
+      metadata: {
+        name: "app",
+        namespace: "ns",
+        labels: { "istio.io/use-waypoint": "svc", "istio.io/ingress-use-waypoint": "true" },
+      },
+    });
+    const serviceOf = () => decode(index.lookup(SVC)[0] as never).type.value as workloadapi.Service;
+    const workloadOf = () => decode(index.lookup(UID)[0] as never).type.value as workloadapi.Workload;
+    assert.equal(serviceOf().waypoint, undefined, "no waypoint until its Gateway has an address");
+    changes.length = 0;
+    gateways.upsert(waypoint("svc"), waypoint("wl", { "istio.io/waypoint-for": "workload" }));
+    assert.equal(hostnameOf(serviceOf().waypoint), "svc.ns.svc.cluster.local");
+    assert.equal(serviceOf().waypoint?.hboneMtlsPort, 15008);
+    assert.equal(serviceOf().ingressUseWaypoint, true);
+    assert.equal(hostnameOf(workloadOf().waypoint), "wl.ns.svc.cluster.local");
+    assert.deepEqual(changes.flat().sort(), [UID, SVC]);
+    // A service waypoint takes no workload traffic.
+    pods.upsert(pod("app-0", { app: "app", "istio.io/use-waypoint": "svc" }, "10.244.0.5"));
+    assert.equal(workloadOf().waypoint, undefined);
+    pods.upsert(pod("app-0", { app: "app", "istio.io/use-waypoint": "none" }, "10.244.0.5"));
+    assert.equal(workloadOf().waypoint, undefined);
+  });
+
+  test("a namespace's waypoint applies to its Services; one in another namespace only if its listener allows them", () => {
+    const { services, namespaces, gateways, index } = setup();
+    namespaces.upsert({
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name: "ns", labels: { "istio.io/use-waypoint": "shared" } },
+    });
+    services.upsert(service("app", { selector: { app: "app" }, clusterIP: "10.96.0.10", ports: [{ port: 80 }] }));
+    gateways.upsert(waypoint("shared"));
+    const serviceOf = () => decode(index.lookup(SVC)[0] as never).type.value as workloadapi.Service;
+    assert.equal(hostnameOf(serviceOf().waypoint), "shared.ns.svc.cluster.local");
+    assert.equal(serviceOf().ingressUseWaypoint, false);
+    services.upsert({
+      ...service("app", { selector: { app: "app" }, clusterIP: "10.96.0.10", ports: [{ port: 80 }] }),
+      metadata: {
+        name: "app",
+        namespace: "ns",
+        labels: { "istio.io/use-waypoint": "shared", "istio.io/use-waypoint-namespace": "infra" },
+      },
+    });
+    assert.equal(serviceOf().waypoint, undefined, "no such waypoint in infra");
+    gateways.upsert({ ...waypoint("shared"), metadata: { name: "shared", namespace: "infra" } } as gatewayapi.Gateway);
+    assert.equal(serviceOf().waypoint, undefined, "infra's waypoint takes only its own namespace's traffic");
+    gateways.upsert({
+      ...waypoint("shared", {}, "All"),
+      metadata: { name: "shared", namespace: "infra" },
+    } as gatewayapi.Gateway);
+    assert.equal(hostnameOf(serviceOf().waypoint), "shared.ns.svc.cluster.local");
+  });
+});
 
 describe("ambient index: policies", () => {
   test("a Pod references the selector policies of its namespace and the root's that select it, sorted, then its PeerAuthentication keys", () => {

@@ -6,15 +6,31 @@
 // apply to. What changed is told by resource name, which is what WDS pushes name.
 import type { Logger } from "pino";
 import type { ConfigObject } from "../config/index.ts";
-import type { AuthorizationPolicy, PeerAuthentication } from "../config/types/index.ts";
-import type { Collection, DebugRegistry, FetchContext, Index } from "../krt/index.ts";
+import type { AuthorizationPolicy, gatewayapi, PeerAuthentication } from "../config/types/index.ts";
+import type { Collection, DebugRegistry, FetchContext, Index, Labels } from "../krt/index.ts";
 import { derive, type StaticSingleton, staticSingleton } from "../krt/index.ts";
+import { parseGoBool } from "../util/index.ts";
 import type { AddressInfo, PolicyInfo, ServiceInfo, WorkloadInfo } from "./model.ts";
 import { policyCollections, workloadPolicies } from "./policies.ts";
 import { kubeServiceInfo } from "./services.ts";
+import {
+  boundWaypoint,
+  gatewayWaypoint,
+  isManagedGateway,
+  LABEL_GATEWAY_NAME,
+  type Waypoint,
+  waypointKey,
+} from "./waypoints.ts";
 import { nodeLocality, podWorkloadInfo } from "./workloads.ts";
 
 const LABEL_NETWORK = "topology.istio.io/network";
+const LABEL_INGRESS_USE_WAYPOINT = "istio.io/ingress-use-waypoint";
+
+/** `istio.io/ingress-use-waypoint` of the Service, else of its namespace, read as Go's ParseBool (invalid: false). */
+function ingressUseWaypoint(serviceLabels: Labels, namespaceLabels: Labels): boolean {
+  const value = serviceLabels[LABEL_INGRESS_USE_WAYPOINT] ?? namespaceLabels[LABEL_INGRESS_USE_WAYPOINT];
+  return value !== undefined && parseGoBool(value) === true;
+}
 
 /** The config store's collections the index reads. */
 export interface AmbientInputs {
@@ -24,6 +40,9 @@ export interface AmbientInputs {
   nodes: Collection<ConfigObject>;
   authorizationPolicies: Collection<AuthorizationPolicy>;
   peerAuthentications: Collection<PeerAuthentication>;
+  /** Gateway API Gateways and GatewayClasses: the waypoints. */
+  gateways: Collection<gatewayapi.Gateway>;
+  gatewayClasses: Collection<ConfigObject>;
 }
 
 export interface AmbientOptions {
@@ -60,6 +79,8 @@ export class AmbientIndex {
   readonly #trustDomain: StaticSingleton<{ trustDomain: string }>;
   readonly workloads: Collection<WorkloadInfo>;
   readonly services: Collection<ServiceInfo>;
+  /** Gateways with an address, by `namespace/name`: what `istio.io/use-waypoint` can name. */
+  readonly waypoints: Collection<Waypoint>;
   /** Every Authorization ztunnel is sent, by `namespace/name`. */
   readonly policies: Collection<PolicyInfo>;
   readonly #workloadsByAlias: Index<WorkloadInfo>;
@@ -78,14 +99,45 @@ export class AmbientIndex {
     );
     const network = (ctx: FetchContext) =>
       ctx.fetchIndex(namespacesByName, options.systemNamespace)[0]?.metadata.labels?.[LABEL_NETWORK] ?? "";
+    this.waypoints = derive<gatewayapi.Gateway, Waypoint>(
+      inputs.gateways,
+      (ctx, gateway) => {
+        const namespace = gateway.metadata.namespace ?? "";
+        const className = gateway.spec?.gatewayClassName ?? "";
+        const gatewayClass = ctx.fetch(inputs.gatewayClasses, { where: (c) => c.metadata.name === className })[0];
+        const instances = ctx.fetch(inputs.pods, {
+          namespace,
+          labels: { [LABEL_GATEWAY_NAME]: gateway.metadata.name ?? "" },
+        });
+        const accounts = instances.map(
+          (p) => (p.spec as { serviceAccountName?: string } | undefined)?.serviceAccountName ?? "",
+        );
+        return gatewayWaypoint(gateway, gatewayClass, accounts, network(ctx));
+      },
+      { name: "ambient/waypoints", keyOf: waypointKey, debug },
+    );
+    const waypointSources = { waypoints: this.waypoints, namespacesByName };
     this.services = derive(
       inputs.services,
       (ctx, svc) => {
-        const namespace = ctx.fetchIndex(namespacesByName, svc.metadata.namespace ?? "")[0];
+        const namespaceName = svc.metadata.namespace ?? "";
+        const namespace = ctx.fetchIndex(namespacesByName, namespaceName)[0];
+        const labels = svc.metadata.labels ?? {};
+        const waypoint = isManagedGateway(labels)
+          ? undefined
+          : boundWaypoint(ctx, waypointSources, namespaceName, labels, "service");
         return kubeServiceInfo(svc, {
           domainSuffix: options.domainSuffix,
           network: network(ctx),
           namespaceAnnotations: namespace?.metadata.annotations ?? {},
+          ...(waypoint
+            ? {
+                waypoint: {
+                  address: waypoint.address,
+                  ingressUseWaypoint: ingressUseWaypoint(labels, namespace?.metadata.labels ?? {}),
+                },
+              }
+            : {}),
         });
       },
       {
@@ -121,7 +173,16 @@ export class AmbientIndex {
       (ctx, pod) => {
         const nodeName = (pod.spec as { nodeName?: string } | undefined)?.nodeName ?? "";
         const node = nodeName ? ctx.fetchIndex(nodesByName, nodeName)[0] : undefined;
+        const namespace = pod.metadata.namespace ?? "";
+        const labels = pod.metadata.labels ?? {};
+        // A waypoint's own pod is reached as its binding says, and through no waypoint.
+        const instanceOf = labels[LABEL_GATEWAY_NAME]
+          ? ctx.fetch(this.waypoints, { key: `${namespace}/${labels[LABEL_GATEWAY_NAME]}` })[0]
+          : undefined;
+        const waypoint = instanceOf ? undefined : boundWaypoint(ctx, waypointSources, namespace, labels, "workload");
         return podWorkloadInfo(pod, {
+          ...(instanceOf?.defaultBinding ? { applicationTunnel: instanceOf.defaultBinding } : {}),
+          ...(waypoint ? { waypoint: waypoint.address } : {}),
           clusterId: options.clusterId,
           network: network(ctx),
           trustDomain: ctx.fetchOne(trustDomain.asCollection())?.trustDomain ?? "cluster.local",

@@ -24,6 +24,8 @@ export interface ServiceContext {
   network: string;
   /** The annotations of the Service's namespace (its traffic distribution default). */
   namespaceAnnotations: Labels;
+  /** The waypoint its traffic goes through, and whether traffic from ingress gateways does too. */
+  waypoint?: { address: workloadapi.GatewayAddress; ingressUseWaypoint: boolean };
 }
 
 export function kubeServiceInfo(svc: ConfigObject, context: ServiceContext): ServiceInfo | undefined {
@@ -53,6 +55,8 @@ export function kubeServiceInfo(svc: ConfigObject, context: ServiceContext): Ser
     ports,
     loadBalancing: loadBalancing(svc, spec, context.namespaceAnnotations),
     ipFamilies: ipFamilies(spec.ipFamilies),
+    waypoint: context.waypoint?.address,
+    ingressUseWaypoint: context.waypoint?.ingressUseWaypoint ?? false,
     // A Kubernetes Service is always the canonical one for its hostname.
     canonical: true,
   });

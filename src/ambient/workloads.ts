@@ -32,6 +32,10 @@ export interface PodContext {
   locality: workloadapi.Locality | undefined;
   /** The AuthorizationPolicy resource names that select it. */
   policies: readonly string[];
+  /** The waypoint its traffic goes through. */
+  waypoint?: workloadapi.GatewayAddress;
+  /** How ztunnel reaches it when it is a waypoint's own pod with an inbound binding. */
+  applicationTunnel?: { protocol: workloadapi.ApplicationTunnel_Protocol; port: number };
 }
 
 export function podWorkloadInfo(pod: ConfigObject, context: PodContext): WorkloadInfo | undefined {
@@ -62,7 +66,9 @@ export function podWorkloadInfo(pod: ConfigObject, context: PodContext): Workloa
     nativeTunnel: supportsHttpTunnel(labels),
     trustDomain: context.trustDomain === "cluster.local" ? "" : context.trustDomain,
     serviceAccount: spec.serviceAccountName ?? "",
+    waypoint: context.waypoint,
     node: spec.nodeName ?? "",
+    applicationTunnel: context.applicationTunnel,
     canonicalName: firstLabel(labels, NAME_LABELS) ?? workloadName,
     canonicalRevision: firstLabel(labels, REVISION_LABELS) ?? "latest",
     workloadType: workloadapi.WorkloadType.POD,

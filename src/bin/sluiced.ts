@@ -401,6 +401,8 @@ function pushContexts(
           nodes: store.collection(REGISTRY_KINDS.nodes),
           authorizationPolicies: store.collection(PUSH_KINDS.authorizationPolicy),
           peerAuthentications: store.collection(PUSH_KINDS.peerAuthentication),
+          gateways: store.collection(kindKey("gateway.networking.k8s.io", "Gateway")),
+          gatewayClasses: store.collection(kindKey("gateway.networking.k8s.io", "GatewayClass")),
         },
         {
           clusterId: argv.clusterID,

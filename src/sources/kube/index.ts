@@ -17,7 +17,7 @@ export {
   watchConfigMapKeys,
 } from "./configmap-key.ts";
 export { Informer, type InformerHandler, type InformerOptions, type WatchEventType } from "./informer.ts";
-export type { LabelSelector } from "./labels.ts";
+export { type LabelSelector, selectorMatches } from "./labels.ts";
 export { KubeEventMetrics } from "./metrics.ts";
 export type { MirrorEvent } from "./mirror.ts";
 export { groupVersion, resourcePath } from "./paths.ts";
