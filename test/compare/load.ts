@@ -211,6 +211,15 @@ export async function loadScenario(cluster: Cluster, scenario: Scenario): Promis
         { "content-type": "application/merge-patch+json" },
       );
     }
+    // A status the scenario gives (a Gateway's addresses, which no controller here would write) is set as given.
+    if (o.kind !== "Pod" && status !== undefined) {
+      await cluster.must(
+        "PATCH",
+        `${objectPath}/status`,
+        { status },
+        { "content-type": "application/merge-patch+json" },
+      );
+    }
     if (!BUILT_IN[o.kind])
       loaded.configs.push({ kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name });
   }
