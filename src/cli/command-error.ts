@@ -19,3 +19,17 @@ export async function reportingFailures(work: () => Promise<void> | void): Promi
       : err;
   }
 }
+
+/**
+ * Runs a command's work as istioctl runs its commands: a failure is printed as `Error: <message>`
+ * and exits 1 (the work could not be done as asked), whatever failed.
+ */
+export async function exitOneOnFailure(work: () => Promise<void>): Promise<void> {
+  try {
+    await work();
+  } catch (err) {
+    if (err instanceof TypeError || err instanceof RangeError) throw err;
+    process.stderr.write(`Error: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = 1;
+  }
+}

@@ -15,7 +15,9 @@ import { remoteClustersCommand } from "./remote-clusters.ts";
 import { tagCommand } from "./tag.ts";
 import { validateCommand } from "./validate.ts";
 import { versionCommand } from "./version.ts";
+import { waypointCommand } from "./waypoint.ts";
 import { experimentalCommand } from "./x.ts";
+import { ztunnelConfigCommand } from "./ztunnel-config.ts";
 
 export { defaultConfigPath, GLOBAL_FLAGS, loadCliConfig } from "./config.ts";
 export { EXIT_INVALID, EXIT_OK, EXIT_USAGE } from "./exit-codes.ts";
@@ -40,6 +42,8 @@ export function registerCommands(cli: Argv): Argv {
     .command(bugReportCommand)
     .command(proxyStatusCommand)
     .command(proxyConfigCommand)
+    .command(ztunnelConfigCommand)
+    .command(waypointCommand)
     .command(versionCommand)
     .command(dashboardCommand)
     .command(completionCommand)

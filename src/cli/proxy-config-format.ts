@@ -75,7 +75,7 @@ export function goYaml(value: JsonValue): string {
   return doc.toString({ indentSeq: false, lineWidth: 0, singleQuote: true });
 }
 
-function readsAsOtherType(text: string): boolean {
+export function readsAsOtherType(text: string): boolean {
   const doc = parseDocument(text, { version: "1.1" });
   return doc.errors.length === 0 && doc.contents instanceof Scalar && typeof doc.contents.value !== "string";
 }

@@ -75,7 +75,7 @@ export async function controlPlaneDump(argv: ControlPlaneArgs, proxy: string): P
   return parseConfigDump(body);
 }
 
-async function httpRequest(method: "GET" | "POST", url: string): Promise<string> {
+export async function httpRequest(method: "GET" | "POST", url: string): Promise<string> {
   const res = await fetch(url, { method, signal: AbortSignal.timeout(30_000) });
   cliLog("http").debug({ method, url, status: res.status }, "HTTP request");
   const text = await res.text();

@@ -44,6 +44,10 @@ test("the bash script completes commands, subcommands and flags from the CLI its
   assert.deepEqual(bashCompletes(dir, ["sluice", "prox"]), ["proxy-config", "proxy-status"]);
   assert.deepEqual(bashCompletes(dir, ["sluice", "proxy-config", "cl"]), ["cluster"]);
   assert.deepEqual(bashCompletes(dir, ["sluice", "x", "tr"]), ["translate"]);
+  assert.deepEqual(bashCompletes(dir, ["sluice", "way"]), ["waypoint"]);
+  assert.deepEqual(bashCompletes(dir, ["sluice", "waypoint", "a"]), ["apply"]);
+  assert.deepEqual(bashCompletes(dir, ["sluice", "ztunnel-config", "c"]), ["certificate", "connections"]);
+  assert.ok(bashCompletes(dir, ["sluice", "waypoint", "apply", "--enr"]).includes("--enroll-namespace"));
   assert.ok(bashCompletes(dir, ["sluice", "analyze", "--all-"]).includes("--all-namespaces"));
 });
 
