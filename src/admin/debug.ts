@@ -523,7 +523,7 @@ function cachez(req: DebugRequest, caches: XdsCaches | undefined, push: PushSnap
 }
 
 /**
- * Every workload and service of the ambient index as protobuf JSON, addresses as IP text (istiod writes
+ * Every workload, service and policy of the ambient index as protobuf JSON, addresses as IP text (istiod writes
  * the text's bytes, which JSON then shows base64-encoded); with ambient off, istiod's nulls.
  */
 function ambientz(index: DebugSources["ambient"]): unknown {
@@ -549,10 +549,8 @@ function ambientz(index: DebugSources["ambient"]): unknown {
       services.push(json);
     }
   }
+  const policies = index.policyInformation().map((p) => toJson(security.AuthorizationSchema, p.authorization));
   // Go writes an empty list as null.
-  return {
-    workloads: workloads.length > 0 ? workloads : null,
-    services: services.length > 0 ? services : null,
-    policies: null,
-  };
+  const orNull = (list: unknown[]) => (list.length > 0 ? list : null);
+  return { workloads: orNull(workloads), services: orNull(services), policies: orNull(policies) };
 }

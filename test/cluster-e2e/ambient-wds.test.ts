@@ -49,6 +49,12 @@ describe("WDS follows the cluster's Pods and Services", { skip }, () => {
       metadata: { name: "web" },
       spec: { selector: { app: "web" }, ports: [{ name: "http", port: 80, targetPort: "http" }] },
     });
+    await cluster.must("POST", `/apis/security.istio.io/v1/namespaces/${ns}/authorizationpolicies`, {
+      apiVersion: "security.istio.io/v1",
+      kind: "AuthorizationPolicy",
+      metadata: { name: "allow-same-namespace" },
+      spec: { action: "ALLOW", rules: [{ from: [{ source: { namespaces: [ns] } }] }] },
+    });
     sluiced = await startSluiced(cluster.kubeconfigPath, { env: { PILOT_ENABLE_AMBIENT: "true" } });
     client = DeltaClient.connect(sluiced.grpcAddress);
     client.request({
@@ -113,11 +119,13 @@ describe("WDS follows the cluster's Pods and Services", { skip }, () => {
       workload.services[serviceName()]?.ports.map((p) => [p.servicePort, p.targetPort]),
       [[80, 8080]],
     );
-    // /debug/ambientz lists it, its address as text.
+    // /debug/ambientz lists it, its address as text, and the namespace's policy.
     const ambientz = (await (sluiced as Sluiced).debug("ambientz")) as {
       workloads: { uid: string; addresses: string[] }[];
+      policies: { name: string; namespace: string }[];
     };
     assert.deepEqual(ambientz.workloads.find((w) => w.uid === uid())?.addresses, ["10.244.77.5"]);
+    assert.ok(ambientz.policies.some((p) => p.name === "allow-same-namespace" && p.namespace === ns));
   });
 
   test("relabelled out of the Service, the Pod is sent again without it", async () => {
