@@ -25,6 +25,8 @@ function ambientIndex(objects: readonly ConfigObject[]) {
     {
       pods: inputs.pods,
       services: inputs.services,
+      serviceEntries: inputs.serviceEntries,
+      workloadEntries: inputs.workloadEntries,
       namespaces: inputs.namespaces,
       nodes: inputs.nodes,
       authorizationPolicies: new StaticCollection<AuthorizationPolicy>(),

@@ -3,7 +3,13 @@ import { describe, test } from "node:test";
 import { fromBinary } from "@bufbuild/protobuf";
 import { security, workloadapi } from "../api/index.ts";
 import type { ConfigObject } from "../config/index.ts";
-import type { AuthorizationPolicy, gatewayapi, PeerAuthentication } from "../config/types/index.ts";
+import type {
+  AuthorizationPolicy,
+  gatewayapi,
+  PeerAuthentication,
+  ServiceEntry,
+  WorkloadEntry,
+} from "../config/types/index.ts";
 import { StaticCollection } from "../krt/index.ts";
 import { AmbientIndex } from "./ambient-index.ts";
 import { ipAddressBytes } from "./ip-bytes.ts";
@@ -39,6 +45,8 @@ function setup(trustDomain = "cluster.local", dryRunPolicies = false) {
   const authorizationPolicies = new StaticCollection<AuthorizationPolicy>([], { keyOf });
   const peerAuthentications = new StaticCollection<PeerAuthentication>([], { keyOf });
   const services = new StaticCollection<ConfigObject>([], { keyOf });
+  const serviceEntries = new StaticCollection<ServiceEntry>([], { keyOf });
+  const workloadEntries = new StaticCollection<WorkloadEntry>([], { keyOf });
   const namespaces = new StaticCollection<ConfigObject>(
     [
       {
@@ -65,7 +73,18 @@ function setup(trustDomain = "cluster.local", dryRunPolicies = false) {
   const gateways = new StaticCollection<gatewayapi.Gateway>([], { keyOf });
   const gatewayClasses = new StaticCollection<ConfigObject>([], { keyOf });
   const index = new AmbientIndex(
-    { pods, services, namespaces, nodes, authorizationPolicies, peerAuthentications, gateways, gatewayClasses },
+    {
+      pods,
+      services,
+      serviceEntries,
+      workloadEntries,
+      namespaces,
+      nodes,
+      authorizationPolicies,
+      peerAuthentications,
+      gateways,
+      gatewayClasses,
+    },
     {
       clusterId: "Kubernetes",
       domainSuffix: "cluster.local",
@@ -82,6 +101,8 @@ function setup(trustDomain = "cluster.local", dryRunPolicies = false) {
   return {
     pods,
     services,
+    serviceEntries,
+    workloadEntries,
     namespaces,
     gateways,
     authorizationPolicies,
@@ -444,5 +465,290 @@ describe("ambient index: policies", () => {
       ["ns/app"],
     );
     assert.equal(on.index.policies.get("ns/trial")?.authorization.dryRun, true);
+  });
+});
+
+describe("ambient index: ServiceEntries and WorkloadEntries", () => {
+  const serviceEntry = (
+    name: string,
+    spec: Record<string, unknown>,
+    metadata: Partial<ConfigObject["metadata"]> = {},
+    namespace = "ns",
+  ): ServiceEntry =>
+    ({
+      apiVersion: "networking.istio.io/v1",
+      kind: "ServiceEntry",
+      metadata: { name, namespace, creationTimestamp: "2026-01-01T00:00:00Z", ...metadata },
+      spec,
+    }) as unknown as ServiceEntry;
+  const workloadEntry = (name: string, spec: Record<string, unknown>, labels: Record<string, string> = {}) =>
+    ({
+      apiVersion: "networking.istio.io/v1",
+      kind: "WorkloadEntry",
+      metadata: { name, namespace: "ns", labels },
+      spec,
+    }) as WorkloadEntry;
+  const serviceOf = (index: AmbientIndex, name: string) =>
+    decode(index.services.get(name) as never).type.value as workloadapi.Service;
+  const workloadOf = (index: AmbientIndex, uid: string) =>
+    decode(index.workloads.get(uid) as never).type.value as workloadapi.Workload;
+  const SE_UID = "Kubernetes/networking.istio.io/ServiceEntry/ns/pay";
+
+  test("a STATIC entry: a service per host with its CIDR addresses, and its inline endpoints as workloads", () => {
+    const { serviceEntries, index } = setup();
+    serviceEntries.upsert(
+      serviceEntry(
+        "pay",
+        {
+          hosts: ["pay.example", "pay2.example"],
+          addresses: ["240.0.0.1", "10.1.2.3/16"],
+          resolution: "STATIC",
+          subjectAltNames: ["spiffe://td/ns/ns/sa/pay"],
+          ports: [
+            { number: 443, name: "https", protocol: "HTTPS" },
+            { number: 80, name: "http", protocol: "HTTP", targetPort: 8080 },
+          ],
+          endpoints: [
+            {
+              address: "10.0.0.1",
+              ports: { http: 9999 },
+              weight: 3,
+              locality: "r1/z1",
+              serviceAccount: "pay",
+              network: "vpc",
+            },
+            { address: "10.0.0.2" },
+          ],
+        },
+        { labels: { app: "payments" } },
+      ),
+    );
+    const service = serviceOf(index, "ns/pay.example");
+    assert.equal(service.name, "pay");
+    assert.deepEqual(
+      service.addresses.map((a) => [a.network, ipString(a.address), a.length]),
+      [
+        ["net1", "240.0.0.1", undefined],
+        ["net1", "10.1.0.0", 16],
+      ],
+    );
+    assert.deepEqual(
+      service.ports.map((p) => [p.servicePort, p.targetPort, workloadapi.AppProtocol[p.appProtocol]]),
+      [
+        [443, 443, "TLS"],
+        [80, 8080, "HTTP11"],
+      ],
+    );
+    assert.deepEqual(service.subjectAltNames, ["spiffe://td/ns/ns/sa/pay"]);
+    assert.equal(service.canonical, true);
+    assert.equal(service.loadBalancing, undefined);
+    assert.ok(index.services.get("ns/pay2.example"));
+    assert.equal(index.lookup("net1/10.1.0.0/16")[0]?.name, "ns/pay.example");
+
+    const first = workloadOf(index, `${SE_UID}/10.0.0.1`);
+    assert.equal(first.name, "pay");
+    assert.equal(first.workloadName, "pay");
+    assert.equal(first.canonicalName, "payments");
+    assert.equal(first.network, "vpc");
+    assert.equal(first.capacity, 3);
+    assert.equal(first.serviceAccount, "pay");
+    assert.deepEqual([first.locality?.region, first.locality?.zone, first.locality?.subzone], ["r1", "z1", ""]);
+    assert.equal(first.status, workloadapi.WorkloadStatus.HEALTHY);
+    assert.deepEqual(
+      first.services["ns/pay.example"]?.ports.map((p) => [p.servicePort, p.targetPort]),
+      [
+        [443, 443],
+        [80, 9999],
+      ],
+    );
+    assert.deepEqual(Object.keys(first.services).sort(), ["ns/pay.example", "ns/pay2.example"]);
+    const second = workloadOf(index, `${SE_UID}/10.0.0.2`);
+    assert.equal(second.network, "net1", "an endpoint without a network is in the cluster's");
+    assert.equal(second.capacity, undefined);
+    assert.equal(index.lookup("net1/10.0.0.2")[0]?.name, `${SE_UID}/10.0.0.2`);
+  });
+
+  test("NONE passes through; a DNS entry without endpoints has its hosts as workloads, allocated addresses from its status", () => {
+    const { serviceEntries, index } = setup();
+    serviceEntries.upsert(
+      serviceEntry("any", { hosts: ["*.any.example"], resolution: "NONE", ports: [{ number: 5432, name: "tcp" }] }),
+      {
+        ...serviceEntry(
+          "dns",
+          { hosts: ["a.example", "b.example"], resolution: "DNS", ports: [{ number: 80, name: "http" }] },
+          { annotations: { "networking.istio.io/traffic-distribution": "PreferSameNode" } },
+        ),
+        status: {
+          addresses: [
+            { host: "a.example", value: "240.240.0.1" },
+            { host: "a.example", value: "2001:2::1" },
+          ],
+        },
+      } as ServiceEntry,
+    );
+    const passthrough = serviceOf(index, "ns/*.any.example").loadBalancing;
+    assert.equal(passthrough?.mode, workloadapi.LoadBalancing_Mode.PASSTHROUGH);
+    assert.equal(passthrough?.healthPolicy, workloadapi.LoadBalancing_HealthPolicy.ALLOW_ALL);
+    assert.equal(index.workloads.list().length, 2, "only the DNS entry's hosts are workloads");
+    const a = serviceOf(index, "ns/a.example");
+    assert.deepEqual(
+      a.addresses.map((x) => ipString(x.address)),
+      ["240.240.0.1", "2001:2::1"],
+    );
+    assert.equal(a.loadBalancing?.mode, workloadapi.LoadBalancing_Mode.FAILOVER);
+    assert.equal(a.loadBalancing?.routingPreference.length, 5);
+    assert.deepEqual(serviceOf(index, "ns/b.example").addresses, []);
+    const host = workloadOf(index, "Kubernetes/networking.istio.io/ServiceEntry/ns/dns/a.example");
+    assert.equal(host.hostname, "a.example");
+    assert.deepEqual(host.addresses, []);
+    assert.deepEqual(Object.keys(host.services), ["ns/a.example"], "each host's workload serves that host only");
+  });
+
+  test("a workloadSelector selects Pods and WorkloadEntries; a Service selects WorkloadEntries; a WorkloadEntry's spec labels under its own", () => {
+    const { pods, services, serviceEntries, workloadEntries, index, changes } = setup();
+    serviceEntries.upsert(
+      serviceEntry("inv", {
+        hosts: ["inv.internal"],
+        resolution: "STATIC",
+        workloadSelector: { labels: { app: "inv" } },
+        ports: [
+          { number: 80, name: "web", targetPort: 8081 },
+          { number: 90, name: "admin" },
+        ],
+      }),
+    );
+    services.upsert(
+      service("app", {
+        selector: { app: "app" },
+        clusterIP: "10.96.0.10",
+        ports: [
+          { name: "http", port: 80, targetPort: 8080 },
+          { name: "grpc", port: 90, targetPort: "backend" },
+        ],
+      }),
+    );
+    pods.upsert(pod("inv-0", { app: "inv" }, "10.244.0.7"));
+    workloadEntries.upsert(
+      workloadEntry(
+        "vm",
+        { address: "10.30.0.5", labels: { app: "app", tier: "db" }, ports: { http: 8088 }, weight: 2 },
+        { app: "inv" },
+      ),
+      workloadEntry("vm-dns", { address: "vm.example", labels: { app: "app" }, ports: { backend: 7070 } }),
+    );
+    const podWorkload = workloadOf(index, "Kubernetes//Pod/ns/inv-0");
+    assert.deepEqual(
+      podWorkload.services["ns/inv.internal"]?.ports.map((p) => [p.servicePort, p.targetPort]),
+      [
+        [80, 8080],
+        [90, 90],
+      ],
+      "the Pod's container port named as the entry's port",
+    );
+    const vm = workloadOf(index, "Kubernetes/networking.istio.io/WorkloadEntry/ns/vm");
+    assert.deepEqual(Object.keys(vm.services), ["ns/inv.internal"], "its own label wins over its spec's");
+    assert.equal(vm.capacity, 2);
+    assert.equal(vm.canonicalName, "inv");
+    assert.equal(vm.workloadName, "vm");
+    assert.equal(index.lookup("net1/10.30.0.5")[0]?.name, "Kubernetes/networking.istio.io/WorkloadEntry/ns/vm");
+    const dns = workloadOf(index, "Kubernetes/networking.istio.io/WorkloadEntry/ns/vm-dns");
+    assert.equal(dns.hostname, "vm.example");
+    assert.deepEqual(
+      dns.services[SVC]?.ports.map((p) => [p.servicePort, p.targetPort]),
+      [
+        [80, 8080],
+        [90, 7070],
+      ],
+    );
+    assert.deepEqual(
+      index.lookup(SVC).map((i) => i.name),
+      [SVC, "Kubernetes/networking.istio.io/WorkloadEntry/ns/vm-dns"],
+    );
+    // Relabelled out of the entry, into the Service: that WorkloadEntry alone changes.
+    changes.length = 0;
+    workloadEntries.upsert(workloadEntry("vm", { address: "10.30.0.5", labels: { app: "app" } }));
+    assert.deepEqual(changes, [["Kubernetes/networking.istio.io/WorkloadEntry/ns/vm"]]);
+    assert.deepEqual(Object.keys(workloadOf(index, "Kubernetes/networking.istio.io/WorkloadEntry/ns/vm").services), [
+      SVC,
+    ]);
+  });
+
+  test("one hostname: the Service wins its namespace (the entry there sends no endpoints), the oldest entry elsewhere; the Service is canonical, else the oldest", () => {
+    const { services, serviceEntries, index } = setup();
+    const shadow = (name: string, namespace: string, created: string, address: string) =>
+      serviceEntry(
+        name,
+        {
+          hosts: ["app.ns.svc.cluster.local"],
+          resolution: "STATIC",
+          ports: [{ number: 80, name: "http" }],
+          endpoints: [{ address }],
+        },
+        { creationTimestamp: created },
+        namespace,
+      );
+    serviceEntries.upsert(
+      shadow("same", "ns", "2026-04-01T00:00:00Z", "10.40.0.1"),
+      shadow("newer", "edge", "2026-03-01T00:00:00Z", "10.40.0.3"),
+      shadow("older", "edge", "2026-02-01T00:00:00Z", "10.40.0.2"),
+    );
+    assert.equal(serviceOf(index, SVC).name, "same");
+    assert.equal(serviceOf(index, SVC).canonical, false);
+    assert.equal(serviceOf(index, "edge/app.ns.svc.cluster.local").name, "older");
+    assert.equal(serviceOf(index, "edge/app.ns.svc.cluster.local").canonical, true, "the oldest entry is canonical");
+    services.upsert(service("app", { selector: { app: "app" }, clusterIP: "10.96.0.10", ports: [{ port: 80 }] }));
+    assert.equal(serviceOf(index, SVC).name, "app");
+    assert.equal(serviceOf(index, SVC).canonical, true);
+    assert.equal(serviceOf(index, "edge/app.ns.svc.cluster.local").canonical, false);
+    const uids = () =>
+      index.workloads
+        .list()
+        .map((w) => w.name)
+        .sort();
+    assert.deepEqual(uids(), ["Kubernetes/networking.istio.io/ServiceEntry/edge/older/10.40.0.2"]);
+    services.delete("ns/app");
+    assert.equal(serviceOf(index, SVC).name, "same");
+    assert.equal(serviceOf(index, "edge/app.ns.svc.cluster.local").canonical, true, "the oldest entry again");
+    assert.deepEqual(uids(), [
+      "Kubernetes/networking.istio.io/ServiceEntry/edge/older/10.40.0.2",
+      "Kubernetes/networking.istio.io/ServiceEntry/ns/same/10.40.0.1",
+    ]);
+  });
+
+  test("an entry goes through its service waypoint, its endpoints and WorkloadEntries through a workload waypoint; they reference policies", () => {
+    const { serviceEntries, workloadEntries, gateways, authorizationPolicies, index } = setup();
+    gateways.upsert({
+      apiVersion: "gateway.networking.k8s.io/v1",
+      kind: "Gateway",
+      metadata: { name: "egress", namespace: "ns", labels: { "istio.io/waypoint-for": "all" } },
+      spec: { gatewayClassName: "istio-waypoint", listeners: [{ name: "mesh", port: 15008, protocol: "HBONE" }] },
+      status: { addresses: [{ type: "IPAddress", value: "10.96.200.9" }] },
+    } as gatewayapi.Gateway);
+    authorizationPolicies.upsert(
+      authorizationPolicy("ns", "pay", { ...allow, selector: { matchLabels: { app: "pay" } } }),
+    );
+    serviceEntries.upsert(
+      serviceEntry(
+        "pay",
+        {
+          hosts: ["pay.example"],
+          resolution: "STATIC",
+          ports: [{ number: 80, name: "http" }],
+          endpoints: [{ address: "10.0.0.1", labels: { "istio.io/use-waypoint": "egress" } }, { address: "10.0.0.2" }],
+        },
+        { labels: { app: "pay", "istio.io/use-waypoint": "egress" } },
+      ),
+    );
+    workloadEntries.upsert(workloadEntry("vm", { address: "10.30.0.5" }, { "istio.io/use-waypoint": "egress" }));
+    const waypointIp = (address: workloadapi.GatewayAddress | undefined) =>
+      address?.destination.case === "address" ? ipString(address.destination.value.address) : undefined;
+    assert.equal(waypointIp(serviceOf(index, "ns/pay.example").waypoint), "10.96.200.9");
+    assert.equal(waypointIp(workloadOf(index, `${SE_UID}/10.0.0.1`).waypoint), "10.96.200.9");
+    assert.equal(workloadOf(index, `${SE_UID}/10.0.0.2`).waypoint, undefined, "by its own labels, not the entry's");
+    assert.deepEqual(workloadOf(index, `${SE_UID}/10.0.0.2`).authorizationPolicies, ["ns/pay"]);
+    assert.equal(
+      waypointIp(workloadOf(index, "Kubernetes/networking.istio.io/WorkloadEntry/ns/vm").waypoint),
+      "10.96.200.9",
+    );
   });
 });

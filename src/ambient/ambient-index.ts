@@ -1,18 +1,27 @@
 // The ambient index (Istio's ambient.Index): workloads and services as ztunnel's Addresses, and the
 // security policies ztunnel enforces as its Authorizations, as krt collections over the config store's
-// Pods, Services, Namespaces, Nodes, AuthorizationPolicies and PeerAuthentications. A Pod change
-// recomputes that Pod's workload alone; a Service change, the Service and the workloads of its
-// namespace it selects (before or after); a policy change, the policy and the workloads it could
-// apply to. What changed is told by resource name, which is what WDS pushes name.
+// Pods, Services, ServiceEntries, WorkloadEntries, Namespaces, Nodes, Gateways, AuthorizationPolicies
+// and PeerAuthentications. A Pod or WorkloadEntry change recomputes that workload alone; a Service or
+// ServiceEntry change, its services, those sharing their hostnames, and the workloads of its namespace
+// it selects (before or after); a policy change, the policy and the workloads it could apply to. What
+// changed is told by resource name, which is what WDS pushes name.
 import type { Logger } from "pino";
 import type { ConfigObject } from "../config/index.ts";
-import type { AuthorizationPolicy, gatewayapi, PeerAuthentication } from "../config/types/index.ts";
+import type {
+  AuthorizationPolicy,
+  gatewayapi,
+  PeerAuthentication,
+  ServiceEntry,
+  WorkloadEntry,
+  WorkloadEntrySpec,
+} from "../config/types/index.ts";
 import type { Collection, DebugRegistry, FetchContext, Index, Labels } from "../krt/index.ts";
-import { derive, type StaticSingleton, staticSingleton } from "../krt/index.ts";
+import { derive, deriveMany, join, type StaticSingleton, staticSingleton } from "../krt/index.ts";
+import { workloadEntryName } from "../registry/index.ts";
 import { parseGoBool } from "../util/index.ts";
 import type { AddressInfo, PolicyInfo, ServiceInfo, WorkloadInfo } from "./model.ts";
 import { policyCollections, workloadPolicies } from "./policies.ts";
-import { kubeServiceInfo } from "./services.ts";
+import { kubeServiceInfo, type ServiceContext, selectServices, serviceEntryServiceInfos } from "./services.ts";
 import {
   boundWaypoint,
   gatewayWaypoint,
@@ -20,11 +29,24 @@ import {
   LABEL_GATEWAY_NAME,
   type Waypoint,
   waypointKey,
+  workloadWaypoint,
 } from "./waypoints.ts";
-import { nodeLocality, podWorkloadInfo } from "./workloads.ts";
+import { entryWorkloadInfo, nodeLocality, podWorkloadInfo, type WorkloadContext } from "./workloads.ts";
 
 const LABEL_NETWORK = "topology.istio.io/network";
 const LABEL_INGRESS_USE_WAYPOINT = "istio.io/ingress-use-waypoint";
+/** The resolutions a ServiceEntry without endpoints still has workloads for: its hosts, by DNS. */
+const DNS_RESOLUTIONS = new Set(["DNS", "DYNAMIC_DNS", "DNS_ROUND_ROBIN"]);
+
+/** A service by the object it comes from and its host, before one of a hostname is picked. */
+function sourceKey(s: ServiceInfo): string {
+  return `${s.source.kind}/${s.namespace}/${s.source.name}/${s.service.hostname}`;
+}
+
+/** What a service carries for the index and workloads besides what it sends. */
+function serviceRest(s: ServiceInfo): unknown {
+  return [s.selector, s.targetPortNames, s.portNames, s.source, s.creationTime];
+}
 
 /** `istio.io/ingress-use-waypoint` of the Service, else of its namespace, read as Go's ParseBool (invalid: false). */
 function ingressUseWaypoint(serviceLabels: Labels, namespaceLabels: Labels): boolean {
@@ -36,6 +58,8 @@ function ingressUseWaypoint(serviceLabels: Labels, namespaceLabels: Labels): boo
 export interface AmbientInputs {
   pods: Collection<ConfigObject>;
   services: Collection<ConfigObject>;
+  serviceEntries: Collection<ServiceEntry>;
+  workloadEntries: Collection<WorkloadEntry>;
   namespaces: Collection<ConfigObject>;
   nodes: Collection<ConfigObject>;
   authorizationPolicies: Collection<AuthorizationPolicy>;
@@ -117,45 +141,66 @@ export class AmbientIndex {
       { name: "ambient/waypoints", keyOf: waypointKey, debug },
     );
     const waypointSources = { waypoints: this.waypoints, namespacesByName };
-    this.services = derive(
+    // What a Service's or a ServiceEntry's conversion reads: the network, its namespace, its waypoint.
+    const serviceContext = (ctx: FetchContext, object: ConfigObject): ServiceContext => {
+      const namespaceName = object.metadata.namespace ?? "";
+      const namespace = ctx.fetchIndex(namespacesByName, namespaceName)[0];
+      const labels = object.metadata.labels ?? {};
+      const waypoint = isManagedGateway(labels)
+        ? undefined
+        : boundWaypoint(ctx, waypointSources, namespaceName, labels, "service");
+      return {
+        network: network(ctx),
+        namespaceAnnotations: namespace?.metadata.annotations ?? {},
+        ...(waypoint
+          ? {
+              waypoint: {
+                address: waypoint.address,
+                ingressUseWaypoint: ingressUseWaypoint(labels, namespace?.metadata.labels ?? {}),
+              },
+            }
+          : {}),
+      };
+    };
+    const serviceOptions = (name: string) => ({
+      name,
+      keyOf: sourceKey,
+      equals: (a: ServiceInfo, b: ServiceInfo) => sameAddress(a, b, serviceRest),
+      debug,
+    });
+    const kubeServices = derive(
       inputs.services,
-      (ctx, svc) => {
-        const namespaceName = svc.metadata.namespace ?? "";
-        const namespace = ctx.fetchIndex(namespacesByName, namespaceName)[0];
-        const labels = svc.metadata.labels ?? {};
-        const waypoint = isManagedGateway(labels)
-          ? undefined
-          : boundWaypoint(ctx, waypointSources, namespaceName, labels, "service");
-        return kubeServiceInfo(svc, {
-          domainSuffix: options.domainSuffix,
-          network: network(ctx),
-          namespaceAnnotations: namespace?.metadata.annotations ?? {},
-          ...(waypoint
-            ? {
-                waypoint: {
-                  address: waypoint.address,
-                  ingressUseWaypoint: ingressUseWaypoint(labels, namespace?.metadata.labels ?? {}),
-                },
-              }
-            : {}),
-        });
-      },
+      (ctx, svc) => kubeServiceInfo(svc, { domainSuffix: options.domainSuffix, ...serviceContext(ctx, svc) }),
+      serviceOptions("ambient/kube-services"),
+    );
+    const entryServices = deriveMany(
+      inputs.serviceEntries,
+      (ctx, entry) => serviceEntryServiceInfos(entry, serviceContext(ctx, entry)),
+      serviceOptions("ambient/service-entry-services"),
+    );
+    const candidateServices = join([kubeServices, entryServices], serviceOptions("ambient/candidate-services"));
+    const candidatesByHostname = candidateServices.addIndex("ambient/candidate-services-by-hostname", (s) => [
+      s.service.hostname,
+    ]);
+    // Of the services sharing its hostname, each is sent when it wins its namespace.
+    this.services = derive(
+      candidateServices,
+      (ctx, candidate) =>
+        selectServices(ctx.fetchIndex(candidatesByHostname, candidate.service.hostname)).find(
+          (s) => sourceKey(s) === sourceKey(candidate),
+        ),
       {
-        name: "ambient/services",
+        ...serviceOptions("ambient/services"),
         keyOf: (s) => s.name,
-        equals: (a, b) => sameAddress(a, b, (s) => [s.selector, s.targetPortNames]),
         selectorOf: (s) => s.selector ?? undefined,
-        debug,
       },
     );
-    // A Service under each `namespace/key=value` of its selector: a Pod looks up its own labels' keys
-    // instead of testing every Service of its namespace.
+    // A service under each `namespace/key=value` of its selector: a workload looks up its own labels'
+    // keys instead of testing every service of its namespace.
     const servicesBySelectorLabel = this.services.addIndex("ambient/services-by-selector-label", (s) =>
       Object.entries(s.selector ?? {}).map(([key, value]) => `${s.namespace}/${key}=${value}`),
     );
-    const selecting = (ctx: FetchContext, pod: ConfigObject): ServiceInfo[] => {
-      const namespace = pod.metadata.namespace ?? "";
-      const labels = pod.metadata.labels ?? {};
+    const selecting = (ctx: FetchContext, namespace: string, labels: Labels): ServiceInfo[] => {
       const found = new Map<string, ServiceInfo>();
       for (const [key, value] of Object.entries(labels)) {
         for (const s of ctx.fetchIndex(servicesBySelectorLabel, `${namespace}/${key}=${value}`, {
@@ -165,44 +210,112 @@ export class AmbientIndex {
       }
       return [...found.values()];
     };
+    const servicesByEntry = this.services.addIndex("ambient/services-by-service-entry", (s) =>
+      s.source.kind === "ServiceEntry" ? [`${s.namespace}/${s.source.name}`] : [],
+    );
     const { authorizationPolicies, policies } = policyCollections(inputs, options);
     this.policies = policies;
     const policySources = { authorizationPolicies, peerAuthentications: inputs.peerAuthentications };
-    this.workloads = derive(
+    const workloadContext = (
+      ctx: FetchContext,
+      namespace: string,
+      labels: Labels,
+      services: readonly ServiceInfo[],
+    ): WorkloadContext => ({
+      clusterId: options.clusterId,
+      network: network(ctx),
+      trustDomain: ctx.fetchOne(trustDomain.asCollection())?.trustDomain ?? "cluster.local",
+      services,
+      policies: workloadPolicies(ctx, policySources, options.rootNamespace(), namespace, labels),
+    });
+    const workloadOptions = (name: string) => ({
+      name,
+      keyOf: (w: WorkloadInfo) => w.name,
+      equals: (a: WorkloadInfo, b: WorkloadInfo) => sameAddress(a, b, (w) => w.labels),
+      debug,
+    });
+    const podWorkloads = derive(
       inputs.pods,
       (ctx, pod) => {
         const nodeName = (pod.spec as { nodeName?: string } | undefined)?.nodeName ?? "";
         const node = nodeName ? ctx.fetchIndex(nodesByName, nodeName)[0] : undefined;
         const namespace = pod.metadata.namespace ?? "";
         const labels = pod.metadata.labels ?? {};
-        // A waypoint's own pod is reached as its binding says, and through no waypoint.
-        const instanceOf = labels[LABEL_GATEWAY_NAME]
-          ? ctx.fetch(this.waypoints, { key: `${namespace}/${labels[LABEL_GATEWAY_NAME]}` })[0]
-          : undefined;
-        const waypoint = instanceOf ? undefined : boundWaypoint(ctx, waypointSources, namespace, labels, "workload");
         return podWorkloadInfo(pod, {
-          ...(instanceOf?.defaultBinding ? { applicationTunnel: instanceOf.defaultBinding } : {}),
-          ...(waypoint ? { waypoint: waypoint.address } : {}),
-          clusterId: options.clusterId,
-          network: network(ctx),
-          trustDomain: ctx.fetchOne(trustDomain.asCollection())?.trustDomain ?? "cluster.local",
-          services: selecting(ctx, pod),
+          ...workloadContext(ctx, namespace, labels, selecting(ctx, namespace, labels)),
+          ...workloadWaypoint(ctx, waypointSources, namespace, labels),
           locality: nodeLocality(node),
-          policies: workloadPolicies(
-            ctx,
-            policySources,
-            options.rootNamespace(),
-            pod.metadata.namespace ?? "",
-            pod.metadata.labels ?? {},
-          ),
         });
       },
-      {
-        name: "ambient/workloads",
-        keyOf: (w) => w.name,
-        equals: (a, b) => sameAddress(a, b, (w) => w.labels),
-        debug,
+      workloadOptions("ambient/pod-workloads"),
+    );
+    const workloadEntryWorkloads = derive(
+      inputs.workloadEntries,
+      (ctx, entry) => {
+        const name = entry.metadata.name ?? "";
+        const namespace = entry.metadata.namespace ?? "";
+        // The spec's labels under the object's, as Istio merges them.
+        const labels = { ...entry.spec?.labels, ...entry.metadata.labels };
+        const annotations = entry.metadata.annotations ?? {};
+        const identity = {
+          uid: `${options.clusterId}/networking.istio.io/WorkloadEntry/${namespace}/${name}`,
+          name,
+          namespace,
+          labels,
+          annotations,
+          workloadName: workloadEntryName(name, annotations, labels),
+        };
+        return entryWorkloadInfo(entry.spec ?? {}, identity, {
+          ...workloadContext(ctx, namespace, labels, selecting(ctx, namespace, labels)),
+          ...workloadWaypoint(ctx, waypointSources, namespace, labels),
+        });
       },
+      workloadOptions("ambient/workload-entry-workloads"),
+    );
+    const entryEndpointWorkloads = deriveMany(
+      inputs.serviceEntries,
+      (ctx, entry) => {
+        const spec = entry.spec ?? { hosts: [] };
+        const name = entry.metadata.name ?? "";
+        const namespace = entry.metadata.namespace ?? "";
+        const labels = entry.metadata.labels ?? {};
+        const annotations = entry.metadata.annotations ?? {};
+        // A DNS entry without endpoints or a selector has one per host: the host itself.
+        const implicit =
+          (spec.endpoints ?? []).length === 0 &&
+          DNS_RESOLUTIONS.has(spec.resolution ?? "NONE") &&
+          !spec.workloadSelector;
+        if (!implicit && (spec.endpoints ?? []).length === 0) return [];
+        // Only the hosts that won their hostname: an entry another wins over sends no endpoints.
+        const services = ctx.fetchIndex(servicesByEntry, `${namespace}/${name}`);
+        if (services.length === 0) return [];
+        const context = workloadContext(ctx, namespace, labels, services);
+        const endpoints: WorkloadEntrySpec[] = implicit
+          ? services.map((s) => ({ address: s.service.hostname }))
+          : (spec.endpoints ?? []);
+        return endpoints.map((endpoint, i) => {
+          const identity = {
+            uid: `${options.clusterId}/networking.istio.io/ServiceEntry/${namespace}/${name}/${endpoint.address ?? ""}`,
+            name,
+            namespace,
+            labels,
+            annotations,
+            workloadName: name,
+          };
+          return entryWorkloadInfo(
+            endpoint,
+            identity,
+            implicit
+              ? { ...context, services: services.slice(i, i + 1) }
+              : { ...context, ...workloadWaypoint(ctx, waypointSources, namespace, endpoint.labels ?? {}) },
+          );
+        });
+      },
+      workloadOptions("ambient/service-entry-workloads"),
+    );
+    this.workloads = join(
+      [podWorkloads, workloadEntryWorkloads, entryEndpointWorkloads],
+      workloadOptions("ambient/workloads"),
     );
     this.#workloadsByAlias = this.workloads.addIndex("ambient/workloads-by-address", (w) => w.aliases);
     this.#servicesByAlias = this.services.addIndex("ambient/services-by-address", (s) => s.aliases);

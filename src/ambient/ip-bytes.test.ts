@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { ipAddressBytes, ipBlockBytes, ipPrefixBytes } from "./ip-bytes.ts";
+import { ipAddressBytes, ipBlockBytes, ipCidrBytes, ipPrefixBytes } from "./ip-bytes.ts";
 
 const bytes = (text: string) => {
   const address = ipAddressBytes(text);
@@ -44,5 +44,19 @@ describe("ipPrefixBytes (Go netip.ParsePrefix) and ipBlockBytes", () => {
     for (const text of ["1.2.3.4/33", "::/129", "1.2.3.4/024", "1.2.3.4/+8", "1.2.3.4/", "fe80::1%eth0/64", "x/8"]) {
       assert.equal(ipPrefixBytes(text), undefined, text);
     }
+  });
+});
+
+describe("ipCidrBytes (Istio's parseCidrOrIP)", () => {
+  it("masks a block to its first address and reads a single address as a full-length block", () => {
+    const cidr = (text: string) => {
+      const parsed = ipCidrBytes(text);
+      return parsed && { address: [...parsed.address], length: parsed.length };
+    };
+    assert.deepEqual(cidr("10.1.2.3/20"), { address: [10, 1, 0, 0], length: 20 });
+    assert.deepEqual(cidr("10.1.2.3"), { address: [10, 1, 2, 3], length: 32 });
+    assert.deepEqual(cidr("2001:db8::ff/120")?.address.slice(14), [0, 0]);
+    assert.equal(cidr("10.1.2.3/33"), undefined);
+    assert.equal(cidr("example.com"), undefined);
   });
 });

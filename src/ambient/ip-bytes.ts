@@ -37,6 +37,20 @@ export function ipBlockBytes(text: string): IpBlockBytes | undefined {
   return address && { address, length: address.length * 8 };
 }
 
+/**
+ * Istio's reading of a ServiceEntry address (parseCidrOrIP): a CIDR block masked to its first address,
+ * else a single address as a block of its full length.
+ */
+export function ipCidrBytes(text: string): IpBlockBytes | undefined {
+  const block = ipBlockBytes(text);
+  if (!block) return undefined;
+  const address = block.address.map((byte, i) => {
+    const kept = Math.min(8, Math.max(0, block.length - 8 * i));
+    return byte & (0xff << (8 - kept)) & 0xff;
+  });
+  return { address, length: block.length };
+}
+
 /** The 16 bytes of an IPv6 address `isIPv6` accepts (no zone): groups around one `::`, maybe a dotted tail. */
 function ipv6Bytes(text: string): Uint8Array {
   const words = (part: string): number[] =>

@@ -33,6 +33,12 @@ export interface ServiceInfo extends AddressInfo {
   readonly selector: Labels | null;
   /** Service port → the target port name the Service gives (Kubernetes `targetPort: http`), when named. */
   readonly targetPortNames: Readonly<Record<number, string>>;
+  /** Service port → its name: a ServiceEntry's workloads (and a WorkloadEntry's services) map ports by it. */
+  readonly portNames: Readonly<Record<number, string>>;
+  /** The object it comes from: a Kubernetes Service, or a ServiceEntry (one info per host). */
+  readonly source: { readonly kind: "Service" | "ServiceEntry"; readonly name: string };
+  /** Its object's creation time (ms since the epoch, 0 when unknown): the oldest of one hostname wins. */
+  readonly creationTime: number;
 }
 
 /** A security policy ztunnel enforces, as WDS's Authorization sends it (Istio's WorkloadAuthorization). */

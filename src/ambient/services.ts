@@ -1,15 +1,18 @@
-// Kubernetes Services as ztunnel's `istio.workload.Service` (Istio's ambient constructService,
-// pilot/pkg/serviceregistry/ambient/services.go). ExternalName Services are left out: ztunnel's DNS
-// proxy forwards those names upstream.
+// Kubernetes Services and ServiceEntries as ztunnel's `istio.workload.Service` (Istio's ambient
+// constructService and constructServiceEntries, pilot/pkg/serviceregistry/ambient/services.go), and
+// which of those sharing a hostname are sent (selectWorkloadServices). ExternalName Services are left
+// out: ztunnel's DNS proxy forwards those names upstream.
 
-import { create } from "@bufbuild/protobuf";
+import { clone, create } from "@bufbuild/protobuf";
 import type { V1ServiceSpec } from "@kubernetes/client-node";
 import { workloadapi } from "../api/index.ts";
-import type { ConfigObject } from "../config/index.ts";
+import { type ConfigObject, parseProtocol } from "../config/index.ts";
 import { serviceSpecOf } from "../config/typed.ts";
+import type { ServiceEntry } from "../config/types/index.ts";
 import type { Labels } from "../krt/index.ts";
-import { kubeHostname, kubePortProtocol, type ServiceProtocol } from "../registry/index.ts";
-import { ipAddressBytes } from "./ip-bytes.ts";
+import { autoAllocatedByHost, kubeHostname, kubePortProtocol, type ServiceProtocol } from "../registry/index.ts";
+import { compareStrings, isWildcard } from "../util/index.ts";
+import { ipAddressBytes, ipCidrBytes } from "./ip-bytes.ts";
 import { ipString, packAddress, type ServiceInfo } from "./model.ts";
 
 const ANNOTATION_TRAFFIC_DISTRIBUTION = "networking.istio.io/traffic-distribution";
@@ -17,9 +20,8 @@ const ANNOTATION_TRAFFIC_DISTRIBUTION = "networking.istio.io/traffic-distributio
 const Scope = workloadapi.LoadBalancing_Scope;
 const Mode = workloadapi.LoadBalancing_Mode;
 
-/** What a Service's conversion reads besides the Service. */
+/** What a Service's (or a ServiceEntry's) conversion reads besides the object. */
 export interface ServiceContext {
-  domainSuffix: string;
   /** The network of the cluster's addresses (the system namespace's topology.istio.io/network). */
   network: string;
   /** The annotations of the Service's namespace (its traffic distribution default). */
@@ -28,7 +30,10 @@ export interface ServiceContext {
   waypoint?: { address: workloadapi.GatewayAddress; ingressUseWaypoint: boolean };
 }
 
-export function kubeServiceInfo(svc: ConfigObject, context: ServiceContext): ServiceInfo | undefined {
+export function kubeServiceInfo(
+  svc: ConfigObject,
+  context: ServiceContext & { domainSuffix: string },
+): ServiceInfo | undefined {
   const spec = serviceSpecOf(svc) ?? ({} as V1ServiceSpec);
   if (spec.type === "ExternalName") return undefined;
   const name = svc.metadata.name ?? "";
@@ -61,17 +66,142 @@ export function kubeServiceInfo(svc: ConfigObject, context: ServiceContext): Ser
     canonical: true,
   });
   const targetPortNames: Record<number, string> = {};
-  for (const p of spec.ports ?? []) if (typeof p.targetPort === "string") targetPortNames[p.port] = p.targetPort;
+  const portNames: Record<number, string> = {};
+  for (const p of spec.ports ?? []) {
+    if (typeof p.targetPort === "string") targetPortNames[p.port] = p.targetPort;
+    portNames[p.port] = p.name ?? "";
+  }
   return {
-    kind: "service",
-    name: `${namespace}/${service.hostname}`,
-    aliases: addresses.map((a) => `${a.network}/${ipString(a.address)}`),
-    resource: packAddress({ case: "service", value: service }),
-    service,
-    namespace,
+    ...addressInfo(service),
     selector: spec.selector && Object.keys(spec.selector).length > 0 ? spec.selector : null,
     targetPortNames,
+    portNames,
+    source: { kind: "Service", name },
+    creationTime: creationTime(svc),
   };
+}
+
+/** The parts of a service's info its WDS Service gives: name, aliases, the packed resource. */
+function addressInfo(service: workloadapi.Service) {
+  return {
+    kind: "service" as const,
+    name: `${service.namespace}/${service.hostname}`,
+    aliases: service.addresses.map(
+      (a) => `${a.network}/${ipString(a.address)}${a.length === undefined ? "" : `/${a.length}`}`,
+    ),
+    resource: packAddress({ case: "service", value: service }),
+    service,
+    namespace: service.namespace,
+  };
+}
+
+function creationTime(object: ConfigObject): number {
+  const time = Date.parse(String(object.metadata.creationTimestamp ?? ""));
+  return Number.isNaN(time) ? 0 : time;
+}
+
+/**
+ * A ServiceEntry's services, one per host (Istio's serviceEntriesInfo): its addresses (CIDR blocks
+ * with their length), else the addresses Istio's allocator wrote into its status for the host (not for
+ * a wildcard host unless DYNAMIC_DNS); none at all when one of its addresses does not parse.
+ */
+export function serviceEntryServiceInfos(entry: ServiceEntry, context: ServiceContext): ServiceInfo[] {
+  const spec = entry.spec ?? { hosts: [] };
+  const name = entry.metadata.name ?? "";
+  const namespace = entry.metadata.namespace ?? "";
+  const addresses: workloadapi.NetworkAddress[] = [];
+  for (const text of spec.addresses ?? []) {
+    const block = ipCidrBytes(text);
+    if (!block) return [];
+    addresses.push(
+      create(workloadapi.NetworkAddressSchema, {
+        network: context.network,
+        address: block.address,
+        ...(block.length < block.address.length * 8 ? { length: block.length } : {}),
+      }),
+    );
+  }
+  const resolution = spec.resolution ?? "NONE";
+  const autoAllocated = autoAllocatedByHost(entry);
+  const ports = (spec.ports ?? []).map((p) =>
+    create(workloadapi.PortSchema, {
+      servicePort: p.number,
+      targetPort: p.targetPort || p.number,
+      appProtocol: appProtocol(parseProtocol(p.protocol ?? "")),
+    }),
+  );
+  const portNames: Record<number, string> = {};
+  for (const p of spec.ports ?? []) portNames[p.number] = p.name;
+  // Resolution NONE passes traffic through to the address called, whatever its health.
+  const lb =
+    resolution === "NONE"
+      ? create(workloadapi.LoadBalancingSchema, {
+          mode: Mode.PASSTHROUGH,
+          healthPolicy: workloadapi.LoadBalancing_HealthPolicy.ALLOW_ALL,
+        })
+      : distributionLoadBalancing(
+          trafficDistribution({}, entry.metadata.annotations ?? {}, context.namespaceAnnotations),
+        );
+  const selector = spec.workloadSelector?.labels;
+  return spec.hosts.map((host) => {
+    let hostAddresses = addresses;
+    if (addresses.length === 0 && resolution !== "NONE" && (!isWildcard(host) || resolution === "DYNAMIC_DNS")) {
+      hostAddresses = (autoAllocated.get(host) ?? []).flatMap((ip) => {
+        const address = ipAddressBytes(ip);
+        return address ? [create(workloadapi.NetworkAddressSchema, { network: context.network, address })] : [];
+      });
+    }
+    const service = create(workloadapi.ServiceSchema, {
+      name,
+      namespace,
+      hostname: host,
+      addresses: hostAddresses,
+      ports,
+      waypoint: context.waypoint?.address,
+      ingressUseWaypoint: context.waypoint?.ingressUseWaypoint ?? false,
+      subjectAltNames: [...(spec.subjectAltNames ?? [])],
+      loadBalancing: lb,
+    });
+    return {
+      ...addressInfo(service),
+      selector: selector && Object.keys(selector).length > 0 ? selector : null,
+      targetPortNames: {},
+      portNames,
+      source: { kind: "ServiceEntry", name },
+      creationTime: creationTime(entry),
+    };
+  });
+}
+
+/**
+ * The services sent of those sharing one hostname (Istio's selectWorkloadServices): in each namespace
+ * a Kubernetes Service, else the oldest ServiceEntry host; of those, the Kubernetes Service, else the
+ * oldest, is marked canonical. Ties of age go to the first by kind, namespace and name (Istio's pick
+ * among equally old entries depends on map order).
+ */
+export function selectServices(sameHostname: readonly ServiceInfo[]): ServiceInfo[] {
+  const ordered = [...sameHostname].sort((a, b) =>
+    compareStrings(
+      `${a.source.kind}/${a.namespace}/${a.source.name}`,
+      `${b.source.kind}/${b.namespace}/${b.source.name}`,
+    ),
+  );
+  const older = (a: ServiceInfo, b: ServiceInfo) => a.creationTime < b.creationTime && b.source.kind !== "Service";
+  const byNamespace = new Map<string, ServiceInfo>();
+  for (const info of ordered) {
+    const best = byNamespace.get(info.namespace);
+    if (info.source.kind === "Service" || !best || older(info, best)) byNamespace.set(info.namespace, info);
+  }
+  let canonical: ServiceInfo | undefined;
+  for (const info of byNamespace.values()) {
+    if (info.source.kind === "Service" || !canonical || older(info, canonical)) canonical = info;
+  }
+  if (canonical && !canonical.service.canonical) {
+    const service = clone(workloadapi.ServiceSchema, canonical.service);
+    service.canonical = true;
+    byNamespace.set(canonical.namespace, { ...canonical, ...addressInfo(service) });
+  }
+  return [...byNamespace.values()];
 }
 
 /** The cluster IPs, without "None" (headless) and empty ones. */
@@ -127,28 +257,33 @@ function trafficDistribution(
   return "Any";
 }
 
+/** The load balancing a traffic distribution asks for; none for Any. */
+function distributionLoadBalancing(distribution: TrafficDistribution): workloadapi.LoadBalancing | undefined {
+  switch (distribution) {
+    case "PreferSameZone":
+      return create(workloadapi.LoadBalancingSchema, {
+        routingPreference: [Scope.NETWORK, Scope.REGION, Scope.ZONE],
+        mode: Mode.FAILOVER,
+      });
+    case "PreferSameNode":
+      return create(workloadapi.LoadBalancingSchema, {
+        routingPreference: [Scope.NETWORK, Scope.REGION, Scope.ZONE, Scope.SUBZONE, Scope.NODE],
+        mode: Mode.FAILOVER,
+      });
+    default:
+      return undefined;
+  }
+}
+
 function loadBalancing(
   svc: ConfigObject,
   spec: V1ServiceSpec,
   namespaceAnnotations: Labels,
 ): workloadapi.LoadBalancing | undefined {
-  let lb: workloadapi.LoadBalancing | undefined;
-  if (spec.internalTrafficPolicy === "Local") {
-    lb = create(workloadapi.LoadBalancingSchema, { routingPreference: [Scope.NODE], mode: Mode.STRICT });
-  } else {
-    const distribution = trafficDistribution(spec, svc.metadata.annotations ?? {}, namespaceAnnotations);
-    if (distribution === "PreferSameZone") {
-      lb = create(workloadapi.LoadBalancingSchema, {
-        routingPreference: [Scope.NETWORK, Scope.REGION, Scope.ZONE],
-        mode: Mode.FAILOVER,
-      });
-    } else if (distribution === "PreferSameNode") {
-      lb = create(workloadapi.LoadBalancingSchema, {
-        routingPreference: [Scope.NETWORK, Scope.REGION, Scope.ZONE, Scope.SUBZONE, Scope.NODE],
-        mode: Mode.FAILOVER,
-      });
-    }
-  }
+  let lb =
+    spec.internalTrafficPolicy === "Local"
+      ? create(workloadapi.LoadBalancingSchema, { routingPreference: [Scope.NODE], mode: Mode.STRICT })
+      : distributionLoadBalancing(trafficDistribution(spec, svc.metadata.annotations ?? {}, namespaceAnnotations));
   if (spec.publishNotReadyAddresses) {
     lb ??= create(workloadapi.LoadBalancingSchema);
     lb.healthPolicy = workloadapi.LoadBalancing_HealthPolicy.ALLOW_ALL;

@@ -197,3 +197,26 @@ export function boundWaypoint(
     return undefined;
   return waypoint.trafficType === traffic || waypoint.trafficType === "all" ? waypoint : undefined;
 }
+
+/**
+ * How a workload's traffic reaches it (Istio's computeWaypoint): a waypoint's own instance (by its
+ * gateway-name label) through no waypoint, by the waypoint's inbound binding; any other through the
+ * waypoint it is bound to for workload traffic.
+ */
+export function workloadWaypoint(
+  ctx: FetchContext,
+  sources: WaypointSources,
+  namespace: string,
+  labels: Labels,
+): {
+  waypoint?: workloadapi.GatewayAddress;
+  applicationTunnel?: NonNullable<Waypoint["defaultBinding"]>;
+} {
+  const gatewayName = labels[LABEL_GATEWAY_NAME];
+  const instanceOf = gatewayName
+    ? ctx.fetch(sources.waypoints, { key: waypointKey({ namespace, name: gatewayName }) })[0]
+    : undefined;
+  if (instanceOf) return instanceOf.defaultBinding ? { applicationTunnel: instanceOf.defaultBinding } : {};
+  const waypoint = boundWaypoint(ctx, sources, namespace, labels, "workload");
+  return waypoint ? { waypoint: waypoint.address } : {};
+}

@@ -397,6 +397,8 @@ function pushContexts(
         {
           pods: store.collection(REGISTRY_KINDS.pods),
           services: store.collection(REGISTRY_KINDS.services),
+          serviceEntries: store.collection(REGISTRY_KINDS.serviceEntries),
+          workloadEntries: store.collection(REGISTRY_KINDS.workloadEntries),
           namespaces: store.collection(REGISTRY_KINDS.namespaces),
           nodes: store.collection(REGISTRY_KINDS.nodes),
           authorizationPolicies: store.collection(PUSH_KINDS.authorizationPolicy),

@@ -11,5 +11,5 @@ export { kubeHostname, kubePortProtocol } from "./kube.ts";
 export type * from "./model.ts";
 export { hostKey, registryKey, UNSPECIFIED_IP } from "./model.ts";
 export { type ClusterInputs, type RegistryInputs, type RegistryOptions, ServiceRegistry } from "./service-registry.ts";
-export type { WorkloadGroupTemplate } from "./serviceentry.ts";
-export { podPortMap, podWorkloadName, spiffeIdentity, splitLocality } from "./workloads.ts";
+export { autoAllocatedByHost, type WorkloadGroupTemplate } from "./serviceentry.ts";
+export { podPortMap, podWorkloadName, spiffeIdentity, splitLocality, workloadEntryName } from "./workloads.ts";

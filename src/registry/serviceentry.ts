@@ -106,7 +106,7 @@ export function serviceEntryServices(entry: ConfigObject<ServiceEntrySpec>): Ser
  * for an entry it allocates for (Istio's ShouldV2AutoAllocateIP): resolution not NONE, no spec addresses,
  * not opted out by the networking.istio.io/enable-autoallocate-ip label.
  */
-function autoAllocatedByHost(entry: ConfigObject<ServiceEntrySpec>): Map<string, string[]> {
+export function autoAllocatedByHost(entry: ConfigObject<ServiceEntrySpec>): Map<string, string[]> {
   const byHost = new Map<string, string[]>();
   if (!autoAllocatesAddresses(entry.metadata.labels, entry.spec)) return byHost;
   const status = entry.status as { addresses?: { host?: string; value?: string }[] } | undefined;

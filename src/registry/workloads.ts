@@ -175,6 +175,11 @@ export function podWorkload(
   };
 }
 
+/** A WorkloadEntry's workload name: its auto-registration group, else its workload-name label, else its name. */
+export function workloadEntryName(name: string, annotations: Labels, labels: Labels): string {
+  return annotations[ANNOTATION_AUTO_REGISTRATION_GROUP] ?? labels[LABEL_WORKLOAD_NAME] ?? name;
+}
+
 /**
  * A WorkloadEntry spec (a WorkloadEntry object's, or one inline in a ServiceEntry) as a workload.
  * `meta` names the owning object; its namespace is also where the SPIFFE identity is minted.
@@ -204,7 +209,7 @@ export function workloadEntryWorkload(
     clusterId: mesh.clusterId,
     network,
     tlsMode,
-    workloadName: meta.annotations[ANNOTATION_AUTO_REGISTRATION_GROUP] ?? labels[LABEL_WORKLOAD_NAME] ?? meta.name,
+    workloadName: workloadEntryName(meta.name, meta.annotations, labels),
     weight: entry.weight || 1,
     portMap: { ...(entry.ports ?? {}) },
     ready: meta.ready,

@@ -100,41 +100,52 @@ const rank = (o: KubeObject) => {
   return i < 0 ? ORDER.length : i;
 };
 
-/** Namespaces the scenario's objects and proxies live in, with the labels the scenario gives each. */
-function namespacesOf(scenario: Scenario): Map<string, Record<string, string>> {
-  const out = new Map<string, Record<string, string>>();
+/** What a scenario gives a namespace it uses: labels and annotations. */
+interface NamespaceMeta {
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+}
+
+/** Namespaces the scenario's objects and proxies live in, with the labels and annotations the scenario gives each. */
+function namespacesOf(scenario: Scenario): Map<string, NamespaceMeta> {
+  const out = new Map<string, NamespaceMeta>();
   for (const o of scenario.objects) {
-    if (o.kind === "Namespace") out.set(o.metadata.name, { ...(o.metadata.labels ?? {}) });
+    if (o.kind === "Namespace")
+      out.set(o.metadata.name, { labels: { ...o.metadata.labels }, annotations: { ...o.metadata.annotations } });
   }
   const uses = [...scenario.objects.map((o) => o.metadata.namespace), ...scenario.proxies.map((p) => p.namespace)];
-  for (const ns of uses) if (ns && !out.has(ns)) out.set(ns, {});
+  for (const ns of uses) if (ns && !out.has(ns)) out.set(ns, { labels: {}, annotations: {} });
   return out;
 }
 
 /**
  * Namespaces stay between scenarios (deleting one takes the namespace controller seconds); each
- * scenario sets the labels of those it uses to exactly its own.
+ * scenario sets the labels and annotations of those it uses to exactly its own.
  */
-async function ensureNamespace(cluster: Cluster, name: string, labels: Record<string, string>): Promise<void> {
+async function ensureNamespace(cluster: Cluster, name: string, meta: NamespaceMeta): Promise<void> {
   const path = `/api/v1/namespaces/${name}`;
   const got = await cluster.request("GET", path);
-  const body = { apiVersion: "v1", kind: "Namespace", metadata: { name, labels } };
+  const body = { apiVersion: "v1", kind: "Namespace", metadata: { name, ...meta } };
   if (got.status === 404) {
     await cluster.must("POST", "/api/v1/namespaces", body);
     return;
   }
-  const wanted = { "kubernetes.io/metadata.name": name, ...labels };
-  if (JSON.stringify(got.body.metadata.labels ?? {}) === JSON.stringify(wanted)) return;
+  const labels = { "kubernetes.io/metadata.name": name, ...meta.labels };
+  if (
+    JSON.stringify(got.body.metadata.labels ?? {}) === JSON.stringify(labels) &&
+    JSON.stringify(got.body.metadata.annotations ?? {}) === JSON.stringify(meta.annotations)
+  )
+    return;
   await cluster.must("PUT", path, {
     ...body,
-    metadata: { ...body.metadata, labels: wanted, resourceVersion: got.body.metadata.resourceVersion },
+    metadata: { ...body.metadata, labels, resourceVersion: got.body.metadata.resourceVersion },
   });
 }
 
 /** Creates everything a scenario holds (and the Pods behind its proxies) in the cluster. */
 export async function loadScenario(cluster: Cluster, scenario: Scenario): Promise<Loaded> {
   const loaded: Loaded = { created: [], configs: [], refused: [] };
-  for (const [ns, labels] of namespacesOf(scenario)) await ensureNamespace(cluster, ns, labels);
+  for (const [ns, meta] of namespacesOf(scenario)) await ensureNamespace(cluster, ns, meta);
 
   const objects = scenario.objects.filter((o) => o.kind !== "Namespace").map((o) => structuredClone(o));
   const pods: { pod: KubeObject; ip: string; status: object }[] = [];
