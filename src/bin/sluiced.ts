@@ -78,6 +78,9 @@ import {
 /** Istio's environment settings, read as istiod reads them. */
 const env = process.env;
 const envFlag = (name: string, fallback: boolean) => envBool(env, name, fallback);
+/** An ambient feature flag: istiod's registerAmbient reads it only with PILOT_ENABLE_AMBIENT, else it is off. */
+const ambientFlag = (name: string, withAmbient: boolean) =>
+  envFlag("PILOT_ENABLE_AMBIENT", false) && envFlag(name, withAmbient);
 /**
  * The kinds read from a cluster: those whose istiod flag is on, and not ServiceAccounts, which istiod's RBAC
  * does not read either (no analyzer needs them).
@@ -627,7 +630,8 @@ async function startRootCertPublisher(
 }
 
 /**
- * The Deployments, Services and ServiceAccounts of the Gateways of class `istio`, made by the holder of
+ * The Deployments, Services and ServiceAccounts of the Gateways of class `istio` (and, with ambient, the
+ * waypoints and east-west gateways), made by the holder of
  * istiod's per-revision Lease istio-gateway-deployment-<REVISION>.
  */
 async function startGatewayDeployments(
@@ -654,6 +658,8 @@ async function startGatewayDeployments(
       systemNamespace: env.POD_NAMESPACE ?? "istio-system",
       clusterId: argv.clusterID,
       copyLabelsAnnotations: envFlag("PILOT_ENABLE_GATEWAY_API_COPY_LABELS_ANNOTATIONS", true),
+      ambientWaypoints: ambientFlag("PILOT_ENABLE_AMBIENT_WAYPOINTS", true),
+      ambientMultiNetwork: ambientFlag("AMBIENT_ENABLE_MULTI_NETWORK", false),
       log: scoped("gateway"),
     });
   await whileLeading({ id: ELECTION_IDS.gatewayDeployment, perRevision: true }, client, tags, make, running);
@@ -1080,6 +1086,9 @@ async function start(running: Running[]): Promise<void> {
       source: cluster.source,
       defaultClassName: env.PILOT_GATEWAY_API_DEFAULT_GATEWAYCLASS_NAME,
       remoteClass: envFlag("PILOT_MULTI_NETWORK_DISCOVER_GATEWAY_API", true),
+      // Ambient's flags count only with PILOT_ENABLE_AMBIENT, as istiod's registerAmbient.
+      waypointClass: ambientFlag("PILOT_ENABLE_AMBIENT_WAYPOINTS", true),
+      eastWestClass: ambientFlag("AMBIENT_ENABLE_MULTI_NETWORK", false),
       log: scoped("gateway"),
     });
     classes.start();

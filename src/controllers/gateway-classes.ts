@@ -1,10 +1,10 @@
-// Istio's GatewayClass controller: the built-in classes (`istio`, and `istio-remote` for gateways of
-// other networks) are created when the cluster has none of that name, and again when deleted. An
+// Istio's GatewayClass controller: the built-in classes (`istio`, `istio-remote` for gateways of
+// other networks, and with ambient `istio-waypoint` and `istio-east-west`) are created when the cluster has none of that name, and again when deleted. An
 // existing class is never changed, so users may edit or replace it. Run by every replica, without an
 // election, as istiod: only creates, and the first create wins.
 import { type Logger, pino } from "pino";
 import { type ConfigObject, kindKey } from "../config/index.ts";
-import { GATEWAY_CONTROLLER, UNMANAGED_CONTROLLER } from "../gatewayapi/index.ts";
+import { EASTWEST_CONTROLLER, GATEWAY_CONTROLLER, MESH_CONTROLLER, UNMANAGED_CONTROLLER } from "../gatewayapi/index.ts";
 import type { Unregister } from "../krt/index.ts";
 import type { ConfigStore } from "../sources/index.ts";
 import { errorMessage, isStatus, type KubeRequests } from "./kube-requests.ts";
@@ -21,6 +21,11 @@ const BUILTIN_CLASSES: Readonly<Record<string, { controllerName: string; descrip
     controllerName: UNMANAGED_CONTROLLER,
     description: "Remote to this cluster. Does not deploy or affect configuration.",
   },
+  "istio-waypoint": { controllerName: MESH_CONTROLLER, description: "The default Istio waypoint GatewayClass" },
+  "istio-east-west": {
+    controllerName: EASTWEST_CONTROLLER,
+    description: "The default GatewayClass for Istio East West Gateways",
+  },
 };
 
 export interface GatewayClassCreatorOptions {
@@ -32,6 +37,10 @@ export interface GatewayClassCreatorOptions {
   defaultClassName?: string;
   /** PILOT_MULTI_NETWORK_DISCOVER_GATEWAY_API: whether `istio-remote` is created; default true. */
   remoteClass?: boolean;
+  /** PILOT_ENABLE_AMBIENT_WAYPOINTS (with PILOT_ENABLE_AMBIENT): whether `istio-waypoint` is created; default false. */
+  waypointClass?: boolean;
+  /** AMBIENT_ENABLE_MULTI_NETWORK (with PILOT_ENABLE_AMBIENT): whether `istio-east-west` is created; default false. */
+  eastWestClass?: boolean;
   log?: Logger;
 }
 
@@ -46,7 +55,12 @@ export class GatewayClassCreator {
     this.#options = options;
     this.#log = options.log ?? pino({ level: "silent" });
     this.#classes = new Map([[options.defaultClassName || "istio", BUILTIN_CLASSES.istio]]);
-    if (options.remoteClass ?? true) this.#classes.set("istio-remote", BUILTIN_CLASSES["istio-remote"]);
+    const optional = {
+      "istio-remote": options.remoteClass ?? true,
+      "istio-waypoint": options.waypointClass,
+      "istio-east-west": options.eastWestClass,
+    };
+    for (const [name, wanted] of Object.entries(optional)) if (wanted) this.#classes.set(name, BUILTIN_CLASSES[name]);
     this.#queue = controllerQueue(
       (name) => this.#reconcile(name),
       MAX_ATTEMPTS,

@@ -1,5 +1,6 @@
 // Istio's Gateway deployment controller: a Gateway API Gateway whose class has a template (`istio`:
-// kube-gateway) gets the ServiceAccount, Deployment and Service that run its proxy (and an autoscaler
+// kube-gateway; with ambient, `istio-waypoint` and, multi-network, `istio-east-west`: waypoint) gets the
+// ServiceAccount, Deployment and Service that run its proxy (and an autoscaler
 // and disruption budget when an overlay asks), made from the built-in template, laid under the class
 // defaults ConfigMap (label gateway.istio.io/defaults-for-class in the system namespace) and the
 // Gateway's infrastructure.parametersRef ConfigMap, and written by server-side apply under istiod's
@@ -18,18 +19,25 @@ import {
   makeKind,
   type ProxyConfigSpec,
 } from "../config/index.ts";
-import { acceptedListenerSetListeners, GatewayClassIndex, type Listener } from "../gatewayapi/index.ts";
+import {
+  acceptedListenerSetListeners,
+  EASTWEST_CONTROLLER,
+  GatewayClassIndex,
+  type Listener,
+  MESH_CONTROLLER,
+  type ResolvedClass,
+} from "../gatewayapi/index.ts";
 import type { Collection, Unregister } from "../krt/index.ts";
 import type { ConfigStore } from "../sources/index.ts";
 import { Informer, type InformerHandler, type KubeClient, resourcePath } from "../sources/kube/index.ts";
 import {
   effectiveProxyConfig,
   GATEWAY_MANAGED_LABEL,
-  GATEWAY_MANAGED_VALUE,
+  type GatewayTemplateInput,
   type InjectionSettings,
-  type KubeGatewayInput,
   kubeGatewayObjects,
   type ServicePort,
+  waypointObjects,
 } from "../webhooks/index.ts";
 import { errorMessage } from "./kube-requests.ts";
 import type { RevisionTags } from "./tag-watcher.ts";
@@ -46,6 +54,8 @@ const NAME_OVERRIDE_ANNOTATION = "gateway.istio.io/name-override";
 const SERVICE_ACCOUNT_ANNOTATION = "gateway.istio.io/service-account";
 /** Before Istio 1.24 the Deployment selected on this label; a selector cannot change, so it is kept. */
 const LEGACY_NAME_LABEL = "istio.io/gateway-name";
+const DATAPLANE_MODE_LABEL = "istio.io/dataplane-mode";
+const NETWORK_LABEL = "topology.istio.io/network";
 /** Attempts per Gateway and change, 5 ms doubling between them, as istiod's queue. */
 const MAX_ATTEMPTS = 5;
 
@@ -72,6 +82,14 @@ const MADE_KINDS: Readonly<Record<string, KindInfo>> = {
 /** Made kinds this controller watches itself (Services are in the store). */
 const WATCHED_KINDS = ["ServiceAccount", "Deployment", "HorizontalPodAutoscaler", "PodDisruptionBudget"];
 
+/** The built-in templates, by the name a class gives. */
+const TEMPLATES: Readonly<
+  Record<string, (input: GatewayTemplateInput, overlays: readonly Record<string, string>[]) => JsonObject[]>
+> = {
+  "kube-gateway": kubeGatewayObjects,
+  waypoint: waypointObjects,
+};
+
 type Gateway = gatewayapi.Gateway;
 type ConfigMap = ConfigObject & { data?: Record<string, string> };
 
@@ -94,6 +112,10 @@ export interface GatewayDeploymentOptions {
   clusterId: string;
   /** PILOT_ENABLE_GATEWAY_API_COPY_LABELS_ANNOTATIONS; default true. */
   copyLabelsAnnotations?: boolean;
+  /** PILOT_ENABLE_AMBIENT_WAYPOINTS (with PILOT_ENABLE_AMBIENT): waypoints are deployed; default false. */
+  ambientWaypoints?: boolean;
+  /** AMBIENT_ENABLE_MULTI_NETWORK (with PILOT_ENABLE_AMBIENT): east-west gateways are deployed; default false. */
+  ambientMultiNetwork?: boolean;
   log?: Logger;
 }
 
@@ -244,8 +266,8 @@ export class GatewayDeploymentController {
     const { store } = this.#options;
     const classes = new GatewayClassIndex(store.collection(GATEWAY_CLASS).list() as gatewayapi.GatewayClass[]);
     const resolved = classes.resolve(gw.spec?.gatewayClassName ?? "");
-    // Another controller's class, or one that deploys nothing (istio-remote); waypoints come with ambient.
-    if (resolved?.info.template !== "kube-gateway") return;
+    // Another controller's class, one that deploys nothing (istio-remote), or one whose feature is off.
+    if (!resolved || !this.#deploys(resolved)) return;
     if (!this.#isMine(gw)) return;
     if (!isManaged(gw)) return;
     const version = controllerVersion(gw);
@@ -257,14 +279,22 @@ export class GatewayDeploymentController {
     const names = objectNames(gw, resolved.info.disableNameSuffix ? "" : resolved.name);
     let objects: JsonObject[];
     try {
-      objects = this.#render(gw, resolved.name, resolved.info.defaultServiceType, names);
+      objects = this.#render(gw, resolved, names);
     } catch (err) {
       // Not worth retrying: the inputs must change first, which queues the Gateway again.
       this.#log.error({ gateway: key, err: errorMessage(err) }, "gateway deployment not rendered");
       return;
     }
-    for (const object of objects) await this.#apply(object, gw, names);
+    for (const object of objects) await this.#apply(object, gw, names, controllerLabel(resolved.controller));
     this.#log.info({ gateway: key }, "gateway deployment updated");
+  }
+
+  /** Whether the class has a template, and its controller is on (istiod's ClassInfos, by its features). */
+  #deploys(resolved: ResolvedClass): boolean {
+    if (!TEMPLATES[resolved.info.template]) return false;
+    if (resolved.controller === MESH_CONTROLLER) return this.#options.ambientWaypoints ?? false;
+    if (resolved.controller === EASTWEST_CONTROLLER) return this.#options.ambientMultiNetwork ?? false;
+    return true;
   }
 
   /** istiod's tag watcher IsMine: the Gateway's (else its namespace's) istio.io/rev names one of this revision's tags. */
@@ -273,8 +303,9 @@ export class GatewayDeploymentController {
     return this.#options.tags.isMine(gw.metadata, namespace?.object.metadata.labels ?? (namespace ? {} : undefined));
   }
 
-  #render(gw: Gateway, className: string, defaultServiceType: string, names: ObjectNames): JsonObject[] {
+  #render(gw: Gateway, resolved: ResolvedClass, names: ObjectNames): JsonObject[] {
     const options = this.#options;
+    const className = resolved.name;
     const { store } = options;
     const name = gw.metadata.name ?? "";
     const namespace = gw.metadata.namespace ?? "";
@@ -290,27 +321,46 @@ export class GatewayDeploymentController {
     const ns = store.get({ kind: NAMESPACE, namespace: "", name: namespace })?.object;
     const sets = store.collection(LISTENER_SET).list() as gatewayapi.ListenerSet[];
     const lookupNamespace = (n: string) => store.get({ kind: NAMESPACE, namespace: "", name: n })?.object;
-    const input: KubeGatewayInput = {
+    const infrastructureLabels = infrastructureMetadata(gw, "labels", options.copyLabelsAnnotations ?? true);
+    this.#setLabelOverrides(gw, infrastructureLabels, settings);
+    const input: GatewayTemplateInput = {
       gateway: {
         metadata: { name, namespace, uid: String(gw.metadata.uid ?? ""), annotations },
         spec: { addresses: gw.spec?.addresses?.map((a) => ({ type: a.type, value: a.value ?? "" })) },
       },
       gatewayClass: className,
+      controllerLabel: controllerLabel(resolved.controller),
       deploymentName: names.deployment,
       serviceAccount: names.serviceAccount,
       ports: servicePorts([...(gw.spec?.listeners ?? []), ...acceptedListenerSetListeners(gw, sets, lookupNamespace)]),
-      serviceType: annotations[SERVICE_TYPE_ANNOTATION] ?? defaultServiceType,
+      serviceType: annotations[SERVICE_TYPE_ANNOTATION] ?? resolved.info.defaultServiceType,
       clusterId: options.clusterId,
       kubeVersion: this.#kubeVersion ?? -1,
       revision: options.revision === "default" ? "" : options.revision,
       namespaceAnnotations: ns?.metadata.annotations ?? {},
-      infrastructureLabels: infrastructureMetadata(gw, "labels", options.copyLabelsAnnotations ?? true),
+      infrastructureLabels,
       infrastructureAnnotations: infrastructureMetadata(gw, "annotations", options.copyLabelsAnnotations ?? true),
       proxyConfig,
       mesh,
       settings: settings as InjectionSettings,
     };
-    return kubeGatewayObjects(input, overlays);
+    return TEMPLATES[resolved.info.template](input, overlays);
+  }
+
+  /**
+   * istiod's setLabelOverrides, by class name: with waypoints on, what a Gateway other than a waypoint or
+   * an east-west gateway runs is kept out of ambient unless it says; a waypoint's or east-west gateway's
+   * is on the values' network unless the Gateway's own labels name one.
+   */
+  #setLabelOverrides(gw: Gateway, labels: Record<string, string>, settings: Readonly<InjectionSettings>): void {
+    const className = gw.spec?.gatewayClassName ?? "";
+    const ambientGateway = className.includes("waypoint") || className.includes("east-west");
+    const ownLabels = gw.metadata.labels ?? {};
+    const saysMode = ownLabels[DATAPLANE_MODE_LABEL] !== undefined || labels[DATAPLANE_MODE_LABEL] !== undefined;
+    if (this.#options.ambientWaypoints && !ambientGateway && !saysMode) labels[DATAPLANE_MODE_LABEL] = "none";
+    if (ambientGateway && ownLabels[NETWORK_LABEL] === undefined && settings.network) {
+      labels[NETWORK_LABEL] = settings.network;
+    }
   }
 
   /** The class defaults ConfigMap's data (the oldest), then the Gateway's parameters ConfigMap's. */
@@ -351,7 +401,7 @@ export class GatewayDeploymentController {
   }
 
   /** Server-side applies one rendered object, unless an object of that name is someone else's. */
-  async #apply(rendered: JsonObject, gw: Gateway, names: ObjectNames): Promise<void> {
+  async #apply(rendered: JsonObject, gw: Gateway, names: ObjectNames, managedBy: string): Promise<void> {
     const object = structuredClone(rendered) as JsonObject & {
       metadata: JsonObject & { labels?: Record<string, string> };
     };
@@ -370,7 +420,7 @@ export class GatewayDeploymentController {
         `object name "${name}" is none of "${names.deployment}", "${names.serviceAccount}" nor starts with "${gatewayName}"`,
       );
     }
-    object.metadata.labels = { ...object.metadata.labels, [GATEWAY_MANAGED_LABEL]: GATEWAY_MANAGED_VALUE };
+    object.metadata.labels = { ...object.metadata.labels, [GATEWAY_MANAGED_LABEL]: managedBy };
     const existing = this.#existing(kind, namespace, name);
     if (existing && existing.metadata.labels?.[GATEWAY_MANAGED_LABEL] === undefined) {
       this.#log.debug({ kind, namespace, name }, "not managed by the gateway controller: left alone");
@@ -418,6 +468,9 @@ function objectNames(gw: Gateway, classSuffix: string): ObjectNames {
     serviceAccount: annotations[SERVICE_ACCOUNT_ANNOTATION] || fallback,
   };
 }
+
+/** The gateway.istio.io/managed label's value for a class's controller: its name with "/" made "-". */
+const controllerLabel = (controller: string) => controller.replaceAll("/", "-");
 
 const applyQuery = (path: string) => `${path}?fieldManager=${encodeURIComponent(FIELD_MANAGER)}&force=true`;
 

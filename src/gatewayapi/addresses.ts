@@ -1,5 +1,5 @@
 // Where a Gateway runs: the Services it binds to, what the registry knows of them (ports with
-// endpoints, external addresses) and the Programmed condition and addresses that follow.
+// endpoints, cluster and external addresses) and the Programmed condition and addresses that follow.
 import type { gatewayapi } from "../config/index.ts";
 import type { ConditionSpec } from "./conditions.ts";
 import type { ClassInfo } from "./gatewayclass.ts";
@@ -92,7 +92,9 @@ export function resolveGatewayInstances(
 ): GatewayInstances {
   const namespace = namespaceOf(gateway);
   const internal = new Set<string>();
+  const internalIPs = new Set<string>();
   const external = new Set<string>();
+  const pending = new Set<string>();
   const warnings: string[] = [];
   let unusable = false;
   const uniquePorts = [...new Set(servers.map((s) => s.port.number))];
@@ -112,7 +114,14 @@ export function resolveGatewayInstances(
     for (const port of uniquePorts) {
       if (service.endpoints.some((e) => e.servicePort === port)) {
         internal.add(`${hostname}:${port}`);
-        for (const address of service.externalAddresses ?? []) external.add(address);
+        for (const address of service.addresses ?? []) internalIPs.add(address);
+        const externalAddresses = service.externalAddresses ?? [];
+        for (const address of externalAddresses) external.add(address);
+        // A load balancer not given an address yet: its hostname is not reported until it is.
+        if (externalAddresses.length === 0 && service.kubernetesType === "LoadBalancer" && !pending.has(hostname)) {
+          warnings.push(`address pending for hostname "${hostname}"`);
+          pending.add(hostname);
+        }
         continue;
       }
       if (service.endpoints.length === 0) {
@@ -139,9 +148,9 @@ export function resolveGatewayInstances(
   }
   return {
     internal: [...internal].sort(byCodePoint),
-    internalIPs: [],
+    internalIPs: [...internalIPs].sort(byCodePoint),
     external: [...external].sort(byCodePoint),
-    pending: [],
+    pending: [...pending].sort(byCodePoint),
     warnings: warnings.sort(byCodePoint),
     allUsable: !unusable,
   };

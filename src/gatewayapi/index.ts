@@ -2,7 +2,14 @@
 // convertResources(objects, settings, services) → { config, statuses }.
 export { stampTransitionTimes, TRANSITION_TIME } from "./conditions.ts";
 export { type ConversionResult, convertResources, ROUTE_KINDS } from "./convert.ts";
-export { GATEWAY_CONTROLLER, GatewayClassIndex, UNMANAGED_CONTROLLER } from "./gatewayclass.ts";
+export {
+  EASTWEST_CONTROLLER,
+  GATEWAY_CONTROLLER,
+  GatewayClassIndex,
+  MESH_CONTROLLER,
+  type ResolvedClass,
+  UNMANAGED_CONTROLLER,
+} from "./gatewayclass.ts";
 export { INFERENCE_POOL_LABEL, inferencePoolServiceName, shadowService } from "./inference-service.ts";
 export { hasGatewayParent } from "./inferencepool.ts";
 export type { Listener } from "./listeners.ts";

@@ -80,6 +80,8 @@ function toRegistryService(service: Service, endpoints: readonly PortEndpoints[]
     ports: service.ports.map((p) => ({ name: p.name, port: p.port, protocol: p.protocol })),
     labels: service.labels,
     externalAddresses: service.externalAddresses,
+    addresses: service.addresses.length > 0 ? service.addresses : [service.defaultAddress],
+    kubernetesType: service.kubernetesType,
     // Sorted, so that endpoints coming and going on the same ports change nothing downstream.
     endpoints: [...pairs.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, pair]) => pair),
   };

@@ -39,6 +39,10 @@ export interface RegistryService {
   labels?: Readonly<Record<string, string>>;
   /** External (load balancer) addresses, from every cluster. */
   externalAddresses?: readonly string[];
+  /** Its virtual IPs (a Kubernetes Service's cluster IPs), else its default address (0.0.0.0 when headless). */
+  addresses?: readonly string[];
+  /** Kubernetes spec.type ("" or absent for a ServiceEntry): a LoadBalancer without addresses is pending. */
+  kubernetesType?: string;
   endpoints: readonly ServiceEndpoint[];
 }
 

@@ -22,8 +22,7 @@ export {
 export { applyPatch, createPatch, type PatchOperation } from "./inject/jsonpatch.ts";
 export {
   GATEWAY_MANAGED_LABEL,
-  GATEWAY_MANAGED_VALUE,
-  type KubeGatewayInput,
+  type GatewayTemplateInput,
   kubeGatewayObjects,
   type ServicePort,
 } from "./inject/kube-gateway.ts";
@@ -41,6 +40,7 @@ export {
   nativeSidecarModeFromEnv,
 } from "./inject/settings.ts";
 export { TEMPLATES } from "./inject/templates.ts";
+export { waypointObjects } from "./inject/waypoint.ts";
 export { type KubeInjectOptions, kubeInjectObject, kubeInjectText } from "./kube-inject.ts";
 export type { ValidationFailure } from "./metrics.ts";
 export {

@@ -7,8 +7,10 @@ import { execFileSync } from "node:child_process";
 import { after, before, describe, test } from "node:test";
 import pino from "pino";
 import { parseAllDocuments } from "yaml";
-import { KINDS, MeshWatcher } from "../../src/config/index.ts";
+import { type ConfigObject, DEFAULT_MESH_CONFIG, KINDS, MeshWatcher } from "../../src/config/index.ts";
 import { GatewayClassCreator, GatewayDeploymentController, TagWatcher } from "../../src/controllers/index.ts";
+import { GatewayStatusWriter } from "../../src/gatewayapi/status-writer.ts";
+import { storeGatewayConversion, storeRegistry } from "../../src/model/store-push.ts";
 import { ConfigStore } from "../../src/sources/index.ts";
 import { KubeClient, KubeSource } from "../../src/sources/kube/index.ts";
 import { InjectionSettingsWatcher } from "../../src/webhooks/inject/injector-config.ts";
@@ -68,12 +70,16 @@ const TUNED_GATEWAY = gateway("tuned", {
   listeners: [{ name: "http", port: 80, protocol: "HTTP" }],
 });
 
+/** Ambient's features, on Sluice's side. */
+type AmbientOptions = { ambientWaypoints?: boolean; ambientMultiNetwork?: boolean };
+
 /** The store and the controller as sluiced runs them, over the namespaces labelled `selection`. */
 function sluiceController(
   cluster: Cluster,
   selection: string,
   systemNamespace: string,
   injection?: InjectionSettingsWatcher,
+  ambient: AmbientOptions = {},
 ) {
   const store = new ConfigStore();
   const kubeConfig = cluster.kubeConfig();
@@ -103,6 +109,7 @@ function sluiceController(
     tags,
     systemNamespace,
     clusterId: "Kubernetes",
+    ...ambient,
   });
   return {
     async start() {
@@ -283,11 +290,19 @@ describe("GatewayDeploymentController", { skip }, () => {
     assert.equal(await exists(paths.disruptionBudget), false);
   });
 
-  test("other classes, and a Gateway naming an existing deployment by hostname, get nothing", async () => {
+  test("other classes, a waypoint without ambient, and a Gateway naming an existing deployment by hostname, get nothing", async () => {
     await cluster.must(
       "POST",
       `${GW}/namespaces/${ns}/gateways`,
       gateway("theirs", { gatewayClassName: "other", listeners: [{ name: "http", port: 80, protocol: "HTTP" }] }),
+    );
+    await cluster.must(
+      "POST",
+      `${GW}/namespaces/${ns}/gateways`,
+      gateway("wp", {
+        gatewayClassName: "istio-waypoint",
+        listeners: [{ name: "mesh", port: 15008, protocol: "HBONE" }],
+      }),
     );
     await cluster.must(
       "POST",
@@ -307,6 +322,7 @@ describe("GatewayDeploymentController", { skip }, () => {
     await waitUntil(() => exists(madePaths(ns, "later-istio").deployment), "later-istio");
     await controller.settled();
     assert.equal(await exists(madePaths(ns, "theirs-other").deployment), false);
+    assert.equal(await exists(madePaths(ns, "wp").deployment), false);
     assert.equal(await exists(madePaths(ns, "existing-istio").deployment), false);
   });
 
@@ -347,7 +363,7 @@ describe("GatewayDeploymentController", { skip }, () => {
 });
 
 /** The GatewayClass creator over a store of the cluster's classes, as sluiced runs it. */
-function classCreator(cluster: Cluster, remoteClass = true) {
+function classCreator(cluster: Cluster, remoteClass = true, ambient: AmbientOptions = {}) {
   const store = new ConfigStore();
   const kubeConfig = cluster.kubeConfig();
   const source = new KubeSource({ kubeConfig, writer: store, kinds: KINDS.filter((k) => k.kind === "GatewayClass") });
@@ -356,6 +372,8 @@ function classCreator(cluster: Cluster, remoteClass = true) {
     store,
     source: source.source,
     remoteClass,
+    waypointClass: ambient.ambientWaypoints,
+    eastWestClass: ambient.ambientMultiNetwork,
   });
   return {
     async start() {
@@ -370,13 +388,20 @@ function classCreator(cluster: Cluster, remoteClass = true) {
   };
 }
 
+const BUILTIN_CLASSES = ["istio", "istio-remote"];
+/** The built-in classes with ambient's on as `ambient` says. */
+const builtinClasses = (ambient: AmbientOptions) => [
+  ...BUILTIN_CLASSES,
+  ...(ambient.ambientWaypoints ? ["istio-waypoint"] : []),
+  ...(ambient.ambientMultiNetwork ? ["istio-east-west"] : []),
+];
 const classPath = (name: string) => `${GW}/gatewayclasses/${name}`;
 
 /** The specs of the built-in classes, once both exist. */
-async function builtinClassSpecs(cluster: Cluster): Promise<Record<string, unknown>> {
+async function builtinClassSpecs(cluster: Cluster, names = BUILTIN_CLASSES): Promise<Record<string, unknown>> {
   const out: Record<string, unknown> = {};
   await waitUntil(async () => {
-    for (const name of ["istio", "istio-remote"]) {
+    for (const name of names) {
       const answer = await cluster.request("GET", classPath(name));
       if (answer.status !== 200) return false;
       out[name] = (answer.body as KubeObject).spec;
@@ -387,9 +412,9 @@ async function builtinClassSpecs(cluster: Cluster): Promise<Record<string, unkno
 }
 
 /** Who created each built-in class, as managedFields record it (the main resource's, without times). */
-async function builtinClassWriters(cluster: Cluster): Promise<Record<string, unknown>> {
+async function builtinClassWriters(cluster: Cluster, names = BUILTIN_CLASSES): Promise<Record<string, unknown>> {
   const out: Record<string, unknown> = {};
-  for (const name of ["istio", "istio-remote"]) {
+  for (const name of names) {
     const { metadata } = (await cluster.must("GET", classPath(name))).body as KubeObject;
     out[name] = (metadata.managedFields ?? [])
       .filter((f) => f.subresource === undefined)
@@ -490,49 +515,61 @@ function comparable(object: KubeObject, namespace: string): unknown {
   return JSON.parse(text);
 }
 
-// istiod and Sluice's controller side by side in one cluster of their own (istiod takes the
-// istio-gateway-deployment-default Lease in istio-system), each over a namespace of its own, with
-// istioctl's injector ConfigMap: the same Gateway, changed the same way, makes the same objects.
-describe("GatewayDeploymentController against istiod", { skip: istiodSkip }, () => {
+/**
+ * istiod and Sluice's controller side by side in one cluster of their own (istiod takes the
+ * istio-gateway-deployment-default Lease in istio-system), each over a namespace of its own, with
+ * istioctl's injector ConfigMap: the same Gateway, changed the same way, makes the same objects.
+ * Registers the suite's hooks and its first test, that the built-in GatewayClasses are the same;
+ * `istiodEnv` turns istiod's features on, `ambient` Sluice's alike.
+ */
+function besideIstiod(istiodEnv: NodeJS.ProcessEnv, ambient: AmbientOptions) {
   let beside: IstiodBeside | undefined;
-  let cluster: Cluster;
   let controller: ReturnType<typeof sluiceController> | undefined;
-  let sides: { istiod: string; sluice: string };
-  let sluiceClasses: Record<string, unknown> = {};
-  let sluiceClassWriters: Record<string, unknown> = {};
-
-  const both = async (step: (ns: string) => Promise<unknown>) => {
-    await step(sides.istiod);
-    await step(sides.sluice);
-  };
-  /** The objects `name` is made of in each namespace, once both have them all (`kinds`), compared. */
-  const same = async (
-    name: string,
-    kinds: (keyof ReturnType<typeof madePaths>)[],
-    check: (o: KubeObject) => boolean = () => true,
-  ) => {
-    const read = async (ns: string) => {
-      const paths = madePaths(ns, name);
-      const out: Record<string, KubeObject> = {};
+  const classes = builtinClasses(ambient);
+  const ctx = {
+    cluster: undefined as unknown as Cluster,
+    sides: { istiod: "", sluice: "" },
+    sluiceClasses: {} as Record<string, unknown>,
+    sluiceClassWriters: {} as Record<string, unknown>,
+    /** Runs `step` in istiod's namespace, then in Sluice's. */
+    both: async (step: (ns: string) => Promise<unknown>) => {
+      await step(ctx.sides.istiod);
+      await step(ctx.sides.sluice);
+    },
+    /** The objects `name` is made of in each namespace, once both have them all (`kinds`), compared. */
+    same: async (
+      name: string,
+      kinds: (keyof ReturnType<typeof madePaths>)[],
+      check: (o: KubeObject) => boolean = () => true,
+    ) => {
+      const { cluster, sides } = ctx;
+      const read = async (ns: string) => {
+        const paths = madePaths(ns, name);
+        const out: Record<string, KubeObject> = {};
+        for (const kind of kinds) {
+          const answer = await cluster.request("GET", paths[kind]);
+          if (answer.status !== 200) return undefined;
+          out[kind] = answer.body as KubeObject;
+        }
+        return out;
+      };
+      let last: [Record<string, KubeObject> | undefined, Record<string, KubeObject> | undefined] = [
+        undefined,
+        undefined,
+      ];
+      await waitUntil(
+        async () => {
+          last = [await read(sides.istiod), await read(sides.sluice)];
+          return last.every((objects) => objects !== undefined && Object.values(objects).every(check));
+        },
+        `${name}'s ${kinds.join(", ")} on both sides`,
+      );
+      const [istiod, sluice] = last as [Record<string, KubeObject>, Record<string, KubeObject>];
       for (const kind of kinds) {
-        const answer = await cluster.request("GET", paths[kind]);
-        if (answer.status !== 200) return undefined;
-        out[kind] = answer.body as KubeObject;
+        assert.deepEqual(comparable(sluice[kind], sides.sluice), comparable(istiod[kind], sides.istiod), kind);
       }
-      return out;
-    };
-    let last: [Record<string, KubeObject> | undefined, Record<string, KubeObject> | undefined] = [undefined, undefined];
-    await waitUntil(
-      async () => {
-        last = [await read(sides.istiod), await read(sides.sluice)];
-        return last.every((objects) => objects !== undefined && Object.values(objects).every(check));
-      },
-      `${name}'s ${kinds.join(", ")} on both sides`,
-    );
-    const [istiod, sluice] = last as [Record<string, KubeObject>, Record<string, KubeObject>];
-    for (const kind of kinds) {
-      assert.deepEqual(comparable(sluice[kind], sides.sluice), comparable(istiod[kind], sides.istiod), kind);
-    }
+      return { istiod, sluice };
+    },
   };
 
   before(async () => {
@@ -540,6 +577,7 @@ describe("GatewayDeploymentController against istiod", { skip: istiodSkip }, () 
     beside = await startIstiodBeside({
       selectLabel: SELECT_LABEL,
       name: "gateway-deployment",
+      env: istiodEnv,
       prepare: async (cluster) => {
         // istiod makes Gateway deployments with the templates of its injector's ConfigMap.
         await cluster.must("POST", "/api/v1/namespaces/istio-system/configmaps", {
@@ -549,21 +587,21 @@ describe("GatewayDeploymentController against istiod", { skip: istiodSkip }, () 
           data: injector.data,
         });
         // The GatewayClasses Sluice makes, taken away again for istiod to make its own.
-        const creator = classCreator(cluster);
+        const creator = classCreator(cluster, true, ambient);
         await creator.start();
-        sluiceClasses = await builtinClassSpecs(cluster);
-        sluiceClassWriters = await builtinClassWriters(cluster);
+        ctx.sluiceClasses = await builtinClassSpecs(cluster, classes);
+        ctx.sluiceClassWriters = await builtinClassWriters(cluster, classes);
         creator.stop();
-        for (const name of Object.keys(sluiceClasses)) await cluster.must("DELETE", classPath(name));
+        for (const name of Object.keys(ctx.sluiceClasses)) await cluster.must("DELETE", classPath(name));
       },
     });
-    cluster = beside.cluster;
-    sides = beside.namespaces;
+    ctx.cluster = beside.cluster;
+    ctx.sides = beside.namespaces;
     const injection = new InjectionSettingsWatcher(
       { config: injector.data?.config, values: injector.data?.values },
       { from: { config: "istioctl", values: "istioctl" }, revision: "", log: pino({ level: "silent" }) },
     );
-    controller = sluiceController(cluster, "sluice", "istio-system", injection);
+    controller = sluiceController(ctx.cluster, "sluice", "istio-system", injection, ambient);
     await controller.start();
   });
   after(async () => {
@@ -572,21 +610,27 @@ describe("GatewayDeploymentController against istiod", { skip: istiodSkip }, () 
   });
 
   test("the same built-in GatewayClasses", async () => {
-    assert.deepEqual(await builtinClassSpecs(cluster), sluiceClasses);
+    assert.deepEqual(await builtinClassSpecs(ctx.cluster, classes), ctx.sluiceClasses);
     // Created alike: by an update under pilot-discovery, owning the same fields.
-    const istiodWriters = await builtinClassWriters(cluster);
+    const istiodWriters = await builtinClassWriters(ctx.cluster, classes);
     assert.deepEqual(
       Object.values(istiodWriters).map((entries) =>
         (entries as { manager: string; operation: string }[]).map((f) => [f.manager, f.operation]),
       ),
-      [[["pilot-discovery", "Update"]], [["pilot-discovery", "Update"]]],
+      classes.map(() => [["pilot-discovery", "Update"]]),
     );
-    assert.deepEqual(sluiceClassWriters, istiodWriters);
+    assert.deepEqual(ctx.sluiceClassWriters, istiodWriters);
   });
+  return ctx;
+}
+
+describe("GatewayDeploymentController against istiod", { skip: istiodSkip }, () => {
+  const beside = besideIstiod({}, {});
+  const { both, same } = beside;
 
   test("a new Gateway: the same ServiceAccount, Deployment and Service", async () => {
     await both((ns) =>
-      cluster.must(
+      beside.cluster.must(
         "POST",
         `${GW}/namespaces/${ns}/gateways`,
         gateway(
@@ -599,26 +643,31 @@ describe("GatewayDeploymentController against istiod", { skip: istiodSkip }, () 
     await same("edge-istio", ["serviceAccount", "deployment", "service"]);
     // The controller version written to the Gateway, as the same record of the same write.
     const written = async (ns: string) => {
-      const gw = (await cluster.must("GET", `${GW}/namespaces/${ns}/gateways/edge`)).body as KubeObject;
+      const gw = (await beside.cluster.must("GET", `${GW}/namespaces/${ns}/gateways/edge`)).body as KubeObject;
       return (gw.metadata.managedFields ?? [])
         .filter((f) => f.manager === "istio.io/gateway-controller")
         .map(({ time: _time, ...rest }) => rest);
     };
-    const istiodWrote = await written(sides.istiod);
+    const istiodWrote = await written(beside.sides.istiod);
     assert.equal(istiodWrote.length, 1);
-    assert.deepEqual(await written(sides.sluice), istiodWrote);
+    assert.deepEqual(await written(beside.sides.sluice), istiodWrote);
   });
 
   test("a listener added: the same ports", async () => {
     await both(async (ns) => {
       const path = `${GW}/namespaces/${ns}/gateways/edge`;
-      const gw = (await cluster.must("GET", path)).body as KubeObject;
+      const gw = (await beside.cluster.must("GET", path)).body as KubeObject;
       const listeners = [
         ...((gw.spec?.listeners as unknown[]) ?? []),
         { name: "tls.passthrough", port: 8443, protocol: "TLS", tls: { mode: "Passthrough" } },
       ];
       // A merge patch: the control plane writes the Gateway's status meanwhile.
-      await cluster.must("PATCH", path, { spec: { listeners } }, { "content-type": "application/merge-patch+json" });
+      await beside.cluster.must(
+        "PATCH",
+        path,
+        { spec: { listeners } },
+        { "content-type": "application/merge-patch+json" },
+      );
     });
     const hasPort = (o: KubeObject) => o.kind !== "Service" || JSON.stringify(o.spec).includes("8443");
     await same("edge-istio", ["serviceAccount", "deployment", "service"], hasPort);
@@ -626,7 +675,7 @@ describe("GatewayDeploymentController against istiod", { skip: istiodSkip }, () 
 
   test("parameters overlays: the same overlaid objects, autoscaler and disruption budget included", async () => {
     await both(async (ns) => {
-      await cluster.must("POST", `/api/v1/namespaces/${ns}/configmaps`, {
+      await beside.cluster.must("POST", `/api/v1/namespaces/${ns}/configmaps`, {
         apiVersion: "v1",
         kind: "ConfigMap",
         metadata: { name: "tuned-options" },
@@ -637,8 +686,152 @@ describe("GatewayDeploymentController against istiod", { skip: istiodSkip }, () 
           podDisruptionBudget: "spec:\n  minAvailable: 1\n",
         },
       });
-      await cluster.must("POST", `${GW}/namespaces/${ns}/gateways`, TUNED_GATEWAY);
+      await beside.cluster.must("POST", `${GW}/namespaces/${ns}/gateways`, TUNED_GATEWAY);
     });
     await same("tuned-istio", ["serviceAccount", "deployment", "service", "autoscaler", "disruptionBudget"]);
+  });
+});
+
+// With ambient (and its multi-network part) on, on both sides: waypoints and east-west gateways are
+// made from the waypoint template, and what other Gateways run is kept out of ambient.
+describe("GatewayDeploymentController against istiod, ambient", { skip: istiodSkip }, () => {
+  const beside = besideIstiod(
+    { PILOT_ENABLE_AMBIENT: "true", AMBIENT_ENABLE_MULTI_NETWORK: "true" },
+    { ambientWaypoints: true, ambientMultiNetwork: true },
+  );
+  const { both, same } = beside;
+  const create = (object: unknown) =>
+    both((ns) => beside.cluster.must("POST", `${GW}/namespaces/${ns}/gateways`, object));
+
+  test("a waypoint: the same ServiceAccount, Deployment and Service", async () => {
+    await create(
+      gateway(
+        "waypoint",
+        { gatewayClassName: "istio-waypoint", listeners: [{ name: "mesh", port: 15008, protocol: "HBONE" }] },
+        { labels: { "istio.io/waypoint-for": "service" } },
+      ),
+    );
+    const { sluice } = await same("waypoint", ["serviceAccount", "deployment", "service"]);
+    // What sets a waypoint apart, on top of being the same as istiod's.
+    assert.equal(sluice.deployment.metadata.labels?.["gateway.istio.io/managed"], "istio.io-mesh-controller");
+    const template = (
+      sluice.deployment.spec as {
+        template: {
+          metadata: { labels: Record<string, string> };
+          spec: { serviceAccountName: string; containers: { args: string[] }[] };
+        };
+      }
+    ).template;
+    assert.equal(template.metadata.labels["istio.io/dataplane-mode"], "none");
+    assert.equal(template.metadata.labels["istio.io/waypoint-for"], "service");
+    assert.equal(template.spec.serviceAccountName, "waypoint");
+    assert.deepEqual(template.spec.containers[0].args.slice(0, 2), ["proxy", "waypoint"]);
+    const spec = sluice.service.spec as { type: string; ports: { name: string; port: number; appProtocol: string }[] };
+    assert.equal(spec.type, "ClusterIP");
+    assert.deepEqual(
+      spec.ports.map((p) => [p.name, p.port, p.appProtocol]),
+      [
+        ["status-port", 15021, "tcp"],
+        ["mesh", 15008, "hbone"],
+      ],
+    );
+  });
+
+  test("an east-west gateway: the same ServiceAccount, Deployment and Service", async () => {
+    await create(
+      gateway(
+        "eastwest",
+        {
+          gatewayClassName: "istio-east-west",
+          listeners: [
+            {
+              name: "mesh",
+              port: 15008,
+              protocol: "HBONE",
+              tls: { mode: "Terminate", options: { "gateway.istio.io/tls-terminate-mode": "ISTIO_MUTUAL" } },
+            },
+          ],
+        },
+        { labels: { "topology.istio.io/network": "network-1" } },
+      ),
+    );
+    const { sluice } = await same("eastwest", ["serviceAccount", "deployment", "service"]);
+    assert.equal(sluice.service.metadata.labels?.["gateway.istio.io/managed"], "istio.io-eastwest-controller");
+    assert.equal((sluice.service.spec as { type: string }).type, "LoadBalancer");
+    // Its proxy asks for its own network's view.
+    assert.match(JSON.stringify(sluice.deployment.spec), /ISTIO_META_REQUESTED_NETWORK_VIEW","value":"network-1"/);
+  });
+
+  test("a waypoint's status: the same as istiod's, addresses naming its Service", async () => {
+    // Sluice's Gateway status writer, as sluiced runs it, writing only its own namespace's.
+    const { cluster, sides } = beside;
+    const store = new ConfigStore();
+    const source = new KubeSource({
+      kubeConfig: cluster.kubeConfig(),
+      writer: store,
+      discoverySelectors: [{ matchLabels: { [SELECT_LABEL]: "sluice" } }],
+    });
+    await source.start();
+    const registry = storeRegistry(store, DEFAULT_MESH_CONFIG, "cluster.local");
+    const writer = new GatewayStatusWriter({
+      conversion: storeGatewayConversion(store, registry, "cluster.local"),
+      store,
+      target: source,
+      owns: (obj: ConfigObject) => obj.metadata.namespace === sides.sluice,
+    });
+    writer.start();
+    try {
+      // The waypoint's proxy, as the endpoint controller would list it had it a node to run on.
+      await both(async (ns) => {
+        await cluster.must("POST", `/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices`, {
+          apiVersion: "discovery.k8s.io/v1",
+          kind: "EndpointSlice",
+          metadata: { name: "waypoint-proxy", labels: { "kubernetes.io/service-name": "waypoint" } },
+          addressType: "IPv4",
+          endpoints: [{ addresses: ["10.244.0.9"], conditions: { ready: true } }],
+          ports: [
+            { name: "mesh", port: 15008, protocol: "TCP" },
+            { name: "status-port", port: 15021, protocol: "TCP" },
+          ],
+        });
+      });
+      const status = async (ns: string) => {
+        const gw = (await cluster.must("GET", `${GW}/namespaces/${ns}/gateways/waypoint`)).body as KubeObject & {
+          status?: { addresses?: { type: string; value: string }[] };
+        };
+        const service = (await cluster.must("GET", madePaths(ns, "waypoint").service)).body as KubeObject;
+        // Each side's Service has its own cluster IP.
+        const ip = String((service.spec as { clusterIP: string }).clusterIP);
+        const text = JSON.stringify(gw.status ?? {})
+          .replaceAll(ns, "NS")
+          .replaceAll(ip, "CLUSTER-IP")
+          .replace(/"lastTransitionTime":"[^"]*"/g, '"lastTransitionTime":"T"');
+        return JSON.parse(text) as { addresses?: { type: string; value: string }[] };
+      };
+      let last: { addresses?: unknown }[] = [];
+      await waitUntil(async () => {
+        last = [await status(sides.istiod), await status(sides.sluice)];
+        return last.every((s) => s.addresses !== undefined);
+      }, "the waypoint's addresses on both sides");
+      // Both address types (the class reports both), the Service's IP and its hostname.
+      assert.deepEqual(last[0].addresses, [
+        { type: "IPAddress", value: "CLUSTER-IP" },
+        { type: "Hostname", value: "waypoint.NS.svc.cluster.local" },
+      ]);
+      assert.deepEqual(last[1], last[0]);
+    } finally {
+      writer.stop();
+      source.stop();
+    }
+  });
+
+  test("a Gateway of class istio: the same objects, kept out of ambient", async () => {
+    await create(
+      gateway("ingress", { gatewayClassName: "istio", listeners: [{ name: "http", port: 80, protocol: "HTTP" }] }),
+    );
+    const { sluice } = await same("ingress-istio", ["serviceAccount", "deployment", "service"]);
+    for (const object of Object.values(sluice)) {
+      assert.equal(object.metadata.labels?.["istio.io/dataplane-mode"], "none", object.kind);
+    }
   });
 });

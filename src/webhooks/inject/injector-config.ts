@@ -207,8 +207,8 @@ export class InjectionSettingsWatcher {
   #build(warnTemplates: boolean): InjectionSettings {
     const settings = { ...injectionSettings(this.#config, this.#values), revision: this.#options.revision };
     for (const template of warnTemplates ? settings.customTemplates : []) {
-      // Not a pod's: the Gateway deployment controller has its built-in.
-      if (template === "kube-gateway") continue;
+      // Not a pod's: the Gateway deployment controller has its built-ins.
+      if (template === "kube-gateway" || template === "waypoint") continue;
       this.#options.log.warn(
         { from: this.#options.from.config, template },
         "injection template not run: Sluice has no built-in template of this name and does not run Go templates; pods asking for it are refused",

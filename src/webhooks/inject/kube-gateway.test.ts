@@ -1,26 +1,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { DEFAULT_MESH_CONFIG } from "../../config/index.ts";
-import { type KubeGatewayInput, kubeGatewayObjects } from "./kube-gateway.ts";
-import { DEFAULT_INJECTION_SETTINGS } from "./settings.ts";
+import { gatewayTemplateInput } from "../../../test/support/gateway-template-input.ts";
+import { kubeGatewayObjects } from "./kube-gateway.ts";
 
-const input = (namespaceAnnotations: Record<string, string> = {}): KubeGatewayInput => ({
-  gateway: { metadata: { name: "web", namespace: "edge", uid: "u-1" } },
-  gatewayClass: "istio",
-  deploymentName: "web-istio",
-  serviceAccount: "web-istio",
-  ports: [{ name: "status-port", port: 15021, protocol: "TCP", appProtocol: "tcp" }],
-  serviceType: "LoadBalancer",
-  clusterId: "Kubernetes",
-  kubeVersion: 135,
-  revision: "",
-  namespaceAnnotations,
-  infrastructureLabels: {},
-  infrastructureAnnotations: {},
-  proxyConfig: DEFAULT_MESH_CONFIG.defaultConfig ?? {},
-  mesh: DEFAULT_MESH_CONFIG,
-  settings: structuredClone({ ...DEFAULT_INJECTION_SETTINGS }),
-});
+const input = (namespaceAnnotations: Record<string, string> = {}) => gatewayTemplateInput({ namespaceAnnotations });
 
 const kinds = (objects: { kind?: unknown }[]) => objects.map((o) => o.kind);
 const proxy = (objects: Record<string, unknown>[]) => {

@@ -1,7 +1,8 @@
 // Istio's built-in `kube-gateway` template (istio-discovery files/kube-gateway.yaml) as a function: the
 // ServiceAccount, Deployment, Service, HorizontalPodAutoscaler and PodDisruptionBudget that run a
 // Gateway API Gateway of class `istio`. The autoscaler and the disruption budget are rendered but kept
-// only when an overlay asks for them (the controller decides).
+// only when an overlay asks for them (the controller decides). The pieces both Gateway templates share
+// (all but the Deployment) are here too, for waypoint.ts.
 
 import { parse as parseYaml } from "yaml";
 import type { MeshConfig, ProxyConfig } from "../../config/index.ts";
@@ -34,7 +35,7 @@ export const GATEWAY_NAME_LABEL = "gateway.networking.k8s.io/gateway-name";
 export const GATEWAY_CLASS_LABEL = "gateway.networking.k8s.io/gateway-class-name";
 export const GATEWAY_MANAGED_LABEL = "gateway.istio.io/managed";
 /** The managed label's value for the `istio` class's controller (istio.io/gateway-controller). */
-export const GATEWAY_MANAGED_VALUE = "istio.io-gateway-controller";
+const GATEWAY_MANAGED_VALUE = "istio.io-gateway-controller";
 const NETWORK_LABEL = "topology.istio.io/network";
 const OPENSHIFT_UID_RANGE = "openshift.io/sa.scc.uid-range";
 const OPENSHIFT_SUPPLEMENTAL_GROUPS = "openshift.io/sa.scc.supplemental-groups";
@@ -54,12 +55,14 @@ export interface ServicePort {
 }
 
 /** Istio's TemplateInput and derivedInput: the Gateway and what the controller worked out for it. */
-export interface KubeGatewayInput {
+export interface GatewayTemplateInput {
   gateway: {
     metadata: { name: string; namespace: string; uid: string; annotations?: Record<string, string> };
     spec?: { addresses?: { type?: string; value: string }[] };
   };
   gatewayClass: string;
+  /** The class's controller with "/" made "-" (istio.io-mesh-controller), labelling what it manages. */
+  controllerLabel: string;
   deploymentName: string;
   serviceAccount: string;
   ports: ServicePort[];
@@ -80,13 +83,17 @@ export interface KubeGatewayInput {
 
 const isEmpty = (value: Record<string, unknown>) => Object.keys(value).length === 0;
 
-function copiedAnnotations(input: KubeGatewayInput): Record<string, string> {
+function copiedAnnotations(input: GatewayTemplateInput): Record<string, string> {
   const out = { ...input.infrastructureAnnotations };
   for (const key of NOT_COPIED_ANNOTATIONS) delete out[key];
   return out;
 }
 
-function metadata(input: KubeGatewayInput, name: string, extraLabels: Record<string, string> = {}): JsonObject {
+export function metadata(
+  input: GatewayTemplateInput,
+  name: string,
+  extraLabels: Record<string, string> = {},
+): JsonObject {
   const { gateway } = input;
   return {
     name,
@@ -109,7 +116,7 @@ function metadata(input: KubeGatewayInput, name: string, extraLabels: Record<str
   };
 }
 
-function serviceAccount(input: KubeGatewayInput): JsonObject {
+function serviceAccount(input: GatewayTemplateInput): JsonObject {
   const meta = metadata(input, input.serviceAccount);
   // Owned by the Gateway only from Kubernetes 1.28, which keeps a ServiceAccount's token valid then.
   if (input.kubeVersion < 128) delete meta.ownerReferences;
@@ -126,13 +133,10 @@ function podSecurityContext(settings: InjectionSettings): JsonObject {
   };
 }
 
-function proxyArgs(input: KubeGatewayInput): string[] {
+/** The proxy's log level arguments: the Gateway's annotations, else the values'. */
+export function logLevelArgs(input: GatewayTemplateInput): string[] {
   const { settings, gateway } = input;
-  const args = [
-    "proxy",
-    "router",
-    "--domain",
-    `$(POD_NAMESPACE).svc.${settings.clusterDomain}`,
+  return [
     "--proxyLogLevel",
     podAnnotation(gateway, "sidecar.istio.io/logLevel", settings.logLevel),
     "--proxyComponentLogLevel",
@@ -140,19 +144,26 @@ function proxyArgs(input: KubeGatewayInput): string[] {
     "--log_output_level",
     podAnnotation(gateway, "sidecar.istio.io/agentLogLevel", settings.agentLogLevel),
   ];
+}
+
+function proxyArgs(input: GatewayTemplateInput): string[] {
+  const { settings } = input;
+  const args = [
+    "proxy",
+    "router",
+    "--domain",
+    `$(POD_NAMESPACE).svc.${settings.clusterDomain}`,
+    ...logLevelArgs(input),
+  ];
   if (settings.stsPort) args.push(`--stsPort=${settings.stsPort}`);
   if (settings.logAsJson) args.push("--log_as_json");
   return args;
 }
 
-function proxyEnv(input: KubeGatewayInput): EnvVar[] {
-  const { settings, proxyConfig, gateway } = input;
+function proxyEnv(input: GatewayTemplateInput): EnvVar[] {
+  const { settings, proxyConfig } = input;
   const network = input.infrastructureLabels[NETWORK_LABEL] || settings.network;
   const requestedNetwork = input.infrastructureLabels[NETWORK_LABEL];
-  const owner = {
-    typeMeta: { apiVersion: "apps/v1", kind: "Deployment" },
-    deploy: { name: input.deploymentName, namespace: gateway.metadata.namespace },
-  };
   return [
     ...identityEnv(settings),
     resourceRef("ISTIO_CPU_LIMIT", "limits.cpu"),
@@ -166,14 +177,42 @@ function proxyEnv(input: KubeGatewayInput): EnvVar[] {
     fieldRef("ISTIO_META_NODE_NAME", "spec.nodeName"),
     { name: "ISTIO_META_INTERCEPTION_MODE", value: proxyConfig.interceptionMode ?? "REDIRECT" },
     ...(network ? [{ name: "ISTIO_META_NETWORK", value: network }] : []),
-    ...ownerEnv(owner, input.deploymentName),
+    ...deploymentOwnerEnv(input),
     ...meshIdEnv(input),
     ...proxyMetadataEnv(proxyConfig),
     ...(requestedNetwork ? [envVar("ISTIO_META_REQUESTED_NETWORK_VIEW", requestedNetwork)] : []),
   ];
 }
 
-const readyProbe = (failureThreshold: number, initialDelaySeconds: number, periodSeconds: number) => ({
+/** ISTIO_META_WORKLOAD_NAME and ISTIO_META_OWNER: the Deployment the template makes. */
+export function deploymentOwnerEnv(input: GatewayTemplateInput): EnvVar[] {
+  const owner = {
+    typeMeta: { apiVersion: "apps/v1", kind: "Deployment" },
+    deploy: { name: input.deploymentName, namespace: input.gateway.metadata.namespace },
+  };
+  return ownerEnv(owner, input.deploymentName);
+}
+
+/** Istio's inject.ProxyImage: the values' image, with the proxy config's image type; a Gateway's annotation may name another. */
+export function gatewayProxyImage(input: GatewayTemplateInput): string {
+  const { settings } = input;
+  const values = imageUrl(
+    settings,
+    settings.proxyImage,
+    String(input.proxyConfig.image?.imageType ?? ""),
+    input.gateway,
+  );
+  return proxyImage({ pod: input.gateway, settings, proxyImage: values });
+}
+
+/** The proxy container's ports, in both templates. */
+export const gatewayProxyPorts = (): JsonObject[] => [
+  { containerPort: 15020, name: "metrics", protocol: "TCP" },
+  { containerPort: 15021, name: "status-port", protocol: "TCP" },
+  { containerPort: 15090, protocol: "TCP", name: "http-envoy-prom" },
+];
+
+export const readyProbe = (failureThreshold: number, initialDelaySeconds: number, periodSeconds: number) => ({
   failureThreshold,
   httpGet: { path: "/healthz/ready", port: 15021, scheme: "HTTP" },
   initialDelaySeconds,
@@ -182,23 +221,13 @@ const readyProbe = (failureThreshold: number, initialDelaySeconds: number, perio
   timeoutSeconds: 1,
 });
 
-function proxyContainer(input: KubeGatewayInput): Container {
+function proxyContainer(input: GatewayTemplateInput): Container {
   const { settings } = input;
   const ids = proxyIds(input.namespaceAnnotations);
   const resources = settings.resources;
   return {
     name: PROXY_CONTAINER,
-    // Istio's inject.ProxyImage: the values' image, with the proxy config's image type.
-    image: proxyImage({
-      pod: input.gateway,
-      settings,
-      proxyImage: imageUrl(
-        settings,
-        settings.proxyImage,
-        String(input.proxyConfig.image?.imageType ?? ""),
-        input.gateway,
-      ),
-    }),
+    image: gatewayProxyImage(input),
     ...(isEmpty(resources as Record<string, unknown>) ? {} : { resources: structuredClone(resources) }),
     ...pullPolicy(input),
     securityContext: {
@@ -210,11 +239,7 @@ function proxyContainer(input: KubeGatewayInput): Container {
       runAsGroup: ids.gid,
       runAsNonRoot: true,
     },
-    ports: [
-      { containerPort: 15020, name: "metrics", protocol: "TCP" },
-      { containerPort: 15021, name: "status-port", protocol: "TCP" },
-      { containerPort: 15090, protocol: "TCP", name: "http-envoy-prom" },
-    ],
+    ports: gatewayProxyPorts() as Container["ports"],
     args: proxyArgs(input),
     ...(isEmpty(settings.proxyLifecycle) ? {} : { lifecycle: structuredClone(settings.proxyLifecycle) }),
     env: proxyEnv(input),
@@ -224,10 +249,7 @@ function proxyContainer(input: KubeGatewayInput): Container {
   };
 }
 
-function deployment(input: KubeGatewayInput): JsonObject {
-  const { gateway, settings } = input;
-  const name = gateway.metadata.name;
-  const managed = { [GATEWAY_MANAGED_LABEL]: GATEWAY_MANAGED_VALUE };
+function deployment(input: GatewayTemplateInput): JsonObject {
   const volumes: Volume[] = [
     // The template's `emptyDir:` with nothing after it; the API server defaults it to {}.
     { emptyDir: null, name: "workload-socket" },
@@ -239,6 +261,32 @@ function deployment(input: KubeGatewayInput): JsonObject {
     tokenVolume(input),
     ...caCertVolumes(input, false),
   ];
+  return gatewayDeployment(
+    input,
+    GATEWAY_MANAGED_VALUE,
+    {},
+    {
+      securityContext: podSecurityContext(input.settings),
+      serviceAccountName: input.serviceAccount,
+      containers: [proxyContainer(input)],
+      volumes,
+      ...imagePullSecrets(input),
+    },
+  );
+}
+
+/**
+ * A Gateway template's Deployment of `podSpec`, labelled and annotated as both templates do:
+ * `managedBy` is its gateway.istio.io/managed label, `podLabels` come first (the Gateway's override them).
+ */
+export function gatewayDeployment(
+  input: GatewayTemplateInput,
+  managedBy: string,
+  podLabels: Record<string, string>,
+  podSpec: JsonObject,
+): JsonObject {
+  const name = input.gateway.metadata.name;
+  const managed = { [GATEWAY_MANAGED_LABEL]: managedBy };
   return {
     apiVersion: "apps/v1",
     kind: "Deployment",
@@ -256,6 +304,7 @@ function deployment(input: KubeGatewayInput): JsonObject {
           },
           labels: {
             "sidecar.istio.io/inject": "false",
+            ...podLabels,
             "service.istio.io/canonical-name": input.deploymentName,
             "service.istio.io/canonical-revision": "latest",
             ...input.infrastructureLabels,
@@ -264,25 +313,20 @@ function deployment(input: KubeGatewayInput): JsonObject {
             ...managed,
           },
         },
-        spec: {
-          securityContext: podSecurityContext(settings),
-          serviceAccountName: input.serviceAccount,
-          containers: [proxyContainer(input)],
-          volumes,
-          ...imagePullSecrets(input),
-        },
+        spec: podSpec,
       },
     },
   };
 }
 
-function service(input: KubeGatewayInput): JsonObject {
+function service(input: GatewayTemplateInput, annotations: Record<string, string>): JsonObject {
   const { gateway } = input;
+  const meta = metadata(input, input.deploymentName);
   const addresses = gateway.spec?.addresses ?? [];
   return {
     apiVersion: "v1",
     kind: "Service",
-    metadata: metadata(input, input.deploymentName),
+    metadata: { ...meta, annotations: { ...annotations, ...(meta.annotations as Record<string, string>) } },
     spec: {
       ipFamilyPolicy: "PreferDualStack",
       ports: input.ports.map((p) => ({ ...p })),
@@ -293,7 +337,7 @@ function service(input: KubeGatewayInput): JsonObject {
   };
 }
 
-function autoscaler(input: KubeGatewayInput): JsonObject {
+function autoscaler(input: GatewayTemplateInput): JsonObject {
   return {
     apiVersion: "autoscaling/v2",
     kind: "HorizontalPodAutoscaler",
@@ -305,7 +349,7 @@ function autoscaler(input: KubeGatewayInput): JsonObject {
   };
 }
 
-function disruptionBudget(input: KubeGatewayInput): JsonObject {
+function disruptionBudget(input: GatewayTemplateInput): JsonObject {
   return {
     apiVersion: "policy/v1",
     kind: "PodDisruptionBudget",
@@ -330,13 +374,26 @@ const OVERLAY_KEYS = new Set(Object.values(OVERLAYS).map((k) => k.overlay));
  * changes an object's identity.
  */
 export function kubeGatewayObjects(
-  input: KubeGatewayInput,
+  input: GatewayTemplateInput,
   overlays: readonly Record<string, string>[] = [],
+): JsonObject[] {
+  return gatewayTemplateObjects(input, deployment(input), {}, overlays);
+}
+
+/**
+ * A Gateway template's objects around its `deployment`, the Service with `serviceAnnotations` (the
+ * Gateway's win), each with the overlays laid over, those made only when overlaid left out.
+ */
+export function gatewayTemplateObjects(
+  input: GatewayTemplateInput,
+  deployment: JsonObject,
+  serviceAnnotations: Record<string, string>,
+  overlays: readonly Record<string, string>[],
 ): JsonObject[] {
   const objects = [
     serviceAccount(input),
-    deployment(input),
-    service(input),
+    deployment,
+    service(input, serviceAnnotations),
     autoscaler(input),
     disruptionBudget(input),
   ];

@@ -85,6 +85,21 @@ export interface InjectionSettings {
   gatewaySecurityContext: Record<string, unknown>;
   /** gateways.seccompProfile: added to the default gateway pod security context; empty for none. */
   gatewaySeccompProfile: Record<string, unknown>;
+  /** global.platform: on "openshift" a waypoint's proxy takes the user and group OpenShift assigns. */
+  platform: string;
+  /** global.proxy.outlierLogPath: a waypoint proxy's outlier detection log; "" for none. */
+  outlierLogPath: string;
+  /** global.waypoint: a waypoint's proxy resources and pod scheduling. */
+  waypoint: WaypointSettings;
+}
+
+export interface WaypointSettings {
+  resources: ResourceRequirements;
+  /** Each left out of the pod when empty. */
+  affinity: Record<string, unknown>;
+  topologySpreadConstraints: unknown[];
+  nodeSelector: Record<string, unknown>;
+  tolerations: unknown[];
 }
 
 /** The Istio release whose proxy image Sluice injects by default. */
@@ -144,6 +159,15 @@ export const DEFAULT_INJECTION_SETTINGS: Readonly<InjectionSettings> = Object.fr
   stsPort: 0,
   gatewaySecurityContext: {},
   gatewaySeccompProfile: {},
+  platform: "",
+  outlierLogPath: "",
+  waypoint: {
+    resources: { requests: { cpu: "100m", memory: "128Mi" }, limits: { cpu: "2", memory: "1Gi" } },
+    affinity: {},
+    topologySpreadConstraints: [],
+    nodeSelector: {},
+    tolerations: [],
+  },
 });
 
 /** ENABLE_NATIVE_SIDECARS: always, never, or when every node's kubelet supports them (1.33 and later). */
@@ -270,6 +294,15 @@ export function injectionSettingsFromValues(
   map(child(root, "gateways"), "seccompProfile", (v) => (out.gatewaySeccompProfile = v));
   const resources = child(proxy, "resources");
   if (resources) out.resources = resourceRequirements(resources);
+  str(global, "platform", (v) => (out.platform = v));
+  str(proxy, "outlierLogPath", (v) => (out.outlierLogPath = v));
+  const waypoint = child(global, "waypoint");
+  const waypointResources = child(waypoint, "resources");
+  if (waypointResources) out.waypoint.resources = resourceRequirements(waypointResources);
+  map(waypoint, "affinity", (v) => (out.waypoint.affinity = v));
+  map(waypoint, "nodeSelector", (v) => (out.waypoint.nodeSelector = v));
+  list<unknown>(waypoint, "topologySpreadConstraints", (v) => (out.waypoint.topologySpreadConstraints = v));
+  list<unknown>(waypoint, "tolerations", (v) => (out.waypoint.tolerations = v));
 
   const cni = child(child(root, "pilot"), "cni");
   bool(cni, "enabled", (v) => (out.cni.enabled = v));
