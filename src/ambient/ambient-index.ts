@@ -110,6 +110,7 @@ export class AmbientIndex {
   readonly #workloadsByAlias: Index<WorkloadInfo>;
   readonly #servicesByAlias: Index<ServiceInfo>;
   readonly #workloadsByService: Index<WorkloadInfo>;
+  readonly #workloadsByNode: Index<WorkloadInfo>;
 
   constructor(inputs: AmbientInputs, options: AmbientOptions) {
     const { debug } = options;
@@ -320,6 +321,9 @@ export class AmbientIndex {
     this.#workloadsByAlias = this.workloads.addIndex("ambient/workloads-by-address", (w) => w.aliases);
     this.#servicesByAlias = this.services.addIndex("ambient/services-by-address", (s) => s.aliases);
     this.#workloadsByService = this.workloads.addIndex("ambient/workloads-by-service", (w) => w.serviceKeys);
+    this.#workloadsByNode = this.workloads.addIndex("ambient/workloads-by-node", (w) =>
+      w.workload.node ? [w.workload.node] : [],
+    );
   }
 
   /** A new mesh trust domain: every workload is sent again with it. */
@@ -359,6 +363,24 @@ export class AmbientIndex {
       for (const info of infos) found.set(info.name, info);
     }
     return { found: [...found.values()], missing };
+  }
+  /**
+   * The workloads an on-demand subscriber is kept subscribed to besides the names it asked for (Istio's
+   * AdditionalPodSubscriptions): those behind `addresses` that serve a service it is subscribed to, and
+   * (ztunnel serves its own node's pods) every workload on `node` not subscribed yet.
+   */
+  additionalSubscriptions(node: string, addresses: Iterable<string>, subscribed: ReadonlySet<string>): string[] {
+    const names = new Set<string>();
+    for (const address of addresses) {
+      for (const info of this.lookup(address)) {
+        const workload = this.workloads.get(info.name);
+        if (workload?.serviceKeys.some((key) => subscribed.has(key))) names.add(workload.name);
+      }
+    }
+    if (node !== "") {
+      for (const w of this.#workloadsByNode.lookup(node)) if (!subscribed.has(w.name)) names.add(w.name);
+    }
+    return [...names];
   }
 
   /**

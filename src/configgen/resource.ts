@@ -12,6 +12,8 @@ export interface XdsResource {
   resource: Message | Any;
   /** Delta xDS version; defaults to a hash of the encoded bytes. */
   version?: string;
+  /** Other names the proxy may know it by (delta xDS `aliases`: an on-demand WDS address's IPs). */
+  aliases?: readonly string[];
 }
 
 /** The names a proxy asks for of one type (xDS's WatchedResource, as config generation reads it). */

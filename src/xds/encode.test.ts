@@ -52,6 +52,24 @@ test("a delta response carries name, version and resource per entry, and removed
   assert.deepEqual(res.removedResources, ["gone"]);
 });
 
+test("a delta entry with aliases carries them; others carry none", () => {
+  const list = encodeResources(memos, [
+    { name: "ns/svc", resource: c("svc"), aliases: ["net/10.96.0.1", "net/fd00::1"] },
+    { name: "plain", resource: c("plain") },
+  ]);
+  const res = fromBinary(
+    discovery.DeltaDiscoveryResponseSchema,
+    deltaBytes({ systemVersionInfo: "v", typeUrl: TypeUrl.Cluster, nonce: "n", resources: list.resources, removed: [] }),
+  );
+  assert.deepEqual(
+    res.resources.map((r) => [r.name, r.aliases]),
+    [
+      ["ns/svc", ["net/10.96.0.1", "net/fd00::1"]],
+      ["plain", []],
+    ],
+  );
+});
+
 test("a resource object is encoded once; equal content gets the same version hash", () => {
   const shared = c("a");
   const first = encodeResource({ name: "a", resource: shared });

@@ -32,6 +32,8 @@ export interface EncodedResource {
   any: Uint8Array;
   /** The generator's version, else a hash of `any`. */
   readonly version: string;
+  /** Other names of the resource (delta `aliases`), when it has any. */
+  readonly aliases?: readonly string[];
 }
 
 interface Encoded {
@@ -129,6 +131,22 @@ class EncodedEntry implements EncodedResource {
   }
 }
 
+/** An entry with aliases: a class of its own, so the entries of every other type keep one shape. */
+class AliasedEntry extends EncodedEntry {
+  readonly aliases: readonly string[];
+
+  constructor(name: string, encoded: Encoded, version: string | undefined, aliases: readonly string[]) {
+    super(name, encoded, version);
+    this.aliases = aliases;
+  }
+}
+
+function encodedEntry(r: XdsResource, e: Encoded): EncodedResource {
+  return r.aliases && r.aliases.length > 0
+    ? new AliasedEntry(r.name, e, r.version, r.aliases)
+    : new EncodedEntry(r.name, e, r.version);
+}
+
 /** The tag of a length-delimited field: every field an xDS response or Any is assembled from. */
 function tag(field: { number: number }): number {
   return (field.number << 3) | WireType.LengthDelimited;
@@ -152,7 +170,12 @@ const DELTA = {
   controlPlane: tag(DF.controlPlane),
 };
 const RF = discovery.ResourceSchema.field;
-const RESOURCE = { version: tag(RF.version), resource: tag(RF.resource), name: tag(RF.name) };
+const RESOURCE = {
+  version: tag(RF.version),
+  resource: tag(RF.resource),
+  name: tag(RF.name),
+  aliases: tag(RF.aliases),
+};
 
 function varintSize(n: number): number {
   let size = 1;
@@ -176,7 +199,7 @@ function utf8Size(s: string): number {
 export function encodeResource(r: XdsResource, memos: Memos = NO_MEMOS): EncodedResource {
   const e = encoded(memos, r.resource);
   if (e.error !== undefined) throw new Error(`xds: cannot encode ${r.name}: ${e.error}`);
-  return new EncodedEntry(r.name, e, r.version);
+  return encodedEntry(r, e);
 }
 
 /** A generated resource list, encoded. Shared by every connection given the same list: never mutate it. */
@@ -216,7 +239,7 @@ export function encodeResources(memos: Memos, list: readonly XdsResource[]): Enc
     const errors: ResourceError[] = [];
     for (const r of list) {
       const e = encoded(memos, r.resource);
-      if (e.error === undefined) resources.push(new EncodedEntry(r.name, e, r.version));
+      if (e.error === undefined) resources.push(encodedEntry(r, e));
       else errors.push({ name: r.name, error: e.error });
     }
     entry = new EncodedList(resources, errors);
@@ -380,13 +403,14 @@ export interface DeltaResponse {
   controlPlane?: Uint8Array;
 }
 
-/** The size of an encoded envoy.service.discovery.v3.Resource: version, resource, name. */
+/** The size of an encoded envoy.service.discovery.v3.Resource: version, resource, name, aliases. */
 function deltaEntrySize(r: EncodedResource): number {
-  return (
+  let size =
     fieldSize(RESOURCE.version, utf8Size(r.version)) +
     fieldSize(RESOURCE.resource, r.any.length) +
-    fieldSize(RESOURCE.name, utf8Size(r.name))
-  );
+    fieldSize(RESOURCE.name, utf8Size(r.name));
+  if (r.aliases) for (const alias of r.aliases) size += fieldSize(RESOURCE.aliases, utf8Size(alias));
+  return size;
 }
 
 const deltaResourceSize = (r: EncodedResource) => fieldSize(DELTA.resources, deltaEntrySize(r));
@@ -397,6 +421,7 @@ function writeDeltaResource(w: ExactWriter, r: EncodedResource): void {
   w.string(RESOURCE.version, r.version, utf8Size(r.version));
   w.bytes(RESOURCE.resource, r.any);
   w.string(RESOURCE.name, r.name, utf8Size(r.name));
+  if (r.aliases) for (const alias of r.aliases) w.string(RESOURCE.aliases, alias, utf8Size(alias));
 }
 
 /** The delta body kept for `resources`, written now if this is the list's KEEP_BODY_FROM-th response. */

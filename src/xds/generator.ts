@@ -66,6 +66,11 @@ export interface GenerateResult {
 export interface DeltaGenerateResult extends GenerateResult {
   /** Names the proxy must drop. */
   removed: string[];
+  /**
+   * Names the proxy is subscribed to from now on besides those it asked for (Istio's on-demand WDS:
+   * the workloads behind an address it asked for, so that their changes reach it too).
+   */
+  subscribe?: readonly string[];
 }
 
 /**

@@ -81,6 +81,26 @@ describe("WDS follows the cluster's Pods and Services", { skip }, () => {
     );
   });
 
+  test("an on-demand client asking for the Service's VIP gets the Service, its VIP as an alias, nothing removed", async () => {
+    const vip = (await cluster.must("GET", `/api/v1/namespaces/${ns}/services/web`)).body.spec.clusterIP as string;
+    const onDemand = DeltaClient.connect((sluiced as Sluiced).grpcAddress);
+    try {
+      onDemand.request({
+        typeUrl: ADDRESS,
+        node: { id: "ztunnel~10.244.0.3~ztunnel-b.istio-system~istio-system.svc.cluster.local" },
+        resourceNamesSubscribe: [`/${vip}`],
+      });
+      const res = await onDemand.next();
+      assert.deepEqual(
+        res.resources.map((r) => [r.name, r.aliases]),
+        [[serviceName(), [`/${vip}`]]],
+      );
+      assert.deepEqual(res.removedResources, []);
+    } finally {
+      onDemand.client.close();
+    }
+  });
+
   test("a Pod is sent once it has an IP, behind the Service it is selected by, alone in its response", async () => {
     await cluster.must("POST", `/api/v1/namespaces/${ns}/pods`, {
       apiVersion: "v1",

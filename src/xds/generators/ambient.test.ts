@@ -130,6 +130,10 @@ const index = {
       missing: wanted.filter((n) => !infos.some((i) => i.name === n || i.aliases.includes(n))),
     };
   },
+  // The pod serves the service: asking for the service's VIP keeps the client on the pod too.
+  additionalSubscriptions(_node: string, addresses: Iterable<string>, subscribed: ReadonlySet<string>) {
+    return [...addresses].includes("/10.96.0.1") && !subscribed.has("c//Pod/ns/a") ? ["c//Pod/ns/a"] : [];
+  },
 };
 const addressPush = (...names: string[]) =>
   pushRequest({ full: false, push, reasons: ["ambient"], addressesUpdated: names });
@@ -163,10 +167,22 @@ test("Address on demand: a request gets what its names stand for; a push only th
   const gen = workloadGenerator(index);
   const onDemand = { typeUrl: TypeUrl.Address, resourceNames: new Set(["/10.96.0.1"]), wildcard: false };
   const answered = gen.generateDeltas?.(proxy, onDemand, request);
+  // The service the VIP names, under its aliases (so the name asked for is not removed), and its pod.
   assert.deepEqual(
-    answered?.resources.map((r) => r.name),
-    ["ns/s.ns.svc.cluster.local"],
+    answered?.resources.map((r) => [r.name, r.aliases]),
+    [
+      ["c//Pod/ns/a", ["/10.0.0.1"]],
+      ["ns/s.ns.svc.cluster.local", ["/10.96.0.1"]],
+    ],
   );
+  assert.deepEqual(answered?.removed, []);
+  assert.deepEqual(answered?.subscribe, ["c//Pod/ns/a", "ns/s.ns.svc.cluster.local"]);
   assert.equal(answered?.logDetails?.incremental, true);
-  assert.equal(gen.generateDeltas?.(proxy, onDemand, addressPush("c//Pod/ns/a")), undefined);
+  // A push naming nothing the client holds sends it nothing; one naming a name it holds, that.
+  const holding = { ...onDemand, resourceNames: new Set(["/10.96.0.1", "c//Pod/ns/a"]) };
+  assert.equal(gen.generateDeltas?.(proxy, onDemand, addressPush("c//Pod/ns/other")), undefined);
+  assert.deepEqual(
+    gen.generateDeltas?.(proxy, holding, addressPush("c//Pod/ns/a"))?.resources.map((r) => r.name),
+    ["c//Pod/ns/a"],
+  );
 });

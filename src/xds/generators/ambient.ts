@@ -11,13 +11,13 @@
 import { anyPack } from "@bufbuild/protobuf/wkt";
 import type { AddressInfo, AmbientIndex, PolicyInfo, WorkloadInfo } from "../../ambient/index.ts";
 import { workloadapi } from "../../api/index.ts";
-import { PUSH_KINDS, type PushRequest } from "../../model/index.ts";
+import { type ProxyNode, PUSH_KINDS, type PushRequest } from "../../model/index.ts";
 import type { DeltaGenerateResult, Generator, WatchedResource, XdsResource } from "../generator.ts";
 import { TypeUrl } from "../types.ts";
 import { isProxyRequest } from "./needs-push.ts";
 
 /** What the WDS generator reads of the ambient index. */
-export type AddressSource = Pick<AmbientIndex, "all" | "addressInformation">;
+export type AddressSource = Pick<AmbientIndex, "all" | "addressInformation" | "additionalSubscriptions">;
 
 /** Address and Workload: from `index` when ambient is on, else none (istiod's empty index). */
 export function workloadGenerator(index: AddressSource | undefined): Generator {
@@ -33,14 +33,15 @@ export function workloadGenerator(index: AddressSource | undefined): Generator {
       const result = this.generateDeltas?.(proxy, watched, req);
       return result && { resources: result.resources, logDetails: result.logDetails };
     },
-    generateDeltas(_proxy, watched, req) {
-      return addressDeltas(index, watched, req);
+    generateDeltas(proxy, watched, req) {
+      return addressDeltas(index, proxy, watched, req);
     },
   };
 }
 
 function addressDeltas(
   index: AddressSource,
+  proxy: ProxyNode,
   watched: WatchedResource,
   req: PushRequest,
 ): DeltaGenerateResult | undefined {
@@ -48,29 +49,55 @@ function addressDeltas(
   const updated = req.addressesUpdated;
   // Only a proxy's own request and pushes naming addresses concern WDS (not even full pushes).
   if (!isRequest && (!updated || updated.size === 0)) return undefined;
-  if (watched.wildcard && isRequest) {
-    // A complete answer: whatever the proxy holds and is not here has gone.
-    return { resources: resourcesOf(index.all(), watched.typeUrl), removed: [] };
+  if (watched.wildcard) {
+    // A request gets a complete answer (what the proxy holds and is not here has gone); a push, the
+    // addresses it names and the removal of those gone.
+    if (isRequest) return { resources: resourcesOf(index.all(), watched.typeUrl), removed: [] };
+    const { found, missing } = index.addressInformation(updated ?? []);
+    return { resources: resourcesOf(found, watched.typeUrl), removed: missing, logDetails: { incremental: true } };
   }
-  let names: Iterable<string> = updated ?? [];
-  if (!watched.wildcard) {
-    names = isRequest ? watched.resourceNames : [...(updated ?? [])].filter((n) => watched.resourceNames.has(n));
-  }
+  return onDemandDeltas(index, proxy, watched, isRequest, updated);
+}
+
+/**
+ * An on-demand subscriber (Istio's generateDeltasOndemand): a request gets what the names it holds
+ * stand for, a push what it names of them; either with the workloads it is kept subscribed to besides
+ * (additionalSubscriptions), each address with its `network/ip` aliases, so that a name asked for by
+ * IP is answered by the workload or service it names.
+ */
+function onDemandDeltas(
+  index: AddressSource,
+  proxy: ProxyNode,
+  watched: WatchedResource,
+  isRequest: boolean,
+  updated: ReadonlySet<string> | undefined,
+): DeltaGenerateResult | undefined {
+  const subscribed = watched.resourceNames;
+  const names = new Set(isRequest ? subscribed : [...(updated ?? [])].filter((n) => subscribed.has(n)));
+  for (const name of index.additionalSubscriptions(proxy.metadata.NODE_NAME ?? "", names, subscribed)) names.add(name);
+  if (names.size === 0)
+    return isRequest ? { resources: [], removed: [], logDetails: { incremental: true } } : undefined;
   const { found, missing } = index.addressInformation(names);
-  if (!isRequest && found.length === 0 && missing.length === 0) return undefined;
+  const aliases = new Set(found.flatMap((info) => info.aliases));
   return {
-    resources: resourcesOf(found, watched.typeUrl),
-    removed: missing,
+    resources: resourcesOf(found, watched.typeUrl, true),
+    removed: missing.filter((name) => !aliases.has(name)),
+    subscribe: found.map((info) => info.name).filter((name) => !subscribed.has(name)),
     logDetails: { incremental: true },
   };
 }
 
-/** Addresses as Address resources, or (the Workload type) the workloads among them as Workloads. */
-function resourcesOf(infos: readonly AddressInfo[], typeUrl: string): XdsResource[] {
-  if (typeUrl !== TypeUrl.Workload) return infos.map((info) => ({ name: info.name, resource: info.resource }));
+/**
+ * Addresses as Address resources, or (the Workload type) the workloads among them as Workloads; with
+ * their `network/ip` aliases for an on-demand subscriber.
+ */
+function resourcesOf(infos: readonly AddressInfo[], typeUrl: string, withAliases = false): XdsResource[] {
+  const named = (info: AddressInfo, resource: XdsResource["resource"]): XdsResource =>
+    withAliases ? { name: info.name, resource, aliases: info.aliases } : { name: info.name, resource };
+  if (typeUrl !== TypeUrl.Workload) return infos.map((info) => named(info, info.resource));
   return infos
     .filter((info): info is WorkloadInfo => (info as WorkloadInfo).kind === "workload")
-    .map((info) => ({ name: info.name, resource: anyPack(workloadapi.WorkloadSchema, info.workload) }));
+    .map((info) => named(info, anyPack(workloadapi.WorkloadSchema, info.workload)));
 }
 
 /** What the Authorization generator reads of the ambient index. */

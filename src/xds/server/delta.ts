@@ -4,7 +4,7 @@
 import type { discovery } from "../../api/index.ts";
 import type { PushRequest } from "../../model/index.ts";
 import { copyWith } from "../../util/index.ts";
-import { encodeDeltaResponse, encodeResources } from "../encode.ts";
+import { type EncodedResource, encodeDeltaResponse, encodeResources } from "../encode.ts";
 import type { DeltaGenerateResult, GenerateResult } from "../generator.ts";
 import { isWildcardTypeUrl, resourceNamespace, shortType, subscribesByNamespace } from "../types.ts";
 import { type Connection, Watch } from "./connection.ts";
@@ -162,7 +162,14 @@ export async function pushDeltaType<Snapshot>(
       if (!encoded.versions.has(name) && covers(w, name)) removed.add(name);
     }
   }
-  for (const name of trigger.subscribed) if (!encoded.versions.has(name)) removed.add(name);
+  // A name just asked for that came back under another name (an alias: an on-demand address's IP) is there.
+  const aliases = aliasesOf(encoded.resources);
+  for (const name of trigger.subscribed) if (!encoded.versions.has(name) && !aliases.has(name)) removed.add(name);
+  if (result.subscribe && result.subscribe.length > 0) {
+    const names = new Set(w.resourceNames);
+    for (const name of result.subscribe) names.add(name);
+    w.resourceNames = names;
+  }
   // One that failed to build or encode is not gone: the proxy keeps what it holds of it.
   for (const { name } of errors) removed.delete(name);
   // Only names the proxy may hold are worth removing; a name it never had needs no news unless just asked for.
@@ -184,6 +191,18 @@ export async function pushDeltaType<Snapshot>(
     });
   w.recordDelta(changed, toRemove, encoded.versions);
   await sendResponse(env, conn, w, bytes, { version, nonce, resources: changed.length, startMs });
+}
+
+const NO_ALIASES: ReadonlySet<string> = new Set();
+
+function aliasesOf(resources: readonly EncodedResource[]): ReadonlySet<string> {
+  let aliases: Set<string> | undefined;
+  for (const r of resources) {
+    if (!r.aliases) continue;
+    aliases ??= new Set();
+    for (const alias of r.aliases) aliases.add(alias);
+  }
+  return aliases ?? NO_ALIASES;
 }
 
 function withRemoved(result: GenerateResult | undefined): DeltaGenerateResult | undefined {
