@@ -853,6 +853,22 @@ describe("ambient index: status (AMBIENT_ENABLE_STATUS)", () => {
     );
   });
 
+  test("a WorkloadEntry that only inherits its namespace's service waypoint is simply not bound", () => {
+    const { workloadEntries, namespaces, gateways, index } = setup("cluster.local", false, true);
+    namespaces.upsert({
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name: "ns", labels: { "istio.io/use-waypoint": "svc" } },
+    });
+    gateways.upsert(waypoint("svc"));
+    workloadEntries.upsert(workloadEntry("vm", { address: "10.30.0.5" }));
+    const conditions = () => [...reported(index, "istio-ambient-workloadentry").values()][0]?.conditions;
+    assert.deepEqual(conditions(), { "istio.io/WaypointBound": null });
+    // Its own label naming it is an error.
+    workloadEntries.upsert(workloadEntry("vm", { address: "10.30.0.5" }, { "istio.io/use-waypoint": "svc" }));
+    assert.equal(conditions()?.["istio.io/WaypointBound"]?.reason, "UnsupportedTrafficType");
+  });
+
   test("ztunnel's policies are accepted or not; a waypoint policy's targetRefs bind it", () => {
     const { authorizationPolicies, services, gateways, gatewayClasses, index } = setup("cluster.local", false, true);
     authorizationPolicies.upsert(
