@@ -835,6 +835,18 @@ describe("ambient index: status (AMBIENT_ENABLE_STATUS)", () => {
       },
       "istio.io/VisibilityApplied": null,
     });
+    // A racing connect strategy without a waypoint is said instead.
+    serviceEntries.upsert(
+      serviceEntry(
+        "wild",
+        { hosts: ["*.example.com"], resolution: "DYNAMIC_DNS", ports: [{ number: 80, name: "http" }] },
+        { annotations: { "istio.io/connect-strategy": "race_first_tcp_connect" } },
+      ),
+    );
+    assert.equal(
+      reported(index, "istio-ambient-service").get("ns/*.example.com")?.conditions["istio.io/WaypointMissing"]?.reason,
+      "NoWaypointForRacingConnectStrategy",
+    );
     gateways.upsert(waypoint("svc"));
     workloadEntries.upsert(workloadEntry("vm", { address: "10.30.0.5" }, { "istio.io/use-waypoint": "svc" }));
     pods.upsert(pod("app-0", { app: "app", "istio.io/use-waypoint": "svc" }, "10.244.0.5"));

@@ -97,13 +97,15 @@ export function serviceWaypointStatus(
 
 /**
  * A sent service's conditions (Istio's ServiceInfo.GetConditions): bound to its waypoint, or why not;
- * a wildcard ServiceEntry without one is missing it. Istio removes a WaypointMissing it finds on any
+ * a wildcard ServiceEntry without one is missing it, and so is one that `racesConnect` (annotated
+ * `istio.io/connect-strategy: RACE_FIRST_TCP_CONNECT`). Istio removes a WaypointMissing it finds on any
  * service and writes no VisibilityApplied while the mesh sets no serviceEntryVisibility (Sluice has none).
  */
 export function serviceConditions(
   source: ServiceInfo["source"]["kind"],
   hostname: string,
   binding: ReturnType<typeof serviceWaypointStatus>,
+  racesConnect: boolean,
 ): Record<string, Condition | null> {
   const conditions: Record<string, Condition | null> = { [WAYPOINT_BOUND]: null, [WAYPOINT_MISSING]: null };
   if (source === "ServiceEntry") conditions[VISIBILITY_APPLIED] = null;
@@ -122,6 +124,16 @@ export function serviceConditions(
       status: true,
       reason: "NoWaypointForWildcardService",
       message: "ServiceEntry will not apply until it is bound to a valid waypoint.",
+      observedGeneration: 0,
+    };
+  }
+  // Said after (so instead of) the wildcard's, as Istio.
+  if (source === "ServiceEntry" && racesConnect) {
+    conditions[WAYPOINT_MISSING] = {
+      status: true,
+      reason: "NoWaypointForRacingConnectStrategy",
+      message:
+        "ServiceEntry has a non-default connect strategy but no waypoint bound. A waypoint is required for connect strategies to take effect for ambient clients.",
       observedGeneration: 0,
     };
   }
@@ -252,6 +264,11 @@ export function waypointPolicyConditions(
   };
 }
 
+/** `istio.io/connect-strategy: RACE_FIRST_TCP_CONNECT` (any case), Istio's one non-default DNS connect strategy. */
+function racesConnect(object: ConfigObject): boolean {
+  return (object.metadata.annotations?.["istio.io/connect-strategy"] ?? "").toUpperCase() === "RACE_FIRST_TCP_CONNECT";
+}
+
 const reportOptions = (name: string) => ({ name, keyOf: (r: StatusReport) => r.key });
 
 /**
@@ -277,7 +294,12 @@ export function statusReporters(
       return {
         key: service.name,
         target: { apiVersion: SERVICE_API[kind], kind, namespace: service.namespace, name },
-        conditions: serviceConditions(kind, service.service.hostname, serviceWaypointStatus(ctx, sources, object)),
+        conditions: serviceConditions(
+          kind,
+          service.service.hostname,
+          serviceWaypointStatus(ctx, sources, object),
+          racesConnect(object),
+        ),
       };
     },
     reportOptions("ambient/service-status"),
