@@ -72,6 +72,12 @@ function objects(): ConfigObject[] {
     },
     {
       apiVersion: "networking.istio.io/v1",
+      kind: "ServiceEntry",
+      metadata: { name: "racing", annotations: { "istio.io/connect-strategy": "RACE_FIRST_TCP_CONNECT" } },
+      spec: { hosts: ["racing.example"], resolution: "NONE", ports: [{ number: 80, name: "http", protocol: "HTTP" }] },
+    },
+    {
+      apiVersion: "networking.istio.io/v1",
       kind: "WorkloadEntry",
       metadata: { name: "vm", labels: { "istio.io/use-waypoint": "wp" } },
       spec: { address: "10.0.0.5" },
@@ -215,6 +221,10 @@ describe("ambient status against istiod", { skip: skip ?? false }, () => {
       "Service wrong-type": ["istio.io/WaypointBound False UnsupportedTrafficType", "istio-ambient-service"],
       "Service plain": [],
       "ServiceEntry wild": ["istio.io/WaypointMissing True NoWaypointForWildcardService", "istio-ambient-service"],
+      "ServiceEntry racing": [
+        "istio.io/WaypointMissing True NoWaypointForRacingConnectStrategy",
+        "istio-ambient-service",
+      ],
       "WorkloadEntry vm": ["istio.io/WaypointBound False UnsupportedTrafficType", "istio-ambient-workloadentry"],
       "AuthorizationPolicy allow": ["ZtunnelAccepted True Accepted", "istio-ambient-ztunnel-policy"],
       "AuthorizationPolicy audit": ["ZtunnelAccepted False UnsupportedValue", "istio-ambient-ztunnel-policy"],
