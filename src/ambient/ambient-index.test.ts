@@ -40,7 +40,7 @@ function service(name: string, spec: Record<string, unknown>): ConfigObject {
   return { apiVersion: "v1", kind: "Service", metadata: { name, namespace: "ns" }, spec } as ConfigObject;
 }
 
-function setup(trustDomain = "cluster.local", dryRunPolicies = false) {
+function setup(trustDomain = "cluster.local", dryRunPolicies = false, status = false) {
   const pods = new StaticCollection<ConfigObject>([], { keyOf });
   const authorizationPolicies = new StaticCollection<AuthorizationPolicy>([], { keyOf });
   const peerAuthentications = new StaticCollection<PeerAuthentication>([], { keyOf });
@@ -92,6 +92,7 @@ function setup(trustDomain = "cluster.local", dryRunPolicies = false) {
       trustDomain,
       rootNamespace: () => "istio-system",
       dryRunPolicies,
+      status,
     },
   );
   const changes: string[][] = [];
@@ -105,6 +106,7 @@ function setup(trustDomain = "cluster.local", dryRunPolicies = false) {
     workloadEntries,
     namespaces,
     gateways,
+    gatewayClasses,
     authorizationPolicies,
     peerAuthentications,
     index,
@@ -283,20 +285,40 @@ const peerAuthentication = (
 const policiesOf = (index: AmbientIndex, uid = UID) =>
   (decode(index.lookup(uid)[0] as never).type.value as workloadapi.Workload).authorizationPolicies;
 const STATIC_STRICT = "istio-system/istio_converted_static_strict";
+const serviceEntry = (
+  name: string,
+  spec: Record<string, unknown>,
+  metadata: Partial<ConfigObject["metadata"]> = {},
+  namespace = "ns",
+): ServiceEntry =>
+  ({
+    apiVersion: "networking.istio.io/v1",
+    kind: "ServiceEntry",
+    metadata: { name, namespace, creationTimestamp: "2026-01-01T00:00:00Z", ...metadata },
+    spec,
+  }) as unknown as ServiceEntry;
+const workloadEntry = (name: string, spec: Record<string, unknown>, labels: Record<string, string> = {}) =>
+  ({
+    apiVersion: "networking.istio.io/v1",
+    kind: "WorkloadEntry",
+    metadata: { name, namespace: "ns", labels },
+    spec,
+  }) as WorkloadEntry;
+const waypoint = (name: string, labels: Record<string, string> = {}, from = "Same"): gatewayapi.Gateway =>
+  ({
+    apiVersion: "gateway.networking.k8s.io/v1",
+    kind: "Gateway",
+    metadata: { name, namespace: "ns", labels },
+    spec: {
+      gatewayClassName: "istio-waypoint",
+      listeners: [{ name: "mesh", port: 15008, protocol: "HBONE", allowedRoutes: { namespaces: { from } } }],
+    },
+    status: { addresses: [{ type: "Hostname", value: `${name}.ns.svc.cluster.local` }] },
+  }) as gatewayapi.Gateway;
+
 const allow = { rules: [{ from: [{ source: { namespaces: ["shop"] } }] }] };
 
 describe("ambient index: waypoints", () => {
-  const waypoint = (name: string, labels: Record<string, string> = {}, from = "Same"): gatewayapi.Gateway =>
-    ({
-      apiVersion: "gateway.networking.k8s.io/v1",
-      kind: "Gateway",
-      metadata: { name, namespace: "ns", labels },
-      spec: {
-        gatewayClassName: "istio-waypoint",
-        listeners: [{ name: "mesh", port: 15008, protocol: "HBONE", allowedRoutes: { namespaces: { from } } }],
-      },
-      status: { addresses: [{ type: "Hostname", value: `${name}.ns.svc.cluster.local` }] },
-    }) as gatewayapi.Gateway;
   const hostnameOf = (address: workloadapi.GatewayAddress | undefined) =>
     address?.destination.case === "hostname" ? address.destination.value.hostname : undefined;
 
@@ -469,25 +491,6 @@ describe("ambient index: policies", () => {
 });
 
 describe("ambient index: ServiceEntries and WorkloadEntries", () => {
-  const serviceEntry = (
-    name: string,
-    spec: Record<string, unknown>,
-    metadata: Partial<ConfigObject["metadata"]> = {},
-    namespace = "ns",
-  ): ServiceEntry =>
-    ({
-      apiVersion: "networking.istio.io/v1",
-      kind: "ServiceEntry",
-      metadata: { name, namespace, creationTimestamp: "2026-01-01T00:00:00Z", ...metadata },
-      spec,
-    }) as unknown as ServiceEntry;
-  const workloadEntry = (name: string, spec: Record<string, unknown>, labels: Record<string, string> = {}) =>
-    ({
-      apiVersion: "networking.istio.io/v1",
-      kind: "WorkloadEntry",
-      metadata: { name, namespace: "ns", labels },
-      spec,
-    }) as WorkloadEntry;
   const serviceOf = (index: AmbientIndex, name: string) =>
     decode(index.services.get(name) as never).type.value as workloadapi.Service;
   const workloadOf = (index: AmbientIndex, uid: string) =>
@@ -750,5 +753,200 @@ describe("ambient index: ServiceEntries and WorkloadEntries", () => {
       waypointIp(workloadOf(index, "Kubernetes/networking.istio.io/WorkloadEntry/ns/vm").waypoint),
       "10.96.200.9",
     );
+  });
+});
+
+describe("ambient index: status (AMBIENT_ENABLE_STATUS)", () => {
+  /** What the writer `fieldManager` reports, by key. */
+  const reported = (index: AmbientIndex, fieldManager: string) =>
+    new Map(
+      (index.statusReporters.find((r) => r.fieldManager === fieldManager)?.reports.list() ?? []).map((r) => [r.key, r]),
+    );
+  const bound = (message: string) => ({ status: true, reason: "WaypointAccepted", message, observedGeneration: 0 });
+  const unbound = (reason: string, message: string) => ({ status: false, reason, message, observedGeneration: 0 });
+
+  test("none is built unless asked", () => {
+    assert.deepEqual(setup().index.statusReporters, []);
+  });
+
+  test("a Service is bound to its waypoint, or told why not: not ready, attachment denied, traffic type", () => {
+    const { services, gateways, index } = setup("cluster.local", false, true);
+    const serviceStatus = () => reported(index, "istio-ambient-service").get(SVC);
+    const labelled = (labels: Record<string, string>) =>
+      services.upsert({
+        ...service("app", { clusterIP: "10.96.0.10", ports: [{ port: 80 }] }),
+        metadata: { name: "app", namespace: "ns", labels },
+      });
+    labelled({});
+    assert.deepEqual(serviceStatus()?.target, { apiVersion: "v1", kind: "Service", namespace: "ns", name: "app" });
+    assert.deepEqual(serviceStatus()?.conditions, {
+      "istio.io/WaypointBound": null,
+      "istio.io/WaypointMissing": null,
+    });
+    labelled({ "istio.io/use-waypoint": "svc", "istio.io/ingress-use-waypoint": "true" });
+    assert.deepEqual(
+      serviceStatus()?.conditions["istio.io/WaypointBound"],
+      unbound("WaypointIsNotReady", 'waypoint "ns/svc" is not ready'),
+    );
+    gateways.upsert(waypoint("svc"), waypoint("wl", { "istio.io/waypoint-for": "workload" }));
+    assert.deepEqual(
+      serviceStatus()?.conditions["istio.io/WaypointBound"],
+      bound("Successfully attached to waypoint ns/svc. Ingress traffic will traverse the waypoint"),
+    );
+    labelled({ "istio.io/use-waypoint": "svc", "istio.io/ingress-use-waypoint": "no" });
+    assert.deepEqual(
+      serviceStatus()?.conditions["istio.io/WaypointBound"],
+      bound(
+        "Successfully attached to waypoint ns/svc. Ingress traffic is not using the waypoint, set the istio.io/ingress-use-waypoint label to true if desired.",
+      ),
+    );
+    labelled({ "istio.io/use-waypoint": "wl" });
+    assert.deepEqual(
+      serviceStatus()?.conditions["istio.io/WaypointBound"],
+      unbound(
+        "UnsupportedTrafficType",
+        'attempting to bind to traffic type "service" which the waypoint "ns/wl" does not support',
+      ),
+    );
+    gateways.upsert({ ...waypoint("svc"), metadata: { name: "svc", namespace: "infra" } } as gatewayapi.Gateway);
+    labelled({ "istio.io/use-waypoint": "svc", "istio.io/use-waypoint-namespace": "infra" });
+    assert.deepEqual(
+      serviceStatus()?.conditions["istio.io/WaypointBound"],
+      unbound("AttachmentDenied", 'we are not permitted to attach to waypoint "infra/svc" (missing allowedRoutes?)'),
+    );
+  });
+
+  test("a wildcard ServiceEntry without a waypoint is missing one; a WorkloadEntry is bound or told why not", () => {
+    const { serviceEntries, workloadEntries, pods, gateways, index } = setup("cluster.local", false, true);
+    serviceEntries.upsert(
+      serviceEntry("wild", {
+        hosts: ["*.example.com"],
+        resolution: "DYNAMIC_DNS",
+        ports: [{ number: 80, name: "http" }],
+      }),
+    );
+    assert.deepEqual(reported(index, "istio-ambient-service").get("ns/*.example.com")?.conditions, {
+      "istio.io/WaypointBound": null,
+      "istio.io/WaypointMissing": {
+        status: true,
+        reason: "NoWaypointForWildcardService",
+        message: "ServiceEntry will not apply until it is bound to a valid waypoint.",
+        observedGeneration: 0,
+      },
+      "istio.io/VisibilityApplied": null,
+    });
+    // A racing connect strategy without a waypoint is said instead.
+    serviceEntries.upsert(
+      serviceEntry(
+        "wild",
+        { hosts: ["*.example.com"], resolution: "DYNAMIC_DNS", ports: [{ number: 80, name: "http" }] },
+        { annotations: { "istio.io/connect-strategy": "race_first_tcp_connect" } },
+      ),
+    );
+    assert.equal(
+      reported(index, "istio-ambient-service").get("ns/*.example.com")?.conditions["istio.io/WaypointMissing"]?.reason,
+      "NoWaypointForRacingConnectStrategy",
+    );
+    gateways.upsert(waypoint("svc"));
+    workloadEntries.upsert(workloadEntry("vm", { address: "10.30.0.5" }, { "istio.io/use-waypoint": "svc" }));
+    pods.upsert(pod("app-0", { app: "app", "istio.io/use-waypoint": "svc" }, "10.244.0.5"));
+    const entries = reported(index, "istio-ambient-workloadentry");
+    assert.deepEqual([...entries.keys()], ["Kubernetes/networking.istio.io/WorkloadEntry/ns/vm"], "no Pod's");
+    assert.deepEqual([...entries.values()][0]?.conditions, {
+      "istio.io/WaypointBound": unbound(
+        "UnsupportedTrafficType",
+        'attempting to bind to traffic type "workload" which the waypoint "ns/svc" does not support',
+      ),
+    });
+    gateways.upsert(waypoint("svc", { "istio.io/waypoint-for": "all" }));
+    assert.deepEqual(
+      [...reported(index, "istio-ambient-workloadentry").values()][0]?.conditions["istio.io/WaypointBound"],
+      bound("Successfully attached to waypoint ns/svc"),
+    );
+  });
+
+  test("a WorkloadEntry that only inherits its namespace's service waypoint is simply not bound", () => {
+    const { workloadEntries, namespaces, gateways, index } = setup("cluster.local", false, true);
+    namespaces.upsert({
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name: "ns", labels: { "istio.io/use-waypoint": "svc" } },
+    });
+    gateways.upsert(waypoint("svc"));
+    workloadEntries.upsert(workloadEntry("vm", { address: "10.30.0.5" }));
+    const conditions = () => [...reported(index, "istio-ambient-workloadentry").values()][0]?.conditions;
+    assert.deepEqual(conditions(), { "istio.io/WaypointBound": null });
+    // Its own label naming it is an error.
+    workloadEntries.upsert(workloadEntry("vm", { address: "10.30.0.5" }, { "istio.io/use-waypoint": "svc" }));
+    assert.equal(conditions()?.["istio.io/WaypointBound"]?.reason, "UnsupportedTrafficType");
+  });
+
+  test("ztunnel's policies are accepted or not; a waypoint policy's targetRefs bind it", () => {
+    const { authorizationPolicies, services, gateways, gatewayClasses, index } = setup("cluster.local", false, true);
+    authorizationPolicies.upsert(
+      { ...authorizationPolicy("ns", "ok", allow), metadata: { name: "ok", namespace: "ns", generation: 3 } },
+      authorizationPolicy("ns", "custom", { action: "CUSTOM", provider: { name: "ext" } }),
+      authorizationPolicy("ns", "one", {
+        ...allow,
+        targetRefs: [{ kind: "Gateway", group: "gateway.networking.k8s.io", name: "svc" }],
+      }),
+      authorizationPolicy("ns", "two", {
+        ...allow,
+        targetRefs: [
+          { kind: "Service", group: "", name: "app" },
+          { kind: "GatewayClass", group: "gateway.networking.k8s.io", name: "istio-waypoint" },
+        ],
+      }),
+    );
+    const ztunnel = reported(index, "istio-ambient-ztunnel-policy");
+    assert.deepEqual([...ztunnel.keys()].sort(), ["ns/custom", "ns/ok"], "not the waypoints'");
+    assert.deepEqual(ztunnel.get("ns/ok")?.conditions, {
+      ZtunnelAccepted: { status: true, reason: "Accepted", message: "attached to ztunnel", observedGeneration: 3 },
+    });
+    assert.deepEqual(ztunnel.get("ns/ok")?.target, {
+      apiVersion: "security.istio.io/v1",
+      kind: "AuthorizationPolicy",
+      namespace: "ns",
+      name: "ok",
+    });
+    assert.equal(ztunnel.get("ns/custom")?.conditions.ZtunnelAccepted?.status, false);
+    assert.equal(ztunnel.get("ns/custom")?.conditions.ZtunnelAccepted?.reason, "UnsupportedValue");
+    const waypointPolicy = (name: string) =>
+      reported(index, "istio-ambient-waypoint-policy").get(`ns/${name}`)?.conditions.WaypointAccepted;
+    assert.deepEqual(waypointPolicy("one"), {
+      status: false,
+      reason: "TargetNotFound",
+      message: "not bound",
+      observedGeneration: 0,
+    });
+    gateways.upsert(waypoint("svc"));
+    assert.deepEqual(waypointPolicy("one"), {
+      status: true,
+      reason: "Accepted",
+      message: "bound to ns/svc",
+      observedGeneration: 0,
+    });
+    // Two targets: the Service is bound, the class is not in the root namespace.
+    assert.deepEqual(waypointPolicy("two"), {
+      status: false,
+      reason: "Invalid",
+      message: "Invalid targetRefs: Service.core:ns/app, GatewayClass.gateway.networking.k8s.io:ns/istio-waypoint",
+      observedGeneration: 0,
+    });
+    services.upsert({
+      ...service("app", { clusterIP: "10.96.0.10", ports: [{ port: 80 }] }),
+      metadata: { name: "app", namespace: "ns", labels: { "istio.io/use-waypoint": "svc" } },
+    });
+    gatewayClasses.upsert({
+      apiVersion: "gateway.networking.k8s.io/v1",
+      kind: "GatewayClass",
+      metadata: { name: "istio-waypoint" },
+    });
+    assert.deepEqual(waypointPolicy("two"), {
+      status: true,
+      reason: "PartiallyInvalid",
+      message: "Invalid targetRefs: GatewayClass.gateway.networking.k8s.io:ns/istio-waypoint",
+      observedGeneration: 0,
+    });
   });
 });

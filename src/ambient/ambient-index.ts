@@ -18,13 +18,14 @@ import type {
 import type { Collection, DebugRegistry, FetchContext, Index, Labels } from "../krt/index.ts";
 import { derive, deriveMany, join, type StaticSingleton, staticSingleton } from "../krt/index.ts";
 import { workloadEntryName } from "../registry/index.ts";
-import { parseGoBool } from "../util/index.ts";
 import type { AddressInfo, PolicyInfo, ServiceInfo, WorkloadInfo } from "./model.ts";
 import { policyCollections, workloadPolicies } from "./policies.ts";
 import { kubeServiceInfo, type ServiceContext, selectServices, serviceEntryServiceInfos } from "./services.ts";
+import { type StatusReporter, statusReporters } from "./status.ts";
 import {
   boundWaypoint,
   gatewayWaypoint,
+  ingressUseWaypoint,
   isManagedGateway,
   LABEL_GATEWAY_NAME,
   type Waypoint,
@@ -34,7 +35,6 @@ import {
 import { entryWorkloadInfo, nodeLocality, podWorkloadInfo, type WorkloadContext } from "./workloads.ts";
 
 const LABEL_NETWORK = "topology.istio.io/network";
-const LABEL_INGRESS_USE_WAYPOINT = "istio.io/ingress-use-waypoint";
 /** The resolutions a ServiceEntry without endpoints still has workloads for: its hosts, by DNS. */
 const DNS_RESOLUTIONS = new Set(["DNS", "DYNAMIC_DNS", "DNS_ROUND_ROBIN"]);
 
@@ -46,12 +46,6 @@ function sourceKey(s: ServiceInfo): string {
 /** What a service carries for the index and workloads besides what it sends. */
 function serviceRest(s: ServiceInfo): unknown {
   return [s.selector, s.targetPortNames, s.portNames, s.source, s.creationTime];
-}
-
-/** `istio.io/ingress-use-waypoint` of the Service, else of its namespace, read as Go's ParseBool (invalid: false). */
-function ingressUseWaypoint(serviceLabels: Labels, namespaceLabels: Labels): boolean {
-  const value = serviceLabels[LABEL_INGRESS_USE_WAYPOINT] ?? namespaceLabels[LABEL_INGRESS_USE_WAYPOINT];
-  return value !== undefined && parseGoBool(value) === true;
 }
 
 /** The config store's collections the index reads. */
@@ -81,6 +75,8 @@ export interface AmbientOptions {
   rootNamespace: () => string;
   /** AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY: send `istio.io/dry-run` AuthorizationPolicies to ztunnel. */
   dryRunPolicies: boolean;
+  /** AMBIENT_ENABLE_STATUS: build what is written to the objects' status (statusReporters). */
+  status?: boolean;
   /** Where what a policy holds that cannot be read is told. */
   log?: Logger;
   debug?: DebugRegistry;
@@ -107,6 +103,8 @@ export class AmbientIndex {
   readonly waypoints: Collection<Waypoint>;
   /** Every Authorization ztunnel is sent, by `namespace/name`. */
   readonly policies: Collection<PolicyInfo>;
+  /** What is written back to the objects' status (Istio's ambient status), by writer; none unless `status`. */
+  readonly statusReporters: StatusReporter[];
   readonly #workloadsByAlias: Index<WorkloadInfo>;
   readonly #servicesByAlias: Index<ServiceInfo>;
   readonly #workloadsByService: Index<WorkloadInfo>;
@@ -149,7 +147,7 @@ export class AmbientIndex {
       const labels = object.metadata.labels ?? {};
       const waypoint = isManagedGateway(labels)
         ? undefined
-        : boundWaypoint(ctx, waypointSources, namespaceName, labels, "service");
+        : boundWaypoint(ctx, waypointSources, namespaceName, labels, "service").waypoint;
       return {
         network: network(ctx),
         namespaceAnnotations: namespace?.metadata.annotations ?? {},
@@ -157,7 +155,7 @@ export class AmbientIndex {
           ? {
               waypoint: {
                 address: waypoint.address,
-                ingressUseWaypoint: ingressUseWaypoint(labels, namespace?.metadata.labels ?? {}),
+                ingressUseWaypoint: ingressUseWaypoint(labels, namespace?.metadata.labels ?? {}).use,
               },
             }
           : {}),
@@ -214,7 +212,7 @@ export class AmbientIndex {
     const servicesByEntry = this.services.addIndex("ambient/services-by-service-entry", (s) =>
       s.source.kind === "ServiceEntry" ? [`${s.namespace}/${s.source.name}`] : [],
     );
-    const { authorizationPolicies, policies } = policyCollections(inputs, options);
+    const { ztunnelBindings, authorizationPolicies, policies } = policyCollections(inputs, options);
     this.policies = policies;
     const policySources = { authorizationPolicies, peerAuthentications: inputs.peerAuthentications };
     const workloadContext = (
@@ -318,6 +316,12 @@ export class AmbientIndex {
       [podWorkloads, workloadEntryWorkloads, entryEndpointWorkloads],
       workloadOptions("ambient/workloads"),
     );
+    this.statusReporters = options.status
+      ? statusReporters(
+          { ...inputs, ...waypointSources, clusterId: options.clusterId, rootNamespace: options.rootNamespace },
+          { services: this.services, workloads: this.workloads, ztunnelBindings },
+        )
+      : [];
     this.#workloadsByAlias = this.workloads.addIndex("ambient/workloads-by-address", (w) => w.aliases);
     this.#servicesByAlias = this.services.addIndex("ambient/services-by-address", (s) => s.aliases);
     this.#workloadsByService = this.workloads.addIndex("ambient/workloads-by-service", (w) => w.serviceKeys);

@@ -17,6 +17,7 @@ import type {
 } from "../config/types/index.ts";
 import { compareStrings, parseGoBool } from "../util/index.ts";
 import { ipBlockBytes } from "./ip-bytes.ts";
+import type { StatusMessage } from "./model.ts";
 
 type MatchInit = MessageInitShape<typeof security.MatchSchema>;
 type RulesInit = MessageInitShape<typeof security.RulesSchema>;
@@ -29,17 +30,11 @@ export const STATIC_STRICT_POLICY_NAME = "istio_converted_static_strict";
 const DRY_RUN_ANNOTATION = "istio.io/dry-run";
 const UNSUPPORTED_VALUE = "UnsupportedValue";
 
-/** Istio's status message for ztunnel's binding of an AuthorizationPolicy. */
-export interface PolicyStatusMessage {
-  reason: string;
-  message: string;
-}
-
 export interface AuthorizationPolicyConversion {
   /** What ztunnel is sent; absent when ztunnel enforces nothing of the policy. */
   authorization?: security.Authorization;
   /** Why the policy is not enforced as written (absent when it is, or when it is a waypoint's). */
-  status?: PolicyStatusMessage;
+  status?: StatusMessage;
   /** What of the object could not be read (Istio only logs these), naming the object and field. */
   problems: string[];
 }

@@ -8,11 +8,28 @@ export {
   type AuthorizationPolicyConversion,
   convertAuthorizationPolicy,
   convertPeerAuthentication,
-  type PolicyStatusMessage,
   peerAuthenticationPolicyKeys,
   peerAuthenticationPolicyName,
   STATIC_STRICT_POLICY_NAME,
   staticStrictPolicy,
 } from "./authorization.ts";
 export { type IpBlockBytes, ipAddressBytes, ipBlockBytes, ipPrefixBytes } from "./ip-bytes.ts";
-export { type AddressInfo, ipString, type PolicyInfo, type ServiceInfo, type WorkloadInfo } from "./model.ts";
+export {
+  type AddressInfo,
+  ipString,
+  type PolicyInfo,
+  type ServiceInfo,
+  type StatusMessage,
+  type WorkloadInfo,
+} from "./model.ts";
+export {
+  type Condition,
+  type StatusReport,
+  type StatusReporter,
+  type StatusTarget,
+  VISIBILITY_APPLIED,
+  WAYPOINT_ACCEPTED,
+  WAYPOINT_BOUND,
+  WAYPOINT_MISSING,
+  ZTUNNEL_ACCEPTED,
+} from "./status.ts";

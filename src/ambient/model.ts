@@ -41,6 +41,12 @@ export interface ServiceInfo extends AddressInfo {
   readonly creationTime: number;
 }
 
+/** Why an object is not bound as it asks (Istio's model.StatusMessage): a condition's reason and message. */
+export interface StatusMessage {
+  reason: string;
+  message: string;
+}
+
 /** A security policy ztunnel enforces, as WDS's Authorization sends it (Istio's WorkloadAuthorization). */
 export interface PolicyInfo {
   /** The resource name: `namespace/name` of the Authorization. */

@@ -16,7 +16,7 @@ import {
   peerAuthenticationPolicyKeys,
   staticStrictPolicy,
 } from "./authorization.ts";
-import type { PolicyInfo } from "./model.ts";
+import type { PolicyInfo, StatusMessage } from "./model.ts";
 
 export interface PolicyInputs {
   authorizationPolicies: Collection<AuthorizationPolicy>;
@@ -33,7 +33,19 @@ export interface PolicyOptions {
   debug?: DebugRegistry;
 }
 
+/** How ztunnel takes an AuthorizationPolicy: what it is sent of it, or why not all of it (for its status). */
+export interface ZtunnelBinding {
+  name: string;
+  namespace: string;
+  generation: number;
+  selector: Labels | undefined;
+  authorization?: security.Authorization;
+  status?: StatusMessage;
+}
+
 export interface PolicyCollections {
+  /** Every AuthorizationPolicy, converted once: what the two others and its status are made of. */
+  ztunnelBindings: Collection<ZtunnelBinding>;
   /** The AuthorizationPolicies ztunnel enforces: what workloads select policies from. */
   authorizationPolicies: Collection<PolicyInfo>;
   /** Every policy sent: those, PeerAuthentications' port exceptions and the static STRICT policy. */
@@ -62,15 +74,25 @@ function samePolicy(a: PolicyInfo, b: PolicyInfo): boolean {
 export function policyCollections(inputs: PolicyInputs, options: PolicyOptions): PolicyCollections {
   const { debug } = options;
   const collectionOptions = (name: string) => ({ name, keyOf: (p: PolicyInfo) => p.name, equals: samePolicy, debug });
-  const authorizationPolicies = derive(
+  const ztunnelBindings = derive(
     inputs.authorizationPolicies,
-    (_ctx, policy) => {
-      const converted = convertAuthorizationPolicy(policy, options.rootNamespace(), options);
-      for (const problem of converted.problems) options.log?.warn(problem);
-      if (!converted.authorization) return undefined;
-      const matchLabels = policy.spec?.selector?.matchLabels;
-      return policyInfo(converted.authorization, matchLabels);
+    (_ctx, policy): ZtunnelBinding => {
+      const { authorization, status, problems } = convertAuthorizationPolicy(policy, options.rootNamespace(), options);
+      for (const problem of problems) options.log?.warn(problem);
+      return {
+        name: policy.metadata.name ?? "",
+        namespace: policy.metadata.namespace ?? "",
+        generation: policy.metadata.generation ?? 0,
+        selector: policy.spec?.selector?.matchLabels,
+        ...(authorization ? { authorization } : {}),
+        ...(status ? { status } : {}),
+      };
     },
+    { name: "ambient/ztunnel-bindings", keyOf: (b) => `${b.namespace}/${b.name}`, debug },
+  );
+  const authorizationPolicies = derive(
+    ztunnelBindings,
+    (_ctx, binding) => binding.authorization && policyInfo(binding.authorization, binding.selector),
     collectionOptions("ambient/authorization-policies"),
   );
   // The namespace-wide PeerAuthentications (mesh-wide in the root namespace).
@@ -112,7 +134,7 @@ export function policyCollections(inputs: PolicyInputs, options: PolicyOptions):
     [authorizationPolicies, peerAuthenticationPolicies, staticStrictByName],
     collectionOptions("ambient/policies"),
   );
-  return { authorizationPolicies, policies };
+  return { ztunnelBindings, authorizationPolicies, policies };
 }
 
 /**

@@ -8,13 +8,16 @@ import type { ConfigObject } from "../config/index.ts";
 import type { gatewayapi } from "../config/types/index.ts";
 import type { Collection, FetchContext, Index, Labels } from "../krt/index.ts";
 import { type LabelSelector, selectorMatches } from "../sources/kube/index.ts";
+import { parseGoBool } from "../util/index.ts";
 import { ipAddressBytes } from "./ip-bytes.ts";
+import type { StatusMessage } from "./model.ts";
 
 export const LABEL_USE_WAYPOINT = "istio.io/use-waypoint";
 const LABEL_USE_WAYPOINT_NAMESPACE = "istio.io/use-waypoint-namespace";
 export const LABEL_WAYPOINT_FOR = "istio.io/waypoint-for";
 export const LABEL_GATEWAY_NAME = "gateway.networking.k8s.io/gateway-name";
 const LABEL_MANAGED = "gateway.istio.io/managed";
+const LABEL_INGRESS_USE_WAYPOINT = "istio.io/ingress-use-waypoint";
 const ANNOTATION_INBOUND_BINDING = "ambient.istio.io/waypoint-inbound-binding";
 /** Envoy's HBONE port on a waypoint. */
 const HBONE_PORT = 15008;
@@ -156,6 +159,15 @@ export function allowsAttachment(waypoint: Waypoint, namespace: string, namespac
   }
 }
 
+/**
+ * `istio.io/ingress-use-waypoint` of a Service, else of its namespace: whether it is set, and whether
+ * ingress gateways send through the waypoint (Go's ParseBool of it; invalid: false).
+ */
+export function ingressUseWaypoint(serviceLabels: Labels, namespaceLabels: Labels): { present: boolean; use: boolean } {
+  const value = serviceLabels[LABEL_INGRESS_USE_WAYPOINT] ?? namespaceLabels[LABEL_INGRESS_USE_WAYPOINT];
+  return { present: value !== undefined, use: value !== undefined && parseGoBool(value) === true };
+}
+
 /** A Gateway a control plane manages as a waypoint or east-west gateway is never bound to a waypoint itself. */
 export function isManagedGateway(labels: Labels): boolean {
   const managed = labels[LABEL_MANAGED];
@@ -168,11 +180,47 @@ export interface WaypointSources {
   namespacesByName: Index<ConfigObject>;
 }
 
+/** The waypoint `name` (`namespace/name`) has no address yet, or is no Gateway (Istio's ReportWaypointIsNotReady). */
+export function waypointIsNotReady(name: string): StatusMessage {
+  return { reason: "WaypointIsNotReady", message: `waypoint "${name}" is not ready` };
+}
+
+/** The waypoint's allowedRoutes do not admit the object's namespace. */
+export function waypointAttachmentDenied(name: string): StatusMessage {
+  return {
+    reason: "AttachmentDenied",
+    message: `we are not permitted to attach to waypoint "${name}" (missing allowedRoutes?)`,
+  };
+}
+
+/** The waypoint does not take the object's kind of traffic. */
+export function waypointUnsupportedTrafficType(name: string, traffic: string): StatusMessage {
+  return {
+    reason: "UnsupportedTrafficType",
+    message: `attempting to bind to traffic type "${traffic}" which the waypoint "${name}" does not support`,
+  };
+}
+
+/** What an object's status says of its waypoint (Istio's WaypointBindingStatus): its name, or why it has none. */
+export interface WaypointStatus {
+  /** `namespace/name` of the waypoint it is bound to. */
+  name?: string;
+  error?: StatusMessage;
+}
+
+/** An object's waypoint, or why it has none although it names one (both absent: it names none). */
+export interface WaypointBinding {
+  waypoint?: Waypoint;
+  error?: StatusMessage;
+}
+
 /**
  * The waypoint a Service's (`traffic` service) or a workload's (`traffic` workload) traffic goes
  * through (Istio's fetchWaypointForService and fetchWaypointForWorkload): the one its own
- * `istio.io/use-waypoint` names, else its namespace's; none when it opts out, the waypoint is not
- * there (no address yet), does not take traffic from its namespace, or does not take that traffic.
+ * `istio.io/use-waypoint` names, else its namespace's; none when it opts out. When the named
+ * waypoint is not there (no address yet), does not take traffic from its namespace, or does not take
+ * that traffic, the binding says why, as Istio's status does; but a workload that only inherits a
+ * service waypoint from its namespace is simply not bound.
  */
 export function boundWaypoint(
   ctx: FetchContext,
@@ -180,22 +228,23 @@ export function boundWaypoint(
   namespace: string,
   labels: Labels,
   traffic: "service" | "workload",
-): Waypoint | undefined {
+): WaypointBinding {
   let named = useWaypoint(labels, namespace);
-  if (named === "none") return undefined;
+  if (named === "none") return {};
   const namespaceLabels = () => ctx.fetchIndex(sources.namespacesByName, namespace)[0]?.metadata.labels ?? {};
   if (named === undefined) {
     const fromNamespace = useWaypoint(namespaceLabels(), namespace);
-    if (fromNamespace === undefined || fromNamespace === "none") return undefined;
+    if (fromNamespace === undefined || fromNamespace === "none") return {};
     named = fromNamespace;
   }
-  const waypoint = ctx.fetch(sources.waypoints, { key: waypointKey(named) })[0];
-  if (
-    !waypoint ||
-    !allowsAttachment(waypoint, namespace, waypoint.allowedRoutes.from === "Selector" ? namespaceLabels() : {})
-  )
-    return undefined;
-  return waypoint.trafficType === traffic || waypoint.trafficType === "all" ? waypoint : undefined;
+  const name = waypointKey(named);
+  const waypoint = ctx.fetch(sources.waypoints, { key: name })[0];
+  if (!waypoint) return { error: waypointIsNotReady(name) };
+  if (!allowsAttachment(waypoint, namespace, waypoint.allowedRoutes.from === "Selector" ? namespaceLabels() : {}))
+    return { error: waypointAttachmentDenied(name) };
+  if (waypoint.trafficType === traffic || waypoint.trafficType === "all") return { waypoint };
+  if (traffic === "workload" && labels[LABEL_USE_WAYPOINT] === undefined) return {};
+  return { error: waypointUnsupportedTrafficType(name, traffic) };
 }
 
 /**
@@ -211,12 +260,16 @@ export function workloadWaypoint(
 ): {
   waypoint?: workloadapi.GatewayAddress;
   applicationTunnel?: NonNullable<Waypoint["defaultBinding"]>;
+  /** Its binding, for its status: the waypoint by name, or why it has none. */
+  binding: WaypointStatus;
 } {
   const gatewayName = labels[LABEL_GATEWAY_NAME];
   const instanceOf = gatewayName
     ? ctx.fetch(sources.waypoints, { key: waypointKey({ namespace, name: gatewayName }) })[0]
     : undefined;
-  if (instanceOf) return instanceOf.defaultBinding ? { applicationTunnel: instanceOf.defaultBinding } : {};
-  const waypoint = boundWaypoint(ctx, sources, namespace, labels, "workload");
-  return waypoint ? { waypoint: waypoint.address } : {};
+  if (instanceOf)
+    return instanceOf.defaultBinding ? { applicationTunnel: instanceOf.defaultBinding, binding: {} } : { binding: {} };
+  const { waypoint, error } = boundWaypoint(ctx, sources, namespace, labels, "workload");
+  if (waypoint) return { waypoint: waypoint.address, binding: { name: waypointKey(waypoint) } };
+  return { binding: error ? { error } : {} };
 }

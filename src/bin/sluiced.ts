@@ -416,6 +416,7 @@ function pushContexts(
           trustDomain: meshes.mesh.trustDomain ?? "cluster.local",
           rootNamespace: () => meshes.mesh.rootNamespace ?? "istio-system",
           dryRunPolicies: envFlag("AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY", false),
+          status: envFlag("AMBIENT_ENABLE_STATUS", true),
           log: scoped("ambient"),
           debug: krt,
         },
@@ -1050,6 +1051,16 @@ async function start(running: Running[]): Promise<void> {
       const makeAnalysisStatus = () =>
         new AnalysisStatusWriter({ store, target, analysis, maxDelayMs, log: scoped("analysis") });
       await whileLeading({ id: ELECTION_IDS.analyze }, kubeClient, tags, makeAnalysisStatus, running);
+    }
+    // Ambient's conditions on Services, ServiceEntries, WorkloadEntries and AuthorizationPolicies,
+    // written by the holder of istio-status-leader (AMBIENT_ENABLE_STATUS).
+    const reporters = pushes.ambient?.statusReporters ?? [];
+    if (reporters.length > 0) {
+      const { AmbientStatusWriter, storeStatusTarget } = await import("../controllers/index.ts");
+      const statusTarget = storeStatusTarget(store, target);
+      const makeAmbientStatus = () =>
+        new AmbientStatusWriter({ reporters, target: statusTarget, log: scoped("ambient-status") });
+      await whileLeading({ id: ELECTION_IDS.status }, kubeClient, tags, makeAmbientStatus, running);
     }
   }
   const needsCa = Boolean(argv.secureGRPCAddr || argv.httpsAddr) && envFlag("ENABLE_CA_SERVER", true);

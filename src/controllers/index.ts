@@ -1,5 +1,13 @@
 // Controllers that write to the cluster, each run by the leader of its Lease (Istio's election ids).
 export {
+  type AmbientStatusOptions,
+  type AmbientStatusTarget,
+  AmbientStatusWriter,
+  conditionsPatch,
+  currentConditions,
+  storeStatusTarget,
+} from "./ambient-status.ts";
+export {
   type AnalysisStatusOptions,
   type AnalysisStatusTarget,
   AnalysisStatusWriter,
@@ -44,6 +52,8 @@ export const ELECTION_IDS = {
   ingress: "istio-leader",
   ipAutoallocate: "istio-ip-autoallocate",
   analyze: "istio-analyze-leader",
+  /** Ambient's status (a prioritized Lease, as istio-leader). */
+  status: "istio-status-leader",
 } as const;
 export {
   MULTICLUSTER_SECRET_LABEL,

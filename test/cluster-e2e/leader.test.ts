@@ -4,7 +4,8 @@
 // istio-namespace-controller-election there and writes istio-ca-root-cert with the root of its CA (the
 // one it keeps in istio-ca-secret) into each selected namespace; it takes istio-gateway-status-leader-default
 // and writes a Gateway's status; it serves an Ingress as Istio config and, holding istio-leader,
-// writes its status; and it releases its Leases when it stops.
+// writes its status; with ambient on, it takes istio-status-leader and writes a Service's waypoint
+// condition; and it releases its Leases when it stops.
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -14,6 +15,8 @@ import { type Cluster, clusterSkipReason, sharedCluster } from "../cluster/index
 import { eventually, type Sluiced, startSluiced } from "./mesh.ts";
 
 const skip = clusterSkipReason();
+/** The Leases it releases when it stops (those it is checked to hold). */
+const LEASES = ["istio-namespace-controller-election", "istio-gateway-status-leader-default", "istio-status-leader"];
 
 describe("sluiced as the leader of a cluster's controllers", { skip }, () => {
   let cluster: Cluster;
@@ -62,10 +65,22 @@ describe("sluiced as the leader of a cluster's controllers", { skip }, () => {
       metadata: { name: "istio-ingressgateway" },
       spec: { ports: [{ name: "http2", port: 80 }], externalIPs: ["203.0.113.10"] },
     });
+    // A Service naming a waypoint that is not there.
+    await cluster.must("POST", `/api/v1/namespaces/${app}/services`, {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name: "ambient", labels: { "istio.io/use-waypoint": "missing" } },
+      spec: { ports: [{ name: "http", port: 80 }], selector: { app: "ambient" } },
+    });
     sluiced = await startSluiced(cluster.kubeconfigPath, {
       secureGrpcAddr: "127.0.0.1:0",
       meshConfig,
-      env: { POD_NAME: "sluiced-e2e-0", POD_NAMESPACE: system, K8S_INGRESS_NS: system },
+      env: {
+        POD_NAME: "sluiced-e2e-0",
+        POD_NAMESPACE: system,
+        K8S_INGRESS_NS: system,
+        PILOT_ENABLE_AMBIENT: "true",
+      },
     });
   });
   after(async () => {
@@ -117,13 +132,23 @@ describe("sluiced as the leader of a cluster's controllers", { skip }, () => {
     assert.equal(await holder("istio-leader"), "sluiced-e2e-0");
   });
 
+  test("holds istio-status-leader and writes ambient's conditions", async () => {
+    await eventually("the Service's WaypointBound condition", async () => {
+      const res = await cluster.must("GET", `/api/v1/namespaces/${app}/services/ambient`);
+      const conditions = (res.body.status?.conditions ?? []) as { type: string; reason: string }[];
+      const bound = conditions.find((c) => c.type === "istio.io/WaypointBound");
+      return { ok: bound?.reason === "WaypointIsNotReady", seen: conditions };
+    });
+    assert.equal(await holder("istio-status-leader"), "sluiced-e2e-0");
+  });
+
   test("releases the Leases when it stops", async () => {
     await eventually("the Leases held by sluiced-e2e-0", async () => {
-      const seen = [await holder(), await holder("istio-gateway-status-leader-default")];
+      const seen = await Promise.all(LEASES.map(holder));
       return { ok: seen.every((h) => h === "sluiced-e2e-0"), seen };
     });
     await sluiced?.stop();
     sluiced = undefined;
-    assert.deepEqual([await holder(), await holder("istio-gateway-status-leader-default")], ["", ""]);
+    assert.deepEqual(await Promise.all(LEASES.map(holder)), ["", "", ""]);
   });
 });

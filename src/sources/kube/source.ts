@@ -119,6 +119,15 @@ export class KubeSource {
     return (await this.client.patch(statusPath(obj), patch, "application/json-patch+json")) as ConfigObject;
   }
 
+  /**
+   * Server-side applies `patch` to the status of `obj` as `fieldManager`, taking over fields other
+   * managers own (force), as Istio's ApplyStatus; returns the object as stored.
+   */
+  async applyStatus(obj: ConfigObject, patch: unknown, fieldManager: string): Promise<ConfigObject> {
+    const path = `${statusPath(obj)}?fieldManager=${encodeURIComponent(fieldManager)}&force=true`;
+    return (await this.client.patch(path, patch, "application/apply-patch+yaml")) as ConfigObject;
+  }
+
   /** Creates `obj` (POST) and returns it as stored; an existing one fails with KubeApiError 409. */
   async create(obj: ConfigObject): Promise<ConfigObject> {
     return (await this.client.request("POST", objectPath(obj, false), obj)) as ConfigObject;
