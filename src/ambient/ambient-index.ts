@@ -6,6 +6,7 @@
 // it selects (before or after); a policy change, the policy and the workloads it could apply to. What
 // changed is told by resource name, which is what WDS pushes name.
 import type { Logger } from "pino";
+import { workloadapi } from "../api/index.ts";
 import type { ConfigObject } from "../config/index.ts";
 import type {
   AuthorizationPolicy,
@@ -19,7 +20,7 @@ import type { Collection, DebugRegistry, FetchContext, Index, Labels } from "../
 import { derive, deriveMany, join, type StaticSingleton, staticSingleton } from "../krt/index.ts";
 import { workloadEntryName } from "../registry/index.ts";
 import { parseGoBool } from "../util/index.ts";
-import type { AddressInfo, PolicyInfo, ServiceInfo, WorkloadInfo } from "./model.ts";
+import { type AddressInfo, ipString, type PolicyInfo, type ServiceInfo, type WorkloadInfo } from "./model.ts";
 import { policyCollections, workloadPolicies } from "./policies.ts";
 import { kubeServiceInfo, type ServiceContext, selectServices, serviceEntryServiceInfos } from "./services.ts";
 import {
@@ -28,6 +29,9 @@ import {
   isManagedGateway,
   LABEL_GATEWAY_NAME,
   type Waypoint,
+  type WaypointKey,
+  waypointAddressKey,
+  waypointHostnameKey,
   waypointKey,
   workloadWaypoint,
 } from "./waypoints.ts";
@@ -110,6 +114,7 @@ export class AmbientIndex {
   readonly #workloadsByAlias: Index<WorkloadInfo>;
   readonly #servicesByAlias: Index<ServiceInfo>;
   readonly #workloadsByService: Index<WorkloadInfo>;
+  readonly #servicesByWaypoint: Index<ServiceInfo>;
 
   constructor(inputs: AmbientInputs, options: AmbientOptions) {
     const { debug } = options;
@@ -320,6 +325,32 @@ export class AmbientIndex {
     this.#workloadsByAlias = this.workloads.addIndex("ambient/workloads-by-address", (w) => w.aliases);
     this.#servicesByAlias = this.services.addIndex("ambient/services-by-address", (s) => s.aliases);
     this.#workloadsByService = this.workloads.addIndex("ambient/workloads-by-service", (w) => w.serviceKeys);
+    this.#servicesByWaypoint = this.services.addIndex("ambient/services-by-waypoint", owningWaypointKeys);
+  }
+
+  /** Whether the workload at `ip` on `network` takes HBONE (Istio's SupportsTunnel): it is in the ambient mesh. */
+  supportsTunnel(network: string, ip: string): boolean {
+    return this.#workloadsByAlias
+      .lookup(`${network}/${ip}`)
+      .some((w) => w.workload.tunnelProtocol === workloadapi.TunnelProtocol.HBONE);
+  }
+
+  /**
+   * The services a waypoint serves (Istio's ServicesForWaypoint): those whose waypoint names one of
+   * the key's hostnames in its namespace, or one of its addresses on its network; each once, unsorted.
+   */
+  servicesForWaypoint(key: WaypointKey): ServiceInfo[] {
+    const found = new Map<string, ServiceInfo>();
+    const indexKeys = [
+      ...key.hostnames.map((h) => waypointHostnameKey(key.namespace, h)),
+      ...key.addresses.map((ip) => waypointAddressKey(key.network, ip)),
+    ];
+    for (const indexKey of indexKeys) {
+      for (const service of this.#servicesByWaypoint.lookup(indexKey)) {
+        if (!found.has(service.name)) found.set(service.name, service);
+      }
+    }
+    return [...found.values()];
   }
 
   /** A new mesh trust domain: every workload is sent again with it. */
@@ -395,6 +426,26 @@ export class AmbientIndex {
       offServices();
     };
   }
+}
+
+/**
+ * The waypoints a service's traffic goes through, as index keys (its weighted waypoints, else its
+ * waypoint); none for the Services of managed waypoints and east-west gateways themselves.
+ */
+function owningWaypointKeys(service: ServiceInfo): string[] {
+  if (service.selector && isManagedGateway(service.selector)) return [];
+  const weighted = service.service.weightedWaypoints.flatMap((w) => (w.destination ? [w.destination] : []));
+  const waypoints = weighted.length > 0 ? weighted : service.service.waypoint ? [service.service.waypoint] : [];
+  return waypoints.flatMap((w) => {
+    const destination = w.destination;
+    if (destination.case === "hostname") {
+      return [waypointHostnameKey(destination.value.namespace, destination.value.hostname)];
+    }
+    if (destination.case === "address") {
+      return [waypointAddressKey(destination.value.network, ipString(destination.value.address))];
+    }
+    return [];
+  });
 }
 
 /** A batch handler calling `handler` with the names of what its events changed, when any. */

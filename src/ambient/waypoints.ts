@@ -220,3 +220,24 @@ export function workloadWaypoint(
   const waypoint = boundWaypoint(ctx, sources, namespace, labels, "workload");
   return waypoint ? { waypoint: waypoint.address } : {};
 }
+
+/**
+ * Which waypoint a proxy is (Istio's WaypointKey): its namespace and network, and the hostnames and
+ * VIPs of the services that select it (the waypoint's own Service).
+ */
+export interface WaypointKey {
+  namespace: string;
+  network: string;
+  hostnames: readonly string[];
+  addresses: readonly string[];
+}
+
+/** The index key of a waypoint named by hostname (in its namespace). */
+export function waypointHostnameKey(namespace: string, hostname: string): string {
+  return `hostname:${namespace}/${hostname}`;
+}
+
+/** The index key of a waypoint named by address (on its network). */
+export function waypointAddressKey(network: string, ip: string): string {
+  return `address:${network}/${ip}`;
+}

@@ -389,8 +389,6 @@ function pushContexts(
     meshNetworks: loadMeshNetworks(networks),
     clusterId: argv.clusterID,
   });
-  const features = pushFeaturesFromEnv(env);
-  const build = (previous?: MeshPush) => storePush(store, registry, meshes.mesh, domainSuffix, previous, features);
   // Ambient's index, with PILOT_ENABLE_AMBIENT as istiod (off by default: WDS then answers nothing).
   const ambient = envFlag("PILOT_ENABLE_AMBIENT", false)
     ? new AmbientIndex(
@@ -418,6 +416,10 @@ function pushContexts(
         },
       )
     : undefined;
+  const features = pushFeaturesFromEnv(env);
+  // Waypoint proxies read the ambient index live, as istiod's push context does.
+  const build = (previous?: MeshPush) =>
+    storePush(store, registry, meshes.mesh, domainSuffix, previous, features, ambient);
   return { build, registry, ambient, countServices: (push: MeshPush) => push.snapshot.services.all.length };
 }
 

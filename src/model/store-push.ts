@@ -19,7 +19,7 @@ import { type ClusterInputs, type RegistryInputs, type RegistryOptions, ServiceR
 import type { ConfigStore } from "../sources/index.ts";
 import { buildPushContext, type MeshPush } from "./mesh-push.ts";
 import type { PushFeatures } from "./push-features.ts";
-import { pushInputs } from "./push-inputs.ts";
+import { pushInputs, type WaypointIndex } from "./push-inputs.ts";
 
 /** The kind (key) of the store collection behind each registry input. */
 export const REGISTRY_KINDS = {
@@ -144,6 +144,7 @@ export function storePush(
   domainSuffix: string,
   previous?: MeshPush,
   features: PushFeatures & GatewayApiFeatures = {},
+  waypoints?: WaypointIndex,
 ): MeshPush {
   const { alphaGatewayApi, inferenceExtension, ...pushFeatures } = features;
   // From the first push on, the store holds the converted config too.
@@ -152,7 +153,7 @@ export function storePush(
     store,
     registry,
     mesh,
-    { domainSuffix, meshNetworks: registry.meshNetworks, clusterId: registry.clusterId, ...pushFeatures },
+    { domainSuffix, meshNetworks: registry.meshNetworks, clusterId: registry.clusterId, waypoints, ...pushFeatures },
     previous?.snapshot.inputs,
   );
   return buildPushContext(inputs, previous);
