@@ -5,19 +5,11 @@ import { AmbientIndex } from "../src/ambient/index.ts";
 import type { ConfigObject } from "../src/config/index.ts";
 import type { AuthorizationPolicy, gatewayapi, PeerAuthentication } from "../src/config/types/index.ts";
 import { StaticCollection } from "../src/krt/index.ts";
+import { AMBIENT_OPTIONS } from "../test/support/ambient-options.ts";
 import { staticInputs } from "../test/support/registry-inputs.ts";
 import { SYNTHETIC_1000, syntheticMesh, syntheticPod } from "../test/support/synthetic-mesh.ts";
 import { measure } from "./measure.ts";
 import type { BenchResult } from "./run.ts";
-
-const OPTIONS = {
-  clusterId: "Kubernetes",
-  domainSuffix: "cluster.local",
-  systemNamespace: "istio-system",
-  trustDomain: "cluster.local",
-  rootNamespace: () => "istio-system",
-  dryRunPolicies: false,
-};
 
 function ambientIndex(objects: readonly ConfigObject[]) {
   const inputs = staticInputs(objects);
@@ -34,7 +26,7 @@ function ambientIndex(objects: readonly ConfigObject[]) {
       gateways: new StaticCollection<gatewayapi.Gateway>(),
       gatewayClasses: new StaticCollection<ConfigObject>(),
     },
-    OPTIONS,
+    AMBIENT_OPTIONS,
   );
   return { inputs, index };
 }

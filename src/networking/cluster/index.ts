@@ -34,7 +34,10 @@ export type { AppliedDestinationRule, OutboundClusterInput, ServiceMtlsMode } fr
 export {
   buildInboundVipClusters,
   buildWaypointClusters,
-  inboundVipClusterName,
-  internalAddress,
+  connectTlsContext,
+  HBONE_PORT,
+  INNER_CONNECT_ORIGINATE,
+  MAIN_INTERNAL,
+  OUTER_CONNECT_ORIGINATE,
   type WaypointClusters,
 } from "./waypoint.ts";

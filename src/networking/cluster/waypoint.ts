@@ -170,13 +170,24 @@ function connectProtocolOptions(
   return { [HTTP_PROTOCOL_OPTIONS_KEY]: packAny(httpProtocolOptions.HttpProtocolOptionsSchema, options) };
 }
 
-/**
- * The TLS of HBONE (Istio's buildCommonConnectTLSContext): TLS 1.3 only, ALPN h2, the workload
- * certificate, peers of the mesh's trust domains (and `extraSanPrefixes`) by URI SAN prefix.
- */
+/** HBONE's TLS towards `connect_originate`'s peers (and `extraSanPrefixes`). */
 function connectTlsSocket(mesh: MeshConfig, extraSanPrefixes: readonly string[]): core.TransportSocket {
+  const context = create(tls.UpstreamTlsContextSchema, {
+    commonTlsContext: connectTlsContext(mesh, extraSanPrefixes),
+  });
+  return transportSocketMessage("tls", packAny(tls.UpstreamTlsContextSchema, context));
+}
+
+/**
+ * The TLS of HBONE, both ways (Istio's buildCommonConnectTLSContext): TLS 1.3 only, ALPN h2, the
+ * workload certificate, peers of the mesh's trust domains (and `extraSanPrefixes`) by URI SAN prefix.
+ */
+export function connectTlsContext(
+  mesh: MeshConfig,
+  extraSanPrefixes: readonly string[] = [],
+): MessageInitShape<typeof tls.CommonTlsContextSchema> {
   const sanPrefixes = [...trustDomainsForValidation(mesh).map((td) => `spiffe://${td}/`), ...extraSanPrefixes];
-  const common: MessageInitShape<typeof tls.CommonTlsContextSchema> = {
+  return {
     tlsParams: {
       tlsMinimumProtocolVersion: tls.TlsParameters_TlsProtocol.TLSv1_3,
       tlsMaximumProtocolVersion: tls.TlsParameters_TlsProtocol.TLSv1_3,
@@ -196,8 +207,6 @@ function connectTlsSocket(mesh: MeshConfig, extraSanPrefixes: readonly string[])
       },
     },
   };
-  const context = create(tls.UpstreamTlsContextSchema, { commonTlsContext: common });
-  return transportSocketMessage("tls", packAny(tls.UpstreamTlsContextSchema, context));
 }
 
 /** The trust domains a peer may be of (Istio's TrustDomainsForValidation): the mesh's, its aliases, its CAs', each once. */
@@ -250,10 +259,7 @@ function internalLoadAssignment(clusterName: string, listener: string): endpoint
 }
 
 /** The address of the internal listener `listener`; `endpointId` tells apart endpoints sharing it. */
-export function internalAddress(
-  listener: string,
-  endpointId = "",
-): MessageInitShape<typeof core.EnvoyInternalAddressSchema> {
+function internalAddress(listener: string, endpointId = ""): MessageInitShape<typeof core.EnvoyInternalAddressSchema> {
   return { addressNameSpecifier: { case: "serverListenerName", value: listener }, endpointId };
 }
 
@@ -262,7 +268,7 @@ function defaultCircuitBreakers(): cluster.CircuitBreakers {
 }
 
 /** `inbound-vip|<port>|<subset>|<host>`: a waypoint's cluster of a service port (`subset` is `http`, `tcp/v1`, ...). */
-export function inboundVipClusterName(port: number, subset: string, hostname: string): string {
+function inboundVipClusterName(port: number, subset: string, hostname: string): string {
   return `inbound-vip|${port}|${subset}|${hostname}`;
 }
 

@@ -1,0 +1,12 @@
+// The ambient index's options as a standard install runs it (cluster Kubernetes, cluster.local, system
+// namespace istio-system), for tests and benchmarks.
+import type { AmbientOptions } from "../../src/ambient/index.ts";
+
+export const AMBIENT_OPTIONS: AmbientOptions = {
+  clusterId: "Kubernetes",
+  domainSuffix: "cluster.local",
+  systemNamespace: "istio-system",
+  trustDomain: "cluster.local",
+  rootNamespace: () => "istio-system",
+  dryRunPolicies: false,
+};
