@@ -84,4 +84,19 @@ describe("a waypoint's listeners (buildWaypointInbound)", () => {
     const originate = unpack<tcpProxy.TcpProxy>(byName.get("connect_originate")?.filterChains[0]?.filters[0]);
     assert.equal(originate.tunnelingConfig?.hostname, "%DOWNSTREAM_LOCAL_ADDRESS%");
   });
+
+  it("with the mesh's access log, HBONE origination logs upstream failures, termination failed requests, each listener unmatched connections", () => {
+    const logged = buildWaypointListeners({ proxy, mesh: makeMesh({ accessLogFile: "/dev/stdout" }) });
+    const filterOf = (log: { filter?: { filterSpecifier: { case?: string } } } | undefined) =>
+      log?.filter?.filterSpecifier.case;
+    const terminate = logged[0];
+    const manager = unpack<hcm.HttpConnectionManager>(terminate.filterChains[0]?.filters[0]);
+    assert.deepEqual(manager.accessLog.map(filterOf), ["statusCodeFilter"]);
+    const originate = unpack<tcpProxy.TcpProxy>(logged[1].filterChains[0]?.filters[0]);
+    assert.deepEqual(originate.accessLog.map(filterOf), ["responseFlagFilter"]);
+    for (const l of logged) {
+      assert.deepEqual(l.accessLog.map(filterOf), ["responseFlagFilter"], l.name);
+      assert.deepEqual(envoyViolations(listener.ListenerSchema, l), [], l.name);
+    }
+  });
 });

@@ -32,7 +32,12 @@ import {
   ROUTER_HTTP_FILTER,
   WAYPOINT_DOWNSTREAM_PEER_METADATA,
 } from "../httpfilter/index.ts";
-import { buildListenerAccessLogs } from "./accesslog.ts";
+import {
+  buildFilteredAccessLogs,
+  buildListenerAccessLogs,
+  ERROR_STATUS_FILTER,
+  UPSTREAM_FAILURE_FILTER,
+} from "./accesslog.ts";
 import { socketAddress, wildcardAddress } from "./address.ts";
 import { HCM_FILTER } from "./hcm.ts";
 import { networkFilterMessage, newFilterChain, newHttpConnectionManager, newListener, newTcpProxy } from "./message.ts";
@@ -127,6 +132,8 @@ function connectTerminateManager(env: ListenerEnv) {
     connectionKeepalive: { interval: { seconds: 10n }, timeout: { seconds: 20n } },
   });
   manager.httpFilters = [WAYPOINT_DOWNSTREAM_PEER_METADATA, connectAuthorityFilter(env.proxy), ROUTER_HTTP_FILTER];
+  // Failed requests only: the inner streams log the rest.
+  manager.accessLog = buildFilteredAccessLogs(env, "sidecarInbound", ERROR_STATUS_FILTER);
   return packAny(hcm.HttpConnectionManagerSchema, manager);
 }
 
@@ -135,7 +142,7 @@ function connectOriginateListener(env: ListenerEnv): listener.Listener {
   const proxy = newTcpProxy(CONNECT_ORIGINATE);
   proxy.clusterSpecifier = { case: "cluster", value: CONNECT_ORIGINATE };
   proxy.tunnelingConfig = create(tcpProxy.TcpProxy_TunnelingConfigSchema, { hostname: "%DOWNSTREAM_LOCAL_ADDRESS%" });
-  return internalListener(env, CONNECT_ORIGINATE, [tcpProxyFilter(proxy)], true);
+  return internalListener(env, CONNECT_ORIGINATE, [tunnelFilter(env, proxy)], true);
 }
 
 /**
@@ -175,7 +182,7 @@ function innerConnectOriginateListener(env: ListenerEnv): listener.Listener {
       },
     ],
   });
-  return internalListener(env, INNER_CONNECT_ORIGINATE, [propagate, tcpProxyFilter(proxy)], false);
+  return internalListener(env, INNER_CONNECT_ORIGINATE, [propagate, tunnelFilter(env, proxy)], false);
 }
 
 /** outer_connect_originate: the outer tunnel of double HBONE, telling the east-west gateway a waypoint sent it. */
@@ -186,10 +193,12 @@ function outerConnectOriginateListener(env: ListenerEnv): listener.Listener {
     hostname: DOUBLE_HBONE_TARGET,
     headersToAdd: [{ appendAction: OVERWRITE_OR_ADD, header: { key: "x-istio-source", value: "waypoint" } }],
   });
-  return internalListener(env, OUTER_CONNECT_ORIGINATE, [tcpProxyFilter(proxy)], true);
+  return internalListener(env, OUTER_CONNECT_ORIGINATE, [tunnelFilter(env, proxy)], true);
 }
 
-function tcpProxyFilter(proxy: tcpProxy.TcpProxy): listener.Filter {
+/** tcp_proxy of HBONE origination, logging only upstream failures, whose details are lost otherwise. */
+function tunnelFilter(env: ListenerEnv, proxy: tcpProxy.TcpProxy): listener.Filter {
+  proxy.accessLog = buildFilteredAccessLogs(env, "sidecarInbound", UPSTREAM_FAILURE_FILTER);
   return networkFilterMessage(TCP_PROXY_FILTER, packAny(tcpProxy.TcpProxySchema, proxy));
 }
 
