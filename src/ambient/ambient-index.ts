@@ -33,6 +33,7 @@ import {
   waypointAddressKey,
   waypointHostnameKey,
   waypointKey,
+  waypointKeyIndexKeys,
   workloadWaypoint,
 } from "./waypoints.ts";
 import { entryWorkloadInfo, nodeLocality, podWorkloadInfo, type WorkloadContext } from "./workloads.ts";
@@ -341,11 +342,7 @@ export class AmbientIndex {
    */
   servicesForWaypoint(key: WaypointKey): ServiceInfo[] {
     const found = new Map<string, ServiceInfo>();
-    const indexKeys = [
-      ...key.hostnames.map((h) => waypointHostnameKey(key.namespace, h)),
-      ...key.addresses.map((ip) => waypointAddressKey(key.network, ip)),
-    ];
-    for (const indexKey of indexKeys) {
+    for (const indexKey of waypointKeyIndexKeys(key)) {
       for (const service of this.#servicesByWaypoint.lookup(indexKey)) {
         if (!found.has(service.name)) found.set(service.name, service);
       }
@@ -415,10 +412,22 @@ export class AmbientIndex {
 
   /**
    * Calls `handler` with the resource names of the workloads and services that changed (appeared,
-   * changed what ztunnel is sent, or went), once per batch of store changes.
+   * changed what ztunnel is sent, or went), once per batch of store changes, and the waypoints (their
+   * index keys) they were or are bound to.
    */
-  onAddressesChanged(handler: (names: ReadonlySet<string>) => void): () => void {
-    const told = tellChanged(handler);
+  onAddressesChanged(handler: (names: ReadonlySet<string>, waypoints: ReadonlySet<string>) => void): () => void {
+    const told = (events: readonly { old?: WorkloadInfo | ServiceInfo; new?: WorkloadInfo | ServiceInfo }[]) => {
+      const names = new Set<string>();
+      const waypoints = new Set<string>();
+      for (const e of events) {
+        for (const info of [e.old, e.new]) {
+          if (!info) continue;
+          names.add(info.name);
+          for (const key of boundWaypointKeys(info)) waypoints.add(key);
+        }
+      }
+      if (names.size > 0) handler(names, waypoints);
+    };
     const offWorkloads = this.workloads.registerBatch(told, false);
     const offServices = this.services.registerBatch(told, false);
     return () => {
@@ -435,7 +444,13 @@ export class AmbientIndex {
 function owningWaypointKeys(service: ServiceInfo): string[] {
   if (service.selector && isManagedGateway(service.selector)) return [];
   const weighted = service.service.weightedWaypoints.flatMap((w) => (w.destination ? [w.destination] : []));
-  const waypoints = weighted.length > 0 ? weighted : service.service.waypoint ? [service.service.waypoint] : [];
+  return gatewayAddressKeys(
+    weighted.length > 0 ? weighted : service.service.waypoint ? [service.service.waypoint] : [],
+  );
+}
+
+/** Waypoint addresses as index keys: by hostname in its namespace, or by IP on its network. */
+function gatewayAddressKeys(waypoints: readonly workloadapi.GatewayAddress[]): string[] {
   return waypoints.flatMap((w) => {
     const destination = w.destination;
     if (destination.case === "hostname") {
@@ -446,6 +461,12 @@ function owningWaypointKeys(service: ServiceInfo): string[] {
     }
     return [];
   });
+}
+
+/** The index key of the waypoint an address is bound to (Istio's WaypointRef), if any. */
+function boundWaypointKeys(info: WorkloadInfo | ServiceInfo): string[] {
+  const waypoint = info.kind === "workload" ? info.workload.waypoint : info.service.waypoint;
+  return waypoint ? gatewayAddressKeys([waypoint]) : [];
 }
 
 /** A batch handler calling `handler` with the names of what its events changed, when any. */

@@ -16,4 +16,4 @@ export {
 } from "./authorization.ts";
 export { type IpBlockBytes, ipAddressBytes, ipBlockBytes, ipPrefixBytes } from "./ip-bytes.ts";
 export { type AddressInfo, ipString, type PolicyInfo, type ServiceInfo, type WorkloadInfo } from "./model.ts";
-export type { WaypointKey } from "./waypoints.ts";
+export { type WaypointKey, waypointKeyIndexKeys } from "./waypoints.ts";

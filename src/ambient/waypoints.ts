@@ -241,3 +241,11 @@ export function waypointHostnameKey(namespace: string, hostname: string): string
 export function waypointAddressKey(network: string, ip: string): string {
   return `address:${network}/${ip}`;
 }
+
+/** The index keys a waypoint proxy is known by: its hostnames in its namespace, its addresses on its network. */
+export function waypointKeyIndexKeys(key: WaypointKey): string[] {
+  return [
+    ...key.hostnames.map((h) => waypointHostnameKey(key.namespace, h)),
+    ...key.addresses.map((ip) => waypointAddressKey(key.network, ip)),
+  ];
+}

@@ -3,6 +3,7 @@
 // Built by buildPushContext; an index whose input list is the previous snapshot's array (pushInputs
 // hands on the list of a kind whose krt collection did not change) is taken from the previous snapshot.
 import { isDeepStrictEqual } from "node:util";
+import { waypointKeyIndexKeys } from "../ambient/index.ts";
 import { type ConfigObject, kindKey, type MeshConfig, parseApiVersion } from "../config/index.ts";
 import { isKind } from "../config/typed.ts";
 import type {
@@ -343,6 +344,15 @@ export class PushSnapshot {
     if (!this.waypoints) return [];
     const key = waypointKeyForProxy(proxy, this.serviceTargets(proxy));
     return waypointServices(this.waypoints, key, (hostname, namespace) => this.services.service(hostname, namespace));
+  }
+
+  /**
+   * Whether an address push naming `waypointsUpdated` (the waypoint keys of the changed addresses, old
+   * and new) concerns this waypoint proxy (Istio's waypointNeedsPush with scoped address pushes).
+   */
+  waypointUpdated(proxy: ProxyNode, waypointsUpdated: ReadonlySet<string>): boolean {
+    const key = waypointKeyForProxy(proxy, this.serviceTargets(proxy));
+    return waypointKeyIndexKeys(key).some((k) => waypointsUpdated.has(k));
   }
 
   /**
