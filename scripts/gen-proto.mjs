@@ -74,6 +74,8 @@ const ROOTS = [
   "envoy/extensions/filters/http/wasm/v3",
   "envoy/extensions/filters/http/dynamic_forward_proxy/v3",
   "envoy/extensions/filters/http/stateful_session/v3",
+  "envoy/extensions/filters/http/set_filter_state/v3",
+  "envoy/extensions/filters/network/set_filter_state/v3",
   "envoy/extensions/filters/network/sni_dynamic_forward_proxy/v3",
   "envoy/extensions/clusters/dynamic_forward_proxy/v3",
   "envoy/extensions/http/stateful_session/cookie/v3",

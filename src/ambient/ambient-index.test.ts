@@ -382,6 +382,57 @@ describe("ambient index: waypoints", () => {
     } as gatewayapi.Gateway);
     assert.equal(hostnameOf(serviceOf().waypoint), "shared.ns.svc.cluster.local");
   });
+  test("a waypoint proxy's services: those naming its hostname in its namespace, or its address on its network", () => {
+    const { pods, services, namespaces, gateways, index } = setup();
+    namespaces.upsert({
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name: "ns", labels: { "istio.io/use-waypoint": "wp" } },
+    });
+    gateways.upsert(waypoint("wp"), {
+      ...waypoint("byip"),
+      status: { addresses: [{ type: "IPAddress", value: "10.96.9.9" }] },
+    } as gatewayapi.Gateway);
+    services.upsert(
+      service("app", { selector: { app: "app" }, clusterIP: "10.96.0.10", ports: [{ port: 80 }] }),
+      {
+        ...service("other", { selector: { app: "other" }, clusterIP: "10.96.0.11", ports: [{ port: 80 }] }),
+        metadata: { name: "other", namespace: "ns", labels: { "istio.io/use-waypoint": "byip" } },
+      },
+      // The waypoint's own Service, as its deployment controller makes it, is never bound to it.
+      {
+        ...service("wp", {
+          selector: {
+            "gateway.networking.k8s.io/gateway-name": "wp",
+            "gateway.istio.io/managed": "istio.io-mesh-controller",
+          },
+          clusterIP: "10.96.0.12",
+          ports: [{ port: 15008 }],
+        }),
+      },
+    );
+    const names = (key: Parameters<typeof index.servicesForWaypoint>[0]) =>
+      index
+        .servicesForWaypoint(key)
+        .map((s) => s.name)
+        .sort();
+    const key = { namespace: "ns", network: "net1", hostnames: [], addresses: [] };
+    assert.deepEqual(names({ ...key, hostnames: ["wp.ns.svc.cluster.local"] }), [SVC]);
+    assert.deepEqual(names({ ...key, namespace: "elsewhere", hostnames: ["wp.ns.svc.cluster.local"] }), []);
+    assert.deepEqual(names({ ...key, addresses: ["10.96.9.9"] }), ["ns/other.ns.svc.cluster.local"]);
+    assert.deepEqual(names({ ...key, network: "net2", addresses: ["10.96.9.9"] }), []);
+
+    // A workload takes HBONE once the CNI enrolled it in the mesh.
+    pods.upsert(pod("app-0", { app: "app" }, "10.244.0.5"));
+    assert.equal(index.supportsTunnel("net1", "10.244.0.5"), false);
+    pods.upsert(
+      pod("app-0", { app: "app" }, "10.244.0.5", {
+        metadata: { name: "app-0", namespace: "ns", annotations: { "ambient.istio.io/redirection": "enabled" } },
+      }),
+    );
+    assert.equal(index.supportsTunnel("net1", "10.244.0.5"), true);
+    assert.equal(index.supportsTunnel("net2", "10.244.0.5"), false);
+  });
 });
 
 describe("ambient index: policies", () => {

@@ -6,6 +6,7 @@
 // it selects (before or after); a policy change, the policy and the workloads it could apply to. What
 // changed is told by resource name, which is what WDS pushes name.
 import type { Logger } from "pino";
+import { workloadapi } from "../api/index.ts";
 import type { ConfigObject } from "../config/index.ts";
 import type {
   AuthorizationPolicy,
@@ -18,7 +19,7 @@ import type {
 import type { Collection, DebugRegistry, FetchContext, Index, Labels } from "../krt/index.ts";
 import { derive, deriveMany, join, type StaticSingleton, staticSingleton } from "../krt/index.ts";
 import { workloadEntryName } from "../registry/index.ts";
-import type { AddressInfo, PolicyInfo, ServiceInfo, WorkloadInfo } from "./model.ts";
+import { type AddressInfo, ipString, type PolicyInfo, type ServiceInfo, type WorkloadInfo } from "./model.ts";
 import { policyCollections, workloadPolicies } from "./policies.ts";
 import { kubeServiceInfo, type ServiceContext, selectServices, serviceEntryServiceInfos } from "./services.ts";
 import { type StatusReporter, statusReporters } from "./status.ts";
@@ -29,7 +30,11 @@ import {
   isManagedGateway,
   LABEL_GATEWAY_NAME,
   type Waypoint,
+  type WaypointKey,
+  waypointAddressKey,
+  waypointHostnameKey,
   waypointKey,
+  waypointKeyIndexKeys,
   workloadWaypoint,
 } from "./waypoints.ts";
 import { entryWorkloadInfo, nodeLocality, podWorkloadInfo, type WorkloadContext } from "./workloads.ts";
@@ -109,6 +114,7 @@ export class AmbientIndex {
   readonly #servicesByAlias: Index<ServiceInfo>;
   readonly #workloadsByService: Index<WorkloadInfo>;
   readonly #workloadsByNode: Index<WorkloadInfo>;
+  readonly #servicesByWaypoint: Index<ServiceInfo>;
 
   constructor(inputs: AmbientInputs, options: AmbientOptions) {
     const { debug } = options;
@@ -328,6 +334,28 @@ export class AmbientIndex {
     this.#workloadsByNode = this.workloads.addIndex("ambient/workloads-by-node", (w) =>
       w.workload.node ? [w.workload.node] : [],
     );
+    this.#servicesByWaypoint = this.services.addIndex("ambient/services-by-waypoint", owningWaypointKeys);
+  }
+
+  /** Whether the workload at `ip` on `network` takes HBONE (Istio's SupportsTunnel): it is in the ambient mesh. */
+  supportsTunnel(network: string, ip: string): boolean {
+    return this.#workloadsByAlias
+      .lookup(`${network}/${ip}`)
+      .some((w) => w.workload.tunnelProtocol === workloadapi.TunnelProtocol.HBONE);
+  }
+
+  /**
+   * The services a waypoint serves (Istio's ServicesForWaypoint): those whose waypoint names one of
+   * the key's hostnames in its namespace, or one of its addresses on its network; each once, unsorted.
+   */
+  servicesForWaypoint(key: WaypointKey): ServiceInfo[] {
+    const found = new Map<string, ServiceInfo>();
+    for (const indexKey of waypointKeyIndexKeys(key)) {
+      for (const service of this.#servicesByWaypoint.lookup(indexKey)) {
+        if (!found.has(service.name)) found.set(service.name, service);
+      }
+    }
+    return [...found.values()];
   }
 
   /** A new mesh trust domain: every workload is sent again with it. */
@@ -410,10 +438,22 @@ export class AmbientIndex {
 
   /**
    * Calls `handler` with the resource names of the workloads and services that changed (appeared,
-   * changed what ztunnel is sent, or went), once per batch of store changes.
+   * changed what ztunnel is sent, or went), once per batch of store changes, and the waypoints (their
+   * index keys) they were or are bound to.
    */
-  onAddressesChanged(handler: (names: ReadonlySet<string>) => void): () => void {
-    const told = tellChanged(handler);
+  onAddressesChanged(handler: (names: ReadonlySet<string>, waypoints: ReadonlySet<string>) => void): () => void {
+    const told = (events: readonly { old?: WorkloadInfo | ServiceInfo; new?: WorkloadInfo | ServiceInfo }[]) => {
+      const names = new Set<string>();
+      const waypoints = new Set<string>();
+      for (const e of events) {
+        for (const info of [e.old, e.new]) {
+          if (!info) continue;
+          names.add(info.name);
+          for (const key of boundWaypointKeys(info)) waypoints.add(key);
+        }
+      }
+      if (names.size > 0) handler(names, waypoints);
+    };
     const offWorkloads = this.workloads.registerBatch(told, false);
     const offServices = this.services.registerBatch(told, false);
     return () => {
@@ -421,6 +461,38 @@ export class AmbientIndex {
       offServices();
     };
   }
+}
+
+/**
+ * The waypoints a service's traffic goes through, as index keys (its weighted waypoints, else its
+ * waypoint); none for the Services of managed waypoints and east-west gateways themselves.
+ */
+function owningWaypointKeys(service: ServiceInfo): string[] {
+  if (service.selector && isManagedGateway(service.selector)) return [];
+  const weighted = service.service.weightedWaypoints.flatMap((w) => (w.destination ? [w.destination] : []));
+  return gatewayAddressKeys(
+    weighted.length > 0 ? weighted : service.service.waypoint ? [service.service.waypoint] : [],
+  );
+}
+
+/** Waypoint addresses as index keys: by hostname in its namespace, or by IP on its network. */
+function gatewayAddressKeys(waypoints: readonly workloadapi.GatewayAddress[]): string[] {
+  return waypoints.flatMap((w) => {
+    const destination = w.destination;
+    if (destination.case === "hostname") {
+      return [waypointHostnameKey(destination.value.namespace, destination.value.hostname)];
+    }
+    if (destination.case === "address") {
+      return [waypointAddressKey(destination.value.network, ipString(destination.value.address))];
+    }
+    return [];
+  });
+}
+
+/** The index key of the waypoint an address is bound to (Istio's WaypointRef), if any. */
+function boundWaypointKeys(info: WorkloadInfo | ServiceInfo): string[] {
+  const waypoint = info.kind === "workload" ? info.workload.waypoint : info.service.waypoint;
+  return waypoint ? gatewayAddressKeys([waypoint]) : [];
 }
 
 /** A batch handler calling `handler` with the names of what its events changed, when any. */

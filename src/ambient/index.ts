@@ -33,3 +33,4 @@ export {
   WAYPOINT_MISSING,
   ZTUNNEL_ACCEPTED,
 } from "./status.ts";
+export { type WaypointKey, waypointKeyIndexKeys } from "./waypoints.ts";

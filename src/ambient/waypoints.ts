@@ -273,3 +273,32 @@ export function workloadWaypoint(
   if (waypoint) return { waypoint: waypoint.address, binding: { name: waypointKey(waypoint) } };
   return { binding: error ? { error } : {} };
 }
+
+/**
+ * Which waypoint a proxy is (Istio's WaypointKey): its namespace and network, and the hostnames and
+ * VIPs of the services that select it (the waypoint's own Service).
+ */
+export interface WaypointKey {
+  namespace: string;
+  network: string;
+  hostnames: readonly string[];
+  addresses: readonly string[];
+}
+
+/** The index key of a waypoint named by hostname (in its namespace). */
+export function waypointHostnameKey(namespace: string, hostname: string): string {
+  return `hostname:${namespace}/${hostname}`;
+}
+
+/** The index key of a waypoint named by address (on its network). */
+export function waypointAddressKey(network: string, ip: string): string {
+  return `address:${network}/${ip}`;
+}
+
+/** The index keys a waypoint proxy is known by: its hostnames in its namespace, its addresses on its network. */
+export function waypointKeyIndexKeys(key: WaypointKey): string[] {
+  return [
+    ...key.hostnames.map((h) => waypointHostnameKey(key.namespace, h)),
+    ...key.addresses.map((ip) => waypointAddressKey(key.network, ip)),
+  ];
+}

@@ -71,6 +71,7 @@ export * as otelAccessLog from "./gen/envoy/extensions/access_loggers/open_telem
 export * as streamAccessLog from "./gen/envoy/extensions/access_loggers/stream/v3/index.ts";
 export * as dfpCluster from "./gen/envoy/extensions/clusters/dynamic_forward_proxy/v3/index.ts";
 export * as dfpCommon from "./gen/envoy/extensions/common/dynamic_forward_proxy/v3/index.ts";
+export * as setFilterStateValue from "./gen/envoy/extensions/filters/common/set_filter_state/v3/index.ts";
 export * as cors from "./gen/envoy/extensions/filters/http/cors/v3/index.ts";
 export * as httpDfp from "./gen/envoy/extensions/filters/http/dynamic_forward_proxy/v3/index.ts";
 export * as extAuthz from "./gen/envoy/extensions/filters/http/ext_authz/v3/index.ts";
@@ -82,6 +83,7 @@ export * as localRatelimit from "./gen/envoy/extensions/filters/http/local_ratel
 export * as lua from "./gen/envoy/extensions/filters/http/lua/v3/index.ts";
 export * as httpRbac from "./gen/envoy/extensions/filters/http/rbac/v3/index.ts";
 export * as router from "./gen/envoy/extensions/filters/http/router/v3/index.ts";
+export * as setFilterStateHttp from "./gen/envoy/extensions/filters/http/set_filter_state/v3/index.ts";
 export * as statefulSession from "./gen/envoy/extensions/filters/http/stateful_session/v3/index.ts";
 export * as httpWasm from "./gen/envoy/extensions/filters/http/wasm/v3/index.ts";
 export * as httpInspector from "./gen/envoy/extensions/filters/listener/http_inspector/v3/index.ts";
@@ -95,6 +97,7 @@ export * as mongoProxy from "./gen/envoy/extensions/filters/network/mongo_proxy/
 export * as mysqlProxy from "./gen/envoy/extensions/filters/network/mysql_proxy/v3/index.ts";
 export * as networkRbac from "./gen/envoy/extensions/filters/network/rbac/v3/index.ts";
 export * as redisProxy from "./gen/envoy/extensions/filters/network/redis_proxy/v3/index.ts";
+export * as setFilterStateNetwork from "./gen/envoy/extensions/filters/network/set_filter_state/v3/index.ts";
 export * as sniDfp from "./gen/envoy/extensions/filters/network/sni_dynamic_forward_proxy/v3/index.ts";
 export * as tcpProxy from "./gen/envoy/extensions/filters/network/tcp_proxy/v3/index.ts";
 export * as networkWasm from "./gen/envoy/extensions/filters/network/wasm/v3/index.ts";

@@ -16,7 +16,6 @@ import {
   startAdminServer,
   startControlZ,
 } from "../admin/index.ts";
-import { AmbientIndex } from "../ambient/index.ts";
 import { rejectUnknownCommandLineFlags } from "../cli/flags.ts";
 import {
   type ConfigObject,
@@ -34,8 +33,8 @@ import { GatewayStatusWriter } from "../gatewayapi/index.ts";
 import { IngressFollower } from "../ingress/index.ts";
 import { DebugRegistry } from "../krt/index.ts";
 import { LogScopes, parseOutputLevels } from "../log/index.ts";
-import { type MeshPush, PUSH_KINDS, pushFeaturesFromEnv } from "../model/index.ts";
-import { REGISTRY_KINDS, storeGatewayConversion, storePush, storeRegistry } from "../model/store-push.ts";
+import { type MeshPush, pushFeaturesFromEnv } from "../model/index.ts";
+import { storeAmbientIndex, storeGatewayConversion, storePush, storeRegistry } from "../model/store-push.ts";
 import type { ServiceRegistry } from "../registry/index.ts";
 import { authenticatorEnv, buildAuthenticators } from "../security/authn/index.ts";
 import {
@@ -392,36 +391,24 @@ function pushContexts(
     meshNetworks: loadMeshNetworks(networks),
     clusterId: argv.clusterID,
   });
-  const features = pushFeaturesFromEnv(env);
-  const build = (previous?: MeshPush) => storePush(store, registry, meshes.mesh, domainSuffix, previous, features);
   // Ambient's index, with PILOT_ENABLE_AMBIENT as istiod (off by default: WDS then answers nothing).
   const ambient = envFlag("PILOT_ENABLE_AMBIENT", false)
-    ? new AmbientIndex(
-        {
-          pods: store.collection(REGISTRY_KINDS.pods),
-          services: store.collection(REGISTRY_KINDS.services),
-          serviceEntries: store.collection(REGISTRY_KINDS.serviceEntries),
-          workloadEntries: store.collection(REGISTRY_KINDS.workloadEntries),
-          namespaces: store.collection(REGISTRY_KINDS.namespaces),
-          nodes: store.collection(REGISTRY_KINDS.nodes),
-          authorizationPolicies: store.collection(PUSH_KINDS.authorizationPolicy),
-          peerAuthentications: store.collection(PUSH_KINDS.peerAuthentication),
-          gateways: store.collection(kindKey("gateway.networking.k8s.io", "Gateway")),
-          gatewayClasses: store.collection(kindKey("gateway.networking.k8s.io", "GatewayClass")),
-        },
-        {
-          clusterId: argv.clusterID,
-          domainSuffix,
-          systemNamespace: env.POD_NAMESPACE ?? "istio-system",
-          trustDomain: meshes.mesh.trustDomain ?? "cluster.local",
-          rootNamespace: () => meshes.mesh.rootNamespace ?? "istio-system",
-          dryRunPolicies: envFlag("AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY", false),
-          status: envFlag("AMBIENT_ENABLE_STATUS", true),
-          log: scoped("ambient"),
-          debug: krt,
-        },
-      )
+    ? storeAmbientIndex(store, {
+        clusterId: argv.clusterID,
+        domainSuffix,
+        systemNamespace: env.POD_NAMESPACE ?? "istio-system",
+        trustDomain: meshes.mesh.trustDomain ?? "cluster.local",
+        rootNamespace: () => meshes.mesh.rootNamespace ?? "istio-system",
+        dryRunPolicies: envFlag("AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY", false),
+        status: envFlag("AMBIENT_ENABLE_STATUS", true),
+        log: scoped("ambient"),
+        debug: krt,
+      })
     : undefined;
+  const features = pushFeaturesFromEnv(env);
+  // Waypoint proxies read the ambient index live, as istiod's push context does.
+  const build = (previous?: MeshPush) =>
+    storePush(store, registry, meshes.mesh, domainSuffix, previous, features, ambient);
   return { build, registry, ambient, countServices: (push: MeshPush) => push.snapshot.services.all.length };
 }
 

@@ -1,6 +1,7 @@
 // A proxy's clusters (Istio's configgen BuildClusters): the outbound clusters of every service its
 // scope sees, with the DestinationRule for the host; sidecars add the inbound clusters of their service
-// ports, routers the SNI-DNAT clusters of AUTO_PASSTHROUGH hosts. Values proxies share are cached.
+// ports, routers the SNI-DNAT clusters of AUTO_PASSTHROUGH hosts. A waypoint gets its own clusters and
+// the inbound VIP clusters of the services it serves instead. Values proxies share are cached.
 
 import type { cluster } from "../api/index.ts";
 import { TypeUrl } from "../api/index.ts";
@@ -18,12 +19,15 @@ import { hostsMatch } from "../model/index.ts";
 import {
   assembleClusters,
   buildInboundCluster,
+  buildInboundVipClusters,
   buildOutboundClusters,
   buildSniDnatClusters,
   buildSpecialClusters,
+  buildWaypointClusters,
   type ProxyClusters,
   parseClusterName,
   type SpecialClusters,
+  type WaypointClusters,
 } from "../networking/cluster/index.ts";
 import { patchGeneratedClusters, patchSetFor } from "../networking/envoyfilter/index.ts";
 import type { EndpointLookup, Service, ServiceEndpoint } from "../registry/index.ts";
@@ -43,9 +47,12 @@ import {
   scopeTraits,
 } from "./proxy-view.ts";
 
-/** Everything the outbound (or SNI-DNAT) clusters of one service read. */
+/** Which clusters of a service: outbound, a gateway's SNI-DNAT ones, or a waypoint's inbound VIP ones. */
+type ServiceClusterKind = "outbound" | "sniDnat" | "inboundVip";
+
+/** Everything the outbound (SNI-DNAT, inbound VIP) clusters of one service read. */
 interface ServiceClustersKey {
-  sniDnat: boolean;
+  kind: ServiceClusterKind;
   proxyType: NodeType;
   ipFamilies: string;
   /** The proxy's endpoint view, for DNS services only (their endpoints are inline). */
@@ -55,7 +62,7 @@ interface ServiceClustersKey {
   redisFilter: boolean;
   /** The service's host, namespace and ports. */
   service: Service;
-  /** The DestinationRule the proxy applies to the service's host, with its sources. */
+  /** The DestinationRule the proxy applies to the service's host (inbound for inbound VIP clusters), with its sources. */
   rule: ConsolidatedDestinationRule | undefined;
   mesh: MeshConfig;
   /** The endpoints of each service port. */
@@ -66,7 +73,7 @@ const SERVICE_CLUSTERS = resourceTable<cluster.Cluster[], ServiceClustersKey>({
   name: "cds/serviceClusters",
   typeUrl: TypeUrl.Cluster,
   key: {
-    sniDnat: "value",
+    kind: "value",
     proxyType: "value",
     ipFamilies: "value",
     endpointView: "text",
@@ -98,9 +105,9 @@ function proxyClusterView(memos: Memos, push: MeshPush, proxy: ProxyNode): Proxy
 }
 
 /**
- * Outbound (or SNI-DNAT) clusters of one service, shared by the proxies that see it through the same
- * rule: they read the proxy's type and IP families, and only DNS clusters (endpoints inline) its view
- * of endpoints (inline endpoints take no failoverPriority labels).
+ * Outbound (SNI-DNAT, inbound VIP) clusters of one service, shared by the proxies that see it through
+ * the same rule: they read the proxy's type and IP families, and only DNS clusters (endpoints inline)
+ * its view of endpoints (inline endpoints take no failoverPriority labels).
  */
 function serviceClusters(
   cache: XdsCache,
@@ -109,10 +116,12 @@ function serviceClusters(
   view: ProxyClusterView,
   endpoints: EndpointLookup,
   service: Service,
-  sniDnat: boolean,
+  kind: ServiceClusterKind,
 ): cluster.Cluster[] {
   const snap = push.snapshot;
-  const rule = view.scope.destinationRule("outbound", proxy.labels, service.hostname);
+  // A waypoint applies the rule its services' own workloads would (Istio: inbound direction).
+  const direction = kind === "inboundVip" ? "inbound" : "outbound";
+  const rule = view.scope.destinationRule(direction, proxy.labels, service.hostname);
   // Istio infers the service's mTLS mode from the namespace-wide PeerAuthentication.
   const serviceMtlsMode =
     view.namespaceMtls.get(service.namespace) ??
@@ -123,7 +132,7 @@ function serviceClusters(
     endpoints.endpointsFor(service.hostname, port.port, service.namespace),
   );
   const key: ServiceClustersKey = {
-    sniDnat,
+    kind,
     proxyType: proxy.type,
     ipFamilies: view.ipFamilies,
     endpointView: hasInlineEndpoints(service) ? view.endpointView : undefined,
@@ -152,11 +161,17 @@ function serviceClusters(
         report,
         memos: cache,
       };
-      clusters.push(...(sniDnat ? buildSniDnatClusters(input) : buildOutboundClusters(input)));
+      clusters.push(...SERVICE_CLUSTER_BUILDERS[kind](input));
     }
     return clusters;
   });
 }
+
+const SERVICE_CLUSTER_BUILDERS = {
+  outbound: buildOutboundClusters,
+  sniDnat: buildSniDnatClusters,
+  inboundVip: buildInboundVipClusters,
+} satisfies Record<ServiceClusterKind, unknown>;
 
 const OUTBOUND_CLASSES: ProxyClassTable<cluster.Cluster[]> = weakTable("cds/outboundClasses");
 
@@ -202,7 +217,7 @@ function outboundClusters(
   return proxyClassValue(cache, OUTBOUND_CLASSES, push, endpoints, view.scope, key, () => {
     const clusters: cluster.Cluster[] = [];
     for (const s of view.scope.services) {
-      clusters.push(...serviceClusters(cache, push, proxy, view, endpoints, s, false));
+      clusters.push(...serviceClusters(cache, push, proxy, view, endpoints, s, "outbound"));
     }
     return clusters;
   });
@@ -385,6 +400,7 @@ export function buildClusters(
   cache: XdsCache,
 ): readonly cluster.Cluster[] {
   const snap = push.snapshot;
+  if (proxy.type === "waypoint") return waypointClusters(cache, push, proxy, endpoints);
   const patches = patchSetFor(cache, snap.envoyFiltersFor(proxy), proxy);
   const view = proxyClusterView(cache, push, proxy);
   const outbound = outboundClusters(cache, push, proxy, view, endpoints);
@@ -408,7 +424,7 @@ export function buildClusters(
   const sniHosts = [...(snap.mergedGateway(proxy)?.autoPassthroughSniHosts ?? [])];
   const sniDnat = view.scope.services
     .filter((s) => sniHosts.some((h) => hostsMatch(h, s.hostname)))
-    .flatMap((s) => serviceClusters(cache, push, proxy, view, endpoints, s, true));
+    .flatMap((s) => serviceClusters(cache, push, proxy, view, endpoints, s, "sniDnat"));
   const clusters = assembledClusters(cache, push, proxy, {
     outbound,
     sniDnat,
@@ -421,4 +437,43 @@ export function buildClusters(
 function inboundPort(name: string): number {
   const parsed = parseClusterName(name);
   return parsed?.direction === "inbound" ? parsed.port : 0;
+}
+
+/** Everything a waypoint's own clusters read. */
+interface WaypointClustersKey {
+  namespace: string;
+  mesh: MeshConfig;
+}
+
+const WAYPOINT_CLUSTERS = resourceTable<WaypointClusters, WaypointClustersKey>({
+  name: "cds/waypointClusters",
+  typeUrl: TypeUrl.Cluster,
+  key: { namespace: "value", mesh: "object" },
+  resources: (w) => [...w.beforeServices, ...w.afterServices].map((c) => ({ name: c.name, resource: c })),
+});
+
+/**
+ * A waypoint's clusters (Istio's BuildClusters for a waypoint): main_internal and encap, the inbound
+ * VIP clusters of each service it serves (oldest first), then connect_originate and the double-HBONE
+ * pair. Not yet: the outbound clusters of services its services' VirtualServices route to, and
+ * EnvoyFilter cluster patches.
+ */
+function waypointClusters(
+  cache: XdsCache,
+  push: MeshPush,
+  proxy: ProxyNode,
+  endpoints: EndpointLookup,
+): cluster.Cluster[] {
+  const snap = push.snapshot;
+  const mesh = snap.mesh;
+  const own = cache
+    .resources(WAYPOINT_CLUSTERS)
+    .get(push, { namespace: proxy.configNamespace, mesh }, () =>
+      buildWaypointClusters({ mesh, namespace: proxy.configNamespace, memos: cache }),
+    );
+  const view = proxyClusterView(cache, push, proxy);
+  const vips = snap
+    .waypointServices(proxy)
+    .flatMap((service) => serviceClusters(cache, push, proxy, view, endpoints, service, "inboundVip"));
+  return [...own.beforeServices, ...vips, ...own.afterServices];
 }

@@ -40,6 +40,8 @@ interface EdsClusterName {
   subset: string;
   hostname: string;
   sniDnat: boolean;
+  /** A waypoint's `inbound-vip|…` cluster (its subset without the `http/` or `tcp/` of the name). */
+  inboundVip: boolean;
 }
 
 // Parsed names (null: not an outbound cluster), as every proxy asks for the same ones; emptied when full.
@@ -57,19 +59,26 @@ export function parseEdsClusterName(memos: Memos, name: string): EdsClusterName 
   return parsed ?? undefined;
 }
 
-/** `outbound|port|subset|host` or the SNI-DNAT form `outbound_.port_.subset_.host` (Istio's ParseSubsetKey). */
+/**
+ * `outbound|port|subset|host`, the SNI-DNAT form `outbound_.port_.subset_.host`, or a waypoint's
+ * `inbound-vip|port|http/subset|host` (Istio's ParseSubsetKey).
+ */
 function parseUncached(memos: Memos, name: string): EdsClusterName | undefined {
   if (name.startsWith("outbound_.")) {
     const [, port, subset, ...host] = name.split("_.");
     const hostname = host.join("_.");
     if (!/^\d+$/.test(port ?? "") || sniDnatClusterName(memos, Number(port), subset ?? "", hostname) !== name)
       return undefined;
-    return { port: Number(port), subset: subset ?? "", hostname, sniDnat: true };
+    return { port: Number(port), subset: subset ?? "", hostname, sniDnat: true, inboundVip: false };
   }
   const parsed = parseClusterName(name);
+  if (parsed?.direction === "inbound-vip") {
+    const subset = parsed.subset.replace(/^(http|tcp)(\/|$)/, "");
+    return { port: parsed.port, subset, hostname: parsed.hostname, sniDnat: false, inboundVip: true };
+  }
   if (parsed?.direction !== "outbound") return undefined;
   // A literal, not `{ ...parsed, sniDnat }`: each would get a hidden class of its own (util/copy-with.ts).
-  return { port: parsed.port, subset: parsed.subset, hostname: parsed.hostname, sniDnat: false };
+  return { port: parsed.port, subset: parsed.subset, hostname: parsed.hostname, sniDnat: false, inboundVip: false };
 }
 
 /**
@@ -133,6 +142,8 @@ interface AssignmentKey {
   endpointView: EndpointView;
   /** The proxy labels failoverPriority compares endpoints with; see failoverPriorityLabels. */
   failoverPriorityLabels: readonly unknown[] | undefined;
+  /** Of a waypoint's inbound VIP cluster, which endpoints take HBONE (the ambient index says so, live). */
+  tunnelEndpoints: readonly boolean[] | undefined;
   domainSuffix: string;
   service: Service | undefined;
   rule: ConsolidatedDestinationRule | undefined;
@@ -152,6 +163,7 @@ const ASSIGNMENTS = resourceTable<endpoint.ClusterLoadAssignment, AssignmentKey>
     ruleSources: "value",
     endpointView: "text",
     failoverPriorityLabels: "value",
+    tunnelEndpoints: "value",
     domainSuffix: "value",
     service: "object",
     rule: "object",
@@ -214,12 +226,14 @@ export function loadAssignment(
   const failoverPriority = localityLbSetting(snap.mesh, policy?.loadBalancer?.localityLbSetting)?.failoverPriority;
   const serviceEndpoints =
     parsed && service ? endpoints.endpointsFor(service.hostname, parsed.port, service.namespace) : [];
+  const tunnelEndpoints = parsed?.inboundVip ? serviceEndpoints.map((ep) => snap.supportsTunnel(ep)) : undefined;
   const key: AssignmentKey = {
     clusterName,
     serviceNamespace: service?.namespace,
     ruleSources: rule?.from,
     endpointView,
     failoverPriorityLabels: failoverPriorityLabels(proxy, failoverPriority),
+    tunnelEndpoints,
     domainSuffix: snap.domainSuffix,
     service,
     rule,
@@ -240,6 +254,7 @@ export function loadAssignment(
       mesh: snap.mesh,
       policy,
       mtlsCapableOnly: parsed.sniDnat,
+      tunnel: tunnelEndpoints && tunnelTest(serviceEndpoints, tunnelEndpoints),
       // Istio's mtlsChecker: the endpoint's own workload may turn mTLS off for its port.
       peerAuthenticationDisabled: peerAuthenticationDisablesMtls(cache, push),
       includeDraining: supportsDrainingEndpoints(service),
@@ -253,6 +268,15 @@ export function loadAssignment(
       status.add("pilot_eds_no_instances", clusterName);
     return assignment;
   });
+}
+
+/** Whether an endpoint of `endpoints` takes HBONE, as `tunnels` says by position. */
+function tunnelTest(
+  endpoints: readonly ServiceEndpoint[],
+  tunnels: readonly boolean[],
+): (ep: ServiceEndpoint) => boolean {
+  const tunnelled = new Set(endpoints.filter((_, i) => tunnels[i]));
+  return (ep) => tunnelled.has(ep);
 }
 
 /** What the load assignments read of the proxy besides its scope; see assignmentClassKey. */

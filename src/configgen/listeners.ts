@@ -21,6 +21,7 @@ import {
   buildGatewayListeners,
   buildSidecarInboundListeners,
   buildSidecarOutboundListeners,
+  buildWaypointListeners,
   type InboundPolicies,
   type InboundPort,
   interceptionMode,
@@ -471,6 +472,10 @@ export function buildListeners(
   cache: XdsCache,
 ): listener.Listener[] {
   const snap = push.snapshot;
+  // A waypoint's listeners are its own; EnvoyFilter patches do not reach them yet.
+  if (proxy.type === "waypoint") {
+    return buildWaypointListeners({ proxy, mesh: snap.mesh, telemetry: proxyTelemetry(snap, proxy), memos: cache });
+  }
   const router = proxy.type !== "sidecar";
   const listeners = router ? routerListeners(cache, snap, proxy) : sidecarListeners(cache, push, proxy, endpoints);
   return patchGeneratedListeners(patchSetFor(cache, snap.envoyFiltersFor(proxy), proxy), listeners, router);

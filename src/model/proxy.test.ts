@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import { core } from "../api/index.ts";
-import { parseProxy } from "./proxy.ts";
+import { parseIstioVersion, parseProxy, versionAtLeast } from "./proxy.ts";
 
 function node(id: string, metadata?: JsonObject, locality?: { region: string; zone: string }) {
   return create(core.NodeSchema, {
@@ -83,4 +83,14 @@ test("invalid nodes give an error naming the problem", () => {
 test("ztunnel and waypoint are node types", () => {
   assert.equal(parseProxy(node("ztunnel~10.0.0.1~zt.istio-system~istio-system.svc"))?.proxy?.type, "ztunnel");
   assert.equal(parseProxy(node("waypoint~10.0.0.1~wp.ns~ns.svc"))?.proxy?.type, "waypoint");
+});
+
+test("Istio versions compare as VersionGreaterOrEqual: a missing patch is the newest, no version the newest of all", () => {
+  const at = (version: string | undefined) => ({ istioVersion: parseIstioVersion(version) });
+  assert.equal(versionAtLeast(at("1.29.2"), 1, 29, 2), true);
+  assert.equal(versionAtLeast(at("1.29.1"), 1, 29, 2), false);
+  assert.equal(versionAtLeast(at("1.29"), 1, 29, 2), true);
+  assert.equal(versionAtLeast(at("1.30.0"), 1, 29, 2), true);
+  assert.equal(versionAtLeast(at("1.28.9"), 1, 29), false);
+  assert.equal(versionAtLeast(at(undefined), 1, 29, 2), true);
 });

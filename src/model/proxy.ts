@@ -260,9 +260,26 @@ function stringMap(v: JsonValue): Record<string, string> | undefined {
   return out;
 }
 
-/** `1.24.3`, `1.24.3-dev` or `1.24` → numbers; anything else → undefined (Istio then assumes the newest). */
+/**
+ * `1.24.3`, `1.24.3-dev` or `1.24` → numbers, a missing patch the newest (65535, as Istio's
+ * ParseIstioVersion); anything else → undefined (Istio then assumes the newest).
+ */
 export function parseIstioVersion(version: string | undefined): IstioVersion | undefined {
   const m = /^(\d+)\.(\d+)(?:\.(\d+))?/.exec(version ?? "");
   if (!m) return undefined;
-  return { major: Number(m[1]), minor: Number(m[2]), patch: Number(m[3] ?? 0) };
+  return { major: Number(m[1]), minor: Number(m[2]), patch: m[3] === undefined ? 65535 : Number(m[3]) };
+}
+
+/** Istio's VersionGreaterOrEqual; a proxy without a parsable version counts as the newest. */
+export function versionAtLeast(
+  proxy: Pick<ProxyNode, "istioVersion">,
+  major: number,
+  minor: number,
+  patch = 0,
+): boolean {
+  const v = proxy.istioVersion;
+  if (!v) return true;
+  if (v.major !== major) return v.major > major;
+  if (v.minor !== minor) return v.minor > minor;
+  return v.patch >= patch;
 }

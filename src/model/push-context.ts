@@ -53,6 +53,11 @@ export interface PushRequest<Snapshot = unknown> {
   readonly forced?: boolean;
   /** The ambient addresses (WDS resource names) that changed: what ztunnel is pushed (Istio's AddressesUpdated). */
   readonly addressesUpdated?: ReadonlySet<string>;
+  /**
+   * The waypoints the changed addresses were or are bound to (Istio's WaypointsUpdated), as the ambient
+   * index's waypoint keys: which waypoint proxies an address push concerns.
+   */
+  readonly waypointsUpdated?: ReadonlySet<string>;
 }
 
 export interface PushRequestInit<Snapshot = unknown> {
@@ -63,6 +68,7 @@ export interface PushRequestInit<Snapshot = unknown> {
   start?: Date;
   forced?: boolean;
   addressesUpdated?: Iterable<string>;
+  waypointsUpdated?: Iterable<string>;
 }
 
 export function pushRequest<Snapshot>(init: PushRequestInit<Snapshot>): PushRequest<Snapshot> {
@@ -76,6 +82,7 @@ export function pushRequest<Snapshot>(init: PushRequestInit<Snapshot>): PushRequ
     start: init.start ?? new Date(),
     forced: init.forced,
     ...(init.addressesUpdated ? { addressesUpdated: new Set(init.addressesUpdated) } : {}),
+    ...(init.waypointsUpdated ? { waypointsUpdated: new Set(init.waypointsUpdated) } : {}),
   });
 }
 
@@ -93,10 +100,10 @@ export function mergePushRequests<Snapshot>(
     everything(older) || everything(newer) ? new Map() : new Map([...older.configsUpdated, ...newer.configsUpdated]);
   const reasons = new Map(older.reasons);
   for (const [r, n] of newer.reasons) reasons.set(r, (reasons.get(r) ?? 0) + n);
-  const addressesUpdated =
-    older.addressesUpdated || newer.addressesUpdated
-      ? new Set([...(older.addressesUpdated ?? []), ...(newer.addressesUpdated ?? [])])
-      : undefined;
+  const union = (a: ReadonlySet<string> | undefined, b: ReadonlySet<string> | undefined) =>
+    a || b ? new Set([...(a ?? []), ...(b ?? [])]) : undefined;
+  const addressesUpdated = union(older.addressesUpdated, newer.addressesUpdated);
+  const waypointsUpdated = union(older.waypointsUpdated, newer.waypointsUpdated);
   return Object.freeze({
     full: older.full || newer.full,
     push: newer.push,
@@ -105,5 +112,6 @@ export function mergePushRequests<Snapshot>(
     start: new Date(Math.min(older.start.getTime(), newer.start.getTime())),
     forced: older.forced || newer.forced || undefined,
     ...(addressesUpdated ? { addressesUpdated } : {}),
+    ...(waypointsUpdated ? { waypointsUpdated } : {}),
   });
 }

@@ -2,6 +2,7 @@
 // mesh config. pushInputs reads them from the running control plane's store and registry, whose krt
 // collections say what changed since the previous push: an unchanged kind's list (and the services)
 // is handed on as the same array, so the push keeps the index it built from it.
+import type { AmbientIndex } from "../ambient/index.ts";
 import type { ConfigObject, MeshConfig, MeshNetworks } from "../config/index.ts";
 import type { PortEndpoints, Service, ServiceRegistry } from "../registry/index.ts";
 import type { ConfigStore } from "../sources/index.ts";
@@ -67,7 +68,15 @@ export interface PushInputs {
   memos?: MemoStore;
   /** The generation of each krt collection the lists were read from (see pushInputs). */
   generations?: ReadonlyMap<object, number>;
+  /**
+   * The ambient index (PILOT_ENABLE_AMBIENT), read live as istiod's push context reads it: which
+   * services each waypoint proxy serves, and which workloads take HBONE. Without it a waypoint serves none.
+   */
+  waypoints?: WaypointIndex;
 }
+
+/** What a push reads of the ambient index. */
+export type WaypointIndex = Pick<AmbientIndex, "servicesForWaypoint" | "supportsTunnel">;
 
 /** What a push keeps of its inputs, for the next push to reuse. */
 export interface KeptInputs {
@@ -110,7 +119,7 @@ export function pushInputs(
   store: Pick<ConfigStore, "list" | "collection">,
   registry: Pick<ServiceRegistry, "services" | "endpoints">,
   mesh: MeshConfig,
-  options: PushFeatures & Pick<PushInputs, "domainSuffix" | "meshNetworks" | "clusterId"> = {},
+  options: PushFeatures & Pick<PushInputs, "domainSuffix" | "meshNetworks" | "clusterId" | "waypoints"> = {},
   previous?: KeptInputs,
 ): PushInputs {
   const generations = new Map<object, number>();

@@ -3,6 +3,7 @@
 // Built by buildPushContext; an index whose input list is the previous snapshot's array (pushInputs
 // hands on the list of a kind whose krt collection did not change) is taken from the previous snapshot.
 import { isDeepStrictEqual } from "node:util";
+import { waypointKeyIndexKeys } from "../ambient/index.ts";
 import { type ConfigObject, kindKey, type MeshConfig, parseApiVersion } from "../config/index.ts";
 import { isKind } from "../config/typed.ts";
 import type {
@@ -34,13 +35,20 @@ import {
 } from "./network-gateways.ts";
 import { type EffectiveMtls, type MtlsMode, PeerAuthenticationIndex } from "./peer-authentication.ts";
 import type { ProxyNode } from "./proxy.ts";
-import type { KeptInputs, KindConfigs, PushInputs } from "./push-inputs.ts";
+import type { KeptInputs, KindConfigs, PushInputs, WaypointIndex } from "./push-inputs.ts";
 import { PUSH_KINDS, type PushKind } from "./push-kinds.ts";
 import { compareServices, ServiceIndex } from "./service-index.ts";
 import { SidecarIndex } from "./sidecar-index.ts";
 import type { SidecarScope } from "./sidecar-scope.ts";
 import { pushTrafficExtensions } from "./traffic-extensions.ts";
 import { VirtualServiceIndex, virtualServicesForHost } from "./virtual-service-index.ts";
+import {
+  LABEL_GATEWAY_MANAGED,
+  LABEL_TUNNEL,
+  MESH_CONTROLLER,
+  waypointKeyForProxy,
+  waypointServices,
+} from "./waypoint-services.ts";
 import { policyAttachment, WorkloadPolicyIndex } from "./workload-policies.ts";
 
 interface KeptServiceTargets {
@@ -99,6 +107,8 @@ export class PushSnapshot {
    * generator of a push asks for them, and deciding which proxies a push concerns asks for all of them.
    */
   private readonly targetsByProxy = new WeakMap<object, KeptServiceTargets>();
+  /** The ambient index's view of waypoints (PushInputs.waypoints). */
+  private readonly waypoints: WaypointIndex | undefined;
   /** Istio's deterministic ServiceEntry address allocation, computed on first use. */
   private allocatedAddresses: Map<string, string[]> | undefined;
   /** The input lists each index was built from, for the next push to hand on while unchanged (pushInputs). */
@@ -120,6 +130,7 @@ export class PushSnapshot {
     this.xdsCache = inputs.xdsCache ?? true;
     this.ipAutoallocate = inputs.ipAutoallocate ?? true;
     this.memos = inputs.memos ?? previous?.memos ?? new MemoStore();
+    this.waypoints = inputs.waypoints;
     const kinds = "length" in inputs.configs ? groupByKind(inputs.configs) : inputs.configs;
     this.endpoints = inputs.endpoints ?? [];
     this.inputs = {
@@ -323,6 +334,35 @@ export class PushSnapshot {
     }
     // Istio keeps a proxy's targets oldest service first (SetServiceTargets); the sort is stable.
     return targets.sort((a, b) => compareServices(a.service, b.service));
+  }
+
+  /**
+   * The services a waypoint proxy serves (Istio's findWaypointResources), oldest first; none without
+   * the ambient index.
+   */
+  waypointServices(proxy: ProxyNode): Service[] {
+    if (!this.waypoints) return [];
+    const key = waypointKeyForProxy(proxy, this.serviceTargets(proxy));
+    return waypointServices(this.waypoints, key, (hostname, namespace) => this.services.service(hostname, namespace));
+  }
+
+  /**
+   * Whether an address push naming `waypointsUpdated` (the waypoint keys of the changed addresses, old
+   * and new) concerns this waypoint proxy (Istio's waypointNeedsPush with scoped address pushes).
+   */
+  waypointUpdated(proxy: ProxyNode, waypointsUpdated: ReadonlySet<string>): boolean {
+    const key = waypointKeyForProxy(proxy, this.serviceTargets(proxy));
+    return waypointKeyIndexKeys(key).some((k) => waypointsUpdated.has(k));
+  }
+
+  /**
+   * Whether an endpoint takes HBONE (Istio's supportTunnel): it is a waypoint, says it does
+   * (`networking.istio.io/tunnel: http`), or is in the ambient mesh.
+   */
+  supportsTunnel(ep: Pick<ServiceEndpoint, "labels" | "network" | "address">): boolean {
+    if (ep.labels[LABEL_GATEWAY_MANAGED] === MESH_CONTROLLER) return true;
+    if ((ep.labels[LABEL_TUNNEL] ?? "").split(",").includes("http")) return true;
+    return this.waypoints?.supportsTunnel(ep.network, ep.address) ?? false;
   }
 
   /**

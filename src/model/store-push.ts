@@ -3,6 +3,7 @@
 // context over what they hold): the registry over the store's collections, the Gateway API objects
 // converted live and written back into the store, and the push context of what the store holds now.
 // The xDS layer only receives what is built here (xds/discovery.ts takes the builder).
+import { AmbientIndex, type AmbientOptions } from "../ambient/index.ts";
 import { kindKey, type MeshConfig } from "../config/index.ts";
 import {
   type ConversionResult,
@@ -19,7 +20,8 @@ import { type ClusterInputs, type RegistryInputs, type RegistryOptions, ServiceR
 import type { ConfigStore } from "../sources/index.ts";
 import { buildPushContext, type MeshPush } from "./mesh-push.ts";
 import type { PushFeatures } from "./push-features.ts";
-import { pushInputs } from "./push-inputs.ts";
+import { pushInputs, type WaypointIndex } from "./push-inputs.ts";
+import { PUSH_KINDS } from "./push-kinds.ts";
 
 /** The kind (key) of the store collection behind each registry input. */
 export const REGISTRY_KINDS = {
@@ -133,6 +135,25 @@ export function storeGatewayConversion(
   return conversion;
 }
 
+/** The ambient index over the store's collections (Pods, Services, entries, Namespaces, Nodes, policies, Gateways). */
+export function storeAmbientIndex(store: ConfigStore, options: AmbientOptions): AmbientIndex {
+  return new AmbientIndex(
+    {
+      pods: store.collection(REGISTRY_KINDS.pods),
+      services: store.collection(REGISTRY_KINDS.services),
+      serviceEntries: store.collection(REGISTRY_KINDS.serviceEntries),
+      workloadEntries: store.collection(REGISTRY_KINDS.workloadEntries),
+      namespaces: store.collection(REGISTRY_KINDS.namespaces),
+      nodes: store.collection(REGISTRY_KINDS.nodes),
+      authorizationPolicies: store.collection(PUSH_KINDS.authorizationPolicy),
+      peerAuthentications: store.collection(PUSH_KINDS.peerAuthentication),
+      gateways: store.collection(kindKey(GATEWAY_GROUP, "Gateway")),
+      gatewayClasses: store.collection(kindKey(GATEWAY_GROUP, "GatewayClass")),
+    },
+    options,
+  );
+}
+
 /**
  * The push context over what the store holds now, Istio config converted from Gateway API included;
  * the kinds, services and endpoints whose krt collections did not change since `previous` keep its indexes.
@@ -144,6 +165,7 @@ export function storePush(
   domainSuffix: string,
   previous?: MeshPush,
   features: PushFeatures & GatewayApiFeatures = {},
+  waypoints?: WaypointIndex,
 ): MeshPush {
   const { alphaGatewayApi, inferenceExtension, ...pushFeatures } = features;
   // From the first push on, the store holds the converted config too.
@@ -152,7 +174,7 @@ export function storePush(
     store,
     registry,
     mesh,
-    { domainSuffix, meshNetworks: registry.meshNetworks, clusterId: registry.clusterId, ...pushFeatures },
+    { domainSuffix, meshNetworks: registry.meshNetworks, clusterId: registry.clusterId, waypoints, ...pushFeatures },
     previous?.snapshot.inputs,
   );
   return buildPushContext(inputs, previous);

@@ -177,7 +177,9 @@ export async function startDiscovery(options: DiscoveryOptions): Promise<Discove
     log: log.child({ component: "push" }),
   });
   pipeline.start();
-  const stopAddressPushes = options.ambient?.onAddressesChanged((names) => pipeline.pushAddresses(names));
+  const stopAddressPushes = options.ambient?.onAddressesChanged((names, waypoints) =>
+    pipeline.pushAddresses(names, waypoints),
+  );
   const stopPolicyPushes = options.ambient?.onPoliciesChanged((names) => pipeline.pushPolicies(names));
   if (options.metrics) {
     registerEnvoyFilterMetrics(options.metrics);

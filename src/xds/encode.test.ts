@@ -59,7 +59,13 @@ test("a delta entry with aliases carries them; others carry none", () => {
   ]);
   const res = fromBinary(
     discovery.DeltaDiscoveryResponseSchema,
-    deltaBytes({ systemVersionInfo: "v", typeUrl: TypeUrl.Cluster, nonce: "n", resources: list.resources, removed: [] }),
+    deltaBytes({
+      systemVersionInfo: "v",
+      typeUrl: TypeUrl.Cluster,
+      nonce: "n",
+      resources: list.resources,
+      removed: [],
+    }),
   );
   assert.deepEqual(
     res.resources.map((r) => [r.name, r.aliases]),

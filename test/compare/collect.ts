@@ -1,5 +1,5 @@
 // An ADS client that collects everything a control plane serves one proxy, as that proxy would ask
-// for it: an Envoy (sidecar or router) on delta xDS subscribes to every cluster and listener, then to
+// for it: an Envoy (sidecar, router or waypoint) on delta xDS subscribes to every cluster and listener, then to
 // the endpoints of its EDS clusters, the route configurations and extension configs its listeners
 // name (and the DNS name table when DNS capture is on); a proxyless gRPC client on SotW asks for its
 // targets' listeners, their route configurations, the clusters those name and their endpoints. Every

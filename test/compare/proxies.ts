@@ -1,9 +1,10 @@
 // The proxies a comparison connects, and the node each presents: what istio-agent (pkg/bootstrap)
-// sends for a sidecar or a router Envoy, and what its gRPC bootstrap (pkg/istio-agent/grpcxds) sends
-// for a proxyless client. Both control planes see the same node id and metadata.
+// sends for a sidecar, a router or a waypoint Envoy, and what its gRPC bootstrap
+// (pkg/istio-agent/grpcxds) sends for a proxyless client. Both control planes see the same node id and
+// metadata.
 import type { JsonObject } from "@bufbuild/protobuf";
 
-export type ProxyKind = "sidecar" | "router" | "proxyless" | "ztunnel";
+export type ProxyKind = "sidecar" | "router" | "proxyless" | "ztunnel" | "waypoint";
 
 /** One entry of a scenario's `proxies.yaml`. */
 export interface ProxySpec {
@@ -39,20 +40,29 @@ const PROXY_CONFIG: JsonObject = {
   terminationDrainDuration: "5s",
 };
 
-export const nodeType = (p: ProxySpec) => (p.kind === "router" || p.kind === "ztunnel" ? p.kind : "sidecar");
+export const nodeType = (p: ProxySpec) => (p.kind === "proxyless" ? "sidecar" : p.kind);
 export const nodeId = (p: ProxySpec) =>
   `${nodeType(p)}~${p.ip}~${p.name}.${p.namespace}~${p.namespace}.svc.cluster.local`;
 
 /** The workload name the agent reports: the Deployment's, i.e. the `app` label or the pod name. */
 const workloadName = (p: ProxySpec) => p.labels.app ?? p.name;
 
-/** The labels the agent reports: the Pod's plus those injection adds. */
+/** The labels the waypoint template (kube-gateway's waypoint.yaml) gives its Pods, besides the Gateway's name. */
+const WAYPOINT_LABELS = {
+  "sidecar.istio.io/inject": "false",
+  "istio.io/dataplane-mode": "none",
+  "gateway.networking.k8s.io/gateway-class-name": "istio-waypoint",
+  "gateway.istio.io/managed": "istio.io-mesh-controller",
+};
+
+/** The labels the agent reports: the Pod's plus those injection (or the waypoint template) adds. */
 export function podLabels(p: ProxySpec): Record<string, string> {
   if (p.kind === "proxyless" || p.kind === "ztunnel") return p.labels;
   return {
     "service.istio.io/canonical-name": workloadName(p),
     "service.istio.io/canonical-revision": p.labels.version ?? "latest",
     ...(p.kind === "sidecar" ? { "security.istio.io/tlsMode": "istio" } : {}),
+    ...(p.kind === "waypoint" ? WAYPOINT_LABELS : {}),
     ...p.labels,
   };
 }
@@ -97,6 +107,8 @@ export function proxyNode(p: ProxySpec): { id: string; cluster: string; metadata
             POD_PORTS: "[]",
             PROXY_CONFIG,
             ...(p.kind === "sidecar" ? { APP_CONTAINERS: "app", INTERCEPTION_MODE: "REDIRECT" } : {}),
+            // The waypoint template sets ISTIO_META_INTERCEPTION_MODE; its Pod has no app container.
+            ...(p.kind === "waypoint" ? { INTERCEPTION_MODE: "REDIRECT" } : {}),
             ...(p.kind === "router" ? { UNPRIVILEGED_POD: "true" } : {}),
           };
   return {
@@ -111,6 +123,7 @@ export function proxyNode(p: ProxySpec): { id: string; cluster: string; metadata
 export function proxyPod(p: ProxySpec): { pod: JsonObject; status: JsonObject } {
   const containers: JsonObject[] = [{ name: "app", image: "app" }];
   if (p.kind === "ztunnel") containers.splice(0, 1, { name: "istio-proxy", image: "ztunnel" });
+  else if (p.kind === "waypoint") containers.splice(0, 1, { name: "istio-proxy", image: "proxyv2" });
   else if (p.kind !== "proxyless") containers.push({ name: "istio-proxy", image: "proxyv2" });
   return {
     pod: {

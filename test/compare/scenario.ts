@@ -114,8 +114,8 @@ function parseProxies(file: string): ProxySpec[] {
     for (const field of ["name", "kind", "namespace", "ip"] as const) {
       if (typeof p[field] !== "string") throw new Error(`${file}: proxies[${i}].${field} must be a string`);
     }
-    if (!["sidecar", "router", "proxyless", "ztunnel"].includes(p.kind as string)) {
-      throw new Error(`${file}: proxies[${i}].kind must be sidecar, router, proxyless or ztunnel`);
+    if (!["sidecar", "router", "proxyless", "ztunnel", "waypoint"].includes(p.kind as string)) {
+      throw new Error(`${file}: proxies[${i}].kind must be sidecar, router, proxyless, ztunnel or waypoint`);
     }
     return { labels: {}, serviceAccount: "default", ...p } as ProxySpec;
   });

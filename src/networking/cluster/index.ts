@@ -1,4 +1,4 @@
-// Public face of the CDS builders: Istio's clusters for sidecars and gateways, as pure functions of
+// Public face of the CDS builders: Istio's clusters for sidecars, gateways and waypoints, as pure functions of
 // explicit inputs (service, port, the DestinationRule for its host, proxy, mesh, endpoints).
 //
 //   const clusters = buildOutboundClusters({ service, port, destinationRule, proxy, mesh, endpoints });
@@ -31,3 +31,13 @@ export {
 } from "./special.ts";
 export { agentSdsSecret, credentialSecret, expandTrustDomains, type IstioTlsContextCache } from "./tls.ts";
 export type { AppliedDestinationRule, OutboundClusterInput, ServiceMtlsMode } from "./types.ts";
+export {
+  buildInboundVipClusters,
+  buildWaypointClusters,
+  connectTlsContext,
+  HBONE_PORT,
+  INNER_CONNECT_ORIGINATE,
+  MAIN_INTERNAL,
+  OUTER_CONNECT_ORIGINATE,
+  type WaypointClusters,
+} from "./waypoint.ts";

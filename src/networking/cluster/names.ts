@@ -38,18 +38,18 @@ export function sniDnatClusterName(memos: Memos, port: number, subset: string, h
 }
 
 export interface ParsedClusterName {
-  direction: "outbound" | "inbound";
+  direction: "outbound" | "inbound" | "inbound-vip";
   port: number;
   subset: string;
   hostname: string;
 }
 
-/** Splits an `outbound|…` or `inbound|…` name (Istio's ParseSubsetKey); undefined for other names. */
+/** Splits an `outbound|…`, `inbound|…` or `inbound-vip|…` name (Istio's ParseSubsetKey); undefined for other names. */
 export function parseClusterName(name: string): ParsedClusterName | undefined {
   // Every route's tracing operation parses its cluster name: positions of the 3 separators, no split.
   const first = name.indexOf("|");
   const direction = name.slice(0, first);
-  if (direction !== "outbound" && direction !== "inbound") return undefined;
+  if (direction !== "outbound" && direction !== "inbound" && direction !== "inbound-vip") return undefined;
   const second = name.indexOf("|", first + 1);
   const third = second === -1 ? -1 : name.indexOf("|", second + 1);
   if (third === -1 || name.includes("|", third + 1)) return undefined;

@@ -3,6 +3,7 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { cluster, core, endpoint, preEncoded } from "../../api/index.ts";
 import type { MeshConfig } from "../../config/index.ts";
+import type { DestinationRuleTrafficPolicy } from "../../config/types/index.ts";
 import type { ProxyNode } from "../../model/index.ts";
 import type { Service, ServiceEndpoint } from "../../registry/index.ts";
 import { type Memos, NO_MEMOS, weakTable } from "../../util/index.ts";
@@ -120,16 +121,72 @@ function buildOne(
     ? sniDnatClusterName(memos, port.port, subset, service.hostname)
     : outboundClusterName(memos, port.port, subset, service.hostname);
   const policy = effectiveTrafficPolicy(rule?.spec, port.port, subset);
-  const common: CommonLbInit = {};
-  const draft = clusterMessage(name);
-  draft.clusterDiscoveryType = { case: "type", value: type };
-  draft.altStatName = altStatName(memos, name, mesh.outboundClusterStatName, {
+  const statName = altStatName(memos, name, mesh.outboundClusterStatName, {
     service,
     subset,
     port: port.port,
     portName: port.name,
     targetPort: typeof port.targetPort === "number" ? port.targetPort : 0,
   });
+  const built = buildServiceCluster(memos, input, type, name, statName, subsetLabels, policy);
+  if (!built) return undefined;
+  const { draft, http } = built;
+
+  const finalType = discoveryType(draft);
+  const mtlsMode = inferredMtlsMode(input, subset);
+  const upstreamTls: UpstreamTls = sniDnat
+    ? { alpnOverride: false }
+    : buildUpstreamTls({
+        clusterName: name,
+        tls: policy?.tls,
+        serviceAccounts: identities,
+        istioSni: sniDnatClusterName(memos, port.port, subset, service.hostname),
+        autoMtls:
+          mesh.enableAutoMtls !== false && !service.meshExternal && mtlsMode !== "DISABLE" && mtlsMode !== "UNKNOWN",
+        external: service.registry === "External",
+        http2: http.upstream === "http2",
+        originalDst: finalType === DiscoveryType.ORIGINAL_DST,
+        credentialNameAllowed: proxy.type !== "sidecar" || rule?.spec.workloadSelector !== undefined,
+        mesh,
+        istioTlsContexts: input.istioTlsContexts,
+      });
+  if (upstreamTls.transportSocket) draft.transportSocket = upstreamTls.transportSocket;
+  if (upstreamTls.transportSocketMatches) draft.transportSocketMatches = upstreamTls.transportSocketMatches;
+  if (!sniDnat) applyUpstreamProxyProtocol(draft, policy?.proxyProtocol);
+  if (upstreamTls.autoSni) http.autoSni = true;
+  if (upstreamTls.autoSanValidation) http.autoSanValidation = true;
+  draft.filters = [TCP_CLUSTER_METADATA_EXCHANGE];
+  finishServiceCluster(memos, built);
+  draft.metadata = outboundClusterMetadata(memos, service, rule, subset, upstreamTls.alpnOverride);
+  return draft;
+}
+
+/** A service cluster being built: the cluster, its HTTP protocol options and common LB config so far. */
+export interface ServiceClusterDraft {
+  draft: cluster.Cluster;
+  http: HttpOptionsDraft;
+  common: CommonLbInit;
+}
+
+/**
+ * What every cluster of a service port shares (Istio's buildCluster and the traffic policy's
+ * connection pool, h2 upgrade, outlier detection and load balancer): undefined for a DNS cluster
+ * without endpoints. The caller adds TLS, filters and metadata, then finishServiceCluster.
+ */
+export function buildServiceCluster(
+  memos: Memos,
+  input: OutboundClusterInput,
+  type: cluster.Cluster_DiscoveryType,
+  name: string,
+  statName: string,
+  subsetLabels: Record<string, string> | undefined,
+  policy: DestinationRuleTrafficPolicy | undefined,
+): ServiceClusterDraft | undefined {
+  const { service, port, proxy, mesh } = input;
+  const common: CommonLbInit = {};
+  const draft = clusterMessage(name);
+  draft.clusterDiscoveryType = { case: "type", value: type };
+  draft.altStatName = statName;
   if (supportsDrainingEndpoints(service)) {
     // Persistent sessions keep reaching a draining endpoint they are pinned to.
     common.overrideHostStatus = {
@@ -186,44 +243,21 @@ function buildOne(
   common.healthyPanicThreshold ??= { value: 0 };
   applyLocalityWeightedConfig(draft, common, localityLbSetting(mesh, policy?.loadBalancer?.localityLbSetting));
   applyLoadBalancer(draft, policy?.loadBalancer, input.redisFilter === true && port.protocol === "Redis");
+  return { draft, http, common };
+}
 
-  const finalType = discoveryType(draft);
-  const mtlsMode = inferredMtlsMode(input, subset);
-  const upstreamTls: UpstreamTls = sniDnat
-    ? { alpnOverride: false }
-    : buildUpstreamTls({
-        clusterName: name,
-        tls: policy?.tls,
-        serviceAccounts: identities,
-        istioSni: sniDnatClusterName(memos, port.port, subset, service.hostname),
-        autoMtls:
-          mesh.enableAutoMtls !== false && !service.meshExternal && mtlsMode !== "DISABLE" && mtlsMode !== "UNKNOWN",
-        external: service.registry === "External",
-        http2: http.upstream === "http2",
-        originalDst: finalType === DiscoveryType.ORIGINAL_DST,
-        credentialNameAllowed: proxy.type === "router" || rule?.spec.workloadSelector !== undefined,
-        mesh,
-        istioTlsContexts: input.istioTlsContexts,
-      });
-  if (upstreamTls.transportSocket) draft.transportSocket = upstreamTls.transportSocket;
-  if (upstreamTls.transportSocketMatches) draft.transportSocketMatches = upstreamTls.transportSocketMatches;
-  if (!sniDnat) applyUpstreamProxyProtocol(draft, policy?.proxyProtocol);
-  if (upstreamTls.autoSni) http.autoSni = true;
-  if (upstreamTls.autoSanValidation) http.autoSanValidation = true;
-
-  if (finalType === DiscoveryType.EDS) {
-    draft.edsClusterConfig = edsClusterConfigMessage(name, EDS_OVER_ADS);
+/** EDS over ADS for an EDS cluster, the HTTP protocol options and the common LB config, once TLS is known. */
+export function finishServiceCluster(memos: Memos, { draft, http, common }: ServiceClusterDraft): void {
+  if (discoveryType(draft) === DiscoveryType.EDS) {
+    draft.edsClusterConfig = edsClusterConfigMessage(draft.name, EDS_OVER_ADS);
   }
   const protocolOptions = httpProtocolOptionsAny(memos, http);
   if (protocolOptions) draft.typedExtensionProtocolOptions = protocolOptions;
-  draft.filters = [TCP_CLUSTER_METADATA_EXCHANGE];
   // Most clusters set only panic mode off: they share one message.
   const panicOffOnly = Object.keys(common).length === 1 && common.healthyPanicThreshold?.value === 0;
   draft.commonLbConfig = panicOffOnly
     ? PANIC_OFF_COMMON_LB_CONFIG
     : create(cluster.Cluster_CommonLbConfigSchema, common);
-  draft.metadata = outboundClusterMetadata(memos, service, rule, subset, upstreamTls.alpnOverride);
-  return draft;
 }
 
 /**

@@ -80,15 +80,24 @@ function passthroughCluster(memos: Memos, name: string, mesh: MeshConfig): clust
   const passthrough = clusterMessage(name);
   passthrough.clusterDiscoveryType = { case: "type", value: cluster.Cluster_DiscoveryType.ORIGINAL_DST };
   passthrough.lbPolicy = cluster.Cluster_LbPolicy.CLUSTER_PROVIDED;
-  const protocolOptions = httpProtocolOptionsAny(memos, {
-    upstream: "downstream",
-    idleTimeout: durationFromSeconds(PASSTHROUGH_IDLE_TIMEOUT_SECONDS),
-  });
-  if (protocolOptions) passthrough.typedExtensionProtocolOptions = protocolOptions;
+  passthrough.typedExtensionProtocolOptions = passthroughHttpProtocolOptions(memos);
   passthrough.altStatName = `${PASSTHROUGH_CLUSTER};`;
   // The mesh connect timeout, default circuit breakers and TCP keepalive, as an empty connection pool gives.
   applyConnectionPool(memos, passthrough, {}, undefined, mesh);
   return passthrough;
+}
+
+/**
+ * Istio's passthroughHttpProtocolOptions: the downstream's HTTP version, idling up to 5 minutes; also
+ * what a waypoint's clusters to its internal listeners speak.
+ */
+export function passthroughHttpProtocolOptions(memos: Memos): cluster.Cluster["typedExtensionProtocolOptions"] {
+  return (
+    httpProtocolOptionsAny(memos, {
+      upstream: "downstream",
+      idleTimeout: durationFromSeconds(PASSTHROUGH_IDLE_TIMEOUT_SECONDS),
+    }) ?? {}
+  );
 }
 
 /** The "magic" source addresses of the inbound passthrough (Istio's passThroughBindIPs). */

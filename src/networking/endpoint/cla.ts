@@ -36,6 +36,8 @@ export interface EndpointsInput {
   clusterLocal?: boolean;
   /** The endpoints go inline in a DNS cluster: failoverPriority labels do not apply there (as in Istio). */
   inline?: boolean;
+  /** A waypoint's inbound VIP cluster: the endpoints that take HBONE are reached through connect_originate. */
+  tunnel?: (ep: ServiceEndpoint) => boolean;
   /** SNI-DNAT clusters (gateway AUTO_PASSTHROUGH) keep only endpoints that terminate Istio mTLS. */
   mtlsCapableOnly?: boolean;
   /** Where the builders keep what they memoise (the xDS cache's tables); without it nothing is kept. */
@@ -85,7 +87,9 @@ export function localityGroups(input: EndpointsInput): endpoint.LocalityLbEndpoi
     else byLocality.set(ep.locality, [ep]);
   }
   const memos = input.memos ?? NO_MEMOS;
-  const build = (ep: ServiceEndpoint, weight: number) => buildLbEndpoint(memos, ep, !mtlsDisabled(ep), weight);
+  const tunnel = input.tunnel;
+  const build = (ep: ServiceEndpoint, weight: number) =>
+    buildLbEndpoint(memos, ep, !mtlsDisabled(ep), weight, tunnel?.(ep) ?? false);
   const items = [...byLocality].flatMap(([locality, eps]) =>
     networkMembers(eps, build, {
       proxyNetwork,

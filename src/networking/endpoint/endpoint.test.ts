@@ -1,8 +1,17 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { makeMesh } from "../../../test/support/cluster-fixtures.ts";
+import { makeEndpoint, makeMesh, makeProxy, makeService } from "../../../test/support/cluster-fixtures.ts";
+import { endpoint } from "../../api/index.ts";
 import type { ServiceEndpoint } from "../../registry/index.ts";
-import { canonicalService, localityLbSetting, localityMatch, localityPriority, selectEndpoints } from "./index.ts";
+import { envoyViolations } from "../httpfilter/index.ts";
+import {
+  buildClusterLoadAssignment,
+  canonicalService,
+  localityLbSetting,
+  localityMatch,
+  localityPriority,
+  selectEndpoints,
+} from "./index.ts";
 
 const loc = (region: string, zone = "", subZone = "") => ({ region, zone, subZone });
 
@@ -58,5 +67,43 @@ describe("CanonicalService", () => {
       revision: "v",
     });
     assert.deepEqual(canonicalService({}, "w"), { name: "w", revision: "latest" });
+  });
+});
+
+describe("a waypoint's inbound VIP endpoints (buildEnvoyLbEndpoint with a tunnel)", () => {
+  it("an endpoint taking HBONE is reached through connect_originate, its address kept as the original destination", () => {
+    const service = makeService({ ports: [{ port: 80, targetPort: 8080 }] });
+    const ambient = makeEndpoint(service, { address: "10.0.0.1", workloadName: "a", tlsMode: "" });
+    const ipv6 = makeEndpoint(service, { address: "fd00::2", workloadName: "b", tlsMode: "" });
+    const plain = makeEndpoint(service, { address: "10.0.0.3", workloadName: "c", tlsMode: "" });
+    const cla = buildClusterLoadAssignment({
+      clusterName: "inbound-vip|80|http|reviews.default.svc.cluster.local",
+      port: 80,
+      endpoints: [ambient, ipv6, plain],
+      proxy: makeProxy({ type: "waypoint" }),
+      mesh: makeMesh(),
+      tunnel: (ep) => ep !== plain,
+    });
+    const hosts = cla.endpoints.flatMap((l) => l.lbEndpoints);
+    const addressOf = (lb: endpoint.LbEndpoint) => {
+      assert.equal(lb.hostIdentifier.case, "endpoint");
+      return lb.hostIdentifier.value.address?.address;
+    };
+    assert.deepEqual(
+      hosts.map((lb) => {
+        const address = addressOf(lb);
+        return address?.case === "envoyInternalAddress"
+          ? `${address.value.addressNameSpecifier.value} ${address.value.endpointId}`
+          : address?.case === "socketAddress"
+            ? address.value.address
+            : "";
+      }),
+      ["connect_originate 10.0.0.1:8080", "connect_originate [fd00::2]:8080", "10.0.0.3"],
+    );
+    assert.deepEqual(hosts[0].metadata?.filterMetadata["envoy.filters.listener.original_dst"], {
+      local: "10.0.0.1:8080",
+    });
+    assert.equal(hosts[2].metadata?.filterMetadata["envoy.filters.listener.original_dst"], undefined);
+    assert.deepEqual(envoyViolations(endpoint.ClusterLoadAssignmentSchema, cla), []);
   });
 });

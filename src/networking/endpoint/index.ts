@@ -6,10 +6,12 @@
 export { buildClusterLoadAssignment, type EndpointsInput, localityGroups } from "./cla.ts";
 export {
   buildLbEndpoint,
+  CONNECT_ORIGINATE,
   canonicalService,
   endpointAddress,
   envoyHealth,
   ISTIO_METADATA_KEY,
+  ORIGINAL_DST_METADATA_KEY,
   TRANSPORT_SOCKET_MATCH_KEY,
 } from "./lbendpoint.ts";
 export { localityLbSetting, localityMatch, localityPriority } from "./locality.ts";

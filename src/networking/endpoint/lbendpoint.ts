@@ -4,7 +4,7 @@
 // The messages are written as literals rather than through protobuf-es `create()`, which walks every
 // member of the schema and converts the init object on each call (most of an endpoint's build time);
 // the message types make the compiler insist on every field `create()` would set.
-import type { JsonObject } from "@bufbuild/protobuf";
+import { create, type JsonObject } from "@bufbuild/protobuf";
 import { core, endpoint, preEncoded } from "../../api/index.ts";
 import type { Labels } from "../../krt/index.ts";
 import type { HealthStatus, ServiceEndpoint } from "../../registry/index.ts";
@@ -51,21 +51,32 @@ export function endpointAddress(address: string, port: number): core.Address {
   return { $typeName: "envoy.config.core.v3.Address", address: { case: "socketAddress", value: socketAddress } };
 }
 
-// Each registry endpoint's LbEndpoints (one per tls variant: a cluster's DestinationRule or the
-// workload's PeerAuthentication may turn its tlsMode off), kept for as long as the registry keeps the
-// endpoint, as Istio kept IstioEndpoint's precomputed EnvoyEndpoint: a push rebuilding a load
-// assignment builds only the endpoints that changed. Messages are never changed once built, and are
-// pre-encoded: a load assignment copies each endpoint's bytes (encoding them was most of EDS).
-const LB_ENDPOINTS = weakTable<ServiceEndpoint, { mtls?: endpoint.LbEndpoint; plain?: endpoint.LbEndpoint }>(
+// Each registry endpoint's LbEndpoints (one per variant: a cluster's DestinationRule or the workload's
+// PeerAuthentication may turn its tlsMode off, and a waypoint reaches it over HBONE), kept for as long
+// as the registry keeps the endpoint, as Istio kept IstioEndpoint's precomputed EnvoyEndpoint: a push
+// rebuilding a load assignment builds only the endpoints that changed. Messages are never changed once
+// built, and are pre-encoded: a load assignment copies each endpoint's bytes (encoding them was most of EDS).
+type LbEndpointVariant = "mtls" | "plain" | "tunnelMtls" | "tunnelPlain";
+const LB_ENDPOINTS = weakTable<ServiceEndpoint, Partial<Record<LbEndpointVariant, endpoint.LbEndpoint>>>(
   "endpoint/lbEndpoints",
 );
 
-/** The LbEndpoint of a registry endpoint, with `weight` (its own, scaled for multi-network meshes). */
+/** The listener filter metadata an HBONE endpoint's original destination is kept under. */
+export const ORIGINAL_DST_METADATA_KEY = "envoy.filters.listener.original_dst";
+/** The internal listener (and cluster) that wraps a waypoint's upstream connections in HBONE. */
+export const CONNECT_ORIGINATE = "connect_originate";
+
+/**
+ * The LbEndpoint of a registry endpoint, with `weight` (its own, scaled for multi-network meshes).
+ * `tunnel`: a waypoint's inbound VIP cluster reaches it over HBONE, through the connect_originate
+ * listener, its address kept as the original destination (Istio's buildEnvoyLbEndpoint with a tunnel).
+ */
 export function buildLbEndpoint(
   memos: Memos,
   ep: ServiceEndpoint,
   mtlsEnabled: boolean,
   weight: number,
+  tunnel = false,
 ): endpoint.LbEndpoint {
   const lbEndpointsOf = memos.weak(LB_ENDPOINTS);
   let variants = lbEndpointsOf.get(ep);
@@ -73,18 +84,40 @@ export function buildLbEndpoint(
     variants = {};
     lbEndpointsOf.set(ep, variants);
   }
-  const variant = mtlsEnabled ? "mtls" : "plain";
+  const variant: LbEndpointVariant = tunnel
+    ? mtlsEnabled
+      ? "tunnelMtls"
+      : "tunnelPlain"
+    : mtlsEnabled
+      ? "mtls"
+      : "plain";
   let lb = variants[variant];
   if (lb?.loadBalancingWeight !== weight) {
     const workload = workloadTelemetry(ep.workloadName, ep.workloadNamespace || ep.namespace, ep.labels, ep.clusterId);
     const metadata = endpointMetadata(mtlsEnabled ? ep.tlsMode : "", workload);
-    lb = preEncoded(
-      endpoint.LbEndpointSchema,
-      lbEndpoint(endpointAddress(ep.address, ep.port), metadata, weight, envoyHealth(ep.health)),
-    );
+    let address = endpointAddress(ep.address, ep.port);
+    if (tunnel) {
+      const target = hostPort(ep.address, ep.port);
+      address = create(core.AddressSchema, {
+        address: {
+          case: "envoyInternalAddress",
+          value: {
+            addressNameSpecifier: { case: "serverListenerName", value: CONNECT_ORIGINATE },
+            endpointId: target,
+          },
+        },
+      });
+      metadata.filterMetadata[ORIGINAL_DST_METADATA_KEY] = { local: target };
+    }
+    lb = preEncoded(endpoint.LbEndpointSchema, lbEndpoint(address, metadata, weight, envoyHealth(ep.health)));
     variants[variant] = lb;
   }
   return lb;
+}
+
+/** `ip:port`, an IPv6 address in brackets (Go's net.JoinHostPort). */
+function hostPort(address: string, port: number): string {
+  return address.includes(":") ? `[${address}]:${port}` : `${address}:${port}`;
 }
 
 /** An LbEndpoint at `address`; `health` is left UNKNOWN for gateways standing in for remote endpoints. */

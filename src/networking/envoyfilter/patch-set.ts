@@ -59,7 +59,7 @@ function compilePatch(
   const declared = cp.patch?.operation;
   if (!applyTo || applyTo === "INVALID") return void fail("applyTo", "missing applyTo");
   if (!declared || declared === "INVALID") return void fail("patch.operation", "missing patch operation");
-  // Sluice has no waypoint proxies; their patches never apply.
+  // Waypoint proxies get no EnvoyFilter patches yet (configgen applies none to them): WAYPOINT ones are dropped.
   if (context === "WAYPOINT") return undefined;
   const operation = RELATIVE_INSERTS.has(declared) && !ORDERED_KINDS.has(applyTo) ? "ADD" : declared;
   let value: Message | undefined;

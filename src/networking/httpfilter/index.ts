@@ -5,7 +5,7 @@ export { statsPluginConfig } from "./istio-stats.ts";
 export type { ListenerClass } from "./listener-class.ts";
 export { envoyViolations } from "./pgv.ts";
 export { buildHttpFilters, HTTP_FILTERS } from "./registry.ts";
-export { ROUTER_FILTER } from "./router.ts";
+export { ROUTER_FILTER, ROUTER_HTTP_FILTER } from "./router.ts";
 export {
   PERSISTENT_SESSION_HEADER_LABEL,
   PERSISTENT_SESSION_LABEL,
@@ -15,3 +15,10 @@ export {
 } from "./stateful-session.ts";
 export { istioTypedStruct } from "./typed.ts";
 export type { HttpFilterContext, HttpFilterPlugin } from "./types.ts";
+export {
+  connectAuthorityFilter,
+  filterStateValue,
+  hashableStringFactory,
+  ORIGINAL_DST_LOCAL_IP_KEY,
+  WAYPOINT_DOWNSTREAM_PEER_METADATA,
+} from "./waypoint.ts";

@@ -6,6 +6,11 @@ import type { HttpFilterPlugin } from "./types.ts";
 
 export const ROUTER_FILTER = "envoy.filters.http.router";
 
-const filter = typedHttpFilter(ROUTER_FILTER, routerApi.RouterSchema, create(routerApi.RouterSchema));
+/** The router with nothing set: what Istio's BuildRouterFilter gives without child spans or suppressed debug headers. */
+export const ROUTER_HTTP_FILTER = typedHttpFilter(
+  ROUTER_FILTER,
+  routerApi.RouterSchema,
+  create(routerApi.RouterSchema),
+);
 
-export const router: HttpFilterPlugin = { name: ROUTER_FILTER, httpFilters: () => [filter] };
+export const router: HttpFilterPlugin = { name: ROUTER_FILTER, httpFilters: () => [ROUTER_HTTP_FILTER] };

@@ -52,33 +52,67 @@ export function buildAccessLogs(mesh: MeshConfig): accesslog.AccessLog[] {
   return [fileAccessLogFor(mesh)];
 }
 
-const NO_ROUTE_FILTER = create(accesslog.AccessLogFilterSchema, {
+const NO_ROUTE_FILTER = responseFlagFilter("NR");
+
+/** Connections whose upstream could not be reached (response flag UF): what HBONE origination logs. */
+export const UPSTREAM_FAILURE_FILTER = responseFlagFilter("UF");
+
+/** Requests answered 400 or more: what HBONE termination logs (Istio's runtime key is a placeholder). */
+export const ERROR_STATUS_FILTER = create(accesslog.AccessLogFilterSchema, {
   filterSpecifier: {
-    case: "responseFlagFilter",
-    value: create(accesslog.ResponseFlagFilterSchema, { flags: ["NR"] }),
+    case: "statusCodeFilter",
+    value: {
+      comparison: {
+        op: accesslog.ComparisonFilter_Op.GE,
+        value: { defaultValue: 400, runtimeKey: "istio.io/unset" },
+      },
+    },
   },
 });
+
+function responseFlagFilter(flag: string): accesslog.AccessLogFilter {
+  return create(accesslog.AccessLogFilterSchema, {
+    filterSpecifier: {
+      case: "responseFlagFilter",
+      value: create(accesslog.ResponseFlagFilterSchema, { flags: [flag] }),
+    },
+  });
+}
 
 /**
  * The listener's own access log, for connections that matched no filter chain (response flag NR): the
  * Telemetry API's logs when some apply (their own filter and'ed with NR), else the mesh's accessLogFile.
  */
 export function buildListenerAccessLogs(env: ListenerEnv, listenerClass: ListenerClass): accesslog.AccessLog[] {
-  const { mesh } = env;
-  if (mesh.disableEnvoyListenerLog) return [];
-  const fromTelemetry = env.telemetry?.accessLogs(listenerClass);
-  if (fromTelemetry)
-    return fromTelemetry.map((log) => create(accesslog.AccessLogSchema, { ...log, filter: noRoute(log.filter) }));
-  if (!mesh.accessLogFile) return [];
-  return [create(accesslog.AccessLogSchema, { ...fileAccessLogFor(mesh), filter: NO_ROUTE_FILTER })];
+  if (env.mesh.disableEnvoyListenerLog) return [];
+  return buildFilteredAccessLogs(env, listenerClass, NO_ROUTE_FILTER);
 }
 
-function noRoute(filter: accesslog.AccessLogFilter | undefined): accesslog.AccessLogFilter {
-  if (!filter) return NO_ROUTE_FILTER;
+/**
+ * Access logs of what `filter` keeps: the Telemetry API's logs when some apply (their own filter and'ed
+ * after it), else the mesh's accessLogFile.
+ */
+export function buildFilteredAccessLogs(
+  env: ListenerEnv,
+  listenerClass: ListenerClass,
+  filter: accesslog.AccessLogFilter,
+): accesslog.AccessLog[] {
+  const fromTelemetry = env.telemetry?.accessLogs(listenerClass);
+  if (fromTelemetry)
+    return fromTelemetry.map((log) => create(accesslog.AccessLogSchema, { ...log, filter: both(filter, log.filter) }));
+  if (!env.mesh.accessLogFile) return [];
+  return [create(accesslog.AccessLogSchema, { ...fileAccessLogFor(env.mesh), filter })];
+}
+
+function both(
+  filter: accesslog.AccessLogFilter,
+  telemetryFilter: accesslog.AccessLogFilter | undefined,
+): accesslog.AccessLogFilter {
+  if (!telemetryFilter) return filter;
   return create(accesslog.AccessLogFilterSchema, {
     filterSpecifier: {
       case: "andFilter",
-      value: create(accesslog.AndFilterSchema, { filters: [NO_ROUTE_FILTER, filter] }),
+      value: create(accesslog.AndFilterSchema, { filters: [filter, telemetryFilter] }),
     },
   });
 }

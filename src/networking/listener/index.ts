@@ -1,4 +1,4 @@
-// Envoy listeners (LDS) for sidecars and gateways, as pure functions of explicit inputs.
+// Envoy listeners (LDS) for sidecars, gateways and waypoints, as pure functions of explicit inputs.
 export { buildAccessLogs, buildListenerAccessLogs } from "./accesslog.ts";
 export { listenerName } from "./address.ts";
 export { inboundChainOptions } from "./filterchain-match.ts";
@@ -41,3 +41,4 @@ export {
   type VirtualService,
 } from "./types.ts";
 export { buildVirtualOutboundListener, VIRTUAL_INBOUND, VIRTUAL_OUTBOUND } from "./virtual.ts";
+export { buildWaypointListeners } from "./waypoint.ts";

@@ -23,7 +23,7 @@ import type {
   ZipkinTracingProvider,
 } from "../../config/index.ts";
 import type { Telemetry, TelemetryTracingCustomTagsValue } from "../../config/types/index.ts";
-import type { ProxyNode } from "../../model/index.ts";
+import { type ProxyNode, versionAtLeast } from "../../model/index.ts";
 import { lookupService, type RegistryService } from "../authz/index.ts";
 import { toDuration } from "../duration.ts";
 import { modeMatches, type WorkloadMode } from "./select.ts";
@@ -388,13 +388,6 @@ function otelServiceName(proxy: ProxyNode): string {
   const containers = proxy.metadata.APP_CONTAINERS;
   if (containers && !containers.includes(",")) return containers;
   return "unknown_service";
-}
-
-/** Istio's VersionGreaterOrEqual; a proxy without a parsable version counts as the newest. */
-function versionAtLeast(proxy: ProxyNode, major: number, minor: number): boolean {
-  const v = proxy.istioVersion;
-  if (!v) return true;
-  return v.major > major || (v.major === major && v.minor >= minor);
 }
 
 function customTags(tags: Record<string, TelemetryTracingCustomTagsValue>): envoyTracing.CustomTag[] {

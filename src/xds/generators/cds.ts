@@ -6,7 +6,7 @@ import type { PushSnapshot } from "../../model/index.ts";
 import type { EndpointLookup } from "../../registry/index.ts";
 import { type Memos, weakTable } from "../../util/index.ts";
 import type { Generator } from "../generator.ts";
-import { cdsNeedsPush } from "./needs-push.ts";
+import { cdsNeedsPush, waypointNeedsPush } from "./needs-push.ts";
 
 // The response resources of each cluster list (a shared list gives every proxy the same resources
 // array), made of one resource per cluster object whatever lists hold it.
@@ -36,7 +36,7 @@ export function cdsGenerator(endpoints: EndpointLookup, cache: XdsCache): Genera
   return {
     generate(proxy, _watched, req) {
       const autoPassthrough = () => (req.push.snapshot.mergedGateway(proxy)?.autoPassthroughSniHosts.size ?? 0) > 0;
-      if (!cdsNeedsPush(req, proxy, autoPassthrough)) return undefined;
+      if (!cdsNeedsPush(req, proxy, autoPassthrough) && !waypointNeedsPush(req, proxy)) return undefined;
       return { resources: clusterResources(cache, buildClusters(req.push, proxy, endpoints, cache)) };
     },
   };

@@ -15,7 +15,7 @@ import type { PushSnapshot } from "../../model/index.ts";
 import type { EndpointLookup } from "../../registry/index.ts";
 import { weakTable } from "../../util/index.ts";
 import { buildNamed, type Generator, type ResourceError } from "../generator.ts";
-import { changedHostnames, edsNeedsPush } from "./needs-push.ts";
+import { changedHostnames, edsNeedsPush, waypointNeedsPush } from "./needs-push.ts";
 
 // Per push and proxy class, the assignments answering each ask, and the names whose assignment threw.
 // A full push asks for the watch's own set, which every watch naming the same names in the same order
@@ -62,21 +62,32 @@ export function edsGenerator(endpoints: EndpointLookup, cache: XdsCache): Genera
   return {
     generate(proxy, watched, req) {
       if (!edsNeedsPush(req)) return undefined;
-      const names = req.full
-        ? watched.resourceNames
-        : namesOfHosts(cache, watched.resourceNames, changedHostnames(req));
+      // A waypoint's attached addresses changed: all its assignments, as its clusters were rebuilt.
+      const names =
+        req.full || waypointNeedsPush(req, proxy)
+          ? watched.resourceNames
+          : namesOfHosts(cache, watched.resourceNames, changedHostnames(req));
       if ((Array.isArray(names) ? names.length : names.size) === 0) return undefined;
-      // Proxies of a class asking for the same names in the same order get the same resources array.
       const scope = req.push.snapshot.sidecarScope(proxy);
-      const classKey = assignmentClassKey(cache, req.push, scope, proxy);
-      const byNames = proxyClassValue(cache, CLASS_RESPONSES, req.push, endpoints, scope, classKey, () => new Map());
-      const namesKey = Array.isArray(names) ? JSON.stringify(names) : names;
-      let answer = byNames.get(namesKey);
-      if (!answer) {
+      // An assignment that throws is left out (an error of the result); the others go.
+      const build = () => {
         const view = { scope, endpointView: endpointView(cache, proxy) };
-        // An assignment that throws is left out (an error of the result); the others go.
-        answer = buildNamed(names, (name) => loadAssignment(cache, req.push, proxy, view, endpoints, name));
-        byNames.set(namesKey, answer);
+        return buildNamed(names, (name) => loadAssignment(cache, req.push, proxy, view, endpoints, name));
+      };
+      // Proxies of a class asking for the same names in the same order get the same resources array;
+      // not waypoints, whose assignments read the ambient index live, which an address push changes
+      // within one push context.
+      let answer: ReturnType<typeof build> | undefined;
+      if (proxy.type === "waypoint") answer = build();
+      else {
+        const classKey = assignmentClassKey(cache, req.push, scope, proxy);
+        const byNames = proxyClassValue(cache, CLASS_RESPONSES, req.push, endpoints, scope, classKey, () => new Map());
+        const namesKey = Array.isArray(names) ? JSON.stringify(names) : names;
+        answer = byNames.get(namesKey);
+        if (!answer) {
+          answer = build();
+          byNames.set(namesKey, answer);
+        }
       }
       return { resources: answer.resources, errors: answer.errors, logDetails: { incremental: !req.full } };
     },

@@ -3,8 +3,8 @@
 // full push naming only config kinds the type never reads leaves it alone; endpoint-only pushes
 // concern EDS alone. Also what a push names: the hostnames of an endpoint push, a proxy's own request.
 import { kindKey } from "../../config/index.ts";
-import type { ProxyNode, PushRequest } from "../../model/index.ts";
-import { PUSH_KINDS } from "../../model/index.ts";
+import type { MeshPushRequest, ProxyNode, PushRequest } from "../../model/index.ts";
+import { ADDRESS_KIND, PUSH_KINDS } from "../../model/index.ts";
 import { KIND } from "../pipeline/classify.ts";
 
 const NET = "networking.istio.io";
@@ -83,6 +83,16 @@ export function rdsNeedsPush(req: PushRequest): boolean {
 /** Incremental (endpoint) pushes always concern EDS; full ones unless they name only kinds it never reads. */
 export function edsNeedsPush(req: PushRequest): boolean {
   return !req.full || fullPushTouches(req, EDS_SKIPPED);
+}
+
+/**
+ * Istio's waypointNeedsPush (scoped address pushes, its default): an address push concerns a waypoint
+ * proxy's clusters, listeners and load assignments when a changed address was or is bound to it.
+ */
+export function waypointNeedsPush(req: MeshPushRequest, proxy: ProxyNode): boolean {
+  if (proxy.type !== "waypoint" || !req.waypointsUpdated || req.waypointsUpdated.size === 0) return false;
+  if (![...req.configsUpdated.values()].some((k) => k.kind === ADDRESS_KIND)) return false;
+  return req.push.snapshot.waypointUpdated(proxy, req.waypointsUpdated);
 }
 
 /** The hostnames an incremental push names (endpoint pushes key services by hostname). */

@@ -108,11 +108,13 @@ export class PushPipeline<Snapshot = unknown> {
 
   /**
    * An incremental push of the ambient addresses `names` (Istio's ambient index ConfigUpdate): only
-   * ztunnel and waypoints read them, and their WDS answers only these names.
+   * ztunnel and waypoints read them, and their WDS answers only these names; the waypoint proxies
+   * `waypoints` names (those the addresses were or are bound to) rebuild their clusters, listeners
+   * and load assignments.
    */
-  pushAddresses(names: ReadonlySet<string>): void {
+  pushAddresses(names: ReadonlySet<string>, waypoints: ReadonlySet<string> = new Set()): void {
     const keys = [...names].map((name) => ({ kind: ADDRESS_KIND, namespace: "", name }));
-    this.#pushAmbient(keys, names);
+    this.#pushAmbient(keys, names, waypoints);
   }
 
   /**
@@ -128,12 +130,23 @@ export class PushPipeline<Snapshot = unknown> {
     this.#pushAmbient(keys);
   }
 
-  #pushAmbient(keys: readonly ObjectKey[], addressesUpdated?: ReadonlySet<string>): void {
+  #pushAmbient(
+    keys: readonly ObjectKey[],
+    addressesUpdated?: ReadonlySet<string>,
+    waypointsUpdated?: ReadonlySet<string>,
+  ): void {
     if (!this.#unsubscribe || keys.length === 0) return;
     const previous = this.#options.server.pushContext as PushContext<Snapshot>;
     this.#options.server.changeComing?.();
     this.#debouncer.add(
-      pushRequest({ full: false, push: previous, configsUpdated: keys, reasons: ["ambient"], addressesUpdated }),
+      pushRequest({
+        full: false,
+        push: previous,
+        configsUpdated: keys,
+        reasons: ["ambient"],
+        addressesUpdated,
+        waypointsUpdated,
+      }),
     );
   }
 
