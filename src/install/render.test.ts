@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { renderRemoteReader } from "./render.ts";
+import { renderControlPlane, renderRemoteReader } from "./render.ts";
 import { loadValues, Values } from "./values.ts";
 
 type Rule = { apiGroups: string[]; resources: string[]; verbs: string[] };
@@ -46,5 +46,22 @@ test("the remote-secret reader reads only (its system namespace's ConfigMaps too
   const binding = led.find((o) => o.kind === "RoleBinding") as unknown as { subjects: unknown[] };
   assert.deepEqual(binding.subjects, [
     { kind: "ServiceAccount", name: "istio-reader-service-account", namespace: "istio-system" },
+  ]);
+});
+
+test("istiod trusts ztunnel of its own namespace for its pods' certificates, as Istio's chart, unless told otherwise", () => {
+  const trusted = (sets: string[]) => {
+    const objects = renderControlPlane(new Values(loadValues([], sets)));
+    const deployment = objects.find((o) => o.kind === "Deployment") as unknown as {
+      spec: { template: { spec: { containers: { env: { name: string; value?: string }[] }[] } } };
+    };
+    return deployment.spec.template.spec.containers[0]?.env.filter((e) => e.name === "CA_TRUSTED_NODE_ACCOUNTS");
+  };
+  assert.deepEqual(trusted([]), [{ name: "CA_TRUSTED_NODE_ACCOUNTS", value: "istio-system/ztunnel" }]);
+  assert.deepEqual(trusted(["pilot.trustedZtunnelNamespace=kube-system", "pilot.trustedZtunnelName=zt"]), [
+    { name: "CA_TRUSTED_NODE_ACCOUNTS", value: "kube-system/zt" },
+  ]);
+  assert.deepEqual(trusted(["pilot.env.CA_TRUSTED_NODE_ACCOUNTS=ns/a"]), [
+    { name: "CA_TRUSTED_NODE_ACCOUNTS", value: "ns/a" },
   ]);
 });

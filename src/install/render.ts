@@ -453,6 +453,16 @@ function deployment(values: Values, p: Names): KubeObject {
     { name: "CLUSTER_ID", value: values.string("global.multiCluster.clusterName") || "Kubernetes" },
     { name: "ROOT_CA_DIR", value: "/etc/cacerts" },
     { name: "PILOT_ENABLE_ANALYSIS", value: String(values.boolean("global.istiod.enableAnalysis")) },
+    // As Istio's chart: ztunnel, in the release's namespace unless told otherwise, may ask for its pods'
+    // certificates (unless pilot.env names the trusted accounts itself).
+    ...(values.stringMap("pilot.env").CA_TRUSTED_NODE_ACCOUNTS === undefined
+      ? [
+          {
+            name: "CA_TRUSTED_NODE_ACCOUNTS",
+            value: `${values.string("pilot.trustedZtunnelNamespace") || p.namespace}/${values.string("pilot.trustedZtunnelName") || "ztunnel"}`,
+          },
+        ]
+      : []),
     ...Object.entries(values.stringMap("pilot.env")).map(([name, value]) => ({ name, value })),
   ];
   // Istio's pod labels: the Deployment's but `release`, and `istio: istiod` in a revision's.
