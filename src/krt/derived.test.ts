@@ -391,3 +391,42 @@ test("handlers of a derived collection see one batch per source change, in order
   pods.reset([pod("c", "n")]);
   assert.deepEqual(batches, [["add:a", "add:b"], ["delete:a"], ["delete:b", "add:c"]]);
 });
+
+test("a rerun keeps the routes it fetches again, drops the ones it no longer fetches, duplicates included", () => {
+  interface Want {
+    name: string;
+    keys: string[];
+  }
+  const wants = new StaticCollection<Want>([{ name: "w", keys: ["a", "a", "b"] }], { keyOf: (w) => w.name });
+  const values = new StaticCollection<{ key: string; value: number }>(
+    [
+      { key: "a", value: 1 },
+      { key: "b", value: 2 },
+    ],
+    { keyOf: (v) => v.key },
+  );
+  let runs = 0;
+  const sums = derive(
+    wants,
+    (ctx, w) => {
+      runs++;
+      let sum = 0;
+      for (const key of w.keys) sum += ctx.fetchOne(values, { key })?.value ?? 0;
+      return { name: w.name, sum };
+    },
+    { keyOf: (s) => s.name },
+  );
+  assert.equal(sums.get("w")?.sum, 4);
+  // Fetching "a" once only now (the duplicate gone) and "b" no longer.
+  wants.upsert({ name: "w", keys: ["a"] });
+  assert.equal(sums.get("w")?.sum, 1);
+  values.upsert({ key: "a", value: 10 });
+  assert.equal(sums.get("w")?.sum, 10, "a change of what it still fetches reruns it");
+  const before = runs;
+  values.upsert({ key: "b", value: 20 });
+  assert.equal(runs, before, "a change of what it no longer fetches does not");
+  // The same fetches again, reordered: every one still routes.
+  wants.upsert({ name: "w", keys: ["b", "a"] });
+  values.upsert({ key: "b", value: 30 });
+  assert.equal(sums.get("w")?.sum, 40);
+});

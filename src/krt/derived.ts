@@ -49,6 +49,18 @@ class Routes {
   }
 }
 
+/** Whether two fetches route changes the same way: the same collection, the same bucket. */
+function sameRoute(a: Dependency<unknown> | undefined, b: Dependency<unknown> | undefined): boolean {
+  if (!a || !b || a.collection !== b.collection) return false;
+  const x = a.bucket;
+  const y = b.bucket;
+  if (x.kind === "all") return y.kind === "all";
+  if (x.kind === "index") return y.kind === "index" && x.index === y.index && x.key === y.key;
+  if (y.kind !== "keys" || x.keys.length !== y.keys.length) return false;
+  for (let i = 0; i < x.keys.length; i++) if (x.keys[i] !== y.keys[i]) return false;
+  return true;
+}
+
 function addTo(map: Map<string, Set<string>>, key: string, value: string): void {
   let set = map.get(key);
   if (!set) {
@@ -110,15 +122,11 @@ export class DerivedCollection<I, O> extends ComputedCollection<O> {
     const touched = new Set<string>();
     for (const inputKey of inputKeys) {
       const before = this.states.get(inputKey);
-      if (before) this.route(inputKey, before.dependencies, "remove");
       const item = this.input.get(inputKey);
       const after = item === undefined ? undefined : this.run(inputKey, item, before);
-      if (after) {
-        this.states.set(inputKey, after);
-        this.route(inputKey, after.dependencies, "add");
-      } else {
-        this.states.delete(inputKey);
-      }
+      this.reroute(inputKey, before?.dependencies ?? [], after?.dependencies ?? []);
+      if (after) this.states.set(inputKey, after);
+      else this.states.delete(inputKey);
       this.trackProducers(inputKey, before?.outputs, after?.outputs, touched);
     }
     const events: Event<O>[] = [];
@@ -146,11 +154,27 @@ export class DerivedCollection<I, O> extends ComputedCollection<O> {
     }
   }
 
-  private route(inputKey: string, dependencies: readonly Dependency<unknown>[], action: "add" | "remove"): void {
-    for (const dependency of dependencies) {
-      const routes = this.routesFor(dependency.collection);
-      if (action === "add") routes.add(inputKey, dependency.bucket);
-      else routes.remove(inputKey, dependency.bucket);
+  /**
+   * Moves an input's routes from what its last run fetched to what this one did. A rerun mostly fetches
+   * what it fetched before, in the same order: those routes stay as they are (removing and adding them
+   * again was a third of a Pod change's cost in the ambient index).
+   */
+  private reroute(
+    inputKey: string,
+    before: readonly Dependency<unknown>[],
+    after: readonly Dependency<unknown>[],
+  ): void {
+    let same = 0;
+    while (same < before.length && same < after.length && sameRoute(before[same], after[same])) same++;
+    // A route this run no longer takes goes (one it takes again at another place stays), then the new ones come.
+    for (let i = same; i < before.length; i++) {
+      const dependency = before[i] as Dependency<unknown>;
+      if (after.some((d) => sameRoute(d, dependency))) continue;
+      this.routesFor(dependency.collection).remove(inputKey, dependency.bucket);
+    }
+    for (let i = same; i < after.length; i++) {
+      const dependency = after[i] as Dependency<unknown>;
+      this.routesFor(dependency.collection).add(inputKey, dependency.bucket);
     }
   }
 
