@@ -5,8 +5,9 @@ import { execFileSync } from "node:child_process";
 import { type ProxySpec, type TranslateState, translateProxy } from "../src/cli/translate-state.ts";
 import { type ConfigObject, DEFAULT_MESH_CONFIG, type MeshConfig } from "../src/config/index.ts";
 import type { NodeType, ProxyNode, PushFeatures } from "../src/model/index.ts";
-import { storePush, storeRegistry } from "../src/model/store-push.ts";
+import { storeAmbientIndex, storePush, storeRegistry } from "../src/model/store-push.ts";
 import { ConfigStore, MemorySource } from "../src/sources/index.ts";
+import { AMBIENT_OPTIONS } from "../test/support/ambient-options.ts";
 
 export interface TemplateInput {
   services: number;
@@ -50,9 +51,18 @@ export function benchProxy(type: NodeType, overrides: Partial<ProxySpec> = {}): 
   return translateProxy(spec, BENCH_MESH, DOMAIN_SUFFIX);
 }
 
+/** Istio's benchmarks run a mesh with a waypoint in ambient mode, as sluiced with PILOT_ENABLE_AMBIENT. */
+const hasWaypoint = (objects: readonly ConfigObject[]) =>
+  objects.some(
+    (o) =>
+      o.kind === "Gateway" &&
+      (o.spec as { gatewayClassName?: string } | undefined)?.gatewayClassName === "istio-waypoint",
+  );
+
 /**
  * Store → registry → push context over `objects` (with the push `features`, default istiod's); throws on
- * any object the control plane rejects.
+ * any object the control plane rejects. A mesh with a waypoint Gateway gets the ambient index (what its
+ * waypoint serves is read from it), as in ambient mode.
  */
 export function templateState(objects: readonly ConfigObject[], features: PushFeatures = {}): TranslateState {
   const store = new ConfigStore();
@@ -64,7 +74,12 @@ export function templateState(objects: readonly ConfigObject[], features: PushFe
     }
   }
   const registry = storeRegistry(store, BENCH_MESH, DOMAIN_SUFFIX);
-  return { store, registry, push: storePush(store, registry, BENCH_MESH, DOMAIN_SUFFIX, undefined, features) };
+  const ambient = hasWaypoint(objects) ? storeAmbientIndex(store, AMBIENT_OPTIONS) : undefined;
+  return {
+    store,
+    registry,
+    push: storePush(store, registry, BENCH_MESH, DOMAIN_SUFFIX, undefined, features, ambient),
+  };
 }
 
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);

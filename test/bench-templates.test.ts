@@ -94,7 +94,11 @@ const EXPECTED: Record<string, Expectation> = {
     names: ["80", `outbound|80||random-${N - 1}.host.example`],
     mentions: ["/new-url"],
   },
-  waypoint: { clustersPerService: 2, names: [`outbound|7070||random-${N - 1}.host.example`] },
+  // Each service the waypoint serves: an inbound-vip cluster per port (reached over HBONE).
+  waypoint: {
+    clustersPerService: 2,
+    names: [`inbound-vip|7070|tcp|random-${N - 1}.host.example`, `inbound-vip|80|http|random-${N - 1}.host.example`],
+  },
 };
 
 test("every template has expectations", () => {
