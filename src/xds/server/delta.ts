@@ -162,9 +162,14 @@ export async function pushDeltaType<Snapshot>(
       if (!encoded.versions.has(name) && covers(w, name)) removed.add(name);
     }
   }
-  // A name just asked for that came back under another name (an alias: an on-demand address's IP) is there.
-  const aliases = aliasesOf(encoded.resources);
-  for (const name of trigger.subscribed) if (!encoded.versions.has(name) && !aliases.has(name)) removed.add(name);
+  // A name just asked for that came back under another name (an alias: an on-demand address's IP) is
+  // there. The aliases are looked for only then: every other push of every type skips the scan.
+  let aliases: ReadonlySet<string> | undefined;
+  for (const name of trigger.subscribed) {
+    if (encoded.versions.has(name)) continue;
+    aliases ??= aliasesOf(encoded.resources);
+    if (!aliases.has(name)) removed.add(name);
+  }
   if (result.subscribe && result.subscribe.length > 0) {
     const names = new Set(w.resourceNames);
     for (const name of result.subscribe) names.add(name);
