@@ -19,7 +19,14 @@ import type {
 import type { Collection, DebugRegistry, FetchContext, Index, Labels } from "../krt/index.ts";
 import { derive, deriveMany, join, type StaticSingleton, staticSingleton } from "../krt/index.ts";
 import { workloadEntryName } from "../registry/index.ts";
-import { type AddressInfo, ipString, type PolicyInfo, type ServiceInfo, type WorkloadInfo } from "./model.ts";
+import {
+  type AddressInfo,
+  ipString,
+  type PolicyInfo,
+  type ServiceInfo,
+  sameResource,
+  type WorkloadInfo,
+} from "./model.ts";
 import { policyCollections, workloadPolicies } from "./policies.ts";
 import { kubeServiceInfo, type ServiceContext, selectServices, serviceEntryServiceInfos } from "./services.ts";
 import { type StatusReporter, statusReporters } from "./status.ts";
@@ -94,7 +101,7 @@ export interface AmbientOptions {
 function sameAddress<T extends AddressInfo>(a: T, b: T, rest: (info: T) => unknown): boolean {
   return (
     a.name === b.name &&
-    Buffer.from(a.resource.value).equals(b.resource.value) &&
+    sameResource(a.resource, b.resource) &&
     a.aliases.join(",") === b.aliases.join(",") &&
     JSON.stringify(rest(a)) === JSON.stringify(rest(b))
   );

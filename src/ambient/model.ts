@@ -74,3 +74,8 @@ export function ipString(bytes: Uint8Array): string {
 export function packAddress(value: { case: "workload"; value: Message } | { case: "service"; value: Message }): Any {
   return packAny(workloadapi.AddressSchema, { $typeName: "istio.workload.Address", type: value } as never);
 }
+
+/** Whether two packed resources hold the same bytes (compared in place: no copy). */
+export function sameResource(a: Any, b: Any): boolean {
+  return Buffer.compare(a.value, b.value) === 0;
+}

@@ -16,7 +16,7 @@ import {
   peerAuthenticationPolicyKeys,
   staticStrictPolicy,
 } from "./authorization.ts";
-import type { PolicyInfo, StatusMessage } from "./model.ts";
+import { type PolicyInfo, type StatusMessage, sameResource } from "./model.ts";
 
 export interface PolicyInputs {
   authorizationPolicies: Collection<AuthorizationPolicy>;
@@ -66,7 +66,7 @@ function policyInfo(authorization: security.Authorization, selector: Labels | un
 function samePolicy(a: PolicyInfo, b: PolicyInfo): boolean {
   return (
     a.name === b.name &&
-    Buffer.from(a.resource.value).equals(b.resource.value) &&
+    sameResource(a.resource, b.resource) &&
     JSON.stringify(a.selector) === JSON.stringify(b.selector)
   );
 }
