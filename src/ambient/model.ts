@@ -1,7 +1,7 @@
 // What the ambient index holds: each workload and service as the `istio.workload.Address` ztunnel is
 // sent (Istio's model.WorkloadInfo and model.ServiceInfo), encoded once when it is built, with what
 // the index and the other collections need to find it (its resource name, its addresses, its labels).
-import type { Message } from "@bufbuild/protobuf";
+import { create } from "@bufbuild/protobuf";
 import type { Any } from "@bufbuild/protobuf/wkt";
 import { packAny, type security, workloadapi } from "../api/index.ts";
 import type { Labels } from "../krt/index.ts";
@@ -71,8 +71,8 @@ export function ipString(bytes: Uint8Array): string {
 }
 
 /** The Address wrapping `value`, packed in an Any. */
-export function packAddress(value: { case: "workload"; value: Message } | { case: "service"; value: Message }): Any {
-  return packAny(workloadapi.AddressSchema, { $typeName: "istio.workload.Address", type: value } as never);
+export function packAddress(type: workloadapi.Address["type"]): Any {
+  return packAny(workloadapi.AddressSchema, create(workloadapi.AddressSchema, { type }));
 }
 
 /** Whether two packed resources hold the same bytes (compared in place: no copy). */
