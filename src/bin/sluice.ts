@@ -40,8 +40,7 @@ for (const flag of GLOBAL_FLAGS) {
 }
 
 try {
-  await registerCommands(cli)
-    .demandCommand(1, "Name a command; see --help.")
+  const argv = await registerCommands(cli)
     .recommendCommands()
     .strictCommands()
     .check(rejectUnknownCommandLineFlags(hideBin(process.argv)), true)
@@ -51,6 +50,8 @@ try {
     .wrap(Math.min(120, process.stdout.columns ?? 120))
     .fail((message, error) => (message ? exitUsageError(message, true) : exitUsageError(describeError(error), false)))
     .parseAsync();
+  // Without a command, the root's help, as istioctl prints it (stdout, success).
+  if (argv._.length === 0) cli.showHelp("log");
 } catch (err) {
   // A command that could not do its work (an unreadable file, say) has not found invalid input.
   exitUsageError(describeError(err), false);

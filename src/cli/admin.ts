@@ -4,6 +4,7 @@
 // --stack-trace-level <scope>:<level>,...) or reset (--reset, --log-reset, --stack-trace-reset).
 import type { CommandModule } from "yargs";
 import { EXIT_INVALID, EXIT_OK, EXIT_USAGE } from "./exit-codes.ts";
+import { groupCommand } from "./group-command.ts";
 
 interface LogArgs {
   pod?: string;
@@ -218,10 +219,9 @@ const logCommand: CommandModule<object, LogArgs> = {
   },
 };
 
-export const adminCommand: CommandModule = {
+export const adminCommand = groupCommand({
   command: "admin",
   aliases: ["istiod"],
   describe: "Manage the control plane (istiod) configuration",
-  builder: (yargs) => yargs.command(logCommand).demandCommand(1, "Name an admin command."),
-  handler: () => {},
-};
+  builder: (yargs) => yargs.command(logCommand),
+});

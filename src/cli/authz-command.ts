@@ -4,6 +4,7 @@
 import type { CommandModule } from "yargs";
 import { reportingFailures } from "./command-error.ts";
 import { EXIT_OK } from "./exit-codes.ts";
+import { groupCommand } from "./group-command.ts";
 import type { ProxyDumpArgs } from "./proxy-config-args.ts";
 import { proxyDumpOptions } from "./proxy-config-command.ts";
 
@@ -25,9 +26,8 @@ const checkCommand: CommandModule<object, ProxyDumpArgs> = {
     }),
 };
 
-export const authzCommand: CommandModule = {
+export const authzCommand = groupCommand({
   command: "authz",
   describe: "Inspect authorization policies",
-  builder: (yargs) => yargs.command(checkCommand).demandCommand(1, "Name an authz command: check."),
-  handler: () => {},
-};
+  builder: (yargs) => yargs.command(checkCommand),
+});

@@ -8,6 +8,7 @@ import { createRequire } from "node:module";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import type { CommandModule } from "yargs";
+import { groupCommand } from "./group-command.ts";
 import { alignTabs } from "./proxy-config-tabwriter.ts";
 
 // The YAML parser loads only when there is a config file to read (yargs reads it synchronously), so
@@ -81,9 +82,8 @@ const listCommand: CommandModule<object, ConfigListArgs> = {
   },
 };
 
-export const configCommand: CommandModule = {
+export const configCommand = groupCommand({
   command: "config",
   describe: "The CLI's configurable defaults",
-  builder: (yargs) => yargs.command(listCommand).demandCommand(1, "Name a config command: list."),
-  handler: () => {},
-};
+  builder: (yargs) => yargs.command(listCommand),
+});

@@ -9,6 +9,7 @@ import { STDIN_PATH } from "../config/index.ts";
 import type { DescribeResult, DescribeTarget } from "./describe-report.ts";
 import { EXIT_INVALID, EXIT_OK, EXIT_USAGE } from "./exit-codes.ts";
 import { filenameOption } from "./filename-option.ts";
+import { groupCommand } from "./group-command.ts";
 import { kubeconfigAvailable } from "./kubeconfig.ts";
 import { loadProxyMesh } from "./translate.ts";
 
@@ -102,7 +103,7 @@ function describeSubcommand(
   };
 }
 
-export const describeCommand: CommandModule = {
+export const describeCommand = groupCommand({
   command: "describe",
   aliases: ["des"],
   describe: "Describe how the mesh config applies to a pod or service",
@@ -119,7 +120,5 @@ export const describeCommand: CommandModule = {
           "$0 x describe service reviews -n bookinfo",
           "Describe a service of the current kubeconfig context's cluster",
         ]),
-      )
-      .demandCommand(1, "Name what to describe: pod or service."),
-  handler: () => {},
-};
+      ),
+});

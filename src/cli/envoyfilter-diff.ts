@@ -6,6 +6,7 @@
 import type { CommandModule } from "yargs";
 import { EXIT_INVALID, EXIT_OK } from "./exit-codes.ts";
 import { filenameOption } from "./filename-option.ts";
+import { groupCommand } from "./group-command.ts";
 import {
   loadProxyMesh,
   loadProxyMeshNetworks,
@@ -221,9 +222,8 @@ const envoyFilterDiffCommand: CommandModule<object, DiffArgs> = {
   },
 };
 
-export const envoyFilterCommand: CommandModule = {
+export const envoyFilterCommand = groupCommand({
   command: "envoyfilter",
   describe: "EnvoyFilter tools",
-  builder: (yargs) => yargs.command(envoyFilterDiffCommand).demandCommand(1, "Name an envoyfilter command."),
-  handler: () => {},
-};
+  builder: (yargs) => yargs.command(envoyFilterDiffCommand),
+});

@@ -10,6 +10,7 @@ import type { Argv, CommandModule } from "yargs";
 import { reportingFailures } from "./command-error.ts";
 import { withControlPlaneOptions } from "./control-plane-options.ts";
 import { EXIT_OK } from "./exit-codes.ts";
+import { groupCommand } from "./group-command.ts";
 import { type Kind, OUTPUT_FORMATS, type ProxyConfigOutputFormat, type ProxyDumpArgs } from "./proxy-config-args.ts";
 
 interface ProxyConfigArgs extends ProxyDumpArgs {
@@ -110,13 +111,9 @@ const logCommand: CommandModule<object, ProxyConfigArgs> = {
     }),
 };
 
-export const proxyConfigCommand: CommandModule = {
+export const proxyConfigCommand = groupCommand({
   command: "proxy-config",
   aliases: ["pc"],
   describe: "A proxy's configuration: clusters, listeners, routes, endpoints, secrets, bootstrap",
-  builder: (yargs) =>
-    KINDS.reduce((y, entry) => y.command(kindCommand(entry)), yargs)
-      .command(logCommand)
-      .demandCommand(1, "Name what to show: all, bootstrap, cluster, ecds, endpoint, listener, log, route, secret."),
-  handler: () => {},
-};
+  builder: (yargs) => KINDS.reduce((y, entry) => y.command(kindCommand(entry)), yargs).command(logCommand),
+});

@@ -4,6 +4,7 @@
 // and help only; tag-run.ts does the work against the cluster when a verb runs.
 import type { Argv, CommandModule } from "yargs";
 import { EXIT_INVALID, EXIT_OK, EXIT_USAGE } from "./exit-codes.ts";
+import { groupCommand } from "./group-command.ts";
 import type { TagContext, TagResult } from "./tag-run.ts";
 
 type TagRun = typeof import("./tag-run.ts");
@@ -178,7 +179,7 @@ const removeCommand: CommandModule<object, RemoveArgs> = {
   handler: (argv) => runTag(argv, (run, ctx) => run.removeTag(ctx, argv.tags[0], argv.skipConfirmation)),
 };
 
-export const tagCommand: CommandModule = {
+export const tagCommand = groupCommand({
   command: "tag",
   describe: "Revision tags: mutable names for control plane revisions, for istio.io/rev namespace labels",
   builder: (yargs) =>
@@ -187,7 +188,6 @@ export const tagCommand: CommandModule = {
       .command(generateCommand)
       .command(listCommand)
       .command(removeCommand)
-      .demandCommand(1, "Name a tag command: set, generate, list or remove.")
       .epilogue(
         [
           "A namespace labelled istio.io/rev=<tag> is injected by the revision the tag points at; moving the tag",
@@ -196,5 +196,4 @@ export const tagCommand: CommandModule = {
           `Exit status: ${EXIT_OK} done (or declined), ${EXIT_INVALID} refused (see the message), ${EXIT_USAGE} usage error.`,
         ].join("\n"),
       ),
-  handler: () => {},
-};
+});

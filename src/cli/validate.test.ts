@@ -203,7 +203,6 @@ describe("sluice validate", () => {
       ["validate", "-f", validFile, "-o", "yaml"],
       ["validate", "-f", validFile, "--bogus"],
       ["no-such-command"],
-      [],
     ]) {
       const run = sluice(args);
       assert.equal(run.code, 2, `sluice ${args.join(" ")}: ${run.stderr}`);

@@ -3,6 +3,7 @@
 // waypoint-run.ts does the work when a verb runs.
 import type { Argv, CommandModule } from "yargs";
 import { exitOneOnFailure } from "./command-error.ts";
+import { groupCommand } from "./group-command.ts";
 import type { KubeAccess } from "./kube-access.ts";
 
 type WaypointRun = typeof import("./waypoint-run.ts");
@@ -167,7 +168,7 @@ const deleteCommand: CommandModule<object, WaypointArgs> = {
   ),
 };
 
-export const waypointCommand: CommandModule = {
+export const waypointCommand = groupCommand({
   command: "waypoint",
   describe: "Ambient mode's waypoint proxies: generate, apply, list, status, delete",
   builder: (yargs) =>
@@ -177,7 +178,5 @@ export const waypointCommand: CommandModule = {
       .command(applyCommand)
       .command(listCommand)
       .command(statusCommand)
-      .command(deleteCommand)
-      .demandCommand(1, "Name a waypoint command: generate, apply, list, status or delete."),
-  handler: () => {},
-};
+      .command(deleteCommand),
+});

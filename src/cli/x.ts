@@ -1,8 +1,8 @@
 // `sluice x`: experimental commands. Their modules load only when `x` is the command (its builder
 // runs then), so that the other commands start without them.
-import type { CommandModule } from "yargs";
+import { groupCommand } from "./group-command.ts";
 
-export const experimentalCommand: CommandModule = {
+export const experimentalCommand = groupCommand({
   command: "x",
   aliases: ["experimental"],
   describe: "Experimental commands",
@@ -28,8 +28,6 @@ export const experimentalCommand: CommandModule = {
       .command(envoyFilter.envoyFilterCommand)
       .command(internalDebug.internalDebugCommand)
       .command(precheck.precheckCommand)
-      .command(translate.translateCommand)
-      .demandCommand(1, "Name an experimental command.");
+      .command(translate.translateCommand);
   },
-  handler: () => {},
-};
+});

@@ -4,6 +4,7 @@
 // the dump is read and written when a command runs.
 import type { Argv, CommandModule } from "yargs";
 import { exitOneOnFailure } from "./command-error.ts";
+import { groupCommand } from "./group-command.ts";
 import type { ZtunnelDump } from "./ztunnel-config-dump.ts";
 import type { ZtunnelSourceArgs } from "./ztunnel-config-run.ts";
 import type { ZtunnelOutputFormat } from "./ztunnel-config-writer.ts";
@@ -181,14 +182,9 @@ const COMMANDS = [
   ),
 ];
 
-export const ztunnelConfigCommand: CommandModule = {
+export const ztunnelConfigCommand = groupCommand({
   command: "ztunnel-config",
   aliases: ["zc"],
   describe: "A ztunnel's configuration: workloads, services, policies, certificates, connections",
-  builder: (yargs) =>
-    COMMANDS.reduce((y, command) => y.command(command), yargs).demandCommand(
-      1,
-      "Name what to show: workload, service, policy, certificate, connections or all.",
-    ),
-  handler: () => {},
-};
+  builder: (yargs) => COMMANDS.reduce((y, command) => y.command(command), yargs),
+});

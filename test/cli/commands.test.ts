@@ -84,3 +84,24 @@ test("proxy-config reads an offline dump, and errors are one line with exit code
   assert.equal(bad.stderr.split("\n").length, 2, bad.stderr);
   assert.match(bad.stderr, /^Error: error unmarshalling config dump response from Envoy/);
 });
+
+test("a parent command without a subcommand prints its help and succeeds, as istioctl's; an unknown one is a usage error", () => {
+  for (const [args, usage] of [
+    [[], /^sluice <command> \[options\]/],
+    [["--kubeconfig", join(dir, "none")], /^sluice <command> \[options\]/],
+    [["waypoint"], /^sluice waypoint\n/],
+    [["proxy-config"], /^sluice proxy-config\n/],
+    [["x"], /^sluice x\n/],
+    [["x", "describe"], /^sluice x describe\n/],
+    [["ztunnel-config"], /^sluice ztunnel-config\n/],
+  ] as const) {
+    const r = sluice([...args]);
+    assert.equal(r.code, 0, `${args.join(" ")}: ${r.stderr}`);
+    assert.match(r.stdout, usage, args.join(" "));
+    assert.match(r.stdout, /Commands:/, args.join(" "));
+    assert.equal(r.stderr, "", args.join(" "));
+  }
+  const unknown = sluice(["waypoint", "frobnicate"]);
+  assert.equal(unknown.code, 2);
+  assert.match(unknown.stderr, /^Error: Unknown command: frobnicate/);
+});
