@@ -33,3 +33,9 @@ export async function exitOneOnFailure(work: () => Promise<void>): Promise<void>
     process.exitCode = 1;
   }
 }
+
+/** Several failures as Go's multierror prints them (`2 errors occurred:` and a `\t* ` line each). */
+export function multiError(failures: readonly string[]): Error {
+  const count = failures.length === 1 ? "1 error occurred" : `${failures.length} errors occurred`;
+  return new Error(`${count}:\n${failures.map((f) => `\t* ${f}`).join("\n")}\n\n`);
+}

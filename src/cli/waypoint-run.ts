@@ -4,6 +4,7 @@
 // istio.io/use-waypoint label; listed and shown with their Programmed condition; deleted by name,
 // revision or all.
 import { KubeApiError, type KubeClient } from "../sources/kube/index.ts";
+import { multiError } from "./command-error.ts";
 import { alignTabs } from "./proxy-config-tabwriter.ts";
 import { jsonToYaml } from "./ztunnel-config-dump.ts";
 
@@ -284,10 +285,7 @@ export async function deleteWaypoints(
       else failures.push((err as Error).message);
     }
   }
-  if (failures.length > 0) {
-    const count = failures.length === 1 ? "1 error occurred" : `${failures.length} errors occurred`;
-    throw new Error(`${count}:\n${failures.map((f) => `\t* ${f}`).join("\n")}\n\n`);
-  }
+  if (failures.length > 0) throw multiError(failures);
 }
 
 /** A Go duration (`90s`, `1m30s`, `500ms`) in milliseconds; throws on anything else. */

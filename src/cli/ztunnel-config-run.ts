@@ -5,7 +5,9 @@
 // output is filtered to that workload.
 import { readFileSync } from "node:fs";
 import { KubeApiError } from "../sources/kube/index.ts";
+import { multiError } from "./command-error.ts";
 import { clusterAccess, type KubeAccess, type Pod, type PodRef } from "./kube-access.ts";
+import { cliLog } from "./log.ts";
 import { httpRequest } from "./proxy-config.ts";
 import { parseZtunnelDump, type ZtunnelDump } from "./ztunnel-config-dump.ts";
 
@@ -62,6 +64,70 @@ export async function loadZtunnelDump(argv: ZtunnelSourceArgs, singlePod: boolea
     throw new Error(`failed to execute command on ${pod.name}.${pod.namespace} Ztunnel: ${(err as Error).message}`);
   }
   return { dump: parseZtunnelDump(body), target };
+}
+
+// istioctl's log levels; ztunnel knows `warning` as `warn` and has no `critical` (its `error`).
+const LOG_LEVELS = new Set(["trace", "debug", "info", "warning", "warn", "error", "critical", "off"]);
+const ZTUNNEL_LEVEL_NAMES: Record<string, string> = { warning: "warn", critical: "error" };
+
+export interface ZtunnelLogArgs extends ZtunnelSourceArgs {
+  level?: string;
+  reset: boolean;
+}
+
+/**
+ * istioctl's check of --level: each comma-separated entry a level, or `<logger>:<level>` (or `=`, the
+ * logger possibly `<namespace>::`-prefixed); the first unknown level is the error.
+ */
+export function checkZtunnelLogLevels(levels: string): void {
+  for (const entry of levels.split(",")) {
+    let level = entry;
+    if (entry.includes(":") || entry.includes("=")) {
+      const logger = entry.includes("::") ? entry.slice(entry.lastIndexOf("::") + 2) : entry;
+      const separator = logger.search(/[:=]/);
+      level = separator < 0 ? "" : logger.slice(separator + 1);
+    }
+    if (!LOG_LEVELS.has(level)) throw new Error(`unrecognized logging level: ${level}`);
+  }
+}
+
+/**
+ * Sets (--level, --reset) and reads the logging levels of the named ztunnel pod, or of every pod of
+ * the ztunnel DaemonSet, through its admin's /logging (always a POST, as istioctl's), each pod's
+ * answer under its name. Every pod is tried; the failures come back together, after what did answer.
+ */
+export async function ztunnelLogLevels(argv: ZtunnelLogArgs): Promise<{ text: string; failure?: Error }> {
+  const kube = clusterAccess(argv);
+  let pods: PodRef[];
+  if (argv.pod) {
+    const pod = await namedPod(kube, argv.pod, argv.namespace || argv.istioNamespace, false);
+    if (!(await isZtunnelPod(kube, pod))) {
+      throw new Error(`workloads command is only supported by Ztunnel proxies: ${pod.name}`);
+    }
+    pods = [pod];
+  } else {
+    const all = await daemonSetPods(kube, ZTUNNEL_DAEMONSET, argv.istioNamespace);
+    if (all.length === 0) throw new Error(`no pods match "daemonset/${ZTUNNEL_DAEMONSET}"`);
+    pods = all.map((p) => ({ name: p.metadata.name, namespace: argv.istioNamespace }));
+  }
+  // The level a reset sets is istioctl's choice, not ztunnel's; istioctl warns so, and so does sluice.
+  if (argv.reset) cliLog("default").warn('log level reset; using default value "info" for Ztunnel');
+  const level = argv.reset ? "info" : (argv.level ?? "");
+  // istioctl maps only a whole --level of `warning` or `critical` to ztunnel's names.
+  const query = `level=${ZTUNNEL_LEVEL_NAMES[level] ?? level}${argv.reset ? "&reset" : ""}`;
+  let text = "";
+  const failures: string[] = [];
+  for (const pod of pods) {
+    try {
+      const answer = await kube.withPortForward(pod, argv.proxyAdminPort, (address) =>
+        httpRequest("POST", `http://${address}/logging?${query}`),
+      );
+      text += `${pod.name}.${pod.namespace}:\n${answer}\n`;
+    } catch (err) {
+      failures.push(`${pod.name}.${pod.namespace}: failed to execute command on Ztunnel: ${(err as Error).message}`);
+    }
+  }
+  return failures.length > 0 ? { text, failure: multiError(failures) } : { text };
 }
 
 /** Go's words for why a file could not be read (`open <file>: no such file or directory`). */

@@ -1,12 +1,13 @@
 // `sluice ztunnel-config` (istioctl's ztunnel-config, alias zc): the workloads, services, policies,
-// certificates and connections of a ztunnel's config dump, as tables or as JSON/YAML. The dump comes
+// certificates and connections of a ztunnel's config dump, as tables or as JSON/YAML, and its logging
+// levels (log). The dump comes
 // from a file (--file) or a ztunnel pod's admin port (ztunnel-config-run.ts). Flags and help only;
 // the dump is read and written when a command runs.
 import type { Argv, CommandModule } from "yargs";
 import { exitOneOnFailure } from "./command-error.ts";
 import { groupCommand } from "./group-command.ts";
 import type { ZtunnelDump } from "./ztunnel-config-dump.ts";
-import type { ZtunnelSourceArgs } from "./ztunnel-config-run.ts";
+import type { ZtunnelLogArgs, ZtunnelSourceArgs } from "./ztunnel-config-run.ts";
 import type { ZtunnelOutputFormat } from "./ztunnel-config-writer.ts";
 
 type Writer = typeof import("./ztunnel-config-writer.ts");
@@ -182,9 +183,43 @@ const COMMANDS = [
   ),
 ];
 
+/** `log [pod]`: reads, sets (--level) or resets (--reset) ztunnel's logging levels. */
+const logCommand: CommandModule<object, ZtunnelLogArgs & { output: string }> = {
+  command: "log [pod]",
+  aliases: ["o"],
+  describe: "A ztunnel's logging levels (read, set with --level, or --reset), of every ztunnel without a pod",
+  builder: (yargs) =>
+    (commonOptions(yargs) as unknown as Argv<CommonArgs>)
+      .option("level", {
+        type: "string",
+        describe:
+          "Levels to set: <level> for every logger, or <logger>:<level>,...; levels: trace, debug, info, warning, error, critical, off",
+      })
+      .option("reset", {
+        alias: "r",
+        type: "boolean",
+        default: false,
+        describe: "Reset the levels to the default (info)",
+      })
+      .example("$0 ztunnel-config log", "Every ztunnel's logging levels")
+      .example("$0 ztunnel-config log ztunnel-bcd2w --level off", "Silence one ztunnel")
+      .example("$0 ztunnel-config log --level access:debug,info", "One logger at debug, the others at info") as never,
+  handler: (argv) =>
+    exitOneOnFailure(async () => {
+      checkSource(argv);
+      if (argv.reset && argv.level) throw new Error("--level cannot be combined with --reset");
+      if (argv.output !== "short") throw new Error("--output is not applicable for this command");
+      const { checkZtunnelLogLevels, ztunnelLogLevels } = await import("./ztunnel-config-run.ts");
+      if (argv.level) checkZtunnelLogLevels(argv.level);
+      const { text, failure } = await ztunnelLogLevels(argv);
+      process.stdout.write(text);
+      if (failure) throw failure;
+    }),
+};
+
 export const ztunnelConfigCommand = groupCommand({
   command: "ztunnel-config",
   aliases: ["zc"],
   describe: "A ztunnel's configuration: workloads, services, policies, certificates, connections",
-  builder: (yargs) => COMMANDS.reduce((y, command) => y.command(command), yargs),
+  builder: (yargs) => COMMANDS.reduce((y, command) => y.command(command), yargs).command(logCommand),
 });

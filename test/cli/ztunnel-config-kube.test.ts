@@ -82,6 +82,7 @@ describe("sluice ztunnel-config from a ztunnel pod", { skip }, () => {
     admin = createServer((req, res) => {
       adminRequests.push(`${req.method} ${req.url}`);
       if (req.url === "/config_dump") res.end(dump);
+      else if (req.method === "POST" && req.url?.startsWith("/logging")) res.end("current log level is info\n");
       else res.writeHead(404).end();
     });
     await new Promise<void>((resolve) => admin.listen(0, "127.0.0.1", resolve));
@@ -159,5 +160,48 @@ describe("sluice ztunnel-config from a ztunnel pod", { skip }, () => {
       stdout,
       new RegExp(`^Error: failed to execute command on ztunnel-aaaaa\\.${istioNamespace} Ztunnel: `),
     );
+  });
+
+  test("log: every ztunnel's levels, or one's; --level and --reset as istioctl sends them", async () => {
+    const before = adminRequests.length;
+    const all = await sluice("zc", "log");
+    assert.equal(all.code, 0, all.stdout);
+    assert.equal(
+      all.stdout,
+      `ztunnel-aaaaa.${istioNamespace}:\ncurrent log level is info\n\nztunnel-bbbbb.${istioNamespace}:\ncurrent log level is info\n\n`,
+    );
+    assert.equal((await sluice("zc", "log", `ztunnel-bbbbb.${istioNamespace}`, "--level", "warning")).code, 0);
+    assert.equal((await sluice("zc", "log", "--level", "access:debug,info")).code, 0);
+    const reset = await sluice("zc", "log", `ztunnel-aaaaa.${istioNamespace}`, "-r");
+    assert.deepEqual(reset, { stdout: `ztunnel-aaaaa.${istioNamespace}:\ncurrent log level is info\n\n`, code: 0 });
+    assert.deepEqual(adminRequests.slice(before), [
+      "POST /logging?level=",
+      "POST /logging?level=",
+      "POST /logging?level=warn",
+      "POST /logging?level=access:debug,info",
+      "POST /logging?level=access:debug,info",
+      "POST /logging?level=info&reset",
+    ]);
+  });
+
+  test("log: bad levels, --level with --reset, and a pod that is no ztunnel are refused", async () => {
+    const before = adminRequests.length;
+    assert.deepEqual(await sluice("zc", "log", "--level", "loud"), {
+      stdout: "Error: unrecognized logging level: loud\n",
+      code: 1,
+    });
+    assert.deepEqual(await sluice("zc", "log", "--level", "access:shouty"), {
+      stdout: "Error: unrecognized logging level: shouty\n",
+      code: 1,
+    });
+    assert.deepEqual(await sluice("zc", "log", "--level", "info", "--reset"), {
+      stdout: "Error: --level cannot be combined with --reset\n",
+      code: 1,
+    });
+    assert.deepEqual(await sluice("zc", "log", `cart-1.${appNamespace}`), {
+      stdout: "Error: workloads command is only supported by Ztunnel proxies: cart-1\n",
+      code: 1,
+    });
+    assert.equal(adminRequests.length, before);
   });
 });
