@@ -109,6 +109,10 @@ const ROOTS = [
   "envoy/type/v3",
   "envoy/type/matcher/v3",
   "xds/type/v3",
+  // A waypoint's main_internal listener matches its filter chains by destination IP range, then port.
+  "xds/type/matcher/v3/ip.proto",
+  "xds/core/v3/cidr.proto",
+  "envoy/extensions/matching/common_inputs/network/v3",
   "udpa/type/v1",
   "envoy/extensions/transport_sockets/proxy_protocol/v3",
   "envoy/extensions/network/dns_resolver/cares/v3",

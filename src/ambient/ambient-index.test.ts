@@ -433,6 +433,39 @@ describe("ambient index: waypoints", () => {
     assert.equal(index.supportsTunnel("net1", "10.244.0.5"), true);
     assert.equal(index.supportsTunnel("net2", "10.244.0.5"), false);
   });
+
+  test("a waypoint proxy's workloads: those bound to it (a workload waypoint), oldest first, not its own pods", () => {
+    const { pods, namespaces, gateways, index } = setup();
+    namespaces.upsert({
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name: "ns", labels: { "istio.io/use-waypoint": "wl" } },
+    });
+    gateways.upsert(waypoint("wl", { "istio.io/waypoint-for": "workload" }));
+    const created = (name: string, ip: string, second: number, labels: Record<string, string> = { app: name }) =>
+      pod(name, labels, ip, {
+        metadata: {
+          name,
+          namespace: "ns",
+          creationTimestamp: `2026-01-01T00:00:0${second}Z`,
+          annotations: { "ambient.istio.io/redirection": "enabled" },
+        },
+      });
+    pods.upsert(
+      created("young", "10.244.0.7", 5),
+      created("old", "10.244.0.6", 1),
+      // The waypoint's own pod is never bound to a waypoint.
+      created("wl-0", "10.244.0.8", 0, {
+        "gateway.networking.k8s.io/gateway-name": "wl",
+        "gateway.istio.io/managed": "istio.io-mesh-controller",
+      }),
+    );
+    const key = { namespace: "ns", network: "net1", hostnames: ["wl.ns.svc.cluster.local"], addresses: [] };
+    const addresses = (k: typeof key) =>
+      index.workloadsForWaypoint(k).flatMap((w) => w.workload.addresses.map((a) => ipString(a)));
+    assert.deepEqual(addresses(key), ["10.244.0.6", "10.244.0.7"]);
+    assert.deepEqual(addresses({ ...key, namespace: "elsewhere" }), []);
+  });
 });
 
 describe("ambient index: policies", () => {

@@ -19,6 +19,7 @@ import type {
 import type { Collection, DebugRegistry, FetchContext, Index, Labels } from "../krt/index.ts";
 import { derive, deriveMany, join, type StaticSingleton, staticSingleton } from "../krt/index.ts";
 import { workloadEntryName } from "../registry/index.ts";
+import { compareStrings } from "../util/index.ts";
 import {
   type AddressInfo,
   ipString,
@@ -28,7 +29,13 @@ import {
   type WorkloadInfo,
 } from "./model.ts";
 import { policyCollections, workloadPolicies } from "./policies.ts";
-import { kubeServiceInfo, type ServiceContext, selectServices, serviceEntryServiceInfos } from "./services.ts";
+import {
+  creationTime,
+  kubeServiceInfo,
+  type ServiceContext,
+  selectServices,
+  serviceEntryServiceInfos,
+} from "./services.ts";
 import { type StatusReporter, statusReporters } from "./status.ts";
 import {
   boundWaypoint,
@@ -122,6 +129,7 @@ export class AmbientIndex {
   readonly #workloadsByService: Index<WorkloadInfo>;
   readonly #workloadsByNode: Index<WorkloadInfo>;
   readonly #servicesByWaypoint: Index<ServiceInfo>;
+  readonly #workloadsByWaypoint: Index<WorkloadInfo>;
 
   constructor(inputs: AmbientInputs, options: AmbientOptions) {
     const { debug } = options;
@@ -243,7 +251,7 @@ export class AmbientIndex {
     const workloadOptions = (name: string) => ({
       name,
       keyOf: (w: WorkloadInfo) => w.name,
-      equals: (a: WorkloadInfo, b: WorkloadInfo) => sameAddress(a, b, (w) => w.labels),
+      equals: (a: WorkloadInfo, b: WorkloadInfo) => sameAddress(a, b, (w) => [w.labels, w.creationTime]),
       debug,
     });
     const podWorkloads = derive(
@@ -276,6 +284,7 @@ export class AmbientIndex {
           labels,
           annotations,
           workloadName: workloadEntryName(name, annotations, labels),
+          creationTime: creationTime(entry),
         };
         return entryWorkloadInfo(entry.spec ?? {}, identity, {
           ...workloadContext(ctx, namespace, labels, selecting(ctx, namespace, labels)),
@@ -313,6 +322,7 @@ export class AmbientIndex {
             labels,
             annotations,
             workloadName: name,
+            creationTime: creationTime(entry),
           };
           return entryWorkloadInfo(
             endpoint,
@@ -342,6 +352,9 @@ export class AmbientIndex {
       w.workload.node ? [w.workload.node] : [],
     );
     this.#servicesByWaypoint = this.services.addIndex("ambient/services-by-waypoint", owningWaypointKeys);
+    this.#workloadsByWaypoint = this.workloads.addIndex("ambient/workloads-by-waypoint", (w) =>
+      isManagedGateway(w.labels) || !w.workload.waypoint ? [] : gatewayAddressKeys([w.workload.waypoint]),
+    );
   }
 
   /** Whether the workload at `ip` on `network` takes HBONE (Istio's SupportsTunnel): it is in the ambient mesh. */
@@ -363,6 +376,18 @@ export class AmbientIndex {
       }
     }
     return [...found.values()];
+  }
+
+  /**
+   * The workloads a waypoint serves directly (Istio's WorkloadsForWaypoint): those whose own waypoint
+   * the key names, managed waypoints and east-west gateways left out; oldest first, then by uid.
+   */
+  workloadsForWaypoint(key: WaypointKey): WorkloadInfo[] {
+    const found = new Map<string, WorkloadInfo>();
+    for (const indexKey of waypointKeyIndexKeys(key)) {
+      for (const workload of this.#workloadsByWaypoint.lookup(indexKey)) found.set(workload.name, workload);
+    }
+    return [...found.values()].sort((a, b) => a.creationTime - b.creationTime || compareStrings(a.name, b.name));
   }
 
   /** A new mesh trust domain: every workload is sent again with it. */

@@ -23,6 +23,8 @@ export interface WorkloadInfo extends AddressInfo {
   readonly labels: Labels;
   /** The `namespace/hostname` of each service it serves (the keys of `workload.services`). */
   readonly serviceKeys: readonly string[];
+  /** Its object's creationTimestamp in ms (0 when unknown): a waypoint lists its workloads oldest first. */
+  readonly creationTime: number;
 }
 
 export interface ServiceInfo extends AddressInfo {

@@ -95,7 +95,8 @@ function addressInfo(service: workloadapi.Service) {
   };
 }
 
-function creationTime(object: ConfigObject): number {
+/** An object's creationTimestamp in ms, 0 when it has none. */
+export function creationTime(object: ConfigObject): number {
   const time = Date.parse(String(object.metadata.creationTimestamp ?? ""));
   return Number.isNaN(time) ? 0 : time;
 }

@@ -15,6 +15,7 @@ import type { Labels } from "../krt/index.ts";
 import { podPortMap, podWorkloadName, splitLocality } from "../registry/index.ts";
 import { ipAddressBytes } from "./ip-bytes.ts";
 import { ipString, packAddress, type ServiceInfo, type WorkloadInfo } from "./model.ts";
+import { creationTime } from "./services.ts";
 
 const LABEL_TUNNEL = "networking.istio.io/tunnel";
 const ANNOTATION_REDIRECTION = "ambient.istio.io/redirection";
@@ -98,6 +99,7 @@ export function podWorkloadInfo(pod: ConfigObject, context: PodContext): Workloa
     namespace,
     labels,
     serviceKeys: Object.keys(services),
+    creationTime: creationTime(pod),
   };
 }
 
@@ -110,6 +112,8 @@ export interface EntryIdentity {
   labels: Labels;
   annotations: Labels;
   workloadName: string;
+  /** The WorkloadEntry's or ServiceEntry's creationTimestamp in ms. */
+  creationTime: number;
 }
 
 /**
@@ -162,6 +166,7 @@ export function entryWorkloadInfo(
     namespace: identity.namespace,
     labels: identity.labels,
     serviceKeys: Object.keys(services),
+    creationTime: identity.creationTime,
   };
 }
 

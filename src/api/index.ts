@@ -104,6 +104,7 @@ export * as networkWasm from "./gen/envoy/extensions/filters/network/wasm/v3/ind
 export * as reqWithoutQuery from "./gen/envoy/extensions/formatter/req_without_query/v3/index.ts";
 export * as cookieSessionState from "./gen/envoy/extensions/http/stateful_session/cookie/v3/index.ts";
 export * as headerSessionState from "./gen/envoy/extensions/http/stateful_session/header/v3/index.ts";
+export * as networkInputs from "./gen/envoy/extensions/matching/common_inputs/network/v3/index.ts";
 export * as caresDns from "./gen/envoy/extensions/network/dns_resolver/cares/v3/index.ts";
 export * as uriTemplate from "./gen/envoy/extensions/path/match/uri_template/v3/index.ts";
 export * as uuidRequestId from "./gen/envoy/extensions/request_id/uuid/v3/index.ts";
@@ -141,6 +142,8 @@ export * as zdsapi from "./gen/istio/zdsapi/index.ts";
 export * as otelCommon from "./gen/opentelemetry/proto/common/v1/index.ts";
 export * as udpaType from "./gen/udpa/type/v1/index.ts";
 export * as validate from "./gen/validate/index.ts";
+export * as xdsCore from "./gen/xds/core/v3/index.ts";
+export * as xdsMatcher from "./gen/xds/type/matcher/v3/index.ts";
 export * as xdsType from "./gen/xds/type/v3/index.ts";
 export {
   type CallSurface,

@@ -8,6 +8,7 @@ import type {
   DestinationRuleTrafficPolicy,
   DestinationRuleTrafficPolicyLoadBalancerConsistentHash,
 } from "../config/index.ts";
+import type { DestinationRuleSpec } from "../config/types/index.ts";
 import type { ProxyNode, SidecarScope } from "../model/index.ts";
 import { toDuration } from "../networking/index.ts";
 
@@ -74,4 +75,13 @@ export function hashPolicyFor(
     const hash = consistentHashFor(scope, proxy, destination);
     return hash && toHashPolicy(hash);
   };
+}
+
+/**
+ * The hash policy of a DestinationRule's top-level consistentHash: what a waypoint's default route
+ * hashes on (its cluster balances by it).
+ */
+export function topLevelHashPolicy(spec: DestinationRuleSpec | undefined): route.RouteAction_HashPolicy | undefined {
+  const hash = spec?.trafficPolicy?.loadBalancer?.consistentHash;
+  return hash && toHashPolicy(hash);
 }

@@ -3,6 +3,7 @@
 // listener per merged Gateway port. Lists proxies share are cached.
 
 import { isIPv4, isIPv6 } from "node:net";
+import { ipString } from "../ambient/index.ts";
 import { accesslog, encodeMessage, hcm, type listener, TypeUrl } from "../api/index.ts";
 import type { MeshConfig } from "../config/index.ts";
 import type {
@@ -13,7 +14,7 @@ import type {
 } from "../config/types/index.ts";
 import { labelsContain } from "../krt/index.ts";
 import type { MeshPush, ProxyNode, PushSnapshot, SidecarScope } from "../model/index.ts";
-import { selectPolicies, trustDomainBundle } from "../networking/authz/index.ts";
+import { groupPolicies, type PoliciesByAction, selectPolicies, trustDomainBundle } from "../networking/authz/index.ts";
 import { outboundClusterName } from "../networking/cluster/index.ts";
 import { patchGeneratedListeners, patchSetFor } from "../networking/envoyfilter/index.ts";
 import type { ListenerClass } from "../networking/httpfilter/index.ts";
@@ -25,12 +26,14 @@ import {
   type InboundPolicies,
   type InboundPort,
   interceptionMode,
+  type ListenerEnv,
   reportInboundConflicts,
 } from "../networking/listener/index.ts";
 import { buildProxyTelemetry, type ProxyTelemetry } from "../networking/telemetry/index.ts";
 import { type EndpointLookup, type Service, type ServiceEndpoint, UNSPECIFIED_IP } from "../registry/index.ts";
-import { type Memos, weakTable } from "../util/index.ts";
+import { hostsMatch, type Memos, weakTable } from "../util/index.ts";
 import { resourceTable, type XdsCache } from "./cache/xds-cache.ts";
+import { hashPolicyFor, topLevelHashPolicy } from "./hash-policy.ts";
 import { sidecarInboundTargets } from "./inbound-targets.ts";
 import { listenAddresses } from "./proxy-view.ts";
 
@@ -62,9 +65,38 @@ function proxyPolicies(
   attached: AttachedPolicies = attachedPolicies(snap, proxy),
 ): InboundPolicies {
   const workload = { namespace: proxy.configNamespace, labels: proxy.labels };
+  const authz = selectPolicies(attached.authorizationPolicies, workload, snap.rootNamespace);
+  return policiesOf(memos, snap, telemetry, authz, attached, false);
+}
+
+/**
+ * The policies a waypoint enforces for one of its services, or (none) on its direct pod chains: those
+ * targeting them (Istio's NewBuilderForService), peers known by the filter state HBONE set.
+ */
+function waypointPolicies(
+  memos: Memos,
+  snap: PushSnapshot,
+  proxy: ProxyNode,
+  telemetry: ProxyTelemetry,
+  extensions: readonly TrafficExtension[],
+  service: Service | undefined,
+): InboundPolicies {
+  const authz = groupPolicies(snap.waypointAuthorizationPolicies(proxy, service));
+  const requestAuthentications = snap.waypointRequestAuthentications(proxy, service);
+  return policiesOf(memos, snap, telemetry, authz, { requestAuthentications, extensions }, true);
+}
+
+function policiesOf(
+  memos: Memos,
+  snap: PushSnapshot,
+  telemetry: ProxyTelemetry,
+  authz: PoliciesByAction,
+  attached: Pick<AttachedPolicies, "requestAuthentications" | "extensions">,
+  useFilterState: boolean,
+): InboundPolicies {
   return {
-    authz: selectPolicies(attached.authorizationPolicies, workload, snap.rootNamespace),
-    authzOptions: { trustDomains: trustDomains(snap) },
+    authz,
+    authzOptions: { trustDomains: trustDomains(snap), useFilterState },
     customAuthz: { extensionProviders: snap.mesh.extensionProviders ?? [], services: snap.services.all },
     jwtRules: attached.requestAuthentications.flatMap((ra) => ra.spec?.jwtRules ?? []),
     // Istio's LookupCluster: a JWKS host the registry serves on that port is fetched through its cluster.
@@ -75,6 +107,25 @@ function proxyPolicies(
     prometheusStats: prometheusStats(telemetry),
     telemetry,
     extensions: attached.extensions,
+  };
+}
+
+/** What every listener build of the proxy reads: the proxy, the mesh and push features, its telemetry and extensions. */
+function listenerEnv(
+  memos: Memos,
+  snap: PushSnapshot,
+  proxy: ProxyNode,
+  telemetry: ProxyTelemetry,
+  extensions: readonly TrafficExtension[],
+): ListenerEnv {
+  return {
+    proxy,
+    mesh: snap.mesh,
+    telemetry,
+    extensions,
+    persistentSessions: snap.persistentSessions,
+    protocolFilters: snap.protocolFilters,
+    memos,
   };
 }
 
@@ -275,12 +326,7 @@ function sidecarOutboundListeners(
   return cache.resources(OUTBOUND_LISTENERS).get(push, key, (status) => {
     const withAddress = listenAddresses(snap, proxy);
     return buildSidecarOutboundListeners({
-      proxy,
-      mesh: snap.mesh,
-      telemetry,
-      extensions,
-      persistentSessions: snap.persistentSessions,
-      protocolFilters: snap.protocolFilters,
+      ...listenerEnv(cache, snap, proxy, telemetry, extensions),
       services: scope.services.map(withAddress),
       egressListeners: scope.egressListeners.map((l) => ({ ...l, services: l.services.map(withAddress) })),
       endpointAddressesFor: (service, port) =>
@@ -292,7 +338,6 @@ function sidecarOutboundListeners(
       domainSuffix: snap.domainSuffix,
       destinationRuleFor: destinationRuleFor(snap, proxy),
       report: status.reporter(proxy.id),
-      memos: cache,
     });
   });
 }
@@ -473,10 +518,64 @@ export function buildListeners(
 ): listener.Listener[] {
   const snap = push.snapshot;
   // A waypoint's listeners are its own; EnvoyFilter patches do not reach them yet.
-  if (proxy.type === "waypoint") {
-    return buildWaypointListeners({ proxy, mesh: snap.mesh, telemetry: proxyTelemetry(snap, proxy), memos: cache });
-  }
+  if (proxy.type === "waypoint") return waypointListeners(cache, snap, proxy);
   const router = proxy.type !== "sidecar";
   const listeners = router ? routerListeners(cache, snap, proxy) : sidecarListeners(cache, push, proxy, endpoints);
   return patchGeneratedListeners(patchSetFor(cache, snap.envoyFiltersFor(proxy), proxy), listeners, router);
+}
+
+/**
+ * A waypoint's listeners (Istio's buildWaypointInbound) from its services (findWaypointResources),
+ * their VirtualServices and policies, and the workloads it serves directly. Built per push, not cached:
+ * waypoints are few.
+ */
+function waypointListeners(cache: XdsCache, snap: PushSnapshot, proxy: ProxyNode): listener.Listener[] {
+  const telemetry = proxyTelemetry(snap, proxy);
+  const scope = snap.sidecarScope(proxy);
+  const extensions = snap.trafficExtensionsFor(proxy);
+  const meshVirtualServices = scope.egressListeners[0]?.virtualServices ?? [];
+  const services = snap.waypointServices(proxy).map((service) => ({
+    service,
+    addresses: waypointVips(snap, proxy, service),
+    // Only routes of the service's namespace or the waypoint's own apply.
+    virtualServices: meshVirtualServices.filter(
+      (vs) =>
+        (vs.metadata.namespace === proxy.configNamespace || vs.metadata.namespace === service.namespace) &&
+        (vs.spec?.hosts ?? []).some((host) => hostsMatch(host, service.hostname)),
+    ),
+    policies: waypointPolicies(cache, snap, proxy, telemetry, extensions, service),
+    defaultRouteHash: topLevelHashPolicy(scope.destinationRule("inbound", proxy.labels, service.hostname)?.rule.spec),
+  }));
+  return buildWaypointListeners({
+    ...listenerEnv(cache, snap, proxy, telemetry, extensions),
+    services,
+    workloads: snap.waypointWorkloads(proxy).map((w) => ({ addresses: w.workload.addresses.map(ipString) })),
+    policies: waypointPolicies(cache, snap, proxy, telemetry, extensions, undefined),
+    lookupService: (hostname) => scope.service(hostname),
+    destinationRuleFor: destinationRuleFor(snap, proxy),
+    hashPolicy: hashPolicyFor(scope, proxy),
+  });
+}
+
+/**
+ * A service's VIPs as a waypoint sees them (Istio's GetAllAddressesForProxy): its addresses, else the
+ * ones allocated for it (a waypoint always takes them with IP autoallocation), of the proxy's families
+ * unless it has both; else its default address.
+ */
+function waypointVips(snap: PushSnapshot, proxy: ProxyNode, service: Service): string[] {
+  let addresses = service.addresses.filter((a) => a !== UNSPECIFIED_IP);
+  if (addresses.length === 0 && (snap.ipAutoallocate || proxy.metadata.DNS_AUTO_ALLOCATE === true)) {
+    addresses = [...snap.autoAllocatedAddresses(service)];
+  }
+  const v4 = proxy.ipAddresses.some((ip) => isIPv4(ip));
+  const v6 = proxy.ipAddresses.some((ip) => isIPv6(ip));
+  if (!(v4 && v6)) addresses = addresses.filter((a) => (isIPv4(ipOf(a)) ? v4 : v6));
+  if (addresses.length > 0) return addresses;
+  return service.defaultAddress ? [service.defaultAddress] : [];
+}
+
+/** The IP of an address or CIDR. */
+function ipOf(address: string): string {
+  const slash = address.indexOf("/");
+  return slash >= 0 ? address.slice(0, slash) : address;
 }

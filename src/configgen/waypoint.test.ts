@@ -3,7 +3,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { WAYPOINT_MESH, WAYPOINT_PROXY as waypoint, waypointMesh } from "../../test/support/waypoint-mesh.ts";
+import { hcm, listener, unpackAny } from "../api/index.ts";
 import type { ConfigObject } from "../config/index.ts";
+import { envoyViolations } from "../networking/httpfilter/index.ts";
 import { XdsCache } from "./cache/xds-cache.ts";
 import { buildClusters } from "./clusters.ts";
 import { buildLoadAssignment } from "./endpoints.ts";
@@ -26,8 +28,42 @@ test("a waypoint gets its own clusters and listeners, and inbound VIP clusters f
   );
   assert.deepEqual(
     buildListeners(current, waypoint, registry, cache).map((l) => l.name),
-    ["connect_terminate", "connect_originate", "inner_connect_originate", "outer_connect_originate"],
+    ["connect_terminate", "main_internal", "connect_originate", "inner_connect_originate", "outer_connect_originate"],
   );
+});
+
+test("main_internal serves the waypoint's services and enforces the policies targeting it, never those selecting workloads", () => {
+  const { store, registry, push } = waypointMesh();
+  const mainInternal = () => {
+    const l = buildListeners(push(), waypoint, registry, new XdsCache()).find((x) => x.name === "main_internal");
+    assert.ok(l);
+    assert.deepEqual(envoyViolations(listener.ListenerSchema, l), []);
+    return l;
+  };
+  const httpFilterNames = (l: listener.Listener) => {
+    const chain = l.filterChains.find((c) => c.name === "inbound-vip|80|http|web.shop.svc.cluster.local");
+    const config = chain?.filters.at(-1)?.configType;
+    assert.equal(config?.case, "typedConfig");
+    const manager = unpackAny(config.value, hcm.HttpConnectionManagerSchema);
+    return manager?.httpFilters.map((f) => f.name) ?? [];
+  };
+  assert.deepEqual(
+    mainInternal().filterChains.map((c) => c.name),
+    ["inbound-vip|80|http|web.shop.svc.cluster.local", "direct-tcp", "direct-http"],
+  );
+  const policy = (name: string, spec: Record<string, unknown>): ConfigObject => ({
+    apiVersion: "security.istio.io/v1",
+    kind: "AuthorizationPolicy",
+    metadata: { name, namespace: "shop" },
+    spec: { ...spec, rules: [{ to: [{ operation: { methods: ["GET"] } }] }] },
+  });
+  store.upsert("test", policy("selecting", { selector: { matchLabels: { app: "web" } } }));
+  assert.equal(httpFilterNames(mainInternal()).includes("envoy.filters.http.rbac"), false);
+  store.upsert(
+    "test",
+    policy("targeting", { targetRefs: [{ group: "gateway.networking.k8s.io", kind: "Gateway", name: "waypoint" }] }),
+  );
+  assert.equal(httpFilterNames(mainInternal())[0], "envoy.filters.http.rbac");
 });
 
 test("a waypoint reaches a service's endpoints over HBONE once they are in the ambient mesh", () => {

@@ -76,7 +76,7 @@ export interface PushInputs {
 }
 
 /** What a push reads of the ambient index. */
-export type WaypointIndex = Pick<AmbientIndex, "servicesForWaypoint" | "supportsTunnel">;
+export type WaypointIndex = Pick<AmbientIndex, "servicesForWaypoint" | "workloadsForWaypoint" | "supportsTunnel">;
 
 /** What a push keeps of its inputs, for the next push to reuse. */
 export interface KeptInputs {

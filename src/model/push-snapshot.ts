@@ -3,7 +3,7 @@
 // Built by buildPushContext; an index whose input list is the previous snapshot's array (pushInputs
 // hands on the list of a kind whose krt collection did not change) is taken from the previous snapshot.
 import { isDeepStrictEqual } from "node:util";
-import { waypointKeyIndexKeys } from "../ambient/index.ts";
+import { type WorkloadInfo, waypointKeyIndexKeys } from "../ambient/index.ts";
 import { type ConfigObject, kindKey, type MeshConfig, parseApiVersion } from "../config/index.ts";
 import { isKind } from "../config/typed.ts";
 import type {
@@ -49,7 +49,7 @@ import {
   waypointKeyForProxy,
   waypointServices,
 } from "./waypoint-services.ts";
-import { policyAttachment, WorkloadPolicyIndex } from "./workload-policies.ts";
+import { type PolicyWorkload, policyAttachment, WorkloadPolicyIndex } from "./workload-policies.ts";
 
 interface KeptServiceTargets {
   labels: Workload["labels"];
@@ -347,6 +347,15 @@ export class PushSnapshot {
   }
 
   /**
+   * The workloads a waypoint proxy serves directly (Istio's WorkloadsForWaypoint), oldest first; none
+   * without the ambient index.
+   */
+  waypointWorkloads(proxy: ProxyNode): WorkloadInfo[] {
+    if (!this.waypoints) return [];
+    return this.waypoints.workloadsForWaypoint(waypointKeyForProxy(proxy, this.serviceTargets(proxy)));
+  }
+
+  /**
    * Whether an address push naming `waypointsUpdated` (the waypoint keys of the changed addresses, old
    * and new) concerns this waypoint proxy (Istio's waypointNeedsPush with scoped address pushes).
    */
@@ -449,6 +458,20 @@ export class PushSnapshot {
     return this.authorizationPolicies.forWorkload(policyWorkload(proxy));
   }
 
+  /**
+   * What a waypoint enforces for one of its services, or (no service) on its direct pod chains
+   * (Istio's authz.NewBuilderForService): only policies targeting its Gateway, the service, or the
+   * waypoint GatewayClass; root namespace first, then the waypoint's, then the service's.
+   */
+  waypointAuthorizationPolicies(proxy: Workload, service?: Service): AuthorizationPolicy[] {
+    return this.authorizationPolicies.forWorkload(waypointPolicyWorkload(proxy, service));
+  }
+
+  /** The RequestAuthentications a waypoint applies for one of its services (Istio's authn.NewBuilderForService). */
+  waypointRequestAuthentications(proxy: Workload, service?: Service): RequestAuthentication[] {
+    return this.requestAuthentications.forWorkload(waypointPolicyWorkload(proxy, service));
+  }
+
   telemetriesFor(proxy: Workload): Telemetry[] {
     return this.telemetries.forWorkload(policyWorkload(proxy));
   }
@@ -483,6 +506,11 @@ const MIN_INT32 = -2147483648;
 
 function policyWorkload(proxy: Workload) {
   return { namespace: proxy.configNamespace, labels: proxy.labels };
+}
+
+function waypointPolicyWorkload(proxy: Workload, service: Service | undefined): PolicyWorkload {
+  const target = service && { name: service.objectName, namespace: service.namespace, registry: service.registry };
+  return { ...policyWorkload(proxy), waypoint: { service: target } };
 }
 
 function groupByKind(configs: readonly ConfigObject[]): KindConfigs {

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { makeService } from "../../test/support/cluster-fixtures.ts";
 import { cfg, snapshot } from "../../test/support/model-fixtures.ts";
 
 const names = (list: { metadata: { namespace?: string; name?: string } }[]) =>
@@ -36,6 +37,34 @@ test("policies with targetRefs attach only to the Gateway API gateway they name,
   assert.deepEqual(snap.requestAuthenticationsFor({ configNamespace: "apps", labels: { app: "x" } }), []);
   const gateway = { configNamespace: "apps", labels: { "gateway.networking.k8s.io/gateway-name": "web" } };
   assert.deepEqual(names(snap.requestAuthenticationsFor(gateway)), ["apps/jwt"]);
+});
+
+test("a waypoint takes only targeted policies: its Gateway's, its service's (from the service's namespace), the waypoint class's", () => {
+  const snap = snapshot([
+    cfg("AuthorizationPolicy", "istio-system", "mesh-wide", {}),
+    cfg("AuthorizationPolicy", "istio-system", "all-waypoints", {
+      targetRefs: [{ group: "gateway.networking.k8s.io", kind: "GatewayClass", name: "istio-waypoint" }],
+    }),
+    cfg("AuthorizationPolicy", "shop", "selector", { selector: { matchLabels: { app: "x" } } }),
+    cfg("AuthorizationPolicy", "shop", "gateway", {
+      targetRefs: [{ group: "gateway.networking.k8s.io", kind: "Gateway", name: "waypoint" }],
+    }),
+    cfg("AuthorizationPolicy", "apps", "web", { targetRefs: [{ group: "", kind: "Service", name: "web" }] }),
+    cfg("AuthorizationPolicy", "shop", "web-elsewhere", { targetRefs: [{ group: "", kind: "Service", name: "web" }] }),
+    cfg("AuthorizationPolicy", "apps", "web-entry", {
+      targetRefs: [{ group: "networking.istio.io", kind: "ServiceEntry", name: "web" }],
+    }),
+  ]);
+  const waypoint = { configNamespace: "shop", labels: { "gateway.networking.k8s.io/gateway-name": "waypoint" } };
+  assert.deepEqual(names(snap.waypointAuthorizationPolicies(waypoint)), ["istio-system/all-waypoints", "shop/gateway"]);
+  const web = makeService({ hostname: "web.apps.svc.cluster.local", namespace: "apps", objectName: "web" });
+  assert.deepEqual(names(snap.waypointAuthorizationPolicies(waypoint, web)), [
+    "istio-system/all-waypoints",
+    "shop/gateway",
+    "apps/web",
+  ]);
+  // The same proxy as a gateway: selectors apply, neither the class nor services do.
+  assert.deepEqual(names(snap.authorizationPoliciesFor(waypoint)), ["istio-system/mesh-wide", "shop/gateway"]);
 });
 
 test("Telemetry and TrafficExtensions (WasmPlugins translated) are listed per workload", () => {

@@ -1,7 +1,7 @@
 // Which AuthorizationPolicies apply to a sidecar workload, grouped by action (Istio's
 // ListAuthorizationPolicies): policies of the root namespace and of the workload's namespace whose
 // selector labels are a subset of the workload's. Policies with targetRef(s) attach to gateways and
-// waypoints only, so a sidecar ignores them.
+// waypoints only, so a sidecar ignores them; a waypoint's are selected by the model and only grouped here.
 import type { ConfigObject } from "../../config/index.ts";
 import type { AuthorizationPolicySpec } from "../../config/types/index.ts";
 
@@ -34,24 +34,35 @@ export function selectPolicies(
   workload: SidecarWorkload,
   rootNamespace: string,
 ): PoliciesByAction {
-  const selected: PoliciesByAction = { custom: [], deny: [], allow: [], audit: [] };
   const namespaces = [...new Set([rootNamespace, workload.namespace])];
-  for (const namespace of namespaces) {
-    for (const object of policies) {
-      if ((object.metadata.namespace ?? "") !== namespace) continue;
-      const spec = object.spec ?? {};
-      if (!appliesToSidecar(spec, workload.labels)) continue;
-      const policy: AuthzPolicy = {
-        name: object.metadata.name ?? "",
-        namespace,
-        annotations: object.metadata.annotations ?? {},
-        spec,
-      };
-      const group = actionGroup(spec.action);
-      if (group) selected[group].push(policy);
-    }
+  return groupPolicies(
+    namespaces.flatMap((namespace) =>
+      policies.filter(
+        (object) =>
+          (object.metadata.namespace ?? "") === namespace && appliesToSidecar(object.spec ?? {}, workload.labels),
+      ),
+    ),
+  );
+}
+
+/**
+ * Policies already selected (a waypoint's, by their targetRefs: the model's waypointAuthorizationPolicies),
+ * in policy order, grouped by action.
+ */
+export function groupPolicies(policies: readonly ConfigObject<AuthorizationPolicySpec>[]): PoliciesByAction {
+  const grouped: PoliciesByAction = { custom: [], deny: [], allow: [], audit: [] };
+  for (const object of policies) {
+    const spec = object.spec ?? {};
+    const group = actionGroup(spec.action);
+    if (!group) continue;
+    grouped[group].push({
+      name: object.metadata.name ?? "",
+      namespace: object.metadata.namespace ?? "",
+      annotations: object.metadata.annotations ?? {},
+      spec,
+    });
   }
-  return selected;
+  return grouped;
 }
 
 function appliesToSidecar(spec: AuthorizationPolicySpec, labels: Readonly<Record<string, string>>): boolean {

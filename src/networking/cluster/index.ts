@@ -35,6 +35,7 @@ export {
   buildInboundVipClusters,
   buildWaypointClusters,
   connectTlsContext,
+  ENCAP_CLUSTER,
   HBONE_PORT,
   INNER_CONNECT_ORIGINATE,
   MAIN_INTERNAL,

@@ -233,7 +233,10 @@ export function buildServiceCluster(
 
   const http: HttpOptionsDraft = {};
   if (isHttp2Protocol(port.protocol)) http.upstream = "http2";
-  else if (proxy.type === "sidecar" && port.protocol === "UnsupportedProtocol") http.upstream = "downstream";
+  // A sniffed port's upstream speaks what the client spoke (sidecars and waypoints; gateways do not sniff).
+  else if ((proxy.type === "sidecar" || proxy.type === "waypoint") && port.protocol === "UnsupportedProtocol") {
+    http.upstream = "downstream";
+  }
   // Before the connection pool, whose HTTP/2 settings (maxConcurrentStreams) need the upgrade (applyH2Upgrade).
   if (shouldUpgradeToH2(port, policy?.connectionPool, mesh)) http.upstream = "http2";
   applyConnectionPool(memos, draft, http, policy?.connectionPool, mesh, policy?.retryBudget);

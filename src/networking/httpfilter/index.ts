@@ -4,7 +4,7 @@ export * from "./extension-types.ts";
 export { statsPluginConfig } from "./istio-stats.ts";
 export type { ListenerClass } from "./listener-class.ts";
 export { envoyViolations } from "./pgv.ts";
-export { buildHttpFilters, HTTP_FILTERS } from "./registry.ts";
+export { buildHttpFilters, HTTP_FILTERS, WAYPOINT_HTTP_FILTERS } from "./registry.ts";
 export { ROUTER_FILTER, ROUTER_HTTP_FILTER } from "./router.ts";
 export {
   PERSISTENT_SESSION_HEADER_LABEL,
@@ -21,4 +21,5 @@ export {
   hashableStringFactory,
   ORIGINAL_DST_LOCAL_IP_KEY,
   WAYPOINT_DOWNSTREAM_PEER_METADATA,
+  WAYPOINT_UPSTREAM_PEER_METADATA,
 } from "./waypoint.ts";

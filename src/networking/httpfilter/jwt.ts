@@ -77,8 +77,8 @@ function buildProvider(rule: RequestAuthenticationJwtRules, context: HttpFilterC
     normalizePayloadInMetadata: create(jwtAuthn.JwtProvider_NormalizePayloadSchema, {
       spaceDelimitedClaims: [...claims].sort(),
     }),
-    // A gateway picks the route after the JWT's claims are known.
-    clearRouteCache: context.listenerClass === "gateway",
+    // Gateways and waypoints pick the route after the JWT's claims are known.
+    clearRouteCache: context.listenerClass === "gateway" || context.waypoint === true,
     claimToHeaders: (rule.outputClaimToHeaders ?? []).map((c) =>
       create(jwtAuthn.JwtClaimToHeaderSchema, { headerName: c.header, claimName: c.claim }),
     ),

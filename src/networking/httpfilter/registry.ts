@@ -16,6 +16,7 @@ import { rbac } from "./rbac.ts";
 import { router } from "./router.ts";
 import { statefulSessionFilter } from "./stateful-session.ts";
 import type { HttpFilterContext, HttpFilterPlugin } from "./types.ts";
+import { waypointUpstreamMetadata } from "./waypoint.ts";
 
 /** Every HTTP filter before the router, in chain order. */
 export const HTTP_FILTERS: readonly HttpFilterPlugin[] = Object.freeze([
@@ -35,6 +36,27 @@ export const HTTP_FILTERS: readonly HttpFilterPlugin[] = Object.freeze([
   istioStats,
   statefulSessionFilter,
   dynamicForwardProxy,
+]);
+
+/**
+ * A waypoint's per-service connection manager (Istio's buildWaypointHTTPFilters around
+ * buildHTTPConnectionManager): authorization and authentication first, no metadata exchange (HBONE
+ * carries the peer), the upstream peer's metadata and telemetry after the route's filters.
+ */
+export const WAYPOINT_HTTP_FILTERS: readonly HttpFilterPlugin[] = Object.freeze([
+  customAuthz,
+  extensionAuthn,
+  jwt,
+  extensionAuthz,
+  rbac,
+  grpcWeb,
+  grpcStats,
+  fault,
+  cors,
+  extensionStats,
+  extensionUnspecified,
+  waypointUpstreamMetadata,
+  istioStats,
 ]);
 
 /** The HTTP connection manager's filters for a context: the registry in order, then the router. */

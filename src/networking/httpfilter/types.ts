@@ -35,6 +35,8 @@ export interface HttpFilterContext {
   forwardProxyDnsCache?: dfpCommon.DnsCacheConfig;
   /** Under outboundTrafficPolicy ALLOW_ANY_DYNAMIC_DNS, the shared cache unknown hosts resolve into. */
   allowAnyDnsCache?: dfpCommon.DnsCacheConfig;
+  /** A waypoint's connection manager: JWT claims are known before the route is chosen, as on gateways. */
+  waypoint?: boolean;
   /** Receives what a filter had to leave out (unusable providers, dropped rules, bad JWKS URIs). */
   report?: (problem: string) => void;
 }

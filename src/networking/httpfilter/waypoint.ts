@@ -1,12 +1,14 @@
 // The HTTP filters of a waypoint's HBONE terminating connection manager (Istio's xds filters
 // WaypointDownstreamMetadataFilter and ConnectAuthorityFilter): the peer's metadata found by its
 // workload, and the CONNECT authority (the inner destination) and the peers' identities kept as
-// filter state the inner listeners read.
+// filter state the inner listeners read; and of its per-service connection managers, the upstream
+// peer's metadata (WaypointUpstreamMetadataFilter).
 import { create } from "@bufbuild/protobuf";
 import { type hcm, setFilterStateHttp, setFilterStateValue } from "../../api/index.ts";
 import { type ProxyNode, versionAtLeast } from "../../model/index.ts";
 import { PEER_METADATA_TYPE_URL } from "./extension-types.ts";
 import { typedHttpFilter, typedStructHttpFilter } from "./typed.ts";
+import type { HttpFilterPlugin } from "./types.ts";
 
 const ONCE = setFilterStateValue.FilterStateValue_SharedWithUpstream.ONCE;
 
@@ -19,6 +21,19 @@ export const WAYPOINT_DOWNSTREAM_PEER_METADATA = typedStructHttpFilter(
   PEER_METADATA_TYPE_URL,
   { downstream_discovery: [{ workload_discovery: {} }], shared_with_upstream: true },
 );
+
+/** The upstream peer's metadata, found by its workload (Istio's WaypointUpstreamMetadataFilter). */
+export const WAYPOINT_UPSTREAM_PEER_METADATA = typedStructHttpFilter(
+  "waypoint_upstream_peer_metadata",
+  PEER_METADATA_TYPE_URL,
+  { upstream_discovery: [{ workload_discovery: {} }] },
+);
+
+/** A waypoint's service connection managers learn who they send to, after authorization and before stats. */
+export const waypointUpstreamMetadata: HttpFilterPlugin = {
+  name: "waypoint_upstream_peer_metadata",
+  httpFilters: () => [WAYPOINT_UPSTREAM_PEER_METADATA],
+};
 
 /** A filter state value set from `format`, once shared with the upstream connection. */
 export function filterStateValue(

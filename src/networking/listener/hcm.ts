@@ -67,6 +67,11 @@ export interface HcmOptions {
   httpProxy?: boolean;
   /** A gateway's QUIC listener: the HTTP/3 codec only. */
   http3?: boolean;
+  /**
+   * A waypoint's service connection manager (inbound class): no client certificate to forward (HBONE
+   * ended on connect_terminate), and HTTP/1.0 accepted when the node asks.
+   */
+  waypoint?: boolean;
 }
 
 /** The HCM as a network filter of a filter chain. */
@@ -183,8 +188,10 @@ function managerWithoutRoute(env: ListenerEnv, options: HcmOptions): hcm.HttpCon
   if (tracing.tracing) manager.tracing = tracing.tracing;
 
   if (options.listenerClass === "sidecarInbound") {
-    manager.forwardClientCertDetails = hcm.HttpConnectionManager_ForwardClientCertDetails.APPEND_FORWARD;
-    manager.setCurrentClientCertDetails = INBOUND_CLIENT_CERT_DETAILS;
+    if (!options.waypoint) {
+      manager.forwardClientCertDetails = hcm.HttpConnectionManager_ForwardClientCertDetails.APPEND_FORWARD;
+      manager.setCurrentClientCertDetails = INBOUND_CLIENT_CERT_DETAILS;
+    }
     manager.serverName = SERVER_NAME;
     if (options.protocol === "HTTP2" || options.protocol === "GRPC") {
       manager.http2ProtocolOptions = create(core.Http2ProtocolOptionsSchema);
@@ -212,8 +219,8 @@ function managerWithoutRoute(env: ListenerEnv, options: HcmOptions): hcm.HttpCon
   if (options.httpProxy) {
     manager.httpProtocolOptions = create(core.Http1ProtocolOptionsSchema, { allowAbsoluteUrl: true });
   }
-  // Node metadata HTTP10: outbound and gateway connection managers accept HTTP/1.0 clients.
-  if (proxy.metadata.HTTP10 && options.listenerClass !== "sidecarInbound") {
+  // Node metadata HTTP10: outbound, gateway and waypoint connection managers accept HTTP/1.0 clients.
+  if (proxy.metadata.HTTP10 && (options.listenerClass !== "sidecarInbound" || options.waypoint)) {
     manager.httpProtocolOptions ??= create(core.Http1ProtocolOptionsSchema);
     manager.httpProtocolOptions.acceptHttp10 = true;
   }

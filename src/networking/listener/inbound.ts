@@ -324,23 +324,40 @@ function httpFilters(input: SidecarInboundInput, config: ChainConfig): listener.
   ];
 }
 
+/** The network filters of an inbound TCP chain (listener_inbound.go buildInboundNetworkFilters). */
+function tcpFilters(input: SidecarInboundInput, config: ChainConfig): listener.Filter[] {
+  const terminal = buildTcpFilterStack(
+    input,
+    config.protocol,
+    { cluster: config.cluster },
+    undefined,
+    "sidecarInbound",
+  );
+  return inboundNetworkFilters(input, input.policies, config.targetPort, terminal);
+}
+
 /**
  * [metadata exchange, CUSTOM authz, extension AUTHN, extension AUTHZ, RBAC, extension STATS, extension unspecified,
- * istio.stats?, mongo/mysql?, tcp_proxy | redis_proxy] (listener_inbound.go buildInboundNetworkFilters).
+ * istio.stats?, `terminal` (mongo/mysql?, tcp_proxy | redis_proxy)] (networkfilter.go buildCompleteNetworkFilters),
+ * for a sidecar's inbound port or a waypoint's service port.
  */
-function tcpFilters(input: SidecarInboundInput, config: ChainConfig): listener.Filter[] {
-  const policies = input.policies;
+export function inboundNetworkFilters(
+  env: ListenerEnv,
+  policies: InboundPolicies | undefined,
+  port: number,
+  terminal: readonly listener.Filter[],
+): listener.Filter[] {
   const { custom, enforced } = networkAuthzFilters(policies);
   const extensions = (phases: readonly ExtensionPhase[]) =>
-    extensionNetworkFilters(input.extensions, phases, "sidecarInbound", config.targetPort);
+    extensionNetworkFilters(env.extensions, phases, "sidecarInbound", port);
   return [
     METADATA_EXCHANGE_NETWORK_FILTER,
     ...custom,
     ...extensions(["AUTHN", "AUTHZ"]),
     ...enforced,
     ...extensions(["STATS", "UNSPECIFIED"]),
-    ...(policies?.prometheusStats ? [tcpStatsFilter(input, "sidecarInbound")] : []),
-    ...buildTcpFilterStack(input, config.protocol, { cluster: config.cluster }, undefined, "sidecarInbound"),
+    ...(policies?.prometheusStats ? [tcpStatsFilter(env, "sidecarInbound")] : []),
+    ...terminal,
   ];
 }
 

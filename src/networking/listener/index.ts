@@ -17,6 +17,7 @@ export {
   reportInboundConflicts,
   type SidecarInboundInput,
 } from "./inbound.ts";
+export type { MainInternalInput, WaypointServiceInput, WaypointWorkload } from "./main-internal.ts";
 export {
   buildSidecarOutboundListeners,
   type EgressListenerInput,

@@ -437,7 +437,7 @@ function plainTcpChains(
   return out;
 }
 
-interface ProxyMatch {
+export interface ProxyMatch {
   port?: number;
   gateways?: string[];
   sourceLabels?: Record<string, string>;
@@ -446,11 +446,23 @@ interface ProxyMatch {
 
 /** A tcp/tls match applies to this sidecar: its port, the mesh gateway, the proxy's labels and namespace. */
 function matchesProxy(input: SidecarOutboundInput, match: ProxyMatch, port: number): boolean {
+  return l4MatchApplies(match, port, input.proxy.labels, input.proxy.configNamespace);
+}
+
+/**
+ * A tcp/tls match applies on `port` through the mesh gateway to a client with `labels` in `namespace`
+ * (Istio's matchTCP and matchTLS; a waypoint knows neither: no labels, namespace "").
+ */
+export function l4MatchApplies(
+  match: ProxyMatch,
+  port: number,
+  labels: Readonly<Record<string, string>>,
+  namespace: string,
+): boolean {
   if (match.port !== undefined && match.port !== 0 && match.port !== port) return false;
   if ((match.gateways ?? []).length > 0 && !match.gateways?.includes("mesh")) return false;
-  const labels = input.proxy.labels;
   if (!Object.entries(match.sourceLabels ?? {}).every(([k, v]) => labels[k] === v)) return false;
-  return !match.sourceNamespace || match.sourceNamespace === input.proxy.configNamespace;
+  return !match.sourceNamespace || match.sourceNamespace === namespace;
 }
 
 function tcpChain(

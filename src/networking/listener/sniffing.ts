@@ -152,7 +152,7 @@ export function inboundInspectors(chains: readonly listener.FilterChain[]): list
 }
 
 /** A predicate true on any of the ports (the filter is disabled there). */
-function excludePorts(ports: readonly number[]): listener.ListenerFilterChainMatchPredicate {
+export function excludePorts(ports: readonly number[]): listener.ListenerFilterChainMatchPredicate {
   const ranges = ports.map((p) =>
     create(listener.ListenerFilterChainMatchPredicateSchema, {
       rule: { case: "destinationPortRange", value: create(envoyType.Int32RangeSchema, { start: p, end: p + 1 }) },

@@ -1,8 +1,9 @@
 // A waypoint proxy's listeners (Istio's listener_waypoint.go buildWaypointInbound): `connect_terminate`
-// takes HBONE on port 15008 and hands each CONNECT stream to the main_internal cluster; the internal
-// listeners `connect_originate` (HBONE to the destination it was given), `inner_connect_originate` and
-// `outer_connect_originate` (double HBONE, which istiod gives every waypoint) send traffic on.
-// (`main_internal`, the per-service chains, is not built yet.)
+// takes HBONE on port 15008 and hands each CONNECT stream to the main_internal cluster, whose internal
+// listener `main_internal` (main-internal.ts) serves it by the chain of its destination service or
+// workload; the internal listeners `connect_originate` (HBONE to the destination it was given),
+// `inner_connect_originate` and `outer_connect_originate` (double HBONE, which istiod gives every
+// waypoint) send traffic on.
 import { create } from "@bufbuild/protobuf";
 import { DurationSchema } from "@bufbuild/protobuf/wkt";
 import {
@@ -40,6 +41,7 @@ import {
 } from "./accesslog.ts";
 import { socketAddress, wildcardAddress } from "./address.ts";
 import { HCM_FILTER } from "./hcm.ts";
+import { buildMainInternalListener, type MainInternalInput } from "./main-internal.ts";
 import { networkFilterMessage, newFilterChain, newHttpConnectionManager, newListener, newTcpProxy } from "./message.ts";
 import { ORIGINAL_DST_FILTER } from "./sniffing.ts";
 import { TCP_PROXY_FILTER } from "./tcp.ts";
@@ -52,13 +54,14 @@ const DOUBLE_HBONE_TARGET = `%FILTER_STATE(${DOUBLE_HBONE_TARGET_KEY}:PLAIN)%`;
 
 const OVERWRITE_OR_ADD = core.HeaderValueOption_HeaderAppendAction.OVERWRITE_IF_EXISTS_OR_ADD;
 
-/** The waypoint's listeners, in Istio's order (main_internal, second, is left out). */
-export function buildWaypointListeners(env: ListenerEnv): listener.Listener[] {
+/** The waypoint's listeners, in Istio's order. */
+export function buildWaypointListeners(input: MainInternalInput): listener.Listener[] {
   return [
-    connectTerminateListener(env),
-    connectOriginateListener(env),
-    innerConnectOriginateListener(env),
-    outerConnectOriginateListener(env),
+    connectTerminateListener(input),
+    buildMainInternalListener(input),
+    connectOriginateListener(input),
+    innerConnectOriginateListener(input),
+    outerConnectOriginateListener(input),
   ];
 }
 

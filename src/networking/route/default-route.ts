@@ -27,8 +27,23 @@ export function buildDefaultOutboundRoute(
   mesh: MeshConfig,
   hashPolicy?: route.RouteAction_HashPolicy,
 ): route.Route {
+  const cluster = outboundClusterName(memos, port, "", hostname);
+  return buildDefaultRouteTo(memos, cluster, defaultRouteOperation(hostname, port), mesh, hashPolicy);
+}
+
+/**
+ * Everything to `cluster` as an outbound route does: a waypoint's route of a service no VirtualService
+ * routes (its `inbound-vip|…` cluster) is one.
+ */
+export function buildDefaultRouteTo(
+  memos: Memos,
+  cluster: string,
+  operation: string,
+  mesh: MeshConfig,
+  hashPolicy?: route.RouteAction_HashPolicy,
+): route.Route {
   const action = newRouteAction();
-  action.clusterSpecifier = { case: "cluster", value: outboundClusterName(memos, port, "", hostname) };
+  action.clusterSpecifier = { case: "cluster", value: cluster };
   // The mesh default, when set, replaces Istio's; a consistent hash does not change it here (as Istio).
   const retries = mesh.defaultHttpRetryPolicy as VirtualServiceHttpRetries | undefined;
   const policy = translateRetries(memos, retries, false);
@@ -38,7 +53,7 @@ export function buildDefaultOutboundRoute(
   const out = newRoute();
   out.name = DEFAULT_ROUTE_NAME;
   out.match = MATCH_ALL;
-  out.decorator = newDecorator(defaultRouteOperation(hostname, port));
+  out.decorator = newDecorator(operation);
   out.action = { case: "route", value: action };
   return out;
 }

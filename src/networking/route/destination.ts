@@ -42,6 +42,7 @@ export function destinationCluster(
 export function routeDestinationCluster(destination: Destination, ctx: RouteContext): string {
   if (!destination.host) return UNKNOWN_SERVICE_CLUSTER;
   const service = ctx.lookupService(destination.host);
+  if (ctx.destinationCluster) return ctx.destinationCluster(destination, service, ctx.listenerPort);
   return destinationCluster(ctx.memos, destination, service, ownPort(destination, service) ?? ctx.listenerPort);
 }
 

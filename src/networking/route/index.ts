@@ -21,6 +21,7 @@ export {
 export {
   buildDefaultInboundRoute,
   buildDefaultOutboundRoute,
+  buildDefaultRouteTo,
   DEFAULT_ROUTE_NAME,
   inboundRetryPolicy,
 } from "./default-route.ts";

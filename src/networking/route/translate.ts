@@ -194,7 +194,12 @@ function routeSession(http: VirtualServiceHttp, ctx: RouteContext): statefulSess
  * Istio's BuildHTTPRoutesForVirtualService: the routes of every http rule, in order, for this proxy and
  * port; stops after the first catch-all. An empty list means the VirtualService does not apply here.
  */
-export function buildVirtualServiceRoutes(vs: VirtualService, ctx: RouteContext): route.Route[] {
+export function buildVirtualServiceRoutes(
+  vs: VirtualService,
+  ctx: RouteContext,
+  // A waypoint drops the matches on source labels: ambient does not know the client's labels.
+  options: { dropSourceLabelMatches?: boolean } = {},
+): route.Route[] {
   const out: route.Route[] = [];
   for (const http of vs.spec?.http ?? []) {
     let catchAll = false;
@@ -205,6 +210,7 @@ export function buildVirtualServiceRoutes(vs: VirtualService, ctx: RouteContext)
     } else {
       const shared = {};
       for (const match of http.match) {
+        if (options.dropSourceLabelMatches && Object.keys(match.sourceLabels ?? {}).length > 0) continue;
         const r = translateRoute(http, match, vs, ctx, shared);
         if (!r) continue;
         out.push(r);

@@ -28,6 +28,11 @@ export interface RouteContext {
    * DestinationRules); a destination with one also drops the previous-hosts retry predicate.
    */
   hashPolicy?(destination: Destination): route.RouteAction_HashPolicy | undefined;
+  /**
+   * The cluster of a destination, when the proxy names clusters its own way (Istio's
+   * LookupDestinationCluster: a waypoint's `inbound-vip|…` clusters); default `outbound|…`.
+   */
+  destinationCluster?(destination: Destination, service: Service | undefined, listenerPort: number): string;
   /** PILOT_ENABLE_PERSISTENT_SESSION_FILTER: labelled services get stateful session config per route and virtual host. */
   persistentSessions?: boolean;
   /**

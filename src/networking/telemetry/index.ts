@@ -48,6 +48,6 @@ export function buildProxyTelemetry(inputs: TelemetryInputs): ProxyTelemetry {
     tracing: memo((listenerClass) =>
       buildHcmTracing(mergeTracing(chain, mesh, workloadMode(listenerClass)), mesh, proxy, services, report),
     ),
-    stats: memo((listenerClass) => statsConfig(metrics, mesh, listenerClass)),
+    stats: memo((listenerClass) => statsConfig(metrics, mesh, listenerClass, proxy.type === "waypoint")),
   };
 }

@@ -120,6 +120,8 @@ export function statsConfig(
   merged: MergedMetrics,
   mesh: MeshConfig,
   listenerClass: ListenerClass,
+  // A waypoint reports as a gateway on the server side.
+  waypoint = false,
 ): JsonObject | undefined {
   const prometheus = [...merged.providers.keys()]
     .sort()
@@ -133,6 +135,7 @@ export function statsConfig(
   if (listenerClass !== "sidecarOutbound") config.disable_host_header_fallback = true;
   const interval = toDuration(merged.reportingInterval);
   if (interval) config.tcp_reporting_duration = toJson(DurationSchema, interval);
+  if (waypoint) config.reporter = "SERVER_GATEWAY";
   const overrides = [...metrics.overrides.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   if (overrides.length > 0) {
     config.metrics = overrides.map(([metric, override]) => {

@@ -62,3 +62,25 @@ for (const file of readdirSync(dir).filter((f) => f.endsWith(".in.yaml"))) {
     assertGolden(dir, name, out);
   });
 }
+
+test("a waypoint's spans are tagged with its peers' metadata fields, a sidecar's are not", () => {
+  const tagsOf = (type: "waypoint" | "sidecar") => {
+    const proxy = { ...proxyFrom({ metadata: {} }), type };
+    const telemetry = buildProxyTelemetry({
+      mesh: meshFrom({ enableTracing: true }),
+      proxy,
+      rootNamespace: "istio-system",
+      telemetries: [],
+      services: [],
+    });
+    const tracing = telemetry.tracing("sidecarInbound").tracing;
+    assert.ok(tracing);
+    assert.deepEqual(envoyViolations(hcm.HttpConnectionManager_TracingSchema, tracing), []);
+    return new Map(tracing.customTags.map((t) => [t.tag, t.type.case === "value" ? t.type.value : t.type.case]));
+  };
+  const waypoint = tagsOf("waypoint");
+  assert.equal(waypoint.get("istio.source_workload"), "%FILTER_STATE(downstream_peer_obj:FIELD:workload)%");
+  assert.equal(waypoint.get("istio.destination_cluster_id"), "%FILTER_STATE(upstream_peer_obj:FIELD:cluster)%");
+  assert.equal(waypoint.get("istio.mesh_id"), "literal");
+  assert.equal(tagsOf("sidecar").has("istio.source_workload"), false);
+});

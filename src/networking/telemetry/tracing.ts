@@ -98,7 +98,10 @@ export function buildHcmTracing(
     if (!mesh.enableTracing) return { useRequestIdForTraceSampling: true };
     const enableIstioTags = mesh.defaultConfig?.tracing?.enableIstioTags ?? true;
     return {
-      tracing: tracingConfig(meshSampling(), enableIstioTags ? istioTags(proxy) : []),
+      tracing: tracingConfig(meshSampling(), [
+        ...(enableIstioTags ? istioTags(proxy) : []),
+        ...waypointPeerTags(proxy),
+      ]),
       useRequestIdForTraceSampling: true,
     };
   }
@@ -109,7 +112,11 @@ export function buildHcmTracing(
     report?.(`tracing provider ${spec.provider.name}: ${provider}`);
     return { useRequestIdForTraceSampling: true };
   }
-  const tags = [...(spec.enableIstioTags ? istioTags(proxy) : []), ...customTags(spec.customTags ?? {})];
+  const tags = [
+    ...(spec.enableIstioTags ? istioTags(proxy) : []),
+    ...waypointPeerTags(proxy),
+    ...customTags(spec.customTags ?? {}),
+  ];
   // A provider's own sampler gets every request; else Telemetry's percentage, else the mesh's.
   const sampling = provider.customSampler ? 100 : (spec.randomSamplingPercentage ?? meshSampling());
   const tracing = tracingConfig(sampling, tags);
@@ -428,6 +435,39 @@ function istioTags(proxy: ProxyNode): envoyTracing.CustomTag[] {
     literalTag("istio.cluster_id", proxy.metadata.CLUSTER_ID || "unknown"),
     ...DRY_RUN_TAGS,
   ];
+}
+
+/**
+ * A waypoint tags its spans with who sent and who receives each request: each field of the peers'
+ * metadata the peer metadata filters keep (`downstream_peer_obj`, `upstream_peer_obj`).
+ */
+function waypointPeerTags(proxy: ProxyNode): envoyTracing.CustomTag[] {
+  if (proxy.type !== "waypoint") return [];
+  return WAYPOINT_PEER_TAGS;
+}
+
+const PEER_FIELDS: readonly [tag: string, field: string][] = [
+  ["workload", "workload"],
+  ["namespace", "namespace"],
+  ["cluster_id", "cluster"],
+  ["canonical_service", "service"],
+  ["canonical_revision", "revision"],
+  ["app", "app"],
+  ["app_version", "version"],
+  ["workload_type", "type"],
+  ["instance_name", "name"],
+];
+
+const WAYPOINT_PEER_TAGS: envoyTracing.CustomTag[] = [
+  ...PEER_FIELDS.map(([tag, field]) => formatTag(`istio.destination_${tag}`, `upstream_peer_obj:FIELD:${field}`)),
+  ...PEER_FIELDS.map(([tag, field]) => formatTag(`istio.source_${tag}`, `downstream_peer_obj:FIELD:${field}`)),
+];
+
+function formatTag(tag: string, filterState: string): envoyTracing.CustomTag {
+  return create(envoyTracing.CustomTagSchema, {
+    tag,
+    type: { case: "value", value: `%FILTER_STATE(${filterState})%` },
+  });
 }
 
 /** The dry-run AuthorizationPolicy results the RBAC filter leaves in request metadata. */
