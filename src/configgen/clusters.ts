@@ -29,7 +29,7 @@ import {
   type SpecialClusters,
   type WaypointClusters,
 } from "../networking/cluster/index.ts";
-import { patchGeneratedClusters, patchSetFor } from "../networking/envoyfilter/index.ts";
+import { patchGeneratedClusters, patchSetFor, patchWaypointClusters } from "../networking/envoyfilter/index.ts";
 import type { EndpointLookup, Service, ServiceEndpoint } from "../registry/index.ts";
 import { type Memos, mapTable, weakTable } from "../util/index.ts";
 import { KeyFormat } from "./cache/keys.ts";
@@ -455,8 +455,8 @@ const WAYPOINT_CLUSTERS = resourceTable<WaypointClusters, WaypointClustersKey>({
 /**
  * A waypoint's clusters (Istio's BuildClusters for a waypoint): main_internal and encap, the inbound
  * VIP clusters of each service it serves (oldest first), then connect_originate and the double-HBONE
- * pair. Not yet: the outbound clusters of services its services' VirtualServices route to, and
- * EnvoyFilter cluster patches.
+ * pair, and those EnvoyFilter CLUSTER patches add in SIDECAR_INBOUND (Istio patches none of these).
+ * Not yet: the outbound clusters of services its services' VirtualServices route to.
  */
 function waypointClusters(
   cache: XdsCache,
@@ -475,5 +475,6 @@ function waypointClusters(
   const vips = snap
     .waypointServices(proxy)
     .flatMap((service) => serviceClusters(cache, push, proxy, view, endpoints, service, "inboundVip"));
-  return [...own.beforeServices, ...vips, ...own.afterServices];
+  const patches = patchSetFor(cache, snap.envoyFiltersFor(proxy), proxy);
+  return patchWaypointClusters(patches, [...own.beforeServices, ...vips, ...own.afterServices]);
 }

@@ -16,7 +16,13 @@ import { labelsContain } from "../krt/index.ts";
 import type { MeshPush, ProxyNode, PushSnapshot, SidecarScope } from "../model/index.ts";
 import { groupPolicies, type PoliciesByAction, selectPolicies, trustDomainBundle } from "../networking/authz/index.ts";
 import { outboundClusterName } from "../networking/cluster/index.ts";
-import { patchGeneratedListeners, patchSetFor } from "../networking/envoyfilter/index.ts";
+import {
+  type PatchSet,
+  patchGeneratedListeners,
+  patchSetFor,
+  patchWaypointDefaultRoute,
+  patchWaypointListeners,
+} from "../networking/envoyfilter/index.ts";
 import type { ListenerClass } from "../networking/httpfilter/index.ts";
 import {
   buildGatewayListeners,
@@ -517,11 +523,11 @@ export function buildListeners(
   cache: XdsCache,
 ): listener.Listener[] {
   const snap = push.snapshot;
-  // A waypoint's listeners are its own; EnvoyFilter patches do not reach them yet.
-  if (proxy.type === "waypoint") return waypointListeners(cache, snap, proxy);
+  const patches = patchSetFor(cache, snap.envoyFiltersFor(proxy), proxy);
+  if (proxy.type === "waypoint") return patchWaypointListeners(patches, waypointListeners(cache, snap, proxy, patches));
   const router = proxy.type !== "sidecar";
   const listeners = router ? routerListeners(cache, snap, proxy) : sidecarListeners(cache, push, proxy, endpoints);
-  return patchGeneratedListeners(patchSetFor(cache, snap.envoyFiltersFor(proxy), proxy), listeners, router);
+  return patchGeneratedListeners(patches, listeners, router);
 }
 
 /**
@@ -529,7 +535,12 @@ export function buildListeners(
  * their VirtualServices and policies, and the workloads it serves directly. Built per push, not cached:
  * waypoints are few.
  */
-function waypointListeners(cache: XdsCache, snap: PushSnapshot, proxy: ProxyNode): listener.Listener[] {
+function waypointListeners(
+  cache: XdsCache,
+  snap: PushSnapshot,
+  proxy: ProxyNode,
+  patches: PatchSet,
+): listener.Listener[] {
   const telemetry = proxyTelemetry(snap, proxy);
   const scope = snap.sidecarScope(proxy);
   const extensions = snap.trafficExtensionsFor(proxy);
@@ -554,6 +565,7 @@ function waypointListeners(cache: XdsCache, snap: PushSnapshot, proxy: ProxyNode
     lookupService: (hostname) => scope.service(hostname),
     destinationRuleFor: destinationRuleFor(snap, proxy),
     hashPolicy: hashPolicyFor(scope, proxy),
+    patchDefaultRoute: patches.empty ? undefined : (rc) => patchWaypointDefaultRoute(patches, rc),
   });
 }
 

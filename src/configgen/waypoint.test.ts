@@ -66,6 +66,51 @@ test("main_internal serves the waypoint's services and enforces the policies tar
   assert.equal(httpFilterNames(mainInternal())[0], "envoy.filters.http.rbac");
 });
 
+test("EnvoyFilter patches reach a waypoint as Istio applies them: its listeners and default routes in SIDECAR_INBOUND, added clusters", () => {
+  const { store, registry, push } = waypointMesh();
+  const patch = (applyTo: string, match: Record<string, unknown>, operation: string, value: unknown) => ({
+    applyTo,
+    match: { context: "SIDECAR_INBOUND", ...match },
+    patch: { operation, value },
+  });
+  store.upsert("test", {
+    apiVersion: "networking.istio.io/v1alpha3",
+    kind: "EnvoyFilter",
+    metadata: { name: "tune", namespace: "shop" },
+    spec: {
+      // A waypoint takes EnvoyFilters by targetRefs only, as Istio's policy matcher.
+      targetRefs: [{ group: "gateway.networking.k8s.io", kind: "Gateway", name: "waypoint" }],
+      configPatches: [
+        patch("LISTENER", { listener: { name: "main_internal" } }, "MERGE", {
+          per_connection_buffer_limit_bytes: 4096,
+        }),
+        patch("ROUTE_CONFIGURATION", {}, "MERGE", {
+          request_headers_to_add: [{ header: { key: "x-wp", value: "1" } }],
+        }),
+        patch("CLUSTER", {}, "ADD", { name: "extra", type: "STATIC", connect_timeout: "1s" }),
+      ],
+    },
+  } as ConfigObject);
+  const current = push();
+  const cache = new XdsCache();
+  const listeners = buildListeners(current, waypoint, registry, cache);
+  const mainInternal = listeners.find((l) => l.name === "main_internal");
+  assert.equal(mainInternal?.perConnectionBufferLimitBytes, 4096);
+  // connect_terminate is patched too when the match names no listener; here only main_internal is.
+  assert.equal(listeners.find((l) => l.name === "connect_terminate")?.perConnectionBufferLimitBytes, undefined);
+  const chain = mainInternal?.filterChains.find((c) => c.name === "inbound-vip|80|http|web.shop.svc.cluster.local");
+  const config = chain?.filters.at(-1)?.configType;
+  assert.equal(config?.case, "typedConfig");
+  const manager = unpackAny(config.value, hcm.HttpConnectionManagerSchema);
+  assert.equal(manager?.routeSpecifier.case, "routeConfig");
+  assert.deepEqual(
+    manager.routeSpecifier.value.requestHeadersToAdd.map((h) => h.header?.key),
+    ["x-wp"],
+    "web has no VirtualService: its default route configuration is patched",
+  );
+  assert.equal(buildClusters(current, waypoint, registry, cache).at(-1)?.name, "extra");
+});
+
 test("a waypoint reaches a service's endpoints over HBONE once they are in the ambient mesh", () => {
   const { store, registry, push } = waypointMesh();
   const cache = new XdsCache();

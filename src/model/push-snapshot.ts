@@ -496,8 +496,11 @@ export class PushSnapshot {
   }
 
   /** EnvoyFilters patching the proxy's config, in patch order. */
-  envoyFiltersFor(proxy: Workload): EnvoyFilter[] {
-    return this.envoyFilters.forProxy(policyWorkload(proxy));
+  /** The EnvoyFilters of a proxy; a waypoint takes only those whose targetRefs name it (Istio's policy matcher). */
+  envoyFiltersFor(proxy: Workload & Pick<ProxyNode, "type">): EnvoyFilter[] {
+    return this.envoyFilters.forProxy(
+      proxy.type === "waypoint" ? waypointPolicyWorkload(proxy, undefined) : policyWorkload(proxy),
+    );
   }
 }
 

@@ -5,7 +5,7 @@ import { cfg, snapshot } from "../../test/support/model-fixtures.ts";
 
 const names = (list: { metadata: { namespace?: string; name?: string } }[]) =>
   list.map((p) => `${p.metadata.namespace}/${p.metadata.name}`);
-const reviews = { configNamespace: "bookinfo", labels: { app: "reviews" } };
+const reviews = { type: "sidecar" as const, configNamespace: "bookinfo", labels: { app: "reviews" } };
 
 test("policies attach from the root namespace and the workload's namespace when the selector matches", () => {
   const snap = snapshot([
@@ -65,6 +65,32 @@ test("a waypoint takes only targeted policies: its Gateway's, its service's (fro
   ]);
   // The same proxy as a gateway: selectors apply, neither the class nor services do.
   assert.deepEqual(names(snap.authorizationPoliciesFor(waypoint)), ["istio-system/mesh-wide", "shop/gateway"]);
+});
+
+test("a waypoint's EnvoyFilters are those naming it (its Gateway, the waypoint class), never by selector", () => {
+  const snap = snapshot([
+    cfg("EnvoyFilter", "istio-system", "mesh-wide", {}),
+    cfg("EnvoyFilter", "istio-system", "all-waypoints", {
+      targetRefs: [{ group: "gateway.networking.k8s.io", kind: "GatewayClass", name: "istio-waypoint" }],
+    }),
+    cfg("EnvoyFilter", "shop", "selector", {
+      workloadSelector: { labels: { "gateway.networking.k8s.io/gateway-name": "waypoint" } },
+    }),
+    cfg("EnvoyFilter", "shop", "gateway", {
+      targetRefs: [{ group: "gateway.networking.k8s.io", kind: "Gateway", name: "waypoint" }],
+    }),
+  ]);
+  const labels = { "gateway.networking.k8s.io/gateway-name": "waypoint" };
+  assert.deepEqual(names(snap.envoyFiltersFor({ type: "waypoint", configNamespace: "shop", labels })), [
+    "istio-system/all-waypoints",
+    "shop/gateway",
+  ]);
+  // The same labels on a gateway: the selector and the mesh-wide filter apply, the class does not.
+  assert.deepEqual(names(snap.envoyFiltersFor({ type: "router", configNamespace: "shop", labels })), [
+    "istio-system/mesh-wide",
+    "shop/gateway",
+    "shop/selector",
+  ]);
 });
 
 test("Telemetry and TrafficExtensions (WasmPlugins translated) are listed per workload", () => {

@@ -1,8 +1,8 @@
 // A proxy's generated config with its patches, in the contexts Istio patches each part in (its
 // listener_builder.go patchListeners, cluster.go and httproute.go): gateways' config in GATEWAY;
-// a sidecar's inbound listeners, their inline route configurations and inbound clusters in
-// SIDECAR_INBOUND, everything else in SIDECAR_OUTBOUND. Added listeners and clusters go where
-// Istio puts them.
+// a sidecar's inbound listeners, their inline route configurations and inbound clusters, and all of a
+// waypoint's listeners, in SIDECAR_INBOUND, everything else in SIDECAR_OUTBOUND. Added listeners and
+// clusters go where Istio puts them.
 import { clone } from "@bufbuild/protobuf";
 import { type cluster, core, hcm, listener, packAny, type route, unpackAny } from "../../api/index.ts";
 import { parseClusterName } from "../cluster/names.ts";
@@ -105,4 +105,35 @@ export function patchGeneratedListeners(
     ...applyListenerPatches("SIDECAR_OUTBOUND", set, [], false),
     ...applyListenerPatches("SIDECAR_INBOUND", set, [], false),
   ];
+}
+
+/**
+ * A waypoint's listeners with their patches (Istio's patchListeners for a waypoint): every listener
+ * of a waypoint is one of its inbound ones, patched in SIDECAR_INBOUND; LISTENER ADD patches of
+ * SIDECAR_OUTBOUND add theirs before them, those of SIDECAR_INBOUND after.
+ */
+export function patchWaypointListeners(set: PatchSet, listeners: readonly listener.Listener[]): listener.Listener[] {
+  if (set.empty) return [...listeners];
+  return [
+    ...applyListenerPatches("SIDECAR_OUTBOUND", set, [], false),
+    ...applyListenerPatches("SIDECAR_INBOUND", set, listeners, false),
+  ];
+}
+
+/**
+ * A waypoint's inline route configuration that routes to its own cluster (no VirtualService for the
+ * service, or a workload served directly), patched as Istio patches it while building it; those built
+ * from VirtualServices are left as they are, as in Istio.
+ */
+export function patchWaypointDefaultRoute(set: PatchSet, rc: route.RouteConfiguration): route.RouteConfiguration {
+  return applyRouteConfigurationPatches("SIDECAR_INBOUND", set, rc);
+}
+
+/** A waypoint's clusters and the clusters CLUSTER ADD patches add in SIDECAR_INBOUND (Istio patches no other). */
+export function patchWaypointClusters(set: PatchSet, clusters: readonly cluster.Cluster[]): cluster.Cluster[] {
+  if (!set.has("CLUSTER")) return [...clusters];
+  const seen = new Set<string>();
+  return [...clusters, ...insertedClusters("SIDECAR_INBOUND", set)].filter(
+    (c) => !seen.has(c.name) && seen.add(c.name),
+  );
 }

@@ -7,6 +7,9 @@ export {
   patchGeneratedClusters,
   patchGeneratedListeners,
   patchGeneratedRouteConfiguration,
+  patchWaypointClusters,
+  patchWaypointDefaultRoute,
+  patchWaypointListeners,
 } from "./generated.ts";
 export type { ApplyTo, Operation, Patch, PatchContext, PatchError } from "./patch.ts";
 export { type PatchSet, patchSetFor } from "./patch-set.ts";

@@ -87,6 +87,8 @@ export interface MainInternalInput extends ListenerEnv {
   destinationRuleFor(hostname: string): DestinationRuleSpec | undefined;
   /** The hash policy of a route destination's DestinationRule consistentHash. */
   hashPolicy?(destination: Destination): route.RouteAction_HashPolicy | undefined;
+  /** EnvoyFilter patches of a route configuration to the chain's own cluster (Istio patches only those). */
+  patchDefaultRoute?(rc: route.RouteConfiguration): route.RouteConfiguration;
 }
 
 const DIRECT_TCP = "direct-tcp";
@@ -350,12 +352,13 @@ function waypointRouteConfig(input: MainInternalInput, config: ChainConfig): rou
     input.mesh,
     config.service?.defaultRouteHash,
   );
-  return create(route.RouteConfigurationSchema, {
+  const rc = create(route.RouteConfigurationSchema, {
     name: config.cluster,
     virtualHosts: [virtualHost([defaultRoute])],
     validateClusters: false,
     maxDirectResponseBodySizeBytes: MAX_DIRECT_RESPONSE_BODY_SIZE_BYTES,
   });
+  return input.patchDefaultRoute ? input.patchDefaultRoute(rc) : rc;
 }
 
 /** The HTTP routes of the service's VirtualServices, merged in order (Istio's waypointInboundRoute). */
