@@ -40,7 +40,7 @@ function service(name: string, spec: Record<string, unknown>): ConfigObject {
   return { apiVersion: "v1", kind: "Service", metadata: { name, namespace: "ns" }, spec } as ConfigObject;
 }
 
-function setup(trustDomain = "cluster.local", dryRunPolicies = false, status = false) {
+function setup(trustDomain = "cluster.local", dryRunPolicies = false, status = false, allowFromWaypoint = false) {
   const pods = new StaticCollection<ConfigObject>([], { keyOf });
   const authorizationPolicies = new StaticCollection<AuthorizationPolicy>([], { keyOf });
   const peerAuthentications = new StaticCollection<PeerAuthentication>([], { keyOf });
@@ -92,6 +92,7 @@ function setup(trustDomain = "cluster.local", dryRunPolicies = false, status = f
       trustDomain,
       rootNamespace: () => "istio-system",
       dryRunPolicies,
+      allowFromWaypoint,
       status,
     },
   );
@@ -507,6 +508,39 @@ describe("ambient index: policies", () => {
     peerAuthentications.delete("istio-system/default");
     assert.equal(index.policies.get(STATIC_STRICT), undefined);
     assert.deepEqual(policiesOf(index), ["istio-system/mesh-app", "ns/z-allow-app"]);
+  });
+
+  test("PILOT_AUTO_ALLOW_WAYPOINT_POLICY: a policy per waypoint allows its identities; workloads reference their services' waypoints', then their own", () => {
+    const { pods, services, gateways, index } = setup("example.org", false, false, true);
+    services.upsert({
+      ...service("app", { selector: { app: "app" }, clusterIP: "10.96.0.10", ports: [{ port: 80, targetPort: 80 }] }),
+      metadata: { name: "app", namespace: "ns", labels: { "istio.io/use-waypoint": "svc" } },
+    });
+    pods.upsert(pod("app-0", { app: "app", "istio.io/use-waypoint": "wl" }, "10.244.0.5"));
+    gateways.upsert(waypoint("svc"), waypoint("wl", { "istio.io/waypoint-for": "workload" }));
+    // No policy for a waypoint without pods (no identity to allow).
+    assert.deepEqual(policiesOf(index), []);
+    const instance = (name: string, gateway: string, account: string) => {
+      const p = pod(name, { "gateway.networking.k8s.io/gateway-name": gateway }, `10.244.1.${name.length}`);
+      return { ...p, spec: { ...(p.spec as object), serviceAccountName: account } };
+    };
+    pods.upsert(instance("svc-0", "svc", "svc-sa"), instance("wl-0", "wl", "wl-sa"), instance("wl-11", "wl", "wl-sa"));
+    assert.deepEqual(policiesOf(index), ["ns/istio_allow_waypoint_ns_svc", "ns/istio_allow_waypoint_ns_wl"]);
+    const allowed = index.policies.get("ns/istio_allow_waypoint_ns_wl")?.authorization;
+    assert.equal(allowed?.action, security.Action.ALLOW);
+    assert.equal(allowed?.scope, security.Scope.WORKLOAD_SELECTOR);
+    // One principal per instance, as Istio lists them (two pods of one account: twice).
+    assert.deepEqual(
+      allowed?.groups[0]?.rules[0]?.matches[0]?.principals.map((p) => p.matchType.value),
+      ["example.org/ns/ns/sa/wl-sa", "example.org/ns/ns/sa/wl-sa"],
+    );
+    // Off (the default): neither the policies nor the references.
+    const off = setup();
+    off.pods.upsert(pod("app-0", { app: "app", "istio.io/use-waypoint": "wl" }, "10.244.0.5"));
+    off.pods.upsert(instance("wl-0", "wl", "wl-sa"));
+    off.gateways.upsert(waypoint("wl", { "istio.io/waypoint-for": "workload" }));
+    assert.deepEqual(policiesOf(off.index), []);
+    assert.equal(off.index.policies.get("ns/istio_allow_waypoint_ns_wl"), undefined);
   });
 
   test("a workload PeerAuthentication with port exceptions: referenced in place of the static STRICT policy, and recomputed with its namespace's", () => {

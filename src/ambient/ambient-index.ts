@@ -28,7 +28,7 @@ import {
   sameResource,
   type WorkloadInfo,
 } from "./model.ts";
-import { policyCollections, workloadPolicies } from "./policies.ts";
+import { allowFromWaypointPolicies, policyCollections, workloadPolicies } from "./policies.ts";
 import {
   creationTime,
   kubeServiceInfo,
@@ -64,7 +64,7 @@ function sourceKey(s: ServiceInfo): string {
 
 /** What a service carries for the index and workloads besides what it sends. */
 function serviceRest(s: ServiceInfo): unknown {
-  return [s.selector, s.targetPortNames, s.portNames, s.source, s.creationTime];
+  return [s.selector, s.targetPortNames, s.portNames, s.source, s.creationTime, s.waypointKey];
 }
 
 /** The config store's collections the index reads. */
@@ -94,6 +94,8 @@ export interface AmbientOptions {
   rootNamespace: () => string;
   /** AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY: send `istio.io/dry-run` AuthorizationPolicies to ztunnel. */
   dryRunPolicies: boolean;
+  /** PILOT_AUTO_ALLOW_WAYPOINT_POLICY (default off): workloads allow their waypoints' identities by a policy each. */
+  allowFromWaypoint: boolean;
   /** AMBIENT_ENABLE_STATUS: build what is written to the objects' status (statusReporters). */
   status?: boolean;
   /** Where what a policy holds that cannot be read is told. */
@@ -175,6 +177,7 @@ export class AmbientIndex {
         ...(waypoint
           ? {
               waypoint: {
+                key: waypointKey(waypoint),
                 address: waypoint.address,
                 ingressUseWaypoint: ingressUseWaypoint(labels, namespace?.metadata.labels ?? {}).use,
               },
@@ -233,20 +236,28 @@ export class AmbientIndex {
     const servicesByEntry = this.services.addIndex("ambient/services-by-service-entry", (s) =>
       s.source.kind === "ServiceEntry" ? [`${s.namespace}/${s.source.name}`] : [],
     );
-    const { ztunnelBindings, authorizationPolicies, policies } = policyCollections(inputs, options);
+    const { ztunnelBindings, authorizationPolicies, policies } = policyCollections(
+      { ...inputs, waypoints: this.waypoints, trustDomain: trustDomain.asCollection() },
+      options,
+    );
     this.policies = policies;
     const policySources = { authorizationPolicies, peerAuthentications: inputs.peerAuthentications };
+    // `waypoint`: the key of the workload's own waypoint, whose allowing policy it references too.
     const workloadContext = (
       ctx: FetchContext,
       namespace: string,
       labels: Labels,
       services: readonly ServiceInfo[],
+      waypoint?: string,
     ): WorkloadContext => ({
       clusterId: options.clusterId,
       network: network(ctx),
       trustDomain: ctx.fetchOne(trustDomain.asCollection())?.trustDomain ?? "cluster.local",
       services,
-      policies: workloadPolicies(ctx, policySources, options.rootNamespace(), namespace, labels),
+      policies: [
+        ...workloadPolicies(ctx, policySources, options.rootNamespace(), namespace, labels),
+        ...(options.allowFromWaypoint ? allowFromWaypointPolicies(ctx, this.waypoints, waypoint, services) : []),
+      ],
     });
     const workloadOptions = (name: string) => ({
       name,
@@ -261,9 +272,10 @@ export class AmbientIndex {
         const node = nodeName ? ctx.fetchIndex(nodesByName, nodeName)[0] : undefined;
         const namespace = pod.metadata.namespace ?? "";
         const labels = pod.metadata.labels ?? {};
+        const bound = workloadWaypoint(ctx, waypointSources, namespace, labels);
         return podWorkloadInfo(pod, {
-          ...workloadContext(ctx, namespace, labels, selecting(ctx, namespace, labels)),
-          ...workloadWaypoint(ctx, waypointSources, namespace, labels),
+          ...workloadContext(ctx, namespace, labels, selecting(ctx, namespace, labels), bound.binding.name),
+          ...bound,
           locality: nodeLocality(node),
         });
       },
@@ -286,9 +298,10 @@ export class AmbientIndex {
           workloadName: workloadEntryName(name, annotations, labels),
           creationTime: creationTime(entry),
         };
+        const bound = workloadWaypoint(ctx, waypointSources, namespace, labels);
         return entryWorkloadInfo(entry.spec ?? {}, identity, {
-          ...workloadContext(ctx, namespace, labels, selecting(ctx, namespace, labels)),
-          ...workloadWaypoint(ctx, waypointSources, namespace, labels),
+          ...workloadContext(ctx, namespace, labels, selecting(ctx, namespace, labels), bound.binding.name),
+          ...bound,
         });
       },
       workloadOptions("ambient/workload-entry-workloads"),
@@ -310,7 +323,6 @@ export class AmbientIndex {
         // Only the hosts that won their hostname: an entry another wins over sends no endpoints.
         const services = ctx.fetchIndex(servicesByEntry, `${namespace}/${name}`);
         if (services.length === 0) return [];
-        const context = workloadContext(ctx, namespace, labels, services);
         const endpoints: WorkloadEntrySpec[] = implicit
           ? services.map((s) => ({ address: s.service.hostname }))
           : (spec.endpoints ?? []);
@@ -324,13 +336,18 @@ export class AmbientIndex {
             workloadName: name,
             creationTime: creationTime(entry),
           };
-          return entryWorkloadInfo(
-            endpoint,
-            identity,
-            implicit
-              ? { ...context, services: services.slice(i, i + 1) }
-              : { ...context, ...workloadWaypoint(ctx, waypointSources, namespace, endpoint.labels ?? {}) },
-          );
+          // An implicit endpoint is its host's alone and has no waypoint of its own.
+          if (implicit)
+            return entryWorkloadInfo(
+              endpoint,
+              identity,
+              workloadContext(ctx, namespace, labels, services.slice(i, i + 1)),
+            );
+          const bound = workloadWaypoint(ctx, waypointSources, namespace, endpoint.labels ?? {});
+          return entryWorkloadInfo(endpoint, identity, {
+            ...workloadContext(ctx, namespace, labels, services, bound.binding.name),
+            ...bound,
+          });
         });
       },
       workloadOptions("ambient/service-entry-workloads"),

@@ -41,6 +41,8 @@ export interface ServiceInfo extends AddressInfo {
   readonly source: { readonly kind: "Service" | "ServiceEntry"; readonly name: string };
   /** Its object's creation time (ms since the epoch, 0 when unknown): the oldest of one hostname wins. */
   readonly creationTime: number;
+  /** The `namespace/name` of the waypoint it is bound to, if any. */
+  readonly waypointKey?: string;
 }
 
 /** Why an object is not bound as it asks (Istio's model.StatusMessage): a condition's reason and message. */

@@ -3,6 +3,8 @@
 // and which of them a workload references. A policy is recomputed when its object changes (a
 // PeerAuthentication's converted form also when its namespace's or the mesh's policy does); a
 // workload, when a policy that could select it or a PeerAuthentication that could apply to it does.
+
+import { create } from "@bufbuild/protobuf";
 import type { Logger } from "pino";
 import { packAny, security } from "../api/index.ts";
 import type { AuthorizationPolicy, PeerAuthentication } from "../config/types/index.ts";
@@ -16,11 +18,16 @@ import {
   peerAuthenticationPolicyKeys,
   staticStrictPolicy,
 } from "./authorization.ts";
-import { type PolicyInfo, type StatusMessage, sameResource } from "./model.ts";
+import { type PolicyInfo, type ServiceInfo, type StatusMessage, sameResource } from "./model.ts";
+import type { Waypoint } from "./waypoints.ts";
 
 export interface PolicyInputs {
   authorizationPolicies: Collection<AuthorizationPolicy>;
   peerAuthentications: Collection<PeerAuthentication>;
+  /** The waypoints, for the policies that allow their identities (allowFromWaypoint). */
+  waypoints: Collection<Waypoint>;
+  /** The mesh's trust domain, in the identities those policies allow. */
+  trustDomain: Collection<{ trustDomain: string }>;
 }
 
 export interface PolicyOptions {
@@ -28,6 +35,11 @@ export interface PolicyOptions {
   rootNamespace: () => string;
   /** AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY: send `istio.io/dry-run` AuthorizationPolicies. */
   dryRunPolicies: boolean;
+  /**
+   * PILOT_AUTO_ALLOW_WAYPOINT_POLICY: a policy per waypoint allowing its identities, referenced by the
+   * workloads it fronts (alone, it denies their traffic that did not come through the waypoint).
+   */
+  allowFromWaypoint: boolean;
   /** Where what an object holds that cannot be read is told (Istio only logs it). */
   log?: Logger;
   debug?: DebugRegistry;
@@ -130,8 +142,18 @@ export function policyCollections(inputs: PolicyInputs, options: PolicyOptions):
     (_ctx, policy) => policy,
     collectionOptions("ambient/static-strict-policy-by-name"),
   );
+  const waypointPolicies = derive(
+    inputs.waypoints,
+    (ctx, waypoint) => {
+      if (!options.allowFromWaypoint) return undefined;
+      const trustDomain = ctx.fetch(inputs.trustDomain)[0]?.trustDomain ?? "cluster.local";
+      const authorization = allowFromWaypointPolicy(waypoint, trustDomain);
+      return authorization && policyInfo(authorization, undefined);
+    },
+    collectionOptions("ambient/allow-from-waypoint-policies"),
+  );
   const policies = join(
-    [authorizationPolicies, peerAuthenticationPolicies, staticStrictByName],
+    [authorizationPolicies, peerAuthenticationPolicies, staticStrictByName, waypointPolicies],
     collectionOptions("ambient/policies"),
   );
   return { ztunnelBindings, authorizationPolicies, policies };
@@ -165,4 +187,47 @@ export function workloadPolicies(
     );
   }
   return [...names, ...peerAuthenticationPolicyKeys(rootNamespace, applying)];
+}
+
+/** The name of a waypoint's allowing policy (`_` cannot be in a Kubernetes name); none without identities. */
+function allowFromWaypointName(waypoint: Waypoint): string | undefined {
+  if (waypoint.serviceAccounts.length === 0) return undefined;
+  return `istio_allow_waypoint_${waypoint.namespace}_${waypoint.name}`;
+}
+
+/** Istio's implicitWaypointPolicy: ALLOW from the waypoint's service accounts (workloads name it, no selector). */
+function allowFromWaypointPolicy(waypoint: Waypoint, trustDomain: string): security.Authorization | undefined {
+  const name = allowFromWaypointName(waypoint);
+  if (!name) return undefined;
+  const principals = waypoint.serviceAccounts.map((sa) => ({
+    matchType: { case: "exact" as const, value: `${trustDomain}/ns/${waypoint.namespace}/sa/${sa}` },
+  }));
+  return create(security.AuthorizationSchema, {
+    name,
+    namespace: waypoint.namespace,
+    scope: security.Scope.WORKLOAD_SELECTOR,
+    action: security.Action.ALLOW,
+    groups: [{ rules: [{ matches: [{ principals }] }] }],
+  });
+}
+
+/**
+ * The allowing policies a workload references (Istio's implicitWaypointPolicies): those of the
+ * waypoints of its services other than its own, by key, then its own waypoint's.
+ */
+export function allowFromWaypointPolicies(
+  ctx: FetchContext,
+  waypoints: Collection<Waypoint>,
+  own: string | undefined,
+  services: readonly ServiceInfo[],
+): string[] {
+  const keys = [...new Set(services.flatMap((s) => (s.waypointKey && s.waypointKey !== own ? [s.waypointKey] : [])))];
+  keys.sort(compareStrings);
+  if (own) keys.push(own);
+  return keys.flatMap((key) =>
+    ctx.fetch(waypoints, { key }).flatMap((w) => {
+      const name = allowFromWaypointName(w);
+      return name ? [`${w.namespace}/${name}`] : [];
+    }),
+  );
 }

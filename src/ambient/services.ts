@@ -26,8 +26,8 @@ export interface ServiceContext {
   network: string;
   /** The annotations of the Service's namespace (its traffic distribution default). */
   namespaceAnnotations: Labels;
-  /** The waypoint its traffic goes through, and whether traffic from ingress gateways does too. */
-  waypoint?: { address: workloadapi.GatewayAddress; ingressUseWaypoint: boolean };
+  /** The waypoint its traffic goes through (and its `namespace/name`), and whether traffic from ingress gateways does too. */
+  waypoint?: { key: string; address: workloadapi.GatewayAddress; ingressUseWaypoint: boolean };
 }
 
 export function kubeServiceInfo(
@@ -78,6 +78,7 @@ export function kubeServiceInfo(
     portNames,
     source: { kind: "Service", name },
     creationTime: creationTime(svc),
+    ...(context.waypoint ? { waypointKey: context.waypoint.key } : {}),
   };
 }
 
@@ -170,6 +171,7 @@ export function serviceEntryServiceInfos(entry: ServiceEntry, context: ServiceCo
       portNames,
       source: { kind: "ServiceEntry", name },
       creationTime: creationTime(entry),
+      ...(context.waypoint ? { waypointKey: context.waypoint.key } : {}),
     };
   });
 }

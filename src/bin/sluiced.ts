@@ -400,6 +400,7 @@ function pushContexts(
         trustDomain: meshes.mesh.trustDomain ?? "cluster.local",
         rootNamespace: () => meshes.mesh.rootNamespace ?? "istio-system",
         dryRunPolicies: envFlag("AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY", false),
+        allowFromWaypoint: envFlag("PILOT_AUTO_ALLOW_WAYPOINT_POLICY", false),
         status: envFlag("AMBIENT_ENABLE_STATUS", true),
         log: scoped("ambient"),
         debug: krt,

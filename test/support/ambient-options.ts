@@ -9,4 +9,5 @@ export const AMBIENT_OPTIONS: AmbientOptions = {
   trustDomain: "cluster.local",
   rootNamespace: () => "istio-system",
   dryRunPolicies: false,
+  allowFromWaypoint: false,
 };
