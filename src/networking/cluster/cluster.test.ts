@@ -27,6 +27,7 @@ import {
   transportSocketMatchMessage,
   transportSocketMessage,
 } from "./message.ts";
+import { altStatName } from "./metadata.ts";
 
 describe("cluster names (BuildSubsetKey, BuildDNSSrvSubsetKey)", () => {
   it("outbound|port|subset|host, subset empty for the default cluster", () => {
@@ -368,5 +369,24 @@ describe("Cluster messages written as plain objects", () => {
       metadataMessage({ istio: { subset: "v1" } }),
       create(core.MetadataSchema, { filterMetadata: { istio: { subset: "v1" } } }),
     );
+  });
+});
+
+describe("alt_stat_name from the mesh's cluster stat-name pattern (Istio's BuildStatPrefix)", () => {
+  const pattern =
+    "%SERVICE%|%SERVICE_NAME%|%SERVICE_FQDN%|%SERVICE_PORT%|%SERVICE_PORT_NAME%|%SUBSET_NAME%|%TARGET_PORT%";
+  it("expands every variable; a Kubernetes service is known by its name, anything else by its host", () => {
+    const kube = makeService({ hostname: "reviews.shop.svc.cluster.local", namespace: "shop" });
+    const input = { subset: "v1", port: 9080, portName: "http", targetPort: 8080 };
+    assert.equal(
+      altStatName(NO_MEMOS, "outbound|9080|v1|reviews.shop.svc.cluster.local", pattern, { service: kube, ...input }),
+      `${kube.name}.shop|${kube.name}|reviews.shop.svc.cluster.local|9080|http|v1|8080;`,
+    );
+    const entry = { ...kube, registry: "External" as const, hostname: "api.example.com" };
+    assert.equal(
+      altStatName(NO_MEMOS, "outbound|9080|v1|api.example.com", pattern, { service: entry, ...input }),
+      "api.example.com|api.example.com|api.example.com|9080|http|v1|8080;",
+    );
+    assert.equal(altStatName(NO_MEMOS, "outbound|80||a", undefined, { service: kube, ...input }), "outbound|80||a;");
   });
 });

@@ -110,7 +110,7 @@ function delimitedStatName(memos: Memos, clusterName: string): string {
 }
 
 /**
- * alt_stat_name: the mesh's cluster stat-name pattern expanded (%SERVICE%, %SERVICE_FQDN%,
+ * alt_stat_name: the mesh's cluster stat-name pattern expanded (%SERVICE%, %SERVICE_NAME%, %SERVICE_FQDN%,
  * %SERVICE_PORT%, %SERVICE_PORT_NAME%, %SUBSET_NAME%, %TARGET_PORT%), or the cluster name, plus Istio's `;` delimiter.
  */
 export function altStatName(
@@ -121,13 +121,14 @@ export function altStatName(
 ): string {
   if (!pattern || !input) return delimitedStatName(memos, clusterName);
   const { service } = input;
-  const short = service.registry === "Kubernetes" ? `${service.name}.${service.namespace}` : service.hostname;
+  const kube = service.registry === "Kubernetes";
   const expanded = pattern
+    .replaceAll("%SERVICE_NAME%", kube ? service.name : service.hostname)
     .replaceAll("%SERVICE_FQDN%", service.hostname)
     .replaceAll("%SERVICE_PORT_NAME%", input.portName)
     .replaceAll("%SERVICE_PORT%", String(input.port))
     .replaceAll("%SUBSET_NAME%", input.subset)
     .replaceAll("%TARGET_PORT%", String(input.targetPort ?? 0))
-    .replaceAll("%SERVICE%", short);
+    .replaceAll("%SERVICE%", kube ? `${service.name}.${service.namespace}` : service.hostname);
   return `${expanded};`;
 }
