@@ -67,6 +67,7 @@ export function sidecarInboundTargets(snap: PushSnapshot, proxy: ProxyNode): Inb
           protocol,
           // A Sidecar has no hostname; telemetry gets a synthetic one, as in Istio.
           hostname: `${scope.name}.${scope.namespace}`,
+          portName: ingress.port.name ?? "",
           mtlsMode: snap.mtlsMode(proxy, number),
           bindToPort: captureMode === "DEFAULT" ? noneMode : captureMode === "NONE",
           bind: ingress.bind,
@@ -87,6 +88,10 @@ export function sidecarInboundTargets(snap: PushSnapshot, proxy: ProxyNode): Inb
         servicePort: port.port,
         protocol: port.protocol,
         hostname: service.hostname,
+        portName: port.name,
+        ...(service.registry === "Kubernetes"
+          ? { kubernetesService: { name: service.name, namespace: service.namespace } }
+          : {}),
         mtlsMode: snap.mtlsMode(proxy, targetPort),
       },
       port,

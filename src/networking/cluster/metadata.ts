@@ -110,8 +110,8 @@ function delimitedStatName(memos: Memos, clusterName: string): string {
 }
 
 /**
- * alt_stat_name: the mesh's cluster stat-name pattern expanded (%SERVICE%, %SERVICE_NAME%, %SERVICE_FQDN%,
- * %SERVICE_PORT%, %SERVICE_PORT_NAME%, %SUBSET_NAME%, %TARGET_PORT%), or the cluster name, plus Istio's `;` delimiter.
+ * alt_stat_name: the mesh's cluster stat-name pattern expanded (statPrefix), or the cluster name, plus
+ * Istio's `;` delimiter.
  */
 export function altStatName(
   memos: Memos,
@@ -120,9 +120,18 @@ export function altStatName(
   input?: StatNameInput,
 ): string {
   if (!pattern || !input) return delimitedStatName(memos, clusterName);
+  return `${statPrefix(pattern, input)};`;
+}
+
+/**
+ * A stat-name pattern expanded (Istio's BuildStatPrefix): %SERVICE% and %SERVICE_NAME% (a Kubernetes
+ * service by its name, anything else by its host), %SERVICE_FQDN%, %SERVICE_PORT%, %SERVICE_PORT_NAME%,
+ * %SUBSET_NAME%, %TARGET_PORT%.
+ */
+export function statPrefix(pattern: string, input: StatNameInput): string {
   const { service } = input;
   const kube = service.registry === "Kubernetes";
-  const expanded = pattern
+  return pattern
     .replaceAll("%SERVICE_NAME%", kube ? service.name : service.hostname)
     .replaceAll("%SERVICE_FQDN%", service.hostname)
     .replaceAll("%SERVICE_PORT_NAME%", input.portName)
@@ -130,5 +139,4 @@ export function altStatName(
     .replaceAll("%SUBSET_NAME%", input.subset)
     .replaceAll("%TARGET_PORT%", String(input.targetPort ?? 0))
     .replaceAll("%SERVICE%", kube ? `${service.name}.${service.namespace}` : service.hostname);
-  return `${expanded};`;
 }

@@ -126,7 +126,7 @@ function buildOne(
     subset,
     port: port.port,
     portName: port.name,
-    targetPort: typeof port.targetPort === "number" ? port.targetPort : 0,
+    // Istio names no target port for outbound clusters (%TARGET_PORT% is 0).
   });
   const built = buildServiceCluster(memos, input, type, name, statName, subsetLabels, policy);
   if (!built) return undefined;

@@ -46,6 +46,10 @@ export interface InboundPort {
   protocol: ServiceProtocol;
   /** The Service's hostname, for span names. */
   hostname: string;
+  /** The Service port's name (the mesh's inboundClusterStatName %SERVICE_PORT_NAME%). */
+  portName?: string;
+  /** The Kubernetes Service (not a ServiceEntry or a Sidecar), by which the stat name knows it. */
+  kubernetesService?: { name: string; namespace: string };
   /** Sidecar ingress `captureMode: NONE`: a real listener on this port even when traffic is redirected. */
   bindToPort?: boolean;
   /** Sidecar ingress `bind` for such a listener (default: the pod's IP). */
@@ -86,6 +90,9 @@ interface ChainConfig {
   servicePort: number;
   protocol: ServiceProtocol;
   hostname: string;
+  /** The port's name and Kubernetes Service, for the mesh's inboundClusterStatName. */
+  portName: string;
+  kubernetesService?: { name: string; namespace: string };
   cluster: string;
   passthrough: boolean;
   bind: string;
@@ -159,6 +166,8 @@ function portConfig(port: InboundPort, bind: string, proxy: ProxyNode): ChainCon
     servicePort: port.servicePort,
     protocol: port.protocol,
     hostname: port.hostname,
+    portName: port.portName ?? "",
+    ...(port.kubernetesService ? { kubernetesService: port.kubernetesService } : {}),
     cluster: `inbound|${port.targetPort}||`,
     passthrough: false,
     // A Sidecar's ingress port binds where it says, else to the pod's IP (getSidecarInboundBindIPs).
@@ -176,6 +185,7 @@ function passthroughConfig(targetPort: number, bind: string): ChainConfig {
     servicePort: 0,
     protocol: "UnsupportedProtocol",
     hostname: "",
+    portName: VIRTUAL_INBOUND,
     cluster: INBOUND_PASSTHROUGH_CLUSTER,
     passthrough: true,
     bind,
@@ -326,14 +336,37 @@ function httpFilters(input: SidecarInboundInput, config: ChainConfig): listener.
 
 /** The network filters of an inbound TCP chain (listener_inbound.go buildInboundNetworkFilters). */
 function tcpFilters(input: SidecarInboundInput, config: ChainConfig): listener.Filter[] {
+  const statPrefix = inboundStatPrefix(input.mesh.inboundClusterStatName, config, config.servicePort, config.portName);
   const terminal = buildTcpFilterStack(
     input,
     config.protocol,
-    { cluster: config.cluster },
+    { cluster: config.cluster, ...(statPrefix ? { statPrefix } : {}) },
     undefined,
     "sidecarInbound",
   );
   return inboundNetworkFilters(input, input.policies, config.targetPort, terminal);
+}
+
+/**
+ * An inbound TCP chain's stat prefix from the mesh's inboundClusterStatName (Istio's
+ * BuildInboundStatPrefix: no %TARGET_PORT% and no delimiter); undefined without a pattern. `service`
+ * is the chain's: its hostname, and its Kubernetes name and namespace when it has them.
+ */
+export function inboundStatPrefix(
+  pattern: string | undefined,
+  service: { hostname: string; kubernetesService?: { name: string; namespace: string } },
+  port: number,
+  portName: string,
+): string | undefined {
+  if (!pattern) return undefined;
+  const kube = service.kubernetesService;
+  return pattern
+    .replaceAll("%SERVICE%", kube ? `${kube.name}.${kube.namespace}` : service.hostname)
+    .replaceAll("%SERVICE_NAME%", kube ? kube.name : service.hostname)
+    .replaceAll("%SERVICE_FQDN%", service.hostname)
+    .replaceAll("%SUBSET_NAME%", "")
+    .replaceAll("%SERVICE_PORT%", String(port))
+    .replaceAll("%SERVICE_PORT_NAME%", portName);
 }
 
 /**

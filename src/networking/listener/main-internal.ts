@@ -38,7 +38,7 @@ import {
   toMatcher,
 } from "./chain-matcher.ts";
 import { buildHcmFilter } from "./hcm.ts";
-import { type InboundPolicies, inboundNetworkFilters } from "./inbound.ts";
+import { type InboundPolicies, inboundNetworkFilters, inboundStatPrefix } from "./inbound.ts";
 import { networkFilterMessage, newFilterChain, newListener } from "./message.ts";
 import { l4MatchApplies } from "./outbound.ts";
 import {
@@ -226,7 +226,19 @@ function chainPolicies(input: MainInternalInput, config: ChainConfig): InboundPo
  * the DestinationRule of the (first) destination's host.
  */
 function tcpFilters(input: MainInternalInput, config: ChainConfig): listener.Filter[] {
-  const statPrefix = config.cluster;
+  const chainService = config.service?.service;
+  // The chain's service by its registry attributes (Istio sets them for every registry here).
+  const named = chainService && {
+    hostname: chainService.hostname,
+    kubernetesService: { name: chainService.name, namespace: chainService.namespace },
+  };
+  const statPrefix =
+    inboundStatPrefix(
+      input.mesh.inboundClusterStatName,
+      named ?? { hostname: "" },
+      config.port.port,
+      config.port.name,
+    ) ?? config.cluster;
   let destination: TcpDestination = { cluster: config.cluster, statPrefix };
   let ruleHost: string | undefined;
   let subset = "";

@@ -10,6 +10,7 @@ import { parseProtocol } from "../../config/index.ts";
 import type { Destination, SidecarEgress } from "../../config/types/index.ts";
 import { hostsMatch, resolveShortName } from "../../model/index.ts";
 import type { Service, ServiceProtocol } from "../../registry/index.ts";
+import { statPrefix } from "../cluster/index.ts";
 import { allowAnyDnsCache, forwardProxyDnsCache, isDynamicForwardProxy, SNI_DFP_NETWORK_FILTER } from "../dfp.ts";
 import { EXTENSION_PHASES, extensionNetworkFilters } from "../extension/index.ts";
 import { buildHttpFilters } from "../httpfilter/index.ts";
@@ -24,7 +25,7 @@ import {
 import { buildHcmFilter } from "./hcm.ts";
 import { cidrRangeMessage, newFilterChain, newFilterChainMatch, newListener } from "./message.ts";
 import { PLAINTEXT_HTTP_ALPN, protocolClass, RAW_BUFFER_TRANSPORT, sniffingListenerFilters } from "./sniffing.ts";
-import { buildTcpFilterStack, type RouteContext, routeTcpFilters, tcpStatsFilter } from "./tcp.ts";
+import { buildTcpFilterStack, type RouteContext, routeTcpFilters, type TcpDestination, tcpStatsFilter } from "./tcp.ts";
 import { interceptionMode, type ListenerEnv, type VirtualService, vsRef } from "./types.ts";
 import { buildVirtualOutboundListener, catchAllTcpFilters } from "./virtual.ts";
 
@@ -522,8 +523,24 @@ function serviceFilters(
   return [
     ...beforeTcpProxy(input, port),
     ...forwardProxy,
-    ...buildTcpFilterStack(input, protocol, { cluster: `outbound|${target}||${service.hostname}` }, rule),
+    ...buildTcpFilterStack(input, protocol, serviceDestination(input, service, target, port), rule),
   ];
+}
+
+/**
+ * tcp_proxy's destination for a service: its cluster, the stat prefix the cluster's name unless the
+ * mesh names outbound stats (then that pattern for the listener's port, no port name or target port).
+ */
+function serviceDestination(
+  input: SidecarOutboundInput,
+  service: Service,
+  clusterPort: number,
+  listenerPort: number,
+): TcpDestination {
+  const cluster = `outbound|${clusterPort}||${service.hostname}`;
+  const pattern = input.mesh.outboundClusterStatName;
+  if (!pattern) return { cluster };
+  return { cluster, statPrefix: statPrefix(pattern, { service, subset: "", port: listenerPort, portName: "" }) };
 }
 
 /** envoy.filters.network.sni_dynamic_forward_proxy (Istio's buildSNIDFPFilter): connects to the SNI at the listener port. */
