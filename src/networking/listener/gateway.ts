@@ -292,7 +292,7 @@ function tcpRouteFilters(input: RouterInput, entry: GatewayServerInput): listene
       return [
         ...mx,
         ...routeTcpFilters(
-          { ...input, before: authzAndStats(input) },
+          { ...input, before: authzAndStats(input), statPortName: entry.server.port.name },
           vs,
           rule.route ?? [],
           entry.server.port.number,
@@ -321,7 +321,7 @@ function passthroughChains(input: RouterInput, entry: GatewayServerInput, usedSn
           sniHosts: match.sniHosts,
           applicationProtocols: [],
           filters: routeTcpFilters(
-            { ...input, before: authzAndStats(input) },
+            { ...input, before: authzAndStats(input), statPortName: entry.server.port.name },
             vs,
             rule.route ?? [],
             entry.server.port.number,

@@ -379,7 +379,7 @@ function tlsChains(
           tcpChain(
             match.sniHosts,
             subnets,
-            routeTcpFilters(routeContext(input, port), vs, rule.route ?? [], port, protocol),
+            routeTcpFilters(routeContext(input, service, port), vs, rule.route ?? [], port, protocol),
             vs,
           ),
         );
@@ -416,20 +416,26 @@ function plainTcpChains(
       const routes = rule.route ?? [];
       if (routes.length === 0) continue;
       if ((rule.match ?? []).length === 0) {
-        out.push(tcpChain([], cidrs, routeTcpFilters(routeContext(input, port), vs, routes, port, protocol), vs));
+        out.push(
+          tcpChain([], cidrs, routeTcpFilters(routeContext(input, service, port), vs, routes, port, protocol), vs),
+        );
         return out;
       }
       const subnets: string[] = [];
       for (const match of rule.match ?? []) {
         if (!matchesProxy(input, match, port)) continue;
         if ((match.destinationSubnets ?? []).length === 0) {
-          out.push(tcpChain([], cidrs, routeTcpFilters(routeContext(input, port), vs, routes, port, protocol), vs));
+          out.push(
+            tcpChain([], cidrs, routeTcpFilters(routeContext(input, service, port), vs, routes, port, protocol), vs),
+          );
           return out;
         }
         subnets.push(...(match.destinationSubnets ?? []));
       }
       if (subnets.length > 0) {
-        out.push(tcpChain([], subnets, routeTcpFilters(routeContext(input, port), vs, routes, port, protocol)));
+        out.push(
+          tcpChain([], subnets, routeTcpFilters(routeContext(input, service, port), vs, routes, port, protocol)),
+        );
         if ([...subnets].sort().join() === [...cidrs].sort().join()) return out;
       }
     }
@@ -493,8 +499,10 @@ function configMetadata(vs: VirtualService): core.Metadata {
   });
 }
 
-function routeContext(input: SidecarOutboundInput, port: number): RouteContext {
-  return { ...input, before: beforeTcpProxy(input, port) };
+/** What a VirtualService route on the service's `port` reads; stat names know the port by the service's name for it. */
+function routeContext(input: SidecarOutboundInput, service: Service, port: number): RouteContext {
+  const statPortName = service.ports.find((p) => p.port === port)?.name ?? "";
+  return { ...input, before: beforeTcpProxy(input, port), statPortName };
 }
 
 /** The NETWORK extensions, phase by phase, then istio.stats (buildCompleteNetworkFilters, no authz outbound). */

@@ -5,6 +5,7 @@ import { envoyType, type listener, packAny, tcpProxy } from "../../api/index.ts"
 import type { DestinationRuleSpec, VirtualServiceTcpRoute } from "../../config/types/index.ts";
 import type { Service, ServiceProtocol } from "../../registry/index.ts";
 import { weakTable } from "../../util/index.ts";
+import { statPrefix } from "../cluster/index.ts";
 import { toDuration } from "../duration.ts";
 import {
   istioTypedStruct,
@@ -183,6 +184,8 @@ export interface RouteContext extends ListenerEnv {
   before?: readonly listener.Filter[];
   /** The DestinationRule the proxy applies to a visible service's host (see TcpProxyRule). */
   destinationRuleFor?: (hostname: string) => DestinationRuleSpec | undefined;
+  /** The name of the listener's port in outboundClusterStatName (a gateway server's; a sidecar's has none). */
+  statPortName?: string;
 }
 
 /**
@@ -207,9 +210,31 @@ export function routeTcpFilters(
   const rule = spec && { spec, subset, tunnel: true };
   const destination: TcpDestination =
     clusters.length === 1
-      ? { cluster: clusters[0].cluster }
+      ? singleDestination(context, clusters[0].cluster, routes[0].destination, vs, listenPort)
       : { weightedClusters: clusters, statPrefix: `${vsRef(vs).name}.${vsRef(vs).namespace}` };
   return [...(context.before ?? []), ...buildTcpFilterStack(context, protocol, destination, rule)];
+}
+
+/**
+ * One route destination: its cluster, the stat prefix the cluster's name unless the mesh names outbound
+ * stats and the host is a service the proxy sees (Istio's buildOutboundNetworkFilters).
+ */
+function singleDestination(
+  context: RouteContext,
+  cluster: string,
+  route: VirtualServiceTcpRoute["destination"],
+  vs: VirtualService,
+  listenPort: number,
+): TcpDestination {
+  const pattern = context.mesh.outboundClusterStatName;
+  const host = destinationHost(context, vs, route.host);
+  const service = pattern ? context.services?.find((s) => s.hostname === host) : undefined;
+  if (!pattern || !service) return { cluster };
+  const subset = route.subset ?? "";
+  return {
+    cluster,
+    statPrefix: statPrefix(pattern, { service, subset, port: listenPort, portName: context.statPortName ?? "" }),
+  };
 }
 
 /** A destination host as written, short names taken as in the VirtualService's namespace. */
