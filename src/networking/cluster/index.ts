@@ -4,7 +4,7 @@
 //   const clusters = buildOutboundClusters({ service, port, destinationRule, proxy, mesh, endpoints });
 //   const cds = assembleClusters({ proxy, mesh, outbound: clusters, inbound: [buildInboundCluster(...)] });
 export { buildInboundCluster, type InboundClusterInput, type InboundEndpoint } from "./inbound.ts";
-export { statPrefix } from "./metadata.ts";
+export { expandStatPattern, statPrefix } from "./metadata.ts";
 export {
   ALLOW_ANY_DYNAMIC_DNS_CLUSTER,
   BLACKHOLE_CLUSTER,

@@ -124,19 +124,41 @@ export function altStatName(
 }
 
 /**
- * A stat-name pattern expanded (Istio's BuildStatPrefix): %SERVICE% and %SERVICE_NAME% (a Kubernetes
- * service by its name, anything else by its host), %SERVICE_FQDN%, %SERVICE_PORT%, %SERVICE_PORT_NAME%,
- * %SUBSET_NAME%, %TARGET_PORT%.
+ * A stat-name pattern expanded for a service (Istio's BuildStatPrefix): a Kubernetes service is known
+ * by its name, anything else by its host.
  */
 export function statPrefix(pattern: string, input: StatNameInput): string {
   const { service } = input;
   const kube = service.registry === "Kubernetes";
-  return pattern
-    .replaceAll("%SERVICE_NAME%", kube ? service.name : service.hostname)
-    .replaceAll("%SERVICE_FQDN%", service.hostname)
-    .replaceAll("%SERVICE_PORT_NAME%", input.portName)
-    .replaceAll("%SERVICE_PORT%", String(input.port))
-    .replaceAll("%SUBSET_NAME%", input.subset)
-    .replaceAll("%TARGET_PORT%", String(input.targetPort ?? 0))
-    .replaceAll("%SERVICE%", kube ? `${service.name}.${service.namespace}` : service.hostname);
+  return expandStatPattern(pattern, {
+    service: kube ? `${service.name}.${service.namespace}` : service.hostname,
+    serviceName: kube ? service.name : service.hostname,
+    fqdn: service.hostname,
+    subset: input.subset,
+    port: input.port,
+    portName: input.portName,
+    targetPort: input.targetPort ?? 0,
+  });
+}
+
+/** What a stat-name pattern's variables stand for; without a target port %TARGET_PORT% stays (Istio's inbound prefix). */
+export interface StatNames {
+  service: string;
+  serviceName: string;
+  fqdn: string;
+  subset: string;
+  port: number;
+  portName: string;
+  targetPort?: number;
+}
+
+/** %SERVICE%, %SERVICE_NAME%, %SERVICE_FQDN%, %SUBSET_NAME%, %TARGET_PORT%, %SERVICE_PORT%, %SERVICE_PORT_NAME%, in Istio's order. */
+export function expandStatPattern(pattern: string, names: StatNames): string {
+  let out = pattern
+    .replaceAll("%SERVICE%", names.service)
+    .replaceAll("%SERVICE_NAME%", names.serviceName)
+    .replaceAll("%SERVICE_FQDN%", names.fqdn)
+    .replaceAll("%SUBSET_NAME%", names.subset);
+  if (names.targetPort !== undefined) out = out.replaceAll("%TARGET_PORT%", String(names.targetPort));
+  return out.replaceAll("%SERVICE_PORT%", String(names.port)).replaceAll("%SERVICE_PORT_NAME%", names.portName);
 }

@@ -11,6 +11,7 @@ import type { ProxyNode, PushStatusReporter } from "../../model/index.ts";
 import type { ServiceProtocol } from "../../registry/index.ts";
 import { weakTable } from "../../util/index.ts";
 import { buildTcpAuthzFilters } from "../authz/index.ts";
+import { expandStatPattern } from "../cluster/index.ts";
 import { EXTENSION_PHASES, type ExtensionPhase, extensionNetworkFilters } from "../extension/index.ts";
 import { buildHttpFilters, type HttpFilterContext } from "../httpfilter/index.ts";
 import { buildListenerAccessLogs } from "./accesslog.ts";
@@ -360,13 +361,14 @@ export function inboundStatPrefix(
 ): string | undefined {
   if (!pattern) return undefined;
   const kube = service.kubernetesService;
-  return pattern
-    .replaceAll("%SERVICE%", kube ? `${kube.name}.${kube.namespace}` : service.hostname)
-    .replaceAll("%SERVICE_NAME%", kube ? kube.name : service.hostname)
-    .replaceAll("%SERVICE_FQDN%", service.hostname)
-    .replaceAll("%SUBSET_NAME%", "")
-    .replaceAll("%SERVICE_PORT%", String(port))
-    .replaceAll("%SERVICE_PORT_NAME%", portName);
+  return expandStatPattern(pattern, {
+    service: kube ? `${kube.name}.${kube.namespace}` : service.hostname,
+    serviceName: kube ? kube.name : service.hostname,
+    fqdn: service.hostname,
+    subset: "",
+    port,
+    portName,
+  });
 }
 
 /**
