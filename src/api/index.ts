@@ -155,3 +155,4 @@ export {
 } from "./grpc-service.ts";
 export { apiTypeUrl, parseApiTypeUrl } from "./mcp-type-url.ts";
 export { ExactWriter, forgetScratch, type OutgoingResponse, UnwrittenResponse } from "./outgoing-response.ts";
+export { PackedMessage, packed, unpacked } from "./packed-message.ts";

@@ -7,7 +7,7 @@ export { resourceTable, XdsCache, type XdsCacheStats, type XdsCaches } from "./c
 export { buildClusters } from "./clusters.ts";
 export { assignmentClassKey, buildLoadAssignment, loadAssignment, parseEdsClusterName } from "./endpoints.ts";
 export { buildGrpcListeners, grpcClusters, grpcRouteConfiguration } from "./grpc.ts";
-export { buildListeners } from "./listeners.ts";
+export { buildListeners, listenerResources } from "./listeners.ts";
 export { endpointView, type ProxyClassTable, proxyClassValue } from "./proxy-view.ts";
 export type { RequestedNames, XdsResource } from "./resource.ts";
 export { buildRouteConfiguration, routeNames } from "./routes.ts";

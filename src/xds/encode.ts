@@ -19,6 +19,7 @@ import {
   encodeMessage,
   forgetScratch,
   type OutgoingResponse,
+  PackedMessage,
   registry,
   typeUrl,
   UnwrittenResponse,
@@ -42,6 +43,11 @@ interface Encoded {
   hash: string | undefined;
   /** Why the resource cannot be encoded (`any` is then empty); kept, as a resource never changes. */
   error: string | undefined;
+  /**
+   * The entry of the resource under its name, shared by every list holding it: a workload's cluster
+   * list holds the outbound clusters of its namespace's others, 105,000 entries for 2,000 sidecars.
+   */
+  entry: EncodedEntry | undefined;
 }
 
 /** A base class whose constructor returns its argument: a subclass adds its private fields to that object. */
@@ -88,15 +94,18 @@ function encoded(memos: Memos, resource: Message): Encoded {
   if (hit) return hit;
   let entry: Encoded;
   try {
-    entry = { any: encodeAnyOf(resource), hash: undefined, error: undefined };
+    entry = { any: encodeAnyOf(resource), hash: undefined, error: undefined, entry: undefined };
   } catch (err) {
-    entry = { any: new Uint8Array(0), hash: undefined, error: err instanceof Error ? err.message : String(err) };
+    const error = err instanceof Error ? err.message : String(err);
+    entry = { any: new Uint8Array(0), hash: undefined, error, entry: undefined };
   }
   EncodedStamp.stamp(memos, resource, entry);
   return entry;
 }
 
 function encodeAnyOf(resource: Message): Uint8Array {
+  // Packed by a cache: its encoding, shared rather than copied.
+  if (resource instanceof PackedMessage) return resource.any;
   if (isAny(resource)) return encodeMessage(AnySchema, resource);
   const schema = registry.getMessage(resource.$typeName);
   if (!schema) throw new Error(`xds: resource type ${resource.$typeName} is not in the API registry`);
@@ -142,9 +151,10 @@ class AliasedEntry extends EncodedEntry {
 }
 
 function encodedEntry(r: XdsResource, e: Encoded): EncodedResource {
-  return r.aliases && r.aliases.length > 0
-    ? new AliasedEntry(r.name, e, r.version, r.aliases)
-    : new EncodedEntry(r.name, e, r.version);
+  if (r.aliases && r.aliases.length > 0) return new AliasedEntry(r.name, e, r.version, r.aliases);
+  if (r.version !== undefined) return new EncodedEntry(r.name, e, r.version);
+  if (e.entry?.name !== r.name) e.entry = new EncodedEntry(r.name, e, undefined);
+  return e.entry;
 }
 
 /** The tag of a length-delimited field: every field an xDS response or Any is assembled from. */
