@@ -21,10 +21,11 @@ import {
   tcpProxy,
   registry as typeRegistry,
   unpackAny,
+  unpacked,
 } from "../../src/api/index.ts";
 import { loadState, type ProxySpec, translate } from "../../src/cli/translate-state.ts";
 import { type ConfigObject, DEFAULT_MESH_CONFIG, loadMeshConfig, type MeshConfig } from "../../src/config/index.ts";
-import { buildListeners, XdsCache } from "../../src/configgen/index.ts";
+import { buildListeners, listenerResources, XdsCache } from "../../src/configgen/index.ts";
 import { type MeshPush, type ProxyNode, parseProxy } from "../../src/model/index.ts";
 import { storePush } from "../../src/model/store-push.ts";
 import { MemorySource } from "../../src/sources/index.ts";
@@ -491,6 +492,14 @@ spec:
   };
 
   const isInbound = (l: listener.Listener) => !isOutbound(l);
+  /**
+   * The proxy's listeners as LDS sends them and the caches keep them (a sidecar's packed), those of
+   * one direction: what the sharing tests compare by identity.
+   */
+  const sent = (push: MeshPush, p: ProxyNode, registry: Parameters<typeof buildListeners>[2], outbound: boolean) =>
+    listenerResources(push, p, registry, cache).filter(
+      (l) => isOutbound(unpacked(listener.ListenerSchema, l)) === outbound,
+    );
 
   /** A pod of the api workload, which a Service selects: it has inbound ports. */
   const API = sidecar({ ip: "10.0.1.1", labels: { app: "api" } });
@@ -575,24 +584,19 @@ spec:
   test("proxies differing only in pod IP and unselected labels share the outbound listener objects", () => {
     const { push, registry } = load();
     cache.clear();
-    const a = buildListeners(push, BASE, registry, cache).filter(isOutbound);
-    const b = buildListeners(push, sidecar({ ip: "10.0.0.6", labels: { app: "b", version: "v1" } }), registry, cache);
+    const a = sent(push, BASE, registry, true);
+    const b = sent(push, sidecar({ ip: "10.0.0.6", labels: { app: "b", version: "v1" } }), registry, true);
     assert.ok(a.length > 3);
     assert.deepEqual(
-      b.filter(isOutbound).map((l, i) => l === a[i]),
+      b.map((l, i) => l === a[i]),
       a.map(() => true),
     );
     // Under namespace-wide tracing the app label names the tracer's service: no sharing across apps,
     // sharing within one.
-    const x1 = buildListeners(push, sidecar({ namespace: "traced", labels: { app: "x" } }), registry, cache);
-    const x2 = buildListeners(
-      push,
-      sidecar({ ip: "10.0.0.7", namespace: "traced", labels: { app: "x" } }),
-      registry,
-      cache,
-    );
-    const y = buildListeners(push, sidecar({ namespace: "traced", labels: { app: "y" } }), registry, cache);
-    const virtual = (ls: listener.Listener[]) => ls.find((l) => l.name === "0.0.0.0_80");
+    const x1 = sent(push, sidecar({ namespace: "traced", labels: { app: "x" } }), registry, true);
+    const x2 = sent(push, sidecar({ ip: "10.0.0.7", namespace: "traced", labels: { app: "x" } }), registry, true);
+    const y = sent(push, sidecar({ namespace: "traced", labels: { app: "y" } }), registry, true);
+    const virtual = (ls: readonly { name: string }[]) => ls.find((l) => l.name === "0.0.0.0_80");
     assert.ok(virtual(x1));
     assert.equal(virtual(x1), virtual(x2));
     assert.notEqual(virtual(x1), virtual(y));
@@ -601,11 +605,11 @@ spec:
   test("the pods of one workload share their inbound listener objects", () => {
     const { push, registry } = load();
     cache.clear();
-    const one = buildListeners(push, API, registry, cache).filter(isInbound);
-    const other = buildListeners(push, sidecar({ ip: "10.0.1.9", labels: { app: "api", pod: "x" } }), registry, cache);
+    const one = sent(push, API, registry, false);
+    const other = sent(push, sidecar({ ip: "10.0.1.9", labels: { app: "api", pod: "x" } }), registry, false);
     assert.ok(one.some((l) => l.name === "virtualInbound"));
     assert.deepEqual(
-      other.filter(isInbound).map((l, i) => l === one[i]),
+      other.map((l, i) => l === one[i]),
       one.map(() => true),
     );
     // At rest (the server quiet) the per-workload listeners are dropped; a later pod rebuilds them, alike.
@@ -622,8 +626,8 @@ spec:
     assert.ok(kept.includes("lds/sidecarInbound") && kept.includes("lds/sidecarOutbound"));
     assert.deepEqual(dropped.sort(), ["lds/sidecarInbound", "lds/sidecarOutbound"]);
     const later = buildListeners(push, API, registry, cache);
-    assert.notEqual(later.filter(isInbound)[0], one[0]);
-    assert.deepEqual(asJson(later.filter(isInbound)), asJson(one));
+    assert.notEqual(sent(push, API, registry, false)[0], one[0]);
+    assert.deepEqual(asJson(later.filter(isInbound)), asJson(one.map((l) => unpacked(listener.ListenerSchema, l))));
     assert.deepEqual(asJson(later.filter(isOutbound)), asJson(outbound));
   });
 
@@ -643,8 +647,8 @@ spec:
     cache.clear();
     const a = sidecar({ ip: "10.0.2.1", labels: { app: "clash" } });
     const b = sidecar({ ip: "10.0.2.2", labels: { app: "clash" } });
-    const inboundA = buildListeners(push, a, state.registry, cache).filter(isInbound);
-    const inboundB = buildListeners(push, b, state.registry, cache).filter(isInbound);
+    const inboundA = sent(push, a, state.registry, false);
+    const inboundB = sent(push, b, state.registry, false);
     assert.equal(inboundA[0], inboundB[0]);
     const cases = push.status.toJSON().pilot_conflict_inbound_listener ?? {};
     assert.deepEqual(Object.keys(cases).sort(), [a.id, b.id].sort());
@@ -676,12 +680,10 @@ spec:
       return storePush(state.store, state.registry, MESH, "cluster.local", previous);
     };
     cache.clear();
-    const first = buildListeners(state.push, BASE, state.registry, cache).filter(isOutbound);
+    const first = sent(state.push, BASE, state.registry, true);
     const unchanged = next(state.push);
     assert.deepEqual(
-      buildListeners(unchanged, BASE, state.registry, cache)
-        .filter(isOutbound)
-        .map((l, i) => l === first[i]),
+      sent(unchanged, BASE, state.registry, true).map((l, i) => l === first[i]),
       first.map(() => true),
     );
     const telemetry: ConfigObject = {
@@ -691,8 +693,8 @@ spec:
       spec: { tracing: [{ providers: [{ name: "otel" }] }] },
     };
     const traced = next(unchanged, [telemetry]);
+    const web = sent(traced, BASE, state.registry, true).find((l) => l.name === "0.0.0.0_80");
     const after = buildListeners(traced, BASE, state.registry, cache);
-    const web = after.find((l) => l.name === "0.0.0.0_80");
     assert.notEqual(
       web,
       first.find((l) => l.name === "0.0.0.0_80"),
