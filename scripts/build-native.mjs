@@ -1,5 +1,6 @@
-// `npm run build` (and so `npm ci`'s prepare): builds native/, the Node-API addon for SOCK_SEQPACKET
-// sockets with descriptor passing (src/agent/seqpacket.ts), with node-gyp into native/build/.
+// `npm run build` (and so `npm ci`'s prepare): builds native/, the Node-API addons for SOCK_SEQPACKET
+// sockets with descriptor passing (src/agent/seqpacket.ts) and for glibc's malloc_trim
+// (src/util/malloc-trim.ts), with node-gyp into native/build/.
 // node-gyp would download Node's headers, which this project's machines cannot; the headers of the
 // Node running this script are used instead, from its installation (<prefix>/include/node: Debian's and
 // NodeSource's packages, the official tarballs and nvm all lay them there). node-gyp is npm's own
@@ -26,6 +27,6 @@ const built = spawnSync(process.execPath, [nodeGyp, "rebuild", `--nodedir=${node
 if (built.status !== 0) fail(`node-gyp exited with ${built.status ?? built.signal}`);
 
 function fail(why) {
-  console.error(`build-native: cannot build native/ (the seqpacket addon): ${why}`);
+  console.error(`build-native: cannot build native/ (the seqpacket and memory addons): ${why}`);
   process.exit(1);
 }

@@ -6,6 +6,7 @@ export { copyWith } from "./copy-with.ts";
 export { deepFreeze } from "./deep-freeze.ts";
 export { envBool, parseGoBool } from "./go-bool.ts";
 export { hostSubsetOf, hostsMatch, isWildcard } from "./hosts.ts";
+export { trimMallocHeap } from "./malloc-trim.ts";
 export {
   type MapTable,
   type MemoStats,

@@ -28,6 +28,7 @@
 import { createRequire } from "node:module";
 import { getHeapSpaceStatistics, setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
+import { trimMallocHeap } from "../../util/index.ts";
 
 export interface IdleCollectorOptions {
   /** How long writing must have stopped before collecting. */
@@ -129,6 +130,8 @@ export class IdleCollector {
     this.#collect ??= memoryReducingGc();
     this.#lastCollectionMs = Date.now();
     this.#collect(() => {
+      // What the collection freed outside V8's heap goes back to the system too.
+      trimMallocHeap();
       this.#heldAfterCollection = this.#heldBytes();
     });
   }
