@@ -3,41 +3,28 @@
 // keeps this instead of the message tree: a 12 kB listener is ~30 kB of objects as built. The xDS
 // server sends the bytes as they are (xds/encode.ts); whoever needs the fields decodes them (unpacked).
 import { type DescMessage, fromBinary, type MessageShape } from "@bufbuild/protobuf";
+import { BinaryReader, WireType } from "@bufbuild/protobuf/wire";
 import { encodeAny } from "./binary-encoder.ts";
 
 /** An Any (type URL and value) that also keeps its whole encoding, and the resource's xDS name. */
 export class PackedMessage {
   readonly $typeName = "google.protobuf.Any";
-  readonly typeUrl: string;
-  /** The message's encoding: a view into `any`. */
+  /** The message's encoding: a view into `any`, past its type URL field. */
   readonly value: Uint8Array;
 
   constructor(
     /** The resource's name, as xDS names it. */
     readonly name: string,
-    typeUrl: string,
-    /** The encoded Any. */
+    readonly typeUrl: string,
+    /** The encoded Any: its type URL, then its value (as encodeAny writes them). */
     readonly any: Uint8Array,
   ) {
-    this.typeUrl = typeUrl;
-    this.value = any.subarray(valueOffset(any));
+    const reader = new BinaryReader(any);
+    reader.tag();
+    reader.skip(WireType.LengthDelimited);
+    reader.tag();
+    this.value = reader.bytes();
   }
-}
-
-/** Where an encoded Any's value starts: past its type URL field and the value field's tag and length. */
-function valueOffset(any: Uint8Array): number {
-  let pos = 0;
-  for (let field = 0; field < 2; field++) {
-    pos++; // the tag: fields 1 and 2 of an Any are one byte each
-    let length = 0;
-    for (let shift = 0; ; shift += 7) {
-      const byte = any[pos++];
-      length += (byte & 0x7f) * 2 ** shift;
-      if (byte < 0x80) break;
-    }
-    if (field === 0) pos += length;
-  }
-  return pos;
 }
 
 /**
