@@ -91,10 +91,11 @@ const SETTLE_MS = 20_000;
 /** Between a new endpoint's Pod and its EndpointSlice entry, as a kubelet and the endpoint controller would. */
 const POD_BEFORE_SLICE_MS = 3000;
 /**
- * Endpoint changes timed in each run, their latencies pooled: one change's p99 moved by tens of ms
- * between runs of the same code (a slow push, the load process busy), more than sluiced's changes did.
+ * Endpoint changes timed in each run unless `--endpoint-changes` says otherwise, their latencies
+ * pooled: one change's p99 moved by tens of ms between runs of the same code (a slow push, the load
+ * process busy), more than sluiced's changes did; the pooled p99 lies inside the slowest of them.
  */
-const ENDPOINT_CHANGES = 5;
+export const DEFAULT_ENDPOINT_CHANGES = 5;
 /** Objects written to the API server at once while loading the mesh. */
 const LOAD_CONCURRENCY = 16;
 
@@ -155,9 +156,9 @@ function svc0With(shape: MeshShape, extraIps: string[]) {
   return { slice, addedPods: objects.filter((o) => o.kind === "Pod").slice(shape.endpoints) };
 }
 
-/** The addresses the endpoint changes of the run numbered `change` add to svc-0, one a change. */
-function addedIps(change: number): string[] {
-  return Array.from({ length: ENDPOINT_CHANGES }, (_, k) => addedEndpointIp(change * ENDPOINT_CHANGES + k));
+/** The addresses the `count` endpoint changes of the run numbered `change` add to svc-0, one a change. */
+function addedIps(change: number, count: number): string[] {
+  return Array.from({ length: count }, (_, k) => addedEndpointIp(change * count + k));
 }
 
 /** The configs a control plane must hold before the proxies connect. */
@@ -186,7 +187,7 @@ async function runPlane(
   protocol: Protocol,
   n: number,
   change: number,
-  profileDir?: string,
+  { endpointChanges: changeCount, profileDir }: { endpointChanges: number; profileDir?: string },
 ): Promise<PlaneRun> {
   const started = await startPlane(name, inputs, profileDir);
   const { plane, pid } = started;
@@ -209,7 +210,7 @@ async function runPlane(
     const fullBytes = sum(synced.bytes);
 
     // Each change adds one more address (its Pod made first) and is timed by it.
-    const ips = addedIps(change);
+    const ips = addedIps(change, changeCount);
     const endpointChanges: ChangeReport[] = [];
     for (let k = 0; k < ips.length; k++) {
       const { slice, addedPods } = svc0With(shape, ips.slice(0, k + 1));
@@ -240,13 +241,13 @@ async function runPlane(
   } finally {
     await worker?.close();
     await plane.stop();
-    await restoreSvc0(cluster, shape, change);
+    await restoreSvc0(cluster, shape, addedIps(change, changeCount));
   }
 }
 
-/** Undoes the changes of a run: svc-0's slice and VirtualService as loaded, the added Pod gone. */
-async function restoreSvc0(cluster: Cluster, shape: MeshShape, change: number): Promise<void> {
-  const { slice, addedPods } = svc0With(shape, addedIps(change));
+/** Undoes the changes of a run: svc-0's slice and VirtualService as loaded, the Pods of `added` gone. */
+async function restoreSvc0(cluster: Cluster, shape: MeshShape, added: string[]): Promise<void> {
+  const { slice, addedPods } = svc0With(shape, added);
   const original = svc0With(shape, []).slice;
   await cluster.must("PATCH", objectPath(slice), { endpoints: original.endpoints }, MERGE_PATCH);
   for (const pod of addedPods) await cluster.request("DELETE", `${objectPath(pod)}?gracePeriodSeconds=0`);
@@ -273,9 +274,12 @@ export async function* runAgainstIstiod(options: LoadOptions): AsyncGenerator<Si
       for (const protocol of options.protocols) {
         for (const n of options.proxies) {
           const shape = { kind, services: options.services, endpoints: options.endpoints };
-          const istiod = await runPlane("istiod", cluster, inputs, shape, protocol, n, ++change);
-          const profileDir = options.sluicedProfileDir;
-          const sluiced = await runPlane("sluiced", cluster, inputs, shape, protocol, n, ++change, profileDir);
+          const endpointChanges = options.endpointChanges ?? DEFAULT_ENDPOINT_CHANGES;
+          const istiod = await runPlane("istiod", cluster, inputs, shape, protocol, n, ++change, { endpointChanges });
+          const sluiced = await runPlane("sluiced", cluster, inputs, shape, protocol, n, ++change, {
+            endpointChanges,
+            profileDir: options.sluicedProfileDir,
+          });
           yield { mesh: kind, protocol, proxies: n, istiod, sluiced };
         }
       }

@@ -47,6 +47,8 @@ export interface LoadOptions {
   protocols: Protocol[];
   /** Write a CPU profile of each sluiced run (node --cpu-prof) into this directory. */
   sluicedProfileDir?: string;
+  /** Endpoint changes timed in each run against istiod (default 5). */
+  endpointChanges?: number;
 }
 
 export interface LoadReport {
