@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { create, fromBinary } from "@bufbuild/protobuf";
 import { Server, ServerCredentials, type ServerDuplexStream, status } from "@grpc/grpc-js";
-import { type ChangeReport, pooledChanges } from "../bench/load/measure-plane.ts";
+import { type ChangeReport, describeChange, pooledChanges } from "../bench/load/measure-plane.ts";
 import { clusterOf, type MeshShape, proxyIdentity, writeEndpointChange, writeMesh } from "../bench/load/mesh.ts";
 import type { Protocol } from "../bench/load/messages.ts";
 import { SidecarStream } from "../bench/load/sidecar-stream.ts";
@@ -207,4 +207,7 @@ test("changes pooled: every latency together, bytes, responses and CPU per chang
   assert.deepEqual(pooled.bytesByType, { EDS: 20 });
   assert.deepEqual(pooled.responsesByType, { EDS: 3 });
   assert.equal(pooled.cpuSeconds, 0.2);
+  // Fifteen changes to 200 proxies each: the mean response count per change is 200, written so.
+  const fifteen = pooledChanges(Array.from({ length: 15 }, () => report(Array(200).fill(5), 10, 0)));
+  assert.match(describeChange(fifteen, "sluiced"), /EDS 0\.0 kB in 200\)$/);
 });

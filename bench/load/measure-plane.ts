@@ -186,7 +186,8 @@ export const formatBytes = (bytes: number) =>
 /** A change in one line: latencies, CPU and bytes by type. */
 export function describeChange(c: ChangeReport, planeName: string): string {
   const types = Object.entries(c.bytesByType)
-    .map(([type, b]) => `${type} ${formatBytes(b)} in ${c.responsesByType[type] ?? 0}`)
+    // Pooled changes give a mean count per change: 200 over fifteen changes summed to 200.00000000000003.
+    .map(([type, b]) => `${type} ${formatBytes(b)} in ${Number((c.responsesByType[type] ?? 0).toFixed(1))}`)
     .join(", ");
   const missing = c.missing > 0 ? ` (${c.missing} never got it)` : "";
   const changes = c.changes > 1 ? `${c.changes} changes, each to ` : "";
