@@ -187,7 +187,7 @@ async function runPlane(
   protocol: Protocol,
   n: number,
   change: number,
-  { endpointChanges: changeCount, profileDir }: { endpointChanges: number; profileDir?: string },
+  { endpointChanges, profileDir }: { endpointChanges: number; profileDir?: string },
 ): Promise<PlaneRun> {
   const started = await startPlane(name, inputs, profileDir);
   const { plane, pid } = started;
@@ -210,16 +210,16 @@ async function runPlane(
     const fullBytes = sum(synced.bytes);
 
     // Each change adds one more address (its Pod made first) and is timed by it.
-    const ips = addedIps(change, changeCount);
-    const endpointChanges: ChangeReport[] = [];
+    const ips = addedIps(change, endpointChanges);
+    const changeReports: ChangeReport[] = [];
     for (let k = 0; k < ips.length; k++) {
       const { slice, addedPods } = svc0With(shape, ips.slice(0, k + 1));
       await create(cluster, addedPods[k]);
       await sleep(POD_BEFORE_SLICE_MS);
       const write = () => cluster.must("PATCH", objectPath(slice), { endpoints: slice.endpoints }, MERGE_PATCH);
-      endpointChanges.push(await timeChange(worker, pid, ips[k], write, fullBytes));
+      changeReports.push(await timeChange(worker, pid, ips[k], write, fullBytes));
     }
-    const endpointChange = pooledChanges(endpointChanges);
+    const endpointChange = pooledChanges(changeReports);
     const vs = virtualService(changedRoutePrefix(change));
     const virtualServiceChange = await timeChange(
       worker,
@@ -241,7 +241,7 @@ async function runPlane(
   } finally {
     await worker?.close();
     await plane.stop();
-    await restoreSvc0(cluster, shape, addedIps(change, changeCount));
+    await restoreSvc0(cluster, shape, addedIps(change, endpointChanges));
   }
 }
 
@@ -268,13 +268,13 @@ export async function* runAgainstIstiod(options: LoadOptions): AsyncGenerator<Si
     const loadStart = performance.now();
     await loadMesh(cluster, { services: options.services, endpoints: options.endpoints });
     console.log(`against istiod: mesh loaded in ${((performance.now() - loadStart) / 1000).toFixed(0)} s`);
+    const endpointChanges = options.endpointChanges ?? DEFAULT_ENDPOINT_CHANGES;
     let change = 0;
     for (const kind of options.meshes) {
       await setSidecars(cluster, kind);
       for (const protocol of options.protocols) {
         for (const n of options.proxies) {
           const shape = { kind, services: options.services, endpoints: options.endpoints };
-          const endpointChanges = options.endpointChanges ?? DEFAULT_ENDPOINT_CHANGES;
           const istiod = await runPlane("istiod", cluster, inputs, shape, protocol, n, ++change, { endpointChanges });
           const sluiced = await runPlane("sluiced", cluster, inputs, shape, protocol, n, ++change, {
             endpointChanges,

@@ -20,10 +20,10 @@ export class PackedMessage {
     readonly any: Uint8Array,
   ) {
     const reader = new BinaryReader(any);
-    reader.tag();
-    reader.skip(WireType.LengthDelimited);
-    reader.tag();
-    this.value = reader.bytes();
+    reader.tag(); // field 1, type_url
+    reader.skip(WireType.LengthDelimited); // its length and bytes
+    reader.tag(); // field 2, value
+    this.value = reader.bytes(); // a view, not a copy
   }
 }
 
