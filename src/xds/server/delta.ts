@@ -135,14 +135,17 @@ interface DeltaTrigger {
   subscribed: readonly string[];
 }
 
-/** Generates one type and sends what changed since what the proxy holds. Nothing changed, nothing sent. */
-export async function pushDeltaType<Snapshot>(
+/**
+ * Generates one type and sends what changed since what the proxy holds. Nothing changed, nothing
+ * sent: then it returns undefined rather than a promise (see pushSotwType).
+ */
+export function pushDeltaType<Snapshot>(
   env: XdsEnv<Snapshot>,
   conn: Connection<Snapshot>,
   w: Watch,
   req: PushRequest<Snapshot>,
   trigger: DeltaTrigger = PUSHED,
-): Promise<void> {
+): Promise<void> | undefined {
   const gen = findGenerator(env, conn, w.typeUrl);
   if (!gen) return;
   const startMs = performance.now();
@@ -195,7 +198,7 @@ export async function pushDeltaType<Snapshot>(
       controlPlane: controlPlaneFor(env, w.typeUrl),
     });
   w.recordDelta(changed, toRemove, encoded.versions);
-  await sendResponse(env, conn, w, bytes, { version, nonce, resources: changed.length, startMs });
+  return sendResponse(env, conn, w, bytes, { version, nonce, resources: changed.length, startMs });
 }
 
 const NO_ALIASES: ReadonlySet<string> = new Set();

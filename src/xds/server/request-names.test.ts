@@ -55,3 +55,23 @@ test("bytes that are not a request fail as protobuf-es fails them", () => {
   assert.throws(() => fromBinary(discovery.DiscoveryRequestSchema, garbage));
   assert.throws(() => decoder.decode(garbage));
 });
+
+test("fields of every wire type around the names are stepped over; a field running past the end fails as protobuf-es fails it", () => {
+  const decoder = new DiscoveryRequestDecoder();
+  const names = clusters(200);
+  // Unknown fields 97 (fixed32), 98 (fixed64) and 99 (a 10-byte varint), as a newer Envoy might send.
+  const unknown = Buffer.from([
+    ...[0x8d, 0x06, 1, 2, 3, 4],
+    ...[0x91, 0x06, 1, 2, 3, 4, 5, 6, 7, 8],
+    ...[0x98, 0x06, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01],
+  ]);
+  const first = decoder.decode(encoded({ resourceNames: names }));
+  const withUnknown = Buffer.concat([unknown, encoded({ resourceNames: names, responseNonce: "n" }), unknown]);
+  const decoded = decoder.decode(withUnknown);
+  assert.deepEqual(decoded, fromBinary(discovery.DiscoveryRequestSchema, withUnknown));
+  assert.equal(decoded.resourceNames, first.resourceNames, "the names were found between the unknown fields");
+
+  const overrun = Buffer.concat([encoded({ resourceNames: names }), Buffer.from([0x2a, 0x05, 0x61])]);
+  assert.throws(() => fromBinary(discovery.DiscoveryRequestSchema, overrun));
+  assert.throws(() => decoder.decode(overrun));
+});

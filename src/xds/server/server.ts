@@ -501,8 +501,11 @@ export class XdsServer<Snapshot = unknown> {
     for (const w of conn.orderedWatches()) {
       if (conn.closed) return;
       try {
-        if (conn.protocol === "sotw") await pushSotwType(this.#env, conn, w, req, false);
-        else await pushDeltaType(this.#env, conn, w, req);
+        const sending =
+          conn.protocol === "sotw"
+            ? pushSotwType(this.#env, conn, w, req, false)
+            : pushDeltaType(this.#env, conn, w, req);
+        if (sending) await sending;
       } catch (err) {
         // A refusal was already given when the proxy asked; a push only skips the type.
         if (!(err instanceof XdsError)) throw err;

@@ -82,15 +82,17 @@ export async function handleSotwRequest<Snapshot>(
 
 /**
  * Generates and sends one type. Pushes (not requests) skip a response identical to the last one
- * sent, so a rejected state is not sent again until the config changes.
+ * sent, so a rejected state is not sent again until the config changes. Returns the send, or
+ * undefined when nothing is sent: an endpoint push asks every watch of 200 proxies, and an async
+ * call for each of the three that send nothing was most of what such a push allocated.
  */
-export async function pushSotwType<Snapshot>(
+export function pushSotwType<Snapshot>(
   env: XdsEnv<Snapshot>,
   conn: Connection<Snapshot>,
   w: Watch,
   req: PushRequest<Snapshot>,
   requested: boolean,
-): Promise<void> {
+): Promise<void> | undefined {
   const gen = findGenerator(env, conn, w.typeUrl);
   if (!gen) return;
   const startMs = performance.now();
@@ -126,7 +128,7 @@ export async function pushSotwType<Snapshot>(
       resources,
       controlPlane: controlPlaneFor(env, w.typeUrl),
     });
-  await sendResponse(env, conn, w, bytes, { version, nonce, resources: resources.length, startMs });
+  return sendResponse(env, conn, w, bytes, { version, nonce, resources: resources.length, startMs });
 }
 
 /**
