@@ -7,13 +7,19 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { create, fromBinary } from "@bufbuild/protobuf";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { Server, ServerCredentials, type ServerDuplexStream, status } from "@grpc/grpc-js";
 import { type ChangeReport, describeChange, pooledChanges } from "../bench/load/measure-plane.ts";
 import { clusterOf, type MeshShape, proxyIdentity, writeEndpointChange, writeMesh } from "../bench/load/mesh.ts";
 import type { Protocol } from "../bench/load/messages.ts";
 import { SidecarStream } from "../bench/load/sidecar-stream.ts";
-import { clusterEdsName, parseDeltaResponse, parseSotwResponse } from "../bench/load/wire.ts";
+import {
+  clusterEdsName,
+  encodedResourceNames,
+  parseDeltaResponse,
+  parseSotwResponse,
+  sotwRequest,
+} from "../bench/load/wire.ts";
 import { grpcServiceDefinition } from "../src/api/grpc-service.ts";
 import { cluster, discovery } from "../src/api/index.ts";
 import { outgoingBytes } from "../src/api/outgoing-response.ts";
@@ -141,6 +147,21 @@ test("the wire reader reads what the encoder writes", () => {
     ["outbound|80||a", "static"],
   );
   assert.deepEqual([delta.version, delta.nonce, delta.removed], ["v2", "n2", ["gone"]]);
+});
+
+test("a SotW request written with its names encoded once is the bytes of the whole request encoded", () => {
+  const names = ["outbound|80||a.ns.svc.cluster.local", "outbound|9080||b.ns.svc.cluster.local"];
+  const node = { id: "sidecar~10.0.0.1~a.ns~ns.svc.cluster.local", cluster: "a.ns" };
+  for (const fields of [
+    { node, versionInfo: "", typeUrl: TypeUrl.Endpoint, responseNonce: "" },
+    { versionInfo: "2026-12-07T22:00:00Z/7", typeUrl: TypeUrl.Endpoint, responseNonce: "n-7" },
+  ]) {
+    const whole = toBinary(
+      discovery.DiscoveryRequestSchema,
+      create(discovery.DiscoveryRequestSchema, { ...fields, resourceNames: names }),
+    );
+    assert.deepEqual(new Uint8Array(sotwRequest(fields, encodedResourceNames(names))), whole);
+  }
 });
 
 test("a stream the server refuses is opened again, from a new node request, after Envoy's backoff", async () => {

@@ -18,9 +18,11 @@ import type { Protocol } from "./messages.ts";
 import {
   clusterEdsName,
   decodeListener,
+  encodedResourceNames,
   parseDeltaResponse,
   parseSotwResponse,
   routeUsesVhds,
+  sotwRequest,
   type WireResponse,
 } from "./wire.ts";
 
@@ -37,6 +39,8 @@ export const shortTypeOf = (typeUrl: string) => SHORT[typeUrl] ?? "other";
 interface TypeState {
   /** Subscribed names (EDS, RDS, VHDS). */
   names: Set<string>;
+  /** SotW: `names` encoded, made at the first request after they change. */
+  encodedNames: Uint8Array | undefined;
   version: string;
   nonce: string;
   requested: boolean;
@@ -147,7 +151,7 @@ export class SidecarStream {
   #state(typeUrl: string): TypeState {
     let state = this.#types.get(typeUrl);
     if (!state) {
-      state = { names: new Set(), version: "", nonce: "", requested: false, received: false };
+      state = { names: new Set(), encodedNames: undefined, version: "", nonce: "", requested: false, received: false };
       this.#types.set(typeUrl, state);
     }
     return state;
@@ -166,20 +170,20 @@ export class SidecarStream {
     const state = this.#state(typeUrl);
     const node = this.#node();
     if (this.protocol === "sotw") {
-      if (names) state.names = new Set(names);
-      this.#send(discovery.DiscoveryRequestSchema, {
-        node,
-        typeUrl,
-        versionInfo: state.version,
-        responseNonce: state.nonce,
-        resourceNames: [...state.names],
-      });
+      if (names) {
+        state.names = new Set(names);
+        state.encodedNames = undefined;
+      }
+      state.encodedNames ??= encodedResourceNames(state.names);
+      this.#write(
+        sotwRequest({ node, typeUrl, versionInfo: state.version, responseNonce: state.nonce }, state.encodedNames),
+      );
     } else {
       const subscribe = names ? [...names].filter((n) => !state.names.has(n)) : [];
       const unsubscribe = names ? [...state.names].filter((n) => !names.has(n)) : [];
       if (state.requested && subscribe.length === 0 && unsubscribe.length === 0) return;
       if (names) state.names = new Set(names);
-      this.#send(discovery.DeltaDiscoveryRequestSchema, {
+      this.#sendDelta({
         node,
         typeUrl,
         resourceNamesSubscribe: subscribe,
@@ -192,14 +196,15 @@ export class SidecarStream {
   #ack(typeUrl: string): void {
     const state = this.#state(typeUrl);
     if (this.protocol === "sotw") this.#request(typeUrl);
-    else this.#send(discovery.DeltaDiscoveryRequestSchema, { typeUrl, responseNonce: state.nonce });
+    else this.#sendDelta({ typeUrl, responseNonce: state.nonce });
   }
 
-  #send<Desc extends typeof discovery.DiscoveryRequestSchema | typeof discovery.DeltaDiscoveryRequestSchema>(
-    schema: Desc,
-    init: MessageInitShape<Desc>,
-  ): void {
-    this.#stream?.write(toBinary(schema, create(schema, init)));
+  #sendDelta(init: MessageInitShape<typeof discovery.DeltaDiscoveryRequestSchema>): void {
+    this.#write(toBinary(discovery.DeltaDiscoveryRequestSchema, create(discovery.DeltaDiscoveryRequestSchema, init)));
+  }
+
+  #write(request: Request): void {
+    this.#stream?.write(request);
   }
 
   #receive(bytes: Buffer): void {

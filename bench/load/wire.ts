@@ -1,8 +1,9 @@
 // What a load-test proxy reads of an xDS response, straight from the wire: the envelope, each
 // resource's name and encoded value, and the EDS name of a cluster. Only listeners are fully decoded
 // (their route names sit deep in HTTP connection managers); everything else stays bytes, so the load
-// process spends its time receiving, as the lower-bound replay run measures.
-import { fromBinary } from "@bufbuild/protobuf";
+// process spends its time receiving, as the lower-bound replay run measures. SotW requests are written
+// with their resource names encoded once (sotwRequest).
+import { create, fromBinary, type MessageInitShape, toBinary } from "@bufbuild/protobuf";
 import { BinaryReader } from "@bufbuild/protobuf/wire";
 import { cluster, discovery, listener, route } from "../../src/api/index.ts";
 
@@ -124,4 +125,32 @@ export function routeUsesVhds(bytes: Uint8Array): boolean {
 
 export function decodeListener(bytes: Uint8Array): listener.Listener {
   return fromBinary(listener.ListenerSchema, bytes);
+}
+
+/** A SotW request's resource_names, encoded as they sit in the request. */
+export function encodedResourceNames(names: Iterable<string>): Uint8Array {
+  return toBinary(
+    discovery.DiscoveryRequestSchema,
+    create(discovery.DiscoveryRequestSchema, { resourceNames: [...names] }),
+  );
+}
+
+/**
+ * The bytes of a DiscoveryRequest of `fields` naming `names`. A message's encoding is its fields'
+ * encodings one after another, so this is what encoding the whole request writes (version_info and
+ * node, resource_names, then type_url and response_nonce), while a stream's names, the same at every
+ * ACK (~4.5 KB for a scoped sidecar's EDS), are encoded once: encoding them at every ACK was half of
+ * what the load process did in an endpoint change, and its collections most of the rest.
+ */
+export function sotwRequest(
+  fields: Pick<
+    MessageInitShape<typeof discovery.DiscoveryRequestSchema>,
+    "node" | "versionInfo" | "typeUrl" | "responseNonce"
+  >,
+  names: Uint8Array,
+): Uint8Array {
+  const schema = discovery.DiscoveryRequestSchema;
+  const head = toBinary(schema, create(schema, { node: fields.node, versionInfo: fields.versionInfo }));
+  const tail = toBinary(schema, create(schema, { typeUrl: fields.typeUrl, responseNonce: fields.responseNonce }));
+  return Buffer.concat([head, names, tail]);
 }
