@@ -3,7 +3,6 @@
 // only resources whose version changed plus the names the proxy must drop.
 import type { discovery } from "../../api/index.ts";
 import type { PushRequest } from "../../model/index.ts";
-import { copyWith } from "../../util/index.ts";
 import { type EncodedResource, encodeDeltaResponse, encodeResources } from "../encode.ts";
 import type { DeltaGenerateResult, GenerateResult } from "../generator.ts";
 import { isWildcardTypeUrl, resourceNamespace, shortType, subscribesByNamespace } from "../types.ts";
@@ -150,9 +149,10 @@ export function pushDeltaType<Snapshot>(
   if (!gen) return;
   const startMs = performance.now();
   const generated = runGenerator(env, conn, w.typeUrl, () => {
-    const result = gen.generateDeltas
+    // A generator without generateDeltas removes nothing but what its complete answers leave out.
+    const result: (GenerateResult & Partial<DeltaGenerateResult>) | undefined = gen.generateDeltas
       ? gen.generateDeltas(conn.proxy, w, req)
-      : withRemoved(gen.generate(conn.proxy, w, req));
+      : gen.generate(conn.proxy, w, req);
     return result && { result, encoded: encodeResources(env.memos, result.resources) };
   });
   if (!generated) return;
@@ -211,8 +211,4 @@ function aliasesOf(resources: readonly EncodedResource[]): ReadonlySet<string> {
     for (const alias of r.aliases) aliases.add(alias);
   }
   return aliases ?? NO_ALIASES;
-}
-
-function withRemoved(result: GenerateResult | undefined): DeltaGenerateResult | undefined {
-  return result && copyWith(result, { removed: [] as string[] });
 }
