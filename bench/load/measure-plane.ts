@@ -67,8 +67,14 @@ export class Worker {
 
   ask<T extends FromWorker["type"]>(message: ToWorker, reply: T): Promise<Extract<FromWorker, { type: T }>> {
     return new Promise((resolve, reject) => {
-      this.#child.once("exit", (code) => reject(new Error(`load worker exited (${code})`)));
-      this.#replies.push((m) => (m.type === reply ? resolve(m as Extract<FromWorker, { type: T }>) : reject(m)));
+      const exited = (code: number | null) => reject(new Error(`load worker exited (${code})`));
+      this.#child.once("exit", exited);
+      // Answered: the exit listener goes (one stayed per question, and a run asks more than ten).
+      this.#replies.push((m) => {
+        this.#child.off("exit", exited);
+        if (m.type === reply) resolve(m as Extract<FromWorker, { type: T }>);
+        else reject(m);
+      });
       this.#child.send(message);
     });
   }
