@@ -47,8 +47,8 @@ export class DiscoveryRequestDecoder {
  * Where the request's resource_names fields lie: one contiguous run of them, as every encoder
  * writes a repeated field. Undefined when there are none, when they are split by other fields (then
  * the whole request is decoded), or when the bytes are not a message. Read with offsets only: a
- * BinaryReader's skip makes a subarray of every field it passes, 100 per scoped EDS ACK, which was
- * most of what a SotW endpoint push allocated.
+ * BinaryReader's skip makes a subarray of every field it passes, 100 per scoped EDS ACK: 20 of the
+ * 91 MB sluiced allocated over ten scoped SotW endpoint changes.
  */
 function namesSpan(bytes: Uint8Array): { start: number; end: number } | undefined {
   const cursor = new WireCursor(bytes);

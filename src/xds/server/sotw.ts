@@ -83,8 +83,8 @@ export async function handleSotwRequest<Snapshot>(
 /**
  * Generates and sends one type. Pushes (not requests) skip a response identical to the last one
  * sent, so a rejected state is not sent again until the config changes. Returns the send, or
- * undefined when nothing is sent: an endpoint push asks every watch of 200 proxies, and an async
- * call for each of the three that send nothing was most of what such a push allocated.
+ * undefined when nothing is sent: an endpoint push asks every watch of its 200 proxies, and an
+ * async call for each of the three types that send nothing made a frame and a promise each.
  */
 export function pushSotwType<Snapshot>(
   env: XdsEnv<Snapshot>,
