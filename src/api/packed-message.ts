@@ -19,11 +19,12 @@ export class PackedMessage {
     /** The encoded Any: its type URL, then its value (as encodeAny writes them). */
     readonly any: Uint8Array,
   ) {
+    // Field 1 (type_url) is stepped over whole; field 2's bytes are a view into `any`, not a copy.
     const reader = new BinaryReader(any);
-    reader.tag(); // field 1, type_url
-    reader.skip(WireType.LengthDelimited); // its length and bytes
-    reader.tag(); // field 2, value
-    this.value = reader.bytes(); // a view, not a copy
+    reader.tag();
+    reader.skip(WireType.LengthDelimited);
+    reader.tag();
+    this.value = reader.bytes();
   }
 }
 
