@@ -2,10 +2,11 @@
 // inside glibc's heap, not only those at its top. Responses and HTTP/2 buffers freed among long-lived
 // allocations leave such pages resident (~35 MiB after a 2,000-sidecar sync). Where the C library is
 // not glibc, trim does nothing. The caller decides when: src/util/malloc-trim.ts.
+#include <stdbool.h>
+#include <stdlib.h>  // first, for __GLIBC__: glibc's headers define it, the compiler does not
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
-#include <stdbool.h>
 
 #include <node_api.h>
 
