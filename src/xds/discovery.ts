@@ -54,6 +54,8 @@ export interface DiscoveryOptions {
   rootNamespace: string;
   domainSuffix: string;
   debounce: DebounceOptions;
+  /** PILOT_PUSH_THROTTLE: proxies pushed at once, and responses built and written at once (default 100). */
+  pushThrottle?: number;
   /** The ambient index (PILOT_ENABLE_AMBIENT): WDS serves its addresses and policies, and pushes what changes in them. */
   ambient?: AmbientIndex;
   /** ENABLE_XDS_API_GENERATOR_AUTH. */
@@ -131,6 +133,7 @@ export async function startDiscovery(options: DiscoveryOptions): Promise<Discove
     memos: cache,
     onQuiet: () => cache.dropAtRest(),
     initialPush: options.initialPush,
+    pushConcurrency: options.pushThrottle,
     authenticators: options.authenticators ?? [new ClientCertAuthenticator()],
     proxyNeedsPush,
     connectionHooks: options.connectionHooks,

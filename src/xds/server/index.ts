@@ -22,6 +22,7 @@ export {
   type ConnectionInfo,
   type ListenOptions,
   maxReceiveMessageBytesFromEnv,
+  pushThrottleFromEnv,
   type TlsFiles,
   type TlsProviders,
   XdsServer,

@@ -20,7 +20,7 @@ import { TypeUrl } from "../types.ts";
 import type { Authenticator, Caller } from "./auth.ts";
 import type { AdsStream } from "./connection.ts";
 import { XdsMetrics } from "./metrics.ts";
-import { adsServiceDefinition, maxReceiveMessageBytesFromEnv, XdsServer } from "./server.ts";
+import { adsServiceDefinition, maxReceiveMessageBytesFromEnv, pushThrottleFromEnv, XdsServer } from "./server.ts";
 
 /** One gRPC frame (flag, length, bytes) holding a first SotW request from a sidecar. */
 function firstRequestFrame(): Buffer {
@@ -106,6 +106,19 @@ test("ISTIO_GPRC_MAXRECVMSGSIZE: a positive number of bytes, else Istio's 4 MiB"
   assert.equal(maxReceiveMessageBytesFromEnv({ ISTIO_GPRC_MAXRECVMSGSIZE: "+2048" }), 2048);
   for (const value of ["", "4MiB", "1.5", "0", "-1", "99999999999999999999"]) {
     assert.equal(maxReceiveMessageBytesFromEnv({ ISTIO_GPRC_MAXRECVMSGSIZE: value }), 4 * 1024 * 1024, value);
+  }
+});
+
+test("PILOT_PUSH_THROTTLE: a whole number of pushes, 100 when unset or 0; anything else refused by name", () => {
+  assert.equal(pushThrottleFromEnv({}), 100);
+  assert.equal(pushThrottleFromEnv({ PILOT_PUSH_THROTTLE: "" }), 100);
+  assert.equal(pushThrottleFromEnv({ PILOT_PUSH_THROTTLE: "0" }), 100);
+  assert.equal(pushThrottleFromEnv({ PILOT_PUSH_THROTTLE: "25" }), 25);
+  for (const value of ["-1", "1.5", "ten", "99999999999999999999"]) {
+    assert.throws(
+      () => pushThrottleFromEnv({ PILOT_PUSH_THROTTLE: value }),
+      new RegExp(`PILOT_PUSH_THROTTLE: .*"${value}"`),
+    );
   }
 });
 
