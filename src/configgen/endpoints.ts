@@ -22,7 +22,7 @@ import {
 } from "../networking/cluster/index.ts";
 import { buildClusterLoadAssignment, localityLbSetting } from "../networking/endpoint/index.ts";
 import type { EndpointLookup, Service, ServiceEndpoint } from "../registry/index.ts";
-import { type MapTable, type Memos, mapTable, weakTable } from "../util/index.ts";
+import { type MapTable, type Memos, mapTable, StringPool, weakTable } from "../util/index.ts";
 import { KeyFormat } from "./cache/keys.ts";
 import { resourceTable, type XdsCache } from "./cache/xds-cache.ts";
 import {
@@ -98,8 +98,10 @@ function isClusterLocal(mesh: MeshConfig, hostname: string, domainSuffix: string
 // share those, and the index's answer costs microseconds per endpoint.
 const MTLS_DISABLED = weakTable<MeshPush, Map<string, Map<string, boolean>>>("eds/mtlsDisabledByPush");
 // Label sets as key parts (one string per labels object, whose hash is computed once); the registry's
-// endpoints keep their labels objects across pushes.
+// endpoints keep their labels objects across pushes. The Pods of a workload have equal labels: one
+// string for them all (10,000 Pods of 1,000 services held 10,000 of ~240 bytes).
 const LABEL_KEYS = weakTable<Labels, string>("eds/labelKeys");
+const LABEL_KEY_STRINGS = new StringPool(10_000);
 
 function peerAuthenticationDisablesMtls(memos: Memos, push: MeshPush): (ep: ServiceEndpoint) => boolean {
   const index = push.snapshot.peerAuthentications;
@@ -114,7 +116,7 @@ function peerAuthenticationDisablesMtls(memos: Memos, push: MeshPush): (ep: Serv
   return (ep) => {
     let labels = labelKeys.get(ep.labels);
     if (labels === undefined) {
-      labels = JSON.stringify(ep.labels);
+      labels = LABEL_KEY_STRINGS.intern(JSON.stringify(ep.labels));
       labelKeys.set(ep.labels, labels);
     }
     let byPort = byLabels.get(labels);
