@@ -167,8 +167,9 @@ export function maxReceiveMessageBytesFromEnv(env: Record<string, string | undef
 /**
  * PILOT_PUSH_THROTTLE as istiod reads it: proxies pushed at once, 0 or unset for the default. istiod's
  * default follows the cores (15 + 5 a core, at most 100: 25 on two); Sluice's is 100 whatever the
- * cores, as at 25 a 500-sidecar sync took 28% longer for the same peak memory. Istio warns about a value
- * that is not an integer and reads a negative one as 0; here either stops startup.
+ * cores, as at 25 a 500-sidecar sync took 28% longer (one pair of runs) for the same peak memory.
+ * Istio warns about a value that is not an integer and reads a negative one as 0; here either stops
+ * startup.
  */
 export function pushThrottleFromEnv(env: Record<string, string | undefined>): number {
   const value = env.PILOT_PUSH_THROTTLE ?? "";
