@@ -22,7 +22,7 @@ import {
 } from "../networking/cluster/index.ts";
 import { buildClusterLoadAssignment, localityLbSetting } from "../networking/endpoint/index.ts";
 import type { EndpointLookup, Service, ServiceEndpoint } from "../registry/index.ts";
-import { type MapTable, type Memos, mapTable, StringPool, weakTable } from "../util/index.ts";
+import { type MapTable, type Memos, mapTable, weakTable } from "../util/index.ts";
 import { KeyFormat } from "./cache/keys.ts";
 import { resourceTable, type XdsCache } from "./cache/xds-cache.ts";
 import {
@@ -101,12 +101,15 @@ const MTLS_DISABLED = weakTable<MeshPush, Map<string, Map<string, boolean>>>("ed
 // endpoints keep their labels objects across pushes. The Pods of a workload have equal labels: one
 // string for them all (10,000 Pods of 1,000 services held 10,000 of ~240 bytes).
 const LABEL_KEYS = weakTable<Labels, string>("eds/labelKeys");
-const LABEL_KEY_STRINGS = new StringPool(10_000);
+const LABEL_KEY_STRINGS = mapTable<string, string>("eds/labelKeyStrings");
+/** Label keys kept at most; past it they are dropped (a rollout's Pods bring new label sets). */
+const MAX_LABEL_KEY_STRINGS = 10_000;
 
 function peerAuthenticationDisablesMtls(memos: Memos, push: MeshPush): (ep: ServiceEndpoint) => boolean {
   const index = push.snapshot.peerAuthentications;
   const mtlsDisabledByPush = memos.weak(MTLS_DISABLED);
   const labelKeys = memos.weak(LABEL_KEYS);
+  const labelKeyStrings = memos.map(LABEL_KEY_STRINGS);
   let answers = mtlsDisabledByPush.get(push);
   if (!answers) {
     answers = new Map();
@@ -116,7 +119,13 @@ function peerAuthenticationDisablesMtls(memos: Memos, push: MeshPush): (ep: Serv
   return (ep) => {
     let labels = labelKeys.get(ep.labels);
     if (labels === undefined) {
-      labels = LABEL_KEY_STRINGS.intern(JSON.stringify(ep.labels));
+      const made = JSON.stringify(ep.labels);
+      labels = labelKeyStrings.get(made);
+      if (labels === undefined) {
+        if (labelKeyStrings.size >= MAX_LABEL_KEY_STRINGS) labelKeyStrings.clear();
+        labelKeyStrings.set(made, made);
+        labels = made;
+      }
       labelKeys.set(ep.labels, labels);
     }
     let byPort = byLabels.get(labels);

@@ -6,7 +6,7 @@ import type { ConfigObject } from "../config/index.ts";
 import { podSpecOf } from "../config/typed.ts";
 import type { WorkloadEntrySpec } from "../config/types/index.ts";
 import type { Collection, FetchContext, Index, Labels } from "../krt/index.ts";
-import { copyWith, NameMemo, parseGoBool } from "../util/index.ts";
+import { copyWith, parseGoBool } from "../util/index.ts";
 import type { ServiceEndpoint, WorkloadInstance } from "./model.ts";
 import { LABEL_NETWORK, type NetworkOf } from "./networks.ts";
 
@@ -36,19 +36,11 @@ export interface WorkloadContext {
   networkOf: NetworkOf;
 }
 
-// Every Pod of a service account has its identity: one kept string for all (10,000 Pods of 10
-// accounts held 10,000 strings of 150 bytes, each a chain of concatenations).
-const IDENTITIES = new NameMemo<string>(
-  // Istio's sanitizeTrustDomain: '@' cannot appear in a SPIFFE trust domain.
-  (trustDomain, namespace, serviceAccount) =>
-    `spiffe://${trustDomain.replaceAll("@", ".")}/ns/${namespace}/sa/${serviceAccount}`,
-  10_000,
-);
-
 /** `spiffe://<trust domain>/ns/<ns>/sa/<sa>`, or "" without a service account. */
 export function spiffeIdentity(trustDomain: string, namespace: string, serviceAccount: string): string {
   if (serviceAccount === "") return "";
-  return IDENTITIES.get(trustDomain, namespace, serviceAccount);
+  // Istio's sanitizeTrustDomain: '@' cannot appear in a SPIFFE trust domain.
+  return `spiffe://${trustDomain.replaceAll("@", ".")}/ns/${namespace}/sa/${serviceAccount}`;
 }
 
 /** The locality a workload declares with a label; Kubernetes labels cannot hold '/', so '.' stands for it. */

@@ -18,5 +18,5 @@ export {
   type WeakTable,
   weakTable,
 } from "./memo.ts";
-export { NameMemo, StringPool } from "./name-memo.ts";
+export { NameMemo } from "./name-memo.ts";
 export { OverlayMap } from "./overlay-map.ts";

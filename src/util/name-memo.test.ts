@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { NameMemo, StringPool } from "./name-memo.ts";
+import { NameMemo } from "./name-memo.ts";
 
 test("a name is made once per arguments and kept", () => {
   let made = 0;
@@ -31,14 +31,4 @@ test("a full memo drops what it kept and goes on", () => {
   assert.equal(made, 3);
   assert.equal(memo.get("a", "", 1), "a1");
   assert.equal(made, 3);
-});
-
-test("a string pool gives back an equal string, first kept, and goes on once full", () => {
-  const pool = new StringPool(2);
-  const made = (s: string) => [...s].join("");
-  assert.equal(pool.intern(made("a|b")), "a|b");
-  assert.equal(pool.intern(made("a|b")), "a|b");
-  assert.equal(pool.intern(made("c")), "c");
-  assert.equal(pool.intern(made("d")), "d", "kept after the pool was full and dropped");
-  assert.equal(pool.intern(made("a|b")), "a|b");
 });

@@ -1,22 +1,22 @@
-// Names made from two strings and a number (or a third string), kept: generators name the same clusters, EDS resources
+// Names made from two strings and a number, kept: generators name the same clusters, EDS resources
 // and endpoint lists on every push and for every proxy, and a name made anew is a new string that
 // each Map lookup must flatten and hash, and each encode flatten again. A kept name is flat, hashed
 // once, and one string for every message naming it.
 
 /** A memo of the names `make` makes, by its arguments; at most `max` kept (all dropped when full). */
-export class NameMemo<Third extends number | string = number> {
-  readonly #names = new Map<string, Map<string, Map<Third, string>>>();
+export class NameMemo {
+  readonly #names = new Map<string, Map<string, Map<number, string>>>();
   #count = 0;
   /** Names found kept, and names made (MemoCounters). */
   hits = 0;
   misses = 0;
 
   constructor(
-    private readonly make: (first: string, second: string, n: Third) => string,
+    private readonly make: (first: string, second: string, n: number) => string,
     private readonly max = 100_000,
   ) {}
 
-  get(first: string, second: string, n: Third): string {
+  get(first: string, second: string, n: number): string {
     if (this.#count >= this.max) {
       this.#names.clear();
       this.#count = 0;
@@ -44,20 +44,5 @@ export class NameMemo<Third extends number | string = number> {
   /** The names kept. */
   get entries(): number {
     return this.#count;
-  }
-}
-
-/** One kept string for equal strings made apart; at most `max` kept (all dropped when full). */
-export class StringPool {
-  readonly #kept = new Map<string, string>();
-
-  constructor(private readonly max = 100_000) {}
-
-  intern(s: string): string {
-    const kept = this.#kept.get(s);
-    if (kept !== undefined) return kept;
-    if (this.#kept.size >= this.max) this.#kept.clear();
-    this.#kept.set(s, s);
-    return s;
   }
 }
