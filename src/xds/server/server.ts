@@ -147,7 +147,7 @@ export interface ListenOptions {
 /** Istio's default for ISTIO_GPRC_MAXRECVMSGSIZE. */
 export const DEFAULT_MAX_RECEIVE_MESSAGE_BYTES = 4 * 1024 * 1024;
 
-/** Istio's PILOT_PUSH_THROTTLE default. */
+/** Sluice's PILOT_PUSH_THROTTLE default (istiod's follows the cores: see pushThrottleFromEnv). */
 const DEFAULT_PUSH_THROTTLE = 100;
 
 /** grpc-go's keepalive timeout when none is given (Istio sets 10 s by its flag default). */
@@ -173,8 +173,9 @@ export function maxReceiveMessageBytesFromEnv(env: Record<string, string | undef
  */
 export function pushThrottleFromEnv(env: Record<string, string | undefined>): number {
   const value = env.PILOT_PUSH_THROTTLE ?? "";
-  const n = /^\+?\d+$/.test(value) ? Number(value) : value === "" ? 0 : Number.NaN;
-  if (!Number.isSafeInteger(n)) {
+  // Number("") is 0: unset and empty take the default as "0" does.
+  const n = Number(value);
+  if (!/^\+?\d*$/.test(value) || !Number.isSafeInteger(n)) {
     throw new Error(`PILOT_PUSH_THROTTLE: must be a whole number of pushes (0 for the default), got "${value}"`);
   }
   return n > 0 ? n : DEFAULT_PUSH_THROTTLE;
